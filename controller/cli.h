@@ -1,0 +1,23 @@
+/* Command line of trainjob-controller: what the process was asked to do. */
+#pragma once
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum tj_cli_action {
+	TJ_CLI_RUN,     /* run the controller (the default) */
+	TJ_CLI_HELP,    /* print usage and exit 0 */
+	TJ_CLI_VERSION, /* print the version and exit 0 */
+};
+
+struct tj_cli {
+	enum tj_cli_action action;
+};
+
+/* Parses argv into *ret. On a bad argument returns -EINVAL and writes a one-line message
+ * naming it into err (which is always NUL-terminated when errlen > 0); *ret is written only
+ * on success. argv is not modified and *ret borrows no memory from it. */
+int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, size_t errlen);
+
+/* Writes the --help text. */
+void tj_cli_usage(FILE *out, const char *prog);

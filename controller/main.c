@@ -1,0 +1,28 @@
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "controller/cli.h"
+#include "tj-version.h"
+
+int main(int argc, char *argv[])
+{
+	struct tj_cli cli;
+	char err[256];
+
+	if (tj_cli_parse(argc, argv, &cli, err, sizeof(err)) < 0) {
+		fprintf(stderr, "trainjob-controller: %s\n", err);
+		return 2;
+	}
+	switch (cli.action) {
+	case TJ_CLI_HELP:
+		tj_cli_usage(stdout, "trainjob-controller");
+		return EXIT_SUCCESS;
+	case TJ_CLI_VERSION:
+		printf("trainjob-controller %s\n", TJ_VERSION);
+		return EXIT_SUCCESS;
+	case TJ_CLI_RUN:
+		break;
+	}
+	fprintf(stderr, "trainjob-controller: the controller loop is not built yet\n");
+	return EXIT_FAILURE;
+}
