@@ -1,0 +1,58 @@
+/* Pod projection: the few fields of a core/v1 Pod that the controller reads. A watch event's
+ * JSON is projected into this struct and the cJSON tree is freed at once (DESIGN.md,
+ * "Caches hold projections"). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+/* Label and annotation keys with this project's own prefix. */
+#define TJ_LABEL_PREFIX   "trainjob.flame.dev/"
+#define TJ_LABEL_RANK     TJ_LABEL_PREFIX "rank"
+#define TJ_LABEL_ATTEMPT  TJ_LABEL_PREFIX "attempt"
+#define TJ_LABEL_TRAINJOB "trainer.kubeflow.org/trainjob-name"
+
+enum tj_pod_phase {
+	TJ_POD_PENDING,
+	TJ_POD_RUNNING,
+	TJ_POD_SUCCEEDED,
+	TJ_POD_FAILED,
+	TJ_POD_UNKNOWN,
+};
+
+struct tj_pod {
+	char *namespace;        /* owned */
+	char *name;             /* owned */
+	char *uid;              /* owned */
+	char *resource_version; /* owned */
+	char *owner_uid;        /* owned; uid of the controller ownerReference, NULL if none */
+	char *trainjob;         /* owned; label trainer.kubeflow.org/trainjob-name, NULL if absent */
+	int rank;               /* label trainjob.flame.dev/rank, -1 if absent or malformed */
+	int attempt;            /* label trainjob.flame.dev/attempt, -1 if absent or malformed */
+	char *node_name;        /* owned; spec.nodeName, NULL until scheduled */
+	enum tj_pod_phase phase;
+	bool ready;                 /* condition Ready=True */
+	bool unschedulable;         /* condition PodScheduled=False with reason Unschedulable */
+	char *unschedulable_message;/* owned; that condition's message, NULL otherwise */
+	int64_t creation_time;      /* metadata.creationTimestamp, unix seconds */
+	int64_t start_time;         /* status.startTime, unix seconds, 0 if unset */
+	int64_t deletion_time;      /* metadata.deletionTimestamp, unix seconds, 0 if not deleting */
+	char *reason;               /* owned; status.reason (Evicted, Preempting, ...), NULL if unset */
+	char *message;              /* owned; status.message, NULL if unset */
+	/* The termination of the container named "node" (or else of the first terminated
+	 * container): exit code, and reason such as Error or OOMKilled. */
+	bool terminated;
+	int exit_code;
+	char *exit_reason; /* owned; NULL if none */
+	/* status.conditions DisruptionTarget=True: the pod is being evicted or preempted. */
+	char *disruption_reason; /* owned; that condition's reason, NULL if none */
+};
+
+/* Projects a Pod object (the "object" of a watch event, or a list item) into a new struct.
+ * Returns -EINVAL if the object is not a Pod with a namespace and a name. */
+int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret);
+
+/* Frees the pod and everything it owns. Accepts NULL; returns NULL. */
+struct tj_pod *tj_pod_free(struct tj_pod *pod);
