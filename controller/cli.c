@@ -19,13 +19,13 @@ static const struct option_spec options[] = {
 void tj_cli_usage(FILE *out, const char *prog)
 {
 	fprintf(out,
-		"Usage: %s [OPTION]...\n"
-		"\n"
-		"Runs Kubeflow Trainer TrainJobs (trainer.kubeflow.org/v1alpha1) on GPU clusters:\n"
-		"one pod per node, torchrun wiring, restarts on healthy nodes.\n"
-		"\n"
-		"Options:\n",
-		prog);
+	        "Usage: %s [OPTION]...\n"
+	        "\n"
+	        "Runs Kubeflow Trainer TrainJobs (trainer.kubeflow.org/v1alpha1) on GPU clusters:\n"
+	        "one pod per node, torchrun wiring, restarts on healthy nodes.\n"
+	        "\n"
+	        "Options:\n",
+	        prog);
 	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
 		fprintf(out, "  %-28s %s\n", options[i].name, options[i].help);
 	fprintf(out, "\ntrainjob-controller %s\n", TJ_VERSION);
@@ -45,7 +45,8 @@ int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, si
 				found = &options[o];
 		if (!found) {
 			if (errlen > 0)
-				snprintf(err, errlen, "unknown argument '%s' (see --help)", argv[i]);
+				snprintf(err, errlen, "unknown argument '%s' (see --help)",
+				         argv[i]);
 			return -EINVAL;
 		}
 		/* The first of --help and --version wins, as in most GNU tools. */

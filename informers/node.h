@@ -14,25 +14,25 @@ enum tj_condition_status {
 };
 
 struct tj_node_condition {
-	char *type;   /* owned */
+	char *type; /* owned */
 	enum tj_condition_status status;
-	char *reason; /* owned; NULL if unset */
+	char *reason;                 /* owned; NULL if unset */
 	int64_t last_transition_time; /* unix seconds */
 };
 
 struct tj_node_taint {
-	char *key;    /* owned */
-	char *value;  /* owned; NULL if unset */
-	char *effect; /* owned; NoSchedule, PreferNoSchedule or NoExecute */
+	char *key;          /* owned */
+	char *value;        /* owned; NULL if unset */
+	char *effect;       /* owned; NoSchedule, PreferNoSchedule or NoExecute */
 	int64_t time_added; /* unix seconds, 0 if unset */
 };
 
 struct tj_node {
-	char *name;             /* owned */
-	char *uid;              /* owned */
-	char *resource_version; /* owned */
-	char *arch;             /* owned; label kubernetes.io/arch, NULL if absent */
-	bool unschedulable;     /* spec.unschedulable (cordoned) */
+	char *name;                           /* owned */
+	char *uid;                            /* owned */
+	char *resource_version;               /* owned */
+	char *arch;                           /* owned; label kubernetes.io/arch, NULL if absent */
+	bool unschedulable;                   /* spec.unschedulable (cordoned) */
 	struct tj_node_condition *conditions; /* owned array of n_conditions */
 	size_t n_conditions;
 	struct tj_node_taint *taints; /* owned array of n_taints */

@@ -28,19 +28,19 @@ struct tj_pod {
 	char *uid;              /* owned */
 	char *resource_version; /* owned */
 	char *owner_uid;        /* owned; uid of the controller ownerReference, NULL if none */
-	char *trainjob;         /* owned; label trainer.kubeflow.org/trainjob-name, NULL if absent */
-	int rank;               /* label trainjob.flame.dev/rank, -1 if absent or malformed */
-	int attempt;            /* label trainjob.flame.dev/attempt, -1 if absent or malformed */
-	char *node_name;        /* owned; spec.nodeName, NULL until scheduled */
+	char *trainjob;  /* owned; label trainer.kubeflow.org/trainjob-name, NULL if absent */
+	int rank;        /* label trainjob.flame.dev/rank, -1 if absent or malformed */
+	int attempt;     /* label trainjob.flame.dev/attempt, -1 if absent or malformed */
+	char *node_name; /* owned; spec.nodeName, NULL until scheduled */
 	enum tj_pod_phase phase;
-	bool ready;                 /* condition Ready=True */
-	bool unschedulable;         /* condition PodScheduled=False with reason Unschedulable */
-	char *unschedulable_message;/* owned; that condition's message, NULL otherwise */
-	int64_t creation_time;      /* metadata.creationTimestamp, unix seconds */
-	int64_t start_time;         /* status.startTime, unix seconds, 0 if unset */
-	int64_t deletion_time;      /* metadata.deletionTimestamp, unix seconds, 0 if not deleting */
-	char *reason;               /* owned; status.reason (Evicted, Preempting, ...), NULL if unset */
-	char *message;              /* owned; status.message, NULL if unset */
+	bool ready;                  /* condition Ready=True */
+	bool unschedulable;          /* condition PodScheduled=False with reason Unschedulable */
+	char *unschedulable_message; /* owned; that condition's message, NULL otherwise */
+	int64_t creation_time;       /* metadata.creationTimestamp, unix seconds */
+	int64_t start_time;          /* status.startTime, unix seconds, 0 if unset */
+	int64_t deletion_time; /* metadata.deletionTimestamp, unix seconds, 0 if not deleting */
+	char *reason;          /* owned; status.reason (Evicted, Preempting, ...), NULL if unset */
+	char *message;         /* owned; status.message, NULL if unset */
 	/* The termination of the container named "node" (or else of the first terminated
 	 * container): exit code, and reason such as Error or OOMKilled. */
 	bool terminated;

@@ -22,11 +22,23 @@ static const struct parse_case cases[] = {
 	{ "no arguments runs", 1, { "tjc" }, 0, TJ_CLI_RUN, "" },
 	{ "--help", 2, { "tjc", "--help" }, 0, TJ_CLI_HELP, "" },
 	{ "--version", 2, { "tjc", "--version" }, 0, TJ_CLI_VERSION, "" },
-	{ "first of help and version wins", 3, { "tjc", "--version", "--help" }, 0,
-	  TJ_CLI_VERSION, "" },
-	{ "unknown flag", 2, { "tjc", "--frobnicate" }, -EINVAL, TJ_CLI_RUN,
+	{ "first of help and version wins",
+	  3,
+	  { "tjc", "--version", "--help" },
+	  0,
+	  TJ_CLI_VERSION,
+	  "" },
+	{ "unknown flag",
+	  2,
+	  { "tjc", "--frobnicate" },
+	  -EINVAL,
+	  TJ_CLI_RUN,
 	  "unknown argument '--frobnicate' (see --help)" },
-	{ "prefix is not a match", 2, { "tjc", "--hel" }, -EINVAL, TJ_CLI_RUN,
+	{ "prefix is not a match",
+	  2,
+	  { "tjc", "--hel" },
+	  -EINVAL,
+	  TJ_CLI_RUN,
 	  "unknown argument '--hel' (see --help)" },
 };
 
@@ -37,8 +49,9 @@ static void test_parse_table(void **state)
 		struct tj_cli cli = { .action = (enum tj_cli_action)99 };
 		char err[128];
 
-		print_message("case: %s\n", c->name);
-		assert_int_equal(tj_cli_parse(c->argc, c->argv, &cli, err, sizeof(err)), c->want_rc);
+		print_message("# case: %s\n", c->name);
+		assert_int_equal(tj_cli_parse(c->argc, c->argv, &cli, err, sizeof(err)),
+		                 c->want_rc);
 		assert_string_equal(err, c->want_err);
 		if (c->want_rc == 0)
 			assert_int_equal(cli.action, c->want_action);

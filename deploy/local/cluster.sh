@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# The local simulated GPU cluster: a real etcd, kube-apiserver, kube-controller-manager and
+# kube-scheduler, with KWOK standing in for the kubelets of FLAME-shaped nodes.
+#
+#   cluster.sh up        build the binaries if needed, start the cluster, create the nodes,
+#                        wait until every node is Ready (harmless on a running cluster)
+#   cluster.sh down      stop the cluster and remove its state
+#   cluster.sh status    say whether it runs, and show the nodes
+#   cluster.sh kubeconfig  print the path of the cluster's kubeconfig
+#   cluster.sh nodes     (re)apply the node set, e.g. after changing the counts
+#
+# Node counts (environment): TJC_GH200_NODES (8; arm64, 4 GPUs), TJC_H100_NODES (4; amd64,
+# 8 GPUs), TJC_CPU_NODES (2; amd64, no GPU). Raise them for benchmarks: thousands work.
+# TJC_CLUSTER names the cluster (default "trainjob"), so several can run side by side.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=deploy/local/env.sh
+. "$here/env.sh"
+
+GH200_NODES=${TJC_GH200_NODES:-8}
+H100_NODES=${TJC_H100_NODES:-4}
+CPU_NODES=${TJC_CPU_NODES:-2}
+KWOK_VERSION=v0.8.0
+
+say() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+die() {
+	printf 'cluster: %s\n' "$*" >&2
+	exit 1
+}
+
+kubectl_bin() {
+	if [[ -x $TJC_BIN/kubectl ]]; then
+		echo "$TJC_BIN/kubectl"
+	else
+		command -v kubectl
+	fi
+}
+
+k() { "$(kubectl_bin)" --kubeconfig "$TJC_KUBECONFIG" "$@"; }
+
+cluster_dir() { echo "$KWOK_WORKDIR/clusters/$TJC_CLUSTER"; }
+
+is_up() {
+	[[ -f $TJC_KUBECONFIG && -d $(cluster_dir) ]] &&
+		k get --raw /readyz --request-timeout=5s >/dev/null 2>&1
+}
+
+# KWOK's own stages come from the kwok module in the Go module cache (downloaded by
+# build-control-plane.sh), so the repository carries only the stages it writes itself.
+kwok_stage_dir() {
+	local d="$GOMODCACHE/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage"
+	[[ -d $d ]] || (cd "$here/tools/kwok" && go mod download sigs.k8s.io/kwok >/dev/null)
+	[[ -d $d ]] || die "kwok's stages are missing from $d"
+	echo "$d"
+}
+
+# One Node object per line of the node set, as JSON for kubectl apply. The GH200 and H100
+# nodes carry the labels NVIDIA's GPU feature discovery sets and the taint GPU operators
+# put on GPU nodes, so that only pods that tolerate it land there.
+node_json() {
+	local name=$1 arch=$2 cpu=$3 mem=$4 gpus=$5 product=$6
+	local labels taints alloc
+	labels="\"kubernetes.io/arch\":\"$arch\",\"kubernetes.io/os\":\"linux\",\"kubernetes.io/hostname\":\"$name\",\"type\":\"kwok\""
+	taints="[]"
+	alloc="\"cpu\":\"$cpu\",\"memory\":\"$mem\",\"pods\":\"110\",\"ephemeral-storage\":\"1Ti\""
+	if ((gpus > 0)); then
+		labels+=",\"nvidia.com/gpu.present\":\"true\",\"nvidia.com/gpu.product\":\"$product\",\"nvidia.com/gpu.count\":\"$gpus\""
+		taints='[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]'
+		alloc+=",\"nvidia.com/gpu\":\"$gpus\""
+	fi
+	printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s","annotations":{"kwok.x-k8s.io/node":"fake","node.alpha.kubernetes.io/ttl":"0"},"labels":{%s}},"spec":{"taints":%s},"status":{"allocatable":{%s},"capacity":{%s},"nodeInfo":{"architecture":"%s","operatingSystem":"linux","kubeletVersion":"fake","kubeProxyVersion":"fake"},"phase":"Running"}}\n' \
+		"$name" "$labels" "$taints" "$alloc" "$alloc" "$arch"
+}
+
+node_list() {
+	local i
+	{
+		for ((i = 0; i < GH200_NODES; i++)); do
+			node_json "gh200-$i" arm64 72 480Gi 4 NVIDIA-GH200-480GB
+		done
+		for ((i = 0; i < H100_NODES; i++)); do
+			node_json "h100-$i" amd64 96 1Ti 8 NVIDIA-H100-80GB-HBM3
+		done
+		for ((i = 0; i < CPU_NODES; i++)); do
+			node_json "cpu-$i" amd64 32 128Gi 0 ""
+		done
+	} | jq -s '{apiVersion: "v1", kind: "List", items: .}'
+}
+
+total_nodes() { echo $((GH200_NODES + H100_NODES + CPU_NODES)); }
+
+apply_nodes() {
+	local want
+	want=$(total_nodes)
+	say "creating $want nodes: $GH200_NODES GH200 (arm64, 4 GPUs), $H100_NODES H100 (amd64, 8 GPUs), $CPU_NODES CPU-only"
+	node_list | k apply --server-side --field-manager=trainjob-local-cluster -f - >/dev/null
+	wait_nodes_ready "$want"
+}
+
+wait_nodes_ready() {
+	local want=$1 ready=0 start=$SECONDS last=-1
+	while true; do
+		ready=$(k get nodes -l type=kwok -o json |
+			jq '[.items[] | select(.status.conditions // [] | any(.type == "Ready" and .status == "True"))] | length')
+		if ((ready != last)); then
+			say "nodes Ready: $ready/$want"
+			last=$ready
+		fi
+		((ready >= want)) && return 0
+		((SECONDS - start > 300)) && die "only $ready of $want nodes became Ready within 300 s"
+		sleep 1
+	done
+}
+
+wait_default_serviceaccount() {
+	local start=$SECONDS
+	until k get serviceaccount default -n default >/dev/null 2>&1; do
+		((SECONDS - start > 120)) && die "the default ServiceAccount never appeared (is kube-controller-manager running?)"
+		sleep 1
+	done
+}
+
+cmd_up() {
+	command -v jq >/dev/null || die "jq is missing; run scripts/install-deps.sh"
+	"$here/build-control-plane.sh"
+	[[ -n $(kubectl_bin) ]] || die "no kubectl on PATH and none built"
+	if is_up; then
+		say "cluster '$TJC_CLUSTER' is already running"
+	else
+		if [[ -d $(cluster_dir) ]]; then
+			say "cluster '$TJC_CLUSTER' exists but does not answer; recreating it"
+			"$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" delete cluster >/dev/null 2>&1 || true
+		fi
+		local stages
+		stages=$(kwok_stage_dir)
+		mkdir -p "$(dirname "$TJC_KUBECONFIG")"
+		rm -f "$TJC_KUBECONFIG"
+		say "starting cluster '$TJC_CLUSTER' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)"
+		# PATH first holds our own kubectl, if one was built, for kwokctl's readiness checks.
+		PATH="$TJC_BIN:$PATH" "$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" \
+			-c "$stages/node/fast/node-initialize.yaml" \
+			-c "$stages/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml" \
+			-c "$stages/node/chaos/node-not-ready.yaml" \
+			-c "$stages/pod/fast/pod-ready.yaml" \
+			-c "$stages/pod/fast/pod-delete.yaml" \
+			-c "$here/stages.yaml" \
+			create cluster --runtime binary \
+			--etcd-binary "$TJC_BIN/etcd" \
+			--kube-apiserver-binary "$TJC_BIN/kube-apiserver" \
+			--kube-controller-manager-binary "$TJC_BIN/kube-controller-manager" \
+			--kube-scheduler-binary "$TJC_BIN/kube-scheduler" \
+			--kwok-controller-binary "$TJC_BIN/kwok" \
+			--kubeconfig "$TJC_KUBECONFIG" \
+			--wait 3m
+	fi
+	apply_nodes
+	wait_default_serviceaccount
+	say "cluster '$TJC_CLUSTER' is ready: $(total_nodes) nodes"
+	cat <<EOF
+
+  export KUBECONFIG=$TJC_KUBECONFIG
+  kubectl get nodes -L nvidia.com/gpu.product,kubernetes.io/arch
+
+EOF
+}
+
+cmd_down() {
+	if [[ -d $(cluster_dir) ]]; then
+		say "stopping cluster '$TJC_CLUSTER'"
+		"$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" delete cluster --kubeconfig "$TJC_KUBECONFIG" >/dev/null
+		rm -f "$TJC_KUBECONFIG"
+		say "cluster '$TJC_CLUSTER' removed"
+	else
+		say "cluster '$TJC_CLUSTER' is not running"
+	fi
+}
+
+cmd_status() {
+	if is_up; then
+		say "cluster '$TJC_CLUSTER' is running; kubeconfig: $TJC_KUBECONFIG"
+		k get nodes -L nvidia.com/gpu.product,kubernetes.io/arch,nvidia.com/gpu.count
+	else
+		say "cluster '$TJC_CLUSTER' is not running"
+		return 1
+	fi
+}
+
+case ${1:-} in
+up) cmd_up ;;
+down) cmd_down ;;
+status) cmd_status ;;
+kubeconfig) echo "$TJC_KUBECONFIG" ;;
+nodes) apply_nodes ;;
+*)
+	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+	exit 2
+	;;
+esac

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# The project's test command (README, "Run the tests"). On a fresh Debian 12 machine it
+# installs what is missing, then runs, in order:
+#   lint   clang-format against .clang-format, cppcheck
+#   unit   the cmocka unit tests, in a plain build and under ASan+UBSan
+#   fuzz   every libFuzzer target for a short while (TJC_FUZZ_SECONDS, default 15)
+#   e2e    the pytest suites in tests/e2e against the local cluster, which it starts when
+#          it is not running and stops at the end
+# Each stage prints its own result line; the last line counts the tests of all stages.
+# A failure anywhere makes the exit status non-zero, but later stages still run, so one
+# run shows every failure.
+#
+# Arguments select stages (default: all), e.g. `scripts/test.sh lint unit`.
+# Extra pytest arguments go in TJC_PYTEST_ARGS (e.g. "-k smoke").
+set -uo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+# shellcheck source=deploy/local/env.sh
+. deploy/local/env.sh
+
+stages=("$@")
+((${#stages[@]})) || stages=(lint unit fuzz e2e)
+
+passed=0
+failed=0
+failed_stages=()
+
+say() { printf '\n=== %s: %s\n' "$1" "$2"; }
+record() { # stage, passed, failed
+	passed=$((passed + $2))
+	failed=$((failed + $3))
+	if (($3 > 0)); then failed_stages+=("$1"); fi
+	printf '%s: %d passed, %d failed\n' "$1" "$2" "$3"
+}
+
+c_sources() { git ls-files '*.c' '*.h'; }
+
+stage_lint() {
+	say lint "clang-format and cppcheck"
+	local ok=0 bad=0 f
+	local unformatted=()
+	while IFS= read -r f; do
+		clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || unformatted+=("$f")
+	done < <(c_sources)
+	if ((${#unformatted[@]})); then
+		printf 'not formatted (run clang-format -i): %s\n' "${unformatted[@]}"
+		bad=$((bad + 1))
+	else
+		ok=$((ok + 1))
+	fi
+		if cppcheck --enable=warning,performance,portability --error-exitcode=1 --inline-suppr \
+		--suppress=missingIncludeSystem -q -I . \
+		kube informers reconcilers controller tests/unit; then
+		ok=$((ok + 1))
+	else
+		bad=$((bad + 1))
+	fi
+	record lint "$ok" "$bad"
+}
+
+# Configures (once) and builds a meson build directory, then runs its unit tests.
+# Prints the meson summary and records the subtests (cmocka cases) that passed and failed.
+meson_unit() {
+	local name=$1 dir=$2
+	shift 2
+	if [[ ! -f $dir/build.ninja ]]; then
+		meson setup "$dir" "$@" >/dev/null || {
+			record "$name" 0 1
+			return
+		}
+	fi
+	if ! ninja -C "$dir" >"$dir/ninja.log" 2>&1; then
+		cat "$dir/ninja.log"
+		record "$name" 0 1
+		return
+	fi
+	local out rc ok bad
+	out=$(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C "$dir" --print-errorlogs 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -Ev '^(Expected Fail|Unexpected Pass|Skipped|Timeout):' | sed '/^$/d'
+	ok=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) subtests passed.*/\1/p' | awk '{s += $1} END {print s + 0}')
+	bad=$(printf '%s\n' "$out" | grep -c ' FAIL ' || true)
+	((rc != 0 && bad == 0)) && bad=1
+	record "$name" "${ok:-0}" "$bad"
+}
+
+stage_unit() {
+	say unit "cmocka unit tests (plain build)"
+	meson_unit unit build/release
+	say unit-sanitizers "cmocka unit tests under AddressSanitizer and UBSan"
+	meson_unit unit-sanitizers build/sanitize -Db_sanitize=address,undefined -Db_lundef=false
+}
+
+stage_fuzz() {
+	say fuzz "libFuzzer targets, ${TJC_FUZZ_SECONDS:-15} s each"
+	if [[ ! -f tests/fuzz/meson.build ]]; then
+		echo "no fuzz targets yet"
+		return
+	fi
+	local dir=build/fuzz ok=0 bad=0 t
+	if [[ ! -f $dir/build.ninja ]]; then
+		CC=clang meson setup "$dir" -Dfuzz=true -Dtests=false -Db_lundef=false >/dev/null || {
+			record fuzz 0 1
+			return
+		}
+	fi
+	ninja -C "$dir" >"$dir.log" 2>&1 || {
+		cat "$dir.log"
+		record fuzz 0 1
+		return
+	}
+	for t in "$dir"/tests/fuzz/fuzz_*; do
+		[[ -x $t ]] || continue
+		local name corpus work
+		name=$(basename "$t")
+		corpus=tests/fuzz/corpus/$name
+		work=$(mktemp -d)
+		[[ -d $corpus ]] && cp -r "$corpus"/. "$work"/
+		if "$t" -max_total_time="${TJC_FUZZ_SECONDS:-15}" -artifact_prefix="$work/" \
+			"$work" >"$work/log" 2>&1; then
+			echo "$name: $(grep -Eo '#[0-9]+ +DONE.*' "$work/log" | tail -1)"
+			ok=$((ok + 1))
+		else
+			echo "$name: FAILED"
+			tail -40 "$work/log"
+			bad=$((bad + 1))
+		fi
+		rm -rf "$work"
+	done
+	record fuzz "$ok" "$bad"
+}
+
+e2e_venv() {
+	local venv=$TJC_CACHE/venv
+	if [[ ! -x $venv/bin/pytest ]]; then
+		python3 -m venv "$venv" && "$venv/bin/pip" install -q -r tests/e2e/requirements.txt
+	fi
+	echo "$venv"
+}
+
+stage_e2e() {
+	say e2e "pytest against the local cluster"
+	local venv started=0
+	venv=$(e2e_venv) || {
+		record e2e 0 1
+		return
+	}
+	if ! deploy/local/cluster.sh status >/dev/null 2>&1; then
+		deploy/local/cluster.sh up || {
+			record e2e 0 1
+			return
+		}
+		started=1
+	fi
+	local junit=build/e2e-junit.xml
+	mkdir -p build
+	# shellcheck disable=SC2086
+	KUBECONFIG=$TJC_KUBECONFIG TJC_BUILD_DIR=$repo/build/release \
+		"$venv/bin/pytest" tests/e2e -v --junitxml="$junit" ${TJC_PYTEST_ARGS:-}
+	local ok bad
+	ok=$(python3 - "$junit" <<'EOF'
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+s = r if r.tag == "testsuite" else r.find("testsuite")
+t, f, e, k = (int(s.get(a, 0)) for a in ("tests", "failures", "errors", "skipped"))
+print(t - f - e - k, f + e)
+EOF
+	) || ok="0 1"
+	bad=${ok#* }
+	ok=${ok% *}
+	((started)) && deploy/local/cluster.sh down
+	record e2e "$ok" "$bad"
+}
+
+scripts/install-deps.sh || exit 1
+for s in "${stages[@]}"; do
+	case $s in
+	lint | unit | fuzz | e2e) "stage_$s" ;;
+	*)
+		echo "test.sh: unknown stage '$s' (lint, unit, fuzz, e2e)" >&2
+		exit 2
+		;;
+	esac
+done
+
+echo
+if ((${#failed_stages[@]})); then
+	echo "FAILED stages: ${failed_stages[*]}"
+fi
+echo "all: $passed passed, $failed failed"
+((failed == 0))
