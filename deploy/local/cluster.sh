@@ -69,8 +69,8 @@ node_json() {
 		taints='[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]'
 		alloc+=",\"nvidia.com/gpu\":\"$gpus\""
 	fi
-	printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s","annotations":{"kwok.x-k8s.io/node":"fake","node.alpha.kubernetes.io/ttl":"0"},"labels":{%s}},"spec":{"taints":%s},"status":{"allocatable":{%s},"capacity":{%s},"nodeInfo":{"architecture":"%s","operatingSystem":"linux","kubeletVersion":"fake","kubeProxyVersion":"fake"},"phase":"Running"}}\n' \
-		"$name" "$labels" "$taints" "$alloc" "$alloc" "$arch"
+	printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s","annotations":{"kwok.x-k8s.io/node":"fake","node.alpha.kubernetes.io/ttl":"0"},"labels":{%s}},"spec":{"taints":%s},"status":{"allocatable":{%s},"capacity":{%s},"nodeInfo":{"architecture":"%s","operatingSystem":"linux","osImage":"Simulated by KWOK","kernelVersion":"6.8.0","containerRuntimeVersion":"kwok","kubeletVersion":"fake","kubeProxyVersion":"fake","machineID":"%s","systemUUID":"%s","bootID":"%s"},"phase":"Running"}}\n' \
+		"$name" "$labels" "$taints" "$alloc" "$alloc" "$arch" "$name" "$name" "$name"
 }
 
 node_list() {
