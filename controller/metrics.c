@@ -1,0 +1,936 @@
+#include "controller/metrics.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_COLLECTORS 8
+
+struct tj_series {
+	const struct tj_metric *family;
+	char **values;       /* owned array of owned strings, one per label */
+	double value;        /* counters and gauges */
+	double sum;          /* histograms */
+	double count;        /* histograms; a double as in the Go client's output */
+	double *bucket_hits; /* owned; histograms: observations per bucket, not cumulative */
+};
+
+struct tj_metric {
+	char *name; /* owned */
+	char *help; /* owned */
+	enum tj_metric_type type;
+	char **labels; /* owned array of owned strings */
+	size_t n_labels;
+	size_t order[TJ_METRIC_MAX_LABELS]; /* label indexes sorted by label name */
+	double *buckets;                    /* owned */
+	size_t n_buckets;
+	size_t max_series;
+	struct tj_series **series; /* owned array of owned series */
+	size_t n_series;
+};
+
+struct collector {
+	tj_metrics_collect_fn fn;
+	void *userdata;
+};
+
+struct tj_metrics {
+	struct tj_metric **metrics; /* owned array of owned families */
+	size_t n_metrics;
+	struct collector collectors[MAX_COLLECTORS];
+	size_t n_collectors;
+	char *proc_root; /* owned; set by tj_metrics_register_process */
+	struct tj_metric *proc_cpu, *proc_open_fds, *proc_max_fds, *proc_vmem, *proc_rss,
+	        *proc_start;
+};
+
+static void series_free(struct tj_series *s, size_t n_labels)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < n_labels; i++)
+		free(s->values[i]);
+	free(s->values);
+	free(s->bucket_hits);
+	free(s);
+}
+
+static void metric_free(struct tj_metric *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n_series; i++)
+		series_free(m->series[i], m->n_labels);
+	free(m->series);
+	for (size_t i = 0; i < m->n_labels; i++)
+		free(m->labels[i]);
+	free(m->labels);
+	free(m->buckets);
+	free(m->help);
+	free(m->name);
+	free(m);
+}
+
+int tj_metrics_new(struct tj_metrics **ret)
+{
+	struct tj_metrics *reg = calloc(1, sizeof(*reg));
+
+	if (!reg)
+		return -ENOMEM;
+	*ret = reg;
+	return 0;
+}
+
+struct tj_metrics *tj_metrics_free(struct tj_metrics *reg)
+{
+	if (!reg)
+		return NULL;
+	for (size_t i = 0; i < reg->n_metrics; i++)
+		metric_free(reg->metrics[i]);
+	free(reg->metrics);
+	free(reg->proc_root);
+	free(reg);
+	return NULL;
+}
+
+static bool valid_name(const char *s, bool colons)
+{
+	if (!s || !*s)
+		return false;
+	for (size_t i = 0; s[i]; i++) {
+		char c = s[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+		          (colons && c == ':') || (i > 0 && c >= '0' && c <= '9');
+
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+static int check_desc(const struct tj_metric_desc *d, size_t *ret_n_labels)
+{
+	size_t n = 0;
+
+	if (!valid_name(d->name, true) || !d->help)
+		return -EINVAL;
+	for (; d->labels && d->labels[n]; n++) {
+		const char *l = d->labels[n];
+
+		if (n >= TJ_METRIC_MAX_LABELS || !valid_name(l, false) || strncmp(l, "__", 2) == 0)
+			return -EINVAL;
+		if (d->type == TJ_METRIC_HISTOGRAM && strcmp(l, "le") == 0)
+			return -EINVAL;
+		for (size_t j = 0; j < n; j++)
+			if (strcmp(d->labels[j], l) == 0)
+				return -EINVAL;
+	}
+	if (d->type == TJ_METRIC_HISTOGRAM) {
+		if (d->n_buckets == 0 || d->n_buckets > TJ_METRIC_MAX_BUCKETS || !d->buckets)
+			return -EINVAL;
+		for (size_t i = 0; i < d->n_buckets; i++)
+			if (isnan(d->buckets[i]) || isinf(d->buckets[i]) ||
+			    (i > 0 && d->buckets[i] <= d->buckets[i - 1]))
+				return -EINVAL;
+	} else if (d->n_buckets != 0) {
+		return -EINVAL;
+	}
+	*ret_n_labels = n;
+	return 0;
+}
+
+static void sort_label_order(struct tj_metric *m)
+{
+	for (size_t i = 0; i < m->n_labels; i++)
+		m->order[i] = i;
+	for (size_t i = 1; i < m->n_labels; i++)
+		for (size_t j = i;
+		     j > 0 && strcmp(m->labels[m->order[j - 1]], m->labels[m->order[j]]) > 0; j--) {
+			size_t t = m->order[j];
+
+			m->order[j] = m->order[j - 1];
+			m->order[j - 1] = t;
+		}
+}
+
+int tj_metrics_register(struct tj_metrics *reg, const struct tj_metric_desc *desc,
+                        struct tj_metric **ret)
+{
+	struct tj_metric *m, **grown;
+	size_t n_labels;
+	int r;
+
+	r = check_desc(desc, &n_labels);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < reg->n_metrics; i++)
+		if (strcmp(reg->metrics[i]->name, desc->name) == 0)
+			return -EEXIST;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->type = desc->type;
+	m->max_series = desc->max_series ? desc->max_series : TJ_METRIC_MAX_SERIES_DEFAULT;
+	m->name = strdup(desc->name);
+	m->help = strdup(desc->help);
+	m->labels = calloc(n_labels ? n_labels : 1, sizeof(*m->labels));
+	if (!m->name || !m->help || !m->labels)
+		goto fail_metric;
+	for (; m->n_labels < n_labels; m->n_labels++) {
+		m->labels[m->n_labels] = strdup(desc->labels[m->n_labels]);
+		if (!m->labels[m->n_labels])
+			goto fail_metric;
+	}
+	sort_label_order(m);
+	if (desc->n_buckets) {
+		m->buckets = malloc(desc->n_buckets * sizeof(*m->buckets));
+		if (!m->buckets)
+			goto fail_metric;
+		memcpy(m->buckets, desc->buckets, desc->n_buckets * sizeof(*m->buckets));
+		m->n_buckets = desc->n_buckets;
+	}
+	grown = realloc(reg->metrics, (reg->n_metrics + 1) * sizeof(*reg->metrics));
+	if (!grown)
+		goto fail_metric;
+	reg->metrics = grown;
+	if (n_labels == 0) {
+		struct tj_series *only;
+
+		r = tj_metric_series(m, NULL, &only);
+		if (r < 0) {
+			metric_free(m);
+			return r;
+		}
+	}
+	reg->metrics[reg->n_metrics++] = m;
+	*ret = m;
+	return 0;
+
+fail_metric:
+	metric_free(m);
+	return -ENOMEM;
+}
+
+int tj_metric_series(struct tj_metric *m, const char *const *values, struct tj_series **ret)
+{
+	struct tj_series *s, **grown;
+
+	if (m->n_labels > 0 && !values)
+		return -EINVAL;
+	for (size_t i = 0; i < m->n_labels; i++)
+		if (!values[i])
+			return -EINVAL;
+	for (size_t i = 0; i < m->n_series; i++) {
+		size_t l = 0;
+
+		while (l < m->n_labels && strcmp(m->series[i]->values[l], values[l]) == 0)
+			l++;
+		if (l == m->n_labels) {
+			*ret = m->series[i];
+			return 0;
+		}
+	}
+	if (m->n_series >= m->max_series)
+		return -E2BIG;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->family = m;
+	s->values = calloc(m->n_labels ? m->n_labels : 1, sizeof(*s->values));
+	if (!s->values)
+		goto fail_series;
+	for (size_t i = 0; i < m->n_labels; i++) {
+		s->values[i] = strdup(values[i]);
+		if (!s->values[i])
+			goto fail_series;
+	}
+	if (m->type == TJ_METRIC_HISTOGRAM) {
+		s->bucket_hits = calloc(m->n_buckets, sizeof(*s->bucket_hits));
+		if (!s->bucket_hits)
+			goto fail_series;
+	}
+	grown = realloc(m->series, (m->n_series + 1) * sizeof(*m->series));
+	if (!grown)
+		goto fail_series;
+	m->series = grown;
+	m->series[m->n_series++] = s;
+	*ret = s;
+	return 0;
+
+fail_series:
+	series_free(s, m->n_labels);
+	return -ENOMEM;
+}
+
+void tj_series_add(struct tj_series *s, double amount)
+{
+	if (s->family->type == TJ_METRIC_HISTOGRAM)
+		return;
+	if (s->family->type == TJ_METRIC_COUNTER && !(amount >= 0))
+		return;
+	s->value += amount;
+}
+
+void tj_series_set(struct tj_series *s, double value)
+{
+	if (s->family->type == TJ_METRIC_GAUGE)
+		s->value = value;
+}
+
+void tj_series_observe(struct tj_series *s, double value)
+{
+	const struct tj_metric *m = s->family;
+	size_t b = 0;
+
+	if (m->type != TJ_METRIC_HISTOGRAM || isnan(value))
+		return;
+	/* Buckets are few (at most 64) and most observations are small: a scan from the
+	 * bottom is as quick as a binary search here. */
+	while (b < m->n_buckets && value > m->buckets[b])
+		b++;
+	if (b < m->n_buckets)
+		s->bucket_hits[b]++;
+	s->sum += value;
+	s->count++;
+}
+
+static int change(struct tj_metric *m, const char *const *values, enum tj_metric_type want,
+                  struct tj_series **ret)
+{
+	bool ok = m->type == want || (want == TJ_METRIC_COUNTER && m->type == TJ_METRIC_GAUGE);
+
+	if (!ok)
+		return -EINVAL;
+	return tj_metric_series(m, values, ret);
+}
+
+int tj_metric_add(struct tj_metric *m, const char *const *values, double amount)
+{
+	struct tj_series *s;
+	int r = change(m, values, TJ_METRIC_COUNTER, &s);
+
+	if (r < 0)
+		return r;
+	tj_series_add(s, amount);
+	return 0;
+}
+
+int tj_metric_set(struct tj_metric *m, const char *const *values, double value)
+{
+	struct tj_series *s;
+	int r = change(m, values, TJ_METRIC_GAUGE, &s);
+
+	if (r < 0)
+		return r;
+	tj_series_set(s, value);
+	return 0;
+}
+
+int tj_metric_observe(struct tj_metric *m, const char *const *values, double value)
+{
+	struct tj_series *s;
+	int r = change(m, values, TJ_METRIC_HISTOGRAM, &s);
+
+	if (r < 0)
+		return r;
+	tj_series_observe(s, value);
+	return 0;
+}
+
+int tj_metrics_add_collector(struct tj_metrics *reg, tj_metrics_collect_fn fn, void *userdata)
+{
+	if (reg->n_collectors >= MAX_COLLECTORS)
+		return -E2BIG;
+	reg->collectors[reg->n_collectors++] = (struct collector){ fn, userdata };
+	return 0;
+}
+
+/* ---- rendering ---- */
+
+struct text {
+	char *buf; /* owned */
+	size_t len;
+	size_t cap;
+	int error;
+};
+
+static void text_put(struct text *t, const char *s, size_t n)
+{
+	if (t->error)
+		return;
+	if (n >= t->cap - t->len) {
+		size_t want = t->cap ? t->cap : 4096;
+		char *grown;
+
+		while (n >= want - t->len)
+			want *= 2;
+		if (want > TJ_METRICS_TEXT_MAX) {
+			t->error = -E2BIG;
+			return;
+		}
+		grown = realloc(t->buf, want);
+		if (!grown) {
+			t->error = -ENOMEM;
+			return;
+		}
+		t->buf = grown;
+		t->cap = want;
+	}
+	memcpy(t->buf + t->len, s, n);
+	t->len += n;
+	t->buf[t->len] = '\0';
+}
+
+static void text_puts(struct text *t, const char *s)
+{
+	text_put(t, s, strlen(s));
+}
+
+/* HELP text escapes backslash and newline; label values also escape the double quote. */
+static void text_escaped(struct text *t, const char *s, bool quote)
+{
+	for (const char *run = s;; s++) {
+		const char *esc = NULL;
+
+		if (*s == '\\')
+			esc = "\\\\";
+		else if (*s == '\n')
+			esc = "\\n";
+		else if (*s == '"' && quote)
+			esc = "\\\"";
+		if (!esc && *s)
+			continue;
+		text_put(t, run, (size_t)(s - run));
+		if (!*s)
+			return;
+		text_puts(t, esc);
+		run = s + 1;
+	}
+}
+
+/* A number as Go's strconv.FormatFloat(v, 'g', -1, 64) writes it, which is what the Go
+ * client puts in the exposition: the shortest digits that read back exactly, in exponent
+ * form when the exponent is below -4 or at least 6 (two exponent digits at least). */
+static void format_value(double v, char out[static 40])
+{
+	char sci[40], digits[24];
+	size_t nd = 0;
+	int exp, prec;
+	char *p = out;
+
+	if (isnan(v)) {
+		strcpy(out, "NaN");
+		return;
+	}
+	if (isinf(v)) {
+		strcpy(out, v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	if (v == 0) {
+		strcpy(out, "0");
+		return;
+	}
+	for (prec = 0; prec < 17; prec++) {
+		snprintf(sci, sizeof(sci), "%.*e", prec, v);
+		if (strtod(sci, NULL) == v)
+			break;
+	}
+	/* sci is [-]d[.ddd]e[+-]xx */
+	for (const char *c = sci; *c && *c != 'e'; c++)
+		if (*c >= '0' && *c <= '9')
+			digits[nd++] = *c;
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	exp = atoi(strchr(sci, 'e') + 1);
+	if (v < 0)
+		*p++ = '-';
+	if (exp < -4 || exp >= 6) {
+		*p++ = digits[0];
+		if (nd > 1) {
+			*p++ = '.';
+			memcpy(p, digits + 1, nd - 1);
+			p += nd - 1;
+		}
+		sprintf(p, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+		return;
+	}
+	if (exp < 0) {
+		*p++ = '0';
+		*p++ = '.';
+		for (int z = -1; z > exp; z--)
+			*p++ = '0';
+		memcpy(p, digits, nd);
+		p += nd;
+	} else {
+		for (int i = 0; i <= exp; i++)
+			*p++ = (size_t)i < nd ? digits[i] : '0';
+		if (nd > (size_t)exp + 1) {
+			*p++ = '.';
+			memcpy(p, digits + exp + 1, nd - (size_t)exp - 1);
+			p += nd - (size_t)exp - 1;
+		}
+	}
+	*p = '\0';
+}
+
+static void text_value(struct text *t, double v)
+{
+	char num[40];
+
+	format_value(v, num);
+	text_puts(t, num);
+}
+
+/* name{labels[,le="x"]} value\n */
+static void text_sample(struct text *t, const struct tj_metric *m, const struct tj_series *s,
+                        const char *suffix, const char *le, double v)
+{
+	bool any = m->n_labels > 0 || le;
+
+	text_puts(t, m->name);
+	text_puts(t, suffix);
+	if (any)
+		text_puts(t, "{");
+	for (size_t i = 0; i < m->n_labels; i++) {
+		size_t l = m->order[i];
+
+		if (i > 0)
+			text_puts(t, ",");
+		text_puts(t, m->labels[l]);
+		text_puts(t, "=\"");
+		text_escaped(t, s->values[l], true);
+		text_puts(t, "\"");
+	}
+	if (le) {
+		if (m->n_labels > 0)
+			text_puts(t, ",");
+		text_puts(t, "le=\"");
+		text_puts(t, le);
+		text_puts(t, "\"");
+	}
+	if (any)
+		text_puts(t, "}");
+	text_puts(t, " ");
+	text_value(t, v);
+	text_puts(t, "\n");
+}
+
+static void text_series(struct text *t, const struct tj_metric *m, const struct tj_series *s)
+{
+	double cumulative = 0;
+	char le[40];
+
+	if (m->type != TJ_METRIC_HISTOGRAM) {
+		text_sample(t, m, s, "", NULL, s->value);
+		return;
+	}
+	for (size_t b = 0; b < m->n_buckets; b++) {
+		cumulative += s->bucket_hits[b];
+		format_value(m->buckets[b], le);
+		text_sample(t, m, s, "_bucket", le, cumulative);
+	}
+	text_sample(t, m, s, "_bucket", "+Inf", s->count);
+	text_sample(t, m, s, "_sum", NULL, s->sum);
+	text_sample(t, m, s, "_count", NULL, s->count);
+}
+
+static int compare_metrics(const void *a, const void *b)
+{
+	const struct tj_metric *x = *(const struct tj_metric *const *)a;
+	const struct tj_metric *y = *(const struct tj_metric *const *)b;
+
+	return strcmp(x->name, y->name);
+}
+
+/* Series order of the Go client: by label values, taken in label-name order. */
+static int compare_series(const void *a, const void *b)
+{
+	const struct tj_series *x = *(const struct tj_series *const *)a;
+	const struct tj_series *y = *(const struct tj_series *const *)b;
+	const struct tj_metric *m = x->family;
+
+	for (size_t i = 0; i < m->n_labels; i++) {
+		int c = strcmp(x->values[m->order[i]], y->values[m->order[i]]);
+
+		if (c != 0)
+			return c;
+	}
+	return 0;
+}
+
+static const char *const type_names[] = {
+	[TJ_METRIC_COUNTER] = "counter",
+	[TJ_METRIC_GAUGE] = "gauge",
+	[TJ_METRIC_HISTOGRAM] = "histogram",
+};
+
+int tj_metrics_render(struct tj_metrics *reg, char **ret_text, size_t *ret_len)
+{
+	struct text t = { 0 };
+
+	for (size_t i = 0; i < reg->n_collectors; i++)
+		reg->collectors[i].fn(reg->collectors[i].userdata);
+	if (reg->n_metrics > 0)
+		qsort(reg->metrics, reg->n_metrics, sizeof(*reg->metrics), compare_metrics);
+	text_put(&t, "", 0);
+	for (size_t i = 0; i < reg->n_metrics; i++) {
+		struct tj_metric *m = reg->metrics[i];
+
+		if (m->n_series == 0)
+			continue;
+		qsort(m->series, m->n_series, sizeof(*m->series), compare_series);
+		text_puts(&t, "# HELP ");
+		text_puts(&t, m->name);
+		text_puts(&t, " ");
+		text_escaped(&t, m->help, false);
+		text_puts(&t, "\n# TYPE ");
+		text_puts(&t, m->name);
+		text_puts(&t, " ");
+		text_puts(&t, type_names[m->type]);
+		text_puts(&t, "\n");
+		for (size_t s = 0; s < m->n_series; s++)
+			text_series(&t, m, m->series[s]);
+	}
+	if (t.error) {
+		free(t.buf);
+		return t.error;
+	}
+	*ret_text = t.buf;
+	*ret_len = t.len;
+	return 0;
+}
+
+/* ---- the controller's families ---- */
+
+/* controller-runtime's reconcile_time_seconds buckets; rest_client_request_duration_seconds
+ * uses the same. */
+static const double reconcile_buckets[] = {
+	0.005, 0.01, 0.025, 0.05, 0.1,  0.15, 0.2,  0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
+	0.7,   0.8,  0.9,   1.0,  1.25, 1.5,  1.75, 2.0,  2.5, 3.0,  3.5, 4.0,  4.5, 5,
+	6,     7,    8,     9,    10,   15,   20,   25,   30,  40,   50,  60,
+};
+
+/* From pending to running is seconds on a warm cluster and minutes when images are pulled
+ * or nodes are scaled up. */
+static const double time_to_running_buckets[] = {
+	1, 2, 5, 10, 15, 30, 60, 120, 180, 300, 600, 900, 1800, 3600,
+};
+
+static const char *const job_states[] = {
+	"Pending", "Running", "Restarting", "Suspended", "Complete", "Failed",
+};
+
+static const char *const reconcile_results[] = {
+	"success",
+	"error",
+	"requeue",
+	"requeue_after",
+};
+
+static const char *const l_controller[] = { "controller", NULL };
+static const char *const l_controller_result[] = { "controller", "result", NULL };
+static const char *const l_queue[] = { "name", "controller", NULL };
+static const char *const l_queue_depth[] = { "name", "controller", "priority", NULL };
+static const char *const l_rest[] = { "code", "method", "host", NULL };
+static const char *const l_rest_duration[] = { "verb", "host", "path", NULL };
+static const char *const l_name[] = { "name", NULL };
+static const char *const l_reason[] = { "reason", NULL };
+static const char *const l_state[] = { "state", NULL };
+
+#define COUNTER(n, h, l)                                                                           \
+	{                                                                                          \
+		.name = (n), .help = (h), .type = TJ_METRIC_COUNTER, .labels = (l)                 \
+	}
+#define GAUGE(n, h, l)                                                                             \
+	{                                                                                          \
+		.name = (n), .help = (h), .type = TJ_METRIC_GAUGE, .labels = (l)                   \
+	}
+#define HISTOGRAM(n, h, l, b)                                                                      \
+	{                                                                                          \
+		.name = (n), .help = (h), .type = TJ_METRIC_HISTOGRAM, .labels = (l),              \
+		.buckets = (b), .n_buckets = sizeof(b) / sizeof((b)[0])                            \
+	}
+
+int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
+{
+	/* client-go's workqueue buckets: prometheus.ExponentialBuckets(10e-9, 10, 12), built
+	 * by repeated multiplication exactly as there, so that the le labels match to the last
+	 * digit (1e-06, then 9.999999999999999e-06). */
+	double queue_buckets[12];
+	struct tj_std_metrics m = { 0 };
+	const struct {
+		struct tj_metric_desc desc;
+		struct tj_metric **out;
+	} families[] = {
+		{ COUNTER("controller_runtime_reconcile_total",
+		          "Total number of reconciliations per controller", l_controller_result),
+		  &m.reconcile_total },
+		{ COUNTER("controller_runtime_reconcile_errors_total",
+		          "Total number of reconciliation errors per controller", l_controller),
+		  &m.reconcile_errors_total },
+		{ COUNTER("controller_runtime_terminal_reconcile_errors_total",
+		          "Total number of terminal reconciliation errors per controller",
+		          l_controller),
+		  &m.terminal_reconcile_errors_total },
+		{ HISTOGRAM("controller_runtime_reconcile_time_seconds",
+		            "Length of time per reconciliation per controller", l_controller,
+		            reconcile_buckets),
+		  &m.reconcile_time_seconds },
+		{ GAUGE("controller_runtime_max_concurrent_reconciles",
+		        "Maximum number of concurrent reconciles per controller", l_controller),
+		  &m.max_concurrent_reconciles },
+		{ GAUGE("controller_runtime_active_workers",
+		        "Number of currently used workers per controller", l_controller),
+		  &m.active_workers },
+		{ GAUGE("workqueue_depth", "Current depth of workqueue", l_queue_depth),
+		  &m.workqueue_depth },
+		{ COUNTER("workqueue_adds_total", "Total number of adds handled by workqueue",
+		          l_queue),
+		  &m.workqueue_adds_total },
+		{ HISTOGRAM("workqueue_queue_duration_seconds",
+		            "How long in seconds an item stays in workqueue before being requested",
+		            l_queue, queue_buckets),
+		  &m.workqueue_queue_duration_seconds },
+		{ HISTOGRAM("workqueue_work_duration_seconds",
+		            "How long in seconds processing an item from workqueue takes", l_queue,
+		            queue_buckets),
+		  &m.workqueue_work_duration_seconds },
+		{ GAUGE("workqueue_unfinished_work_seconds",
+		        "Seconds of work in progress that work_duration has not observed yet; "
+		        "a steady rise means a stuck worker",
+		        l_queue),
+		  &m.workqueue_unfinished_work_seconds },
+		{ GAUGE("workqueue_longest_running_processor_seconds",
+		        "How many seconds the longest running processor of the workqueue has run",
+		        l_queue),
+		  &m.workqueue_longest_running_processor_seconds },
+		{ COUNTER("workqueue_retries_total", "Total number of retries handled by workqueue",
+		          l_queue),
+		  &m.workqueue_retries_total },
+		{ COUNTER("rest_client_requests_total",
+		          "Number of HTTP requests, partitioned by status code, method, and host",
+		          l_rest),
+		  &m.rest_client_requests_total },
+		{ HISTOGRAM("rest_client_request_duration_seconds",
+		            "Request latency in seconds, by verb, host and path", l_rest_duration,
+		            reconcile_buckets),
+		  &m.rest_client_request_duration_seconds },
+		{ GAUGE("leader_election_master_status",
+		        "1 while this process holds the lease named by 'name', 0 while it stands "
+		        "by",
+		        l_name),
+		  &m.leader_election_master_status },
+		{ COUNTER("leader_election_slowpath_total",
+		          "Lease renewals that had to read the lease first, by lease name", l_name),
+		  &m.leader_election_slowpath_total },
+		{ COUNTER("trainjob_pods_created_total", "Worker pods created for TrainJobs", NULL),
+		  &m.trainjob_pods_created_total },
+		{ COUNTER("trainjob_worker_restarts_total",
+		          "Workers replaced after a failure, by the reason of the failure",
+		          l_reason),
+		  &m.trainjob_worker_restarts_total },
+		{ HISTOGRAM("trainjob_time_to_running_seconds",
+		            "Seconds from a TrainJob's creation until all its workers run", NULL,
+		            time_to_running_buckets),
+		  &m.trainjob_time_to_running_seconds },
+		{ GAUGE("trainjob_jobs", "TrainJobs by state", l_state), &m.trainjob_jobs },
+	};
+	double b = 10e-9;
+	int r;
+
+	for (size_t i = 0; i < 12; i++, b *= 10)
+		queue_buckets[i] = b;
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		r = tj_metrics_register(reg, &families[i].desc, families[i].out);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < sizeof(job_states) / sizeof(job_states[0]); i++) {
+		r = tj_metric_set(m.trainjob_jobs, TJ_LABELS(job_states[i]), 0);
+		if (r < 0)
+			return r;
+	}
+	*ret = m;
+	return 0;
+}
+
+int tj_std_metrics_init_controller(const struct tj_std_metrics *m, const char *controller,
+                                   int max_concurrent_reconciles)
+{
+	const char *const *c = TJ_LABELS(controller);
+	struct tj_series *s;
+	int r;
+
+	for (size_t i = 0; i < sizeof(reconcile_results) / sizeof(reconcile_results[0]); i++) {
+		r = tj_metric_add(m->reconcile_total, TJ_LABELS(controller, reconcile_results[i]),
+		                  0);
+		if (r < 0)
+			return r;
+	}
+	r = tj_metric_add(m->reconcile_errors_total, c, 0);
+	if (r >= 0)
+		r = tj_metric_add(m->terminal_reconcile_errors_total, c, 0);
+	if (r >= 0)
+		r = tj_metric_series(m->reconcile_time_seconds, c, &s);
+	if (r >= 0)
+		r = tj_metric_set(m->active_workers, c, 0);
+	if (r >= 0)
+		r = tj_metric_set(m->max_concurrent_reconciles, c, max_concurrent_reconciles);
+	return r < 0 ? r : 0;
+}
+
+int tj_std_metrics_init_workqueue(const struct tj_std_metrics *m, const char *name)
+{
+	const char *const *q = TJ_LABELS(name, name);
+	struct tj_series *s;
+	int r;
+
+	r = tj_metric_set(m->workqueue_depth, TJ_LABELS(name, name, ""), 0);
+	if (r >= 0)
+		r = tj_metric_add(m->workqueue_adds_total, q, 0);
+	if (r >= 0)
+		r = tj_metric_series(m->workqueue_queue_duration_seconds, q, &s);
+	if (r >= 0)
+		r = tj_metric_series(m->workqueue_work_duration_seconds, q, &s);
+	if (r >= 0)
+		r = tj_metric_set(m->workqueue_unfinished_work_seconds, q, 0);
+	if (r >= 0)
+		r = tj_metric_set(m->workqueue_longest_running_processor_seconds, q, 0);
+	if (r >= 0)
+		r = tj_metric_add(m->workqueue_retries_total, q, 0);
+	return r < 0 ? r : 0;
+}
+
+/* ---- process_* from procfs ---- */
+
+static int read_file(const char *root, const char *rel, char *buf, size_t size)
+{
+	char path[512];
+	FILE *f;
+	size_t n;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, rel) >= sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return 0;
+}
+
+static void set_gauge(struct tj_metric *m, double v)
+{
+	tj_metric_set(m, NULL, v);
+}
+
+/* /proc/self/stat: the fields after the command name, which may itself hold spaces and
+ * parentheses, so the scan starts after the last ')'. Field 14 is utime, 15 stime, 22
+ * starttime (clock ticks since boot), 23 vsize (bytes), 24 rss (pages). */
+static void collect_stat(struct tj_metrics *reg)
+{
+	char buf[2048], sys[8192];
+	unsigned long long utime, stime, start, vsize;
+	long long rss;
+	const char *p, *btime;
+	long ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+
+	if (read_file(reg->proc_root, "self/stat", buf, sizeof(buf)) < 0)
+		return;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1,
+	                 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d"
+	                 " %*d %*d %llu %llu %lld",
+	                 &utime, &stime, &start, &vsize, &rss) != 5)
+		return;
+	/* A counter that is sampled, not fed: its one series is written directly. */
+	reg->proc_cpu->series[0]->value = (double)(utime + stime) / (double)ticks;
+	set_gauge(reg->proc_vmem, (double)vsize);
+	set_gauge(reg->proc_rss, (double)rss * (double)page);
+	if (read_file(reg->proc_root, "stat", sys, sizeof(sys)) < 0)
+		return;
+	btime = strstr(sys, "\nbtime ");
+	if (btime)
+		set_gauge(reg->proc_start, strtod(btime + 7, NULL) + (double)start / (double)ticks);
+}
+
+static void collect_fds(struct tj_metrics *reg)
+{
+	char path[512], buf[4096];
+	const char *line;
+	struct dirent *e;
+	double n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/self/fd", reg->proc_root);
+	d = opendir(path);
+	if (d) {
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.')
+				n++;
+		closedir(d);
+		set_gauge(reg->proc_open_fds, n);
+	}
+	if (read_file(reg->proc_root, "self/limits", buf, sizeof(buf)) < 0)
+		return;
+	line = strstr(buf, "Max open files");
+	if (line) {
+		char *end;
+		double soft = strtod(line + strlen("Max open files"), &end);
+
+		if (end != line + strlen("Max open files"))
+			set_gauge(reg->proc_max_fds, soft);
+	}
+}
+
+static void collect_process(void *userdata)
+{
+	struct tj_metrics *reg = userdata;
+
+	collect_stat(reg);
+	collect_fds(reg);
+}
+
+int tj_metrics_register_process(struct tj_metrics *reg, const char *proc_root)
+{
+	const struct {
+		struct tj_metric_desc desc;
+		struct tj_metric **out;
+	} families[] = {
+		{ COUNTER("process_cpu_seconds_total",
+		          "Total user and system CPU time spent in seconds", NULL),
+		  &reg->proc_cpu },
+		{ GAUGE("process_open_fds", "Number of open file descriptors", NULL),
+		  &reg->proc_open_fds },
+		{ GAUGE("process_max_fds", "Maximum number of open file descriptors", NULL),
+		  &reg->proc_max_fds },
+		{ GAUGE("process_virtual_memory_bytes", "Virtual memory size in bytes", NULL),
+		  &reg->proc_vmem },
+		{ GAUGE("process_resident_memory_bytes", "Resident memory size in bytes", NULL),
+		  &reg->proc_rss },
+		{ GAUGE("process_start_time_seconds",
+		        "Start time of the process since the Unix epoch in seconds", NULL),
+		  &reg->proc_start },
+	};
+	int r;
+
+	if (reg->proc_root)
+		return -EEXIST;
+	reg->proc_root = strdup(proc_root);
+	if (!reg->proc_root)
+		return -ENOMEM;
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		r = tj_metrics_register(reg, &families[i].desc, families[i].out);
+		if (r < 0)
+			return r;
+	}
+	return tj_metrics_add_collector(reg, collect_process, reg);
+}
