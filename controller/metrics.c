@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 struct tj_series {
 	const struct tj_metric *family;
+	uint64_t hash;       /* of the label values, for the family's index */
 	char **values;       /* owned array of owned strings, one per label */
 	double value;        /* counters and gauges */
 	double sum;          /* histograms */
@@ -32,6 +34,11 @@ struct tj_metric {
 	size_t max_series;
 	struct tj_series **series; /* owned array of owned series */
 	size_t n_series;
+	/* Open-addressing hash index over series (owned array, borrowed entries), so that a
+	 * lookup stays quick with many series: index_cap is a power of two, at least twice
+	 * n_series. */
+	struct tj_series **index;
+	size_t index_cap;
 };
 
 struct collector {
@@ -67,6 +74,7 @@ static void metric_free(struct tj_metric *m)
 	for (size_t i = 0; i < m->n_series; i++)
 		series_free(m->series[i], m->n_labels);
 	free(m->series);
+	free(m->index);
 	for (size_t i = 0; i < m->n_labels; i++)
 		free(m->labels[i]);
 	free(m->labels);
@@ -217,23 +225,71 @@ fail_metric:
 	return -ENOMEM;
 }
 
+/* FNV-1a over the values, each followed by a byte that no UTF-8 text holds. */
+static uint64_t hash_values(const char *const *values, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		for (const unsigned char *c = (const unsigned char *)values[i]; *c; c++)
+			h = (h ^ *c) * 0x100000001b3ULL;
+		h = (h ^ 0xff) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static bool same_values(const struct tj_series *s, const char *const *values, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(s->values[i], values[i]) != 0)
+			return false;
+	return true;
+}
+
+static void index_insert(struct tj_series **index, size_t cap, struct tj_series *s)
+{
+	size_t at = (size_t)s->hash & (cap - 1);
+
+	while (index[at])
+		at = (at + 1) & (cap - 1);
+	index[at] = s;
+}
+
+static int index_grow(struct tj_metric *m)
+{
+	size_t cap = m->index_cap ? m->index_cap * 2 : 8;
+	struct tj_series **index = calloc(cap, sizeof(*index));
+
+	if (!index)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n_series; i++)
+		index_insert(index, cap, m->series[i]);
+	free(m->index);
+	m->index = index;
+	m->index_cap = cap;
+	return 0;
+}
+
 int tj_metric_series(struct tj_metric *m, const char *const *values, struct tj_series **ret)
 {
 	struct tj_series *s, **grown;
+	uint64_t hash;
 
 	if (m->n_labels > 0 && !values)
 		return -EINVAL;
 	for (size_t i = 0; i < m->n_labels; i++)
 		if (!values[i])
 			return -EINVAL;
-	for (size_t i = 0; i < m->n_series; i++) {
-		size_t l = 0;
+	hash = hash_values(values, m->n_labels);
+	if (m->index_cap > 0) {
+		size_t mask = m->index_cap - 1;
 
-		while (l < m->n_labels && strcmp(m->series[i]->values[l], values[l]) == 0)
-			l++;
-		if (l == m->n_labels) {
-			*ret = m->series[i];
-			return 0;
+		for (size_t at = (size_t)hash & mask; m->index[at]; at = (at + 1) & mask) {
+			s = m->index[at];
+			if (s->hash == hash && same_values(s, values, m->n_labels)) {
+				*ret = s;
+				return 0;
+			}
 		}
 	}
 	if (m->n_series >= m->max_series)
@@ -256,11 +312,15 @@ int tj_metric_series(struct tj_metric *m, const char *const *values, struct tj_s
 		if (!s->bucket_hits)
 			goto fail_series;
 	}
+	if (2 * (m->n_series + 1) > m->index_cap && index_grow(m) < 0)
+		goto fail_series;
 	grown = realloc(m->series, (m->n_series + 1) * sizeof(*m->series));
 	if (!grown)
 		goto fail_series;
 	m->series = grown;
 	m->series[m->n_series++] = s;
+	s->hash = hash;
+	index_insert(m->index, m->index_cap, s);
 	*ret = s;
 	return 0;
 

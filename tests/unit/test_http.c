@@ -1,0 +1,465 @@
+/* The servers on a real libuv loop, fetched by a small HTTP client on the same loop and
+ * thread: what a kubelet or Prometheus would get. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/health.h"
+#include "controller/http.h"
+#include "controller/log.h"
+#include "controller/metrics.h"
+
+/* ---- the client ---- */
+
+struct fetch {
+	uv_tcp_t tcp;
+	uv_connect_t connect;
+	uv_write_t write;
+	char request[512];
+	char *response; /* owned */
+	size_t len;
+	bool done;
+	int error;
+};
+
+static void on_fetch_closed(uv_handle_t *handle)
+{
+	struct fetch *f = handle->data;
+
+	f->done = true;
+}
+
+static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
+{
+	static char chunk[65536];
+
+	*buf = uv_buf_init(chunk, sizeof(chunk));
+}
+
+static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
+{
+	struct fetch *f = stream->data;
+
+	if (n > 0) {
+		f->response = realloc(f->response, f->len + (size_t)n + 1);
+		assert_non_null(f->response);
+		memcpy(f->response + f->len, buf->base, (size_t)n);
+		f->len += (size_t)n;
+		f->response[f->len] = '\0';
+	} else if (n < 0) {
+		if (n != UV_EOF)
+			f->error = (int)n;
+		uv_close((uv_handle_t *)stream, on_fetch_closed);
+	}
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+	struct fetch *f = req->data;
+
+	if (status < 0)
+		f->error = status;
+}
+
+static void on_connected(uv_connect_t *req, int status)
+{
+	struct fetch *f = req->data;
+	uv_buf_t buf = uv_buf_init(f->request, (unsigned)strlen(f->request));
+
+	if (status < 0) {
+		f->error = status;
+		uv_close((uv_handle_t *)&f->tcp, on_fetch_closed);
+		return;
+	}
+	f->write.data = f;
+	assert_int_equal(uv_write(&f->write, (uv_stream_t *)&f->tcp, &buf, 1, on_written), 0);
+	assert_int_equal(uv_read_start((uv_stream_t *)&f->tcp, on_alloc, on_read), 0);
+}
+
+static void fetch_start(uv_loop_t *loop, struct fetch *f, int port, const char *method,
+                        const char *target)
+{
+	struct sockaddr_in addr;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->request, sizeof(f->request),
+	         "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", method, target);
+	assert_int_equal(uv_ip4_addr("127.0.0.1", port, &addr), 0);
+	assert_int_equal(uv_tcp_init(loop, &f->tcp), 0);
+	f->tcp.data = f;
+	f->connect.data = f;
+	assert_int_equal(
+	        uv_tcp_connect(&f->connect, &f->tcp, (struct sockaddr *)&addr, on_connected), 0);
+}
+
+static void on_deadline(uv_timer_t *timer)
+{
+	fail_msg("the fetch did not finish within 5 s");
+}
+
+/* Runs the loop until every fetch is done; the servers answer on the same loop. */
+static void run_until_done(uv_loop_t *loop, struct fetch *fetches, size_t n)
+{
+	uv_timer_t deadline;
+	bool all;
+
+	/* The loop's clock was last read when it last ran; setup may have taken a while. */
+	uv_update_time(loop);
+	uv_timer_init(loop, &deadline);
+	uv_timer_start(&deadline, on_deadline, 5000, 0);
+	do {
+		uv_run(loop, UV_RUN_ONCE);
+		all = true;
+		for (size_t i = 0; i < n; i++)
+			all = all && fetches[i].done;
+	} while (!all);
+	uv_close((uv_handle_t *)&deadline, NULL);
+	uv_run(loop, UV_RUN_NOWAIT);
+}
+
+struct response {
+	int status;
+	char headers[2048];
+	const char *body;
+	size_t body_len;
+};
+
+static struct response parse(const struct fetch *f)
+{
+	struct response r = { 0 };
+	const char *end;
+
+	assert_int_equal(f->error, 0);
+	assert_non_null(f->response);
+	assert_int_equal(sscanf(f->response, "HTTP/1.1 %d ", &r.status), 1);
+	end = strstr(f->response, "\r\n\r\n");
+	assert_non_null(end);
+	assert_true((size_t)(end - f->response) < sizeof(r.headers));
+	memcpy(r.headers, f->response, (size_t)(end - f->response) + 2);
+	r.body = end + 4;
+	r.body_len = f->len - (size_t)(r.body - f->response);
+	return r;
+}
+
+static struct response get(uv_loop_t *loop, struct fetch *f, int port, const char *method,
+                           const char *target)
+{
+	fetch_start(loop, f, port, method, target);
+	run_until_done(loop, f, 1);
+	return parse(f);
+}
+
+/* ---- tests ---- */
+
+struct bind_case {
+	const char *text;
+	int want_rc;
+	bool disabled;
+	const char *host;
+	const char *port;
+	const char *want_err;
+};
+
+static const struct bind_case binds[] = {
+	{ ":8080", 0, false, "", "8080", "" },
+	{ "0", 0, true, "", "", "" },
+	{ ":0", 0, false, "", "0", "" },
+	{ "127.0.0.1:8081", 0, false, "127.0.0.1", "8081", "" },
+	{ "localhost:9090", 0, false, "localhost", "9090", "" },
+	{ "[::1]:8080", 0, false, "::1", "8080", "" },
+	{ "[::]:65535", 0, false, "::", "65535", "" },
+	{ ":00080", 0, false, "", "80", "" },
+	{ "", -EINVAL, false, "", "", "'': missing port (use HOST:PORT, :PORT, or 0 to disable)" },
+	{ "8080", -EINVAL, false, "", "",
+	  "'8080': missing port (use HOST:PORT, :PORT, or 0 to disable)" },
+	{ ":", -EINVAL, false, "", "", "':': port must be a number from 0 to 65535" },
+	{ ":65536", -EINVAL, false, "", "", "':65536': port must be a number from 0 to 65535" },
+	{ ":http", -EINVAL, false, "", "", "':http': port must be a number from 0 to 65535" },
+	{ ":-1", -EINVAL, false, "", "", "':-1': port must be a number from 0 to 65535" },
+	{ ":80x", -EINVAL, false, "", "", "':80x': port must be a number from 0 to 65535" },
+	{ ":000080", -EINVAL, false, "", "", "':000080': port must be a number from 0 to 65535" },
+	{ "::1:8080", -EINVAL, false, "", "",
+	  "'::1:8080': too many colons (IPv6 addresses go in brackets)" },
+	{ "[::1:8080", -EINVAL, false, "", "", "'[::1:8080': bad IPv6 address" },
+	{ "[]:8080", -EINVAL, false, "", "", "'[]:8080': bad IPv6 address" },
+	{ "a]:8080", -EINVAL, false, "", "", "'a]:8080': bad IPv6 address" },
+	{ "[a]b]:8080", -EINVAL, false, "", "", "'[a]b]:8080': bad IPv6 address" },
+};
+
+static void test_bind_addr_parse(void **state)
+{
+	for (size_t i = 0; i < sizeof(binds) / sizeof(binds[0]); i++) {
+		const struct bind_case *c = &binds[i];
+		struct tj_bind_addr a = { .host = "untouched" };
+		char err[128];
+
+		print_message("case: '%s'\n", c->text);
+		assert_int_equal(tj_bind_addr_parse(c->text, &a, err, sizeof(err)), c->want_rc);
+		assert_string_equal(err, c->want_err);
+		if (c->want_rc < 0) {
+			assert_string_equal(a.host, "untouched");
+			continue;
+		}
+		assert_int_equal(a.disabled, c->disabled);
+		assert_string_equal(a.host, c->host);
+		assert_string_equal(a.port, c->port);
+	}
+}
+
+static struct tj_bind_addr addr(const char *text)
+{
+	struct tj_bind_addr a;
+	char err[128];
+
+	assert_int_equal(tj_bind_addr_parse(text, &a, err, sizeof(err)), 0);
+	return a;
+}
+
+static int failing(void *userdata, char *reason, size_t reason_len)
+{
+	const bool *fails = userdata;
+
+	if (!*fails)
+		return 0;
+	snprintf(reason, reason_len, "not synced");
+	return -EAGAIN;
+}
+
+static void quiet_sink(void *userdata, const char *line, size_t len)
+{
+}
+
+static void close_and_drain(uv_loop_t *loop, struct tj_http_server *s)
+{
+	tj_http_server_close(s);
+	assert_int_equal(uv_run(loop, UV_RUN_DEFAULT), 0);
+}
+
+static void test_probes(void **state)
+{
+	uv_loop_t loop;
+	struct tj_health *health;
+	struct tj_http_server *s;
+	struct tj_bind_addr a = addr("127.0.0.1:0");
+	struct fetch f;
+	struct response r;
+	bool informers_fail = true;
+	int port;
+
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(tj_health_new(&health), 0);
+	assert_int_equal(tj_health_add(health, TJ_READYZ, "informers", failing, &informers_fail),
+	                 0);
+	assert_int_equal(tj_http_serve_probes(&loop, &a, health, &s), 0);
+	port = tj_http_server_port(s);
+	assert_in_range(port, 1, 65535);
+
+	r = get(&loop, &f, port, "GET", "/healthz");
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "ok");
+	assert_non_null(strstr(r.headers, "\r\nContent-Type: text/plain; charset=utf-8\r\n"));
+	assert_non_null(strstr(r.headers, "\r\nX-Content-Type-Options: nosniff\r\n"));
+	free(f.response);
+
+	r = get(&loop, &f, port, "GET", "/readyz");
+	assert_int_equal(r.status, 500);
+	assert_string_equal(r.body, "[-]informers failed: reason withheld\nhealthz check failed\n");
+	free(f.response);
+
+	r = get(&loop, &f, port, "GET", "/readyz/informers");
+	assert_int_equal(r.status, 500);
+	assert_string_equal(r.body, "internal server error: not synced\n");
+	free(f.response);
+
+	r = get(&loop, &f, port, "GET", "/readyz?verbose&exclude=informers&exclude=nope");
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "[+]informers excluded: ok\n"
+	                            "warn: some health checks cannot be excluded: no matches for "
+	                            "\"nope\"\nhealthz check passed\n");
+	free(f.response);
+
+	informers_fail = false;
+	r = get(&loop, &f, port, "GET", "/readyz");
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "ok");
+	free(f.response);
+
+	r = get(&loop, &f, port, "GET", "/readyz?verbose=1");
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "[+]informers ok\nhealthz check passed\n");
+	free(f.response);
+
+	r = get(&loop, &f, port, "GET", "/metrics");
+	assert_int_equal(r.status, 404);
+	assert_string_equal(r.body, "404 page not found\n");
+	free(f.response);
+
+	r = get(&loop, &f, port, "POST", "/healthz");
+	assert_int_equal(r.status, 405);
+	assert_non_null(strstr(r.headers, "\r\nAllow: GET, HEAD\r\n"));
+	free(f.response);
+
+	r = get(&loop, &f, port, "HEAD", "/healthz");
+	assert_int_equal(r.status, 200);
+	assert_int_equal(r.body_len, 0);
+	free(f.response);
+
+	close_and_drain(&loop, s);
+	tj_health_free(health);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+static void test_metrics(void **state)
+{
+	uv_loop_t loop;
+	struct tj_metrics *reg;
+	struct tj_std_metrics m;
+	struct tj_http_server *s;
+	struct tj_bind_addr a = addr(":0");
+	struct fetch f;
+	struct response r;
+	char *want;
+	size_t want_len;
+
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(tj_metrics_new(&reg), 0);
+	assert_int_equal(tj_std_metrics_register(reg, &m), 0);
+	assert_int_equal(tj_std_metrics_init_controller(&m, "trainjob", 1), 0);
+	assert_int_equal(tj_http_serve_metrics(&loop, &a, reg, &s), 0);
+
+	r = get(&loop, &f, tj_http_server_port(s), "GET", "/metrics");
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.headers,
+	                       "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
+	assert_int_equal(tj_metrics_render(reg, &want, &want_len), 0);
+	assert_int_equal(r.body_len, want_len);
+	assert_string_equal(r.body, want);
+	free(want);
+	free(f.response);
+
+	r = get(&loop, &f, tj_http_server_port(s), "GET", "/healthz");
+	assert_int_equal(r.status, 404);
+	free(f.response);
+
+	close_and_drain(&loop, s);
+	tj_metrics_free(reg);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* A body far larger than a socket buffer arrives whole: the server resumes writing when the
+ * socket drains, which only works if the epoll descriptor is driven correctly. Several
+ * clients at once share the one thread. */
+static void test_large_body_and_concurrent_clients(void **state)
+{
+	static const char *const l[] = { "i", NULL };
+	uv_loop_t loop;
+	struct tj_metrics *reg;
+	struct tj_metric *g;
+	struct tj_http_server *s;
+	struct tj_bind_addr a = addr("127.0.0.1:0");
+	struct fetch f[4];
+	char *want, value[16];
+	size_t want_len;
+
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(tj_metrics_new(&reg), 0);
+	assert_int_equal(tj_metrics_register(reg,
+	                                     &(struct tj_metric_desc){
+	                                             .name = "many",
+	                                             .help = "h",
+	                                             .type = TJ_METRIC_GAUGE,
+	                                             .labels = l,
+	                                             .max_series = 100000,
+	                                     },
+	                                     &g),
+	                 0);
+	for (int i = 0; i < 60000; i++) {
+		snprintf(value, sizeof(value), "%06d", i);
+		assert_int_equal(tj_metric_set(g, TJ_LABELS(value), i), 0);
+	}
+	assert_int_equal(tj_metrics_render(reg, &want, &want_len), 0);
+	assert_true(want_len > 1000000);
+	assert_int_equal(tj_http_serve_metrics(&loop, &a, reg, &s), 0);
+
+	for (size_t i = 0; i < 4; i++)
+		fetch_start(&loop, &f[i], tj_http_server_port(s), "GET", "/metrics");
+	run_until_done(&loop, f, 4);
+	for (size_t i = 0; i < 4; i++) {
+		struct response r = parse(&f[i]);
+
+		assert_int_equal(r.status, 200);
+		assert_int_equal(r.body_len, want_len);
+		assert_memory_equal(r.body, want, want_len);
+		free(f[i].response);
+	}
+	free(want);
+	close_and_drain(&loop, s);
+	tj_metrics_free(reg);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+static void test_disabled_busy_and_reuse(void **state)
+{
+	uv_loop_t loop;
+	struct tj_health *health;
+	struct tj_http_server *s, *other = (struct tj_http_server *)&loop;
+	struct tj_bind_addr a = addr("0"), fixed;
+	char text[32];
+	int port;
+
+	assert_int_equal(uv_loop_init(&loop), 0);
+	assert_int_equal(tj_health_new(&health), 0);
+
+	assert_int_equal(tj_http_serve_probes(&loop, &a, health, &s), 0);
+	assert_null(s);
+	tj_http_server_close(NULL);
+
+	a = addr("127.0.0.1:0");
+	assert_int_equal(tj_http_serve_probes(&loop, &a, health, &s), 0);
+	port = tj_http_server_port(s);
+	snprintf(text, sizeof(text), "127.0.0.1:%d", port);
+	fixed = addr(text);
+	assert_int_equal(tj_http_serve_probes(&loop, &fixed, health, &other), -EADDRINUSE);
+	assert_ptr_equal(other, (struct tj_http_server *)&loop);
+
+	/* Once closed, the port is free again: the listening socket went with the server. */
+	close_and_drain(&loop, s);
+	assert_int_equal(tj_http_serve_probes(&loop, &fixed, health, &s), 0);
+	assert_int_equal(tj_http_server_port(s), port);
+	close_and_drain(&loop, s);
+
+	tj_health_free(health);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+static int setup(void **state)
+{
+	tj_log_set_sink(quiet_sink, NULL);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	tj_log_set_sink(NULL, NULL);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bind_addr_parse),
+		cmocka_unit_test(test_probes),
+		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_large_body_and_concurrent_clients),
+		cmocka_unit_test(test_disabled_busy_and_reuse),
+	};
+	return cmocka_run_group_tests_name("http", tests, setup, teardown);
+}
