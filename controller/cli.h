@@ -4,6 +4,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "controller/http.h"
+#include "controller/log.h"
+
 enum tj_cli_action {
 	TJ_CLI_RUN,     /* run the controller (the default) */
 	TJ_CLI_HELP,    /* print usage and exit 0 */
@@ -12,6 +15,10 @@ enum tj_cli_action {
 
 struct tj_cli {
 	enum tj_cli_action action;
+	/* Operations flags, named as controller-runtime's manager names them. */
+	struct tj_bind_addr metrics_addr; /* --metrics-bind-address, default ":8080" */
+	struct tj_bind_addr probe_addr;   /* --health-probe-bind-address, default ":8081" */
+	enum tj_log_level log_level;      /* --log-level (alias --zap-log-level), default info */
 };
 
 /* Parses argv into *ret. On a bad argument returns -EINVAL and writes a one-line message

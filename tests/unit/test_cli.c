@@ -60,6 +60,158 @@ static void test_parse_table(void **state)
 	}
 }
 
+struct value_case {
+	const char *name;
+	int argc;
+	char *argv[6];
+	int want_rc;
+	const char *want_err;
+	const char *metrics; /* want "host|port", or "off" */
+	const char *probes;
+	enum tj_log_level level;
+};
+
+static const struct value_case value_cases[] = {
+	{ "defaults", 1, { "tjc" }, 0, "", "|8080", "|8081", TJ_LOG_INFO },
+	{ "values after =",
+	  4,
+	  { "tjc", "--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=:0",
+	    "--log-level=debug" },
+	  0,
+	  "",
+	  "127.0.0.1|9090",
+	  "|0",
+	  TJ_LOG_DEBUG },
+	{ "values as the next argument",
+	  5,
+	  { "tjc", "--metrics-bind-address", "[::1]:8443", "--zap-log-level", "error" },
+	  0,
+	  "",
+	  "::1|8443",
+	  "|8081",
+	  TJ_LOG_ERROR },
+	{ "0 disables",
+	  3,
+	  { "tjc", "--metrics-bind-address=0", "--health-probe-bind-address=0" },
+	  0,
+	  "",
+	  "off",
+	  "off",
+	  TJ_LOG_INFO },
+	{ "the last value wins",
+	  3,
+	  { "tjc", "--log-level=debug", "--zap-log-level=1" },
+	  0,
+	  "",
+	  "|8080",
+	  "|8081",
+	  TJ_LOG_DEBUG },
+	{ "zap verbosity 0 is info",
+	  2,
+	  { "tjc", "--zap-log-level=0" },
+	  0,
+	  "",
+	  "|8080",
+	  "|8081",
+	  TJ_LOG_INFO },
+	{ "values mix with --help",
+	  3,
+	  { "tjc", "--log-level=warn", "--help" },
+	  0,
+	  "",
+	  "|8080",
+	  "|8081",
+	  TJ_LOG_WARN },
+	{ "missing value",
+	  2,
+	  { "tjc", "--log-level" },
+	  -EINVAL,
+	  "--log-level needs a value",
+	  NULL,
+	  NULL,
+	  0 },
+	{ "bad level",
+	  2,
+	  { "tjc", "--log-level=loud" },
+	  -EINVAL,
+	  "--log-level: 'loud' is not a level (error, warn, info, debug)",
+	  NULL,
+	  NULL,
+	  0 },
+	{ "empty level",
+	  2,
+	  { "tjc", "--zap-log-level=" },
+	  -EINVAL,
+	  "--zap-log-level: '' is not a level (error, warn, info, debug)",
+	  NULL,
+	  NULL,
+	  0 },
+	{ "bad address",
+	  3,
+	  { "tjc", "--metrics-bind-address", "8080" },
+	  -EINVAL,
+	  "--metrics-bind-address: '8080': missing port (use HOST:PORT, :PORT, or 0 to disable)",
+	  NULL,
+	  NULL,
+	  0 },
+	{ "bad port",
+	  2,
+	  { "tjc", "--health-probe-bind-address=:99999" },
+	  -EINVAL,
+	  "--health-probe-bind-address: ':99999': port must be a number from 0 to 65535",
+	  NULL,
+	  NULL,
+	  0 },
+	{ "a flag takes no value",
+	  2,
+	  { "tjc", "--help=yes" },
+	  -EINVAL,
+	  "unknown argument '--help=yes' (see --help)",
+	  NULL,
+	  NULL,
+	  0 },
+	{ "a longer name is not the option",
+	  2,
+	  { "tjc", "--log-levels=info" },
+	  -EINVAL,
+	  "unknown argument '--log-levels=info' (see --help)",
+	  NULL,
+	  NULL,
+	  0 },
+};
+
+static void expect_addr(const struct tj_bind_addr *a, const char *want)
+{
+	char got[300];
+
+	if (a->disabled)
+		snprintf(got, sizeof(got), "off");
+	else
+		snprintf(got, sizeof(got), "%s|%s", a->host, a->port);
+	assert_string_equal(got, want);
+}
+
+static void test_value_options_table(void **state)
+{
+	for (size_t i = 0; i < sizeof(value_cases) / sizeof(value_cases[0]); i++) {
+		const struct value_case *c = &value_cases[i];
+		struct tj_cli cli = { .log_level = (enum tj_log_level)99 };
+		char err[160];
+
+		print_message("# case: %s\n", c->name);
+		assert_int_equal(tj_cli_parse(c->argc, c->argv, &cli, err, sizeof(err)),
+		                 c->want_rc);
+		assert_string_equal(err, c->want_err);
+		if (c->want_rc < 0) {
+			assert_int_equal(cli.log_level, 99); /* untouched on error */
+			continue;
+		}
+		expect_addr(&cli.metrics_addr, c->metrics);
+		expect_addr(&cli.probe_addr, c->probes);
+		assert_int_equal(cli.log_level, c->level);
+	}
+}
+
 static void test_error_is_truncated_and_terminated(void **state)
 {
 	char *argv[] = { "tjc", "--a-very-long-unknown-flag" };
@@ -81,12 +233,18 @@ static void test_usage_lists_every_option(void **state)
 	assert_non_null(strstr(buf, "Usage: tjc [OPTION]..."));
 	assert_non_null(strstr(buf, "--help"));
 	assert_non_null(strstr(buf, "--version"));
+	assert_non_null(strstr(buf, "  --metrics-bind-address=ADDR        serve /metrics here "
+	                            "(default :8080; 0 disables)\n"));
+	assert_non_null(strstr(buf, "--health-probe-bind-address=ADDR"));
+	assert_non_null(strstr(buf, "--log-level=LEVEL"));
+	assert_non_null(strstr(buf, "--zap-log-level=LEVEL"));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_table),
+		cmocka_unit_test(test_value_options_table),
 		cmocka_unit_test(test_error_is_truncated_and_terminated),
 		cmocka_unit_test(test_usage_lists_every_option),
 	};
