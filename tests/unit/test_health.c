@@ -198,7 +198,7 @@ static void test_probe_table(void **state)
 		const struct probe_case *c = &cases[i];
 		struct tj_health_reply reply = { 0 };
 
-		print_message("case: %s\n", c->what);
+		print_message("# case: %s\n", c->what);
 		w.leader_fails = c->leader_fails;
 		w.cache_fails = c->cache_fails;
 		assert_int_equal(tj_health_handle(h, c->path, c->verbose, c->excludes,

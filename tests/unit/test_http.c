@@ -201,7 +201,7 @@ static void test_bind_addr_parse(void **state)
 		struct tj_bind_addr a = { .host = "untouched" };
 		char err[128];
 
-		print_message("case: '%s'\n", c->text);
+		print_message("# case: '%s'\n", c->text);
 		assert_int_equal(tj_bind_addr_parse(c->text, &a, err, sizeof(err)), c->want_rc);
 		assert_string_equal(err, c->want_err);
 		if (c->want_rc < 0) {

@@ -102,7 +102,7 @@ static void test_string_escaping(void **state)
 	for (size_t i = 0; i < sizeof(escapes) / sizeof(escapes[0]); i++) {
 		char want[256];
 
-		print_message("case: %s\n", escapes[i].want);
+		print_message("# case: %s\n", escapes[i].want);
 		cap.len = 0;
 		tj_log_info("t", "m", TJ_STR("v", escapes[i].in));
 		snprintf(want, sizeof(want),
@@ -218,7 +218,7 @@ static void test_level_parse(void **state)
 	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
 		enum tj_log_level got = (enum tj_log_level)77;
 
-		print_message("case: '%s'\n", levels[i].text);
+		print_message("# case: '%s'\n", levels[i].text);
 		assert_int_equal(tj_log_level_parse(levels[i].text, &got), levels[i].want_rc);
 		assert_int_equal(got, levels[i].want_rc == 0 ? levels[i].want : 77);
 	}

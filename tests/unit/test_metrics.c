@@ -174,7 +174,7 @@ static void test_number_format(void **state)
 	for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++) {
 		char want[128], *text;
 
-		print_message("case: %s\n", numbers[i].want);
+		print_message("# case: %s\n", numbers[i].want);
 		assert_int_equal(tj_metric_set(g, NULL, numbers[i].v), 0);
 		text = render(reg);
 		snprintf(want, sizeof(want), "# HELP g h\n# TYPE g gauge\ng %s\n", numbers[i].want);
@@ -236,7 +236,7 @@ static void test_register_checks(void **state)
 		struct tj_metric *m = (struct tj_metric *)&reg; /* a sentinel: untouched on error */
 		int r;
 
-		print_message("case: %s\n", descs[i].what);
+		print_message("# case: %s\n", descs[i].what);
 		r = tj_metrics_register(reg, &descs[i].desc, &m);
 		assert_int_equal(r, descs[i].want);
 		if (r < 0)
