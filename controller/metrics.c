@@ -34,6 +34,7 @@ struct tj_metric {
 	size_t max_series;
 	struct tj_series **series; /* owned array of owned series */
 	size_t n_series;
+	size_t series_cap;
 	/* Open-addressing hash index over series (owned array, borrowed entries), so that a
 	 * lookup stays quick with many series: index_cap is a power of two, at least twice
 	 * n_series. */
@@ -314,10 +315,15 @@ int tj_metric_series(struct tj_metric *m, const char *const *values, struct tj_s
 	}
 	if (2 * (m->n_series + 1) > m->index_cap && index_grow(m) < 0)
 		goto fail_series;
-	grown = realloc(m->series, (m->n_series + 1) * sizeof(*m->series));
-	if (!grown)
-		goto fail_series;
-	m->series = grown;
+	if (m->n_series == m->series_cap) {
+		size_t cap = m->series_cap ? 2 * m->series_cap : 4;
+
+		grown = realloc(m->series, cap * sizeof(*m->series));
+		if (!grown)
+			goto fail_series;
+		m->series = grown;
+		m->series_cap = cap;
+	}
 	m->series[m->n_series++] = s;
 	s->hash = hash;
 	index_insert(m->index, m->index_cap, s);
