@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <iconv.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cJSON.h>
 #include <cmocka.h>
 
 #include "controller/log.h"
@@ -189,6 +191,82 @@ static void test_oversized_message_is_replaced(void **state)
 	                              "\"logger\":\"t\",\"msg\":\"(message too long)\",\"n\":1}\n");
 }
 
+/* Whatever bytes a field holds, the line is valid JSON, and valid UTF-8 comes back as it
+ * went in. */
+static uint32_t next_random(uint32_t *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 16;
+}
+
+/* glibc's decoder as the judge of UTF-8 validity. */
+static bool valid_utf8(const char *text, size_t len)
+{
+	iconv_t cd = iconv_open("UTF-8", "UTF-8");
+	char out[4 * TJ_LOG_LINE_MAX], *inp = (char *)text, *outp = out;
+	size_t inleft = len, outleft = sizeof(out);
+	bool ok;
+
+	assert_true(cd != (iconv_t)-1);
+	ok = iconv(cd, &inp, &inleft, &outp, &outleft) != (size_t)-1 && inleft == 0;
+	iconv_close(cd);
+	return ok;
+}
+
+static void test_random_bytes_always_give_valid_json(void **state)
+{
+	static const char *const valid[] = { "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x9a\x80",
+		                             "\xed\x9f\xbf" };
+	uint32_t seed = 12345;
+	int compared = 0;
+
+	for (int round = 0; round < 2000; round++) {
+		char in[256];
+		size_t n = 0, want = 1 + next_random(&seed) % 60;
+		cJSON *line, *v;
+
+		/* Mostly ASCII (controls included), some valid multibyte characters, and now
+		 * and then any byte at all. */
+		while (n < want) {
+			uint32_t pick = next_random(&seed) % 100;
+
+			if (pick < 80) {
+				in[n++] = (char)(1 + next_random(&seed) % 127);
+			} else if (pick < 95) {
+				const char *c = valid[next_random(&seed) % 4];
+
+				memcpy(in + n, c, strlen(c));
+				n += strlen(c);
+			} else if (round % 2) {
+				in[n++] = (char)(1 + next_random(&seed) % 255);
+			}
+		}
+		in[n] = '\0';
+		cap.len = 0;
+		tj_log_info("t", in, TJ_STR(in, in));
+		assert_int_equal(cap.text[cap.len - 1], '\n');
+		assert_true(valid_utf8(cap.text, cap.len));
+		line = cJSON_ParseWithLength(cap.text, cap.len);
+		assert_non_null(line);
+		v = cJSON_GetObjectItemCaseSensitive(line, "msg");
+		assert_true(cJSON_IsString(v));
+		if (round % 2 == 0) {
+			/* Only valid UTF-8 went in: it comes back unchanged. */
+			assert_string_equal(v->valuestring, in);
+			v = cJSON_GetObjectItemCaseSensitive(line, in);
+			assert_true(cJSON_IsString(v));
+			assert_string_equal(v->valuestring, in);
+			compared++;
+		}
+		cJSON_Delete(line);
+	}
+	assert_int_equal(compared, 1000);
+	/* The judge itself rejects what the log must never write. */
+	assert_false(valid_utf8("\xff", 1));
+	assert_false(valid_utf8("\xed\xa0\x80", 3));
+	assert_false(valid_utf8("\xc0\xaf", 2));
+}
+
 struct level_case {
 	const char *text;
 	int want_rc;
@@ -244,6 +322,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_real_clock_timestamp_shape, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_field_is_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oversized_message_is_replaced, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_random_bytes_always_give_valid_json, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_level_parse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_level_names, setup, teardown),
