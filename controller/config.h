@@ -4,6 +4,14 @@
 
 #include <stddef.h>
 
+#include <uv.h>
+
+/* Limits on what a config file may hold; a file beyond them is rejected. */
+#define TJ_CONFIG_MAX_BYTES       (64 * 1024)
+#define TJ_CONFIG_MAX_CLASSES     64
+#define TJ_CONFIG_MAX_NODE_LABELS 32
+#define TJ_CONFIG_MAX_TOLERATIONS 16
+
 struct tj_kv {
 	char *key;   /* owned */
 	char *value; /* owned */
@@ -32,11 +40,22 @@ struct tj_config {
 };
 
 /* Parses a config document. origin names it in messages ("config.yaml"). On error returns
- * -EINVAL and writes "origin:LINE: what is wrong" into err; *ret is written only on success. */
+ * -EINVAL and writes "origin:LINE: what is wrong" into err; *ret is written only on success.
+ * A document longer than TJ_CONFIG_MAX_BYTES gives -E2BIG. The format, in short:
+ *
+ *   gpuClasses:
+ *     - name: gh200                  # DNS label; runtime torch-gh200 selects it
+ *       resource: nvidia.com/gpu     # extended resource, domain/name
+ *       arch: arm64                  # optional kubernetes.io/arch
+ *       nodeLabels: {nvidia.com/gpu.product: NVIDIA-GH200-480GB}
+ *       tolerations:
+ *         - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+ *
+ * Unknown fields, duplicate keys and duplicate class names are errors. */
 int tj_config_parse(const char *yaml, size_t len, const char *origin, struct tj_config **ret,
                     char *err, size_t errlen);
 
-/* Reads and parses a file; -errno if it cannot be read. */
+/* Reads and parses a file; -errno if it cannot be read (err then says why). */
 int tj_config_load_file(const char *path, struct tj_config **ret, char *err, size_t errlen);
 
 /* The class with that name, or NULL. */
@@ -44,3 +63,28 @@ const struct tj_gpu_class *tj_config_find_class(const struct tj_config *config, 
 
 /* Accepts NULL; returns NULL. */
 struct tj_config *tj_config_free(struct tj_config *config);
+
+/* Watching the file. A ConfigMap mounted as a volume is updated by swapping a symlink
+ * (..data) in the file's directory, so the directory is watched, not the file. */
+struct tj_config_watch;
+
+/* Called after each change of the file's content (several events of one update are merged
+ * by a short delay). On success error is 0, message is NULL and config is the new config,
+ * which is now current; the previous config is freed when the callback returns, so drop
+ * pointers into it there. On failure error is negative, message says why ("origin:LINE:
+ * ..." for a broken file) and config is the previous one, which stays current. */
+typedef void (*tj_config_reload_cb)(const struct tj_config *config, int error, const char *message,
+                                    void *userdata);
+
+/* Loads path (failing as tj_config_load_file does) and starts watching it on loop. A change
+ * is read debounce_ms after the last event of the directory. */
+int tj_config_watch_start(uv_loop_t *loop, const char *path, unsigned debounce_ms,
+                          tj_config_reload_cb cb, void *userdata, struct tj_config_watch **ret,
+                          char *err, size_t errlen);
+
+/* The current config; valid until the next successful reload or tj_config_watch_stop. */
+const struct tj_config *tj_config_watch_config(const struct tj_config_watch *watch);
+
+/* Stops watching. The watch and its config are freed once the loop has run the close
+ * callbacks of its handles. Accepts NULL. */
+void tj_config_watch_stop(struct tj_config_watch *watch);

@@ -1,0 +1,828 @@
+/* The controller's config file: parsing with libfyaml's document API, and reloading on
+ * change with a libuv fs event on the file's directory. */
+#include "controller/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libfyaml.h>
+
+/* Kubernetes' limits: a DNS-1123 subdomain (a label key's prefix) has at most 253
+ * characters, a label value and a label key's name part at most 63. */
+#define DNS_SUBDOMAIN_MAX 253
+#define LABEL_NAME_MAX    63
+
+struct parser {
+	const char *origin;
+	char *err;
+	size_t errlen;
+};
+
+static int fail(const struct parser *p, int line, const char *path, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+/* Writes "origin:LINE: path: message" into the caller's buffer; returns -EINVAL. */
+static int fail(const struct parser *p, int line, const char *path, const char *fmt, ...)
+{
+	if (p->err && p->errlen > 0) {
+		int n = snprintf(p->err, p->errlen, "%s:%d: %s%s", p->origin, line, path,
+		                 path[0] ? ": " : "");
+		if (n >= 0 && (size_t)n < p->errlen) {
+			va_list ap;
+			va_start(ap, fmt);
+			vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+			va_end(ap);
+		}
+	}
+	return -EINVAL;
+}
+
+/* The 1-based line where a node starts. libfyaml 0.7 has marks only on tokens, so a
+ * collection is located by its first scalar; an empty one by fallback (its key's line). */
+static int node_line(struct fy_node *node, int fallback)
+{
+	while (node) {
+		if (fy_node_is_scalar(node)) {
+			struct fy_token *token = fy_node_get_scalar_token(node);
+			const struct fy_mark *mark = token ? fy_token_start_mark(token) : NULL;
+			return mark ? mark->line + 1 : fallback;
+		}
+		void *iter = NULL;
+		if (fy_node_is_mapping(node)) {
+			struct fy_node_pair *pair = fy_node_mapping_iterate(node, &iter);
+			node = pair ? fy_node_pair_key(pair) : NULL;
+		} else {
+			node = fy_node_sequence_iterate(node, &iter);
+		}
+	}
+	return fallback;
+}
+
+/* A YAML null: no node at all (an empty value), or a plain ~ / null. */
+static bool node_is_null(struct fy_node *node)
+{
+	if (!node)
+		return true;
+	if (!fy_node_is_scalar(node) || fy_node_get_style(node) != FYNS_PLAIN)
+		return false;
+	size_t len;
+	const char *text = fy_node_get_scalar(node, &len);
+	return len == 0 || (len == 1 && text[0] == '~') ||
+	       (len == 4 &&
+	        (!memcmp(text, "null", 4) || !memcmp(text, "Null", 4) || !memcmp(text, "NULL", 4)));
+}
+
+/* Copies a scalar of at most max bytes into a new string. */
+static int scalar_dup(const struct parser *p, struct fy_node *node, int line, const char *path,
+                      size_t max, char **ret)
+{
+	if (node && fy_node_is_alias(node))
+		return fail(p, line, path, "anchors and aliases are not supported");
+	if (node_is_null(node))
+		return fail(p, line, path, "must not be empty");
+	if (!fy_node_is_scalar(node))
+		return fail(p, line, path, "must be a string, not a %s",
+		            fy_node_is_mapping(node) ? "mapping" : "sequence");
+	size_t len;
+	const char *text = fy_node_get_scalar(node, &len);
+	if (len == 0)
+		return fail(p, line, path, "must not be empty");
+	if (len > max)
+		return fail(p, line, path, "is %zu characters long, the limit is %zu", len, max);
+	if (memchr(text, '\0', len))
+		return fail(p, line, path, "must not contain a NUL character");
+	char *s = strndup(text, len);
+	if (!s)
+		return -ENOMEM;
+	*ret = s;
+	return 0;
+}
+
+static bool is_alnum(char c)
+{
+	return isascii((unsigned char)c) && isalnum((unsigned char)c);
+}
+
+/* A DNS-1123 label: lower case letters, digits and '-', alphanumeric at both ends. */
+static bool valid_dns_label(const char *s)
+{
+	size_t len = strlen(s);
+	if (len == 0 || len > LABEL_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		          (c == '-' && i > 0 && i + 1 < len);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/* A DNS-1123 subdomain: dot-separated DNS labels, at most 253 characters. */
+static bool valid_dns_subdomain(const char *s, size_t len)
+{
+	if (len == 0 || len > DNS_SUBDOMAIN_MAX)
+		return false;
+	char label[LABEL_NAME_MAX + 1];
+	size_t start = 0;
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && s[i] != '.')
+			continue;
+		size_t n = i - start;
+		if (n == 0 || n > LABEL_NAME_MAX)
+			return false;
+		memcpy(label, s + start, n);
+		label[n] = '\0';
+		if (!valid_dns_label(label))
+			return false;
+		start = i + 1;
+	}
+	return true;
+}
+
+/* A label value (or a label key's name part): at most 63 of [A-Za-z0-9_.-], alphanumeric at
+ * both ends. */
+static bool valid_label_value(const char *s, size_t len)
+{
+	if (len == 0 || len > LABEL_NAME_MAX)
+		return false;
+	if (!is_alnum(s[0]) || !is_alnum(s[len - 1]))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+			return false;
+	return true;
+}
+
+/* A qualified name as label keys and resource names use it: [prefix/]name, where the prefix
+ * is a DNS subdomain. */
+static bool valid_qualified_name(const char *s, bool need_prefix)
+{
+	const char *slash = strchr(s, '/');
+	if (!slash)
+		return !need_prefix && valid_label_value(s, strlen(s));
+	return valid_dns_subdomain(s, (size_t)(slash - s)) &&
+	       valid_label_value(slash + 1, strlen(slash + 1));
+}
+
+/* Looks a key up in a list of allowed names. */
+static bool key_allowed(const char *key, size_t len, const char *const *allowed)
+{
+	for (; *allowed; allowed++)
+		if (strlen(*allowed) == len && !memcmp(key, *allowed, len))
+			return true;
+	return false;
+}
+
+/* Checks that a node is a mapping whose keys are plain scalars from allowed (or any, when
+ * allowed is NULL). */
+static int check_mapping(const struct parser *p, struct fy_node *node, int line, const char *path,
+                         const char *const *allowed, const char *expected)
+{
+	if (node && fy_node_is_alias(node))
+		return fail(p, line, path, "anchors and aliases are not supported");
+	if (!node || !fy_node_is_mapping(node))
+		return fail(p, line, path, "must be a mapping");
+	void *iter = NULL;
+	struct fy_node_pair *pair;
+	while ((pair = fy_node_mapping_iterate(node, &iter))) {
+		struct fy_node *key = fy_node_pair_key(pair);
+		int key_line = node_line(key, line);
+		if (!key || !fy_node_is_scalar(key) || fy_node_is_alias(key))
+			return fail(p, key_line, path, "keys must be plain strings");
+		if (!allowed)
+			continue;
+		size_t len;
+		const char *text = fy_node_get_scalar(key, &len);
+		if (!key_allowed(text, len, allowed))
+			return fail(p, key_line, path, "unknown field \"%.*s\" (expected %s)",
+			            (int)(len > 64 ? 64 : len), text, expected);
+	}
+	return 0;
+}
+
+/* The value of key in a mapping checked by check_mapping, or NULL. */
+static struct fy_node_pair *find_pair(struct fy_node *mapping, const char *key)
+{
+	void *iter = NULL;
+	struct fy_node_pair *pair;
+	size_t want = strlen(key);
+	while ((pair = fy_node_mapping_iterate(mapping, &iter))) {
+		size_t len;
+		const char *text = fy_node_get_scalar(fy_node_pair_key(pair), &len);
+		if (len == want && !memcmp(text, key, len))
+			return pair;
+	}
+	return NULL;
+}
+
+/* Reads an optional string field: *ret stays NULL when the field is absent or null. */
+static int field_string(const struct parser *p, struct fy_node *mapping, int line, const char *path,
+                        const char *key, bool required, size_t max, char **ret)
+{
+	char sub[160];
+	snprintf(sub, sizeof(sub), "%s.%s", path, key);
+	struct fy_node_pair *pair = find_pair(mapping, key);
+	if (!pair || (!required && node_is_null(fy_node_pair_value(pair)))) {
+		if (required)
+			return fail(p, line, path, "missing required field \"%s\"", key);
+		return 0;
+	}
+	struct fy_node *value = fy_node_pair_value(pair);
+	return scalar_dup(p, value, node_line(value, node_line(fy_node_pair_key(pair), line)), sub,
+	                  max, ret);
+}
+
+/* The line of a field's value (or of its key, for an empty value). */
+static int field_line(struct fy_node *mapping, const char *key, int fallback)
+{
+	struct fy_node_pair *pair = find_pair(mapping, key);
+	if (!pair)
+		return fallback;
+	int key_line = node_line(fy_node_pair_key(pair), fallback);
+	return node_line(fy_node_pair_value(pair), key_line);
+}
+
+static const char *const class_fields[] = { "name",       "resource",    "arch",
+	                                    "nodeLabels", "tolerations", NULL };
+static const char *const toleration_fields[] = { "key", "operator", "value", "effect", NULL };
+
+static int parse_node_labels(const struct parser *p, struct fy_node *node, int line,
+                             const char *path, struct tj_gpu_class *class)
+{
+	int r = check_mapping(p, node, line, path, NULL, NULL);
+	if (r < 0)
+		return r;
+	int count = fy_node_mapping_item_count(node);
+	if (count > TJ_CONFIG_MAX_NODE_LABELS)
+		return fail(p, line, path, "has %d labels, the limit is %d", count,
+		            TJ_CONFIG_MAX_NODE_LABELS);
+	if (count == 0)
+		return 0;
+	class->node_labels = calloc((size_t)count, sizeof(*class->node_labels));
+	if (!class->node_labels)
+		return -ENOMEM;
+	class->n_node_labels = (size_t)count;
+
+	void *iter = NULL;
+	struct fy_node_pair *pair;
+	for (size_t i = 0; (pair = fy_node_mapping_iterate(node, &iter)); i++) {
+		struct tj_kv *kv = &class->node_labels[i];
+		struct fy_node *key = fy_node_pair_key(pair);
+		int key_line = node_line(key, line);
+		r = scalar_dup(p, key, key_line, path, DNS_SUBDOMAIN_MAX + 1 + LABEL_NAME_MAX,
+		               &kv->key);
+		if (r < 0)
+			return r;
+		if (!valid_qualified_name(kv->key, false))
+			return fail(p, key_line, path,
+			            "\"%s\" is not a valid label key ([prefix/]name, name at most "
+			            "63 characters)",
+			            kv->key);
+		char sub[160 + LABEL_NAME_MAX];
+		snprintf(sub, sizeof(sub), "%s.%s", path, kv->key);
+		struct fy_node *value = fy_node_pair_value(pair);
+		int value_line = node_line(value, key_line);
+		r = scalar_dup(p, value, value_line, sub, LABEL_NAME_MAX, &kv->value);
+		if (r < 0)
+			return r;
+		if (!valid_label_value(kv->value, strlen(kv->value)))
+			return fail(p, value_line, sub,
+			            "\"%s\" is not a valid label value (letters, digits, '-', '_' "
+			            "and '.', alphanumeric at both ends)",
+			            kv->value);
+	}
+	return 0;
+}
+
+static int parse_toleration(const struct parser *p, struct fy_node *node, int line,
+                            const char *path, struct tj_toleration *t)
+{
+	int r = check_mapping(p, node, line, path, toleration_fields,
+	                      "key, operator, value, effect");
+	if (r < 0)
+		return r;
+	line = node_line(node, line);
+	r = field_string(p, node, line, path, "key", false, DNS_SUBDOMAIN_MAX + 1 + LABEL_NAME_MAX,
+	                 &t->key);
+	if (r < 0)
+		return r;
+	if (t->key && !valid_qualified_name(t->key, false))
+		return fail(p, field_line(node, "key", line), path,
+		            "key \"%s\" is not a valid taint key", t->key);
+	r = field_string(p, node, line, path, "operator", false, 16, &t->operator_);
+	if (r < 0)
+		return r;
+	if (!t->operator_) {
+		/* The default of core/v1 Toleration. */
+		t->operator_ = strdup("Equal");
+		if (!t->operator_)
+			return -ENOMEM;
+	} else if (strcmp(t->operator_, "Equal") && strcmp(t->operator_, "Exists")) {
+		return fail(p, field_line(node, "operator", line), path,
+		            "operator must be Equal or Exists, not \"%s\"", t->operator_);
+	}
+	bool exists = !strcmp(t->operator_, "Exists");
+	r = field_string(p, node, line, path, "value", false, LABEL_NAME_MAX, &t->value);
+	if (r < 0)
+		return r;
+	if (t->value && exists)
+		return fail(p, field_line(node, "value", line), path,
+		            "value must be empty when operator is Exists");
+	if (t->value && !valid_label_value(t->value, strlen(t->value)))
+		return fail(p, field_line(node, "value", line), path,
+		            "value \"%s\" is not a valid taint value", t->value);
+	if (!t->key && !exists)
+		return fail(p, line, path, "a toleration without a key must have operator Exists");
+	r = field_string(p, node, line, path, "effect", false, 32, &t->effect);
+	if (r < 0)
+		return r;
+	if (t->effect && strcmp(t->effect, "NoSchedule") && strcmp(t->effect, "PreferNoSchedule") &&
+	    strcmp(t->effect, "NoExecute"))
+		return fail(p, field_line(node, "effect", line), path,
+		            "effect must be NoSchedule, PreferNoSchedule or NoExecute, not \"%s\"",
+		            t->effect);
+	return 0;
+}
+
+static int parse_tolerations(const struct parser *p, struct fy_node *node, int line,
+                             const char *path, struct tj_gpu_class *class)
+{
+	if (node && fy_node_is_alias(node))
+		return fail(p, line, path, "anchors and aliases are not supported");
+	if (!node || !fy_node_is_sequence(node))
+		return fail(p, line, path, "must be a sequence");
+	int count = fy_node_sequence_item_count(node);
+	if (count > TJ_CONFIG_MAX_TOLERATIONS)
+		return fail(p, line, path, "has %d tolerations, the limit is %d", count,
+		            TJ_CONFIG_MAX_TOLERATIONS);
+	if (count == 0)
+		return 0;
+	class->tolerations = calloc((size_t)count, sizeof(*class->tolerations));
+	if (!class->tolerations)
+		return -ENOMEM;
+	class->n_tolerations = (size_t)count;
+
+	void *iter = NULL;
+	struct fy_node *item;
+	for (size_t i = 0; (item = fy_node_sequence_iterate(node, &iter)); i++) {
+		char sub[200];
+		snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+		int r = parse_toleration(p, item, node_line(item, line), sub,
+		                         &class->tolerations[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int parse_class(const struct parser *p, struct fy_node *node, int line, const char *path,
+                       struct tj_gpu_class *class)
+{
+	int r = check_mapping(p, node, line, path, class_fields,
+	                      "name, resource, arch, nodeLabels, tolerations");
+	if (r < 0)
+		return r;
+	line = node_line(node, line);
+
+	r = field_string(p, node, line, path, "name", true, LABEL_NAME_MAX, &class->name);
+	if (r < 0)
+		return r;
+	if (!valid_dns_label(class->name))
+		return fail(p, field_line(node, "name", line), path,
+		            "name \"%s\" is not a DNS label (lower case letters, digits and '-'); "
+		            "it names the runtime torch-<name>",
+		            class->name);
+
+	r = field_string(p, node, line, path, "resource", true,
+	                 DNS_SUBDOMAIN_MAX + 1 + LABEL_NAME_MAX, &class->resource);
+	if (r < 0)
+		return r;
+	if (!valid_qualified_name(class->resource, true))
+		return fail(p, field_line(node, "resource", line), path,
+		            "resource \"%s\" is not an extended resource name (domain/name, like "
+		            "nvidia.com/gpu)",
+		            class->resource);
+
+	r = field_string(p, node, line, path, "arch", false, LABEL_NAME_MAX, &class->arch);
+	if (r < 0)
+		return r;
+	if (class->arch && !valid_label_value(class->arch, strlen(class->arch)))
+		return fail(p, field_line(node, "arch", line), path,
+		            "arch \"%s\" is not a valid kubernetes.io/arch value", class->arch);
+
+	char sub[160];
+	struct fy_node_pair *pair = find_pair(node, "nodeLabels");
+	if (pair && !node_is_null(fy_node_pair_value(pair))) {
+		snprintf(sub, sizeof(sub), "%s.nodeLabels", path);
+		r = parse_node_labels(p, fy_node_pair_value(pair),
+		                      node_line(fy_node_pair_key(pair), line), sub, class);
+		if (r < 0)
+			return r;
+	}
+	pair = find_pair(node, "tolerations");
+	if (pair && !node_is_null(fy_node_pair_value(pair))) {
+		snprintf(sub, sizeof(sub), "%s.tolerations", path);
+		r = parse_tolerations(p, fy_node_pair_value(pair),
+		                      node_line(fy_node_pair_key(pair), line), sub, class);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int parse_root(const struct parser *p, struct fy_node *root, struct tj_config *config)
+{
+	static const char *const root_fields[] = { "gpuClasses", NULL };
+	int r = check_mapping(p, root, 1, "", root_fields, "gpuClasses");
+	if (r < 0)
+		return r;
+	struct fy_node_pair *pair = find_pair(root, "gpuClasses");
+	if (!pair)
+		return fail(p, node_line(root, 1), "", "missing required field \"gpuClasses\"");
+	int line = node_line(fy_node_pair_key(pair), 1);
+	struct fy_node *classes = fy_node_pair_value(pair);
+	if (classes && fy_node_is_alias(classes))
+		return fail(p, line, "gpuClasses", "anchors and aliases are not supported");
+	if (!classes || !fy_node_is_sequence(classes))
+		return fail(p, line, "gpuClasses", "must be a sequence of GPU classes");
+	int count = fy_node_sequence_item_count(classes);
+	if (count > TJ_CONFIG_MAX_CLASSES)
+		return fail(p, line, "gpuClasses", "has %d classes, the limit is %d", count,
+		            TJ_CONFIG_MAX_CLASSES);
+	if (count == 0)
+		return 0;
+	config->classes = calloc((size_t)count, sizeof(*config->classes));
+	if (!config->classes)
+		return -ENOMEM;
+	config->n_classes = (size_t)count;
+
+	void *iter = NULL;
+	struct fy_node *item;
+	for (size_t i = 0; (item = fy_node_sequence_iterate(classes, &iter)); i++) {
+		char path[32];
+		snprintf(path, sizeof(path), "gpuClasses[%zu]", i);
+		int item_line = node_line(item, line);
+		r = parse_class(p, item, item_line, path, &config->classes[i]);
+		if (r < 0)
+			return r;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(config->classes[j].name, config->classes[i].name))
+				return fail(p, field_line(item, "name", item_line), path,
+				            "duplicate class name \"%s\" (also gpuClasses[%zu])",
+				            config->classes[i].name, j);
+	}
+	return 0;
+}
+
+/* libfyaml reports syntax errors through its diagnostic output as
+ * "<input>:LINE:COLUMN: error: MESSAGE"; the first error is kept. */
+struct syntax_error {
+	int line;
+	char message[160];
+};
+
+static void collect_diag(struct fy_diag *diag, void *user, const char *buf, size_t len)
+{
+	struct syntax_error *e = user;
+	static const char marker[] = ": error: ";
+	if (e->message[0])
+		return;
+	const char *found = memmem(buf, len, marker, sizeof(marker) - 1);
+	if (!found)
+		return;
+	/* Back over ":COLUMN" and ":LINE" to find the line number. */
+	const char *q = found;
+	int colons = 0;
+	while (q > buf && colons < 2)
+		if (*--q == ':')
+			colons++;
+	e->line = colons == 2 ? atoi(q + 1) : 1;
+	const char *msg = found + sizeof(marker) - 1;
+	size_t n = len - (size_t)(msg - buf);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		n--;
+	if (n >= sizeof(e->message))
+		n = sizeof(e->message) - 1;
+	memcpy(e->message, msg, n);
+	e->message[n] = '\0';
+}
+
+static bool all_blank(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!isspace((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+int tj_config_parse(const char *yaml, size_t len, const char *origin, struct tj_config **ret,
+                    char *err, size_t errlen)
+{
+	struct parser p = { .origin = origin ? origin : "config", .err = err, .errlen = errlen };
+	struct syntax_error syntax = { 0 };
+	struct fy_diag *diag = NULL;
+	struct fy_document *doc = NULL;
+	struct tj_config *config = NULL;
+	int r;
+
+	if (err && errlen > 0)
+		err[0] = '\0';
+	if (len > TJ_CONFIG_MAX_BYTES) {
+		fail(&p, 1, "", "the file is %zu bytes long, the limit is %d", len,
+		     TJ_CONFIG_MAX_BYTES);
+		return -E2BIG;
+	}
+	if (all_blank(yaml, len))
+		return fail(&p, 1, "", "the file is empty; it must list gpuClasses");
+
+	struct fy_diag_cfg diag_cfg;
+	fy_diag_cfg_default(&diag_cfg);
+	diag_cfg.fp = NULL;
+	diag_cfg.output_fn = collect_diag;
+	diag_cfg.user = &syntax;
+	diag_cfg.colorize = false;
+	diag = fy_diag_create(&diag_cfg);
+	if (!diag)
+		return -ENOMEM;
+	struct fy_parse_cfg parse_cfg = { .flags = FYPCF_QUIET, .diag = diag };
+	doc = fy_document_build_from_string(&parse_cfg, yaml, len);
+	if (!doc) {
+		if (syntax.message[0])
+			r = fail(&p, syntax.line, "", "%s", syntax.message);
+		else
+			r = fail(&p, 1, "", "not a YAML document");
+		goto out_diag;
+	}
+
+	config = calloc(1, sizeof(*config));
+	if (!config) {
+		r = -ENOMEM;
+		goto out_doc;
+	}
+	r = parse_root(&p, fy_document_root(doc), config);
+	if (r < 0)
+		goto out_config;
+	*ret = config;
+	config = NULL;
+out_config:
+	tj_config_free(config);
+out_doc:
+	fy_document_destroy(doc);
+out_diag:
+	fy_diag_destroy(diag);
+	return r;
+}
+
+/* Reads a whole file of at most TJ_CONFIG_MAX_BYTES into a new buffer. */
+static int read_file(const char *path, char **ret_buf, size_t *ret_len, char *err, size_t errlen)
+{
+	size_t cap = TJ_CONFIG_MAX_BYTES + 1, len = 0;
+	int r = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	char *buf = malloc(cap);
+	if (!buf) {
+		r = -ENOMEM;
+		goto out_fd;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(-r));
+			goto out_buf;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == cap) {
+			r = -E2BIG;
+			snprintf(err, errlen, "%s:1: the file is larger than %d bytes", path,
+			         TJ_CONFIG_MAX_BYTES);
+			goto out_buf;
+		}
+	}
+	*ret_buf = buf;
+	*ret_len = len;
+	buf = NULL;
+out_buf:
+	free(buf);
+out_fd:
+	close(fd);
+	return r;
+}
+
+int tj_config_load_file(const char *path, struct tj_config **ret, char *err, size_t errlen)
+{
+	char *buf;
+	size_t len;
+	int r = read_file(path, &buf, &len, err, errlen);
+	if (r < 0)
+		return r;
+	r = tj_config_parse(buf, len, path, ret, err, errlen);
+	free(buf);
+	return r;
+}
+
+const struct tj_gpu_class *tj_config_find_class(const struct tj_config *config, const char *name)
+{
+	if (!config || !name)
+		return NULL;
+	for (size_t i = 0; i < config->n_classes; i++)
+		if (!strcmp(config->classes[i].name, name))
+			return &config->classes[i];
+	return NULL;
+}
+
+static void gpu_class_clear(struct tj_gpu_class *class)
+{
+	free(class->name);
+	free(class->resource);
+	free(class->arch);
+	for (size_t i = 0; i < class->n_node_labels; i++) {
+		free(class->node_labels[i].key);
+		free(class->node_labels[i].value);
+	}
+	free(class->node_labels);
+	for (size_t i = 0; i < class->n_tolerations; i++) {
+		free(class->tolerations[i].key);
+		free(class->tolerations[i].operator_);
+		free(class->tolerations[i].value);
+		free(class->tolerations[i].effect);
+	}
+	free(class->tolerations);
+}
+
+struct tj_config *tj_config_free(struct tj_config *config)
+{
+	if (!config)
+		return NULL;
+	for (size_t i = 0; i < config->n_classes; i++)
+		gpu_class_clear(&config->classes[i]);
+	free(config->classes);
+	free(config);
+	return NULL;
+}
+
+/* Watching. */
+
+struct tj_config_watch {
+	uv_fs_event_t event;
+	uv_timer_t timer;
+	int open_handles; /* handles not yet closed; the watch is freed at 0 */
+	char *path;       /* owned */
+	unsigned debounce_ms;
+	struct tj_config *config; /* owned; the current config */
+	char *seen;               /* owned; the content last read (parsed or not), NULL after a
+	                           * read error, so that the same content is not reported twice */
+	size_t seen_len;
+	tj_config_reload_cb cb;
+	void *userdata;
+};
+
+static void reload(uv_timer_t *timer)
+{
+	struct tj_config_watch *w = timer->data;
+	char err[512];
+	char *buf;
+	size_t len;
+	int r = read_file(w->path, &buf, &len, err, sizeof(err));
+	if (r < 0) {
+		free(w->seen);
+		w->seen = NULL;
+		w->cb(w->config, r, err, w->userdata);
+		return;
+	}
+	if (w->seen && w->seen_len == len && !memcmp(w->seen, buf, len)) {
+		free(buf);
+		return;
+	}
+	free(w->seen);
+	w->seen = buf;
+	w->seen_len = len;
+
+	struct tj_config *config;
+	r = tj_config_parse(buf, len, w->path, &config, err, sizeof(err));
+	if (r < 0) {
+		w->cb(w->config, r, err, w->userdata);
+		return;
+	}
+	struct tj_config *old = w->config;
+	w->config = config;
+	w->cb(config, 0, NULL, w->userdata);
+	tj_config_free(old);
+}
+
+static void on_dir_event(uv_fs_event_t *event, const char *filename, int events, int status)
+{
+	struct tj_config_watch *w = event->data;
+	if (status < 0) {
+		char err[512];
+		snprintf(err, sizeof(err), "%s: watching the directory failed: %s", w->path,
+		         uv_strerror(status));
+		w->cb(w->config, status, err, w->userdata);
+		return;
+	}
+	/* Any change in the directory may be the file's: a ConfigMap update renames the ..data
+	 * symlink, an editor may write a temporary file and rename it. Reading the file again
+	 * after the burst is cheaper than telling these apart. */
+	uv_timer_start(&w->timer, reload, w->debounce_ms, 0);
+}
+
+static void watch_free(struct tj_config_watch *w)
+{
+	tj_config_free(w->config);
+	free(w->seen);
+	free(w->path);
+	free(w);
+}
+
+static void on_close(uv_handle_t *handle)
+{
+	struct tj_config_watch *w = handle->data;
+	if (--w->open_handles == 0)
+		watch_free(w);
+}
+
+int tj_config_watch_start(uv_loop_t *loop, const char *path, unsigned debounce_ms,
+                          tj_config_reload_cb cb, void *userdata, struct tj_config_watch **ret,
+                          char *err, size_t errlen)
+{
+	struct tj_config_watch *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->debounce_ms = debounce_ms;
+	w->cb = cb;
+	w->userdata = userdata;
+	int r = -ENOMEM;
+	w->path = strdup(path);
+	if (!w->path)
+		goto out_free;
+	r = read_file(path, &w->seen, &w->seen_len, err, errlen);
+	if (r < 0)
+		goto out_free;
+	r = tj_config_parse(w->seen, w->seen_len, path, &w->config, err, errlen);
+	if (r < 0)
+		goto out_free;
+
+	char *dir = strdup(path);
+	if (!dir) {
+		r = -ENOMEM;
+		goto out_free;
+	}
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+
+	uv_timer_init(loop, &w->timer);
+	w->timer.data = w;
+	uv_fs_event_init(loop, &w->event);
+	w->event.data = w;
+	w->open_handles = 2;
+	r = uv_fs_event_start(&w->event, on_dir_event, dir, 0);
+	if (r < 0) {
+		snprintf(err, errlen, "%s: cannot watch %s: %s", path, dir, uv_strerror(r));
+		free(dir);
+		uv_close((uv_handle_t *)&w->timer, on_close);
+		uv_close((uv_handle_t *)&w->event, on_close);
+		return r;
+	}
+	free(dir);
+	*ret = w;
+	return 0;
+out_free:
+	watch_free(w);
+	return r;
+}
+
+const struct tj_config *tj_config_watch_config(const struct tj_config_watch *watch)
+{
+	return watch ? watch->config : NULL;
+}
+
+void tj_config_watch_stop(struct tj_config_watch *watch)
+{
+	if (!watch)
+		return;
+	uv_close((uv_handle_t *)&watch->timer, on_close);
+	uv_close((uv_handle_t *)&watch->event, on_close);
+}

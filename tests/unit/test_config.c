@@ -1,0 +1,490 @@
+/* The controller's config file: parsing (the shipped file, a full document, a table of
+ * broken ones with their exact messages) and reloading with a real libuv loop. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "controller/config.h"
+
+static struct tj_config *parse_ok(const char *yaml)
+{
+	struct tj_config *config = NULL;
+	char err[512] = "";
+	int r = tj_config_parse(yaml, strlen(yaml), "test.yaml", &config, err, sizeof(err));
+	if (r != 0)
+		fail_msg("unexpected error %d: %s", r, err);
+	assert_non_null(config);
+	return config;
+}
+
+static void assert_class(const struct tj_gpu_class *c, const char *name, const char *resource,
+                         const char *arch, const char *label_key, const char *label_value)
+{
+	assert_non_null(c);
+	assert_string_equal(c->name, name);
+	assert_string_equal(c->resource, resource);
+	if (arch)
+		assert_string_equal(c->arch, arch);
+	else
+		assert_null(c->arch);
+	assert_int_equal(c->n_node_labels, 1);
+	assert_string_equal(c->node_labels[0].key, label_key);
+	assert_string_equal(c->node_labels[0].value, label_value);
+}
+
+static void assert_gpu_toleration(const struct tj_gpu_class *c)
+{
+	assert_int_equal(c->n_tolerations, 1);
+	assert_string_equal(c->tolerations[0].key, "nvidia.com/gpu");
+	assert_string_equal(c->tolerations[0].operator_, "Exists");
+	assert_null(c->tolerations[0].value);
+	assert_string_equal(c->tolerations[0].effect, "NoSchedule");
+}
+
+/* The file shipped in deploy/config/ parses to the classes the local cluster's nodes have
+ * (deploy/local labels GH200 and H100 nodes the same way). */
+static void test_shipped_config(void **state)
+{
+	const char *root = getenv("TJ_SOURCE_ROOT");
+	if (!root)
+		fail_msg("TJ_SOURCE_ROOT is not set; run the tests with meson test");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/deploy/config/config.yaml", root);
+	struct tj_config *config = NULL;
+	char err[512] = "";
+	int r = tj_config_load_file(path, &config, err, sizeof(err));
+	if (r != 0)
+		fail_msg("%s", err);
+
+	assert_int_equal(config->n_classes, 2);
+	const struct tj_gpu_class *gh200 = tj_config_find_class(config, "gh200");
+	assert_class(gh200, "gh200", "nvidia.com/gpu", "arm64", "nvidia.com/gpu.product",
+	             "NVIDIA-GH200-480GB");
+	assert_gpu_toleration(gh200);
+	const struct tj_gpu_class *h100 = tj_config_find_class(config, "h100");
+	assert_class(h100, "h100", "nvidia.com/gpu", "amd64", "nvidia.com/gpu.product",
+	             "NVIDIA-H100-80GB-HBM3");
+	assert_gpu_toleration(h100);
+	assert_null(tj_config_find_class(config, "a100"));
+	assert_null(tj_config_find_class(NULL, "gh200"));
+	tj_config_free(config);
+}
+
+/* Every field, flow and block style, optional fields left out, the toleration default. */
+static void test_parse_full(void **state)
+{
+	struct tj_config *config = parse_ok(
+	        "gpuClasses:\n"
+	        "  - name: mi300\n"
+	        "    resource: amd.com/gpu\n"
+	        "    nodeLabels: {amd.com/gpu.product-name: MI300X, flame.dev/pool: a}\n"
+	        "    tolerations:\n"
+	        "      - key: amd.com/gpu\n"
+	        "        value: present\n"
+	        "        effect: NoExecute\n"
+	        "      - operator: Exists\n"
+	        "  - {name: cpu-only, resource: example.com/slot, arch: amd64, nodeLabels: {},\n"
+	        "     tolerations: []}\n"
+	        "  - name: bare\n"
+	        "    resource: example.com/thing\n"
+	        "    arch: ~\n"
+	        "    nodeLabels:\n"
+	        "    tolerations:\n");
+	assert_int_equal(config->n_classes, 3);
+
+	const struct tj_gpu_class *c = &config->classes[0];
+	assert_string_equal(c->name, "mi300");
+	assert_string_equal(c->resource, "amd.com/gpu");
+	assert_null(c->arch);
+	assert_int_equal(c->n_node_labels, 2);
+	assert_string_equal(c->node_labels[0].key, "amd.com/gpu.product-name");
+	assert_string_equal(c->node_labels[0].value, "MI300X");
+	assert_string_equal(c->node_labels[1].key, "flame.dev/pool");
+	assert_string_equal(c->node_labels[1].value, "a");
+	assert_int_equal(c->n_tolerations, 2);
+	assert_string_equal(c->tolerations[0].key, "amd.com/gpu");
+	assert_string_equal(c->tolerations[0].operator_, "Equal");
+	assert_string_equal(c->tolerations[0].value, "present");
+	assert_string_equal(c->tolerations[0].effect, "NoExecute");
+	assert_null(c->tolerations[1].key);
+	assert_string_equal(c->tolerations[1].operator_, "Exists");
+	assert_null(c->tolerations[1].value);
+	assert_null(c->tolerations[1].effect);
+
+	c = &config->classes[1];
+	assert_string_equal(c->name, "cpu-only");
+	assert_string_equal(c->arch, "amd64");
+	assert_int_equal(c->n_node_labels, 0);
+	assert_null(c->node_labels);
+	assert_int_equal(c->n_tolerations, 0);
+	assert_null(c->tolerations);
+
+	c = &config->classes[2];
+	assert_string_equal(c->name, "bare");
+	assert_null(c->arch);
+	assert_int_equal(c->n_node_labels, 0);
+	assert_int_equal(c->n_tolerations, 0);
+
+	assert_ptr_equal(tj_config_find_class(config, "bare"), &config->classes[2]);
+	tj_config_free(config);
+}
+
+static void test_parse_empty_list(void **state)
+{
+	struct tj_config *config = parse_ok("gpuClasses: []\n");
+	assert_int_equal(config->n_classes, 0);
+	assert_null(config->classes);
+	assert_null(tj_config_find_class(config, "gh200"));
+	tj_config_free(config);
+	assert_null(tj_config_free(NULL));
+}
+
+/* A valid class to build broken files around. */
+#define GH200                                                                                      \
+	"  - name: gh200\n"                                                                        \
+	"    resource: nvidia.com/gpu\n"
+
+static const struct broken_case {
+	const char *what;
+	const char *yaml;
+	const char *message;
+} broken_cases[] = {
+	{ "empty file", "\n  \n", "test.yaml:1: the file is empty; it must list gpuClasses" },
+	{ "syntax error", "gpuClasses:\n  - name: [gh200\n",
+	  "test.yaml:3: flow sequence without a closing bracket" },
+	{ "root is a list", "- gh200\n", "test.yaml:1: must be a mapping" },
+	{ "unknown top-level key", "gpuClasses: []\ngpuclass: []\n",
+	  "test.yaml:2: unknown field \"gpuclass\" (expected gpuClasses)" },
+	{ "gpuClasses missing", "# nothing\n{}\n",
+	  "test.yaml:1: missing required field \"gpuClasses\"" },
+	{ "gpuClasses not a list", "gpuClasses:\n  name: gh200\n",
+	  "test.yaml:1: gpuClasses: must be a sequence of GPU classes" },
+	{ "unknown class field", "gpuClasses:\n" GH200 "    colour: green\n",
+	  "test.yaml:4: gpuClasses[0]: unknown field \"colour\" (expected name, resource, arch, "
+	  "nodeLabels, tolerations)" },
+	{ "name missing", "gpuClasses:\n  - resource: nvidia.com/gpu\n    arch: arm64\n",
+	  "test.yaml:2: gpuClasses[0]: missing required field \"name\"" },
+	{ "resource missing", "gpuClasses:\n" GH200 "  - name: h100\n    arch: amd64\n",
+	  "test.yaml:4: gpuClasses[1]: missing required field \"resource\"" },
+	{ "name empty", "gpuClasses:\n  - name:\n    resource: nvidia.com/gpu\n",
+	  "test.yaml:2: gpuClasses[0].name: must not be empty" },
+	{ "name not a DNS label", "gpuClasses:\n  - name: GH_200\n    resource: nvidia.com/gpu\n",
+	  "test.yaml:2: gpuClasses[0]: name \"GH_200\" is not a DNS label (lower case letters, "
+	  "digits and '-'); it names the runtime torch-<name>" },
+	{ "name too long",
+	  "gpuClasses:\n  - name: "
+	  "a234567890123456789012345678901234567890123456789012345678901234\n"
+	  "    resource: nvidia.com/gpu\n",
+	  "test.yaml:2: gpuClasses[0].name: is 64 characters long, the limit is 63" },
+	{ "name is a mapping", "gpuClasses:\n  - name: {x: 1}\n    resource: nvidia.com/gpu\n",
+	  "test.yaml:2: gpuClasses[0].name: must be a string, not a mapping" },
+	{ "duplicate class", "gpuClasses:\n" GH200 GH200,
+	  "test.yaml:4: gpuClasses[1]: duplicate class name \"gh200\" (also gpuClasses[0])" },
+	{ "duplicate key", "gpuClasses:\n  - name: gh200\n    name: h100\n",
+	  "test.yaml:3: duplicate key" },
+	{ "resource without domain", "gpuClasses:\n  - name: gh200\n    resource: gpu\n",
+	  "test.yaml:3: gpuClasses[0]: resource \"gpu\" is not an extended resource name "
+	  "(domain/name, like nvidia.com/gpu)" },
+	{ "bad node label value",
+	  "gpuClasses:\n" GH200 "    nodeLabels:\n      nvidia.com/gpu.product: NVIDIA GH200\n",
+	  "test.yaml:5: gpuClasses[0].nodeLabels.nvidia.com/gpu.product: \"NVIDIA GH200\" is not a "
+	  "valid label value (letters, digits, '-', '_' and '.', alphanumeric at both ends)" },
+	{ "bad node label key", "gpuClasses:\n" GH200 "    nodeLabels:\n      -bad/key: x\n",
+	  "test.yaml:5: gpuClasses[0].nodeLabels: \"-bad/key\" is not a valid label key "
+	  "([prefix/]name, name at most 63 characters)" },
+	{ "nodeLabels a list", "gpuClasses:\n" GH200 "    nodeLabels:\n      - a\n",
+	  "test.yaml:4: gpuClasses[0].nodeLabels: must be a mapping" },
+	{ "bad operator",
+	  "gpuClasses:\n" GH200 "    tolerations:\n      - key: nvidia.com/gpu\n"
+	  "        operator: Exist\n",
+	  "test.yaml:6: gpuClasses[0].tolerations[0]: operator must be Equal or Exists, not "
+	  "\"Exist\"" },
+	{ "Exists with a value",
+	  "gpuClasses:\n" GH200 "    tolerations:\n      - {key: nvidia.com/gpu, operator: Exists, "
+	  "value: present}\n",
+	  "test.yaml:5: gpuClasses[0].tolerations[0]: value must be empty when operator is "
+	  "Exists" },
+	{ "no key and Equal", "gpuClasses:\n" GH200 "    tolerations:\n      - value: present\n",
+	  "test.yaml:5: gpuClasses[0].tolerations[0]: a toleration without a key must have "
+	  "operator Exists" },
+	{ "bad effect",
+	  "gpuClasses:\n" GH200 "    tolerations:\n      - key: nvidia.com/gpu\n"
+	  "        operator: Exists\n        effect: NoScheduleX\n",
+	  "test.yaml:7: gpuClasses[0].tolerations[0]: effect must be NoSchedule, PreferNoSchedule "
+	  "or NoExecute, not \"NoScheduleX\"" },
+	{ "unknown toleration field",
+	  "gpuClasses:\n" GH200 "    tolerations:\n      - key: nvidia.com/gpu\n"
+	  "        tolerationSeconds: 30\n",
+	  "test.yaml:6: gpuClasses[0].tolerations[0]: unknown field \"tolerationSeconds\" "
+	  "(expected key, operator, value, effect)" },
+	{ "alias",
+	  "gpuClasses:\n  - name: &n gh200\n    resource: nvidia.com/gpu\n"
+	  "  - name: *n\n    resource: nvidia.com/gpu\n",
+	  "test.yaml:4: gpuClasses[1].name: anchors and aliases are not supported" },
+};
+
+static void test_parse_broken(void **state)
+{
+	for (size_t i = 0; i < sizeof(broken_cases) / sizeof(broken_cases[0]); i++) {
+		const struct broken_case *c = &broken_cases[i];
+		struct tj_config *config = (struct tj_config *)0x1;
+		char err[512] = "unset";
+		int r = tj_config_parse(c->yaml, strlen(c->yaml), "test.yaml", &config, err,
+		                        sizeof(err));
+		if (r != -EINVAL || strcmp(err, c->message) != 0)
+			fail_msg("case \"%s\": got %d \"%s\", want -EINVAL \"%s\"", c->what, r, err,
+			         c->message);
+		assert_ptr_equal(config, (struct tj_config *)0x1);
+	}
+}
+
+/* Repeats a class count times, for the limit tests. */
+static char *classes_yaml(int count, int tolerations, int labels)
+{
+	size_t cap = 256 + (size_t)count * 64 + (size_t)tolerations * 40 + (size_t)labels * 32;
+	char *s = malloc(cap);
+	assert_non_null(s);
+	size_t n = (size_t)snprintf(s, cap, "gpuClasses:\n");
+	for (int i = 0; i < count; i++)
+		n += (size_t)snprintf(s + n, cap - n, "  - name: c%d\n    resource: x.io/gpu\n", i);
+	if (tolerations) {
+		n += (size_t)snprintf(s + n, cap - n, "    tolerations:\n");
+		for (int i = 0; i < tolerations; i++)
+			n += (size_t)snprintf(s + n, cap - n, "      - operator: Exists\n");
+	}
+	if (labels) {
+		n += (size_t)snprintf(s + n, cap - n, "    nodeLabels:\n");
+		for (int i = 0; i < labels; i++)
+			n += (size_t)snprintf(s + n, cap - n, "      l%d: v\n", i);
+	}
+	return s;
+}
+
+static void assert_limit(char *yaml, int want, const char *message)
+{
+	struct tj_config *config = NULL;
+	char err[512] = "";
+	int r = tj_config_parse(yaml, strlen(yaml), "test.yaml", &config, err, sizeof(err));
+	assert_int_equal(r, want);
+	if (message)
+		assert_string_equal(err, message);
+	tj_config_free(config);
+	free(yaml);
+}
+
+static void test_parse_limits(void **state)
+{
+	assert_limit(classes_yaml(TJ_CONFIG_MAX_CLASSES, 0, 0), 0, NULL);
+	assert_limit(classes_yaml(TJ_CONFIG_MAX_CLASSES + 1, 0, 0), -EINVAL,
+	             "test.yaml:1: gpuClasses: has 65 classes, the limit is 64");
+	assert_limit(classes_yaml(1, TJ_CONFIG_MAX_TOLERATIONS, TJ_CONFIG_MAX_NODE_LABELS), 0,
+	             NULL);
+	assert_limit(classes_yaml(1, TJ_CONFIG_MAX_TOLERATIONS + 1, 0), -EINVAL,
+	             "test.yaml:4: gpuClasses[0].tolerations: has 17 tolerations, the limit is 16");
+	assert_limit(classes_yaml(1, 0, TJ_CONFIG_MAX_NODE_LABELS + 1), -EINVAL,
+	             "test.yaml:4: gpuClasses[0].nodeLabels: has 33 labels, the limit is 32");
+
+	size_t big = TJ_CONFIG_MAX_BYTES + 1;
+	char *yaml = malloc(big + 1);
+	assert_non_null(yaml);
+	memset(yaml, '#', big);
+	yaml[big] = '\0';
+	assert_limit(yaml, -E2BIG, "test.yaml:1: the file is 65537 bytes long, the limit is 65536");
+}
+
+/* Reloading: a temporary directory laid out as the kubelet lays out a ConfigMap volume
+ * (config.yaml -> ..data/config.yaml, ..data -> ..<version>), updated the way the kubelet
+ * updates it: a new version directory, then an atomic rename of a new ..data symlink. */
+struct reload_state {
+	char dir[64];
+	char path[128];
+	int version;
+	int calls;
+	int last_error;
+	char last_message[512];
+	const struct tj_config *last_config;
+	uv_timer_t guard;
+};
+
+static void write_version(struct reload_state *s, const char *yaml)
+{
+	char vdir[128], file[192], link_tmp[128], link[128], target[32];
+	s->version++;
+	snprintf(target, sizeof(target), "..v%d", s->version);
+	snprintf(vdir, sizeof(vdir), "%s/%s", s->dir, target);
+	assert_int_equal(mkdir(vdir, 0700), 0);
+	snprintf(file, sizeof(file), "%s/config.yaml", vdir);
+	FILE *f = fopen(file, "w");
+	assert_non_null(f);
+	assert_int_equal(fputs(yaml, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	snprintf(link_tmp, sizeof(link_tmp), "%s/..data_tmp", s->dir);
+	snprintf(link, sizeof(link), "%s/..data", s->dir);
+	assert_int_equal(symlink(target, link_tmp), 0);
+	assert_int_equal(rename(link_tmp, link), 0);
+}
+
+static void on_reload(const struct tj_config *config, int error, const char *message,
+                      void *userdata)
+{
+	struct reload_state *s = userdata;
+	s->calls++;
+	s->last_error = error;
+	s->last_config = config;
+	snprintf(s->last_message, sizeof(s->last_message), "%s", message ? message : "");
+}
+
+static void on_guard(uv_timer_t *timer)
+{
+	/* Only wakes the loop up, so that run_until can give up. */
+}
+
+/* Runs the loop until the callback has been called want times, or 3 s have passed. */
+static void run_until(uv_loop_t *loop, struct reload_state *s, int want)
+{
+	uint64_t deadline = uv_now(loop) + 3000;
+	while (s->calls < want && uv_now(loop) < deadline) {
+		uv_timer_start(&s->guard, on_guard, 50, 0);
+		uv_run(loop, UV_RUN_ONCE);
+	}
+	assert_int_equal(s->calls, want);
+}
+
+static void rm_tree(const char *dir)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_reload(void **state)
+{
+	uv_loop_t loop;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	struct reload_state s = { 0 };
+	snprintf(s.dir, sizeof(s.dir), "/tmp/tj-config-test-XXXXXX");
+	assert_non_null(mkdtemp(s.dir));
+	snprintf(s.path, sizeof(s.path), "%s/config.yaml", s.dir);
+	uv_timer_init(&loop, &s.guard);
+
+	write_version(&s, "gpuClasses:\n" GH200);
+	assert_int_equal(symlink("..data/config.yaml", s.path), 0);
+
+	struct tj_config_watch *w = NULL;
+	char err[512] = "";
+	int r = tj_config_watch_start(&loop, s.path, 10, on_reload, &s, &w, err, sizeof(err));
+	if (r != 0)
+		fail_msg("%d: %s", r, err);
+	const struct tj_config *first = tj_config_watch_config(w);
+	assert_int_equal(first->n_classes, 1);
+	assert_string_equal(first->classes[0].name, "gh200");
+
+	/* A new version: reported, and current. */
+	write_version(&s, "gpuClasses:\n" GH200 "  - name: h100\n    resource: nvidia.com/gpu\n");
+	run_until(&loop, &s, 1);
+	assert_int_equal(s.last_error, 0);
+	assert_string_equal(s.last_message, "");
+	assert_ptr_equal(s.last_config, tj_config_watch_config(w));
+	assert_int_equal(s.last_config->n_classes, 2);
+	assert_string_equal(s.last_config->classes[1].name, "h100");
+	const struct tj_config *second = s.last_config;
+
+	/* A broken version: reported with its line, and the previous config stays. */
+	write_version(&s, "gpuClasses:\n  - name: a100\n");
+	run_until(&loop, &s, 2);
+	assert_int_equal(s.last_error, -EINVAL);
+	char want[256];
+	snprintf(want, sizeof(want), "%s:2: gpuClasses[0]: missing required field \"resource\"",
+	         s.path);
+	assert_string_equal(s.last_message, want);
+	assert_ptr_equal(s.last_config, second);
+	assert_ptr_equal(tj_config_watch_config(w), second);
+
+	/* Unrelated changes in the directory are not reported again. */
+	char other[160];
+	snprintf(other, sizeof(other), "%s/unrelated", s.dir);
+	FILE *f = fopen(other, "w");
+	assert_non_null(f);
+	fclose(f);
+	uint64_t until = uv_now(&loop) + 100;
+	while (uv_now(&loop) < until) {
+		uv_timer_start(&s.guard, on_guard, 20, 0);
+		uv_run(&loop, UV_RUN_ONCE);
+	}
+	assert_int_equal(s.calls, 2);
+
+	/* Repaired: reported as a success. */
+	write_version(&s, "gpuClasses: []\n");
+	run_until(&loop, &s, 3);
+	assert_int_equal(s.last_error, 0);
+	assert_int_equal(tj_config_watch_config(w)->n_classes, 0);
+
+	/* The file gone: an error naming it, the config stays. */
+	assert_int_equal(unlink(s.path), 0);
+	run_until(&loop, &s, 4);
+	assert_int_equal(s.last_error, -ENOENT);
+	snprintf(want, sizeof(want), "%s: No such file or directory", s.path);
+	assert_string_equal(s.last_message, want);
+	assert_int_equal(tj_config_watch_config(w)->n_classes, 0);
+
+	tj_config_watch_stop(w);
+	uv_close((uv_handle_t *)&s.guard, NULL);
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	rm_tree(s.dir);
+}
+
+/* A broken file at start is rejected: no watch is made. */
+static void test_watch_start_broken(void **state)
+{
+	uv_loop_t loop;
+	assert_int_equal(uv_loop_init(&loop), 0);
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/tmp/tj-config-test-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	char path[128];
+	snprintf(path, sizeof(path), "%s/config.yaml", dir);
+
+	struct tj_config_watch *w = (struct tj_config_watch *)0x1;
+	char err[512] = "";
+	assert_int_equal(
+	        tj_config_watch_start(&loop, path, 10, on_reload, NULL, &w, err, sizeof(err)),
+	        -ENOENT);
+	assert_ptr_equal(w, (struct tj_config_watch *)0x1);
+
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("gpuClasses: {}\n", f);
+	fclose(f);
+	assert_int_equal(
+	        tj_config_watch_start(&loop, path, 10, on_reload, NULL, &w, err, sizeof(err)),
+	        -EINVAL);
+	char want[256];
+	snprintf(want, sizeof(want), "%s:1: gpuClasses: must be a sequence of GPU classes", path);
+	assert_string_equal(err, want);
+	assert_ptr_equal(w, (struct tj_config_watch *)0x1);
+
+	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(&loop), 0);
+	rm_tree(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shipped_config),     cmocka_unit_test(test_parse_full),
+		cmocka_unit_test(test_parse_empty_list),   cmocka_unit_test(test_parse_broken),
+		cmocka_unit_test(test_parse_limits),       cmocka_unit_test(test_reload),
+		cmocka_unit_test(test_watch_start_broken),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
