@@ -250,6 +250,10 @@ INVALID = [
      ["spec.activeDeadlineSeconds", "greater than or equal to 1"]),
     ("override without targetJobs", _set(["spec", "podTemplateOverrides"], [{"spec": {"nodeSelector": {"a": "b"}}}]),
      ["spec.podTemplateOverrides[0].targetJobs: Required value"]),
+    ("override sets the trainer's env", _set(["spec", "podTemplateOverrides"], [{
+        "targetJobs": [{"name": "node"}],
+        "spec": {"containers": [{"name": "node", "env": [{"name": "A", "value": "b"}]}]}}]),
+     ["spec.podTemplateOverrides[0].spec.containers", "set through spec.trainer.env"]),
     ("runtimePatches duplicate manager", _set(["spec", "runtimePatches"], [
         {"manager": "trainer.kubeflow.org/kubeflow-sdk"}, {"manager": "trainer.kubeflow.org/kubeflow-sdk"}]),
      ["spec.runtimePatches[1]: Duplicate value"]),
