@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from kube import REPO, apply, kubectl, kubectl_json
+from kube import REPO, apply, kubectl, kubectl_json, wait_for
 
 CRDS = os.path.join(REPO, "crds")
 RUNTIMES = os.path.join(CRDS, "runtimes")
@@ -29,7 +29,10 @@ def installed():
     installed: other suites need them)."""
     kubectl("apply", "-k", CRDS)
     kubectl("wait", "--for", "condition=Established", "--timeout=60s", *[f"crd/{n}" for n in CRD_NAMES])
-    kubectl("apply", "-k", RUNTIMES)
+    # The API server's discovery can lag a moment behind Established, and kubectl then says
+    # "no matches for kind": try again briefly.
+    wait_for("the shipped runtimes to apply",
+             lambda: kubectl("apply", "-k", RUNTIMES, check=False).returncode == 0, timeout=30)
 
 
 def trainjob(name="vit", **spec):
