@@ -260,6 +260,8 @@ INVALID = [
     ("runtimePatches duplicate manager", _set(["spec", "runtimePatches"], [
         {"manager": "trainer.kubeflow.org/kubeflow-sdk"}, {"manager": "trainer.kubeflow.org/kubeflow-sdk"}]),
      ["spec.runtimePatches[1]: Duplicate value"]),
+    ("dataset URI without a scheme", _set(["spec", "initializer"], {"dataset": {"storageUri": "tatsu-lab/alpaca"}}),
+     ["spec.initializer.dataset.storageUri", "should match"]),
     ("misspelt field", _set(["spec", "trainer", "gpus"], 4), ['unknown field "spec.trainer.gpus"']),
 ]
 
