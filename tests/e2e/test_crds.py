@@ -354,7 +354,7 @@ FAILURE_STATUS = {
     "reason": "NodeNotReady",
     "message": "node gh200-003 is NotReady; replacing all 2 workers (restart 2 of 3)",
     "restartCount": 2,
-    "lastFailure": {"rank": 1, "node": "gh200-003", "reason": "NodeNotReady", "exitCode": 137,
+    "lastFailure": {"rank": 1, "node": "gh200-003", "pod": "vit-node-0-1-a1", "reason": "NodeNotReady", "exitCode": 137,
                     "time": "2026-01-01T10:00:00Z"},
     "startTime": "2026-01-01T09:00:00Z",
     "observedGeneration": 1,
