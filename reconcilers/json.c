@@ -1,0 +1,188 @@
+#include "reconcilers/json.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const cJSON *tj_json_path(const cJSON *obj, const char *path)
+{
+	const char *p = path;
+
+	while (obj && *p) {
+		const char *dot = strchr(p, '.');
+		size_t len = dot ? (size_t)(dot - p) : strlen(p);
+		char key[128];
+		const cJSON *next = NULL;
+
+		if (!cJSON_IsObject(obj) || len >= sizeof(key))
+			return NULL;
+		memcpy(key, p, len);
+		key[len] = '\0';
+		next = cJSON_GetObjectItemCaseSensitive(obj, key);
+		obj = next;
+		p += len + (dot ? 1 : 0);
+	}
+	return obj;
+}
+
+const char *tj_json_string(const cJSON *obj, const char *path)
+{
+	const cJSON *item = tj_json_path(obj, path);
+
+	return cJSON_IsString(item) ? item->valuestring : NULL;
+}
+
+int tj_json_print(const cJSON *item, size_t max, char **ret)
+{
+	char *text = cJSON_PrintUnformatted(item);
+
+	if (!text)
+		return -ENOMEM;
+	if (strlen(text) > max) {
+		cJSON_free(text);
+		return -E2BIG;
+	}
+	*ret = text;
+	return 0;
+}
+
+int tj_json_parse(const char *text, cJSON **ret)
+{
+	cJSON *item = cJSON_Parse(text);
+
+	if (!item)
+		return -EINVAL;
+	*ret = item;
+	return 0;
+}
+
+int tj_json_set(cJSON *obj, const char *key, cJSON *item)
+{
+	if (!item)
+		return -ENOMEM;
+	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	if (!cJSON_AddItemToObject(obj, key, item)) {
+		cJSON_Delete(item);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int tj_json_set_string(cJSON *obj, const char *key, const char *value)
+{
+	return tj_json_set(obj, key, cJSON_CreateString(value));
+}
+
+static cJSON *json_member(cJSON *obj, const char *key, cJSON_bool (*is)(const cJSON *),
+                          cJSON *(*create)(void))
+{
+	cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (is(item))
+		return item;
+	item = create();
+	if (tj_json_set(obj, key, item) < 0)
+		return NULL;
+	return item;
+}
+
+cJSON *tj_json_object(cJSON *obj, const char *key)
+{
+	return json_member(obj, key, cJSON_IsObject, cJSON_CreateObject);
+}
+
+cJSON *tj_json_array(cJSON *obj, const char *key)
+{
+	return json_member(obj, key, cJSON_IsArray, cJSON_CreateArray);
+}
+
+cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value)
+{
+	cJSON *el;
+
+	cJSON_ArrayForEach(el, array)
+	{
+		const char *v = tj_json_string(el, key);
+
+		if (v && strcmp(v, value) == 0)
+			return el;
+	}
+	return NULL;
+}
+
+static int digits(const char **p, int n, int *ret)
+{
+	int v = 0;
+
+	for (int i = 0; i < n; i++) {
+		if ((*p)[i] < '0' || (*p)[i] > '9')
+			return -EINVAL;
+		v = v * 10 + ((*p)[i] - '0');
+	}
+	*p += n;
+	*ret = v;
+	return 0;
+}
+
+static int expect(const char **p, char c)
+{
+	if (**p != c && !(c == 'T' && **p == 't'))
+		return -EINVAL;
+	(*p)++;
+	return 0;
+}
+
+int tj_time_parse(const char *text, int64_t *ret)
+{
+	const char *p = text;
+	struct tm tm = { 0 };
+	int offset = 0, oh, om;
+	time_t t;
+
+	if (!p || digits(&p, 4, &tm.tm_year) < 0 || expect(&p, '-') < 0 ||
+	    digits(&p, 2, &tm.tm_mon) < 0 || expect(&p, '-') < 0 ||
+	    digits(&p, 2, &tm.tm_mday) < 0 || expect(&p, 'T') < 0 ||
+	    digits(&p, 2, &tm.tm_hour) < 0 || expect(&p, ':') < 0 ||
+	    digits(&p, 2, &tm.tm_min) < 0 || expect(&p, ':') < 0 || digits(&p, 2, &tm.tm_sec) < 0)
+		return -EINVAL;
+	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+	    tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60)
+		return -EINVAL;
+	if (*p == '.') {
+		p++;
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		int sign = *p == '-' ? -1 : 1;
+
+		p++;
+		if (digits(&p, 2, &oh) < 0 || expect(&p, ':') < 0 || digits(&p, 2, &om) < 0)
+			return -EINVAL;
+		offset = sign * (oh * 3600 + om * 60);
+	} else {
+		return -EINVAL;
+	}
+	if (*p)
+		return -EINVAL;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	t = timegm(&tm);
+	*ret = (int64_t)t - offset;
+	return 0;
+}
+
+void tj_time_format(int64_t t, char buf[static 21])
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	gmtime_r(&tt, &tm);
+	strftime(buf, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}

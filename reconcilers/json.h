@@ -1,0 +1,50 @@
+/* Small helpers over cJSON shared by the reconciler's projections and renderer: reading a
+ * field by a dotted path without a chain of NULL checks, compact serialization with a size
+ * limit, and the RFC 3339 timestamps of the Kubernetes API. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+/* The member at a dotted path ("spec.trainer.image"), or NULL if any step is missing or not
+ * an object. Keys are matched case-sensitively, as the API server does. */
+const cJSON *tj_json_path(const cJSON *obj, const char *path);
+
+/* The string at path, or NULL if absent or not a string. Borrowed from obj. */
+const char *tj_json_string(const cJSON *obj, const char *path);
+
+/* Compact serialization of item into a new string; -E2BIG beyond max bytes, -ENOMEM. */
+int tj_json_print(const cJSON *item, size_t max, char **ret);
+
+/* Parses a compact JSON string produced by tj_json_print; -EINVAL if it does not parse. */
+int tj_json_parse(const char *text, cJSON **ret);
+
+/* Adds or replaces key in obj, taking ownership of item (freed on failure). -ENOMEM. */
+int tj_json_set(cJSON *obj, const char *key, cJSON *item);
+
+/* Sets key to a string value, replacing any earlier value. -ENOMEM. */
+int tj_json_set_string(cJSON *obj, const char *key, const char *value);
+
+/* The object at key of obj, created empty if absent or not an object. NULL on -ENOMEM. */
+cJSON *tj_json_object(cJSON *obj, const char *key);
+
+/* The array at key of obj, created empty if absent or not an array. NULL on -ENOMEM. */
+cJSON *tj_json_array(cJSON *obj, const char *key);
+
+/* The element of array whose member key is the string value ("name": "node"), or NULL. */
+cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value);
+
+/* a if it is set, else b: for defaults of optional strings. */
+static inline const char *tj_or(const char *a, const char *b)
+{
+	return a ? a : b;
+}
+
+/* Parses "2026-01-02T03:04:05Z" (an optional fraction and a numeric offset are accepted)
+ * into unix seconds. -EINVAL if it is not such a timestamp. */
+int tj_time_parse(const char *text, int64_t *ret);
+
+/* Formats unix seconds as "2026-01-02T03:04:05Z" into buf (at least 21 bytes). */
+void tj_time_format(int64_t t, char buf[static 21]);

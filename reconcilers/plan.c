@@ -1,0 +1,711 @@
+#include "reconcilers/plan.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reconcilers/json.h"
+#include "reconcilers/render.h"
+
+/* Where an action goes when the plan is finished: mutations (creates and deletes), the
+ * status patch and events are ordered by the plan's kind of decision (see plan.h). */
+enum slot {
+	SLOT_MUTATION,
+	SLOT_STATUS,
+	SLOT_EVENT,
+};
+
+struct planner {
+	const struct tj_plan_input *in;
+	const struct tj_trainjob *job;
+	struct tj_trainjob_status st; /* the status being computed */
+	struct tj_action *actions;    /* owned until moved into the plan */
+	enum slot *slots;             /* owned; parallel to actions */
+	size_t n, cap;
+	bool oom;
+	bool status_first; /* the plan decided a restart or a failure */
+	bool stale;        /* the cached TrainJob is older than its pods: no actions */
+	int64_t requeue_after;
+	/* The job's own pods and, per rank, the pod of the current attempt. */
+	const struct tj_pod **owned; /* owned array (of borrowed pods) */
+	bool *deleted;               /* owned; parallel to owned: a delete is planned */
+	size_t n_owned;
+	const struct tj_pod **current; /* owned array of num_nodes */
+	bool *blocked;                 /* owned; the rank still has a pod of another attempt */
+	int num_nodes;
+};
+
+static const char *const action_names[] = {
+	[TJ_ACTION_CREATE_SERVICE] = "CreateService",
+	[TJ_ACTION_CREATE_POD] = "CreatePod",
+	[TJ_ACTION_DELETE_POD] = "DeletePod",
+	[TJ_ACTION_PATCH_STATUS] = "PatchStatus",
+	[TJ_ACTION_EVENT] = "Event",
+};
+
+const char *tj_action_kind_name(enum tj_action_kind kind)
+{
+	return action_names[kind];
+}
+
+static struct tj_action *push(struct planner *p, enum tj_action_kind kind, enum slot slot)
+{
+	struct tj_action *a;
+
+	if (p->oom)
+		return NULL;
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 8;
+		struct tj_action *actions = realloc(p->actions, cap * sizeof(*actions));
+		enum slot *slots;
+
+		if (!actions) {
+			p->oom = true;
+			return NULL;
+		}
+		p->actions = actions;
+		slots = realloc(p->slots, cap * sizeof(*slots));
+		if (!slots) {
+			p->oom = true;
+			return NULL;
+		}
+		p->slots = slots;
+		p->cap = cap;
+	}
+	a = &p->actions[p->n];
+	memset(a, 0, sizeof(*a));
+	a->kind = kind;
+	a->grace_seconds = -1;
+	p->slots[p->n++] = slot;
+	return a;
+}
+
+static void event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static void event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
+{
+	struct tj_action *a = push(p, TJ_ACTION_EVENT, SLOT_EVENT);
+	va_list ap;
+
+	if (!a)
+		return;
+	a->warning = warning;
+	snprintf(a->reason, sizeof(a->reason), "%s", reason);
+	va_start(ap, fmt);
+	vsnprintf(a->message, sizeof(a->message), fmt, ap);
+	va_end(ap);
+}
+
+static bool is_deleting(const struct tj_pod *pod)
+{
+	return pod->deletion_time != 0;
+}
+
+static bool is_finished(const struct tj_pod *pod)
+{
+	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
+}
+
+static void delete_pod(struct planner *p, const struct tj_pod *pod)
+{
+	struct tj_action *a;
+	size_t i;
+
+	for (i = 0; i < p->n_owned && p->owned[i] != pod; i++)
+		;
+	if (is_deleting(pod) || i == p->n_owned || p->deleted[i])
+		return;
+	p->deleted[i] = true;
+	a = push(p, TJ_ACTION_DELETE_POD, SLOT_MUTATION);
+	if (!a)
+		return;
+	snprintf(a->name, sizeof(a->name), "%s", pod->name);
+	snprintf(a->uid, sizeof(a->uid), "%s", pod->uid ? pod->uid : "");
+}
+
+/* Deletes the pods that still run or wait: a failed or suspended job releases its GPUs.
+ * Finished pods stay for their logs. */
+static void delete_live_pods(struct planner *p)
+{
+	for (size_t i = 0; i < p->n_owned; i++)
+		if (!is_finished(p->owned[i]))
+			delete_pod(p, p->owned[i]);
+}
+
+static void copy(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+static void set_condition(struct planner *p, enum tj_condition_type type, const char *reason,
+                          const char *message)
+{
+	struct tj_trainjob_status *st = &p->st;
+	struct tj_condition *c = (struct tj_condition *)tj_status_condition(st, type);
+
+	if (!c) {
+		c = &st->conditions[st->n_conditions++];
+		c->type = type;
+		c->status = false;
+	}
+	/* lastTransitionTime changes only when the status flips (metav1.Condition). */
+	if (!c->status)
+		c->last_transition_time = p->in->now;
+	c->status = true;
+	copy(c->reason, sizeof(c->reason), reason);
+	copy(c->message, sizeof(c->message), message);
+}
+
+static void remove_condition(struct tj_trainjob_status *st, enum tj_condition_type type)
+{
+	for (size_t i = 0; i < st->n_conditions; i++)
+		if (st->conditions[i].type == type) {
+			memmove(&st->conditions[i], &st->conditions[i + 1],
+			        (st->n_conditions - i - 1) * sizeof(st->conditions[0]));
+			st->n_conditions--;
+			return;
+		}
+}
+
+static void set_state(struct planner *p, enum tj_state state, const char *reason, const char *fmt,
+                      ...) __attribute__((format(printf, 4, 5)));
+
+static void set_state(struct planner *p, enum tj_state state, const char *reason, const char *fmt,
+                      ...)
+{
+	va_list ap;
+
+	p->st.state = state;
+	copy(p->st.reason, sizeof(p->st.reason), reason);
+	va_start(ap, fmt);
+	vsnprintf(p->st.message, sizeof(p->st.message), fmt, ap);
+	va_end(ap);
+}
+
+static bool state_changed(const struct planner *p)
+{
+	return p->st.state != p->job->status.state ||
+	       strcmp(p->st.reason, p->job->status.reason) != 0;
+}
+
+/* Fails the job: the decision is recorded before the live pods are deleted. */
+static void fail(struct planner *p, const char *reason, const char *message)
+{
+	set_state(p, TJ_STATE_FAILED, reason, "%s", message);
+	set_condition(p, TJ_CONDITION_FAILED, reason, message);
+	if (!p->st.completion_time)
+		p->st.completion_time = p->in->now;
+	p->status_first = true;
+	delete_live_pods(p);
+	event(p, true, "Failed", "%s: %s", reason, message);
+}
+
+/* Collects the job's own pods, and per rank the pod of the current attempt: with policy
+ * Gang the attempt is restartCount; with Worker each rank's newest pod. Pods of another
+ * attempt, or of a rank the job does not have, are deleted, and block their rank until
+ * they are gone. */
+static int collect_pods(struct planner *p, bool gang)
+{
+	const struct tj_plan_input *in = p->in;
+	int attempt = p->st.restart_count;
+
+	int newest = -1;
+
+	p->owned = calloc(in->n_pods + 1, sizeof(*p->owned));
+	p->deleted = calloc(in->n_pods + 1, sizeof(*p->deleted));
+	p->current = calloc((size_t)p->num_nodes + 1, sizeof(*p->current));
+	p->blocked = calloc((size_t)p->num_nodes + 1, sizeof(*p->blocked));
+	if (!p->owned || !p->deleted || !p->current || !p->blocked)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_pods; i++) {
+		const struct tj_pod *pod = in->pods[i];
+
+		if (!pod->owner_uid || strcmp(pod->owner_uid, p->job->uid) != 0)
+			continue;
+		p->owned[p->n_owned++] = pod;
+		if (pod->attempt > newest)
+			newest = pod->attempt;
+	}
+	/* Pods are created only after the status with their attempt was written, so a newer
+	 * pod means the cached TrainJob is behind: plan nothing until it catches up. */
+	if (newest > attempt)
+		return -EAGAIN;
+	for (size_t i = 0; i < p->n_owned; i++) {
+		const struct tj_pod *pod = p->owned[i];
+		int r = pod->rank;
+
+		if (r < 0 || r >= p->num_nodes || pod->attempt < 0)
+			continue;
+		if (gang ? pod->attempt == attempt
+		         : !p->current[r] || pod->attempt > p->current[r]->attempt)
+			p->current[r] = pod;
+	}
+	for (size_t i = 0; i < p->n_owned; i++) {
+		const struct tj_pod *pod = p->owned[i];
+		int r = pod->rank;
+
+		if (r >= 0 && r < p->num_nodes && pod == p->current[r])
+			continue;
+		if (r >= 0 && r < p->num_nodes)
+			p->blocked[r] = true;
+		delete_pod(p, pod);
+	}
+	return 0;
+}
+
+static void count_pods(struct planner *p, bool suspended)
+{
+	struct tj_jobs_status *j = &p->st.jobs;
+
+	memset(j, 0, sizeof(*j));
+	p->st.has_jobs_status = true;
+	for (int r = 0; r < p->num_nodes; r++) {
+		const struct tj_pod *pod = p->current ? p->current[r] : NULL;
+
+		if (!pod)
+			continue;
+		if (pod->phase == TJ_POD_SUCCEEDED)
+			j->succeeded++;
+		else if (pod->phase == TJ_POD_FAILED)
+			j->failed++;
+		else
+			j->active++;
+		if (pod->phase == TJ_POD_RUNNING && pod->ready)
+			j->ready++;
+	}
+	j->suspended = suspended ? p->num_nodes : 0;
+}
+
+/* The first failed worker of the current attempt, or NULL. A pod that is being deleted
+ * and failed is ours (a replaced or suspended attempt), not a new failure, unless it was
+ * disrupted (evicted, preempted) under a Gang, whose attempt number tells repeats apart.
+ * Under Worker, the pod already recorded as the last failure is not counted twice. */
+static const struct tj_pod *find_failure(const struct planner *p, bool gang)
+{
+	for (int r = 0; r < p->num_nodes; r++) {
+		const struct tj_pod *pod = p->current[r];
+
+		if (!pod || pod->phase == TJ_POD_SUCCEEDED)
+			continue;
+		if (!gang && strcmp(pod->name, p->job->status.last_failure.pod) == 0)
+			continue;
+		if (pod->phase == TJ_POD_FAILED && !is_deleting(pod))
+			return pod;
+		if (gang && pod->disruption_reason)
+			return pod;
+	}
+	return NULL;
+}
+
+static void describe_failure(const struct tj_pod *pod, struct tj_failure *f, int64_t now)
+{
+	const char *reason = tj_or(pod->disruption_reason,
+	                           tj_or(pod->exit_reason, tj_or(pod->reason, "Failed")));
+
+	f->rank = pod->rank;
+	copy(f->node, sizeof(f->node), pod->node_name);
+	copy(f->pod, sizeof(f->pod), pod->name);
+	copy(f->reason, sizeof(f->reason), reason);
+	f->exit_code = pod->terminated ? pod->exit_code : -1;
+	f->time = now;
+}
+
+static void failure_text(const struct tj_failure *f, char *buf, size_t size)
+{
+	char code[32] = "";
+
+	if (f->exit_code >= 0)
+		snprintf(code, sizeof(code), "exit code %d, ", f->exit_code);
+	snprintf(buf, size, "rank %d on node %s failed (%s%s)", f->rank,
+	         *f->node ? f->node : "(none)", code, f->reason);
+}
+
+static void restart(struct planner *p, const struct tj_pod *failed, bool gang, int max_restarts)
+{
+	struct tj_failure f;
+	char what[TJ_MESSAGE_MAX / 2], msg[TJ_MESSAGE_MAX];
+
+	describe_failure(failed, &f, p->in->now);
+	failure_text(&f, what, sizeof(what));
+	p->st.last_failure = f;
+	p->status_first = true;
+	if (p->st.restart_count >= max_restarts) {
+		snprintf(msg, sizeof(msg), "%s; the restart budget of %d is spent", what,
+		         max_restarts);
+		fail(p, "ReachedMaxRestarts", msg);
+		return;
+	}
+	p->st.restart_count++;
+	if (gang) {
+		for (int r = 0; r < p->num_nodes; r++)
+			if (p->current[r])
+				delete_pod(p, p->current[r]);
+	} else {
+		delete_pod(p, failed);
+	}
+	set_state(p, TJ_STATE_RESTARTING, "WorkerFailed", "%s; replacing %s (restart %d of %d)",
+	          what, gang ? "all workers" : "that worker", p->st.restart_count, max_restarts);
+	event(p, true, "Restarting", "%s", p->st.message);
+}
+
+static void create_pods(struct planner *p, const struct tj_render *render)
+{
+	int created = 0;
+
+	for (int r = 0; r < p->num_nodes; r++) {
+		struct tj_action *a;
+
+		if (p->current[r] || p->blocked[r])
+			continue;
+		a = push(p, TJ_ACTION_CREATE_POD, SLOT_MUTATION);
+		if (!a)
+			return;
+		tj_render_pod_name(p->job->name, r, p->st.restart_count, a->name);
+		if (tj_render_pod(render, r, p->st.restart_count, &a->object) < 0) {
+			p->oom = true;
+			return;
+		}
+		created++;
+	}
+	if (created == 0)
+		return;
+	/* The Service is posted with every batch of pods: there is no Service cache, and a
+	 * repeated create costs one AlreadyExists. */
+	{
+		struct tj_action *a = push(p, TJ_ACTION_CREATE_SERVICE, SLOT_MUTATION);
+
+		if (!a)
+			return;
+		copy(a->name, sizeof(a->name), p->job->name);
+		if (tj_render_service(p->job, &a->object) < 0)
+			p->oom = true;
+	}
+	if (!p->st.start_time) {
+		p->st.start_time = p->in->now;
+		event(p, false, "Created", "creating %d pods from %s %s", p->num_nodes,
+		      tj_runtime_kind_name(p->in->runtime->kind), p->in->runtime->name);
+	}
+}
+
+/* Running, Pending, Restarting or Complete, from the pods of the current attempt. */
+static void progress(struct planner *p)
+{
+	const struct tj_pod *unschedulable = NULL;
+	int running = 0, succeeded = 0, n = p->num_nodes;
+	bool restarting = p->job->status.state == TJ_STATE_RESTARTING && p->st.restart_count > 0;
+
+	for (int r = 0; r < n; r++) {
+		const struct tj_pod *pod = p->current[r];
+
+		if (!pod || is_deleting(pod))
+			continue;
+		if (pod->phase == TJ_POD_SUCCEEDED)
+			succeeded++;
+		else if (pod->phase == TJ_POD_RUNNING)
+			running++;
+		else if (pod->unschedulable && !unschedulable)
+			unschedulable = pod;
+	}
+	if (succeeded == n) {
+		set_state(p, TJ_STATE_COMPLETE, "AllPodsSucceeded", "all %d pods succeeded", n);
+		set_condition(p, TJ_CONDITION_COMPLETE, "AllPodsSucceeded", p->st.message);
+		if (!p->st.completion_time)
+			p->st.completion_time = p->in->now;
+		event(p, false, "Completed", "%s", p->st.message);
+		return;
+	}
+	if (running + succeeded == n) {
+		set_state(p, TJ_STATE_RUNNING, "AllPodsRunning", "%d of %d pods running", running,
+		          n);
+		if (state_changed(p))
+			event(p, false, "Running", "%s", p->st.message);
+		return;
+	}
+	if (unschedulable) {
+		set_state(
+		        p, restarting ? TJ_STATE_RESTARTING : TJ_STATE_PENDING, "Unschedulable",
+		        "rank %d: %s", unschedulable->rank,
+		        tj_or(unschedulable->unschedulable_message, "the pod cannot be scheduled"));
+		if (state_changed(p))
+			event(p, true, "Unschedulable", "%s", p->st.message);
+		return;
+	}
+	if (restarting) {
+		/* Keep the reason of the restart in view until every pod runs again. */
+		if (strcmp(p->job->status.reason, "Unschedulable") != 0) {
+			copy(p->st.reason, sizeof(p->st.reason), p->job->status.reason);
+			copy(p->st.message, sizeof(p->st.message), p->job->status.message);
+		} else {
+			set_state(p, TJ_STATE_RESTARTING, "PodsStarting", "%d of %d pods running",
+			          running, n);
+		}
+		p->st.state = TJ_STATE_RESTARTING;
+		return;
+	}
+	set_state(p, TJ_STATE_PENDING, "PodsStarting", "%d of %d pods running", running, n);
+}
+
+static int max_restarts_of(const struct tj_trainjob *job, const struct tj_runtime *rt,
+                           struct tj_problem *why)
+{
+	const char *v = job->max_restarts;
+	char *end;
+	long n;
+
+	if (v) /* checked by tj_trainjob_validate */
+		return atoi(v);
+	if (!rt->max_restarts)
+		return TJ_DEFAULT_MAX_RESTARTS;
+	n = strtol(rt->max_restarts, &end, 10);
+	if (!*rt->max_restarts || *end || n < 0 || n > 1000)
+		return tj_problem_set(why, "InvalidRuntime",
+		                      "%s %s: %s '%s' is not an integer between 0 and 1000",
+		                      tj_runtime_kind_name(rt->kind), rt->name,
+		                      TJ_ANNOTATION_MAX_RESTARTS, rt->max_restarts);
+	return (int)n;
+}
+
+static int gang_policy_of(const struct tj_trainjob *job, const struct tj_runtime *rt,
+                          struct tj_problem *why)
+{
+	const char *v = tj_or(job->restart_policy, tj_or(rt->restart_policy, "Gang"));
+
+	if (strcmp(v, "Gang") == 0)
+		return 1;
+	if (strcmp(v, "Worker") == 0)
+		return 0;
+	return tj_problem_set(why, "InvalidRuntime", "%s %s: %s '%s' is not Gang or Worker",
+	                      tj_runtime_kind_name(rt->kind), rt->name,
+	                      TJ_ANNOTATION_RESTART_POLICY, v);
+}
+
+/* The body of the status patch: the whole status we own, conditional on the version the
+ * plan was made from. */
+static int status_patch(struct planner *p)
+{
+	struct tj_action *a;
+	cJSON *body, *status;
+
+	if (tj_status_equal(&p->st, &p->job->status))
+		return 0;
+	a = push(p, TJ_ACTION_PATCH_STATUS, SLOT_STATUS);
+	if (!a)
+		return -ENOMEM;
+	copy(a->name, sizeof(a->name), p->job->name);
+	body = cJSON_CreateObject();
+	status = tj_status_to_json(&p->st);
+	a->object = body;
+	if (!body || !status || tj_json_set(body, "status", status) < 0 ||
+	    tj_json_set_string(tj_json_object(body, "metadata"), "resourceVersion",
+	                       p->job->resource_version) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Runs the rules of plan.h in order; each returns after the first that decides. */
+static int decide(struct planner *p)
+{
+	const struct tj_plan_input *in = p->in;
+	const struct tj_trainjob *job = p->job;
+	const struct tj_gpu_class *cls = NULL;
+	const struct tj_pod *failed;
+	struct tj_render *render = NULL;
+	struct tj_problem why;
+	const char *excluded[1];
+	int max_restarts, gang, r;
+	bool was_suspended;
+
+	p->num_nodes = job->num_nodes > 0 ? job->num_nodes
+	               : in->runtime      ? in->runtime->num_nodes
+	                                  : 1;
+	gang = in->runtime ? gang_policy_of(job, in->runtime, &why) : 1;
+	r = collect_pods(p, gang != 0);
+	if (r == -EAGAIN) {
+		p->stale = true;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (tj_status_condition(&job->status, TJ_CONDITION_COMPLETE) ||
+	    tj_status_condition(&job->status, TJ_CONDITION_FAILED)) {
+		if (tj_status_condition(&job->status, TJ_CONDITION_FAILED))
+			delete_live_pods(p);
+		return 0;
+	}
+	if (tj_trainjob_validate(job, &why) < 0) {
+		fail(p, why.reason, why.message);
+		return 0;
+	}
+	if (!in->runtime) {
+		const struct tj_problem *rp = in->runtime_problem;
+
+		set_state(p, TJ_STATE_PENDING, rp ? rp->reason : "RuntimeNotFound", "%s",
+		          rp ? rp->message : "the runtime was not found");
+		if (state_changed(p) || strcmp(p->st.message, job->status.message) != 0)
+			event(p, true, p->st.reason, "%s", p->st.message);
+		return 0;
+	}
+	if (gang < 0) {
+		fail(p, why.reason, why.message);
+		return 0;
+	}
+	max_restarts = max_restarts_of(job, in->runtime, &why);
+	if (max_restarts < 0 || tj_runtime_gpu_class(in->runtime, in->config, &cls, &why) < 0) {
+		fail(p, why.reason, why.message);
+		return 0;
+	}
+	excluded[0] = job->status.last_failure.node;
+	r = tj_render_prepare(&(struct tj_render_input){ .job = job,
+	                                                 .runtime = in->runtime,
+	                                                 .gpu_class = cls,
+	                                                 .excluded_nodes = excluded,
+	                                                 .n_excluded_nodes = *excluded[0] ? 1 : 0 },
+	                      &render, &why);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		fail(p, why.reason, why.message);
+		return 0;
+	}
+
+	was_suspended = tj_status_condition(&job->status, TJ_CONDITION_SUSPENDED) != NULL;
+	if (job->suspend) {
+		delete_live_pods(p);
+		set_state(p, TJ_STATE_SUSPENDED, "Suspended", "TrainJob is suspended");
+		set_condition(p, TJ_CONDITION_SUSPENDED, "Suspended", "TrainJob is suspended");
+		if (!was_suspended)
+			event(p, false, "Suspended", "TrainJob is suspended; its pods are deleted");
+		goto out;
+	}
+	if (was_suspended) {
+		remove_condition(&p->st, TJ_CONDITION_SUSPENDED);
+		/* As batch/v1 Job: the activeDeadlineSeconds clock starts again on resume. */
+		p->st.start_time = 0;
+		event(p, false, "Resumed", "TrainJob is resumed");
+	}
+	if (job->active_deadline_seconds && p->st.start_time) {
+		int64_t end = p->st.start_time + job->active_deadline_seconds;
+		char msg[TJ_MESSAGE_MAX];
+
+		if (in->now >= end) {
+			snprintf(msg, sizeof(msg),
+			         "the job ran longer than spec.activeDeadlineSeconds (%lld s)",
+			         (long long)job->active_deadline_seconds);
+			fail(p, "DeadlineExceeded", msg);
+			goto out;
+		}
+		p->requeue_after = end - in->now;
+	}
+	failed = find_failure(p, gang);
+	if (failed) {
+		restart(p, failed, gang, max_restarts);
+		goto out;
+	}
+	create_pods(p, render);
+	if (job->active_deadline_seconds && !p->requeue_after && p->st.start_time)
+		p->requeue_after = job->active_deadline_seconds;
+	progress(p);
+out:
+	tj_render_free(render);
+	return p->oom ? -ENOMEM : 0;
+}
+
+/* Moves the actions into the plan in stage order. */
+static int finish(struct planner *p, struct tj_plan *plan)
+{
+	enum slot order[3] = { SLOT_MUTATION, SLOT_STATUS, SLOT_EVENT };
+	int stage_of[3];
+	bool present[3] = { false, false, false };
+	size_t k = 0;
+	int stage = 0;
+
+	if (p->status_first) {
+		order[0] = SLOT_STATUS;
+		order[1] = SLOT_MUTATION;
+	}
+	for (size_t i = 0; i < p->n; i++)
+		present[p->slots[i]] = true;
+	/* Events go with the last stage; a stage holds mutations or the status patch. */
+	for (int o = 0; o < 2; o++) {
+		stage_of[order[o]] = stage;
+		if (present[order[o]])
+			stage++;
+	}
+	stage_of[SLOT_EVENT] = stage > 0 ? stage - 1 : 0;
+	plan->n_stages = stage > 0 ? stage : present[SLOT_EVENT] ? 1 : 0;
+	plan->actions = calloc(p->n + 1, sizeof(*plan->actions));
+	if (!plan->actions)
+		return -ENOMEM;
+	for (int o = 0; o < 3; o++)
+		for (size_t i = 0; i < p->n; i++)
+			if (p->slots[i] == order[o]) {
+				plan->actions[k] = p->actions[i];
+				plan->actions[k].stage = stage_of[order[o]];
+				p->actions[i].object = NULL;
+				k++;
+			}
+	plan->n_actions = k;
+	plan->requeue_after = p->requeue_after;
+	plan->status = p->st;
+	return 0;
+}
+
+struct tj_plan *tj_plan_free(struct tj_plan *plan)
+{
+	if (!plan)
+		return NULL;
+	for (size_t i = 0; i < plan->n_actions; i++)
+		cJSON_Delete(plan->actions[i].object);
+	free(plan->actions);
+	free(plan);
+	return NULL;
+}
+
+int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret)
+{
+	struct planner p = { .in = in, .job = in->job, .st = in->job->status };
+	struct tj_plan *plan = calloc(1, sizeof(*plan));
+	int r = -ENOMEM;
+
+	if (!plan)
+		return -ENOMEM;
+	if (in->job->deletion_time || !tj_trainjob_is_ours(in->job)) {
+		plan->status = in->job->status;
+		*ret = plan;
+		return 0;
+	}
+	p.st.observed_generation = in->job->generation;
+	r = decide(&p);
+	if (r < 0)
+		goto out;
+	if (p.stale) {
+		plan->status = in->job->status;
+		plan->requeue_after = 1;
+		goto out;
+	}
+	count_pods(&p, p.st.state == TJ_STATE_SUSPENDED);
+	r = status_patch(&p);
+	if (r < 0 || p.oom) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = finish(&p, plan);
+out:
+	for (size_t i = 0; i < p.n; i++)
+		cJSON_Delete(p.actions[i].object);
+	free(p.actions);
+	free(p.slots);
+	free(p.owned);
+	free(p.deleted);
+	free(p.current);
+	free(p.blocked);
+	if (r < 0) {
+		tj_plan_free(plan);
+		return r;
+	}
+	*ret = plan;
+	return 0;
+}

@@ -1,0 +1,121 @@
+/* TrainJob planning: the pure core of the reconciler. Given a TrainJob, its resolved runtime,
+ * the GPU-class config, the job's pods, node health and the time, it computes the actions
+ * that move the cluster toward what the TrainJob asks for: create the Service and pods,
+ * delete pods, patch the status, emit events, look again later. No I/O, no clock reads.
+ *
+ * The rules (DESIGN.md section 4, "Status" and "Failures"):
+ * - A job being deleted, or whose spec.managedBy names another controller, gets no actions.
+ * - A Complete or Failed job is final: its pods stay for their logs (pods still running
+ *   when it failed are deleted); only its jobsStatus and observedGeneration follow.
+ * - An invalid spec, a runtime without a `node` job, or an unknown GPU class: Failed with
+ *   the reason, and a Warning event. A missing runtime: Pending with reason RuntimeNotFound
+ *   and an event, no pods; the job starts when the runtime appears.
+ * - suspend: live pods deleted, state Suspended, condition Suspended=True. Resume removes the
+ *   condition (never Suspended=False, which pins Kubeflow's SDK at Created) and restarts the
+ *   activeDeadlineSeconds clock (status.startTime), as batch/v1 Job does.
+ * - activeDeadlineSeconds past status.startTime: Failed with reason DeadlineExceeded.
+ * - One pod per rank, named by rank and attempt (render.h). The attempt of new pods is
+ *   status.restartCount. A rank gets a new pod only when no other pod of that rank exists
+ *   any more, even a terminating one, so that the SDK and DNS never see two pods of a rank.
+ * - A failed worker (pod phase Failed, or a pod disrupted by eviction or preemption) of the
+ *   current attempt triggers a restart: restartCount+1 and lastFailure recorded first, then
+ *   the pods replaced (policy Gang, the default: every worker; Worker: only the failed
+ *   rank), the failed node excluded from the new pods' placement. With the budget spent
+ *   (trainjob.flame.dev/max-restarts on the TrainJob, else on the runtime, else 3) the job is
+ *   Failed with reason ReachedMaxRestarts, naming rank, node and exit code.
+ * - state: Pending until every rank's pod runs (an Unschedulable pod's scheduler message in
+ *   status.message), Running, Restarting from a restart until every pod runs again, Complete
+ *   (condition Complete=True) when every rank's pod succeeded, Failed (condition Failed=True).
+ *
+ * Actions come in stages: the actions of one stage are independent and may run
+ * concurrently; stage n+1 starts only after every action of stage n succeeded. When a plan
+ * decides something that must not be forgotten (a restart, a failure), the status patch is
+ * alone in stage 0, so that a crash cannot lose the restart count. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "controller/config.h"
+#include "informers/node.h"
+#include "informers/pod.h"
+#include "reconcilers/runtime.h"
+#include "reconcilers/trainjob.h"
+
+#define TJ_DEFAULT_MAX_RESTARTS 3
+
+enum tj_action_kind {
+	/* POST object (a Service) to /api/v1/namespaces/NS/services; AlreadyExists is success. */
+	TJ_ACTION_CREATE_SERVICE,
+	/* POST object (a Pod) to /api/v1/namespaces/NS/pods; AlreadyExists is success (the pod
+	 * is adopted: its name is deterministic). */
+	TJ_ACTION_CREATE_POD,
+	/* DELETE pod name with preconditions.uid = uid; NotFound and a failed uid precondition
+	 * (409 Conflict) are success. grace_seconds -1 means the pod's own grace period. */
+	TJ_ACTION_DELETE_POD,
+	/* PATCH object to the TrainJob's status subresource as application/merge-patch+json.
+	 * The body carries metadata.resourceVersion, so a plan made from a stale cache gets 409
+	 * Conflict and is retried; after success the executor should store the returned object
+	 * in the cache, so that the next plan sees the new restartCount at once. */
+	TJ_ACTION_PATCH_STATUS,
+	/* Record a core/v1 Event on the TrainJob (through the aggregation of events.h). */
+	TJ_ACTION_EVENT,
+};
+
+struct tj_action {
+	enum tj_action_kind kind;
+	int stage;
+	char name[TJ_NAME_MAX]; /* CREATE_*: the object's name; DELETE_POD: the pod */
+	char uid[64];           /* DELETE_POD: the pod's uid, the delete's precondition */
+	int grace_seconds;      /* DELETE_POD: -1 = the pod's default; 0 = force */
+	cJSON *object;          /* owned; CREATE_*: the object; PATCH_STATUS: the patch body */
+	/* EVENT */
+	bool warning; /* type Warning, else Normal */
+	char reason[TJ_REASON_MAX];
+	char message[TJ_MESSAGE_MAX];
+};
+
+struct tj_plan {
+	struct tj_action *actions; /* owned array of n_actions, in stage order */
+	size_t n_actions;
+	int n_stages;
+	/* Plan again after this many seconds even if nothing changes (an activeDeadlineSeconds
+	 * that will pass); 0 for none. */
+	int64_t requeue_after;
+	/* The status this plan arrives at (what the status patch writes, or the current status
+	 * when there is no patch), for logs and metrics. */
+	struct tj_trainjob_status status;
+};
+
+/* Finds a node in the Node cache; NULL if there is no such node. */
+typedef const struct tj_node *(*tj_node_lookup_fn)(void *ctx, const char *name);
+
+struct tj_plan_input {
+	const struct tj_trainjob *job;
+	/* The resolved runtime (tj_runtime_resolve), or NULL with runtime_problem saying why. */
+	const struct tj_runtime *runtime;
+	const struct tj_problem *runtime_problem;
+	const struct tj_config *config; /* GPU classes; NULL = none */
+	/* The pods labelled trainer.kubeflow.org/trainjob-name=<job>; those whose controller
+	 * owner is not this job (a namesake's leftovers) are ignored. */
+	const struct tj_pod *const *pods;
+	size_t n_pods;
+	/* The Node cache, for node health; may be NULL. The basic planner reads pod state
+	 * only; the node-health rules (NotReady, taints, grace periods) will use it. */
+	tj_node_lookup_fn node_lookup;
+	void *node_ctx;
+	int64_t now; /* unix seconds */
+};
+
+/* Computes the plan. Returns 0, or -ENOMEM; a job that cannot run is not an error but a
+ * plan that fails it. */
+int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret);
+
+/* Accepts NULL; returns NULL. */
+struct tj_plan *tj_plan_free(struct tj_plan *plan);
+
+/* "CreateService", "CreatePod", "DeletePod", "PatchStatus", "Event". */
+const char *tj_action_kind_name(enum tj_action_kind kind);

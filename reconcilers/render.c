@@ -1,0 +1,882 @@
+#include "reconcilers/render.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "informers/pod.h"
+#include "reconcilers/json.h"
+
+struct tj_render {
+	cJSON *pod;     /* owned; the base pod, without the per-rank fields */
+	char *job_name; /* owned */
+	int num_nodes;
+	int procs;
+};
+
+static const char *const reserved_env[] = {
+	"PET_NNODES",      "PET_NPROC_PER_NODE", "PET_NODE_RANK",
+	"PET_MASTER_ADDR", "PET_MASTER_PORT",    "MASTER_ADDR",
+	"MASTER_PORT",     "WORLD_SIZE",         "RANK",
+	"NODE_RANK",       "LOCAL_WORLD_SIZE",
+};
+
+bool tj_render_env_reserved(const char *name)
+{
+	for (size_t i = 0; i < sizeof(reserved_env) / sizeof(reserved_env[0]); i++)
+		if (strcmp(name, reserved_env[i]) == 0)
+			return true;
+	return false;
+}
+
+void tj_render_pod_name(const char *job, int rank, int attempt, char buf[static TJ_NAME_MAX])
+{
+	snprintf(buf, TJ_NAME_MAX, "%s-node-0-%d-%d", job, rank, attempt);
+}
+
+int tj_render_num_nodes(const struct tj_render *r)
+{
+	return r->num_nodes;
+}
+
+int tj_render_procs_per_node(const struct tj_render *r)
+{
+	return r->procs;
+}
+
+struct tj_render *tj_render_free(struct tj_render *r)
+{
+	if (!r)
+		return NULL;
+	cJSON_Delete(r->pod);
+	free(r->job_name);
+	free(r);
+	return NULL;
+}
+
+static int add_to_array(cJSON *array, cJSON *item)
+{
+	if (!item)
+		return -ENOMEM;
+	if (!cJSON_AddItemToArray(array, item)) {
+		cJSON_Delete(item);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int add_dup(cJSON *array, const cJSON *item)
+{
+	return add_to_array(array, cJSON_Duplicate(item, true));
+}
+
+/* Upserts every member of src into the object dst[key] (labels, nodeSelector). */
+static int merge_map(cJSON *dst, const char *key, const cJSON *src)
+{
+	const cJSON *el;
+	cJSON *map;
+
+	if (!cJSON_IsObject(src))
+		return 0;
+	map = tj_json_object(dst, key);
+	if (!map)
+		return -ENOMEM;
+	cJSON_ArrayForEach(el, src)
+	{
+		if (tj_json_set(map, el->string, cJSON_Duplicate(el, true)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Upserts every element of src into the list dst[key], matching elements by the string
+ * member merge_key (volumes and env by name, volumeMounts by mountPath): a strategic merge
+ * patch's list semantics. */
+static int merge_list(cJSON *dst, const char *key, const cJSON *src, const char *merge_key)
+{
+	const cJSON *el;
+	cJSON *list;
+
+	if (!cJSON_IsArray(src))
+		return 0;
+	list = tj_json_array(dst, key);
+	if (!list)
+		return -ENOMEM;
+	cJSON_ArrayForEach(el, src)
+	{
+		const char *k = tj_json_string(el, merge_key);
+		cJSON *old = k ? tj_json_find_by(list, merge_key, k) : NULL;
+		cJSON *copy = cJSON_Duplicate(el, true);
+
+		if (!copy)
+			return -ENOMEM;
+		if (old) {
+			if (!cJSON_ReplaceItemViaPointer(list, old, copy)) {
+				cJSON_Delete(copy);
+				return -ENOMEM;
+			}
+		} else if (add_to_array(list, copy) < 0) {
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Merges objects recursively; lists and scalars of src replace those of dst (affinity). */
+static int merge_deep(cJSON *dst, const cJSON *src)
+{
+	const cJSON *el;
+
+	cJSON_ArrayForEach(el, src)
+	{
+		cJSON *old = cJSON_GetObjectItemCaseSensitive(dst, el->string);
+
+		if (cJSON_IsObject(el) && cJSON_IsObject(old)) {
+			if (merge_deep(old, el) < 0)
+				return -ENOMEM;
+		} else if (tj_json_set(dst, el->string, cJSON_Duplicate(el, true)) < 0) {
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Adds the elements of src to dst[key] that are not already there (tolerations). */
+static int union_list(cJSON *dst, const char *key, const cJSON *src)
+{
+	const cJSON *el;
+	cJSON *list;
+
+	if (!cJSON_IsArray(src) || cJSON_GetArraySize(src) == 0)
+		return 0;
+	list = tj_json_array(dst, key);
+	if (!list)
+		return -ENOMEM;
+	cJSON_ArrayForEach(el, src)
+	{
+		const cJSON *have;
+		bool found = false;
+
+		cJSON_ArrayForEach(have, list)
+		{
+			if (cJSON_Compare(have, el, true))
+				found = true;
+		}
+		if (!found && add_dup(list, el) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static bool targets_node(const cJSON *override)
+{
+	return tj_json_find_by(cJSON_GetObjectItemCaseSensitive(override, "targetJobs"), "name",
+	                       "node") != NULL;
+}
+
+static int override_containers(cJSON *spec, const char *list_key, const cJSON *src,
+                               const char *path, struct tj_problem *why)
+{
+	const cJSON *el;
+	cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, list_key);
+	int i = 0;
+
+	cJSON_ArrayForEach(el, src)
+	{
+		const char *name = tj_json_string(el, "name");
+		cJSON *c = name ? tj_json_find_by(list, "name", name) : NULL;
+		const cJSON *env = cJSON_GetObjectItemCaseSensitive(el, "env");
+
+		if (!c)
+			return tj_problem_set(
+			        why, "InvalidSpec",
+			        "%s.%s[%d]: the runtime's node pod has no %s named '%s'", path,
+			        list_key, i,
+			        strcmp(list_key, "containers") == 0 ? "container"
+			                                            : "init container",
+			        name ? name : "");
+		/* Kubeflow forbids env overrides of the trainer container: they belong in
+		 * spec.trainer.env, where the reserved names are checked. */
+		if (strcmp(name, "node") == 0 && cJSON_GetArraySize(env) > 0)
+			return tj_problem_set(why, "InvalidSpec",
+			                      "%s.%s[%d].env: the env of container node is set "
+			                      "through spec.trainer.env, not through overrides",
+			                      path, list_key, i);
+		if (merge_list(c, "env", env, "name") < 0 ||
+		    merge_list(c, "volumeMounts",
+		               cJSON_GetObjectItemCaseSensitive(el, "volumeMounts"),
+		               "mountPath") < 0)
+			return -ENOMEM;
+		i++;
+	}
+	return 0;
+}
+
+/* Applies one override's pod-spec part (a v2.0 PodSpecOverride or a v2.1 override's spec). */
+static int override_spec(cJSON *spec, const cJSON *o, const char *path, struct tj_problem *why)
+{
+	const char *sa = tj_json_string(o, "serviceAccountName");
+	const cJSON *affinity = cJSON_GetObjectItemCaseSensitive(o, "affinity");
+	int r;
+
+	if (sa && tj_json_set_string(spec, "serviceAccountName", sa) < 0)
+		return -ENOMEM;
+	if (cJSON_IsObject(affinity)) {
+		cJSON *a = tj_json_object(spec, "affinity");
+
+		if (!a || merge_deep(a, affinity) < 0)
+			return -ENOMEM;
+	}
+	if (merge_map(spec, "nodeSelector", cJSON_GetObjectItemCaseSensitive(o, "nodeSelector")) <
+	            0 ||
+	    union_list(spec, "tolerations", cJSON_GetObjectItemCaseSensitive(o, "tolerations")) <
+	            0 ||
+	    merge_list(spec, "volumes", cJSON_GetObjectItemCaseSensitive(o, "volumes"), "name") <
+	            0 ||
+	    merge_list(spec, "schedulingGates",
+	               cJSON_GetObjectItemCaseSensitive(o, "schedulingGates"), "name") < 0 ||
+	    merge_list(spec, "imagePullSecrets",
+	               cJSON_GetObjectItemCaseSensitive(o, "imagePullSecrets"), "name") < 0)
+		return -ENOMEM;
+	r = override_containers(spec, "initContainers",
+	                        cJSON_GetObjectItemCaseSensitive(o, "initContainers"), path, why);
+	if (r < 0)
+		return r;
+	return override_containers(spec, "containers",
+	                           cJSON_GetObjectItemCaseSensitive(o, "containers"), path, why);
+}
+
+static int apply_overrides(cJSON *pod, const char *json, bool v21, struct tj_problem *why)
+{
+	cJSON *list, *o;
+	int i = 0, r = 0;
+
+	if (!json)
+		return 0;
+	if (tj_json_parse(json, &list) < 0)
+		return -ENOMEM;
+	cJSON_ArrayForEach(o, list)
+	{
+		char path[64];
+
+		snprintf(path, sizeof(path), "spec.%s[%d]%s",
+		         v21 ? "podTemplateOverrides" : "podSpecOverrides", i, v21 ? ".spec" : "");
+		i++;
+		if (!targets_node(o))
+			continue;
+		if (!tj_json_object(pod, "spec")) {
+			r = -ENOMEM;
+			break;
+		}
+		if (v21) {
+			cJSON *meta = tj_json_object(pod, "metadata");
+			const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
+
+			if (!meta ||
+			    merge_map(meta, "labels", tj_json_path(o, "metadata.labels")) < 0 ||
+			    merge_map(meta, "annotations",
+			              tj_json_path(o, "metadata.annotations")) < 0) {
+				r = -ENOMEM;
+				break;
+			}
+			if (cJSON_IsObject(spec))
+				r = override_spec(tj_json_object(pod, "spec"), spec, path, why);
+		} else {
+			r = override_spec(tj_json_object(pod, "spec"), o, path, why);
+		}
+		if (r < 0)
+			break;
+	}
+	cJSON_Delete(list);
+	return r;
+}
+
+static cJSON *string_array(char *const *v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	for (size_t i = 0; a && i < n; i++)
+		if (add_to_array(a, cJSON_CreateString(v[i])) < 0) {
+			cJSON_Delete(a);
+			return NULL;
+		}
+	return a;
+}
+
+static cJSON *env_var(const char *name, const char *value, const char *value_from)
+{
+	cJSON *e = cJSON_CreateObject();
+	cJSON *from = NULL;
+
+	if (!e || tj_json_set_string(e, "name", name) < 0)
+		goto fail;
+	if (value_from) {
+		if (tj_json_parse(value_from, &from) < 0 || tj_json_set(e, "valueFrom", from) < 0)
+			goto fail;
+	} else if (tj_json_set_string(e, "value", value) < 0) {
+		goto fail;
+	}
+	return e;
+fail:
+	cJSON_Delete(e);
+	return NULL;
+}
+
+static int apply_trainer(cJSON *c, const struct tj_trainjob *job, struct tj_problem *why)
+{
+	cJSON *env;
+
+	if (job->image && tj_json_set_string(c, "image", job->image) < 0)
+		return -ENOMEM;
+	if (job->command &&
+	    tj_json_set(c, "command", string_array(job->command, job->n_command)) < 0)
+		return -ENOMEM;
+	if (job->n_args > 0) {
+		/* Kubeflow's order: the TrainJob's args first, then the runtime's. */
+		cJSON *args = string_array(job->args, job->n_args);
+		const cJSON *el;
+
+		if (!args)
+			return -ENOMEM;
+		cJSON_ArrayForEach(el, cJSON_GetObjectItemCaseSensitive(c, "args"))
+		{
+			if (add_dup(args, el) < 0) {
+				cJSON_Delete(args);
+				return -ENOMEM;
+			}
+		}
+		if (tj_json_set(c, "args", args) < 0)
+			return -ENOMEM;
+	}
+	env = tj_json_array(c, "env");
+	if (!env)
+		return -ENOMEM;
+	for (size_t i = 0; i < job->n_env; i++) {
+		const struct tj_env_var *v = &job->env[i];
+		cJSON *e, *old;
+
+		if (tj_render_env_reserved(v->name))
+			return tj_problem_set(
+			        why, "InvalidSpec",
+			        "spec.trainer.env[%zu].name: %s is set by the controller "
+			        "(torchrun wiring); remove it from the TrainJob",
+			        i, v->name);
+		e = env_var(v->name, v->value, v->value_from);
+		if (!e)
+			return -ENOMEM;
+		old = tj_json_find_by(env, "name", v->name);
+		if (old ? !cJSON_ReplaceItemViaPointer(env, old, e)
+		        : !cJSON_AddItemToArray(env, e)) {
+			cJSON_Delete(e);
+			return -ENOMEM;
+		}
+	}
+	if (job->resources_per_node) {
+		cJSON *res;
+
+		if (tj_json_parse(job->resources_per_node, &res) < 0 ||
+		    tj_json_set(c, "resources", res) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* True for the resources the GPU rules apply to: the class's resource, or any name with
+ * "gpu" in it (nvidia.com/gpu, amd.com/gpu) when no class is known. */
+static bool is_gpu_resource(const char *name, const struct tj_gpu_class *cls)
+{
+	if (cls && cls->resource && strcmp(name, cls->resource) == 0)
+		return true;
+	return strstr(name, "gpu") != NULL;
+}
+
+/* A whole-number quantity ("4", 4); -1 if it is not one. */
+static long quantity_int(const cJSON *q)
+{
+	char *end;
+	long v;
+
+	if (cJSON_IsNumber(q))
+		return q->valuedouble >= 0 ? (long)q->valuedouble : -1;
+	if (!cJSON_IsString(q))
+		return -1;
+	v = strtol(q->valuestring, &end, 10);
+	return *end == '\0' && end != q->valuestring && v >= 0 ? v : -1;
+}
+
+/* CPUs of a quantity ("8", "500m", 2), rounded down; -1 if unparsable. */
+static long quantity_cpus(const cJSON *q)
+{
+	char *end;
+	double v;
+
+	if (cJSON_IsNumber(q))
+		return (long)q->valuedouble;
+	if (!cJSON_IsString(q))
+		return -1;
+	v = strtod(q->valuestring, &end);
+	if (end == q->valuestring)
+		return -1;
+	if (strcmp(end, "m") == 0)
+		v /= 1000;
+	else if (*end)
+		return -1;
+	return (long)v;
+}
+
+/* Makes the GPU requests and limits of the container equal, as extended resources require,
+ * and returns the GPU count (0 if none). */
+static int gpus_both_ways(cJSON *c, const struct tj_gpu_class *cls, long *ret)
+{
+	cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
+	const char *sides[2] = { "limits", "requests" };
+	long gpus = 0;
+
+	if (!cJSON_IsObject(res)) {
+		*ret = 0;
+		return 0;
+	}
+	for (int s = 0; s < 2; s++) {
+		const cJSON *from = cJSON_GetObjectItemCaseSensitive(res, sides[s]);
+		const cJSON *el;
+
+		cJSON_ArrayForEach(el, from)
+		{
+			cJSON *to;
+
+			if (!is_gpu_resource(el->string, cls))
+				continue;
+			if (quantity_int(el) > gpus)
+				gpus = quantity_int(el);
+			to = tj_json_object(res, sides[1 - s]);
+			if (!to)
+				return -ENOMEM;
+			if (!cJSON_GetObjectItemCaseSensitive(to, el->string) &&
+			    tj_json_set(to, el->string, cJSON_Duplicate(el, true)) < 0)
+				return -ENOMEM;
+		}
+	}
+	*ret = gpus;
+	return 0;
+}
+
+static long container_cpus(const cJSON *c)
+{
+	const cJSON *q = tj_json_path(c, "resources.limits.cpu");
+
+	if (!q)
+		q = tj_json_path(c, "resources.requests.cpu");
+	return q ? quantity_cpus(q) : -1;
+}
+
+/* numProcPerNode: an integer as is; gpu = the GPU count; cpu = the CPU count (at least 1);
+ * auto = the GPU count when GPUs are requested, else as cpu. */
+static int resolve_procs(const char *spec, long gpus, long cpus, int *ret, struct tj_problem *why)
+{
+	if (strcmp(spec, "gpu") == 0) {
+		if (gpus <= 0)
+			return tj_problem_set(
+			        why, "InvalidSpec",
+			        "spec.trainer.numProcPerNode: gpu, but the node container "
+			        "requests no GPUs (spec.trainer.resourcesPerNode)");
+		*ret = (int)gpus;
+	} else if (strcmp(spec, "auto") == 0 && gpus > 0) {
+		*ret = (int)gpus;
+	} else if (strcmp(spec, "auto") == 0 || strcmp(spec, "cpu") == 0) {
+		*ret = cpus > 0 ? (int)cpus : 1;
+	} else {
+		*ret = atoi(spec);
+		if (*ret <= 0)
+			return tj_problem_set(
+			        why, "InvalidSpec",
+			        "numProcPerNode: '%s' is not a positive integer or one of "
+			        "auto, cpu, gpu",
+			        spec);
+	}
+	return 0;
+}
+
+static cJSON *match_expression(const char *key, const char *op, const char *const *values, size_t n)
+{
+	cJSON *e = cJSON_CreateObject();
+	cJSON *v = cJSON_CreateArray();
+
+	if (!e || !v || tj_json_set_string(e, "key", key) < 0 ||
+	    tj_json_set_string(e, "operator", op) < 0)
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		if (add_to_array(v, cJSON_CreateString(values[i])) < 0)
+			goto fail;
+	if (tj_json_set(e, "values", v) < 0) {
+		v = NULL;
+		goto fail;
+	}
+	return e;
+fail:
+	cJSON_Delete(v);
+	cJSON_Delete(e);
+	return NULL;
+}
+
+/* The placement requirements as matchExpressions: the class's node labels, its architecture,
+ * and the excluded nodes. */
+static int placement_expressions(const struct tj_render_input *in, cJSON **ret)
+{
+	const struct tj_gpu_class *cls = in->gpu_class;
+	cJSON *exprs = cJSON_CreateArray();
+
+	if (!exprs)
+		return -ENOMEM;
+	for (size_t i = 0; cls && i < cls->n_node_labels; i++) {
+		const char *v = cls->node_labels[i].value;
+
+		if (add_to_array(exprs, match_expression(cls->node_labels[i].key, "In", &v, 1)) < 0)
+			goto fail;
+	}
+	if (cls && cls->arch) {
+		const char *v = cls->arch;
+
+		if (add_to_array(exprs, match_expression("kubernetes.io/arch", "In", &v, 1)) < 0)
+			goto fail;
+	}
+	if (in->n_excluded_nodes > 0 &&
+	    add_to_array(exprs, match_expression("kubernetes.io/hostname", "NotIn",
+	                                         in->excluded_nodes, in->n_excluded_nodes)) < 0)
+		goto fail;
+	*ret = exprs;
+	return 0;
+fail:
+	cJSON_Delete(exprs);
+	return -ENOMEM;
+}
+
+/* Required node affinity: the terms of a nodeSelector are ORed, so our expressions are
+ * ANDed into every term the template or overrides brought, or form the only term. */
+static int apply_placement(cJSON *spec, const struct tj_render_input *in)
+{
+	cJSON *exprs = NULL, *required, *terms, *term;
+	int r;
+
+	r = placement_expressions(in, &exprs);
+	if (r < 0)
+		return r;
+	if (cJSON_GetArraySize(exprs) == 0)
+		goto done;
+	r = -ENOMEM;
+	required = tj_json_object(tj_json_object(tj_json_object(spec, "affinity"), "nodeAffinity"),
+	                          "requiredDuringSchedulingIgnoredDuringExecution");
+	terms = required ? tj_json_array(required, "nodeSelectorTerms") : NULL;
+	if (!terms)
+		goto out;
+	if (cJSON_GetArraySize(terms) == 0 && add_to_array(terms, cJSON_CreateObject()) < 0)
+		goto out;
+	cJSON_ArrayForEach(term, terms)
+	{
+		cJSON *list = tj_json_array(term, "matchExpressions");
+		const cJSON *e;
+
+		if (!list)
+			goto out;
+		cJSON_ArrayForEach(e, exprs)
+		{
+			if (add_dup(list, e) < 0)
+				goto out;
+		}
+	}
+done:
+	r = 0;
+out:
+	cJSON_Delete(exprs);
+	return r;
+}
+
+static int apply_tolerations(cJSON *spec, const struct tj_gpu_class *cls)
+{
+	cJSON *list;
+	int r = -ENOMEM;
+
+	if (!cls || cls->n_tolerations == 0)
+		return 0;
+	list = cJSON_CreateArray();
+	for (size_t i = 0; list && i < cls->n_tolerations; i++) {
+		const struct tj_toleration *t = &cls->tolerations[i];
+		cJSON *o = cJSON_CreateObject();
+
+		if (add_to_array(list, o) < 0)
+			goto out;
+		if ((t->key && tj_json_set_string(o, "key", t->key) < 0) ||
+		    (t->operator_ && tj_json_set_string(o, "operator", t->operator_) < 0) ||
+		    (t->value && tj_json_set_string(o, "value", t->value) < 0) ||
+		    (t->effect && tj_json_set_string(o, "effect", t->effect) < 0))
+			goto out;
+	}
+	r = union_list(spec, "tolerations", list);
+out:
+	cJSON_Delete(list);
+	return r;
+}
+
+static int add_owner(cJSON *meta, const struct tj_trainjob *job)
+{
+	cJSON *refs = cJSON_CreateArray(), *ref = cJSON_CreateObject();
+
+	if (add_to_array(refs, ref) < 0 || tj_json_set(meta, "ownerReferences", refs) < 0)
+		return -ENOMEM;
+	if (tj_json_set_string(ref, "apiVersion", TJ_API_VERSION) < 0 ||
+	    tj_json_set_string(ref, "kind", "TrainJob") < 0 ||
+	    tj_json_set_string(ref, "name", job->name) < 0 ||
+	    tj_json_set_string(ref, "uid", job->uid) < 0 ||
+	    tj_json_set(ref, "controller", cJSON_CreateTrue()) < 0 ||
+	    tj_json_set(ref, "blockOwnerDeletion", cJSON_CreateTrue()) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Removes the reserved names a runtime template may carry; ours are appended per rank. */
+static void drop_reserved_env(cJSON *c)
+{
+	cJSON *env = cJSON_GetObjectItemCaseSensitive(c, "env");
+	cJSON *el = env ? env->child : NULL;
+
+	while (el) {
+		cJSON *next = el->next;
+		const char *name = tj_json_string(el, "name");
+
+		if (name && tj_render_env_reserved(name))
+			cJSON_Delete(cJSON_DetachItemViaPointer(env, el));
+		el = next;
+	}
+}
+
+static int add_port(cJSON *c)
+{
+	cJSON *ports = tj_json_array(c, "ports"), *p;
+	const cJSON *el;
+
+	if (!ports)
+		return -ENOMEM;
+	cJSON_ArrayForEach(el, ports)
+	{
+		if (quantity_int(cJSON_GetObjectItemCaseSensitive(el, "containerPort")) ==
+		    TJ_TORCH_PORT)
+			return 0;
+	}
+	p = cJSON_CreateObject();
+	if (add_to_array(ports, p) < 0 ||
+	    tj_json_set(p, "containerPort", cJSON_CreateNumber(TJ_TORCH_PORT)) < 0 ||
+	    tj_json_set_string(p, "protocol", "TCP") < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Starts the pod from the runtime's template: its labels, annotations and spec. */
+static int start_pod(const struct tj_render_input *in, cJSON **ret, struct tj_problem *why)
+{
+	const struct tj_runtime *rt = in->runtime;
+	cJSON *tmpl = NULL, *pod = NULL, *meta, *spec;
+	int r = -ENOMEM;
+
+	if (!rt->node_template)
+		return tj_problem_set(why, "InvalidRuntime",
+		                      "%s %s has no replicatedJob named node "
+		                      "(spec.template.spec.replicatedJobs[].name); this controller "
+		                      "runs the node job's pod template once per node",
+		                      tj_runtime_kind_name(rt->kind), rt->name);
+	if (tj_json_parse(rt->node_template, &tmpl) < 0)
+		return -ENOMEM;
+	pod = cJSON_CreateObject();
+	if (!pod || tj_json_set_string(pod, "apiVersion", "v1") < 0 ||
+	    tj_json_set_string(pod, "kind", "Pod") < 0)
+		goto out;
+	meta = tj_json_object(pod, "metadata");
+	if (!meta || tj_json_set_string(meta, "name", "") < 0 ||
+	    tj_json_set_string(meta, "namespace", in->job->namespace) < 0 ||
+	    merge_map(meta, "labels", tj_json_path(tmpl, "metadata.labels")) < 0 ||
+	    merge_map(meta, "annotations", tj_json_path(tmpl, "metadata.annotations")) < 0)
+		goto out;
+	spec = cJSON_DetachItemFromObjectCaseSensitive(tmpl, "spec");
+	if (!cJSON_IsObject(spec)) {
+		cJSON_Delete(spec);
+		spec = cJSON_CreateObject();
+	}
+	if (tj_json_set(pod, "spec", spec) < 0)
+		goto out;
+	if (!tj_json_find_by(cJSON_GetObjectItemCaseSensitive(spec, "containers"), "name",
+	                     "node")) {
+		r = tj_problem_set(why, "InvalidRuntime",
+		                   "%s %s: the node job's pod template has no container named node",
+		                   tj_runtime_kind_name(rt->kind), rt->name);
+		goto out;
+	}
+	*ret = pod;
+	pod = NULL;
+	r = 0;
+out:
+	cJSON_Delete(pod);
+	cJSON_Delete(tmpl);
+	return r;
+}
+
+static int set_labels(cJSON *meta, const char *job)
+{
+	cJSON *labels = tj_json_object(meta, "labels");
+
+	if (!labels || tj_json_set_string(labels, TJ_LABEL_TRAINJOB, job) < 0 ||
+	    tj_json_set_string(labels, TJ_LABEL_JOBSET_NAME, job) < 0 ||
+	    tj_json_set_string(labels, TJ_LABEL_REPLICATED_JOB, "node") < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
+                      struct tj_problem *why)
+{
+	const struct tj_trainjob *job = in->job;
+	struct tj_render *r = NULL;
+	cJSON *pod = NULL, *spec, *node;
+	long gpus;
+	int rc, procs = 1;
+
+	rc = start_pod(in, &pod, why);
+	if (rc < 0)
+		return rc;
+	rc = apply_overrides(pod, job->pod_spec_overrides, false, why);
+	if (rc == 0)
+		rc = apply_overrides(pod, job->pod_template_overrides, true, why);
+	if (rc < 0)
+		goto fail;
+	spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+	node = tj_json_find_by(cJSON_GetObjectItemCaseSensitive(spec, "containers"), "name",
+	                       "node");
+	rc = apply_trainer(node, job, why);
+	if (rc < 0)
+		goto fail;
+	rc = -ENOMEM;
+	if (gpus_both_ways(node, in->gpu_class, &gpus) < 0)
+		goto fail;
+	rc = resolve_procs(
+	        tj_or(job->num_proc_per_node, tj_or(in->runtime->num_proc_per_node, "auto")), gpus,
+	        container_cpus(node), &procs, why);
+	if (rc < 0)
+		goto fail;
+	rc = -ENOMEM;
+	drop_reserved_env(node);
+	if (add_port(node) < 0 || apply_placement(spec, in) < 0 ||
+	    apply_tolerations(spec, in->gpu_class) < 0 ||
+	    tj_json_set_string(spec, "restartPolicy", "Never") < 0 ||
+	    tj_json_set_string(spec, "subdomain", job->name) < 0 ||
+	    set_labels(tj_json_object(pod, "metadata"), job->name) < 0 ||
+	    add_owner(tj_json_object(pod, "metadata"), job) < 0)
+		goto fail;
+	r = calloc(1, sizeof(*r));
+	if (!r || !(r->job_name = strdup(job->name)))
+		goto fail;
+	r->pod = pod;
+	r->num_nodes = job->num_nodes > 0 ? job->num_nodes : in->runtime->num_nodes;
+	r->procs = procs;
+	*ret = r;
+	return 0;
+fail:
+	tj_render_free(r);
+	cJSON_Delete(pod);
+	return rc;
+}
+
+static int add_env(cJSON *env, const char *name, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static int add_env(cJSON *env, const char *name, const char *fmt, ...)
+{
+	char value[TJ_NAME_MAX + 16];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(value, sizeof(value), fmt, ap);
+	va_end(ap);
+	return add_to_array(env, env_var(name, value, NULL));
+}
+
+int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
+{
+	cJSON *pod = cJSON_Duplicate(r->pod, true);
+	cJSON *meta, *labels, *annotations, *spec, *node, *env;
+	char name[TJ_NAME_MAX], buf[32];
+	const char *j = r->job_name;
+
+	if (!pod)
+		return -ENOMEM;
+	meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+	spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+	node = tj_json_find_by(cJSON_GetObjectItemCaseSensitive(spec, "containers"), "name",
+	                       "node");
+	labels = tj_json_object(meta, "labels");
+	annotations = tj_json_object(meta, "annotations");
+	env = tj_json_array(node, "env");
+	if (!labels || !annotations || !env)
+		goto fail;
+	tj_render_pod_name(j, rank, attempt, name);
+	if (tj_json_set_string(meta, "name", name) < 0)
+		goto fail;
+	snprintf(buf, sizeof(buf), "%d", rank);
+	if (tj_json_set_string(labels, TJ_LABEL_RANK, buf) < 0 ||
+	    tj_json_set_string(labels, TJ_LABEL_COMPLETION_INDEX, buf) < 0 ||
+	    tj_json_set_string(annotations, TJ_LABEL_COMPLETION_INDEX, buf) < 0)
+		goto fail;
+	snprintf(buf, sizeof(buf), "%d", attempt);
+	if (tj_json_set_string(labels, TJ_LABEL_ATTEMPT, buf) < 0)
+		goto fail;
+	snprintf(name, sizeof(name), "%s-node-0-%d", j, rank);
+	if (tj_json_set_string(spec, "hostname", name) < 0)
+		goto fail;
+	if (add_env(env, "PET_NNODES", "%d", r->num_nodes) < 0 ||
+	    add_env(env, "PET_NPROC_PER_NODE", "%d", r->procs) < 0 ||
+	    add_env(env, "PET_NODE_RANK", "%d", rank) < 0 ||
+	    add_env(env, "PET_MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
+	    add_env(env, "PET_MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
+	    add_env(env, "MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
+	    add_env(env, "MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
+	    add_env(env, "WORLD_SIZE", "%d", r->num_nodes * r->procs) < 0 ||
+	    add_env(env, "NODE_RANK", "%d", rank) < 0 || add_env(env, "RANK", "%d", rank) < 0 ||
+	    add_env(env, "LOCAL_WORLD_SIZE", "%d", r->procs) < 0)
+		goto fail;
+	*ret = pod;
+	return 0;
+fail:
+	cJSON_Delete(pod);
+	return -ENOMEM;
+}
+
+int tj_render_service(const struct tj_trainjob *job, cJSON **ret)
+{
+	cJSON *svc = cJSON_CreateObject(), *meta, *spec, *ports, *port, *sel;
+
+	if (!svc || tj_json_set_string(svc, "apiVersion", "v1") < 0 ||
+	    tj_json_set_string(svc, "kind", "Service") < 0)
+		goto fail;
+	meta = tj_json_object(svc, "metadata");
+	if (!meta || tj_json_set_string(meta, "name", job->name) < 0 ||
+	    tj_json_set_string(meta, "namespace", job->namespace) < 0 ||
+	    tj_json_set_string(tj_json_object(meta, "labels"), TJ_LABEL_TRAINJOB, job->name) < 0 ||
+	    add_owner(meta, job) < 0)
+		goto fail;
+	spec = tj_json_object(svc, "spec");
+	if (!spec || tj_json_set_string(spec, "clusterIP", "None") < 0 ||
+	    tj_json_set(spec, "publishNotReadyAddresses", cJSON_CreateTrue()) < 0)
+		goto fail;
+	sel = tj_json_object(spec, "selector");
+	ports = tj_json_array(spec, "ports");
+	port = cJSON_CreateObject();
+	if (!sel || !ports || tj_json_set_string(sel, TJ_LABEL_TRAINJOB, job->name) < 0 ||
+	    add_to_array(ports, port) < 0 || tj_json_set_string(port, "name", "torch") < 0 ||
+	    tj_json_set(port, "port", cJSON_CreateNumber(TJ_TORCH_PORT)) < 0 ||
+	    tj_json_set(port, "targetPort", cJSON_CreateNumber(TJ_TORCH_PORT)) < 0 ||
+	    tj_json_set_string(port, "protocol", "TCP") < 0)
+		goto fail;
+	*ret = svc;
+	return 0;
+fail:
+	cJSON_Delete(svc);
+	return -ENOMEM;
+}

@@ -1,0 +1,66 @@
+/* Pod and Service rendering: what the controller creates for a TrainJob (DESIGN.md section 4,
+ * "Child objects" and "Pod contents").
+ *
+ * A pod is built in layers, later layers winning, as Kubeflow Trainer orders them: the
+ * runtime's pod template of the `node` replicated job; the TrainJob's podSpecOverrides (v2.0)
+ * and podTemplateOverrides (v2.1) that target `node`; the TrainJob's trainer fields; then the
+ * fields the controller owns (placement, torchrun wiring, names, labels, owner).
+ *
+ * Naming: pod `<J>-node-0-<rank>-<attempt>`, that is the hostname `<J>-node-0-<rank>` (what
+ * JobSet would give it) followed by the restart attempt, so that a create repeated after a
+ * controller crash gets AlreadyExists, and each restart gets new names. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "controller/config.h"
+#include "reconcilers/runtime.h"
+#include "reconcilers/trainjob.h"
+
+#define TJ_TORCH_PORT 29500
+
+/* Labels Kubeflow's SDK and JobSet users select pods by. */
+#define TJ_LABEL_JOBSET_NAME      "jobset.sigs.k8s.io/jobset-name"
+#define TJ_LABEL_REPLICATED_JOB   "jobset.sigs.k8s.io/replicatedjob-name"
+#define TJ_LABEL_COMPLETION_INDEX "batch.kubernetes.io/job-completion-index"
+
+struct tj_render_input {
+	const struct tj_trainjob *job;
+	const struct tj_runtime *runtime;
+	const struct tj_gpu_class *gpu_class; /* NULL: no GPU placement */
+	/* Nodes the pods must avoid (where a rank failed): kubernetes.io/hostname NotIn. */
+	const char *const *excluded_nodes;
+	size_t n_excluded_nodes;
+};
+
+/* The rank-independent part of a job's pods, prepared once per plan. */
+struct tj_render;
+
+/* Builds the layers above into a base pod. Returns 0, or -EINVAL with reason InvalidRuntime
+ * (no `node` job or container), InvalidSpec (a reserved env name, an override naming a
+ * container that does not exist, numProcPerNode gpu without GPUs, ...) and a message naming
+ * the field; -ENOMEM. */
+int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
+                      struct tj_problem *why);
+
+/* Number of nodes (pods) and processes per node, as resolved by tj_render_prepare. */
+int tj_render_num_nodes(const struct tj_render *r);
+int tj_render_procs_per_node(const struct tj_render *r);
+
+/* A new Pod object for rank (0..num_nodes-1) and attempt. -ENOMEM. */
+int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret);
+
+/* Accepts NULL; returns NULL. */
+struct tj_render *tj_render_free(struct tj_render *r);
+
+/* The pod name for rank and attempt: "<job>-node-0-<rank>-<attempt>". */
+void tj_render_pod_name(const char *job, int rank, int attempt, char buf[static TJ_NAME_MAX]);
+
+/* True for the env names the controller sets (PET_NNODES, MASTER_ADDR, RANK, ...). */
+bool tj_render_env_reserved(const char *name);
+
+/* The headless Service <J> that gives the pods their DNS names. -ENOMEM. */
+int tj_render_service(const struct tj_trainjob *job, cJSON **ret);

@@ -1,0 +1,173 @@
+#include "reconcilers/runtime.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reconcilers/json.h"
+
+#define MAX_TEMPLATE (256 * 1024)
+
+const char *tj_runtime_kind_name(enum tj_runtime_kind kind)
+{
+	return kind == TJ_RUNTIME_CLUSTER ? "ClusterTrainingRuntime" : "TrainingRuntime";
+}
+
+struct tj_runtime *tj_runtime_free(struct tj_runtime *rt)
+{
+	if (!rt)
+		return NULL;
+	free(rt->namespace);
+	free(rt->name);
+	free(rt->gpu_class);
+	free(rt->restart_policy);
+	free(rt->max_restarts);
+	free(rt->num_proc_per_node);
+	free(rt->node_template);
+	free(rt);
+	return NULL;
+}
+
+/* A setting of ours may be a label (selectable) or an annotation (free-form); the label wins. */
+static const char *setting(const cJSON *obj, const char *key)
+{
+	const char *v = cJSON_GetStringValue(
+	        cJSON_GetObjectItemCaseSensitive(tj_json_path(obj, "metadata.labels"), key));
+
+	return v ? v
+	         : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+	                   tj_json_path(obj, "metadata.annotations"), key));
+}
+
+static int dup_opt(const char *s, char **ret)
+{
+	*ret = NULL;
+	if (s && !(*ret = strdup(s)))
+		return -ENOMEM;
+	return 0;
+}
+
+int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
+{
+	const char *kind = tj_json_string(obj, "kind");
+	const char *name = tj_json_string(obj, "metadata.name");
+	const char *ns = tj_json_string(obj, "metadata.namespace");
+	const cJSON *nodes, *procs, *jobs, *node_job, *tmpl;
+	struct tj_runtime *rt;
+	char buf[32];
+	int r;
+
+	if (!kind || !name || !*name)
+		return -EINVAL;
+	rt = calloc(1, sizeof(*rt));
+	if (!rt)
+		return -ENOMEM;
+	if (strcmp(kind, "ClusterTrainingRuntime") == 0) {
+		rt->kind = TJ_RUNTIME_CLUSTER;
+		ns = "";
+	} else if (strcmp(kind, "TrainingRuntime") == 0 && ns && *ns) {
+		rt->kind = TJ_RUNTIME_NAMESPACED;
+	} else {
+		r = -EINVAL;
+		goto fail;
+	}
+	nodes = tj_json_path(obj, "spec.mlPolicy.numNodes");
+	rt->num_nodes = cJSON_IsNumber(nodes) && nodes->valuedouble >= 1 &&
+	                                nodes->valuedouble <= TJ_MAX_NODES
+	                        ? (int)nodes->valuedouble
+	                        : 1;
+	procs = tj_json_path(obj, "spec.mlPolicy.torch.numProcPerNode");
+	if (cJSON_IsNumber(procs)) {
+		snprintf(buf, sizeof(buf), "%d", (int)procs->valuedouble);
+	} else {
+		snprintf(buf, sizeof(buf), "%s",
+		         cJSON_IsString(procs) && strlen(procs->valuestring) < sizeof(buf)
+		                 ? procs->valuestring
+		                 : "auto");
+	}
+	r = -ENOMEM;
+	if (dup_opt(name, &rt->name) < 0 || dup_opt(ns, &rt->namespace) < 0 ||
+	    dup_opt(buf, &rt->num_proc_per_node) < 0 ||
+	    dup_opt(setting(obj, TJ_LABEL_GPU_CLASS), &rt->gpu_class) < 0 ||
+	    dup_opt(setting(obj, TJ_ANNOTATION_RESTART_POLICY), &rt->restart_policy) < 0 ||
+	    dup_opt(setting(obj, TJ_ANNOTATION_MAX_RESTARTS), &rt->max_restarts) < 0)
+		goto fail;
+	jobs = tj_json_path(obj, "spec.template.spec.replicatedJobs");
+	node_job = tj_json_find_by(jobs, "name", "node");
+	tmpl = tj_json_path(node_job, "template.spec.template");
+	if (cJSON_IsObject(tmpl)) {
+		r = tj_json_print(tmpl, MAX_TEMPLATE, &rt->node_template);
+		if (r < 0)
+			goto fail;
+	}
+	*ret = rt;
+	return 0;
+fail:
+	tj_runtime_free(rt);
+	return r;
+}
+
+int tj_runtime_resolve(const struct tj_trainjob *job, tj_runtime_lookup_fn lookup, void *ctx,
+                       const struct tj_runtime **ret, struct tj_problem *why)
+{
+	enum tj_runtime_kind kind = TJ_RUNTIME_CLUSTER;
+	const struct tj_runtime *rt;
+
+	if (job->runtime_kind && strcmp(job->runtime_kind, "TrainingRuntime") == 0)
+		kind = TJ_RUNTIME_NAMESPACED;
+	rt = lookup(ctx, kind, kind == TJ_RUNTIME_CLUSTER ? "" : job->namespace, job->runtime_name);
+	if (!rt) {
+		if (kind == TJ_RUNTIME_CLUSTER)
+			tj_problem_set(
+			        why, "RuntimeNotFound",
+			        "ClusterTrainingRuntime %s not found; the job starts when it "
+			        "is created",
+			        job->runtime_name);
+		else
+			tj_problem_set(
+			        why, "RuntimeNotFound",
+			        "TrainingRuntime %s not found in namespace %s; the job starts "
+			        "when it is created",
+			        job->runtime_name, job->namespace);
+		return -ENOENT;
+	}
+	*ret = rt;
+	return 0;
+}
+
+/* The config's classes are searched here rather than through the config module, so that
+ * this module needs only the config's data, not its parser. */
+static const struct tj_gpu_class *find_class(const struct tj_config *config, const char *name)
+{
+	for (size_t i = 0; config && i < config->n_classes; i++)
+		if (strcmp(config->classes[i].name, name) == 0)
+			return &config->classes[i];
+	return NULL;
+}
+
+int tj_runtime_gpu_class(const struct tj_runtime *rt, const struct tj_config *config,
+                         const struct tj_gpu_class **ret, struct tj_problem *why)
+{
+	const struct tj_gpu_class *cls;
+
+	if (rt->gpu_class) {
+		cls = find_class(config, rt->gpu_class);
+		if (!cls) {
+			tj_problem_set(
+			        why, "UnknownGPUClass",
+			        "%s %s: label %s names GPU class '%s', which the controller's "
+			        "config does not define; fix the label or add the class",
+			        tj_runtime_kind_name(rt->kind), rt->name, TJ_LABEL_GPU_CLASS,
+			        rt->gpu_class);
+			return -ENOENT;
+		}
+		*ret = cls;
+		return 0;
+	}
+	cls = NULL;
+	if (strncmp(rt->name, "torch-", 6) == 0)
+		cls = find_class(config, rt->name + 6);
+	*ret = cls;
+	return 0;
+}

@@ -1,0 +1,59 @@
+/* ClusterTrainingRuntime / TrainingRuntime projection, resolution of a TrainJob's runtimeRef,
+ * and the GPU class a runtime selects. Runtimes are few, so the pod template of the `node`
+ * replicated job is kept whole, as compact JSON, for the renderer. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "controller/config.h"
+#include "reconcilers/trainjob.h"
+
+enum tj_runtime_kind {
+	TJ_RUNTIME_CLUSTER,    /* ClusterTrainingRuntime (cluster-scoped) */
+	TJ_RUNTIME_NAMESPACED, /* TrainingRuntime (same namespace as the TrainJob) */
+};
+
+struct tj_runtime {
+	enum tj_runtime_kind kind;
+	char *namespace;         /* owned; "" for a ClusterTrainingRuntime */
+	char *name;              /* owned */
+	char *gpu_class;         /* owned; label trainjob.flame.dev/gpu-class, NULL if absent */
+	char *restart_policy;    /* owned; label or annotation trainjob.flame.dev/restart-policy */
+	char *max_restarts;      /* owned; label or annotation trainjob.flame.dev/max-restarts */
+	int num_nodes;           /* spec.mlPolicy.numNodes, 1 if unset */
+	char *num_proc_per_node; /* owned; spec.mlPolicy.torch.numProcPerNode, "auto" if unset */
+	/* The pod template ({metadata, spec}) of the replicatedJob named "node", compact JSON;
+	 * NULL if the runtime has no such job. */
+	char *node_template; /* owned */
+};
+
+/* Projects a runtime object (either kind). -EINVAL if it is neither kind or has no name;
+ * -E2BIG if the node template is larger than 256 KiB; -ENOMEM. */
+int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret);
+
+/* Accepts NULL; returns NULL. */
+struct tj_runtime *tj_runtime_free(struct tj_runtime *runtime);
+
+/* "ClusterTrainingRuntime" or "TrainingRuntime". */
+const char *tj_runtime_kind_name(enum tj_runtime_kind kind);
+
+/* Finds a runtime in a cache. namespace is "" for cluster runtimes. */
+typedef const struct tj_runtime *(*tj_runtime_lookup_fn)(void *ctx, enum tj_runtime_kind kind,
+                                                         const char *namespace, const char *name);
+
+/* Resolves job's runtimeRef (kind ClusterTrainingRuntime by default; a TrainingRuntime is
+ * looked up in the job's namespace). On success writes the runtime (borrowed from the cache)
+ * into *ret. When it is missing returns -ENOENT with reason RuntimeNotFound and a message
+ * naming it; the job waits for it. Call tj_trainjob_validate first: the kind must be valid. */
+int tj_runtime_resolve(const struct tj_trainjob *job, tj_runtime_lookup_fn lookup, void *ctx,
+                       const struct tj_runtime **ret, struct tj_problem *why);
+
+/* The GPU class the runtime selects: its label trainjob.flame.dev/gpu-class, else <class> of
+ * a runtime named torch-<class> when config has that class, else none (*ret = NULL: a generic
+ * runtime such as torch-distributed gets no GPU placement). A label naming a class that the
+ * config lacks is -ENOENT with reason UnknownGPUClass. */
+int tj_runtime_gpu_class(const struct tj_runtime *runtime, const struct tj_config *config,
+                         const struct tj_gpu_class **ret, struct tj_problem *why);

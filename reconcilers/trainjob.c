@@ -1,0 +1,658 @@
+#include "reconcilers/trainjob.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reconcilers/json.h"
+
+int tj_problem_set(struct tj_problem *p, const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	snprintf(p->reason, sizeof(p->reason), "%s", reason);
+	va_start(ap, fmt);
+	vsnprintf(p->message, sizeof(p->message), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static const char *const state_names[] = {
+	[TJ_STATE_NONE] = "",
+	[TJ_STATE_PENDING] = "Pending",
+	[TJ_STATE_RUNNING] = "Running",
+	[TJ_STATE_RESTARTING] = "Restarting",
+	[TJ_STATE_SUSPENDED] = "Suspended",
+	[TJ_STATE_COMPLETE] = "Complete",
+	[TJ_STATE_FAILED] = "Failed",
+};
+
+const char *tj_state_name(enum tj_state state)
+{
+	return state_names[state];
+}
+
+static enum tj_state state_from_name(const char *name)
+{
+	for (size_t i = 1; name && i < sizeof(state_names) / sizeof(state_names[0]); i++)
+		if (strcmp(name, state_names[i]) == 0)
+			return (enum tj_state)i;
+	return TJ_STATE_NONE;
+}
+
+static const char *const condition_names[] = {
+	[TJ_CONDITION_SUSPENDED] = "Suspended",
+	[TJ_CONDITION_COMPLETE] = "Complete",
+	[TJ_CONDITION_FAILED] = "Failed",
+};
+
+const char *tj_condition_type_name(enum tj_condition_type type)
+{
+	return condition_names[type];
+}
+
+/* Projection with a record of the first type error: the spec of a job that cannot run is
+ * still projected, so that the job is failed with a reason instead of being ignored. */
+struct projector {
+	const cJSON *obj;
+	char *spec_error;
+	bool oom;
+};
+
+static void type_error(struct projector *pr, const char *path, const char *what)
+{
+	if (pr->spec_error)
+		return;
+	if (asprintf(&pr->spec_error, "%s: %s", path, what) < 0) {
+		pr->spec_error = NULL;
+		pr->oom = true;
+	}
+}
+
+static char *dup_or_oom(struct projector *pr, const char *s)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		pr->oom = true;
+	return d;
+}
+
+/* An optional string field: NULL if absent or null, a type error if it is something else. */
+static char *take_string(struct projector *pr, const char *path)
+{
+	const cJSON *item = tj_json_path(pr->obj, path);
+
+	if (!item || cJSON_IsNull(item))
+		return NULL;
+	if (!cJSON_IsString(item)) {
+		type_error(pr, path, "must be a string");
+		return NULL;
+	}
+	return dup_or_oom(pr, item->valuestring);
+}
+
+static int64_t take_int(struct projector *pr, const char *path, int64_t min, int64_t max)
+{
+	const cJSON *item = tj_json_path(pr->obj, path);
+
+	if (!item || cJSON_IsNull(item))
+		return 0;
+	if (!cJSON_IsNumber(item) || item->valuedouble != (double)(int64_t)item->valuedouble) {
+		type_error(pr, path, "must be an integer");
+		return 0;
+	}
+	if (item->valuedouble < (double)min || item->valuedouble > (double)max) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "must be between %lld and %lld, got %.0f",
+		         (long long)min, (long long)max, item->valuedouble);
+		type_error(pr, path, what);
+		return 0;
+	}
+	return (int64_t)item->valuedouble;
+}
+
+static char *take_fragment(struct projector *pr, const char *path, bool want_array)
+{
+	const cJSON *item = tj_json_path(pr->obj, path);
+	char *text = NULL;
+	int r;
+
+	if (!item || cJSON_IsNull(item))
+		return NULL;
+	if (want_array ? !cJSON_IsArray(item) : !cJSON_IsObject(item)) {
+		type_error(pr, path, want_array ? "must be a list" : "must be an object");
+		return NULL;
+	}
+	r = tj_json_print(item, TJ_MAX_FRAGMENT, &text);
+	if (r == -E2BIG)
+		type_error(pr, path, "is larger than 64 KiB");
+	else if (r < 0)
+		pr->oom = true;
+	return text;
+}
+
+static char **take_strings(struct projector *pr, const char *path, size_t *ret_n)
+{
+	const cJSON *item = tj_json_path(pr->obj, path), *el;
+	char **v;
+	size_t n = 0, size;
+
+	*ret_n = 0;
+	if (!item || cJSON_IsNull(item))
+		return NULL;
+	if (!cJSON_IsArray(item)) {
+		type_error(pr, path, "must be a list of strings");
+		return NULL;
+	}
+	size = (size_t)cJSON_GetArraySize(item);
+	if (size > TJ_MAX_LIST_ITEMS) {
+		type_error(pr, path, "has more than 128 items");
+		return NULL;
+	}
+	v = calloc(size + 1, sizeof(*v));
+	if (!v) {
+		pr->oom = true;
+		return NULL;
+	}
+	cJSON_ArrayForEach(el, item)
+	{
+		if (!cJSON_IsString(el)) {
+			type_error(pr, path, "must be a list of strings");
+			break;
+		}
+		v[n] = dup_or_oom(pr, el->valuestring);
+		if (!v[n])
+			break;
+		n++;
+	}
+	*ret_n = n;
+	return v;
+}
+
+static struct tj_env_var *take_env(struct projector *pr, const char *path, size_t *ret_n)
+{
+	const cJSON *item = tj_json_path(pr->obj, path), *el;
+	struct tj_env_var *v;
+	size_t n = 0, size;
+
+	*ret_n = 0;
+	if (!item || cJSON_IsNull(item))
+		return NULL;
+	if (!cJSON_IsArray(item)) {
+		type_error(pr, path, "must be a list of {name, value}");
+		return NULL;
+	}
+	size = (size_t)cJSON_GetArraySize(item);
+	if (size > TJ_MAX_LIST_ITEMS) {
+		type_error(pr, path, "has more than 128 items");
+		return NULL;
+	}
+	v = calloc(size + 1, sizeof(*v));
+	if (!v) {
+		pr->oom = true;
+		return NULL;
+	}
+	cJSON_ArrayForEach(el, item)
+	{
+		const char *name = tj_json_string(el, "name");
+		const cJSON *value = cJSON_GetObjectItemCaseSensitive(el, "value");
+		const cJSON *from = cJSON_GetObjectItemCaseSensitive(el, "valueFrom");
+
+		if (!name || !*name || (value && !cJSON_IsString(value) && !cJSON_IsNull(value)) ||
+		    (from && !cJSON_IsObject(from))) {
+			type_error(pr, path,
+			           "every item needs a name and a string value or valueFrom");
+			break;
+		}
+		v[n].name = dup_or_oom(pr, name);
+		if (cJSON_IsObject(from)) {
+			if (tj_json_print(from, TJ_MAX_FRAGMENT, &v[n].value_from) < 0)
+				pr->oom = true;
+		} else {
+			v[n].value =
+			        dup_or_oom(pr, cJSON_IsString(value) ? value->valuestring : "");
+		}
+		n++;
+		if (pr->oom)
+			break;
+	}
+	*ret_n = n;
+	return v;
+}
+
+static char *take_int_or_string(struct projector *pr, const char *path)
+{
+	const cJSON *item = tj_json_path(pr->obj, path);
+	char buf[32];
+
+	if (!item || cJSON_IsNull(item))
+		return NULL;
+	if (cJSON_IsString(item))
+		return dup_or_oom(pr, item->valuestring);
+	if (cJSON_IsNumber(item) && item->valuedouble == (double)(int)item->valuedouble) {
+		snprintf(buf, sizeof(buf), "%d", (int)item->valuedouble);
+		return dup_or_oom(pr, buf);
+	}
+	type_error(pr, path, "must be an integer or one of auto, cpu, gpu");
+	return NULL;
+}
+
+static int64_t take_time(const cJSON *obj, const char *path)
+{
+	int64_t t = 0;
+
+	if (tj_time_parse(tj_json_string(obj, path), &t) < 0)
+		return 0;
+	return t;
+}
+
+static void copy_string(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+static int json_int(const cJSON *obj, const char *key, int fallback)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsNumber(item) ? (int)item->valuedouble : fallback;
+}
+
+void tj_status_from_json(const cJSON *status, struct tj_trainjob_status *ret)
+{
+	const cJSON *el, *lf, *conds, *jobs;
+	struct tj_trainjob_status s = { .last_failure = { .rank = -1, .exit_code = -1 } };
+
+	s.state = state_from_name(tj_json_string(status, "state"));
+	copy_string(s.reason, sizeof(s.reason), tj_json_string(status, "reason"));
+	copy_string(s.message, sizeof(s.message), tj_json_string(status, "message"));
+	s.restart_count = json_int(status, "restartCount", 0);
+	if (s.restart_count < 0)
+		s.restart_count = 0;
+	s.start_time = take_time(status, "startTime");
+	s.completion_time = take_time(status, "completionTime");
+	{
+		const cJSON *og = tj_json_path(status, "observedGeneration");
+
+		s.observed_generation = cJSON_IsNumber(og) ? (int64_t)og->valuedouble : 0;
+	}
+	lf = tj_json_path(status, "lastFailure");
+	if (cJSON_IsObject(lf)) {
+		s.last_failure.rank = json_int(lf, "rank", -1);
+		copy_string(s.last_failure.node, sizeof(s.last_failure.node),
+		            tj_json_string(lf, "node"));
+		copy_string(s.last_failure.pod, sizeof(s.last_failure.pod),
+		            tj_json_string(lf, "pod"));
+		copy_string(s.last_failure.reason, sizeof(s.last_failure.reason),
+		            tj_json_string(lf, "reason"));
+		s.last_failure.exit_code = json_int(lf, "exitCode", -1);
+		s.last_failure.time = take_time(lf, "time");
+	}
+	jobs = tj_json_path(status, "jobsStatus");
+	el = tj_json_find_by(jobs, "name", "node");
+	if (el) {
+		s.has_jobs_status = true;
+		s.jobs.active = json_int(el, "active", 0);
+		s.jobs.ready = json_int(el, "ready", 0);
+		s.jobs.succeeded = json_int(el, "succeeded", 0);
+		s.jobs.failed = json_int(el, "failed", 0);
+		s.jobs.suspended = json_int(el, "suspended", 0);
+	}
+	conds = tj_json_path(status, "conditions");
+	cJSON_ArrayForEach(el, conds)
+	{
+		const char *type = tj_json_string(el, "type");
+		struct tj_condition *c;
+		size_t t;
+
+		for (t = 0; type && t < TJ_MAX_CONDITIONS; t++)
+			if (strcmp(type, condition_names[t]) == 0)
+				break;
+		/* Types we do not own (left by another controller) are dropped on the next write.
+		 */
+		if (!type || t == TJ_MAX_CONDITIONS || tj_status_condition(&s, t))
+			continue;
+		c = &s.conditions[s.n_conditions++];
+		c->type = (enum tj_condition_type)t;
+		c->status = strcmp(tj_or(tj_json_string(el, "status"), ""), "True") == 0;
+		copy_string(c->reason, sizeof(c->reason), tj_json_string(el, "reason"));
+		copy_string(c->message, sizeof(c->message), tj_json_string(el, "message"));
+		c->last_transition_time = take_time(el, "lastTransitionTime");
+	}
+	*ret = s;
+}
+
+/* Annotation keys contain dots, so they are read by member, not by path. */
+static const char *member_string(const cJSON *obj, const char *key)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, key));
+}
+
+static void free_strings(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
+{
+	if (!job)
+		return NULL;
+	free(job->namespace);
+	free(job->name);
+	free(job->uid);
+	free(job->resource_version);
+	free(job->max_restarts);
+	free(job->restart_policy);
+	free(job->runtime_api_group);
+	free(job->runtime_kind);
+	free(job->runtime_name);
+	free(job->image);
+	free_strings(job->command, job->n_command);
+	free_strings(job->args, job->n_args);
+	for (size_t i = 0; job->env && i < job->n_env; i++) {
+		free(job->env[i].name);
+		free(job->env[i].value);
+		free(job->env[i].value_from);
+	}
+	free(job->env);
+	free(job->num_proc_per_node);
+	free(job->resources_per_node);
+	free(job->pod_template_overrides);
+	free(job->pod_spec_overrides);
+	free(job->managed_by);
+	free(job->spec_error);
+	free(job);
+	return NULL;
+}
+
+int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
+{
+	struct projector pr = { .obj = obj };
+	struct tj_trainjob *job;
+	const char *name = tj_json_string(obj, "metadata.name");
+	const char *ns = tj_json_string(obj, "metadata.namespace");
+	const cJSON *gen, *annotations, *suspend;
+
+	if (!name || !*name || !ns || !*ns)
+		return -EINVAL;
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return -ENOMEM;
+	job->name = dup_or_oom(&pr, name);
+	job->namespace = dup_or_oom(&pr, ns);
+	job->uid = dup_or_oom(&pr, tj_or(tj_json_string(obj, "metadata.uid"), ""));
+	job->resource_version =
+	        dup_or_oom(&pr, tj_or(tj_json_string(obj, "metadata.resourceVersion"), ""));
+	gen = tj_json_path(obj, "metadata.generation");
+	job->generation = cJSON_IsNumber(gen) ? (int64_t)gen->valuedouble : 0;
+	job->creation_time = take_time(obj, "metadata.creationTimestamp");
+	job->deletion_time = take_time(obj, "metadata.deletionTimestamp");
+	annotations = tj_json_path(obj, "metadata.annotations");
+	job->max_restarts = dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_MAX_RESTARTS));
+	job->restart_policy =
+	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_RESTART_POLICY));
+
+	job->runtime_api_group = take_string(&pr, "spec.runtimeRef.apiGroup");
+	job->runtime_kind = take_string(&pr, "spec.runtimeRef.kind");
+	job->runtime_name = take_string(&pr, "spec.runtimeRef.name");
+	job->image = take_string(&pr, "spec.trainer.image");
+	job->command = take_strings(&pr, "spec.trainer.command", &job->n_command);
+	job->args = take_strings(&pr, "spec.trainer.args", &job->n_args);
+	job->env = take_env(&pr, "spec.trainer.env", &job->n_env);
+	job->num_nodes = (int)take_int(&pr, "spec.trainer.numNodes", 1, TJ_MAX_NODES);
+	job->num_proc_per_node = take_int_or_string(&pr, "spec.trainer.numProcPerNode");
+	job->resources_per_node = take_fragment(&pr, "spec.trainer.resourcesPerNode", false);
+	job->pod_template_overrides = take_fragment(&pr, "spec.podTemplateOverrides", true);
+	job->pod_spec_overrides = take_fragment(&pr, "spec.podSpecOverrides", true);
+	suspend = tj_json_path(obj, "spec.suspend");
+	if (cJSON_IsBool(suspend))
+		job->suspend = cJSON_IsTrue(suspend);
+	else if (suspend && !cJSON_IsNull(suspend))
+		type_error(&pr, "spec.suspend", "must be true or false");
+	job->managed_by = take_string(&pr, "spec.managedBy");
+	job->active_deadline_seconds =
+	        take_int(&pr, "spec.activeDeadlineSeconds", 1, (int64_t)1 << 40);
+	job->spec_error = pr.spec_error;
+	tj_status_from_json(tj_json_path(obj, "status"), &job->status);
+	if (pr.oom) {
+		tj_trainjob_free(job);
+		return -ENOMEM;
+	}
+	*ret = job;
+	return 0;
+}
+
+bool tj_trainjob_is_ours(const struct tj_trainjob *job)
+{
+	return !job->managed_by || strcmp(job->managed_by, TJ_MANAGED_BY_KUBEFLOW) == 0;
+}
+
+static int decimal_digits(int n)
+{
+	int d = 1;
+
+	while (n >= 10) {
+		n /= 10;
+		d++;
+	}
+	return d;
+}
+
+static bool is_positive_int(const char *s)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || *s < '0' || *s > '9')
+		return false;
+	v = strtol(s, &end, 10);
+	return *end == '\0' && v > 0 && v <= 1024;
+}
+
+int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret)
+{
+	size_t max_name;
+
+	if (job->spec_error)
+		return tj_problem_set(ret, "InvalidSpec", "%s", job->spec_error);
+	if (!job->runtime_name || !*job->runtime_name)
+		return tj_problem_set(
+		        ret, "InvalidSpec",
+		        "spec.runtimeRef.name: required; name a ClusterTrainingRuntime "
+		        "such as torch-gh200");
+	if (job->runtime_api_group && strcmp(job->runtime_api_group, TJ_API_GROUP) != 0)
+		return tj_problem_set(ret, "TrainingRuntimeNotSupported",
+		                      "spec.runtimeRef.apiGroup: '%s' is not supported; use %s",
+		                      job->runtime_api_group, TJ_API_GROUP);
+	if (job->runtime_kind && strcmp(job->runtime_kind, "ClusterTrainingRuntime") != 0 &&
+	    strcmp(job->runtime_kind, "TrainingRuntime") != 0)
+		return tj_problem_set(ret, "TrainingRuntimeNotSupported",
+		                      "spec.runtimeRef.kind: '%s' is not supported; use "
+		                      "ClusterTrainingRuntime or TrainingRuntime",
+		                      job->runtime_kind);
+	/* The pod hostname J-node-0-<rank> is a DNS label: at most 63 characters. */
+	max_name = 63 - strlen("-node-0-") -
+	           (size_t)decimal_digits(job->num_nodes > 0 ? job->num_nodes - 1 : 0);
+	if (strlen(job->name) > max_name)
+		return tj_problem_set(ret, "InvalidSpec",
+		                      "metadata.name: '%s' is too long: the pod hostnames "
+		                      "<name>-node-0-<rank> must fit in 63 characters, so use at "
+		                      "most %zu characters",
+		                      job->name, max_name);
+	if (job->num_proc_per_node && !is_positive_int(job->num_proc_per_node) &&
+	    strcmp(job->num_proc_per_node, "auto") != 0 &&
+	    strcmp(job->num_proc_per_node, "cpu") != 0 &&
+	    strcmp(job->num_proc_per_node, "gpu") != 0)
+		return tj_problem_set(ret, "InvalidSpec",
+		                      "spec.trainer.numProcPerNode: '%s' is not a positive integer "
+		                      "(at most 1024) or one of auto, cpu, gpu",
+		                      job->num_proc_per_node);
+	if (job->max_restarts) {
+		char *end;
+		long v = strtol(job->max_restarts, &end, 10);
+
+		if (!*job->max_restarts || *end || v < 0 || v > 1000)
+			return tj_problem_set(ret, "InvalidSpec",
+			                      "metadata.annotations[%s]: '%s' is not an integer "
+			                      "between 0 and 1000",
+			                      TJ_ANNOTATION_MAX_RESTARTS, job->max_restarts);
+	}
+	if (job->restart_policy && strcmp(job->restart_policy, "Gang") != 0 &&
+	    strcmp(job->restart_policy, "Worker") != 0)
+		return tj_problem_set(ret, "InvalidSpec",
+		                      "metadata.annotations[%s]: '%s' is not Gang or Worker",
+		                      TJ_ANNOTATION_RESTART_POLICY, job->restart_policy);
+	return 0;
+}
+
+const struct tj_condition *tj_status_condition(const struct tj_trainjob_status *status,
+                                               enum tj_condition_type type)
+{
+	for (size_t i = 0; i < status->n_conditions; i++)
+		if (status->conditions[i].type == type)
+			return &status->conditions[i];
+	return NULL;
+}
+
+static int add_time(cJSON *obj, const char *key, int64_t t)
+{
+	char buf[21];
+
+	if (!t)
+		return tj_json_set(obj, key, cJSON_CreateNull());
+	tj_time_format(t, buf);
+	return tj_json_set_string(obj, key, buf);
+}
+
+static int add_int(cJSON *obj, const char *key, double v)
+{
+	return tj_json_set(obj, key, cJSON_CreateNumber(v));
+}
+
+static int add_last_failure(cJSON *status, const struct tj_failure *f)
+{
+	cJSON *lf;
+
+	if (f->rank < 0)
+		return tj_json_set(status, "lastFailure", cJSON_CreateNull());
+	lf = tj_json_object(status, "lastFailure");
+	if (!lf || add_int(lf, "rank", f->rank) < 0 ||
+	    tj_json_set_string(lf, "node", f->node) < 0 ||
+	    tj_json_set_string(lf, "pod", f->pod) < 0 ||
+	    tj_json_set_string(lf, "reason", f->reason) < 0 || add_time(lf, "time", f->time) < 0)
+		return -ENOMEM;
+	if (f->exit_code >= 0 && add_int(lf, "exitCode", f->exit_code) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int add_jobs_status(cJSON *status, const struct tj_trainjob_status *s)
+{
+	cJSON *list, *el;
+
+	if (!s->has_jobs_status)
+		return tj_json_set(status, "jobsStatus", cJSON_CreateNull());
+	list = cJSON_CreateArray();
+	el = cJSON_CreateObject();
+	if (!list || !el || !cJSON_AddItemToArray(list, el)) {
+		cJSON_Delete(list);
+		cJSON_Delete(el);
+		return -ENOMEM;
+	}
+	if (tj_json_set(status, "jobsStatus", list) < 0)
+		return -ENOMEM;
+	if (tj_json_set_string(el, "name", "node") < 0 ||
+	    add_int(el, "active", s->jobs.active) < 0 || add_int(el, "ready", s->jobs.ready) < 0 ||
+	    add_int(el, "succeeded", s->jobs.succeeded) < 0 ||
+	    add_int(el, "failed", s->jobs.failed) < 0 ||
+	    add_int(el, "suspended", s->jobs.suspended) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int add_conditions(cJSON *status, const struct tj_trainjob_status *s)
+{
+	cJSON *list = cJSON_CreateArray();
+
+	if (tj_json_set(status, "conditions", list) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_conditions; i++) {
+		const struct tj_condition *c = &s->conditions[i];
+		cJSON *el = cJSON_CreateObject();
+
+		if (!el || !cJSON_AddItemToArray(list, el)) {
+			cJSON_Delete(el);
+			return -ENOMEM;
+		}
+		if (tj_json_set_string(el, "type", condition_names[c->type]) < 0 ||
+		    tj_json_set_string(el, "status", c->status ? "True" : "False") < 0 ||
+		    tj_json_set_string(el, "reason", c->reason) < 0 ||
+		    tj_json_set_string(el, "message", c->message) < 0 ||
+		    add_time(el, "lastTransitionTime", c->last_transition_time) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+cJSON *tj_status_to_json(const struct tj_trainjob_status *s)
+{
+	cJSON *status = cJSON_CreateObject();
+
+	if (!status)
+		return NULL;
+	if (tj_json_set_string(status, "state", tj_state_name(s->state)) < 0 ||
+	    tj_json_set_string(status, "reason", s->reason) < 0 ||
+	    tj_json_set_string(status, "message", s->message) < 0 ||
+	    add_int(status, "restartCount", s->restart_count) < 0 ||
+	    add_last_failure(status, &s->last_failure) < 0 ||
+	    add_time(status, "startTime", s->start_time) < 0 ||
+	    add_time(status, "completionTime", s->completion_time) < 0 ||
+	    add_int(status, "observedGeneration", (double)s->observed_generation) < 0 ||
+	    add_jobs_status(status, s) < 0 || add_conditions(status, s) < 0) {
+		cJSON_Delete(status);
+		return NULL;
+	}
+	return status;
+}
+
+static bool failure_equal(const struct tj_failure *a, const struct tj_failure *b)
+{
+	if (a->rank < 0 || b->rank < 0)
+		return a->rank == b->rank;
+	return a->rank == b->rank && strcmp(a->node, b->node) == 0 && strcmp(a->pod, b->pod) == 0 &&
+	       strcmp(a->reason, b->reason) == 0 && a->exit_code == b->exit_code &&
+	       a->time == b->time;
+}
+
+static bool condition_equal(const struct tj_condition *a, const struct tj_condition *b)
+{
+	return a->type == b->type && a->status == b->status && strcmp(a->reason, b->reason) == 0 &&
+	       strcmp(a->message, b->message) == 0 &&
+	       a->last_transition_time == b->last_transition_time;
+}
+
+bool tj_status_equal(const struct tj_trainjob_status *a, const struct tj_trainjob_status *b)
+{
+	if (a->state != b->state || strcmp(a->reason, b->reason) != 0 ||
+	    strcmp(a->message, b->message) != 0 || a->restart_count != b->restart_count ||
+	    !failure_equal(&a->last_failure, &b->last_failure) || a->start_time != b->start_time ||
+	    a->completion_time != b->completion_time ||
+	    a->observed_generation != b->observed_generation ||
+	    a->has_jobs_status != b->has_jobs_status || a->n_conditions != b->n_conditions)
+		return false;
+	if (a->has_jobs_status && memcmp(&a->jobs, &b->jobs, sizeof(a->jobs)) != 0)
+		return false;
+	for (size_t i = 0; i < a->n_conditions; i++)
+		if (!condition_equal(&a->conditions[i], &b->conditions[i]))
+			return false;
+	return true;
+}

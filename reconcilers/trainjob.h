@@ -1,0 +1,189 @@
+/* TrainJob projection (trainer.kubeflow.org/v1alpha1): the fields of a TrainJob that the
+ * reconciler reads, including the status this controller owns, and the validation that turns
+ * a bad spec into a reason a person can act on. Arbitrary pod-spec fragments (the overrides,
+ * resourcesPerNode, env valueFrom) are kept as compact JSON strings: they are only ever
+ * copied into a rendered pod. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "informers/pod.h"
+
+/* Annotations and labels of this project read on TrainJobs and runtimes. */
+#define TJ_ANNOTATION_MAX_RESTARTS   TJ_LABEL_PREFIX "max-restarts"
+#define TJ_ANNOTATION_RESTART_POLICY TJ_LABEL_PREFIX "restart-policy"
+#define TJ_LABEL_GPU_CLASS           TJ_LABEL_PREFIX "gpu-class"
+
+/* spec.managedBy values that mean this controller (unset means it too). */
+#define TJ_MANAGED_BY_KUBEFLOW "trainer.kubeflow.org/trainjob-controller"
+
+#define TJ_API_GROUP           "trainer.kubeflow.org"
+#define TJ_API_VERSION         "trainer.kubeflow.org/v1alpha1"
+
+/* Limits on what one TrainJob may carry; beyond them the spec is rejected (InvalidSpec). */
+#define TJ_MAX_NODES      4096
+#define TJ_MAX_LIST_ITEMS 128         /* command, args, env (the CRD's own maxItems) */
+#define TJ_MAX_FRAGMENT   (64 * 1024) /* serialized overrides or resources */
+#define TJ_MAX_CONDITIONS 3           /* Suspended, Complete, Failed */
+#define TJ_REASON_MAX     64
+#define TJ_MESSAGE_MAX    1024
+#define TJ_NAME_MAX       254 /* a DNS subdomain name and its NUL */
+
+/* A reason (CamelCase, as metav1.Condition wants) and a message a person can act on. */
+struct tj_problem {
+	char reason[TJ_REASON_MAX];
+	char message[TJ_MESSAGE_MAX];
+};
+
+/* Writes reason and a formatted message into *p; returns -EINVAL for `return tj_problem_set`. */
+int tj_problem_set(struct tj_problem *p, const char *reason, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* Our own status.state. TJ_STATE_NONE is a job the controller has not written yet. */
+enum tj_state {
+	TJ_STATE_NONE,
+	TJ_STATE_PENDING,
+	TJ_STATE_RUNNING,
+	TJ_STATE_RESTARTING,
+	TJ_STATE_SUSPENDED,
+	TJ_STATE_COMPLETE,
+	TJ_STATE_FAILED,
+};
+
+/* "Pending", ...; "" for TJ_STATE_NONE. */
+const char *tj_state_name(enum tj_state state);
+
+enum tj_condition_type {
+	TJ_CONDITION_SUSPENDED,
+	TJ_CONDITION_COMPLETE,
+	TJ_CONDITION_FAILED,
+};
+
+/* "Suspended", "Complete", "Failed". */
+const char *tj_condition_type_name(enum tj_condition_type type);
+
+struct tj_condition {
+	enum tj_condition_type type;
+	bool status; /* True or False (Unknown is read as False) */
+	char reason[TJ_REASON_MAX];
+	char message[TJ_MESSAGE_MAX];
+	int64_t last_transition_time; /* unix seconds */
+};
+
+/* status.lastFailure: the failure that caused the last restart, or the final one. */
+struct tj_failure {
+	int rank;               /* -1 when there is no failure */
+	char node[TJ_NAME_MAX]; /* "" if the pod was never scheduled */
+	char pod[TJ_NAME_MAX];  /* the failed pod's name */
+	char reason[TJ_REASON_MAX];
+	int exit_code; /* -1 if the container did not report one */
+	int64_t time;  /* when the controller saw it, unix seconds */
+};
+
+/* status.jobsStatus[name=node]: one replicated job whose counts are of pods, one per rank. */
+struct tj_jobs_status {
+	int active, ready, succeeded, failed, suspended;
+};
+
+/* The status this controller owns. Fixed-size strings: the planner copies it by value. */
+struct tj_trainjob_status {
+	enum tj_state state;
+	char reason[TJ_REASON_MAX];
+	char message[TJ_MESSAGE_MAX];
+	int restart_count;
+	struct tj_failure last_failure;
+	int64_t start_time;      /* unix seconds, 0 if unset */
+	int64_t completion_time; /* unix seconds, 0 if unset */
+	int64_t observed_generation;
+	bool has_jobs_status;
+	struct tj_jobs_status jobs;
+	struct tj_condition conditions[TJ_MAX_CONDITIONS];
+	size_t n_conditions;
+};
+
+struct tj_env_var {
+	char *name;       /* owned */
+	char *value;      /* owned; NULL when value_from is set */
+	char *value_from; /* owned; compact JSON of valueFrom, NULL if unset */
+};
+
+struct tj_trainjob {
+	char *namespace;        /* owned */
+	char *name;             /* owned */
+	char *uid;              /* owned */
+	char *resource_version; /* owned */
+	int64_t generation;
+	int64_t creation_time; /* unix seconds */
+	int64_t deletion_time; /* unix seconds, 0 if not being deleted */
+	char *max_restarts; /* owned; annotation trainjob.flame.dev/max-restarts, NULL if absent */
+	char *restart_policy; /* owned; annotation trainjob.flame.dev/restart-policy, NULL if absent
+	                       */
+
+	/* spec.runtimeRef; kind and apiGroup are NULL when unset (their defaults apply). */
+	char *runtime_api_group; /* owned */
+	char *runtime_kind;      /* owned */
+	char *runtime_name;      /* owned */
+
+	/* spec.trainer */
+	char *image;    /* owned; NULL if unset */
+	char **command; /* owned array of n_command owned strings; NULL if unset */
+	size_t n_command;
+	char **args; /* owned array of n_args owned strings */
+	size_t n_args;
+	struct tj_env_var *env; /* owned array of n_env */
+	size_t n_env;
+	int num_nodes;            /* 0 if unset */
+	char *num_proc_per_node;  /* owned; "auto", "cpu", "gpu" or a decimal integer; NULL if unset
+	                           */
+	char *resources_per_node; /* owned; compact JSON of the ResourceRequirements, NULL if unset
+	                           */
+
+	char *pod_template_overrides; /* owned; compact JSON array (v2.1 and later), NULL if unset
+	                               */
+	char *pod_spec_overrides;     /* owned; compact JSON array (v2.0), NULL if unset */
+	bool suspend;
+	char *managed_by;                /* owned; NULL if unset */
+	int64_t active_deadline_seconds; /* 0 if unset */
+
+	/* The first field whose JSON type or size was wrong while projecting
+	 * ("spec.trainer.numNodes: must be an integer"), NULL if none. Reported by
+	 * tj_trainjob_validate. */
+	char *spec_error; /* owned */
+
+	struct tj_trainjob_status status;
+};
+
+/* Projects a TrainJob object. -EINVAL if it has no metadata.name or namespace (it cannot
+ * even be reported on); a spec of the wrong shape is projected with spec_error set instead,
+ * so that the job can be failed with that reason. -ENOMEM. */
+int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret);
+
+/* Accepts NULL; returns NULL. */
+struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job);
+
+/* True unless spec.managedBy names another controller (for example MultiKueue). */
+bool tj_trainjob_is_ours(const struct tj_trainjob *job);
+
+/* The checks that need only the TrainJob: projection errors, runtimeRef, numNodes,
+ * numProcPerNode, the name's length (the pod hostname J-node-0-<rank> must fit in 63
+ * characters), activeDeadlineSeconds and our annotations. Returns 0, or -EINVAL with the
+ * reason (InvalidSpec or TrainingRuntimeNotSupported) and a message naming the field. */
+int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret);
+
+/* The condition of that type, or NULL. */
+const struct tj_condition *tj_status_condition(const struct tj_trainjob_status *status,
+                                               enum tj_condition_type type);
+
+/* Parses a status object into *ret (unknown fields are ignored, wrong types read as unset). */
+void tj_status_from_json(const cJSON *status, struct tj_trainjob_status *ret);
+
+/* The status as the JSON object that goes under "status" of a merge patch: every field we
+ * own, with null for the ones unset, so the patch also clears them. NULL on -ENOMEM. */
+cJSON *tj_status_to_json(const struct tj_trainjob_status *status);
+
+/* True if a and b would serialize to the same JSON. */
+bool tj_status_equal(const struct tj_trainjob_status *a, const struct tj_trainjob_status *b);
