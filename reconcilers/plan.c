@@ -300,6 +300,20 @@ static const struct tj_pod *find_failure(const struct planner *p, bool gang)
 	return NULL;
 }
 
+/* Under Worker, a failed pod already recorded as the last failure is the replaced one (the
+ * controller stopped between recording and deleting it): delete it now. Under Gang it is of
+ * an older attempt, which collect_pods deletes. */
+static void delete_recorded_failure(struct planner *p)
+{
+	for (int r = 0; r < p->num_nodes; r++) {
+		const struct tj_pod *pod = p->current[r];
+
+		if (pod && pod->phase == TJ_POD_FAILED &&
+		    strcmp(pod->name, p->job->status.last_failure.pod) == 0)
+			delete_pod(p, pod);
+	}
+}
+
 static void describe_failure(const struct tj_pod *pod, struct tj_failure *f, int64_t now)
 {
 	const char *reason = tj_or(pod->disruption_reason,
@@ -604,6 +618,8 @@ static int decide(struct planner *p)
 		restart(p, failed, gang, max_restarts);
 		goto out;
 	}
+	if (!gang)
+		delete_recorded_failure(p);
 	create_pods(p, render);
 	if (job->active_deadline_seconds && !p->requeue_after && p->st.start_time)
 		p->requeue_after = job->active_deadline_seconds;

@@ -1,0 +1,751 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "fixtures.h"
+#include "reconcilers/json.h"
+#include "reconcilers/plan.h"
+
+/* The time of every case: 2026-11-29T12:00:00Z. */
+#define NOW         1795953600
+#define NOW_S       "2026-11-29T12:00:00Z"
+
+#define MAX_PODS    8
+#define MAX_ACTIONS 16
+
+/* A pod of the job "vit" (uid uid-vit) as the Pod informer projects it. */
+struct pod_row {
+	int rank, attempt;
+	enum tj_pod_phase phase;
+	bool ready;
+	const char *node;
+	bool deleting;
+	int exit_code; /* 0 = not terminated; else the code */
+	const char *exit_reason;
+	const char *disruption;
+	const char *unschedulable; /* the scheduler's message */
+	const char *owner;         /* NULL: uid-vit */
+};
+
+struct plan_case {
+	const char *name;
+	const char *annotations; /* JSON object or NULL */
+	const char *spec;
+	const char *status;       /* JSON object or NULL */
+	const char *runtime;      /* name of a standard runtime, or NULL: not found */
+	const char *runtime_json; /* a runtime of its own, instead of the standard one */
+	struct pod_row pods[MAX_PODS];
+	size_t n_pods;
+	/* "<stage> <Kind> <name>" for pods, services and the status; events as
+	 * "<stage> Event <Normal|Warning> <Reason>: <message>". */
+	const char *want[MAX_ACTIONS];
+	/* "<state>|<reason>|<message>|restarts=<n>|<conditions>|jobs=a/r/s/f/susp" of the
+	 * status the plan arrives at; conditions as Type=Reason, comma-separated. */
+	const char *want_status;
+	int64_t want_requeue;
+};
+
+#define SPEC4                                                                                      \
+	"{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':4,'resourcesPerNode':{'"       \
+	"limits':{'nvidia.com/gpu':4}}}}"
+#define RUNNING(r, node)                                                                           \
+	{                                                                                          \
+		r, 0, TJ_POD_RUNNING, true, node, false, 0, NULL, NULL, NULL, NULL                 \
+	}
+#define RUNNING_A(r, a, node)                                                                      \
+	{                                                                                          \
+		r, a, TJ_POD_RUNNING, true, node, false, 0, NULL, NULL, NULL, NULL                 \
+	}
+#define PENDING(r)                                                                                 \
+	{                                                                                          \
+		r, 0, TJ_POD_PENDING, false, NULL, false, 0, NULL, NULL, NULL, NULL                \
+	}
+#define SUCCEEDED(r, node)                                                                         \
+	{                                                                                          \
+		r, 0, TJ_POD_SUCCEEDED, false, node, false, 0, "Completed", NULL, NULL, NULL       \
+	}
+#define STARTED "'startTime':'2026-11-29T11:00:00Z'"
+#define JOBS(a, r, s, f)                                                                           \
+	"'jobsStatus':[{'name':'node','active':" #a ",'ready':" #r ",'succeeded':" #s              \
+	",'failed':" #f ",'suspended':0}]"
+#define RUNNING_STATUS                                                                             \
+	"{'state':'Running','reason':'AllPodsRunning','message':'4 of 4 pods "                     \
+	"running','restartCount':0,'observedGeneration':2," STARTED                                \
+	"," JOBS(4, 4, 0, 0) ",'conditions':[]}"
+
+static const struct plan_case cases[] = {
+	{ .name = "a new job creates the Service and one pod per rank",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .want = { "0 CreatePod vit-node-0-0-0", "0 CreatePod vit-node-0-1-0",
+	            "0 CreatePod vit-node-0-2-0", "0 CreatePod vit-node-0-3-0",
+	            "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "a created job whose pods exist does not create them again",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(4, 0, 0, 0) ",'conditions':[]}",
+	  .pods = { PENDING(0), PENDING(1), PENDING(2), PENDING(3) },
+	  .n_pods = 4,
+	  .want = { NULL },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=4/0/0/0/0" },
+	{ .name = "an unschedulable pod surfaces the scheduler's message",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods "
+	            "running'," STARTED "}",
+	  .pods = { PENDING(0),
+	            { 1, 0, TJ_POD_PENDING, false, NULL, false, 0, NULL, NULL,
+	              "0/8 nodes are available: 8 Insufficient nvidia.com/gpu.", NULL },
+	            RUNNING(2, "gh200-3"),
+	            PENDING(3) },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "0 Event Warning Unschedulable: rank 1: 0/8 nodes are "
+	                                 "available: 8 Insufficient nvidia.com/gpu." },
+	  .want_status = "Pending|Unschedulable|rank 1: 0/8 nodes are available: 8 Insufficient "
+	                 "nvidia.com/gpu.|restarts=0||jobs=4/1/0/0/0" },
+	{ .name = "every pod running: Running, with no condition",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Pending','reason':'PodsStarting','message':'3 of 4 pods "
+	            "running'," STARTED "}",
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "0 Event Normal Running: 4 of 4 pods running" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=4/4/0/0/0" },
+	{ .name = "nothing changed: no action at all",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { NULL },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=4/4/0/0/0" },
+	{ .name = "some ranks done, the others running: still Running",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { SUCCEEDED(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Running|AllPodsRunning|3 of 4 pods running|restarts=0||jobs=3/3/1/0/0" },
+	{ .name = "every pod succeeded: Complete",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { SUCCEEDED(0, "gh200-1"), SUCCEEDED(1, "gh200-2"), SUCCEEDED(2, "gh200-3"),
+	            SUCCEEDED(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "0 Event Normal Completed: all 4 pods succeeded" },
+	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
+	{ .name = "a complete job is final and keeps its pods",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Complete','reason':'AllPodsSucceeded','message':'all 4 pods "
+	            "succeeded','restartCount':0,'observedGeneration':2," STARTED
+	            ",'completionTime':'2026-11-29T11:30:00Z'," JOBS(
+	                    0, 0, 4, 0) ",'conditions':[{'type':'Complete','status':'True','reason'"
+	                                ":'AllPodsSucceeded','message':'all 4 pods "
+	                                "succeeded','lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
+	  .pods = { SUCCEEDED(0, "gh200-1"), SUCCEEDED(1, "gh200-2"), SUCCEEDED(2, "gh200-3"),
+	            SUCCEEDED(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { NULL },
+	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
+	{ .name = "a failed worker restarts the gang: status first, then every pod replaced",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 1, "Error", NULL, NULL, NULL },
+	            RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-0", "1 DeletePod vit-node-0-1-0",
+	            "1 DeletePod vit-node-0-2-0", "1 DeletePod vit-node-0-3-0",
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 1, "
+	            "Error); replacing all workers (restart 1 of 3)" },
+	  .want_status =
+	          "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 1, Error); "
+	          "replacing all workers (restart 1 of 3)|restarts=1||jobs=3/3/0/1/0" },
+	{ .name = "after a gang restart, a rank is recreated only when its old pod is gone, away "
+	          "from the failed node",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'rank 1 on node "
+	            "gh200-2 failed','restartCount':1,'observedGeneration':2," STARTED
+	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-0','reason':'"
+	            "Error','exitCode':1,'time':'2026-11-29T11:59:00Z'}," JOBS(
+	                    0, 0, 0, 0) ",'conditions':[]}",
+	  .pods = { { 0, 0, TJ_POD_RUNNING, true, "gh200-1", true, 0, NULL, NULL, NULL, NULL },
+	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", true, 143, "Error", NULL, NULL, NULL },
+	            RUNNING_A(3, 1, "gh200-4") },
+	  .n_pods = 3,
+	  .want = { "0 CreatePod vit-node-0-1-1", "0 CreateService vit", "1 PatchStatus vit" },
+	  .want_status = "Restarting|WorkerFailed|rank 1 on node gh200-2 "
+	                 "failed|restarts=1||jobs=1/1/0/0/0" },
+	{ .name = "policy Worker replaces only the failed rank",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            RUNNING(1, "gh200-2"),
+	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", false, 1, "Error", NULL, NULL, NULL },
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-2-0",
+	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed (exit code 1, "
+	            "Error); replacing that worker (restart 1 of 3)" },
+	  .want_status =
+	          "Restarting|WorkerFailed|rank 2 on node gh200-3 failed (exit code 1, Error); "
+	          "replacing that worker (restart 1 of 3)|restarts=1||jobs=3/3/0/1/0" },
+	{ .name = "policy Worker does not count a recorded failure twice",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,'"
+	            "observedGeneration':2," STARTED
+	            ",'lastFailure':{'rank':2,'node':'gh200-3','pod':'vit-node-0-2-0','reason':'"
+	            "Error','exitCode':1,'time':'2026-11-29T11:59:00Z'}," JOBS(
+	                    3, 3, 0, 1) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"),
+	            RUNNING(1, "gh200-2"),
+	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", false, 1, "Error", NULL, NULL, NULL },
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 DeletePod vit-node-0-2-0" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=3/3/0/1/0" },
+	{ .name = "a spent budget fails the job, naming rank, node and exit code",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'4 of 4 pods "
+	            "running','restartCount':3,'observedGeneration':2," STARTED
+	            "," JOBS(4, 4, 0, 0) ",'conditions':[]}",
+	  .pods = { { 0, 3, TJ_POD_FAILED, false, "gh200-1", false, 137, "OOMKilled", NULL, NULL,
+	              NULL },
+	            RUNNING_A(1, 3, "gh200-2"),
+	            RUNNING_A(2, 3, "gh200-3"),
+	            { 3, 3, TJ_POD_SUCCEEDED, false, "gh200-4", false, 0, NULL, NULL, NULL,
+	              NULL } },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-1-3", "1 DeletePod vit-node-0-2-3",
+	            "1 Event Warning Failed: ReachedMaxRestarts: rank 0 on node gh200-1 failed "
+	            "(exit code 137, OOMKilled); the restart budget of 3 is spent" },
+	  .want_status = "Failed|ReachedMaxRestarts|rank 0 on node gh200-1 failed (exit code 137, "
+	                 "OOMKilled); the restart budget of 3 is "
+	                 "spent|restarts=3|Failed=ReachedMaxRestarts|jobs=2/2/1/1/0" },
+	{ .name = "max-restarts 0 on the TrainJob fails at the first failure; an eviction is a "
+	          "failure",
+	  .annotations = "{'trainjob.flame.dev/max-restarts':'0'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            RUNNING(1, "gh200-2"),
+	            RUNNING(2, "gh200-3"),
+	            { 3, 0, TJ_POD_RUNNING, false, "gh200-4", true, 0, NULL,
+	              "EvictionByEvictionAPI", NULL, NULL } },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-0", "1 DeletePod vit-node-0-1-0",
+	            "1 DeletePod vit-node-0-2-0",
+	            "1 Event Warning Failed: ReachedMaxRestarts: rank 3 on node gh200-4 failed "
+	            "(EvictionByEvictionAPI); the restart budget of 0 is spent" },
+	  .want_status = "Failed|ReachedMaxRestarts|rank 3 on node gh200-4 failed "
+	                 "(EvictionByEvictionAPI); the restart budget of 0 is "
+	                 "spent|restarts=0|Failed=ReachedMaxRestarts|jobs=4/3/0/0/0" },
+	{ .name = "a failed job is final; pods still running are deleted",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status =
+	          "{'state':'Failed','reason':'DeadlineExceeded','message':'m','restartCount':0,'"
+	          "observedGeneration':2," STARTED ",'completionTime':'2026-11-29T11:30:00Z'," JOBS(
+	                  1, 1, 0, 0) ",'conditions':[{'type':'Failed','status':'True','reason':'"
+	                              "DeadlineExceeded','message':'m','lastTransitionTime':'2026-"
+	                              "11-29T11:30:00Z'}]}",
+	  .pods = { RUNNING(0, "gh200-1") },
+	  .n_pods = 1,
+	  .want = { "0 DeletePod vit-node-0-0-0" },
+	  .want_status =
+	          "Failed|DeadlineExceeded|m|restarts=0|Failed=DeadlineExceeded|jobs=1/1/0/0/0" },
+	{ .name = "suspend deletes the live pods and sets Suspended",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':4}}",
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
+	            SUCCEEDED(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 DeletePod vit-node-0-0-0", "0 DeletePod vit-node-0-1-0",
+	            "0 DeletePod vit-node-0-2-0", "1 PatchStatus vit",
+	            "1 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
+	  .want_status = "Suspended|Suspended|TrainJob is "
+	                 "suspended|restarts=0|Suspended=Suspended|jobs=3/3/1/0/4" },
+	{ .name = "a job created suspended creates nothing",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
+	  .want_status = "Suspended|Suspended|TrainJob is "
+	                 "suspended|restarts=0|Suspended=Suspended|jobs=0/0/0/0/2" },
+	{ .name = "resume removes the condition, restarts the clock and recreates the pods",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status =
+	          "{'state':'Suspended','reason':'Suspended','message':'TrainJob is "
+	          "suspended','restartCount':0,'observedGeneration':1," STARTED
+	          ",'conditions':[{'type':'Suspended','status':'True','reason':'Suspended','"
+	          "message':'TrainJob is suspended','lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
+	  .pods = { { 0, 0, TJ_POD_FAILED, false, "gh200-1", true, 143, "Error", NULL, NULL,
+	              NULL } },
+	  .n_pods = 1,
+	  .want = { "0 CreatePod vit-node-0-1-0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Resumed: TrainJob is resumed",
+	            "1 Event Normal Created: creating 2 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 2 pods running|restarts=0||jobs=0/0/0/1/0" },
+	{ .name = "managedBy another controller: no action",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'managedBy':'kueue.x-k8s.io/multikueue'}",
+	  .runtime = "torch-gh200",
+	  .want = { NULL },
+	  .want_status = "|||restarts=0||jobs=-" },
+	{ .name = "managedBy Kubeflow's default value is ours",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'managedBy':'trainer.kubeflow.org/"
+	          "trainjob-controller'}",
+	  .runtime = "torch-gh200",
+	  .want = { "0 CreatePod vit-node-0-0-0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 1 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "a missing runtime: Pending with the reason, an event, no pods",
+	  .spec = SPEC4,
+	  .runtime = NULL,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning RuntimeNotFound: ClusterTrainingRuntime torch-gh200 not "
+	            "found; the job starts when it is created" },
+	  .want_status = "Pending|RuntimeNotFound|ClusterTrainingRuntime torch-gh200 not found; "
+	                 "the job starts when it is created|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "a runtime naming an unknown GPU class fails the job",
+	  .spec = "{'runtimeRef':{'name':'torch-b200'}}",
+	  .runtime_json = "{'kind':'ClusterTrainingRuntime','metadata':{'name':'torch-b200','"
+	                  "labels':{'trainjob.flame.dev/gpu-class':'b200'}},'spec':{}}",
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: UnknownGPUClass: ClusterTrainingRuntime torch-b200: "
+	            "label trainjob.flame.dev/gpu-class names GPU class 'b200', which the "
+	            "controller's config does not define; fix the label or add the class" },
+	  .want_status = "Failed|UnknownGPUClass|ClusterTrainingRuntime torch-b200: label "
+	                 "trainjob.flame.dev/gpu-class names GPU class 'b200', which the "
+	                 "controller's config does not define; fix the label or add the "
+	                 "class|restarts=0|Failed=UnknownGPUClass|jobs=0/0/0/0/0" },
+	{ .name = "a runtime without a node job fails the job",
+	  .spec = "{'runtimeRef':{'name':'empty'}}",
+	  .runtime_json = "{'kind':'ClusterTrainingRuntime','metadata':{'name':'empty'},'spec':{}}",
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: InvalidRuntime: ClusterTrainingRuntime empty has no "
+	            "replicatedJob named node (spec.template.spec.replicatedJobs[].name); this "
+	            "controller runs the node job's pod template once per node" },
+	  .want_status = "Failed|InvalidRuntime|ClusterTrainingRuntime empty has no replicatedJob "
+	                 "named node (spec.template.spec.replicatedJobs[].name); this controller "
+	                 "runs the node job's pod template once per "
+	                 "node|restarts=0|Failed=InvalidRuntime|jobs=0/0/0/0/0" },
+	{ .name = "an env colliding with the torchrun wiring fails the job",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'env':[{'name':'MASTER_PORT','"
+	          "value':'1234'}]}}",
+	  .runtime = "torch-gh200",
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: InvalidSpec: spec.trainer.env[0].name: MASTER_PORT is "
+	            "set by the controller (torchrun wiring); remove it from the TrainJob" },
+	  .want_status = "Failed|InvalidSpec|spec.trainer.env[0].name: MASTER_PORT is set by the "
+	                 "controller (torchrun wiring); remove it from the "
+	                 "TrainJob|restarts=0|Failed=InvalidSpec|jobs=0/0/0/0/0" },
+	{ .name = "an unsupported runtime kind fails the job even before the runtime is found",
+	  .spec = "{'runtimeRef':{'name':'x','kind':'JobSet'}}",
+	  .runtime = NULL,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: TrainingRuntimeNotSupported: spec.runtimeRef.kind: "
+	            "'JobSet' is not supported; use ClusterTrainingRuntime or TrainingRuntime" },
+	  .want_status =
+	          "Failed|TrainingRuntimeNotSupported|spec.runtimeRef.kind: 'JobSet' is not "
+	          "supported; use ClusterTrainingRuntime or "
+	          "TrainingRuntime|restarts=0|Failed=TrainingRuntimeNotSupported|jobs=0/0/0/0/0" },
+	{ .name = "activeDeadlineSeconds passed: Failed with DeadlineExceeded",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':3600,'trainer':{'"
+	          "numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-0", "1 DeletePod vit-node-0-1-0",
+	            "1 Event Warning Failed: DeadlineExceeded: the job ran longer than "
+	            "spec.activeDeadlineSeconds (3600 s)" },
+	  .want_status =
+	          "Failed|DeadlineExceeded|the job ran longer than spec.activeDeadlineSeconds "
+	          "(3600 s)|restarts=0|Failed=DeadlineExceeded|jobs=2/2/0/0/0" },
+	{ .name = "activeDeadlineSeconds not yet passed: look again when it will",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':3700,'trainer':{'"
+	          "numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .want = { NULL },
+	  .want_status = "Running|AllPodsRunning|2 of 2 pods running|restarts=0||jobs=2/2/0/0/0",
+	  .want_requeue = 100 },
+	{ .name = "pods of another owner are ignored; a rank the job does not have is deleted",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1}}",
+	  .runtime = "torch-gh200",
+	  .pods = { { 0, 0, TJ_POD_RUNNING, true, "gh200-1", false, 0, NULL, NULL, NULL,
+	              "uid-old" },
+	            RUNNING(5, "gh200-2") },
+	  .n_pods = 2,
+	  .want = { "0 DeletePod vit-node-0-5-0", "0 CreatePod vit-node-0-0-0",
+	            "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 1 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "pods newer than the cached status: wait for the cache",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING_A(0, 1, "gh200-1") },
+	  .n_pods = 1,
+	  .want = { NULL },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=4/4/0/0/0",
+	  .want_requeue = 1 },
+};
+
+struct fixture {
+	struct tj_trainjob *job;
+	struct tj_runtime *runtime;
+	struct tj_pod pods[MAX_PODS];
+	const struct tj_pod *pod_ptrs[MAX_PODS];
+	char names[MAX_PODS][TJ_NAME_MAX];
+};
+
+static struct tj_trainjob *job_of(const struct plan_case *c)
+{
+	char buf[8192];
+	struct tj_trainjob *job = NULL;
+	cJSON *j;
+
+	snprintf(buf, sizeof(buf),
+	         "{'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob',"
+	         "'metadata':{'name':'vit','namespace':'team-a','uid':'uid-vit',"
+	         "'resourceVersion':'42','generation':2,'annotations':%s,"
+	         "'creationTimestamp':'2026-11-29T10:00:00Z'},'spec':%s,'status':%s}",
+	         c->annotations ? c->annotations : "{}", c->spec, c->status ? c->status : "{}");
+	j = jlit(buf);
+	assert_int_equal(tj_trainjob_from_json(j, &job), 0);
+	cJSON_Delete(j);
+	return job;
+}
+
+static void pods_of(const struct plan_case *c, struct fixture *f)
+{
+	for (size_t i = 0; i < c->n_pods; i++) {
+		const struct pod_row *row = &c->pods[i];
+		struct tj_pod *p = &f->pods[i];
+
+		snprintf(f->names[i], TJ_NAME_MAX, "vit-node-0-%d-%d", row->rank, row->attempt);
+		*p = (struct tj_pod){
+			.namespace = "team-a",
+			.name = f->names[i],
+			.uid = f->names[i], /* unique enough */
+			.owner_uid = (char *)(row->owner ? row->owner : "uid-vit"),
+			.trainjob = "vit",
+			.rank = row->rank,
+			.attempt = row->attempt,
+			.node_name = (char *)row->node,
+			.phase = row->phase,
+			.ready = row->ready,
+			.unschedulable = row->unschedulable != NULL,
+			.unschedulable_message = (char *)row->unschedulable,
+			.deletion_time = row->deleting ? NOW + 30 : 0,
+			.terminated = row->exit_code != 0,
+			.exit_code = row->exit_code,
+			.exit_reason = (char *)row->exit_reason,
+			.disruption_reason = (char *)row->disruption,
+		};
+		f->pod_ptrs[i] = p;
+	}
+}
+
+static void describe(const struct tj_action *a, char *buf, size_t size)
+{
+	if (a->kind == TJ_ACTION_EVENT)
+		snprintf(buf, size, "%d Event %s %s: %s", a->stage,
+		         a->warning ? "Warning" : "Normal", a->reason, a->message);
+	else
+		snprintf(buf, size, "%d %s %s", a->stage, tj_action_kind_name(a->kind), a->name);
+}
+
+static void summarize(const struct tj_trainjob_status *s, char *buf, size_t size)
+{
+	char conds[256] = "", jobs[64] = "-";
+
+	for (size_t i = 0; i < s->n_conditions; i++) {
+		size_t len = strlen(conds);
+
+		snprintf(conds + len, sizeof(conds) - len, "%s%s=%s", i ? "," : "",
+		         tj_condition_type_name(s->conditions[i].type), s->conditions[i].reason);
+	}
+	if (s->has_jobs_status)
+		snprintf(jobs, sizeof(jobs), "%d/%d/%d/%d/%d", s->jobs.active, s->jobs.ready,
+		         s->jobs.succeeded, s->jobs.failed, s->jobs.suspended);
+	snprintf(buf, size, "%s|%s|%s|restarts=%d|%s|jobs=%s", tj_state_name(s->state), s->reason,
+	         s->message, s->restart_count, conds, jobs);
+}
+
+static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
+{
+	struct tj_problem why = { "", "" };
+	struct tj_plan *plan = NULL;
+
+	memset(f, 0, sizeof(*f));
+	f->job = job_of(c);
+	if (c->runtime_json) {
+		cJSON *j = jlit(c->runtime_json);
+
+		assert_int_equal(tj_runtime_from_json(j, &f->runtime), 0);
+		cJSON_Delete(j);
+	} else if (c->runtime) {
+		f->runtime = make_runtime(c->runtime);
+	} else {
+		tj_problem_set(&why, "RuntimeNotFound",
+		               "ClusterTrainingRuntime %s not found; the job starts when it is "
+		               "created",
+		               f->job->runtime_name);
+	}
+	pods_of(c, f);
+	assert_int_equal(tj_plan_trainjob(&(struct tj_plan_input){ .job = f->job,
+	                                                           .runtime = f->runtime,
+	                                                           .runtime_problem = &why,
+	                                                           .config = &test_config,
+	                                                           .pods = f->pod_ptrs,
+	                                                           .n_pods = c->n_pods,
+	                                                           .now = NOW },
+	                                  &plan),
+	                 0);
+	return plan;
+}
+
+static void fixture_clear(struct fixture *f)
+{
+	tj_trainjob_free(f->job);
+	tj_runtime_free(f->runtime);
+}
+
+static void test_plan_table(void **state)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct plan_case *c = &cases[i];
+		struct fixture f;
+		struct tj_plan *plan;
+		char got[2048];
+		size_t n_want = 0;
+
+		print_message("case: %s\n", c->name);
+		plan = plan_case(c, &f);
+		while (n_want < MAX_ACTIONS && c->want[n_want])
+			n_want++;
+		for (size_t a = 0; a < plan->n_actions; a++) {
+			describe(&plan->actions[a], got, sizeof(got));
+			print_message("  action: %s\n", got);
+		}
+		for (size_t a = 0; a < plan->n_actions && a < n_want; a++) {
+			describe(&plan->actions[a], got, sizeof(got));
+			assert_string_equal(got, c->want[a]);
+		}
+		assert_int_equal(plan->n_actions, n_want);
+		summarize(&plan->status, got, sizeof(got));
+		assert_string_equal(got, c->want_status);
+		assert_int_equal(plan->requeue_after, c->want_requeue);
+		tj_plan_free(plan);
+		fixture_clear(&f);
+	}
+}
+
+static const struct plan_case *case_named(const char *prefix)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (strncmp(cases[i].name, prefix, strlen(prefix)) == 0)
+			return &cases[i];
+	fail_msg("no case %s", prefix);
+	return NULL;
+}
+
+static const struct tj_action *action_of(const struct tj_plan *plan, enum tj_action_kind kind,
+                                         size_t nth)
+{
+	for (size_t i = 0; i < plan->n_actions; i++)
+		if (plan->actions[i].kind == kind && nth-- == 0)
+			return &plan->actions[i];
+	fail_msg("no action %s", tj_action_kind_name(kind));
+	return NULL;
+}
+
+struct body_case {
+	const char *case_prefix;
+	const char *want_body;
+};
+
+/* The whole status patch of the main transitions: every field we own, null for the unset
+ * ones, and the resourceVersion that makes it conditional. */
+static const struct body_case bodies[] = {
+	{ "a new job",
+	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Pending','reason':'PodsStarting'"
+	  ","
+	  "'message':'0 of 4 pods running','restartCount':0,'lastFailure':null,'startTime':'" NOW_S
+	  "',"
+	  "'completionTime':null,'observedGeneration':2,'jobsStatus':[{'name':'node','active':0,"
+	  "'ready':0,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
+	{ "a failed worker restarts the gang",
+	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Restarting','reason':'"
+	  "WorkerFailed',"
+	  "'message':'rank 1 on node gh200-2 failed (exit code 1, Error); replacing all workers "
+	  "(restart 1 of 3)','restartCount':1,'lastFailure':{'rank':1,'node':'gh200-2',"
+	  "'pod':'vit-node-0-1-0','reason':'Error','time':'" NOW_S "','exitCode':1},"
+	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'observedGeneration':2,"
+	  "'jobsStatus':[{'name':'node','active':3,'ready':3,'succeeded':0,'failed':1,'suspended':"
+	  "0}],"
+	  "'conditions':[]}}" },
+	{ "every pod succeeded",
+	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Complete','reason':'"
+	  "AllPodsSucceeded',"
+	  "'message':'all 4 pods succeeded','restartCount':0,'lastFailure':null,"
+	  "'startTime':'2026-11-29T11:00:00Z','completionTime':'" NOW_S "','observedGeneration':2,"
+	  "'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':4,'failed':0,'suspended':"
+	  "0}],"
+	  "'conditions':[{'type':'Complete','status':'True','reason':'AllPodsSucceeded',"
+	  "'message':'all 4 pods succeeded','lastTransitionTime':'" NOW_S "'}]}}" },
+	{ "suspend deletes",
+	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Suspended','reason':'Suspended',"
+	  "'message':'TrainJob is suspended','restartCount':0,'lastFailure':null,"
+	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'observedGeneration':2,"
+	  "'jobsStatus':[{'name':'node','active':3,'ready':3,'succeeded':1,'failed':0,'suspended':"
+	  "4}],"
+	  "'conditions':[{'type':'Suspended','status':'True','reason':'Suspended',"
+	  "'message':'TrainJob is suspended','lastTransitionTime':'" NOW_S "'}]}}" },
+	{ "resume removes",
+	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Pending','reason':'PodsStarting'"
+	  ","
+	  "'message':'0 of 2 pods running','restartCount':0,'lastFailure':null,'startTime':'" NOW_S
+	  "',"
+	  "'completionTime':null,'observedGeneration':2,'jobsStatus':[{'name':'node','active':0,"
+	  "'ready':0,'succeeded':0,'failed':1,'suspended':0}],'conditions':[]}}" },
+};
+
+static void test_patch_bodies(void **state)
+{
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		struct fixture f;
+		struct tj_plan *plan;
+
+		print_message("case: %s\n", bodies[i].case_prefix);
+		plan = plan_case(case_named(bodies[i].case_prefix), &f);
+		assert_json_equal(action_of(plan, TJ_ACTION_PATCH_STATUS, 0)->object,
+		                  bodies[i].want_body);
+		tj_plan_free(plan);
+		fixture_clear(&f);
+	}
+}
+
+/* The replacement of a failed rank: the new attempt, and the failed node excluded. */
+static void test_replacement_pod(void **state)
+{
+	struct fixture f;
+	struct tj_plan *plan = plan_case(case_named("after a gang restart"), &f);
+	const struct tj_action *a = action_of(plan, TJ_ACTION_CREATE_POD, 0);
+	const cJSON *terms = tj_json_path(
+	        a->object,
+	        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+	        "nodeSelectorTerms");
+
+	assert_string_equal(tj_json_string(a->object, "metadata.name"), "vit-node-0-1-1");
+	assert_string_equal(cJSON_GetObjectItem(tj_json_path(a->object, "metadata.labels"),
+	                                        "trainjob.flame.dev/attempt")
+	                            ->valuestring,
+	                    "1");
+	assert_json_equal(
+	        terms,
+	        "[{'matchExpressions':["
+	        "{'key':'nvidia.com/gpu.product','operator':'In','values':['NVIDIA-GH200-480GB']},"
+	        "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']},"
+	        "{'key':'kubernetes.io/hostname','operator':'NotIn','values':['gh200-2']}]}]");
+	assert_json_equal(
+	        action_of(plan, TJ_ACTION_CREATE_SERVICE, 0)->object,
+	        "{'apiVersion':'v1','kind':'Service','metadata':{'name':'vit',"
+	        "'namespace':'team-a','labels':{'trainer.kubeflow.org/trainjob-name':'vit'},"
+	        "'ownerReferences':[{'apiVersion':'trainer.kubeflow.org/v1alpha1',"
+	        "'kind':'TrainJob','name':'vit','uid':'uid-vit','controller':true,"
+	        "'blockOwnerDeletion':true}]},'spec':{'clusterIP':'None',"
+	        "'publishNotReadyAddresses':true,'selector':{"
+	        "'trainer.kubeflow.org/trainjob-name':'vit'},'ports':[{'name':'torch',"
+	        "'port':29500,'targetPort':29500,'protocol':'TCP'}]}}");
+	tj_plan_free(plan);
+	fixture_clear(&f);
+}
+
+/* Deletes carry the pod's uid as precondition and the pod's own grace period. */
+static void test_delete_preconditions(void **state)
+{
+	struct fixture f;
+	struct tj_plan *plan = plan_case(case_named("suspend deletes"), &f);
+	const struct tj_action *a = action_of(plan, TJ_ACTION_DELETE_POD, 1);
+
+	assert_string_equal(a->name, "vit-node-0-1-0");
+	assert_string_equal(a->uid, "vit-node-0-1-0");
+	assert_int_equal(a->grace_seconds, -1);
+	assert_null(a->object);
+	assert_int_equal(plan->n_stages, 2);
+	tj_plan_free(plan);
+	fixture_clear(&f);
+}
+
+/* A job being deleted is left to the garbage collector. */
+static void test_deleting_job(void **state)
+{
+	struct tj_trainjob *job = make_job("{'runtimeRef':{'name':'torch-gh200'}}");
+	struct tj_runtime *rt = make_runtime("torch-gh200");
+	struct tj_plan *plan = NULL;
+
+	job->deletion_time = NOW - 5;
+	assert_int_equal(tj_plan_trainjob(&(struct tj_plan_input){ .job = job,
+	                                                           .runtime = rt,
+	                                                           .config = &test_config,
+	                                                           .now = NOW },
+	                                  &plan),
+	                 0);
+	assert_int_equal(plan->n_actions, 0);
+	assert_int_equal(plan->n_stages, 0);
+	assert_int_equal(plan->requeue_after, 0);
+	tj_plan_free(plan);
+	tj_runtime_free(rt);
+	tj_trainjob_free(job);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_plan_table),      cmocka_unit_test(test_patch_bodies),
+		cmocka_unit_test(test_replacement_pod), cmocka_unit_test(test_delete_preconditions),
+		cmocka_unit_test(test_deleting_job),
+	};
+	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+}
