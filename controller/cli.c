@@ -1,12 +1,14 @@
 #include "controller/cli.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "tj-version.h"
 
 struct option_spec {
 	const char *name;
+	const char *alias; /* a short form ("-f"), or NULL */
 	enum tj_cli_action action;
 	const char *help;
 	/* Options that take a value (--name=VALUE or --name VALUE): its name in the help, and
@@ -34,58 +36,165 @@ static int set_log_level(struct tj_cli *cli, const char *value, char *err, size_
 	return 0;
 }
 
-static const struct option_spec options[] = {
-	{ "--help", TJ_CLI_HELP, "print this help and exit", NULL, NULL },
-	{ "--version", TJ_CLI_VERSION, "print the version and exit", NULL, NULL },
-	{ "--metrics-bind-address", TJ_CLI_RUN, "serve /metrics here (default :8080; 0 disables)",
-	  "ADDR", set_metrics_addr },
-	{ "--health-probe-bind-address", TJ_CLI_RUN,
+static int set_path(char dst[static PATH_MAX], const char *value, char *err, size_t errlen)
+{
+	if (!*value) {
+		snprintf(err, errlen, "needs a path");
+		return -EINVAL;
+	}
+	if (strlen(value) >= PATH_MAX) {
+		snprintf(err, errlen, "the path is too long");
+		return -EINVAL;
+	}
+	strcpy(dst, value);
+	return 0;
+}
+
+static int set_file(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_path(cli->render.file, value, err, errlen);
+}
+
+static int set_runtime(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_path(cli->render.runtime, value, err, errlen);
+}
+
+static int set_runtime_dir(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_path(cli->render.runtime_dir, value, err, errlen);
+}
+
+static int set_config(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_path(cli->render.config, value, err, errlen);
+}
+
+static const struct option_spec run_options[] = {
+	{ "--help", NULL, TJ_CLI_HELP, "print this help and exit", NULL, NULL },
+	{ "--version", NULL, TJ_CLI_VERSION, "print the version and exit", NULL, NULL },
+	{ "--metrics-bind-address", NULL, TJ_CLI_RUN,
+	  "serve /metrics here (default :8080; 0 disables)", "ADDR", set_metrics_addr },
+	{ "--health-probe-bind-address", NULL, TJ_CLI_RUN,
 	  "serve /healthz and /readyz here (default :8081; 0 disables)", "ADDR", set_probe_addr },
-	{ "--log-level", TJ_CLI_RUN, "error, warn, info (default) or debug", "LEVEL",
+	{ "--log-level", NULL, TJ_CLI_RUN, "error, warn, info (default) or debug", "LEVEL",
 	  set_log_level },
-	{ "--zap-log-level", TJ_CLI_RUN, "the same, as controller-runtime spells it", "LEVEL",
+	{ "--zap-log-level", NULL, TJ_CLI_RUN, "the same, as controller-runtime spells it", "LEVEL",
 	  set_log_level },
 };
 
-/* The option named by arg ("--name" or "--name=value"); *ret_value is the inline value. */
-static const struct option_spec *find_option(const char *arg, const char **ret_value)
-{
-	for (size_t o = 0; o < sizeof(options) / sizeof(options[0]); o++) {
-		size_t n = strlen(options[o].name);
+static const struct option_spec render_options[] = {
+	{ "--filename", "-f", TJ_CLI_RENDER, "the TrainJob(s) to render (required)",
+	  "TRAINJOB.yaml", set_file },
+	{ "--runtime", NULL, TJ_CLI_RENDER, "a file with the runtime(s) they reference",
+	  "RUNTIME.yaml", set_runtime },
+	{ "--runtime-dir", NULL, TJ_CLI_RENDER,
+	  "where to look up runtimes by name (default: the shipped ones)", "DIR", set_runtime_dir },
+	{ "--config", NULL, TJ_CLI_RENDER,
+	  "the controller's config (default: built-in GPU classes gh200, h100)", "CONFIG.yaml",
+	  set_config },
+	{ "--help", NULL, TJ_CLI_HELP, "print this help and exit", NULL, NULL },
+};
 
-		if (strncmp(arg, options[o].name, n) != 0)
+struct command {
+	const char *name; /* NULL for the default command */
+	enum tj_cli_action action;
+	const struct option_spec *options;
+	size_t n_options;
+	const char *usage; /* "{prog}" stands for the program's name */
+};
+
+static const struct command commands[] = {
+	{ NULL, TJ_CLI_RUN, run_options, sizeof(run_options) / sizeof(run_options[0]),
+	  "Usage: {prog} [OPTION]...\n"
+	  "       {prog} render -f TRAINJOB.yaml [OPTION]...\n"
+	  "\n"
+	  "Runs Kubeflow Trainer TrainJobs (trainer.kubeflow.org/v1alpha1) on GPU clusters:\n"
+	  "one pod per node, torchrun wiring, restarts on healthy nodes.\n"
+	  "\n"
+	  "Commands:\n"
+	  "  render                             print the Service and pods a TrainJob becomes\n"
+	  "\n"
+	  "Options:\n" },
+	{ "render", TJ_CLI_RENDER, render_options,
+	  sizeof(render_options) / sizeof(render_options[0]),
+	  "Usage: {prog} render -f TRAINJOB.yaml [OPTION]...\n"
+	  "\n"
+	  "Prints, as a YAML stream, the Service and pods the controller would create for each\n"
+	  "TrainJob in the file, without a cluster.\n"
+	  "\n"
+	  "Options:\n" },
+};
+
+static const struct command *command_of(enum tj_cli_action action)
+{
+	return action == TJ_CLI_RENDER ? &commands[1] : &commands[0];
+}
+
+/* The option named by arg ("--name", "--name=value" or the alias); *ret_value is the inline
+ * value. */
+static const struct option_spec *find_option(const struct command *cmd, const char *arg,
+                                             const char **ret_value)
+{
+	for (size_t o = 0; o < cmd->n_options; o++) {
+		const struct option_spec *spec = &cmd->options[o];
+		size_t n = strlen(spec->name);
+
+		if (spec->alias && strcmp(arg, spec->alias) == 0) {
+			*ret_value = NULL;
+			return spec;
+		}
+		if (strncmp(arg, spec->name, n) != 0)
 			continue;
 		if (arg[n] == '\0') {
 			*ret_value = NULL;
-			return &options[o];
+			return spec;
 		}
-		if (arg[n] == '=' && options[o].set) {
+		if (arg[n] == '=' && spec->set) {
 			*ret_value = arg + n + 1;
-			return &options[o];
+			return spec;
 		}
 	}
 	return NULL;
 }
 
-void tj_cli_usage(FILE *out, const char *prog)
+void tj_cli_usage(FILE *out, const char *prog, enum tj_cli_action topic)
 {
-	fprintf(out,
-	        "Usage: %s [OPTION]...\n"
-	        "\n"
-	        "Runs Kubeflow Trainer TrainJobs (trainer.kubeflow.org/v1alpha1) on GPU clusters:\n"
-	        "one pod per node, torchrun wiring, restarts on healthy nodes.\n"
-	        "\n"
-	        "Options:\n",
-	        prog);
-	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+	const struct command *cmd = command_of(topic);
+
+	for (const char *p = cmd->usage; *p; p++) {
+		if (strncmp(p, "{prog}", 6) == 0) {
+			fputs(prog, out);
+			p += 5;
+		} else {
+			fputc(*p, out);
+		}
+	}
+	for (size_t i = 0; i < cmd->n_options; i++) {
+		const struct option_spec *o = &cmd->options[i];
 		char name[64];
 
-		snprintf(name, sizeof(name), "%s%s%s", options[i].name,
-		         options[i].metavar ? "=" : "",
-		         options[i].metavar ? options[i].metavar : "");
-		fprintf(out, "  %-34s %s\n", name, options[i].help);
+		snprintf(name, sizeof(name), "%s%s%s%s%s", o->alias ? o->alias : "",
+		         o->alias ? ", " : "", o->name, o->metavar ? "=" : "",
+		         o->metavar ? o->metavar : "");
+		fprintf(out, "  %-34s %s\n", name, o->help);
 	}
 	fprintf(out, "\ntrainjob-controller %s\n", TJ_VERSION);
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
 }
 
 int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, size_t errlen)
@@ -96,37 +205,44 @@ int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, si
 		.probe_addr = { .port = "8081" },
 		.log_level = TJ_LOG_INFO,
 	};
+	const struct command *cmd = &commands[0];
+	enum tj_cli_action first_flag = TJ_CLI_RUN; /* the first of --help and --version */
+	int i = 1;
 
 	if (errlen > 0)
 		err[0] = '\0';
-	for (int i = 1; i < argc; i++) {
+	if (argc > 1 && argv[1][0] != '-') {
+		for (size_t c = 1; c < sizeof(commands) / sizeof(commands[0]); c++)
+			if (strcmp(argv[1], commands[c].name) == 0)
+				cmd = &commands[c];
+		if (cmd == &commands[0])
+			return fail(err, errlen, "unknown command '%s' (see --help)", argv[1]);
+		i = 2;
+	}
+	for (; i < argc; i++) {
 		const char *value;
-		const struct option_spec *found = find_option(argv[i], &value);
+		const struct option_spec *found = find_option(cmd, argv[i], &value);
 		char why[128];
 
-		if (!found) {
-			if (errlen > 0)
-				snprintf(err, errlen, "unknown argument '%s' (see --help)",
-				         argv[i]);
-			return -EINVAL;
-		}
+		if (!found)
+			return fail(err, errlen, "unknown argument '%s' (see --help)", argv[i]);
 		if (found->set) {
-			if (!value && i + 1 == argc) {
-				snprintf(err, errlen, "%s needs a value", found->name);
-				return -EINVAL;
-			}
+			if (!value && i + 1 == argc)
+				return fail(err, errlen, "%s needs a value", found->name);
 			if (!value)
 				value = argv[++i];
-			if (found->set(&cli, value, why, sizeof(why)) < 0) {
-				snprintf(err, errlen, "%s: %s", found->name, why);
-				return -EINVAL;
-			}
+			if (found->set(&cli, value, why, sizeof(why)) < 0)
+				return fail(err, errlen, "%s: %s", found->name, why);
 			continue;
 		}
 		/* The first of --help and --version wins, as in most GNU tools. */
-		if (cli.action == TJ_CLI_RUN)
-			cli.action = found->action;
+		if (first_flag == TJ_CLI_RUN)
+			first_flag = found->action;
 	}
+	cli.topic = cmd->action;
+	cli.action = first_flag != TJ_CLI_RUN ? first_flag : cmd->action;
+	if (cli.action == TJ_CLI_RENDER && !cli.render.file[0])
+		return fail(err, errlen, "render: -f TRAINJOB.yaml is required");
 	*ret = cli;
 	return 0;
 }

@@ -1,6 +1,12 @@
-/* Command line of trainjob-controller: what the process was asked to do. */
+/* Command line of trainjob-controller: what the process was asked to do.
+ *
+ *   trainjob-controller [OPTION]...                 run the controller
+ *   trainjob-controller render -f TRAINJOB.yaml [--runtime RUNTIME.yaml]
+ *                              [--runtime-dir DIR] [--config CONFIG.yaml]
+ */
 #pragma once
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -11,14 +17,26 @@ enum tj_cli_action {
 	TJ_CLI_RUN,     /* run the controller (the default) */
 	TJ_CLI_HELP,    /* print usage and exit 0 */
 	TJ_CLI_VERSION, /* print the version and exit 0 */
+	TJ_CLI_RENDER,  /* print the objects TrainJobs become, without a cluster */
+};
+
+/* Arguments of `render`; "" when not given. */
+struct tj_cli_render {
+	char file[PATH_MAX];        /* -f, --filename: the TrainJob(s) */
+	char runtime[PATH_MAX];     /* --runtime: a file with the runtime(s) */
+	char runtime_dir[PATH_MAX]; /* --runtime-dir: where shipped runtimes are looked up */
+	char config[PATH_MAX];      /* --config: the controller's config file */
 };
 
 struct tj_cli {
 	enum tj_cli_action action;
+	/* The command given (TJ_CLI_RUN or TJ_CLI_RENDER): whose usage --help prints. */
+	enum tj_cli_action topic;
 	/* Operations flags, named as controller-runtime's manager names them. */
 	struct tj_bind_addr metrics_addr; /* --metrics-bind-address, default ":8080" */
 	struct tj_bind_addr probe_addr;   /* --health-probe-bind-address, default ":8081" */
 	enum tj_log_level log_level;      /* --log-level (alias --zap-log-level), default info */
+	struct tj_cli_render render;
 };
 
 /* Parses argv into *ret. On a bad argument returns -EINVAL and writes a one-line message
@@ -26,5 +44,5 @@ struct tj_cli {
  * on success. argv is not modified and *ret borrows no memory from it. */
 int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, size_t errlen);
 
-/* Writes the --help text. */
-void tj_cli_usage(FILE *out, const char *prog);
+/* Writes the --help text of a command (topic TJ_CLI_RUN: the program's own). */
+void tj_cli_usage(FILE *out, const char *prog, enum tj_cli_action topic);

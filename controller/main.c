@@ -1,12 +1,14 @@
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "controller/cli.h"
+#include "controller/render_command.h"
 #include "tj-version.h"
 
 int main(int argc, char *argv[])
 {
-	struct tj_cli cli;
+	static struct tj_cli cli; /* large (paths): not on the stack */
 	char err[256];
 
 	if (tj_cli_parse(argc, argv, &cli, err, sizeof(err)) < 0) {
@@ -15,11 +17,16 @@ int main(int argc, char *argv[])
 	}
 	switch (cli.action) {
 	case TJ_CLI_HELP:
-		tj_cli_usage(stdout, "trainjob-controller");
+		tj_cli_usage(stdout, "trainjob-controller", cli.topic);
 		return EXIT_SUCCESS;
 	case TJ_CLI_VERSION:
 		printf("trainjob-controller %s\n", TJ_VERSION);
 		return EXIT_SUCCESS;
+	case TJ_CLI_RENDER:
+		/* /proc/self/exe finds the installed runtimes however the binary was started. */
+		return tj_render_command(&cli.render, "/proc/self/exe", stdout, stderr) < 0
+		               ? EXIT_FAILURE
+		               : EXIT_SUCCESS;
 	case TJ_CLI_RUN:
 		break;
 	}

@@ -62,7 +62,9 @@ int tj_json_set(cJSON *obj, const char *key, cJSON *item)
 {
 	if (!item)
 		return -ENOMEM;
-	cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	/* Replacing in place keeps the member's position, so printed objects read naturally. */
+	if (cJSON_GetObjectItemCaseSensitive(obj, key))
+		return cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item) ? 0 : -ENOMEM;
 	if (!cJSON_AddItemToObject(obj, key, item)) {
 		cJSON_Delete(item);
 		return -ENOMEM;

@@ -21,7 +21,8 @@ int tj_json_print(const cJSON *item, size_t max, char **ret);
 /* Parses a compact JSON string produced by tj_json_print; -EINVAL if it does not parse. */
 int tj_json_parse(const char *text, cJSON **ret);
 
-/* Adds or replaces key in obj, taking ownership of item (freed on failure). -ENOMEM. */
+/* Adds key to obj, or replaces it where it is, taking ownership of item (freed on failure
+ * to add). -ENOMEM. */
 int tj_json_set(cJSON *obj, const char *key, cJSON *item);
 
 /* Sets key to a string value, replacing any earlier value. -ENOMEM. */

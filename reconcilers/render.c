@@ -33,7 +33,7 @@ bool tj_render_env_reserved(const char *name)
 
 void tj_render_pod_name(const char *job, int rank, int attempt, char buf[static TJ_NAME_MAX])
 {
-	snprintf(buf, TJ_NAME_MAX, "%s-node-0-%d-%d", job, rank, attempt);
+	snprintf(buf, TJ_NAME_MAX, "%s-node-0-%d-a%d", job, rank, attempt);
 }
 
 int tj_render_num_nodes(const struct tj_render *r)

@@ -6,7 +6,7 @@
  * and podTemplateOverrides (v2.1) that target `node`; the TrainJob's trainer fields; then the
  * fields the controller owns (placement, torchrun wiring, names, labels, owner).
  *
- * Naming: pod `<J>-node-0-<rank>-<attempt>`, that is the hostname `<J>-node-0-<rank>` (what
+ * Naming: pod `<J>-node-0-<rank>-a<attempt>`, that is the hostname `<J>-node-0-<rank>` (what
  * JobSet would give it) followed by the restart attempt, so that a create repeated after a
  * controller crash gets AlreadyExists, and each restart gets new names. */
 #pragma once
@@ -56,7 +56,7 @@ int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
 /* Accepts NULL; returns NULL. */
 struct tj_render *tj_render_free(struct tj_render *r);
 
-/* The pod name for rank and attempt: "<job>-node-0-<rank>-<attempt>". */
+/* The pod name for rank and attempt: "<job>-node-0-<rank>-a<attempt>". */
 void tj_render_pod_name(const char *job, int rank, int attempt, char buf[static TJ_NAME_MAX]);
 
 /* True for the env names the controller sets (PET_NNODES, MASTER_ADDR, RANK, ...). */

@@ -40,6 +40,18 @@ static const struct parse_case cases[] = {
 	  -EINVAL,
 	  TJ_CLI_RUN,
 	  "unknown argument '--hel' (see --help)" },
+	{ "unknown command",
+	  2,
+	  { "tjc", "apply" },
+	  -EINVAL,
+	  TJ_CLI_RUN,
+	  "unknown command 'apply' (see --help)" },
+	{ "render options belong to render",
+	  3,
+	  { "tjc", "-f", "x" },
+	  -EINVAL,
+	  TJ_CLI_RUN,
+	  "unknown argument '-f' (see --help)" },
 };
 
 static void test_parse_table(void **state)
@@ -212,6 +224,126 @@ static void test_value_options_table(void **state)
 	}
 }
 
+struct render_case {
+	const char *name;
+	int argc;
+	char *argv[9];
+	int want_rc;
+	const char *want_err;
+	enum tj_cli_action want_action;
+	/* -f, --runtime, --runtime-dir, --config; NULL means "" */
+	const char *file, *runtime, *runtime_dir, *config;
+};
+
+static const struct render_case render_cases[] = {
+	{ "every option",
+	  9,
+	  { "tjc", "render", "-f", "job.yaml", "--runtime", "rt.yaml", "--config=c.yaml",
+	    "--runtime-dir", "/rt" },
+	  0,
+	  "",
+	  TJ_CLI_RENDER,
+	  "job.yaml",
+	  "rt.yaml",
+	  "/rt",
+	  "c.yaml" },
+	{ "--filename=",
+	  3,
+	  { "tjc", "render", "--filename=j.yaml" },
+	  0,
+	  "",
+	  TJ_CLI_RENDER,
+	  "j.yaml",
+	  NULL,
+	  NULL,
+	  NULL },
+	{ "--help prints render's usage",
+	  3,
+	  { "tjc", "render", "--help" },
+	  0,
+	  "",
+	  TJ_CLI_HELP,
+	  NULL,
+	  NULL,
+	  NULL,
+	  NULL },
+	{ "-f is required",
+	  4,
+	  { "tjc", "render", "--runtime", "rt.yaml" },
+	  -EINVAL,
+	  "render: -f TRAINJOB.yaml is required",
+	  TJ_CLI_RUN,
+	  NULL,
+	  NULL,
+	  NULL,
+	  NULL },
+	{ "-f needs a value",
+	  3,
+	  { "tjc", "render", "-f" },
+	  -EINVAL,
+	  "--filename needs a value",
+	  TJ_CLI_RUN,
+	  NULL,
+	  NULL,
+	  NULL,
+	  NULL },
+	{ "-f empty",
+	  4,
+	  { "tjc", "render", "-f", "" },
+	  -EINVAL,
+	  "--filename: needs a path",
+	  TJ_CLI_RUN,
+	  NULL,
+	  NULL,
+	  NULL,
+	  NULL },
+	{ "no --version",
+	  3,
+	  { "tjc", "render", "--version" },
+	  -EINVAL,
+	  "unknown argument '--version' (see --help)",
+	  TJ_CLI_RUN,
+	  NULL,
+	  NULL,
+	  NULL,
+	  NULL },
+	{ "no controller flags",
+	  4,
+	  { "tjc", "render", "-f", "j.yaml", "--log-level=debug" },
+	  -EINVAL,
+	  "unknown argument '--log-level=debug' (see --help)",
+	  TJ_CLI_RUN,
+	  NULL,
+	  NULL,
+	  NULL,
+	  NULL },
+};
+
+static void test_render_table(void **state)
+{
+	for (size_t i = 0; i < sizeof(render_cases) / sizeof(render_cases[0]); i++) {
+		const struct render_case *c = &render_cases[i];
+		static struct tj_cli cli;
+		char err[160];
+
+		print_message("# case: %s\n", c->name);
+		cli.action = (enum tj_cli_action)99;
+		assert_int_equal(tj_cli_parse(c->argc, c->argv, &cli, err, sizeof(err)),
+		                 c->want_rc);
+		assert_string_equal(err, c->want_err);
+		if (c->want_rc < 0) {
+			assert_int_equal(cli.action, 99); /* untouched on error */
+			continue;
+		}
+		assert_int_equal(cli.action, c->want_action);
+		assert_int_equal(cli.topic, TJ_CLI_RENDER);
+		assert_string_equal(cli.render.file, c->file ? c->file : "");
+		assert_string_equal(cli.render.runtime, c->runtime ? c->runtime : "");
+		assert_string_equal(cli.render.runtime_dir, c->runtime_dir ? c->runtime_dir : "");
+		assert_string_equal(cli.render.config, c->config ? c->config : "");
+	}
+}
+
 static void test_error_is_truncated_and_terminated(void **state)
 {
 	char *argv[] = { "tjc", "--a-very-long-unknown-flag" };
@@ -228,9 +360,11 @@ static void test_usage_lists_every_option(void **state)
 	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
 
 	assert_non_null(f);
-	tj_cli_usage(f, "tjc");
+	tj_cli_usage(f, "tjc", TJ_CLI_RUN);
 	fclose(f);
 	assert_non_null(strstr(buf, "Usage: tjc [OPTION]..."));
+	assert_non_null(strstr(buf, "       tjc render -f TRAINJOB.yaml [OPTION]..."));
+	assert_non_null(strstr(buf, "  render   "));
 	assert_non_null(strstr(buf, "--help"));
 	assert_non_null(strstr(buf, "--version"));
 	assert_non_null(strstr(buf, "  --metrics-bind-address=ADDR        serve /metrics here "
@@ -240,6 +374,24 @@ static void test_usage_lists_every_option(void **state)
 	assert_non_null(strstr(buf, "--zap-log-level=LEVEL"));
 }
 
+static void test_render_usage_lists_every_option(void **state)
+{
+	char buf[2048] = { 0 };
+	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
+
+	assert_non_null(f);
+	tj_cli_usage(f, "tjc", TJ_CLI_RENDER);
+	fclose(f);
+	assert_non_null(strstr(buf, "Usage: tjc render -f TRAINJOB.yaml [OPTION]..."));
+	assert_non_null(strstr(buf, "  -f, --filename=TRAINJOB.yaml       the TrainJob(s) to "
+	                            "render (required)\n"));
+	assert_non_null(strstr(buf, "  --runtime=RUNTIME.yaml "));
+	assert_non_null(strstr(buf, "  --runtime-dir=DIR "));
+	assert_non_null(strstr(buf, "  --config=CONFIG.yaml "));
+	assert_null(strstr(buf, "--version"));
+	assert_null(strstr(buf, "--log-level"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +399,8 @@ int main(void)
 		cmocka_unit_test(test_value_options_table),
 		cmocka_unit_test(test_error_is_truncated_and_terminated),
 		cmocka_unit_test(test_usage_lists_every_option),
+		cmocka_unit_test(test_render_table),
+		cmocka_unit_test(test_render_usage_lists_every_option),
 	};
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

@@ -81,8 +81,8 @@ static const struct plan_case cases[] = {
 	{ .name = "a new job creates the Service and one pod per rank",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .want = { "0 CreatePod vit-node-0-0-0", "0 CreatePod vit-node-0-1-0",
-	            "0 CreatePod vit-node-0-2-0", "0 CreatePod vit-node-0-3-0",
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreatePod vit-node-0-1-a0",
+	            "0 CreatePod vit-node-0-2-a0", "0 CreatePod vit-node-0-3-a0",
 	            "0 CreateService vit", "1 PatchStatus vit",
 	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
 	            "torch-gh200" },
@@ -174,8 +174,9 @@ static const struct plan_case cases[] = {
 	            RUNNING(2, "gh200-3"),
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
-	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-0", "1 DeletePod vit-node-0-1-0",
-	            "1 DeletePod vit-node-0-2-0", "1 DeletePod vit-node-0-3-0",
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
+	            "1 DeletePod vit-node-0-3-a0",
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 1, "
 	            "Error); replacing all workers (restart 1 of 3)" },
 	  .want_status =
@@ -187,14 +188,14 @@ static const struct plan_case cases[] = {
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'rank 1 on node "
 	            "gh200-2 failed','restartCount':1,'observedGeneration':2," STARTED
-	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-0','reason':'"
+	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
 	            "Error','exitCode':1,'time':'2026-11-29T11:59:00Z'}," JOBS(
 	                    0, 0, 0, 0) ",'conditions':[]}",
 	  .pods = { { 0, 0, TJ_POD_RUNNING, true, "gh200-1", true, 0, NULL, NULL, NULL, NULL },
 	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", true, 143, "Error", NULL, NULL, NULL },
 	            RUNNING_A(3, 1, "gh200-4") },
 	  .n_pods = 3,
-	  .want = { "0 CreatePod vit-node-0-1-1", "0 CreateService vit", "1 PatchStatus vit" },
+	  .want = { "0 CreatePod vit-node-0-1-a1", "0 CreateService vit", "1 PatchStatus vit" },
 	  .want_status = "Restarting|WorkerFailed|rank 1 on node gh200-2 "
 	                 "failed|restarts=1||jobs=1/1/0/0/0" },
 	{ .name = "policy Worker replaces only the failed rank",
@@ -207,7 +208,7 @@ static const struct plan_case cases[] = {
 	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", false, 1, "Error", NULL, NULL, NULL },
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
-	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-2-0",
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-2-a0",
 	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed (exit code 1, "
 	            "Error); replacing that worker (restart 1 of 3)" },
 	  .want_status =
@@ -219,7 +220,7 @@ static const struct plan_case cases[] = {
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,'"
 	            "observedGeneration':2," STARTED
-	            ",'lastFailure':{'rank':2,'node':'gh200-3','pod':'vit-node-0-2-0','reason':'"
+	            ",'lastFailure':{'rank':2,'node':'gh200-3','pod':'vit-node-0-2-a0','reason':'"
 	            "Error','exitCode':1,'time':'2026-11-29T11:59:00Z'}," JOBS(
 	                    3, 3, 0, 1) ",'conditions':[]}",
 	  .pods = { RUNNING(0, "gh200-1"),
@@ -227,7 +228,7 @@ static const struct plan_case cases[] = {
 	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", false, 1, "Error", NULL, NULL, NULL },
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
-	  .want = { "0 DeletePod vit-node-0-2-0" },
+	  .want = { "0 DeletePod vit-node-0-2-a0" },
 	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=3/3/0/1/0" },
 	{ .name = "a spent budget fails the job, naming rank, node and exit code",
 	  .spec = SPEC4,
@@ -242,7 +243,8 @@ static const struct plan_case cases[] = {
 	            { 3, 3, TJ_POD_SUCCEEDED, false, "gh200-4", false, 0, NULL, NULL, NULL,
 	              NULL } },
 	  .n_pods = 4,
-	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-1-3", "1 DeletePod vit-node-0-2-3",
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-1-a3",
+	            "1 DeletePod vit-node-0-2-a3",
 	            "1 Event Warning Failed: ReachedMaxRestarts: rank 0 on node gh200-1 failed "
 	            "(exit code 137, OOMKilled); the restart budget of 3 is spent" },
 	  .want_status = "Failed|ReachedMaxRestarts|rank 0 on node gh200-1 failed (exit code 137, "
@@ -260,8 +262,8 @@ static const struct plan_case cases[] = {
 	            { 3, 0, TJ_POD_RUNNING, false, "gh200-4", true, 0, NULL,
 	              "EvictionByEvictionAPI", NULL, NULL } },
 	  .n_pods = 4,
-	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-0", "1 DeletePod vit-node-0-1-0",
-	            "1 DeletePod vit-node-0-2-0",
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
 	            "1 Event Warning Failed: ReachedMaxRestarts: rank 3 on node gh200-4 failed "
 	            "(EvictionByEvictionAPI); the restart budget of 0 is spent" },
 	  .want_status = "Failed|ReachedMaxRestarts|rank 3 on node gh200-4 failed "
@@ -278,7 +280,7 @@ static const struct plan_case cases[] = {
 	                              "11-29T11:30:00Z'}]}",
 	  .pods = { RUNNING(0, "gh200-1") },
 	  .n_pods = 1,
-	  .want = { "0 DeletePod vit-node-0-0-0" },
+	  .want = { "0 DeletePod vit-node-0-0-a0" },
 	  .want_status =
 	          "Failed|DeadlineExceeded|m|restarts=0|Failed=DeadlineExceeded|jobs=1/1/0/0/0" },
 	{ .name = "suspend deletes the live pods and sets Suspended",
@@ -288,8 +290,8 @@ static const struct plan_case cases[] = {
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
 	            SUCCEEDED(3, "gh200-4") },
 	  .n_pods = 4,
-	  .want = { "0 DeletePod vit-node-0-0-0", "0 DeletePod vit-node-0-1-0",
-	            "0 DeletePod vit-node-0-2-0", "1 PatchStatus vit",
+	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
+	            "0 DeletePod vit-node-0-2-a0", "1 PatchStatus vit",
 	            "1 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
 	  .want_status = "Suspended|Suspended|TrainJob is "
 	                 "suspended|restarts=0|Suspended=Suspended|jobs=3/3/1/0/4" },
@@ -311,7 +313,7 @@ static const struct plan_case cases[] = {
 	  .pods = { { 0, 0, TJ_POD_FAILED, false, "gh200-1", true, 143, "Error", NULL, NULL,
 	              NULL } },
 	  .n_pods = 1,
-	  .want = { "0 CreatePod vit-node-0-1-0", "0 CreateService vit", "1 PatchStatus vit",
+	  .want = { "0 CreatePod vit-node-0-1-a0", "0 CreateService vit", "1 PatchStatus vit",
 	            "1 Event Normal Resumed: TrainJob is resumed",
 	            "1 Event Normal Created: creating 2 pods from ClusterTrainingRuntime "
 	            "torch-gh200" },
@@ -325,7 +327,7 @@ static const struct plan_case cases[] = {
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'managedBy':'trainer.kubeflow.org/"
 	          "trainjob-controller'}",
 	  .runtime = "torch-gh200",
-	  .want = { "0 CreatePod vit-node-0-0-0", "0 CreateService vit", "1 PatchStatus vit",
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
 	            "1 Event Normal Created: creating 1 pods from ClusterTrainingRuntime "
 	            "torch-gh200" },
 	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0" },
@@ -389,7 +391,8 @@ static const struct plan_case cases[] = {
 	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
 	  .n_pods = 2,
-	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-0", "1 DeletePod vit-node-0-1-0",
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-1-a0",
 	            "1 Event Warning Failed: DeadlineExceeded: the job ran longer than "
 	            "spec.activeDeadlineSeconds (3600 s)" },
 	  .want_status =
@@ -414,7 +417,7 @@ static const struct plan_case cases[] = {
 	              "uid-old" },
 	            RUNNING(5, "gh200-2") },
 	  .n_pods = 2,
-	  .want = { "0 DeletePod vit-node-0-5-0", "0 CreatePod vit-node-0-0-0",
+	  .want = { "0 DeletePod vit-node-0-5-a0", "0 CreatePod vit-node-0-0-a0",
 	            "0 CreateService vit", "1 PatchStatus vit",
 	            "1 Event Normal Created: creating 1 pods from ClusterTrainingRuntime "
 	            "torch-gh200" },
@@ -462,7 +465,7 @@ static void pods_of(const struct plan_case *c, struct fixture *f)
 		const struct pod_row *row = &c->pods[i];
 		struct tj_pod *p = &f->pods[i];
 
-		snprintf(f->names[i], TJ_NAME_MAX, "vit-node-0-%d-%d", row->rank, row->attempt);
+		snprintf(f->names[i], TJ_NAME_MAX, "vit-node-0-%d-a%d", row->rank, row->attempt);
 		*p = (struct tj_pod){
 			.namespace = "team-a",
 			.name = f->names[i],
@@ -620,7 +623,7 @@ static const struct body_case bodies[] = {
 	  "WorkerFailed',"
 	  "'message':'rank 1 on node gh200-2 failed (exit code 1, Error); replacing all workers "
 	  "(restart 1 of 3)','restartCount':1,'lastFailure':{'rank':1,'node':'gh200-2',"
-	  "'pod':'vit-node-0-1-0','reason':'Error','time':'" NOW_S "','exitCode':1},"
+	  "'pod':'vit-node-0-1-a0','reason':'Error','time':'" NOW_S "','exitCode':1},"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'observedGeneration':2,"
 	  "'jobsStatus':[{'name':'node','active':3,'ready':3,'succeeded':0,'failed':1,'suspended':"
 	  "0}],"
@@ -677,7 +680,7 @@ static void test_replacement_pod(void **state)
 	        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
 	        "nodeSelectorTerms");
 
-	assert_string_equal(tj_json_string(a->object, "metadata.name"), "vit-node-0-1-1");
+	assert_string_equal(tj_json_string(a->object, "metadata.name"), "vit-node-0-1-a1");
 	assert_string_equal(cJSON_GetObjectItem(tj_json_path(a->object, "metadata.labels"),
 	                                        "trainjob.flame.dev/attempt")
 	                            ->valuestring,
@@ -709,8 +712,8 @@ static void test_delete_preconditions(void **state)
 	struct tj_plan *plan = plan_case(case_named("suspend deletes"), &f);
 	const struct tj_action *a = action_of(plan, TJ_ACTION_DELETE_POD, 1);
 
-	assert_string_equal(a->name, "vit-node-0-1-0");
-	assert_string_equal(a->uid, "vit-node-0-1-0");
+	assert_string_equal(a->name, "vit-node-0-1-a0");
+	assert_string_equal(a->uid, "vit-node-0-1-a0");
 	assert_int_equal(a->grace_seconds, -1);
 	assert_null(a->object);
 	assert_int_equal(plan->n_stages, 2);

@@ -45,7 +45,7 @@ static void test_full_pod(void **state)
 
 	assert_json_equal(
 	        pod,
-	        "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'vit-node-0-2-1',"
+	        "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'vit-node-0-2-a1',"
 	        "'namespace':'team-a','labels':{'team':'ml',"
 	        "'trainer.kubeflow.org/trainjob-name':'vit','jobset.sigs.k8s.io/jobset-name':'vit',"
 	        "'jobset.sigs.k8s.io/replicatedjob-name':'node','trainjob.flame.dev/rank':'2',"
@@ -91,7 +91,7 @@ static void test_no_class_no_placement(void **state)
 
 	assert_null(cJSON_GetObjectItem(spec, "affinity"));
 	assert_null(cJSON_GetObjectItem(spec, "tolerations"));
-	assert_string_equal(tj_json_string(pod, "metadata.name"), "vit-node-0-0-0");
+	assert_string_equal(tj_json_string(pod, "metadata.name"), "vit-node-0-0-a0");
 	assert_string_equal(tj_json_string(spec, "hostname"), "vit-node-0-0");
 	assert_json_equal(
 	        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "containers"), 0),
@@ -372,7 +372,7 @@ static void test_runtime_env_and_port_not_duplicated(void **state)
 		}
 	}
 	assert_int_equal(n_rank, 1);
-	assert_string_equal(tj_json_string(pod, "metadata.name"), "vit-node-0-0-3");
+	assert_string_equal(tj_json_string(pod, "metadata.name"), "vit-node-0-0-a3");
 	cJSON_Delete(pod);
 	cJSON_Delete(j);
 	tj_render_free(r);
@@ -405,7 +405,7 @@ static void test_names_and_reserved(void **state)
 	char buf[TJ_NAME_MAX];
 
 	tj_render_pod_name("llama", 15, 2, buf);
-	assert_string_equal(buf, "llama-node-0-15-2");
+	assert_string_equal(buf, "llama-node-0-15-a2");
 	assert_true(tj_render_env_reserved("PET_NNODES"));
 	assert_true(tj_render_env_reserved("LOCAL_WORLD_SIZE"));
 	assert_false(tj_render_env_reserved("LOCAL_RANK"));

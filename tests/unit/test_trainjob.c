@@ -34,7 +34,7 @@ static void test_projection(void **state)
 	        "multikueue','activeDeadlineSeconds':600},"
 	        "'status':{'state':'Restarting','reason':'WorkerFailed','message':'m','"
 	        "restartCount':2,"
-	        "'lastFailure':{'rank':1,'node':'n1','pod':'vit-node-0-1-1','reason':'Error','"
+	        "'lastFailure':{'rank':1,'node':'n1','pod':'vit-node-0-1-a1','reason':'Error','"
 	        "exitCode':3,"
 	        "'time':'2026-11-29T10:10:00Z'},'startTime':'2026-11-29T10:01:00Z',"
 	        "'completionTime':'2026-11-29T10:20:00.5+01:00','observedGeneration':3,"
@@ -92,7 +92,7 @@ static void test_projection(void **state)
 	assert_int_equal(job->status.restart_count, 2);
 	assert_int_equal(job->status.last_failure.rank, 1);
 	assert_string_equal(job->status.last_failure.node, "n1");
-	assert_string_equal(job->status.last_failure.pod, "vit-node-0-1-1");
+	assert_string_equal(job->status.last_failure.pod, "vit-node-0-1-a1");
 	assert_string_equal(job->status.last_failure.reason, "Error");
 	assert_int_equal(job->status.last_failure.exit_code, 3);
 	assert_int_equal(job->status.last_failure.time, 1795947000);

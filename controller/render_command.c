@@ -1,0 +1,283 @@
+#include "controller/render_command.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/config.h"
+#include "controller/yaml.h"
+#include "reconcilers/json.h"
+#include "reconcilers/plan.h"
+#include "reconcilers/runtime.h"
+#include "reconcilers/trainjob.h"
+
+#define MAX_RUNTIMES 256
+
+/* The classes of deploy/config, for rendering without a config file. */
+static struct tj_kv gh200_labels[] = { { "nvidia.com/gpu.product", "NVIDIA-GH200-480GB" } };
+static struct tj_kv h100_labels[] = { { "nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3" } };
+static struct tj_toleration gpu_tolerations[] = {
+	{ "nvidia.com/gpu", "Exists", NULL, "NoSchedule" },
+};
+static struct tj_gpu_class default_classes[] = {
+	{ "gh200", "nvidia.com/gpu", "arm64", gh200_labels, 1, gpu_tolerations, 1 },
+	{ "h100", "nvidia.com/gpu", "amd64", h100_labels, 1, gpu_tolerations, 1 },
+};
+static const struct tj_config default_config = { default_classes, 2 };
+
+struct runtimes {
+	struct tj_runtime *items[MAX_RUNTIMES]; /* owned */
+	size_t n;
+};
+
+static void runtimes_clear(struct runtimes *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		tj_runtime_free(rs->items[i]);
+	rs->n = 0;
+}
+
+/* Adds the runtimes among a file's documents; other kinds are skipped. */
+static int load_runtimes(const char *path, struct runtimes *rs, FILE *err)
+{
+	cJSON **docs = NULL;
+	size_t n = 0;
+	char msg[512];
+	int r;
+
+	r = tj_yaml_read_file(path, &docs, &n, msg, sizeof(msg));
+	if (r < 0) {
+		fprintf(err, "render: %s\n", msg);
+		return r;
+	}
+	for (size_t i = 0; i < n && r == 0; i++) {
+		struct tj_runtime *rt;
+
+		if (rs->n == MAX_RUNTIMES) {
+			fprintf(err, "render: more than %d runtimes\n", MAX_RUNTIMES);
+			r = -E2BIG;
+		} else if (tj_runtime_from_json(docs[i], &rt) == 0) {
+			rs->items[rs->n++] = rt;
+		}
+	}
+	tj_yaml_docs_free(docs, n);
+	return r;
+}
+
+static bool has_yaml_suffix(const char *name)
+{
+	size_t len = strlen(name);
+
+	return (len > 5 && strcmp(name + len - 5, ".yaml") == 0) ||
+	       (len > 4 && strcmp(name + len - 4, ".yml") == 0);
+}
+
+static int load_runtime_dir(const char *dir, struct runtimes *rs, FILE *err)
+{
+	struct dirent **entries = NULL;
+	int n = scandir(dir, &entries, NULL, alphasort), r = 0;
+
+	if (n < 0)
+		return -errno;
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX];
+
+		if (r == 0 && has_yaml_suffix(entries[i]->d_name) &&
+		    snprintf(path, sizeof(path), "%s/%s", dir, entries[i]->d_name) <
+		            (int)sizeof(path))
+			r = load_runtimes(path, rs, err);
+		free(entries[i]);
+	}
+	free(entries);
+	return r;
+}
+
+/* The installed runtimes: <prefix>/share/trainjob-controller/runtimes for an installed
+ * binary (<prefix>/bin), crds/runtimes of the source tree for one in a build directory. */
+static int load_installed_runtimes(const char *self_path, struct runtimes *rs, FILE *err)
+{
+	static const char *const relative[] = { "../share/trainjob-controller/runtimes",
+		                                "../crds/runtimes" };
+	char self[PATH_MAX], dir[PATH_MAX];
+	const char *bindir;
+
+	if (!self_path || !realpath(self_path, self))
+		return -ENOENT;
+	bindir = dirname(self);
+	for (size_t i = 0; i < sizeof(relative) / sizeof(relative[0]); i++) {
+		snprintf(dir, sizeof(dir), "%s/%s", bindir, relative[i]);
+		if (load_runtime_dir(dir, rs, err) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static const struct tj_runtime *lookup(void *ctx, enum tj_runtime_kind kind, const char *ns,
+                                       const char *name)
+{
+	const struct runtimes *rs = ctx;
+
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct tj_runtime *rt = rs->items[i];
+
+		/* A runtime file without a namespace stands for the job's own namespace. */
+		if (rt->kind == kind && strcmp(rt->name, name) == 0 &&
+		    (kind == TJ_RUNTIME_CLUSTER || strcmp(rt->namespace, ns) == 0))
+			return rt;
+	}
+	return NULL;
+}
+
+static int render_job(cJSON *doc, const struct runtimes *rs, const struct tj_config *config,
+                      FILE *out, FILE *err)
+{
+	struct tj_trainjob *job = NULL;
+	const struct tj_runtime *rt = NULL;
+	struct tj_problem why = { "", "" };
+	struct tj_plan *plan = NULL;
+	int r;
+
+	/* kubectl applies a manifest without a namespace to "default". */
+	if (!tj_json_string(doc, "metadata.namespace") &&
+	    cJSON_IsObject(tj_json_path(doc, "metadata")))
+		tj_json_set_string((cJSON *)tj_json_path(doc, "metadata"), "namespace", "default");
+	r = tj_trainjob_from_json(doc, &job);
+	if (r < 0) {
+		fprintf(err, "render: a TrainJob needs metadata.name and metadata.namespace\n");
+		return r;
+	}
+	/* As the controller sees a new job: the uid the API server would give it is unknown. */
+	if (!*job->uid) {
+		char *uid = strdup("<uid>");
+
+		if (!uid) {
+			r = -ENOMEM;
+			goto out;
+		}
+		free(job->uid);
+		job->uid = uid;
+	}
+	/* Render what the job becomes when it runs, not the nothing of a suspended job. */
+	if (job->suspend) {
+		fprintf(err,
+		        "render: %s is suspended; these are the objects it gets when resumed\n",
+		        job->name);
+		job->suspend = false;
+	}
+	if (!tj_trainjob_is_ours(job)) {
+		fprintf(err, "render: %s is managed by %s, not by this controller\n", job->name,
+		        job->managed_by);
+		goto out;
+	}
+	if (tj_trainjob_validate(job, &why) == 0 &&
+	    tj_runtime_resolve(job, lookup, (void *)rs, &rt, &why) < 0) {
+		fprintf(err, "render: %s: %s: %s\n", job->name, why.reason, why.message);
+		r = -ENOENT;
+		goto out;
+	}
+	r = tj_plan_trainjob(
+	        &(struct tj_plan_input){
+	                .job = job, .runtime = rt, .runtime_problem = &why, .config = config },
+	        &plan);
+	if (r < 0)
+		goto out;
+	if (plan->status.state == TJ_STATE_FAILED) {
+		fprintf(err, "render: %s: %s: %s\n", job->name, plan->status.reason,
+		        plan->status.message);
+		r = -EINVAL;
+		goto out;
+	}
+	for (size_t i = 0; i < plan->n_actions; i++)
+		if (plan->actions[i].kind == TJ_ACTION_CREATE_SERVICE)
+			tj_yaml_print(out, plan->actions[i].object);
+	for (size_t i = 0; i < plan->n_actions; i++)
+		if (plan->actions[i].kind == TJ_ACTION_CREATE_POD)
+			tj_yaml_print(out, plan->actions[i].object);
+out:
+	tj_plan_free(plan);
+	tj_trainjob_free(job);
+	return r;
+}
+
+static int load_config(const char *path, struct tj_config **ret, FILE *err)
+{
+#ifdef TJ_HAVE_CONFIG_PARSER
+	char msg[512];
+	int r = tj_config_load_file(path, ret, msg, sizeof(msg));
+
+	if (r < 0)
+		fprintf(err, "render: %s\n", msg);
+	return r;
+#else
+	fprintf(err, "render: --config is not available in this build\n");
+	return -ENOTSUP;
+#endif
+}
+
+static void free_config(struct tj_config *config)
+{
+#ifdef TJ_HAVE_CONFIG_PARSER
+	tj_config_free(config);
+#endif
+}
+
+int tj_render_command(const struct tj_cli_render *opts, const char *self_path, FILE *out, FILE *err)
+{
+	struct runtimes rs = { .n = 0 };
+	struct tj_config *config = NULL;
+	cJSON **docs = NULL;
+	size_t n = 0, jobs = 0;
+	char msg[512];
+	int r;
+
+	r = tj_yaml_read_file(opts->file, &docs, &n, msg, sizeof(msg));
+	if (r < 0) {
+		fprintf(err, "render: %s\n", msg);
+		return r;
+	}
+	if (opts->config[0]) {
+		r = load_config(opts->config, &config, err);
+		if (r < 0)
+			goto out;
+	}
+	/* Runtimes in the job's own file count too, so one file can hold a job and its runtime. */
+	for (size_t i = 0; i < n; i++) {
+		struct tj_runtime *rt;
+
+		if (rs.n < MAX_RUNTIMES && tj_runtime_from_json(docs[i], &rt) == 0)
+			rs.items[rs.n++] = rt;
+	}
+	if (opts->runtime[0])
+		r = load_runtimes(opts->runtime, &rs, err);
+	else if (opts->runtime_dir[0])
+		r = load_runtime_dir(opts->runtime_dir, &rs, err);
+	else
+		load_installed_runtimes(self_path, &rs, err);
+	if (r < 0) {
+		if (opts->runtime_dir[0] && !opts->runtime[0])
+			fprintf(err, "render: %s: %s\n", opts->runtime_dir, strerror(-r));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *kind = tj_json_string(docs[i], "kind");
+
+		if (!kind || strcmp(kind, "TrainJob") != 0)
+			continue;
+		jobs++;
+		r = render_job(docs[i], &rs, config ? config : &default_config, out, err);
+		if (r < 0)
+			goto out;
+	}
+	if (jobs == 0) {
+		fprintf(err, "render: %s: no TrainJob in it\n", opts->file);
+		r = -EINVAL;
+	}
+out:
+	runtimes_clear(&rs);
+	free_config(config);
+	tj_yaml_docs_free(docs, n);
+	return r;
+}

@@ -1,0 +1,173 @@
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "controller/yaml.h"
+#include "fixtures.h"
+
+static char *print(const cJSON *item)
+{
+	static char buf[8192];
+	FILE *f;
+
+	memset(buf, 0, sizeof(buf));
+	f = fmemopen(buf, sizeof(buf) - 1, "w");
+	assert_non_null(f);
+	tj_yaml_print(f, item);
+	fclose(f);
+	return buf;
+}
+
+struct scalar_case {
+	const char *json; /* a string, number, bool or null, as JSON */
+	const char *want; /* how it is printed as a map value */
+};
+
+static const struct scalar_case scalar_cases[] = {
+	{ "\"node\"", "node" },
+	{ "\"nvidia.com/gpu\"", "nvidia.com/gpu" },
+	{ "\"nvcr.io/nvidia/pytorch:25.08-py3\"", "nvcr.io/nvidia/pytorch:25.08-py3" },
+	{ "\"400Gi\"", "400Gi" },
+	{ "\"500m\"", "500m" },
+	{ "\"-c\"", "-c" },
+	{ "\"--config\"", "--config" },
+	{ "\"/data\"", "/data" },
+	{ "\"4\"", "\"4\"" },
+	{ "\"1e3\"", "\"1e3\"" },
+	{ "\"0x1F\"", "\"0x1F\"" },
+	{ "\"1:20\"", "\"1:20\"" },
+	{ "\"1_000\"", "\"1_000\"" },
+	{ "\"yes\"", "\"yes\"" },
+	{ "\"Off\"", "\"Off\"" },
+	{ "\"null\"", "\"null\"" },
+	{ "\"true\"", "\"true\"" },
+	{ "\"\"", "\"\"" },
+	{ "\"a: b\"", "\"a: b\"" },
+	{ "\"key:\"", "\"key:\"" },
+	{ "\"-\"", "\"-\"" },
+	{ "\"- x\"", "\"- x\"" },
+	{ "\"#comment\"", "\"#comment\"" },
+	{ "\"<uid>\"", "\"<uid>\"" },
+	{ "\"tab\\there\"", "\"tab\\there\"" },
+	{ "\"one line\\n\"", "|\n  one line" },
+	{ "\"no newline\\nat the end\"", "|-\n  no newline\n  at the end" },
+	{ "\"two\\n\\n\"", "|+\n  two\n" },
+	{ "\" leading\\nspace\"", "\" leading\\nspace\"" },
+	{ "\"trailing \\nspace\"", "\"trailing \\nspace\"" },
+	{ "29500", "29500" },
+	{ "-3", "-3" },
+	{ "0.5", "0.5" },
+	{ "true", "true" },
+	{ "null", "null" },
+	{ "[]", "[]" },
+	{ "{}", "{}" },
+};
+
+/* How each scalar is printed, and that YAML reads every one back as the same value. */
+static void test_scalars_round_trip(void **state)
+{
+	for (size_t i = 0; i < sizeof(scalar_cases) / sizeof(scalar_cases[0]); i++) {
+		const struct scalar_case *c = &scalar_cases[i];
+		cJSON *obj = cJSON_CreateObject(), **docs = NULL;
+		char want[256], err[128];
+		const char *out;
+		size_t n = 0;
+
+		print_message("case: %s\n", c->json);
+		cJSON_AddItemToObject(obj, "k", cJSON_Parse(c->json));
+		out = print(obj);
+		snprintf(want, sizeof(want), "---\nk: %s\n", c->want);
+		assert_string_equal(out, want);
+		assert_int_equal(tj_yaml_parse(out, strlen(out), "t", &docs, &n, err, sizeof(err)),
+		                 0);
+		assert_int_equal(n, 1);
+		assert_true(cJSON_Compare(docs[0], obj, true));
+		tj_yaml_docs_free(docs, n);
+		cJSON_Delete(obj);
+	}
+}
+
+/* Nesting as kubectl prints it: lists at their key's indentation, maps in lists inline. */
+static void test_block_layout(void **state)
+{
+	cJSON *obj =
+	        jlit("{'metadata':{'name':'p','labels':{'a':'1'}},'spec':{'containers':[{'name':"
+	             "'node','args':['x','y'],'ports':[{'containerPort':29500}]}],'matrix':[[1,2],"
+	             "[]],'empty':{}}}");
+	cJSON **docs = NULL;
+	const char *out = print(obj);
+	char err[128];
+	size_t n = 0;
+
+	assert_string_equal(out, "---\n"
+	                         "metadata:\n"
+	                         "  name: p\n"
+	                         "  labels:\n"
+	                         "    a: \"1\"\n"
+	                         "spec:\n"
+	                         "  containers:\n"
+	                         "  - name: node\n"
+	                         "    args:\n"
+	                         "    - x\n"
+	                         "    - \"y\"\n"
+	                         "    ports:\n"
+	                         "    - containerPort: 29500\n"
+	                         "  matrix:\n"
+	                         "  -\n"
+	                         "    - 1\n"
+	                         "    - 2\n"
+	                         "  - []\n"
+	                         "  empty: {}\n");
+	assert_int_equal(tj_yaml_parse(out, strlen(out), "t", &docs, &n, err, sizeof(err)), 0);
+	assert_true(cJSON_Compare(docs[0], obj, true));
+	tj_yaml_docs_free(docs, n);
+	cJSON_Delete(obj);
+}
+
+/* A stream: empty documents skipped, YAML types mapped to JSON's. */
+static void test_parse_stream(void **state)
+{
+	const char *text = "# a comment only\n---\na: 1\nb: [x, 'y']\nc:\n  - d: true\n    e: 08\n"
+	                   "---\n---\nkind: Foo\n";
+	cJSON **docs = NULL;
+	char err[128];
+	size_t n = 0;
+
+	assert_int_equal(tj_yaml_parse(text, strlen(text), "t", &docs, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 2);
+	assert_json_equal(docs[0], "{'a':1,'b':['x','y'],'c':[{'d':true,'e':'08'}]}");
+	assert_json_equal(docs[1], "{'kind':'Foo'}");
+	tj_yaml_docs_free(docs, n);
+}
+
+static void test_parse_errors(void **state)
+{
+	const char *bad = "a: [1, 2\n";
+	cJSON **docs = (cJSON **)0x1;
+	char err[128] = "";
+	size_t n = 7;
+
+	assert_int_equal(tj_yaml_parse(bad, strlen(bad), "job.yaml", &docs, &n, err, sizeof(err)),
+	                 -EINVAL);
+	assert_string_equal(err, "job.yaml:2:1: flow sequence without a closing bracket");
+	assert_ptr_equal(docs, (cJSON **)0x1);
+	assert_int_equal(n, 7);
+	assert_int_equal(tj_yaml_read_file("/nonexistent/x.yaml", &docs, &n, err, sizeof(err)),
+	                 -ENOENT);
+	assert_string_equal(err, "/nonexistent/x.yaml: No such file or directory");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_scalars_round_trip),
+		cmocka_unit_test(test_block_layout),
+		cmocka_unit_test(test_parse_stream),
+		cmocka_unit_test(test_parse_errors),
+	};
+	return cmocka_run_group_tests_name("yaml", tests, NULL, NULL);
+}
