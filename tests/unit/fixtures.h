@@ -37,9 +37,9 @@ static inline void assert_json_equal(const cJSON *actual, const char *expected_s
 	cJSON *want = jlit(expected_sq);
 
 	if (!cJSON_Compare(actual, want, true)) {
-		char *a = cJSON_Print(actual), *w = cJSON_Print(want);
+		char *a = cJSON_PrintUnformatted(actual), *w = cJSON_PrintUnformatted(want);
 
-		print_message("actual:\n%s\nexpected:\n%s\n", a, w);
+		print_message("# actual:   %s\n# expected: %s\n", a, w);
 		free(a);
 		free(w);
 		cJSON_Delete(want);

@@ -62,7 +62,7 @@ static void test_key_fields(void **state)
 		struct tj_event_key k = key("vit", "Restarting", "m");
 		struct tj_event_decision d;
 
-		print_message("case: %s\n", cases[i].name);
+		print_message("# case: %s\n", cases[i].name);
 		assert_int_equal(tj_event_decide(c, &k, T0, &d), 0);
 		assert_int_equal(tj_event_decide(c, &cases[i].other, T0 + SEC, &d), 0);
 		assert_int_equal(d.verdict, TJ_EVENT_CREATE);

@@ -563,13 +563,13 @@ static void test_plan_table(void **state)
 		char got[2048];
 		size_t n_want = 0;
 
-		print_message("case: %s\n", c->name);
+		print_message("# case: %s\n", c->name);
 		plan = plan_case(c, &f);
 		while (n_want < MAX_ACTIONS && c->want[n_want])
 			n_want++;
 		for (size_t a = 0; a < plan->n_actions; a++) {
 			describe(&plan->actions[a], got, sizeof(got));
-			print_message("  action: %s\n", got);
+			print_message("#   action: %s\n", got);
 		}
 		for (size_t a = 0; a < plan->n_actions && a < n_want; a++) {
 			describe(&plan->actions[a], got, sizeof(got));
@@ -660,7 +660,7 @@ static void test_patch_bodies(void **state)
 		struct fixture f;
 		struct tj_plan *plan;
 
-		print_message("case: %s\n", bodies[i].case_prefix);
+		print_message("# case: %s\n", bodies[i].case_prefix);
 		plan = plan_case(case_named(bodies[i].case_prefix), &f);
 		assert_json_equal(action_of(plan, TJ_ACTION_PATCH_STATUS, 0)->object,
 		                  bodies[i].want_body);

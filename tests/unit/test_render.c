@@ -149,7 +149,7 @@ static void test_procs_table(void **state)
 		cJSON *pod = NULL;
 		const cJSON *node;
 
-		print_message("case: %s\n", c->name);
+		print_message("# case: %s\n", c->name);
 		snprintf(spec, sizeof(spec), "{'runtimeRef':{'name':'torch-gh200'},'trainer':%s}",
 		         c->trainer);
 		job = make_job(spec);
@@ -242,7 +242,7 @@ static void test_errors_table(void **state)
 		struct tj_render *r = (struct tj_render *)0x1;
 		struct tj_problem why = { "", "" };
 
-		print_message("case: %s\n", c->name);
+		print_message("# case: %s\n", c->name);
 		if (c->runtime_sq) {
 			cJSON *j = jlit(c->runtime_sq);
 

@@ -103,11 +103,11 @@ static void test_render_table(void **state)
 
 		snprintf(path, sizeof(path), "%s/%s", root, c->file);
 		if (access(path, R_OK) != 0) {
-			print_message("case: %s: skipped, %s is not in this tree\n", c->name,
+			print_message("# case: %s: skipped, %s is not in this tree\n", c->name,
 			              c->file);
 			continue;
 		}
-		print_message("case: %s\n", c->name);
+		print_message("# case: %s\n", c->name);
 		ran++;
 		render(c, root, NULL, &out, &err, &rc);
 		assert_string_equal(err, c->want_err);

@@ -135,7 +135,7 @@ static void test_resolve_table(void **state)
 		const struct tj_runtime *rt = NULL;
 		struct tj_problem why = { "", "" };
 
-		print_message("case: %s\n", rc->ref);
+		print_message("# case: %s\n", rc->ref);
 		snprintf(spec, sizeof(spec), "{'runtimeRef':%s}", rc->ref);
 		job = make_job(spec);
 		assert_int_equal(tj_runtime_resolve(job, lookup, &c, &rt, &why),
@@ -179,7 +179,7 @@ static void test_gpu_class_table(void **state)
 		struct tj_problem why = { "", "" };
 		cJSON *j;
 
-		print_message("case: %s %s\n", c->runtime, c->label ? c->label : "-");
+		print_message("# case: %s %s\n", c->runtime, c->label ? c->label : "-");
 		snprintf(buf, sizeof(buf),
 		         "{'kind':'ClusterTrainingRuntime','metadata':{'name':'%s','labels':{%s%s%"
 		         "s}}}",

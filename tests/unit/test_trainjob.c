@@ -236,7 +236,7 @@ static void test_validate_table(void **state)
 		struct tj_problem why = { "", "" };
 		cJSON *j;
 
-		print_message("case: %s\n", c->name);
+		print_message("# case: %s\n", c->name);
 		snprintf(buf, sizeof(buf),
 		         "{'metadata':{'name':'%s','namespace':'n','annotations':%s},'spec':%s}",
 		         c->job_name ? c->job_name : "vit", c->annotations ? c->annotations : "{}",
@@ -312,7 +312,7 @@ static void test_time_table(void **state)
 	for (size_t i = 0; i < sizeof(time_cases) / sizeof(time_cases[0]); i++) {
 		int64_t t = -7;
 
-		print_message("case: %s\n", time_cases[i].text);
+		print_message("# case: %s\n", time_cases[i].text);
 		assert_int_equal(tj_time_parse(time_cases[i].text, &t), time_cases[i].want_rc);
 		assert_int_equal(t, time_cases[i].want_rc ? -7 : time_cases[i].want);
 	}

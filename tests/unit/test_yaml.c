@@ -77,7 +77,7 @@ static void test_scalars_round_trip(void **state)
 		const char *out;
 		size_t n = 0;
 
-		print_message("case: %s\n", c->json);
+		print_message("# case: %s\n", c->json);
 		cJSON_AddItemToObject(obj, "k", cJSON_Parse(c->json));
 		out = print(obj);
 		snprintf(want, sizeof(want), "---\nk: %s\n", c->want);
