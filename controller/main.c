@@ -23,10 +23,8 @@ int main(int argc, char *argv[])
 		printf("trainjob-controller %s\n", TJ_VERSION);
 		return EXIT_SUCCESS;
 	case TJ_CLI_RENDER:
-		/* /proc/self/exe finds the installed runtimes however the binary was started. */
-		return tj_render_command(&cli.render, "/proc/self/exe", stdout, stderr) < 0
-		               ? EXIT_FAILURE
-		               : EXIT_SUCCESS;
+		return tj_render_command(&cli.render, stdout, stderr) < 0 ? EXIT_FAILURE
+		                                                          : EXIT_SUCCESS;
 	case TJ_CLI_RUN:
 		break;
 	}

@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,23 +94,15 @@ static int load_runtime_dir(const char *dir, struct runtimes *rs, FILE *err)
 	return r;
 }
 
-/* The installed runtimes: <prefix>/share/trainjob-controller/runtimes for an installed
- * binary (<prefix>/bin), crds/runtimes of the source tree for one in a build directory. */
-static int load_installed_runtimes(const char *self_path, struct runtimes *rs, FILE *err)
+/* The shipped runtimes: installed under the data directory, or in the source tree for a
+ * binary run from its build directory. */
+static int load_shipped_runtimes(struct runtimes *rs, FILE *err)
 {
-	static const char *const relative[] = { "../share/trainjob-controller/runtimes",
-		                                "../crds/runtimes" };
-	char self[PATH_MAX], dir[PATH_MAX];
-	const char *bindir;
+	static const char *const dirs[] = { TJ_RUNTIME_DIR, TJ_SOURCE_RUNTIME_DIR };
 
-	if (!self_path || !realpath(self_path, self))
-		return -ENOENT;
-	bindir = dirname(self);
-	for (size_t i = 0; i < sizeof(relative) / sizeof(relative[0]); i++) {
-		snprintf(dir, sizeof(dir), "%s/%s", bindir, relative[i]);
-		if (load_runtime_dir(dir, rs, err) == 0)
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (load_runtime_dir(dirs[i], rs, err) == 0)
 			return 0;
-	}
 	return -ENOENT;
 }
 
@@ -224,7 +215,7 @@ static void free_config(struct tj_config *config)
 #endif
 }
 
-int tj_render_command(const struct tj_cli_render *opts, const char *self_path, FILE *out, FILE *err)
+int tj_render_command(const struct tj_cli_render *opts, FILE *out, FILE *err)
 {
 	struct runtimes rs = { .n = 0 };
 	struct tj_config *config = NULL;
@@ -255,7 +246,7 @@ int tj_render_command(const struct tj_cli_render *opts, const char *self_path, F
 	else if (opts->runtime_dir[0])
 		r = load_runtime_dir(opts->runtime_dir, &rs, err);
 	else
-		load_installed_runtimes(self_path, &rs, err);
+		load_shipped_runtimes(&rs, err);
 	if (r < 0) {
 		if (opts->runtime_dir[0] && !opts->runtime[0])
 			fprintf(err, "render: %s: %s\n", opts->runtime_dir, strerror(-r));

@@ -8,11 +8,11 @@
 
 #include "controller/cli.h"
 
-/* Renders every TrainJob in opts->file. The runtime is taken from opts->runtime, else looked
- * up by name among the *.yaml files of opts->runtime_dir, else of the installed runtimes
- * (<prefix>/share/trainjob-controller/runtimes, or crds/runtimes of the source tree when
- * run from a build directory). The GPU classes come from opts->config, else the built-in
- * defaults (gh200 and h100). Problems (a job that would fail, a runtime not found) are
- * written to err. Returns 0, or a negative errno code. */
-int tj_render_command(const struct tj_cli_render *opts, const char *self_path, FILE *out,
-                      FILE *err);
+/* Renders every TrainJob in opts->file. Runtimes come from the file itself, from
+ * opts->runtime, else from the *.yaml files of opts->runtime_dir, else from the shipped ones
+ * (installed in <datadir>/trainjob-controller/runtimes, or crds/runtimes of the source tree
+ * for a binary run from its build directory). The GPU classes come from opts->config, else
+ * the built-in defaults (gh200 and h100, as deploy/config ships them). What stops a job (it
+ * would fail, its runtime is not found) is written to err. Returns 0, or a negative errno
+ * code. */
+int tj_render_command(const struct tj_cli_render *opts, FILE *out, FILE *err);

@@ -84,7 +84,7 @@ static void render(const struct render_case *c, const char *root, const char *co
 	err = open_memstream(ret_err, &err_len);
 	assert_non_null(out);
 	assert_non_null(err);
-	*ret_rc = tj_render_command(opts, NULL, out, err);
+	*ret_rc = tj_render_command(opts, out, err);
 	fclose(out);
 	fclose(err);
 	free(opts);
