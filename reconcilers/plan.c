@@ -399,8 +399,9 @@ static void create_pods(struct planner *p, const struct tj_render *render)
 	}
 	if (!p->st.start_time) {
 		p->st.start_time = p->in->now;
-		event(p, false, "Created", "creating %d pods from %s %s", p->num_nodes,
-		      tj_runtime_kind_name(p->in->runtime->kind), p->in->runtime->name);
+		event(p, false, "Created", "creating %d pod%s from %s %s", p->num_nodes,
+		      p->num_nodes == 1 ? "" : "s", tj_runtime_kind_name(p->in->runtime->kind),
+		      p->in->runtime->name);
 	}
 }
 
@@ -527,7 +528,7 @@ static int decide(struct planner *p)
 	const struct tj_gpu_class *cls = NULL;
 	const struct tj_pod *failed;
 	struct tj_render *render = NULL;
-	struct tj_problem why;
+	struct tj_problem why = { "", "" };
 	const char *excluded[1];
 	int max_restarts, gang, r;
 	bool was_suspended;

@@ -328,7 +328,7 @@ static const struct plan_case cases[] = {
 	          "trainjob-controller'}",
 	  .runtime = "torch-gh200",
 	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
-	            "1 Event Normal Created: creating 1 pods from ClusterTrainingRuntime "
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
 	            "torch-gh200" },
 	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0" },
 	{ .name = "a missing runtime: Pending with the reason, an event, no pods",
@@ -419,7 +419,7 @@ static const struct plan_case cases[] = {
 	  .n_pods = 2,
 	  .want = { "0 DeletePod vit-node-0-5-a0", "0 CreatePod vit-node-0-0-a0",
 	            "0 CreateService vit", "1 PatchStatus vit",
-	            "1 Event Normal Created: creating 1 pods from ClusterTrainingRuntime "
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
 	            "torch-gh200" },
 	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0" },
 	{ .name = "pods newer than the cached status: wait for the cache",
