@@ -77,6 +77,12 @@ struct plan_case {
 	"running','restartCount':0,'observedGeneration':2," STARTED                                \
 	"," JOBS(4, 4, 0, 0) ",'conditions':[]}"
 
+/* A runtime torch-x with the given annotations, no GPU class and one `node` job. */
+#define RUNTIME_WITH(annotations)                                                                  \
+	"{'kind':'ClusterTrainingRuntime','metadata':{'name':'torch-x','annotations':" annotations \
+	"},'spec':{'template':{'spec':{'replicatedJobs':[{'name':'node','template':{'spec':{"      \
+	"'template':{'spec':{'containers':[{'name':'node','image':'x'}]}}}}}]}}}}"
+
 static const struct plan_case cases[] = {
 	{ .name = "a new job creates the Service and one pod per rank",
 	  .spec = SPEC4,
@@ -230,6 +236,77 @@ static const struct plan_case cases[] = {
 	  .n_pods = 4,
 	  .want = { "0 DeletePod vit-node-0-2-a0" },
 	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=3/3/0/1/0" },
+	{ .name = "policy Worker recreates a replaced rank at the current restart count",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':2,'"
+	            "observedGeneration':2," STARTED
+	            ",'lastFailure':{'rank':2,'node':'gh200-3','pod':'vit-node-0-2-a1','reason':'"
+	            "Error','exitCode':1,'time':'2026-11-29T11:59:00Z'}," JOBS(
+	                    3, 3, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING_A(1, 1, "gh200-2"), RUNNING(3, "gh200-4") },
+	  .n_pods = 3,
+	  .want = { "0 CreatePod vit-node-0-2-a2", "0 CreateService vit" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=2||jobs=3/3/0/0/0" },
+	{ .name = "every pod running again after a restart: Running",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,'"
+	            "observedGeneration':2," STARTED "," JOBS(4, 3, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING_A(0, 1, "gh200-1"), RUNNING_A(1, 1, "gh200-5"),
+	            RUNNING_A(2, 1, "gh200-3"), RUNNING_A(3, 1, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "0 Event Normal Running: 4 of 4 pods running" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=4/4/0/0/0" },
+	{ .name = "the runtime's restart settings apply when the TrainJob has none",
+	  .spec = "{'runtimeRef':{'name':'torch-x'},'trainer':{'numNodes':2}}",
+	  .runtime_json =
+	          RUNTIME_WITH("{'trainjob.flame.dev/restart-policy':'Worker','trainjob.flame.dev/"
+	                       "max-restarts':'1'}"),
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':1,'observedGeneration':2," STARTED
+	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 1, TJ_POD_FAILED, false, "gh200-2", false, 2, "Error", NULL, NULL,
+	              NULL } },
+	  .n_pods = 2,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 Event Warning Failed: ReachedMaxRestarts: rank 1 on node gh200-2 failed "
+	            "(exit code 2, Error); the restart budget of 1 is spent" },
+	  .want_status = "Failed|ReachedMaxRestarts|rank 1 on node gh200-2 failed (exit code 2, "
+	                 "Error); the restart budget of 1 is "
+	                 "spent|restarts=1|Failed=ReachedMaxRestarts|jobs=1/1/0/1/0" },
+	{ .name = "the TrainJob's restart settings win over the runtime's",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Gang','trainjob.flame.dev/"
+	                 "max-restarts':'5'}",
+	  .spec = "{'runtimeRef':{'name':'torch-x'},'trainer':{'numNodes':2}}",
+	  .runtime_json =
+	          RUNTIME_WITH("{'trainjob.flame.dev/restart-policy':'Worker','trainjob.flame.dev/"
+	                       "max-restarts':'1'}"),
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':1,'observedGeneration':2," STARTED
+	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING_A(0, 1, "gh200-1"),
+	            { 1, 1, TJ_POD_FAILED, false, "gh200-2", false, 2, "Error", NULL, NULL,
+	              NULL } },
+	  .n_pods = 2,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a1",
+	            "1 DeletePod vit-node-0-1-a1",
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 2, "
+	            "Error); replacing all workers (restart 2 of 5)" },
+	  .want_status =
+	          "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 2, Error); "
+	          "replacing all workers (restart 2 of 5)|restarts=2||jobs=1/1/0/1/0" },
+	{ .name = "a runtime with a bad restart setting fails the job",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{'trainjob.flame.dev/max-restarts':'-1'}"),
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: InvalidRuntime: ClusterTrainingRuntime torch-x: "
+	            "trainjob.flame.dev/max-restarts '-1' is not an integer between 0 and 1000" },
+	  .want_status = "Failed|InvalidRuntime|ClusterTrainingRuntime torch-x: "
+	                 "trainjob.flame.dev/max-restarts '-1' is not an integer between 0 and "
+	                 "1000|restarts=0|Failed=InvalidRuntime|jobs=0/0/0/0/0" },
 	{ .name = "a spent budget fails the job, naming rank, node and exit code",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
