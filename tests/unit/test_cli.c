@@ -308,7 +308,7 @@ static const struct render_case render_cases[] = {
 	  NULL,
 	  NULL },
 	{ "no controller flags",
-	  4,
+	  5,
 	  { "tjc", "render", "-f", "j.yaml", "--log-level=debug" },
 	  -EINVAL,
 	  "unknown argument '--log-level=debug' (see --help)",
