@@ -195,24 +195,12 @@ out:
 
 static int load_config(const char *path, struct tj_config **ret, FILE *err)
 {
-#ifdef TJ_HAVE_CONFIG_PARSER
 	char msg[512];
 	int r = tj_config_load_file(path, ret, msg, sizeof(msg));
 
 	if (r < 0)
 		fprintf(err, "render: %s\n", msg);
 	return r;
-#else
-	fprintf(err, "render: --config is not available in this build\n");
-	return -ENOTSUP;
-#endif
-}
-
-static void free_config(struct tj_config *config)
-{
-#ifdef TJ_HAVE_CONFIG_PARSER
-	tj_config_free(config);
-#endif
 }
 
 int tj_render_command(const struct tj_cli_render *opts, FILE *out, FILE *err)
@@ -268,7 +256,7 @@ int tj_render_command(const struct tj_cli_render *opts, FILE *out, FILE *err)
 	}
 out:
 	runtimes_clear(&rs);
-	free_config(config);
+	tj_config_free(config);
 	tj_yaml_docs_free(docs, n);
 	return r;
 }
