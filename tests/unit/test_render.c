@@ -145,7 +145,7 @@ static void test_procs_table(void **state)
 		struct tj_trainjob *job;
 		struct tj_runtime *rt = make_runtime("torch-gh200");
 		struct tj_render *r = NULL;
-		struct tj_problem why;
+		struct tj_problem why = { "", "" };
 		cJSON *pod = NULL;
 		const cJSON *node;
 
@@ -348,7 +348,7 @@ static void test_runtime_env_and_port_not_duplicated(void **state)
 	        "'env':[{'name':'RANK','value':'7'},{'name':'KEEP','value':'1'}]}]}}}}}]}}}}");
 	struct tj_runtime *rt = NULL;
 	struct tj_render *r = NULL;
-	struct tj_problem why;
+	struct tj_problem why = { "", "" };
 	cJSON *pod = NULL;
 	const cJSON *node;
 	int n_rank = 0;

@@ -120,7 +120,7 @@ static void test_projection(void **state)
 static void test_minimal(void **state)
 {
 	struct tj_trainjob *job = make_job("{'runtimeRef':{'name':'torch-gh200'}}");
-	struct tj_problem why;
+	struct tj_problem why = { "", "" };
 
 	assert_null(job->image);
 	assert_null(job->command);
