@@ -113,7 +113,7 @@ stage_fuzz() {
 		return
 	}
 	for t in "$dir"/tests/fuzz/fuzz_*; do
-		[[ -x $t ]] || continue
+		[[ -f $t && -x $t ]] || continue
 		local name corpus work
 		name=$(basename "$t")
 		corpus=tests/fuzz/corpus/$name
@@ -121,7 +121,7 @@ stage_fuzz() {
 		[[ -d $corpus ]] && cp -r "$corpus"/. "$work"/
 		if "$t" -max_total_time="${TJC_FUZZ_SECONDS:-15}" -artifact_prefix="$work/" \
 			"$work" >"$work/log" 2>&1; then
-			echo "$name: $(grep -Eo '#[0-9]+ +DONE.*' "$work/log" | tail -1)"
+			echo "$name: $(grep -Eo "Done [0-9]+ runs.*" "$work/log" | tail -1)"
 			ok=$((ok + 1))
 		else
 			echo "$name: FAILED"
