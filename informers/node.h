@@ -27,6 +27,9 @@ struct tj_node_taint {
 	int64_t time_added; /* unix seconds, 0 if unset */
 };
 
+/* A node from tj_node_from_json() is one allocation: the struct, its arrays and its strings.
+ * A node built field by field (in a test) leaves packed false and owns each array and string
+ * as a separate malloc'd block; tj_node_free() handles both. */
 struct tj_node {
 	char *name;                           /* owned */
 	char *uid;                            /* owned */
@@ -37,6 +40,7 @@ struct tj_node {
 	size_t n_conditions;
 	struct tj_node_taint *taints; /* owned array of n_taints */
 	size_t n_taints;
+	bool packed; /* true if made by tj_node_from_json(): see above */
 };
 
 /* Projects a Node object into a new struct; -EINVAL if it is not a Node with a name.
