@@ -71,9 +71,9 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 {
 	static const char *const cond_keys[] = { "type", "status", "reason" };
 	static const char *const taint_keys[] = { "key", "effect", "value" };
-	const cJSON *meta = tj_json_at(obj, "metadata", NULL);
-	const cJSON *conds = tj_json_at(obj, "status", "conditions", NULL);
-	const cJSON *taints = tj_json_at(obj, "spec", "taints", NULL);
+	const cJSON *meta = tj_json_at(obj, "metadata");
+	const cJSON *conds = tj_json_at(obj, "status", "conditions");
+	const cJSON *taints = tj_json_at(obj, "spec", "taints");
 	const char *kind = tj_json_string(obj, "kind");
 	const char *name, *uid, *rv, *arch;
 	size_t n_conds, cond_bytes, n_taints, taint_bytes, size;
@@ -90,7 +90,7 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 		return -EINVAL;
 	uid = tj_json_string(meta, "uid");
 	rv = tj_json_string(meta, "resourceVersion");
-	arch = tj_json_string_at(meta, "labels", "kubernetes.io/arch", NULL);
+	arch = tj_json_string_at(meta, "labels", "kubernetes.io/arch");
 	/* A condition needs a type and a status, a taint a key and an effect (the API server
 	 * validates both); anything else is skipped rather than guessed at. */
 	r = measure(conds, cond_keys, 3, 2, MAX_CONDITIONS, &n_conds, &cond_bytes);
@@ -118,7 +118,7 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 	node->uid = pack(&cursor, uid);
 	node->resource_version = pack(&cursor, rv);
 	node->arch = pack(&cursor, arch);
-	node->unschedulable = tj_json_bool(tj_json_at(obj, "spec", NULL), "unschedulable");
+	node->unschedulable = tj_json_bool(tj_json_at(obj, "spec"), "unschedulable");
 
 	i = 0;
 	cJSON_ArrayForEach(e, conds)

@@ -42,11 +42,8 @@ static const char *controller_owner_uid(const cJSON *meta)
 {
 	const cJSON *ref;
 
-	cJSON_ArrayForEach(
-	        ref,
-	        tj_json_at(meta, "ownerReferences",
-	                   NULL)) if (tj_json_bool(ref, "controller")) return tj_json_string(ref,
-	                                                                                     "uid");
+	cJSON_ArrayForEach(ref, tj_json_at(meta, "ownerReferences")) if (
+	        tj_json_bool(ref, "controller")) return tj_json_string(ref, "uid");
 	return NULL;
 }
 
@@ -68,7 +65,7 @@ static void read_conditions(const cJSON *status, struct tj_pod *pod, struct pod_
 {
 	const cJSON *c;
 
-	cJSON_ArrayForEach(c, tj_json_at(status, "conditions", NULL))
+	cJSON_ArrayForEach(c, tj_json_at(status, "conditions"))
 	{
 		const char *type = tj_json_string(c, "type");
 		const char *st = tj_json_string(c, "status");
@@ -95,9 +92,9 @@ static void read_termination(const cJSON *status, struct tj_pod *pod, struct pod
 {
 	const cJSON *cs, *chosen = NULL;
 
-	cJSON_ArrayForEach(cs, tj_json_at(status, "containerStatuses", NULL))
+	cJSON_ArrayForEach(cs, tj_json_at(status, "containerStatuses"))
 	{
-		const cJSON *term = tj_json_at(cs, "state", "terminated", NULL);
+		const cJSON *term = tj_json_at(cs, "state", "terminated");
 		const char *name = tj_json_string(cs, "name");
 
 		if (!cJSON_IsObject(term))
@@ -161,9 +158,9 @@ static void unref_interned(struct tj_pod *pod)
 
 int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 {
-	const cJSON *meta = tj_json_at(obj, "metadata", NULL);
-	const cJSON *status = tj_json_at(obj, "status", NULL);
-	const cJSON *labels = tj_json_at(meta, "labels", NULL);
+	const cJSON *meta = tj_json_at(obj, "metadata");
+	const cJSON *status = tj_json_at(obj, "status");
+	const cJSON *labels = tj_json_at(meta, "labels");
 	const char *kind = tj_json_string(obj, "kind");
 	struct pod_source src = { 0 };
 	struct tj_pod tmp = { 0 }, *pod;
@@ -182,7 +179,7 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	src.resource_version = tj_json_string(meta, "resourceVersion");
 	src.owner_uid = controller_owner_uid(meta);
 	src.trainjob = tj_json_string(labels, TJ_LABEL_TRAINJOB);
-	src.node_name = tj_json_string_at(obj, "spec", "nodeName", NULL);
+	src.node_name = tj_json_string_at(obj, "spec", "nodeName");
 	src.reason = tj_json_string(status, "reason");
 	src.message = tj_json_string(status, "message");
 

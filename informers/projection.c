@@ -2,38 +2,21 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <string.h>
 
-static const cJSON *json_vat(const cJSON *obj, va_list ap)
+const cJSON *tj_json_path(const cJSON *obj, const char *const *keys)
 {
-	const char *key;
-
-	while ((key = va_arg(ap, const char *))) {
+	for (; *keys; keys++) {
 		if (!cJSON_IsObject(obj))
 			return NULL;
-		obj = cJSON_GetObjectItemCaseSensitive(obj, key);
+		obj = cJSON_GetObjectItemCaseSensitive(obj, *keys);
 	}
 	return obj;
 }
 
-const cJSON *tj_json_at(const cJSON *obj, ...)
+const char *tj_json_string_path(const cJSON *obj, const char *const *keys)
 {
-	va_list ap;
-
-	va_start(ap, obj);
-	obj = json_vat(obj, ap);
-	va_end(ap);
-	return obj;
-}
-
-const char *tj_json_string_at(const cJSON *obj, ...)
-{
-	va_list ap;
-
-	va_start(ap, obj);
-	obj = json_vat(obj, ap);
-	va_end(ap);
+	obj = tj_json_path(obj, keys);
 	return cJSON_IsString(obj) ? obj->valuestring : NULL;
 }
 

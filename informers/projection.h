@@ -9,12 +9,17 @@
 
 #include <cjson/cJSON.h>
 
-/* The member reached from obj by the NULL-terminated list of object keys, or NULL if any
+/* The member reached from obj by the NULL-terminated array of object keys, or NULL if any
  * step is missing or not an object. Keys match case-sensitively, as Kubernetes does. */
-const cJSON *tj_json_at(const cJSON *obj, ...) __attribute__((sentinel));
+const cJSON *tj_json_path(const cJSON *obj, const char *const *keys);
 
-/* The string reached like tj_json_at(), or NULL if it is missing or not a string. */
-const char *tj_json_string_at(const cJSON *obj, ...) __attribute__((sentinel));
+/* The string reached like tj_json_path(), or NULL if it is missing or not a string. */
+const char *tj_json_string_path(const cJSON *obj, const char *const *keys);
+
+/* tj_json_at(obj, "status", "conditions"): the same with the keys as arguments. */
+#define tj_json_at(obj, ...) tj_json_path((obj), (const char *const[]){ __VA_ARGS__, NULL })
+#define tj_json_string_at(obj, ...)                                                                \
+	tj_json_string_path((obj), (const char *const[]){ __VA_ARGS__, NULL })
 
 /* The string member key of obj, or NULL (obj may be NULL or not an object). */
 const char *tj_json_string(const cJSON *obj, const char *key);
