@@ -68,7 +68,7 @@ uint64_t tj_workqueue_backoff_ms(unsigned failures, uint64_t base_ms, uint64_t m
 	uint64_t d = base_ms;
 
 	for (unsigned i = 0; i < failures && d < max_ms; i++)
-		d *= 2;
+		d = d > max_ms / 2 ? max_ms : d * 2;
 	return d < max_ms ? d : max_ms;
 }
 

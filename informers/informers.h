@@ -8,28 +8,12 @@
 
 #include <uv.h>
 
+#include "informers/node.h"
+#include "informers/pod.h"
 #include "informers/reflector.h"
 #include "informers/store.h"
 #include "kube/client.h"
 #include "kube/request.h"
-
-/* The indexes of the pod store (tj_store_iter_index, tj_store_index_count). */
-enum {
-	TJ_POD_INDEX_TRAINJOB, /* "namespace/trainjob" from the label TJ_LABEL_TRAINJOB */
-	TJ_POD_INDEX_NODE,     /* spec.nodeName */
-};
-
-/* Store ops of the projections of informers/: pods keyed "namespace/name" with the indexes
- * above, nodes keyed "name". */
-extern const struct tj_store_ops tj_pod_store_ops;
-extern const struct tj_store_ops tj_node_store_ops;
-
-/* The label selector of the pod informer: pods of any TrainJob. */
-#define TJ_POD_SELECTOR "trainer.kubeflow.org/trainjob-name"
-
-/* tj_project_fn adapters of tj_pod_from_json() and tj_node_from_json(). */
-int tj_pod_project(const cJSON *obj, void **ret);
-int tj_node_project(const cJSON *obj, void **ret);
 
 /* A list-watch bound to a client and a collection (ref.name NULL; ref.namespace NULL for
  * all namespaces or a cluster-scoped resource). Fill it, then take tj_listwatch_kube(). */

@@ -1,6 +1,7 @@
 #include "informers/node.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,4 +186,34 @@ struct tj_node *tj_node_free(struct tj_node *node)
 	}
 	free(node);
 	return NULL;
+}
+
+/* ---- the node store ---- */
+
+static void node_free(void *obj)
+{
+	tj_node_free(obj);
+}
+
+static int node_key(const void *obj, char *buf, size_t size)
+{
+	const struct tj_node *node = obj;
+	int n = snprintf(buf, size, "%s", node->name);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+const struct tj_store_ops tj_node_store_ops = {
+	.free = node_free,
+	.key = node_key,
+};
+
+int tj_node_project(const cJSON *obj, void **ret)
+{
+	struct tj_node *node;
+	int r = tj_node_from_json(obj, &node);
+
+	if (r == 0)
+		*ret = node;
+	return r;
 }

@@ -7,6 +7,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "informers/store.h"
+
 enum tj_condition_status {
 	TJ_COND_UNKNOWN,
 	TJ_COND_TRUE,
@@ -49,6 +51,12 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret);
 
 /* The condition of the given type, or NULL. */
 const struct tj_node_condition *tj_node_condition(const struct tj_node *node, const char *type);
+
+/* The node store (informers/store.h): keyed by name. */
+extern const struct tj_store_ops tj_node_store_ops;
+
+/* tj_node_from_json() as a reflector projection (tj_project_fn). */
+int tj_node_project(const cJSON *obj, void **ret);
 
 /* Frees the node and everything it owns. Accepts NULL; returns NULL. */
 struct tj_node *tj_node_free(struct tj_node *node);

@@ -8,6 +8,7 @@
 
 #include "informers/intern.h"
 #include "informers/projection.h"
+#include "informers/store.h"
 
 /* What the projection reads, as borrowed pointers into the cJSON tree, before anything is
  * allocated: the sizes are known first, so the pod and its strings take one allocation. */
@@ -252,4 +253,55 @@ struct tj_pod *tj_pod_free(struct tj_pod *pod)
 	}
 	free(pod);
 	return NULL;
+}
+
+/* ---- the pod store ---- */
+
+static void pod_free(void *obj)
+{
+	tj_pod_free(obj);
+}
+
+static int pod_key(const void *obj, char *buf, size_t size)
+{
+	return tj_pod_key(obj, buf, size);
+}
+
+static int pod_by_trainjob(const void *obj, char *buf, size_t size)
+{
+	const struct tj_pod *pod = obj;
+	int n;
+
+	if (!pod->trainjob)
+		return 0;
+	n = snprintf(buf, size, "%s/%s", pod->namespace, pod->trainjob);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 1;
+}
+
+static int pod_by_node(const void *obj, char *buf, size_t size)
+{
+	const struct tj_pod *pod = obj;
+	int n;
+
+	if (!pod->node_name)
+		return 0;
+	n = snprintf(buf, size, "%s", pod->node_name);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 1;
+}
+
+const struct tj_store_ops tj_pod_store_ops = {
+	.free = pod_free,
+	.key = pod_key,
+	.index = { [TJ_POD_INDEX_TRAINJOB] = pod_by_trainjob, [TJ_POD_INDEX_NODE] = pod_by_node },
+	.n_indexes = 2,
+};
+
+int tj_pod_project(const cJSON *obj, void **ret)
+{
+	struct tj_pod *pod;
+	int r = tj_pod_from_json(obj, &pod);
+
+	if (r == 0)
+		*ret = pod;
+	return r;
 }

@@ -9,6 +9,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "informers/store.h"
+
 /* Label and annotation keys with this project's own prefix. */
 #define TJ_LABEL_PREFIX   "trainjob.flame.dev/"
 #define TJ_LABEL_RANK     TJ_LABEL_PREFIX "rank"
@@ -63,6 +65,19 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret);
 
 /* The store key "namespace/name" written into buf; -ENAMETOOLONG if it does not fit. */
 int tj_pod_key(const struct tj_pod *pod, char *buf, size_t size);
+
+/* The pod store (informers/store.h): keyed "namespace/name", with these indexes. */
+enum {
+	TJ_POD_INDEX_TRAINJOB, /* "namespace/trainjob" from the label TJ_LABEL_TRAINJOB */
+	TJ_POD_INDEX_NODE,     /* spec.nodeName */
+};
+extern const struct tj_store_ops tj_pod_store_ops;
+
+/* The label selector of the pod informer: pods of any TrainJob. */
+#define TJ_POD_SELECTOR TJ_LABEL_TRAINJOB
+
+/* tj_pod_from_json() as a reflector projection (tj_project_fn). */
+int tj_pod_project(const cJSON *obj, void **ret);
 
 /* Frees the pod and everything it owns. Accepts NULL; returns NULL. */
 struct tj_pod *tj_pod_free(struct tj_pod *pod);
