@@ -1,0 +1,177 @@
+"""The informers' caches equal the API server's state: tests/tools/informer-dump runs the pod
+and node informers through the controller's own client, a burst of creates, label updates
+and deletes hits the API server while they watch, and the caches they print are compared
+with a fresh `kubectl get -o json`."""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+
+import pytest
+
+from kube import REPO, apply, kubectl, kubectl_json, wait_for
+
+BUILD = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build"))
+TOOL = os.path.join(BUILD, "tests", "tools", "informer-dump")
+TRAINJOB = "trainer.kubeflow.org/trainjob-name"
+
+
+def bare_pod(name, job, rank, fail=False):
+    """A pod as the controller labels them; KWOK keeps it Running for an hour, or fails it."""
+    annotations = {"sim.trainjob.flame.dev/run-time": "1h"}
+    if fail:
+        annotations.update(
+            {
+                "sim.trainjob.flame.dev/fail-exit-code": "3",
+                "sim.trainjob.flame.dev/fail-reason": "Error",
+                "sim.trainjob.flame.dev/fail-after": "1s",
+            }
+        )
+    labels = {"trainjob.flame.dev/rank": str(rank), "trainjob.flame.dev/attempt": "0"}
+    if job:
+        labels[TRAINJOB] = job
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels, "annotations": annotations},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": {"kubernetes.io/arch": "amd64"},
+            "containers": [{"name": "node", "image": "busybox"}],
+        },
+    }
+
+
+def start_dump():
+    """Starts informer-dump and waits until its caches have synced."""
+    if not os.access(TOOL, os.X_OK):
+        pytest.skip(f"{TOOL} is not built")
+    proc = subprocess.Popen(
+        [TOOL, "--wait-signal", "--quiet-ms", "1500"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stderr], [], [], 1.0)
+        if ready:
+            line = proc.stderr.readline()
+            if line.startswith("synced "):
+                return proc
+            if not line and proc.poll() is not None:
+                break
+    proc.kill()
+    raise AssertionError(f"informer-dump did not sync: {proc.stderr.read()}")
+
+
+def finish_dump(proc):
+    """Asks informer-dump to print its caches (after a quiet period) and returns them."""
+    proc.send_signal(signal.SIGUSR1)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return json.loads(out)
+
+
+def api_pods(namespace):
+    """The API's pods of TrainJobs in namespace, projected as the cache projects them."""
+    items = kubectl_json("get", "pods", "-n", namespace, "-l", TRAINJOB)["items"]
+    pods = {}
+    for p in items:
+        m, st = p["metadata"], p.get("status", {})
+        term = None
+        for cs in st.get("containerStatuses") or []:
+            if cs.get("name") == "node" and "terminated" in cs.get("state", {}):
+                term = cs["state"]["terminated"]
+        pods[m["name"]] = {
+            "uid": m["uid"],
+            "resourceVersion": m["resourceVersion"],
+            "trainjob": m["labels"][TRAINJOB],
+            "rank": int(m["labels"]["trainjob.flame.dev/rank"]),
+            "attempt": int(m["labels"]["trainjob.flame.dev/attempt"]),
+            "nodeName": p["spec"].get("nodeName"),
+            "phase": st.get("phase", "Pending"),
+            "terminated": term is not None,
+            "exitCode": term["exitCode"] if term else 0,
+        }
+    return pods
+
+
+def cache_pods(dump, namespace):
+    keys = ("uid", "resourceVersion", "trainjob", "rank", "attempt", "nodeName", "phase",
+            "terminated", "exitCode")
+    return {
+        p["name"]: {k: p[k] for k in keys} for p in dump["pods"] if p["namespace"] == namespace
+    }
+
+
+def settled(namespace, want):
+    """The pods of namespace once every one has reached its final phase and nothing has
+    changed for two seconds; None until then."""
+    first = api_pods(namespace)
+    if {n: p["phase"] for n, p in first.items()} != want:
+        return None
+    time.sleep(2)
+    second = api_pods(namespace)
+    return second if second == first else None
+
+
+def test_caches_match_the_api_after_a_burst(namespace):
+    proc = start_dump()
+    try:
+        # Creates: 4 TrainJobs of 6 pods (one of each fails with exit code 3), and pods
+        # without the TrainJob label, which the pod informer must not see.
+        items = []
+        for j in range(4):
+            for r in range(6):
+                items.append(bare_pod(f"job{j}-node-0-{r}", f"job{j}", r, fail=(r == 5)))
+        for i in range(3):
+            items.append(bare_pod(f"other-{i}", None, i))
+        apply({"apiVersion": "v1", "kind": "List", "items": items}, "-n", namespace)
+
+        # Updates: a new attempt label on job0's pods; job3's rank 0 leaves the TrainJob
+        # (the label selector turns that into a delete for the watch).
+        for r in range(6):
+            kubectl("label", "pod", f"job0-node-0-{r}", "-n", namespace,
+                    "trainjob.flame.dev/attempt=1", "--overwrite")
+        kubectl("label", "pod", "job3-node-0-0", "-n", namespace, f"{TRAINJOB}-")
+        # Deletes: all of job1 and one pod of job2.
+        kubectl("delete", "pod", "-n", namespace, "--wait=true",
+                *[f"job1-node-0-{r}" for r in range(6)], "job2-node-0-3")
+
+        want = {}
+        for j in (0, 2, 3):
+            for r in range(6):
+                want[f"job{j}-node-0-{r}"] = "Failed" if r == 5 else "Running"
+        del want["job2-node-0-3"]
+        del want["job3-node-0-0"]
+        api = wait_for("the pods to settle", lambda: settled(namespace, want), timeout=120)
+    except BaseException:
+        proc.kill()
+        raise
+    dump = finish_dump(proc)
+    cache = cache_pods(dump, namespace)
+
+    assert len(api) == 16
+    assert sorted(cache) == sorted(api)
+    assert not any(n.startswith("other-") for n in cache)
+    for name in api:
+        assert cache[name] == api[name], name
+    assert all(p["attempt"] == 1 for n, p in cache.items() if n.startswith("job0-"))
+    assert cache["job0-node-0-5"]["exitCode"] == 3
+    assert dump["stats"]["podEvents"] > 0
+
+    nodes = kubectl_json("get", "nodes")["items"]
+    assert sorted((n["metadata"]["name"], n["metadata"]["uid"]) for n in nodes) == sorted(
+        (n["name"], n["uid"]) for n in dump["nodes"]
+    )
+    for n in nodes:
+        cached = next(c for c in dump["nodes"] if c["name"] == n["metadata"]["name"])
+        assert cached["arch"] == n["metadata"]["labels"].get("kubernetes.io/arch")
+        ready = next(c for c in n["status"]["conditions"] if c["type"] == "Ready")
+        assert {"type": "Ready", "status": ready["status"], "reason": ready.get("reason")} in (
+            cached["conditions"]
+        )
