@@ -23,13 +23,13 @@ static int measure(const cJSON *arr, const char *const *keys, size_t n_keys, siz
 		bool keep = true;
 
 		for (size_t k = 0; k < n_required; k++)
-			keep = keep && tj_json_string(e, keys[k]);
+			keep = keep && tj_field_string(e, keys[k]);
 		if (!keep)
 			continue;
 		if (++n > max)
 			return -E2BIG;
 		for (size_t k = 0; k < n_keys; k++) {
-			const char *s = tj_json_string(e, keys[k]);
+			const char *s = tj_field_string(e, keys[k]);
 
 			bytes += s ? strlen(s) + 1 : 0;
 		}
@@ -65,17 +65,17 @@ static int64_t time_at(const cJSON *obj, const char *key)
 {
 	int64_t t;
 
-	return tj_time_parse(tj_json_string(obj, key), &t) < 0 ? 0 : t;
+	return tj_rfc3339_parse(tj_field_string(obj, key), &t) < 0 ? 0 : t;
 }
 
 int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 {
 	static const char *const cond_keys[] = { "type", "status", "reason" };
 	static const char *const taint_keys[] = { "key", "effect", "value" };
-	const cJSON *meta = tj_json_at(obj, "metadata");
-	const cJSON *conds = tj_json_at(obj, "status", "conditions");
-	const cJSON *taints = tj_json_at(obj, "spec", "taints");
-	const char *kind = tj_json_string(obj, "kind");
+	const cJSON *meta = tj_field(obj, "metadata");
+	const cJSON *conds = tj_field(obj, "status", "conditions");
+	const cJSON *taints = tj_field(obj, "spec", "taints");
+	const char *kind = tj_field_string(obj, "kind");
 	const char *name, *uid, *rv, *arch;
 	size_t n_conds, cond_bytes, n_taints, taint_bytes, size;
 	struct tj_node *node;
@@ -86,12 +86,12 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 
 	if (!cJSON_IsObject(obj) || (kind && strcmp(kind, "Node") != 0))
 		return -EINVAL;
-	name = tj_json_string(meta, "name");
+	name = tj_field_string(meta, "name");
 	if (!name || !*name)
 		return -EINVAL;
-	uid = tj_json_string(meta, "uid");
-	rv = tj_json_string(meta, "resourceVersion");
-	arch = tj_json_string_at(meta, "labels", "kubernetes.io/arch");
+	uid = tj_field_string(meta, "uid");
+	rv = tj_field_string(meta, "resourceVersion");
+	arch = tj_field_string(meta, "labels", "kubernetes.io/arch");
 	/* A condition needs a type and a status, a taint a key and an effect (the API server
 	 * validates both); anything else is skipped rather than guessed at. */
 	r = measure(conds, cond_keys, 3, 2, MAX_CONDITIONS, &n_conds, &cond_bytes);
@@ -119,19 +119,19 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 	node->uid = pack(&cursor, uid);
 	node->resource_version = pack(&cursor, rv);
 	node->arch = pack(&cursor, arch);
-	node->unschedulable = tj_json_bool(tj_json_at(obj, "spec"), "unschedulable");
+	node->unschedulable = tj_field_bool(tj_field(obj, "spec"), "unschedulable");
 
 	i = 0;
 	cJSON_ArrayForEach(e, conds)
 	{
 		struct tj_node_condition *c = &node->conditions[i];
-		const char *status = tj_json_string(e, "status");
+		const char *status = tj_field_string(e, "status");
 
-		if (!tj_json_string(e, "type") || !status)
+		if (!tj_field_string(e, "type") || !status)
 			continue;
-		c->type = pack(&cursor, tj_json_string(e, "type"));
+		c->type = pack(&cursor, tj_field_string(e, "type"));
 		c->status = parse_status(status);
-		c->reason = pack(&cursor, tj_json_string(e, "reason"));
+		c->reason = pack(&cursor, tj_field_string(e, "reason"));
 		c->last_transition_time = time_at(e, "lastTransitionTime");
 		i++;
 	}
@@ -142,11 +142,11 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 	{
 		struct tj_node_taint *t = &node->taints[i];
 
-		if (!tj_json_string(e, "key") || !tj_json_string(e, "effect"))
+		if (!tj_field_string(e, "key") || !tj_field_string(e, "effect"))
 			continue;
-		t->key = pack(&cursor, tj_json_string(e, "key"));
-		t->effect = pack(&cursor, tj_json_string(e, "effect"));
-		t->value = pack(&cursor, tj_json_string(e, "value"));
+		t->key = pack(&cursor, tj_field_string(e, "key"));
+		t->effect = pack(&cursor, tj_field_string(e, "effect"));
+		t->value = pack(&cursor, tj_field_string(e, "value"));
 		t->time_added = time_at(e, "timeAdded");
 		i++;
 	}

@@ -43,8 +43,8 @@ static const char *controller_owner_uid(const cJSON *meta)
 {
 	const cJSON *ref;
 
-	cJSON_ArrayForEach(ref, tj_json_at(meta, "ownerReferences")) if (
-	        tj_json_bool(ref, "controller")) return tj_json_string(ref, "uid");
+	cJSON_ArrayForEach(ref, tj_field(meta, "ownerReferences")) if (
+	        tj_field_bool(ref, "controller")) return tj_field_string(ref, "uid");
 	return NULL;
 }
 
@@ -52,39 +52,39 @@ static int label_index(const cJSON *labels, const char *key)
 {
 	int v;
 
-	return tj_parse_index(tj_json_string(labels, key), &v) < 0 ? -1 : v;
+	return tj_parse_index(tj_field_string(labels, key), &v) < 0 ? -1 : v;
 }
 
 static int64_t time_at(const cJSON *obj, const char *key)
 {
 	int64_t t;
 
-	return tj_time_parse(tj_json_string(obj, key), &t) < 0 ? 0 : t;
+	return tj_rfc3339_parse(tj_field_string(obj, key), &t) < 0 ? 0 : t;
 }
 
 static void read_conditions(const cJSON *status, struct tj_pod *pod, struct pod_source *src)
 {
 	const cJSON *c;
 
-	cJSON_ArrayForEach(c, tj_json_at(status, "conditions"))
+	cJSON_ArrayForEach(c, tj_field(status, "conditions"))
 	{
-		const char *type = tj_json_string(c, "type");
-		const char *st = tj_json_string(c, "status");
+		const char *type = tj_field_string(c, "type");
+		const char *st = tj_field_string(c, "status");
 
 		if (!type || !st)
 			continue;
 		if (strcmp(type, "Ready") == 0) {
 			pod->ready = strcmp(st, "True") == 0;
 		} else if (strcmp(type, "PodScheduled") == 0) {
-			const char *reason = tj_json_string(c, "reason");
+			const char *reason = tj_field_string(c, "reason");
 
 			pod->unschedulable = strcmp(st, "False") == 0 && reason &&
 			                     strcmp(reason, "Unschedulable") == 0;
 			src->unschedulable_message =
-			        pod->unschedulable ? tj_json_string(c, "message") : NULL;
+			        pod->unschedulable ? tj_field_string(c, "message") : NULL;
 		} else if (strcmp(type, "DisruptionTarget") == 0) {
 			src->disruption_reason =
-			        strcmp(st, "True") == 0 ? tj_json_string(c, "reason") : NULL;
+			        strcmp(st, "True") == 0 ? tj_field_string(c, "reason") : NULL;
 		}
 	}
 }
@@ -93,10 +93,10 @@ static void read_termination(const cJSON *status, struct tj_pod *pod, struct pod
 {
 	const cJSON *cs, *chosen = NULL;
 
-	cJSON_ArrayForEach(cs, tj_json_at(status, "containerStatuses"))
+	cJSON_ArrayForEach(cs, tj_field(status, "containerStatuses"))
 	{
-		const cJSON *term = tj_json_at(cs, "state", "terminated");
-		const char *name = tj_json_string(cs, "name");
+		const cJSON *term = tj_field(cs, "state", "terminated");
+		const char *name = tj_field_string(cs, "name");
 
 		if (!cJSON_IsObject(term))
 			continue;
@@ -116,7 +116,7 @@ static void read_termination(const cJSON *status, struct tj_pod *pod, struct pod
 
 		pod->exit_code = v > INT_MAX ? INT_MAX : v < INT_MIN ? INT_MIN : (int)v;
 	}
-	src->exit_reason = tj_json_string(chosen, "reason");
+	src->exit_reason = tj_field_string(chosen, "reason");
 }
 
 static size_t size_of(const char *s)
@@ -159,10 +159,10 @@ static void unref_interned(struct tj_pod *pod)
 
 int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 {
-	const cJSON *meta = tj_json_at(obj, "metadata");
-	const cJSON *status = tj_json_at(obj, "status");
-	const cJSON *labels = tj_json_at(meta, "labels");
-	const char *kind = tj_json_string(obj, "kind");
+	const cJSON *meta = tj_field(obj, "metadata");
+	const cJSON *status = tj_field(obj, "status");
+	const cJSON *labels = tj_field(meta, "labels");
+	const char *kind = tj_field_string(obj, "kind");
 	struct pod_source src = { 0 };
 	struct tj_pod tmp = { 0 }, *pod;
 	char *cursor;
@@ -172,21 +172,21 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	/* Items of a list response carry no kind; a kind that is there must be Pod. */
 	if (!cJSON_IsObject(obj) || (kind && strcmp(kind, "Pod") != 0))
 		return -EINVAL;
-	src.namespace = tj_json_string(meta, "namespace");
-	src.name = tj_json_string(meta, "name");
+	src.namespace = tj_field_string(meta, "namespace");
+	src.name = tj_field_string(meta, "name");
 	if (!src.namespace || !*src.namespace || !src.name || !*src.name)
 		return -EINVAL;
-	src.uid = tj_json_string(meta, "uid");
-	src.resource_version = tj_json_string(meta, "resourceVersion");
+	src.uid = tj_field_string(meta, "uid");
+	src.resource_version = tj_field_string(meta, "resourceVersion");
 	src.owner_uid = controller_owner_uid(meta);
-	src.trainjob = tj_json_string(labels, TJ_LABEL_TRAINJOB);
-	src.node_name = tj_json_string_at(obj, "spec", "nodeName");
-	src.reason = tj_json_string(status, "reason");
-	src.message = tj_json_string(status, "message");
+	src.trainjob = tj_field_string(labels, TJ_LABEL_TRAINJOB);
+	src.node_name = tj_field_string(obj, "spec", "nodeName");
+	src.reason = tj_field_string(status, "reason");
+	src.message = tj_field_string(status, "message");
 
 	tmp.rank = label_index(labels, TJ_LABEL_RANK);
 	tmp.attempt = label_index(labels, TJ_LABEL_ATTEMPT);
-	tmp.phase = parse_phase(tj_json_string(status, "phase"));
+	tmp.phase = parse_phase(tj_field_string(status, "phase"));
 	tmp.creation_time = time_at(meta, "creationTimestamp");
 	tmp.deletion_time = time_at(meta, "deletionTimestamp");
 	tmp.start_time = time_at(status, "startTime");

@@ -4,7 +4,7 @@
 #include <limits.h>
 #include <string.h>
 
-const cJSON *tj_json_path(const cJSON *obj, const char *const *keys)
+const cJSON *tj_field_path(const cJSON *obj, const char *const *keys)
 {
 	for (; *keys; keys++) {
 		if (!cJSON_IsObject(obj))
@@ -14,23 +14,13 @@ const cJSON *tj_json_path(const cJSON *obj, const char *const *keys)
 	return obj;
 }
 
-const char *tj_json_string_path(const cJSON *obj, const char *const *keys)
+const char *tj_field_string_path(const cJSON *obj, const char *const *keys)
 {
-	obj = tj_json_path(obj, keys);
+	obj = tj_field_path(obj, keys);
 	return cJSON_IsString(obj) ? obj->valuestring : NULL;
 }
 
-const char *tj_json_string(const cJSON *obj, const char *key)
-{
-	const cJSON *v;
-
-	if (!cJSON_IsObject(obj))
-		return NULL;
-	v = cJSON_GetObjectItemCaseSensitive(obj, key);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-bool tj_json_bool(const cJSON *obj, const char *key)
+bool tj_field_bool(const cJSON *obj, const char *key)
 {
 	if (!cJSON_IsObject(obj))
 		return false;
@@ -84,7 +74,7 @@ static int days_in_month(int y, int m)
 	return m == 2 && leap ? 29 : days[m - 1];
 }
 
-int tj_time_parse(const char *s, int64_t *ret)
+int tj_rfc3339_parse(const char *s, int64_t *ret)
 {
 	int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
 	const char *p = s;

@@ -11,26 +11,24 @@
 
 /* The member reached from obj by the NULL-terminated array of object keys, or NULL if any
  * step is missing or not an object. Keys match case-sensitively, as Kubernetes does. */
-const cJSON *tj_json_path(const cJSON *obj, const char *const *keys);
+const cJSON *tj_field_path(const cJSON *obj, const char *const *keys);
 
-/* The string reached like tj_json_path(), or NULL if it is missing or not a string. */
-const char *tj_json_string_path(const cJSON *obj, const char *const *keys);
+/* The string reached like tj_field_path(), or NULL if it is missing or not a string. */
+const char *tj_field_string_path(const cJSON *obj, const char *const *keys);
 
-/* tj_json_at(obj, "status", "conditions"): the same with the keys as arguments. */
-#define tj_json_at(obj, ...) tj_json_path((obj), (const char *const[]){ __VA_ARGS__, NULL })
-#define tj_json_string_at(obj, ...)                                                                \
-	tj_json_string_path((obj), (const char *const[]){ __VA_ARGS__, NULL })
-
-/* The string member key of obj, or NULL (obj may be NULL or not an object). */
-const char *tj_json_string(const cJSON *obj, const char *key);
+/* tj_field(obj, "status", "conditions") and tj_field_string(obj, "metadata", "name"): the
+ * same with the keys as arguments. */
+#define tj_field(obj, ...) tj_field_path((obj), (const char *const[]){ __VA_ARGS__, NULL })
+#define tj_field_string(obj, ...)                                                                  \
+	tj_field_string_path((obj), (const char *const[]){ __VA_ARGS__, NULL })
 
 /* The boolean member key of obj; false if missing or not a boolean. */
-bool tj_json_bool(const cJSON *obj, const char *key);
+bool tj_field_bool(const cJSON *obj, const char *key);
 
 /* Parses an RFC 3339 date-time as the API server writes it ("2025-01-31T12:00:00Z", with
  * optional fractional seconds and a numeric offset) into unix seconds (fractions dropped).
  * Returns -EINVAL on anything else. */
-int tj_time_parse(const char *s, int64_t *ret);
+int tj_rfc3339_parse(const char *s, int64_t *ret);
 
 /* Parses a label value that must be a non-negative decimal integer that fits an int
  * ("0", "17"; no sign, no spaces, no leading zeros beyond "0"). Returns -EINVAL otherwise. */

@@ -261,21 +261,21 @@ static void on_page(struct tj_response *resp, void *userdata)
 		schedule(r, TJ_REFLECTOR_RELIST);
 		return;
 	}
-	meta = tj_json_at(resp->body, "metadata");
+	meta = tj_field(resp->body, "metadata");
 	if (!r->continue_token) {
 		/* Every page shares the first page's resourceVersion: one consistent snapshot. */
-		rc = set_string(&r->list_rv, tj_json_string(meta, "resourceVersion"));
+		rc = set_string(&r->list_rv, tj_field_string(meta, "resourceVersion"));
 		if (rc < 0)
 			goto fail;
 		tj_store_replace_begin(r->store);
 	}
-	cJSON_ArrayForEach(item, tj_json_at(resp->body, "items"))
+	cJSON_ArrayForEach(item, tj_field(resp->body, "items"))
 	{
 		rc = apply_object(r, item);
 		if (rc < 0)
 			goto fail;
 	}
-	cont = tj_json_string(meta, "continue");
+	cont = tj_field_string(meta, "continue");
 	if (cont && *cont) {
 		rc = set_string(&r->continue_token, cont);
 		if (rc < 0)
@@ -340,7 +340,7 @@ static void start_list(struct tj_reflector *r)
 static int on_event(struct tj_watch_event *ev, void *userdata)
 {
 	struct tj_reflector *r = userdata;
-	const char *rv = tj_json_string_at(ev->object, "metadata", "resourceVersion");
+	const char *rv = tj_field_string(ev->object, "metadata", "resourceVersion");
 	int rc = 0;
 
 	r->watch_events++;

@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (text) {
 		memcpy(text, data, size);
 		text[size] = '\0';
-		tj_time_parse(text, &t);
+		tj_rfc3339_parse(text, &t);
 		free(text);
 	}
 	return 0;

@@ -5,16 +5,20 @@
  *   informer-dump [--kubeconfig FILE] [--context NAME] [--namespace NS] [--quiet-ms N]
  *                 [--wait-signal]
  *
- * stderr gets "synced pods=N nodes=M list_ms=T" once both caches have synced. Without
+ * stderr gets "synced pods=N nodes=M list_ms=T cpu_ms=C max_rss_kib=P rss_kib=R heap_kib=H"
+ * once both caches have synced: the time since start, the CPU time used, the peak and current
+ * resident size, and the heap in use (mallinfo2). Without
  * --wait-signal the caches are printed once no event has arrived for --quiet-ms (default
  * 2000) after the sync; with it, only after SIGUSR1 and then the same quiet period. stdout
  * gets {"pods": [...], "nodes": [...], "stats": {...}}; exit 0. */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <uv.h>
 
@@ -133,24 +137,47 @@ static cJSON *node_json(const struct tj_node *n)
 	return o;
 }
 
+/* The resident size now (VmRSS), in KiB, 0 if unknown. */
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long size, resident = 0;
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* CPU time (user + system) used so far, and the peak resident size. */
+static double cpu_ms(long *ret_max_rss_kib)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	*ret_max_rss_kib = ru.ru_maxrss;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
 static void add_stats(cJSON *root, struct state *s)
 {
 	struct tj_reflector_stats ps, ns;
-	struct rusage ru;
 	cJSON *st = cJSON_CreateObject();
+	long rss;
+	double cpu = cpu_ms(&rss);
 
 	tj_reflector_stats(s->inf->pods, &ps);
 	tj_reflector_stats(s->inf->nodes, &ns);
-	getrusage(RUSAGE_SELF, &ru);
 	cJSON_AddNumberToObject(st, "listMs", (double)(s->synced_ms - s->start_ms));
 	cJSON_AddNumberToObject(st, "podEvents", (double)ps.events);
 	cJSON_AddNumberToObject(st, "nodeEvents", (double)ns.events);
 	cJSON_AddNumberToObject(st, "podLists", (double)ps.lists);
 	cJSON_AddNumberToObject(st, "podWatches", (double)ps.watches);
-	cJSON_AddNumberToObject(st, "maxRssKiB", (double)ru.ru_maxrss);
-	cJSON_AddNumberToObject(st, "cpuMs",
-	                        (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-	                                (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000);
+	cJSON_AddNumberToObject(st, "maxRssKiB", (double)rss);
+	cJSON_AddNumberToObject(st, "cpuMs", cpu);
 	cJSON_AddNumberToObject(st, "internedStrings", (double)tj_intern_count());
 	cJSON_AddItemToObject(root, "stats", st);
 }
@@ -197,13 +224,20 @@ static void on_tick(uv_timer_t *t)
 	if (!tj_informers_have_synced(s->inf))
 		return;
 	if (!s->synced_reported) {
+		long rss;
+		double cpu = cpu_ms(&rss);
+
 		s->synced_reported = true;
 		s->synced_ms = now;
 		s->last_event_ms = now;
-		fprintf(stderr, "synced pods=%zu nodes=%zu list_ms=%llu\n",
+		malloc_trim(0);
+		fprintf(stderr,
+		        "synced pods=%zu nodes=%zu list_ms=%llu cpu_ms=%.0f max_rss_kib=%ld "
+		        "rss_kib=%ld heap_kib=%zu\n",
 		        tj_store_len(tj_reflector_store(s->inf->pods)),
 		        tj_store_len(tj_reflector_store(s->inf->nodes)),
-		        (unsigned long long)(now - s->start_ms));
+		        (unsigned long long)(now - s->start_ms), cpu, rss, rss_kib(),
+		        mallinfo2().uordblks / 1024);
 		fflush(stderr);
 	}
 	if (s->wait_signal && !s->signalled)

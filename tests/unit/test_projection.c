@@ -479,7 +479,7 @@ static void test_time_parse(void **state)
 		int64_t t = 42;
 
 		print_message("case: %s\n", time_cases[i].s ? time_cases[i].s : "(null)");
-		assert_int_equal(tj_time_parse(time_cases[i].s, &t), time_cases[i].want_rc);
+		assert_int_equal(tj_rfc3339_parse(time_cases[i].s, &t), time_cases[i].want_rc);
 		assert_int_equal(t, time_cases[i].want_rc == 0 ? time_cases[i].want : 42);
 	}
 }
@@ -515,15 +515,15 @@ static void test_json_paths(void **state)
 {
 	cJSON *obj = cJSON_Parse("{\"a\":{\"b\":{\"c\":\"x\",\"n\":1,\"t\":true}},\"A\":2}");
 
-	assert_string_equal(tj_json_string_at(obj, "a", "b", "c"), "x");
-	assert_null(tj_json_string_at(obj, "a", "b", "n"));
-	assert_null(tj_json_string_at(obj, "a", "b", "c", "d"));
-	assert_null(tj_json_at(obj, "a", "B"));
-	assert_ptr_equal(tj_json_at(obj, "A"), cJSON_GetObjectItemCaseSensitive(obj, "A"));
-	assert_true(tj_json_bool(tj_json_at(obj, "a", "b"), "t"));
-	assert_false(tj_json_bool(tj_json_at(obj, "a", "b"), "n"));
-	assert_null(tj_json_string(NULL, "a"));
-	assert_null(tj_json_at(NULL, "a"));
+	assert_string_equal(tj_field_string(obj, "a", "b", "c"), "x");
+	assert_null(tj_field_string(obj, "a", "b", "n"));
+	assert_null(tj_field_string(obj, "a", "b", "c", "d"));
+	assert_null(tj_field(obj, "a", "B"));
+	assert_ptr_equal(tj_field(obj, "A"), cJSON_GetObjectItemCaseSensitive(obj, "A"));
+	assert_true(tj_field_bool(tj_field(obj, "a", "b"), "t"));
+	assert_false(tj_field_bool(tj_field(obj, "a", "b"), "n"));
+	assert_null(tj_field_string(NULL, "a"));
+	assert_null(tj_field(NULL, "a"));
 	cJSON_Delete(obj);
 }
 
