@@ -267,15 +267,19 @@ static int pod_key(const void *obj, char *buf, size_t size)
 	return tj_pod_key(obj, buf, size);
 }
 
-static int pod_by_trainjob(const void *obj, char *buf, size_t size)
+int tj_pod_trainjob_key(const struct tj_pod *pod, char *buf, size_t size)
 {
-	const struct tj_pod *pod = obj;
 	int n;
 
 	if (!pod->trainjob)
 		return 0;
 	n = snprintf(buf, size, "%s/%s", pod->namespace, pod->trainjob);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 1;
+}
+
+static int pod_by_trainjob(const void *obj, char *buf, size_t size)
+{
+	return tj_pod_trainjob_key(obj, buf, size);
 }
 
 static int pod_by_node(const void *obj, char *buf, size_t size)

@@ -73,6 +73,11 @@ enum {
 };
 extern const struct tj_store_ops tj_pod_store_ops;
 
+/* The key "namespace/trainjob" of the TrainJob a pod belongs to (by its label), for a
+ * handler that queues the owner: returns 1, 0 if the pod has no TrainJob label, or
+ * -ENAMETOOLONG. */
+int tj_pod_trainjob_key(const struct tj_pod *pod, char *buf, size_t size);
+
 /* The label selector of the pod informer: pods of any TrainJob. */
 #define TJ_POD_SELECTOR TJ_LABEL_TRAINJOB
 

@@ -230,7 +230,8 @@ static int delete_object(struct tj_reflector *r, const cJSON *item)
 	} else {
 		r->stats.skipped++;
 	}
-	r->ops->free(old);
+	if (old)
+		r->ops->free(old);
 	r->ops->free(obj);
 	return 0;
 }

@@ -417,6 +417,26 @@ size_t tj_store_index_count(const struct tj_store *store, size_t index, const ch
 	return b ? b->count : 0;
 }
 
+int tj_store_collect_index(const struct tj_store *store, size_t index, const char *value,
+                           const void ***ret, size_t *ret_n)
+{
+	size_t n = tj_store_index_count(store, index, value), i = 0;
+	const void **objs = NULL, *obj;
+	struct tj_store_iter it;
+
+	if (n > 0) {
+		objs = calloc(n, sizeof(*objs));
+		if (!objs)
+			return -ENOMEM;
+	}
+	tj_store_iter_index(store, index, value, &it);
+	while ((obj = tj_store_iter_next(&it)))
+		objs[i++] = obj;
+	*ret = objs;
+	*ret_n = n;
+	return 0;
+}
+
 void tj_store_iter_init(const struct tj_store *store, struct tj_store_iter *it)
 {
 	*it = (struct tj_store_iter){ .store = store };

@@ -73,6 +73,12 @@ size_t tj_store_replace_end(struct tj_store *store, void (*vanished)(void *ud, v
 /* Number of objects whose value in index `index` is value. */
 size_t tj_store_index_count(const struct tj_store *store, size_t index, const char *value);
 
+/* The objects whose value in index `index` is value, as a new array (NULL if there are none)
+ * that the caller frees with free(); the objects stay the store's. 0 or -ENOMEM. This is the
+ * shape the planner takes (a TrainJob's pods). */
+int tj_store_collect_index(const struct tj_store *store, size_t index, const char *value,
+                           const void ***ret, size_t *ret_n);
+
 /* Starts an iteration over every object, or over the objects whose value in index `index`
  * is value; tj_store_iter_next() then returns each object, and NULL at the end. */
 void tj_store_iter_init(const struct tj_store *store, struct tj_store_iter *it);

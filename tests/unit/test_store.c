@@ -398,6 +398,30 @@ static void test_pod_store_ops(void **state)
 	p = tj_store_iter_next(&it);
 	assert_string_equal(p->name, "j-0");
 	assert_null(tj_store_iter_next(&it));
+
+	/* The TrainJob key of a pod is its index value. */
+	{
+		char key[64];
+		const void **objs = (const void **)0x1;
+		size_t n = 7;
+
+		assert_int_equal(tj_pod_trainjob_key(p, key, sizeof(key)), 1);
+		assert_string_equal(key, "b/j");
+		assert_int_equal(tj_pod_trainjob_key(p, key, 3), -ENAMETOOLONG);
+		assert_int_equal(tj_pod_trainjob_key(tj_store_get(s, "a/other"), key, sizeof(key)),
+		                 0);
+		assert_int_equal(tj_store_collect_index(s, TJ_POD_INDEX_TRAINJOB, "a/j", &objs, &n),
+		                 0);
+		assert_int_equal(n, 2);
+		assert_string_not_equal(((const struct tj_pod *)objs[0])->name,
+		                        ((const struct tj_pod *)objs[1])->name);
+		assert_string_equal(((const struct tj_pod *)objs[0])->trainjob, "j");
+		assert_string_equal(((const struct tj_pod *)objs[1])->trainjob, "j");
+		free(objs);
+		assert_int_equal(tj_store_collect_index(s, TJ_POD_INDEX_NODE, "n9", &objs, &n), 0);
+		assert_null(objs);
+		assert_int_equal(n, 0);
+	}
 	tj_store_free(s);
 }
 
