@@ -175,3 +175,34 @@ def test_caches_match_the_api_after_a_burst(namespace):
         assert {"type": "Ready", "status": ready["status"], "reason": ready.get("reason")} in (
             cached["conditions"]
         )
+
+
+def test_caches_match_the_api_after_a_stall(namespace):
+    """The informers are frozen (SIGSTOP) while many updates pass, so that the API server may
+    drop their watch as unresponsive and the version they resume from may have left its
+    watch cache (410, then a relist); whatever path they take, nothing may be lost."""
+    proc = start_dump()
+    try:
+        items = [bare_pod(f"stall-node-0-{r}", "stall", r) for r in range(40)]
+        apply({"apiVersion": "v1", "kind": "List", "items": items}, "-n", namespace)
+        want = {f"stall-node-0-{r}": "Running" for r in range(40)}
+        wait_for("the pods to run", lambda: settled(namespace, want), timeout=120)
+        proc.send_signal(signal.SIGSTOP)
+        for round_ in range(1, 16):
+            kubectl("label", "pods", "--all", "-n", namespace,
+                    f"trainjob.flame.dev/attempt={round_}", "--overwrite")
+        # Half of them are deleted while the informers sleep.
+        kubectl("delete", "pod", "-n", namespace, "--wait=true",
+                *[f"stall-node-0-{r}" for r in range(0, 40, 2)])
+        proc.send_signal(signal.SIGCONT)
+        api = api_pods(namespace)
+    except BaseException:
+        proc.kill()
+        raise
+    dump = finish_dump(proc)
+    cache = cache_pods(dump, namespace)
+
+    assert len(api) == 20
+    assert cache == api
+    assert all(p["attempt"] == 15 for p in cache.values())
+    print("stats after the stall:", dump["stats"])
