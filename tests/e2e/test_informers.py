@@ -17,6 +17,12 @@ from kube import REPO, apply, kubectl, kubectl_json, wait_for
 BUILD = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build"))
 TOOL = os.path.join(BUILD, "tests", "tools", "informer-dump")
 TRAINJOB = "trainer.kubeflow.org/trainjob-name"
+CACHE = os.environ.get("TJC_CACHE", os.path.expanduser("~/.cache/trainjob-controller"))
+CLUSTER_DIR = os.path.join(
+    os.environ.get("KWOK_WORKDIR", os.path.join(CACHE, "kwok")),
+    "clusters",
+    os.environ.get("TJC_CLUSTER", "trainjob"),
+)
 
 
 def bare_pod(name, job, rank, fail=False):
@@ -206,3 +212,75 @@ def test_caches_match_the_api_after_a_stall(namespace):
     assert cache == api
     assert all(p["attempt"] == 15 for p in cache.values())
     print("stats after the stall:", dump["stats"])
+
+
+def gone(pid):
+    """Whether process pid has exited (a zombie that its parent has not reaped counts)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def restart_apiserver():
+    """Stops the cluster's kube-apiserver and starts it again with the same command line (the
+    binary runtime of kwokctl keeps its pid in pids/), then waits until it is ready."""
+    pidfile = os.path.join(CLUSTER_DIR, "pids", "kube-apiserver.pid")
+    pid = int(open(pidfile).read().strip())
+    argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")[:-1]
+    cwd = os.readlink(f"/proc/{pid}/cwd")
+    # Killed, as by a crash or an OOM kill: a graceful stop drains watches for a minute.
+    os.kill(pid, signal.SIGKILL)
+    wait_for("the API server to stop", lambda: gone(pid), timeout=60)
+    with open(os.path.join(CLUSTER_DIR, "logs", "kube-apiserver.log"), "ab") as log:
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=log, start_new_session=True)
+    with open(pidfile, "w") as f:
+        f.write(str(proc.pid))
+    wait_for(
+        "the API server to be ready",
+        lambda: kubectl("get", "--raw", "/readyz", check=False, timeout=10).returncode == 0,
+        timeout=120,
+    )
+
+
+@pytest.mark.skipif(
+    os.environ.get("TJC_E2E_DISRUPTIVE") != "1",
+    reason="restarts the cluster's API server: set TJC_E2E_DISRUPTIVE=1 on a private cluster",
+)
+def test_caches_match_the_api_after_an_apiserver_restart(namespace):
+    """The API server goes away under the watch and comes back with a fresh watch cache, which
+    no longer holds the version the informers watched from (410, relist). Changes made after
+    it is back must all arrive, and the vanished pods' deletes be synthesised."""
+    proc = start_dump()
+    try:
+        items = [bare_pod(f"rs-node-0-{r}", "rs", r) for r in range(12)]
+        apply({"apiVersion": "v1", "kind": "List", "items": items}, "-n", namespace)
+        want = {f"rs-node-0-{r}": "Running" for r in range(12)}
+        wait_for("the pods to run", lambda: settled(namespace, want), timeout=120)
+        # Frozen through the restart and the changes after it, the informers find their
+        # stream dead when they wake up and watch again from a version that the new API
+        # server's watch cache does not hold.
+        proc.send_signal(signal.SIGSTOP)
+        restart_apiserver()
+        kubectl("delete", "pod", "-n", namespace, "--wait=true",
+                *[f"rs-node-0-{r}" for r in range(0, 12, 3)])
+        kubectl("label", "pods", "--all", "-n", namespace, "trainjob.flame.dev/attempt=4",
+                "--overwrite")
+        apply({"apiVersion": "v1", "kind": "List",
+               "items": [bare_pod(f"rs-node-0-{r}", "rs", r) for r in (12, 13)]},
+              "-n", namespace)
+        proc.send_signal(signal.SIGCONT)
+        want = {f"rs-node-0-{r}": "Running" for r in range(14) if r % 3 or r >= 12}
+        api = wait_for("the pods to settle", lambda: settled(namespace, want), timeout=180)
+    except BaseException:
+        proc.kill()
+        raise
+    dump = finish_dump(proc)
+    cache = cache_pods(dump, namespace)
+
+    assert len(api) == 10
+    assert cache == api
+    assert dump["stats"]["podLists"] >= 2
+    assert "too old resource version" in dump["stats"]["podLastError"]
+    print("stats after the restart:", dump["stats"])

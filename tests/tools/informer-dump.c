@@ -179,6 +179,7 @@ static void add_stats(cJSON *root, struct state *s)
 	cJSON_AddNumberToObject(st, "maxRssKiB", (double)rss);
 	cJSON_AddNumberToObject(st, "cpuMs", cpu);
 	cJSON_AddNumberToObject(st, "internedStrings", (double)tj_intern_count());
+	cJSON_AddStringToObject(st, "podLastError", tj_reflector_last_error(s->inf->pods));
 	cJSON_AddItemToObject(root, "stats", st);
 }
 
