@@ -124,11 +124,12 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 	i = 0;
 	cJSON_ArrayForEach(e, conds)
 	{
-		struct tj_node_condition *c = &node->conditions[i];
+		struct tj_node_condition *c;
 		const char *status = tj_field_string(e, "status");
 
 		if (!tj_field_string(e, "type") || !status)
 			continue;
+		c = &node->conditions[i];
 		c->type = pack(&cursor, tj_field_string(e, "type"));
 		c->status = parse_status(status);
 		c->reason = pack(&cursor, tj_field_string(e, "reason"));
@@ -140,10 +141,11 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 	i = 0;
 	cJSON_ArrayForEach(e, taints)
 	{
-		struct tj_node_taint *t = &node->taints[i];
+		struct tj_node_taint *t;
 
 		if (!tj_field_string(e, "key") || !tj_field_string(e, "effect"))
 			continue;
+		t = &node->taints[i];
 		t->key = pack(&cursor, tj_field_string(e, "key"));
 		t->effect = pack(&cursor, tj_field_string(e, "effect"));
 		t->value = pack(&cursor, tj_field_string(e, "value"));

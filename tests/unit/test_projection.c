@@ -421,6 +421,17 @@ static void test_node_limits_and_invalid(void **state)
 	assert_null(n);
 	cJSON_Delete(obj);
 
+	/* Only entries that are skipped: no arrays at all. */
+	bad = cJSON_Parse("{\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":[{\"key\":\"k\"}]},"
+	                  "\"status\":{\"conditions\":[{\"type\":\"Ready\"},[]]}}");
+	assert_int_equal(tj_node_from_json(bad, &n), 0);
+	assert_int_equal(n->n_conditions, 0);
+	assert_null(n->conditions);
+	assert_int_equal(n->n_taints, 0);
+	assert_null(n->taints);
+	tj_node_free(n);
+	cJSON_Delete(bad);
+
 	bad = cJSON_Parse("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"n\"}}");
 	assert_int_equal(tj_node_from_json(bad, &n), -EINVAL);
 	cJSON_Delete(bad);
