@@ -70,10 +70,43 @@ static int set_config(struct tj_cli *cli, const char *value, char *err, size_t e
 	return set_path(cli->render.config, value, err, errlen);
 }
 
+static int set_string(char *dst, size_t size, const char *value, char *err, size_t errlen)
+{
+	if (!*value) {
+		snprintf(err, errlen, "must not be empty");
+		return -EINVAL;
+	}
+	if (strlen(value) >= size) {
+		snprintf(err, errlen, "is longer than %zu characters", size - 1);
+		return -EINVAL;
+	}
+	strcpy(dst, value);
+	return 0;
+}
+
+static int set_kubeconfig(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_path(cli->run.kubeconfig, value, err, errlen);
+}
+
+static int set_context(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_string(cli->run.context, sizeof(cli->run.context), value, err, errlen);
+}
+
+static int set_run_config(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_path(cli->run.config, value, err, errlen);
+}
+
+static int set_namespace(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_string(cli->run.namespace, sizeof(cli->run.namespace), value, err, errlen);
+}
+
 static const struct option_spec run_options[] = {
 	{ "--help", NULL, TJ_CLI_HELP, "print this help and exit", NULL, NULL },
-	{ "--version", NULL, TJ_CLI_VERSION, "print the version and exit", NULL, NULL },
-	{ "--metrics-bind-address", NULL, TJ_CLI_RUN,
+XX, NULL, TJ_CLI_RUN,
 	  "serve /metrics here (default :8080; 0 disables)", "ADDR", set_metrics_addr },
 	{ "--health-probe-bind-address", NULL, TJ_CLI_RUN,
 	  "serve /healthz and /readyz here (default :8081; 0 disables)", "ADDR", set_probe_addr },

@@ -489,6 +489,11 @@ void tj_controller_set_leading(struct tj_controller *c, bool leading)
 		enqueue_all(c);
 }
 
+void tj_controller_queue_stats(const struct tj_controller *c, struct tj_workqueue_stats *ret)
+{
+	tj_workqueue_stats(c->queue, ret);
+}
+
 bool tj_controller_synced(const struct tj_controller *c)
 {
 	return c->synced;

@@ -11,6 +11,7 @@
 #include "controller/config.h"
 #include "controller/metrics.h"
 #include "controller/recorder.h"
+#include "controller/workqueue.h"
 #include "kube/client.h"
 
 /* The name of the controller in metrics and logs, as controller-runtime would name it. */
@@ -39,6 +40,9 @@ int tj_controller_start(struct tj_controller *c);
 
 /* Only the leader writes. Caches stay warm either way, so a new leader starts at once. */
 void tj_controller_set_leading(struct tj_controller *c, bool leading);
+
+/* The workqueue's counters, for the workqueue_* metrics. */
+void tj_controller_queue_stats(const struct tj_controller *c, struct tj_workqueue_stats *ret);
 
 /* Every informer has listed once. */
 bool tj_controller_synced(const struct tj_controller *c);
