@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <uv.h>
 
@@ -34,6 +35,27 @@ uv_loop_t *tj_client_loop(const struct tj_client *c);
 
 /* The namespace of the configuration's context (or of the pod, in-cluster). */
 const char *tj_client_namespace(const struct tj_client *c);
+
+/* For the modules built on the client (request.c, watch.c). */
+
+/* Something in flight on the client. tj_client_free calls abort, which must stop it without
+ * calling its callbacks and release it (possibly after libuv closes its handles). */
+struct tj_client_user {
+	struct tj_client_user *prev, *next;
+	void (*abort)(struct tj_client_user *u);
+};
+
+void tj_client_attach(struct tj_client *c, struct tj_client_user *u);
+void tj_client_detach(struct tj_client *c, struct tj_client_user *u);
+
+struct tj_transport *tj_client_transport(const struct tj_client *c);
+
+/* The options with every default filled in. */
+const struct tj_client_options *tj_client_options(const struct tj_client *c);
+
+/* Takes a token from the client-side rate limiter; returns how many milliseconds to wait
+ * before sending (always 0 when the limiter is off). */
+uint64_t tj_client_admit(struct tj_client *c);
 
 /* Cancels every request and watch (no callbacks) and releases the client; handles close on the
  * next loop iteration, so run the loop once more. Accepts NULL; returns NULL. */
