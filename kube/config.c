@@ -466,12 +466,15 @@ static int parse_doc(const struct tj_kube_doc *doc, char *err, size_t errlen,
 		struct fy_diag_error *e;
 		void *iter = NULL;
 
+		/* libfyaml builds no document from an empty stream (nothing, blanks or only
+		 * comments) and reports no error for it: that is an empty configuration, as
+		 * client-go reads it. */
 		e = fy_diag_errors_iterate(diag, &iter);
 		if (e)
 			r = fail(&d.p, NULL, "not valid YAML: line %d, column %d: %s", e->line + 1,
 			         e->column + 1, e->msg);
 		else
-			r = fail(&d.p, NULL, "not valid YAML");
+			*ret = d;
 		goto out_diag;
 	}
 	d.root = fy_document_root(d.fyd);

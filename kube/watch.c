@@ -33,11 +33,18 @@ int tj_watch_event_parse(const char *line, size_t len, struct tj_watch_event *re
 {
 	struct tj_watch_event ev = { 0 };
 	cJSON *json, *type, *object;
+	const char *end = NULL;
 	int r;
 
-	json = cJSON_ParseWithLength(line, len);
+	/* One JSON value per line: anything but blanks after it is a broken stream. */
+	json = cJSON_ParseWithLengthOpts(line, len, &end, false);
 	if (!json)
 		return -EBADMSG;
+	for (; end < line + len; end++)
+		if (*end != ' ' && *end != '\t' && *end != '\r') {
+			cJSON_Delete(json);
+			return -EBADMSG;
+		}
 	type = cJSON_GetObjectItemCaseSensitive(json, "type");
 	object = cJSON_GetObjectItemCaseSensitive(json, "object");
 	r = -EBADMSG;
