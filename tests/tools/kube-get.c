@@ -6,7 +6,7 @@
  *       otherwise prints "kube-get: ..." with the reason to stderr and exits 1.
  *   kube-get [--kubeconfig FILE] [--context NAME] --watch-pods NAMESPACE COUNT
  *       watches the pods of NAMESPACE and prints "TYPE NAME" for each of the first COUNT
- *       events, then stops. */
+ *       events (bookmarks are not shown), then stops. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +75,9 @@ static int on_event(struct tj_watch_event *ev, void *userdata)
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(ev->object, "metadata");
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
 
+	/* Bookmarks only move the resourceVersion on; they are not what a person watches. */
+	if (ev->type == TJ_WATCH_BOOKMARK)
+		return 0;
 	printf("%s %s\n", tj_watch_event_type_name(ev->type),
 	       cJSON_IsString(name) ? name->valuestring : "-");
 	fflush(stdout);
