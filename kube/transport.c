@@ -75,6 +75,7 @@ struct tj_http_call {
 	char error[CURL_ERROR_SIZE];
 
 	bool waiting_credentials; /* a credential get is pending */
+	bool pending_add;         /* ready, but libcurl was on the stack: add it afterwards */
 	bool in_multi;            /* easy is added to the multi handle */
 	bool finished;            /* on t->done, its callback not yet run */
 	bool cancelled;           /* no callback; free at the next safe point */
@@ -507,11 +508,23 @@ static int build_easy(struct tj_http_call *call, const struct tj_credential *cre
 	return 0;
 }
 
+static void add_to_multi(struct tj_http_call *call)
+{
+	CURLMcode mc;
+
+	call->pending_add = false;
+	mc = curl_multi_add_handle(call->t->multi, call->easy);
+	if (mc != CURLM_OK) {
+		finish_later(call, -EIO, curl_multi_strerror(mc));
+		return;
+	}
+	call->in_multi = true;
+}
+
 static void on_credentials(int rc, const struct tj_credential *cred, const char *error,
                            void *userdata)
 {
 	struct tj_http_call *call = userdata;
-	CURLMcode mc;
 	int r;
 
 	call->waiting_credentials = false;
@@ -524,12 +537,14 @@ static void on_credentials(int rc, const struct tj_credential *cred, const char 
 		finish_later(call, r, "out of memory");
 		return;
 	}
-	mc = curl_multi_add_handle(call->t->multi, call->easy);
-	if (mc != CURLM_OK) {
-		finish_later(call, -EIO, curl_multi_strerror(mc));
+	/* A request started from inside a libcurl callback (a watch event handler that writes
+	 * something) cannot be added now: libcurl refuses recursive calls. after_curl adds it
+	 * once libcurl has returned. */
+	if (call->t->in_curl) {
+		call->pending_add = true;
 		return;
 	}
-	call->in_multi = true;
+	add_to_multi(call);
 }
 
 /* Asks for the credential; the call enters libcurl once it is there. */
@@ -599,11 +614,13 @@ static void after_curl(struct tj_transport *t)
 	CURLMsg *msg;
 	int left;
 
-	/* Calls cancelled while libcurl was on the stack leave now. */
+	/* Calls cancelled while libcurl was on the stack leave now; calls started then enter. */
 	for (call = t->calls; call; call = next) {
 		next = call->next;
 		if (call->cancelled && !call->finished)
 			free_call(call);
+		else if (call->pending_add && !t->freeing)
+			add_to_multi(call);
 	}
 	while ((msg = curl_multi_info_read(t->multi, &left))) {
 		if (msg->msg != CURLMSG_DONE)

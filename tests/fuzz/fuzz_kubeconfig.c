@@ -14,7 +14,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *nul = memchr(text, '\0', size);
 	struct tj_kube_doc docs[2] = {
 		{ .origin = "/fuzz/a", .yaml = text, .len = nul ? (size_t)(nul - text) : size },
-		{ .origin = "b", .yaml = nul ? nul + 1 : "", .len = nul ? size - (size_t)(nul - text) - 1 : 0 },
+		{ .origin = "b",
+		  .yaml = nul ? nul + 1 : "",
+		  .len = nul ? size - (size_t)(nul - text) - 1 : 0 },
 	};
 	struct tj_kube_config *cfg = NULL;
 	char err[256];

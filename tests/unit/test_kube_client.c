@@ -649,6 +649,8 @@ struct watch_result {
 	struct tj_status status;
 	int cancel_at; /* cancel from inside the nth event */
 	struct tj_watch *watch;
+	struct tj_client *get_from_event; /* start a GET from inside the first event */
+	struct result *get_result;
 };
 
 static int on_watch_event(struct tj_watch_event *ev, void *userdata)
@@ -663,6 +665,12 @@ static int on_watch_event(struct tj_watch_event *ev, void *userdata)
 	         ev->type == TJ_WATCH_ERROR ? ev->status.reason : name->valuestring);
 	if (++w->n_events == w->cancel_at)
 		tj_watch_cancel(w->watch);
+	if (w->get_from_event && w->n_events == 1) {
+		struct tj_ref ref = { &tj_resource_pods, "team", "from-event", NULL };
+
+		assert_int_equal(
+		        tj_kube_get(w->get_from_event, &ref, on_response, w->get_result, NULL), 0);
+	}
 	return 0;
 }
 
@@ -794,6 +802,30 @@ static void test_watch_cancel_from_event(void **state)
 	assert_int_equal(fx->server.eofs, 1);
 }
 
+static void test_request_from_inside_a_watch_event(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .status = 200, .body = EV("ADDED", "a"), .chunked = true, .keep_open = true },
+		{ .status = 200, .body = "{\"from\":\"event\"}" },
+	};
+	struct tj_ref ref = { &tj_resource_pods, NULL, NULL, NULL };
+	struct result r = { 0 };
+	struct watch_result w = { .get_result = &r };
+
+	script(fx, replies, 2);
+	make_client(fx, NULL, NULL);
+	w.get_from_event = fx->client;
+	tj_watch_start(fx->client, &ref, NULL, on_watch_event, on_watch_done, &w, &w.watch);
+	/* libcurl is on the stack when the event arrives; the GET must still go out. */
+	RUN_UNTIL(fx, r.calls == 1);
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.body, "{\"from\":\"event\"}");
+	assert_string_equal(fx->server.seen[1].path, "/api/v1/namespaces/team/pods/from-event");
+	tj_watch_cancel(w.watch);
+	result_clear(&r);
+}
+
 static void test_free_client_with_open_watch(void **state)
 {
 	struct fixture *fx = *state;
@@ -861,6 +893,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_watch_expired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_broken_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_cancel_from_event, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_request_from_inside_a_watch_event, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_free_client_with_open_watch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rate_limit_delays_requests, setup, teardown),
 	};
