@@ -438,6 +438,48 @@ static int check_shape(const struct parser *p, struct fy_node *root)
 	return 0;
 }
 
+/* Offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or len if there is none. */
+static size_t utf8_invalid_at(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = s[i];
+		size_t n;
+		unsigned cp;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			cp = c & 0x07;
+		} else {
+			return i;
+		}
+		if (n > len - i - 1)
+			return i;
+		for (size_t k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return i;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return i;
+		i += n + 1;
+	}
+	return len;
+}
+
 struct parsed_doc {
 	struct fy_document *fyd; /* owned */
 	struct fy_node *root;
@@ -451,8 +493,14 @@ static int parse_doc(const struct tj_kube_doc *doc, char *err, size_t errlen,
 	struct fy_parse_cfg pcfg = { .flags = FYPCF_QUIET };
 	struct parsed_doc d = { .p = { .origin = doc->origin, .err = err, .errlen = errlen } };
 	struct fy_diag *diag;
+	size_t bad;
 	int r = 0;
 
+	/* A kubeconfig is UTF-8 text. Checking it first also keeps malformed bytes away from
+	 * libfyaml 0.7.12, whose scanner spins forever on some of them after a '%'. */
+	bad = utf8_invalid_at((const unsigned char *)doc->yaml, doc->len);
+	if (bad < doc->len)
+		return fail(&d.p, NULL, "not valid UTF-8 (byte %zu)", bad);
 	fy_diag_cfg_default(&dcfg);
 	dcfg.fp = NULL;
 	dcfg.colorize = false;

@@ -295,6 +295,10 @@ struct bad_case {
 
 static const struct bad_case bad_cases[] = {
 	{ "not YAML", "clusters: [\n", NULL, "/k: not valid YAML: line " },
+	{ "invalid UTF-8 after a directive mark", "%\xff", NULL, "/k: not valid UTF-8 (byte 1)" },
+	{ "truncated UTF-8 sequence", "a: b\n%\xc3", NULL, "/k: not valid UTF-8 (byte 6)" },
+	{ "overlong UTF-8", "a: \xc0\xaf\n", NULL, "/k: not valid UTF-8 (byte 3)" },
+	{ "UTF-16 surrogate", "a: \xed\xa0\x80\n", NULL, "/k: not valid UTF-8 (byte 3)" },
 	{ "top level is a list", "- a\n- b\n", NULL,
 	  "/k: not a kubeconfig (the top level is not a mapping)" },
 	{ "clusters not a list", "clusters: {}\n", NULL, "/k: clusters: not a sequence" },
@@ -452,6 +456,19 @@ static void test_merge_bad_file_is_named(void **state)
 	assert_null(cfg);
 }
 
+static void test_utf8_text_is_accepted(void **state)
+{
+	static const char yaml[] = "current-context: \xc3\xa9quipe\n"
+	                           "contexts:\n- name: \xc3\xa9quipe\n  context: {cluster: c, "
+	                           "namespace: \xe2\x82\xac-\xf0\x9f\x9a\x80}\n"
+	                           "clusters:\n- name: c\n  cluster: {server: 'https://s'}\n";
+	struct tj_kube_config *cfg = parse_one(yaml, "/k", NULL, 0, "");
+
+	assert_string_equal(cfg->context, "\xc3\xa9quipe");
+	assert_string_equal(cfg->namespace, "\xe2\x82\xac-\xf0\x9f\x9a\x80");
+	tj_kube_config_free(cfg);
+}
+
 static void test_empty_file_is_empty_config(void **state)
 {
 	const struct tj_kube_doc docs[] = {
@@ -584,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_parse_malformed),
 		cmocka_unit_test(test_merge_first_file_wins),
 		cmocka_unit_test(test_merge_bad_file_is_named),
+		cmocka_unit_test(test_utf8_text_is_accepted),
 		cmocka_unit_test(test_empty_file_is_empty_config),
 		cmocka_unit_test(test_in_cluster),
 		cmocka_unit_test(test_load_merges_kubeconfig_list_and_reads_files),
