@@ -833,8 +833,10 @@ static int resolve(struct parsed_doc *docs, size_t n_docs, const struct tj_kube_
 				continue;
 			r = get_string(&docs[i].p, docs[i].root, "current-context", "kubeconfig",
 			               &cfg->context);
-			if (r < 0)
+			if (r == -EINVAL) /* the message names "kubeconfig.": say it plainly */
 				return fail(&docs[i].p, "current-context", "not a string");
+			if (r < 0)
+				return r;
 		}
 		if (!cfg->context) {
 			set_err(err, errlen, "%s: current-context: not set and no context given",

@@ -304,6 +304,8 @@ static const struct bad_case bad_cases[] = {
 	{ "clusters not a list", "clusters: {}\n", NULL, "/k: clusters: not a sequence" },
 	{ "entry without a name", "users:\n- user: {}\n", NULL, "/k: users[0]: no name" },
 	{ "entry not a mapping", "contexts:\n- x\n", NULL, "/k: contexts[0]: not a mapping" },
+	{ "current context is a list", "current-context: [a]\n", NULL,
+	  "/k: current-context: not a string" },
 	{ "no current context", CLUSTER_OK, NULL,
 	  "/k: current-context: not set and no context given" },
 	{ "unknown context", CLUSTER_OK "current-context: nope\n", NULL,
