@@ -1,0 +1,1183 @@
+/* Client configuration: source resolution, kubeconfig parsing and merging, in-cluster. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libfyaml.h>
+
+#include "kube/config.h"
+
+/* Limits on what a kubeconfig can make us hold. */
+#define MAX_KUBECONFIG_FILES 64
+#define MAX_EXEC_ARGS        256
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+void tj_kube_env_from_process(const char *kubeconfig_flag, struct tj_kube_env *ret)
+{
+	*ret = (struct tj_kube_env){
+		.kubeconfig_flag = kubeconfig_flag,
+		.kubeconfig_env = getenv("KUBECONFIG"),
+		.service_host = getenv("KUBERNETES_SERVICE_HOST"),
+		.service_port = getenv("KUBERNETES_SERVICE_PORT"),
+		.home = getenv("HOME"),
+	};
+}
+
+void tj_kube_sources_clear(struct tj_kube_sources *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_paths; i++)
+		free(s->paths[i]);
+	free(s->paths);
+	free(s->server);
+	*s = (struct tj_kube_sources){ 0 };
+}
+
+static int add_path(struct tj_kube_sources *s, const char *path, size_t len)
+{
+	char **paths;
+
+	for (size_t i = 0; i < s->n_paths; i++)
+		if (strlen(s->paths[i]) == len && memcmp(s->paths[i], path, len) == 0)
+			return 0; /* client-go drops repeated entries */
+	if (s->n_paths >= MAX_KUBECONFIG_FILES)
+		return -E2BIG;
+	paths = realloc(s->paths, (s->n_paths + 1) * sizeof(*paths));
+	if (!paths)
+		return -ENOMEM;
+	s->paths = paths;
+	s->paths[s->n_paths] = strndup(path, len);
+	if (!s->paths[s->n_paths])
+		return -ENOMEM;
+	s->n_paths++;
+	return 0;
+}
+
+static bool valid_port(const char *port)
+{
+	char *end;
+	long v;
+
+	if (!port || !*port)
+		return false;
+	errno = 0;
+	v = strtol(port, &end, 10);
+	return errno == 0 && *end == '\0' && v > 0 && v <= 65535;
+}
+
+/* "https://" + host:port with an IPv6 host in brackets, as Go's net.JoinHostPort writes it. */
+static int in_cluster_server(const char *host, const char *port, char **ret)
+{
+	bool ipv6 = strchr(host, ':') != NULL;
+
+	if (asprintf(ret, ipv6 ? "https://[%s]:%s" : "https://%s:%s", host, port) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int tj_kube_sources_resolve(const struct tj_kube_env *env, struct tj_kube_sources *ret, char *err,
+                            size_t errlen)
+{
+	struct tj_kube_sources s = { .kind = TJ_KUBE_SOURCE_FILES };
+	int r;
+
+	if (env->kubeconfig_flag && *env->kubeconfig_flag) {
+		r = add_path(&s, env->kubeconfig_flag, strlen(env->kubeconfig_flag));
+		if (r < 0)
+			goto out_clear;
+	} else if (env->kubeconfig_env && *env->kubeconfig_env) {
+		const char *p = env->kubeconfig_env;
+
+		s.optional = true;
+		while (*p) {
+			size_t len = strcspn(p, ":");
+
+			if (len > 0) {
+				r = add_path(&s, p, len);
+				if (r < 0) {
+					if (r == -E2BIG)
+						set_err(err, errlen,
+						        "KUBECONFIG: more than %d files",
+						        MAX_KUBECONFIG_FILES);
+					goto out_clear;
+				}
+			}
+			p += len;
+			if (*p == ':')
+				p++;
+		}
+		if (s.n_paths == 0) {
+			r = -ENOENT;
+			set_err(err, errlen, "KUBECONFIG: no file in \"%s\"", env->kubeconfig_env);
+			goto out_clear;
+		}
+	} else if (env->service_host && *env->service_host && env->service_port &&
+	           *env->service_port) {
+		s.kind = TJ_KUBE_SOURCE_IN_CLUSTER;
+		if (!valid_port(env->service_port) || strpbrk(env->service_host, "/[]@ ") != NULL) {
+			r = -EINVAL;
+			set_err(err, errlen,
+			        "in-cluster: KUBERNETES_SERVICE_HOST \"%s\" and "
+			        "KUBERNETES_SERVICE_PORT \"%s\" do not form an address",
+			        env->service_host, env->service_port);
+			goto out_clear;
+		}
+		r = in_cluster_server(env->service_host, env->service_port, &s.server);
+		if (r < 0)
+			goto out_clear;
+	} else if (env->home && *env->home) {
+		char *path;
+
+		if (asprintf(&path, "%s/.kube/config", env->home) < 0) {
+			r = -ENOMEM;
+			goto out_clear;
+		}
+		r = add_path(&s, path, strlen(path));
+		free(path);
+		if (r < 0)
+			goto out_clear;
+	} else {
+		r = -ENOENT;
+		set_err(err, errlen,
+		        "no configuration: no --kubeconfig, no KUBECONFIG, not in a cluster "
+		        "(KUBERNETES_SERVICE_HOST/PORT unset) and no HOME for ~/.kube/config");
+		goto out_clear;
+	}
+	*ret = s;
+	return 0;
+
+out_clear:
+	tj_kube_sources_clear(&s);
+	return r;
+}
+
+/* ---- kubeconfig parsing ---------------------------------------------------------------- */
+
+struct parser {
+	const char *origin; /* the file being looked at, for messages */
+	char *err;
+	size_t errlen;
+};
+
+static int fail(const struct parser *p, const char *field, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* Writes "origin: field: message" and returns -EINVAL. */
+static int fail(const struct parser *p, const char *field, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (field)
+		set_err(p->err, p->errlen, "%s: %s: %s", p->origin, field, msg);
+	else
+		set_err(p->err, p->errlen, "%s: %s", p->origin, msg);
+	return -EINVAL;
+}
+
+/* A scalar's text, or NULL for a YAML null. */
+static const char *scalar(struct fy_node *n, size_t *len)
+{
+	if (fy_node_is_null(n))
+		return NULL;
+	return fy_node_get_scalar(n, len);
+}
+
+/* Reads map[key] as a string into *out (owned; NULL if absent, null or empty). */
+static int get_string(const struct parser *p, struct fy_node *map, const char *key,
+                      const char *where, char **out)
+{
+	struct fy_node *n = fy_node_mapping_lookup_by_string(map, key, FY_NT);
+	char field[192];
+	const char *s;
+	size_t len = 0;
+
+	*out = NULL;
+	if (!n)
+		return 0;
+	snprintf(field, sizeof(field), "%s.%s", where, key);
+	if (!fy_node_is_scalar(n))
+		return fail(p, field, "not a string");
+	s = scalar(n, &len);
+	if (!s || len == 0)
+		return 0;
+	if (memchr(s, '\0', len))
+		return fail(p, field, "contains a NUL byte");
+	*out = strndup(s, len);
+	return *out ? 0 : -ENOMEM;
+}
+
+static int get_bool(const struct parser *p, struct fy_node *map, const char *key, const char *where,
+                    bool *out)
+{
+	char *s;
+	int r;
+
+	r = get_string(p, map, key, where, &s);
+	if (r < 0)
+		return r;
+	*out = false;
+	if (!s)
+		return 0;
+	if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 || strcmp(s, "TRUE") == 0) {
+		*out = true;
+	} else if (strcmp(s, "false") != 0 && strcmp(s, "False") != 0 && strcmp(s, "FALSE") != 0) {
+		char field[192];
+
+		snprintf(field, sizeof(field), "%s.%s", where, key);
+		free(s);
+		return fail(p, field, "not a boolean");
+	}
+	free(s);
+	return 0;
+}
+
+static int b64_value(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* Standard base64 with padding; line breaks are skipped, as Go's decoder skips them. */
+static int base64_decode(const char *in, char **ret, size_t *ret_len)
+{
+	size_t n = strlen(in), o = 0, quad = 0, pad = 0;
+	char *out = malloc(n / 4 * 3 + 4);
+	unsigned acc = 0;
+
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		char c = in[i];
+		int v;
+
+		if (c == '\n' || c == '\r')
+			continue;
+		if (c == '=') {
+			pad++;
+			v = 0;
+		} else {
+			if (pad > 0)
+				goto out_invalid;
+			v = b64_value(c);
+			if (v < 0)
+				goto out_invalid;
+		}
+		acc = acc << 6 | (unsigned)v;
+		if (++quad == 4) {
+			if (pad > 2)
+				goto out_invalid;
+			out[o++] = (char)(acc >> 16);
+			if (pad < 2)
+				out[o++] = (char)(acc >> 8);
+			if (pad < 1)
+				out[o++] = (char)acc;
+			quad = 0;
+			acc = 0;
+			if (pad > 0)
+				break;
+		}
+	}
+	/* Nothing may follow the padding, and the input must be whole quads. */
+	if (quad != 0)
+		goto out_invalid;
+	out[o] = '\0';
+	*ret = out;
+	*ret_len = o;
+	return 0;
+
+out_invalid:
+	free(out);
+	return -EINVAL;
+}
+
+/* Reads map[key] as base64 into *out (owned, NUL-terminated for convenience). */
+static int get_base64(const struct parser *p, struct fy_node *map, const char *key,
+                      const char *where, char **out, size_t *out_len)
+{
+	char *s;
+	int r;
+
+	r = get_string(p, map, key, where, &s);
+	if (r < 0 || !s)
+		return r;
+	r = base64_decode(s, out, out_len);
+	free(s);
+	if (r == -EINVAL) {
+		char field[192];
+
+		snprintf(field, sizeof(field), "%s.%s", where, key);
+		return fail(p, field, "invalid base64");
+	}
+	return r;
+}
+
+/* A path from the kubeconfig, made absolute against the folder of the file it came from. */
+static int get_path(const struct parser *p, struct fy_node *map, const char *key, const char *where,
+                    char **out)
+{
+	const char *slash;
+	char *s;
+	int r;
+
+	r = get_string(p, map, key, where, &s);
+	if (r < 0 || !s)
+		return r;
+	slash = strrchr(p->origin, '/');
+	if (s[0] != '/' && slash) {
+		char *abs;
+
+		r = asprintf(&abs, "%.*s/%s", (int)(slash - p->origin), p->origin, s);
+		free(s);
+		if (r < 0)
+			return -ENOMEM;
+		s = abs;
+	}
+	*out = s;
+	return 0;
+}
+
+/* The kubeconfig list entry named `name` under `key` (clusters, users, contexts), with its
+ * index; the value mapping (entry.cluster / .user / .context) is returned in *ret_value. */
+static int find_entry(const struct parser *p, struct fy_node *root, const char *list,
+                      const char *member, const char *name, struct fy_node **ret_value,
+                      size_t *ret_index)
+{
+	struct fy_node *seq = fy_node_mapping_lookup_by_string(root, list, FY_NT);
+	struct fy_node *item;
+	void *iter = NULL;
+	size_t i = 0;
+
+	if (!seq || fy_node_is_null(seq))
+		return -ENOENT;
+	for (; (item = fy_node_sequence_iterate(seq, &iter)); i++) {
+		struct fy_node *n = fy_node_mapping_lookup_by_string(item, "name", FY_NT);
+		const char *s;
+		size_t len = 0;
+
+		if (!n || !fy_node_is_scalar(n))
+			continue;
+		s = scalar(n, &len);
+		if (!s || strlen(name) != len || memcmp(s, name, len) != 0)
+			continue;
+		*ret_value = fy_node_mapping_lookup_by_string(item, member, FY_NT);
+		*ret_index = i;
+		if (!*ret_value || !fy_node_is_mapping(*ret_value)) {
+			char field[96];
+
+			snprintf(field, sizeof(field), "%s[%zu].%s", list, i, member);
+			return fail(p, field, *ret_value ? "not a mapping" : "missing");
+		}
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Checks the shape every document must have, whether or not its entries are used: a mapping
+ * whose lists are sequences of mappings with a name. */
+static int check_shape(const struct parser *p, struct fy_node *root)
+{
+	static const char *const lists[] = { "clusters", "users", "contexts" };
+
+	if (!root || !fy_node_is_mapping(root))
+		return fail(p, NULL, "not a kubeconfig (the top level is not a mapping)");
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+		struct fy_node *seq = fy_node_mapping_lookup_by_string(root, lists[l], FY_NT);
+		struct fy_node *item;
+		void *iter = NULL;
+		size_t i = 0;
+
+		if (!seq || fy_node_is_null(seq))
+			continue;
+		if (!fy_node_is_sequence(seq))
+			return fail(p, lists[l], "not a sequence");
+		for (; (item = fy_node_sequence_iterate(seq, &iter)); i++) {
+			struct fy_node *name;
+			char field[64];
+
+			snprintf(field, sizeof(field), "%s[%zu]", lists[l], i);
+			if (!fy_node_is_mapping(item))
+				return fail(p, field, "not a mapping");
+			name = fy_node_mapping_lookup_by_string(item, "name", FY_NT);
+			if (!name || !fy_node_is_scalar(name) || fy_node_is_null(name))
+				return fail(p, field, "no name");
+		}
+	}
+	return 0;
+}
+
+/* Offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or len if there is none. */
+static size_t utf8_invalid_at(const unsigned char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = s[i];
+		size_t n;
+		unsigned cp;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			cp = c & 0x07;
+		} else {
+			return i;
+		}
+		if (n > len - i - 1)
+			return i;
+		for (size_t k = 1; k <= n; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return i;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return i;
+		i += n + 1;
+	}
+	return len;
+}
+
+struct parsed_doc {
+	struct fy_document *fyd; /* owned */
+	struct fy_node *root;
+	struct parser p;
+};
+
+static int parse_doc(const struct tj_kube_doc *doc, char *err, size_t errlen,
+                     struct parsed_doc *ret)
+{
+	struct fy_diag_cfg dcfg;
+	struct fy_parse_cfg pcfg = { .flags = FYPCF_QUIET };
+	struct parsed_doc d = { .p = { .origin = doc->origin, .err = err, .errlen = errlen } };
+	struct fy_diag *diag;
+	size_t bad;
+	int r = 0;
+
+	/* A kubeconfig is UTF-8 text. Checking it first also keeps malformed bytes away from
+	 * libfyaml 0.7.12, whose scanner spins forever on some of them after a '%'. */
+	bad = utf8_invalid_at((const unsigned char *)doc->yaml, doc->len);
+	if (bad < doc->len)
+		return fail(&d.p, NULL, "not valid UTF-8 (byte %zu)", bad);
+	fy_diag_cfg_default(&dcfg);
+	dcfg.fp = NULL;
+	dcfg.colorize = false;
+	diag = fy_diag_create(&dcfg);
+	if (!diag)
+		return -ENOMEM;
+	fy_diag_set_collect_errors(diag, true);
+	pcfg.diag = diag;
+	d.fyd = fy_document_build_from_string(&pcfg, doc->yaml, doc->len);
+	if (!d.fyd) {
+		struct fy_diag_error *e;
+		void *iter = NULL;
+
+		/* libfyaml builds no document from an empty stream (nothing, blanks or only
+		 * comments) and reports no error for it: that is an empty configuration, as
+		 * client-go reads it. */
+		e = fy_diag_errors_iterate(diag, &iter);
+		if (e)
+			r = fail(&d.p, NULL, "not valid YAML: line %d, column %d: %s", e->line + 1,
+			         e->column + 1, e->msg);
+		else
+			*ret = d;
+		goto out_diag;
+	}
+	d.root = fy_document_root(d.fyd);
+	if (!d.root) {
+		/* An empty file is an empty configuration, as in client-go. */
+		*ret = d;
+		goto out_diag;
+	}
+	r = check_shape(&d.p, d.root);
+	if (r < 0) {
+		fy_document_destroy(d.fyd);
+		goto out_diag;
+	}
+	*ret = d;
+
+out_diag:
+	fy_diag_destroy(diag);
+	return r;
+}
+
+static void exec_config_free(struct tj_exec_config *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->n_args; i++)
+		free(e->args[i]);
+	free(e->args);
+	for (size_t i = 0; i < e->n_env; i++)
+		free(e->env[i]);
+	free(e->env);
+	free(e->command);
+	free(e->api_version);
+	free(e->install_hint);
+	free(e);
+}
+
+static int parse_exec(const struct parser *p, struct fy_node *exec, const char *where,
+                      struct tj_exec_config **ret)
+{
+	struct tj_exec_config *e = calloc(1, sizeof(*e));
+	struct fy_node *seq, *item;
+	char field[192];
+	void *iter;
+	size_t i;
+	int r;
+
+	if (!e)
+		return -ENOMEM;
+	r = get_string(p, exec, "command", where, &e->command);
+	if (r < 0)
+		goto out_free;
+	snprintf(field, sizeof(field), "%s.command", where);
+	if (!e->command) {
+		r = fail(p, field, "missing");
+		goto out_free;
+	}
+	r = get_string(p, exec, "apiVersion", where, &e->api_version);
+	if (r < 0)
+		goto out_free;
+	snprintf(field, sizeof(field), "%s.apiVersion", where);
+	if (!e->api_version) {
+		r = fail(p, field, "missing");
+		goto out_free;
+	}
+	if (strcmp(e->api_version, "client.authentication.k8s.io/v1") != 0 &&
+	    strcmp(e->api_version, "client.authentication.k8s.io/v1beta1") != 0) {
+		r = fail(p, field, "unsupported version \"%s\"", e->api_version);
+		goto out_free;
+	}
+	r = get_string(p, exec, "installHint", where, &e->install_hint);
+	if (r < 0)
+		goto out_free;
+	r = get_bool(p, exec, "provideClusterInfo", where, &e->provide_cluster_info);
+	if (r < 0)
+		goto out_free;
+
+	seq = fy_node_mapping_lookup_by_string(exec, "args", FY_NT);
+	if (seq && !fy_node_is_null(seq)) {
+		snprintf(field, sizeof(field), "%s.args", where);
+		if (!fy_node_is_sequence(seq)) {
+			r = fail(p, field, "not a sequence");
+			goto out_free;
+		}
+		iter = NULL;
+		for (i = 0; (item = fy_node_sequence_iterate(seq, &iter)); i++) {
+			const char *s;
+			size_t len = 0;
+			char **args;
+
+			snprintf(field, sizeof(field), "%s.args[%zu]", where, i);
+			if (!fy_node_is_scalar(item)) {
+				r = fail(p, field, "not a string");
+				goto out_free;
+			}
+			if (i >= MAX_EXEC_ARGS) {
+				r = fail(p, field, "more than %d arguments", MAX_EXEC_ARGS);
+				goto out_free;
+			}
+			s = scalar(item, &len);
+			args = realloc(e->args, (e->n_args + 1) * sizeof(*args));
+			if (!args) {
+				r = -ENOMEM;
+				goto out_free;
+			}
+			e->args = args;
+			e->args[e->n_args] = strndup(s ? s : "", s ? len : 0);
+			if (!e->args[e->n_args]) {
+				r = -ENOMEM;
+				goto out_free;
+			}
+			e->n_args++;
+		}
+	}
+
+	seq = fy_node_mapping_lookup_by_string(exec, "env", FY_NT);
+	if (seq && !fy_node_is_null(seq)) {
+		snprintf(field, sizeof(field), "%s.env", where);
+		if (!fy_node_is_sequence(seq)) {
+			r = fail(p, field, "not a sequence");
+			goto out_free;
+		}
+		iter = NULL;
+		for (i = 0; (item = fy_node_sequence_iterate(seq, &iter)); i++) {
+			char *name = NULL, *value = NULL, **env;
+			char at[160];
+
+			snprintf(at, sizeof(at), "%s.env[%zu]", where, i);
+			if (!fy_node_is_mapping(item)) {
+				r = fail(p, at, "not a mapping");
+				goto out_free;
+			}
+			if (i >= MAX_EXEC_ARGS) {
+				r = fail(p, at, "more than %d variables", MAX_EXEC_ARGS);
+				goto out_free;
+			}
+			r = get_string(p, item, "name", at, &name);
+			if (r == 0)
+				r = get_string(p, item, "value", at, &value);
+			if (r == 0 && (!name || strchr(name, '='))) {
+				snprintf(field, sizeof(field), "%s.name", at);
+				r = fail(p, field, name ? "contains '='" : "missing");
+			}
+			if (r == 0) {
+				env = realloc(e->env, (e->n_env + 1) * sizeof(*env));
+				if (!env)
+					r = -ENOMEM;
+				else
+					e->env = env;
+			}
+			if (r == 0 &&
+			    asprintf(&e->env[e->n_env], "%s=%s", name, value ? value : "") < 0)
+				r = -ENOMEM;
+			free(name);
+			free(value);
+			if (r < 0)
+				goto out_free;
+			e->n_env++;
+		}
+	}
+	*ret = e;
+	return 0;
+
+out_free:
+	exec_config_free(e);
+	return r;
+}
+
+static int parse_cluster(const struct parser *p, struct fy_node *cluster, size_t index,
+                         struct tj_kube_config *cfg)
+{
+	char where[64], field[96];
+	int r;
+
+	snprintf(where, sizeof(where), "clusters[%zu].cluster", index);
+	r = get_string(p, cluster, "server", where, &cfg->server);
+	if (r < 0)
+		return r;
+	snprintf(field, sizeof(field), "%s.server", where);
+	if (!cfg->server)
+		return fail(p, field, "missing");
+	if (strncmp(cfg->server, "https://", 8) != 0 && strncmp(cfg->server, "http://", 7) != 0)
+		return fail(p, field, "\"%s\" is not an http:// or https:// URL", cfg->server);
+	/* Paths are appended to the server, so drop a trailing slash of a prefix. */
+	for (size_t n = strlen(cfg->server); n > 8 && cfg->server[n - 1] == '/'; n--)
+		cfg->server[n - 1] = '\0';
+	r = get_path(p, cluster, "certificate-authority", where, &cfg->ca_file);
+	if (r < 0)
+		return r;
+	r = get_base64(p, cluster, "certificate-authority-data", where, &cfg->ca_pem,
+	               &cfg->ca_pem_len);
+	if (r < 0)
+		return r;
+	r = get_bool(p, cluster, "insecure-skip-tls-verify", where, &cfg->insecure_skip_tls_verify);
+	if (r < 0)
+		return r;
+	/* client-go refuses the combination rather than guess which one was meant. */
+	if (cfg->insecure_skip_tls_verify && (cfg->ca_file || cfg->ca_pem))
+		return fail(p, where,
+		            "certificate-authority together with insecure-skip-tls-verify");
+	return get_string(p, cluster, "tls-server-name", where, &cfg->tls_server_name);
+}
+
+static int parse_user(const struct parser *p, struct fy_node *user, size_t index,
+                      struct tj_kube_config *cfg)
+{
+	struct fy_node *exec;
+	char where[64], field[96];
+	bool has_cert, has_key;
+	int r;
+
+	snprintf(where, sizeof(where), "users[%zu].user", index);
+	r = get_path(p, user, "client-certificate", where, &cfg->client_cert_file);
+	if (r < 0)
+		return r;
+	r = get_base64(p, user, "client-certificate-data", where, &cfg->client_cert_pem,
+	               &cfg->client_cert_pem_len);
+	if (r < 0)
+		return r;
+	r = get_path(p, user, "client-key", where, &cfg->client_key_file);
+	if (r < 0)
+		return r;
+	r = get_base64(p, user, "client-key-data", where, &cfg->client_key_pem,
+	               &cfg->client_key_pem_len);
+	if (r < 0)
+		return r;
+	has_cert = cfg->client_cert_file || cfg->client_cert_pem;
+	has_key = cfg->client_key_file || cfg->client_key_pem;
+	if (has_cert != has_key)
+		return fail(p, where,
+		            has_cert ? "client certificate without a client key"
+		                     : "client key without a client certificate");
+	r = get_string(p, user, "token", where, &cfg->token);
+	if (r < 0)
+		return r;
+	r = get_path(p, user, "tokenFile", where, &cfg->token_file);
+	if (r < 0)
+		return r;
+	if (fy_node_mapping_lookup_by_string(user, "auth-provider", FY_NT)) {
+		snprintf(field, sizeof(field), "%s.auth-provider", where);
+		return fail(p, field, "not supported; use an exec credential plugin");
+	}
+	exec = fy_node_mapping_lookup_by_string(user, "exec", FY_NT);
+	if (exec && !fy_node_is_null(exec)) {
+		snprintf(field, sizeof(field), "%s.exec", where);
+		if (!fy_node_is_mapping(exec))
+			return fail(p, field, "not a mapping");
+		r = parse_exec(p, exec, field, &cfg->exec);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Looks name up in the list of every document, first document first (client-go's merge:
+ * the first file that defines a name wins). */
+static int lookup_merged(struct parsed_doc *docs, size_t n, const char *list, const char *member,
+                         const char *name, struct parsed_doc **ret_doc, struct fy_node **ret_value,
+                         size_t *ret_index)
+{
+	for (size_t i = 0; i < n; i++) {
+		int r;
+
+		if (!docs[i].root)
+			continue;
+		r = find_entry(&docs[i].p, docs[i].root, list, member, name, ret_value, ret_index);
+		if (r == -ENOENT)
+			continue;
+		if (r == 0)
+			*ret_doc = &docs[i];
+		return r;
+	}
+	return -ENOENT;
+}
+
+/* "a:b:c", the list of files for a message about the merged configuration. */
+static void join_origins(const struct tj_kube_doc *docs, size_t n, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && o < len; i++) {
+		int w = snprintf(buf + o, len - o, "%s%s", i ? ":" : "", docs[i].origin);
+
+		if (w < 0)
+			break;
+		o += (size_t)w;
+	}
+}
+
+static int resolve(struct parsed_doc *docs, size_t n_docs, const struct tj_kube_doc *in,
+                   const char *context_override, struct tj_kube_config *cfg, char *err,
+                   size_t errlen)
+{
+	struct parsed_doc *ctx_doc = NULL, *doc = NULL;
+	struct fy_node *ctx = NULL, *value = NULL;
+	char *cluster_name = NULL, *user_name = NULL, where[64], field[96], files[512];
+	size_t index;
+	int r;
+
+	join_origins(in, n_docs, files, sizeof(files));
+	if (context_override && *context_override) {
+		cfg->context = strdup(context_override);
+		if (!cfg->context)
+			return -ENOMEM;
+	} else {
+		for (size_t i = 0; i < n_docs && !cfg->context; i++) {
+			if (!docs[i].root)
+				continue;
+			r = get_string(&docs[i].p, docs[i].root, "current-context", "kubeconfig",
+			               &cfg->context);
+			if (r == -EINVAL) /* the message names "kubeconfig.": say it plainly */
+				return fail(&docs[i].p, "current-context", "not a string");
+			if (r < 0)
+				return r;
+		}
+		if (!cfg->context) {
+			set_err(err, errlen, "%s: current-context: not set and no context given",
+			        files);
+			return -EINVAL;
+		}
+	}
+
+	r = lookup_merged(docs, n_docs, "contexts", "context", cfg->context, &ctx_doc, &ctx,
+	                  &index);
+	if (r == -ENOENT) {
+		set_err(err, errlen, "%s: context \"%s\" not found", files, cfg->context);
+		return -EINVAL;
+	}
+	if (r < 0)
+		return r;
+	snprintf(where, sizeof(where), "contexts[%zu].context", index);
+	r = get_string(&ctx_doc->p, ctx, "cluster", where, &cluster_name);
+	if (r < 0)
+		goto out_free;
+	snprintf(field, sizeof(field), "%s.cluster", where);
+	if (!cluster_name) {
+		r = fail(&ctx_doc->p, field, "missing");
+		goto out_free;
+	}
+	r = get_string(&ctx_doc->p, ctx, "user", where, &user_name);
+	if (r < 0)
+		goto out_free;
+	r = get_string(&ctx_doc->p, ctx, "namespace", where, &cfg->namespace);
+	if (r < 0)
+		goto out_free;
+
+	r = lookup_merged(docs, n_docs, "clusters", "cluster", cluster_name, &doc, &value, &index);
+	if (r == -ENOENT) {
+		r = fail(&ctx_doc->p, field, "cluster \"%s\" not found", cluster_name);
+		goto out_free;
+	}
+	if (r < 0)
+		goto out_free;
+	cfg->origin = strdup(doc->p.origin);
+	if (!cfg->origin) {
+		r = -ENOMEM;
+		goto out_free;
+	}
+	r = parse_cluster(&doc->p, value, index, cfg);
+	if (r < 0)
+		goto out_free;
+
+	/* A context without a user is valid: the requests go out anonymous. */
+	if (user_name) {
+		r = lookup_merged(docs, n_docs, "users", "user", user_name, &doc, &value, &index);
+		if (r == -ENOENT) {
+			snprintf(field, sizeof(field), "%s.user", where);
+			r = fail(&ctx_doc->p, field, "user \"%s\" not found", user_name);
+			goto out_free;
+		}
+		if (r < 0)
+			goto out_free;
+		r = parse_user(&doc->p, value, index, cfg);
+		if (r < 0)
+			goto out_free;
+	}
+	if (!cfg->namespace) {
+		cfg->namespace = strdup("default");
+		if (!cfg->namespace)
+			r = -ENOMEM;
+	}
+
+out_free:
+	free(cluster_name);
+	free(user_name);
+	return r;
+}
+
+int tj_kube_config_parse(const struct tj_kube_doc *docs, size_t n_docs,
+                         const char *context_override, struct tj_kube_config **ret, char *err,
+                         size_t errlen)
+{
+	struct parsed_doc *parsed;
+	struct tj_kube_config *cfg;
+	size_t n_parsed = 0;
+	int r;
+
+	if (n_docs == 0 || n_docs > MAX_KUBECONFIG_FILES)
+		return -EINVAL;
+	parsed = calloc(n_docs, sizeof(*parsed));
+	cfg = calloc(1, sizeof(*cfg));
+	if (!parsed || !cfg) {
+		r = -ENOMEM;
+		goto out_free;
+	}
+	for (; n_parsed < n_docs; n_parsed++) {
+		r = parse_doc(&docs[n_parsed], err, errlen, &parsed[n_parsed]);
+		if (r < 0)
+			goto out_free;
+	}
+	r = resolve(parsed, n_docs, docs, context_override, cfg, err, errlen);
+	if (r < 0)
+		goto out_free;
+	*ret = cfg;
+	cfg = NULL;
+
+out_free:
+	for (size_t i = 0; i < n_parsed; i++)
+		fy_document_destroy(parsed[i].fyd);
+	free(parsed);
+	tj_kube_config_free(cfg);
+	return r;
+}
+
+/* ---- files ------------------------------------------------------------------------------ */
+
+int tj_kube_read_file(const char *path, char **ret, size_t *ret_len)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		goto out_close;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap) {
+			char *nb;
+
+			if (cap > TJ_KUBE_FILE_MAX) {
+				r = -E2BIG;
+				goto out_free;
+			}
+			cap = cap ? cap * 2 : 4096;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				r = -ENOMEM;
+				goto out_free;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto out_free;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > TJ_KUBE_FILE_MAX) {
+			r = -E2BIG;
+			goto out_free;
+		}
+	}
+	if (!buf) {
+		buf = malloc(1);
+		if (!buf) {
+			r = -ENOMEM;
+			goto out_close;
+		}
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	close(fd);
+	return 0;
+
+out_free:
+	free(buf);
+out_close:
+	close(fd);
+	return r;
+}
+
+static int read_into(const char *path, char **pem, size_t *pem_len, const char *what, char *err,
+                     size_t errlen)
+{
+	int r;
+
+	if (!path || *pem)
+		return 0;
+	r = tj_kube_read_file(path, pem, pem_len);
+	if (r < 0)
+		set_err(err, errlen, "%s %s: %s", what, path,
+		        r == -E2BIG ? "larger than 4 MiB" : strerror(-r));
+	return r;
+}
+
+int tj_kube_config_read_files(struct tj_kube_config *cfg, char *err, size_t errlen)
+{
+	int r;
+
+	r = read_into(cfg->ca_file, &cfg->ca_pem, &cfg->ca_pem_len, "certificate-authority", err,
+	              errlen);
+	if (r < 0)
+		return r;
+	r = read_into(cfg->client_cert_file, &cfg->client_cert_pem, &cfg->client_cert_pem_len,
+	              "client-certificate", err, errlen);
+	if (r < 0)
+		return r;
+	return read_into(cfg->client_key_file, &cfg->client_key_pem, &cfg->client_key_pem_len,
+	                 "client-key", err, errlen);
+}
+
+int tj_kube_config_in_cluster(const char *server, const char *dir, struct tj_kube_config **ret,
+                              char *err, size_t errlen)
+{
+	struct tj_kube_config *cfg = calloc(1, sizeof(*cfg));
+	char *ns_path = NULL, *ns = NULL;
+	size_t ns_len = 0;
+	int r = -ENOMEM;
+
+	if (!cfg)
+		return -ENOMEM;
+	cfg->origin = strdup("in-cluster");
+	cfg->server = strdup(server);
+	if (!cfg->origin || !cfg->server || asprintf(&cfg->token_file, "%s/token", dir) < 0 ||
+	    asprintf(&cfg->ca_file, "%s/ca.crt", dir) < 0 ||
+	    asprintf(&ns_path, "%s/namespace", dir) < 0)
+		goto out_free;
+	r = tj_kube_config_read_files(cfg, err, errlen);
+	if (r < 0)
+		goto out_free;
+	/* The namespace file is how a controller learns its own namespace; without it the
+	 * controller still works in "default". */
+	r = tj_kube_read_file(ns_path, &ns, &ns_len);
+	if (r == 0) {
+		while (ns_len > 0 && (ns[ns_len - 1] == '\n' || ns[ns_len - 1] == ' '))
+			ns[--ns_len] = '\0';
+		if (ns_len > 0) {
+			cfg->namespace = ns;
+			ns = NULL;
+		}
+	}
+	free(ns);
+	cfg->namespace = cfg->namespace ? cfg->namespace : strdup("default");
+	r = cfg->namespace ? 0 : -ENOMEM;
+	if (r < 0)
+		goto out_free;
+	free(ns_path);
+	*ret = cfg;
+	return 0;
+
+out_free:
+	free(ns_path);
+	tj_kube_config_free(cfg);
+	return r;
+}
+
+int tj_kube_config_load(const struct tj_kube_env *env, const char *context_override,
+                        const char *sa_dir, struct tj_kube_config **ret, char *err, size_t errlen)
+{
+	struct tj_kube_sources src;
+	struct tj_kube_doc *docs = NULL;
+	char **texts = NULL;
+	struct tj_kube_config *cfg = NULL;
+	size_t n = 0;
+	int r;
+
+	r = tj_kube_sources_resolve(env, &src, err, errlen);
+	if (r < 0)
+		return r;
+	if (src.kind == TJ_KUBE_SOURCE_IN_CLUSTER) {
+		r = tj_kube_config_in_cluster(src.server, sa_dir, ret, err, errlen);
+		tj_kube_sources_clear(&src);
+		return r;
+	}
+	docs = calloc(src.n_paths, sizeof(*docs));
+	texts = calloc(src.n_paths, sizeof(*texts));
+	if (!docs || !texts) {
+		r = -ENOMEM;
+		goto out_free;
+	}
+	for (size_t i = 0; i < src.n_paths; i++) {
+		size_t len;
+
+		r = tj_kube_read_file(src.paths[i], &texts[n], &len);
+		/* Missing files in a $KUBECONFIG list are skipped, as client-go does. */
+		if (r == -ENOENT && src.optional)
+			continue;
+		if (r < 0) {
+			set_err(err, errlen, "%s: %s", src.paths[i],
+			        r == -E2BIG ? "larger than 4 MiB" : strerror(-r));
+			goto out_free;
+		}
+		docs[n] = (struct tj_kube_doc){ .origin = src.paths[i],
+			                        .yaml = texts[n],
+			                        .len = len };
+		n++;
+	}
+	if (n == 0) {
+		r = -ENOENT;
+		set_err(err, errlen, "KUBECONFIG: none of the files exists");
+		goto out_free;
+	}
+	r = tj_kube_config_parse(docs, n, context_override, &cfg, err, errlen);
+	if (r < 0)
+		goto out_free;
+	r = tj_kube_config_read_files(cfg, err, errlen);
+	if (r < 0)
+		goto out_free;
+	*ret = cfg;
+	cfg = NULL;
+
+out_free:
+	tj_kube_config_free(cfg);
+	for (size_t i = 0; texts && i < src.n_paths; i++)
+		free(texts[i]);
+	free(texts);
+	free(docs);
+	tj_kube_sources_clear(&src);
+	return r;
+}
+
+struct tj_kube_config *tj_kube_config_free(struct tj_kube_config *cfg)
+{
+	if (!cfg)
+		return NULL;
+	free(cfg->origin);
+	free(cfg->context);
+	free(cfg->server);
+	free(cfg->namespace);
+	free(cfg->ca_file);
+	free(cfg->ca_pem);
+	free(cfg->tls_server_name);
+	free(cfg->client_cert_file);
+	free(cfg->client_cert_pem);
+	free(cfg->client_key_file);
+	free(cfg->client_key_pem);
+	free(cfg->token);
+	free(cfg->token_file);
+	exec_config_free(cfg->exec);
+	free(cfg);
+	return NULL;
+}
