@@ -4,9 +4,12 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
+
+#include "informers/store.h"
 
 /* Label and annotation keys with this project's own prefix. */
 #define TJ_LABEL_PREFIX   "trainjob.flame.dev/"
@@ -22,16 +25,21 @@ enum tj_pod_phase {
 	TJ_POD_UNKNOWN,
 };
 
+/* A pod from tj_pod_from_json() is one allocation: the struct followed by its own strings.
+ * Its namespace, trainjob, node_name, reason, exit_reason and disruption_reason are
+ * interned: they point into the shared string table (informers/intern.h) and hold one
+ * reference each; never modify them. A pod built field by field (in a test) leaves
+ * packed false and owns each string as a separate malloc'd copy; tj_pod_free() handles both. */
 struct tj_pod {
 	char *namespace;        /* owned */
 	char *name;             /* owned */
 	char *uid;              /* owned */
 	char *resource_version; /* owned */
 	char *owner_uid;        /* owned; uid of the controller ownerReference, NULL if none */
-	char *trainjob;  /* owned; label trainer.kubeflow.org/trainjob-name, NULL if absent */
-	int rank;        /* label trainjob.flame.dev/rank, -1 if absent or malformed */
-	int attempt;     /* label trainjob.flame.dev/attempt, -1 if absent or malformed */
-	char *node_name; /* owned; spec.nodeName, NULL until scheduled */
+	char *trainjob;         /* owned; label TJ_LABEL_TRAINJOB, NULL if absent */
+	int rank;               /* label trainjob.flame.dev/rank, -1 if absent or malformed */
+	int attempt;            /* label trainjob.flame.dev/attempt, -1 if absent or malformed */
+	char *node_name;        /* owned; spec.nodeName, NULL until scheduled */
 	enum tj_pod_phase phase;
 	bool ready;                  /* condition Ready=True */
 	bool unschedulable;          /* condition PodScheduled=False with reason Unschedulable */
@@ -39,7 +47,7 @@ struct tj_pod {
 	int64_t creation_time;       /* metadata.creationTimestamp, unix seconds */
 	int64_t start_time;          /* status.startTime, unix seconds, 0 if unset */
 	int64_t deletion_time; /* metadata.deletionTimestamp, unix seconds, 0 if not deleting */
-	char *reason;          /* owned; status.reason (Evicted, Preempting, ...), NULL if unset */
+	char *reason;          /* owned; status.reason (Evicted, ...), NULL if unset */
 	char *message;         /* owned; status.message, NULL if unset */
 	/* The termination of the container named "node" (or else of the first terminated
 	 * container): exit code, and reason such as Error or OOMKilled. */
@@ -47,12 +55,34 @@ struct tj_pod {
 	int exit_code;
 	char *exit_reason; /* owned; NULL if none */
 	/* status.conditions DisruptionTarget=True: the pod is being evicted or preempted. */
-	char *disruption_reason; /* owned; that condition's reason, NULL if none */
+	char *disruption_reason; /* owned; its reason, NULL if none */
+	bool packed;             /* true if made by tj_pod_from_json(): see above */
 };
 
 /* Projects a Pod object (the "object" of a watch event, or a list item) into a new struct.
  * Returns -EINVAL if the object is not a Pod with a namespace and a name. */
 int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret);
+
+/* The store key "namespace/name" written into buf; -ENAMETOOLONG if it does not fit. */
+int tj_pod_key(const struct tj_pod *pod, char *buf, size_t size);
+
+/* The pod store (informers/store.h): keyed "namespace/name", with these indexes. */
+enum {
+	TJ_POD_INDEX_TRAINJOB, /* "namespace/trainjob" from the label TJ_LABEL_TRAINJOB */
+	TJ_POD_INDEX_NODE,     /* spec.nodeName */
+};
+extern const struct tj_store_ops tj_pod_store_ops;
+
+/* The key "namespace/trainjob" of the TrainJob a pod belongs to (by its label), for a
+ * handler that queues the owner: returns 1, 0 if the pod has no TrainJob label, or
+ * -ENAMETOOLONG. */
+int tj_pod_trainjob_key(const struct tj_pod *pod, char *buf, size_t size);
+
+/* The label selector of the pod informer: pods of any TrainJob. */
+#define TJ_POD_SELECTOR TJ_LABEL_TRAINJOB
+
+/* tj_pod_from_json() as a reflector projection (tj_project_fn). */
+int tj_pod_project(const cJSON *obj, void **ret);
 
 /* Frees the pod and everything it owns. Accepts NULL; returns NULL. */
 struct tj_pod *tj_pod_free(struct tj_pod *pod);

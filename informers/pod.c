@@ -1,0 +1,311 @@
+#include "informers/pod.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "informers/intern.h"
+#include "informers/projection.h"
+#include "informers/store.h"
+
+/* What the projection reads, as borrowed pointers into the cJSON tree, before anything is
+ * allocated: the sizes are known first, so the pod and its strings take one allocation. */
+struct pod_source {
+	const char *namespace, *name, *uid, *resource_version, *owner_uid, *trainjob;
+	const char *node_name, *reason, *message, *unschedulable_message, *exit_reason;
+	const char *disruption_reason;
+};
+
+static enum tj_pod_phase parse_phase(const char *s)
+{
+	static const struct {
+		const char *name;
+		enum tj_pod_phase phase;
+	} phases[] = {
+		{ "Pending", TJ_POD_PENDING },     { "Running", TJ_POD_RUNNING },
+		{ "Succeeded", TJ_POD_SUCCEEDED }, { "Failed", TJ_POD_FAILED },
+		{ "Unknown", TJ_POD_UNKNOWN },
+	};
+
+	/* A pod the API server has just admitted always has a phase; a missing one can only
+	 * be a pod not yet looked at, which is what Pending means. */
+	if (!s)
+		return TJ_POD_PENDING;
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
+		if (strcmp(s, phases[i].name) == 0)
+			return phases[i].phase;
+	return TJ_POD_UNKNOWN;
+}
+
+static const char *controller_owner_uid(const cJSON *meta)
+{
+	const cJSON *ref;
+
+	cJSON_ArrayForEach(ref, tj_field(meta, "ownerReferences")) if (
+	        tj_field_bool(ref, "controller")) return tj_field_string(ref, "uid");
+	return NULL;
+}
+
+static int label_index(const cJSON *labels, const char *key)
+{
+	int v;
+
+	return tj_parse_index(tj_field_string(labels, key), &v) < 0 ? -1 : v;
+}
+
+static int64_t time_at(const cJSON *obj, const char *key)
+{
+	int64_t t;
+
+	return tj_rfc3339_parse(tj_field_string(obj, key), &t) < 0 ? 0 : t;
+}
+
+static void read_conditions(const cJSON *status, struct tj_pod *pod, struct pod_source *src)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, tj_field(status, "conditions"))
+	{
+		const char *type = tj_field_string(c, "type");
+		const char *st = tj_field_string(c, "status");
+
+		if (!type || !st)
+			continue;
+		if (strcmp(type, "Ready") == 0) {
+			pod->ready = strcmp(st, "True") == 0;
+		} else if (strcmp(type, "PodScheduled") == 0) {
+			const char *reason = tj_field_string(c, "reason");
+
+			pod->unschedulable = strcmp(st, "False") == 0 && reason &&
+			                     strcmp(reason, "Unschedulable") == 0;
+			src->unschedulable_message =
+			        pod->unschedulable ? tj_field_string(c, "message") : NULL;
+		} else if (strcmp(type, "DisruptionTarget") == 0) {
+			src->disruption_reason =
+			        strcmp(st, "True") == 0 ? tj_field_string(c, "reason") : NULL;
+		}
+	}
+}
+
+static void read_termination(const cJSON *status, struct tj_pod *pod, struct pod_source *src)
+{
+	const cJSON *cs, *chosen = NULL;
+
+	cJSON_ArrayForEach(cs, tj_field(status, "containerStatuses"))
+	{
+		const cJSON *term = tj_field(cs, "state", "terminated");
+		const char *name = tj_field_string(cs, "name");
+
+		if (!cJSON_IsObject(term))
+			continue;
+		if (name && strcmp(name, "node") == 0) {
+			chosen = term;
+			break;
+		}
+		if (!chosen)
+			chosen = term;
+	}
+	if (!chosen)
+		return;
+	pod->terminated = true;
+	{
+		const cJSON *code = cJSON_GetObjectItemCaseSensitive(chosen, "exitCode");
+		double v = cJSON_IsNumber(code) ? code->valuedouble : 0;
+
+		pod->exit_code = v > INT_MAX ? INT_MAX : v < INT_MIN ? INT_MIN : (int)v;
+	}
+	src->exit_reason = tj_field_string(chosen, "reason");
+}
+
+static size_t size_of(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+static char *pack(char **cursor, const char *s)
+{
+	size_t n;
+	char *r;
+
+	if (!s)
+		return NULL;
+	n = strlen(s) + 1;
+	r = memcpy(*cursor, s, n);
+	*cursor += n;
+	return r;
+}
+
+static int intern(const char *s, char **ret)
+{
+	if (!s) {
+		*ret = NULL;
+		return 0;
+	}
+	*ret = tj_intern(s);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static void unref_interned(struct tj_pod *pod)
+{
+	pod->namespace = tj_intern_unref(pod->namespace);
+	pod->trainjob = tj_intern_unref(pod->trainjob);
+	pod->node_name = tj_intern_unref(pod->node_name);
+	pod->reason = tj_intern_unref(pod->reason);
+	pod->exit_reason = tj_intern_unref(pod->exit_reason);
+	pod->disruption_reason = tj_intern_unref(pod->disruption_reason);
+}
+
+int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
+{
+	const cJSON *meta = tj_field(obj, "metadata");
+	const cJSON *status = tj_field(obj, "status");
+	const cJSON *labels = tj_field(meta, "labels");
+	const char *kind = tj_field_string(obj, "kind");
+	struct pod_source src = { 0 };
+	struct tj_pod tmp = { 0 }, *pod;
+	char *cursor;
+	size_t size;
+	int r;
+
+	/* Items of a list response carry no kind; a kind that is there must be Pod. */
+	if (!cJSON_IsObject(obj) || (kind && strcmp(kind, "Pod") != 0))
+		return -EINVAL;
+	src.namespace = tj_field_string(meta, "namespace");
+	src.name = tj_field_string(meta, "name");
+	if (!src.namespace || !*src.namespace || !src.name || !*src.name)
+		return -EINVAL;
+	src.uid = tj_field_string(meta, "uid");
+	src.resource_version = tj_field_string(meta, "resourceVersion");
+	src.owner_uid = controller_owner_uid(meta);
+	src.trainjob = tj_field_string(labels, TJ_LABEL_TRAINJOB);
+	src.node_name = tj_field_string(obj, "spec", "nodeName");
+	src.reason = tj_field_string(status, "reason");
+	src.message = tj_field_string(status, "message");
+
+	tmp.rank = label_index(labels, TJ_LABEL_RANK);
+	tmp.attempt = label_index(labels, TJ_LABEL_ATTEMPT);
+	tmp.phase = parse_phase(tj_field_string(status, "phase"));
+	tmp.creation_time = time_at(meta, "creationTimestamp");
+	tmp.deletion_time = time_at(meta, "deletionTimestamp");
+	tmp.start_time = time_at(status, "startTime");
+	read_conditions(status, &tmp, &src);
+	read_termination(status, &tmp, &src);
+
+	size = sizeof(*pod) + size_of(src.name) + size_of(src.uid) + size_of(src.resource_version) +
+	       size_of(src.owner_uid) + size_of(src.message) + size_of(src.unschedulable_message);
+	pod = malloc(size);
+	if (!pod)
+		return -ENOMEM;
+	*pod = tmp;
+	pod->packed = true;
+	cursor = (char *)(pod + 1);
+	pod->name = pack(&cursor, src.name);
+	pod->uid = pack(&cursor, src.uid);
+	pod->resource_version = pack(&cursor, src.resource_version);
+	pod->owner_uid = pack(&cursor, src.owner_uid);
+	pod->message = pack(&cursor, src.message);
+	pod->unschedulable_message = pack(&cursor, src.unschedulable_message);
+	if ((r = intern(src.namespace, &pod->namespace)) < 0 ||
+	    (r = intern(src.trainjob, &pod->trainjob)) < 0 ||
+	    (r = intern(src.node_name, &pod->node_name)) < 0 ||
+	    (r = intern(src.reason, &pod->reason)) < 0 ||
+	    (r = intern(src.exit_reason, &pod->exit_reason)) < 0 ||
+	    (r = intern(src.disruption_reason, &pod->disruption_reason)) < 0)
+		goto fail_pod;
+	*ret = pod;
+	return 0;
+
+fail_pod:
+	/* Fields not reached yet are still NULL from tmp. */
+	unref_interned(pod);
+	free(pod);
+	return r;
+}
+
+int tj_pod_key(const struct tj_pod *pod, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s/%s", pod->namespace, pod->name);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+struct tj_pod *tj_pod_free(struct tj_pod *pod)
+{
+	if (!pod)
+		return NULL;
+	if (pod->packed) {
+		unref_interned(pod);
+	} else {
+		free(pod->namespace);
+		free(pod->name);
+		free(pod->uid);
+		free(pod->resource_version);
+		free(pod->owner_uid);
+		free(pod->trainjob);
+		free(pod->node_name);
+		free(pod->unschedulable_message);
+		free(pod->reason);
+		free(pod->message);
+		free(pod->exit_reason);
+		free(pod->disruption_reason);
+	}
+	free(pod);
+	return NULL;
+}
+
+/* ---- the pod store ---- */
+
+static void pod_free(void *obj)
+{
+	tj_pod_free(obj);
+}
+
+static int pod_key(const void *obj, char *buf, size_t size)
+{
+	return tj_pod_key(obj, buf, size);
+}
+
+int tj_pod_trainjob_key(const struct tj_pod *pod, char *buf, size_t size)
+{
+	int n;
+
+	if (!pod->trainjob)
+		return 0;
+	n = snprintf(buf, size, "%s/%s", pod->namespace, pod->trainjob);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 1;
+}
+
+static int pod_by_trainjob(const void *obj, char *buf, size_t size)
+{
+	return tj_pod_trainjob_key(obj, buf, size);
+}
+
+static int pod_by_node(const void *obj, char *buf, size_t size)
+{
+	const struct tj_pod *pod = obj;
+	int n;
+
+	if (!pod->node_name)
+		return 0;
+	n = snprintf(buf, size, "%s", pod->node_name);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 1;
+}
+
+const struct tj_store_ops tj_pod_store_ops = {
+	.free = pod_free,
+	.key = pod_key,
+	.index = { [TJ_POD_INDEX_TRAINJOB] = pod_by_trainjob, [TJ_POD_INDEX_NODE] = pod_by_node },
+	.n_indexes = 2,
+};
+
+int tj_pod_project(const cJSON *obj, void **ret)
+{
+	struct tj_pod *pod;
+	int r = tj_pod_from_json(obj, &pod);
+
+	if (r == 0)
+		*ret = pod;
+	return r;
+}

@@ -1,0 +1,526 @@
+#include "informers/reflector.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "informers/projection.h"
+
+/* ---- pure decisions ---- */
+
+void tj_backoff_init(struct tj_backoff *b, uint64_t initial_ms, uint64_t cap_ms, uint64_t reset_ms)
+{
+	*b = (struct tj_backoff){
+		.initial_ms = initial_ms,
+		.cap_ms = cap_ms,
+		.reset_ms = reset_ms,
+		.next_ms = initial_ms,
+	};
+}
+
+uint64_t tj_backoff_next(struct tj_backoff *b, uint64_t now_ms, double r)
+{
+	uint64_t d;
+
+	/* client-go resets the backoff when the previous wait began more than the reset
+	 * period ago: after two healthy minutes a failure waits the initial time again. */
+	if (!b->started || now_ms - b->last_start_ms > b->reset_ms)
+		b->next_ms = b->initial_ms;
+	b->started = true;
+	b->last_start_ms = now_ms;
+	d = b->next_ms;
+	b->next_ms = d * 2 < b->cap_ms ? d * 2 : b->cap_ms;
+	if (r < 0 || r >= 1)
+		r = 0;
+	return d + (uint64_t)(r * (double)d);
+}
+
+int tj_reflector_watch_timeout(double r)
+{
+	if (r < 0 || r >= 1)
+		r = 0;
+	return TJ_REFLECTOR_WATCH_TIMEOUT_MIN + (int)(r * TJ_REFLECTOR_WATCH_TIMEOUT_MIN);
+}
+
+bool tj_reflector_is_expired(int code, const char *reason)
+{
+	/* 410 with reason Expired (watch cache), Gone (servers up to 1.17), or a bare 410. */
+	return code == 410 ||
+	       (reason && (strcmp(reason, "Expired") == 0 || strcmp(reason, "Gone") == 0));
+}
+
+enum tj_reflector_next tj_reflector_after_watch(const struct tj_watch_outcome *o)
+{
+	int code = o->error_code ? o->error_code : (int)o->http_status;
+	bool failed = o->error_code || o->error_reason || o->rc == -EREMOTEIO;
+
+	if (failed) {
+		if (tj_reflector_is_expired(code, o->error_reason))
+			return TJ_REFLECTOR_RELIST;
+		if (code == 429)
+			return TJ_REFLECTOR_REWATCH_BACKOFF;
+		/* client-go retries 500 only within MaxInternalErrorRetryDuration, which is 0
+		 * by default: everything else ends ListAndWatch and relists. */
+		return TJ_REFLECTOR_RELIST;
+	}
+	if (o->rc == 0) {
+		if (o->duration_ms < 1000 && o->events == 0)
+			return TJ_REFLECTOR_RELIST; /* "very short watch" */
+		return TJ_REFLECTOR_REWATCH;
+	}
+	if (o->rc == -ECONNREFUSED)
+		return TJ_REFLECTOR_REWATCH_BACKOFF;
+	/* A malformed or oversized event would come back on every rewatch from the same
+	 * resourceVersion, and our own failure (out of memory) needs a fresh start. */
+	if (o->rc == -EBADMSG || o->rc == -EMSGSIZE || o->rc == -ENOMEM)
+		return TJ_REFLECTOR_RELIST;
+	if (o->events > 0 || o->duration_ms >= 1000)
+		return TJ_REFLECTOR_REWATCH;
+	return TJ_REFLECTOR_RELIST;
+}
+
+/* ---- the reflector ---- */
+
+struct tj_reflector {
+	uv_loop_t *loop; /* borrowed */
+	uv_timer_t timer;
+	char *name;           /* owned */
+	char *label_selector; /* owned; NULL = none */
+	char *field_selector; /* owned; NULL = none */
+	struct tj_listwatch lw;
+	tj_project_fn project;
+	struct tj_reflector_handlers handlers;
+	long page_size;
+	const struct tj_store_ops *ops; /* borrowed */
+	struct tj_store *store;         /* owned */
+	struct tj_backoff backoff;
+	uint64_t rng;
+	enum tj_reflector_next pending; /* what the timer starts */
+	bool started, synced;
+
+	char *rv;             /* owned; last resourceVersion seen, NULL before the first list */
+	char *list_rv;        /* owned; resourceVersion of the list in progress */
+	char *continue_token; /* owned; of the next page, NULL on the first */
+	void *list_call;      /* borrowed; the page request in flight */
+	void *watch_call;     /* borrowed; the watch in flight */
+	uint64_t watch_start_ms;
+	uint64_t watch_events;
+	int watch_error_code;
+	char *watch_error_reason; /* owned; of an ERROR event */
+	char last_error[256];
+	struct tj_reflector_stats stats;
+};
+
+static double draw(struct tj_reflector *r)
+{
+	/* xorshift64*: plenty for jitter, and reproducible from the seed in tests. */
+	r->rng ^= r->rng >> 12;
+	r->rng ^= r->rng << 25;
+	r->rng ^= r->rng >> 27;
+	return (double)((r->rng * 2685821657736338717ull) >> 11) / (double)(1ull << 53);
+}
+
+static int set_string(char **field, const char *s)
+{
+	char *copy;
+
+	if (*field && s && strcmp(*field, s) == 0)
+		return 0;
+	copy = s ? strdup(s) : NULL;
+	if (s && !copy)
+		return -ENOMEM;
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+static void fail(struct tj_reflector *r, const char *what, const char *error)
+{
+	snprintf(r->last_error, sizeof(r->last_error), "%s %s: %s", what, r->name, error);
+}
+
+static void start_list(struct tj_reflector *r);
+static void start_watch(struct tj_reflector *r);
+
+static void on_timer(uv_timer_t *timer)
+{
+	struct tj_reflector *r = timer->data;
+
+	if (r->pending == TJ_REFLECTOR_RELIST)
+		start_list(r);
+	else
+		start_watch(r);
+}
+
+/* Waits a backoff step, then relists or watches again. */
+static void schedule(struct tj_reflector *r, enum tj_reflector_next next)
+{
+	uint64_t delay;
+
+	if (next == TJ_REFLECTOR_REWATCH) {
+		start_watch(r);
+		return;
+	}
+	delay = tj_backoff_next(&r->backoff, uv_now(r->loop), draw(r));
+	r->pending = next;
+	uv_timer_start(&r->timer, on_timer, delay, 0);
+}
+
+/* Puts a projected object into the store and tells the handlers. On success the store owns
+ * obj; on failure the caller still does. */
+static int store_object(struct tj_reflector *r, void *obj)
+{
+	void *old = NULL;
+	int rc = tj_store_upsert(r->store, obj, &old);
+
+	if (rc < 0)
+		return rc;
+	if (old) {
+		if (r->handlers.on_update)
+			r->handlers.on_update(old, obj, r->handlers.userdata);
+		r->ops->free(old);
+	} else if (r->handlers.on_add) {
+		r->handlers.on_add(obj, r->handlers.userdata);
+	}
+	return 0;
+}
+
+/* Projects an API object and stores it: 0, or -ENOMEM (the caller starts over). Objects the
+ * projection refuses, or whose key does not fit, are counted and skipped, as client-go skips
+ * objects of the wrong type. */
+static int apply_object(struct tj_reflector *r, const cJSON *item)
+{
+	void *obj;
+	int rc = r->project(item, &obj);
+
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0) {
+		r->stats.skipped++;
+		return 0;
+	}
+	rc = store_object(r, obj);
+	if (rc < 0) {
+		r->ops->free(obj);
+		if (rc == -ENOMEM)
+			return rc;
+		r->stats.skipped++;
+	}
+	return 0;
+}
+
+/* A DELETED event: the handlers get the event's object, the last state the server had. */
+static int delete_object(struct tj_reflector *r, const cJSON *item)
+{
+	char key[TJ_STORE_KEY_MAX];
+	void *obj, *old = NULL;
+	int rc = r->project(item, &obj);
+
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc < 0) {
+		r->stats.skipped++;
+		return 0;
+	}
+	if (r->ops->key(obj, key, sizeof(key)) == 0) {
+		tj_store_delete(r->store, key, &old);
+		if (r->handlers.on_delete)
+			r->handlers.on_delete(obj, r->handlers.userdata);
+	} else {
+		r->stats.skipped++;
+	}
+	if (old)
+		r->ops->free(old);
+	r->ops->free(obj);
+	return 0;
+}
+
+static void on_vanished(void *userdata, void *obj)
+{
+	struct tj_reflector *r = userdata;
+
+	r->stats.synthesised_deletes++;
+	if (r->handlers.on_delete)
+		r->handlers.on_delete(obj, r->handlers.userdata);
+	r->ops->free(obj);
+}
+
+static void request_page(struct tj_reflector *r);
+
+static void on_page(struct tj_response *resp, void *userdata)
+{
+	struct tj_reflector *r = userdata;
+	const cJSON *meta, *item;
+	const char *cont;
+	int rc;
+
+	r->list_call = NULL;
+	if (resp->rc < 0) {
+		r->stats.list_errors++;
+		fail(r, "list", resp->error);
+		schedule(r, TJ_REFLECTOR_RELIST);
+		return;
+	}
+	meta = tj_field(resp->body, "metadata");
+	if (!r->continue_token) {
+		/* Every page shares the first page's resourceVersion: one consistent snapshot. */
+		rc = set_string(&r->list_rv, tj_field_string(meta, "resourceVersion"));
+		if (rc < 0)
+			goto fail;
+		tj_store_replace_begin(r->store);
+	}
+	cJSON_ArrayForEach(item, tj_field(resp->body, "items"))
+	{
+		rc = apply_object(r, item);
+		if (rc < 0)
+			goto fail;
+	}
+	cont = tj_field_string(meta, "continue");
+	if (cont && *cont) {
+		rc = set_string(&r->continue_token, cont);
+		if (rc < 0)
+			goto fail;
+		request_page(r);
+		return;
+	}
+	free(r->continue_token);
+	r->continue_token = NULL;
+	tj_store_replace_end(r->store, on_vanished, r);
+	rc = set_string(&r->rv, r->list_rv ? r->list_rv : "");
+	if (rc < 0)
+		goto fail;
+	r->stats.lists++;
+	if (!r->synced) {
+		r->synced = true;
+		if (r->handlers.on_synced)
+			r->handlers.on_synced(r->handlers.userdata);
+	}
+	start_watch(r);
+	return;
+
+fail:
+	r->stats.list_errors++;
+	fail(r, "list", strerror(-rc));
+	free(r->continue_token);
+	r->continue_token = NULL;
+	schedule(r, TJ_REFLECTOR_RELIST);
+}
+
+static void request_page(struct tj_reflector *r)
+{
+	/* Relists read the most recent state (no resourceVersion): a consistent, paginated
+	 * snapshot that is never older than what the store already holds. client-go's first
+	 * list asks for "0" from the watch cache instead, which may go back in time, and its
+	 * paginated relists fall back to this after "expired" anyway. */
+	struct tj_list_options opts = {
+		.label_selector = r->label_selector,
+		.field_selector = r->field_selector,
+		.limit = r->page_size,
+		.continue_token = r->continue_token,
+	};
+	int rc;
+
+	rc = r->lw.list(r->lw.ctx, &opts, on_page, r, &r->list_call);
+	if (rc < 0) {
+		r->stats.list_errors++;
+		fail(r, "list", strerror(-rc));
+		free(r->continue_token);
+		r->continue_token = NULL;
+		schedule(r, TJ_REFLECTOR_RELIST);
+	}
+}
+
+static void start_list(struct tj_reflector *r)
+{
+	free(r->continue_token);
+	r->continue_token = NULL;
+	request_page(r);
+}
+
+static int on_event(struct tj_watch_event *ev, void *userdata)
+{
+	struct tj_reflector *r = userdata;
+	const char *rv = tj_field_string(ev->object, "metadata", "resourceVersion");
+	int rc = 0;
+
+	r->watch_events++;
+	r->stats.events++;
+	switch (ev->type) {
+	case TJ_WATCH_ERROR:
+		r->watch_error_code = ev->status.code;
+		rc = set_string(&r->watch_error_reason,
+		                ev->status.reason ? ev->status.reason : "Unknown");
+		if (rc == 0)
+			fail(r, "watch", ev->status.message ? ev->status.message : "ERROR event");
+		return rc;
+	case TJ_WATCH_BOOKMARK:
+		break;
+	case TJ_WATCH_ADDED:
+	case TJ_WATCH_MODIFIED:
+		rc = apply_object(r, ev->object);
+		break;
+	case TJ_WATCH_DELETED:
+		rc = delete_object(r, ev->object);
+		break;
+	}
+	/* Every event, bookmarks included, moves the resourceVersion the next watch starts
+	 * from. */
+	if (rc == 0 && rv && *rv)
+		rc = set_string(&r->rv, rv);
+	return rc;
+}
+
+static void on_watch_done(struct tj_response *resp, void *userdata)
+{
+	struct tj_reflector *r = userdata;
+	struct tj_watch_outcome o = {
+		.rc = resp->rc,
+		.http_status = resp->rc == -EREMOTEIO ? resp->http_status : 0,
+		.error_code = r->watch_error_code,
+		.error_reason = r->watch_error_reason,
+		.duration_ms = uv_now(r->loop) - r->watch_start_ms,
+		.events = r->watch_events,
+	};
+	enum tj_reflector_next next;
+
+	r->watch_call = NULL;
+	if (resp->rc == -EREMOTEIO) {
+		o.error_code = resp->status.code ? resp->status.code : (int)resp->http_status;
+		o.error_reason = resp->status.reason;
+	}
+	if (resp->rc < 0)
+		fail(r, "watch", resp->error);
+	next = tj_reflector_after_watch(&o);
+	free(r->watch_error_reason);
+	r->watch_error_reason = NULL;
+	r->watch_error_code = 0;
+	schedule(r, next);
+}
+
+static void start_watch(struct tj_reflector *r)
+{
+	struct tj_watch_options opts = {
+		.label_selector = r->label_selector,
+		.field_selector = r->field_selector,
+		.resource_version = r->rv,
+		.timeout_seconds = tj_reflector_watch_timeout(draw(r)),
+		.allow_bookmarks = true,
+	};
+	int rc;
+
+	r->watch_start_ms = uv_now(r->loop);
+	r->watch_events = 0;
+	r->stats.watches++;
+	rc = r->lw.watch(r->lw.ctx, &opts, on_event, on_watch_done, r, &r->watch_call);
+	if (rc < 0) {
+		fail(r, "watch", strerror(-rc));
+		schedule(r, TJ_REFLECTOR_RELIST);
+	}
+}
+
+int tj_reflector_new(uv_loop_t *loop, const struct tj_reflector_config *config,
+                     struct tj_reflector **ret)
+{
+	struct tj_reflector *r;
+	int rc = -ENOMEM;
+
+	if (!config->lw.list || !config->lw.watch || !config->project || !config->store_ops)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->loop = loop;
+	r->lw = config->lw;
+	r->ops = config->store_ops;
+	r->project = config->project;
+	r->handlers = config->handlers;
+	r->page_size = config->page_size ? config->page_size : TJ_REFLECTOR_PAGE_SIZE;
+	r->rng = config->seed ? config->seed : uv_hrtime() | 1;
+	tj_backoff_init(&r->backoff,
+	                config->backoff_initial_ms ? config->backoff_initial_ms
+	                                           : TJ_REFLECTOR_BACKOFF_INITIAL_MS,
+	                config->backoff_cap_ms ? config->backoff_cap_ms
+	                                       : TJ_REFLECTOR_BACKOFF_CAP_MS,
+	                TJ_REFLECTOR_BACKOFF_RESET_MS);
+	if (set_string(&r->name, config->name ? config->name : "objects") < 0 ||
+	    set_string(&r->label_selector, config->label_selector) < 0 ||
+	    set_string(&r->field_selector, config->field_selector) < 0)
+		goto fail_strings;
+	rc = tj_store_new(config->store_ops, &r->store);
+	if (rc < 0)
+		goto fail_strings;
+	uv_timer_init(loop, &r->timer);
+	r->timer.data = r;
+	*ret = r;
+	return 0;
+
+fail_strings:
+	free(r->name);
+	free(r->label_selector);
+	free(r->field_selector);
+	free(r);
+	return rc;
+}
+
+int tj_reflector_start(struct tj_reflector *r)
+{
+	if (r->started)
+		return -EALREADY;
+	r->started = true;
+	start_list(r);
+	return 0;
+}
+
+bool tj_reflector_has_synced(const struct tj_reflector *r)
+{
+	return r->synced;
+}
+
+const struct tj_store *tj_reflector_store(const struct tj_reflector *r)
+{
+	return r->store;
+}
+
+const char *tj_reflector_resource_version(const struct tj_reflector *r)
+{
+	return r->rv ? r->rv : "";
+}
+
+const char *tj_reflector_last_error(const struct tj_reflector *r)
+{
+	return r->last_error;
+}
+
+void tj_reflector_stats(const struct tj_reflector *r, struct tj_reflector_stats *ret)
+{
+	*ret = r->stats;
+}
+
+static void on_closed(uv_handle_t *handle)
+{
+	struct tj_reflector *r = handle->data;
+
+	tj_store_free(r->store);
+	free(r->name);
+	free(r->label_selector);
+	free(r->field_selector);
+	free(r->rv);
+	free(r->list_rv);
+	free(r->continue_token);
+	free(r->watch_error_reason);
+	free(r);
+}
+
+struct tj_reflector *tj_reflector_free(struct tj_reflector *r)
+{
+	if (!r)
+		return NULL;
+	if (r->list_call)
+		r->lw.cancel_list(r->list_call);
+	if (r->watch_call)
+		r->lw.cancel_watch(r->watch_call);
+	r->list_call = r->watch_call = NULL;
+	uv_close((uv_handle_t *)&r->timer, on_closed);
+	return NULL;
+}

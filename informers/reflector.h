@@ -1,0 +1,162 @@
+/* The reflector: keeps one store equal to the API server's state of one resource, as
+ * client-go's Reflector and shared informer do together. It lists the collection page by page
+ * (limit 500, continue), replaces the store with the result, then watches from the list's
+ * resourceVersion with bookmarks and a randomised timeout; it watches again when a stream
+ * ends, lists again after 410 Expired (synthesising deletes for objects that vanished), and
+ * backs off like client-go (0.8 s doubling to 30 s, jittered, reset after 2 min healthy).
+ *
+ * Handlers run after the store is updated, on the loop, one event at a time. They must be
+ * quick (put a key into a workqueue) and must not free the reflector. Objects passed to them
+ * are borrowed for the duration of the call.
+ *
+ * The decisions (what to do after a watch ended, how long to back off) are pure functions
+ * below, which the tests call directly. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+#include <uv.h>
+
+#include "informers/store.h"
+#include "kube/request.h"
+#include "kube/watch.h"
+
+/* client-go reflector defaults (tools/cache/reflector.go). */
+#define TJ_REFLECTOR_PAGE_SIZE          500
+#define TJ_REFLECTOR_BACKOFF_INITIAL_MS 800
+#define TJ_REFLECTOR_BACKOFF_CAP_MS     30000
+#define TJ_REFLECTOR_BACKOFF_RESET_MS   120000
+#define TJ_REFLECTOR_WATCH_TIMEOUT_MIN  300 /* seconds; the timeout is in [min, 2 min) */
+
+/* ---- pure decisions ---- */
+
+/* client-go's exponential backoff manager: factor 2, jitter 1.0 (each wait is d * (1 + r)
+ * for r in [0, 1)), capped, and back at the initial value when the previous wait began more
+ * than reset_ms ago. */
+struct tj_backoff {
+	uint64_t initial_ms;
+	uint64_t cap_ms;
+	uint64_t reset_ms;
+	uint64_t next_ms;       /* un-jittered duration of the next wait */
+	uint64_t last_start_ms; /* loop time the previous wait was handed out */
+	bool started;
+};
+
+void tj_backoff_init(struct tj_backoff *b, uint64_t initial_ms, uint64_t cap_ms, uint64_t reset_ms);
+
+/* The next wait in milliseconds at loop time now_ms, with r in [0, 1) the jitter draw. */
+uint64_t tj_backoff_next(struct tj_backoff *b, uint64_t now_ms, double r);
+
+/* The watch timeoutSeconds for a draw r in [0, 1): [300, 600) as client-go. */
+int tj_reflector_watch_timeout(double r);
+
+/* How a watch ended, as the reflector saw it. */
+struct tj_watch_outcome {
+	int rc;                   /* as tj_watch_done_fn's resp->rc */
+	long http_status;         /* of a refused watch (rc -EREMOTEIO), else 0 */
+	int error_code;           /* Status.code of an ERROR event or of the refusal, 0 if none */
+	const char *error_reason; /* Status.reason of the same, NULL if none */
+	uint64_t duration_ms;
+	uint64_t events; /* events received, bookmarks included */
+};
+
+enum tj_reflector_next {
+	TJ_REFLECTOR_REWATCH,         /* watch again at once from the last resourceVersion */
+	TJ_REFLECTOR_REWATCH_BACKOFF, /* the same after a backoff wait (connection refused, 429) */
+	TJ_REFLECTOR_RELIST,          /* list again after a backoff wait, then watch */
+};
+
+/* client-go's rules: a stream the server closed is watched again at once, unless it was a
+ * "very short watch" (under 1 s with no event), which counts as a failure and relists;
+ * 410 Expired/Gone (HTTP or ERROR event) relists; connection refused and 429 back off and
+ * watch again; any other failure relists after a backoff. A stream that broke after it had
+ * worked (events or a second of life) is watched again at once, like a closed one. */
+enum tj_reflector_next tj_reflector_after_watch(const struct tj_watch_outcome *o);
+
+/* Whether a Status (code, reason) means the resourceVersion is too old: 410, Expired, Gone. */
+bool tj_reflector_is_expired(int code, const char *reason);
+
+/* ---- the reflector ---- */
+
+/* How the reflector reaches the API server: list one page, open a watch, cancel either.
+ * informers.h binds it to a kube client and a resource; tests bind it to fakes. The
+ * semantics are those of tj_kube_list() and tj_watch_start(): callbacks on a later loop
+ * iteration, never from inside the starting call. */
+struct tj_listwatch {
+	int (*list)(void *ctx, const struct tj_list_options *opts, tj_response_fn fn,
+	            void *userdata, void **ret_call);
+	void (*cancel_list)(void *call);
+	int (*watch)(void *ctx, const struct tj_watch_options *opts, tj_watch_event_fn on_event,
+	             tj_watch_done_fn on_done, void *userdata, void **ret_call);
+	void (*cancel_watch)(void *call);
+	void *ctx; /* borrowed */
+};
+
+/* Projects an API object (a list item or a watch event's object) into a new object for the
+ * store: 0, -EINVAL if it is not a valid object of the kind (skipped), -ENOMEM. */
+typedef int (*tj_project_fn)(const cJSON *obj, void **ret);
+
+struct tj_reflector_handlers {
+	void (*on_add)(const void *obj, void *userdata);
+	/* old and new may carry the same resourceVersion after a relist (nothing changed). */
+	void (*on_update)(const void *old, const void *new_obj, void *userdata);
+	/* The last known state: the DELETED event's object, or the cached one for a delete
+	 * synthesised after a relist. */
+	void (*on_delete)(const void *obj, void *userdata);
+	/* Once, after the first full list is in the store and its handlers have run. */
+	void (*on_synced)(void *userdata);
+	void *userdata;
+};
+
+struct tj_reflector_config {
+	const char *name; /* for messages: "pods"; copied */
+	struct tj_listwatch lw;
+	const char *label_selector; /* copied; NULL = none */
+	const char *field_selector; /* copied; NULL = none */
+	tj_project_fn project;
+	const struct tj_store_ops *store_ops; /* must outlive the reflector */
+	struct tj_reflector_handlers handlers;
+	long page_size;              /* 0 = TJ_REFLECTOR_PAGE_SIZE */
+	uint64_t backoff_initial_ms; /* 0 = TJ_REFLECTOR_BACKOFF_INITIAL_MS */
+	uint64_t backoff_cap_ms;     /* 0 = TJ_REFLECTOR_BACKOFF_CAP_MS */
+	uint32_t seed;               /* of the jitter draws; 0 = from the clock */
+};
+
+struct tj_reflector_stats {
+	uint64_t lists;       /* full lists completed */
+	uint64_t list_errors; /* pages that failed */
+	uint64_t watches;     /* watches started */
+	uint64_t events;      /* watch events received, bookmarks included */
+	uint64_t skipped;     /* objects the projection refused */
+	uint64_t synthesised_deletes;
+};
+
+struct tj_reflector;
+
+int tj_reflector_new(uv_loop_t *loop, const struct tj_reflector_config *config,
+                     struct tj_reflector **ret);
+
+/* Starts the first list. -EALREADY if started. */
+int tj_reflector_start(struct tj_reflector *r);
+
+/* True once the first full list has landed in the store. */
+bool tj_reflector_has_synced(const struct tj_reflector *r);
+
+/* The cache. Read-only for everyone but the reflector. */
+const struct tj_store *tj_reflector_store(const struct tj_reflector *r);
+
+/* The last resourceVersion seen (list, event or bookmark), "" before the first list. */
+const char *tj_reflector_resource_version(const struct tj_reflector *r);
+
+/* The last failure, for a person ("list pods: 403 Forbidden: ..."), "" if none yet. */
+const char *tj_reflector_last_error(const struct tj_reflector *r);
+
+void tj_reflector_stats(const struct tj_reflector *r, struct tj_reflector_stats *ret);
+
+/* Cancels the list or watch in flight (no handler runs after this) and releases the
+ * reflector and its store; memory is released from a libuv close callback, so the loop must
+ * run once more. Not from inside a handler. Accepts NULL; returns NULL. */
+struct tj_reflector *tj_reflector_free(struct tj_reflector *r);

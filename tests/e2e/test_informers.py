@@ -1,0 +1,286 @@
+"""The informers' caches equal the API server's state: tests/tools/informer-dump runs the pod
+and node informers through the controller's own client, a burst of creates, label updates
+and deletes hits the API server while they watch, and the caches they print are compared
+with a fresh `kubectl get -o json`."""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+
+import pytest
+
+from kube import REPO, apply, kubectl, kubectl_json, wait_for
+
+BUILD = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build"))
+TOOL = os.path.join(BUILD, "tests", "tools", "informer-dump")
+TRAINJOB = "trainer.kubeflow.org/trainjob-name"
+CACHE = os.environ.get("TJC_CACHE", os.path.expanduser("~/.cache/trainjob-controller"))
+CLUSTER_DIR = os.path.join(
+    os.environ.get("KWOK_WORKDIR", os.path.join(CACHE, "kwok")),
+    "clusters",
+    os.environ.get("TJC_CLUSTER", "trainjob"),
+)
+
+
+def bare_pod(name, job, rank, fail=False):
+    """A pod as the controller labels them; KWOK keeps it Running for an hour, or fails it."""
+    annotations = {"sim.trainjob.flame.dev/run-time": "1h"}
+    if fail:
+        annotations.update(
+            {
+                "sim.trainjob.flame.dev/fail-exit-code": "3",
+                "sim.trainjob.flame.dev/fail-reason": "Error",
+                "sim.trainjob.flame.dev/fail-after": "1s",
+            }
+        )
+    labels = {"trainjob.flame.dev/rank": str(rank), "trainjob.flame.dev/attempt": "0"}
+    if job:
+        labels[TRAINJOB] = job
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels, "annotations": annotations},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": {"kubernetes.io/arch": "amd64"},
+            "containers": [{"name": "node", "image": "busybox"}],
+        },
+    }
+
+
+def start_dump():
+    """Starts informer-dump and waits until its caches have synced."""
+    if not os.access(TOOL, os.X_OK):
+        pytest.skip(f"{TOOL} is not built")
+    proc = subprocess.Popen(
+        [TOOL, "--wait-signal", "--quiet-ms", "1500"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stderr], [], [], 1.0)
+        if ready:
+            line = proc.stderr.readline()
+            if line.startswith("synced "):
+                return proc
+            if not line and proc.poll() is not None:
+                break
+    proc.kill()
+    raise AssertionError(f"informer-dump did not sync: {proc.stderr.read()}")
+
+
+def finish_dump(proc):
+    """Asks informer-dump to print its caches (after a quiet period) and returns them."""
+    proc.send_signal(signal.SIGUSR1)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return json.loads(out)
+
+
+def api_pods(namespace):
+    """The API's pods of TrainJobs in namespace, projected as the cache projects them."""
+    items = kubectl_json("get", "pods", "-n", namespace, "-l", TRAINJOB)["items"]
+    pods = {}
+    for p in items:
+        m, st = p["metadata"], p.get("status", {})
+        term = None
+        for cs in st.get("containerStatuses") or []:
+            if cs.get("name") == "node" and "terminated" in cs.get("state", {}):
+                term = cs["state"]["terminated"]
+        pods[m["name"]] = {
+            "uid": m["uid"],
+            "resourceVersion": m["resourceVersion"],
+            "trainjob": m["labels"][TRAINJOB],
+            "rank": int(m["labels"]["trainjob.flame.dev/rank"]),
+            "attempt": int(m["labels"]["trainjob.flame.dev/attempt"]),
+            "nodeName": p["spec"].get("nodeName"),
+            "phase": st.get("phase", "Pending"),
+            "terminated": term is not None,
+            "exitCode": term["exitCode"] if term else 0,
+        }
+    return pods
+
+
+def cache_pods(dump, namespace):
+    keys = ("uid", "resourceVersion", "trainjob", "rank", "attempt", "nodeName", "phase",
+            "terminated", "exitCode")
+    return {
+        p["name"]: {k: p[k] for k in keys} for p in dump["pods"] if p["namespace"] == namespace
+    }
+
+
+def settled(namespace, want):
+    """The pods of namespace once every one has reached its final phase and nothing has
+    changed for two seconds; None until then."""
+    first = api_pods(namespace)
+    if {n: p["phase"] for n, p in first.items()} != want:
+        return None
+    time.sleep(2)
+    second = api_pods(namespace)
+    return second if second == first else None
+
+
+def test_caches_match_the_api_after_a_burst(namespace):
+    proc = start_dump()
+    try:
+        # Creates: 4 TrainJobs of 6 pods (one of each fails with exit code 3), and pods
+        # without the TrainJob label, which the pod informer must not see.
+        items = []
+        for j in range(4):
+            for r in range(6):
+                items.append(bare_pod(f"job{j}-node-0-{r}", f"job{j}", r, fail=(r == 5)))
+        for i in range(3):
+            items.append(bare_pod(f"other-{i}", None, i))
+        apply({"apiVersion": "v1", "kind": "List", "items": items}, "-n", namespace)
+
+        # Updates: a new attempt label on job0's pods; job3's rank 0 leaves the TrainJob
+        # (the label selector turns that into a delete for the watch).
+        for r in range(6):
+            kubectl("label", "pod", f"job0-node-0-{r}", "-n", namespace,
+                    "trainjob.flame.dev/attempt=1", "--overwrite")
+        kubectl("label", "pod", "job3-node-0-0", "-n", namespace, f"{TRAINJOB}-")
+        # Deletes: all of job1 and one pod of job2.
+        kubectl("delete", "pod", "-n", namespace, "--wait=true",
+                *[f"job1-node-0-{r}" for r in range(6)], "job2-node-0-3")
+
+        want = {}
+        for j in (0, 2, 3):
+            for r in range(6):
+                want[f"job{j}-node-0-{r}"] = "Failed" if r == 5 else "Running"
+        del want["job2-node-0-3"]
+        del want["job3-node-0-0"]
+        api = wait_for("the pods to settle", lambda: settled(namespace, want), timeout=120)
+    except BaseException:
+        proc.kill()
+        raise
+    dump = finish_dump(proc)
+    cache = cache_pods(dump, namespace)
+
+    assert len(api) == 16
+    assert sorted(cache) == sorted(api)
+    assert not any(n.startswith("other-") for n in cache)
+    for name in api:
+        assert cache[name] == api[name], name
+    assert all(p["attempt"] == 1 for n, p in cache.items() if n.startswith("job0-"))
+    assert cache["job0-node-0-5"]["exitCode"] == 3
+    assert dump["stats"]["podEvents"] > 0
+
+    nodes = kubectl_json("get", "nodes")["items"]
+    assert sorted((n["metadata"]["name"], n["metadata"]["uid"]) for n in nodes) == sorted(
+        (n["name"], n["uid"]) for n in dump["nodes"]
+    )
+    for n in nodes:
+        cached = next(c for c in dump["nodes"] if c["name"] == n["metadata"]["name"])
+        assert cached["arch"] == n["metadata"]["labels"].get("kubernetes.io/arch")
+        ready = next(c for c in n["status"]["conditions"] if c["type"] == "Ready")
+        assert {"type": "Ready", "status": ready["status"], "reason": ready.get("reason")} in (
+            cached["conditions"]
+        )
+
+
+def test_caches_match_the_api_after_a_stall(namespace):
+    """The informers are frozen (SIGSTOP) while many updates pass, so that the API server may
+    drop their watch as unresponsive and the version they resume from may have left its
+    watch cache (410, then a relist); whatever path they take, nothing may be lost."""
+    proc = start_dump()
+    try:
+        items = [bare_pod(f"stall-node-0-{r}", "stall", r) for r in range(40)]
+        apply({"apiVersion": "v1", "kind": "List", "items": items}, "-n", namespace)
+        want = {f"stall-node-0-{r}": "Running" for r in range(40)}
+        wait_for("the pods to run", lambda: settled(namespace, want), timeout=120)
+        proc.send_signal(signal.SIGSTOP)
+        for round_ in range(1, 16):
+            kubectl("label", "pods", "--all", "-n", namespace,
+                    f"trainjob.flame.dev/attempt={round_}", "--overwrite")
+        # Half of them are deleted while the informers sleep.
+        kubectl("delete", "pod", "-n", namespace, "--wait=true",
+                *[f"stall-node-0-{r}" for r in range(0, 40, 2)])
+        proc.send_signal(signal.SIGCONT)
+        api = api_pods(namespace)
+    except BaseException:
+        proc.kill()
+        raise
+    dump = finish_dump(proc)
+    cache = cache_pods(dump, namespace)
+
+    assert len(api) == 20
+    assert cache == api
+    assert all(p["attempt"] == 15 for p in cache.values())
+    print("stats after the stall:", dump["stats"])
+
+
+def gone(pid):
+    """Whether process pid has exited (a zombie that its parent has not reaped counts)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def restart_apiserver():
+    """Stops the cluster's kube-apiserver and starts it again with the same command line (the
+    binary runtime of kwokctl keeps its pid in pids/), then waits until it is ready."""
+    pidfile = os.path.join(CLUSTER_DIR, "pids", "kube-apiserver.pid")
+    pid = int(open(pidfile).read().strip())
+    argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")[:-1]
+    cwd = os.readlink(f"/proc/{pid}/cwd")
+    # Killed, as by a crash or an OOM kill: a graceful stop drains watches for a minute.
+    os.kill(pid, signal.SIGKILL)
+    wait_for("the API server to stop", lambda: gone(pid), timeout=60)
+    with open(os.path.join(CLUSTER_DIR, "logs", "kube-apiserver.log"), "ab") as log:
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=log, start_new_session=True)
+    with open(pidfile, "w") as f:
+        f.write(str(proc.pid))
+    wait_for(
+        "the API server to be ready",
+        lambda: kubectl("get", "--raw", "/readyz", check=False, timeout=10).returncode == 0,
+        timeout=120,
+    )
+
+
+@pytest.mark.skipif(
+    os.environ.get("TJC_E2E_DISRUPTIVE") != "1",
+    reason="restarts the cluster's API server: set TJC_E2E_DISRUPTIVE=1 on a private cluster",
+)
+def test_caches_match_the_api_after_an_apiserver_restart(namespace):
+    """The API server goes away under the watch and comes back with a fresh watch cache, which
+    no longer holds the version the informers watched from (410, relist). Changes made after
+    it is back must all arrive, and the vanished pods' deletes be synthesised."""
+    proc = start_dump()
+    try:
+        items = [bare_pod(f"rs-node-0-{r}", "rs", r) for r in range(12)]
+        apply({"apiVersion": "v1", "kind": "List", "items": items}, "-n", namespace)
+        want = {f"rs-node-0-{r}": "Running" for r in range(12)}
+        wait_for("the pods to run", lambda: settled(namespace, want), timeout=120)
+        # Frozen through the restart and the changes after it, the informers find their
+        # stream dead when they wake up and watch again from a version that the new API
+        # server's watch cache does not hold.
+        proc.send_signal(signal.SIGSTOP)
+        restart_apiserver()
+        kubectl("delete", "pod", "-n", namespace, "--wait=true",
+                *[f"rs-node-0-{r}" for r in range(0, 12, 3)])
+        kubectl("label", "pods", "--all", "-n", namespace, "trainjob.flame.dev/attempt=4",
+                "--overwrite")
+        apply({"apiVersion": "v1", "kind": "List",
+               "items": [bare_pod(f"rs-node-0-{r}", "rs", r) for r in (12, 13)]},
+              "-n", namespace)
+        proc.send_signal(signal.SIGCONT)
+        want = {f"rs-node-0-{r}": "Running" for r in range(14) if r % 3 or r >= 12}
+        api = wait_for("the pods to settle", lambda: settled(namespace, want), timeout=180)
+    except BaseException:
+        proc.kill()
+        raise
+    dump = finish_dump(proc)
+    cache = cache_pods(dump, namespace)
+
+    assert len(api) == 10
+    assert cache == api
+    assert dump["stats"]["podLists"] >= 2
+    assert "too old resource version" in dump["stats"]["podLastError"]
+    print("stats after the restart:", dump["stats"])

@@ -1,0 +1,51 @@
+/* libFuzzer target: the pod and node projections (and the RFC 3339 parser they use) on
+ * arbitrary JSON. A projected object also goes through the pod or node store, so that keys
+ * and index values made from hostile strings are exercised too. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "informers/node.h"
+#include "informers/pod.h"
+#include "informers/projection.h"
+#include "informers/store.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void through_store(const struct tj_store_ops *ops, void *obj)
+{
+	struct tj_store *store;
+
+	if (tj_store_new(ops, &store) < 0) {
+		ops->free(obj);
+		return;
+	}
+	if (tj_store_upsert(store, obj, NULL) < 0)
+		ops->free(obj);
+	tj_store_free(store);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	cJSON *obj = cJSON_ParseWithLength((const char *)data, size);
+	char *text;
+	int64_t t;
+	void *p;
+
+	if (obj) {
+		if (tj_pod_project(obj, &p) == 0)
+			through_store(&tj_pod_store_ops, p);
+		if (tj_node_project(obj, &p) == 0)
+			through_store(&tj_node_store_ops, p);
+		cJSON_Delete(obj);
+	}
+	text = malloc(size + 1);
+	if (text) {
+		memcpy(text, data, size);
+		text[size] = '\0';
+		tj_rfc3339_parse(text, &t);
+		free(text);
+	}
+	return 0;
+}

@@ -1,0 +1,597 @@
+/* Projections of real API objects (the files in tests/unit/data: full Pod and Node objects as the
+ * API server returns them, managedFields included) into the compact structs, the JSON and
+ * time helpers they use, and the interned-string table. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "informers/intern.h"
+#include "informers/node.h"
+#include "informers/pod.h"
+#include "informers/projection.h"
+
+static cJSON *load(const char *name)
+{
+	char path[512];
+	FILE *f;
+	char *buf;
+	long len;
+	cJSON *obj;
+
+	snprintf(path, sizeof(path), "%s/%s", TJ_TEST_DATA, name);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)len + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+	buf[len] = '\0';
+	fclose(f);
+	obj = cJSON_Parse(buf);
+	free(buf);
+	assert_non_null(obj);
+	return obj;
+}
+
+static void assert_string_or_null(const char *got, const char *want)
+{
+	if (!want)
+		assert_null(got);
+	else
+		assert_string_equal(got, want);
+}
+
+struct pod_case {
+	const char *file;
+	struct {
+		const char *namespace, *name, *uid, *resource_version, *owner_uid, *trainjob;
+		int rank, attempt;
+		const char *node_name;
+		enum tj_pod_phase phase;
+		bool ready, unschedulable;
+		const char *unschedulable_message;
+		int64_t creation_time, start_time, deletion_time;
+		const char *reason, *message;
+		bool terminated;
+		int exit_code;
+		const char *exit_reason, *disruption_reason;
+	} want;
+};
+
+#define JOB_UID "9a8b7c6d-5e4f-4321-8765-0fedcba98765"
+
+static const struct pod_case pod_cases[] = {
+	{ "pod-running.json",
+	  { "team-a",
+	    "llama-ft-node-0-1-a0",
+	    "4f1e3c2a-9b7d-4e15-8a3c-1d2e3f405162",
+	    "184467",
+	    JOB_UID,
+	    "llama-ft",
+	    1,
+	    0,
+	    "gh200-007",
+	    TJ_POD_RUNNING,
+	    true,
+	    false,
+	    NULL,
+	    1795947302,
+	    1795947303,
+	    0,
+	    NULL,
+	    NULL,
+	    false,
+	    0,
+	    NULL,
+	    NULL } },
+	/* The container "node" wins over an earlier terminated sidecar; fractional seconds and
+	 * a numeric offset in the timestamps. */
+	{ "pod-oomkilled.json",
+	  { "team-a",
+	    "llama-ft-node-0-0-a2",
+	    "0c2d4e6f-8a1b-4c3d-9e5f-a0b1c2d3e4f5",
+	    "190001",
+	    JOB_UID,
+	    "llama-ft",
+	    0,
+	    2,
+	    "gh200-003",
+	    TJ_POD_FAILED,
+	    false,
+	    false,
+	    NULL,
+	    1795950000,
+	    1795950001,
+	    1795948245,
+	    NULL,
+	    NULL,
+	    true,
+	    137,
+	    "OOMKilled",
+	    "TerminationByKubelet" } },
+	{ "pod-evicted.json",
+	  { "team-a",
+	    "llama-ft-node-0-3-a0",
+	    "11111111-2222-4333-8444-555555555555",
+	    "190777",
+	    JOB_UID,
+	    "llama-ft",
+	    3,
+	    0,
+	    "gh200-011",
+	    TJ_POD_FAILED,
+	    false,
+	    false,
+	    NULL,
+	    1795947302,
+	    1795947303,
+	    0,
+	    "Evicted",
+	    "The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, "
+	    "available: 2Gi. Container node was using 40Gi, request is 0, has larger "
+	    "consumption of ephemeral-storage. ",
+	    true,
+	    137,
+	    "ContainerStatusUnknown",
+	    "TerminationByKubelet" } },
+	/* Not scheduled; malformed rank ("01") and attempt ("-1"); an owner that is not the
+	 * controller. */
+	{ "pod-unschedulable.json",
+	  { "team-b",
+	    "bert-node-0-0-a0",
+	    "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee",
+	    "200100",
+	    NULL,
+	    "bert",
+	    -1,
+	    -1,
+	    NULL,
+	    TJ_POD_PENDING,
+	    false,
+	    true,
+	    "0/12 nodes are available: 4 node(s) didn't match Pod's node affinity/selector, 8 "
+	    "Insufficient nvidia.com/gpu. preemption: 0/12 nodes are available: 12 No "
+	    "preemption victims found for incoming pod.",
+	    1795947302,
+	    0,
+	    0,
+	    NULL,
+	    NULL,
+	    false,
+	    0,
+	    NULL,
+	    NULL } },
+};
+
+static void test_pod_fixtures(void **state)
+{
+	for (size_t i = 0; i < sizeof(pod_cases) / sizeof(pod_cases[0]); i++) {
+		const struct pod_case *c = &pod_cases[i];
+		cJSON *obj = load(c->file);
+		struct tj_pod *p = NULL;
+		char key[128];
+
+		print_message("case: %s\n", c->file);
+		assert_int_equal(tj_pod_from_json(obj, &p), 0);
+		cJSON_Delete(obj); /* the projection keeps nothing of the tree */
+		assert_true(p->packed);
+		assert_string_equal(p->namespace, c->want.namespace);
+		assert_string_equal(p->name, c->want.name);
+		assert_string_equal(p->uid, c->want.uid);
+		assert_string_equal(p->resource_version, c->want.resource_version);
+		assert_string_or_null(p->owner_uid, c->want.owner_uid);
+		assert_string_or_null(p->trainjob, c->want.trainjob);
+		assert_int_equal(p->rank, c->want.rank);
+		assert_int_equal(p->attempt, c->want.attempt);
+		assert_string_or_null(p->node_name, c->want.node_name);
+		assert_int_equal(p->phase, c->want.phase);
+		assert_int_equal(p->ready, c->want.ready);
+		assert_int_equal(p->unschedulable, c->want.unschedulable);
+		assert_string_or_null(p->unschedulable_message, c->want.unschedulable_message);
+		assert_int_equal(p->creation_time, c->want.creation_time);
+		assert_int_equal(p->start_time, c->want.start_time);
+		assert_int_equal(p->deletion_time, c->want.deletion_time);
+		assert_string_or_null(p->reason, c->want.reason);
+		assert_string_or_null(p->message, c->want.message);
+		assert_int_equal(p->terminated, c->want.terminated);
+		assert_int_equal(p->exit_code, c->want.exit_code);
+		assert_string_or_null(p->exit_reason, c->want.exit_reason);
+		assert_string_or_null(p->disruption_reason, c->want.disruption_reason);
+		assert_int_equal(tj_pod_key(p, key, sizeof(key)), 0);
+		assert_int_equal(strncmp(key, c->want.namespace, strlen(c->want.namespace)), 0);
+		assert_null(tj_pod_free(p));
+	}
+	assert_int_equal(tj_intern_count(), 0);
+}
+
+struct invalid_case {
+	const char *name;
+	const char *json;
+	int want;
+};
+
+static const struct invalid_case pod_invalid[] = {
+	{ "not an object", "[1,2]", -EINVAL },
+	{ "another kind",
+	  "{\"kind\":\"Service\",\"metadata\":{\"namespace\":\"a\",\"name\":\"b\"}}", -EINVAL },
+	{ "no namespace", "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"b\"}}", -EINVAL },
+	{ "empty name", "{\"kind\":\"Pod\",\"metadata\":{\"namespace\":\"a\",\"name\":\"\"}}",
+	  -EINVAL },
+	{ "name not a string", "{\"metadata\":{\"namespace\":\"a\",\"name\":7}}", -EINVAL },
+	{ "metadata not an object", "{\"metadata\":\"x\"}", -EINVAL },
+	/* A list item has no kind; everything but the identity may be missing or mistyped. */
+	{ "minimal list item", "{\"metadata\":{\"namespace\":\"a\",\"name\":\"b\"}}", 0 },
+	{ "mistyped fields",
+	  "{\"metadata\":{\"namespace\":\"a\",\"name\":\"b\",\"labels\":[],\"ownerReferences\":{}},"
+	  "\"spec\":{\"nodeName\":1},\"status\":{\"phase\":\"Weird\",\"conditions\":[1,{},"
+	  "{\"type\":\"Ready\"}],\"containerStatuses\":[{\"state\":{\"terminated\":{"
+	  "\"exitCode\":1e300}}}]}}",
+	  0 },
+};
+
+static void test_pod_invalid_and_odd_input(void **state)
+{
+	for (size_t i = 0; i < sizeof(pod_invalid) / sizeof(pod_invalid[0]); i++) {
+		cJSON *obj = cJSON_Parse(pod_invalid[i].json);
+		struct tj_pod *p = (struct tj_pod *)0x1;
+
+		print_message("case: %s\n", pod_invalid[i].name);
+		assert_non_null(obj);
+		assert_int_equal(tj_pod_from_json(obj, &p), pod_invalid[i].want);
+		if (pod_invalid[i].want < 0)
+			assert_ptr_equal(p, (struct tj_pod *)0x1); /* untouched */
+		else
+			tj_pod_free(p);
+		cJSON_Delete(obj);
+	}
+	assert_int_equal(tj_intern_count(), 0);
+}
+
+static void test_pod_odd_values(void **state)
+{
+	cJSON *obj = cJSON_Parse(pod_invalid[7].json);
+	struct tj_pod *p;
+
+	assert_int_equal(tj_pod_from_json(obj, &p), 0);
+	assert_null(p->node_name);
+	assert_null(p->uid);
+	assert_null(p->trainjob);
+	assert_int_equal(p->rank, -1);
+	assert_int_equal(p->phase, TJ_POD_UNKNOWN);
+	assert_false(p->ready);
+	assert_true(p->terminated);
+	assert_int_equal(p->exit_code, 2147483647);
+	assert_null(p->exit_reason);
+	tj_pod_free(p);
+	cJSON_Delete(obj);
+}
+
+static void test_pod_strings_are_interned(void **state)
+{
+	cJSON *a = load("pod-running.json"), *b = load("pod-oomkilled.json");
+	struct tj_pod *pa, *pb;
+
+	assert_int_equal(tj_pod_from_json(a, &pa), 0);
+	assert_int_equal(tj_pod_from_json(b, &pb), 0);
+	assert_ptr_equal(pa->namespace, pb->namespace);
+	assert_ptr_equal(pa->trainjob, pb->trainjob);
+	assert_ptr_not_equal(pa->node_name, pb->node_name);
+	/* team-a, llama-ft, gh200-007, gh200-003, OOMKilled, TerminationByKubelet */
+	assert_int_equal(tj_intern_count(), 6);
+	tj_pod_free(pa);
+	assert_int_equal(tj_intern_count(), 5);
+	tj_pod_free(pb);
+	assert_int_equal(tj_intern_count(), 0);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+}
+
+static void test_pod_built_by_hand_is_freed(void **state)
+{
+	struct tj_pod *p = calloc(1, sizeof(*p));
+
+	assert_non_null(p);
+	p->namespace = strdup("ns");
+	p->name = strdup("n");
+	p->node_name = strdup("node-1");
+	p->exit_reason = strdup("Error");
+	assert_null(tj_pod_free(p)); /* the sanitizers check that nothing leaks */
+	assert_null(tj_pod_free(NULL));
+}
+
+struct node_case {
+	const char *file;
+	const char *name, *uid, *rv, *arch;
+	bool unschedulable;
+	size_t n_conditions;
+	struct tj_node_condition conditions[4];
+	size_t n_taints;
+	struct tj_node_taint taints[4];
+};
+
+static const struct node_case node_cases[] = {
+	{ "node-ready.json",
+	  "gh200-007",
+	  "e0e1e2e3-e4e5-4e6e-8e7e-e8e9eaebecdd",
+	  "183002",
+	  "arm64",
+	  false,
+	  4,
+	  { { "MemoryPressure", TJ_COND_FALSE, "KubeletHasSufficientMemory", 1795852800 },
+	    { "DiskPressure", TJ_COND_FALSE, "KubeletHasNoDiskPressure", 1795852800 },
+	    { "PIDPressure", TJ_COND_FALSE, "KubeletHasSufficientPID", 1795852800 },
+	    { "Ready", TJ_COND_TRUE, "KubeletReady", 1795852801 } },
+	  1,
+	  { { "nvidia.com/gpu", "present", "NoSchedule", 0 } } },
+	{ "node-unreachable.json",
+	  "gh200-003",
+	  "d0d1d2d3-d4d5-4d6d-8d7d-d8d9dadbdcdd",
+	  "190050",
+	  NULL,
+	  true,
+	  4,
+	  { { "MemoryPressure", TJ_COND_UNKNOWN, "NodeStatusUnknown", 1795950360 },
+	    { "DiskPressure", TJ_COND_UNKNOWN, "NodeStatusUnknown", 1795950360 },
+	    { "PIDPressure", TJ_COND_UNKNOWN, "NodeStatusUnknown", 1795950360 },
+	    { "Ready", TJ_COND_UNKNOWN, "NodeStatusUnknown", 1795950360 } },
+	  4,
+	  { { "nvidia.com/gpu", "present", "NoSchedule", 0 },
+	    { "node.kubernetes.io/unreachable", NULL, "NoExecute", 1795950370 },
+	    { "node.kubernetes.io/unreachable", NULL, "NoSchedule", 1795950365 },
+	    { "node.kubernetes.io/unschedulable", NULL, "NoSchedule", 1795950600 } } },
+};
+
+static void test_node_fixtures(void **state)
+{
+	for (size_t i = 0; i < sizeof(node_cases) / sizeof(node_cases[0]); i++) {
+		const struct node_case *c = &node_cases[i];
+		cJSON *obj = load(c->file);
+		struct tj_node *n;
+
+		print_message("case: %s\n", c->file);
+		assert_int_equal(tj_node_from_json(obj, &n), 0);
+		cJSON_Delete(obj);
+		assert_string_equal(n->name, c->name);
+		assert_string_equal(n->uid, c->uid);
+		assert_string_equal(n->resource_version, c->rv);
+		assert_string_or_null(n->arch, c->arch);
+		assert_int_equal(n->unschedulable, c->unschedulable);
+		assert_int_equal(n->n_conditions, c->n_conditions);
+		for (size_t j = 0; j < c->n_conditions; j++) {
+			assert_string_equal(n->conditions[j].type, c->conditions[j].type);
+			assert_int_equal(n->conditions[j].status, c->conditions[j].status);
+			assert_string_or_null(n->conditions[j].reason, c->conditions[j].reason);
+			assert_int_equal(n->conditions[j].last_transition_time,
+			                 c->conditions[j].last_transition_time);
+		}
+		assert_int_equal(n->n_taints, c->n_taints);
+		for (size_t j = 0; j < c->n_taints; j++) {
+			assert_string_equal(n->taints[j].key, c->taints[j].key);
+			assert_string_or_null(n->taints[j].value, c->taints[j].value);
+			assert_string_equal(n->taints[j].effect, c->taints[j].effect);
+			assert_int_equal(n->taints[j].time_added, c->taints[j].time_added);
+		}
+		assert_ptr_equal(tj_node_condition(n, "Ready"), &n->conditions[3]);
+		assert_null(tj_node_condition(n, "NetworkUnavailable"));
+		assert_null(tj_node_free(n));
+	}
+}
+
+static void test_node_limits_and_invalid(void **state)
+{
+	cJSON *obj = cJSON_Parse("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"},"
+	                         "\"spec\":{\"taints\":[]},\"status\":{\"conditions\":["
+	                         "{\"type\":\"Ready\"},{\"status\":\"True\"},7,"
+	                         "{\"type\":\"Ready\",\"status\":\"Maybe\"}]}}");
+	cJSON *taints = cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "spec"), "taints");
+	struct tj_node *n = NULL;
+	cJSON *bad;
+
+	/* Entries without their required members are skipped. */
+	assert_int_equal(tj_node_from_json(obj, &n), 0);
+	assert_int_equal(n->n_conditions, 1);
+	assert_int_equal(n->conditions[0].status, TJ_COND_UNKNOWN);
+	assert_null(n->conditions[0].reason);
+	assert_int_equal(n->n_taints, 0);
+	assert_null(n->taints);
+	tj_node_free(n);
+
+	for (int i = 0; i < 64; i++) {
+		cJSON *t = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(t, "key", "k");
+		cJSON_AddStringToObject(t, "effect", "NoSchedule");
+		cJSON_AddItemToArray(taints, t);
+	}
+	assert_int_equal(tj_node_from_json(obj, &n), 0);
+	assert_int_equal(n->n_taints, 64);
+	tj_node_free(n);
+	cJSON_AddItemToArray(taints, cJSON_Duplicate(cJSON_GetArrayItem(taints, 0), true));
+	n = NULL;
+	assert_int_equal(tj_node_from_json(obj, &n), -E2BIG);
+	assert_null(n);
+	cJSON_Delete(obj);
+
+	/* Only entries that are skipped: no arrays at all. */
+	bad = cJSON_Parse("{\"metadata\":{\"name\":\"n\"},\"spec\":{\"taints\":[{\"key\":\"k\"}]},"
+	                  "\"status\":{\"conditions\":[{\"type\":\"Ready\"},[]]}}");
+	assert_int_equal(tj_node_from_json(bad, &n), 0);
+	assert_int_equal(n->n_conditions, 0);
+	assert_null(n->conditions);
+	assert_int_equal(n->n_taints, 0);
+	assert_null(n->taints);
+	tj_node_free(n);
+	cJSON_Delete(bad);
+
+	bad = cJSON_Parse("{\"kind\":\"Pod\",\"metadata\":{\"name\":\"n\"}}");
+	assert_int_equal(tj_node_from_json(bad, &n), -EINVAL);
+	cJSON_Delete(bad);
+	bad = cJSON_Parse("{\"kind\":\"Node\",\"metadata\":{}}");
+	assert_int_equal(tj_node_from_json(bad, &n), -EINVAL);
+	cJSON_Delete(bad);
+}
+
+static void test_node_built_by_hand_is_freed(void **state)
+{
+	struct tj_node *n = calloc(1, sizeof(*n));
+
+	assert_non_null(n);
+	n->name = strdup("n");
+	n->conditions = calloc(1, sizeof(*n->conditions));
+	n->n_conditions = 1;
+	n->conditions[0].type = strdup("Ready");
+	n->taints = calloc(1, sizeof(*n->taints));
+	n->n_taints = 1;
+	n->taints[0].key = strdup("k");
+	n->taints[0].effect = strdup("NoSchedule");
+	assert_null(tj_node_free(n));
+}
+
+struct time_case {
+	const char *s;
+	int want_rc;
+	int64_t want;
+};
+
+static const struct time_case time_cases[] = {
+	{ "2026-11-29T10:15:02Z", 0, 1795947302 },
+	{ "2026-11-29T11:00:00.123456Z", 0, 1795950000 },
+	{ "2026-11-29T12:30:45+02:00", 0, 1795948245 },
+	{ "1969-12-31T23:59:59Z", 0, -1 },
+	{ "1970-01-01T00:00:00Z", 0, 0 },
+	{ "2000-02-29T00:00:00Z", 0, 951782400 },
+	{ "2400-02-29T12:00:00-00:30", 0, 13574608200 },
+	{ "2026-11-29t10:15:02z", 0, 1795947302 },
+	{ "2025-02-29T00:00:00Z", -EINVAL, 0 },
+	{ "2026-13-01T00:00:00Z", -EINVAL, 0 },
+	{ "2026-11-29T24:00:00Z", -EINVAL, 0 },
+	{ "2026-11-29 10:15:02Z", -EINVAL, 0 },
+	{ "2026-11-29T10:15:02", -EINVAL, 0 },
+	{ "2026-11-29T10:15:02.Z", -EINVAL, 0 },
+	{ "2026-11-29T10:15:02Zjunk", -EINVAL, 0 },
+	{ "2026-11-29T10:15:02+0200", -EINVAL, 0 },
+	{ "26-11-29T10:15:02Z", -EINVAL, 0 },
+	{ "", -EINVAL, 0 },
+	{ NULL, -EINVAL, 0 },
+};
+
+static void test_time_parse(void **state)
+{
+	for (size_t i = 0; i < sizeof(time_cases) / sizeof(time_cases[0]); i++) {
+		int64_t t = 42;
+
+		print_message("case: %s\n", time_cases[i].s ? time_cases[i].s : "(null)");
+		assert_int_equal(tj_rfc3339_parse(time_cases[i].s, &t), time_cases[i].want_rc);
+		assert_int_equal(t, time_cases[i].want_rc == 0 ? time_cases[i].want : 42);
+	}
+}
+
+static void test_parse_index(void **state)
+{
+	static const struct {
+		const char *s;
+		int rc, want;
+	} cases[] = {
+		{ "0", 0, 0 },
+		{ "17", 0, 17 },
+		{ "2147483647", 0, 2147483647 },
+		{ "2147483648", -EINVAL, 0 },
+		{ "01", -EINVAL, 0 },
+		{ "-1", -EINVAL, 0 },
+		{ "+1", -EINVAL, 0 },
+		{ "1 ", -EINVAL, 0 },
+		{ "", -EINVAL, 0 },
+		{ NULL, -EINVAL, 0 },
+		{ "99999999999999999999", -EINVAL, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int v = -7;
+
+		assert_int_equal(tj_parse_index(cases[i].s, &v), cases[i].rc);
+		assert_int_equal(v, cases[i].rc == 0 ? cases[i].want : -7);
+	}
+}
+
+static void test_json_paths(void **state)
+{
+	cJSON *obj = cJSON_Parse("{\"a\":{\"b\":{\"c\":\"x\",\"n\":1,\"t\":true}},\"A\":2}");
+
+	assert_string_equal(tj_field_string(obj, "a", "b", "c"), "x");
+	assert_null(tj_field_string(obj, "a", "b", "n"));
+	assert_null(tj_field_string(obj, "a", "b", "c", "d"));
+	assert_null(tj_field(obj, "a", "B"));
+	assert_ptr_equal(tj_field(obj, "A"), cJSON_GetObjectItemCaseSensitive(obj, "A"));
+	assert_true(tj_field_bool(tj_field(obj, "a", "b"), "t"));
+	assert_false(tj_field_bool(tj_field(obj, "a", "b"), "n"));
+	assert_null(tj_field_string(NULL, "a"));
+	assert_null(tj_field(NULL, "a"));
+	cJSON_Delete(obj);
+}
+
+static void test_intern_table(void **state)
+{
+	enum {
+		N = 1000
+	};
+	char *s[N], name[32];
+
+	/* Enough distinct strings to grow the table several times, then release them in an
+	 * order that exercises the backward-shift deletion. */
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "node-%d", i);
+		s[i] = tj_intern(name);
+		assert_non_null(s[i]);
+	}
+	assert_int_equal(tj_intern_count(), N);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "node-%d", i);
+		assert_ptr_equal(tj_intern(name), s[i]);
+		assert_ptr_equal(tj_intern_len("node-999xyz", 8), s[999]);
+		tj_intern_unref(s[999]);
+	}
+	for (int i = 0; i < N; i += 2) {
+		tj_intern_unref(s[i]);
+		assert_ptr_equal(tj_intern_ref(s[i]), s[i]);
+		tj_intern_unref(s[i]);
+		tj_intern_unref(s[i]);
+	}
+	assert_int_equal(tj_intern_count(), N / 2);
+	for (int i = 1; i < N; i += 2) {
+		snprintf(name, sizeof(name), "node-%d", i);
+		assert_string_equal(s[i], name);
+		tj_intern_unref(s[i]);
+		tj_intern_unref(s[i]);
+	}
+	assert_int_equal(tj_intern_count(), 0);
+	assert_null(tj_intern_unref(NULL));
+	assert_null(tj_intern_ref(NULL));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pod_fixtures),
+		cmocka_unit_test(test_pod_invalid_and_odd_input),
+		cmocka_unit_test(test_pod_odd_values),
+		cmocka_unit_test(test_pod_strings_are_interned),
+		cmocka_unit_test(test_pod_built_by_hand_is_freed),
+		cmocka_unit_test(test_node_fixtures),
+		cmocka_unit_test(test_node_limits_and_invalid),
+		cmocka_unit_test(test_node_built_by_hand_is_freed),
+		cmocka_unit_test(test_time_parse),
+		cmocka_unit_test(test_parse_index),
+		cmocka_unit_test(test_json_paths),
+		cmocka_unit_test(test_intern_table),
+	};
+	return cmocka_run_group_tests_name("projection", tests, NULL, NULL);
+}

@@ -1,0 +1,557 @@
+/* The reflector: its pure decisions (after-watch rules, backoff values, watch timeout) and
+ * its behaviour against a fake API server that the test drives step by step (list pages,
+ * watch events, stream ends), with the real pod projection and store. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "informers/pod.h"
+#include "informers/reflector.h"
+
+/* ---- pure decisions ---- */
+
+struct after_case {
+	const char *name;
+	struct tj_watch_outcome o;
+	enum tj_reflector_next want;
+};
+
+static const struct after_case after_cases[] = {
+	{ "server closed after events", { 0, 0, 0, NULL, 300000, 12 }, TJ_REFLECTOR_REWATCH },
+	{ "server closed a quiet watch", { 0, 0, 0, NULL, 5000, 0 }, TJ_REFLECTOR_REWATCH },
+	{ "very short watch", { 0, 0, 0, NULL, 999, 0 }, TJ_REFLECTOR_RELIST },
+	{ "short with one event", { 0, 0, 0, NULL, 10, 1 }, TJ_REFLECTOR_REWATCH },
+	{ "ERROR event 410 Expired", { 0, 0, 410, "Expired", 20000, 3 }, TJ_REFLECTOR_RELIST },
+	{ "ERROR event 410 Gone", { 0, 0, 410, "Gone", 20000, 3 }, TJ_REFLECTOR_RELIST },
+	{ "ERROR event Expired without code", { 0, 0, 0, "Expired", 10, 1 }, TJ_REFLECTOR_RELIST },
+	{ "HTTP 410 refusal", { -EREMOTEIO, 410, 410, "Gone", 5, 0 }, TJ_REFLECTOR_RELIST },
+	{ "HTTP 410 without Status", { -EREMOTEIO, 410, 0, NULL, 5, 0 }, TJ_REFLECTOR_RELIST },
+	{ "ERROR event 429",
+	  { 0, 0, 429, "TooManyRequests", 10, 1 },
+	  TJ_REFLECTOR_REWATCH_BACKOFF },
+	{ "HTTP 429 refusal",
+	  { -EREMOTEIO, 429, 429, "TooManyRequests", 5, 0 },
+	  TJ_REFLECTOR_REWATCH_BACKOFF },
+	{ "ERROR event 500", { 0, 0, 500, "InternalError", 10, 1 }, TJ_REFLECTOR_RELIST },
+	{ "HTTP 403 refusal", { -EREMOTEIO, 403, 403, "Forbidden", 5, 0 }, TJ_REFLECTOR_RELIST },
+	{ "connection refused", { -ECONNREFUSED, 0, 0, NULL, 1, 0 }, TJ_REFLECTOR_REWATCH_BACKOFF },
+	{ "connection reset after events",
+	  { -ECONNRESET, 0, 0, NULL, 40000, 7 },
+	  TJ_REFLECTOR_REWATCH },
+	{ "connection reset at once", { -ECONNRESET, 0, 0, NULL, 3, 0 }, TJ_REFLECTOR_RELIST },
+	{ "TLS failure", { -EPROTO, 0, 0, NULL, 30, 0 }, TJ_REFLECTOR_RELIST },
+	{ "oversized event", { -EMSGSIZE, 0, 0, NULL, 40000, 7 }, TJ_REFLECTOR_RELIST },
+	{ "malformed event", { -EBADMSG, 0, 0, NULL, 40000, 7 }, TJ_REFLECTOR_RELIST },
+	{ "out of memory", { -ENOMEM, 0, 0, NULL, 40000, 7 }, TJ_REFLECTOR_RELIST },
+	{ "client-side timeout of a dead stream",
+	  { -ETIMEDOUT, 0, 0, NULL, 630000, 40 },
+	  TJ_REFLECTOR_REWATCH },
+};
+
+static void test_after_watch(void **state)
+{
+	for (size_t i = 0; i < sizeof(after_cases) / sizeof(after_cases[0]); i++) {
+		print_message("case: %s\n", after_cases[i].name);
+		assert_int_equal(tj_reflector_after_watch(&after_cases[i].o), after_cases[i].want);
+	}
+}
+
+static void test_is_expired(void **state)
+{
+	assert_true(tj_reflector_is_expired(410, NULL));
+	assert_true(tj_reflector_is_expired(0, "Expired"));
+	assert_true(tj_reflector_is_expired(0, "Gone"));
+	assert_false(tj_reflector_is_expired(500, "InternalError"));
+	assert_false(tj_reflector_is_expired(0, NULL));
+}
+
+static void test_backoff_values(void **state)
+{
+	static const uint64_t want[] = { 800, 1600, 3200, 6400, 12800, 25600, 30000, 30000 };
+	struct tj_backoff b;
+	uint64_t now = 1000;
+
+	tj_backoff_init(&b, TJ_REFLECTOR_BACKOFF_INITIAL_MS, TJ_REFLECTOR_BACKOFF_CAP_MS,
+	                TJ_REFLECTOR_BACKOFF_RESET_MS);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_int_equal(tj_backoff_next(&b, now, 0.0), want[i]);
+		now += want[i];
+	}
+	/* Jitter 1.0: d * (1 + r). */
+	assert_int_equal(tj_backoff_next(&b, now, 0.5), 45000);
+	assert_int_equal(tj_backoff_next(&b, now, 0.999), 59970);
+	/* Exactly two minutes after the previous wait began: not yet reset. */
+	now += TJ_REFLECTOR_BACKOFF_RESET_MS;
+	assert_int_equal(tj_backoff_next(&b, now, 0.0), 30000);
+	/* More than two minutes healthy: back to the start. */
+	now += TJ_REFLECTOR_BACKOFF_RESET_MS + 1;
+	assert_int_equal(tj_backoff_next(&b, now, 0.0), 800);
+	assert_int_equal(tj_backoff_next(&b, now, 0.25), 2000);
+	/* A draw out of range counts as no jitter. */
+	assert_int_equal(tj_backoff_next(&b, now, 1.0), 3200);
+}
+
+static void test_watch_timeout(void **state)
+{
+	assert_int_equal(tj_reflector_watch_timeout(0.0), 300);
+	assert_int_equal(tj_reflector_watch_timeout(0.5), 450);
+	assert_int_equal(tj_reflector_watch_timeout(0.9999), 599);
+	assert_int_equal(tj_reflector_watch_timeout(1.0), 300);
+}
+
+/* ---- the fake API server ---- */
+
+struct fake {
+	uv_loop_t loop;
+	/* the list request in flight */
+	tj_response_fn list_fn;
+	void *list_ud;
+	int lists;
+	long last_limit;
+	char last_continue[64];
+	char last_list_selector[128];
+	bool last_list_rv_set;
+	int list_fail;       /* list() itself fails with this ... */
+	int list_fail_times; /* ... this many times */
+	/* the watch in flight */
+	tj_watch_event_fn on_event;
+	tj_watch_done_fn on_done;
+	void *watch_ud;
+	int watches;
+	char last_watch_rv[32];
+	int last_timeout;
+	bool last_bookmarks;
+	char last_watch_selector[128];
+	int cancels;
+	/* what the handlers saw */
+	char log[2048];
+	int synced;
+	struct tj_reflector *r;
+};
+
+static int fake_list(void *ctx, const struct tj_list_options *opts, tj_response_fn fn,
+                     void *userdata, void **ret_call)
+{
+	struct fake *f = ctx;
+
+	if (f->list_fail_times > 0) {
+		f->list_fail_times--;
+		return f->list_fail;
+	}
+	assert_null(f->list_fn); /* one page at a time */
+	f->list_fn = fn;
+	f->list_ud = userdata;
+	f->lists++;
+	f->last_limit = opts->limit;
+	snprintf(f->last_continue, sizeof(f->last_continue), "%s",
+	         opts->continue_token ? opts->continue_token : "");
+	snprintf(f->last_list_selector, sizeof(f->last_list_selector), "%s",
+	         opts->label_selector ? opts->label_selector : "");
+	f->last_list_rv_set = opts->resource_version != NULL;
+	*ret_call = f;
+	return 0;
+}
+
+static void fake_cancel(void *call)
+{
+	struct fake *f = call;
+
+	f->cancels++;
+	f->list_fn = NULL;
+	f->on_event = NULL;
+	f->on_done = NULL;
+}
+
+static int fake_watch(void *ctx, const struct tj_watch_options *opts, tj_watch_event_fn on_event,
+                      tj_watch_done_fn on_done, void *userdata, void **ret_call)
+{
+	struct fake *f = ctx;
+
+	assert_null(f->on_done); /* one watch at a time */
+	f->on_event = on_event;
+	f->on_done = on_done;
+	f->watch_ud = userdata;
+	f->watches++;
+	snprintf(f->last_watch_rv, sizeof(f->last_watch_rv), "%s",
+	         opts->resource_version ? opts->resource_version : "(null)");
+	f->last_timeout = opts->timeout_seconds;
+	f->last_bookmarks = opts->allow_bookmarks;
+	snprintf(f->last_watch_selector, sizeof(f->last_watch_selector), "%s",
+	         opts->label_selector ? opts->label_selector : "");
+	*ret_call = f;
+	return 0;
+}
+
+static void logf_(struct fake *f, const char *fmt, ...)
+{
+	size_t len = strlen(f->log);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->log + len, sizeof(f->log) - len, fmt, ap);
+	va_end(ap);
+}
+
+static void on_add(const void *obj, void *ud)
+{
+	const struct tj_pod *p = obj;
+
+	logf_(ud, "add %s@%s; ", p->name, p->resource_version);
+}
+
+static void on_update(const void *old, const void *new_obj, void *ud)
+{
+	const struct tj_pod *o = old, *n = new_obj;
+
+	logf_(ud, "update %s@%s->%s; ", n->name, o->resource_version, n->resource_version);
+}
+
+static void on_delete(const void *obj, void *ud)
+{
+	const struct tj_pod *p = obj;
+
+	logf_(ud, "delete %s@%s; ", p->name, p->resource_version);
+}
+
+static void on_synced(void *ud)
+{
+	struct fake *f = ud;
+
+	f->synced++;
+	/* The store is complete when on_synced runs. */
+	logf_(ud, "synced(%zu); ", tj_store_len(tj_reflector_store(f->r)));
+}
+
+static struct fake *fake_new(void)
+{
+	static struct fake f;
+	struct tj_reflector_config cfg = {
+		.name = "pods",
+		.lw = { fake_list, fake_cancel, fake_watch, fake_cancel, &f },
+		.label_selector = TJ_POD_SELECTOR,
+		.project = tj_pod_project,
+		.store_ops = &tj_pod_store_ops,
+		.handlers = { on_add, on_update, on_delete, on_synced, &f },
+		.backoff_initial_ms = 1,
+		.backoff_cap_ms = 4,
+		.seed = 42,
+	};
+
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(uv_loop_init(&f.loop), 0);
+	assert_int_equal(tj_reflector_new(&f.loop, &cfg, &f.r), 0);
+	return &f;
+}
+
+static void fake_free(struct fake *f)
+{
+	assert_null(tj_reflector_free(f->r));
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(uv_loop_close(&f->loop), 0);
+}
+
+static char *pod_json(const char *name, const char *rv, const char *node)
+{
+	static char buf[4][512];
+	static int i;
+	char *b = buf[i++ % 4];
+
+	snprintf(b, sizeof(buf[0]),
+	         "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"%s\",\"resourceVersion\":\"%s\","
+	         "\"labels\":{\"trainer.kubeflow.org/trainjob-name\":\"j\"}},"
+	         "\"spec\":{\"nodeName\":\"%s\"},\"status\":{\"phase\":\"Running\"}}",
+	         name, rv, node);
+	return b;
+}
+
+/* Answers the list request in flight with a page (items is a JSON array text). */
+static void answer_page(struct fake *f, const char *rv, const char *cont, const char *items)
+{
+	char body[8192];
+	struct tj_response resp = { .http_status = 200, .error = "" };
+	tj_response_fn fn = f->list_fn;
+
+	snprintf(body, sizeof(body),
+	         "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{"
+	         "\"resourceVersion\":\"%s\",\"continue\":\"%s\"},\"items\":%s}",
+	         rv, cont, items);
+	resp.body = cJSON_Parse(body);
+	assert_non_null(resp.body);
+	assert_non_null(fn);
+	f->list_fn = NULL;
+	fn(&resp, f->list_ud);
+	cJSON_Delete(resp.body);
+}
+
+static void fail_page(struct fake *f, long http, int code, const char *reason)
+{
+	struct tj_response resp = { .rc = -EREMOTEIO, .http_status = http, .error = "refused" };
+	tj_response_fn fn = f->list_fn;
+
+	resp.status.code = code;
+	resp.status.reason = (char *)reason;
+	assert_non_null(fn);
+	f->list_fn = NULL;
+	fn(&resp, f->list_ud);
+}
+
+static int send_event(struct fake *f, enum tj_watch_event_type type, const char *object)
+{
+	struct tj_watch_event ev = { .type = type };
+	int rc;
+
+	ev.object = cJSON_Parse(object);
+	assert_non_null(ev.object);
+	rc = f->on_event(&ev, f->watch_ud);
+	cJSON_Delete(ev.object);
+	return rc;
+}
+
+static void send_error(struct fake *f, int code, const char *reason)
+{
+	struct tj_watch_event ev = { .type = TJ_WATCH_ERROR };
+
+	ev.object = cJSON_CreateObject();
+	ev.status.code = code;
+	ev.status.reason = (char *)reason;
+	ev.status.message = (char *)"too old resource version: 5 (100)";
+	assert_int_equal(f->on_event(&ev, f->watch_ud), 0);
+	cJSON_Delete(ev.object);
+}
+
+static void end_watch(struct fake *f, int rc, long http, int code, const char *reason)
+{
+	struct tj_response resp = { .rc = rc, .http_status = http, .error = rc ? "ended" : "" };
+	tj_watch_done_fn fn = f->on_done;
+
+	resp.status.code = code;
+	resp.status.reason = (char *)reason;
+	assert_non_null(fn);
+	f->on_done = NULL;
+	f->on_event = NULL;
+	fn(&resp, f->watch_ud);
+}
+
+static const struct tj_pod *cached(struct fake *f, const char *key)
+{
+	return tj_store_get(tj_reflector_store(f->r), key);
+}
+
+/* Lists two pages, then watches from the first page's resourceVersion. */
+static void list_initial(struct fake *f)
+{
+	char items[2048];
+
+	assert_int_equal(tj_reflector_start(f->r), 0);
+	assert_int_equal(tj_reflector_start(f->r), -EALREADY);
+	assert_int_equal(f->lists, 1);
+	assert_int_equal(f->last_limit, 500);
+	assert_string_equal(f->last_continue, "");
+	assert_false(f->last_list_rv_set);
+	assert_string_equal(f->last_list_selector, "trainer.kubeflow.org/trainjob-name");
+	snprintf(items, sizeof(items), "[%s,%s]", pod_json("p0", "90", "n1"),
+	         pod_json("p1", "95", "n1"));
+	answer_page(f, "100", "token-1", items);
+	assert_false(tj_reflector_has_synced(f->r));
+	assert_int_equal(f->watches, 0);
+	assert_int_equal(f->lists, 2);
+	assert_string_equal(f->last_continue, "token-1");
+	assert_int_equal(f->last_limit, 500);
+	snprintf(items, sizeof(items), "[%s]", pod_json("p2", "99", "n2"));
+	/* Later pages repeat the snapshot's resourceVersion; the first one counts. */
+	answer_page(f, "100", "", items);
+	assert_true(tj_reflector_has_synced(f->r));
+	assert_int_equal(f->synced, 1);
+	assert_int_equal(f->watches, 1);
+	assert_string_equal(f->last_watch_rv, "100");
+	assert_true(f->last_bookmarks);
+	assert_true(f->last_timeout >= 300 && f->last_timeout < 600);
+	assert_string_equal(f->last_watch_selector, "trainer.kubeflow.org/trainjob-name");
+	assert_string_equal(tj_reflector_resource_version(f->r), "100");
+}
+
+static void test_list_then_watch_events(void **state)
+{
+	struct fake *f = fake_new();
+	struct tj_reflector_stats st;
+
+	assert_string_equal(tj_reflector_resource_version(f->r), "");
+	list_initial(f);
+	assert_string_equal(f->log, "add p0@90; add p1@95; add p2@99; synced(3); ");
+	f->log[0] = '\0';
+
+	assert_int_equal(send_event(f, TJ_WATCH_ADDED, pod_json("p3", "101", "n2")), 0);
+	assert_string_equal(tj_reflector_resource_version(f->r), "101");
+	assert_int_equal(send_event(f, TJ_WATCH_MODIFIED, pod_json("p0", "102", "n3")), 0);
+	assert_int_equal(send_event(f, TJ_WATCH_DELETED, pod_json("p1", "103", "n1")), 0);
+	assert_int_equal(send_event(f, TJ_WATCH_BOOKMARK,
+	                            "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{"
+	                            "\"resourceVersion\":\"110\"}}"),
+	                 0);
+	/* An object the projection refuses is skipped, and still moves the version. */
+	assert_int_equal(send_event(f, TJ_WATCH_ADDED,
+	                            "{\"kind\":\"Service\",\"metadata\":{\"namespace\":\"ns\","
+	                            "\"name\":\"s\",\"resourceVersion\":\"111\"}}"),
+	                 0);
+	assert_string_equal(f->log, "add p3@101; update p0@90->102; delete p1@103; ");
+	assert_string_equal(tj_reflector_resource_version(f->r), "111");
+	assert_null(cached(f, "ns/p1"));
+	assert_string_equal(cached(f, "ns/p0")->node_name, "n3");
+	assert_int_equal(tj_store_index_count(tj_reflector_store(f->r), TJ_POD_INDEX_NODE, "n1"),
+	                 0);
+	assert_int_equal(tj_store_index_count(tj_reflector_store(f->r), TJ_POD_INDEX_NODE, "n2"),
+	                 2);
+
+	/* The server ends the stream after its timeout: watch again at once from the last
+	 * version, without a list. */
+	uv_update_time(&f->loop);
+	end_watch(f, 0, 0, 0, NULL);
+	assert_int_equal(f->watches, 2);
+	assert_int_equal(f->lists, 2);
+	assert_string_equal(f->last_watch_rv, "111");
+	tj_reflector_stats(f->r, &st);
+	assert_int_equal(st.lists, 1);
+	assert_int_equal(st.events, 5);
+	assert_int_equal(st.skipped, 1);
+	assert_int_equal(st.watches, 2);
+	fake_free(f);
+}
+
+static void test_expired_relists_and_synthesises_deletes(void **state)
+{
+	struct fake *f = fake_new();
+	struct tj_reflector_stats st;
+	char items[2048];
+
+	list_initial(f);
+	f->log[0] = '\0';
+	assert_int_equal(send_event(f, TJ_WATCH_MODIFIED, pod_json("p2", "120", "n2")), 0);
+	/* The watch cache says the version is too old: ERROR event, then the end. */
+	send_error(f, 410, "Expired");
+	end_watch(f, 0, 0, 0, NULL);
+	assert_string_equal(tj_reflector_last_error(f->r),
+	                    "watch pods: too old resource version: 5 (100)");
+	/* A relist after a backoff wait, never at once. */
+	assert_int_equal(f->lists, 2);
+	assert_null(f->list_fn);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->lists, 3);
+	assert_string_equal(f->last_continue, "");
+	assert_false(f->last_list_rv_set);
+	assert_int_equal(f->watches, 1);
+
+	/* p0 vanished while we were away, p1 is unchanged, p2 changed again, p4 is new. */
+	snprintf(items, sizeof(items), "[%s,%s,%s]", pod_json("p1", "95", "n1"),
+	         pod_json("p2", "130", "n2"), pod_json("p4", "131", "n4"));
+	answer_page(f, "140", "", items);
+	assert_string_equal(f->log, "update p2@99->120; update p1@95->95; update p2@120->130; "
+	                            "add p4@131; delete p0@90; ");
+	assert_null(cached(f, "ns/p0"));
+	assert_non_null(cached(f, "ns/p4"));
+	assert_int_equal(tj_store_len(tj_reflector_store(f->r)), 3);
+	assert_int_equal(f->synced, 1); /* only once */
+	assert_int_equal(f->watches, 2);
+	assert_string_equal(f->last_watch_rv, "140");
+	tj_reflector_stats(f->r, &st);
+	assert_int_equal(st.lists, 2);
+	assert_int_equal(st.synthesised_deletes, 1);
+	fake_free(f);
+}
+
+static void test_http_410_and_429(void **state)
+{
+	struct fake *f = fake_new();
+
+	list_initial(f);
+	/* The watch itself is refused with 410: relist after a wait. */
+	end_watch(f, -EREMOTEIO, 410, 410, "Gone");
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->lists, 3);
+	answer_page(f, "200", "", "[]");
+	assert_int_equal(f->watches, 2);
+	assert_string_equal(f->last_watch_rv, "200");
+
+	/* 429: same version again after a wait, no list. */
+	send_error(f, 429, "TooManyRequests");
+	end_watch(f, 0, 0, 0, NULL);
+	assert_int_equal(f->watches, 2);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->watches, 3);
+	assert_int_equal(f->lists, 3);
+	assert_string_equal(f->last_watch_rv, "200");
+
+	/* Connection refused: the same. */
+	end_watch(f, -ECONNREFUSED, 0, 0, NULL);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->watches, 4);
+	assert_int_equal(f->lists, 3);
+	fake_free(f);
+}
+
+static void test_list_failures_retry(void **state)
+{
+	struct fake *f = fake_new();
+	char items[1024];
+
+	assert_int_equal(tj_reflector_start(f->r), 0);
+	fail_page(f, 403, 403, "Forbidden");
+	assert_string_equal(tj_reflector_last_error(f->r), "list pods: refused");
+	assert_false(tj_reflector_has_synced(f->r));
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->lists, 2);
+
+	/* A continue token that expires mid-list restarts from the first page. */
+	snprintf(items, sizeof(items), "[%s]", pod_json("p0", "10", "n1"));
+	answer_page(f, "50", "tok", items);
+	fail_page(f, 410, 410, "Expired");
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->lists, 4);
+	assert_string_equal(f->last_continue, "");
+	answer_page(f, "60", "", "[]");
+	/* p0 is gone from the fresh list: its delete is synthesised. */
+	assert_string_equal(f->log, "add p0@10; delete p0@10; synced(0); ");
+	assert_true(tj_reflector_has_synced(f->r));
+
+	/* list() refusing at once is retried the same way. */
+	end_watch(f, 0, 0, 0, NULL); /* very short: relist */
+	f->list_fail = -ENOMEM;
+	f->list_fail_times = 3;
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->list_fail_times, 0);
+	assert_int_equal(f->lists, 5);
+	assert_string_equal(tj_reflector_last_error(f->r), "list pods: Cannot allocate memory");
+	fake_free(f);
+}
+
+static void test_free_cancels_in_flight(void **state)
+{
+	struct fake *f = fake_new();
+
+	list_initial(f);
+	assert_non_null(f->on_done);
+	fake_free(f);
+	assert_int_equal(f->cancels, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_after_watch),
+		cmocka_unit_test(test_is_expired),
+		cmocka_unit_test(test_backoff_values),
+		cmocka_unit_test(test_watch_timeout),
+		cmocka_unit_test(test_list_then_watch_events),
+		cmocka_unit_test(test_expired_relists_and_synthesises_deletes),
+		cmocka_unit_test(test_http_410_and_429),
+		cmocka_unit_test(test_list_failures_retry),
+		cmocka_unit_test(test_free_cancels_in_flight),
+	};
+	return cmocka_run_group_tests_name("reflector", tests, NULL, NULL);
+}
