@@ -144,7 +144,7 @@ static void set_condition(struct planner *p, enum tj_condition_type type, const 
                           const char *message)
 {
 	struct tj_trainjob_status *st = &p->st;
-	struct tj_condition *c = (struct tj_condition *)tj_status_condition(st, type);
+	struct tj_condition *c = (struct tj_condition *)tj_trainjob_status_condition(st, type);
 
 	if (!c) {
 		c = &st->conditions[st->n_conditions++];
@@ -504,14 +504,14 @@ static int status_patch(struct planner *p)
 	struct tj_action *a;
 	cJSON *body, *status;
 
-	if (tj_status_equal(&p->st, &p->job->status))
+	if (tj_trainjob_status_equal(&p->st, &p->job->status))
 		return 0;
 	a = push(p, TJ_ACTION_PATCH_STATUS, SLOT_STATUS);
 	if (!a)
 		return -ENOMEM;
 	copy(a->name, sizeof(a->name), p->job->name);
 	body = cJSON_CreateObject();
-	status = tj_status_to_json(&p->st);
+	status = tj_trainjob_status_to_json(&p->st);
 	a->object = body;
 	if (!body || !status || tj_json_set(body, "status", status) < 0 ||
 	    tj_json_set_string(tj_json_object(body, "metadata"), "resourceVersion",
@@ -544,9 +544,9 @@ static int decide(struct planner *p)
 	}
 	if (r < 0)
 		return r;
-	if (tj_status_condition(&job->status, TJ_CONDITION_COMPLETE) ||
-	    tj_status_condition(&job->status, TJ_CONDITION_FAILED)) {
-		if (tj_status_condition(&job->status, TJ_CONDITION_FAILED))
+	if (tj_trainjob_status_condition(&job->status, TJ_CONDITION_COMPLETE) ||
+	    tj_trainjob_status_condition(&job->status, TJ_CONDITION_FAILED)) {
+		if (tj_trainjob_status_condition(&job->status, TJ_CONDITION_FAILED))
 			delete_live_pods(p);
 		return 0;
 	}
@@ -586,7 +586,7 @@ static int decide(struct planner *p)
 		return 0;
 	}
 
-	was_suspended = tj_status_condition(&job->status, TJ_CONDITION_SUSPENDED) != NULL;
+	was_suspended = tj_trainjob_status_condition(&job->status, TJ_CONDITION_SUSPENDED) != NULL;
 	if (job->suspend) {
 		delete_live_pods(p);
 		set_state(p, TJ_STATE_SUSPENDED, "Suspended", "TrainJob is suspended");

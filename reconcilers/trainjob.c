@@ -265,7 +265,7 @@ static int json_int(const cJSON *obj, const char *key, int fallback)
 	return cJSON_IsNumber(item) ? (int)item->valuedouble : fallback;
 }
 
-void tj_status_from_json(const cJSON *status, struct tj_trainjob_status *ret)
+void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status *ret)
 {
 	const cJSON *el, *lf, *conds, *jobs;
 	struct tj_trainjob_status s = { .last_failure = { .rank = -1, .exit_code = -1 } };
@@ -317,7 +317,7 @@ void tj_status_from_json(const cJSON *status, struct tj_trainjob_status *ret)
 				break;
 		/* Types we do not own (left by another controller) are dropped on the next write.
 		 */
-		if (!type || t == TJ_MAX_CONDITIONS || tj_status_condition(&s, t))
+		if (!type || t == TJ_MAX_CONDITIONS || tj_trainjob_status_condition(&s, t))
 			continue;
 		c = &s.conditions[s.n_conditions++];
 		c->type = (enum tj_condition_type)t;
@@ -422,7 +422,7 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->active_deadline_seconds =
 	        take_int(&pr, "spec.activeDeadlineSeconds", 1, (int64_t)1 << 40);
 	job->spec_error = pr.spec_error;
-	tj_status_from_json(tj_json_path(obj, "status"), &job->status);
+	tj_trainjob_status_from_json(tj_json_path(obj, "status"), &job->status);
 	if (pr.oom) {
 		tj_trainjob_free(job);
 		return -ENOMEM;
@@ -514,8 +514,8 @@ int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret)
 	return 0;
 }
 
-const struct tj_condition *tj_status_condition(const struct tj_trainjob_status *status,
-                                               enum tj_condition_type type)
+const struct tj_condition *tj_trainjob_status_condition(const struct tj_trainjob_status *status,
+                                                        enum tj_condition_type type)
 {
 	for (size_t i = 0; i < status->n_conditions; i++)
 		if (status->conditions[i].type == type)
@@ -603,7 +603,7 @@ static int add_conditions(cJSON *status, const struct tj_trainjob_status *s)
 	return 0;
 }
 
-cJSON *tj_status_to_json(const struct tj_trainjob_status *s)
+cJSON *tj_trainjob_status_to_json(const struct tj_trainjob_status *s)
 {
 	cJSON *status = cJSON_CreateObject();
 
@@ -640,7 +640,8 @@ static bool condition_equal(const struct tj_condition *a, const struct tj_condit
 	       a->last_transition_time == b->last_transition_time;
 }
 
-bool tj_status_equal(const struct tj_trainjob_status *a, const struct tj_trainjob_status *b)
+bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
+                              const struct tj_trainjob_status *b)
 {
 	if (a->state != b->state || strcmp(a->reason, b->reason) != 0 ||
 	    strcmp(a->message, b->message) != 0 || a->restart_count != b->restart_count ||

@@ -175,15 +175,16 @@ bool tj_trainjob_is_ours(const struct tj_trainjob *job);
 int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret);
 
 /* The condition of that type, or NULL. */
-const struct tj_condition *tj_status_condition(const struct tj_trainjob_status *status,
-                                               enum tj_condition_type type);
+const struct tj_condition *tj_trainjob_status_condition(const struct tj_trainjob_status *status,
+                                                        enum tj_condition_type type);
 
 /* Parses a status object into *ret (unknown fields are ignored, wrong types read as unset). */
-void tj_status_from_json(const cJSON *status, struct tj_trainjob_status *ret);
+void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status *ret);
 
 /* The status as the JSON object that goes under "status" of a merge patch: every field we
  * own, with null for the ones unset, so the patch also clears them. NULL on -ENOMEM. */
-cJSON *tj_status_to_json(const struct tj_trainjob_status *status);
+cJSON *tj_trainjob_status_to_json(const struct tj_trainjob_status *status);
 
 /* True if a and b would serialize to the same JSON. */
-bool tj_status_equal(const struct tj_trainjob_status *a, const struct tj_trainjob_status *b);
+bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
+                              const struct tj_trainjob_status *b);

@@ -269,7 +269,7 @@ static void test_status_round_trip(void **state)
 	s.n_conditions = 1;
 	s.conditions[0] = (struct tj_condition){ TJ_CONDITION_FAILED, true, "ReachedMaxRestarts",
 		                                 "rank 0 failed", 1795946401 };
-	j = tj_status_to_json(&s);
+	j = tj_trainjob_status_to_json(&s);
 	assert_json_equal(
 	        j, "{'state':'Failed','reason':'ReachedMaxRestarts','message':'rank 0 failed',"
 	           "'restartCount':3,'lastFailure':{'rank':0,'node':'n1','pod':'p',"
@@ -279,10 +279,10 @@ static void test_status_round_trip(void **state)
 	           "'succeeded':3,'failed':4,'suspended':5}],'conditions':[{'type':'Failed',"
 	           "'status':'True','reason':'ReachedMaxRestarts','message':'rank 0 failed',"
 	           "'lastTransitionTime':'2026-11-29T10:00:01Z'}]}");
-	tj_status_from_json(j, &back);
-	assert_true(tj_status_equal(&s, &back));
+	tj_trainjob_status_from_json(j, &back);
+	assert_true(tj_trainjob_status_equal(&s, &back));
 	back.jobs.ready = 9;
-	assert_false(tj_status_equal(&s, &back));
+	assert_false(tj_trainjob_status_equal(&s, &back));
 	cJSON_Delete(j);
 }
 
