@@ -340,7 +340,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	const struct tj_trainjob *job = tj_store_get(tj_reflector_store(c->informers->trainjobs),
 						     r->key);
 	const struct tj_runtime *runtime = NULL;
-	struct tj_problem why = { { 0 } };
+	struct tj_problem why = { "", "" };
 	const struct tj_pod **pods = NULL;
 	struct tj_plan *plan = NULL;
 	uint64_t now = now_ns();

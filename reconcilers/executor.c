@@ -66,6 +66,7 @@ static void fail(struct tj_execution *e, const struct tj_action *a, int rc, cons
 		 tj_action_kind_name(a->kind), a->name[0] ? a->name : e->name, why);
 }
 
+static void stage_done(struct tj_execution *e);
 static void start_stage(struct tj_execution *e);
 
 static void op_done(struct tj_response *resp, void *userdata)
@@ -111,14 +112,8 @@ static void op_done(struct tj_response *resp, void *userdata)
 	case TJ_ACTION_EVENT:
 		break;
 	}
-	if (--e->pending > 0)
-		return;
-	if (e->result.rc != 0 || e->stage + 1 >= e->plan->n_stages) {
-		finish(e);
-		return;
-	}
-	e->stage++;
-	start_stage(e);
+	if (--e->pending == 0)
+		stage_done(e);
 }
 
 static int send_write(struct tj_execution *e, struct op *op)
@@ -156,34 +151,54 @@ static int send_write(struct tj_execution *e, struct op *op)
 	return -EINVAL;
 }
 
-/* Sends the writes of e->stage. Events are recorded as their stage starts and are not
- * waited for: they are best effort and never hold up the job. */
-static void start_stage(struct tj_execution *e)
+/* Records the events of the stage just finished. They come after its writes, so that a
+ * plan whose status patch met a conflict (a stale cache) announces nothing: the retry,
+ * planned from the fresh object, announces what really happened, once. Events are best
+ * effort and never hold up the job. */
+static void record_events(struct tj_execution *e)
 {
-	struct tj_event_object obj = {
-		.namespace = e->namespace,
-		.name = e->name,
-		.uid = e->uid,
-	};
+	struct tj_event_object obj = { .namespace = e->namespace, .name = e->name, .uid = e->uid };
 
-	e->n_ops = 0;
-	e->pending = 0;
 	for (size_t i = 0; i < e->plan->n_actions; i++) {
 		const struct tj_action *a = &e->plan->actions[i];
 
-		if (a->stage != e->stage)
+		if (a->stage != e->stage || a->kind != TJ_ACTION_EVENT)
 			continue;
-		if (a->kind == TJ_ACTION_EVENT) {
-			if (e->recorder)
-				tj_recorder_record(e->recorder, &obj, a->warning, a->reason,
-						   a->message, e->now_ns);
-			e->result.events++;
-			continue;
-		}
-		e->ops[e->n_ops++] = (struct op){ .execution = e, .action = a };
+		if (e->recorder)
+			tj_recorder_record(e->recorder, &obj, a->warning, a->reason, a->message,
+					   e->now_ns);
+		e->result.events++;
 	}
-	/* Count every write before sending any: an answer cannot arrive before the loop runs
-	 * again, but a send that fails at once must not see pending reach zero early. */
+}
+
+/* The writes of the current stage are all answered. */
+static void stage_done(struct tj_execution *e)
+{
+	if (e->result.rc != 0) {
+		finish(e);
+		return;
+	}
+	record_events(e);
+	if (e->stage + 1 >= e->plan->n_stages) {
+		finish(e);
+		return;
+	}
+	e->stage++;
+	start_stage(e);
+}
+
+/* Sends the writes of e->stage. */
+static void start_stage(struct tj_execution *e)
+{
+	e->n_ops = 0;
+	for (size_t i = 0; i < e->plan->n_actions; i++) {
+		const struct tj_action *a = &e->plan->actions[i];
+
+		if (a->stage == e->stage && a->kind != TJ_ACTION_EVENT)
+			e->ops[e->n_ops++] = (struct op){ .execution = e, .action = a };
+	}
+	/* Count every write before sending any, and hold one count until the loop below is
+	 * over, so that a send that fails at once cannot end the stage early. */
 	e->pending = e->n_ops + 1;
 	for (size_t i = 0; i < e->n_ops; i++) {
 		int rc = send_write(e, &e->ops[i]);
@@ -193,16 +208,8 @@ static void start_stage(struct tj_execution *e)
 			e->pending--;
 		}
 	}
-	e->pending--;
-	if (e->pending > 0)
-		return;
-	/* Nothing in flight: the stage was events only, or every send failed. */
-	if (e->result.rc == 0 && e->stage + 1 < e->plan->n_stages) {
-		e->stage++;
-		start_stage(e);
-		return;
-	}
-	finish(e);
+	if (--e->pending == 0)
+		stage_done(e);
 }
 
 static void kick(uv_timer_t *t)
