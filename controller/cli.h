@@ -34,6 +34,8 @@ struct tj_cli_run {
 	char context[256];         /* --context */
 	char config[PATH_MAX];     /* --config: the GPU classes, reloaded on change */
 	char namespace[64];        /* --namespace: watch only this one */
+	double qps;                /* --kube-api-qps: client-side limit, 0 = off (the default) */
+	int burst;                 /* --kube-api-burst */
 };
 
 struct tj_cli {

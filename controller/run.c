@@ -111,7 +111,12 @@ static int load_kube(struct run *r, const struct tj_cli *cli)
 	}
 	tj_log_info("kube", "using cluster", TJ_STR("server", r->kube->server),
 		    TJ_STR("from", r->kube->origin), TJ_STR("context", r->kube->context));
-	return tj_client_new(&r->loop, r->kube, NULL, &r->client);
+	struct tj_client_options opts = {
+		.qps = cli->run.qps,
+		.burst = cli->run.burst ? cli->run.burst : (int)(cli->run.qps * 2 + 1),
+	};
+
+	return tj_client_new(&r->loop, r->kube, &opts, &r->client);
 }
 
 static const struct tj_config *load_gpu_classes(struct run *r, const struct tj_cli *cli)

@@ -441,6 +441,24 @@ static const struct run_case run_cases[] = {
 	  "" },
 };
 
+static void test_rate_limit_options(void **state)
+{
+	static struct tj_cli cli;
+	char *ok[] = { "tjc", "--kube-api-qps=2.5", "--kube-api-burst", "7" };
+	char *bad_qps[] = { "tjc", "--kube-api-qps=-1" };
+	char *bad_burst[] = { "tjc", "--kube-api-burst=0" };
+	char err[128];
+
+	memset(&cli, 0, sizeof(cli));
+	assert_int_equal(tj_cli_parse(4, ok, &cli, err, sizeof(err)), 0);
+	assert_true(cli.run.qps == 2.5);
+	assert_int_equal(cli.run.burst, 7);
+	assert_int_equal(tj_cli_parse(2, bad_qps, &cli, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "--kube-api-qps: '-1' is not a rate from 0 (no limit) to 1000000");
+	assert_int_equal(tj_cli_parse(2, bad_burst, &cli, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "--kube-api-burst: '0' is not a count from 1 to 1000000");
+}
+
 static void test_run_options(void **state)
 {
 	static struct tj_cli cli; /* large (paths): not on the stack */
@@ -469,6 +487,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_table),
 		cmocka_unit_test(test_run_options),
+		cmocka_unit_test(test_rate_limit_options),
 		cmocka_unit_test(test_value_options_table),
 		cmocka_unit_test(test_error_is_truncated_and_terminated),
 		cmocka_unit_test(test_usage_lists_every_option),
