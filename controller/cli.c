@@ -1,6 +1,7 @@
 #include "controller/cli.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -70,9 +71,83 @@ static int set_config(struct tj_cli *cli, const char *value, char *err, size_t e
 	return set_path(cli->render.config, value, err, errlen);
 }
 
+static int set_string(char *dst, size_t size, const char *value, char *err, size_t errlen)
+{
+	if (!*value) {
+		snprintf(err, errlen, "must not be empty");
+		return -EINVAL;
+	}
+	if (strlen(value) >= size) {
+		snprintf(err, errlen, "is longer than %zu characters", size - 1);
+		return -EINVAL;
+	}
+	strcpy(dst, value);
+	return 0;
+}
+
+static int set_kubeconfig(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_path(cli->run.kubeconfig, value, err, errlen);
+}
+
+static int set_context(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_string(cli->run.context, sizeof(cli->run.context), value, err, errlen);
+}
+
+static int set_run_config(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_path(cli->run.config, value, err, errlen);
+}
+
+static int set_namespace(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_string(cli->run.namespace, sizeof(cli->run.namespace), value, err, errlen);
+}
+
+static int set_qps(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	char *end;
+	double v = strtod(value, &end);
+
+	if (!*value || *end || !(v >= 0 && v <= 1e6)) {
+		snprintf(err, errlen, "'%s' is not a rate from 0 (no limit) to 1000000", value);
+		return -EINVAL;
+	}
+	cli->run.qps = v;
+	return 0;
+}
+
+static int set_burst(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	char *end;
+	long v = strtol(value, &end, 10);
+
+	if (!*value || *end || v < 1 || v > 1000000) {
+		snprintf(err, errlen, "'%s' is not a count from 1 to 1000000", value);
+		return -EINVAL;
+	}
+	cli->run.burst = (int)v;
+	return 0;
+}
+
 static const struct option_spec run_options[] = {
 	{ "--help", NULL, TJ_CLI_HELP, "print this help and exit", NULL, NULL },
 	{ "--version", NULL, TJ_CLI_VERSION, "print the version and exit", NULL, NULL },
+	{ "--kubeconfig", NULL, TJ_CLI_RUN,
+	  "the kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)", "PATH",
+	  set_kubeconfig },
+	{ "--context", NULL, TJ_CLI_RUN, "the kubeconfig context (default: its current-context)",
+	  "NAME", set_context },
+	{ "--config", NULL, TJ_CLI_RUN,
+	  "the GPU classes, reloaded on change (default: built-in gh200, h100)", "PATH",
+	  set_run_config },
+	{ "--namespace", NULL, TJ_CLI_RUN, "watch TrainJobs in this namespace only (default: all)",
+	  "NS", set_namespace },
+	{ "--kube-api-qps", NULL, TJ_CLI_RUN,
+	  "client-side limit of API requests per second (default 0: none)", "QPS", set_qps },
+	{ "--kube-api-burst", NULL, TJ_CLI_RUN, "requests allowed at once above the QPS limit",
+	  "N", set_burst },
 	{ "--metrics-bind-address", NULL, TJ_CLI_RUN,
 	  "serve /metrics here (default :8080; 0 disables)", "ADDR", set_metrics_addr },
 	{ "--health-probe-bind-address", NULL, TJ_CLI_RUN,

@@ -28,6 +28,16 @@ struct tj_cli_render {
 	char config[PATH_MAX];      /* --config: the controller's config file */
 };
 
+/* Arguments of the controller itself (the default command); "" when not given. */
+struct tj_cli_run {
+	char kubeconfig[PATH_MAX]; /* --kubeconfig */
+	char context[256];         /* --context */
+	char config[PATH_MAX];     /* --config: the GPU classes, reloaded on change */
+	char namespace[64];        /* --namespace: watch only this one */
+	double qps;                /* --kube-api-qps: client-side limit, 0 = off (the default) */
+	int burst;                 /* --kube-api-burst */
+};
+
 struct tj_cli {
 	enum tj_cli_action action;
 	/* The command given (TJ_CLI_RUN or TJ_CLI_RENDER): whose usage --help prints. */
@@ -36,6 +46,7 @@ struct tj_cli {
 	struct tj_bind_addr metrics_addr; /* --metrics-bind-address, default ":8080" */
 	struct tj_bind_addr probe_addr;   /* --health-probe-bind-address, default ":8081" */
 	enum tj_log_level log_level;      /* --log-level (alias --zap-log-level), default info */
+	struct tj_cli_run run;
 	struct tj_cli_render render;
 };
 

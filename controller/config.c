@@ -826,3 +826,20 @@ void tj_config_watch_stop(struct tj_config_watch *watch)
 	uv_close((uv_handle_t *)&watch->timer, on_close);
 	uv_close((uv_handle_t *)&watch->event, on_close);
 }
+
+/* The classes deploy/config/config.yaml ships, for running and rendering without a file. */
+static struct tj_kv gh200_labels[] = { { "nvidia.com/gpu.product", "NVIDIA-GH200-480GB" } };
+static struct tj_kv h100_labels[] = { { "nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3" } };
+static struct tj_toleration gpu_tolerations[] = {
+	{ "nvidia.com/gpu", "Exists", NULL, "NoSchedule" },
+};
+static struct tj_gpu_class default_classes[] = {
+	{ "gh200", "nvidia.com/gpu", "arm64", gh200_labels, 1, gpu_tolerations, 1 },
+	{ "h100", "nvidia.com/gpu", "amd64", h100_labels, 1, gpu_tolerations, 1 },
+};
+static const struct tj_config builtin_config = { default_classes, 2 };
+
+const struct tj_config *tj_config_builtin(void)
+{
+	return &builtin_config;
+}

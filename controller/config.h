@@ -58,6 +58,10 @@ int tj_config_parse(const char *yaml, size_t len, const char *origin, struct tj_
 /* Reads and parses a file; -errno if it cannot be read (err then says why). */
 int tj_config_load_file(const char *path, struct tj_config **ret, char *err, size_t errlen);
 
+/* The classes deploy/config/config.yaml ships (gh200, h100), for running and rendering
+ * without a config file. Static: never freed. */
+const struct tj_config *tj_config_builtin(void);
+
 /* The class with that name, or NULL. */
 const struct tj_gpu_class *tj_config_find_class(const struct tj_config *config, const char *name);
 

@@ -4,6 +4,7 @@
 
 #include "controller/cli.h"
 #include "controller/render_command.h"
+#include "controller/run.h"
 #include "tj-version.h"
 
 int main(int argc, char *argv[])
@@ -28,6 +29,5 @@ int main(int argc, char *argv[])
 	case TJ_CLI_RUN:
 		break;
 	}
-	fprintf(stderr, "trainjob-controller: the controller loop is not built yet\n");
-	return EXIT_FAILURE;
+	return tj_run(&cli);
 }

@@ -15,17 +15,6 @@
 
 #define MAX_RUNTIMES 256
 
-/* The classes of deploy/config, for rendering without a config file. */
-static struct tj_kv gh200_labels[] = { { "nvidia.com/gpu.product", "NVIDIA-GH200-480GB" } };
-static struct tj_kv h100_labels[] = { { "nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3" } };
-static struct tj_toleration gpu_tolerations[] = {
-	{ "nvidia.com/gpu", "Exists", NULL, "NoSchedule" },
-};
-static struct tj_gpu_class default_classes[] = {
-	{ "gh200", "nvidia.com/gpu", "arm64", gh200_labels, 1, gpu_tolerations, 1 },
-	{ "h100", "nvidia.com/gpu", "amd64", h100_labels, 1, gpu_tolerations, 1 },
-};
-static const struct tj_config default_config = { default_classes, 2 };
 
 struct runtimes {
 	struct tj_runtime *items[MAX_RUNTIMES]; /* owned */
@@ -246,7 +235,7 @@ int tj_render_command(const struct tj_cli_render *opts, FILE *out, FILE *err)
 		if (!kind || strcmp(kind, "TrainJob") != 0)
 			continue;
 		jobs++;
-		r = render_job(docs[i], &rs, config ? config : &default_config, out, err);
+		r = render_job(docs[i], &rs, config ? config : tj_config_builtin(), out, err);
 		if (r < 0)
 			goto out;
 	}

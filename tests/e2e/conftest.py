@@ -2,11 +2,22 @@
 cluster up and exports KUBECONFIG before pytest starts."""
 
 import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
 import uuid
 
 import pytest
 
-from kube import kubectl
+from kube import REPO, kubectl, wait_for
+
+CRD_NAMES = [
+    "trainjobs.trainer.kubeflow.org",
+    "clustertrainingruntimes.trainer.kubeflow.org",
+    "trainingruntimes.trainer.kubeflow.org",
+]
 
 
 def pytest_configure(config):
@@ -24,3 +35,92 @@ def namespace():
     kubectl("create", "namespace", name)
     yield name
     kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+@pytest.fixture(scope="session")
+def crds():
+    """The CRDs and the shipped runtimes, installed as the README says (idempotent, and left
+    installed: other suites need them)."""
+    kubectl("apply", "-k", os.path.join(REPO, "crds"))
+    kubectl("wait", "--for", "condition=Established", "--timeout=60s", *[f"crd/{n}" for n in CRD_NAMES])
+    # The API server's discovery can lag a moment behind Established, and kubectl then says
+    # "no matches for kind": try again briefly.
+    wait_for(
+        "the shipped runtimes to apply",
+        lambda: kubectl("apply", "-k", os.path.join(REPO, "crds", "runtimes"), check=False).returncode == 0,
+        timeout=30,
+    )
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Controller:
+    """The controller binary of this build, run as a process against the test cluster."""
+
+    def __init__(self, *extra):
+        build = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
+        self.binary = os.path.join(build, "trainjob-controller")
+        self.extra = list(extra)
+        self.proc = None
+        self.log_path = os.path.join(REPO, "build", f"e2e-controller-{uuid.uuid4().hex[:6]}.log")
+
+    def start(self, *extra):
+        self.metrics_port, self.probe_port = free_port(), free_port()
+        args = [
+            self.binary,
+            "--kubeconfig", os.environ["KUBECONFIG"],
+            "--config", os.path.join(REPO, "deploy", "config", "config.yaml"),
+            "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}",
+            "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}",
+            *self.extra,
+            *extra,
+        ]
+        log = open(self.log_path, "a")
+        self.proc = subprocess.Popen(args, stdout=log, stderr=log)
+        wait_for("the controller to be ready", lambda: self.get("/readyz", self.probe_port) == 200, timeout=60)
+        return self
+
+    def get(self, path, port):
+        if self.proc.poll() is not None:
+            raise AssertionError(f"the controller exited ({self.proc.returncode}); log: {self.log_path}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as r:
+                return r.status
+        except OSError:
+            return None
+
+    def metrics(self):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as r:
+            return r.read().decode()
+
+    def kill(self):
+        """SIGKILL: nothing is cleaned up, as when a node dies under the controller."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self):
+        """SIGTERM, and it must exit by itself, cleanly."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                rc = self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                raise AssertionError(f"the controller did not stop on SIGTERM; log: {self.log_path}")
+            assert rc == 0, f"the controller exited {rc} on SIGTERM; log: {self.log_path}"
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+
+@pytest.fixture(scope="session")
+def controller(crds):
+    """One controller for the whole session, stopped (SIGTERM) at the end."""
+    c = Controller().start()
+    yield c
+    c.stop()

@@ -24,15 +24,8 @@ CRD_NAMES = [
 
 
 @pytest.fixture(scope="module", autouse=True)
-def installed():
-    """The CRDs and the shipped runtimes, installed as the README says (idempotent, and left
-    installed: other suites need them)."""
-    kubectl("apply", "-k", CRDS)
-    kubectl("wait", "--for", "condition=Established", "--timeout=60s", *[f"crd/{n}" for n in CRD_NAMES])
-    # The API server's discovery can lag a moment behind Established, and kubectl then says
-    # "no matches for kind": try again briefly.
-    wait_for("the shipped runtimes to apply",
-             lambda: kubectl("apply", "-k", RUNTIMES, check=False).returncode == 0, timeout=30)
+def installed(crds):
+    """Every test here needs the CRDs and the shipped runtimes."""
 
 
 def trainjob(name="vit", **spec):

@@ -392,10 +392,102 @@ static void test_render_usage_lists_every_option(void **state)
 	assert_null(strstr(buf, "--log-level"));
 }
 
+struct run_case {
+	const char *name;
+	int argc;
+	char *argv[6];
+	int want_rc;
+	const char *want_err;
+	const char *kubeconfig, *context, *config, *namespace; /* "" when not given */
+};
+
+static const struct run_case run_cases[] = {
+	{ "none given", 1, { "tjc" }, 0, "", "", "", "", "" },
+	{ "all given, both spellings",
+	  6,
+	  { "tjc", "--kubeconfig=/k", "--context", "ctx", "--config=/c.yaml", "--namespace=a" },
+	  0,
+	  "",
+	  "/k",
+	  "ctx",
+	  "/c.yaml",
+	  "a" },
+	{ "empty namespace",
+	  2,
+	  { "tjc", "--namespace=" },
+	  -EINVAL,
+	  "--namespace: must not be empty",
+	  "",
+	  "",
+	  "",
+	  "" },
+	{ "kubeconfig without a value",
+	  2,
+	  { "tjc", "--kubeconfig" },
+	  -EINVAL,
+	  "--kubeconfig needs a value",
+	  "",
+	  "",
+	  "",
+	  "" },
+	{ "namespace too long",
+	  2,
+	  { "tjc", "--namespace=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" },
+	  -EINVAL,
+	  "--namespace: is longer than 63 characters",
+	  "",
+	  "",
+	  "",
+	  "" },
+};
+
+static void test_rate_limit_options(void **state)
+{
+	static struct tj_cli cli;
+	char *ok[] = { "tjc", "--kube-api-qps=2.5", "--kube-api-burst", "7" };
+	char *bad_qps[] = { "tjc", "--kube-api-qps=-1" };
+	char *bad_burst[] = { "tjc", "--kube-api-burst=0" };
+	char err[128];
+
+	memset(&cli, 0, sizeof(cli));
+	assert_int_equal(tj_cli_parse(4, ok, &cli, err, sizeof(err)), 0);
+	assert_true(cli.run.qps == 2.5);
+	assert_int_equal(cli.run.burst, 7);
+	assert_int_equal(tj_cli_parse(2, bad_qps, &cli, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "--kube-api-qps: '-1' is not a rate from 0 (no limit) to 1000000");
+	assert_int_equal(tj_cli_parse(2, bad_burst, &cli, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "--kube-api-burst: '0' is not a count from 1 to 1000000");
+}
+
+static void test_run_options(void **state)
+{
+	static struct tj_cli cli; /* large (paths): not on the stack */
+
+	for (size_t i = 0; i < sizeof(run_cases) / sizeof(run_cases[0]); i++) {
+		const struct run_case *c = &run_cases[i];
+		char err[128];
+
+		print_message("# case: %s\n", c->name);
+		memset(&cli, 0, sizeof(cli));
+		assert_int_equal(tj_cli_parse(c->argc, c->argv, &cli, err, sizeof(err)),
+				 c->want_rc);
+		assert_string_equal(err, c->want_err);
+		if (c->want_rc < 0)
+			continue;
+		assert_int_equal(cli.action, TJ_CLI_RUN);
+		assert_string_equal(cli.run.kubeconfig, c->kubeconfig);
+		assert_string_equal(cli.run.context, c->context);
+		assert_string_equal(cli.run.config, c->config);
+		assert_string_equal(cli.run.namespace, c->namespace);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_table),
+		cmocka_unit_test(test_run_options),
+		cmocka_unit_test(test_rate_limit_options),
 		cmocka_unit_test(test_value_options_table),
 		cmocka_unit_test(test_error_is_truncated_and_terminated),
 		cmocka_unit_test(test_usage_lists_every_option),

@@ -1,0 +1,535 @@
+#include "controller/controller.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "controller/log.h"
+#include "controller/workqueue.h"
+#include "informers/informers.h"
+#include "reconcilers/executor.h"
+#include "reconcilers/plan.h"
+#include "reconcilers/runtime.h"
+#include "reconcilers/trainjob.h"
+
+#define DEFAULT_MAX_CONCURRENT 10
+/* Pods one TrainJob may have in the cache; the planner sees at most this many. */
+#define MAX_PODS_PER_JOB (2 * TJ_MAX_NODES + 64)
+
+/* A key being reconciled. */
+struct reconcile {
+	struct reconcile *prev, *next;
+	struct tj_controller *c;         /* borrowed */
+	char key[TJ_STORE_KEY_MAX];      /* the TrainJob's "namespace/name" */
+	struct tj_execution *execution; /* borrowed; freed by the executor */
+	uint64_t start_ns;
+};
+
+struct tj_controller {
+	uv_loop_t *loop;                      /* borrowed */
+	struct tj_client *client;             /* borrowed */
+	struct tj_recorder *recorder;         /* borrowed */
+	const struct tj_std_metrics *metrics; /* borrowed */
+	const struct tj_config *config;       /* borrowed */
+	struct tj_informers *informers;       /* owned */
+	struct tj_workqueue *queue;           /* owned */
+	struct reconcile *in_flight;          /* owned list */
+	bool synced;
+	bool leading;
+	bool stopping;
+	void (*stopped)(void *userdata);
+	void *stopped_userdata;
+};
+
+/* ---- stores of the objects the reconciler projects ---- */
+
+static int copy_key(char *buf, size_t size, const char *ns, const char *name)
+{
+	int n = ns && ns[0] ? snprintf(buf, size, "%s/%s", ns, name) : snprintf(buf, size, "%s", name);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+static void trainjob_free(void *obj)
+{
+	tj_trainjob_free(obj);
+}
+
+static int trainjob_key(const void *obj, char *buf, size_t size)
+{
+	const struct tj_trainjob *job = obj;
+
+	return copy_key(buf, size, job->namespace, job->name);
+}
+
+static int trainjob_project(const cJSON *obj, void **ret)
+{
+	return tj_trainjob_from_json(obj, (struct tj_trainjob **)ret);
+}
+
+static const struct tj_store_ops trainjob_ops = {
+	.free = trainjob_free,
+	.key = trainjob_key,
+};
+
+static void runtime_free(void *obj)
+{
+	tj_runtime_free(obj);
+}
+
+static int runtime_key(const void *obj, char *buf, size_t size)
+{
+	const struct tj_runtime *rt = obj;
+
+	return copy_key(buf, size, rt->namespace, rt->name);
+}
+
+static int runtime_project(const cJSON *obj, void **ret)
+{
+	return tj_runtime_from_json(obj, (struct tj_runtime **)ret);
+}
+
+static const struct tj_store_ops runtime_ops = {
+	.free = runtime_free,
+	.key = runtime_key,
+};
+
+/* ---- reading the caches ---- */
+
+static const struct tj_store *store_of(const struct tj_reflector *r)
+{
+	return r ? tj_reflector_store(r) : NULL;
+}
+
+static const struct tj_runtime *lookup_runtime(void *ctx, enum tj_runtime_kind kind,
+					       const char *namespace, const char *name)
+{
+	struct tj_controller *c = ctx;
+	const struct tj_store *s;
+	char key[TJ_STORE_KEY_MAX];
+
+	if (kind == TJ_RUNTIME_CLUSTER) {
+		s = store_of(c->informers->cluster_training_runtimes);
+		namespace = NULL;
+	} else {
+		s = store_of(c->informers->training_runtimes);
+	}
+	if (!s || copy_key(key, sizeof(key), namespace, name) < 0)
+		return NULL;
+	return tj_store_get(s, key);
+}
+
+static const struct tj_node *lookup_node(void *ctx, const char *name)
+{
+	struct tj_controller *c = ctx;
+	const struct tj_store *s = store_of(c->informers->nodes);
+
+	return s && name ? tj_store_get(s, name) : NULL;
+}
+
+/* ---- queueing ---- */
+
+static void enqueue(struct tj_controller *c, const char *key)
+{
+	int rc;
+
+	/* Before the caches are complete a plan could delete what it merely has not seen
+	 * yet; every TrainJob is queued once the caches have synced. */
+	if (!c->synced || !c->leading || c->stopping)
+		return;
+	rc = tj_workqueue_add(c->queue, key);
+	if (rc < 0)
+		tj_log_error("controller", "could not queue TrainJob", TJ_STR("key", key), TJ_ERR(rc));
+}
+
+static void enqueue_all(struct tj_controller *c)
+{
+	struct tj_store_iter it;
+	const struct tj_trainjob *job;
+	char key[TJ_STORE_KEY_MAX];
+
+	tj_store_iter_init(tj_reflector_store(c->informers->trainjobs), &it);
+	while ((job = tj_store_iter_next(&it)))
+		if (trainjob_key(job, key, sizeof(key)) == 0)
+			enqueue(c, key);
+}
+
+static void on_trainjob(const void *obj, void *userdata)
+{
+	char key[TJ_STORE_KEY_MAX];
+
+	if (trainjob_key(obj, key, sizeof(key)) == 0)
+		enqueue(userdata, key);
+}
+
+static void on_trainjob_update(const void *old, const void *new_obj, void *userdata)
+{
+	on_trainjob(new_obj, userdata);
+}
+
+static void on_pod(const void *obj, void *userdata)
+{
+	const struct tj_pod *pod = obj;
+	char key[TJ_STORE_KEY_MAX];
+
+	if (pod->trainjob && copy_key(key, sizeof(key), pod->namespace, pod->trainjob) == 0)
+		enqueue(userdata, key);
+}
+
+static void on_pod_update(const void *old, const void *new_obj, void *userdata)
+{
+	on_pod(new_obj, userdata);
+}
+
+/* A runtime changed: the TrainJobs that name it may now be able to start (DESIGN.md: a job
+ * whose runtime is missing starts by itself once the runtime appears). */
+static void on_runtime(const void *obj, void *userdata)
+{
+	struct tj_controller *c = userdata;
+	const struct tj_runtime *rt = obj;
+	struct tj_store_iter it;
+	const struct tj_trainjob *job;
+	char key[TJ_STORE_KEY_MAX];
+
+	if (!c->synced)
+		return;
+	tj_store_iter_init(tj_reflector_store(c->informers->trainjobs), &it);
+	while ((job = tj_store_iter_next(&it))) {
+		if (!job->runtime_name || strcmp(job->runtime_name, rt->name) != 0)
+			continue;
+		if (rt->kind == TJ_RUNTIME_NAMESPACED && strcmp(job->namespace, rt->namespace) != 0)
+			continue;
+		if (trainjob_key(job, key, sizeof(key)) == 0)
+			enqueue(c, key);
+	}
+}
+
+static void on_runtime_update(const void *old, const void *new_obj, void *userdata)
+{
+	on_runtime(new_obj, userdata);
+}
+
+/* A node changed: its health may have changed, which matters to the jobs with pods on it. */
+static void on_node(const void *obj, void *userdata)
+{
+	struct tj_controller *c = userdata;
+	const struct tj_node *node = obj;
+	struct tj_store_iter it;
+	const struct tj_pod *pod;
+
+	if (!c->synced)
+		return;
+	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_NODE, node->name,
+			    &it);
+	while ((pod = tj_store_iter_next(&it)))
+		on_pod(pod, c);
+}
+
+static void on_node_update(const void *old, const void *new_obj, void *userdata)
+{
+	on_node(new_obj, userdata);
+}
+
+static void on_synced(void *userdata)
+{
+	struct tj_controller *c = userdata;
+
+	if (c->synced || !tj_informers_have_synced(c->informers))
+		return;
+	c->synced = true;
+	tj_log_info("controller", "caches synced",
+		    TJ_INT("trainjobs", (long long)tj_store_len(
+						tj_reflector_store(c->informers->trainjobs))),
+		    TJ_INT("pods", (long long)tj_store_len(tj_reflector_store(c->informers->pods))),
+		    TJ_INT("nodes",
+			   (long long)tj_store_len(tj_reflector_store(c->informers->nodes))));
+	enqueue_all(c);
+}
+
+/* ---- reconciling one key ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void observe(struct tj_controller *c, struct reconcile *r, const char *result)
+{
+	const char *labels[] = { TJ_CONTROLLER_NAME, result };
+	const char *controller[] = { TJ_CONTROLLER_NAME };
+
+	if (!c->metrics)
+		return;
+	tj_metric_add(c->metrics->reconcile_total, labels, 1);
+	if (strcmp(result, "error") == 0)
+		tj_metric_add(c->metrics->reconcile_errors_total, controller, 1);
+	tj_metric_observe(c->metrics->reconcile_time_seconds, controller,
+			  (double)(now_ns() - r->start_ns) / 1e9);
+}
+
+static void reconcile_end(struct reconcile *r)
+{
+	struct tj_controller *c = r->c;
+
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		c->in_flight = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	tj_workqueue_done(c->queue, r->key);
+	free(r);
+}
+
+static void requeue_after(struct tj_controller *c, const char *key, int64_t seconds)
+{
+	if (seconds > 0)
+		tj_workqueue_add_after(c->queue, key, (uint64_t)seconds * 1000);
+}
+
+static void executed(struct tj_execution_result *res, void *userdata)
+{
+	struct reconcile *r = userdata;
+	struct tj_controller *c = r->c;
+
+	r->execution = NULL;
+	if (res->rc == 0) {
+		tj_workqueue_forget(c->queue, r->key);
+		observe(c, r, "success");
+		if (c->metrics && res->pods_created)
+			tj_metric_add(c->metrics->trainjob_pods_created_total, NULL,
+				      res->pods_created);
+		if (res->pods_created || res->pods_deleted || res->pods_adopted)
+			tj_log_info("reconciler", "reconciled TrainJob", TJ_STR("trainjob", r->key),
+				    TJ_INT("podsCreated", res->pods_created),
+				    TJ_INT("podsAdopted", res->pods_adopted),
+				    TJ_INT("podsDeleted", res->pods_deleted));
+	} else {
+		/* A conflict means the plan was made from a stale cache: the watch brings the
+		 * newer object, and the retry plans from it. */
+		if (!res->conflict)
+			tj_log_error("reconciler", "reconcile failed", TJ_STR("trainjob", r->key),
+				     TJ_STR("detail", res->error), TJ_ERR(res->rc));
+		observe(c, r, "error");
+		tj_workqueue_add_rate_limited(c->queue, r->key);
+	}
+	reconcile_end(r);
+}
+
+/* The pods of the job, from the index of the pod cache. */
+static size_t job_pods(struct tj_controller *c, const char *key, const struct tj_pod **pods,
+		       size_t max)
+{
+	struct tj_store_iter it;
+	const struct tj_pod *pod;
+	size_t n = 0;
+
+	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_TRAINJOB, key, &it);
+	while ((pod = tj_store_iter_next(&it)) && n < max)
+		pods[n++] = pod;
+	return n;
+}
+
+static int reconcile(struct tj_controller *c, struct reconcile *r)
+{
+	const struct tj_trainjob *job = tj_store_get(tj_reflector_store(c->informers->trainjobs),
+						     r->key);
+	const struct tj_runtime *runtime = NULL;
+	struct tj_problem why = { "", "" };
+	const struct tj_pod **pods = NULL;
+	struct tj_plan *plan = NULL;
+	uint64_t now = now_ns();
+	int rc;
+
+	if (!job) {
+		/* Deleted: garbage collection removes its children through their owner
+		 * references. */
+		tj_workqueue_forget(c->queue, r->key);
+		observe(c, r, "success");
+		reconcile_end(r);
+		return 0;
+	}
+	if (tj_runtime_resolve(job, lookup_runtime, c, &runtime, &why) < 0)
+		runtime = NULL;
+	pods = calloc(MAX_PODS_PER_JOB, sizeof(*pods));
+	if (!pods)
+		return -ENOMEM;
+	struct tj_plan_input in = {
+		.job = job,
+		.runtime = runtime,
+		.runtime_problem = runtime ? NULL : &why,
+		.config = c->config,
+		.pods = pods,
+		.n_pods = job_pods(c, r->key, pods, MAX_PODS_PER_JOB),
+		.node_lookup = lookup_node,
+		.node_ctx = c,
+		.now = (int64_t)(now / 1000000000ull),
+	};
+	rc = tj_plan_trainjob(&in, &plan);
+	free(pods);
+	if (rc < 0)
+		return rc;
+	requeue_after(c, r->key, plan->requeue_after);
+	if (plan->n_actions == 0) {
+		tj_plan_free(plan);
+		tj_workqueue_forget(c->queue, r->key);
+		observe(c, r, "success");
+		reconcile_end(r);
+		return 0;
+	}
+	struct tj_event_object obj = { job->namespace, job->name, job->uid };
+
+	return tj_execute(c->client, c->recorder, &obj, plan, (int64_t)now, executed, r,
+			  &r->execution);
+}
+
+static void process(struct tj_workqueue *q, const char *key, void *userdata)
+{
+	struct tj_controller *c = userdata;
+	struct reconcile *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r || strlen(key) >= sizeof(r->key)) {
+		free(r);
+		tj_workqueue_done(q, key);
+		return;
+	}
+	r->c = c;
+	r->start_ns = now_ns();
+	strcpy(r->key, key);
+	r->next = c->in_flight;
+	if (c->in_flight)
+		c->in_flight->prev = r;
+	c->in_flight = r;
+	rc = reconcile(c, r);
+	if (rc < 0) {
+		tj_log_error("reconciler", "could not reconcile", TJ_STR("trainjob", key),
+			     TJ_ERR(rc));
+		observe(c, r, "error");
+		tj_workqueue_add_rate_limited(q, key);
+		reconcile_end(r);
+	}
+}
+
+/* ---- life cycle ---- */
+
+int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config,
+		      struct tj_controller **ret)
+{
+	struct tj_controller *c = calloc(1, sizeof(*c));
+	struct tj_reflector_handlers trainjobs = { on_trainjob, on_trainjob_update, on_trainjob,
+						   on_synced, NULL };
+	struct tj_reflector_handlers runtimes = { on_runtime, on_runtime_update, on_runtime,
+						  on_synced, NULL };
+	struct tj_reflector_handlers pods = { on_pod, on_pod_update, on_pod, on_synced, NULL };
+	struct tj_reflector_handlers nodes = { on_node, on_node_update, on_node, on_synced, NULL };
+	int rc;
+
+	if (!c)
+		return -ENOMEM;
+	c->loop = loop;
+	c->client = config->client;
+	c->recorder = config->recorder;
+	c->metrics = config->metrics;
+	trainjobs.userdata = runtimes.userdata = pods.userdata = nodes.userdata = c;
+
+	struct tj_informers_config ic = {
+		.client = config->client,
+		.namespace = config->namespace,
+		.trainjobs = { trainjob_project, &trainjob_ops, trainjobs },
+		.training_runtimes = { runtime_project, &runtime_ops, runtimes },
+		.cluster_training_runtimes = { runtime_project, &runtime_ops, runtimes },
+		.pods = { NULL, NULL, pods },
+		.nodes = { NULL, NULL, nodes },
+	};
+	rc = tj_informers_new(loop, &ic, &c->informers);
+	if (rc < 0)
+		goto fail;
+
+	struct tj_workqueue_config qc = {
+		.process = process,
+		.userdata = c,
+		.max_in_flight = config->max_concurrent ? config->max_concurrent
+							: DEFAULT_MAX_CONCURRENT,
+	};
+	rc = tj_workqueue_new(loop, &qc, &c->queue);
+	if (rc < 0)
+		goto fail;
+	*ret = c;
+	return 0;
+
+fail:
+	tj_informers_free(c->informers);
+	free(c);
+	return rc;
+}
+
+void tj_controller_set_config(struct tj_controller *c, const struct tj_config *config)
+{
+	c->config = config;
+	enqueue_all(c);
+}
+
+int tj_controller_start(struct tj_controller *c)
+{
+	return tj_informers_start(c->informers);
+}
+
+void tj_controller_set_leading(struct tj_controller *c, bool leading)
+{
+	if (c->leading == leading)
+		return;
+	c->leading = leading;
+	if (leading)
+		enqueue_all(c);
+}
+
+void tj_controller_queue_stats(const struct tj_controller *c, struct tj_workqueue_stats *ret)
+{
+	tj_workqueue_stats(c->queue, ret);
+}
+
+bool tj_controller_synced(const struct tj_controller *c)
+{
+	return c->synced;
+}
+
+static void queue_drained(void *userdata)
+{
+	struct tj_controller *c = userdata;
+
+	if (c->stopped)
+		c->stopped(c->stopped_userdata);
+}
+
+void tj_controller_stop(struct tj_controller *c, void (*stopped)(void *userdata), void *userdata)
+{
+	if (c->stopping)
+		return;
+	c->stopping = true;
+	c->stopped = stopped;
+	c->stopped_userdata = userdata;
+	tj_workqueue_shutdown(c->queue, queue_drained, c);
+}
+
+struct tj_controller *tj_controller_free(struct tj_controller *c)
+{
+	if (!c)
+		return NULL;
+	while (c->in_flight) {
+		struct reconcile *r = c->in_flight;
+
+		c->in_flight = r->next;
+		tj_execution_cancel(r->execution);
+		free(r);
+	}
+	tj_workqueue_free(c->queue);
+	tj_informers_free(c->informers);
+	free(c);
+	return NULL;
+}

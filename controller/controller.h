@@ -1,0 +1,54 @@
+/* The TrainJob controller: informers feed keys ("namespace/name" of a TrainJob) into the
+ * workqueue; each key is reconciled level-based: read the caches, plan (a pure function),
+ * execute the plan's writes, and queue the key again on failure with backoff. The result of
+ * the writes comes back through the watches. */
+#pragma once
+
+#include <stdbool.h>
+
+#include <uv.h>
+
+#include "controller/config.h"
+#include "controller/metrics.h"
+#include "controller/recorder.h"
+#include "controller/workqueue.h"
+#include "kube/client.h"
+
+/* The name of the controller in metrics and logs, as controller-runtime would name it. */
+#define TJ_CONTROLLER_NAME "trainjob"
+
+struct tj_controller_config {
+	struct tj_client *client;     /* borrowed */
+	struct tj_recorder *recorder; /* borrowed; NULL records no events */
+	const struct tj_std_metrics *metrics; /* borrowed; NULL keeps no metrics */
+	const char *namespace;        /* watch one namespace; NULL watches all; copied */
+	unsigned max_concurrent;      /* TrainJobs reconciled at once; 0 means 10 */
+};
+
+struct tj_controller;
+
+int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config,
+		      struct tj_controller **ret);
+
+/* The GPU classes; borrowed until the next call or tj_controller_free. Every TrainJob is
+ * queued again, so a reloaded config takes effect at once. */
+void tj_controller_set_config(struct tj_controller *c, const struct tj_config *config);
+
+/* Starts the informers; reconciling starts once every cache has synced and the controller
+ * leads (tj_controller_set_leading). */
+int tj_controller_start(struct tj_controller *c);
+
+/* Only the leader writes. Caches stay warm either way, so a new leader starts at once. */
+void tj_controller_set_leading(struct tj_controller *c, bool leading);
+
+/* The workqueue's counters, for the workqueue_* metrics. */
+void tj_controller_queue_stats(const struct tj_controller *c, struct tj_workqueue_stats *ret);
+
+/* Every informer has listed once. */
+bool tj_controller_synced(const struct tj_controller *c);
+
+/* Orderly stop: no new keys, reconciles in flight finish, then stopped(userdata) runs. */
+void tj_controller_stop(struct tj_controller *c, void (*stopped)(void *userdata), void *userdata);
+
+/* Frees a stopped controller. Accepts NULL; returns NULL. */
+struct tj_controller *tj_controller_free(struct tj_controller *c);

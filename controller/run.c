@@ -1,0 +1,250 @@
+#include "controller/run.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "controller/config.h"
+#include "controller/controller.h"
+#include "controller/health.h"
+#include "controller/http.h"
+#include "controller/log.h"
+#include "controller/metrics.h"
+#include "controller/recorder.h"
+#include "controller/signals.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "tj-version.h"
+
+/* Everything the running process holds, torn down in reverse order on shutdown. */
+struct run {
+	uv_loop_t loop;
+	struct tj_kube_config *kube;         /* owned */
+	struct tj_client *client;            /* owned */
+	struct tj_config_watch *config;      /* owned; NULL without --config */
+	struct tj_metrics *metrics;          /* owned */
+	struct tj_std_metrics std;           /* families owned by metrics */
+	struct tj_health *health;            /* owned */
+	struct tj_http_server *metrics_http; /* owned; NULL if disabled */
+	struct tj_http_server *probes_http;  /* owned; NULL if disabled */
+	struct tj_recorder *recorder;        /* owned */
+	struct tj_controller *controller;    /* owned */
+	struct tj_signals *signals;          /* owned */
+	int exit_status;
+};
+
+static int check_synced(void *userdata, char *reason, size_t len)
+{
+	struct run *r = userdata;
+
+	if (r->controller && tj_controller_synced(r->controller))
+		return 0;
+	snprintf(reason, len, "the informers have not listed every resource yet");
+	return -EAGAIN;
+}
+
+static void collect_queue(void *userdata)
+{
+	struct run *r = userdata;
+	struct tj_workqueue_stats st;
+	const char *name[] = { TJ_CONTROLLER_NAME, TJ_CONTROLLER_NAME, "" };
+
+	if (!r->controller)
+		return;
+	tj_controller_queue_stats(r->controller, &st);
+	tj_metric_set(r->std.workqueue_depth, name, (double)st.depth);
+	tj_metric_set(r->std.active_workers, name, (double)st.in_flight);
+}
+
+static void config_reloaded(const struct tj_config *config, int error, const char *message,
+			    void *userdata)
+{
+	struct run *r = userdata;
+
+	if (error < 0) {
+		tj_log_error("config", "kept the previous GPU classes: the new file is broken",
+			     TJ_STR("problem", message));
+		return;
+	}
+	tj_log_info("config", "reloaded the GPU classes", TJ_INT("classes", (long long)config->n_classes));
+	tj_controller_set_config(r->controller, config);
+}
+
+static void controller_stopped(void *userdata)
+{
+	struct run *r = userdata;
+
+	tj_log_info("controller", "stopped");
+	tj_http_server_close(r->metrics_http);
+	tj_http_server_close(r->probes_http);
+	tj_config_watch_stop(r->config);
+	r->metrics_http = r->probes_http = NULL;
+	r->config = NULL;
+	r->controller = tj_controller_free(r->controller);
+	r->recorder = tj_recorder_free(r->recorder);
+	r->client = tj_client_free(r->client);
+	tj_signals_close(r->signals);
+}
+
+static void shutdown_requested(void *userdata, int signum)
+{
+	struct run *r = userdata;
+
+	tj_log_info("controller", "shutting down", TJ_INT("signal", signum));
+	tj_controller_stop(r->controller, controller_stopped, r);
+}
+
+static int load_kube(struct run *r, const struct tj_cli *cli)
+{
+	struct tj_kube_env env;
+	char err[512];
+	int rc;
+
+	tj_kube_env_from_process(cli->run.kubeconfig[0] ? cli->run.kubeconfig : NULL, &env);
+	rc = tj_kube_config_load(&env, cli->run.context[0] ? cli->run.context : NULL, NULL, &r->kube, err, sizeof(err));
+	if (rc < 0) {
+		tj_log_error("kube", "no usable cluster configuration", TJ_STR("problem", err));
+		return rc;
+	}
+	tj_log_info("kube", "using cluster", TJ_STR("server", r->kube->server),
+		    TJ_STR("from", r->kube->origin), TJ_STR("context", r->kube->context));
+	struct tj_client_options opts = {
+		.qps = cli->run.qps,
+		.burst = cli->run.burst ? cli->run.burst : (int)(cli->run.qps * 2 + 1),
+	};
+
+	return tj_client_new(&r->loop, r->kube, &opts, &r->client);
+}
+
+static const struct tj_config *load_gpu_classes(struct run *r, const struct tj_cli *cli)
+{
+	char err[512];
+	int rc;
+
+	if (!cli->run.config[0]) {
+		tj_log_info("config", "no --config: using the built-in GPU classes gh200 and h100");
+		return tj_config_builtin();
+	}
+	rc = tj_config_watch_start(&r->loop, cli->run.config, 200, config_reloaded, r, &r->config, err,
+				   sizeof(err));
+	if (rc < 0) {
+		tj_log_error("config", "cannot load the config file", TJ_STR("problem", err));
+		return NULL;
+	}
+	return tj_config_watch_config(r->config);
+}
+
+static int serve(struct run *r, const struct tj_cli *cli)
+{
+	int rc;
+
+	rc = tj_http_serve_metrics(&r->loop, &cli->metrics_addr, r->metrics, &r->metrics_http);
+	if (rc < 0) {
+		tj_log_error("http", "cannot serve metrics", TJ_STR("port", cli->metrics_addr.port),
+			     TJ_ERR(rc));
+		return rc;
+	}
+	rc = tj_http_serve_probes(&r->loop, &cli->probe_addr, r->health, &r->probes_http);
+	if (rc < 0)
+		tj_log_error("http", "cannot serve probes", TJ_STR("port", cli->probe_addr.port),
+			     TJ_ERR(rc));
+	return rc;
+}
+
+static int setup(struct run *r, const struct tj_cli *cli)
+{
+	const struct tj_config *classes;
+	char host[256] = "localhost";
+	int rc;
+
+	rc = load_kube(r, cli);
+	if (rc < 0)
+		return rc;
+	classes = load_gpu_classes(r, cli);
+	if (!classes)
+		return -EINVAL;
+	if ((rc = tj_metrics_new(&r->metrics)) < 0 ||
+	    (rc = tj_std_metrics_register(r->metrics, &r->std)) < 0 ||
+	    (rc = tj_std_metrics_init_controller(&r->std, TJ_CONTROLLER_NAME, 10)) < 0 ||
+	    (rc = tj_std_metrics_init_workqueue(&r->std, TJ_CONTROLLER_NAME)) < 0 ||
+	    (rc = tj_metrics_register_process(r->metrics, "/proc")) < 0 ||
+	    (rc = tj_metrics_add_collector(r->metrics, collect_queue, r)) < 0)
+		return rc;
+	if ((rc = tj_health_new(&r->health)) < 0 ||
+	    (rc = tj_health_add(r->health, TJ_READYZ, "informers-synced", check_synced, r)) < 0)
+		return rc;
+	gethostname(host, sizeof(host) - 1);
+	if ((rc = tj_recorder_new(r->client, "trainjob-controller", host, &r->recorder)) < 0)
+		return rc;
+
+	struct tj_controller_config cc = {
+		.client = r->client,
+		.recorder = r->recorder,
+		.metrics = &r->std,
+		.namespace = cli->run.namespace[0] ? cli->run.namespace : NULL,
+	};
+	if ((rc = tj_controller_new(&r->loop, &cc, &r->controller)) < 0)
+		return rc;
+	tj_controller_set_config(r->controller, classes);
+	if ((rc = serve(r, cli)) < 0)
+		return rc;
+	if ((rc = tj_signals_new(&r->loop, TJ_SHUTDOWN_GRACE_MS_DEFAULT, &r->signals)) < 0 ||
+	    (rc = tj_signals_on_shutdown(r->signals, shutdown_requested, r)) < 0)
+		return rc;
+	if ((rc = tj_controller_start(r->controller)) < 0)
+		return rc;
+	/* Without leader election this process is the only writer. */
+	tj_controller_set_leading(r->controller, true);
+	return 0;
+}
+
+static void teardown(struct run *r)
+{
+	tj_http_server_close(r->metrics_http);
+	tj_http_server_close(r->probes_http);
+	tj_config_watch_stop(r->config);
+	tj_controller_free(r->controller);
+	tj_recorder_free(r->recorder);
+	tj_client_free(r->client);
+	if (r->signals)
+		tj_signals_close(r->signals);
+	/* Let the close callbacks of every handle run before the memory goes. */
+	uv_run(&r->loop, UV_RUN_DEFAULT);
+	tj_health_free(r->health);
+	tj_metrics_free(r->metrics);
+	tj_kube_config_free(r->kube);
+}
+
+int tj_run(const struct tj_cli *cli)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r)
+		return EXIT_FAILURE;
+	tj_log_set_level(cli->log_level);
+	rc = uv_loop_init(&r->loop);
+	if (rc < 0) {
+		free(r);
+		return EXIT_FAILURE;
+	}
+	tj_log_info("controller", "starting", TJ_STR("version", TJ_VERSION));
+	rc = setup(r, cli);
+	if (rc < 0) {
+		tj_log_error("controller", "could not start", TJ_ERR(rc));
+		teardown(r);
+		uv_loop_close(&r->loop);
+		free(r);
+		return EXIT_FAILURE;
+	}
+	uv_run(&r->loop, UV_RUN_DEFAULT);
+	r->signals = NULL; /* closed by controller_stopped */
+	teardown(r);
+	uv_loop_close(&r->loop);
+	rc = r->exit_status;
+	free(r);
+	return rc;
+}

@@ -1,0 +1,271 @@
+#include "reconcilers/executor.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uv.h>
+
+#include "kube/request.h"
+
+/* One write of the current stage in flight. */
+struct op {
+	struct tj_execution *execution; /* borrowed */
+	const struct tj_action *action; /* borrowed from the plan */
+	struct tj_request *request;     /* borrowed; NULL once answered */
+};
+
+struct tj_execution {
+	struct tj_client *client;     /* borrowed */
+	struct tj_recorder *recorder; /* borrowed; may be NULL */
+	/* The TrainJob: namespace, name, uid. */
+	char *namespace, *name, *uid; /* owned */
+	struct tj_plan *plan;          /* owned */
+	int64_t now_ns;
+	tj_execute_done_fn done;
+	void *userdata;
+	/* Every stage starts from this timer, so that done never runs inside tj_execute. */
+	uv_timer_t timer;
+	int stage;
+	struct op *ops; /* owned array of n_ops: the writes of the current stage */
+	size_t n_ops;
+	size_t pending; /* writes of the current stage still in flight */
+	bool cancelled;
+	bool finished;
+	struct tj_execution_result result;
+};
+
+static void execution_closed(uv_handle_t *h)
+{
+	struct tj_execution *e = h->data;
+
+	tj_plan_free(e->plan);
+	cJSON_Delete(e->result.trainjob);
+	free(e->ops);
+	free(e->namespace);
+	free(e->name);
+	free(e->uid);
+	free(e);
+}
+
+static void finish(struct tj_execution *e)
+{
+	e->finished = true;
+	if (!e->cancelled)
+		e->done(&e->result, e->userdata);
+	uv_close((uv_handle_t *)&e->timer, execution_closed);
+}
+
+static void fail(struct tj_execution *e, const struct tj_action *a, int rc, const char *why)
+{
+	if (e->result.rc != 0)
+		return;
+	e->result.rc = rc;
+	snprintf(e->result.error, sizeof(e->result.error), "%s %s: %s",
+		 tj_action_kind_name(a->kind), a->name[0] ? a->name : e->name, why);
+}
+
+static void stage_done(struct tj_execution *e);
+static void start_stage(struct tj_execution *e);
+
+static void op_done(struct tj_response *resp, void *userdata)
+{
+	struct op *op = userdata;
+	struct tj_execution *e = op->execution;
+	const struct tj_action *a = op->action;
+	const struct tj_status *st = &resp->status;
+
+	op->request = NULL;
+	switch (a->kind) {
+	case TJ_ACTION_CREATE_POD:
+		if (resp->rc == 0)
+			e->result.pods_created++;
+		else if (tj_status_is_already_exists(st))
+			e->result.pods_adopted++;
+		else
+			fail(e, a, resp->rc, resp->error);
+		break;
+	case TJ_ACTION_CREATE_SERVICE:
+		if (resp->rc == 0)
+			e->result.services_created++;
+		else if (!tj_status_is_already_exists(st))
+			fail(e, a, resp->rc, resp->error);
+		break;
+	case TJ_ACTION_DELETE_POD:
+		/* A failed uid precondition (409) means the pod of that name is a newer one:
+		 * the one the plan meant is gone. */
+		if (resp->rc == 0)
+			e->result.pods_deleted++;
+		else if (!tj_status_is_not_found(st) && !tj_status_is_conflict(st))
+			fail(e, a, resp->rc, resp->error);
+		break;
+	case TJ_ACTION_PATCH_STATUS:
+		if (resp->rc == 0) {
+			cJSON_Delete(e->result.trainjob);
+			e->result.trainjob = tj_response_take_body(resp);
+		} else {
+			e->result.conflict = tj_status_is_conflict(st);
+			fail(e, a, resp->rc, resp->error);
+		}
+		break;
+	case TJ_ACTION_EVENT:
+		break;
+	}
+	if (--e->pending == 0)
+		stage_done(e);
+}
+
+static int send_write(struct tj_execution *e, struct op *op)
+{
+	const struct tj_action *a = op->action;
+	struct tj_ref ref = { .namespace = e->namespace };
+
+	switch (a->kind) {
+	case TJ_ACTION_CREATE_POD:
+		ref.resource = &tj_resource_pods;
+		return tj_kube_create(e->client, &ref, a->object, NULL, op_done, op, &op->request);
+	case TJ_ACTION_CREATE_SERVICE:
+		ref.resource = &tj_resource_services;
+		return tj_kube_create(e->client, &ref, a->object, NULL, op_done, op, &op->request);
+	case TJ_ACTION_DELETE_POD: {
+		struct tj_delete_options opts = {
+			.precondition_uid = a->uid[0] ? a->uid : NULL,
+			.set_grace_period = a->grace_seconds >= 0,
+			.grace_period_seconds = a->grace_seconds,
+		};
+
+		ref.resource = &tj_resource_pods;
+		ref.name = a->name;
+		return tj_kube_delete(e->client, &ref, &opts, op_done, op, &op->request);
+	}
+	case TJ_ACTION_PATCH_STATUS:
+		ref.resource = &tj_resource_trainjobs;
+		ref.name = e->name;
+		ref.subresource = "status";
+		return tj_kube_patch(e->client, &ref, TJ_PATCH_MERGE, a->object, NULL, op_done, op,
+				     &op->request);
+	case TJ_ACTION_EVENT:
+		break;
+	}
+	return -EINVAL;
+}
+
+/* Records the events of the stage just finished. They come after its writes, so that a
+ * plan whose status patch met a conflict (a stale cache) announces nothing: the retry,
+ * planned from the fresh object, announces what really happened, once. Events are best
+ * effort and never hold up the job. */
+static void record_events(struct tj_execution *e)
+{
+	struct tj_event_object obj = { .namespace = e->namespace, .name = e->name, .uid = e->uid };
+
+	for (size_t i = 0; i < e->plan->n_actions; i++) {
+		const struct tj_action *a = &e->plan->actions[i];
+
+		if (a->stage != e->stage || a->kind != TJ_ACTION_EVENT)
+			continue;
+		if (e->recorder)
+			tj_recorder_record(e->recorder, &obj, a->warning, a->reason, a->message,
+					   e->now_ns);
+		e->result.events++;
+	}
+}
+
+/* The writes of the current stage are all answered. */
+static void stage_done(struct tj_execution *e)
+{
+	if (e->result.rc != 0) {
+		finish(e);
+		return;
+	}
+	record_events(e);
+	if (e->stage + 1 >= e->plan->n_stages) {
+		finish(e);
+		return;
+	}
+	e->stage++;
+	start_stage(e);
+}
+
+/* Sends the writes of e->stage. */
+static void start_stage(struct tj_execution *e)
+{
+	e->n_ops = 0;
+	for (size_t i = 0; i < e->plan->n_actions; i++) {
+		const struct tj_action *a = &e->plan->actions[i];
+
+		if (a->stage == e->stage && a->kind != TJ_ACTION_EVENT)
+			e->ops[e->n_ops++] = (struct op){ .execution = e, .action = a };
+	}
+	/* Count every write before sending any, and hold one count until the loop below is
+	 * over, so that a send that fails at once cannot end the stage early. */
+	e->pending = e->n_ops + 1;
+	for (size_t i = 0; i < e->n_ops; i++) {
+		int rc = send_write(e, &e->ops[i]);
+
+		if (rc < 0) {
+			fail(e, e->ops[i].action, rc, "could not send the request");
+			e->pending--;
+		}
+	}
+	if (--e->pending == 0)
+		stage_done(e);
+}
+
+static void kick(uv_timer_t *t)
+{
+	start_stage(t->data);
+}
+
+int tj_execute(struct tj_client *client, struct tj_recorder *recorder,
+	       const struct tj_event_object *job, struct tj_plan *plan, int64_t now_ns,
+	       tj_execute_done_fn done, void *userdata, struct tj_execution **ret)
+{
+	struct tj_execution *e = calloc(1, sizeof(*e));
+	int rc = -ENOMEM;
+
+	if (!e)
+		goto free_plan;
+	e->ops = calloc(plan->n_actions ? plan->n_actions : 1, sizeof(*e->ops));
+	e->namespace = strdup(job->namespace);
+	e->name = strdup(job->name);
+	e->uid = strdup(job->uid ? job->uid : "");
+	if (!e->ops || !e->namespace || !e->name || !e->uid)
+		goto free_execution;
+	e->client = client;
+	e->recorder = recorder;
+	e->plan = plan;
+	e->now_ns = now_ns;
+	e->done = done;
+	e->userdata = userdata;
+	rc = uv_timer_init(tj_client_loop(client), &e->timer);
+	if (rc < 0)
+		goto free_execution;
+	e->timer.data = e;
+	uv_timer_start(&e->timer, kick, 0, 0);
+	if (ret)
+		*ret = e;
+	return 0;
+
+free_execution:
+	free(e->ops);
+	free(e->namespace);
+	free(e->name);
+	free(e->uid);
+	free(e);
+free_plan:
+	tj_plan_free(plan);
+	return rc;
+}
+
+void tj_execution_cancel(struct tj_execution *e)
+{
+	if (!e || e->cancelled || e->finished)
+		return;
+	e->cancelled = true;
+	for (size_t i = 0; i < e->n_ops; i++)
+		if (e->ops[i].request)
+			tj_request_cancel(e->ops[i].request);
+	/* No callback of ours runs any more: the cancelled requests stay silent. */
+	uv_close((uv_handle_t *)&e->timer, execution_closed);
+}

@@ -1,0 +1,41 @@
+/* The executor: the thin I/O layer that turns a plan (reconcilers/plan.h) into API calls.
+ * Stages run in order; the actions of one stage run concurrently; a stage starts only when
+ * every write of the stage before it succeeded. Create answers AlreadyExists and delete
+ * answers NotFound are success: names are deterministic, so a repeated create adopts the
+ * pod a crashed controller made, and a delete of a pod that is gone has done its work. */
+#pragma once
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "controller/recorder.h"
+#include "kube/client.h"
+#include "reconcilers/plan.h"
+#include "reconcilers/trainjob.h"
+
+struct tj_execution_result {
+	int rc;          /* 0, or the code of the first write that failed */
+	char error[512]; /* that write and the API server's message, "" on success */
+	/* The status patch met 409 Conflict: the plan was made from a stale cache. Not an
+	 * error worth logging; the watch brings the new object and the key runs again. */
+	bool conflict;
+	/* The TrainJob as the status patch returned it (owned by the result; the callback may
+	 * take it by setting the pointer to NULL), or NULL. */
+	cJSON *trainjob;
+	unsigned pods_created, pods_adopted, pods_deleted, services_created, events;
+};
+
+typedef void (*tj_execute_done_fn)(struct tj_execution_result *res, void *userdata);
+
+struct tj_execution;
+
+/* Starts executing plan (taken: freed by the execution) for the TrainJob job (its strings
+ * are copied). done runs once, on a later loop iteration, unless the execution is
+ * cancelled. now_ns stamps the events. */
+int tj_execute(struct tj_client *client, struct tj_recorder *recorder,
+	       const struct tj_event_object *job, struct tj_plan *plan, int64_t now_ns,
+	       tj_execute_done_fn done, void *userdata, struct tj_execution **ret);
+
+/* Stops an execution: requests in flight are cancelled, done is not called. Accepts NULL. */
+void tj_execution_cancel(struct tj_execution *e);
