@@ -1,8 +1,8 @@
 #include "controller/cli.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tj-version.h"
@@ -146,8 +146,8 @@ static const struct option_spec run_options[] = {
 	  "NS", set_namespace },
 	{ "--kube-api-qps", NULL, TJ_CLI_RUN,
 	  "client-side limit of API requests per second (default 0: none)", "QPS", set_qps },
-	{ "--kube-api-burst", NULL, TJ_CLI_RUN, "requests allowed at once above the QPS limit",
-	  "N", set_burst },
+	{ "--kube-api-burst", NULL, TJ_CLI_RUN, "requests allowed at once above the QPS limit", "N",
+	  set_burst },
 	{ "--metrics-bind-address", NULL, TJ_CLI_RUN,
 	  "serve /metrics here (default :8080; 0 disables)", "ADDR", set_metrics_addr },
 	{ "--health-probe-bind-address", NULL, TJ_CLI_RUN,

@@ -21,8 +21,8 @@
 /* A key being reconciled. */
 struct reconcile {
 	struct reconcile *prev, *next;
-	struct tj_controller *c;         /* borrowed */
-	char key[TJ_STORE_KEY_MAX];      /* the TrainJob's "namespace/name" */
+	struct tj_controller *c;        /* borrowed */
+	char key[TJ_STORE_KEY_MAX];     /* the TrainJob's "namespace/name" */
 	struct tj_execution *execution; /* borrowed; freed by the executor */
 	uint64_t start_ns;
 };
@@ -47,7 +47,8 @@ struct tj_controller {
 
 static int copy_key(char *buf, size_t size, const char *ns, const char *name)
 {
-	int n = ns && ns[0] ? snprintf(buf, size, "%s/%s", ns, name) : snprintf(buf, size, "%s", name);
+	int n = ns && ns[0] ? snprintf(buf, size, "%s/%s", ns, name)
+	                    : snprintf(buf, size, "%s", name);
 
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
@@ -104,7 +105,7 @@ static const struct tj_store *store_of(const struct tj_reflector *r)
 }
 
 static const struct tj_runtime *lookup_runtime(void *ctx, enum tj_runtime_kind kind,
-					       const char *namespace, const char *name)
+                                               const char *namespace, const char *name)
 {
 	struct tj_controller *c = ctx;
 	const struct tj_store *s;
@@ -141,7 +142,8 @@ static void enqueue(struct tj_controller *c, const char *key)
 		return;
 	rc = tj_workqueue_add(c->queue, key);
 	if (rc < 0)
-		tj_log_error("controller", "could not queue TrainJob", TJ_STR("key", key), TJ_ERR(rc));
+		tj_log_error("controller", "could not queue TrainJob", TJ_STR("key", key),
+		             TJ_ERR(rc));
 }
 
 static void enqueue_all(struct tj_controller *c)
@@ -222,7 +224,7 @@ static void on_node(const void *obj, void *userdata)
 	if (!c->synced)
 		return;
 	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_NODE, node->name,
-			    &it);
+	                    &it);
 	while ((pod = tj_store_iter_next(&it)))
 		on_pod(pod, c);
 }
@@ -239,12 +241,12 @@ static void on_synced(void *userdata)
 	if (c->synced || !tj_informers_have_synced(c->informers))
 		return;
 	c->synced = true;
-	tj_log_info("controller", "caches synced",
-		    TJ_INT("trainjobs", (long long)tj_store_len(
-						tj_reflector_store(c->informers->trainjobs))),
-		    TJ_INT("pods", (long long)tj_store_len(tj_reflector_store(c->informers->pods))),
-		    TJ_INT("nodes",
-			   (long long)tj_store_len(tj_reflector_store(c->informers->nodes))));
+	tj_log_info(
+	        "controller", "caches synced",
+	        TJ_INT("trainjobs",
+	               (long long)tj_store_len(tj_reflector_store(c->informers->trainjobs))),
+	        TJ_INT("pods", (long long)tj_store_len(tj_reflector_store(c->informers->pods))),
+	        TJ_INT("nodes", (long long)tj_store_len(tj_reflector_store(c->informers->nodes))));
 	enqueue_all(c);
 }
 
@@ -269,7 +271,7 @@ static void observe(struct tj_controller *c, struct reconcile *r, const char *re
 	if (strcmp(result, "error") == 0)
 		tj_metric_add(c->metrics->reconcile_errors_total, controller, 1);
 	tj_metric_observe(c->metrics->reconcile_time_seconds, controller,
-			  (double)(now_ns() - r->start_ns) / 1e9);
+	                  (double)(now_ns() - r->start_ns) / 1e9);
 }
 
 static void reconcile_end(struct reconcile *r)
@@ -303,18 +305,18 @@ static void executed(struct tj_execution_result *res, void *userdata)
 		observe(c, r, "success");
 		if (c->metrics && res->pods_created)
 			tj_metric_add(c->metrics->trainjob_pods_created_total, NULL,
-				      res->pods_created);
+			              res->pods_created);
 		if (res->pods_created || res->pods_deleted || res->pods_adopted)
 			tj_log_info("reconciler", "reconciled TrainJob", TJ_STR("trainjob", r->key),
-				    TJ_INT("podsCreated", res->pods_created),
-				    TJ_INT("podsAdopted", res->pods_adopted),
-				    TJ_INT("podsDeleted", res->pods_deleted));
+			            TJ_INT("podsCreated", res->pods_created),
+			            TJ_INT("podsAdopted", res->pods_adopted),
+			            TJ_INT("podsDeleted", res->pods_deleted));
 	} else {
 		/* A conflict means the plan was made from a stale cache: the watch brings the
 		 * newer object, and the retry plans from it. */
 		if (!res->conflict)
 			tj_log_error("reconciler", "reconcile failed", TJ_STR("trainjob", r->key),
-				     TJ_STR("detail", res->error), TJ_ERR(res->rc));
+			             TJ_STR("detail", res->error), TJ_ERR(res->rc));
 		observe(c, r, "error");
 		tj_workqueue_add_rate_limited(c->queue, r->key);
 	}
@@ -323,13 +325,14 @@ static void executed(struct tj_execution_result *res, void *userdata)
 
 /* The pods of the job, from the index of the pod cache. */
 static size_t job_pods(struct tj_controller *c, const char *key, const struct tj_pod **pods,
-		       size_t max)
+                       size_t max)
 {
 	struct tj_store_iter it;
 	const struct tj_pod *pod;
 	size_t n = 0;
 
-	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_TRAINJOB, key, &it);
+	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_TRAINJOB, key,
+	                    &it);
 	while ((pod = tj_store_iter_next(&it)) && n < max)
 		pods[n++] = pod;
 	return n;
@@ -337,8 +340,8 @@ static size_t job_pods(struct tj_controller *c, const char *key, const struct tj
 
 static int reconcile(struct tj_controller *c, struct reconcile *r)
 {
-	const struct tj_trainjob *job = tj_store_get(tj_reflector_store(c->informers->trainjobs),
-						     r->key);
+	const struct tj_trainjob *job =
+	        tj_store_get(tj_reflector_store(c->informers->trainjobs), r->key);
 	const struct tj_runtime *runtime = NULL;
 	struct tj_problem why = { "", "" };
 	const struct tj_pod **pods = NULL;
@@ -385,7 +388,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	struct tj_event_object obj = { job->namespace, job->name, job->uid };
 
 	return tj_execute(c->client, c->recorder, &obj, plan, (int64_t)now, executed, r,
-			  &r->execution);
+	                  &r->execution);
 }
 
 static void process(struct tj_workqueue *q, const char *key, void *userdata)
@@ -409,7 +412,7 @@ static void process(struct tj_workqueue *q, const char *key, void *userdata)
 	rc = reconcile(c, r);
 	if (rc < 0) {
 		tj_log_error("reconciler", "could not reconcile", TJ_STR("trainjob", key),
-			     TJ_ERR(rc));
+		             TJ_ERR(rc));
 		observe(c, r, "error");
 		tj_workqueue_add_rate_limited(q, key);
 		reconcile_end(r);
@@ -419,13 +422,13 @@ static void process(struct tj_workqueue *q, const char *key, void *userdata)
 /* ---- life cycle ---- */
 
 int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config,
-		      struct tj_controller **ret)
+                      struct tj_controller **ret)
 {
 	struct tj_controller *c = calloc(1, sizeof(*c));
 	struct tj_reflector_handlers trainjobs = { on_trainjob, on_trainjob_update, on_trainjob,
-						   on_synced, NULL };
+		                                   on_synced, NULL };
 	struct tj_reflector_handlers runtimes = { on_runtime, on_runtime_update, on_runtime,
-						  on_synced, NULL };
+		                                  on_synced, NULL };
 	struct tj_reflector_handlers pods = { on_pod, on_pod_update, on_pod, on_synced, NULL };
 	struct tj_reflector_handlers nodes = { on_node, on_node_update, on_node, on_synced, NULL };
 	int rc;
@@ -454,8 +457,8 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	struct tj_workqueue_config qc = {
 		.process = process,
 		.userdata = c,
-		.max_in_flight = config->max_concurrent ? config->max_concurrent
-							: DEFAULT_MAX_CONCURRENT,
+		.max_in_flight =
+		        config->max_concurrent ? config->max_concurrent : DEFAULT_MAX_CONCURRENT,
 	};
 	rc = tj_workqueue_new(loop, &qc, &c->queue);
 	if (rc < 0)

@@ -18,17 +18,17 @@
 #define TJ_CONTROLLER_NAME "trainjob"
 
 struct tj_controller_config {
-	struct tj_client *client;     /* borrowed */
-	struct tj_recorder *recorder; /* borrowed; NULL records no events */
+	struct tj_client *client;             /* borrowed */
+	struct tj_recorder *recorder;         /* borrowed; NULL records no events */
 	const struct tj_std_metrics *metrics; /* borrowed; NULL keeps no metrics */
-	const char *namespace;        /* watch one namespace; NULL watches all; copied */
-	unsigned max_concurrent;      /* TrainJobs reconciled at once; 0 means 10 */
+	const char *namespace;                /* watch one namespace; NULL watches all; copied */
+	unsigned max_concurrent;              /* TrainJobs reconciled at once; 0 means 10 */
 };
 
 struct tj_controller;
 
 int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config,
-		      struct tj_controller **ret);
+                      struct tj_controller **ret);
 
 /* The GPU classes; borrowed until the next call or tj_controller_free. Every TrainJob is
  * queued again, so a reloaded config takes effect at once. */

@@ -83,15 +83,15 @@ static void write_done(struct tj_response *resp, void *userdata)
 		 * starts a new one instead of patching a ghost. */
 		tj_event_forget(r->cache, &key);
 		tj_log_warn("recorder", "could not write event", TJ_STR("namespace", w->namespace),
-			    TJ_STR("trainjob", w->name), TJ_STR("reason", w->reason),
-			    TJ_STR("error", resp->error));
+		            TJ_STR("trainjob", w->name), TJ_STR("reason", w->reason),
+		            TJ_STR("error", resp->error));
 	}
 	write_free(w);
 }
 
 static cJSON *event_json(const struct tj_recorder *r, const struct tj_event_object *obj,
-			 bool warning, const char *reason, const char *message,
-			 const struct tj_event_decision *d)
+                         bool warning, const char *reason, const char *message,
+                         const struct tj_event_decision *d)
 {
 	char first[32], last[32];
 	cJSON *ev = cJSON_CreateObject();
@@ -158,7 +158,7 @@ static char *dup_or_null(const char *s, int *rc)
 }
 
 int tj_recorder_record(struct tj_recorder *r, const struct tj_event_object *obj, bool warning,
-		       const char *reason, const char *message, int64_t now_ns)
+                       const char *reason, const char *message, int64_t now_ns)
 {
 	struct tj_event_key key = {
 		.namespace = obj->namespace,
@@ -194,7 +194,8 @@ int tj_recorder_record(struct tj_recorder *r, const struct tj_event_object *obj,
 	w->patch = d.verdict == TJ_EVENT_PATCH;
 	if (rc < 0)
 		goto free_write;
-	body = w->patch ? patch_json(message, &d) : event_json(r, obj, warning, reason, message, &d);
+	body = w->patch ? patch_json(message, &d)
+	                : event_json(r, obj, warning, reason, message, &d);
 	if (!body) {
 		rc = -ENOMEM;
 		goto free_write;
@@ -202,7 +203,7 @@ int tj_recorder_record(struct tj_recorder *r, const struct tj_event_object *obj,
 	if (w->patch) {
 		ref.name = d.name;
 		rc = tj_kube_patch(r->client, &ref, TJ_PATCH_MERGE, body, NULL, write_done, w,
-				   &w->request);
+		                   &w->request);
 	} else {
 		rc = tj_kube_create(r->client, &ref, body, NULL, write_done, w, &w->request);
 	}
@@ -224,7 +225,7 @@ free_write:
 }
 
 int tj_recorder_new(struct tj_client *client, const char *component, const char *instance,
-		    struct tj_recorder **ret)
+                    struct tj_recorder **ret)
 {
 	struct tj_recorder *r = calloc(1, sizeof(*r));
 

@@ -23,12 +23,12 @@ struct tj_event_object {
 /* component is the Event's source.component and reportingComponent, instance its
  * reportingInstance (the pod or host name). Both copied. */
 int tj_recorder_new(struct tj_client *client, const char *component, const char *instance,
-		    struct tj_recorder **ret);
+                    struct tj_recorder **ret);
 
 /* Records one occurrence at now_ns (unix nanoseconds). Returns 0 when the write was sent
  * or deliberately dropped by the spam filter, or a negative errno if it could not be sent. */
 int tj_recorder_record(struct tj_recorder *r, const struct tj_event_object *obj, bool warning,
-		       const char *reason, const char *message, int64_t now_ns);
+                       const char *reason, const char *message, int64_t now_ns);
 
 /* Events written, folded into an existing Event, dropped by the spam filter, failed. */
 struct tj_recorder_stats {

@@ -15,7 +15,6 @@
 
 #define MAX_RUNTIMES 256
 
-
 struct runtimes {
 	struct tj_runtime *items[MAX_RUNTIMES]; /* owned */
 	size_t n;

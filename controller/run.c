@@ -60,16 +60,17 @@ static void collect_queue(void *userdata)
 }
 
 static void config_reloaded(const struct tj_config *config, int error, const char *message,
-			    void *userdata)
+                            void *userdata)
 {
 	struct run *r = userdata;
 
 	if (error < 0) {
 		tj_log_error("config", "kept the previous GPU classes: the new file is broken",
-			     TJ_STR("problem", message));
+		             TJ_STR("problem", message));
 		return;
 	}
-	tj_log_info("config", "reloaded the GPU classes", TJ_INT("classes", (long long)config->n_classes));
+	tj_log_info("config", "reloaded the GPU classes",
+	            TJ_INT("classes", (long long)config->n_classes));
 	tj_controller_set_config(r->controller, config);
 }
 
@@ -104,13 +105,14 @@ static int load_kube(struct run *r, const struct tj_cli *cli)
 	int rc;
 
 	tj_kube_env_from_process(cli->run.kubeconfig[0] ? cli->run.kubeconfig : NULL, &env);
-	rc = tj_kube_config_load(&env, cli->run.context[0] ? cli->run.context : NULL, NULL, &r->kube, err, sizeof(err));
+	rc = tj_kube_config_load(&env, cli->run.context[0] ? cli->run.context : NULL, NULL,
+	                         &r->kube, err, sizeof(err));
 	if (rc < 0) {
 		tj_log_error("kube", "no usable cluster configuration", TJ_STR("problem", err));
 		return rc;
 	}
 	tj_log_info("kube", "using cluster", TJ_STR("server", r->kube->server),
-		    TJ_STR("from", r->kube->origin), TJ_STR("context", r->kube->context));
+	            TJ_STR("from", r->kube->origin), TJ_STR("context", r->kube->context));
 	struct tj_client_options opts = {
 		.qps = cli->run.qps,
 		.burst = cli->run.burst ? cli->run.burst : (int)(cli->run.qps * 2 + 1),
@@ -128,8 +130,8 @@ static const struct tj_config *load_gpu_classes(struct run *r, const struct tj_c
 		tj_log_info("config", "no --config: using the built-in GPU classes gh200 and h100");
 		return tj_config_builtin();
 	}
-	rc = tj_config_watch_start(&r->loop, cli->run.config, 200, config_reloaded, r, &r->config, err,
-				   sizeof(err));
+	rc = tj_config_watch_start(&r->loop, cli->run.config, 200, config_reloaded, r, &r->config,
+	                           err, sizeof(err));
 	if (rc < 0) {
 		tj_log_error("config", "cannot load the config file", TJ_STR("problem", err));
 		return NULL;
@@ -144,13 +146,13 @@ static int serve(struct run *r, const struct tj_cli *cli)
 	rc = tj_http_serve_metrics(&r->loop, &cli->metrics_addr, r->metrics, &r->metrics_http);
 	if (rc < 0) {
 		tj_log_error("http", "cannot serve metrics", TJ_STR("port", cli->metrics_addr.port),
-			     TJ_ERR(rc));
+		             TJ_ERR(rc));
 		return rc;
 	}
 	rc = tj_http_serve_probes(&r->loop, &cli->probe_addr, r->health, &r->probes_http);
 	if (rc < 0)
 		tj_log_error("http", "cannot serve probes", TJ_STR("port", cli->probe_addr.port),
-			     TJ_ERR(rc));
+		             TJ_ERR(rc));
 	return rc;
 }
 

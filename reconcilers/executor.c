@@ -21,7 +21,7 @@ struct tj_execution {
 	struct tj_recorder *recorder; /* borrowed; may be NULL */
 	/* The TrainJob: namespace, name, uid. */
 	char *namespace, *name, *uid; /* owned */
-	struct tj_plan *plan;          /* owned */
+	struct tj_plan *plan;         /* owned */
 	int64_t now_ns;
 	tj_execute_done_fn done;
 	void *userdata;
@@ -63,7 +63,7 @@ static void fail(struct tj_execution *e, const struct tj_action *a, int rc, cons
 		return;
 	e->result.rc = rc;
 	snprintf(e->result.error, sizeof(e->result.error), "%s %s: %s",
-		 tj_action_kind_name(a->kind), a->name[0] ? a->name : e->name, why);
+	         tj_action_kind_name(a->kind), a->name[0] ? a->name : e->name, why);
 }
 
 static void stage_done(struct tj_execution *e);
@@ -144,7 +144,7 @@ static int send_write(struct tj_execution *e, struct op *op)
 		ref.name = e->name;
 		ref.subresource = "status";
 		return tj_kube_patch(e->client, &ref, TJ_PATCH_MERGE, a->object, NULL, op_done, op,
-				     &op->request);
+		                     &op->request);
 	case TJ_ACTION_EVENT:
 		break;
 	}
@@ -166,7 +166,7 @@ static void record_events(struct tj_execution *e)
 			continue;
 		if (e->recorder)
 			tj_recorder_record(e->recorder, &obj, a->warning, a->reason, a->message,
-					   e->now_ns);
+			                   e->now_ns);
 		e->result.events++;
 	}
 }
@@ -218,8 +218,8 @@ static void kick(uv_timer_t *t)
 }
 
 int tj_execute(struct tj_client *client, struct tj_recorder *recorder,
-	       const struct tj_event_object *job, struct tj_plan *plan, int64_t now_ns,
-	       tj_execute_done_fn done, void *userdata, struct tj_execution **ret)
+               const struct tj_event_object *job, struct tj_plan *plan, int64_t now_ns,
+               tj_execute_done_fn done, void *userdata, struct tj_execution **ret)
 {
 	struct tj_execution *e = calloc(1, sizeof(*e));
 	int rc = -ENOMEM;

@@ -34,8 +34,8 @@ struct tj_execution;
  * are copied). done runs once, on a later loop iteration, unless the execution is
  * cancelled. now_ns stamps the events. */
 int tj_execute(struct tj_client *client, struct tj_recorder *recorder,
-	       const struct tj_event_object *job, struct tj_plan *plan, int64_t now_ns,
-	       tj_execute_done_fn done, void *userdata, struct tj_execution **ret);
+               const struct tj_event_object *job, struct tj_plan *plan, int64_t now_ns,
+               tj_execute_done_fn done, void *userdata, struct tj_execution **ret);
 
 /* Stops an execution: requests in flight are cancelled, done is not called. Accepts NULL. */
 void tj_execution_cancel(struct tj_execution *e);

@@ -432,7 +432,8 @@ static const struct run_case run_cases[] = {
 	  "" },
 	{ "namespace too long",
 	  2,
-	  { "tjc", "--namespace=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" },
+	  { "tjc",
+	    "--namespace=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" },
 	  -EINVAL,
 	  "--namespace: is longer than 63 characters",
 	  "",
@@ -470,7 +471,7 @@ static void test_run_options(void **state)
 		print_message("# case: %s\n", c->name);
 		memset(&cli, 0, sizeof(cli));
 		assert_int_equal(tj_cli_parse(c->argc, c->argv, &cli, err, sizeof(err)),
-				 c->want_rc);
+		                 c->want_rc);
 		assert_string_equal(err, c->want_err);
 		if (c->want_rc < 0)
 			continue;
