@@ -1,13 +1,109 @@
 #!/usr/bin/env bash
-# The main job (README, "Run it"): brings up the local simulated GPU cluster and shows its
-# GPU nodes. Stop the cluster with `deploy/local/cluster.sh down`.
+# The main job (README, "Run it"): a local simulated GPU cluster with the controller running
+# against it, and two example TrainJobs going through it, from Created to Running to
+# Complete, with their pods on GH200 nodes.
+#
+#   scripts/demo.sh         bring everything up and run the examples (again)
+#   scripts/demo.sh down    stop the controller and the cluster
+#
+# The controller keeps running afterwards (its log: ~/.cache/trainjob-controller/demo.log),
+# so more TrainJobs can be applied by hand.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
-scripts/install-deps.sh
-deploy/local/cluster.sh up
+# shellcheck source=deploy/local/env.sh
 . deploy/local/env.sh
+
+pidfile=$TJC_CACHE/demo.pid
+logfile=$TJC_CACHE/demo.log
+examples=(examples/vit-single-gpu.yaml examples/gh200-4x4.yaml)
+
+say() { printf '\n[demo %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+k() { kubectl --kubeconfig "$TJC_KUBECONFIG" "$@"; }
+
+stop_controller() {
+	if [[ -f $pidfile ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+		kill -TERM "$(cat "$pidfile")"
+		while kill -0 "$(cat "$pidfile")" 2>/dev/null; do sleep 0.2; done
+	fi
+	rm -f "$pidfile"
+}
+
+if [[ ${1:-} == down ]]; then
+	stop_controller
+	deploy/local/cluster.sh down
+	exit 0
+fi
+
+scripts/install-deps.sh
+say "building the controller"
+[[ -f build/release/build.ninja ]] || meson setup build/release >/dev/null
+ninja -C build/release trainjob-controller | tail -1
+
+deploy/local/cluster.sh up
+
+say "installing the CRDs and the GPU-class runtimes"
+k apply -k crds/ >/dev/null
+k wait --for condition=Established --timeout=60s crd/trainjobs.trainer.kubeflow.org >/dev/null
+until k apply -k crds/runtimes >/dev/null 2>&1; do sleep 1; done
+k get clustertrainingruntimes
+
+say "starting the controller (log: $logfile)"
+stop_controller
+build/release/trainjob-controller --kubeconfig "$TJC_KUBECONFIG" \
+	--config deploy/config/config.yaml \
+	--metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 \
+	>>"$logfile" 2>&1 &
+echo $! >"$pidfile"
+until curl -sf http://127.0.0.1:8081/readyz >/dev/null; do
+	kill -0 "$(cat "$pidfile")" 2>/dev/null || {
+		tail -20 "$logfile"
+		exit 1
+	}
+	sleep 0.2
+done
+echo "ready: http://127.0.0.1:8081/readyz, metrics on http://127.0.0.1:8080/metrics"
+
+say "applying ${examples[*]}"
+for f in "${examples[@]}"; do
+	name=$(sed -n 's/^  name: //p' "$f" | head -1)
+	k delete trainjob "$name" --ignore-not-found --wait=true >/dev/null
+done
+for f in "${examples[@]}"; do k apply -f "$f"; done
+
+say "watching the TrainJobs until they finish (the simulated pods run for 20 s)"
+start=$SECONDS
+last=""
+while true; do
+	now=$(k get trainjobs -o wide)
+	if [[ $now != "$last" ]]; then
+		printf '\n%s\n' "$now"
+		last=$now
+	fi
+	states=$(k get trainjobs -o jsonpath='{range .items[*]}{.status.state}{"\n"}{end}')
+	if ! grep -qvE '^(Complete|Failed)$' <<<"$states"; then break; fi
+	if ((SECONDS - start > 300)); then
+		echo "demo: the examples did not finish within 300 s" >&2
+		exit 1
+	fi
+	sleep 1
+done
+
+say "their pods, each on its own GH200 node"
+k get pods -l trainer.kubeflow.org/trainjob-name -o wide \
+	-L trainer.kubeflow.org/trainjob-name,trainjob.flame.dev/rank
 echo
-echo "GPU nodes of the local cluster:"
-kubectl --kubeconfig "$TJC_KUBECONFIG" get nodes -l nvidia.com/gpu.present=true \
-	-L nvidia.com/gpu.product,nvidia.com/gpu.count,kubernetes.io/arch
+k get nodes -l nvidia.com/gpu.product=NVIDIA-GH200-480GB -L kubernetes.io/arch,nvidia.com/gpu.count
+
+say "events of vit-l-4x4"
+k describe trainjob vit-l-4x4 | sed -n '/^Events:/,$p'
+
+cat <<EOF
+
+The controller is still running (pid $(cat "$pidfile")). Try:
+  export KUBECONFIG=$TJC_KUBECONFIG
+  kubectl get tj
+  build/release/trainjob-controller render -f examples/gh200-4x4.yaml
+  curl -s 127.0.0.1:8080/metrics | grep ^trainjob_
+Stop everything with: scripts/demo.sh down
+EOF
