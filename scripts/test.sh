@@ -157,8 +157,11 @@ stage_e2e() {
 	fi
 	local junit=build/e2e-junit.xml
 	mkdir -p build
+	# Tests that restart the API server run only on a cluster this run started itself, so a
+	# developer's long-lived cluster is never disturbed (or TJC_E2E_DISRUPTIVE=1 asks for them).
+	local disruptive=${TJC_E2E_DISRUPTIVE:-$started}
 	# shellcheck disable=SC2086
-	KUBECONFIG=$TJC_KUBECONFIG TJC_BUILD_DIR=$repo/build/release \
+	KUBECONFIG=$TJC_KUBECONFIG TJC_BUILD_DIR=$repo/build/release TJC_E2E_DISRUPTIVE=$disruptive \
 		"$venv/bin/pytest" tests/e2e -v --junitxml="$junit" ${TJC_PYTEST_ARGS:-}
 	local ok bad
 	ok=$(python3 - "$junit" <<'EOF'
