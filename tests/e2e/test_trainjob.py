@@ -305,3 +305,21 @@ def test_metrics_count_reconciles(controller, namespace):
     count = 'controller_runtime_reconcile_time_seconds_count{controller="trainjob"}'
     assert metric(after, count) > metric(before, count)
     assert metric(after, 'workqueue_depth{controller="trainjob",name="trainjob",priority=""}') >= 0
+
+
+def test_job_managed_by_another_controller_is_left_alone(controller, namespace):
+    apply(trainjob("elsewhere", managedBy="kueue.x-k8s.io/multikueue"), "-n", namespace)
+    apply(trainjob("here", nodes=1, gpus=1), "-n", namespace)
+    # Once the controller has finished a job of the same namespace, it has seen the other.
+    wait_state(namespace, "here", "Complete")
+    assert pods(namespace, "elsewhere") == []
+    assert not tj(namespace, "elsewhere").get("status")
+
+
+def test_active_deadline_fails_a_job_that_runs_too_long(controller, namespace):
+    apply(trainjob("slowpoke", nodes=2, gpus=4, run_time="10m", activeDeadlineSeconds=5), "-n", namespace)
+    job = wait_state(namespace, "slowpoke", "Failed", timeout=60)
+    c = condition(job, "Failed")
+    assert c["status"] == "True" and c["reason"] == "DeadlineExceeded"
+    # The pods that were still running are stopped; what is left keeps its logs.
+    wait_for("the running pods to stop", lambda: not [p for p in pods(namespace, "slowpoke") if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")])
