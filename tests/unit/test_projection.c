@@ -180,7 +180,7 @@ static void test_pod_fixtures(void **state)
 		struct tj_pod *p = NULL;
 		char key[128];
 
-		print_message("case: %s\n", c->file);
+		print_message("# case: %s\n", c->file);
 		assert_int_equal(tj_pod_from_json(obj, &p), 0);
 		cJSON_Delete(obj); /* the projection keeps nothing of the tree */
 		assert_true(p->packed);
@@ -244,7 +244,7 @@ static void test_pod_invalid_and_odd_input(void **state)
 		cJSON *obj = cJSON_Parse(pod_invalid[i].json);
 		struct tj_pod *p = (struct tj_pod *)0x1;
 
-		print_message("case: %s\n", pod_invalid[i].name);
+		print_message("# case: %s\n", pod_invalid[i].name);
 		assert_non_null(obj);
 		assert_int_equal(tj_pod_from_json(obj, &p), pod_invalid[i].want);
 		if (pod_invalid[i].want < 0)
@@ -357,7 +357,7 @@ static void test_node_fixtures(void **state)
 		cJSON *obj = load(c->file);
 		struct tj_node *n;
 
-		print_message("case: %s\n", c->file);
+		print_message("# case: %s\n", c->file);
 		assert_int_equal(tj_node_from_json(obj, &n), 0);
 		cJSON_Delete(obj);
 		assert_string_equal(n->name, c->name);
@@ -489,7 +489,7 @@ static void test_time_parse(void **state)
 	for (size_t i = 0; i < sizeof(time_cases) / sizeof(time_cases[0]); i++) {
 		int64_t t = 42;
 
-		print_message("case: %s\n", time_cases[i].s ? time_cases[i].s : "(null)");
+		print_message("# case: %s\n", time_cases[i].s ? time_cases[i].s : "(null)");
 		assert_int_equal(tj_rfc3339_parse(time_cases[i].s, &t), time_cases[i].want_rc);
 		assert_int_equal(t, time_cases[i].want_rc == 0 ? time_cases[i].want : 42);
 	}

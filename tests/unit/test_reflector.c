@@ -58,7 +58,7 @@ static const struct after_case after_cases[] = {
 static void test_after_watch(void **state)
 {
 	for (size_t i = 0; i < sizeof(after_cases) / sizeof(after_cases[0]); i++) {
-		print_message("case: %s\n", after_cases[i].name);
+		print_message("# case: %s\n", after_cases[i].name);
 		assert_int_equal(tj_reflector_after_watch(&after_cases[i].o), after_cases[i].want);
 	}
 }
