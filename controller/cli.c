@@ -13,7 +13,9 @@ struct option_spec {
 	enum tj_cli_action action;
 	const char *help;
 	/* Options that take a value (--name=VALUE or --name VALUE): its name in the help, and
-	 * what stores it; NULL for plain flags. */
+	 * what stores it; NULL for plain flags. A switch has set but no metavar: "--name" alone
+	 * means true, "--name=false" turns it off, and it never takes the next argument, as
+	 * Go's boolean flags. */
 	const char *metavar;
 	int (*set)(struct tj_cli *cli, const char *value, char *err, size_t errlen);
 };
@@ -131,6 +133,94 @@ static int set_burst(struct tj_cli *cli, const char *value, char *err, size_t er
 	return 0;
 }
 
+static int set_leader_elect(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	if (strcmp(value, "true") == 0 || strcmp(value, "1") == 0) {
+		cli->run.leader_elect = true;
+		return 0;
+	}
+	if (strcmp(value, "false") == 0 || strcmp(value, "0") == 0) {
+		cli->run.leader_elect = false;
+		return 0;
+	}
+	snprintf(err, errlen, "'%s' is not true or false", value);
+	return -EINVAL;
+}
+
+static int set_leader_election_id(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_string(cli->run.leader_election_id, sizeof(cli->run.leader_election_id), value,
+	                  err, errlen);
+}
+
+static int set_leader_election_namespace(struct tj_cli *cli, const char *value, char *err,
+                                         size_t errlen)
+{
+	return set_string(cli->run.leader_election_namespace,
+	                  sizeof(cli->run.leader_election_namespace), value, err, errlen);
+}
+
+/* A duration in Go's syntax ("15s", "1m30s", "1.5s", "500ms"), in milliseconds, rounded;
+ * at most a day. */
+static int parse_duration(const char *value, uint64_t *ret_ms, char *err, size_t errlen)
+{
+	static const struct {
+		const char *unit;
+		double ms;
+	} units[] = { { "ms", 1 },     { "us", 1e-3 }, { "\u00b5s", 1e-3 }, { "ns", 1e-6 },
+		      { "h", 3600e3 }, { "m", 60e3 },  { "s", 1e3 } };
+	const char *p = value;
+	double total = 0;
+
+	if (strcmp(value, "0") == 0) {
+		*ret_ms = 0;
+		return 0;
+	}
+	while (*p) {
+		char *end;
+		double n;
+		size_t u, len = 0;
+
+		if (!(*p >= '0' && *p <= '9') && *p != '.')
+			goto bad;
+		n = strtod(p, &end);
+		if (end == p)
+			goto bad;
+		for (u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+			len = strlen(units[u].unit);
+			if (strncmp(end, units[u].unit, len) == 0)
+				break;
+		}
+		if (u == sizeof(units) / sizeof(units[0]))
+			goto bad;
+		total += n * units[u].ms;
+		p = end + len;
+	}
+	if (!*value || !(total <= 24 * 3600e3))
+		goto bad;
+	*ret_ms = (uint64_t)(total + 0.5);
+	return 0;
+bad:
+	snprintf(err, errlen, "'%s' is not a duration such as 15s, 1m30s or 500ms (at most 24h)",
+	         value);
+	return -EINVAL;
+}
+
+static int set_lease_duration(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return parse_duration(value, &cli->run.leader_timings.lease_duration_ms, err, errlen);
+}
+
+static int set_renew_deadline(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return parse_duration(value, &cli->run.leader_timings.renew_deadline_ms, err, errlen);
+}
+
+static int set_retry_period(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return parse_duration(value, &cli->run.leader_timings.retry_period_ms, err, errlen);
+}
+
 static const struct option_spec run_options[] = {
 	{ "--help", NULL, TJ_CLI_HELP, "print this help and exit", NULL, NULL },
 	{ "--version", NULL, TJ_CLI_VERSION, "print the version and exit", NULL, NULL },
@@ -148,6 +238,22 @@ static const struct option_spec run_options[] = {
 	  "client-side limit of API requests per second (default 0: none)", "QPS", set_qps },
 	{ "--kube-api-burst", NULL, TJ_CLI_RUN, "requests allowed at once above the QPS limit", "N",
 	  set_burst },
+	{ "--leader-elect", NULL, TJ_CLI_RUN,
+	  "only the holder of a Lease reconciles (default false)", NULL, set_leader_elect },
+	{ "--leader-election-id", NULL, TJ_CLI_RUN,
+	  "the Lease's name (default " TJ_LEADER_ELECTION_ID_DEFAULT ")", "NAME",
+	  set_leader_election_id },
+	{ "--leader-election-namespace", NULL, TJ_CLI_RUN,
+	  "the Lease's namespace (default: the pod's; \"default\" out of cluster)", "NS",
+	  set_leader_election_namespace },
+	{ "--leader-elect-lease-duration", NULL, TJ_CLI_RUN,
+	  "followers take over a Lease unrenewed this long (default 15s)", "DUR",
+	  set_lease_duration },
+	{ "--leader-elect-renew-deadline", NULL, TJ_CLI_RUN,
+	  "the leader stops when it cannot renew this long (default 10s)", "DUR",
+	  set_renew_deadline },
+	{ "--leader-elect-retry-period", NULL, TJ_CLI_RUN,
+	  "how often to try to acquire or renew (default 2s)", "DUR", set_retry_period },
 	{ "--metrics-bind-address", NULL, TJ_CLI_RUN,
 	  "serve /metrics here (default :8080; 0 disables)", "ADDR", set_metrics_addr },
 	{ "--health-probe-bind-address", NULL, TJ_CLI_RUN,
@@ -279,6 +385,10 @@ int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, si
 		.metrics_addr = { .port = "8080" },
 		.probe_addr = { .port = "8081" },
 		.log_level = TJ_LOG_INFO,
+		.run = {
+			.leader_election_id = TJ_LEADER_ELECTION_ID_DEFAULT,
+			.leader_timings = TJ_LEADER_TIMINGS_DEFAULT,
+		},
 	};
 	const struct command *cmd = &commands[0];
 	enum tj_cli_action first_flag = TJ_CLI_RUN; /* the first of --help and --version */
@@ -301,6 +411,11 @@ int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, si
 
 		if (!found)
 			return fail(err, errlen, "unknown argument '%s' (see --help)", argv[i]);
+		if (found->set && !found->metavar) {
+			if (found->set(&cli, value ? value : "true", why, sizeof(why)) < 0)
+				return fail(err, errlen, "%s: %s", found->name, why);
+			continue;
+		}
 		if (found->set) {
 			if (!value && i + 1 == argc)
 				return fail(err, errlen, "%s needs a value", found->name);
@@ -318,6 +433,12 @@ int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, si
 	cli.action = first_flag != TJ_CLI_RUN ? first_flag : cmd->action;
 	if (cli.action == TJ_CLI_RENDER && !cli.render.file[0])
 		return fail(err, errlen, "render: -f TRAINJOB.yaml is required");
+	if (cli.action == TJ_CLI_RUN) {
+		char why[160];
+
+		if (tj_leader_timings_check(&cli.run.leader_timings, why, sizeof(why)) < 0)
+			return fail(err, errlen, "leader election: %s", why);
+	}
 	*ret = cli;
 	return 0;
 }

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
 #include "controller/http.h"
+#include "controller/leader.h"
 #include "controller/log.h"
 
 enum tj_cli_action {
@@ -36,6 +38,13 @@ struct tj_cli_run {
 	char namespace[64];        /* --namespace: watch only this one */
 	double qps;                /* --kube-api-qps: client-side limit, 0 = off (the default) */
 	int burst;                 /* --kube-api-burst */
+	/* Leader election, named and defaulted as controller-runtime's flags: off unless asked
+	 * (the deploy manifests turn it on). */
+	bool leader_elect;                       /* --leader-elect */
+	char leader_election_id[254];            /* --leader-election-id: the Lease's name */
+	char leader_election_namespace[64];      /* --leader-election-namespace; "" = own */
+	struct tj_leader_timings leader_timings; /* --leader-elect-{lease-duration,
+	                                            renew-deadline,retry-period} */
 };
 
 struct tj_cli {

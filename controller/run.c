@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <uv.h>
@@ -11,6 +12,7 @@
 #include "controller/controller.h"
 #include "controller/health.h"
 #include "controller/http.h"
+#include "controller/leader.h"
 #include "controller/log.h"
 #include "controller/metrics.h"
 #include "controller/recorder.h"
@@ -32,6 +34,7 @@ struct run {
 	struct tj_http_server *probes_http;  /* owned; NULL if disabled */
 	struct tj_recorder *recorder;        /* owned */
 	struct tj_controller *controller;    /* owned */
+	struct tj_leader *leader;            /* owned; NULL without --leader-elect */
 	struct tj_signals *signals;          /* owned */
 	int exit_status;
 };
@@ -74,11 +77,11 @@ static void config_reloaded(const struct tj_config *config, int error, const cha
 	tj_controller_set_config(r->controller, config);
 }
 
-static void controller_stopped(void *userdata)
+/* The last step of the shutdown: every write has stopped and the lease is released. */
+static void released(void *userdata)
 {
 	struct run *r = userdata;
 
-	tj_log_info("controller", "stopped");
 	tj_http_server_close(r->metrics_http);
 	tj_http_server_close(r->probes_http);
 	tj_config_watch_stop(r->config);
@@ -86,8 +89,41 @@ static void controller_stopped(void *userdata)
 	r->config = NULL;
 	r->controller = tj_controller_free(r->controller);
 	r->recorder = tj_recorder_free(r->recorder);
+	tj_leader_close(r->leader);
+	r->leader = NULL;
 	r->client = tj_client_free(r->client);
 	tj_signals_close(r->signals);
+}
+
+static void controller_stopped(void *userdata)
+{
+	struct run *r = userdata;
+
+	tj_log_info("controller", "stopped");
+	/* ReleaseOnCancel: only now that no reconcile writes any more may another replica
+	 * take over. */
+	if (r->leader)
+		tj_leader_release(r->leader, released, r);
+	else
+		released(r);
+}
+
+static void started_leading(void *userdata)
+{
+	struct run *r = userdata;
+
+	tj_controller_set_leading(r->controller, true);
+}
+
+/* controller-runtime ends the process when it loses the lease ("leader election lost"),
+ * and the pod restarts as a follower: no state of the old term survives. */
+static void stopped_leading(void *userdata)
+{
+	struct run *r = userdata;
+
+	tj_controller_set_leading(r->controller, false);
+	r->exit_status = EXIT_FAILURE;
+	tj_signals_shutdown(r->signals);
 }
 
 static void shutdown_requested(void *userdata, int signum)
@@ -119,6 +155,42 @@ static int load_kube(struct run *r, const struct tj_cli *cli)
 	};
 
 	return tj_client_new(&r->loop, r->kube, &opts, &r->client);
+}
+
+/* The in-cluster namespace, as controller-runtime finds it; outside a cluster "default"
+ * (controller-runtime refuses to start there without the flag). */
+static const char *lease_namespace(const struct run *r, const struct tj_cli *cli)
+{
+	if (cli->run.leader_election_namespace[0])
+		return cli->run.leader_election_namespace;
+	if (strcmp(r->kube->origin, "in-cluster") == 0 && r->kube->namespace)
+		return r->kube->namespace;
+	return "default";
+}
+
+static int start_leader_election(struct run *r, const struct tj_cli *cli, const char *host)
+{
+	uint8_t random[16];
+	char identity[TJ_LEASE_HOLDER_MAX];
+	int rc;
+
+	if (getrandom(random, sizeof(random), 0) != (ssize_t)sizeof(random))
+		return -errno;
+	rc = tj_leader_identity(host, random, identity, sizeof(identity));
+	if (rc < 0)
+		return rc;
+	struct tj_leader_config lc = {
+		.client = r->client,
+		.namespace = lease_namespace(r, cli),
+		.name = cli->run.leader_election_id,
+		.identity = identity,
+		.timings = cli->run.leader_timings,
+		.metrics = &r->std,
+		.on_started_leading = started_leading,
+		.on_stopped_leading = stopped_leading,
+		.userdata = r,
+	};
+	return tj_leader_start(&r->loop, &lc, &r->leader);
 }
 
 static const struct tj_config *load_gpu_classes(struct run *r, const struct tj_cli *cli)
@@ -198,7 +270,10 @@ static int setup(struct run *r, const struct tj_cli *cli)
 		return rc;
 	if ((rc = tj_controller_start(r->controller)) < 0)
 		return rc;
-	/* Without leader election this process is the only writer. */
+	/* The caches fill on every replica; only the leader reconciles. Without leader
+	 * election this process is the only writer. */
+	if (cli->run.leader_elect)
+		return start_leader_election(r, cli, host);
 	tj_controller_set_leading(r->controller, true);
 	return 0;
 }
@@ -210,6 +285,7 @@ static void teardown(struct run *r)
 	tj_config_watch_stop(r->config);
 	tj_controller_free(r->controller);
 	tj_recorder_free(r->recorder);
+	tj_leader_close(r->leader);
 	tj_client_free(r->client);
 	if (r->signals)
 		tj_signals_close(r->signals);

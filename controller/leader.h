@@ -1,0 +1,163 @@
+/* Leader election with a coordination.k8s.io/v1 Lease, as client-go's leaderelection package
+ * and controller-runtime's manager do it: every replica tries to hold one Lease; the holder
+ * renews it every retry period and the others take it over once it has not changed for the
+ * lease duration, judged by their own clock.
+ *
+ * The decisions are pure functions of plain data (tested directly); struct tj_leader is the
+ * I/O around them on the loop: read the Lease, create it if missing, write it with its
+ * resourceVersion (a 409 Conflict means another replica won the race), renew while leading,
+ * and release it on shutdown.
+ *
+ * Why expiry is judged by local observation time and never by renewTime: the clocks of the
+ * replicas and of the API server may disagree by any amount, but each replica's own clock
+ * measures durations correctly. A replica that sees the record change at local time T knows
+ * the holder renewed no earlier than shortly before T, so the lease is free at the earliest
+ * at T + leaseDurationSeconds. The holder gives up at its last renewal + renew deadline,
+ * which is earlier (renew deadline < lease duration), so two replicas never both lead. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+#include <uv.h>
+
+#include "controller/metrics.h"
+#include "kube/client.h"
+
+/* controller-runtime's defaults (component-base's LeaderElectionConfiguration). */
+#define TJ_LEASE_DURATION_MS_DEFAULT 15000
+#define TJ_RENEW_DEADLINE_MS_DEFAULT 10000
+#define TJ_RETRY_PERIOD_MS_DEFAULT   2000
+/* client-go's JitterFactor: a follower retries after retry period * (1 + up to 1.2). */
+#define TJ_LEADER_JITTER 1.2
+
+/* The Lease's name. Not Kubeflow Trainer's own ("trainer.kubeflow.org"): this is another
+ * program, and a Kubeflow controller left running beside it during a migration must neither
+ * block nor be blocked by it (spec.managedBy already tells them apart). */
+#define TJ_LEADER_ELECTION_ID_DEFAULT "trainjob-controller"
+
+#define TJ_LEASE_HOLDER_MAX           256 /* holderIdentity, with its NUL */
+#define TJ_MICROTIME_LEN              28  /* "2024-01-02T03:04:05.123456Z" and its NUL */
+
+struct tj_leader_timings {
+	uint64_t lease_duration_ms; /* how long a follower waits for a record to change */
+	uint64_t renew_deadline_ms; /* how long the leader keeps leading without a renewal */
+	uint64_t retry_period_ms;   /* how often everyone tries */
+};
+
+/* The defaults. */
+#define TJ_LEADER_TIMINGS_DEFAULT                                                                  \
+	((struct tj_leader_timings){ TJ_LEASE_DURATION_MS_DEFAULT, TJ_RENEW_DEADLINE_MS_DEFAULT,   \
+	                             TJ_RETRY_PERIOD_MS_DEFAULT })
+
+/* client-go's rule: lease duration > renew deadline > 1.2 x retry period > 0, and the lease
+ * duration a whole number of seconds (leaseDurationSeconds is an integer). Otherwise -EINVAL
+ * with a sentence naming the flags in err. */
+int tj_leader_timings_check(const struct tj_leader_timings *t, char *err, size_t errlen);
+
+/* The election record: the spec of the Lease. Times are kept as the strings the API server
+ * returned (MicroTime); they are written but never compared with a clock. */
+struct tj_lease_record {
+	char holder[TJ_LEASE_HOLDER_MAX]; /* holderIdentity; "" when nobody holds it */
+	int64_t duration_s;               /* leaseDurationSeconds */
+	char acquire_time[TJ_MICROTIME_LEN];
+	char renew_time[TJ_MICROTIME_LEN];
+	int64_t transitions; /* leaseTransitions */
+};
+
+/* Reads lease.spec; absent fields are empty or 0. -EINVAL if lease is not an object with a
+ * spec object, -E2BIG if holderIdentity or a time is longer than the record holds. */
+int tj_lease_record_from_json(const cJSON *lease, struct tj_lease_record *ret);
+
+/* Writes rec into lease.spec (creating spec), keeping every other field of the object,
+ * metadata.resourceVersion included, so that a PUT of it is conditional. Empty times are
+ * left out. 0 or -ENOMEM. */
+int tj_lease_record_to_json(const struct tj_lease_record *rec, cJSON *lease);
+
+/* What this replica knows of the Lease. */
+struct tj_leader_view {
+	bool exists;                   /* a Lease has been read (false: none, or 404) */
+	struct tj_lease_record record; /* the last record read or written */
+	uint64_t observed_ms;          /* local time at which record was first seen as it is */
+	bool leading;                  /* we lead */
+	uint64_t renewed_ms;           /* when leading: local time our last write was sent */
+};
+
+/* Takes a record just read at local time now_ms into the view: observed_ms moves only if
+ * the record differs from the one seen before (any field, as client-go compares the raw
+ * record), so a holder that keeps renewing keeps its lease however its clock is set. */
+void tj_leader_observe(struct tj_leader_view *v, const struct tj_lease_record *rec,
+                       uint64_t now_ms);
+
+enum tj_leader_decision {
+	TJ_LEADER_ACQUIRE, /* take the Lease: create it, or write ourselves as a new holder */
+	TJ_LEADER_RENEW,   /* it is ours: write a new renewTime */
+	TJ_LEADER_WAIT,    /* another holder's lease has not expired: try again later */
+	TJ_LEADER_LOST,    /* we led and must stop: no renewal within the renew deadline, or
+	                      the record names another holder */
+};
+
+/* The decision for the view at local time now_ms:
+ * - leading, and now_ms - renewed_ms >= renew deadline, or another holder in the record: LOST;
+ * - no Lease, an empty holder (released), or a record unchanged for leaseDurationSeconds
+ *   since it was observed: ACQUIRE;
+ * - the record names us: RENEW;
+ * - otherwise WAIT.
+ * The times inside the record play no part. Pure. */
+enum tj_leader_decision tj_leader_decide(const struct tj_leader_view *v, const char *identity,
+                                         uint64_t now_ms, const struct tj_leader_timings *t);
+
+/* The record to write for decision d (ACQUIRE or RENEW) at wall time now (a MicroTime
+ * string), or for the release (d == TJ_LEADER_LOST is not written; use
+ * tj_lease_record_release). ACQUIRE of a Lease someone else held starts a new term:
+ * acquireTime now and leaseTransitions + 1 (0 for a new Lease, old NULL); RENEW keeps both.
+ * Pure. */
+void tj_lease_record_next(const struct tj_lease_record *old, enum tj_leader_decision d,
+                          const char *identity, int64_t duration_s, const char *now,
+                          struct tj_lease_record *ret);
+
+/* What controller-runtime's ReleaseOnCancel writes: no holder, leaseDurationSeconds 1,
+ * acquireTime = renewTime = now, leaseTransitions unchanged. Pure. */
+void tj_lease_record_release(const struct tj_lease_record *old, const char *now,
+                             struct tj_lease_record *ret);
+
+/* The wall clock as a MicroTime ("2024-01-02T03:04:05.123456Z"). */
+void tj_microtime_now(char buf[static TJ_MICROTIME_LEN]);
+
+/* hostname "_" a random UUID, as client-go's callers build it, so that two processes on one
+ * host (or a restarted one) are never taken for each other. 0, or -E2BIG if it does not fit
+ * (len must be at least 38 + the host name). */
+int tj_leader_identity(const char *hostname, const uint8_t random[16], char *buf, size_t len);
+
+struct tj_leader_config {
+	struct tj_client *client;             /* borrowed */
+	const char *namespace;                /* copied */
+	const char *name;                     /* the Lease; copied */
+	const char *identity;                 /* copied */
+	struct tj_leader_timings timings;     /* checked with tj_leader_timings_check */
+	const struct tj_std_metrics *metrics; /* borrowed; NULL keeps no metrics */
+	/* We lead now. */
+	void (*on_started_leading)(void *userdata);
+	/* We led and lost the Lease (not called on release). Stop writing at once. */
+	void (*on_stopped_leading)(void *userdata);
+	void *userdata;
+};
+
+struct tj_leader;
+
+/* Starts trying to acquire the Lease at once. -EINVAL for bad timings or a missing name. */
+int tj_leader_start(uv_loop_t *loop, const struct tj_leader_config *config, struct tj_leader **ret);
+
+bool tj_leader_leading(const struct tj_leader *l);
+
+/* Stops trying. If we lead, writes the release (the caller must have stopped all writes
+ * guarded by the lease first) and calls done when the API server has answered; otherwise
+ * done runs on the next loop iteration. Leading ends at once either way; on_stopped_leading
+ * is not called. Called once. */
+void tj_leader_release(struct tj_leader *l, void (*done)(void *userdata), void *userdata);
+
+/* Cancels what is in flight and frees once the timer has closed (the loop must run for
+ * that). Accepts NULL. */
+void tj_leader_close(struct tj_leader *l);
