@@ -47,10 +47,12 @@ struct tj_leader_timings {
 	uint64_t retry_period_ms;   /* how often everyone tries */
 };
 
-/* The defaults. */
+/* The defaults, as an initializer. */
 #define TJ_LEADER_TIMINGS_DEFAULT                                                                  \
-	((struct tj_leader_timings){ TJ_LEASE_DURATION_MS_DEFAULT, TJ_RENEW_DEADLINE_MS_DEFAULT,   \
-	                             TJ_RETRY_PERIOD_MS_DEFAULT })
+	{                                                                                          \
+		TJ_LEASE_DURATION_MS_DEFAULT, TJ_RENEW_DEADLINE_MS_DEFAULT,                        \
+		        TJ_RETRY_PERIOD_MS_DEFAULT                                                 \
+	}
 
 /* client-go's rule: lease duration > renew deadline > 1.2 x retry period > 0, and the lease
  * duration a whole number of seconds (leaseDurationSeconds is an integer). Otherwise -EINVAL

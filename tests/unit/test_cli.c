@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -356,7 +357,7 @@ static void test_error_is_truncated_and_terminated(void **state)
 
 static void test_usage_lists_every_option(void **state)
 {
-	char buf[2048] = { 0 };
+	char buf[4096] = { 0 };
 	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
 
 	assert_non_null(f);
@@ -372,6 +373,14 @@ static void test_usage_lists_every_option(void **state)
 	assert_non_null(strstr(buf, "--health-probe-bind-address=ADDR"));
 	assert_non_null(strstr(buf, "--log-level=LEVEL"));
 	assert_non_null(strstr(buf, "--zap-log-level=LEVEL"));
+	assert_non_null(strstr(buf, "  --leader-elect                     only the holder of a "
+	                            "Lease reconciles (default false)\n"));
+	assert_non_null(strstr(buf, "  --leader-election-namespace=NS     the Lease's namespace "
+	                            "(default: the pod's; \"default\" out of cluster)\n"));
+	assert_non_null(strstr(buf, "--leader-election-id=NAME"));
+	assert_non_null(strstr(buf, "--leader-elect-lease-duration=DUR "));
+	assert_non_null(strstr(buf, "--leader-elect-renew-deadline=DUR "));
+	assert_non_null(strstr(buf, "--leader-elect-retry-period=DUR "));
 }
 
 static void test_render_usage_lists_every_option(void **state)
@@ -483,12 +492,227 @@ static void test_run_options(void **state)
 	}
 }
 
+struct leader_case {
+	const char *name;
+	int argc;
+	char *argv[5];
+	int want_rc;
+	const char *want_err;
+	bool elect;
+	const char *id, *namespace;
+	uint64_t lease_ms, renew_ms, retry_ms;
+};
+
+static const struct leader_case leader_cases[] = {
+	{ "off by default, controller-runtime's timings",
+	  1,
+	  { "tjc" },
+	  0,
+	  "",
+	  false,
+	  "trainjob-controller",
+	  "",
+	  15000,
+	  10000,
+	  2000 },
+	{ "--leader-elect alone turns it on",
+	  2,
+	  { "tjc", "--leader-elect" },
+	  0,
+	  "",
+	  true,
+	  "trainjob-controller",
+	  "",
+	  15000,
+	  10000,
+	  2000 },
+	{ "=false turns it off again",
+	  3,
+	  { "tjc", "--leader-elect", "--leader-elect=false" },
+	  0,
+	  "",
+	  false,
+	  "trainjob-controller",
+	  "",
+	  15000,
+	  10000,
+	  2000 },
+	{ "=true, the name and the namespace",
+	  5,
+	  { "tjc", "--leader-elect=true", "--leader-election-id=tj-lock",
+	    "--leader-election-namespace", "ops" },
+	  0,
+	  "",
+	  true,
+	  "tj-lock",
+	  "ops",
+	  15000,
+	  10000,
+	  2000 },
+	{ "Go durations",
+	  4,
+	  { "tjc", "--leader-elect-lease-duration=1m30s", "--leader-elect-renew-deadline=1.5s",
+	    "--leader-elect-retry-period=500ms" },
+	  0,
+	  "",
+	  false,
+	  "trainjob-controller",
+	  "",
+	  90000,
+	  1500,
+	  500 },
+	{ "durations as the next argument, and in microseconds",
+	  5,
+	  { "tjc", "--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline",
+	    "3000000\u00b5s" },
+	  0,
+	  "",
+	  false,
+	  "trainjob-controller",
+	  "",
+	  4000,
+	  3000,
+	  2000 },
+	{ "a switch does not take the next argument",
+	  4,
+	  { "tjc", "--log-level=info", "--leader-elect", "false" },
+	  -EINVAL,
+	  "unknown argument 'false' (see --help)",
+	  false,
+	  NULL,
+	  NULL,
+	  0,
+	  0,
+	  0 },
+	{ "a switch is true or false",
+	  2,
+	  { "tjc", "--leader-elect=yes" },
+	  -EINVAL,
+	  "--leader-elect: 'yes' is not true or false",
+	  false,
+	  NULL,
+	  NULL,
+	  0,
+	  0,
+	  0 },
+	{ "a duration needs a unit",
+	  2,
+	  { "tjc", "--leader-elect-lease-duration=15" },
+	  -EINVAL,
+	  "--leader-elect-lease-duration: '15' is not a duration such as 15s, 1m30s or 500ms (at "
+	  "most 24h)",
+	  false,
+	  NULL,
+	  NULL,
+	  0,
+	  0,
+	  0 },
+	{ "no negative durations",
+	  2,
+	  { "tjc", "--leader-elect-retry-period=-2s" },
+	  -EINVAL,
+	  "--leader-elect-retry-period: '-2s' is not a duration such as 15s, 1m30s or 500ms (at "
+	  "most 24h)",
+	  false,
+	  NULL,
+	  NULL,
+	  0,
+	  0,
+	  0 },
+	{ "no unknown units",
+	  2,
+	  { "tjc", "--leader-elect-retry-period=2d" },
+	  -EINVAL,
+	  "--leader-elect-retry-period: '2d' is not a duration such as 15s, 1m30s or 500ms (at "
+	  "most 24h)",
+	  false,
+	  NULL,
+	  NULL,
+	  0,
+	  0,
+	  0 },
+	{ "at most a day",
+	  2,
+	  { "tjc", "--leader-elect-lease-duration=24h1s" },
+	  -EINVAL,
+	  "--leader-elect-lease-duration: '24h1s' is not a duration such as 15s, 1m30s or 500ms "
+	  "(at most 24h)",
+	  false,
+	  NULL,
+	  NULL,
+	  0,
+	  0,
+	  0 },
+	{ "the timings must fit together",
+	  2,
+	  { "tjc", "--leader-elect-renew-deadline=20s" },
+	  -EINVAL,
+	  "leader election: the renew deadline (20s) must be shorter than the lease duration "
+	  "(15s)",
+	  false,
+	  NULL,
+	  NULL,
+	  0,
+	  0,
+	  0 },
+	{ "0 is a duration, but not a retry period",
+	  2,
+	  { "tjc", "--leader-elect-retry-period=0" },
+	  -EINVAL,
+	  "leader election: the retry period must be longer than 0",
+	  false,
+	  NULL,
+	  NULL,
+	  0,
+	  0,
+	  0 },
+	{ "an empty name",
+	  2,
+	  { "tjc", "--leader-election-id=" },
+	  -EINVAL,
+	  "--leader-election-id: must not be empty",
+	  false,
+	  NULL,
+	  NULL,
+	  0,
+	  0,
+	  0 },
+};
+
+static void test_leader_election_options(void **state)
+{
+	static struct tj_cli cli; /* large (paths): not on the stack */
+
+	for (size_t i = 0; i < sizeof(leader_cases) / sizeof(leader_cases[0]); i++) {
+		const struct leader_case *c = &leader_cases[i];
+		char err[160];
+
+		print_message("# case: %s\n", c->name);
+		memset(&cli, 0, sizeof(cli));
+		cli.run.leader_timings.retry_period_ms = 99; /* untouched on error */
+		assert_int_equal(tj_cli_parse(c->argc, c->argv, &cli, err, sizeof(err)),
+		                 c->want_rc);
+		assert_string_equal(err, c->want_err);
+		if (c->want_rc < 0) {
+			assert_int_equal(cli.run.leader_timings.retry_period_ms, 99);
+			continue;
+		}
+		assert_int_equal(cli.run.leader_elect, c->elect);
+		assert_string_equal(cli.run.leader_election_id, c->id);
+		assert_string_equal(cli.run.leader_election_namespace, c->namespace);
+		assert_int_equal(cli.run.leader_timings.lease_duration_ms, c->lease_ms);
+		assert_int_equal(cli.run.leader_timings.renew_deadline_ms, c->renew_ms);
+		assert_int_equal(cli.run.leader_timings.retry_period_ms, c->retry_ms);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_table),
 		cmocka_unit_test(test_run_options),
 		cmocka_unit_test(test_rate_limit_options),
+		cmocka_unit_test(test_leader_election_options),
 		cmocka_unit_test(test_value_options_table),
 		cmocka_unit_test(test_error_is_truncated_and_terminated),
 		cmocka_unit_test(test_usage_lists_every_option),
