@@ -374,6 +374,7 @@ static void write_done(struct tj_response *resp, void *userdata)
 static void write_lease(struct tj_leader *l, enum tj_leader_decision d, bool fast)
 {
 	struct tj_ref ref = { &tj_resource_leases, l->namespace, l->name, NULL };
+	struct tj_ref collection = { &tj_resource_leases, l->namespace, NULL, NULL };
 	struct tj_lease_record rec;
 	char now[TJ_MICROTIME_LEN];
 	cJSON *obj;
@@ -402,7 +403,7 @@ static void write_lease(struct tj_leader *l, enum tj_leader_decision d, bool fas
 	if (rc == 0)
 		rc = l->lease ? tj_kube_update(l->client, &ref, obj, NULL, write_done, l,
 		                               &l->request)
-		              : tj_kube_create(l->client, &ref, obj, NULL, write_done, l,
+		              : tj_kube_create(l->client, &collection, obj, NULL, write_done, l,
 		                               &l->request);
 	cJSON_Delete(obj);
 	if (rc < 0) {
