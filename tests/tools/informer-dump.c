@@ -191,6 +191,8 @@ static void dump(struct state *s)
 	const void *obj;
 	char *text;
 
+	/* The stats first: building the dump of a large cache costs CPU of its own. */
+	add_stats(root, s);
 	tj_store_iter_init(tj_reflector_store(s->inf->pods), &it);
 	while ((obj = tj_store_iter_next(&it)))
 		cJSON_AddItemToArray(pods, pod_json(obj));
@@ -199,7 +201,6 @@ static void dump(struct state *s)
 		cJSON_AddItemToArray(nodes, node_json(obj));
 	cJSON_AddItemToObject(root, "pods", pods);
 	cJSON_AddItemToObject(root, "nodes", nodes);
-	add_stats(root, s);
 	text = cJSON_PrintUnformatted(root);
 	if (text)
 		printf("%s\n", text);
