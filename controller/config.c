@@ -439,13 +439,299 @@ static int parse_class(const struct parser *p, struct fy_node *node, int line, c
 	return 0;
 }
 
-static int parse_root(const struct parser *p, struct fy_node *root, struct tj_config *config)
+/* The failure policy. The defaults: 3 restarts, as Kubeflow users know from JobSet's
+ * examples; 60 s of grace, a little more than the node lifecycle controller's 40-50 s
+ * node-monitor-grace-period, so that one missed heartbeat does not restart a gang; a
+ * doubling backoff from 10 s to 5 min, as the kubelet's CrashLoopBackOff; exit codes 126
+ * and 127 (the shell's "not executable" and "command not found"), which no restart can
+ * mend. The GPU signals are the names deploy/config documents; a cluster whose health
+ * checker uses others lists them in its config file. */
+static int default_exit_codes[] = { 126, 127 };
+static char *default_gpu_conditions[] = { "GpuUnhealthy", "XidError" };
+static char *default_gpu_taints[] = { "nvidia.com/gpu.unhealthy", "nvidia.com/gpu.xid" };
+static char *default_cordon_conditions[] = { "KernelDeadlock", "ReadonlyFilesystem" };
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct tj_failure_policy default_policy = {
+	.max_restarts = 3,
+	.node_grace_period_seconds = 60,
+	.backoff_initial_seconds = 10,
+	.backoff_max_seconds = 300,
+	.permanent_exit_codes = default_exit_codes,
+	.n_permanent_exit_codes = N_OF(default_exit_codes),
+	.gpu_conditions = default_gpu_conditions,
+	.n_gpu_conditions = N_OF(default_gpu_conditions),
+	.gpu_taints = default_gpu_taints,
+	.n_gpu_taints = N_OF(default_gpu_taints),
+	.fault_cordon_conditions = default_cordon_conditions,
+	.n_fault_cordon_conditions = N_OF(default_cordon_conditions),
+};
+
+const struct tj_failure_policy *tj_config_failure_policy(const struct tj_config *config)
 {
-	static const char *const root_fields[] = { "gpuClasses", NULL };
-	int r = check_mapping(p, root, 1, "", root_fields, "gpuClasses");
+	return config && config->failure_policy ? config->failure_policy : &default_policy;
+}
+
+static const char *const policy_fields[] = { "maxRestarts",
+	                                     "nodeGracePeriodSeconds",
+	                                     "restartBackoff",
+	                                     "permanentExitCodes",
+	                                     "gpuHealth",
+	                                     "faultCordonConditions",
+	                                     NULL };
+static const char *const backoff_fields[] = { "initialSeconds", "maxSeconds", NULL };
+static const char *const gpu_health_fields[] = { "conditions", "taints", NULL };
+
+/* Reads a decimal integer in [min, max]. */
+static int scalar_int(const struct parser *p, struct fy_node *node, int line, const char *path,
+                      int min, int max, int *ret)
+{
+	char *text = NULL, *end;
+	int r = scalar_dup(p, node, line, path, 16, &text);
 	if (r < 0)
 		return r;
-	struct fy_node_pair *pair = find_pair(root, "gpuClasses");
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	if (errno || *end || end == text || !(isdigit((unsigned char)text[0]) || text[0] == '-') ||
+	    v < min || v > max)
+		r = fail(p, line, path, "\"%s\" is not an integer between %d and %d", text, min,
+		         max);
+	else
+		*ret = (int)v;
+	free(text);
+	return r;
+}
+
+/* An optional integer field: *ret keeps its value when the field is absent or null. */
+static int field_int(const struct parser *p, struct fy_node *mapping, int line, const char *path,
+                     const char *key, int min, int max, int *ret)
+{
+	struct fy_node_pair *pair = find_pair(mapping, key);
+	if (!pair || node_is_null(fy_node_pair_value(pair)))
+		return 0;
+	char sub[160];
+	snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "." : "", key);
+	return scalar_int(p, fy_node_pair_value(pair), field_line(mapping, key, line), sub, min,
+	                  max, ret);
+}
+
+/* An optional sequence field: NULL when absent or null (the default stays), else checked to
+ * be a sequence of at most max items. */
+static int field_sequence(const struct parser *p, struct fy_node *mapping, int line,
+                          const char *path, const char *key, int max, struct fy_node **ret,
+                          int *ret_line)
+{
+	struct fy_node_pair *pair = find_pair(mapping, key);
+	*ret = NULL;
+	if (!pair || node_is_null(fy_node_pair_value(pair)))
+		return 0;
+	struct fy_node *seq = fy_node_pair_value(pair);
+	*ret_line = node_line(fy_node_pair_key(pair), line);
+	if (fy_node_is_alias(seq))
+		return fail(p, *ret_line, path, "anchors and aliases are not supported");
+	if (!fy_node_is_sequence(seq))
+		return fail(p, *ret_line, path, "must be a sequence");
+	int count = fy_node_sequence_item_count(seq);
+	if (count > max)
+		return fail(p, *ret_line, path, "has %d items, the limit is %d", count, max);
+	*ret = seq;
+	return 0;
+}
+
+static void free_strings(char **strings, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(strings[i]);
+	free(strings);
+}
+
+/* A list of node condition types or taint keys; absent (or mapping NULL) keeps the
+ * default, copied. */
+static int parse_names(const struct parser *p, struct fy_node *mapping, int line, const char *path,
+                       const char *key, bool conditions, char **defaults, size_t n_defaults,
+                       char ***ret, size_t *ret_n)
+{
+	char sub[160];
+	snprintf(sub, sizeof(sub), "%s.%s", path, key);
+	struct fy_node *seq = NULL;
+	int seq_line = line, r = 0;
+	if (mapping)
+		r = field_sequence(p, mapping, line, sub, key, TJ_CONFIG_MAX_SIGNALS, &seq,
+		                   &seq_line);
+	if (r < 0)
+		return r;
+	size_t n = seq ? (size_t)fy_node_sequence_item_count(seq) : n_defaults;
+	char **names = calloc(n + 1, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	void *iter = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!seq) {
+			names[i] = strdup(defaults[i]);
+			if (!names[i]) {
+				free_strings(names, i);
+				return -ENOMEM;
+			}
+			continue;
+		}
+		struct fy_node *item = fy_node_sequence_iterate(seq, &iter);
+		int item_line = node_line(item, seq_line);
+		char item_path[200];
+		snprintf(item_path, sizeof(item_path), "%s[%zu]", sub, i);
+		r = scalar_dup(p, item, item_line, item_path,
+		               DNS_SUBDOMAIN_MAX + 1 + LABEL_NAME_MAX, &names[i]);
+		if (r == 0 && !valid_qualified_name(names[i], false))
+			r = fail(p, item_line, item_path, "\"%s\" is not a valid %s", names[i],
+			         conditions ? "condition type" : "taint key");
+		/* Ready True is the healthy state: listing it would fail every healthy node. */
+		if (r == 0 && conditions && !strcmp(names[i], "Ready"))
+			r = fail(p, item_line, item_path,
+			         "Ready is judged by its own rule (False or Unknown is unhealthy) "
+			         "and cannot be listed");
+		if (r < 0) {
+			free_strings(names, i + 1);
+			return r;
+		}
+	}
+	*ret = names;
+	*ret_n = n;
+	return 0;
+}
+
+static int parse_exit_codes(const struct parser *p, struct fy_node *mapping, int line,
+                            struct tj_failure_policy *policy)
+{
+	struct fy_node *seq;
+	int seq_line,
+	        r = field_sequence(p, mapping, line, "failurePolicy.permanentExitCodes",
+	                           "permanentExitCodes", TJ_CONFIG_MAX_EXIT_CODES, &seq, &seq_line);
+	if (r < 0)
+		return r;
+	size_t n = seq ? (size_t)fy_node_sequence_item_count(seq) : N_OF(default_exit_codes);
+	policy->permanent_exit_codes = calloc(n + 1, sizeof(int));
+	if (!policy->permanent_exit_codes)
+		return -ENOMEM;
+	policy->n_permanent_exit_codes = n;
+	void *iter = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!seq) {
+			policy->permanent_exit_codes[i] = default_exit_codes[i];
+			continue;
+		}
+		struct fy_node *item = fy_node_sequence_iterate(seq, &iter);
+		char item_path[64];
+		snprintf(item_path, sizeof(item_path), "failurePolicy.permanentExitCodes[%zu]", i);
+		/* 0 is success; a container's exit code is one byte. */
+		r = scalar_int(p, item, node_line(item, seq_line), item_path, 1, 255,
+		               &policy->permanent_exit_codes[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int parse_failure_policy(const struct parser *p, struct fy_node *node, int line,
+                                struct tj_failure_policy *policy)
+{
+	const char *path = "failurePolicy";
+	int r = check_mapping(p, node, line, path, policy_fields,
+	                      "maxRestarts, nodeGracePeriodSeconds, restartBackoff, "
+	                      "permanentExitCodes, gpuHealth, faultCordonConditions");
+	if (r < 0)
+		return r;
+	line = node_line(node, line);
+	policy->max_restarts = default_policy.max_restarts;
+	policy->node_grace_period_seconds = default_policy.node_grace_period_seconds;
+	policy->backoff_initial_seconds = default_policy.backoff_initial_seconds;
+	policy->backoff_max_seconds = default_policy.backoff_max_seconds;
+	r = field_int(p, node, line, path, "maxRestarts", 0, 1000, &policy->max_restarts);
+	if (r < 0)
+		return r;
+	r = field_int(p, node, line, path, "nodeGracePeriodSeconds", 0, 86400,
+	              &policy->node_grace_period_seconds);
+	if (r < 0)
+		return r;
+	struct fy_node_pair *pair = find_pair(node, "restartBackoff");
+	if (pair && !node_is_null(fy_node_pair_value(pair))) {
+		struct fy_node *backoff = fy_node_pair_value(pair);
+		const char *sub = "failurePolicy.restartBackoff";
+		int bline = node_line(fy_node_pair_key(pair), line);
+		r = check_mapping(p, backoff, bline, sub, backoff_fields,
+		                  "initialSeconds, maxSeconds");
+		if (r < 0)
+			return r;
+		r = field_int(p, backoff, bline, sub, "initialSeconds", 0, 86400,
+		              &policy->backoff_initial_seconds);
+		if (r < 0)
+			return r;
+		r = field_int(p, backoff, bline, sub, "maxSeconds", 0, 86400,
+		              &policy->backoff_max_seconds);
+		if (r < 0)
+			return r;
+		if (policy->backoff_max_seconds < policy->backoff_initial_seconds)
+			return fail(p, bline, sub,
+			            "maxSeconds (%d) must not be less than initialSeconds (%d)",
+			            policy->backoff_max_seconds, policy->backoff_initial_seconds);
+	}
+	r = parse_exit_codes(p, node, line, policy);
+	if (r < 0)
+		return r;
+	struct fy_node *gpu = NULL;
+	int gline = line;
+	pair = find_pair(node, "gpuHealth");
+	if (pair && !node_is_null(fy_node_pair_value(pair))) {
+		gpu = fy_node_pair_value(pair);
+		gline = node_line(fy_node_pair_key(pair), line);
+		r = check_mapping(p, gpu, gline, "failurePolicy.gpuHealth", gpu_health_fields,
+		                  "conditions, taints");
+		if (r < 0)
+			return r;
+	}
+	r = parse_names(p, gpu, gline, "failurePolicy.gpuHealth", "conditions", true,
+	                default_gpu_conditions, N_OF(default_gpu_conditions),
+	                &policy->gpu_conditions, &policy->n_gpu_conditions);
+	if (r < 0)
+		return r;
+	r = parse_names(p, gpu, gline, "failurePolicy.gpuHealth", "taints", false,
+	                default_gpu_taints, N_OF(default_gpu_taints), &policy->gpu_taints,
+	                &policy->n_gpu_taints);
+	if (r < 0)
+		return r;
+	return parse_names(p, node, line, "failurePolicy", "faultCordonConditions", true,
+	                   default_cordon_conditions, N_OF(default_cordon_conditions),
+	                   &policy->fault_cordon_conditions, &policy->n_fault_cordon_conditions);
+}
+
+static void failure_policy_free(struct tj_failure_policy *policy)
+{
+	if (!policy)
+		return;
+	free(policy->permanent_exit_codes);
+	free_strings(policy->gpu_conditions, policy->n_gpu_conditions);
+	free_strings(policy->gpu_taints, policy->n_gpu_taints);
+	free_strings(policy->fault_cordon_conditions, policy->n_fault_cordon_conditions);
+	free(policy);
+}
+
+static int parse_root(const struct parser *p, struct fy_node *root, struct tj_config *config)
+{
+	static const char *const root_fields[] = { "gpuClasses", "failurePolicy", NULL };
+	int r = check_mapping(p, root, 1, "", root_fields, "gpuClasses, failurePolicy");
+	if (r < 0)
+		return r;
+	struct fy_node_pair *pair = find_pair(root, "failurePolicy");
+	if (pair && !node_is_null(fy_node_pair_value(pair))) {
+		config->failure_policy = calloc(1, sizeof(*config->failure_policy));
+		if (!config->failure_policy)
+			return -ENOMEM;
+		r = parse_failure_policy(p, fy_node_pair_value(pair),
+		                         node_line(fy_node_pair_key(pair), 1),
+		                         config->failure_policy);
+		if (r < 0)
+			return r;
+	}
+	pair = find_pair(root, "gpuClasses");
 	if (!pair)
 		return fail(p, node_line(root, 1), "", "missing required field \"gpuClasses\"");
 	int line = node_line(fy_node_pair_key(pair), 1);
@@ -675,6 +961,7 @@ struct tj_config *tj_config_free(struct tj_config *config)
 	for (size_t i = 0; i < config->n_classes; i++)
 		gpu_class_clear(&config->classes[i]);
 	free(config->classes);
+	failure_policy_free(config->failure_policy);
 	free(config);
 	return NULL;
 }
@@ -837,7 +1124,7 @@ static struct tj_gpu_class default_classes[] = {
 	{ "gh200", "nvidia.com/gpu", "arm64", gh200_labels, 1, gpu_tolerations, 1 },
 	{ "h100", "nvidia.com/gpu", "amd64", h100_labels, 1, gpu_tolerations, 1 },
 };
-static const struct tj_config builtin_config = { default_classes, 2 };
+static const struct tj_config builtin_config = { .classes = default_classes, .n_classes = 2 };
 
 const struct tj_config *tj_config_builtin(void)
 {

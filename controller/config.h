@@ -11,6 +11,8 @@
 #define TJ_CONFIG_MAX_CLASSES     64
 #define TJ_CONFIG_MAX_NODE_LABELS 32
 #define TJ_CONFIG_MAX_TOLERATIONS 16
+#define TJ_CONFIG_MAX_SIGNALS     32 /* per list of node conditions or taint keys */
+#define TJ_CONFIG_MAX_EXIT_CODES  32
 
 struct tj_kv {
 	char *key;   /* owned */
@@ -34,9 +36,35 @@ struct tj_gpu_class {
 	size_t n_tolerations;
 };
 
+/* The defaults of the failure policy (DESIGN.md section 4, "Failures"); the node-health
+ * signals are read by reconcilers/node_health.h, the rest by the planner. */
+struct tj_failure_policy {
+	int max_restarts; /* restarts before a job is Failed (ReachedMaxRestarts) */
+	/* How long a node may be unhealthy before its workers count as failed; a TrainJob's
+	 * annotation trainjob.flame.dev/node-grace-period-seconds overrides it. */
+	int node_grace_period_seconds;
+	/* The delay before the pods of restart n are created: initial * 2^(n-1), at most max. */
+	int backoff_initial_seconds;
+	int backoff_max_seconds;
+	int *permanent_exit_codes; /* owned array; a worker exiting with one fails the job */
+	size_t n_permanent_exit_codes;
+	/* Node condition types that mean a broken GPU when True (set by node-problem-detector
+	 * or a GPU health checker), and taint keys that mean the same whatever their value. */
+	char **gpu_conditions; /* owned array of owned strings */
+	size_t n_gpu_conditions;
+	char **gpu_taints; /* owned array of owned strings */
+	size_t n_gpu_taints;
+	/* Node condition types that, True on a cordoned node, say it was cordoned for a fault.
+	 * A cordon alone is maintenance: it keeps new pods away but leaves running jobs alone. */
+	char **fault_cordon_conditions; /* owned array of owned strings */
+	size_t n_fault_cordon_conditions;
+};
+
 struct tj_config {
 	struct tj_gpu_class *classes; /* owned array */
 	size_t n_classes;
+	/* owned; NULL: the defaults (tj_config_failure_policy) */
+	struct tj_failure_policy *failure_policy;
 };
 
 /* Parses a config document. origin names it in messages ("config.yaml"). On error returns
@@ -50,6 +78,15 @@ struct tj_config {
  *       nodeLabels: {nvidia.com/gpu.product: NVIDIA-GH200-480GB}
  *       tolerations:
  *         - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+ *   failurePolicy:                   # optional; each absent field keeps its default
+ *     maxRestarts: 3                 # 0..1000
+ *     nodeGracePeriodSeconds: 60     # 0..86400
+ *     restartBackoff: {initialSeconds: 10, maxSeconds: 300}   # 0..86400, max >= initial
+ *     permanentExitCodes: [126, 127] # 1..255
+ *     gpuHealth:
+ *       conditions: [GpuUnhealthy]   # node condition types (not Ready)
+ *       taints: [nvidia.com/gpu.unhealthy]
+ *     faultCordonConditions: [KernelDeadlock]
  *
  * Unknown fields, duplicate keys and duplicate class names are errors. */
 int tj_config_parse(const char *yaml, size_t len, const char *origin, struct tj_config **ret,
@@ -61,6 +98,9 @@ int tj_config_load_file(const char *path, struct tj_config **ret, char *err, siz
 /* The classes deploy/config/config.yaml ships (gh200, h100), for running and rendering
  * without a config file. Static: never freed. */
 const struct tj_config *tj_config_builtin(void);
+
+/* The failure policy of config, or the defaults when config is NULL or has none. */
+const struct tj_failure_policy *tj_config_failure_policy(const struct tj_config *config);
 
 /* The class with that name, or NULL. */
 const struct tj_gpu_class *tj_config_find_class(const struct tj_config *config, const char *name);

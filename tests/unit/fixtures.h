@@ -58,7 +58,8 @@ static struct tj_gpu_class test_classes[] = {
 	{ "gh200", "nvidia.com/gpu", "arm64", gh200_labels, 1, gpu_tolerations, 1 },
 	{ "h100", "nvidia.com/gpu", "amd64", h100_labels, 1, gpu_tolerations, 1 },
 };
-static const struct tj_config test_config __attribute__((unused)) = { test_classes, 2 };
+static const struct tj_config test_config
+        __attribute__((unused)) = { .classes = test_classes, .n_classes = 2 };
 
 /* A runtime in Kubeflow's format: torch, one `node` job, a container with an env the
  * controller overrides (PET_NNODES), a sidecar and a volume. %s is the runtime's name. */

@@ -50,6 +50,37 @@ static void assert_gpu_toleration(const struct tj_gpu_class *c)
 	assert_string_equal(c->tolerations[0].effect, "NoSchedule");
 }
 
+static void assert_strings(char *const *got, size_t n, const char *const *want)
+{
+	size_t n_want = 0;
+	while (want[n_want])
+		n_want++;
+	assert_int_equal(n, n_want);
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(got[i], want[i]);
+}
+
+static void assert_policy_equal(const struct tj_failure_policy *a,
+                                const struct tj_failure_policy *b)
+{
+	assert_int_equal(a->max_restarts, b->max_restarts);
+	assert_int_equal(a->node_grace_period_seconds, b->node_grace_period_seconds);
+	assert_int_equal(a->backoff_initial_seconds, b->backoff_initial_seconds);
+	assert_int_equal(a->backoff_max_seconds, b->backoff_max_seconds);
+	assert_int_equal(a->n_permanent_exit_codes, b->n_permanent_exit_codes);
+	for (size_t i = 0; i < a->n_permanent_exit_codes; i++)
+		assert_int_equal(a->permanent_exit_codes[i], b->permanent_exit_codes[i]);
+	assert_int_equal(a->n_gpu_conditions, b->n_gpu_conditions);
+	for (size_t i = 0; i < a->n_gpu_conditions; i++)
+		assert_string_equal(a->gpu_conditions[i], b->gpu_conditions[i]);
+	assert_int_equal(a->n_gpu_taints, b->n_gpu_taints);
+	for (size_t i = 0; i < a->n_gpu_taints; i++)
+		assert_string_equal(a->gpu_taints[i], b->gpu_taints[i]);
+	assert_int_equal(a->n_fault_cordon_conditions, b->n_fault_cordon_conditions);
+	for (size_t i = 0; i < a->n_fault_cordon_conditions; i++)
+		assert_string_equal(a->fault_cordon_conditions[i], b->fault_cordon_conditions[i]);
+}
+
 /* The file shipped in deploy/config/ parses to the classes the local cluster's nodes have
  * (deploy/local labels GH200 and H100 nodes the same way). */
 static void test_shipped_config(void **state)
@@ -76,6 +107,9 @@ static void test_shipped_config(void **state)
 	assert_gpu_toleration(h100);
 	assert_null(tj_config_find_class(config, "a100"));
 	assert_null(tj_config_find_class(NULL, "gh200"));
+	/* The shipped file spells out the defaults. */
+	assert_non_null(config->failure_policy);
+	assert_policy_equal(config->failure_policy, tj_config_failure_policy(NULL));
 	tj_config_free(config);
 }
 
@@ -148,6 +182,72 @@ static void test_parse_empty_list(void **state)
 	assert_null(tj_config_free(NULL));
 }
 
+/* Without a failurePolicy the defaults apply; each absent field of one keeps its default;
+ * an empty list is empty, not the default. */
+static void test_failure_policy(void **state)
+{
+	static const char *const gpu_conditions[] = { "GpuUnhealthy", "XidError", NULL };
+	static const char *const gpu_taints[] = { "nvidia.com/gpu.unhealthy", "nvidia.com/gpu.xid",
+		                                  NULL };
+	static const char *const cordon[] = { "KernelDeadlock", "ReadonlyFilesystem", NULL };
+	const struct tj_failure_policy *d = tj_config_failure_policy(NULL);
+
+	assert_int_equal(d->max_restarts, 3);
+	assert_int_equal(d->node_grace_period_seconds, 60);
+	assert_int_equal(d->backoff_initial_seconds, 10);
+	assert_int_equal(d->backoff_max_seconds, 300);
+	assert_int_equal(d->n_permanent_exit_codes, 2);
+	assert_int_equal(d->permanent_exit_codes[0], 126);
+	assert_int_equal(d->permanent_exit_codes[1], 127);
+	assert_strings(d->gpu_conditions, d->n_gpu_conditions, gpu_conditions);
+	assert_strings(d->gpu_taints, d->n_gpu_taints, gpu_taints);
+	assert_strings(d->fault_cordon_conditions, d->n_fault_cordon_conditions, cordon);
+
+	struct tj_config *config = parse_ok("gpuClasses: []\n");
+	assert_null(config->failure_policy);
+	assert_ptr_equal(tj_config_failure_policy(config), d);
+	tj_config_free(config);
+
+	config = parse_ok("gpuClasses: []\nfailurePolicy: {}\n");
+	assert_non_null(config->failure_policy);
+	assert_policy_equal(tj_config_failure_policy(config), d);
+	tj_config_free(config);
+
+	config = parse_ok("gpuClasses: []\n"
+	                  "failurePolicy:\n"
+	                  "  maxRestarts: 0\n"
+	                  "  nodeGracePeriodSeconds: 5\n"
+	                  "  restartBackoff: {initialSeconds: 1}\n"
+	                  "  permanentExitCodes: [2, 255]\n"
+	                  "  gpuHealth:\n"
+	                  "    conditions: [example.com/GPUBroken]\n"
+	                  "    taints: []\n"
+	                  "  faultCordonConditions:\n");
+	const struct tj_failure_policy *p = tj_config_failure_policy(config);
+	static const char *const broken[] = { "example.com/GPUBroken", NULL };
+	static const char *const none[] = { NULL };
+	assert_int_equal(p->max_restarts, 0);
+	assert_int_equal(p->node_grace_period_seconds, 5);
+	assert_int_equal(p->backoff_initial_seconds, 1);
+	assert_int_equal(p->backoff_max_seconds, 300);
+	assert_int_equal(p->n_permanent_exit_codes, 2);
+	assert_int_equal(p->permanent_exit_codes[0], 2);
+	assert_int_equal(p->permanent_exit_codes[1], 255);
+	assert_strings(p->gpu_conditions, p->n_gpu_conditions, broken);
+	assert_strings(p->gpu_taints, p->n_gpu_taints, none);
+	/* null is absent: the default */
+	assert_strings(p->fault_cordon_conditions, p->n_fault_cordon_conditions, cordon);
+	tj_config_free(config);
+
+	config = parse_ok("gpuClasses: []\nfailurePolicy:\n  permanentExitCodes: []\n"
+	                  "  restartBackoff: {initialSeconds: 0, maxSeconds: 0}\n");
+	p = tj_config_failure_policy(config);
+	assert_int_equal(p->n_permanent_exit_codes, 0);
+	assert_int_equal(p->backoff_initial_seconds, 0);
+	assert_int_equal(p->backoff_max_seconds, 0);
+	tj_config_free(config);
+}
+
 /* A valid class to build broken files around. */
 #define GH200                                                                                      \
 	"  - name: gh200\n"                                                                        \
@@ -163,7 +263,7 @@ static const struct broken_case {
 	  "test.yaml:3: flow sequence without a closing bracket" },
 	{ "root is a list", "- gh200\n", "test.yaml:1: must be a mapping" },
 	{ "unknown top-level key", "gpuClasses: []\ngpuclass: []\n",
-	  "test.yaml:2: unknown field \"gpuclass\" (expected gpuClasses)" },
+	  "test.yaml:2: unknown field \"gpuclass\" (expected gpuClasses, failurePolicy)" },
 	{ "gpuClasses missing", "# nothing\n{}\n",
 	  "test.yaml:1: missing required field \"gpuClasses\"" },
 	{ "gpuClasses not a list", "gpuClasses:\n  name: gh200\n",
@@ -226,6 +326,59 @@ static const struct broken_case {
 	  "        tolerationSeconds: 30\n",
 	  "test.yaml:6: gpuClasses[0].tolerations[0]: unknown field \"tolerationSeconds\" "
 	  "(expected key, operator, value, effect)" },
+	{ "failurePolicy a list", "gpuClasses: []\nfailurePolicy:\n  - maxRestarts: 3\n",
+	  "test.yaml:2: failurePolicy: must be a mapping" },
+	{ "unknown failurePolicy field", "gpuClasses: []\nfailurePolicy:\n  maxRetries: 3\n",
+	  "test.yaml:3: failurePolicy: unknown field \"maxRetries\" (expected maxRestarts, "
+	  "nodeGracePeriodSeconds, restartBackoff, permanentExitCodes, gpuHealth, "
+	  "faultCordonConditions)" },
+	{ "maxRestarts negative", "gpuClasses: []\nfailurePolicy:\n  maxRestarts: -1\n",
+	  "test.yaml:3: failurePolicy.maxRestarts: \"-1\" is not an integer between 0 and 1000" },
+	{ "maxRestarts not a number", "gpuClasses: []\nfailurePolicy:\n  maxRestarts: three\n",
+	  "test.yaml:3: failurePolicy.maxRestarts: \"three\" is not an integer between 0 and "
+	  "1000" },
+	{ "maxRestarts a fraction", "gpuClasses: []\nfailurePolicy:\n  maxRestarts: 1.5\n",
+	  "test.yaml:3: failurePolicy.maxRestarts: \"1.5\" is not an integer between 0 and 1000" },
+	{ "grace period too long",
+	  "gpuClasses: []\nfailurePolicy:\n  nodeGracePeriodSeconds: 86401\n",
+	  "test.yaml:3: failurePolicy.nodeGracePeriodSeconds: \"86401\" is not an integer between "
+	  "0 and 86400" },
+	{ "grace period a list", "gpuClasses: []\nfailurePolicy:\n  nodeGracePeriodSeconds: [1]\n",
+	  "test.yaml:3: failurePolicy.nodeGracePeriodSeconds: must be a string, not a sequence" },
+	{ "backoff max below initial",
+	  "gpuClasses: []\nfailurePolicy:\n  restartBackoff:\n    initialSeconds: 60\n"
+	  "    maxSeconds: 30\n",
+	  "test.yaml:3: failurePolicy.restartBackoff: maxSeconds (30) must not be less than "
+	  "initialSeconds (60)" },
+	{ "backoff below default initial",
+	  "gpuClasses: []\nfailurePolicy:\n  restartBackoff: {maxSeconds: 5}\n",
+	  "test.yaml:3: failurePolicy.restartBackoff: maxSeconds (5) must not be less than "
+	  "initialSeconds (10)" },
+	{ "unknown backoff field",
+	  "gpuClasses: []\nfailurePolicy:\n  restartBackoff:\n    factor: 2\n",
+	  "test.yaml:4: failurePolicy.restartBackoff: unknown field \"factor\" (expected "
+	  "initialSeconds, maxSeconds)" },
+	{ "exit code 0", "gpuClasses: []\nfailurePolicy:\n  permanentExitCodes: [1, 0]\n",
+	  "test.yaml:3: failurePolicy.permanentExitCodes[1]: \"0\" is not an integer between 1 "
+	  "and 255" },
+	{ "exit codes a scalar", "gpuClasses: []\nfailurePolicy:\n  permanentExitCodes: 2\n",
+	  "test.yaml:3: failurePolicy.permanentExitCodes: must be a sequence" },
+	{ "gpuHealth unknown field",
+	  "gpuClasses: []\nfailurePolicy:\n  gpuHealth:\n    labels: [x]\n",
+	  "test.yaml:4: failurePolicy.gpuHealth: unknown field \"labels\" (expected conditions, "
+	  "taints)" },
+	{ "Ready as a GPU condition",
+	  "gpuClasses: []\nfailurePolicy:\n  gpuHealth:\n    conditions:\n      - XidError\n"
+	  "      - Ready\n",
+	  "test.yaml:6: failurePolicy.gpuHealth.conditions[1]: Ready is judged by its own rule "
+	  "(False or Unknown is unhealthy) and cannot be listed" },
+	{ "bad taint key",
+	  "gpuClasses: []\nfailurePolicy:\n  gpuHealth:\n    taints: [\"gpu unhealthy\"]\n",
+	  "test.yaml:4: failurePolicy.gpuHealth.taints[0]: \"gpu unhealthy\" is not a valid taint "
+	  "key" },
+	{ "cordon condition a mapping",
+	  "gpuClasses: []\nfailurePolicy:\n  faultCordonConditions:\n    - {type: X}\n",
+	  "test.yaml:4: failurePolicy.faultCordonConditions[0]: must be a string, not a mapping" },
 	{ "alias",
 	  "gpuClasses:\n  - name: &n gh200\n    resource: nvidia.com/gpu\n"
 	  "  - name: *n\n    resource: nvidia.com/gpu\n",
@@ -484,7 +637,7 @@ int main(void)
 		cmocka_unit_test(test_shipped_config),     cmocka_unit_test(test_parse_full),
 		cmocka_unit_test(test_parse_empty_list),   cmocka_unit_test(test_parse_broken),
 		cmocka_unit_test(test_parse_limits),       cmocka_unit_test(test_reload),
-		cmocka_unit_test(test_watch_start_broken),
+		cmocka_unit_test(test_watch_start_broken), cmocka_unit_test(test_failure_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
