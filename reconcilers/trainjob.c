@@ -352,6 +352,7 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->resource_version);
 	free(job->max_restarts);
 	free(job->restart_policy);
+	free(job->node_grace_period);
 	free(job->runtime_api_group);
 	free(job->runtime_kind);
 	free(job->runtime_name);
@@ -400,6 +401,8 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->max_restarts = dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_MAX_RESTARTS));
 	job->restart_policy =
 	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_RESTART_POLICY));
+	job->node_grace_period =
+	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_NODE_GRACE_PERIOD));
 
 	job->runtime_api_group = take_string(&pr, "spec.runtimeRef.apiGroup");
 	job->runtime_kind = take_string(&pr, "spec.runtimeRef.kind");
@@ -511,6 +514,17 @@ int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret)
 		return tj_problem_set(ret, "InvalidSpec",
 		                      "metadata.annotations[%s]: '%s' is not Gang or Worker",
 		                      TJ_ANNOTATION_RESTART_POLICY, job->restart_policy);
+	if (job->node_grace_period) {
+		char *end;
+		long v = strtol(job->node_grace_period, &end, 10);
+
+		if (!*job->node_grace_period || *end || v < 0 || v > 86400)
+			return tj_problem_set(ret, "InvalidSpec",
+			                      "metadata.annotations[%s]: '%s' is not an integer "
+			                      "between 0 and 86400",
+			                      TJ_ANNOTATION_NODE_GRACE_PERIOD,
+			                      job->node_grace_period);
+	}
 	return 0;
 }
 

@@ -16,7 +16,10 @@
 /* Annotations and labels of this project read on TrainJobs and runtimes. */
 #define TJ_ANNOTATION_MAX_RESTARTS   TJ_LABEL_PREFIX "max-restarts"
 #define TJ_ANNOTATION_RESTART_POLICY TJ_LABEL_PREFIX "restart-policy"
-#define TJ_LABEL_GPU_CLASS           TJ_LABEL_PREFIX "gpu-class"
+/* Seconds a node may be unhealthy before the job's workers on it count as failed (0..86400);
+ * overrides the config file's failurePolicy.nodeGracePeriodSeconds. */
+#define TJ_ANNOTATION_NODE_GRACE_PERIOD TJ_LABEL_PREFIX "node-grace-period-seconds"
+#define TJ_LABEL_GPU_CLASS              TJ_LABEL_PREFIX "gpu-class"
 
 /* spec.managedBy values that mean this controller (unset means it too). */
 #define TJ_MANAGED_BY_KUBEFLOW "trainer.kubeflow.org/trainjob-controller"
@@ -122,6 +125,8 @@ struct tj_trainjob {
 	char *max_restarts; /* owned; annotation trainjob.flame.dev/max-restarts, NULL if absent */
 	char *restart_policy; /* owned; annotation trainjob.flame.dev/restart-policy, NULL if absent
 	                       */
+	/* owned; annotation trainjob.flame.dev/node-grace-period-seconds, NULL if absent */
+	char *node_grace_period;
 
 	/* spec.runtimeRef; kind and apiGroup are NULL when unset (their defaults apply). */
 	char *runtime_api_group; /* owned */

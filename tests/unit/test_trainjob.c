@@ -20,7 +20,8 @@ static void test_projection(void **state)
 	        "'creationTimestamp':'2026-11-29T10:00:00Z','deletionTimestamp':'2026-11-29T10:05:"
 	        "00Z',"
 	        "'annotations':{'trainjob.flame.dev/max-restarts':'5',"
-	        "'trainjob.flame.dev/restart-policy':'Worker','other':'x'}},"
+	        "'trainjob.flame.dev/restart-policy':'Worker',"
+	        "'trainjob.flame.dev/node-grace-period-seconds':'15','other':'x'}},"
 	        "'spec':{'runtimeRef':{'name':'torch-gh200','kind':'ClusterTrainingRuntime',"
 	        "'apiGroup':'trainer.kubeflow.org'},'trainer':{'image':'img:1','command':['"
 	        "torchrun'],"
@@ -57,6 +58,7 @@ static void test_projection(void **state)
 	assert_int_equal(job->deletion_time, 1795946700);
 	assert_string_equal(job->max_restarts, "5");
 	assert_string_equal(job->restart_policy, "Worker");
+	assert_string_equal(job->node_grace_period, "15");
 	assert_string_equal(job->runtime_name, "torch-gh200");
 	assert_string_equal(job->runtime_kind, "ClusterTrainingRuntime");
 	assert_string_equal(job->runtime_api_group, "trainer.kubeflow.org");
@@ -214,6 +216,16 @@ static const struct validate_case validate_cases[] = {
 	{ "restart-policy unknown", "{'trainjob.flame.dev/restart-policy':'All'}",
 	  "{'runtimeRef':{'name':'r'}}", NULL, "InvalidSpec",
 	  "metadata.annotations[trainjob.flame.dev/restart-policy]: 'All' is not Gang or Worker" },
+	{ "node grace period negative", "{'trainjob.flame.dev/node-grace-period-seconds':'-5'}",
+	  "{'runtimeRef':{'name':'r'}}", NULL, "InvalidSpec",
+	  "metadata.annotations[trainjob.flame.dev/node-grace-period-seconds]: '-5' is not an "
+	  "integer between 0 and 86400" },
+	{ "node grace period with a unit", "{'trainjob.flame.dev/node-grace-period-seconds':'30s'}",
+	  "{'runtimeRef':{'name':'r'}}", NULL, "InvalidSpec",
+	  "metadata.annotations[trainjob.flame.dev/node-grace-period-seconds]: '30s' is not an "
+	  "integer between 0 and 86400" },
+	{ "node grace period zero", "{'trainjob.flame.dev/node-grace-period-seconds':'0'}",
+	  "{'runtimeRef':{'name':'r'}}", NULL, NULL, NULL },
 	/* 63 - len("-node-0-") - len("15") = 53 characters at most for 16 nodes. */
 	{ "name at the hostname limit", NULL,
 	  "{'runtimeRef':{'name':'r'},'trainer':{'numNodes':16}}",
