@@ -7,7 +7,12 @@
 #include <string.h>
 
 #include "reconcilers/json.h"
+#include "reconcilers/node_health.h"
 #include "reconcilers/render.h"
+
+/* Nodes a replacement pod is kept away from: the last failed node and the unhealthy nodes
+ * of the job's pods. Beyond this many, the scheduler's own taint rules must do. */
+#define MAX_EXCLUDED_NODES 32
 
 /* Where an action goes when the plan is finished: mutations (creates and deletes), the
  * status patch and events are ordered by the plan's kind of decision (see plan.h). */
@@ -17,9 +22,25 @@ enum slot {
 	SLOT_EVENT,
 };
 
+/* The health of an owned pod's node, as far as the planner needs it. */
+struct pod_node {
+	enum tj_node_fault fault; /* TJ_NODE_HEALTHY when unscheduled or unknown */
+	bool failed;              /* unhealthy for the grace period */
+};
+
+/* A worker failure: the pod, its class and, for a node failure, the node's health. */
+struct failure {
+	const struct tj_pod *pod;
+	const char *cls; /* WorkerFailed, Evicted, Preempted or a node fault's reason */
+	struct tj_node_health node;
+};
+
 struct planner {
 	const struct tj_plan_input *in;
 	const struct tj_trainjob *job;
+	const struct tj_failure_policy *policy;
+	int64_t grace; /* the node grace period in force */
+	char restart_reason[TJ_REASON_MAX];
 	struct tj_trainjob_status st; /* the status being computed */
 	struct tj_action *actions;    /* owned until moved into the plan */
 	enum slot *slots;             /* owned; parallel to actions */
@@ -31,6 +52,7 @@ struct planner {
 	/* The job's own pods and, per rank, the pod of the current attempt. */
 	const struct tj_pod **owned; /* owned array (of borrowed pods) */
 	bool *deleted;               /* owned; parallel to owned: a delete is planned */
+	struct pod_node *nodes;      /* owned; parallel to owned */
 	size_t n_owned;
 	const struct tj_pod **current; /* owned array of num_nodes */
 	bool *blocked;                 /* owned; the rank still has a pod of another attempt */
@@ -109,14 +131,51 @@ static bool is_finished(const struct tj_pod *pod)
 	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
 }
 
-static void delete_pod(struct planner *p, const struct tj_pod *pod)
+/* Asks to plan again after seconds; the earliest of all such wishes wins. */
+static void requeue(struct planner *p, int64_t seconds)
 {
-	struct tj_action *a;
+	if (seconds > 0 && (p->requeue_after == 0 || seconds < p->requeue_after))
+		p->requeue_after = seconds;
+}
+
+static size_t owned_index(const struct planner *p, const struct tj_pod *pod)
+{
 	size_t i;
 
 	for (i = 0; i < p->n_owned && p->owned[i] != pod; i++)
 		;
-	if (is_deleting(pod) || i == p->n_owned || p->deleted[i])
+	return i;
+}
+
+/* The health of the node a pod is bound to; healthy when it is not bound or the plan has
+ * no Node cache. */
+static void judge(const struct planner *p, const struct tj_pod *pod, struct tj_node_health *h)
+{
+	const struct tj_plan_input *in = p->in;
+
+	if (!in->node_lookup || !pod->node_name || !*pod->node_name) {
+		*h = (struct tj_node_health){ .fault = TJ_NODE_HEALTHY };
+		return;
+	}
+	tj_node_health_judge(in->node_lookup(in->node_ctx, pod->node_name), p->policy, p->grace,
+	                     in->now, h);
+}
+
+/* Deletes a pod. A pod on a node that has failed (deleted, or unhealthy for the grace
+ * period) is force-deleted, with grace 0, even when it is already being deleted: its
+ * kubelet will never confirm the deletion, and its rank gets no replacement while it
+ * exists. The price is the one every force deletion pays: should the node come back, its
+ * container may run on for a moment next to the replacement. */
+static void delete_pod(struct planner *p, const struct tj_pod *pod)
+{
+	struct tj_action *a;
+	size_t i = owned_index(p, pod);
+	bool force;
+
+	if (i == p->n_owned || p->deleted[i])
+		return;
+	force = p->nodes[i].failed;
+	if (is_deleting(pod) && !force)
 		return;
 	p->deleted[i] = true;
 	a = push(p, TJ_ACTION_DELETE_POD, SLOT_MUTATION);
@@ -124,6 +183,15 @@ static void delete_pod(struct planner *p, const struct tj_pod *pod)
 		return;
 	snprintf(a->name, sizeof(a->name), "%s", pod->name);
 	snprintf(a->uid, sizeof(a->uid), "%s", pod->uid ? pod->uid : "");
+	a->grace_seconds = force ? 0 : -1;
+}
+
+/* Pods stuck Terminating on a failed node are force-deleted, whatever the job's state. */
+static void delete_stuck_pods(struct planner *p)
+{
+	for (size_t i = 0; i < p->n_owned; i++)
+		if (is_deleting(p->owned[i]) && p->nodes[i].failed)
+			delete_pod(p, p->owned[i]);
 }
 
 /* Deletes the pods that still run or wait: a failed or suspended job releases its GPUs.
@@ -216,9 +284,10 @@ static int collect_pods(struct planner *p, bool gang)
 
 	p->owned = calloc(in->n_pods + 1, sizeof(*p->owned));
 	p->deleted = calloc(in->n_pods + 1, sizeof(*p->deleted));
+	p->nodes = calloc(in->n_pods + 1, sizeof(*p->nodes));
 	p->current = calloc((size_t)p->num_nodes + 1, sizeof(*p->current));
 	p->blocked = calloc((size_t)p->num_nodes + 1, sizeof(*p->blocked));
-	if (!p->owned || !p->deleted || !p->current || !p->blocked)
+	if (!p->owned || !p->deleted || !p->nodes || !p->current || !p->blocked)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->n_pods; i++) {
 		const struct tj_pod *pod = in->pods[i];
@@ -228,6 +297,17 @@ static int collect_pods(struct planner *p, bool gang)
 		p->owned[p->n_owned++] = pod;
 		if (pod->attempt > newest)
 			newest = pod->attempt;
+	}
+	for (size_t i = 0; i < p->n_owned; i++) {
+		const struct tj_pod *pod = p->owned[i];
+		struct tj_node_health h;
+
+		judge(p, pod, &h);
+		p->nodes[i] = (struct pod_node){ h.fault, h.failed };
+		/* A node that may still fail a live pod, or free a stuck one: look again when
+		 * its grace period is over. */
+		if (h.wait && (!is_finished(pod) || is_deleting(pod)))
+			requeue(p, h.wait);
 	}
 	/* Pods are created only after the status with their attempt was written, so a newer
 	 * pod means the cached TrainJob is behind: plan nothing until it catches up. */
@@ -279,46 +359,79 @@ static void count_pods(struct planner *p, bool suspended)
 	j->suspended = suspended ? p->num_nodes : 0;
 }
 
-/* The first failed worker of the current attempt, or NULL. A pod that is being deleted
- * and failed is ours (a replaced or suspended attempt), not a new failure, unless it was
- * disrupted (evicted, preempted) under a Gang, whose attempt number tells repeats apart.
- * Under Worker, the pod already recorded as the last failure is not counted twice. */
-static const struct tj_pod *find_failure(const struct planner *p, bool gang)
+/* The class of a pod's own failure. The DisruptionTarget reasons are Kubernetes':
+ * PreemptionByScheduler (PreemptionByKubeScheduler before 1.27) for the scheduler's
+ * preemption; EvictionByEvictionAPI, TerminationByKubelet, DeletionByTaintManager and
+ * DeletionByPodGC for the rest. The kubelet's own evictions and preemptions set
+ * status.reason Evicted or Preempting. */
+static const char *pod_class(const struct tj_pod *pod)
+{
+	const char *d = pod->disruption_reason;
+
+	if (d && (strcmp(d, "PreemptionByScheduler") == 0 ||
+	          strcmp(d, "PreemptionByKubeScheduler") == 0))
+		return "Preempted";
+	if (d || (pod->reason && strcmp(pod->reason, "Evicted") == 0))
+		return "Evicted";
+	if (pod->reason && strcmp(pod->reason, "Preempting") == 0)
+		return "Preempted";
+	return "WorkerFailed";
+}
+
+/* The first failed worker of the current attempt: its pod is Failed, disrupted (evicted,
+ * preempted), or on a node that has failed. A pod that is being deleted and failed is ours
+ * (a replaced or suspended attempt), not a new failure, unless it was disrupted. Under
+ * Worker, the pod already recorded as the last failure is not counted twice. A failure on
+ * a node that is unhealthy, even within its grace period, is the node's: its exit code is
+ * a symptom. */
+static bool find_failure(const struct planner *p, bool gang, struct failure *ret)
 {
 	for (int r = 0; r < p->num_nodes; r++) {
 		const struct tj_pod *pod = p->current[r];
+		bool pod_failed;
 
 		if (!pod || pod->phase == TJ_POD_SUCCEEDED)
 			continue;
 		if (!gang && strcmp(pod->name, p->job->status.last_failure.pod) == 0)
 			continue;
-		if (pod->phase == TJ_POD_FAILED && !is_deleting(pod))
-			return pod;
-		if (gang && pod->disruption_reason)
-			return pod;
+		pod_failed = (pod->phase == TJ_POD_FAILED && !is_deleting(pod)) ||
+		             pod->disruption_reason;
+		if (!pod_failed && !p->nodes[owned_index(p, pod)].failed)
+			continue;
+		ret->pod = pod;
+		judge(p, pod, &ret->node);
+		ret->cls = ret->node.fault != TJ_NODE_HEALTHY
+		                   ? tj_node_fault_reason(ret->node.fault)
+		                   : pod_class(pod);
+		return true;
 	}
-	return NULL;
+	return false;
 }
 
-/* Under Worker, a failed pod already recorded as the last failure is the replaced one (the
- * controller stopped between recording and deleting it): delete it now. Under Gang it is of
+/* Under Worker, a pod recorded as the last failure is the replaced one (the controller
+ * may have stopped between recording and deleting it): delete it now. Under Gang it is of
  * an older attempt, which collect_pods deletes. */
 static void delete_recorded_failure(struct planner *p)
 {
 	for (int r = 0; r < p->num_nodes; r++) {
 		const struct tj_pod *pod = p->current[r];
 
-		if (pod && pod->phase == TJ_POD_FAILED &&
+		if (pod && pod->phase != TJ_POD_SUCCEEDED &&
 		    strcmp(pod->name, p->job->status.last_failure.pod) == 0)
 			delete_pod(p, pod);
 	}
 }
 
-static void describe_failure(const struct tj_pod *pod, struct tj_failure *f, int64_t now)
+/* status.lastFailure: a node failure gives the node's reason; a pod's own failure the most
+ * specific reason the pod has (the disruption, the container's, the pod's). */
+static void describe_failure(const struct failure *fl, struct tj_failure *f, int64_t now)
 {
+	const struct tj_pod *pod = fl->pod;
 	const char *reason = tj_or(pod->disruption_reason,
 	                           tj_or(pod->exit_reason, tj_or(pod->reason, "Failed")));
 
+	if (fl->node.fault != TJ_NODE_HEALTHY)
+		reason = fl->cls;
 	f->rank = pod->rank;
 	copy(f->node, sizeof(f->node), pod->node_name);
 	copy(f->pod, sizeof(f->pod), pod->name);
@@ -327,25 +440,60 @@ static void describe_failure(const struct tj_pod *pod, struct tj_failure *f, int
 	f->time = now;
 }
 
-static void failure_text(const struct tj_failure *f, char *buf, size_t size)
+/* "rank 1 on node gh200-2 failed (exit code 1, Error)", with the node's signal for a node
+ * failure: "(NodeNotReady: condition Ready is False)". */
+static void failure_text(const struct tj_failure *f, const struct failure *fl, char *buf,
+                         size_t size)
 {
 	char code[32] = "";
 
 	if (f->exit_code >= 0)
 		snprintf(code, sizeof(code), "exit code %d, ", f->exit_code);
-	snprintf(buf, size, "rank %d on node %s failed (%s%s)", f->rank,
-	         *f->node ? f->node : "(none)", code, f->reason);
+	snprintf(buf, size, "rank %d on node %s failed (%s%s%s%s)", f->rank,
+	         *f->node ? f->node : "(none)", code, f->reason,
+	         fl->node.fault != TJ_NODE_HEALTHY ? ": " : "",
+	         fl->node.fault != TJ_NODE_HEALTHY ? fl->node.detail : "");
 }
 
-static void restart(struct planner *p, const struct tj_pod *failed, bool gang, int max_restarts)
+/* The delay before the pods of restart n (1, 2, ...): initial * 2^(n-1), at most max. */
+static int64_t backoff_of(const struct tj_failure_policy *policy, int restart)
+{
+	int64_t d = policy->backoff_initial_seconds;
+
+	for (int i = 1; i < restart && d < policy->backoff_max_seconds; i++)
+		d *= 2;
+	return d < policy->backoff_max_seconds ? d : policy->backoff_max_seconds;
+}
+
+static bool is_permanent(const struct tj_failure_policy *policy, int exit_code)
+{
+	for (size_t i = 0; i < policy->n_permanent_exit_codes; i++)
+		if (policy->permanent_exit_codes[i] == exit_code)
+			return true;
+	return false;
+}
+
+static void restart(struct planner *p, const struct failure *fl, bool gang, int max_restarts)
 {
 	struct tj_failure f;
-	char what[TJ_MESSAGE_MAX / 2], msg[TJ_MESSAGE_MAX];
+	/* Room for the longest node name and signal; the messages around it fit in
+	 * TJ_MESSAGE_MAX. */
+	char what[640], msg[TJ_MESSAGE_MAX], after[32] = "";
+	int64_t backoff;
 
-	describe_failure(failed, &f, p->in->now);
-	failure_text(&f, what, sizeof(what));
+	describe_failure(fl, &f, p->in->now);
+	failure_text(&f, fl, what, sizeof(what));
 	p->st.last_failure = f;
 	p->status_first = true;
+	if (strcmp(fl->cls, "WorkerFailed") == 0 && f.exit_code > 0 &&
+	    is_permanent(p->policy, f.exit_code)) {
+		snprintf(msg, sizeof(msg),
+		         "%s; exit code %d is permanent (failurePolicy.permanentExitCodes), so the "
+		         "job is not restarted",
+		         what, f.exit_code);
+		fail(p, "PermanentFailure", msg);
+		return;
+	}
 	if (p->st.restart_count >= max_restarts) {
 		snprintf(msg, sizeof(msg), "%s; the restart budget of %d is spent", what,
 		         max_restarts);
@@ -353,22 +501,49 @@ static void restart(struct planner *p, const struct tj_pod *failed, bool gang, i
 		return;
 	}
 	p->st.restart_count++;
+	copy(p->restart_reason, sizeof(p->restart_reason), fl->cls);
 	if (gang) {
 		for (int r = 0; r < p->num_nodes; r++)
 			if (p->current[r])
 				delete_pod(p, p->current[r]);
 	} else {
-		delete_pod(p, failed);
+		delete_pod(p, fl->pod);
 	}
-	set_state(p, TJ_STATE_RESTARTING, "WorkerFailed", "%s; replacing %s (restart %d of %d)",
-	          what, gang ? "all workers" : "that worker", p->st.restart_count, max_restarts);
+	backoff = backoff_of(p->policy, p->st.restart_count);
+	if (backoff > 0) {
+		snprintf(after, sizeof(after), " in %lld s", (long long)backoff);
+		requeue(p, backoff);
+	}
+	set_state(p, TJ_STATE_RESTARTING, fl->cls, "%s; replacing %s%s (restart %d of %d)", what,
+	          gang ? "all workers" : "that worker", after, p->st.restart_count, max_restarts);
 	event(p, true, "Restarting", "%s", p->st.message);
+}
+
+/* After a restart, the new pods wait for the backoff, counted from the failure's time in
+ * the status (so that a restarted controller keeps it). */
+static bool backing_off(struct planner *p)
+{
+	const struct tj_failure *f = &p->st.last_failure;
+	int64_t ready_at;
+
+	if (p->st.restart_count == 0 || f->rank < 0 || f->time == 0)
+		return false;
+	ready_at = f->time + backoff_of(p->policy, p->st.restart_count);
+	if (p->in->now >= ready_at)
+		return false;
+	requeue(p, ready_at - p->in->now);
+	return true;
 }
 
 static void create_pods(struct planner *p, const struct tj_render *render)
 {
-	int created = 0;
+	int created = 0, missing = 0;
 
+	for (int r = 0; r < p->num_nodes; r++)
+		if (!p->current[r] && !p->blocked[r])
+			missing++;
+	if (missing == 0 || backing_off(p))
+		return;
 	for (int r = 0; r < p->num_nodes; r++) {
 		struct tj_action *a;
 
@@ -464,7 +639,7 @@ static void progress(struct planner *p)
 }
 
 static int max_restarts_of(const struct tj_trainjob *job, const struct tj_runtime *rt,
-                           struct tj_problem *why)
+                           const struct tj_failure_policy *policy, struct tj_problem *why)
 {
 	const char *v = job->max_restarts;
 	char *end;
@@ -473,7 +648,7 @@ static int max_restarts_of(const struct tj_trainjob *job, const struct tj_runtim
 	if (v) /* checked by tj_trainjob_validate */
 		return atoi(v);
 	if (!rt->max_restarts)
-		return TJ_DEFAULT_MAX_RESTARTS;
+		return policy->max_restarts;
 	n = strtol(rt->max_restarts, &end, 10);
 	if (!*rt->max_restarts || *end || n < 0 || n > 1000)
 		return tj_problem_set(why, "InvalidRuntime",
@@ -495,6 +670,44 @@ static int gang_policy_of(const struct tj_trainjob *job, const struct tj_runtime
 	return tj_problem_set(why, "InvalidRuntime", "%s %s: %s '%s' is not Gang or Worker",
 	                      tj_runtime_kind_name(rt->kind), rt->name,
 	                      TJ_ANNOTATION_RESTART_POLICY, v);
+}
+
+/* The node grace period: the TrainJob's annotation, else the config file's. */
+static int64_t grace_of(const struct tj_trainjob *job, const struct tj_failure_policy *policy)
+{
+	char *end;
+	long v;
+
+	if (!job->node_grace_period)
+		return policy->node_grace_period_seconds;
+	/* A bad value fails the job in tj_trainjob_validate; until then the default holds. */
+	v = strtol(job->node_grace_period, &end, 10);
+	if (!*job->node_grace_period || *end || v < 0 || v > 86400)
+		return policy->node_grace_period_seconds;
+	return v;
+}
+
+/* The nodes replacements avoid: the node of the last failure, and the unhealthy nodes the
+ * job's pods are on (the scheduler avoids nodes tainted NoSchedule by itself, but not a
+ * node whose GPU health is only a condition). At most MAX_EXCLUDED_NODES. */
+static size_t excluded_nodes(const struct planner *p, const char **names)
+{
+	size_t n = 0;
+
+	if (*p->job->status.last_failure.node)
+		names[n++] = p->job->status.last_failure.node;
+	for (size_t i = 0; i < p->n_owned && n < MAX_EXCLUDED_NODES; i++) {
+		const char *node = p->owned[i]->node_name;
+		size_t k;
+
+		if (p->nodes[i].fault == TJ_NODE_HEALTHY || !node)
+			continue;
+		for (k = 0; k < n && strcmp(names[k], node) != 0; k++)
+			;
+		if (k == n)
+			names[n++] = node;
+	}
+	return n;
 }
 
 /* The body of the status patch: the whole status we own, conditional on the version the
@@ -526,16 +739,19 @@ static int decide(struct planner *p)
 	const struct tj_plan_input *in = p->in;
 	const struct tj_trainjob *job = p->job;
 	const struct tj_gpu_class *cls = NULL;
-	const struct tj_pod *failed;
+	struct failure failed;
 	struct tj_render *render = NULL;
 	struct tj_problem why = { "", "" };
-	const char *excluded[1];
+	const char *excluded[MAX_EXCLUDED_NODES];
+	size_t n_excluded;
 	int max_restarts, gang, r;
-	bool was_suspended;
+	bool was_suspended, had_start;
 
 	p->num_nodes = job->num_nodes > 0 ? job->num_nodes
 	               : in->runtime      ? in->runtime->num_nodes
 	                                  : 1;
+	p->policy = tj_config_failure_policy(in->config);
+	p->grace = grace_of(job, p->policy);
 	gang = in->runtime ? gang_policy_of(job, in->runtime, &why) : 1;
 	r = collect_pods(p, gang != 0);
 	if (r == -EAGAIN) {
@@ -544,6 +760,7 @@ static int decide(struct planner *p)
 	}
 	if (r < 0)
 		return r;
+	delete_stuck_pods(p);
 	if (tj_trainjob_status_condition(&job->status, TJ_CONDITION_COMPLETE) ||
 	    tj_trainjob_status_condition(&job->status, TJ_CONDITION_FAILED)) {
 		if (tj_trainjob_status_condition(&job->status, TJ_CONDITION_FAILED))
@@ -567,17 +784,17 @@ static int decide(struct planner *p)
 		fail(p, why.reason, why.message);
 		return 0;
 	}
-	max_restarts = max_restarts_of(job, in->runtime, &why);
+	max_restarts = max_restarts_of(job, in->runtime, p->policy, &why);
 	if (max_restarts < 0 || tj_runtime_gpu_class(in->runtime, in->config, &cls, &why) < 0) {
 		fail(p, why.reason, why.message);
 		return 0;
 	}
-	excluded[0] = job->status.last_failure.node;
+	n_excluded = excluded_nodes(p, excluded);
 	r = tj_render_prepare(&(struct tj_render_input){ .job = job,
 	                                                 .runtime = in->runtime,
 	                                                 .gpu_class = cls,
 	                                                 .excluded_nodes = excluded,
-	                                                 .n_excluded_nodes = *excluded[0] ? 1 : 0 },
+	                                                 .n_excluded_nodes = n_excluded },
 	                      &render, &why);
 	if (r == -ENOMEM)
 		return r;
@@ -612,18 +829,18 @@ static int decide(struct planner *p)
 			fail(p, "DeadlineExceeded", msg);
 			goto out;
 		}
-		p->requeue_after = end - in->now;
+		requeue(p, end - in->now);
 	}
-	failed = find_failure(p, gang);
-	if (failed) {
-		restart(p, failed, gang, max_restarts);
+	if (find_failure(p, gang, &failed)) {
+		restart(p, &failed, gang, max_restarts);
 		goto out;
 	}
 	if (!gang)
 		delete_recorded_failure(p);
+	had_start = p->st.start_time != 0;
 	create_pods(p, render);
-	if (job->active_deadline_seconds && !p->requeue_after && p->st.start_time)
-		p->requeue_after = job->active_deadline_seconds;
+	if (job->active_deadline_seconds && !had_start && p->st.start_time)
+		requeue(p, job->active_deadline_seconds);
 	progress(p);
 out:
 	tj_render_free(render);
@@ -666,6 +883,7 @@ static int finish(struct planner *p, struct tj_plan *plan)
 			}
 	plan->n_actions = k;
 	plan->requeue_after = p->requeue_after;
+	memcpy(plan->restart_reason, p->restart_reason, sizeof(plan->restart_reason));
 	plan->status = p->st;
 	return 0;
 }
@@ -717,6 +935,7 @@ out:
 	free(p.slots);
 	free(p.owned);
 	free(p.deleted);
+	free(p.nodes);
 	free(p.current);
 	free(p.blocked);
 	if (r < 0) {

@@ -88,6 +88,11 @@ struct tj_plan {
 	/* The status this plan arrives at (what the status patch writes, or the current status
 	 * when there is no patch), for logs and metrics. */
 	struct tj_trainjob_status status;
+	/* The class of the failure when this plan restarts workers, "" otherwise: WorkerFailed,
+	 * Evicted, Preempted, NodeDeleted, NodeUnreachable, NodeNotReady, GPUUnhealthy or
+	 * NodeCordonedForFault. The label of trainjob_worker_restarts_total{reason}, counted
+	 * once the plan has been executed. */
+	char restart_reason[TJ_REASON_MAX];
 };
 
 /* Finds a node in the Node cache; NULL if there is no such node. */

@@ -16,6 +16,23 @@
 
 #define MAX_PODS    8
 #define MAX_ACTIONS 16
+#define MAX_NODES   8
+
+/* A node of the Node cache. A case with nodes has a cache, and a pod's node missing from
+ * it has been deleted; a case without has no cache (every node counts as healthy). */
+struct node_row {
+	const char *name;
+	enum tj_condition_status ready;
+	int64_t age;           /* seconds since the Ready or the listed condition changed */
+	const char *condition; /* a condition True since age (GPU, fault cordon), or NULL */
+	const char *taint;     /* a taint key without timeAdded, or NULL */
+	bool cordoned;
+};
+
+#define NODE_OK(n)                                                                                 \
+	{                                                                                          \
+		.name = n, .ready = TJ_COND_TRUE, .age = 3600                                      \
+	}
 
 /* A pod of the job "vit" (uid uid-vit) as the Pod informer projects it. */
 struct pod_row {
@@ -29,6 +46,7 @@ struct pod_row {
 	const char *disruption;
 	const char *unschedulable; /* the scheduler's message */
 	const char *owner;         /* NULL: uid-vit */
+	const char *pod_reason;    /* status.reason: Evicted, Preempting, ... */
 };
 
 struct plan_case {
@@ -40,6 +58,9 @@ struct plan_case {
 	const char *runtime_json; /* a runtime of its own, instead of the standard one */
 	struct pod_row pods[MAX_PODS];
 	size_t n_pods;
+	struct node_row nodes[MAX_NODES];
+	size_t n_nodes;                         /* 0: no Node cache */
+	const struct tj_failure_policy *policy; /* NULL: the defaults */
 	/* "<stage> <Kind> <name>" for pods, services and the status; events as
 	 * "<stage> Event <Normal|Warning> <Reason>: <message>". */
 	const char *want[MAX_ACTIONS];
@@ -47,6 +68,7 @@ struct plan_case {
 	 * status the plan arrives at; conditions as Type=Reason, comma-separated. */
 	const char *want_status;
 	int64_t want_requeue;
+	const char *want_restart_reason; /* NULL: "" */
 };
 
 #define SPEC4                                                                                      \
@@ -110,7 +132,7 @@ static const struct plan_case cases[] = {
 	            "running'," STARTED "}",
 	  .pods = { PENDING(0),
 	            { 1, 0, TJ_POD_PENDING, false, NULL, false, 0, NULL, NULL,
-	              "0/8 nodes are available: 8 Insufficient nvidia.com/gpu.", NULL },
+	              "0/8 nodes are available: 8 Insufficient nvidia.com/gpu.", NULL, NULL },
 	            RUNNING(2, "gh200-3"),
 	            PENDING(3) },
 	  .n_pods = 4,
@@ -176,7 +198,8 @@ static const struct plan_case cases[] = {
 	  .runtime = "torch-gh200",
 	  .status = RUNNING_STATUS,
 	  .pods = { RUNNING(0, "gh200-1"),
-	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 1, "Error", NULL, NULL, NULL },
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 1, "Error", NULL, NULL, NULL,
+	              NULL },
 	            RUNNING(2, "gh200-3"),
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
@@ -184,10 +207,12 @@ static const struct plan_case cases[] = {
 	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
 	            "1 DeletePod vit-node-0-3-a0",
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 1, "
-	            "Error); replacing all workers (restart 1 of 3)" },
+	            "Error); replacing all workers in 10 s (restart 1 of 3)" },
 	  .want_status =
 	          "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 1, Error); "
-	          "replacing all workers (restart 1 of 3)|restarts=1||jobs=3/3/0/1/0" },
+	          "replacing all workers in 10 s (restart 1 of 3)|restarts=1||jobs=3/3/0/1/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "WorkerFailed" },
 	{ .name = "after a gang restart, a rank is recreated only when its old pod is gone, away "
 	          "from the failed node",
 	  .spec = SPEC4,
@@ -197,8 +222,10 @@ static const struct plan_case cases[] = {
 	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
 	            "Error','exitCode':1,'time':'2026-11-29T11:59:00Z'}," JOBS(
 	                    0, 0, 0, 0) ",'conditions':[]}",
-	  .pods = { { 0, 0, TJ_POD_RUNNING, true, "gh200-1", true, 0, NULL, NULL, NULL, NULL },
-	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", true, 143, "Error", NULL, NULL, NULL },
+	  .pods = { { 0, 0, TJ_POD_RUNNING, true, "gh200-1", true, 0, NULL, NULL, NULL, NULL,
+	              NULL },
+	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", true, 143, "Error", NULL, NULL, NULL,
+	              NULL },
 	            RUNNING_A(3, 1, "gh200-4") },
 	  .n_pods = 3,
 	  .want = { "0 CreatePod vit-node-0-1-a1", "0 CreateService vit", "1 PatchStatus vit" },
@@ -211,15 +238,18 @@ static const struct plan_case cases[] = {
 	  .status = RUNNING_STATUS,
 	  .pods = { RUNNING(0, "gh200-1"),
 	            RUNNING(1, "gh200-2"),
-	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", false, 1, "Error", NULL, NULL, NULL },
+	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", false, 1, "Error", NULL, NULL, NULL,
+	              NULL },
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-2-a0",
 	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed (exit code 1, "
-	            "Error); replacing that worker (restart 1 of 3)" },
+	            "Error); replacing that worker in 10 s (restart 1 of 3)" },
 	  .want_status =
 	          "Restarting|WorkerFailed|rank 2 on node gh200-3 failed (exit code 1, Error); "
-	          "replacing that worker (restart 1 of 3)|restarts=1||jobs=3/3/0/1/0" },
+	          "replacing that worker in 10 s (restart 1 of 3)|restarts=1||jobs=3/3/0/1/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "WorkerFailed" },
 	{ .name = "policy Worker does not count a recorded failure twice",
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
 	  .spec = SPEC4,
@@ -231,7 +261,8 @@ static const struct plan_case cases[] = {
 	                    3, 3, 0, 1) ",'conditions':[]}",
 	  .pods = { RUNNING(0, "gh200-1"),
 	            RUNNING(1, "gh200-2"),
-	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", false, 1, "Error", NULL, NULL, NULL },
+	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", false, 1, "Error", NULL, NULL, NULL,
+	              NULL },
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
 	  .want = { "0 DeletePod vit-node-0-2-a0" },
@@ -268,7 +299,7 @@ static const struct plan_case cases[] = {
 	            "running','restartCount':1,'observedGeneration':2," STARTED
 	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
 	  .pods = { RUNNING(0, "gh200-1"),
-	            { 1, 1, TJ_POD_FAILED, false, "gh200-2", false, 2, "Error", NULL, NULL,
+	            { 1, 1, TJ_POD_FAILED, false, "gh200-2", false, 2, "Error", NULL, NULL, NULL,
 	              NULL } },
 	  .n_pods = 2,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
@@ -288,16 +319,18 @@ static const struct plan_case cases[] = {
 	            "running','restartCount':1,'observedGeneration':2," STARTED
 	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
 	  .pods = { RUNNING_A(0, 1, "gh200-1"),
-	            { 1, 1, TJ_POD_FAILED, false, "gh200-2", false, 2, "Error", NULL, NULL,
+	            { 1, 1, TJ_POD_FAILED, false, "gh200-2", false, 2, "Error", NULL, NULL, NULL,
 	              NULL } },
 	  .n_pods = 2,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a1",
 	            "1 DeletePod vit-node-0-1-a1",
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 2, "
-	            "Error); replacing all workers (restart 2 of 5)" },
+	            "Error); replacing all workers in 20 s (restart 2 of 5)" },
 	  .want_status =
 	          "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 2, Error); "
-	          "replacing all workers (restart 2 of 5)|restarts=2||jobs=1/1/0/1/0" },
+	          "replacing all workers in 20 s (restart 2 of 5)|restarts=2||jobs=1/1/0/1/0",
+	  .want_requeue = 20,
+	  .want_restart_reason = "WorkerFailed" },
 	{ .name = "a runtime with a bad restart setting fails the job",
 	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
 	  .runtime_json = RUNTIME_WITH("{'trainjob.flame.dev/max-restarts':'-1'}"),
@@ -314,10 +347,10 @@ static const struct plan_case cases[] = {
 	            "running','restartCount':3,'observedGeneration':2," STARTED
 	            "," JOBS(4, 4, 0, 0) ",'conditions':[]}",
 	  .pods = { { 0, 3, TJ_POD_FAILED, false, "gh200-1", false, 137, "OOMKilled", NULL, NULL,
-	              NULL },
+	              NULL, NULL },
 	            RUNNING_A(1, 3, "gh200-2"),
 	            RUNNING_A(2, 3, "gh200-3"),
-	            { 3, 3, TJ_POD_SUCCEEDED, false, "gh200-4", false, 0, NULL, NULL, NULL,
+	            { 3, 3, TJ_POD_SUCCEEDED, false, "gh200-4", false, 0, NULL, NULL, NULL, NULL,
 	              NULL } },
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-1-a3",
@@ -337,7 +370,7 @@ static const struct plan_case cases[] = {
 	            RUNNING(1, "gh200-2"),
 	            RUNNING(2, "gh200-3"),
 	            { 3, 0, TJ_POD_RUNNING, false, "gh200-4", true, 0, NULL,
-	              "EvictionByEvictionAPI", NULL, NULL } },
+	              "EvictionByEvictionAPI", NULL, NULL, NULL } },
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
 	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
@@ -387,7 +420,7 @@ static const struct plan_case cases[] = {
 	          "suspended','restartCount':0,'observedGeneration':1," STARTED
 	          ",'conditions':[{'type':'Suspended','status':'True','reason':'Suspended','"
 	          "message':'TrainJob is suspended','lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
-	  .pods = { { 0, 0, TJ_POD_FAILED, false, "gh200-1", true, 143, "Error", NULL, NULL,
+	  .pods = { { 0, 0, TJ_POD_FAILED, false, "gh200-1", true, 143, "Error", NULL, NULL, NULL,
 	              NULL } },
 	  .n_pods = 1,
 	  .want = { "0 CreatePod vit-node-0-1-a0", "0 CreateService vit", "1 PatchStatus vit",
@@ -490,8 +523,8 @@ static const struct plan_case cases[] = {
 	{ .name = "pods of another owner are ignored; a rank the job does not have is deleted",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1}}",
 	  .runtime = "torch-gh200",
-	  .pods = { { 0, 0, TJ_POD_RUNNING, true, "gh200-1", false, 0, NULL, NULL, NULL,
-	              "uid-old" },
+	  .pods = { { 0, 0, TJ_POD_RUNNING, true, "gh200-1", false, 0, NULL, NULL, NULL, "uid-old",
+	              NULL },
 	            RUNNING(5, "gh200-2") },
 	  .n_pods = 2,
 	  .want = { "0 DeletePod vit-node-0-5-a0", "0 CreatePod vit-node-0-0-a0",
@@ -511,6 +544,10 @@ static const struct plan_case cases[] = {
 };
 
 struct fixture {
+	struct tj_node nodes[MAX_NODES];
+	struct tj_node_condition conditions[MAX_NODES][2];
+	struct tj_node_taint taints[MAX_NODES];
+	size_t n_nodes;
 	struct tj_trainjob *job;
 	struct tj_runtime *runtime;
 	struct tj_pod pods[MAX_PODS];
@@ -561,9 +598,49 @@ static void pods_of(const struct plan_case *c, struct fixture *f)
 			.exit_code = row->exit_code,
 			.exit_reason = (char *)row->exit_reason,
 			.disruption_reason = (char *)row->disruption,
+			.reason = (char *)row->pod_reason,
 		};
 		f->pod_ptrs[i] = p;
 	}
+}
+
+static void nodes_of(const struct plan_case *c, struct fixture *f)
+{
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		const struct node_row *row = &c->nodes[i];
+		struct tj_node *n = &f->nodes[i];
+
+		f->conditions[i][0] =
+		        (struct tj_node_condition){ .type = "Ready",
+			                            .status = row->ready,
+			                            .last_transition_time = NOW - row->age };
+		f->conditions[i][1] = (struct tj_node_condition){
+			.type = (char *)row->condition,
+			.status = TJ_COND_TRUE,
+			.last_transition_time = NOW - row->age,
+		};
+		f->taints[i] =
+		        (struct tj_node_taint){ .key = (char *)row->taint, .effect = "NoSchedule" };
+		*n = (struct tj_node){
+			.name = (char *)row->name,
+			.unschedulable = row->cordoned,
+			.conditions = f->conditions[i],
+			.n_conditions = row->condition ? 2 : 1,
+			.taints = &f->taints[i],
+			.n_taints = row->taint ? 1 : 0,
+		};
+	}
+	f->n_nodes = c->n_nodes;
+}
+
+static const struct tj_node *lookup_node(void *ctx, const char *name)
+{
+	const struct fixture *f = ctx;
+
+	for (size_t i = 0; i < f->n_nodes; i++)
+		if (strcmp(f->nodes[i].name, name) == 0)
+			return &f->nodes[i];
+	return NULL;
 }
 
 static void describe(const struct tj_action *a, char *buf, size_t size)
@@ -572,7 +649,9 @@ static void describe(const struct tj_action *a, char *buf, size_t size)
 		snprintf(buf, size, "%d Event %s %s: %s", a->stage,
 		         a->warning ? "Warning" : "Normal", a->reason, a->message);
 	else
-		snprintf(buf, size, "%d %s %s", a->stage, tj_action_kind_name(a->kind), a->name);
+		snprintf(buf, size, "%d %s %s%s", a->stage, tj_action_kind_name(a->kind), a->name,
+		         a->kind == TJ_ACTION_DELETE_POD && a->grace_seconds == 0 ? " (force)"
+		                                                                  : "");
 }
 
 static void summarize(const struct tj_trainjob_status *s, char *buf, size_t size)
@@ -596,6 +675,7 @@ static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
 {
 	struct tj_problem why = { "", "" };
 	struct tj_plan *plan = NULL;
+	struct tj_config config;
 
 	memset(f, 0, sizeof(*f));
 	f->job = job_of(c);
@@ -613,15 +693,22 @@ static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
 		               f->job->runtime_name);
 	}
 	pods_of(c, f);
-	assert_int_equal(tj_plan_trainjob(&(struct tj_plan_input){ .job = f->job,
-	                                                           .runtime = f->runtime,
-	                                                           .runtime_problem = &why,
-	                                                           .config = &test_config,
-	                                                           .pods = f->pod_ptrs,
-	                                                           .n_pods = c->n_pods,
-	                                                           .now = NOW },
-	                                  &plan),
-	                 0);
+	nodes_of(c, f);
+	config = test_config;
+	config.failure_policy = (struct tj_failure_policy *)c->policy;
+	assert_int_equal(
+	        tj_plan_trainjob(
+	                &(struct tj_plan_input){ .job = f->job,
+	                                         .runtime = f->runtime,
+	                                         .runtime_problem = &why,
+	                                         .config = &config,
+	                                         .pods = f->pod_ptrs,
+	                                         .n_pods = c->n_pods,
+	                                         .node_lookup = c->n_nodes ? lookup_node : NULL,
+	                                         .node_ctx = f,
+	                                         .now = NOW },
+	                &plan),
+	        0);
 	return plan;
 }
 
@@ -656,6 +743,8 @@ static void test_plan_table(void **state)
 		summarize(&plan->status, got, sizeof(got));
 		assert_string_equal(got, c->want_status);
 		assert_int_equal(plan->requeue_after, c->want_requeue);
+		assert_string_equal(plan->restart_reason,
+		                    c->want_restart_reason ? c->want_restart_reason : "");
 		tj_plan_free(plan);
 		fixture_clear(&f);
 	}
@@ -699,7 +788,7 @@ static const struct body_case bodies[] = {
 	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Restarting','reason':'"
 	  "WorkerFailed',"
 	  "'message':'rank 1 on node gh200-2 failed (exit code 1, Error); replacing all workers "
-	  "(restart 1 of 3)','restartCount':1,'lastFailure':{'rank':1,'node':'gh200-2',"
+	  "in 10 s (restart 1 of 3)','restartCount':1,'lastFailure':{'rank':1,'node':'gh200-2',"
 	  "'pod':'vit-node-0-1-a0','reason':'Error','time':'" NOW_S "','exitCode':1},"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'observedGeneration':2,"
 	  "'jobsStatus':[{'name':'node','active':3,'ready':3,'succeeded':0,'failed':1,'suspended':"
