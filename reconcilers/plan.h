@@ -17,12 +17,30 @@
  * - One pod per rank, named by rank and attempt (render.h). The attempt of new pods is
  *   status.restartCount. A rank gets a new pod only when no other pod of that rank exists
  *   any more, even a terminating one, so that the SDK and DNS never see two pods of a rank.
- * - A failed worker (pod phase Failed, or a pod disrupted by eviction or preemption) of the
- *   current attempt triggers a restart: restartCount+1 and lastFailure recorded first, then
- *   the pods replaced (policy Gang, the default: every worker; Worker: only the failed
- *   rank), the failed node excluded from the new pods' placement. With the budget spent
- *   (trainjob.flame.dev/max-restarts on the TrainJob, else on the runtime, else 3) the job is
- *   Failed with reason ReachedMaxRestarts, naming rank, node and exit code.
+ * - A failed worker of the current attempt triggers a restart. A worker has failed when its
+ *   pod is Failed, was disrupted (evicted, preempted: DisruptionTarget), or sits on a node
+ *   that has been unhealthy (reconcilers/node_health.h: deleted, unreachable, NotReady,
+ *   a GPU health signal, cordoned for a fault) for the grace period (annotation
+ *   trainjob.flame.dev/node-grace-period-seconds, else the config's failurePolicy). Its
+ *   class (WorkerFailed, Evicted, Preempted, or the node's reason, which wins when the
+ *   pod's node is unhealthy at all) is the state's reason and the plan's restart_reason;
+ *   status.lastFailure records rank, node, pod, reason (the node's, else the pod's most
+ *   specific one) and exit code. restartCount+1 and lastFailure are written first, then the
+ *   pods are replaced (policy Gang, the default: every worker; Worker: only the failed
+ *   rank). The count lives in the status and never resets.
+ * - A WorkerFailed exit code listed in failurePolicy.permanentExitCodes fails the job at
+ *   once (PermanentFailure). With the budget spent (trainjob.flame.dev/max-restarts on the
+ *   TrainJob, else on the runtime, else failurePolicy.maxRestarts) the job is Failed with
+ *   reason ReachedMaxRestarts, naming rank, node and exit code.
+ * - The pods of restart n are created restartBackoff.initialSeconds * 2^(n-1) (at most
+ *   maxSeconds) after lastFailure.time; the state stays Restarting meanwhile, and the plan
+ *   asks to be run again then (requeue_after), so a restarted controller keeps the backoff.
+ * - Replacements avoid, by required node affinity, the node of the last failure and every
+ *   unhealthy node the job's pods are on; the GPU class's affinity keeps them in the class.
+ * - A pod on a failed node is deleted with grace 0 (force), and so is a pod stuck
+ *   Terminating there, whatever the job's state: its kubelet will never confirm it, and
+ *   its rank gets no new pod while it exists. A node still within its grace period makes
+ *   the plan ask to be run again when the period ends.
  * - state: Pending until every rank's pod runs (an Unschedulable pod's scheduler message in
  *   status.message), Running, Restarting from a restart until every pod runs again, Complete
  *   (condition Complete=True) when every rank's pod succeeded, Failed (condition Failed=True).
@@ -44,8 +62,6 @@
 #include "informers/pod.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/trainjob.h"
-
-#define TJ_DEFAULT_MAX_RESTARTS 3
 
 enum tj_action_kind {
 	/* POST object (a Service) to /api/v1/namespaces/NS/services; AlreadyExists is success. */
@@ -83,7 +99,7 @@ struct tj_plan {
 	size_t n_actions;
 	int n_stages;
 	/* Plan again after this many seconds even if nothing changes (an activeDeadlineSeconds
-	 * that will pass); 0 for none. */
+	 * that will pass, a restart backoff or a node grace period that will end); 0 for none. */
 	int64_t requeue_after;
 	/* The status this plan arrives at (what the status patch writes, or the current status
 	 * when there is no patch), for logs and metrics. */
@@ -103,13 +119,13 @@ struct tj_plan_input {
 	/* The resolved runtime (tj_runtime_resolve), or NULL with runtime_problem saying why. */
 	const struct tj_runtime *runtime;
 	const struct tj_problem *runtime_problem;
-	const struct tj_config *config; /* GPU classes; NULL = none */
+	const struct tj_config *config; /* GPU classes and failure policy; NULL = none, defaults */
 	/* The pods labelled trainer.kubeflow.org/trainjob-name=<job>; those whose controller
 	 * owner is not this job (a namesake's leftovers) are ignored. */
 	const struct tj_pod *const *pods;
 	size_t n_pods;
-	/* The Node cache, for node health; may be NULL. The basic planner reads pod state
-	 * only; the node-health rules (NotReady, taints, grace periods) will use it. */
+	/* The Node cache, for node health; NULL: every node counts as healthy. A node it does
+	 * not find has been deleted. */
 	tj_node_lookup_fn node_lookup;
 	void *node_ctx;
 	int64_t now; /* unix seconds */

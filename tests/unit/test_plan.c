@@ -543,6 +543,358 @@ static const struct plan_case cases[] = {
 	  .want_requeue = 1 },
 };
 
+/* A job restarted restart times, the last failure (rank 1 on node) at time. */
+#define RESTARTED(restarts, node, time)                                                            \
+	"{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':" #restarts    \
+	",'observedGeneration':2," STARTED ",'lastFailure':{'rank':1,'node':'" node                \
+	"','pod':'vit-node-0-1-a0','reason':'Error','exitCode':1,'time':'" time                    \
+	"'}," JOBS(0, 0, 0, 0) ",'conditions':[]}"
+/* Four nodes of the Node cache (node_row initializers). */
+#define FOUR_NODES(...) .nodes = { __VA_ARGS__ }, .n_nodes = 4
+#define RUNNING4                                                                                   \
+	.pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),             \
+		  RUNNING(3, "gh200-4") },                                                         \
+	.n_pods = 4
+#define GANG_DELETES(forced)                                                                       \
+	"1 DeletePod vit-node-0-0-a0", "1 DeletePod vit-node-0-1-a0" forced,                       \
+	        "1 DeletePod vit-node-0-2-a0", "1 DeletePod vit-node-0-3-a0"
+
+static int no_exit_codes[1];
+static char *no_names[1];
+/* No backoff, no permanent exit codes, no GPU signals. */
+static const struct tj_failure_policy bare_policy = {
+	.max_restarts = 3,
+	.node_grace_period_seconds = 60,
+	.permanent_exit_codes = no_exit_codes,
+	.gpu_conditions = no_names,
+	.gpu_taints = no_names,
+	.fault_cordon_conditions = no_names,
+};
+/* The default backoff, capped at 25 s. */
+static const struct tj_failure_policy capped_policy = {
+	.max_restarts = 3,
+	.node_grace_period_seconds = 60,
+	.backoff_initial_seconds = 10,
+	.backoff_max_seconds = 25,
+	.permanent_exit_codes = no_exit_codes,
+	.gpu_conditions = no_names,
+	.gpu_taints = no_names,
+	.fault_cordon_conditions = no_names,
+};
+
+/* Failure classes, node health, force deletion, backoff and permanent exit codes. */
+static const struct plan_case fault_cases[] = {
+	{ .name = "a worker evicted by the kubelet: Evicted",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 0, NULL, NULL, NULL, NULL,
+	              "Evicted" },
+	            RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", GANG_DELETES(""),
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (Evicted); "
+	            "replacing all workers in 10 s (restart 1 of 3)" },
+	  .want_status = "Restarting|Evicted|rank 1 on node gh200-2 failed (Evicted); replacing "
+	                 "all workers in 10 s (restart 1 of 3)|restarts=1||jobs=3/3/0/1/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "Evicted" },
+	{ .name = "a worker preempted by the scheduler: Preempted",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            RUNNING(1, "gh200-2"),
+	            { 2, 0, TJ_POD_RUNNING, true, "gh200-3", true, 0, NULL, "PreemptionByScheduler",
+	              NULL, NULL, NULL },
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-3-a0",
+	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed "
+	            "(PreemptionByScheduler); replacing all workers in 10 s (restart 1 of 3)" },
+	  .want_status = "Restarting|Preempted|rank 2 on node gh200-3 failed "
+	                 "(PreemptionByScheduler); replacing all workers in 10 s (restart 1 of "
+	                 "3)|restarts=1||jobs=4/4/0/0/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "Preempted" },
+	{ .name = "policy Worker counts a worker evicted through the API",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            RUNNING(1, "gh200-2"),
+	            RUNNING(2, "gh200-3"),
+	            { 3, 0, TJ_POD_RUNNING, true, "gh200-4", true, 0, NULL, "EvictionByEvictionAPI",
+	              NULL, NULL, NULL } },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Restarting: rank 3 on node gh200-4 failed "
+	            "(EvictionByEvictionAPI); replacing that worker in 10 s (restart 1 of 3)" },
+	  .want_status = "Restarting|Evicted|rank 3 on node gh200-4 failed "
+	                 "(EvictionByEvictionAPI); replacing that worker in 10 s (restart 1 of "
+	                 "3)|restarts=1||jobs=4/4/0/0/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "Evicted" },
+	{ .name = "a node NotReady within the grace period: look again when it ends",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  RUNNING4,
+	  FOUR_NODES(NODE_OK("gh200-1"), { "gh200-2", TJ_COND_FALSE, 20 }, NODE_OK("gh200-3"),
+	             NODE_OK("gh200-4")),
+	  .want = { NULL },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=4/4/0/0/0",
+	  .want_requeue = 40 },
+	{ .name = "a node NotReady past the grace period: the gang replaced, its pod "
+	          "force-deleted",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  RUNNING4,
+	  FOUR_NODES(NODE_OK("gh200-1"), { "gh200-2", TJ_COND_FALSE, 75 }, NODE_OK("gh200-3"),
+	             NODE_OK("gh200-4")),
+	  .want = { "0 PatchStatus vit", GANG_DELETES(" (force)"),
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (NodeNotReady: "
+	            "condition Ready is False); replacing all workers in 10 s (restart 1 of 3)" },
+	  .want_status = "Restarting|NodeNotReady|rank 1 on node gh200-2 failed (NodeNotReady: "
+	                 "condition Ready is False); replacing all workers in 10 s (restart 1 of "
+	                 "3)|restarts=1||jobs=4/4/0/0/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "NodeNotReady" },
+	{ .name = "an unreachable node under policy Worker: only its rank, force-deleted",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  RUNNING4,
+	  FOUR_NODES(NODE_OK("gh200-1"), NODE_OK("gh200-2"), { "gh200-3", TJ_COND_UNKNOWN, 60 },
+	             NODE_OK("gh200-4")),
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-2-a0 (force)",
+	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed (NodeUnreachable: "
+	            "condition Ready is Unknown); replacing that worker in 10 s (restart 1 of 3)" },
+	  .want_status = "Restarting|NodeUnreachable|rank 2 on node gh200-3 failed "
+	                 "(NodeUnreachable: condition Ready is Unknown); replacing that worker in "
+	                 "10 s (restart 1 of 3)|restarts=1||jobs=4/4/0/0/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "NodeUnreachable" },
+	{ .name = "a deleted node: its worker failed at once",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  RUNNING4,
+	  .nodes = { NODE_OK("gh200-1"), NODE_OK("gh200-2"), NODE_OK("gh200-3") },
+	  .n_nodes = 3,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
+	            "1 DeletePod vit-node-0-3-a0 (force)",
+	            "1 Event Warning Restarting: rank 3 on node gh200-4 failed (NodeDeleted: the "
+	            "node was deleted); replacing all workers in 10 s (restart 1 of 3)" },
+	  .want_status = "Restarting|NodeDeleted|rank 3 on node gh200-4 failed (NodeDeleted: the "
+	                 "node was deleted); replacing all workers in 10 s (restart 1 of "
+	                 "3)|restarts=1||jobs=4/4/0/0/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "NodeDeleted" },
+	{ .name = "a GPU health taint: GPUUnhealthy",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  RUNNING4,
+	  FOUR_NODES({ "gh200-1", TJ_COND_TRUE, 3600, NULL, "nvidia.com/gpu.unhealthy" },
+	             NODE_OK("gh200-2"), NODE_OK("gh200-3"), NODE_OK("gh200-4")),
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0 (force)",
+	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
+	            "1 DeletePod vit-node-0-3-a0",
+	            "1 Event Warning Restarting: rank 0 on node gh200-1 failed (GPUUnhealthy: "
+	            "taint nvidia.com/gpu.unhealthy); replacing all workers in 10 s (restart 1 of "
+	            "3)" },
+	  .want_status = "Restarting|GPUUnhealthy|rank 0 on node gh200-1 failed (GPUUnhealthy: "
+	                 "taint nvidia.com/gpu.unhealthy); replacing all workers in 10 s (restart "
+	                 "1 of 3)|restarts=1||jobs=4/4/0/0/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "GPUUnhealthy" },
+	{ .name = "a worker that exits on a node with a GPU signal: the node's failure, even "
+	          "within the grace period, and its exit code is not permanent",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 127, "Error", NULL, NULL, NULL,
+	              NULL },
+	            RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  FOUR_NODES(NODE_OK("gh200-1"), { "gh200-2", TJ_COND_TRUE, 5, "XidError" },
+	             NODE_OK("gh200-3"), NODE_OK("gh200-4")),
+	  .want = { "0 PatchStatus vit", GANG_DELETES(""),
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 127, "
+	            "GPUUnhealthy: condition XidError is True); replacing all workers in 10 s "
+	            "(restart 1 of 3)" },
+	  .want_status = "Restarting|GPUUnhealthy|rank 1 on node gh200-2 failed (exit code 127, "
+	                 "GPUUnhealthy: condition XidError is True); replacing all workers in 10 s "
+	                 "(restart 1 of 3)|restarts=1||jobs=3/3/0/1/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "GPUUnhealthy" },
+	{ .name = "a plain cordon leaves the job alone",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  RUNNING4,
+	  FOUR_NODES(
+	          NODE_OK("gh200-1"), NODE_OK("gh200-2"),
+	          { "gh200-3", TJ_COND_TRUE, 3600, NULL, "node.kubernetes.io/unschedulable", true },
+	          NODE_OK("gh200-4")),
+	  .want = { NULL },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=4/4/0/0/0" },
+	{ .name = "a cordon with a fault condition: NodeCordonedForFault",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  RUNNING4,
+	  FOUR_NODES(NODE_OK("gh200-1"), NODE_OK("gh200-2"),
+	             { "gh200-3", TJ_COND_TRUE, 120, "KernelDeadlock", NULL, true },
+	             NODE_OK("gh200-4")),
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0 (force)",
+	            "1 DeletePod vit-node-0-3-a0",
+	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed "
+	            "(NodeCordonedForFault: cordoned, condition KernelDeadlock is True); replacing "
+	            "all workers in 10 s (restart 1 of 3)" },
+	  .want_status =
+	          "Restarting|NodeCordonedForFault|rank 2 on node gh200-3 failed "
+	          "(NodeCordonedForFault: cordoned, condition KernelDeadlock is True); "
+	          "replacing all workers in 10 s (restart 1 of 3)|restarts=1||jobs=4/4/0/0/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "NodeCordonedForFault" },
+	{ .name = "the TrainJob's own grace period wins over the config's",
+	  .annotations = "{'trainjob.flame.dev/node-grace-period-seconds':'10'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  RUNNING4,
+	  FOUR_NODES(NODE_OK("gh200-1"), { "gh200-2", TJ_COND_FALSE, 20 }, NODE_OK("gh200-3"),
+	             NODE_OK("gh200-4")),
+	  .want = { "0 PatchStatus vit", GANG_DELETES(" (force)"),
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (NodeNotReady: "
+	            "condition Ready is False); replacing all workers in 10 s (restart 1 of 3)" },
+	  .want_status = "Restarting|NodeNotReady|rank 1 on node gh200-2 failed (NodeNotReady: "
+	                 "condition Ready is False); replacing all workers in 10 s (restart 1 of "
+	                 "3)|restarts=1||jobs=4/4/0/0/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "NodeNotReady" },
+	{ .name = "a permanent exit code fails the job at once",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 127, "Error", NULL, NULL, NULL,
+	              NULL },
+	            RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-2-a0", "1 DeletePod vit-node-0-3-a0",
+	            "1 Event Warning Failed: PermanentFailure: rank 1 on node gh200-2 failed (exit "
+	            "code 127, Error); exit code 127 is permanent "
+	            "(failurePolicy.permanentExitCodes), so the job is not restarted" },
+	  .want_status = "Failed|PermanentFailure|rank 1 on node gh200-2 failed (exit code 127, "
+	                 "Error); exit code 127 is permanent (failurePolicy.permanentExitCodes), "
+	                 "so the job is not restarted|restarts=0|Failed=PermanentFailure|jobs=3/3/"
+	                 "0/1/0" },
+	{ .name = "without permanent exit codes or backoff, 127 restarts at once",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .policy = &bare_policy,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 127, "Error", NULL, NULL, NULL,
+	              NULL },
+	            RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", GANG_DELETES(""),
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 127, "
+	            "Error); replacing all workers (restart 1 of 3)" },
+	  .want_status =
+	          "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 127, "
+	          "Error); replacing all workers (restart 1 of 3)|restarts=1||jobs=3/3/0/1/0",
+	  .want_restart_reason = "WorkerFailed" },
+	{ .name = "a restart waits for its backoff, counted from the failure in the status",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED(1, "gh200-2", "2026-11-29T11:59:55Z"),
+	  .want = { NULL },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/0/0",
+	  .want_requeue = 5 },
+	{ .name = "the backoff doubles: restart 3 waits 40 s",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED(3, "gh200-2", "2026-11-29T11:59:30Z"),
+	  .want = { NULL },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=3||jobs=0/0/0/0/0",
+	  .want_requeue = 10 },
+	{ .name = "the backoff is capped at its maximum",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .policy = &capped_policy,
+	  .status = RESTARTED(3, "gh200-2", "2026-11-29T11:59:36Z"),
+	  .want = { NULL },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=3||jobs=0/0/0/0/0",
+	  .want_requeue = 1 },
+	{ .name = "after the backoff, free ranks get pods while stuck ones wait for their nodes",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED(1, "gh200-2", "2026-11-29T11:59:00Z"),
+	  .pods = { { 1, 0, TJ_POD_RUNNING, true, "gh200-2", true, 0, NULL, NULL, NULL, NULL,
+	              NULL },
+	            { 3, 0, TJ_POD_RUNNING, true, "gh200-4", true, 0, NULL, NULL, NULL, NULL,
+	              NULL } },
+	  .n_pods = 2,
+	  FOUR_NODES(NODE_OK("gh200-1"), { "gh200-2", TJ_COND_UNKNOWN, 30 }, NODE_OK("gh200-3"),
+	             { "gh200-4", TJ_COND_TRUE, 10, "XidError" }),
+	  .want = { "0 CreatePod vit-node-0-0-a1", "0 CreatePod vit-node-0-2-a1",
+	            "0 CreateService vit" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/0/0",
+	  .want_requeue = 30 },
+	{ .name = "a pod stuck Terminating on a failed node is force-deleted",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED(1, "gh200-2", "2026-11-29T11:59:00Z"),
+	  .pods = { RUNNING_A(0, 1, "gh200-1"),
+	            { 1, 0, TJ_POD_RUNNING, true, "gh200-2", true, 0, NULL, NULL, NULL, NULL,
+	              NULL },
+	            RUNNING_A(2, 1, "gh200-3"),
+	            RUNNING_A(3, 1, "gh200-4") },
+	  .n_pods = 4,
+	  FOUR_NODES(NODE_OK("gh200-1"), { "gh200-2", TJ_COND_UNKNOWN, 90 }, NODE_OK("gh200-3"),
+	             NODE_OK("gh200-4")),
+	  .want = { "0 DeletePod vit-node-0-1-a0 (force)", "1 PatchStatus vit" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=3/3/0/0/0" },
+	{ .name = "a finished job still frees a pod stuck on a deleted node",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Complete','reason':'AllPodsSucceeded','message':'all 4 pods "
+	            "succeeded','restartCount':0,'observedGeneration':2," STARTED
+	            ",'completionTime':'2026-11-29T11:30:00Z'," JOBS(
+	                    0, 0, 4, 0) ",'conditions':[{'type':'Complete','status':'True','reason'"
+	                                ":'AllPodsSucceeded','message':'all 4 pods "
+	                                "succeeded','lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
+	  .pods = { SUCCEEDED(0, "gh200-1"),
+	            SUCCEEDED(1, "gh200-2"),
+	            SUCCEEDED(2, "gh200-3"),
+	            { 3, 0, TJ_POD_SUCCEEDED, false, "gh200-9", true, 0, "Completed", NULL, NULL,
+	              NULL, NULL } },
+	  .n_pods = 4,
+	  FOUR_NODES(NODE_OK("gh200-1"), NODE_OK("gh200-2"), NODE_OK("gh200-3"),
+	             NODE_OK("gh200-4")),
+	  .want = { "0 DeletePod vit-node-0-3-a0 (force)" },
+	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
+};
+
 struct fixture {
 	struct tj_node nodes[MAX_NODES];
 	struct tj_node_condition conditions[MAX_NODES][2];
@@ -718,10 +1070,10 @@ static void fixture_clear(struct fixture *f)
 	tj_runtime_free(f->runtime);
 }
 
-static void test_plan_table(void **state)
+static void run_table(const struct plan_case *table, size_t n)
 {
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct plan_case *c = &cases[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct plan_case *c = &table[i];
 		struct fixture f;
 		struct tj_plan *plan;
 		char got[2048];
@@ -750,11 +1102,24 @@ static void test_plan_table(void **state)
 	}
 }
 
+static void test_plan_table(void **state)
+{
+	run_table(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+static void test_fault_table(void **state)
+{
+	run_table(fault_cases, sizeof(fault_cases) / sizeof(fault_cases[0]));
+}
+
 static const struct plan_case *case_named(const char *prefix)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (strncmp(cases[i].name, prefix, strlen(prefix)) == 0)
 			return &cases[i];
+	for (size_t i = 0; i < sizeof(fault_cases) / sizeof(fault_cases[0]); i++)
+		if (strncmp(fault_cases[i].name, prefix, strlen(prefix)) == 0)
+			return &fault_cases[i];
 	fail_msg("no case %s", prefix);
 	return NULL;
 }
@@ -820,19 +1185,71 @@ static const struct body_case bodies[] = {
 	  "'ready':0,'succeeded':0,'failed':1,'suspended':0}],'conditions':[]}}" },
 };
 
-static void test_patch_bodies(void **state)
+/* A node failure: lastFailure names the node's reason and has no exit code. */
+static const struct body_case fault_bodies[] = {
+	{ "a node NotReady past",
+	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Restarting','reason':'"
+	  "NodeNotReady','message':'rank 1 on node gh200-2 failed (NodeNotReady: condition Ready "
+	  "is False); replacing all workers in 10 s (restart 1 of 3)','restartCount':1,"
+	  "'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':"
+	  "'NodeNotReady','time':'" NOW_S "'},'startTime':'2026-11-29T11:00:00Z',"
+	  "'completionTime':null,'observedGeneration':2,'jobsStatus':[{'name':'node','active':4,"
+	  "'ready':4,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
+	{ "a permanent exit code",
+	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Failed','reason':"
+	  "'PermanentFailure','message':'rank 1 on node gh200-2 failed (exit code 127, Error); "
+	  "exit code 127 is permanent (failurePolicy.permanentExitCodes), so the job is not "
+	  "restarted','restartCount':0,'lastFailure':{'rank':1,'node':'gh200-2','pod':"
+	  "'vit-node-0-1-a0','reason':'Error','time':'" NOW_S "','exitCode':127},"
+	  "'startTime':'2026-11-29T11:00:00Z','completionTime':'" NOW_S "',"
+	  "'observedGeneration':2,'jobsStatus':[{'name':'node','active':3,'ready':3,"
+	  "'succeeded':0,'failed':1,'suspended':0}],'conditions':[{'type':'Failed','status':"
+	  "'True','reason':'PermanentFailure','message':'rank 1 on node gh200-2 failed (exit "
+	  "code 127, Error); exit code 127 is permanent (failurePolicy.permanentExitCodes), so "
+	  "the job is not restarted','lastTransitionTime':'" NOW_S "'}]}}" },
+};
+
+static void check_bodies(const struct body_case *table, size_t n)
 {
-	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct fixture f;
 		struct tj_plan *plan;
 
-		print_message("# case: %s\n", bodies[i].case_prefix);
-		plan = plan_case(case_named(bodies[i].case_prefix), &f);
+		print_message("# case: %s\n", table[i].case_prefix);
+		plan = plan_case(case_named(table[i].case_prefix), &f);
 		assert_json_equal(action_of(plan, TJ_ACTION_PATCH_STATUS, 0)->object,
-		                  bodies[i].want_body);
+		                  table[i].want_body);
 		tj_plan_free(plan);
 		fixture_clear(&f);
 	}
+}
+
+static void test_patch_bodies(void **state)
+{
+	check_bodies(bodies, sizeof(bodies) / sizeof(bodies[0]));
+	check_bodies(fault_bodies, sizeof(fault_bodies) / sizeof(fault_bodies[0]));
+}
+
+/* Replacements avoid the last failed node and every unhealthy node the job's pods are on,
+ * each once, and stay within the GPU class. */
+static void test_excluded_nodes(void **state)
+{
+	struct fixture f;
+	struct tj_plan *plan = plan_case(case_named("after the backoff, free ranks"), &f);
+	const struct tj_action *a = action_of(plan, TJ_ACTION_CREATE_POD, 1);
+
+	assert_string_equal(a->name, "vit-node-0-2-a1");
+	assert_json_equal(
+	        tj_json_path(a->object, "spec.affinity.nodeAffinity."
+	                                "requiredDuringSchedulingIgnoredDuringExecution."
+	                                "nodeSelectorTerms"),
+	        "[{'matchExpressions':["
+	        "{'key':'nvidia.com/gpu.product','operator':'In','values':['NVIDIA-GH200-480GB']},"
+	        "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']},"
+	        "{'key':'kubernetes.io/hostname','operator':'NotIn','values':['gh200-2',"
+	        "'gh200-4']}]}]");
+	tj_plan_free(plan);
+	fixture_clear(&f);
 }
 
 /* The replacement of a failed rank: the new attempt, and the failed node excluded. */
@@ -912,9 +1329,10 @@ static void test_deleting_job(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan_table),      cmocka_unit_test(test_patch_bodies),
-		cmocka_unit_test(test_replacement_pod), cmocka_unit_test(test_delete_preconditions),
-		cmocka_unit_test(test_deleting_job),
+		cmocka_unit_test(test_plan_table),           cmocka_unit_test(test_fault_table),
+		cmocka_unit_test(test_patch_bodies),         cmocka_unit_test(test_replacement_pod),
+		cmocka_unit_test(test_delete_preconditions), cmocka_unit_test(test_deleting_job),
+		cmocka_unit_test(test_excluded_nodes),
 	};
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
