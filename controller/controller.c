@@ -21,9 +21,10 @@
 /* A key being reconciled. */
 struct reconcile {
 	struct reconcile *prev, *next;
-	struct tj_controller *c;        /* borrowed */
-	char key[TJ_STORE_KEY_MAX];     /* the TrainJob's "namespace/name" */
-	struct tj_execution *execution; /* borrowed; freed by the executor */
+	struct tj_controller *c;            /* borrowed */
+	char key[TJ_STORE_KEY_MAX];         /* the TrainJob's "namespace/name" */
+	struct tj_execution *execution;     /* borrowed; freed by the executor */
+	char restart_reason[TJ_REASON_MAX]; /* the plan's, counted once its status is written */
 	uint64_t start_ns;
 };
 
@@ -300,6 +301,11 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	struct tj_controller *c = r->c;
 
 	r->execution = NULL;
+	/* A restart is recorded once its status patch (stage 0) succeeded, even if a later
+	 * stage failed: the retry will not decide it again. */
+	if (c->metrics && r->restart_reason[0] && res->trainjob)
+		tj_metric_add(c->metrics->trainjob_worker_restarts_total,
+		              (const char *[]){ r->restart_reason }, 1);
 	if (res->rc == 0) {
 		tj_workqueue_forget(c->queue, r->key);
 		observe(c, r, "success");
@@ -386,6 +392,8 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		return 0;
 	}
 	struct tj_event_object obj = { job->namespace, job->name, job->uid };
+
+	memcpy(r->restart_reason, plan->restart_reason, sizeof(r->restart_reason));
 
 	return tj_execute(c->client, c->recorder, &obj, plan, (int64_t)now, executed, r,
 	                  &r->execution);
