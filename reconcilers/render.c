@@ -398,8 +398,10 @@ static long quantity_int(const cJSON *q)
 	char *end;
 	long v;
 
-	if (cJSON_IsNumber(q))
-		return q->valuedouble >= 0 ? (long)q->valuedouble : -1;
+	if (cJSON_IsNumber(q)) {
+		v = (long)q->valuedouble;
+		return q->valuedouble >= 0 && (double)v == q->valuedouble ? v : -1;
+	}
 	if (!cJSON_IsString(q))
 		return -1;
 	v = strtol(q->valuestring, &end, 10);
@@ -427,8 +429,12 @@ static long quantity_cpus(const cJSON *q)
 }
 
 /* Makes the GPU requests and limits of the container equal, as extended resources require,
- * and returns the GPU count (0 if none). */
-static int gpus_both_ways(cJSON *c, const struct tj_gpu_class *cls, long *ret)
+ * and returns the GPU count (0 if none). A GPU count that is not a whole number ("0.5",
+ * "500m") is the TrainJob's mistake: the API server would refuse every pod. The CRD cannot
+ * reject it, because no CEL rule may read a quantity there (see resourcesPerNode in
+ * crds/trainer.kubeflow.org_trainjobs.yaml). */
+static int gpus_both_ways(cJSON *c, const struct tj_gpu_class *cls, long *ret,
+                          struct tj_problem *why)
 {
 	cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
 	const char *sides[2] = { "limits", "requests" };
@@ -448,6 +454,19 @@ static int gpus_both_ways(cJSON *c, const struct tj_gpu_class *cls, long *ret)
 
 			if (!is_gpu_resource(el->string, cls))
 				continue;
+			if (quantity_int(el) < 0) {
+				char *v = cJSON_PrintUnformatted(el);
+				int rc = v ? tj_problem_set(
+				                     why, "InvalidSpec",
+				                     "resources.%s of container node: %s %s is "
+				                     "not a whole number of GPUs "
+				                     "(spec.trainer.resourcesPerNode)",
+				                     sides[s], el->string, v)
+				           : -ENOMEM;
+
+				free(v);
+				return rc;
+			}
 			if (quantity_int(el) > gpus)
 				gpus = quantity_int(el);
 			to = tj_json_object(res, sides[1 - s]);
@@ -736,7 +755,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	const struct tj_trainjob *job = in->job;
 	struct tj_render *r = NULL;
 	cJSON *pod = NULL, *spec, *node;
-	long gpus;
+	long gpus = 0;
 	int rc, procs = 1;
 
 	rc = start_pod(in, &pod, why);
@@ -753,8 +772,8 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	rc = apply_trainer(node, job, why);
 	if (rc < 0)
 		goto fail;
-	rc = -ENOMEM;
-	if (gpus_both_ways(node, in->gpu_class, &gpus) < 0)
+	rc = gpus_both_ways(node, in->gpu_class, &gpus, why);
+	if (rc < 0)
 		goto fail;
 	rc = resolve_procs(
 	        tj_or(job->num_proc_per_node, tj_or(in->runtime->num_proc_per_node, "auto")), gpus,

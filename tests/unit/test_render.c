@@ -200,6 +200,24 @@ static const struct error_case error_cases[] = {
 	  "InvalidSpec",
 	  "spec.trainer.numProcPerNode: gpu, but the node container requests no GPUs "
 	  "(spec.trainer.resourcesPerNode)" },
+	{ "fractional GPUs",
+	  "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'resourcesPerNode':{'limits':{'nvidia."
+	  "com/gpu':'0.5'}}}}",
+	  NULL, "InvalidSpec",
+	  "resources.limits of container node: nvidia.com/gpu \"0.5\" is not a whole number of "
+	  "GPUs (spec.trainer.resourcesPerNode)" },
+	{ "GPUs in milli-units, as a request",
+	  "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'resourcesPerNode':{'requests':{'nvidia."
+	  "com/gpu':'500m'},'limits':{'nvidia.com/gpu':'4'}}}}",
+	  NULL, "InvalidSpec",
+	  "resources.requests of container node: nvidia.com/gpu \"500m\" is not a whole number "
+	  "of GPUs (spec.trainer.resourcesPerNode)" },
+	{ "a fractional number of GPUs",
+	  "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'resourcesPerNode':{'limits':{'nvidia."
+	  "com/gpu':1.5}}}}",
+	  NULL, "InvalidSpec",
+	  "resources.limits of container node: nvidia.com/gpu 1.5 is not a whole number of GPUs "
+	  "(spec.trainer.resourcesPerNode)" },
 	{ "override of a container that does not exist",
 	  "{'runtimeRef':{'name':'torch-gh200'},'podTemplateOverrides':[{'targetJobs':[{'name':'"
 	  "node'}],"
