@@ -248,6 +248,22 @@ static int override_spec(cJSON *spec, const cJSON *o, const char *path, struct t
 	                           cJSON_GetObjectItemCaseSensitive(o, "containers"), path, why);
 }
 
+/* Applies a pod template patch ({metadata: {labels, annotations}, spec}) to the pod; path
+ * names the patch's spec in messages. */
+static int patch_pod_template(cJSON *pod, const cJSON *patch, const char *path,
+                              struct tj_problem *why)
+{
+	cJSON *meta = tj_json_object(pod, "metadata");
+	cJSON *spec = tj_json_object(pod, "spec");
+	const cJSON *from = cJSON_GetObjectItemCaseSensitive(patch, "spec");
+
+	if (!meta || !spec ||
+	    merge_map(meta, "labels", tj_json_path(patch, "metadata.labels")) < 0 ||
+	    merge_map(meta, "annotations", tj_json_path(patch, "metadata.annotations")) < 0)
+		return -ENOMEM;
+	return cJSON_IsObject(from) ? override_spec(spec, from, path, why) : 0;
+}
+
 static int apply_overrides(cJSON *pod, const char *json, bool v21, struct tj_problem *why)
 {
 	cJSON *list, *o;
@@ -266,29 +282,58 @@ static int apply_overrides(cJSON *pod, const char *json, bool v21, struct tj_pro
 		i++;
 		if (!targets_node(o))
 			continue;
-		if (!tj_json_object(pod, "spec")) {
+		if (v21)
+			r = patch_pod_template(pod, o, path, why);
+		else if (!tj_json_object(pod, "spec"))
 			r = -ENOMEM;
-			break;
-		}
-		if (v21) {
-			cJSON *meta = tj_json_object(pod, "metadata");
-			const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
-
-			if (!meta ||
-			    merge_map(meta, "labels", tj_json_path(o, "metadata.labels")) < 0 ||
-			    merge_map(meta, "annotations",
-			              tj_json_path(o, "metadata.annotations")) < 0) {
-				r = -ENOMEM;
-				break;
-			}
-			if (cJSON_IsObject(spec))
-				r = override_spec(tj_json_object(pod, "spec"), spec, path, why);
-		} else {
+		else
 			r = override_spec(tj_json_object(pod, "spec"), o, path, why);
-		}
 		if (r < 0)
 			break;
 	}
+	cJSON_Delete(list);
+	return r;
+}
+
+/* runtimePatches (the newest Kubeflow API; the SDK's RuntimePatch option): each patch's
+ * trainingRuntimeSpec.template.spec.replicatedJobs[] entry named node carries the patch of
+ * that job's pod template in template.spec.template, applied in the order of the list. The
+ * JobSet's and the Job's own metadata have no object here to land on. */
+static int apply_runtime_patches(cJSON *pod, const char *json, struct tj_problem *why)
+{
+	cJSON *list, *patch;
+	int i = 0, r = 0;
+
+	if (!json)
+		return 0;
+	if (tj_json_parse(json, &list) < 0)
+		return -ENOMEM;
+	cJSON_ArrayForEach(patch, list)
+	{
+		const cJSON *jobs =
+		        tj_json_path(patch, "trainingRuntimeSpec.template.spec.replicatedJobs");
+		const cJSON *job;
+		int j = 0;
+
+		cJSON_ArrayForEach(job, jobs)
+		{
+			char path[128];
+
+			snprintf(path, sizeof(path),
+			         "spec.runtimePatches[%d].trainingRuntimeSpec.template.spec."
+			         "replicatedJobs[%d].template.spec.template.spec",
+			         i, j);
+			j++;
+			if (strcmp(tj_or(tj_json_string(job, "name"), ""), "node") != 0)
+				continue;
+			r = patch_pod_template(pod, tj_json_path(job, "template.spec.template"),
+			                       path, why);
+			if (r < 0)
+				goto done;
+		}
+		i++;
+	}
+done:
 	cJSON_Delete(list);
 	return r;
 }
@@ -764,6 +809,8 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	rc = apply_overrides(pod, job->pod_spec_overrides, false, why);
 	if (rc == 0)
 		rc = apply_overrides(pod, job->pod_template_overrides, true, why);
+	if (rc == 0)
+		rc = apply_runtime_patches(pod, job->runtime_patches, why);
 	if (rc < 0)
 		goto fail;
 	spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");

@@ -8,10 +8,33 @@ import os
 
 import pytest
 from kubeflow.trainer import CustomTrainer, KubernetesBackendConfig, TrainerClient
+from kubeflow.trainer.options import (
+    JobSetSpecPatch,
+    JobSetTemplatePatch,
+    JobSpecPatch,
+    JobTemplatePatch,
+    PodTemplatePatch,
+    ReplicatedJobPatch,
+    RuntimePatch,
+    TrainingRuntimeSpecPatch,
+)
 
 from kube import REPO, kubectl, kubectl_json
 
 SHIPPED_RUNTIMES = {"torch-distributed", "torch-gh200", "torch-h100"}
+RUN_TIME = "sim.trainjob.flame.dev/run-time"
+
+
+def pod_annotations(annotations):
+    """The SDK's RuntimePatch option that puts annotations on the node job's pods (here: how
+    long the simulated cluster runs them)."""
+    pod = PodTemplatePatch(metadata={"annotations": annotations})
+    node = ReplicatedJobPatch(name="node", template=JobTemplatePatch(spec=JobSpecPatch(template=pod)))
+    return RuntimePatch(
+        training_runtime_spec=TrainingRuntimeSpecPatch(
+            template=JobSetTemplatePatch(spec=JobSetSpecPatch(replicated_jobs=[node]))
+        )
+    )
 
 
 def train():
@@ -56,6 +79,7 @@ def test_custom_trainer_runs_to_completion(client, namespace):
     name = client.train(
         runtime="torch-gh200",
         trainer=CustomTrainer(func=train, num_nodes=2, resources_per_node={"gpu": 4}),
+        options=[pod_annotations({RUN_TIME: "8s"})],
     )
 
     # What the SDK sent is what the controller runs: its command in container "node", the
@@ -78,6 +102,7 @@ def test_custom_trainer_runs_to_completion(client, namespace):
         node = pod["spec"]["containers"][0]
         assert node["name"] == "node"
         assert node["command"] == spec["trainer"]["command"]
+        assert pod["metadata"]["annotations"][RUN_TIME] == "8s"
 
     job = client.wait_for_job_status(name, {"Complete"}, timeout=120, polling_interval=1)
     assert job.status == "Complete"
