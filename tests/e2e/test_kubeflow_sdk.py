@@ -1,7 +1,8 @@
 """Kubeflow's Python SDK (the `kubeflow` package, pinned in requirements.txt) used unchanged
 against this controller: the flow its documentation shows, from listing the runtimes to the
-events of a finished job (DESIGN.md section 4, "Status"; the SDK's reads are summarized in
-the TrainJob, runtime, pod and event fields the controller writes)."""
+events of a finished job. What the SDK reads is what DESIGN.md section 4 fixes: the JobSet-style
+pod labels ("Child objects"), conditions empty while running and events with firstTimestamp
+("Status")."""
 
 import logging
 import os
