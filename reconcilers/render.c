@@ -248,6 +248,22 @@ static int override_spec(cJSON *spec, const cJSON *o, const char *path, struct t
 	                           cJSON_GetObjectItemCaseSensitive(o, "containers"), path, why);
 }
 
+/* Applies a pod template patch ({metadata: {labels, annotations}, spec}) to the pod; path
+ * names the patch's spec in messages. */
+static int patch_pod_template(cJSON *pod, const cJSON *patch, const char *path,
+                              struct tj_problem *why)
+{
+	cJSON *meta = tj_json_object(pod, "metadata");
+	cJSON *spec = tj_json_object(pod, "spec");
+	const cJSON *from = cJSON_GetObjectItemCaseSensitive(patch, "spec");
+
+	if (!meta || !spec ||
+	    merge_map(meta, "labels", tj_json_path(patch, "metadata.labels")) < 0 ||
+	    merge_map(meta, "annotations", tj_json_path(patch, "metadata.annotations")) < 0)
+		return -ENOMEM;
+	return cJSON_IsObject(from) ? override_spec(spec, from, path, why) : 0;
+}
+
 static int apply_overrides(cJSON *pod, const char *json, bool v21, struct tj_problem *why)
 {
 	cJSON *list, *o;
@@ -266,29 +282,58 @@ static int apply_overrides(cJSON *pod, const char *json, bool v21, struct tj_pro
 		i++;
 		if (!targets_node(o))
 			continue;
-		if (!tj_json_object(pod, "spec")) {
+		if (v21)
+			r = patch_pod_template(pod, o, path, why);
+		else if (!tj_json_object(pod, "spec"))
 			r = -ENOMEM;
-			break;
-		}
-		if (v21) {
-			cJSON *meta = tj_json_object(pod, "metadata");
-			const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o, "spec");
-
-			if (!meta ||
-			    merge_map(meta, "labels", tj_json_path(o, "metadata.labels")) < 0 ||
-			    merge_map(meta, "annotations",
-			              tj_json_path(o, "metadata.annotations")) < 0) {
-				r = -ENOMEM;
-				break;
-			}
-			if (cJSON_IsObject(spec))
-				r = override_spec(tj_json_object(pod, "spec"), spec, path, why);
-		} else {
+		else
 			r = override_spec(tj_json_object(pod, "spec"), o, path, why);
-		}
 		if (r < 0)
 			break;
 	}
+	cJSON_Delete(list);
+	return r;
+}
+
+/* runtimePatches (the newest Kubeflow API; the SDK's RuntimePatch option): each patch's
+ * trainingRuntimeSpec.template.spec.replicatedJobs[] entry named node carries the patch of
+ * that job's pod template in template.spec.template, applied in the order of the list. The
+ * JobSet's and the Job's own metadata have no object here to land on. */
+static int apply_runtime_patches(cJSON *pod, const char *json, struct tj_problem *why)
+{
+	cJSON *list, *patch;
+	int i = 0, r = 0;
+
+	if (!json)
+		return 0;
+	if (tj_json_parse(json, &list) < 0)
+		return -ENOMEM;
+	cJSON_ArrayForEach(patch, list)
+	{
+		const cJSON *jobs =
+		        tj_json_path(patch, "trainingRuntimeSpec.template.spec.replicatedJobs");
+		const cJSON *job;
+		int j = 0;
+
+		cJSON_ArrayForEach(job, jobs)
+		{
+			char path[128];
+
+			snprintf(path, sizeof(path),
+			         "spec.runtimePatches[%d].trainingRuntimeSpec.template.spec."
+			         "replicatedJobs[%d].template.spec.template.spec",
+			         i, j);
+			j++;
+			if (strcmp(tj_or(tj_json_string(job, "name"), ""), "node") != 0)
+				continue;
+			r = patch_pod_template(pod, tj_json_path(job, "template.spec.template"),
+			                       path, why);
+			if (r < 0)
+				goto done;
+		}
+		i++;
+	}
+done:
 	cJSON_Delete(list);
 	return r;
 }
@@ -398,8 +443,10 @@ static long quantity_int(const cJSON *q)
 	char *end;
 	long v;
 
-	if (cJSON_IsNumber(q))
-		return q->valuedouble >= 0 ? (long)q->valuedouble : -1;
+	if (cJSON_IsNumber(q)) {
+		v = (long)q->valuedouble;
+		return q->valuedouble >= 0 && (double)v == q->valuedouble ? v : -1;
+	}
 	if (!cJSON_IsString(q))
 		return -1;
 	v = strtol(q->valuestring, &end, 10);
@@ -427,8 +474,12 @@ static long quantity_cpus(const cJSON *q)
 }
 
 /* Makes the GPU requests and limits of the container equal, as extended resources require,
- * and returns the GPU count (0 if none). */
-static int gpus_both_ways(cJSON *c, const struct tj_gpu_class *cls, long *ret)
+ * and returns the GPU count (0 if none). A GPU count that is not a whole number ("0.5",
+ * "500m") is the TrainJob's mistake: the API server would refuse every pod. The CRD cannot
+ * reject it, because no CEL rule may read a quantity there (see resourcesPerNode in
+ * crds/trainer.kubeflow.org_trainjobs.yaml). */
+static int gpus_both_ways(cJSON *c, const struct tj_gpu_class *cls, long *ret,
+                          struct tj_problem *why)
 {
 	cJSON *res = cJSON_GetObjectItemCaseSensitive(c, "resources");
 	const char *sides[2] = { "limits", "requests" };
@@ -448,6 +499,19 @@ static int gpus_both_ways(cJSON *c, const struct tj_gpu_class *cls, long *ret)
 
 			if (!is_gpu_resource(el->string, cls))
 				continue;
+			if (quantity_int(el) < 0) {
+				char *v = cJSON_PrintUnformatted(el);
+				int rc = v ? tj_problem_set(
+				                     why, "InvalidSpec",
+				                     "resources.%s of container node: %s %s is "
+				                     "not a whole number of GPUs "
+				                     "(spec.trainer.resourcesPerNode)",
+				                     sides[s], el->string, v)
+				           : -ENOMEM;
+
+				free(v);
+				return rc;
+			}
 			if (quantity_int(el) > gpus)
 				gpus = quantity_int(el);
 			to = tj_json_object(res, sides[1 - s]);
@@ -736,7 +800,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	const struct tj_trainjob *job = in->job;
 	struct tj_render *r = NULL;
 	cJSON *pod = NULL, *spec, *node;
-	long gpus;
+	long gpus = 0;
 	int rc, procs = 1;
 
 	rc = start_pod(in, &pod, why);
@@ -745,6 +809,8 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	rc = apply_overrides(pod, job->pod_spec_overrides, false, why);
 	if (rc == 0)
 		rc = apply_overrides(pod, job->pod_template_overrides, true, why);
+	if (rc == 0)
+		rc = apply_runtime_patches(pod, job->runtime_patches, why);
 	if (rc < 0)
 		goto fail;
 	spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
@@ -753,8 +819,8 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	rc = apply_trainer(node, job, why);
 	if (rc < 0)
 		goto fail;
-	rc = -ENOMEM;
-	if (gpus_both_ways(node, in->gpu_class, &gpus) < 0)
+	rc = gpus_both_ways(node, in->gpu_class, &gpus, why);
+	if (rc < 0)
 		goto fail;
 	rc = resolve_procs(
 	        tj_or(job->num_proc_per_node, tj_or(in->runtime->num_proc_per_node, "auto")), gpus,

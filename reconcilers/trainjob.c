@@ -369,6 +369,7 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->resources_per_node);
 	free(job->pod_template_overrides);
 	free(job->pod_spec_overrides);
+	free(job->runtime_patches);
 	free(job->managed_by);
 	free(job->spec_error);
 	free(job);
@@ -416,6 +417,7 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->resources_per_node = take_fragment(&pr, "spec.trainer.resourcesPerNode", false);
 	job->pod_template_overrides = take_fragment(&pr, "spec.podTemplateOverrides", true);
 	job->pod_spec_overrides = take_fragment(&pr, "spec.podSpecOverrides", true);
+	job->runtime_patches = take_fragment(&pr, "spec.runtimePatches", true);
 	suspend = tj_json_path(obj, "spec.suspend");
 	if (cJSON_IsBool(suspend))
 		job->suspend = cJSON_IsTrue(suspend);

@@ -150,6 +150,8 @@ struct tj_trainjob {
 	char *pod_template_overrides; /* owned; compact JSON array (v2.1 and later), NULL if unset
 	                               */
 	char *pod_spec_overrides;     /* owned; compact JSON array (v2.0), NULL if unset */
+	char *runtime_patches;        /* owned; compact JSON array (the newest API, Kubeflow's SDK
+	                                 RuntimePatch option), NULL if unset */
 	bool suspend;
 	char *managed_by;                /* owned; NULL if unset */
 	int64_t active_deadline_seconds; /* 0 if unset */

@@ -133,10 +133,15 @@ stage_fuzz() {
 	record fuzz "$ok" "$bad"
 }
 
+# The e2e venv, (re)installed when tests/e2e/requirements.txt changes: the hash of the file
+# it was installed from is stamped inside it.
 e2e_venv() {
-	local venv=$TJC_CACHE/venv
-	if [[ ! -x $venv/bin/pytest ]]; then
-		python3 -m venv "$venv" && "$venv/bin/pip" install -q -r tests/e2e/requirements.txt
+	local venv=$TJC_CACHE/venv want
+	want=$(sha256sum tests/e2e/requirements.txt | cut -d' ' -f1)
+	if [[ ! -x $venv/bin/pytest || $(cat "$venv/requirements.sha256" 2>/dev/null) != "$want" ]]; then
+		{ [[ -x $venv/bin/pip ]] || python3 -m venv "$venv"; } &&
+			"$venv/bin/pip" install -q -r tests/e2e/requirements.txt >&2 &&
+			echo "$want" >"$venv/requirements.sha256" || return 1
 	fi
 	echo "$venv"
 }

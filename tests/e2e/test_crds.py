@@ -105,8 +105,8 @@ def test_runtime_crds_share_one_schema():
 
 @pytest.mark.parametrize("name,gpu_class,gpus", [
     ("torch-distributed", None, None),
-    ("torch-gh200", "gh200", 4),
-    ("torch-h100", "h100", 8),
+    ("torch-gh200", "gh200", "4"),
+    ("torch-h100", "h100", "8"),
 ])
 def test_shipped_runtime_is_usable_by_the_sdk(name, gpu_class, gpus):
     rt = kubectl_json("get", "clustertrainingruntime", name)
@@ -224,11 +224,11 @@ INVALID = [
     ("numNodes a string", _set(["spec", "trainer", "numNodes"], "four"),
      ["spec.trainer.numNodes"]),
     ("negative GPU limit", _set(["spec", "trainer", "resourcesPerNode", "limits", "nvidia.com/gpu"], -1),
-     ["spec.trainer.resourcesPerNode.limits[nvidia.com/gpu]", "must not be negative"]),
+     ["spec.trainer.resourcesPerNode.limits.nvidia.com/gpu", "greater than or equal to 0"]),
     ("negative GPU request", _set(["spec", "trainer", "resourcesPerNode", "requests"], {"nvidia.com/gpu": "-2"}),
-     ["spec.trainer.resourcesPerNode.requests[nvidia.com/gpu]", "must not be negative"]),
-    ("fractional GPUs", _set(["spec", "trainer", "resourcesPerNode", "limits", "nvidia.com/gpu"], "0.5"),
-     ["spec.trainer.resourcesPerNode.limits", "nvidia.com/gpu must be a whole number of GPUs"]),
+     ["spec.trainer.resourcesPerNode.requests.nvidia.com/gpu", "should match"]),
+    ("fractional GPUs as a number", _set(["spec", "trainer", "resourcesPerNode", "limits", "nvidia.com/gpu"], 0.5),
+     ["spec.trainer.resourcesPerNode.limits.nvidia.com/gpu", "must be of type integer,string"]),
     ("quantity not a quantity", _set(["spec", "trainer", "resourcesPerNode", "limits", "memory"], "lots"),
      ["spec.trainer.resourcesPerNode.limits.memory", "should match"]),
     ("numProcPerNode unknown word", _set(["spec", "trainer", "numProcPerNode"], "many"),

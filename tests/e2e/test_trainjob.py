@@ -225,6 +225,9 @@ def test_bad_jobs_fail_with_a_reason_while_good_ones_run(controller, namespace):
     apply(bad, "-n", namespace)
     apply(trainjob("missing-runtime", runtime="torch-nonexistent"), "-n", namespace)
     apply(trainjob("fine", nodes=1, gpus=1), "-n", namespace)
+    # The schema accepts any non-negative quantity (it cannot check GPUs, see the CRD), so
+    # the controller fails a fractional GPU count instead of creating pods the API refuses.
+    apply(trainjob("half-gpu", gpus="0.5"), "-n", namespace)
 
     failed = wait_state(namespace, "broken", "Failed")
     c = condition(failed, "Failed")
@@ -232,6 +235,10 @@ def test_bad_jobs_fail_with_a_reason_while_good_ones_run(controller, namespace):
     warnings = kubectl_json("get", "events", "-n", namespace, "--field-selector", "involvedObject.name=broken,type=Warning")["items"]
     assert warnings, "a Warning event says why"
     assert pods(namespace, "broken") == []
+    c = condition(wait_state(namespace, "half-gpu", "Failed"), "Failed")
+    assert c["reason"] == "InvalidSpec"
+    assert 'nvidia.com/gpu "0.5" is not a whole number of GPUs' in c["message"]
+    assert pods(namespace, "half-gpu") == []
 
     def waits_for_runtime():
         s = tj(namespace, "missing-runtime").get("status", {})

@@ -200,6 +200,33 @@ static const struct error_case error_cases[] = {
 	  "InvalidSpec",
 	  "spec.trainer.numProcPerNode: gpu, but the node container requests no GPUs "
 	  "(spec.trainer.resourcesPerNode)" },
+	{ "fractional GPUs",
+	  "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'resourcesPerNode':{'limits':{'nvidia."
+	  "com/gpu':'0.5'}}}}",
+	  NULL, "InvalidSpec",
+	  "resources.limits of container node: nvidia.com/gpu \"0.5\" is not a whole number of "
+	  "GPUs (spec.trainer.resourcesPerNode)" },
+	{ "GPUs in milli-units, as a request",
+	  "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'resourcesPerNode':{'requests':{'nvidia."
+	  "com/gpu':'500m'},'limits':{'nvidia.com/gpu':'4'}}}}",
+	  NULL, "InvalidSpec",
+	  "resources.requests of container node: nvidia.com/gpu \"500m\" is not a whole number "
+	  "of GPUs (spec.trainer.resourcesPerNode)" },
+	{ "a fractional number of GPUs",
+	  "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'resourcesPerNode':{'limits':{'nvidia."
+	  "com/gpu':1.5}}}}",
+	  NULL, "InvalidSpec",
+	  "resources.limits of container node: nvidia.com/gpu 1.5 is not a whole number of GPUs "
+	  "(spec.trainer.resourcesPerNode)" },
+	{ "runtime patch of a container that does not exist",
+	  "{'runtimeRef':{'name':'torch-gh200'},'runtimePatches':[{'manager':'a'},{'manager':'b',"
+	  "'trainingRuntimeSpec':{'template':{'spec':{'replicatedJobs':[{'name':'launcher'},"
+	  "{'name':'node','template':{'spec':{'template':{'spec':{'containers':[{'name':'"
+	  "logger'}]}}}}}]}}}}]}",
+	  NULL, "InvalidSpec",
+	  "spec.runtimePatches[1].trainingRuntimeSpec.template.spec.replicatedJobs[1].template."
+	  "spec.template.spec.containers[0]: the runtime's node pod has no container named "
+	  "'logger'" },
 	{ "override of a container that does not exist",
 	  "{'runtimeRef':{'name':'torch-gh200'},'podTemplateOverrides':[{'targetJobs':[{'name':'"
 	  "node'}],"
@@ -338,6 +365,45 @@ static void test_overrides(void **state)
 
 /* Reserved names in the runtime's own env are replaced, not duplicated; a containerPort
  * 29500 already there is kept once. */
+/* runtimePatches (Kubeflow's SDK RuntimePatch option): the node job's pod template patch of
+ * each patch, in list order and after podTemplateOverrides; other jobs' patches and the
+ * JobSet's and Job's metadata are skipped. */
+static void test_runtime_patches(void **state)
+{
+	const char *spec =
+	        "{'runtimeRef':{'name':'torch-gh200'},"
+	        "'podTemplateOverrides':[{'targetJobs':[{'name':'node'}],"
+	        "'spec':{'nodeSelector':{'zone':'a','rack':'1'}}}],"
+	        "'runtimePatches':[{'manager':'trainer.kubeflow.org/kubeflow-sdk',"
+	        "'trainingRuntimeSpec':{'template':{'metadata':{'labels':{'jobset':'x'}},"
+	        "'spec':{'replicatedJobs':["
+	        "{'name':'launcher','template':{'spec':{'template':{'metadata':{'annotations':{"
+	        "'launcher':'y'}},'spec':{'serviceAccountName':'no'}}}}},"
+	        "{'name':'node','template':{'metadata':{'labels':{'job':'x'}},'spec':{'template':{"
+	        "'metadata':{'labels':{'team':'sdk'},'annotations':{'sim.trainjob.flame.dev/"
+	        "run-time':'3s'}},"
+	        "'spec':{'serviceAccountName':'sdk','nodeSelector':{'zone':'b'}}}}}}]}}}},"
+	        "{'manager':'kueue.x-k8s.io/manager','trainingRuntimeSpec':{'template':{'spec':{"
+	        "'replicatedJobs':[{'name':'node','template':{'spec':{'template':{'spec':{"
+	        "'serviceAccountName':'kueue'}}}}}]}}}}]}";
+	cJSON *pod = render_one(spec, "torch-gh200", &test_classes[0], NULL, 0, 0, 0);
+	const cJSON *pspec = cJSON_GetObjectItem(pod, "spec");
+
+	assert_json_equal(
+	        tj_json_path(pod, "metadata.labels"),
+	        "{'team':'sdk','trainer.kubeflow.org/trainjob-name':'vit',"
+	        "'jobset.sigs.k8s.io/jobset-name':'vit','jobset.sigs.k8s.io/replicatedjob-name':'"
+	        "node',"
+	        "'trainjob.flame.dev/rank':'0','batch.kubernetes.io/job-completion-index':'0',"
+	        "'trainjob.flame.dev/attempt':'0'}");
+	assert_json_equal(tj_json_path(pod, "metadata.annotations"),
+	                  "{'sim.trainjob.flame.dev/run-time':'3s',"
+	                  "'batch.kubernetes.io/job-completion-index':'0'}");
+	assert_string_equal(tj_json_string(pspec, "serviceAccountName"), "kueue");
+	assert_json_equal(cJSON_GetObjectItem(pspec, "nodeSelector"), "{'zone':'b','rack':'1'}");
+	cJSON_Delete(pod);
+}
+
 static void test_runtime_env_and_port_not_duplicated(void **state)
 {
 	struct tj_trainjob *job = make_job("{'runtimeRef':{'name':'r'}}");
@@ -420,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_procs_table),
 		cmocka_unit_test(test_errors_table),
 		cmocka_unit_test(test_overrides),
+		cmocka_unit_test(test_runtime_patches),
 		cmocka_unit_test(test_runtime_env_and_port_not_duplicated),
 		cmocka_unit_test(test_service),
 		cmocka_unit_test(test_names_and_reserved),

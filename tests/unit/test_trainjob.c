@@ -31,6 +31,7 @@ static void test_projection(void **state)
 	        "'podTemplateOverrides':[{'targetJobs':[{'name':'node'}],'spec':{'nodeSelector':{'"
 	        "a':'b'}}}],"
 	        "'podSpecOverrides':[{'targetJobs':[{'name':'node'}]}],"
+	        "'runtimePatches':[{'manager':'m'}],"
 	        "'suspend':true,'managedBy':'kueue.x-k8s.io/"
 	        "multikueue','activeDeadlineSeconds':600},"
 	        "'status':{'state':'Restarting','reason':'WorkerFailed','message':'m','"
@@ -82,6 +83,7 @@ static void test_projection(void **state)
 	                    "[{\"targetJobs\":[{\"name\":\"node\"}],\"spec\":{\"nodeSelector\":{"
 	                    "\"a\":\"b\"}}}]");
 	assert_string_equal(job->pod_spec_overrides, "[{\"targetJobs\":[{\"name\":\"node\"}]}]");
+	assert_string_equal(job->runtime_patches, "[{\"manager\":\"m\"}]");
 	assert_true(job->suspend);
 	assert_string_equal(job->managed_by, "kueue.x-k8s.io/multikueue");
 	assert_false(tj_trainjob_is_ours(job));
