@@ -61,10 +61,11 @@ def free_port():
 class Controller:
     """The controller binary of this build, run as a process against the test cluster."""
 
-    def __init__(self, *extra):
+    def __init__(self, *extra, kubeconfig=None):
         build = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
         self.binary = os.path.join(build, "trainjob-controller")
         self.extra = list(extra)
+        self.kubeconfig = kubeconfig or os.environ["KUBECONFIG"]
         self.proc = None
         self.log_path = os.path.join(REPO, "build", f"e2e-controller-{uuid.uuid4().hex[:6]}.log")
 
@@ -72,7 +73,7 @@ class Controller:
         self.metrics_port, self.probe_port = free_port(), free_port()
         args = [
             self.binary,
-            "--kubeconfig", os.environ["KUBECONFIG"],
+            "--kubeconfig", self.kubeconfig,
             "--config", os.path.join(REPO, "deploy", "config", "config.yaml"),
             "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}",
             "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}",
