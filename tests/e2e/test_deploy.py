@@ -8,6 +8,7 @@ the same identity, and so the same permissions, as in the cluster."""
 
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -30,10 +31,11 @@ def deployed(crds):
     kubectl("delete", "namespace", NS, "--ignore-not-found", "--timeout=90s")
 
 
-def test_base_passes_server_side_dry_run(deployed):
+@pytest.mark.parametrize("kustomization", ["base", "overlays/flame"])
+def test_kustomization_passes_server_side_dry_run(deployed, kustomization):
     # A server-side dry run of namespaced objects needs their namespace to exist already, as
     # it does on the second apply of an operator; the first apply creates it in order.
-    r = kubectl("apply", "-k", BASE, "--dry-run=server")
+    r = kubectl("apply", "-k", os.path.join(REPO, "deploy", kustomization), "--dry-run=server")
     assert "(server dry run)" in r.stdout
     # The namespace warns of a pod template the restricted standard would reject.
     assert "Warning" not in r.stderr, r.stderr
@@ -78,17 +80,39 @@ def test_controller_runs_a_trainjob_with_only_its_service_account(deployed, cont
     session's controller steps aside meanwhile, so that only this one writes."""
     kubeconfig = service_account_kubeconfig(tmp_path / "kubeconfig")
     assert kubectl("--kubeconfig", kubeconfig, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").stdout == AS
+    sa = Controller(kubeconfig=kubeconfig)
+    elect = leader_election_args(sa.binary)
+    sa.extra += elect
     controller.stop()
     try:
-        sa = Controller(kubeconfig=kubeconfig).start()
+        sa.start()
         try:
+            if elect:
+                wait_for("the Lease to name its holder", lambda: lease_holder() not in (None, ""))
             run_suspend_resume_complete(namespace)
         finally:
             sa.stop()
+        if elect:
+            assert lease_holder() == "", "SIGTERM releases the Lease (an update)"
         log = sa.log().lower()
         assert "forbidden" not in log and " 403" not in log, sa.log_path
     finally:
         controller.start()
+
+
+def leader_election_args(binary):
+    """--leader-elect as the Deployment passes it, if this build has it. Out of a cluster the
+    Lease would go to "default"; in the cluster it goes to the pod's own namespace."""
+    out = subprocess.run([binary, "--help"], capture_output=True, text=True)
+    if "--leader-elect" not in out.stdout + out.stderr:
+        return []
+    return ["--leader-elect", "--leader-election-namespace", NS]
+
+
+def lease_holder():
+    """The Lease's holder ("" once released), or None while there is no Lease."""
+    r = kubectl("get", "lease", SA, "-n", NS, "-o", "json", check=False)
+    return json.loads(r.stdout)["spec"].get("holderIdentity", "") if r.returncode == 0 else None
 
 
 def run_suspend_resume_complete(namespace):
@@ -120,13 +144,14 @@ def can_i(verb, resource, namespace=None, subresource=None):
     return r.stdout.strip() == "yes"
 
 
-# What the run above cannot show: leader election (a Lease in its own namespace only) and
-# the finalizers subresource that the OwnerReferencesPermissionEnforcement admission plugin
-# asks for before it lets blockOwnerDeletion be set (not enabled in the local cluster).
+# What the run above may not show: leader election (one Lease in its own namespace, when
+# this build has --leader-elect) and the finalizers subresource that the
+# OwnerReferencesPermissionEnforcement admission plugin asks for before it lets
+# blockOwnerDeletion be set (the plugin is not enabled in the local cluster).
 @pytest.mark.parametrize("verb,resource,namespace,subresource", [
-    ("get", "leases.coordination.k8s.io", NS, None),
+    ("get", "leases.coordination.k8s.io/trainjob-controller", NS, None),
     ("create", "leases.coordination.k8s.io", NS, None),
-    ("update", "leases.coordination.k8s.io", NS, None),
+    ("update", "leases.coordination.k8s.io/trainjob-controller", NS, None),
     ("update", "trainjobs.trainer.kubeflow.org", "default", "finalizers"),
 ])
 def test_service_account_may(deployed, verb, resource, namespace, subresource):
@@ -149,8 +174,10 @@ def test_service_account_may(deployed, verb, resource, namespace, subresource):
     ("update", "trainjobs.trainer.kubeflow.org", None, "status"),
     ("create", "clustertrainingruntimes.trainer.kubeflow.org", None, None),
     ("create", "leases.coordination.k8s.io", "kube-system", None),
-    ("update", "leases.coordination.k8s.io", "default", None),
-    ("delete", "leases.coordination.k8s.io", NS, None),
+    ("update", "leases.coordination.k8s.io/trainjob-controller", "default", None),
+    ("update", "leases.coordination.k8s.io/kube-scheduler", NS, None),
+    ("get", "leases.coordination.k8s.io/kube-scheduler", NS, None),
+    ("delete", "leases.coordination.k8s.io/trainjob-controller", NS, None),
     ("delete", "events", None, None),
 ])
 def test_service_account_may_not(deployed, verb, resource, namespace, subresource):
