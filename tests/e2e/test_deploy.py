@@ -8,7 +8,6 @@ the same identity, and so the same permissions, as in the cluster."""
 
 import json
 import os
-import subprocess
 
 import pytest
 
@@ -80,33 +79,22 @@ def test_controller_runs_a_trainjob_with_only_its_service_account(deployed, cont
     session's controller steps aside meanwhile, so that only this one writes."""
     kubeconfig = service_account_kubeconfig(tmp_path / "kubeconfig")
     assert kubectl("--kubeconfig", kubeconfig, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").stdout == AS
-    sa = Controller(kubeconfig=kubeconfig)
-    elect = leader_election_args(sa.binary)
-    sa.extra += elect
+    # --leader-elect as the Deployment passes it. Out of a cluster the Lease would go to
+    # "default"; in the cluster it goes to the pod's own namespace.
+    sa = Controller("--leader-elect", "--leader-election-namespace", NS, kubeconfig=kubeconfig)
     controller.stop()
     try:
         sa.start()
         try:
-            if elect:
-                wait_for("the Lease to name its holder", lambda: lease_holder() not in (None, ""))
+            wait_for("the Lease to name its holder", lambda: lease_holder() not in (None, ""))
             run_suspend_resume_complete(namespace)
         finally:
             sa.stop()
-        if elect:
-            assert lease_holder() == "", "SIGTERM releases the Lease (an update)"
+        assert lease_holder() == "", "SIGTERM releases the Lease (an update)"
         log = sa.log().lower()
         assert "forbidden" not in log and " 403" not in log, sa.log_path
     finally:
         controller.start()
-
-
-def leader_election_args(binary):
-    """--leader-elect as the Deployment passes it, if this build has it. Out of a cluster the
-    Lease would go to "default"; in the cluster it goes to the pod's own namespace."""
-    out = subprocess.run([binary, "--help"], capture_output=True, text=True)
-    if "--leader-elect" not in out.stdout + out.stderr:
-        return []
-    return ["--leader-elect", "--leader-election-namespace", NS]
 
 
 def lease_holder():
@@ -144,8 +132,7 @@ def can_i(verb, resource, namespace=None, subresource=None):
     return r.stdout.strip() == "yes"
 
 
-# What the run above may not show: leader election (one Lease in its own namespace, when
-# this build has --leader-elect) and the finalizers subresource that the
+# The Lease, as the run above uses it, and the finalizers subresource that the
 # OwnerReferencesPermissionEnforcement admission plugin asks for before it lets
 # blockOwnerDeletion be set (the plugin is not enabled in the local cluster).
 @pytest.mark.parametrize("verb,resource,namespace,subresource", [
