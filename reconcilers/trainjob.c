@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "informers/projection.h"
 #include "reconcilers/json.h"
 
 int tj_problem_set(struct tj_problem *p, const char *reason, const char *fmt, ...)
@@ -248,7 +249,7 @@ static int64_t take_time(const cJSON *obj, const char *path)
 {
 	int64_t t = 0;
 
-	if (tj_time_parse(tj_json_string(obj, path), &t) < 0)
+	if (tj_rfc3339_parse(tj_json_string(obj, path), &t) < 0)
 		return 0;
 	return t;
 }
