@@ -10,6 +10,7 @@
 #include "controller/log.h"
 #include "kube/request.h"
 #include "reconcilers/events.h"
+#include "reconcilers/json.h"
 
 struct tj_recorder {
 	struct tj_client *client;     /* borrowed */
@@ -49,15 +50,6 @@ static void write_free(struct write *w)
 	free(w);
 }
 
-static void format_time(int64_t unix_seconds, char buf[32])
-{
-	time_t t = (time_t)unix_seconds;
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static void write_done(struct tj_response *resp, void *userdata)
 {
 	struct write *w = userdata;
@@ -93,14 +85,14 @@ static cJSON *event_json(const struct tj_recorder *r, const struct tj_event_obje
                          bool warning, const char *reason, const char *message,
                          const struct tj_event_decision *d)
 {
-	char first[32], last[32];
+	char first[21], last[21];
 	cJSON *ev = cJSON_CreateObject();
 	cJSON *meta, *inv, *src;
 
 	if (!ev)
 		return NULL;
-	format_time(d->first_timestamp, first);
-	format_time(d->last_timestamp, last);
+	tj_time_format(d->first_timestamp, first);
+	tj_time_format(d->last_timestamp, last);
 	cJSON_AddStringToObject(ev, "apiVersion", "v1");
 	cJSON_AddStringToObject(ev, "kind", "Event");
 	meta = cJSON_AddObjectToObject(ev, "metadata");
@@ -133,12 +125,12 @@ fail:
 
 static cJSON *patch_json(const char *message, const struct tj_event_decision *d)
 {
-	char last[32];
+	char last[21];
 	cJSON *p = cJSON_CreateObject();
 
 	if (!p)
 		return NULL;
-	format_time(d->last_timestamp, last);
+	tj_time_format(d->last_timestamp, last);
 	cJSON_AddNumberToObject(p, "count", d->count);
 	cJSON_AddStringToObject(p, "lastTimestamp", last);
 	cJSON_AddStringToObject(p, "message", message);
