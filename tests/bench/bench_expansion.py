@@ -1,0 +1,559 @@
+#!/usr/bin/env python3
+"""Expansion benchmark of the controller: J TrainJobs x N nodes (200 x 4 by default) applied at
+once, against the same J*N pod creates sent by a plain client with no rate limit, in the same
+run and on the same cluster (the API server's own limit: the yardstick of a shared, noisy
+machine). Reports, for each run and as medians:
+
+  - baseline: wall time until all J*N pod creates of the plain client returned, and until all
+    J*N pods were seen by a watch;
+  - controller: wall time from the first TrainJob create sent until every one of the J*N pods
+    was seen by the same kind of watch, the ratio of that to the baseline (goal: 1.25 or
+    less), the controller's CPU time over that span (and until every TrainJob is Running),
+    its peak resident memory (VmHWM), and its reconcile and retry counts.
+
+  tests/bench/bench_expansion.py [--jobs 200] [--nodes 4] [--runs 3] [--connections 32]
+
+The benchmark uses its own local cluster (TJC_CLUSTER, "bench" by default): it starts one
+with enough CPU-only nodes for the pods if none runs, and stops it at the end if it started
+it (--keep-cluster leaves it up). The controller is build/release/trainjob-controller
+(TJC_BUILD_DIR overrides the folder), started afresh for each run so that its CPU time and
+peak memory belong to that run. The TrainJobs use the torch-distributed runtime with tiny CPU
+requests; their pods land on the CPU nodes and KWOK marks them Running (they run for an hour,
+so nothing finishes during a run). Runs alternate, baseline first.
+
+Why this plain client: Python's http.client over many HTTP/1.1 keep-alive connections, one
+thread per connection, with the kubeconfig's client certificate. Python's standard library
+has no HTTP/2, and the API server serves each HTTP/1.1 connection in its own goroutine, so
+parallel connections give the same concurrency HTTP/2 streams would; measured on this
+machine (2 cores, --compare-connections), 16 to 64 connections all reach the API server's
+limit within noise and 1 to 4 do not. The client spends a fraction of a millisecond of CPU
+per create (the GIL is released during TLS and socket I/O), against several milliseconds in
+the API server and etcd, so the client is not what limits it. The same client sends the
+TrainJobs of the controller run, also all at once (kubectl apply would send them one after
+another, and charge its own serial round trips to the controller)."""
+
+import argparse
+import http.client
+import json
+import math
+import os
+import queue
+import signal
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLUSTER_SH = os.path.join(REPO, "deploy", "local", "cluster.sh")
+TRAINJOB_LABEL = "trainer.kubeflow.org/trainjob-name"
+BENCH_LABEL = "bench.trainjob.flame.dev/expansion"
+RUNTIME = "torch-distributed"
+TJ_API = "/apis/trainer.kubeflow.org/v1alpha1"
+PODS_PER_NODE = 110  # the local cluster's node allocatable
+
+
+def log(msg):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def kubectl(*args, input=None, check=True):
+    proc = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        sys.exit(f"kubectl {' '.join(args[:3])} ...: {proc.stderr.strip()}")
+    return proc
+
+
+# ---- the plain client ----
+
+
+class Api:
+    """The API server of the kubeconfig, over http.client with its client certificate."""
+
+    def __init__(self):
+        cfg = json.loads(kubectl("config", "view", "--raw", "--minify", "-o", "json").stdout)
+        cluster = cfg["clusters"][0]["cluster"]
+        user = cfg["users"][0]["user"]
+        self.tmp = tempfile.TemporaryDirectory(prefix="bench-expansion-")
+        url = urllib.parse.urlsplit(cluster["server"])
+        self.host, self.port = url.hostname, url.port or 443
+        self.ctx = ssl.create_default_context(cafile=self._file(cluster, "certificate-authority"))
+        self.ctx.load_cert_chain(self._file(user, "client-certificate"), self._file(user, "client-key"))
+
+    def _file(self, section, key):
+        if key in section:
+            return section[key]
+        import base64
+
+        path = os.path.join(self.tmp.name, key)
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(section[key + "-data"]))
+        return path
+
+    def connect(self, timeout=60):
+        conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
+        conn.connect()
+        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn
+
+    def call(self, method, path, body=None, conn=None):
+        own = conn is None
+        conn = conn or self.connect()
+        try:
+            headers = {"Accept": "application/json"}
+            if body is not None:
+                headers["Content-Type"] = "application/json"
+            conn.request(method, path, body=body, headers=headers)
+            resp = conn.getresponse()
+            data = resp.read()
+            return resp.status, data
+        finally:
+            if own:
+                conn.close()
+
+    def json(self, method, path, body=None):
+        status, data = self.call(method, path, body)
+        if status >= 300:
+            raise RuntimeError(f"{method} {path}: {status} {data[:300]!r}")
+        return json.loads(data)
+
+    def create_all(self, requests, connections):
+        """Sends every (path, body) POST at once over `connections` keep-alive connections.
+        Returns (seconds from the first send until the last answer, first send time)."""
+        conns = [self.connect() for _ in range(min(connections, len(requests)))]
+        work = queue.SimpleQueue()
+        for r in requests:
+            work.put(r)
+        errors = []
+        go = threading.Event()
+
+        def worker(conn):
+            go.wait()
+            while True:
+                try:
+                    path, body = work.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    status, data = self.call("POST", path, body, conn)
+                except (OSError, http.client.HTTPException) as e:
+                    errors.append(f"{path}: {e}")
+                    return
+                if status != 201:
+                    errors.append(f"{path}: {status} {data[:200]!r}")
+
+        threads = [threading.Thread(target=worker, args=(c,)) for c in conns]
+        for t in threads:
+            t.start()
+        t0 = time.monotonic()
+        go.set()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - t0
+        for c in conns:
+            c.close()
+        if errors:
+            sys.exit(f"{len(errors)} creates failed, first: {errors[0]}")
+        return elapsed, t0
+
+
+class PodWatch:
+    """Lists, then watches, the pods of a namespace with a label selector, and notes when
+    `want` distinct pods have been seen. Started before the creates; its clock is the same
+    monotonic clock as theirs."""
+
+    def __init__(self, api, namespace, selector, want):
+        self.api, self.want = api, want
+        self.path = f"/api/v1/namespaces/{namespace}/pods?labelSelector={urllib.parse.quote(selector)}"
+        self.seen = set()
+        self.done_at = None
+        self.done = threading.Event()
+        self.error = None
+        items = api.json("GET", self.path)
+        self.seen.update(p["metadata"]["name"] for p in items["items"])
+        self.rv = items["metadata"]["resourceVersion"]
+        self.conn = api.connect(timeout=None)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        # The API server may end a watch at any time; it resumes from the last
+        # resourceVersion seen, as informers do.
+        try:
+            for _ in range(20):
+                self._watch()
+                if self.done.is_set():
+                    return
+                self.conn.close()
+                self.conn = self.api.connect(timeout=None)
+            raise RuntimeError("the watch kept ending")
+        except Exception as e:  # reported by wait()
+            if not self.done.is_set():
+                self.error = e
+                self.done.set()
+
+    def _watch(self):
+        self.conn.request("GET", f"{self.path}&watch=1&resourceVersion={self.rv}&timeoutSeconds=1800",
+                          headers={"Accept": "application/json"})
+        resp = self.conn.getresponse()
+        if resp.status != 200:
+            raise RuntimeError(f"watch: {resp.status} {resp.read()[:200]!r}")
+        self._check()
+        while not self.done.is_set():
+            line = resp.readline()
+            if not line:
+                return
+            ev = json.loads(line)
+            if ev["type"] == "ERROR":
+                raise RuntimeError(f"watch: {ev['object'].get('message')}")
+            self.rv = ev["object"]["metadata"]["resourceVersion"]
+            if ev["type"] in ("ADDED", "MODIFIED"):
+                self.seen.add(ev["object"]["metadata"]["name"])
+                self._check()
+
+    def _check(self):
+        if len(self.seen) >= self.want and not self.done.is_set():
+            self.done_at = time.monotonic()
+            self.done.set()
+
+    def wait(self, timeout):
+        self.done.wait(timeout)
+        try:
+            self.conn.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.conn.close()
+        if self.error:
+            raise RuntimeError(str(self.error))
+        if self.done_at is None:
+            raise RuntimeError(f"only {len(self.seen)} of {self.want} pods appeared within {timeout} s")
+        return self.done_at
+
+
+def count(api, path):
+    return len(api.json("GET", path)["items"])
+
+
+def wait_gone(api, namespace, timeout=300):
+    paths = [f"/api/v1/namespaces/{namespace}/pods?labelSelector={urllib.parse.quote(TRAINJOB_LABEL)}",
+             f"{TJ_API}/namespaces/{namespace}/trainjobs",
+             f"/api/v1/namespaces/{namespace}/services?labelSelector={urllib.parse.quote(TRAINJOB_LABEL)}"]
+    deadline = time.monotonic() + timeout
+    while any(count(api, p) for p in paths):
+        if time.monotonic() > deadline:
+            sys.exit(f"the objects of {namespace} were not gone within {timeout} s")
+        time.sleep(1)
+
+
+def delete_everything(api, namespace):
+    """TrainJobs, their pods (at once, grace 0: no kubelet is waited for), Services, Events."""
+    api.call("DELETE", f"{TJ_API}/namespaces/{namespace}/trainjobs")
+    sel = urllib.parse.quote(TRAINJOB_LABEL)
+    api.call("DELETE", f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}&gracePeriodSeconds=0")
+    api.call("DELETE", f"/api/v1/namespaces/{namespace}/services?labelSelector={sel}")
+    api.call("DELETE", f"/api/v1/namespaces/{namespace}/events")
+    wait_gone(api, namespace)
+
+
+# ---- the objects ----
+
+
+def trainjob(namespace, i, nodes):
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": f"bench-{i:04d}", "namespace": namespace, "labels": {BENCH_LABEL: "true"}},
+        "spec": {
+            "runtimeRef": {"name": RUNTIME},
+            "trainer": {
+                "numNodes": nodes,
+                "resourcesPerNode": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+            },
+            # Long enough that no pod finishes during a run (the local cluster's pods run
+            # 20 s by default).
+            "podTemplateOverrides": [{"targetJobs": [{"name": "node"}],
+                                      "metadata": {"annotations": {"sim.trainjob.flame.dev/run-time": "1h"}}}],
+        },
+    }
+
+
+def rendered_pods(binary, namespace, jobs, nodes):
+    """The pods the controller would create for the benchmark's TrainJobs, from its render
+    command, as JSON (converted by kubectl). Their ownerReferences are dropped: their owner
+    would be the TrainJob, which does not exist in the baseline, and the garbage collector
+    would delete them as orphans while they are counted."""
+    runtime = os.path.join(REPO, "crds", "runtimes", f"{RUNTIME}.yaml")
+    config = os.path.join(REPO, "deploy", "config", "config.yaml")
+    docs = []
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        for i in range(jobs):
+            f.seek(0)
+            f.truncate()
+            json.dump(trainjob(namespace, i, nodes), f)
+            f.flush()
+            proc = subprocess.run([binary, "render", "-f", f.name, "--runtime", runtime, "--config", config],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                sys.exit(f"render: {proc.stderr.strip()}")
+            docs.append(proc.stdout)
+    out = kubectl("create", "--dry-run=client", "-o", "json", "-f", "-", input="\n".join(docs)).stdout
+    # kubectl prints one JSON document per object, one after another.
+    objs, dec, pos = [], json.JSONDecoder(), 0
+    while pos < len(out):
+        if out[pos].isspace():
+            pos += 1
+            continue
+        obj, pos = dec.raw_decode(out, pos)
+        objs.extend(obj["items"] if obj.get("kind") == "List" else [obj])
+    pods = [o for o in objs if o["kind"] == "Pod"]
+    for p in pods:
+        p["metadata"].pop("ownerReferences", None)
+    if len(pods) != jobs * nodes:
+        sys.exit(f"render gave {len(pods)} pods, not {jobs * nodes}")
+    return pods
+
+
+# ---- the controller ----
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Controller:
+    def __init__(self, binary, kubeconfig, log_path):
+        self.metrics_port, self.probe_port = free_port(), free_port()
+        self.log = open(log_path, "a")
+        self.proc = subprocess.Popen(
+            [binary, "--kubeconfig", kubeconfig,
+             "--config", os.path.join(REPO, "deploy", "config", "config.yaml"),
+             "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}",
+             "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}"],
+            stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 60
+        while self._get(self.probe_port, "/readyz") is None or self._status != 200:
+            if self.proc.poll() is not None:
+                sys.exit(f"the controller exited ({self.proc.returncode}); log: {log_path}")
+            if time.monotonic() > deadline:
+                self.stop()
+                sys.exit(f"the controller was not ready within 60 s; log: {log_path}")
+            time.sleep(0.1)
+
+    def _get(self, port, path):
+        self._status = None
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+                self._status = r.status
+                return r.read().decode()
+        except OSError:
+            return None
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+    def peak_rss_mib(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def metrics(self):
+        """The samples of the metrics endpoint, summed over labels: {name: value}."""
+        out = {}
+        for line in (self._get(self.metrics_port, "/metrics") or "").splitlines():
+            if not line or line.startswith("#"):
+                continue
+            name, _, value = line.rpartition(" ")
+            base = name.split("{", 1)[0]
+            key = base
+            if base == "controller_runtime_reconcile_total":
+                key = base + "/" + ("success" if 'result="success"' in name else "error")
+            try:
+                out[key] = out.get(key, 0) + float(value)
+            except ValueError:
+                pass
+        return out
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+# ---- the runs ----
+
+
+def baseline_run(api, namespace, pods, connections):
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    requests = [(path, json.dumps(p).encode()) for p in pods]
+    watch = PodWatch(api, namespace, TRAINJOB_LABEL, len(pods))
+    created, t0 = api.create_all(requests, connections)
+    visible = watch.wait(300) - t0
+    delete_everything(api, namespace)
+    return {"created": created, "visible": visible}
+
+
+def all_running(api, namespace, jobs):
+    items = api.json("GET", f"{TJ_API}/namespaces/{namespace}/trainjobs")["items"]
+    return len(items) == jobs and all(j.get("status", {}).get("state") == "Running" for j in items)
+
+
+def controller_run(api, args, namespace, log_path):
+    c = Controller(args.binary, args.kubeconfig, log_path)
+    try:
+        requests = [(f"{TJ_API}/namespaces/{namespace}/trainjobs",
+                     json.dumps(trainjob(namespace, i, args.nodes)).encode()) for i in range(args.jobs)]
+        cpu0 = c.cpu_seconds()
+        watch = PodWatch(api, namespace, TRAINJOB_LABEL, args.jobs * args.nodes)
+        applied, t0 = api.create_all(requests, args.connections)
+        exist = watch.wait(600) - t0
+        cpu_exist = c.cpu_seconds() - cpu0
+        deadline = time.monotonic() + 600
+        while not all_running(api, namespace, args.jobs):
+            if time.monotonic() > deadline:
+                sys.exit(f"not every TrainJob was Running within 600 s; log: {log_path}")
+            time.sleep(0.5)
+        running = time.monotonic() - t0
+        cpu_running = c.cpu_seconds() - cpu0
+        m = c.metrics()
+        res = {
+            "applied": applied, "exist": exist, "running": running,
+            "cpu_exist": cpu_exist, "cpu_running": cpu_running, "peak_mib": c.peak_rss_mib(),
+            "reconciles": m.get("controller_runtime_reconcile_total/success", 0)
+            + m.get("controller_runtime_reconcile_total/error", 0),
+            "errors": m.get("controller_runtime_reconcile_total/error", 0),
+            "retries": m.get("workqueue_retries_total", 0),
+            "requests": m.get("rest_client_requests_total", 0),
+        }
+    finally:
+        c.stop()
+    delete_everything(api, namespace)
+    return res
+
+
+def cluster_env(args):
+    env = dict(os.environ, TJC_CLUSTER=args.cluster)
+    need = math.ceil(args.jobs * args.nodes / PODS_PER_NODE) + 2
+    env.setdefault("TJC_CPU_NODES", str(need))
+    if int(env["TJC_CPU_NODES"]) * PODS_PER_NODE < args.jobs * args.nodes:
+        sys.exit(f"TJC_CPU_NODES={env['TJC_CPU_NODES']} is too few for {args.jobs * args.nodes} pods")
+    return env
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--jobs", type=int, default=200)
+    ap.add_argument("--nodes", type=int, default=4, help="nodes (pods) per TrainJob")
+    ap.add_argument("--runs", type=int, default=3, help="runs of each, alternating")
+    ap.add_argument("--connections", type=int, default=32, help="connections of the plain client")
+    ap.add_argument("--cluster", default=os.environ.get("TJC_CLUSTER", "bench"))
+    ap.add_argument("--keep-cluster", action="store_true", help="leave a cluster it started running")
+    ap.add_argument("--compare-connections", action="store_true",
+                    help="only time the baseline with 1 to 64 connections")
+    args = ap.parse_args()
+    build = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
+    args.binary = os.path.join(build, "trainjob-controller")
+    if not os.access(args.binary, os.X_OK):
+        sys.exit(f"no controller at {args.binary}: ninja -C {build} trainjob-controller")
+
+    env = cluster_env(args)
+    started = subprocess.run([CLUSTER_SH, "status"], env=env, capture_output=True).returncode != 0
+    if started:
+        log(f"starting cluster {args.cluster} ({env['TJC_CPU_NODES']} CPU nodes)")
+        subprocess.run([CLUSTER_SH, "up"], env=env, check=True, stdout=sys.stderr)
+    args.kubeconfig = subprocess.run([CLUSTER_SH, "kubeconfig"], env=env, capture_output=True,
+                                     text=True, check=True).stdout.strip()
+    os.environ["KUBECONFIG"] = args.kubeconfig
+    namespace = "bench-expansion"
+    log_path = os.path.join(REPO, "build", "bench-expansion-controller.log")
+    try:
+        report(args, namespace, log_path)
+    finally:
+        if started and not args.keep_cluster:
+            log(f"stopping cluster {args.cluster}")
+            subprocess.run([CLUSTER_SH, "down"], env=env, stdout=sys.stderr)
+
+
+def setup(api, namespace):
+    kubectl("apply", "-k", os.path.join(REPO, "crds"))
+    kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/trainjobs.trainer.kubeflow.org")
+    deadline = time.monotonic() + 30
+    while kubectl("apply", "-k", os.path.join(REPO, "crds", "runtimes"), check=False).returncode != 0:
+        if time.monotonic() > deadline:
+            sys.exit("the runtimes did not apply")
+        time.sleep(1)
+    if kubectl("get", "namespace", namespace, check=False).returncode != 0:
+        kubectl("create", "namespace", namespace)
+    # Pods are created only once the namespace's default ServiceAccount exists.
+    deadline = time.monotonic() + 60
+    while kubectl("get", "serviceaccount", "default", "-n", namespace, check=False).returncode != 0:
+        if time.monotonic() > deadline:
+            sys.exit(f"no default ServiceAccount in {namespace}")
+        time.sleep(0.5)
+    delete_everything(api, namespace)
+
+
+def med(rows, key):
+    return statistics.median(r[key] for r in rows)
+
+
+def report(args, namespace, log_path):
+    api = Api()
+    setup(api, namespace)
+    n = args.jobs * args.nodes
+    pods = rendered_pods(args.binary, namespace, args.jobs, args.nodes)
+
+    if args.compare_connections:
+        for conns in (1, 4, 16, 32, 64):
+            t = [baseline_run(api, namespace, pods, conns)["created"] for _ in range(args.runs)]
+            print(f"{conns:3d} connections: {' '.join(f'{x:6.2f}' for x in t)} s  "
+                  f"median {statistics.median(t):.2f} s ({n / statistics.median(t):.0f} pods/s)")
+        return
+
+    base, ctrl = [], []
+    for i in range(args.runs):
+        log(f"run {i + 1}/{args.runs}: baseline, {n} pod creates over {args.connections} connections")
+        base.append(baseline_run(api, namespace, pods, args.connections))
+        log(f"  created {base[-1]['created']:.2f} s, visible {base[-1]['visible']:.2f} s")
+        log(f"run {i + 1}/{args.runs}: controller, {args.jobs} TrainJobs x {args.nodes} nodes")
+        ctrl.append(controller_run(api, args, namespace, log_path))
+        log(f"  pods exist {ctrl[-1]['exist']:.2f} s, CPU {ctrl[-1]['cpu_exist']:.2f} s")
+
+    print(f"\n{args.jobs} TrainJobs x {args.nodes} nodes = {n} pods; plain client over "
+          f"{args.connections} connections; cluster {args.cluster}\n")
+    print("run  baseline: created  visible | controller: pods exist  ratio  all Running | "
+          "CPU s (exist/Running)  peak MiB  reconciles  errors  retries")
+    for i, (b, c) in enumerate(zip(base, ctrl)):
+        print(f"{i + 1:3d}  {b['created']:16.2f}  {b['visible']:7.2f} | {c['exist']:22.2f}  "
+              f"{c['exist'] / b['visible']:5.2f}  {c['running']:11.2f} | "
+              f"{c['cpu_exist']:10.2f} / {c['cpu_running']:<8.2f}  {c['peak_mib']:8.1f}  "
+              f"{c['reconciles']:10.0f}  {c['errors']:6.0f}  {c['retries']:7.0f}")
+    bv, ce = med(base, "visible"), med(ctrl, "exist")
+    print(f"med  {med(base, 'created'):16.2f}  {bv:7.2f} | {ce:22.2f}  {ce / bv:5.2f}  "
+          f"{med(ctrl, 'running'):11.2f} | {med(ctrl, 'cpu_exist'):10.2f} / "
+          f"{med(ctrl, 'cpu_running'):<8.2f}  {med(ctrl, 'peak_mib'):8.1f}")
+    print(f"\nbaseline throughput {n / bv:.0f} pods/s (visible); controller {n / ce:.0f} pods/s; "
+          f"ratio of medians {ce / bv:.2f} (goal: 1.25 or less); "
+          f"TrainJob creates returned after {med(ctrl, 'applied'):.2f} s (median)")
+    print(f"controller CPU {med(ctrl, 'cpu_exist') / n * 1000:.2f} ms per pod until every pod "
+          f"exists; peak RSS {med(ctrl, 'peak_mib'):.1f} MiB; log: {log_path}")
+
+
+if __name__ == "__main__":
+    main()
