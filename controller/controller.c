@@ -14,7 +14,6 @@
 #include "reconcilers/runtime.h"
 #include "reconcilers/trainjob.h"
 
-#define DEFAULT_MAX_CONCURRENT 10
 /* Pods one TrainJob may have in the cache; the planner sees at most this many. */
 #define MAX_PODS_PER_JOB (2 * TJ_MAX_NODES + 64)
 
@@ -465,8 +464,8 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	struct tj_workqueue_config qc = {
 		.process = process,
 		.userdata = c,
-		.max_in_flight =
-		        config->max_concurrent ? config->max_concurrent : DEFAULT_MAX_CONCURRENT,
+		.max_in_flight = config->max_concurrent ? config->max_concurrent
+		                                        : TJ_CONTROLLER_MAX_CONCURRENT,
 	};
 	rc = tj_workqueue_new(loop, &qc, &c->queue);
 	if (rc < 0)

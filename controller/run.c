@@ -242,7 +242,8 @@ static int setup(struct run *r, const struct tj_cli *cli)
 		return -EINVAL;
 	if ((rc = tj_metrics_new(&r->metrics)) < 0 ||
 	    (rc = tj_std_metrics_register(r->metrics, &r->std)) < 0 ||
-	    (rc = tj_std_metrics_init_controller(&r->std, TJ_CONTROLLER_NAME, 10)) < 0 ||
+	    (rc = tj_std_metrics_init_controller(&r->std, TJ_CONTROLLER_NAME,
+	                                         TJ_CONTROLLER_MAX_CONCURRENT)) < 0 ||
 	    (rc = tj_std_metrics_init_workqueue(&r->std, TJ_CONTROLLER_NAME)) < 0 ||
 	    (rc = tj_metrics_register_process(r->metrics, "/proc")) < 0 ||
 	    (rc = tj_metrics_add_collector(r->metrics, collect_queue, r)) < 0)
