@@ -18,10 +18,11 @@
 #define TJ_CONTROLLER_NAME "trainjob"
 
 /* TrainJobs reconciled at once by default. Each holds a stage of writes in flight (its
- * Service and pods, then its status patch), so this bounds the requests in flight. The
- * expansion benchmark (tests/bench/bench_expansion.py, 200 TrainJobs x 4 nodes on the local
- * cluster) put the time until every pod exists at 6.2 s with 10, 4.2 s with 20 and 6.1 s
- * with 32 (medians of 3; the API server, on the same 2 cores, slows down beyond). */
+ * Service and pods, then its status patch), so this bounds the requests in flight. In the
+ * expansion benchmark (tests/bench/bench_expansion.py: 200 TrainJobs x 4 nodes on the local
+ * cluster, 2 shared cores) the time until every pod exists was, as medians, 2.0x what a plain
+ * client needs for the same writes with 10, 1.4x with 20, and worse again with 32 (the API
+ * server on the same cores slows down, and the controller spends more CPU). */
 #define TJ_CONTROLLER_MAX_CONCURRENT 20
 
 struct tj_controller_config {
