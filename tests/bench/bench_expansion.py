@@ -32,9 +32,10 @@ once it is gone.
 Why this plain client: Python's http.client over many HTTP/1.1 keep-alive connections, one
 thread per connection, with the kubeconfig's client certificate. Python's standard library
 has no HTTP/2, and the API server serves each HTTP/1.1 connection in its own goroutine, so
-parallel connections give the same concurrency HTTP/2 streams would; measured on this
-machine (2 cores, --compare-connections), 16 to 64 connections all reach the API server's
-limit within noise and 1 to 4 do not. The client spends a fraction of a millisecond of CPU
+parallel connections give the same concurrency HTTP/2 streams would. Measured with
+--compare-connections on this machine (2 cores), 800 creates took 9.8 s over 1 connection,
+4.6 s over 4, and 2.5 to 3.3 s over 16, 32, 64 or 128 (the API server's limit, within noise):
+32 is the default. The client spends a fraction of a millisecond of CPU
 per create (the GIL is released during TLS and socket I/O), against several milliseconds in
 the API server and etcd, so the client is not what limits it. The same client sends the
 TrainJobs of the controller run, also all at once (kubectl apply would send them one after
