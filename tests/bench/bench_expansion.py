@@ -42,6 +42,7 @@ TrainJobs of the controller run, also all at once (kubectl apply would send them
 another, and charge its own serial round trips to the controller)."""
 
 import argparse
+import base64
 import calendar
 import http.client
 import json
@@ -99,8 +100,6 @@ class Api:
     def _file(self, section, key):
         if key in section:
             return section[key]
-        import base64
-
         path = os.path.join(self.tmp.name, key)
         with open(path, "wb") as f:
             f.write(base64.b64decode(section[key + "-data"]))
