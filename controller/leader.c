@@ -259,6 +259,7 @@ struct tj_leader {
 	bool fast;                  /* the write in flight renews without reading first */
 	bool done;                  /* lost or released: no more attempts */
 	bool logged_wait;           /* "held by another" said once per holder */
+	int release_attempts;       /* release writes sent */
 	void (*released)(void *userdata);
 	void *released_userdata;
 };
@@ -553,16 +554,75 @@ static void release_finished(struct tj_leader *l)
 		done(l->released_userdata);
 }
 
+/* A release can meet 409 Conflict when SIGTERM came while a renewal was in flight: the
+ * renewal was cancelled here but may have been written there, so the copy we release from
+ * is one version behind. The release then reads the Lease again and, while it still names
+ * us, releases that version; without this the followers would wait out the whole lease. */
+#define RELEASE_ATTEMPTS 3
+
+static void release_done(struct tj_response *resp, void *userdata);
+
+static int send_release(struct tj_leader *l)
+{
+	struct tj_ref ref = { &tj_resource_leases, l->namespace, l->name, NULL };
+	struct tj_lease_record rec;
+	char now[TJ_MICROTIME_LEN];
+	cJSON *obj;
+	int rc = -ENOMEM;
+
+	tj_microtime_now(now);
+	tj_lease_record_release(&l->view.record, now, &rec);
+	obj = cJSON_Duplicate(l->lease, true);
+	if (obj && tj_lease_record_to_json(&rec, obj) == 0)
+		rc = tj_kube_update(l->client, &ref, obj, NULL, release_done, l, &l->request);
+	cJSON_Delete(obj);
+	if (rc == 0)
+		l->release_attempts++;
+	return rc;
+}
+
+static void release_reread(struct tj_response *resp, void *userdata)
+{
+	struct tj_leader *l = userdata;
+	struct tj_lease_record rec;
+
+	l->request = NULL;
+	if (resp->rc < 0 || tj_lease_record_from_json(resp->body, &rec) < 0) {
+		tj_log_warn("leader", "could not release the lease; it expires by itself",
+		            TJ_STR("lease", l->name), TJ_STR("problem", resp->error));
+		release_finished(l);
+		return;
+	}
+	if (strcmp(rec.holder, l->identity) != 0) {
+		tj_log_info("leader", "the lease is no longer ours: nothing to release",
+		            TJ_STR("lease", l->name), TJ_STR("holder", rec.holder));
+		release_finished(l);
+		return;
+	}
+	cJSON_Delete(l->lease);
+	l->lease = tj_response_take_body(resp);
+	l->view.record = rec;
+	if (send_release(l) < 0)
+		release_finished(l);
+}
+
 static void release_done(struct tj_response *resp, void *userdata)
 {
 	struct tj_leader *l = userdata;
+	struct tj_ref ref = { &tj_resource_leases, l->namespace, l->name, NULL };
 
 	l->request = NULL;
-	if (resp->rc == 0)
+	if (resp->rc == 0) {
 		tj_log_info("leader", "released the lease", TJ_STR("lease", l->name));
-	else
+	} else if (tj_status_is_conflict(&resp->status) && l->release_attempts < RELEASE_ATTEMPTS &&
+	           tj_kube_get(l->client, &ref, release_reread, l, &l->request) == 0) {
+		tj_log_info("leader", "the release met a newer lease: reading it again",
+		            TJ_STR("lease", l->name));
+		return;
+	} else {
 		tj_log_warn("leader", "could not release the lease; it expires by itself",
 		            TJ_STR("lease", l->name), TJ_STR("problem", resp->error));
+	}
 	release_finished(l);
 }
 
@@ -573,12 +633,8 @@ static void release_now(uv_timer_t *timer)
 
 void tj_leader_release(struct tj_leader *l, void (*done)(void *userdata), void *userdata)
 {
-	struct tj_ref ref = { &tj_resource_leases, l->namespace, l->name, NULL };
 	bool leading = l->view.leading;
-	struct tj_lease_record rec;
-	char now[TJ_MICROTIME_LEN];
-	cJSON *obj = NULL;
-	int rc = -ENOMEM;
+	int rc;
 
 	uv_timer_stop(&l->timer);
 	tj_request_cancel(l->request);
@@ -589,13 +645,7 @@ void tj_leader_release(struct tj_leader *l, void (*done)(void *userdata), void *
 	l->released_userdata = userdata;
 	set_status(l, 0);
 	if (leading && l->lease) {
-		tj_microtime_now(now);
-		tj_lease_record_release(&l->view.record, now, &rec);
-		obj = cJSON_Duplicate(l->lease, true);
-		if (obj && tj_lease_record_to_json(&rec, obj) == 0)
-			rc = tj_kube_update(l->client, &ref, obj, NULL, release_done, l,
-			                    &l->request);
-		cJSON_Delete(obj);
+		rc = send_release(l);
 		if (rc == 0)
 			return;
 		tj_log_warn("leader", "cannot send the release; the lease expires by itself",
