@@ -139,24 +139,37 @@ static char *take_fragment(struct projector *pr, const char *path, bool want_arr
 	return text;
 }
 
+/* The list at path, if it is one of at most TJ_MAX_LIST_ITEMS items; NULL when it is absent
+ * or null, or (with a type error naming the field) when it is not such a list. */
+static const cJSON *bounded_list(struct projector *pr, const char *path, const char *shape,
+                                 size_t *ret_size)
+{
+	const cJSON *item = tj_json_path(pr->obj, path);
+
+	if (!item || cJSON_IsNull(item))
+		return NULL;
+	if (!cJSON_IsArray(item)) {
+		type_error(pr, path, shape);
+		return NULL;
+	}
+	*ret_size = (size_t)cJSON_GetArraySize(item);
+	if (*ret_size > TJ_MAX_LIST_ITEMS) {
+		type_error(pr, path, "has more than 128 items");
+		return NULL;
+	}
+	return item;
+}
+
 static char **take_strings(struct projector *pr, const char *path, size_t *ret_n)
 {
-	const cJSON *item = tj_json_path(pr->obj, path), *el;
+	const cJSON *item, *el;
 	char **v;
 	size_t n = 0, size;
 
 	*ret_n = 0;
-	if (!item || cJSON_IsNull(item))
+	item = bounded_list(pr, path, "must be a list of strings", &size);
+	if (!item)
 		return NULL;
-	if (!cJSON_IsArray(item)) {
-		type_error(pr, path, "must be a list of strings");
-		return NULL;
-	}
-	size = (size_t)cJSON_GetArraySize(item);
-	if (size > TJ_MAX_LIST_ITEMS) {
-		type_error(pr, path, "has more than 128 items");
-		return NULL;
-	}
 	v = calloc(size + 1, sizeof(*v));
 	if (!v) {
 		pr->oom = true;
@@ -179,22 +192,14 @@ static char **take_strings(struct projector *pr, const char *path, size_t *ret_n
 
 static struct tj_env_var *take_env(struct projector *pr, const char *path, size_t *ret_n)
 {
-	const cJSON *item = tj_json_path(pr->obj, path), *el;
+	const cJSON *item, *el;
 	struct tj_env_var *v;
 	size_t n = 0, size;
 
 	*ret_n = 0;
-	if (!item || cJSON_IsNull(item))
+	item = bounded_list(pr, path, "must be a list of {name, value}", &size);
+	if (!item)
 		return NULL;
-	if (!cJSON_IsArray(item)) {
-		type_error(pr, path, "must be a list of {name, value}");
-		return NULL;
-	}
-	size = (size_t)cJSON_GetArraySize(item);
-	if (size > TJ_MAX_LIST_ITEMS) {
-		type_error(pr, path, "has more than 128 items");
-		return NULL;
-	}
 	v = calloc(size + 1, sizeof(*v));
 	if (!v) {
 		pr->oom = true;
