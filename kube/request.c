@@ -483,15 +483,15 @@ static int write_url(const struct tj_ref *ref, const struct tj_write_options *op
 	return tj_kube_url(ref, params, 2, ret);
 }
 
-int tj_kube_create(struct tj_client *c, const struct tj_ref *ref, const cJSON *obj,
-                   const struct tj_write_options *opts, tj_response_fn fn, void *userdata,
-                   struct tj_request **ret)
+/* POST or PUT of a whole object as JSON: create and update differ only in the verb and in
+ * which refs they accept. */
+static int send_object(struct tj_client *c, const char *method, const struct tj_ref *ref,
+                       const cJSON *obj, const struct tj_write_options *opts, tj_response_fn fn,
+                       void *userdata, struct tj_request **ret)
 {
 	char *path, *body;
 	int r;
 
-	if (ref->name && !ref->subresource)
-		return -EINVAL;
 	r = write_url(ref, opts, &path);
 	if (r < 0)
 		return r;
@@ -500,27 +500,25 @@ int tj_kube_create(struct tj_client *c, const struct tj_ref *ref, const cJSON *o
 		free(path);
 		return r;
 	}
-	return submit(c, "POST", path, body, "application/json", fn, userdata, ret);
+	return submit(c, method, path, body, "application/json", fn, userdata, ret);
+}
+
+int tj_kube_create(struct tj_client *c, const struct tj_ref *ref, const cJSON *obj,
+                   const struct tj_write_options *opts, tj_response_fn fn, void *userdata,
+                   struct tj_request **ret)
+{
+	if (ref->name && !ref->subresource)
+		return -EINVAL;
+	return send_object(c, "POST", ref, obj, opts, fn, userdata, ret);
 }
 
 int tj_kube_update(struct tj_client *c, const struct tj_ref *ref, const cJSON *obj,
                    const struct tj_write_options *opts, tj_response_fn fn, void *userdata,
                    struct tj_request **ret)
 {
-	char *path, *body;
-	int r;
-
 	if (!ref->name)
 		return -EINVAL;
-	r = write_url(ref, opts, &path);
-	if (r < 0)
-		return r;
-	r = serialise(obj, &body);
-	if (r < 0) {
-		free(path);
-		return r;
-	}
-	return submit(c, "PUT", path, body, "application/json", fn, userdata, ret);
+	return send_object(c, "PUT", ref, obj, opts, fn, userdata, ret);
 }
 
 int tj_kube_delete(struct tj_client *c, const struct tj_ref *ref,
