@@ -145,6 +145,7 @@ cmd_up() {
 			-c "$stages/pod/fast/pod-ready.yaml" \
 			-c "$stages/pod/fast/pod-delete.yaml" \
 			-c "$here/stages.yaml" \
+			-c "$here/kwokctl.yaml" \
 			create cluster --runtime binary \
 			--etcd-binary "$TJC_BIN/etcd" \
 			--kube-apiserver-binary "$TJC_BIN/kube-apiserver" \

@@ -30,9 +30,18 @@ def pytest_configure(config):
 
 @pytest.fixture
 def namespace():
-    """A fresh namespace per test, deleted afterwards (without waiting)."""
+    """A fresh namespace per test, deleted afterwards (without waiting).
+
+    Ready once the controller-manager has given it its default ServiceAccount: until then the
+    API server refuses every pod in it (what a quick user would also meet)."""
     name = "e2e-" + uuid.uuid4().hex[:8]
     kubectl("create", "namespace", name)
+    wait_for(
+        f"the default ServiceAccount of namespace {name}",
+        lambda: kubectl("get", "serviceaccount", "default", "-n", name, check=False).returncode == 0,
+        timeout=60,
+        interval=0.1,
+    )
     yield name
     kubectl("delete", "namespace", name, "--wait=false", check=False)
 

@@ -7,6 +7,7 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import time
 
@@ -215,12 +216,27 @@ def test_caches_match_the_api_after_a_stall(namespace):
 
 
 def gone(pid):
-    """Whether process pid has exited (a zombie that its parent has not reaped counts)."""
+    """Whether process pid has exited, every thread of it: the leader of a multi-threaded
+    process shows as a zombie while its other threads still exit and hold its sockets."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                    return False
     except FileNotFoundError:
-        return True
+        pass
+    return True
+
+
+def port_free(port):
+    """Whether a server could listen on port now (with SO_REUSEADDR, as Go's listeners do)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("0.0.0.0", port))
+            return True
+        except OSError:
+            return False
 
 
 def restart_apiserver():
@@ -230,18 +246,33 @@ def restart_apiserver():
     pid = int(open(pidfile).read().strip())
     argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")[:-1]
     cwd = os.readlink(f"/proc/{pid}/cwd")
+    port = next(int(a.split(b"=", 1)[1]) for a in argv if a.startswith(b"--secure-port="))
     # Killed, as by a crash or an OOM kill: a graceful stop drains watches for a minute.
     os.kill(pid, signal.SIGKILL)
     wait_for("the API server to stop", lambda: gone(pid), timeout=60)
-    with open(os.path.join(CLUSTER_DIR, "logs", "kube-apiserver.log"), "ab") as log:
+    wait_for(f"port {port} to be free", lambda: port_free(port), timeout=60)
+    logpath = os.path.join(CLUSTER_DIR, "logs", "kube-apiserver.log")
+    start = os.path.getsize(logpath)
+    with open(logpath, "ab") as log:
         proc = subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=log, start_new_session=True)
     with open(pidfile, "w") as f:
         f.write(str(proc.pid))
-    wait_for(
-        "the API server to be ready",
-        lambda: kubectl("get", "--raw", "/readyz", check=False, timeout=10).returncode == 0,
-        timeout=120,
-    )
+
+    def ready():
+        if proc.poll() is not None:
+            return f"exited with {proc.returncode}"
+        r = kubectl("get", "--raw", "/readyz", check=False, timeout=10)
+        return True if r.returncode == 0 else None
+
+    try:
+        state = wait_for("the API server to be ready", ready, timeout=120)
+    except AssertionError as e:
+        state = str(e)
+    if state is not True:
+        with open(logpath, "rb") as f:
+            f.seek(start)
+            tail = f.read().decode(errors="replace").splitlines()[-40:]
+        raise AssertionError(f"the restarted API server: {state}\n" + "\n".join(tail))
 
 
 @pytest.mark.skipif(
@@ -262,6 +293,9 @@ def test_caches_match_the_api_after_an_apiserver_restart(namespace):
         # stream dead when they wake up and watch again from a version that the new API
         # server's watch cache does not hold.
         proc.send_signal(signal.SIGSTOP)
+        # A write after the freeze: the new watch cache starts past the informers' version
+        # even when nothing else in the cluster happened to write in between.
+        kubectl("create", "configmap", "rv-bump", "-n", namespace)
         restart_apiserver()
         kubectl("delete", "pod", "-n", namespace, "--wait=true",
                 *[f"rs-node-0-{r}" for r in range(0, 12, 3)])
