@@ -13,6 +13,7 @@
 #include "reconcilers/plan.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/trainjob.h"
+#include "reconcilers/write_gate.h"
 
 /* Pods one TrainJob may have in the cache; the planner sees at most this many. */
 #define MAX_PODS_PER_JOB (2 * TJ_MAX_NODES + 64)
@@ -35,6 +36,7 @@ struct tj_controller {
 	const struct tj_config *config;       /* borrowed */
 	struct tj_informers *informers;       /* owned */
 	struct tj_workqueue *queue;           /* owned */
+	struct tj_write_gate *gate;           /* owned */
 	struct reconcile *in_flight;          /* owned list */
 	bool synced;
 	bool leading;
@@ -70,9 +72,15 @@ static int trainjob_project(const cJSON *obj, void **ret)
 	return tj_trainjob_from_json(obj, (struct tj_trainjob **)ret);
 }
 
+static const char *trainjob_version(const void *obj)
+{
+	return ((const struct tj_trainjob *)obj)->resource_version;
+}
+
 static const struct tj_store_ops trainjob_ops = {
 	.free = trainjob_free,
 	.key = trainjob_key,
+	.version = trainjob_version,
 };
 
 static void runtime_free(void *obj)
@@ -300,6 +308,11 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	struct tj_controller *c = r->c;
 
 	r->execution = NULL;
+	/* The next plan starts from what the status patch wrote, even before the watch
+	 * brings it. */
+	if (res->trainjob && tj_reflector_write_back(c->informers->trainjobs, res->trainjob) < 0)
+		tj_log_error("controller", "could not cache the patched TrainJob",
+		             TJ_STR("trainjob", r->key));
 	/* A restart is recorded once its status patch (stage 0) succeeded, even if a later
 	 * stage failed: the retry will not decide it again. */
 	if (c->metrics && r->restart_reason[0] && res->trainjob)
@@ -326,6 +339,24 @@ static void executed(struct tj_execution_result *res, void *userdata)
 		tj_workqueue_add_rate_limited(c->queue, r->key);
 	}
 	reconcile_end(r);
+}
+
+/* The reconcile only waits for the write gate: its slot goes to the next key. */
+static void parked(void *userdata)
+{
+	struct reconcile *r = userdata;
+
+	tj_workqueue_park(r->c->queue, r->key);
+}
+
+/* The gate stays shut while keys wait for a slot: their plans may bring pods. */
+static bool queue_busy(void *userdata)
+{
+	struct tj_controller *c = userdata;
+	struct tj_workqueue_stats st;
+
+	tj_workqueue_stats(c->queue, &st);
+	return st.depth > 0;
 }
 
 /* The pods of the job, from the index of the pod cache. */
@@ -391,11 +422,18 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		return 0;
 	}
 	struct tj_event_object obj = { job->namespace, job->name, job->uid };
+	struct tj_execute_config ec = {
+		.client = c->client,
+		.recorder = c->recorder,
+		.gate = c->gate,
+		.done = executed,
+		.parked = parked,
+		.userdata = r,
+	};
 
 	memcpy(r->restart_reason, plan->restart_reason, sizeof(r->restart_reason));
 
-	return tj_execute(c->client, c->recorder, &obj, plan, (int64_t)now, executed, r,
-	                  &r->execution);
+	return tj_execute(&ec, &obj, plan, (int64_t)now, &r->execution);
 }
 
 static void process(struct tj_workqueue *q, const char *key, void *userdata)
@@ -461,6 +499,12 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	if (rc < 0)
 		goto fail;
 
+	rc = tj_write_gate_new(loop,
+	                       &(struct tj_write_gate_config){ .busy = queue_busy, .userdata = c },
+	                       &c->gate);
+	if (rc < 0)
+		goto fail;
+
 	struct tj_workqueue_config qc = {
 		.process = process,
 		.userdata = c,
@@ -474,6 +518,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	return 0;
 
 fail:
+	tj_write_gate_free(c->gate);
 	tj_informers_free(c->informers);
 	free(c);
 	return rc;
@@ -538,6 +583,7 @@ struct tj_controller *tj_controller_free(struct tj_controller *c)
 		tj_execution_cancel(r->execution);
 		free(r);
 	}
+	tj_write_gate_free(c->gate);
 	tj_workqueue_free(c->queue);
 	tj_informers_free(c->informers);
 	free(c);

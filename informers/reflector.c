@@ -167,12 +167,46 @@ static void schedule(struct tj_reflector *r, enum tj_reflector_next next)
 	uv_timer_start(&r->timer, on_timer, delay, 0);
 }
 
+/* Whether resource version a is newer than b, both numbers; false when either is not. */
+static bool version_newer(const char *a, const char *b)
+{
+	char *end_a, *end_b;
+	unsigned long long va, vb;
+
+	if (!a || !b || !*a || !*b)
+		return false;
+	errno = 0;
+	va = strtoull(a, &end_a, 10);
+	vb = strtoull(b, &end_b, 10);
+	return errno == 0 && !*end_a && !*end_b && va > vb;
+}
+
+/* The stored object that obj would replace is newer (a write-back the watch has not caught
+ * up with). */
+static bool stored_is_newer(const struct tj_reflector *r, const void *obj)
+{
+	char key[TJ_STORE_KEY_MAX];
+	const void *cur;
+
+	if (!r->ops->version || r->ops->key(obj, key, sizeof(key)) < 0)
+		return false;
+	cur = tj_store_get(r->store, key);
+	return cur && version_newer(r->ops->version(cur), r->ops->version(obj));
+}
+
 /* Puts a projected object into the store and tells the handlers. On success the store owns
- * obj; on failure the caller still does. */
-static int store_object(struct tj_reflector *r, void *obj)
+ * obj; on failure the caller still does. A watch event older than the stored object (which
+ * a write-back put there) is dropped; a list always replaces, as it marks what exists. */
+static int store_object(struct tj_reflector *r, void *obj, bool from_list)
 {
 	void *old = NULL;
-	int rc = tj_store_upsert(r->store, obj, &old);
+	int rc;
+
+	if (!from_list && stored_is_newer(r, obj)) {
+		r->ops->free(obj);
+		return 0;
+	}
+	rc = tj_store_upsert(r->store, obj, &old);
 
 	if (rc < 0)
 		return rc;
@@ -189,7 +223,7 @@ static int store_object(struct tj_reflector *r, void *obj)
 /* Projects an API object and stores it: 0, or -ENOMEM (the caller starts over). Objects the
  * projection refuses, or whose key does not fit, are counted and skipped, as client-go skips
  * objects of the wrong type. */
-static int apply_object(struct tj_reflector *r, const cJSON *item)
+static int apply_object(struct tj_reflector *r, const cJSON *item, bool from_list)
 {
 	void *obj;
 	int rc = r->project(item, &obj);
@@ -200,7 +234,7 @@ static int apply_object(struct tj_reflector *r, const cJSON *item)
 		r->stats.skipped++;
 		return 0;
 	}
-	rc = store_object(r, obj);
+	rc = store_object(r, obj, from_list);
 	if (rc < 0) {
 		r->ops->free(obj);
 		if (rc == -ENOMEM)
@@ -272,7 +306,7 @@ static void on_page(struct tj_response *resp, void *userdata)
 	}
 	cJSON_ArrayForEach(item, tj_field(resp->body, "items"))
 	{
-		rc = apply_object(r, item);
+		rc = apply_object(r, item, true);
 		if (rc < 0)
 			goto fail;
 	}
@@ -358,7 +392,7 @@ static int on_event(struct tj_watch_event *ev, void *userdata)
 		break;
 	case TJ_WATCH_ADDED:
 	case TJ_WATCH_MODIFIED:
-		rc = apply_object(r, ev->object);
+		rc = apply_object(r, ev->object, false);
 		break;
 	case TJ_WATCH_DELETED:
 		rc = delete_object(r, ev->object);
@@ -480,6 +514,36 @@ bool tj_reflector_has_synced(const struct tj_reflector *r)
 const struct tj_store *tj_reflector_store(const struct tj_reflector *r)
 {
 	return r->store;
+}
+
+int tj_reflector_write_back(struct tj_reflector *r, const cJSON *obj)
+{
+	char key[TJ_STORE_KEY_MAX];
+	const void *cur = NULL;
+	void *proj, *old = NULL;
+	int rc;
+
+	if (!r->ops->version)
+		return -EINVAL;
+	rc = r->project(obj, &proj);
+	if (rc < 0)
+		return rc == -ENOMEM ? rc : -EINVAL;
+	/* Only over an older version that the cache holds: a write-back never steps back, and
+	 * never brings back an object that a DELETED event has removed meanwhile. */
+	if (r->ops->key(proj, key, sizeof(key)) == 0)
+		cur = tj_store_get(r->store, key);
+	if (!cur || !version_newer(r->ops->version(proj), r->ops->version(cur))) {
+		r->ops->free(proj);
+		return 0;
+	}
+	rc = tj_store_upsert(r->store, proj, &old);
+	if (rc < 0) {
+		r->ops->free(proj);
+		return rc;
+	}
+	if (old)
+		r->ops->free(old);
+	return 0;
 }
 
 const char *tj_reflector_resource_version(const struct tj_reflector *r)

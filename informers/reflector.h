@@ -148,6 +148,16 @@ bool tj_reflector_has_synced(const struct tj_reflector *r);
 /* The cache. Read-only for everyone but the reflector. */
 const struct tj_store *tj_reflector_store(const struct tj_reflector *r);
 
+/* Stores an object that one of the controller's own writes returned (the answer of a status
+ * patch), so that the next reconcile plans from it instead of the version before it, which
+ * the watch may not have replaced yet, and meets no 409 Conflict. No handler runs: the
+ * watch event of the same version, when it comes, runs them. Needs the store's
+ * ops->version; a watch event older than the stored object is then ignored too (resource
+ * versions compared as numbers, as the API server's own watch cache does; a version that is
+ * not a number is never ignored). 0, or -EINVAL (no ops->version, or an object the
+ * projection refuses), -ENOMEM. */
+int tj_reflector_write_back(struct tj_reflector *r, const cJSON *obj);
+
 /* The last resourceVersion seen (list, event or bookmark), "" before the first list. */
 const char *tj_reflector_resource_version(const struct tj_reflector *r);
 

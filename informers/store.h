@@ -25,6 +25,9 @@ struct tj_store_ops {
 	 * object is not in the index, or a negative errno. */
 	int (*index[TJ_STORE_MAX_INDEXES])(const void *obj, char *buf, size_t size);
 	size_t n_indexes;
+	/* Optional: the object's metadata.resourceVersion, for a reflector that takes the
+	 * answers of the controller's own writes (tj_reflector_write_back). */
+	const char *(*version)(const void *obj);
 };
 
 struct tj_store;

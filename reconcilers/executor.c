@@ -12,25 +12,27 @@
 /* One write of the current stage in flight. */
 struct op {
 	struct tj_execution *execution; /* borrowed */
-	const struct tj_action *action; /* borrowed from the plan */
+	struct tj_action *action;       /* borrowed from the plan */
 	struct tj_request *request;     /* borrowed; NULL once answered */
+	bool urgent;                    /* counted in the gate while in flight */
+	bool sent;
 };
 
 struct tj_execution {
-	struct tj_client *client;     /* borrowed */
-	struct tj_recorder *recorder; /* borrowed; may be NULL */
+	struct tj_execute_config config;
 	/* The TrainJob: namespace, name, uid. */
 	char *namespace, *name, *uid; /* owned */
 	struct tj_plan *plan;         /* owned */
 	int64_t now_ns;
-	tj_execute_done_fn done;
-	void *userdata;
 	/* Every stage starts from this timer, so that done never runs inside tj_execute. */
 	uv_timer_t timer;
 	int stage;
 	struct op *ops; /* owned array of n_ops: the writes of the current stage */
 	size_t n_ops;
-	size_t pending; /* writes of the current stage still in flight */
+	size_t pending; /* writes of the current stage not yet answered (sent or not) */
+	size_t urgent;  /* urgent writes in flight */
+	struct tj_write_gate_waiter waiter;
+	bool parked;
 	bool cancelled;
 	bool finished;
 	struct tj_execution_result result;
@@ -53,8 +55,18 @@ static void finish(struct tj_execution *e)
 {
 	e->finished = true;
 	if (!e->cancelled)
-		e->done(&e->result, e->userdata);
+		e->config.done(&e->result, e->config.userdata);
 	uv_close((uv_handle_t *)&e->timer, execution_closed);
+}
+
+/* Nothing of the execution loads the API server until the gate opens: tell the owner. */
+static void maybe_park(struct tj_execution *e)
+{
+	if (e->urgent == 0 && e->waiter.waiting && !e->parked) {
+		e->parked = true;
+		if (e->config.parked)
+			e->config.parked(e->config.userdata);
+	}
 }
 
 static void fail(struct tj_execution *e, const struct tj_action *a, int rc, const char *why)
@@ -77,6 +89,10 @@ static void op_done(struct tj_response *resp, void *userdata)
 	const struct tj_status *st = &resp->status;
 
 	op->request = NULL;
+	if (op->urgent) {
+		e->urgent--;
+		tj_write_gate_urgent_end(e->config.gate);
+	}
 	switch (a->kind) {
 	case TJ_ACTION_CREATE_POD:
 		if (resp->rc == 0)
@@ -114,20 +130,23 @@ static void op_done(struct tj_response *resp, void *userdata)
 	}
 	if (--e->pending == 0)
 		stage_done(e);
+	else
+		maybe_park(e);
 }
 
-static int send_write(struct tj_execution *e, struct op *op)
+static int send_request(struct tj_execution *e, struct op *op)
 {
 	const struct tj_action *a = op->action;
+	struct tj_client *client = e->config.client;
 	struct tj_ref ref = { .namespace = e->namespace };
 
 	switch (a->kind) {
 	case TJ_ACTION_CREATE_POD:
 		ref.resource = &tj_resource_pods;
-		return tj_kube_create(e->client, &ref, a->object, NULL, op_done, op, &op->request);
+		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
 	case TJ_ACTION_CREATE_SERVICE:
 		ref.resource = &tj_resource_services;
-		return tj_kube_create(e->client, &ref, a->object, NULL, op_done, op, &op->request);
+		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
 	case TJ_ACTION_DELETE_POD: {
 		struct tj_delete_options opts = {
 			.precondition_uid = a->uid[0] ? a->uid : NULL,
@@ -137,18 +156,65 @@ static int send_write(struct tj_execution *e, struct op *op)
 
 		ref.resource = &tj_resource_pods;
 		ref.name = a->name;
-		return tj_kube_delete(e->client, &ref, &opts, op_done, op, &op->request);
+		return tj_kube_delete(client, &ref, &opts, op_done, op, &op->request);
 	}
 	case TJ_ACTION_PATCH_STATUS:
 		ref.resource = &tj_resource_trainjobs;
 		ref.name = e->name;
 		ref.subresource = "status";
-		return tj_kube_patch(e->client, &ref, TJ_PATCH_MERGE, a->object, NULL, op_done, op,
+		return tj_kube_patch(client, &ref, TJ_PATCH_MERGE, a->object, NULL, op_done, op,
 		                     &op->request);
 	case TJ_ACTION_EVENT:
 		break;
 	}
 	return -EINVAL;
+}
+
+/* Sends one write of the stage; a write that cannot be sent fails the stage at once. */
+static void send_write(struct tj_execution *e, struct op *op)
+{
+	int rc;
+
+	op->sent = true;
+	if (op->urgent) {
+		e->urgent++;
+		tj_write_gate_urgent_begin(e->config.gate);
+	}
+	rc = send_request(e, op);
+	/* The request holds the serialised body: the tree is of no more use (800 rendered pods
+	 * of a burst would otherwise stay in memory until their jobs' executions end). */
+	cJSON_Delete(op->action->object);
+	op->action->object = NULL;
+	if (rc < 0) {
+		if (op->urgent) {
+			e->urgent--;
+			tj_write_gate_urgent_end(e->config.gate);
+		}
+		fail(e, op->action, rc, "could not send the request");
+		e->pending--;
+	}
+}
+
+/* The gate opened for the stage's deferrable writes. */
+static void gate_released(struct tj_write_gate_waiter *w, void *userdata)
+{
+	struct tj_execution *e = userdata;
+
+	/* Hold one count while sending, as start_stage does. After a failed urgent write the
+	 * stage is over: the deferred writes are dropped, not sent. */
+	e->pending++;
+	for (size_t i = 0; i < e->n_ops; i++) {
+		if (e->ops[i].sent)
+			continue;
+		if (e->result.rc == 0) {
+			send_write(e, &e->ops[i]);
+		} else {
+			e->ops[i].sent = true;
+			e->pending--;
+		}
+	}
+	if (--e->pending == 0)
+		stage_done(e);
 }
 
 /* Records the events of the stage just finished. They come after its writes, so that a
@@ -164,9 +230,9 @@ static void record_events(struct tj_execution *e)
 
 		if (a->stage != e->stage || a->kind != TJ_ACTION_EVENT)
 			continue;
-		if (e->recorder)
-			tj_recorder_record(e->recorder, &obj, a->warning, a->reason, a->message,
-			                   e->now_ns);
+		if (e->config.recorder)
+			tj_recorder_record(e->config.recorder, &obj, a->warning, a->reason,
+			                   a->message, e->now_ns);
 		e->result.events++;
 	}
 }
@@ -187,26 +253,39 @@ static void stage_done(struct tj_execution *e)
 	start_stage(e);
 }
 
-/* Sends the writes of e->stage. */
+/* Sends the writes of e->stage: the urgent ones at once, the deferrable ones when the gate
+ * is open (now, or once it opens). */
 static void start_stage(struct tj_execution *e)
 {
+	bool wait = false;
+
 	e->n_ops = 0;
 	for (size_t i = 0; i < e->plan->n_actions; i++) {
-		const struct tj_action *a = &e->plan->actions[i];
+		struct tj_action *a = &e->plan->actions[i];
 
 		if (a->stage == e->stage && a->kind != TJ_ACTION_EVENT)
-			e->ops[e->n_ops++] = (struct op){ .execution = e, .action = a };
+			e->ops[e->n_ops++] = (struct op){ .execution = e,
+				                          .action = a,
+				                          .urgent = !a->deferrable };
 	}
 	/* Count every write before sending any, and hold one count until the loop below is
 	 * over, so that a send that fails at once cannot end the stage early. */
 	e->pending = e->n_ops + 1;
+	for (size_t i = 0; i < e->n_ops; i++)
+		if (e->ops[i].urgent)
+			send_write(e, &e->ops[i]);
 	for (size_t i = 0; i < e->n_ops; i++) {
-		int rc = send_write(e, &e->ops[i]);
-
-		if (rc < 0) {
-			fail(e, e->ops[i].action, rc, "could not send the request");
-			e->pending--;
+		if (e->ops[i].urgent)
+			continue;
+		if (!tj_write_gate_open(e->config.gate)) {
+			wait = true;
+			break;
 		}
+		send_write(e, &e->ops[i]);
+	}
+	if (wait) {
+		tj_write_gate_wait(e->config.gate, &e->waiter, gate_released, e);
+		maybe_park(e);
 	}
 	if (--e->pending == 0)
 		stage_done(e);
@@ -217,9 +296,8 @@ static void kick(uv_timer_t *t)
 	start_stage(t->data);
 }
 
-int tj_execute(struct tj_client *client, struct tj_recorder *recorder,
-               const struct tj_event_object *job, struct tj_plan *plan, int64_t now_ns,
-               tj_execute_done_fn done, void *userdata, struct tj_execution **ret)
+int tj_execute(const struct tj_execute_config *config, const struct tj_event_object *job,
+               struct tj_plan *plan, int64_t now_ns, struct tj_execution **ret)
 {
 	struct tj_execution *e = calloc(1, sizeof(*e));
 	int rc = -ENOMEM;
@@ -232,13 +310,10 @@ int tj_execute(struct tj_client *client, struct tj_recorder *recorder,
 	e->uid = strdup(job->uid ? job->uid : "");
 	if (!e->ops || !e->namespace || !e->name || !e->uid)
 		goto free_execution;
-	e->client = client;
-	e->recorder = recorder;
+	e->config = *config;
 	e->plan = plan;
 	e->now_ns = now_ns;
-	e->done = done;
-	e->userdata = userdata;
-	rc = uv_timer_init(tj_client_loop(client), &e->timer);
+	rc = uv_timer_init(tj_client_loop(config->client), &e->timer);
 	if (rc < 0)
 		goto free_execution;
 	e->timer.data = e;
@@ -263,9 +338,13 @@ void tj_execution_cancel(struct tj_execution *e)
 	if (!e || e->cancelled || e->finished)
 		return;
 	e->cancelled = true;
+	tj_write_gate_cancel(e->config.gate, &e->waiter);
 	for (size_t i = 0; i < e->n_ops; i++)
-		if (e->ops[i].request)
+		if (e->ops[i].request) {
+			if (e->ops[i].urgent)
+				tj_write_gate_urgent_end(e->config.gate);
 			tj_request_cancel(e->ops[i].request);
+		}
 	/* No callback of ours runs any more: the cancelled requests stay silent. */
 	uv_close((uv_handle_t *)&e->timer, execution_closed);
 }

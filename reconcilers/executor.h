@@ -2,7 +2,9 @@
  * Stages run in order; the actions of one stage run concurrently; a stage starts only when
  * every write of the stage before it succeeded. Create answers AlreadyExists and delete
  * answers NotFound are success: names are deterministic, so a repeated create adopts the
- * pod a crashed controller made, and a delete of a pod that is gone has done its work. */
+ * pod a crashed controller made, and a delete of a pod that is gone has done its work.
+ * Within a stage, the urgent writes go at once and the deferrable ones wait for the write
+ * gate (write_gate.h), so that a burst of jobs gets its pods before its bookkeeping. */
 #pragma once
 
 #include <stdbool.h>
@@ -13,6 +15,7 @@
 #include "kube/client.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/trainjob.h"
+#include "reconcilers/write_gate.h"
 
 struct tj_execution_result {
 	int rc;          /* 0, or the code of the first write that failed */
@@ -30,12 +33,26 @@ typedef void (*tj_execute_done_fn)(struct tj_execution_result *res, void *userda
 
 struct tj_execution;
 
+struct tj_execute_config {
+	struct tj_client *client;     /* borrowed */
+	struct tj_recorder *recorder; /* borrowed; may be NULL */
+	/* Borrowed; may be NULL (nothing deferred). The deferrable writes of a stage
+	 * (plan.h) wait for it; the urgent ones go at once and are counted in it. */
+	struct tj_write_gate *gate;
+	tj_execute_done_fn done;
+	/* May be NULL. Called at most once, from the loop, when the execution has no urgent
+	 * write in flight and only waits for the gate: its owner may give its concurrency slot
+	 * back (tj_workqueue_park), since nothing of it loads the API server until the gate
+	 * opens. */
+	void (*parked)(void *userdata);
+	void *userdata;
+};
+
 /* Starts executing plan (taken: freed by the execution) for the TrainJob job (its strings
  * are copied). done runs once, on a later loop iteration, unless the execution is
  * cancelled. now_ns stamps the events. */
-int tj_execute(struct tj_client *client, struct tj_recorder *recorder,
-               const struct tj_event_object *job, struct tj_plan *plan, int64_t now_ns,
-               tj_execute_done_fn done, void *userdata, struct tj_execution **ret);
+int tj_execute(const struct tj_execute_config *config, const struct tj_event_object *job,
+               struct tj_plan *plan, int64_t now_ns, struct tj_execution **ret);
 
 /* Stops an execution: requests in flight are cancelled, done is not called. Accepts NULL. */
 void tj_execution_cancel(struct tj_execution *e);

@@ -847,6 +847,21 @@ out:
 	return p->oom ? -ENOMEM : 0;
 }
 
+static bool deferrable(const struct planner *p, const struct tj_action *a)
+{
+	switch (a->kind) {
+	case TJ_ACTION_CREATE_SERVICE:
+	case TJ_ACTION_EVENT:
+		return true;
+	case TJ_ACTION_PATCH_STATUS:
+		return !p->status_first;
+	case TJ_ACTION_CREATE_POD:
+	case TJ_ACTION_DELETE_POD:
+		break;
+	}
+	return false;
+}
+
 /* Moves the actions into the plan in stage order. */
 static int finish(struct planner *p, struct tj_plan *plan)
 {
@@ -878,6 +893,7 @@ static int finish(struct planner *p, struct tj_plan *plan)
 			if (p->slots[i] == order[o]) {
 				plan->actions[k] = p->actions[i];
 				plan->actions[k].stage = stage_of[order[o]];
+				plan->actions[k].deferrable = deferrable(p, &p->actions[i]);
 				p->actions[i].object = NULL;
 				k++;
 			}

@@ -41,9 +41,22 @@ k() { "$(kubectl_bin)" --kubeconfig "$TJC_KUBECONFIG" "$@"; }
 
 cluster_dir() { echo "$KWOK_WORKDIR/clusters/$TJC_CLUSTER"; }
 
+# The components whose process is gone (kwokctl's binary runtime keeps their pids in pids/
+# and restarts none of them), one name per line.
+dead_components() {
+	local f pid state
+	for f in "$(cluster_dir)"/pids/*.pid; do
+		[[ -f $f ]] || continue
+		pid=$(<"$f")
+		state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+		[[ -n $state && $state != Z ]] || basename "$f" .pid
+	done
+}
+
 is_up() {
 	[[ -f $TJC_KUBECONFIG && -d $(cluster_dir) ]] &&
-		k get --raw /readyz --request-timeout=5s >/dev/null 2>&1
+		k get --raw /readyz --request-timeout=5s >/dev/null 2>&1 &&
+		[[ -z $(dead_components) ]]
 }
 
 # KWOK's own stages come from the kwok module in the Go module cache (downloaded by
@@ -182,7 +195,13 @@ cmd_status() {
 		say "cluster '$TJC_CLUSTER' is running; kubeconfig: $TJC_KUBECONFIG"
 		k get nodes -L nvidia.com/gpu.product,kubernetes.io/arch,nvidia.com/gpu.count
 	else
-		say "cluster '$TJC_CLUSTER' is not running"
+		local dead
+		dead=$(dead_components 2>/dev/null | tr '\n' ' ')
+		if [[ -d $(cluster_dir) && -n $dead ]]; then
+			say "cluster '$TJC_CLUSTER' is broken: ${dead% } not running (deploy/local/cluster.sh up recreates it)"
+		else
+			say "cluster '$TJC_CLUSTER' is not running"
+		fi
 		return 1
 	fi
 }

@@ -1088,8 +1088,15 @@ static void run_table(const struct plan_case *table, size_t n)
 			print_message("#   action: %s\n", got);
 		}
 		for (size_t a = 0; a < plan->n_actions && a < n_want; a++) {
-			describe(&plan->actions[a], got, sizeof(got));
+			const struct tj_action *act = &plan->actions[a];
+
+			describe(act, got, sizeof(got));
 			assert_string_equal(got, c->want[a]);
+			/* Pod writes are never deferred; the Service and events always may be. */
+			if (act->kind == TJ_ACTION_CREATE_POD || act->kind == TJ_ACTION_DELETE_POD)
+				assert_false(act->deferrable);
+			else if (act->kind != TJ_ACTION_PATCH_STATUS)
+				assert_true(act->deferrable);
 		}
 		assert_int_equal(plan->n_actions, n_want);
 		summarize(&plan->status, got, sizeof(got));
@@ -1097,6 +1104,39 @@ static void run_table(const struct plan_case *table, size_t n)
 		assert_int_equal(plan->requeue_after, c->want_requeue);
 		assert_string_equal(plan->restart_reason,
 		                    c->want_restart_reason ? c->want_restart_reason : "");
+		tj_plan_free(plan);
+		fixture_clear(&f);
+	}
+}
+
+static const struct plan_case *case_named(const char *prefix);
+
+/* case: a status patch that only reports progress may wait behind other jobs' pods; one that
+ * records a restart or a failure (stage 0, before the pods are touched) may not. */
+static void test_deferrable_status_patches(void **state)
+{
+	static const struct {
+		const char *case_prefix;
+		bool deferrable;
+	} want[] = {
+		{ "a new job creates the Service", true },
+		{ "every pod running: Running", true },
+		{ "a failed worker restarts the gang", false },
+		{ "a spent budget fails the job", false },
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct fixture f;
+		struct tj_plan *plan = plan_case(case_named(want[i].case_prefix), &f);
+		size_t n = 0;
+
+		print_message("# case: %s\n", want[i].case_prefix);
+		for (size_t a = 0; a < plan->n_actions; a++)
+			if (plan->actions[a].kind == TJ_ACTION_PATCH_STATUS) {
+				assert_int_equal(plan->actions[a].deferrable, want[i].deferrable);
+				n++;
+			}
+		assert_int_equal(n, 1);
 		tj_plan_free(plan);
 		fixture_clear(&f);
 	}
@@ -1329,9 +1369,13 @@ static void test_deleting_job(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan_table),           cmocka_unit_test(test_fault_table),
-		cmocka_unit_test(test_patch_bodies),         cmocka_unit_test(test_replacement_pod),
-		cmocka_unit_test(test_delete_preconditions), cmocka_unit_test(test_deleting_job),
+		cmocka_unit_test(test_plan_table),
+		cmocka_unit_test(test_deferrable_status_patches),
+		cmocka_unit_test(test_fault_table),
+		cmocka_unit_test(test_patch_bodies),
+		cmocka_unit_test(test_replacement_pod),
+		cmocka_unit_test(test_delete_preconditions),
+		cmocka_unit_test(test_deleting_job),
 		cmocka_unit_test(test_excluded_nodes),
 	};
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);

@@ -229,7 +229,7 @@ static void on_synced(void *ud)
 	logf_(ud, "synced(%zu); ", tj_store_len(tj_reflector_store(f->r)));
 }
 
-static struct fake *fake_new(void)
+static struct fake *fake_new_with(const struct tj_store_ops *ops)
 {
 	static struct fake f;
 	struct tj_reflector_config cfg = {
@@ -237,7 +237,7 @@ static struct fake *fake_new(void)
 		.lw = { fake_list, fake_cancel, fake_watch, fake_cancel, &f },
 		.label_selector = TJ_POD_SELECTOR,
 		.project = tj_pod_project,
-		.store_ops = &tj_pod_store_ops,
+		.store_ops = ops,
 		.handlers = { on_add, on_update, on_delete, on_synced, &f },
 		.backoff_initial_ms = 1,
 		.backoff_cap_ms = 4,
@@ -248,6 +248,11 @@ static struct fake *fake_new(void)
 	assert_int_equal(uv_loop_init(&f.loop), 0);
 	assert_int_equal(tj_reflector_new(&f.loop, &cfg, &f.r), 0);
 	return &f;
+}
+
+static struct fake *fake_new(void)
+{
+	return fake_new_with(&tj_pod_store_ops);
 }
 
 static void fake_free(struct fake *f)
@@ -424,6 +429,62 @@ static void test_list_then_watch_events(void **state)
 	fake_free(f);
 }
 
+static const char *pod_version(const void *obj)
+{
+	return ((const struct tj_pod *)obj)->resource_version;
+}
+
+/* case: a write-back replaces an older cached object without a handler; a watch event older
+ * than it is then ignored, the event of its own version is not; it never adds an object the
+ * cache does not hold nor steps back; without ops->version it is refused. */
+static void test_write_back(void **state)
+{
+	static struct tj_store_ops ops;
+	struct fake *f;
+	cJSON *obj;
+
+	f = fake_new();
+	list_initial(f);
+	obj = cJSON_Parse(pod_json("p0", "150", "n1"));
+	assert_int_equal(tj_reflector_write_back(f->r, obj), -EINVAL);
+	cJSON_Delete(obj);
+	fake_free(f);
+
+	ops = tj_pod_store_ops;
+	ops.version = pod_version;
+	f = fake_new_with(&ops);
+	list_initial(f);
+	f->log[0] = '\0';
+	obj = cJSON_Parse(pod_json("p0", "150", "n7"));
+	assert_int_equal(tj_reflector_write_back(f->r, obj), 0);
+	cJSON_Delete(obj);
+	assert_string_equal(cached(f, "ns/p0")->resource_version, "150");
+	assert_string_equal(cached(f, "ns/p0")->node_name, "n7");
+	assert_int_equal(tj_store_index_count(tj_reflector_store(f->r), TJ_POD_INDEX_NODE, "n7"),
+	                 1);
+	assert_string_equal(f->log, "");
+	/* The watch still delivers what happened before the write. */
+	assert_int_equal(send_event(f, TJ_WATCH_MODIFIED, pod_json("p0", "120", "n1")), 0);
+	assert_string_equal(cached(f, "ns/p0")->resource_version, "150");
+	assert_string_equal(f->log, "");
+	assert_string_equal(tj_reflector_resource_version(f->r), "120");
+	assert_int_equal(send_event(f, TJ_WATCH_MODIFIED, pod_json("p0", "150", "n7")), 0);
+	assert_string_equal(f->log, "update p0@150->150; ");
+	/* Older than the cache, or not in it: ignored. */
+	obj = cJSON_Parse(pod_json("p1", "94", "n9"));
+	assert_int_equal(tj_reflector_write_back(f->r, obj), 0);
+	cJSON_Delete(obj);
+	assert_string_equal(cached(f, "ns/p1")->resource_version, "95");
+	obj = cJSON_Parse(pod_json("p9", "200", "n9"));
+	assert_int_equal(tj_reflector_write_back(f->r, obj), 0);
+	cJSON_Delete(obj);
+	assert_null(cached(f, "ns/p9"));
+	/* Versions that are not numbers are never compared: the event wins. */
+	assert_int_equal(send_event(f, TJ_WATCH_MODIFIED, pod_json("p1", "x1", "n2")), 0);
+	assert_string_equal(cached(f, "ns/p1")->resource_version, "x1");
+	fake_free(f);
+}
+
 static void test_expired_relists_and_synthesises_deletes(void **state)
 {
 	struct fake *f = fake_new();
@@ -548,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_backoff_values),
 		cmocka_unit_test(test_watch_timeout),
 		cmocka_unit_test(test_list_then_watch_events),
+		cmocka_unit_test(test_write_back),
 		cmocka_unit_test(test_expired_relists_and_synthesises_deletes),
 		cmocka_unit_test(test_http_410_and_429),
 		cmocka_unit_test(test_list_failures_retry),
