@@ -549,6 +549,11 @@ void tj_controller_queue_stats(const struct tj_controller *c, struct tj_workqueu
 	tj_workqueue_stats(c->queue, ret);
 }
 
+void tj_controller_gate_stats(const struct tj_controller *c, struct tj_write_gate_stats *ret)
+{
+	tj_write_gate_stats(c->gate, ret);
+}
+
 bool tj_controller_synced(const struct tj_controller *c)
 {
 	return c->synced;

@@ -13,6 +13,7 @@
 #include "controller/recorder.h"
 #include "controller/workqueue.h"
 #include "kube/client.h"
+#include "reconcilers/write_gate.h"
 
 /* The name of the controller in metrics and logs, as controller-runtime would name it. */
 #define TJ_CONTROLLER_NAME "trainjob"
@@ -51,6 +52,9 @@ void tj_controller_set_leading(struct tj_controller *c, bool leading);
 
 /* The workqueue's counters, for the workqueue_* metrics. */
 void tj_controller_queue_stats(const struct tj_controller *c, struct tj_workqueue_stats *ret);
+
+/* The counters of its write gate. */
+void tj_controller_gate_stats(const struct tj_controller *c, struct tj_write_gate_stats *ret);
 
 /* Every informer has listed once. */
 bool tj_controller_synced(const struct tj_controller *c);

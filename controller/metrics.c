@@ -807,6 +807,19 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		            time_to_running_buckets),
 		  &m.trainjob_time_to_running_seconds },
 		{ GAUGE("trainjob_jobs", "TrainJobs by state", l_state), &m.trainjob_jobs },
+		{ GAUGE("trainjob_write_gate_waiting",
+		        "Reconciles whose bookkeeping writes (Service, status, events) wait while "
+		        "pod writes go first",
+		        NULL),
+		  &m.trainjob_write_gate_waiting },
+		{ COUNTER("trainjob_write_gate_deferred_total",
+		          "Times a reconcile's bookkeeping writes waited for pod writes", NULL),
+		  &m.trainjob_write_gate_deferred_total },
+		{ COUNTER("trainjob_write_gate_expired_total",
+		          "Waits that ended by their time limit rather than by the pod writes "
+		          "ending; a steady rise means endless load",
+		          NULL),
+		  &m.trainjob_write_gate_expired_total },
 	};
 	double b = 10e-9;
 	int r;

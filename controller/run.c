@@ -36,6 +36,8 @@ struct run {
 	struct tj_controller *controller;    /* owned */
 	struct tj_leader *leader;            /* owned; NULL without --leader-elect */
 	struct tj_signals *signals;          /* owned */
+	/* What the counters fed from the queue's and the gate's totals have been given. */
+	uint64_t adds_seen, retries_seen, deferred_seen, expired_seen;
 	int exit_status;
 };
 
@@ -60,6 +62,21 @@ static void collect_queue(void *userdata)
 	tj_controller_queue_stats(r->controller, &st);
 	tj_metric_set(r->std.workqueue_depth, name, (double)st.depth);
 	tj_metric_set(r->std.active_workers, name, (double)st.in_flight);
+	tj_metric_add(r->std.workqueue_adds_total, name, (double)(st.adds - r->adds_seen));
+	tj_metric_add(r->std.workqueue_retries_total, name, (double)(st.retries - r->retries_seen));
+	r->adds_seen = st.adds;
+	r->retries_seen = st.retries;
+
+	struct tj_write_gate_stats gs;
+
+	tj_controller_gate_stats(r->controller, &gs);
+	tj_metric_set(r->std.trainjob_write_gate_waiting, NULL, (double)gs.waiting);
+	tj_metric_add(r->std.trainjob_write_gate_deferred_total, NULL,
+	              (double)(gs.deferred_total - r->deferred_seen));
+	tj_metric_add(r->std.trainjob_write_gate_expired_total, NULL,
+	              (double)(gs.expired_total - r->expired_seen));
+	r->deferred_seen = gs.deferred_total;
+	r->expired_seen = gs.expired_total;
 }
 
 static void config_reloaded(const struct tj_config *config, int error, const char *message,
