@@ -26,6 +26,9 @@ struct reconcile {
 	struct tj_execution *execution;     /* borrowed; freed by the executor */
 	char restart_reason[TJ_REASON_MAX]; /* the plan's, counted once its status is written */
 	uint64_t start_ns;
+	/* Only its deferrable writes are left, waiting for the write gate: the key went back to
+	 * the workqueue, and a newer reconcile of it supersedes this one. */
+	bool parked;
 };
 
 struct tj_controller {
@@ -41,6 +44,7 @@ struct tj_controller {
 	bool synced;
 	bool leading;
 	bool stopping;
+	bool queue_drained;
 	void (*stopped)(void *userdata);
 	void *stopped_userdata;
 };
@@ -282,7 +286,9 @@ static void observe(struct tj_controller *c, struct reconcile *r, const char *re
 	                  (double)(now_ns() - r->start_ns) / 1e9);
 }
 
-static void reconcile_end(struct reconcile *r)
+static void check_stopped(struct tj_controller *c);
+
+static void unlink_reconcile(struct reconcile *r)
 {
 	struct tj_controller *c = r->c;
 
@@ -292,8 +298,18 @@ static void reconcile_end(struct reconcile *r)
 		c->in_flight = r->next;
 	if (r->next)
 		r->next->prev = r->prev;
-	tj_workqueue_done(c->queue, r->key);
+}
+
+static void reconcile_end(struct reconcile *r)
+{
+	struct tj_controller *c = r->c;
+
+	unlink_reconcile(r);
+	if (!r->parked)
+		tj_workqueue_done(c->queue, r->key);
 	free(r);
+	if (c->stopping)
+		check_stopped(c);
 }
 
 static void requeue_after(struct tj_controller *c, const char *key, int64_t seconds)
@@ -341,12 +357,31 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	reconcile_end(r);
 }
 
-/* The reconcile only waits for the write gate: its slot goes to the next key. */
+/* The reconcile only waits for the write gate: its key goes back to the workqueue, so that
+ * the next key takes its slot and an event of its own job is not held up behind
+ * bookkeeping (a failed worker's replacement must not wait for a progress report). Its
+ * deferrable writes are safe to race with a newer reconcile: the Service create is
+ * idempotent and the status patch carries the resourceVersion it was planned from. */
 static void parked(void *userdata)
 {
 	struct reconcile *r = userdata;
 
-	tj_workqueue_park(r->c->queue, r->key);
+	r->parked = true;
+	tj_workqueue_done(r->c->queue, r->key);
+}
+
+/* A new reconcile of key supersedes a parked one: its unsent bookkeeping is dropped, since
+ * the new plan, made from newer caches, writes what is still missing (level-based). */
+static void supersede_parked(struct tj_controller *c, const char *key)
+{
+	for (struct reconcile *r = c->in_flight; r; r = r->next) {
+		if (!r->parked || strcmp(r->key, key) != 0)
+			continue;
+		tj_execution_cancel(r->execution);
+		unlink_reconcile(r);
+		free(r);
+		return;
+	}
 }
 
 /* The gate stays shut while keys wait for a slot: their plans may bring pods. */
@@ -447,6 +482,7 @@ static void process(struct tj_workqueue *q, const char *key, void *userdata)
 		tj_workqueue_done(q, key);
 		return;
 	}
+	supersede_parked(c, key);
 	r->c = c;
 	r->start_ns = now_ns();
 	strcpy(r->key, key);
@@ -559,12 +595,24 @@ bool tj_controller_synced(const struct tj_controller *c)
 	return c->synced;
 }
 
+/* Stopped once the queue has drained and the parked reconciles, whose bookkeeping the gate
+ * let go at once, have finished. */
+static void check_stopped(struct tj_controller *c)
+{
+	void (*stopped)(void *userdata) = c->stopped;
+
+	if (!c->queue_drained || c->in_flight || !stopped)
+		return;
+	c->stopped = NULL;
+	stopped(c->stopped_userdata);
+}
+
 static void queue_drained(void *userdata)
 {
 	struct tj_controller *c = userdata;
 
-	if (c->stopped)
-		c->stopped(c->stopped_userdata);
+	c->queue_drained = true;
+	check_stopped(c);
 }
 
 void tj_controller_stop(struct tj_controller *c, void (*stopped)(void *userdata), void *userdata)
@@ -574,6 +622,8 @@ void tj_controller_stop(struct tj_controller *c, void (*stopped)(void *userdata)
 	c->stopping = true;
 	c->stopped = stopped;
 	c->stopped_userdata = userdata;
+	/* Nothing urgent will come any more: the bookkeeping goes now. */
+	tj_write_gate_flush(c->gate);
 	tj_workqueue_shutdown(c->queue, queue_drained, c);
 }
 

@@ -21,7 +21,6 @@ struct item {
 	bool queued;       /* in the FIFO (client-go's dirty set, for keys not in flight) */
 	bool dirty;        /* added while in flight: queue again on done */
 	bool processing;
-	bool parked;  /* processing without a slot */
 	bool waiting; /* in the delay heap */
 	char key[];
 };
@@ -343,21 +342,6 @@ static void schedule_dispatch(struct tj_workqueue *q)
 		uv_idle_start(&q->idle, on_idle);
 }
 
-int tj_workqueue_park(struct tj_workqueue *q, const char *key)
-{
-	struct item *it = find(q, key);
-
-	if (!it || !it->processing)
-		return -ENOENT;
-	if (it->parked)
-		return -EALREADY;
-	it->parked = true;
-	q->stats.in_flight--;
-	q->stats.parked++;
-	schedule_dispatch(q);
-	return 0;
-}
-
 int tj_workqueue_done(struct tj_workqueue *q, const char *key)
 {
 	struct item *it = find(q, key);
@@ -365,12 +349,7 @@ int tj_workqueue_done(struct tj_workqueue *q, const char *key)
 	if (!it || !it->processing)
 		return -ENOENT;
 	it->processing = false;
-	if (it->parked) {
-		it->parked = false;
-		q->stats.parked--;
-	} else {
-		q->stats.in_flight--;
-	}
+	q->stats.in_flight--;
 	if (it->dirty && !q->shutting_down) {
 		it->dirty = false;
 		enqueue(q, it);
@@ -379,7 +358,7 @@ int tj_workqueue_done(struct tj_workqueue *q, const char *key)
 		release(q, it);
 	}
 	schedule_dispatch(q);
-	if (q->shutting_down && q->stats.in_flight == 0 && q->stats.parked == 0)
+	if (q->shutting_down && q->stats.in_flight == 0)
 		close_handles(q);
 	return 0;
 }
@@ -469,7 +448,7 @@ int tj_workqueue_shutdown(struct tj_workqueue *q, void (*drained)(void *userdata
 		release(q, heap_pop(q));
 	uv_timer_stop(&q->timer);
 	uv_idle_stop(&q->idle);
-	if (q->stats.in_flight == 0 && q->stats.parked == 0)
+	if (q->stats.in_flight == 0)
 		close_handles(q);
 	return 0;
 }

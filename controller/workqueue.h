@@ -42,8 +42,7 @@ struct tj_workqueue_stats {
 	uint64_t adds;    /* tj_workqueue_add() calls that queued a key (workqueue_adds_total) */
 	uint64_t retries; /* add_after and add_rate_limited calls (workqueue_retries_total) */
 	size_t depth;     /* keys queued, not yet handed out (workqueue_depth) */
-	size_t in_flight; /* keys being processed, each holding one of max_in_flight slots */
-	size_t parked;    /* keys being processed that gave their slot back (tj_workqueue_park) */
+	size_t in_flight; /* keys being processed */
 	size_t waiting;   /* keys waiting for a delayed add */
 };
 
@@ -70,14 +69,8 @@ void tj_workqueue_forget(struct tj_workqueue *q, const char *key);
 /* Failures counted for key since the last forget. */
 unsigned tj_workqueue_num_requeues(const struct tj_workqueue *q, const char *key);
 
-/* Gives the slot of a key being processed back, so that another key can start, while the
- * key itself stays in processing (an add still waits for its done): for a reconcile that
- * only waits, with nothing of its own in flight that the bound should count. -ENOENT if key
- * is not being processed, -EALREADY if it is parked already. */
-int tj_workqueue_park(struct tj_workqueue *q, const char *key);
-
-/* Ends the processing of key (parked or not); if it was added meanwhile, it is queued again.
- * -ENOENT if key is not being processed. */
+/* Ends the processing of key; if it was added meanwhile, it is queued again. -ENOENT if key
+ * is not being processed. */
 int tj_workqueue_done(struct tj_workqueue *q, const char *key);
 
 void tj_workqueue_stats(const struct tj_workqueue *q, struct tj_workqueue_stats *ret);

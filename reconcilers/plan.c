@@ -535,6 +535,27 @@ static bool backing_off(struct planner *p)
 	return true;
 }
 
+/* The headless Service, posted with every batch of pods and until a status with the start
+ * time is written (a later stage than the Service, so that a controller that stops in
+ * between posts it again): there is no Service cache, and a repeated create costs one
+ * AlreadyExists. Then the start time, and the event that announces it. */
+static void post_service(struct planner *p)
+{
+	struct tj_action *a = push(p, TJ_ACTION_CREATE_SERVICE, SLOT_MUTATION);
+
+	if (!a)
+		return;
+	copy(a->name, sizeof(a->name), p->job->name);
+	if (tj_render_service(p->job, &a->object) < 0)
+		p->oom = true;
+	if (!p->st.start_time) {
+		p->st.start_time = p->in->now;
+		event(p, false, "Created", "creating %d pod%s from %s %s", p->num_nodes,
+		      p->num_nodes == 1 ? "" : "s", tj_runtime_kind_name(p->in->runtime->kind),
+		      p->in->runtime->name);
+	}
+}
+
 static void create_pods(struct planner *p, const struct tj_render *render)
 {
 	int created = 0, missing = 0;
@@ -542,7 +563,14 @@ static void create_pods(struct planner *p, const struct tj_render *render)
 	for (int r = 0; r < p->num_nodes; r++)
 		if (!p->current[r] && !p->blocked[r])
 			missing++;
-	if (missing == 0 || backing_off(p))
+	if (missing == 0) {
+		/* Every pod exists, but no status has recorded the start: the Service may be
+		 * missing as well. */
+		if (!p->job->status.start_time)
+			post_service(p);
+		return;
+	}
+	if (backing_off(p))
 		return;
 	for (int r = 0; r < p->num_nodes; r++) {
 		struct tj_action *a;
@@ -559,25 +587,8 @@ static void create_pods(struct planner *p, const struct tj_render *render)
 		}
 		created++;
 	}
-	if (created == 0)
-		return;
-	/* The Service is posted with every batch of pods: there is no Service cache, and a
-	 * repeated create costs one AlreadyExists. */
-	{
-		struct tj_action *a = push(p, TJ_ACTION_CREATE_SERVICE, SLOT_MUTATION);
-
-		if (!a)
-			return;
-		copy(a->name, sizeof(a->name), p->job->name);
-		if (tj_render_service(p->job, &a->object) < 0)
-			p->oom = true;
-	}
-	if (!p->st.start_time) {
-		p->st.start_time = p->in->now;
-		event(p, false, "Created", "creating %d pod%s from %s %s", p->num_nodes,
-		      p->num_nodes == 1 ? "" : "s", tj_runtime_kind_name(p->in->runtime->kind),
-		      p->in->runtime->name);
-	}
+	if (created > 0)
+		post_service(p);
 }
 
 /* Running, Pending, Restarting or Complete, from the pods of the current attempt. */

@@ -21,11 +21,14 @@ struct tj_write_gate {
 	struct tj_write_gate_waiter *head, *tail; /* borrowed FIFO */
 	struct tj_write_gate_stats stats;
 	uint64_t last_urgent_ms; /* loop time of the last urgent write sent or answered; 0 */
+	bool flushed;            /* open for good */
 };
 
 /* Urgent writes in flight or a moment ago, or work queued that may bring some. */
 static bool shut(const struct tj_write_gate *g)
 {
+	if (g->flushed)
+		return false;
 	return g->stats.urgent_in_flight > 0 ||
 	       (g->last_urgent_ms && uv_now(g->loop) - g->last_urgent_ms < QUIET_MS) ||
 	       (g->config.busy && g->config.busy(g->config.userdata));
@@ -119,6 +122,14 @@ void tj_write_gate_wait(struct tj_write_gate *g, struct tj_write_gate_waiter *w,
 	g->stats.deferred_total++;
 	if (!uv_is_active((uv_handle_t *)&g->timer))
 		poke(g);
+}
+
+void tj_write_gate_flush(struct tj_write_gate *g)
+{
+	if (!g)
+		return;
+	g->flushed = true;
+	poke(g);
 }
 
 void tj_write_gate_cancel(struct tj_write_gate *g, struct tj_write_gate_waiter *w)

@@ -59,6 +59,10 @@ void tj_write_gate_wait(struct tj_write_gate *g, struct tj_write_gate_waiter *w,
                         void (*release)(struct tj_write_gate_waiter *w, void *userdata),
                         void *userdata);
 
+/* Opens the gate for good (the controller is stopping): every waiter is released from the
+ * loop, and later waits end at once. */
+void tj_write_gate_flush(struct tj_write_gate *g);
+
 /* Takes w out of the queue if it still waits; its release will not run. */
 void tj_write_gate_cancel(struct tj_write_gate *g, struct tj_write_gate_waiter *w);
 

@@ -292,6 +292,13 @@ def expand_kill_restart(namespace):
         assert ranks == list(range(16))
         uid = tj(namespace, "wide")["metadata"]["uid"]
         assert all(p["metadata"]["ownerReferences"][0]["uid"] == uid for p in now)
+        # The headless Service, which the killed controller may not have reached (it
+        # comes after the pods), exists too.
+        wait_for("the Service", lambda: kubectl("get", "service", "wide", "-n", namespace,
+                                                check=False).returncode == 0, timeout=30)
+        svc = kubectl_json("get", "service", "wide", "-n", namespace)
+        assert svc["spec"]["clusterIP"] == "None"
+        assert svc["metadata"]["ownerReferences"][0]["uid"] == uid
     finally:
         again.stop()
 

@@ -125,6 +125,16 @@ static const struct plan_case cases[] = {
 	  .n_pods = 4,
 	  .want = { NULL },
 	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=4/0/0/0/0" },
+	{ .name = "pods that exist before any status recorded the start: the Service is posted "
+	          "again, and the start recorded",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .pods = { PENDING(0), PENDING(1), PENDING(2), PENDING(3) },
+	  .n_pods = 4,
+	  .want = { "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=4/0/0/0/0" },
 	{ .name = "an unschedulable pod surfaces the scheduler's message",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",

@@ -179,50 +179,6 @@ static void test_keys_in_flight_bound(void **state)
 	fx_free(fx);
 }
 
-/* case: a parked key gives its slot to the next key, stays in processing (an add waits for
- * its done), cannot park twice, and shutdown waits for it. */
-static void test_park_frees_the_slot(void **state)
-{
-	struct fx *fx = fx_new(1, 0, false);
-	struct tj_workqueue_stats st;
-
-	assert_int_equal(tj_workqueue_add(fx->q, "a"), 0);
-	assert_int_equal(tj_workqueue_add(fx->q, "b"), 0);
-	run(fx);
-	assert_string_equal(fx->log, "a ");
-	assert_int_equal(tj_workqueue_park(fx->q, "a"), 0);
-	assert_int_equal(tj_workqueue_park(fx->q, "a"), -EALREADY);
-	assert_int_equal(tj_workqueue_park(fx->q, "zz"), -ENOENT);
-	run(fx);
-	assert_string_equal(fx->log, "a b ");
-	tj_workqueue_stats(fx->q, &st);
-	assert_int_equal(st.in_flight, 1);
-	assert_int_equal(st.parked, 1);
-	/* Added while parked: runs again only after its done, and then in b's slot. */
-	assert_int_equal(tj_workqueue_add(fx->q, "a"), 0);
-	run(fx);
-	assert_string_equal(fx->log, "a b ");
-	assert_int_equal(tj_workqueue_done(fx->q, "a"), 0);
-	run(fx);
-	assert_string_equal(fx->log, "a b ");
-	tj_workqueue_stats(fx->q, &st);
-	assert_int_equal(st.parked, 0);
-	assert_int_equal(st.depth, 1);
-	assert_int_equal(tj_workqueue_done(fx->q, "b"), 0);
-	run(fx);
-	assert_string_equal(fx->log, "a b a ");
-	/* Shutdown waits for a parked key. */
-	assert_int_equal(tj_workqueue_park(fx->q, "a"), 0);
-	assert_int_equal(tj_workqueue_shutdown(fx->q, on_drained, fx), 0);
-	run(fx);
-	assert_int_equal(fx->drained, 0);
-	assert_int_equal(tj_workqueue_done(fx->q, "a"), 0);
-	run(fx);
-	assert_int_equal(fx->drained, 1);
-	assert_null(fx->q);
-	assert_int_equal(uv_loop_close(&fx->loop), 0);
-}
-
 static uint64_t processed_at;
 
 static void stamp(struct tj_workqueue *q, const char *key, void *userdata)
@@ -402,7 +358,6 @@ int main(void)
 		cmocka_unit_test(test_dedup_and_fifo),
 		cmocka_unit_test(test_readd_while_processing_runs_again_after_done),
 		cmocka_unit_test(test_keys_in_flight_bound),
-		cmocka_unit_test(test_park_frees_the_slot),
 		cmocka_unit_test(test_add_after_earliest_wins),
 		cmocka_unit_test(test_rate_limited_backoff_and_forget),
 		cmocka_unit_test(test_limits),
