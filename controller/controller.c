@@ -370,18 +370,14 @@ static void parked(void *userdata)
 	tj_workqueue_done(r->c->queue, r->key);
 }
 
-/* A new reconcile of key supersedes a parked one: its unsent bookkeeping is dropped, since
- * the new plan, made from newer caches, writes what is still missing (level-based). */
+/* A new reconcile of key supersedes a parked one that still waits for the gate: its unsent
+ * bookkeeping is dropped, since the new plan, made from the same or newer caches, writes
+ * what is still missing (level-based). One with writes in flight finishes by itself. */
 static void supersede_parked(struct tj_controller *c, const char *key)
 {
-	for (struct reconcile *r = c->in_flight; r; r = r->next) {
-		if (!r->parked || strcmp(r->key, key) != 0)
-			continue;
-		tj_execution_cancel(r->execution);
-		unlink_reconcile(r);
-		free(r);
-		return;
-	}
+	for (struct reconcile *r = c->in_flight; r; r = r->next)
+		if (r->parked && r->execution && strcmp(r->key, key) == 0)
+			tj_execution_supersede(r->execution);
 }
 
 /* The gate stays shut while keys wait for a slot: their plans may bring pods. */

@@ -26,9 +26,10 @@ struct table {
 };
 
 struct tj_event_cache {
-	struct table seen;    /* by object, type, reason and message */
-	struct table buckets; /* by object */
-	uint64_t clock;       /* a use counter for the LRU */
+	struct table seen;     /* by object, type, reason and message */
+	struct table buckets;  /* by object */
+	uint64_t clock;        /* a use counter for the LRU */
+	uint64_t last_name_ns; /* the time in the newest Event name: names never repeat */
 };
 
 struct tj_event_cache *tj_event_cache_new(void)
@@ -168,8 +169,14 @@ int tj_event_decide(struct tj_event_cache *c, const struct tj_event_key *key, in
 	if (!e)
 		return -ENOMEM;
 	if (fresh) {
+		/* Two events of one plan share its time: the later one's name takes the next
+		 * nanosecond, as client-go's names differ by the time of each call. */
+		uint64_t name_ns =
+		        (uint64_t)now_ns > c->last_name_ns ? (uint64_t)now_ns : c->last_name_ns + 1;
+
+		c->last_name_ns = name_ns;
 		snprintf(e->name, sizeof(e->name), "%.200s.%llx", key->name,
-		         (unsigned long long)now_ns);
+		         (unsigned long long)name_ns);
 		e->first = now;
 		d.verdict = TJ_EVENT_CREATE;
 	} else {

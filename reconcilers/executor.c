@@ -333,6 +333,28 @@ free_plan:
 	return rc;
 }
 
+static void superseded(uv_timer_t *t)
+{
+	finish(t->data);
+}
+
+bool tj_execution_supersede(struct tj_execution *e)
+{
+	size_t unsent = 0;
+
+	if (!e || e->cancelled || e->finished || !e->waiter.waiting)
+		return false;
+	for (size_t i = 0; i < e->n_ops; i++)
+		if (!e->ops[i].sent)
+			unsent++;
+	if (e->pending != unsent)
+		return false;
+	tj_write_gate_cancel(e->config.gate, &e->waiter);
+	e->result.superseded = true;
+	uv_timer_start(&e->timer, superseded, 0, 0);
+	return true;
+}
+
 void tj_execution_cancel(struct tj_execution *e)
 {
 	if (!e || e->cancelled || e->finished)

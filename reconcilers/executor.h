@@ -23,6 +23,9 @@ struct tj_execution_result {
 	/* The status patch met 409 Conflict: the plan was made from a stale cache. Not an
 	 * error worth logging; the watch brings the new object and the key runs again. */
 	bool conflict;
+	/* Ended by tj_execution_supersede: the writes that waited for the gate were dropped
+	 * unsent, and with them the events of their stage. */
+	bool superseded;
 	/* The TrainJob as the status patch returned it (owned by the result; the callback may
 	 * take it by setting the pointer to NULL), or NULL. */
 	cJSON *trainjob;
@@ -53,6 +56,12 @@ struct tj_execute_config {
  * cancelled. now_ns stamps the events. */
 int tj_execute(const struct tj_execute_config *config, const struct tj_event_object *job,
                struct tj_plan *plan, int64_t now_ns, struct tj_execution **ret);
+
+/* Ends an execution that only waits for the write gate, with nothing in flight, because a
+ * newer plan of the same job replaces it: the waiting writes are dropped unsent and done
+ * runs (on a later loop iteration) with the result so far and superseded set. Returns false,
+ * and changes nothing, when the execution has writes in flight or does not wait. */
+bool tj_execution_supersede(struct tj_execution *e);
 
 /* Stops an execution: requests in flight are cancelled, done is not called. Accepts NULL. */
 void tj_execution_cancel(struct tj_execution *e);

@@ -564,9 +564,10 @@ static void create_pods(struct planner *p, const struct tj_render *render)
 		if (!p->current[r] && !p->blocked[r])
 			missing++;
 	if (missing == 0) {
-		/* Every pod exists, but no status has recorded the start: the Service may be
-		 * missing as well. */
-		if (!p->job->status.start_time)
+		/* Every pod exists, but no status has recorded this start (a first start, or a
+		 * resume): the plan that created them stopped before its status patch, and the
+		 * Service may be missing as well. */
+		if (!p->st.start_time)
 			post_service(p);
 		return;
 	}

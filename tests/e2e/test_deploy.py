@@ -91,8 +91,11 @@ def test_controller_runs_a_trainjob_with_only_its_service_account(deployed, cont
         finally:
             sa.stop()
         assert lease_holder() == "", "SIGTERM releases the Lease (an update)"
-        log = sa.log().lower()
-        assert "forbidden" not in log and " 403" not in log, sa.log_path
+        # What RBAC refuses (a pod create in a namespace an earlier test is deleting is
+        # refused too, with 403, for another reason).
+        refused = [l for l in sa.log().lower().splitlines()
+                   if ("forbidden" in l or " 403" in l) and "being terminated" not in l]
+        assert not refused, (sa.log_path, refused[:3])
     finally:
         controller.start()
 

@@ -40,6 +40,22 @@ static void test_create_then_patch(void **state)
 	tj_event_cache_free(c);
 }
 
+/* Two events of one plan, stamped with the same time, still get names of their own. */
+static void test_names_never_repeat(void **state)
+{
+	struct tj_event_cache *c = tj_event_cache_new();
+	struct tj_event_key created = key("vit", "Created", "creating 2 pods");
+	struct tj_event_key running = key("vit", "Running", "2 of 2 pods running");
+	struct tj_event_decision d;
+
+	assert_int_equal(tj_event_decide(c, &created, T0 + 5, &d), 0);
+	assert_string_equal(d.name, "vit.18ec7bbc47a44005");
+	assert_int_equal(tj_event_decide(c, &running, T0 + 5, &d), 0);
+	assert_int_equal(d.verdict, TJ_EVENT_CREATE);
+	assert_string_equal(d.name, "vit.18ec7bbc47a44006");
+	tj_event_cache_free(c);
+}
+
 struct key_case {
 	const char *name;
 	struct tj_event_key other;
@@ -162,7 +178,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_create_then_patch), cmocka_unit_test(test_key_fields),
 		cmocka_unit_test(test_spam_limit),        cmocka_unit_test(test_forget),
-		cmocka_unit_test(test_lru_bound),
+		cmocka_unit_test(test_lru_bound),         cmocka_unit_test(test_names_never_repeat),
 	};
 	return cmocka_run_group_tests_name("events", tests, NULL, NULL);
 }
