@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "controller/expectations.h"
 #include "controller/log.h"
 #include "controller/workqueue.h"
 #include "informers/informers.h"
@@ -40,6 +41,7 @@ struct tj_controller {
 	struct tj_informers *informers;       /* owned */
 	struct tj_workqueue *queue;           /* owned */
 	struct tj_write_gate *gate;           /* owned */
+	struct tj_expectations *expectations; /* owned */
 	struct reconcile *in_flight;          /* owned list */
 	bool synced;
 	bool leading;
@@ -334,6 +336,9 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	if (c->metrics && r->restart_reason[0] && res->trainjob)
 		tj_metric_add(c->metrics->trainjob_worker_restarts_total,
 		              (const char *[]){ r->restart_reason }, 1);
+	if (res->rc != 0)
+		/* A create may have failed: the retry plans from the cache alone. */
+		tj_expectations_forget(c->expectations, r->key);
 	if (res->rc == 0) {
 		tj_workqueue_forget(c->queue, r->key);
 		observe(c, r, "success");
@@ -390,6 +395,44 @@ static bool queue_busy(void *userdata)
 	return st.depth > 0;
 }
 
+/* How long the pods a plan creates may take to reach the cache before the job is planned
+ * without them. */
+#define EXPECTATION_TIMEOUT_MS 30000
+
+struct pod_lookup {
+	struct tj_controller *c;
+	const char *namespace;
+};
+
+static bool pod_seen(const char *name, void *ctx)
+{
+	struct pod_lookup *l = ctx;
+	char key[TJ_STORE_KEY_MAX];
+
+	return copy_key(key, sizeof(key), l->namespace, name) == 0 &&
+	       tj_store_get(tj_reflector_store(l->c->informers->pods), key) != NULL;
+}
+
+/* The plan's pod creates are expected in the cache before the job is planned again. */
+static void expect_created_pods(struct tj_controller *c, const char *key,
+                                const struct tj_plan *plan)
+{
+	const char **names = calloc(plan->n_actions ? plan->n_actions : 1, sizeof(*names));
+	size_t n = 0;
+
+	if (!names) {
+		tj_expectations_forget(c->expectations, key);
+		return;
+	}
+	for (size_t i = 0; i < plan->n_actions; i++)
+		if (plan->actions[i].kind == TJ_ACTION_CREATE_POD)
+			names[n++] = plan->actions[i].name;
+	/* Without memory the next plan may create a pod twice: AlreadyExists, adopted. */
+	tj_expectations_expect(c->expectations, key, names, n,
+	                       uv_now(c->loop) + EXPECTATION_TIMEOUT_MS);
+	free(names);
+}
+
 /* The pods of the job, from the index of the pod cache. */
 static size_t job_pods(struct tj_controller *c, const char *key, const struct tj_pod **pods,
                        size_t max)
@@ -413,13 +456,23 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	struct tj_problem why = { "", "" };
 	const struct tj_pod **pods = NULL;
 	struct tj_plan *plan = NULL;
-	uint64_t now = now_ns();
+	uint64_t now = now_ns(), wait_ms = 0;
 	int rc;
 
 	if (!job) {
 		/* Deleted: garbage collection removes its children through their owner
 		 * references. */
+		tj_expectations_forget(c->expectations, r->key);
 		tj_workqueue_forget(c->queue, r->key);
+		observe(c, r, "success");
+		reconcile_end(r);
+		return 0;
+	}
+	if (!tj_expectations_met(c->expectations, r->key, uv_now(c->loop), pod_seen,
+	                         &(struct pod_lookup){ c, job->namespace }, &wait_ms)) {
+		/* The pods of its last plan are not all in the cache yet: their events queue the
+		 * job again (and the deadline, should one never come). */
+		tj_workqueue_add_after(c->queue, r->key, wait_ms);
 		observe(c, r, "success");
 		reconcile_end(r);
 		return 0;
@@ -463,6 +516,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	};
 
 	memcpy(r->restart_reason, plan->restart_reason, sizeof(r->restart_reason));
+	expect_created_pods(c, r->key, plan);
 
 	return tj_execute(&ec, &obj, plan, (int64_t)now, &r->execution);
 }
@@ -531,6 +585,11 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	if (rc < 0)
 		goto fail;
 
+	c->expectations = tj_expectations_new();
+	if (!c->expectations) {
+		rc = -ENOMEM;
+		goto fail;
+	}
 	rc = tj_write_gate_new(loop,
 	                       &(struct tj_write_gate_config){ .busy = queue_busy, .userdata = c },
 	                       &c->gate);
@@ -550,6 +609,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	return 0;
 
 fail:
+	tj_expectations_free(c->expectations);
 	tj_write_gate_free(c->gate);
 	tj_informers_free(c->informers);
 	free(c);
@@ -635,6 +695,7 @@ struct tj_controller *tj_controller_free(struct tj_controller *c)
 		free(r);
 	}
 	tj_write_gate_free(c->gate);
+	tj_expectations_free(c->expectations);
 	tj_workqueue_free(c->queue);
 	tj_informers_free(c->informers);
 	free(c);

@@ -1,0 +1,131 @@
+#include "controller/expectations.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One job's outstanding pods. Jobs stay here only between their pod creates and the watch
+ * events of those pods, so the list is short: a linear search is enough. */
+struct entry {
+	struct entry *next;
+	char *key;    /* owned */
+	char **names; /* owned array of n owned names; NULL once seen */
+	size_t n;
+	uint64_t deadline_ms;
+};
+
+struct tj_expectations {
+	struct entry *head;
+	size_t len;
+};
+
+struct tj_expectations *tj_expectations_new(void)
+{
+	return calloc(1, sizeof(struct tj_expectations));
+}
+
+static void entry_free(struct entry *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->names[i]);
+	free(e->names);
+	free(e->key);
+	free(e);
+}
+
+static struct entry **find(struct tj_expectations *x, const char *key)
+{
+	struct entry **p = &x->head;
+
+	while (*p && strcmp((*p)->key, key) != 0)
+		p = &(*p)->next;
+	return p;
+}
+
+void tj_expectations_forget(struct tj_expectations *x, const char *key)
+{
+	struct entry **p = find(x, key), *e = *p;
+
+	if (!e)
+		return;
+	*p = e->next;
+	entry_free(e);
+	x->len--;
+}
+
+int tj_expectations_expect(struct tj_expectations *x, const char *key, const char *const *names,
+                           size_t n, uint64_t deadline_ms)
+{
+	struct entry *e;
+
+	tj_expectations_forget(x, key);
+	if (n == 0)
+		return 0;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->key = strdup(key);
+	e->names = calloc(n, sizeof(*e->names));
+	if (!e->key || !e->names)
+		goto fail;
+	for (e->n = 0; e->n < n; e->n++) {
+		e->names[e->n] = strdup(names[e->n]);
+		if (!e->names[e->n])
+			goto fail;
+	}
+	e->deadline_ms = deadline_ms;
+	e->next = x->head;
+	x->head = e;
+	x->len++;
+	return 0;
+
+fail:
+	entry_free(e);
+	return -ENOMEM;
+}
+
+bool tj_expectations_met(struct tj_expectations *x, const char *key, uint64_t now_ms,
+                         bool (*seen)(const char *name, void *ctx), void *ctx, uint64_t *wait_ms)
+{
+	struct entry *e = *find(x, key);
+	bool met = true;
+
+	if (!e)
+		return true;
+	for (size_t i = 0; i < e->n; i++) {
+		if (!e->names[i])
+			continue;
+		if (seen(e->names[i], ctx)) {
+			free(e->names[i]);
+			e->names[i] = NULL;
+		} else {
+			met = false;
+		}
+	}
+	if (met || now_ms >= e->deadline_ms) {
+		tj_expectations_forget(x, key);
+		return true;
+	}
+	if (wait_ms)
+		*wait_ms = e->deadline_ms - now_ms;
+	return false;
+}
+
+size_t tj_expectations_len(const struct tj_expectations *x)
+{
+	return x->len;
+}
+
+struct tj_expectations *tj_expectations_free(struct tj_expectations *x)
+{
+	if (!x)
+		return NULL;
+	while (x->head) {
+		struct entry *e = x->head;
+
+		x->head = e->next;
+		entry_free(e);
+	}
+	free(x);
+	return NULL;
+}
