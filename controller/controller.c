@@ -336,9 +336,6 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	if (c->metrics && r->restart_reason[0] && res->trainjob)
 		tj_metric_add(c->metrics->trainjob_worker_restarts_total,
 		              (const char *[]){ r->restart_reason }, 1);
-	if (res->rc != 0)
-		/* A create may have failed: the retry plans from the cache alone. */
-		tj_expectations_forget(c->expectations, r->key);
 	if (res->rc == 0) {
 		tj_workqueue_forget(c->queue, r->key);
 		observe(c, r, "success");
@@ -356,6 +353,8 @@ static void executed(struct tj_execution_result *res, void *userdata)
 		if (!res->conflict)
 			tj_log_error("reconciler", "reconcile failed", TJ_STR("trainjob", r->key),
 			             TJ_STR("detail", res->error), TJ_ERR(res->rc));
+		/* A create may have failed: the retry plans from the cache alone. */
+		tj_expectations_forget(c->expectations, r->key);
 		observe(c, r, "error");
 		tj_workqueue_add_rate_limited(c->queue, r->key);
 	}
@@ -417,13 +416,19 @@ static bool pod_seen(const char *name, void *ctx)
 static void expect_created_pods(struct tj_controller *c, const char *key,
                                 const struct tj_plan *plan)
 {
-	const char **names = calloc(plan->n_actions ? plan->n_actions : 1, sizeof(*names));
+	const char **names;
 	size_t n = 0;
 
-	if (!names) {
-		tj_expectations_forget(c->expectations, key);
+	/* Most plans create nothing: no allocation for them. The job's expectations were met
+	 * (and so forgotten) before it was planned. */
+	for (size_t i = 0; i < plan->n_actions; i++)
+		n += plan->actions[i].kind == TJ_ACTION_CREATE_POD;
+	if (n == 0)
 		return;
-	}
+	names = calloc(n, sizeof(*names));
+	if (!names)
+		return;
+	n = 0;
 	for (size_t i = 0; i < plan->n_actions; i++)
 		if (plan->actions[i].kind == TJ_ACTION_CREATE_POD)
 			names[n++] = plan->actions[i].name;

@@ -51,6 +51,14 @@ static int check_synced(void *userdata, char *reason, size_t len)
 	return -EAGAIN;
 }
 
+/* Adds to a counter what a running total has grown by since the last scrape. */
+static void feed_counter(struct tj_metric *m, const char *const *labels, uint64_t total,
+                         uint64_t *seen)
+{
+	tj_metric_add(m, labels, (double)(total - *seen));
+	*seen = total;
+}
+
 static void collect_queue(void *userdata)
 {
 	struct run *r = userdata;
@@ -62,21 +70,17 @@ static void collect_queue(void *userdata)
 	tj_controller_queue_stats(r->controller, &st);
 	tj_metric_set(r->std.workqueue_depth, name, (double)st.depth);
 	tj_metric_set(r->std.active_workers, name, (double)st.in_flight);
-	tj_metric_add(r->std.workqueue_adds_total, name, (double)(st.adds - r->adds_seen));
-	tj_metric_add(r->std.workqueue_retries_total, name, (double)(st.retries - r->retries_seen));
-	r->adds_seen = st.adds;
-	r->retries_seen = st.retries;
+	feed_counter(r->std.workqueue_adds_total, name, st.adds, &r->adds_seen);
+	feed_counter(r->std.workqueue_retries_total, name, st.retries, &r->retries_seen);
 
 	struct tj_write_gate_stats gs;
 
 	tj_controller_gate_stats(r->controller, &gs);
 	tj_metric_set(r->std.trainjob_write_gate_waiting, NULL, (double)gs.waiting);
-	tj_metric_add(r->std.trainjob_write_gate_deferred_total, NULL,
-	              (double)(gs.deferred_total - r->deferred_seen));
-	tj_metric_add(r->std.trainjob_write_gate_expired_total, NULL,
-	              (double)(gs.expired_total - r->expired_seen));
-	r->deferred_seen = gs.deferred_total;
-	r->expired_seen = gs.expired_total;
+	feed_counter(r->std.trainjob_write_gate_deferred_total, NULL, gs.deferred_total,
+	             &r->deferred_seen);
+	feed_counter(r->std.trainjob_write_gate_expired_total, NULL, gs.expired_total,
+	             &r->expired_seen);
 }
 
 static void config_reloaded(const struct tj_config *config, int error, const char *message,

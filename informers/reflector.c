@@ -181,16 +181,20 @@ static bool version_newer(const char *a, const char *b)
 	return errno == 0 && !*end_a && !*end_b && va > vb;
 }
 
+/* The stored object with obj's key, which obj would replace, or NULL. */
+static const void *stored_twin(const struct tj_reflector *r, const void *obj)
+{
+	char key[TJ_STORE_KEY_MAX];
+
+	return r->ops->key(obj, key, sizeof(key)) == 0 ? tj_store_get(r->store, key) : NULL;
+}
+
 /* The stored object that obj would replace is newer (a write-back the watch has not caught
  * up with). */
 static bool stored_is_newer(const struct tj_reflector *r, const void *obj)
 {
-	char key[TJ_STORE_KEY_MAX];
-	const void *cur;
+	const void *cur = r->ops->version ? stored_twin(r, obj) : NULL;
 
-	if (!r->ops->version || r->ops->key(obj, key, sizeof(key)) < 0)
-		return false;
-	cur = tj_store_get(r->store, key);
 	return cur && version_newer(r->ops->version(cur), r->ops->version(obj));
 }
 
@@ -518,8 +522,7 @@ const struct tj_store *tj_reflector_store(const struct tj_reflector *r)
 
 int tj_reflector_write_back(struct tj_reflector *r, const cJSON *obj)
 {
-	char key[TJ_STORE_KEY_MAX];
-	const void *cur = NULL;
+	const void *cur;
 	void *proj, *old = NULL;
 	int rc;
 
@@ -530,8 +533,7 @@ int tj_reflector_write_back(struct tj_reflector *r, const cJSON *obj)
 		return rc == -ENOMEM ? rc : -EINVAL;
 	/* Only over an older version that the cache holds: a write-back never steps back, and
 	 * never brings back an object that a DELETED event has removed meanwhile. */
-	if (r->ops->key(proj, key, sizeof(key)) == 0)
-		cur = tj_store_get(r->store, key);
+	cur = stored_twin(r, proj);
 	if (!cur || !version_newer(r->ops->version(proj), r->ops->version(cur))) {
 		r->ops->free(proj);
 		return 0;

@@ -259,10 +259,15 @@ class PodWatch:
             raise RuntimeError(f"only {len(self.seen)} of {self.want} pods appeared within {timeout} s")
         return self.done_at
 
-    def quartiles(self, t0):
-        """Seconds from t0 until a quarter, half, three quarters and all of the pods existed."""
+    def wait_logged(self, t0, timeout):
+        """wait(), then logs the seconds from t0 until a quarter, half, three quarters and all
+        of the pods existed; returns the seconds from t0 until every pod was seen."""
+        done = self.wait(timeout)
         a = self.arrivals
-        return [a[max(math.ceil(len(a) * q) - 1, 0)] - t0 for q in (0.25, 0.5, 0.75, 1.0)] if a else []
+        if a:
+            quartiles = [a[max(math.ceil(len(a) * q) - 1, 0)] - t0 for q in (0.25, 0.5, 0.75, 1.0)]
+            log("  pods at 25/50/75/100%: " + " ".join(f"{q:.2f}" for q in quartiles) + " s")
+        return done - t0
 
 
 def count(api, path):
@@ -440,15 +445,21 @@ class Controller:
 # ---- the runs ----
 
 
+def send_watched(api, namespace, requests, n_pods, connections):
+    """Sends the requests by the plain client at once, watches until n_pods pods exist, and
+    deletes everything. Returns (seconds until the last answer, until every pod was seen)."""
+    watch = PodWatch(api, namespace, TRAINJOB_LABEL, n_pods)
+    answered, t0 = api.create_all(requests, connections)
+    visible = watch.wait_logged(t0, 300)
+    delete_everything(api, namespace)
+    return answered, visible
+
+
 def baseline_run(api, namespace, pods, connections):
     """The same pods, created by the plain client at once."""
     path = f"/api/v1/namespaces/{namespace}/pods"
     requests = [(path, json.dumps(p).encode()) for p in pods]
-    watch = PodWatch(api, namespace, TRAINJOB_LABEL, len(pods))
-    created, t0 = api.create_all(requests, connections)
-    visible = watch.wait(300) - t0
-    log("  pods at 25/50/75/100%: " + " ".join(f"{q:.2f}" for q in watch.quartiles(t0)) + " s")
-    delete_everything(api, namespace)
+    created, visible = send_watched(api, namespace, requests, len(pods), connections)
     return {"created": created, "visible": visible}
 
 
@@ -480,11 +491,7 @@ def writes_run(api, args, namespace, pods, services):
                  "firstTimestamp": now, "lastTimestamp": now, "count": 1,
                  "source": {"component": "bench"}, "reportingComponent": "bench", "reportingInstance": "bench"}
         reqs.append(("POST", f"/api/v1/namespaces/{namespace}/events", json.dumps(event).encode(), None))
-    watch = PodWatch(api, namespace, TRAINJOB_LABEL, len(pods))
-    done, t0 = api.create_all(reqs, args.connections)
-    visible = watch.wait(300) - t0
-    log("  pods at 25/50/75/100%: " + " ".join(f"{q:.2f}" for q in watch.quartiles(t0)) + " s")
-    delete_everything(api, namespace)
+    done, visible = send_watched(api, namespace, reqs, len(pods), args.connections)
     return {"created": done, "visible": visible}
 
 
@@ -495,11 +502,7 @@ def floor_run(api, args, namespace, pods):
     reqs = [("POST", f"{TJ_API}/namespaces/{namespace}/trainjobs",
              json.dumps(trainjob(namespace, i, args.nodes)).encode(), None) for i in range(args.jobs)]
     reqs += [("POST", f"/api/v1/namespaces/{namespace}/pods", json.dumps(p).encode(), None) for p in pods]
-    watch = PodWatch(api, namespace, TRAINJOB_LABEL, len(pods))
-    _, t0 = api.create_all(reqs, args.connections)
-    visible = watch.wait(300) - t0
-    log("  pods at 25/50/75/100%: " + " ".join(f"{q:.2f}" for q in watch.quartiles(t0)) + " s")
-    delete_everything(api, namespace)
+    _, visible = send_watched(api, namespace, reqs, len(pods), args.connections)
     return {"visible": visible}
 
 
@@ -516,8 +519,7 @@ def controller_run(api, args, namespace, log_path):
         cpu0 = c.cpu_seconds()
         watch = PodWatch(api, namespace, TRAINJOB_LABEL, args.jobs * args.nodes)
         applied, t0 = api.create_all(requests, args.connections)
-        exist = watch.wait(600) - t0
-        log("  pods at 25/50/75/100%: " + " ".join(f"{q:.2f}" for q in watch.quartiles(t0)) + " s")
+        exist = watch.wait_logged(t0, 600)
         cpu_exist = c.cpu_seconds() - cpu0
         m = c.metrics()
         reconcile_s = (m.get("controller_runtime_reconcile_time_seconds_sum", 0)
@@ -558,8 +560,7 @@ def backlog_run(api, args, namespace, log_path):
     t0 = time.monotonic()
     c = Controller(args.binary, args.kubeconfig, log_path)
     try:
-        exist = watch.wait(600) - t0
-        log("  pods at 25/50/75/100%: " + " ".join(f"{q:.2f}" for q in watch.quartiles(t0)) + " s")
+        exist = watch.wait_logged(t0, 600)
         res = {"exist": exist, "cpu_exist": c.cpu_seconds()}
     finally:
         c.stop()
