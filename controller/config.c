@@ -473,6 +473,30 @@ const struct tj_failure_policy *tj_config_failure_policy(const struct tj_config 
 	return config && config->failure_policy ? config->failure_policy : &default_policy;
 }
 
+static const struct tj_admission_policy default_admission = {
+	.enabled = true,
+	.backfill = true,
+	.pin_timeout_seconds = 60,
+};
+
+const struct tj_admission_policy *tj_config_admission(const struct tj_config *config)
+{
+	return config && config->admission ? config->admission : &default_admission;
+}
+
+static void admission_policy_free(struct tj_admission_policy *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n_limits; i++) {
+		free(a->limits[i].namespace);
+		free(a->limits[i].gpu_class);
+	}
+	free(a->limits);
+	free(a->topology_label);
+	free(a);
+}
+
 static const char *const policy_fields[] = { "maxRestarts",
 	                                     "nodeGracePeriodSeconds",
 	                                     "restartBackoff",
@@ -962,6 +986,7 @@ struct tj_config *tj_config_free(struct tj_config *config)
 		gpu_class_clear(&config->classes[i]);
 	free(config->classes);
 	failure_policy_free(config->failure_policy);
+	admission_policy_free(config->admission);
 	free(config);
 	return NULL;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "controller/admitter.h"
 #include "controller/expectations.h"
 #include "controller/log.h"
 #include "controller/workqueue.h"
@@ -27,6 +28,11 @@ struct reconcile {
 	struct tj_execution *execution;     /* borrowed; freed by the executor */
 	char restart_reason[TJ_REASON_MAX]; /* the plan's, counted once its status is written */
 	uint64_t start_ns;
+	/* The plan creates an admitted gang: counted once its creates succeeded, or its nodes
+	 * go back to the queue. */
+	bool admits, backfilled, first_start;
+	char gpu_class[TJ_NAME_MAX];
+	int64_t creation_time;
 	/* Only its deferrable writes are left, waiting for the write gate: the key went back to
 	 * the workqueue, and a newer reconcile of it supersedes this one. */
 	bool parked;
@@ -42,6 +48,7 @@ struct tj_controller {
 	struct tj_workqueue *queue;           /* owned */
 	struct tj_write_gate *gate;           /* owned */
 	struct tj_expectations *expectations; /* owned */
+	struct tj_admitter *admitter;         /* owned */
 	struct reconcile *in_flight;          /* owned list */
 	bool synced;
 	bool leading;
@@ -160,6 +167,11 @@ static void enqueue(struct tj_controller *c, const char *key)
 		             TJ_ERR(rc));
 }
 
+static void enqueue_key(void *userdata, const char *key)
+{
+	enqueue(userdata, key);
+}
+
 static void enqueue_all(struct tj_controller *c)
 {
 	struct tj_store_iter it;
@@ -194,9 +206,52 @@ static void on_pod(const void *obj, void *userdata)
 		enqueue(userdata, key);
 }
 
+/* Whether a pod holds resources on a node, for the admitter's capacity. */
+static const char *holds_node(const struct tj_pod *pod)
+{
+	if (pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED)
+		return NULL;
+	return pod->node_name ? pod->node_name : pod->pinned_node;
+}
+
+static void kick_if_capacity_changed(struct tj_controller *c, const struct tj_pod *old,
+                                     const struct tj_pod *pod)
+{
+	const char *a = old ? holds_node(old) : NULL, *b = pod ? holds_node(pod) : NULL;
+
+	if (!c->synced || (!a && !b))
+		return;
+	if (!a || !b || strcmp(a, b) != 0 ||
+	    memcmp(&old->requests, &pod->requests, sizeof(pod->requests)) != 0)
+		tj_admitter_kick(c->admitter);
+}
+
+static void on_pod_add(const void *obj, void *userdata)
+{
+	kick_if_capacity_changed(userdata, NULL, obj);
+	on_pod(obj, userdata);
+}
+
+static void on_pod_delete(const void *obj, void *userdata)
+{
+	kick_if_capacity_changed(userdata, obj, NULL);
+	on_pod(obj, userdata);
+}
+
 static void on_pod_update(const void *old, const void *new_obj, void *userdata)
 {
+	kick_if_capacity_changed(userdata, old, new_obj);
 	on_pod(new_obj, userdata);
+}
+
+static void on_trainjob_delete(const void *obj, void *userdata)
+{
+	struct tj_controller *c = userdata;
+	char key[TJ_STORE_KEY_MAX];
+
+	if (trainjob_key(obj, key, sizeof(key)) == 0)
+		tj_admitter_forget(c->admitter, key);
+	on_trainjob(obj, userdata);
 }
 
 /* A runtime changed: the TrainJobs that name it may now be able to start (DESIGN.md: a job
@@ -237,6 +292,8 @@ static void on_node(const void *obj, void *userdata)
 
 	if (!c->synced)
 		return;
+	/* Its capacity, or whether it takes new pods, may have changed. */
+	tj_admitter_kick(c->admitter);
 	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_NODE, node->name,
 	                    &it);
 	while ((pod = tj_store_iter_next(&it)))
@@ -261,6 +318,7 @@ static void on_synced(void *userdata)
 	               (long long)tj_store_len(tj_reflector_store(c->informers->trainjobs))),
 	        TJ_INT("pods", (long long)tj_store_len(tj_reflector_store(c->informers->pods))),
 	        TJ_INT("nodes", (long long)tj_store_len(tj_reflector_store(c->informers->nodes))));
+	tj_admitter_set_active(c->admitter, c->leading && !c->stopping);
 	enqueue_all(c);
 }
 
@@ -320,6 +378,20 @@ static void requeue_after(struct tj_controller *c, const char *key, int64_t seco
 		tj_workqueue_add_after(c->queue, key, (uint64_t)seconds * 1000);
 }
 
+static void count_admission(struct tj_controller *c, const struct reconcile *r)
+{
+	const struct tj_std_metrics *m = c->metrics;
+
+	if (!m)
+		return;
+	tj_metric_add(m->trainjob_admissions_total, TJ_LABELS(r->gpu_class), 1);
+	if (r->backfilled)
+		tj_metric_add(m->trainjob_backfills_total, NULL, 1);
+	if (r->first_start && r->creation_time)
+		tj_metric_observe(m->trainjob_queue_wait_seconds, NULL,
+		                  (double)((int64_t)(now_ns() / 1000000000ull) - r->creation_time));
+}
+
 static void executed(struct tj_execution_result *res, void *userdata)
 {
 	struct reconcile *r = userdata;
@@ -336,6 +408,10 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	if (c->metrics && r->restart_reason[0] && res->trainjob)
 		tj_metric_add(c->metrics->trainjob_worker_restarts_total,
 		              (const char *[]){ r->restart_reason }, 1);
+	if (r->admits && res->rc == 0)
+		count_admission(c, r);
+	else if (r->admits)
+		tj_admitter_release(c->admitter, r->key);
 	if (res->rc == 0) {
 		tj_workqueue_forget(c->queue, r->key);
 		observe(c, r, "success");
@@ -453,6 +529,16 @@ static size_t job_pods(struct tj_controller *c, const char *key, const struct tj
 	return n;
 }
 
+/* Whether a plan writes only its status and events. */
+static bool only_bookkeeping(const struct tj_plan *plan)
+{
+	for (size_t i = 0; i < plan->n_actions; i++)
+		if (plan->actions[i].kind != TJ_ACTION_PATCH_STATUS &&
+		    plan->actions[i].kind != TJ_ACTION_EVENT)
+			return false;
+	return true;
+}
+
 static int reconcile(struct tj_controller *c, struct reconcile *r)
 {
 	const struct tj_trainjob *job =
@@ -461,6 +547,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	struct tj_problem why = { "", "" };
 	const struct tj_pod **pods = NULL;
 	struct tj_plan *plan = NULL;
+	struct tj_plan_admission admission = { 0 };
 	uint64_t now = now_ns(), wait_ms = 0;
 	int rc;
 
@@ -468,6 +555,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		/* Deleted: garbage collection removes its children through their owner
 		 * references. */
 		tj_expectations_forget(c->expectations, r->key);
+		tj_admitter_forget(c->admitter, r->key);
 		tj_workqueue_forget(c->queue, r->key);
 		observe(c, r, "success");
 		reconcile_end(r);
@@ -496,12 +584,34 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		.n_pods = job_pods(c, r->key, pods, MAX_PODS_PER_JOB),
 		.node_lookup = lookup_node,
 		.node_ctx = c,
+		.admission = tj_admitter_admission(c->admitter, job, r->key, &admission)
+		                     ? &admission
+		                     : NULL,
 		.now = (int64_t)(now / 1000000000ull),
 	};
 	rc = tj_plan_trainjob(&in, &plan);
 	free(pods);
 	if (rc < 0)
 		return rc;
+	rc = tj_admitter_want(c->admitter, job, r->key, &plan->want, plan->admits);
+	if (rc < 0) {
+		tj_plan_free(plan);
+		return rc;
+	}
+	/* The first plan of a job that waits for admission writes nothing: the cycle that
+	 * the want started decides it within milliseconds and queues it again, and that plan
+	 * writes the queue's verdict. */
+	if (plan->want.wanted && !admission.decision && only_bookkeeping(plan)) {
+		tj_plan_free(plan);
+		observe(c, r, "success");
+		reconcile_end(r);
+		return 0;
+	}
+	r->admits = plan->admits;
+	r->backfilled = plan->backfilled;
+	r->first_start = plan->admits && !job->status.start_time;
+	r->creation_time = job->creation_time;
+	snprintf(r->gpu_class, sizeof(r->gpu_class), "%s", plan->want.gpu_class);
 	requeue_after(c, r->key, plan->requeue_after);
 	if (plan->n_actions == 0) {
 		tj_plan_free(plan);
@@ -561,11 +671,12 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
                       struct tj_controller **ret)
 {
 	struct tj_controller *c = calloc(1, sizeof(*c));
-	struct tj_reflector_handlers trainjobs = { on_trainjob, on_trainjob_update, on_trainjob,
-		                                   on_synced, NULL };
+	struct tj_reflector_handlers trainjobs = { on_trainjob, on_trainjob_update,
+		                                   on_trainjob_delete, on_synced, NULL };
 	struct tj_reflector_handlers runtimes = { on_runtime, on_runtime_update, on_runtime,
 		                                  on_synced, NULL };
-	struct tj_reflector_handlers pods = { on_pod, on_pod_update, on_pod, on_synced, NULL };
+	struct tj_reflector_handlers pods = { on_pod_add, on_pod_update, on_pod_delete, on_synced,
+		                              NULL };
 	struct tj_reflector_handlers nodes = { on_node, on_node_update, on_node, on_synced, NULL };
 	int rc;
 
@@ -595,6 +706,14 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 		rc = -ENOMEM;
 		goto fail;
 	}
+	rc = tj_admitter_new(loop,
+	                     &(struct tj_admitter_config){ .informers = c->informers,
+	                                                   .metrics = c->metrics,
+	                                                   .enqueue = enqueue_key,
+	                                                   .userdata = c },
+	                     &c->admitter);
+	if (rc < 0)
+		goto fail;
 	rc = tj_write_gate_new(loop,
 	                       &(struct tj_write_gate_config){ .busy = queue_busy, .userdata = c },
 	                       &c->gate);
@@ -614,6 +733,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	return 0;
 
 fail:
+	tj_admitter_free(c->admitter);
 	tj_expectations_free(c->expectations);
 	tj_write_gate_free(c->gate);
 	tj_informers_free(c->informers);
@@ -624,6 +744,7 @@ fail:
 void tj_controller_set_config(struct tj_controller *c, const struct tj_config *config)
 {
 	c->config = config;
+	tj_admitter_set_config(c->admitter, config);
 	enqueue_all(c);
 }
 
@@ -637,6 +758,7 @@ void tj_controller_set_leading(struct tj_controller *c, bool leading)
 	if (c->leading == leading)
 		return;
 	c->leading = leading;
+	tj_admitter_set_active(c->admitter, leading && c->synced && !c->stopping);
 	if (leading)
 		enqueue_all(c);
 }
@@ -683,6 +805,7 @@ void tj_controller_stop(struct tj_controller *c, void (*stopped)(void *userdata)
 	c->stopping = true;
 	c->stopped = stopped;
 	c->stopped_userdata = userdata;
+	tj_admitter_set_active(c->admitter, false);
 	/* Nothing urgent will come any more: the bookkeeping goes now. */
 	tj_write_gate_flush(c->gate);
 	tj_workqueue_shutdown(c->queue, queue_drained, c);
@@ -700,6 +823,7 @@ struct tj_controller *tj_controller_free(struct tj_controller *c)
 		free(r);
 	}
 	tj_write_gate_free(c->gate);
+	tj_admitter_free(c->admitter);
 	tj_expectations_free(c->expectations);
 	tj_workqueue_free(c->queue);
 	tj_informers_free(c->informers);

@@ -16,6 +16,8 @@
 #define TJ_LABEL_RANK     TJ_LABEL_PREFIX "rank"
 #define TJ_LABEL_ATTEMPT  TJ_LABEL_PREFIX "attempt"
 #define TJ_LABEL_TRAINJOB "trainer.kubeflow.org/trainjob-name"
+/* The node a pod was pinned to by admission, before the scheduler binds it. */
+#define TJ_ANNOTATION_PINNED_NODE TJ_LABEL_PREFIX "node"
 
 enum tj_pod_phase {
 	TJ_POD_PENDING,

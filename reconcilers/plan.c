@@ -48,6 +48,9 @@ struct planner {
 	bool oom;
 	bool status_first; /* the plan decided a restart or a failure */
 	bool stale;        /* the cached TrainJob is older than its pods: no actions */
+	bool queued;       /* the gang waits for admission: no progress from the pods */
+	struct tj_plan_want want;
+	bool admits, backfilled;
 	int64_t requeue_after;
 	/* The job's own pods and, per rank, the pod of the current attempt. */
 	const struct tj_pod **owned; /* owned array (of borrowed pods) */
@@ -556,9 +559,77 @@ static void post_service(struct planner *p)
 	}
 }
 
+/* Whether a live pod of the current attempt exists: the gang was created, in part at least. */
+static bool has_live_pods(const struct planner *p)
+{
+	for (int r = 0; r < p->num_nodes; r++)
+		if (p->current[r] && !is_finished(p->current[r]) && !is_deleting(p->current[r]))
+			return true;
+	return false;
+}
+
+static bool is_admitted(const struct planner *p, int missing)
+{
+	const struct tj_plan_admission *adm = p->in->admission;
+
+	return !adm || (adm->admitted && adm->n_nodes == (size_t)missing);
+}
+
+/* The gang waits for admission: say what it needs, and what the queue said of it. */
+static void queue_gang(struct planner *p, const struct tj_render *render, int missing)
+{
+	const struct tj_adm_decision *d = p->in->admission->decision;
+	const struct tj_gpu_class *cls = tj_render_gpu_class(render);
+	bool restart = p->st.start_time != 0 || has_live_pods(p);
+	int first = 0;
+
+	while (first < p->num_nodes && (p->current[first] || p->blocked[first]))
+		first++;
+	p->queued = true;
+	p->want = (struct tj_plan_want){
+		.wanted = true,
+		.num_nodes = p->num_nodes,
+		.num_pods = missing,
+		.restart = restart,
+		.walltime = p->job->active_deadline_seconds,
+	};
+	copy(p->want.gpu_class, sizeof(p->want.gpu_class), cls ? cls->name : NULL);
+	if (tj_render_pod(render, first, p->st.restart_count, &p->want.pod) < 0) {
+		p->oom = true;
+		return;
+	}
+	if (d && d->verdict == TJ_ADM_NEVER_FITS) {
+		p->queued = false;
+		fail(p, TJ_ADM_REASON_NEVER, d->message);
+		return;
+	}
+	set_state(p, restart ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
+	          d ? d->reason : TJ_ADM_REASON_RESOURCES, "%s",
+	          d ? d->message : "waiting for admission");
+	p->st.expected_start_time = d ? d->expected_start : 0;
+	p->st.queue_position = d ? d->position : 0;
+	if (p->st.state == TJ_STATE_QUEUED && p->job->status.state != TJ_STATE_QUEUED && d)
+		event(p, false, "Queued", "%s", p->st.message);
+}
+
+/* "gh200-1, gh200-2 and 2 more" for the Admitted event. */
+static void node_list(const struct tj_plan_admission *adm, char *buf, size_t size)
+{
+	size_t len = 0, shown = adm->n_nodes < 8 ? adm->n_nodes : 8;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < shown && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
+		                        adm->nodes[i]);
+	if (shown < adm->n_nodes && len < size)
+		snprintf(buf + len, size - len, " and %zu more", adm->n_nodes - shown);
+}
+
 static void create_pods(struct planner *p, const struct tj_render *render)
 {
+	const struct tj_plan_admission *adm = p->in->admission;
 	int created = 0, missing = 0;
+	size_t pinned = 0;
 
 	for (int r = 0; r < p->num_nodes; r++)
 		if (!p->current[r] && !p->blocked[r])
@@ -573,6 +644,10 @@ static void create_pods(struct planner *p, const struct tj_render *render)
 	}
 	if (backing_off(p))
 		return;
+	if (!is_admitted(p, missing)) {
+		queue_gang(p, render, missing);
+		return;
+	}
 	for (int r = 0; r < p->num_nodes; r++) {
 		struct tj_action *a;
 
@@ -582,14 +657,66 @@ static void create_pods(struct planner *p, const struct tj_render *render)
 		if (!a)
 			return;
 		tj_render_pod_name(p->job->name, r, p->st.restart_count, a->name);
-		if (tj_render_pod(render, r, p->st.restart_count, &a->object) < 0) {
+		if (tj_render_pod(render, r, p->st.restart_count, &a->object) < 0 ||
+		    (adm &&
+		     tj_render_pin(a->object, adm->nodes[pinned], adm->hostnames[pinned]) < 0)) {
 			p->oom = true;
 			return;
 		}
+		pinned++;
 		created++;
 	}
 	if (created > 0)
 		post_service(p);
+	if (adm && created > 0) {
+		char nodes[512];
+
+		p->admits = true;
+		p->backfilled = adm->decision && adm->decision->backfilled;
+		node_list(adm, nodes, sizeof(nodes));
+		event(p, false, "Admitted", "%d pod%s pinned to %s%s", created,
+		      created == 1 ? "" : "s", nodes,
+		      p->backfilled ? " (backfilled ahead of the queue's head)" : "");
+	}
+}
+
+/* A pinned pod the scheduler still cannot place after pin_timeout: something outside the
+ * controller took its node. The whole gang goes back to the queue, since a partial gang
+ * holds GPUs that nobody can use; the walltime clock of a first start stops with it. */
+static bool give_back(struct planner *p)
+{
+	const struct tj_plan_admission *adm = p->in->admission;
+	const struct tj_pod *stuck = NULL;
+
+	if (!adm || adm->pin_timeout <= 0)
+		return false;
+	for (int r = 0; r < p->num_nodes && !stuck; r++) {
+		const struct tj_pod *pod = p->current[r];
+		int64_t age;
+
+		if (!pod || is_finished(pod) || is_deleting(pod) || !pod->unschedulable ||
+		    (pod->node_name && *pod->node_name))
+			continue;
+		age = p->in->now - pod->creation_time;
+		if (age >= adm->pin_timeout)
+			stuck = pod;
+		else
+			requeue(p, adm->pin_timeout - age);
+	}
+	if (!stuck)
+		return false;
+	delete_live_pods(p);
+	if (p->st.restart_count == 0)
+		p->st.start_time = 0;
+	set_state(p, p->st.restart_count > 0 ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
+	          TJ_ADM_REASON_RESOURCES,
+	          "rank %d could not be scheduled on its node within %lld s (%s); the gang was "
+	          "given back and waits for admission again",
+	          stuck->rank, (long long)adm->pin_timeout,
+	          tj_or(stuck->unschedulable_message, "unschedulable"));
+	event(p, true, "GangReleased", "%s", p->st.message);
+	p->queued = true;
+	return true;
 }
 
 /* Running, Pending, Restarting or Complete, from the pods of the current attempt. */
@@ -619,10 +746,18 @@ static void progress(struct planner *p)
 		event(p, false, "Completed", "%s", p->st.message);
 		return;
 	}
-	if (running + succeeded == n) {
+	if (running == n) {
 		set_state(p, TJ_STATE_RUNNING, "AllPodsRunning", "%d of %d pods running", running,
 		          n);
 		if (state_changed(p))
+			event(p, false, "Running", "%s", p->st.message);
+		return;
+	}
+	if (running + succeeded == n) {
+		/* Some ranks are done, the others still run: the job runs, but not every pod. */
+		set_state(p, TJ_STATE_RUNNING, "PodsCompleting",
+		          "%d of %d pods running, %d succeeded", running, n, succeeded);
+		if (p->job->status.state != TJ_STATE_RUNNING)
 			event(p, false, "Running", "%s", p->st.message);
 		return;
 	}
@@ -764,6 +899,10 @@ static int decide(struct planner *p)
 	                                  : 1;
 	p->policy = tj_config_failure_policy(in->config);
 	p->grace = grace_of(job, p->policy);
+	/* The queue's fields hold only while the job is queued: the plan that queues it sets
+	 * them again. */
+	p->st.expected_start_time = 0;
+	p->st.queue_position = 0;
 	gang = in->runtime ? gang_policy_of(job, in->runtime, &why) : 1;
 	r = collect_pods(p, gang != 0);
 	if (r == -EAGAIN) {
@@ -849,11 +988,14 @@ static int decide(struct planner *p)
 	}
 	if (!gang)
 		delete_recorded_failure(p);
+	if (give_back(p))
+		goto out;
 	had_start = p->st.start_time != 0;
 	create_pods(p, render);
 	if (job->active_deadline_seconds && !had_start && p->st.start_time)
 		requeue(p, job->active_deadline_seconds);
-	progress(p);
+	if (!p->queued)
+		progress(p);
 out:
 	tj_render_free(render);
 	return p->oom ? -ENOMEM : 0;
@@ -913,6 +1055,10 @@ static int finish(struct planner *p, struct tj_plan *plan)
 	plan->requeue_after = p->requeue_after;
 	memcpy(plan->restart_reason, p->restart_reason, sizeof(plan->restart_reason));
 	plan->status = p->st;
+	plan->want = p->want;
+	p->want.pod = NULL;
+	plan->admits = p->admits;
+	plan->backfilled = p->backfilled;
 	return 0;
 }
 
@@ -923,6 +1069,7 @@ struct tj_plan *tj_plan_free(struct tj_plan *plan)
 	for (size_t i = 0; i < plan->n_actions; i++)
 		cJSON_Delete(plan->actions[i].object);
 	free(plan->actions);
+	cJSON_Delete(plan->want.pod);
 	free(plan);
 	return NULL;
 }
@@ -966,6 +1113,7 @@ out:
 	free(p.nodes);
 	free(p.current);
 	free(p.blocked);
+	cJSON_Delete(p.want.pod);
 	if (r < 0) {
 		tj_plan_free(plan);
 		return r;
