@@ -248,6 +248,12 @@ static void on_node_update(const void *old, const void *new_obj, void *userdata)
 	on_node(new_obj, userdata);
 }
 
+/* A list or watch failed: the reflector retries by itself, the log says why it waits. */
+static void on_informer_error(const char *message, void *userdata)
+{
+	tj_log_warn("informer", "list or watch failed", TJ_STR("error", message));
+}
+
 static void on_synced(void *userdata)
 {
 	struct tj_controller *c = userdata;
@@ -562,11 +568,13 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 {
 	struct tj_controller *c = calloc(1, sizeof(*c));
 	struct tj_reflector_handlers trainjobs = { on_trainjob, on_trainjob_update, on_trainjob,
-		                                   on_synced, NULL };
+		                                   on_synced,   on_informer_error,  NULL };
 	struct tj_reflector_handlers runtimes = { on_runtime, on_runtime_update, on_runtime,
-		                                  on_synced, NULL };
-	struct tj_reflector_handlers pods = { on_pod, on_pod_update, on_pod, on_synced, NULL };
-	struct tj_reflector_handlers nodes = { on_node, on_node_update, on_node, on_synced, NULL };
+		                                  on_synced,  on_informer_error, NULL };
+	struct tj_reflector_handlers pods = { on_pod,    on_pod_update,     on_pod,
+		                              on_synced, on_informer_error, NULL };
+	struct tj_reflector_handlers nodes = { on_node,   on_node_update,    on_node,
+		                               on_synced, on_informer_error, NULL };
 	int rc;
 
 	if (!c)

@@ -138,6 +138,8 @@ static int set_string(char **field, const char *s)
 static void fail(struct tj_reflector *r, const char *what, const char *error)
 {
 	snprintf(r->last_error, sizeof(r->last_error), "%s %s: %s", what, r->name, error);
+	if (r->handlers.on_error)
+		r->handlers.on_error(r->last_error, r->handlers.userdata);
 }
 
 static void start_list(struct tj_reflector *r);
@@ -289,7 +291,7 @@ static void request_page(struct tj_reflector *r);
 static void on_page(struct tj_response *resp, void *userdata)
 {
 	struct tj_reflector *r = userdata;
-	const cJSON *meta, *item;
+	const cJSON *meta, *items, *item;
 	const char *cont;
 	int rc;
 
@@ -297,6 +299,17 @@ static void on_page(struct tj_response *resp, void *userdata)
 	if (resp->rc < 0) {
 		r->stats.list_errors++;
 		fail(r, "list", resp->error);
+		schedule(r, TJ_REFLECTOR_RELIST);
+		return;
+	}
+	/* A list reply without its items is no empty list: taken as one, it would delete the
+	 * whole cache. */
+	items = tj_field(resp->body, "items");
+	if (!cJSON_IsArray(items)) {
+		r->stats.list_errors++;
+		fail(r, "list", "the reply has no items array");
+		free(r->continue_token);
+		r->continue_token = NULL;
 		schedule(r, TJ_REFLECTOR_RELIST);
 		return;
 	}
@@ -308,7 +321,7 @@ static void on_page(struct tj_response *resp, void *userdata)
 			goto fail;
 		tj_store_replace_begin(r->store);
 	}
-	cJSON_ArrayForEach(item, tj_field(resp->body, "items"))
+	cJSON_ArrayForEach(item, items)
 	{
 		rc = apply_object(r, item, true);
 		if (rc < 0)

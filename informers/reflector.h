@@ -4,6 +4,8 @@
  * resourceVersion with bookmarks and a randomised timeout; it watches again when a stream
  * ends, lists again after 410 Expired (synthesising deletes for objects that vanished), and
  * backs off like client-go (0.8 s doubling to 30 s, jittered, reset after 2 min healthy).
+ * A list reply without an items array is refused like a failed page, never read as an
+ * empty list.
  *
  * Handlers run after the store is updated, on the loop, one event at a time. They must be
  * quick (put a key into a workqueue) and must not free the reflector. Objects passed to them
@@ -108,6 +110,9 @@ struct tj_reflector_handlers {
 	void (*on_delete)(const void *obj, void *userdata);
 	/* Once, after the first full list is in the store and its handlers have run. */
 	void (*on_synced)(void *userdata);
+	/* Each failure, as tj_reflector_last_error() then says it ("list pods: ..."), for the
+	 * log; the reflector retries by itself. */
+	void (*on_error)(const char *message, void *userdata);
 	void *userdata;
 };
 
@@ -127,7 +132,7 @@ struct tj_reflector_config {
 
 struct tj_reflector_stats {
 	uint64_t lists;       /* full lists completed */
-	uint64_t list_errors; /* pages that failed */
+	uint64_t list_errors; /* pages that failed, or were refused (no items array) */
 	uint64_t watches;     /* watches started */
 	uint64_t events;      /* watch events received, bookmarks included */
 	uint64_t skipped;     /* objects the projection refused */

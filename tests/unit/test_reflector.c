@@ -133,6 +133,8 @@ struct fake {
 	/* what the handlers saw */
 	char log[2048];
 	int synced;
+	int errors;      /* on_error calls */
+	char error[256]; /* the last one's message */
 	struct tj_reflector *r;
 };
 
@@ -220,6 +222,14 @@ static void on_delete(const void *obj, void *ud)
 	logf_(ud, "delete %s@%s; ", p->name, p->resource_version);
 }
 
+static void on_error(const char *message, void *ud)
+{
+	struct fake *f = ud;
+
+	f->errors++;
+	snprintf(f->error, sizeof(f->error), "%s", message);
+}
+
 static void on_synced(void *ud)
 {
 	struct fake *f = ud;
@@ -238,7 +248,7 @@ static struct fake *fake_new_with(const struct tj_store_ops *ops)
 		.label_selector = TJ_POD_SELECTOR,
 		.project = tj_pod_project,
 		.store_ops = ops,
-		.handlers = { on_add, on_update, on_delete, on_synced, &f },
+		.handlers = { on_add, on_update, on_delete, on_synced, on_error, &f },
 		.backoff_initial_ms = 1,
 		.backoff_cap_ms = 4,
 		.seed = 42,
@@ -276,23 +286,30 @@ static char *pod_json(const char *name, const char *rv, const char *node)
 	return b;
 }
 
-/* Answers the list request in flight with a page (items is a JSON array text). */
-static void answer_page(struct fake *f, const char *rv, const char *cont, const char *items)
+/* Answers the list request in flight with 200 and this JSON body. */
+static void answer_body(struct fake *f, const char *body)
 {
-	char body[8192];
 	struct tj_response resp = { .http_status = 200, .error = "" };
 	tj_response_fn fn = f->list_fn;
 
-	snprintf(body, sizeof(body),
-	         "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{"
-	         "\"resourceVersion\":\"%s\",\"continue\":\"%s\"},\"items\":%s}",
-	         rv, cont, items);
 	resp.body = cJSON_Parse(body);
 	assert_non_null(resp.body);
 	assert_non_null(fn);
 	f->list_fn = NULL;
 	fn(&resp, f->list_ud);
 	cJSON_Delete(resp.body);
+}
+
+/* Answers the list request in flight with a page (items is a JSON array text). */
+static void answer_page(struct fake *f, const char *rv, const char *cont, const char *items)
+{
+	char body[8192];
+
+	snprintf(body, sizeof(body),
+	         "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"metadata\":{"
+	         "\"resourceVersion\":\"%s\",\"continue\":\"%s\"},\"items\":%s}",
+	         rv, cont, items);
+	answer_body(f, body);
 }
 
 static void fail_page(struct fake *f, long http, int code, const char *reason)
@@ -499,6 +516,8 @@ static void test_expired_relists_and_synthesises_deletes(void **state)
 	end_watch(f, 0, 0, 0, NULL);
 	assert_string_equal(tj_reflector_last_error(f->r),
 	                    "watch pods: too old resource version: 5 (100)");
+	assert_int_equal(f->errors, 1);
+	assert_string_equal(f->error, "watch pods: too old resource version: 5 (100)");
 	/* A relist after a backoff wait, never at once. */
 	assert_int_equal(f->lists, 2);
 	assert_null(f->list_fn);
@@ -591,6 +610,102 @@ static void test_list_failures_retry(void **state)
 	fake_free(f);
 }
 
+/* The cache as list_initial() left it: p0 and p1 on n1, p2 on n2, all of job j. */
+static void assert_initial_cache(struct fake *f)
+{
+	const struct tj_store *st = tj_reflector_store(f->r);
+
+	assert_int_equal(tj_store_len(st), 3);
+	assert_string_equal(cached(f, "ns/p0")->resource_version, "90");
+	assert_string_equal(cached(f, "ns/p1")->resource_version, "95");
+	assert_string_equal(cached(f, "ns/p2")->resource_version, "99");
+	assert_int_equal(tj_store_index_count(st, TJ_POD_INDEX_NODE, "n1"), 2);
+	assert_int_equal(tj_store_index_count(st, TJ_POD_INDEX_NODE, "n2"), 1);
+	assert_int_equal(tj_store_index_count(st, TJ_POD_INDEX_TRAINJOB, "ns/j"), 3);
+}
+
+/* Ends the watch of list_initial() with 410 and lets the backoff pass: the relist's first
+ * page is then requested. */
+static void start_relist(struct fake *f)
+{
+	end_watch(f, -EREMOTEIO, 410, 410, "Gone");
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->lists, 3);
+	assert_string_equal(f->last_continue, "");
+	f->log[0] = '\0';
+	f->errors = 0;
+}
+
+struct no_items_case {
+	const char *name;
+	const char *body;
+	bool first_list; /* the first list (empty cache) rather than a relist */
+};
+
+static const struct no_items_case no_items_cases[] = {
+	{ "no items", "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"200\"}}", false },
+	{ "items null", "{\"metadata\":{\"resourceVersion\":\"200\"},\"items\":null}", false },
+	{ "items an object", "{\"metadata\":{\"resourceVersion\":\"200\"},\"items\":{}}", false },
+	{ "items a string", "{\"metadata\":{\"resourceVersion\":\"200\"},\"items\":\"[]\"}",
+	  false },
+	{ "body an array", "[]", false },
+	{ "no items in the first list", "{\"metadata\":{\"resourceVersion\":\"200\"}}", true },
+};
+
+/* case: a 200 list reply without an items array is refused like a failed page: the cache
+ * is unchanged (never emptied), no handler runs, no watch starts, the error is counted and
+ * told, and the list is retried from its first page after a backoff wait. */
+static void test_list_without_items_is_refused(void **state)
+{
+	for (size_t i = 0; i < sizeof(no_items_cases) / sizeof(no_items_cases[0]); i++) {
+		const struct no_items_case *c = &no_items_cases[i];
+		struct fake *f = fake_new();
+		struct tj_reflector_stats st;
+		int lists;
+
+		print_message("# case: %s\n", c->name);
+		if (c->first_list) {
+			assert_int_equal(tj_reflector_start(f->r), 0);
+		} else {
+			list_initial(f);
+			start_relist(f);
+		}
+		lists = f->lists;
+		answer_body(f, c->body);
+		assert_string_equal(f->log, "");
+		if (c->first_list) {
+			assert_false(tj_reflector_has_synced(f->r));
+			assert_int_equal(tj_store_len(tj_reflector_store(f->r)), 0);
+			assert_int_equal(f->watches, 0);
+		} else {
+			assert_initial_cache(f);
+			assert_int_equal(f->watches, 1);
+		}
+		tj_reflector_stats(f->r, &st);
+		assert_int_equal(st.list_errors, 1);
+		assert_int_equal(st.lists, c->first_list ? 0 : 1);
+		assert_int_equal(st.synthesised_deletes, 0);
+		assert_string_equal(tj_reflector_last_error(f->r),
+		                    "list pods: the reply has no items array");
+		assert_int_equal(f->errors, 1);
+		assert_string_equal(f->error, "list pods: the reply has no items array");
+		/* Retried after a wait, never at once, from the first page. */
+		assert_int_equal(f->lists, lists);
+		assert_null(f->list_fn);
+		uv_run(&f->loop, UV_RUN_DEFAULT);
+		assert_int_equal(f->lists, lists + 1);
+		assert_string_equal(f->last_continue, "");
+		answer_page(f, "210", "", "[]");
+		tj_reflector_stats(f->r, &st);
+		assert_int_equal(st.lists, c->first_list ? 1 : 2);
+		assert_int_equal(st.synthesised_deletes, c->first_list ? 0 : 3);
+		assert_int_equal(tj_store_len(tj_reflector_store(f->r)), 0);
+		assert_true(tj_reflector_has_synced(f->r));
+		assert_string_equal(f->last_watch_rv, "210");
+		fake_free(f);
+	}
+}
+
 static void test_free_cancels_in_flight(void **state)
 {
 	struct fake *f = fake_new();
@@ -613,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_expired_relists_and_synthesises_deletes),
 		cmocka_unit_test(test_http_410_and_429),
 		cmocka_unit_test(test_list_failures_retry),
+		cmocka_unit_test(test_list_without_items_is_refused),
 		cmocka_unit_test(test_free_cancels_in_flight),
 	};
 	return cmocka_run_group_tests_name("reflector", tests, NULL, NULL);
