@@ -16,7 +16,9 @@
 #include "reconcilers/trainjob.h"
 #include "reconcilers/write_gate.h"
 
-/* Pods one TrainJob may have in the cache; the planner sees at most this many. */
+/* Pods one TrainJob may own: two attempts of its largest size, and some. A job that owns
+ * more (something else creates pods in its name) is not planned: a plan from part of its
+ * pods could create or delete the wrong ones. */
 #define MAX_PODS_PER_JOB (2 * TJ_MAX_NODES + 64)
 
 /* A key being reconciled. */
@@ -444,21 +446,6 @@ static void expect_created_pods(struct tj_controller *c, const char *key,
 	free(names);
 }
 
-/* The pods of the job, from the index of the pod cache. */
-static size_t job_pods(struct tj_controller *c, const char *key, const struct tj_pod **pods,
-                       size_t max)
-{
-	struct tj_store_iter it;
-	const struct tj_pod *pod;
-	size_t n = 0;
-
-	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_TRAINJOB, key,
-	                    &it);
-	while ((pod = tj_store_iter_next(&it)) && n < max)
-		pods[n++] = pod;
-	return n;
-}
-
 static int reconcile(struct tj_controller *c, struct reconcile *r)
 {
 	const struct tj_trainjob *job =
@@ -466,6 +453,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	const struct tj_runtime *runtime = NULL;
 	struct tj_problem why = { "", "" };
 	const struct tj_pod **pods = NULL;
+	size_t n_pods = 0;
 	struct tj_plan *plan = NULL;
 	uint64_t now = now_ns(), wait_ms = 0;
 	int rc;
@@ -490,16 +478,20 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	}
 	if (tj_runtime_resolve(job, lookup_runtime, c, &runtime, &why) < 0)
 		runtime = NULL;
-	pods = calloc(MAX_PODS_PER_JOB, sizeof(*pods));
-	if (!pods)
-		return -ENOMEM;
+	rc = tj_pod_collect_owned(tj_reflector_store(c->informers->pods), r->key, job->uid,
+	                          MAX_PODS_PER_JOB, &pods, &n_pods);
+	if (rc == -E2BIG)
+		tj_log_error("reconciler", "TrainJob owns more pods than the planner takes",
+		             TJ_STR("trainjob", r->key), TJ_INT("limit", MAX_PODS_PER_JOB));
+	if (rc < 0)
+		return rc;
 	struct tj_plan_input in = {
 		.job = job,
 		.runtime = runtime,
 		.runtime_problem = runtime ? NULL : &why,
 		.config = c->config,
 		.pods = pods,
-		.n_pods = job_pods(c, r->key, pods, MAX_PODS_PER_JOB),
+		.n_pods = n_pods,
 		.node_lookup = lookup_node,
 		.node_ctx = c,
 		.now = (int64_t)(now / 1000000000ull),

@@ -124,8 +124,9 @@ struct tj_plan_input {
 	const struct tj_runtime *runtime;
 	const struct tj_problem *runtime_problem;
 	const struct tj_config *config; /* GPU classes and failure policy; NULL = none, defaults */
-	/* The pods labelled trainer.kubeflow.org/trainjob-name=<job>; those whose controller
-	 * owner is not this job (a namesake's leftovers) are ignored. */
+	/* The job's pods: the controller passes those labelled
+	 * trainer.kubeflow.org/trainjob-name=<job> whose controller owner is this job; any
+	 * other (a namesake's leftovers) is ignored all the same. */
 	const struct tj_pod *const *pods;
 	size_t n_pods;
 	/* The Node cache, for node health; NULL: every node counts as healthy. A node it does

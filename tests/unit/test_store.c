@@ -431,6 +431,114 @@ static void test_pod_store_ops(void **state)
 	tj_store_free(s);
 }
 
+/* A pod built by hand: namespace "a", the TrainJob label job, controller owner uid owner
+ * (NULL: none). */
+static struct tj_pod *pod_new(const char *name, const char *job, const char *owner)
+{
+	struct tj_pod *p = calloc(1, sizeof(*p));
+
+	assert_non_null(p);
+	p->namespace = strdup("a");
+	p->name = strdup(name);
+	p->trainjob = job ? strdup(job) : NULL;
+	p->owner_uid = owner ? strdup(owner) : NULL;
+	p->rank = p->attempt = -1;
+	assert_true(p->namespace && p->name && (!job || p->trainjob) && (!owner || p->owner_uid));
+	return p;
+}
+
+struct owned_case {
+	const char *name;
+	const char *job_key;
+	const char *owner_uid;
+	size_t max;
+	int want_rc;
+	const char *want; /* the names returned, sorted */
+};
+
+static const struct owned_case owned_cases[] = {
+	{ "own pods among many foreign ones", "a/j", "uid-j", 4, 0, "j-0,j-1,j-2" },
+	{ "the bound counts own pods only", "a/j", "uid-j", 3, 0, "j-0,j-1,j-2" },
+	{ "more own pods than the bound", "a/j", "uid-j", 2, -E2BIG, NULL },
+	{ "the namesake's own", "a/j", "uid-old", 10, 0, "old-0" },
+	{ "an owner with no pods", "a/j", "uid-none", 10, 0, "" },
+	{ "no uid owns nothing", "a/j", "", 10, 0, "" },
+	{ "NULL uid owns nothing", "a/j", NULL, 10, 0, "" },
+	{ "a job with no pods", "a/none", "uid-j", 10, 0, "" },
+	{ "another job's owner", "a/k", "uid-j", 10, 0, "" },
+};
+
+/* case: the pods of a job are those its label names and its uid controls; pods labelled
+ * with its name for another owner, more of them than the 8,256 the controller once cut the
+ * list at, neither appear nor count against the bound. */
+static void test_pod_collect_owned(void **state)
+{
+	enum {
+		FOREIGN = 8300
+	};
+	struct tj_store *s;
+
+	assert_int_equal(tj_store_new(&tj_pod_store_ops, &s), 0);
+	for (int i = 0; i < FOREIGN; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "foreign-%d", i);
+		/* Every other one without any owner at all. */
+		assert_int_equal(
+		        tj_store_upsert(s, pod_new(name, "j", i % 2 ? "uid-other" : NULL), NULL),
+		        0);
+	}
+	assert_int_equal(tj_store_upsert(s, pod_new("j-0", "j", "uid-j"), NULL), 0);
+	assert_int_equal(tj_store_upsert(s, pod_new("j-1", "j", "uid-j"), NULL), 0);
+	assert_int_equal(tj_store_upsert(s, pod_new("j-2", "j", "uid-j"), NULL), 0);
+	assert_int_equal(tj_store_upsert(s, pod_new("old-0", "j", "uid-old"), NULL), 0);
+	/* The same owner, but not labelled for the job: another job's pod. */
+	assert_int_equal(tj_store_upsert(s, pod_new("k-0", "k", "uid-k"), NULL), 0);
+	assert_int_equal(tj_store_upsert(s, pod_new("unlabelled", NULL, "uid-j"), NULL), 0);
+	assert_int_equal(tj_store_index_count(s, TJ_POD_INDEX_TRAINJOB, "a/j"), FOREIGN + 4);
+
+	for (size_t i = 0; i < sizeof(owned_cases) / sizeof(owned_cases[0]); i++) {
+		const struct owned_case *c = &owned_cases[i];
+		const struct tj_pod **pods = (const struct tj_pod **)0x1;
+		size_t n = 99;
+		char names[256] = "";
+
+		print_message("# case: %s\n", c->name);
+		assert_int_equal(
+		        tj_pod_collect_owned(s, c->job_key, c->owner_uid, c->max, &pods, &n),
+		        c->want_rc);
+		if (c->want_rc < 0) {
+			/* Nothing is returned. */
+			assert_ptr_equal(pods, (const struct tj_pod **)0x1);
+			assert_int_equal(n, 99);
+			continue;
+		}
+		for (size_t j = 0; j < n; j++) {
+			assert_string_equal(pods[j]->owner_uid, c->owner_uid);
+			assert_string_equal(pods[j]->trainjob, "j");
+		}
+		/* Sorted as the store's iteration gives no order. */
+		for (size_t j = 1; j < n; j++)
+			for (size_t k = j; k > 0 && strcmp(pods[k - 1]->name, pods[k]->name) > 0;
+			     k--) {
+				const struct tj_pod *t = pods[k];
+
+				pods[k] = pods[k - 1];
+				pods[k - 1] = t;
+			}
+		for (size_t j = 0; j < n; j++) {
+			if (j)
+				strncat(names, ",", sizeof(names) - strlen(names) - 1);
+			strncat(names, pods[j]->name, sizeof(names) - strlen(names) - 1);
+		}
+		assert_string_equal(names, c->want);
+		if (n == 0)
+			assert_null(pods);
+		free(pods);
+	}
+	tj_store_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +548,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_swap_exchanges_contents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_objects, setup, teardown),
 		cmocka_unit_test(test_pod_store_ops),
+		cmocka_unit_test(test_pod_collect_owned),
 	};
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }
