@@ -420,30 +420,19 @@ static bool pod_seen(const char *name, void *ctx)
 	       tj_store_get(tj_reflector_store(l->c->informers->pods), key) != NULL;
 }
 
-/* The plan's pod creates are expected in the cache before the job is planned again. */
-static void expect_created_pods(struct tj_controller *c, const char *key,
-                                const struct tj_plan *plan)
-{
-	const char **names;
-	size_t n = 0;
+/* How tj_expectations_start_plan() reaches the executor. */
+struct execute_call {
+	const struct tj_execute_config *config;
+	const struct tj_event_object *job;
+	int64_t now_ns;
+	struct tj_execution **ret;
+};
 
-	/* Most plans create nothing: no allocation for them. The job's expectations were met
-	 * (and so forgotten) before it was planned. */
-	for (size_t i = 0; i < plan->n_actions; i++)
-		n += plan->actions[i].kind == TJ_ACTION_CREATE_POD;
-	if (n == 0)
-		return;
-	names = calloc(n, sizeof(*names));
-	if (!names)
-		return;
-	n = 0;
-	for (size_t i = 0; i < plan->n_actions; i++)
-		if (plan->actions[i].kind == TJ_ACTION_CREATE_POD)
-			names[n++] = plan->actions[i].name;
-	/* Without memory the next plan may create a pod twice: AlreadyExists, adopted. */
-	tj_expectations_expect(c->expectations, key, names, n,
-	                       uv_now(c->loop) + EXPECTATION_TIMEOUT_MS);
-	free(names);
+static int start_execution(struct tj_plan *plan, void *ctx)
+{
+	const struct execute_call *call = ctx;
+
+	return tj_execute(call->config, call->job, plan, call->now_ns, call->ret);
 }
 
 static int reconcile(struct tj_controller *c, struct reconcile *r)
@@ -519,9 +508,11 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	};
 
 	memcpy(r->restart_reason, plan->restart_reason, sizeof(r->restart_reason));
-	expect_created_pods(c, r->key, plan);
-
-	return tj_execute(&ec, &obj, plan, (int64_t)now, &r->execution);
+	/* The plan's pod creates are expected in the cache before the job is planned again
+	 * (its expectations were met, and so forgotten, before it was planned). */
+	return tj_expectations_start_plan(
+	        c->expectations, r->key, plan, uv_now(c->loop) + EXPECTATION_TIMEOUT_MS,
+	        start_execution, &(struct execute_call){ &ec, &obj, (int64_t)now, &r->execution });
 }
 
 static void process(struct tj_workqueue *q, const char *key, void *userdata)
