@@ -4,15 +4,15 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <libfyaml.h>
+
+#include "base/fileio.h"
 
 /* Kubernetes' limits: a DNS-1123 subdomain (a label key's prefix) has at most 253
  * characters, a label value and a label key's name part at most 63. */
@@ -868,48 +868,20 @@ out_diag:
 	return r;
 }
 
-/* Reads a whole file of at most TJ_CONFIG_MAX_BYTES into a new buffer. */
+/* Reads the whole file (at most TJ_CONFIG_MAX_BYTES) into a new buffer. The reader refuses
+ * anything but a regular file, so that a FIFO at that path cannot block the loop on a
+ * reload. */
 static int read_file(const char *path, char **ret_buf, size_t *ret_len, char *err, size_t errlen)
 {
-	size_t cap = TJ_CONFIG_MAX_BYTES + 1, len = 0;
-	int r = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
+	int r = tj_read_file(path, TJ_CONFIG_MAX_BYTES, 0, ret_buf, ret_len);
+
+	if (r == -E2BIG)
+		snprintf(err, errlen, "%s:1: the file is larger than %d bytes", path,
+		         TJ_CONFIG_MAX_BYTES);
+	else if (r == -EINVAL)
+		snprintf(err, errlen, "%s: not a regular file", path);
+	else if (r < 0)
 		snprintf(err, errlen, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	char *buf = malloc(cap);
-	if (!buf) {
-		r = -ENOMEM;
-		goto out_fd;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			snprintf(err, errlen, "%s: %s", path, strerror(-r));
-			goto out_buf;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len == cap) {
-			r = -E2BIG;
-			snprintf(err, errlen, "%s:1: the file is larger than %d bytes", path,
-			         TJ_CONFIG_MAX_BYTES);
-			goto out_buf;
-		}
-	}
-	*ret_buf = buf;
-	*ret_len = len;
-	buf = NULL;
-out_buf:
-	free(buf);
-out_fd:
-	close(fd);
 	return r;
 }
 

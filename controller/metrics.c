@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
+
 #define MAX_COLLECTORS 8
 
 struct tj_series {
@@ -889,21 +891,18 @@ int tj_std_metrics_init_workqueue(const struct tj_std_metrics *m, const char *na
 
 /* ---- process_* from procfs ---- */
 
-static int read_file(const char *root, const char *rel, char *buf, size_t size)
+/* procfs files are read whole: /proc/stat grows with the number of CPUs. */
+#define PROC_FILE_MAX (1u << 20)
+
+/* Reads root/rel into a new NUL-terminated buffer. */
+static int read_proc_file(const char *root, const char *rel, char **ret)
 {
 	char path[512];
-	FILE *f;
-	size_t n;
+	size_t len;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, rel) >= sizeof(path))
 		return -ENAMETOOLONG;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return 0;
+	return tj_read_file(path, PROC_FILE_MAX, 0, ret, &len);
 }
 
 static void set_gauge(struct tj_metric *m, double v)
@@ -916,34 +915,39 @@ static void set_gauge(struct tj_metric *m, double v)
  * starttime (clock ticks since boot), 23 vsize (bytes), 24 rss (pages). */
 static void collect_stat(struct tj_metrics *reg)
 {
-	char buf[2048], sys[8192];
+	char *buf, *sys;
 	unsigned long long utime, stime, start, vsize;
 	long long rss;
 	const char *p, *btime;
 	long ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	int n;
 
-	if (read_file(reg->proc_root, "self/stat", buf, sizeof(buf)) < 0)
+	if (read_proc_file(reg->proc_root, "self/stat", &buf) < 0)
 		return;
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1,
-	                 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d"
-	                 " %*d %*d %llu %llu %lld",
-	                 &utime, &stime, &start, &vsize, &rss) != 5)
+	n = p ? sscanf(p + 1,
+	               " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d"
+	               " %*d %*d %llu %llu %lld",
+	               &utime, &stime, &start, &vsize, &rss)
+	      : 0;
+	free(buf);
+	if (n != 5)
 		return;
 	/* A counter that is sampled, not fed: its one series is written directly. */
 	reg->proc_cpu->series[0]->value = (double)(utime + stime) / (double)ticks;
 	set_gauge(reg->proc_vmem, (double)vsize);
 	set_gauge(reg->proc_rss, (double)rss * (double)page);
-	if (read_file(reg->proc_root, "stat", sys, sizeof(sys)) < 0)
+	if (read_proc_file(reg->proc_root, "stat", &sys) < 0)
 		return;
 	btime = strstr(sys, "\nbtime ");
 	if (btime)
 		set_gauge(reg->proc_start, strtod(btime + 7, NULL) + (double)start / (double)ticks);
+	free(sys);
 }
 
 static void collect_fds(struct tj_metrics *reg)
 {
-	char path[512], buf[4096];
+	char path[512], *buf;
 	const char *line;
 	struct dirent *e;
 	double n = 0;
@@ -958,7 +962,7 @@ static void collect_fds(struct tj_metrics *reg)
 		closedir(d);
 		set_gauge(reg->proc_open_fds, n);
 	}
-	if (read_file(reg->proc_root, "self/limits", buf, sizeof(buf)) < 0)
+	if (read_proc_file(reg->proc_root, "self/limits", &buf) < 0)
 		return;
 	line = strstr(buf, "Max open files");
 	if (line) {
@@ -968,6 +972,7 @@ static void collect_fds(struct tj_metrics *reg)
 		if (end != line + strlen("Max open files"))
 			set_gauge(reg->proc_max_fds, soft);
 	}
+	free(buf);
 }
 
 static void collect_process(void *userdata)

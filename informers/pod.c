@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rfc3339.h"
 #include "informers/intern.h"
 #include "informers/projection.h"
 #include "informers/store.h"

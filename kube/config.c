@@ -1,16 +1,14 @@
 /* Client configuration: source resolution, kubeconfig parsing and merging, in-cluster. */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <libfyaml.h>
 
+#include "base/fileio.h"
+#include "base/utf8.h"
 #include "kube/config.h"
 
 /* Limits on what a kubeconfig can make us hold. */
@@ -438,48 +436,6 @@ static int check_shape(const struct parser *p, struct fy_node *root)
 	return 0;
 }
 
-/* Offset of the first byte that is not part of well-formed UTF-8 (no overlong forms, no
- * surrogates, nothing above U+10FFFF), or len if there is none. */
-static size_t utf8_invalid_at(const unsigned char *s, size_t len)
-{
-	size_t i = 0;
-
-	while (i < len) {
-		unsigned char c = s[i];
-		size_t n;
-		unsigned cp;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			n = 3;
-			cp = c & 0x07;
-		} else {
-			return i;
-		}
-		if (n > len - i - 1)
-			return i;
-		for (size_t k = 1; k <= n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return i;
-			cp = cp << 6 | (s[i + k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return i;
-		i += n + 1;
-	}
-	return len;
-}
-
 struct parsed_doc {
 	struct fy_document *fyd; /* owned */
 	struct fy_node *root;
@@ -498,7 +454,7 @@ static int parse_doc(const struct tj_kube_doc *doc, char *err, size_t errlen,
 
 	/* A kubeconfig is UTF-8 text. Checking it first also keeps malformed bytes away from
 	 * libfyaml 0.7.12, whose scanner spins forever on some of them after a '%'. */
-	bad = utf8_invalid_at((const unsigned char *)doc->yaml, doc->len);
+	bad = tj_utf8_invalid_at(doc->yaml, doc->len);
 	if (bad < doc->len)
 		return fail(&d.p, NULL, "not valid UTF-8 (byte %zu)", bad);
 	fy_diag_cfg_default(&dcfg);
@@ -949,77 +905,6 @@ out_free:
 
 /* ---- files ------------------------------------------------------------------------------ */
 
-int tj_kube_read_file(const char *path, char **ret, size_t *ret_len)
-{
-	struct stat st;
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int fd, r;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		goto out_close;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (len + 1 >= cap) {
-			char *nb;
-
-			if (cap > TJ_KUBE_FILE_MAX) {
-				r = -E2BIG;
-				goto out_free;
-			}
-			cap = cap ? cap * 2 : 4096;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				r = -ENOMEM;
-				goto out_free;
-			}
-			buf = nb;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			goto out_free;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > TJ_KUBE_FILE_MAX) {
-			r = -E2BIG;
-			goto out_free;
-		}
-	}
-	if (!buf) {
-		buf = malloc(1);
-		if (!buf) {
-			r = -ENOMEM;
-			goto out_close;
-		}
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
-	close(fd);
-	return 0;
-
-out_free:
-	free(buf);
-out_close:
-	close(fd);
-	return r;
-}
-
 static int read_into(const char *path, char **pem, size_t *pem_len, const char *what, char *err,
                      size_t errlen)
 {
@@ -1027,7 +912,7 @@ static int read_into(const char *path, char **pem, size_t *pem_len, const char *
 
 	if (!path || *pem)
 		return 0;
-	r = tj_kube_read_file(path, pem, pem_len);
+	r = tj_read_file(path, TJ_KUBE_FILE_MAX, 0, pem, pem_len);
 	if (r < 0)
 		set_err(err, errlen, "%s %s: %s", what, path,
 		        r == -E2BIG ? "larger than 4 MiB" : strerror(-r));
@@ -1071,7 +956,7 @@ int tj_kube_config_in_cluster(const char *server, const char *dir, struct tj_kub
 		goto out_free;
 	/* The namespace file is how a controller learns its own namespace; without it the
 	 * controller still works in "default". */
-	r = tj_kube_read_file(ns_path, &ns, &ns_len);
+	r = tj_read_file(ns_path, TJ_KUBE_FILE_MAX, 0, &ns, &ns_len);
 	if (r == 0) {
 		while (ns_len > 0 && (ns[ns_len - 1] == '\n' || ns[ns_len - 1] == ' '))
 			ns[--ns_len] = '\0';
@@ -1122,7 +1007,7 @@ int tj_kube_config_load(const struct tj_kube_env *env, const char *context_overr
 	for (size_t i = 0; i < src.n_paths; i++) {
 		size_t len;
 
-		r = tj_kube_read_file(src.paths[i], &texts[n], &len);
+		r = tj_read_file(src.paths[i], TJ_KUBE_FILE_MAX, 0, &texts[n], &len);
 		/* Missing files in a $KUBECONFIG list are skipped, as client-go does. */
 		if (r == -ENOENT && src.optional)
 			continue;

@@ -123,9 +123,5 @@ int tj_kube_config_in_cluster(const char *server, const char *dir, struct tj_kub
 int tj_kube_config_load(const struct tj_kube_env *env, const char *context_override,
                         const char *sa_dir, struct tj_kube_config **ret, char *err, size_t errlen);
 
-/* Reads a whole regular file of at most TJ_KUBE_FILE_MAX bytes into a NUL-terminated buffer.
- * Returns 0, -errno, or -E2BIG. */
-int tj_kube_read_file(const char *path, char **ret, size_t *ret_len);
-
 /* Frees everything; accepts NULL; returns NULL. */
 struct tj_kube_config *tj_kube_config_free(struct tj_kube_config *cfg);

@@ -589,6 +589,17 @@ static void test_reload(void **state)
 	assert_string_equal(s.last_message, want);
 	assert_int_equal(tj_config_watch_config(w)->n_classes, 0);
 
+	/* A FIFO in its place: refused at once, never read (no writer would ever come, and the
+	 * loop would wait for it), and the config stays. */
+	assert_int_equal(mkfifo(s.path, 0600), 0);
+	alarm(10);
+	run_until(&loop, &s, 5);
+	alarm(0);
+	assert_int_equal(s.last_error, -EINVAL);
+	snprintf(want, sizeof(want), "%s: not a regular file", s.path);
+	assert_string_equal(s.last_message, want);
+	assert_int_equal(tj_config_watch_config(w)->n_classes, 0);
+
 	tj_config_watch_stop(w);
 	uv_close((uv_handle_t *)&s.guard, NULL);
 	assert_int_equal(uv_run(&loop, UV_RUN_DEFAULT), 0);
