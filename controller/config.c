@@ -439,40 +439,6 @@ static int parse_class(const struct parser *p, struct fy_node *node, int line, c
 	return 0;
 }
 
-/* The failure policy. The defaults: 3 restarts, as Kubeflow users know from JobSet's
- * examples; 60 s of grace, a little more than the node lifecycle controller's 40-50 s
- * node-monitor-grace-period, so that one missed heartbeat does not restart a gang; a
- * doubling backoff from 10 s to 5 min, as the kubelet's CrashLoopBackOff; exit codes 126
- * and 127 (the shell's "not executable" and "command not found"), which no restart can
- * mend. The GPU signals are the names deploy/config documents; a cluster whose health
- * checker uses others lists them in its config file. */
-static int default_exit_codes[] = { 126, 127 };
-static char *default_gpu_conditions[] = { "GpuUnhealthy", "XidError" };
-static char *default_gpu_taints[] = { "nvidia.com/gpu.unhealthy", "nvidia.com/gpu.xid" };
-static char *default_cordon_conditions[] = { "KernelDeadlock", "ReadonlyFilesystem" };
-
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-
-static const struct tj_failure_policy default_policy = {
-	.max_restarts = 3,
-	.node_grace_period_seconds = 60,
-	.backoff_initial_seconds = 10,
-	.backoff_max_seconds = 300,
-	.permanent_exit_codes = default_exit_codes,
-	.n_permanent_exit_codes = N_OF(default_exit_codes),
-	.gpu_conditions = default_gpu_conditions,
-	.n_gpu_conditions = N_OF(default_gpu_conditions),
-	.gpu_taints = default_gpu_taints,
-	.n_gpu_taints = N_OF(default_gpu_taints),
-	.fault_cordon_conditions = default_cordon_conditions,
-	.n_fault_cordon_conditions = N_OF(default_cordon_conditions),
-};
-
-const struct tj_failure_policy *tj_config_failure_policy(const struct tj_config *config)
-{
-	return config && config->failure_policy ? config->failure_policy : &default_policy;
-}
-
 static const char *const policy_fields[] = { "maxRestarts",
 	                                     "nodeGracePeriodSeconds",
 	                                     "restartBackoff",
@@ -539,15 +505,9 @@ static int field_sequence(const struct parser *p, struct fy_node *mapping, int l
 	return 0;
 }
 
-static void free_strings(char **strings, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(strings[i]);
-	free(strings);
-}
-
 /* A list of node condition types or taint keys; absent (or mapping NULL) keeps the
- * default, copied. */
+ * default, copied. The list is the caller's from the start, so that on an error it is freed
+ * with the config that holds it. */
 static int parse_names(const struct parser *p, struct fy_node *mapping, int line, const char *path,
                        const char *key, bool conditions, char **defaults, size_t n_defaults,
                        char ***ret, size_t *ret_n)
@@ -565,14 +525,14 @@ static int parse_names(const struct parser *p, struct fy_node *mapping, int line
 	char **names = calloc(n + 1, sizeof(*names));
 	if (!names)
 		return -ENOMEM;
+	*ret = names;
+	*ret_n = n;
 	void *iter = NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!seq) {
 			names[i] = strdup(defaults[i]);
-			if (!names[i]) {
-				free_strings(names, i);
+			if (!names[i])
 				return -ENOMEM;
-			}
 			continue;
 		}
 		struct fy_node *item = fy_node_sequence_iterate(seq, &iter);
@@ -589,26 +549,23 @@ static int parse_names(const struct parser *p, struct fy_node *mapping, int line
 			r = fail(p, item_line, item_path,
 			         "Ready is judged by its own rule (False or Unknown is unhealthy) "
 			         "and cannot be listed");
-		if (r < 0) {
-			free_strings(names, i + 1);
+		if (r < 0)
 			return r;
-		}
 	}
-	*ret = names;
-	*ret_n = n;
 	return 0;
 }
 
 static int parse_exit_codes(const struct parser *p, struct fy_node *mapping, int line,
                             struct tj_failure_policy *policy)
 {
+	const struct tj_failure_policy *defaults = tj_config_failure_policy(NULL);
 	struct fy_node *seq;
 	int seq_line,
 	        r = field_sequence(p, mapping, line, "failurePolicy.permanentExitCodes",
 	                           "permanentExitCodes", TJ_CONFIG_MAX_EXIT_CODES, &seq, &seq_line);
 	if (r < 0)
 		return r;
-	size_t n = seq ? (size_t)fy_node_sequence_item_count(seq) : N_OF(default_exit_codes);
+	size_t n = seq ? (size_t)fy_node_sequence_item_count(seq) : defaults->n_permanent_exit_codes;
 	policy->permanent_exit_codes = calloc(n + 1, sizeof(int));
 	if (!policy->permanent_exit_codes)
 		return -ENOMEM;
@@ -616,7 +573,7 @@ static int parse_exit_codes(const struct parser *p, struct fy_node *mapping, int
 	void *iter = NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!seq) {
-			policy->permanent_exit_codes[i] = default_exit_codes[i];
+			policy->permanent_exit_codes[i] = defaults->permanent_exit_codes[i];
 			continue;
 		}
 		struct fy_node *item = fy_node_sequence_iterate(seq, &iter);
@@ -634,6 +591,7 @@ static int parse_exit_codes(const struct parser *p, struct fy_node *mapping, int
 static int parse_failure_policy(const struct parser *p, struct fy_node *node, int line,
                                 struct tj_failure_policy *policy)
 {
+	const struct tj_failure_policy *defaults = tj_config_failure_policy(NULL);
 	const char *path = "failurePolicy";
 	int r = check_mapping(p, node, line, path, policy_fields,
 	                      "maxRestarts, nodeGracePeriodSeconds, restartBackoff, "
@@ -641,10 +599,10 @@ static int parse_failure_policy(const struct parser *p, struct fy_node *node, in
 	if (r < 0)
 		return r;
 	line = node_line(node, line);
-	policy->max_restarts = default_policy.max_restarts;
-	policy->node_grace_period_seconds = default_policy.node_grace_period_seconds;
-	policy->backoff_initial_seconds = default_policy.backoff_initial_seconds;
-	policy->backoff_max_seconds = default_policy.backoff_max_seconds;
+	policy->max_restarts = defaults->max_restarts;
+	policy->node_grace_period_seconds = defaults->node_grace_period_seconds;
+	policy->backoff_initial_seconds = defaults->backoff_initial_seconds;
+	policy->backoff_max_seconds = defaults->backoff_max_seconds;
 	r = field_int(p, node, line, path, "maxRestarts", 0, 1000, &policy->max_restarts);
 	if (r < 0)
 		return r;
@@ -689,29 +647,18 @@ static int parse_failure_policy(const struct parser *p, struct fy_node *node, in
 			return r;
 	}
 	r = parse_names(p, gpu, gline, "failurePolicy.gpuHealth", "conditions", true,
-	                default_gpu_conditions, N_OF(default_gpu_conditions),
+	                defaults->gpu_conditions, defaults->n_gpu_conditions,
 	                &policy->gpu_conditions, &policy->n_gpu_conditions);
 	if (r < 0)
 		return r;
 	r = parse_names(p, gpu, gline, "failurePolicy.gpuHealth", "taints", false,
-	                default_gpu_taints, N_OF(default_gpu_taints), &policy->gpu_taints,
+	                defaults->gpu_taints, defaults->n_gpu_taints, &policy->gpu_taints,
 	                &policy->n_gpu_taints);
 	if (r < 0)
 		return r;
 	return parse_names(p, node, line, "failurePolicy", "faultCordonConditions", true,
-	                   default_cordon_conditions, N_OF(default_cordon_conditions),
+	                   defaults->fault_cordon_conditions, defaults->n_fault_cordon_conditions,
 	                   &policy->fault_cordon_conditions, &policy->n_fault_cordon_conditions);
-}
-
-static void failure_policy_free(struct tj_failure_policy *policy)
-{
-	if (!policy)
-		return;
-	free(policy->permanent_exit_codes);
-	free_strings(policy->gpu_conditions, policy->n_gpu_conditions);
-	free_strings(policy->gpu_taints, policy->n_gpu_taints);
-	free_strings(policy->fault_cordon_conditions, policy->n_fault_cordon_conditions);
-	free(policy);
 }
 
 static int parse_root(const struct parser *p, struct fy_node *root, struct tj_config *config)
@@ -897,47 +844,6 @@ int tj_config_load_file(const char *path, struct tj_config **ret, char *err, siz
 	return r;
 }
 
-const struct tj_gpu_class *tj_config_find_class(const struct tj_config *config, const char *name)
-{
-	if (!config || !name)
-		return NULL;
-	for (size_t i = 0; i < config->n_classes; i++)
-		if (!strcmp(config->classes[i].name, name))
-			return &config->classes[i];
-	return NULL;
-}
-
-static void gpu_class_clear(struct tj_gpu_class *class)
-{
-	free(class->name);
-	free(class->resource);
-	free(class->arch);
-	for (size_t i = 0; i < class->n_node_labels; i++) {
-		free(class->node_labels[i].key);
-		free(class->node_labels[i].value);
-	}
-	free(class->node_labels);
-	for (size_t i = 0; i < class->n_tolerations; i++) {
-		free(class->tolerations[i].key);
-		free(class->tolerations[i].operator_);
-		free(class->tolerations[i].value);
-		free(class->tolerations[i].effect);
-	}
-	free(class->tolerations);
-}
-
-struct tj_config *tj_config_free(struct tj_config *config)
-{
-	if (!config)
-		return NULL;
-	for (size_t i = 0; i < config->n_classes; i++)
-		gpu_class_clear(&config->classes[i]);
-	free(config->classes);
-	failure_policy_free(config->failure_policy);
-	free(config);
-	return NULL;
-}
-
 /* Watching. */
 
 struct tj_config_watch {
@@ -1084,21 +990,4 @@ void tj_config_watch_stop(struct tj_config_watch *watch)
 		return;
 	uv_close((uv_handle_t *)&watch->timer, on_close);
 	uv_close((uv_handle_t *)&watch->event, on_close);
-}
-
-/* The classes deploy/config/config.yaml ships, for running and rendering without a file. */
-static struct tj_kv gh200_labels[] = { { "nvidia.com/gpu.product", "NVIDIA-GH200-480GB" } };
-static struct tj_kv h100_labels[] = { { "nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3" } };
-static struct tj_toleration gpu_tolerations[] = {
-	{ "nvidia.com/gpu", "Exists", NULL, "NoSchedule" },
-};
-static struct tj_gpu_class default_classes[] = {
-	{ "gh200", "nvidia.com/gpu", "arm64", gh200_labels, 1, gpu_tolerations, 1 },
-	{ "h100", "nvidia.com/gpu", "amd64", h100_labels, 1, gpu_tolerations, 1 },
-};
-static const struct tj_config builtin_config = { .classes = default_classes, .n_classes = 2 };
-
-const struct tj_config *tj_config_builtin(void)
-{
-	return &builtin_config;
 }

@@ -57,10 +57,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "controller/config.h"
 #include "informers/node.h"
 #include "informers/pod.h"
 #include "reconcilers/runtime.h"
+#include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
 
 enum tj_action_kind {
