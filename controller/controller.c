@@ -6,15 +6,15 @@
 #include <string.h>
 #include <time.h>
 
+#include "controller/executor.h"
 #include "controller/expectations.h"
 #include "controller/log.h"
 #include "controller/workqueue.h"
+#include "controller/write_gate.h"
 #include "informers/informers.h"
-#include "reconcilers/executor.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/trainjob.h"
-#include "reconcilers/write_gate.h"
 
 /* Pods one TrainJob may own: two attempts of its largest size, and some. A job that owns
  * more (something else creates pods in its name) is not planned: a plan from part of its

@@ -12,8 +12,8 @@
 #include "controller/metrics.h"
 #include "controller/recorder.h"
 #include "controller/workqueue.h"
+#include "controller/write_gate.h"
 #include "kube/client.h"
-#include "reconcilers/write_gate.h"
 
 /* The name of the controller in metrics and logs, as controller-runtime would name it. */
 #define TJ_CONTROLLER_NAME "trainjob"

@@ -109,7 +109,7 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_worker_restarts_total;   /* counter {reason} */
 	struct tj_metric *trainjob_time_to_running_seconds; /* histogram */
 	struct tj_metric *trainjob_jobs;                    /* gauge {state} */
-	/* the write gate (reconcilers/write_gate.h) */
+	/* the write gate (controller/write_gate.h) */
 	struct tj_metric *trainjob_write_gate_waiting;        /* gauge */
 	struct tj_metric *trainjob_write_gate_deferred_total; /* counter */
 	struct tj_metric *trainjob_write_gate_expired_total;  /* counter */

@@ -84,8 +84,8 @@ enum tj_action_kind {
 struct tj_action {
 	enum tj_action_kind kind;
 	int stage;
-	/* Bookkeeping nobody waits for in the same second (write_gate.h): the Service, a status
-	 * patch that only reports progress, an event. Pod creates and deletes, and a status
+	/* Bookkeeping nobody waits for in the same second (controller/write_gate.h): the Service, a
+	 * status patch that only reports progress, an event. Pod creates and deletes, and a status
 	 * patch that records a restart or a failure (stage 0 of its plan), are urgent. */
 	bool deferrable;
 	char name[TJ_NAME_MAX]; /* CREATE_*: the object's name; DELETE_POD: the pod */
