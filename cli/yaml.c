@@ -1,4 +1,4 @@
-#include "controller/yaml.h"
+#include "cli/yaml.h"
 
 #include <errno.h>
 #include <libfyaml.h>
