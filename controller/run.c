@@ -8,7 +8,7 @@
 
 #include <uv.h>
 
-#include "controller/config.h"
+#include "controller/config_watch.h"
 #include "controller/controller.h"
 #include "controller/health.h"
 #include "controller/http.h"
