@@ -244,33 +244,8 @@ static struct tj_exec_config *copy_exec(const struct tj_exec_config *src)
 	return e;
 
 out_free:
-	for (size_t i = 0; e->args && i < e->n_args; i++)
-		free(e->args[i]);
-	for (size_t i = 0; e->env && i < e->n_env; i++)
-		free(e->env[i]);
-	free(e->args);
-	free(e->env);
-	free(e->command);
-	free(e->api_version);
-	free(e->install_hint);
-	free(e);
+	tj_exec_config_free(e);
 	return NULL;
-}
-
-static void free_exec(struct tj_exec_config *e)
-{
-	if (!e)
-		return;
-	for (size_t i = 0; i < e->n_args; i++)
-		free(e->args[i]);
-	for (size_t i = 0; i < e->n_env; i++)
-		free(e->env[i]);
-	free(e->args);
-	free(e->env);
-	free(e->command);
-	free(e->api_version);
-	free(e->install_hint);
-	free(e);
 }
 
 int tj_credentials_new(uv_loop_t *loop, const struct tj_kube_config *cfg,
@@ -298,7 +273,7 @@ int tj_credentials_new(uv_loop_t *loop, const struct tj_kube_config *cfg,
 	return 0;
 
 out_free:
-	free_exec(c->exec);
+	tj_exec_config_free(c->exec);
 	free(c->token);
 	free(c->token_file);
 	free(c);
@@ -616,7 +591,7 @@ struct tj_credentials *tj_credentials_free(struct tj_credentials *c)
 	}
 	if (c->run)
 		end_run(c->run);
-	free_exec(c->exec);
+	tj_exec_config_free(c->exec);
 	free(c->exec_info);
 	tj_exec_credential_clear(&c->cred);
 	free(c->token);
