@@ -9,8 +9,8 @@
 #include <uv.h>
 
 #include "controller/config.h"
-#include "controller/metrics.h"
 #include "controller/recorder.h"
+#include "controller/std_metrics.h"
 #include "controller/workqueue.h"
 #include "controller/write_gate.h"
 #include "kube/client.h"
