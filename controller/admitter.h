@@ -19,7 +19,7 @@
 #include <uv.h>
 
 #include "controller/config.h"
-#include "controller/metrics.h"
+#include "controller/std_metrics.h"
 #include "informers/informers.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/trainjob.h"

@@ -1,18 +1,18 @@
-/* The controller's config file: parsing with libfyaml's document API, and reloading on
- * change with a libuv fs event on the file's directory. */
+/* The controller's config file: its schema, checked while parsing with libfyaml's document
+ * API. */
 #include "controller/config.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <libfyaml.h>
+
+#include "base/fileio.h"
 
 /* Kubernetes' limits: a DNS-1123 subdomain (a label key's prefix) has at most 253
  * characters, a label value and a label key's name part at most 63. */
@@ -439,64 +439,6 @@ static int parse_class(const struct parser *p, struct fy_node *node, int line, c
 	return 0;
 }
 
-/* The failure policy. The defaults: 3 restarts, as Kubeflow users know from JobSet's
- * examples; 60 s of grace, a little more than the node lifecycle controller's 40-50 s
- * node-monitor-grace-period, so that one missed heartbeat does not restart a gang; a
- * doubling backoff from 10 s to 5 min, as the kubelet's CrashLoopBackOff; exit codes 126
- * and 127 (the shell's "not executable" and "command not found"), which no restart can
- * mend. The GPU signals are the names deploy/config documents; a cluster whose health
- * checker uses others lists them in its config file. */
-static int default_exit_codes[] = { 126, 127 };
-static char *default_gpu_conditions[] = { "GpuUnhealthy", "XidError" };
-static char *default_gpu_taints[] = { "nvidia.com/gpu.unhealthy", "nvidia.com/gpu.xid" };
-static char *default_cordon_conditions[] = { "KernelDeadlock", "ReadonlyFilesystem" };
-
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-
-static const struct tj_failure_policy default_policy = {
-	.max_restarts = 3,
-	.node_grace_period_seconds = 60,
-	.backoff_initial_seconds = 10,
-	.backoff_max_seconds = 300,
-	.permanent_exit_codes = default_exit_codes,
-	.n_permanent_exit_codes = N_OF(default_exit_codes),
-	.gpu_conditions = default_gpu_conditions,
-	.n_gpu_conditions = N_OF(default_gpu_conditions),
-	.gpu_taints = default_gpu_taints,
-	.n_gpu_taints = N_OF(default_gpu_taints),
-	.fault_cordon_conditions = default_cordon_conditions,
-	.n_fault_cordon_conditions = N_OF(default_cordon_conditions),
-};
-
-const struct tj_failure_policy *tj_config_failure_policy(const struct tj_config *config)
-{
-	return config && config->failure_policy ? config->failure_policy : &default_policy;
-}
-
-static const struct tj_admission_policy default_admission = {
-	.enabled = true,
-	.backfill = true,
-	.pin_timeout_seconds = 60,
-};
-
-const struct tj_admission_policy *tj_config_admission(const struct tj_config *config)
-{
-	return config && config->admission ? config->admission : &default_admission;
-}
-
-static void admission_policy_free(struct tj_admission_policy *a)
-{
-	if (!a)
-		return;
-	for (size_t i = 0; i < a->n_limits; i++) {
-		free(a->limits[i].namespace);
-		free(a->limits[i].gpu_class);
-	}
-	free(a->limits);
-	free(a->topology_label);
-	free(a);
-}
-
 static const char *const policy_fields[] = { "maxRestarts",
 	                                     "nodeGracePeriodSeconds",
 	                                     "restartBackoff",
@@ -563,15 +505,9 @@ static int field_sequence(const struct parser *p, struct fy_node *mapping, int l
 	return 0;
 }
 
-static void free_strings(char **strings, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(strings[i]);
-	free(strings);
-}
-
 /* A list of node condition types or taint keys; absent (or mapping NULL) keeps the
- * default, copied. */
+ * default, copied. The list is the caller's from the start, so that on an error it is freed
+ * with the config that holds it. */
 static int parse_names(const struct parser *p, struct fy_node *mapping, int line, const char *path,
                        const char *key, bool conditions, char **defaults, size_t n_defaults,
                        char ***ret, size_t *ret_n)
@@ -589,14 +525,14 @@ static int parse_names(const struct parser *p, struct fy_node *mapping, int line
 	char **names = calloc(n + 1, sizeof(*names));
 	if (!names)
 		return -ENOMEM;
+	*ret = names;
+	*ret_n = n;
 	void *iter = NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!seq) {
 			names[i] = strdup(defaults[i]);
-			if (!names[i]) {
-				free_strings(names, i);
+			if (!names[i])
 				return -ENOMEM;
-			}
 			continue;
 		}
 		struct fy_node *item = fy_node_sequence_iterate(seq, &iter);
@@ -613,26 +549,24 @@ static int parse_names(const struct parser *p, struct fy_node *mapping, int line
 			r = fail(p, item_line, item_path,
 			         "Ready is judged by its own rule (False or Unknown is unhealthy) "
 			         "and cannot be listed");
-		if (r < 0) {
-			free_strings(names, i + 1);
+		if (r < 0)
 			return r;
-		}
 	}
-	*ret = names;
-	*ret_n = n;
 	return 0;
 }
 
 static int parse_exit_codes(const struct parser *p, struct fy_node *mapping, int line,
                             struct tj_failure_policy *policy)
 {
+	const struct tj_failure_policy *defaults = tj_config_failure_policy(NULL);
 	struct fy_node *seq;
 	int seq_line,
 	        r = field_sequence(p, mapping, line, "failurePolicy.permanentExitCodes",
 	                           "permanentExitCodes", TJ_CONFIG_MAX_EXIT_CODES, &seq, &seq_line);
 	if (r < 0)
 		return r;
-	size_t n = seq ? (size_t)fy_node_sequence_item_count(seq) : N_OF(default_exit_codes);
+	size_t n =
+	        seq ? (size_t)fy_node_sequence_item_count(seq) : defaults->n_permanent_exit_codes;
 	policy->permanent_exit_codes = calloc(n + 1, sizeof(int));
 	if (!policy->permanent_exit_codes)
 		return -ENOMEM;
@@ -640,7 +574,7 @@ static int parse_exit_codes(const struct parser *p, struct fy_node *mapping, int
 	void *iter = NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (!seq) {
-			policy->permanent_exit_codes[i] = default_exit_codes[i];
+			policy->permanent_exit_codes[i] = defaults->permanent_exit_codes[i];
 			continue;
 		}
 		struct fy_node *item = fy_node_sequence_iterate(seq, &iter);
@@ -658,6 +592,7 @@ static int parse_exit_codes(const struct parser *p, struct fy_node *mapping, int
 static int parse_failure_policy(const struct parser *p, struct fy_node *node, int line,
                                 struct tj_failure_policy *policy)
 {
+	const struct tj_failure_policy *defaults = tj_config_failure_policy(NULL);
 	const char *path = "failurePolicy";
 	int r = check_mapping(p, node, line, path, policy_fields,
 	                      "maxRestarts, nodeGracePeriodSeconds, restartBackoff, "
@@ -665,10 +600,10 @@ static int parse_failure_policy(const struct parser *p, struct fy_node *node, in
 	if (r < 0)
 		return r;
 	line = node_line(node, line);
-	policy->max_restarts = default_policy.max_restarts;
-	policy->node_grace_period_seconds = default_policy.node_grace_period_seconds;
-	policy->backoff_initial_seconds = default_policy.backoff_initial_seconds;
-	policy->backoff_max_seconds = default_policy.backoff_max_seconds;
+	policy->max_restarts = defaults->max_restarts;
+	policy->node_grace_period_seconds = defaults->node_grace_period_seconds;
+	policy->backoff_initial_seconds = defaults->backoff_initial_seconds;
+	policy->backoff_max_seconds = defaults->backoff_max_seconds;
 	r = field_int(p, node, line, path, "maxRestarts", 0, 1000, &policy->max_restarts);
 	if (r < 0)
 		return r;
@@ -713,29 +648,18 @@ static int parse_failure_policy(const struct parser *p, struct fy_node *node, in
 			return r;
 	}
 	r = parse_names(p, gpu, gline, "failurePolicy.gpuHealth", "conditions", true,
-	                default_gpu_conditions, N_OF(default_gpu_conditions),
+	                defaults->gpu_conditions, defaults->n_gpu_conditions,
 	                &policy->gpu_conditions, &policy->n_gpu_conditions);
 	if (r < 0)
 		return r;
 	r = parse_names(p, gpu, gline, "failurePolicy.gpuHealth", "taints", false,
-	                default_gpu_taints, N_OF(default_gpu_taints), &policy->gpu_taints,
+	                defaults->gpu_taints, defaults->n_gpu_taints, &policy->gpu_taints,
 	                &policy->n_gpu_taints);
 	if (r < 0)
 		return r;
 	return parse_names(p, node, line, "failurePolicy", "faultCordonConditions", true,
-	                   default_cordon_conditions, N_OF(default_cordon_conditions),
+	                   defaults->fault_cordon_conditions, defaults->n_fault_cordon_conditions,
 	                   &policy->fault_cordon_conditions, &policy->n_fault_cordon_conditions);
-}
-
-static void failure_policy_free(struct tj_failure_policy *policy)
-{
-	if (!policy)
-		return;
-	free(policy->permanent_exit_codes);
-	free_strings(policy->gpu_conditions, policy->n_gpu_conditions);
-	free_strings(policy->gpu_taints, policy->n_gpu_taints);
-	free_strings(policy->fault_cordon_conditions, policy->n_fault_cordon_conditions);
-	free(policy);
 }
 
 static int parse_root(const struct parser *p, struct fy_node *root, struct tj_config *config)
@@ -892,48 +816,19 @@ out_diag:
 	return r;
 }
 
-/* Reads a whole file of at most TJ_CONFIG_MAX_BYTES into a new buffer. */
-static int read_file(const char *path, char **ret_buf, size_t *ret_len, char *err, size_t errlen)
+int tj_config_read_file(const char *path, char **ret, size_t *ret_len, char *err, size_t errlen)
 {
-	size_t cap = TJ_CONFIG_MAX_BYTES + 1, len = 0;
-	int r = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
+	/* The reader refuses anything but a regular file, so that a FIFO at that path cannot
+	 * block the loop on a reload. */
+	int r = tj_read_file(path, TJ_CONFIG_MAX_BYTES, 0, ret, ret_len);
+
+	if (r == -E2BIG)
+		snprintf(err, errlen, "%s:1: the file is larger than %d bytes", path,
+		         TJ_CONFIG_MAX_BYTES);
+	else if (r == -EINVAL)
+		snprintf(err, errlen, "%s: not a regular file", path);
+	else if (r < 0)
 		snprintf(err, errlen, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	char *buf = malloc(cap);
-	if (!buf) {
-		r = -ENOMEM;
-		goto out_fd;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			snprintf(err, errlen, "%s: %s", path, strerror(-r));
-			goto out_buf;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len == cap) {
-			r = -E2BIG;
-			snprintf(err, errlen, "%s:1: the file is larger than %d bytes", path,
-			         TJ_CONFIG_MAX_BYTES);
-			goto out_buf;
-		}
-	}
-	*ret_buf = buf;
-	*ret_len = len;
-	buf = NULL;
-out_buf:
-	free(buf);
-out_fd:
-	close(fd);
 	return r;
 }
 
@@ -941,217 +836,10 @@ int tj_config_load_file(const char *path, struct tj_config **ret, char *err, siz
 {
 	char *buf;
 	size_t len;
-	int r = read_file(path, &buf, &len, err, errlen);
+	int r = tj_config_read_file(path, &buf, &len, err, errlen);
 	if (r < 0)
 		return r;
 	r = tj_config_parse(buf, len, path, ret, err, errlen);
 	free(buf);
 	return r;
-}
-
-const struct tj_gpu_class *tj_config_find_class(const struct tj_config *config, const char *name)
-{
-	if (!config || !name)
-		return NULL;
-	for (size_t i = 0; i < config->n_classes; i++)
-		if (!strcmp(config->classes[i].name, name))
-			return &config->classes[i];
-	return NULL;
-}
-
-static void gpu_class_clear(struct tj_gpu_class *class)
-{
-	free(class->name);
-	free(class->resource);
-	free(class->arch);
-	for (size_t i = 0; i < class->n_node_labels; i++) {
-		free(class->node_labels[i].key);
-		free(class->node_labels[i].value);
-	}
-	free(class->node_labels);
-	for (size_t i = 0; i < class->n_tolerations; i++) {
-		free(class->tolerations[i].key);
-		free(class->tolerations[i].operator_);
-		free(class->tolerations[i].value);
-		free(class->tolerations[i].effect);
-	}
-	free(class->tolerations);
-}
-
-struct tj_config *tj_config_free(struct tj_config *config)
-{
-	if (!config)
-		return NULL;
-	for (size_t i = 0; i < config->n_classes; i++)
-		gpu_class_clear(&config->classes[i]);
-	free(config->classes);
-	failure_policy_free(config->failure_policy);
-	admission_policy_free(config->admission);
-	free(config);
-	return NULL;
-}
-
-/* Watching. */
-
-struct tj_config_watch {
-	uv_fs_event_t event;
-	uv_timer_t timer;
-	int open_handles; /* handles not yet closed; the watch is freed at 0 */
-	char *path;       /* owned */
-	unsigned debounce_ms;
-	struct tj_config *config; /* owned; the current config */
-	char *seen;               /* owned; the content last read (parsed or not), NULL after a
-	                           * read error, so that the same content is not reported twice */
-	size_t seen_len;
-	tj_config_reload_cb cb;
-	void *userdata;
-};
-
-static void reload(uv_timer_t *timer)
-{
-	struct tj_config_watch *w = timer->data;
-	char err[512];
-	char *buf;
-	size_t len;
-	int r = read_file(w->path, &buf, &len, err, sizeof(err));
-	if (r < 0) {
-		free(w->seen);
-		w->seen = NULL;
-		w->cb(w->config, r, err, w->userdata);
-		return;
-	}
-	if (w->seen && w->seen_len == len && !memcmp(w->seen, buf, len)) {
-		free(buf);
-		return;
-	}
-	free(w->seen);
-	w->seen = buf;
-	w->seen_len = len;
-
-	struct tj_config *config;
-	r = tj_config_parse(buf, len, w->path, &config, err, sizeof(err));
-	if (r < 0) {
-		w->cb(w->config, r, err, w->userdata);
-		return;
-	}
-	struct tj_config *old = w->config;
-	w->config = config;
-	w->cb(config, 0, NULL, w->userdata);
-	tj_config_free(old);
-}
-
-static void on_dir_event(uv_fs_event_t *event, const char *filename, int events, int status)
-{
-	struct tj_config_watch *w = event->data;
-	if (status < 0) {
-		char err[512];
-		snprintf(err, sizeof(err), "%s: watching the directory failed: %s", w->path,
-		         uv_strerror(status));
-		w->cb(w->config, status, err, w->userdata);
-		return;
-	}
-	/* Any change in the directory may be the file's: a ConfigMap update renames the ..data
-	 * symlink, an editor may write a temporary file and rename it. Reading the file again
-	 * after the burst is cheaper than telling these apart. */
-	uv_timer_start(&w->timer, reload, w->debounce_ms, 0);
-}
-
-static void watch_free(struct tj_config_watch *w)
-{
-	tj_config_free(w->config);
-	free(w->seen);
-	free(w->path);
-	free(w);
-}
-
-static void on_close(uv_handle_t *handle)
-{
-	struct tj_config_watch *w = handle->data;
-	if (--w->open_handles == 0)
-		watch_free(w);
-}
-
-int tj_config_watch_start(uv_loop_t *loop, const char *path, unsigned debounce_ms,
-                          tj_config_reload_cb cb, void *userdata, struct tj_config_watch **ret,
-                          char *err, size_t errlen)
-{
-	struct tj_config_watch *w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	w->debounce_ms = debounce_ms;
-	w->cb = cb;
-	w->userdata = userdata;
-	int r = -ENOMEM;
-	w->path = strdup(path);
-	if (!w->path)
-		goto out_free;
-	r = read_file(path, &w->seen, &w->seen_len, err, errlen);
-	if (r < 0)
-		goto out_free;
-	r = tj_config_parse(w->seen, w->seen_len, path, &w->config, err, errlen);
-	if (r < 0)
-		goto out_free;
-
-	char *dir = strdup(path);
-	if (!dir) {
-		r = -ENOMEM;
-		goto out_free;
-	}
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
-
-	uv_timer_init(loop, &w->timer);
-	w->timer.data = w;
-	uv_fs_event_init(loop, &w->event);
-	w->event.data = w;
-	w->open_handles = 2;
-	r = uv_fs_event_start(&w->event, on_dir_event, dir, 0);
-	if (r < 0) {
-		snprintf(err, errlen, "%s: cannot watch %s: %s", path, dir, uv_strerror(r));
-		free(dir);
-		uv_close((uv_handle_t *)&w->timer, on_close);
-		uv_close((uv_handle_t *)&w->event, on_close);
-		return r;
-	}
-	free(dir);
-	*ret = w;
-	return 0;
-out_free:
-	watch_free(w);
-	return r;
-}
-
-const struct tj_config *tj_config_watch_config(const struct tj_config_watch *watch)
-{
-	return watch ? watch->config : NULL;
-}
-
-void tj_config_watch_stop(struct tj_config_watch *watch)
-{
-	if (!watch)
-		return;
-	uv_close((uv_handle_t *)&watch->timer, on_close);
-	uv_close((uv_handle_t *)&watch->event, on_close);
-}
-
-/* The classes deploy/config/config.yaml ships, for running and rendering without a file. */
-static struct tj_kv gh200_labels[] = { { "nvidia.com/gpu.product", "NVIDIA-GH200-480GB" } };
-static struct tj_kv h100_labels[] = { { "nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3" } };
-static struct tj_toleration gpu_tolerations[] = {
-	{ "nvidia.com/gpu", "Exists", NULL, "NoSchedule" },
-};
-static struct tj_gpu_class default_classes[] = {
-	{ "gh200", "nvidia.com/gpu", "arm64", gh200_labels, 1, gpu_tolerations, 1 },
-	{ "h100", "nvidia.com/gpu", "amd64", h100_labels, 1, gpu_tolerations, 1 },
-};
-static const struct tj_config builtin_config = { .classes = default_classes, .n_classes = 2 };
-
-const struct tj_config *tj_config_builtin(void)
-{
-	return &builtin_config;
 }

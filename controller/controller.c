@@ -7,17 +7,19 @@
 #include <time.h>
 
 #include "controller/admitter.h"
+#include "controller/executor.h"
 #include "controller/expectations.h"
 #include "controller/log.h"
 #include "controller/workqueue.h"
+#include "controller/write_gate.h"
 #include "informers/informers.h"
-#include "reconcilers/executor.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/trainjob.h"
-#include "reconcilers/write_gate.h"
 
-/* Pods one TrainJob may have in the cache; the planner sees at most this many. */
+/* Pods one TrainJob may own: two attempts of its largest size, and some. A job that owns
+ * more (something else creates pods in its name) is not planned: a plan from part of its
+ * pods could create or delete the wrong ones. */
 #define MAX_PODS_PER_JOB (2 * TJ_MAX_NODES + 64)
 
 /* A key being reconciled. */
@@ -305,6 +307,12 @@ static void on_node_update(const void *old, const void *new_obj, void *userdata)
 	on_node(new_obj, userdata);
 }
 
+/* A list or watch failed: the reflector retries by itself, the log says why it waits. */
+static void on_informer_error(const char *message, void *userdata)
+{
+	tj_log_warn("informer", "list or watch failed", TJ_STR("error", message));
+}
+
 static void on_synced(void *userdata)
 {
 	struct tj_controller *c = userdata;
@@ -488,45 +496,19 @@ static bool pod_seen(const char *name, void *ctx)
 	       tj_store_get(tj_reflector_store(l->c->informers->pods), key) != NULL;
 }
 
-/* The plan's pod creates are expected in the cache before the job is planned again. */
-static void expect_created_pods(struct tj_controller *c, const char *key,
-                                const struct tj_plan *plan)
+/* How tj_expectations_start_plan() reaches the executor. */
+struct execute_call {
+	const struct tj_execute_config *config;
+	const struct tj_event_object *job;
+	int64_t now_ns;
+	struct tj_execution **ret;
+};
+
+static int start_execution(struct tj_plan *plan, void *ctx)
 {
-	const char **names;
-	size_t n = 0;
+	const struct execute_call *call = ctx;
 
-	/* Most plans create nothing: no allocation for them. The job's expectations were met
-	 * (and so forgotten) before it was planned. */
-	for (size_t i = 0; i < plan->n_actions; i++)
-		n += plan->actions[i].kind == TJ_ACTION_CREATE_POD;
-	if (n == 0)
-		return;
-	names = calloc(n, sizeof(*names));
-	if (!names)
-		return;
-	n = 0;
-	for (size_t i = 0; i < plan->n_actions; i++)
-		if (plan->actions[i].kind == TJ_ACTION_CREATE_POD)
-			names[n++] = plan->actions[i].name;
-	/* Without memory the next plan may create a pod twice: AlreadyExists, adopted. */
-	tj_expectations_expect(c->expectations, key, names, n,
-	                       uv_now(c->loop) + EXPECTATION_TIMEOUT_MS);
-	free(names);
-}
-
-/* The pods of the job, from the index of the pod cache. */
-static size_t job_pods(struct tj_controller *c, const char *key, const struct tj_pod **pods,
-                       size_t max)
-{
-	struct tj_store_iter it;
-	const struct tj_pod *pod;
-	size_t n = 0;
-
-	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_TRAINJOB, key,
-	                    &it);
-	while ((pod = tj_store_iter_next(&it)) && n < max)
-		pods[n++] = pod;
-	return n;
+	return tj_execute(call->config, call->job, plan, call->now_ns, call->ret);
 }
 
 /* Whether a plan writes only its status and events. */
@@ -546,6 +528,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	const struct tj_runtime *runtime = NULL;
 	struct tj_problem why = { "", "" };
 	const struct tj_pod **pods = NULL;
+	size_t n_pods = 0;
 	struct tj_plan *plan = NULL;
 	struct tj_plan_admission admission = { 0 };
 	uint64_t now = now_ns(), wait_ms = 0;
@@ -572,16 +555,20 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	}
 	if (tj_runtime_resolve(job, lookup_runtime, c, &runtime, &why) < 0)
 		runtime = NULL;
-	pods = calloc(MAX_PODS_PER_JOB, sizeof(*pods));
-	if (!pods)
-		return -ENOMEM;
+	rc = tj_pod_collect_owned(tj_reflector_store(c->informers->pods), r->key, job->uid,
+	                          MAX_PODS_PER_JOB, &pods, &n_pods);
+	if (rc == -E2BIG)
+		tj_log_error("reconciler", "TrainJob owns more pods than the planner takes",
+		             TJ_STR("trainjob", r->key), TJ_INT("limit", MAX_PODS_PER_JOB));
+	if (rc < 0)
+		return rc;
 	struct tj_plan_input in = {
 		.job = job,
 		.runtime = runtime,
 		.runtime_problem = runtime ? NULL : &why,
 		.config = c->config,
 		.pods = pods,
-		.n_pods = job_pods(c, r->key, pods, MAX_PODS_PER_JOB),
+		.n_pods = n_pods,
 		.node_lookup = lookup_node,
 		.node_ctx = c,
 		.admission = tj_admitter_admission(c->admitter, job, r->key, &admission)
@@ -631,9 +618,14 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	};
 
 	memcpy(r->restart_reason, plan->restart_reason, sizeof(r->restart_reason));
-	expect_created_pods(c, r->key, plan);
-
-	return tj_execute(&ec, &obj, plan, (int64_t)now, &r->execution);
+	/* The plan's pod creates are expected in the cache before the job is planned again
+	 * (its expectations were met, and so forgotten, before it was planned). */
+	rc = tj_expectations_start_plan(
+	        c->expectations, r->key, plan, uv_now(c->loop) + EXPECTATION_TIMEOUT_MS,
+	        start_execution, &(struct execute_call){ &ec, &obj, (int64_t)now, &r->execution });
+	if (rc < 0 && r->admits)
+		tj_admitter_release(c->admitter, r->key);
+	return rc;
 }
 
 static void process(struct tj_workqueue *q, const char *key, void *userdata)
@@ -672,12 +664,14 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 {
 	struct tj_controller *c = calloc(1, sizeof(*c));
 	struct tj_reflector_handlers trainjobs = { on_trainjob, on_trainjob_update,
-		                                   on_trainjob_delete, on_synced, NULL };
+		                                   on_trainjob_delete, on_synced,
+		                                   on_informer_error, NULL };
 	struct tj_reflector_handlers runtimes = { on_runtime, on_runtime_update, on_runtime,
-		                                  on_synced, NULL };
-	struct tj_reflector_handlers pods = { on_pod_add, on_pod_update, on_pod_delete, on_synced,
-		                              NULL };
-	struct tj_reflector_handlers nodes = { on_node, on_node_update, on_node, on_synced, NULL };
+		                                  on_synced,  on_informer_error, NULL };
+	struct tj_reflector_handlers pods = { on_pod_add, on_pod_update,     on_pod_delete,
+		                              on_synced,  on_informer_error, NULL };
+	struct tj_reflector_handlers nodes = { on_node,   on_node_update,    on_node,
+		                               on_synced, on_informer_error, NULL };
 	int rc;
 
 	if (!c)

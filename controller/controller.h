@@ -9,11 +9,11 @@
 #include <uv.h>
 
 #include "controller/config.h"
-#include "controller/metrics.h"
 #include "controller/recorder.h"
+#include "controller/std_metrics.h"
 #include "controller/workqueue.h"
+#include "controller/write_gate.h"
 #include "kube/client.h"
-#include "reconcilers/write_gate.h"
 
 /* The name of the controller in metrics and logs, as controller-runtime would name it. */
 #define TJ_CONTROLLER_NAME "trainjob"

@@ -84,6 +84,43 @@ fail:
 	return -ENOMEM;
 }
 
+/* Records the pods plan creates as key's expectations. */
+static void expect_created_pods(struct tj_expectations *x, const char *key,
+                                const struct tj_plan *plan, uint64_t deadline_ms)
+{
+	const char **names;
+	size_t n = 0;
+
+	/* Most plans create nothing: no allocation for them. */
+	for (size_t i = 0; i < plan->n_actions; i++)
+		n += plan->actions[i].kind == TJ_ACTION_CREATE_POD;
+	if (n == 0)
+		return;
+	names = calloc(n, sizeof(*names));
+	if (!names)
+		return;
+	n = 0;
+	for (size_t i = 0; i < plan->n_actions; i++)
+		if (plan->actions[i].kind == TJ_ACTION_CREATE_POD)
+			names[n++] = plan->actions[i].name;
+	tj_expectations_expect(x, key, names, n, deadline_ms);
+	free(names);
+}
+
+int tj_expectations_start_plan(struct tj_expectations *x, const char *key, struct tj_plan *plan,
+                               uint64_t deadline_ms, int (*start)(struct tj_plan *plan, void *ctx),
+                               void *ctx)
+{
+	int rc;
+
+	/* Before start: it takes the plan, and with it the names. */
+	expect_created_pods(x, key, plan, deadline_ms);
+	rc = start(plan, ctx);
+	if (rc < 0)
+		tj_expectations_forget(x, key);
+	return rc;
+}
+
 bool tj_expectations_met(struct tj_expectations *x, const char *key, uint64_t now_ms,
                          bool (*seen)(const char *name, void *ctx), void *ctx, uint64_t *wait_ms)
 {

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reconcilers/plan.h"
+
 struct tj_expectations;
 
 struct tj_expectations *tj_expectations_new(void);
@@ -21,6 +23,16 @@ struct tj_expectations *tj_expectations_free(struct tj_expectations *x);
  * replaces what key expected before. 0, or -ENOMEM (then key expects nothing). */
 int tj_expectations_expect(struct tj_expectations *x, const char *key, const char *const *names,
                            size_t n, uint64_t deadline_ms);
+
+/* Starts plan through start (the executor, bound by the caller), which takes the plan: key
+ * first expects the pods the plan creates, until deadline_ms (a plan that creates none
+ * changes nothing; without memory key expects nothing, and a repeated create is adopted
+ * as AlreadyExists). If start fails, those creates were never sent: key expects nothing
+ * again, so that the next plan does not wait for them until the deadline. Returns what
+ * start returned. */
+int tj_expectations_start_plan(struct tj_expectations *x, const char *key, struct tj_plan *plan,
+                               uint64_t deadline_ms, int (*start)(struct tj_plan *plan, void *ctx),
+                               void *ctx);
 
 /* key expects nothing any more (a failed write, a deleted job). */
 void tj_expectations_forget(struct tj_expectations *x, const char *key);

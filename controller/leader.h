@@ -23,7 +23,7 @@
 #include <cjson/cJSON.h>
 #include <uv.h>
 
-#include "controller/metrics.h"
+#include "controller/std_metrics.h"
 #include "kube/client.h"
 
 /* controller-runtime's defaults (component-base's LeaderElectionConfiguration). */

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/utf8.h"
+
 static enum tj_log_level current_level = TJ_LOG_INFO;
 static tj_log_sink_fn current_sink;
 static void *current_sink_userdata;
@@ -36,40 +38,6 @@ static void put(struct line *l, const char *s, size_t n)
 static void puts_(struct line *l, const char *s)
 {
 	put(l, s, strlen(s));
-}
-
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if it is not one.
- * Overlong forms, surrogates and code points above U+10FFFF are invalid. */
-static size_t utf8_sequence(const unsigned char *s, size_t n)
-{
-	size_t len;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
 }
 
 /* A JSON string. Invalid UTF-8 becomes U+FFFD so that every line stays valid JSON, whatever
@@ -115,7 +83,7 @@ static void put_string(struct line *l, const char *s)
 			i++;
 			continue;
 		}
-		seq = utf8_sequence(p + i, n - i);
+		seq = tj_utf8_sequence(s + i, n - i);
 		if (seq == 0) {
 			puts_(l, "\\ufffd");
 			i++;

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli/render_command.h"
 #include "controller/cli.h"
-#include "controller/render_command.h"
 #include "controller/run.h"
 #include "tj-version.h"
 

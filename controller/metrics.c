@@ -1,6 +1,5 @@
 #include "controller/metrics.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -8,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define MAX_COLLECTORS 8
 
@@ -44,7 +42,8 @@ struct tj_metric {
 
 struct collector {
 	tj_metrics_collect_fn fn;
-	void *userdata;
+	tj_metrics_collector_free_fn free; /* may be NULL */
+	void *userdata;                    /* owned when free is not NULL */
 };
 
 struct tj_metrics {
@@ -52,9 +51,6 @@ struct tj_metrics {
 	size_t n_metrics;
 	struct collector collectors[MAX_COLLECTORS];
 	size_t n_collectors;
-	char *proc_root; /* owned; set by tj_metrics_register_process */
-	struct tj_metric *proc_cpu, *proc_open_fds, *proc_max_fds, *proc_vmem, *proc_rss,
-	        *proc_start;
 };
 
 static void series_free(struct tj_series *s, size_t n_labels)
@@ -102,7 +98,9 @@ struct tj_metrics *tj_metrics_free(struct tj_metrics *reg)
 	for (size_t i = 0; i < reg->n_metrics; i++)
 		metric_free(reg->metrics[i]);
 	free(reg->metrics);
-	free(reg->proc_root);
+	for (size_t i = 0; i < reg->n_collectors; i++)
+		if (reg->collectors[i].free)
+			reg->collectors[i].free(reg->collectors[i].userdata);
 	free(reg);
 	return NULL;
 }
@@ -350,6 +348,12 @@ void tj_series_set(struct tj_series *s, double value)
 		s->value = value;
 }
 
+void tj_series_set_total(struct tj_series *s, double total)
+{
+	if (s->family->type == TJ_METRIC_COUNTER)
+		s->value = total;
+}
+
 void tj_series_observe(struct tj_series *s, double value)
 {
 	const struct tj_metric *m = s->family;
@@ -410,11 +414,12 @@ int tj_metric_observe(struct tj_metric *m, const char *const *values, double val
 	return 0;
 }
 
-int tj_metrics_add_collector(struct tj_metrics *reg, tj_metrics_collect_fn fn, void *userdata)
+int tj_metrics_add_collector(struct tj_metrics *reg, tj_metrics_collect_fn fn,
+                             tj_metrics_collector_free_fn free_fn, void *userdata)
 {
 	if (reg->n_collectors >= MAX_COLLECTORS)
 		return -E2BIG;
-	reg->collectors[reg->n_collectors++] = (struct collector){ fn, userdata };
+	reg->collectors[reg->n_collectors++] = (struct collector){ fn, free_fn, userdata };
 	return 0;
 }
 
@@ -671,371 +676,4 @@ int tj_metrics_render(struct tj_metrics *reg, char **ret_text, size_t *ret_len)
 	*ret_text = t.buf;
 	*ret_len = t.len;
 	return 0;
-}
-
-/* ---- the controller's families ---- */
-
-/* controller-runtime's reconcile_time_seconds buckets; rest_client_request_duration_seconds
- * uses the same. */
-static const double reconcile_buckets[] = {
-	0.005, 0.01, 0.025, 0.05, 0.1,  0.15, 0.2,  0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
-	0.7,   0.8,  0.9,   1.0,  1.25, 1.5,  1.75, 2.0,  2.5, 3.0,  3.5, 4.0,  4.5, 5,
-	6,     7,    8,     9,    10,   15,   20,   25,   30,  40,   50,  60,
-};
-
-/* From pending to running is seconds on a warm cluster and minutes when images are pulled
- * or nodes are scaled up. */
-static const double time_to_running_buckets[] = {
-	1, 2, 5, 10, 15, 30, 60, 120, 180, 300, 600, 900, 1800, 3600,
-};
-
-/* A queue's wait is seconds when a cluster has room and hours when it is full. */
-static const double queue_wait_buckets[] = {
-	1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800, 86400,
-};
-
-static const char *const job_states[] = {
-	"Pending", "Queued", "Running", "Restarting", "Suspended", "Complete", "Failed",
-};
-
-static const char *const reconcile_results[] = {
-	"success",
-	"error",
-	"requeue",
-	"requeue_after",
-};
-
-static const char *const l_controller[] = { "controller", NULL };
-static const char *const l_controller_result[] = { "controller", "result", NULL };
-static const char *const l_queue[] = { "name", "controller", NULL };
-static const char *const l_queue_depth[] = { "name", "controller", "priority", NULL };
-static const char *const l_rest[] = { "code", "method", "host", NULL };
-static const char *const l_rest_duration[] = { "verb", "host", "path", NULL };
-static const char *const l_name[] = { "name", NULL };
-static const char *const l_reason[] = { "reason", NULL };
-static const char *const l_state[] = { "state", NULL };
-static const char *const l_class[] = { "gpu_class", NULL };
-static const char *const l_class_reason[] = { "gpu_class", "reason", NULL };
-static const char *const l_class_state[] = { "gpu_class", "state", NULL };
-
-#define COUNTER(n, h, l)                                                                           \
-	{                                                                                          \
-		.name = (n), .help = (h), .type = TJ_METRIC_COUNTER, .labels = (l)                 \
-	}
-#define GAUGE(n, h, l)                                                                             \
-	{                                                                                          \
-		.name = (n), .help = (h), .type = TJ_METRIC_GAUGE, .labels = (l)                   \
-	}
-#define HISTOGRAM(n, h, l, b)                                                                      \
-	{                                                                                          \
-		.name = (n), .help = (h), .type = TJ_METRIC_HISTOGRAM, .labels = (l),              \
-		.buckets = (b), .n_buckets = sizeof(b) / sizeof((b)[0])                            \
-	}
-
-int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
-{
-	/* client-go's workqueue buckets: prometheus.ExponentialBuckets(10e-9, 10, 12), built
-	 * by repeated multiplication exactly as there, so that the le labels match to the last
-	 * digit (1e-06, then 9.999999999999999e-06). */
-	double queue_buckets[12];
-	struct tj_std_metrics m = { 0 };
-	const struct {
-		struct tj_metric_desc desc;
-		struct tj_metric **out;
-	} families[] = {
-		{ COUNTER("controller_runtime_reconcile_total",
-		          "Total number of reconciliations per controller", l_controller_result),
-		  &m.reconcile_total },
-		{ COUNTER("controller_runtime_reconcile_errors_total",
-		          "Total number of reconciliation errors per controller", l_controller),
-		  &m.reconcile_errors_total },
-		{ COUNTER("controller_runtime_terminal_reconcile_errors_total",
-		          "Total number of terminal reconciliation errors per controller",
-		          l_controller),
-		  &m.terminal_reconcile_errors_total },
-		{ HISTOGRAM("controller_runtime_reconcile_time_seconds",
-		            "Length of time per reconciliation per controller", l_controller,
-		            reconcile_buckets),
-		  &m.reconcile_time_seconds },
-		{ GAUGE("controller_runtime_max_concurrent_reconciles",
-		        "Maximum number of concurrent reconciles per controller", l_controller),
-		  &m.max_concurrent_reconciles },
-		{ GAUGE("controller_runtime_active_workers",
-		        "Number of currently used workers per controller", l_controller),
-		  &m.active_workers },
-		{ GAUGE("workqueue_depth", "Current depth of workqueue", l_queue_depth),
-		  &m.workqueue_depth },
-		{ COUNTER("workqueue_adds_total", "Total number of adds handled by workqueue",
-		          l_queue),
-		  &m.workqueue_adds_total },
-		{ HISTOGRAM("workqueue_queue_duration_seconds",
-		            "How long in seconds an item stays in workqueue before being requested",
-		            l_queue, queue_buckets),
-		  &m.workqueue_queue_duration_seconds },
-		{ HISTOGRAM("workqueue_work_duration_seconds",
-		            "How long in seconds processing an item from workqueue takes", l_queue,
-		            queue_buckets),
-		  &m.workqueue_work_duration_seconds },
-		{ GAUGE("workqueue_unfinished_work_seconds",
-		        "Seconds of work in progress that work_duration has not observed yet; "
-		        "a steady rise means a stuck worker",
-		        l_queue),
-		  &m.workqueue_unfinished_work_seconds },
-		{ GAUGE("workqueue_longest_running_processor_seconds",
-		        "How many seconds the longest running processor of the workqueue has run",
-		        l_queue),
-		  &m.workqueue_longest_running_processor_seconds },
-		{ COUNTER("workqueue_retries_total", "Total number of retries handled by workqueue",
-		          l_queue),
-		  &m.workqueue_retries_total },
-		{ COUNTER("rest_client_requests_total",
-		          "Number of HTTP requests, partitioned by status code, method, and host",
-		          l_rest),
-		  &m.rest_client_requests_total },
-		{ HISTOGRAM("rest_client_request_duration_seconds",
-		            "Request latency in seconds, by verb, host and path", l_rest_duration,
-		            reconcile_buckets),
-		  &m.rest_client_request_duration_seconds },
-		{ GAUGE("leader_election_master_status",
-		        "1 while this process holds the lease named by 'name', 0 while it stands "
-		        "by",
-		        l_name),
-		  &m.leader_election_master_status },
-		{ COUNTER("leader_election_slowpath_total",
-		          "Lease renewals that had to read the lease first, by lease name", l_name),
-		  &m.leader_election_slowpath_total },
-		{ COUNTER("trainjob_pods_created_total", "Worker pods created for TrainJobs", NULL),
-		  &m.trainjob_pods_created_total },
-		{ COUNTER("trainjob_worker_restarts_total",
-		          "Workers replaced after a failure, by the reason of the failure",
-		          l_reason),
-		  &m.trainjob_worker_restarts_total },
-		{ HISTOGRAM("trainjob_time_to_running_seconds",
-		            "Seconds from a TrainJob's creation until all its workers run", NULL,
-		            time_to_running_buckets),
-		  &m.trainjob_time_to_running_seconds },
-		{ GAUGE("trainjob_jobs", "TrainJobs by state", l_state), &m.trainjob_jobs },
-		{ GAUGE("trainjob_queue_jobs",
-		        "TrainJobs waiting for admission, by GPU class and the reason they wait",
-		        l_class_reason),
-		  &m.trainjob_queue_jobs },
-		{ HISTOGRAM("trainjob_queue_wait_seconds",
-		            "Seconds from a TrainJob's creation until its gang was admitted", NULL,
-		            queue_wait_buckets),
-		  &m.trainjob_queue_wait_seconds },
-		{ GAUGE("trainjob_gpus",
-		        "GPUs of the nodes that take new pods, by class: their capacity, what pods "
-		        "hold (allocated), and what the head of the queue has reserved",
-		        l_class_state),
-		  &m.trainjob_gpus },
-		{ COUNTER("trainjob_admissions_total", "Gangs admitted, by GPU class", l_class),
-		  &m.trainjob_admissions_total },
-		{ COUNTER("trainjob_backfills_total",
-		          "Gangs admitted ahead of the blocked head of their queue", NULL),
-		  &m.trainjob_backfills_total },
-		{ GAUGE("trainjob_write_gate_waiting",
-		        "Reconciles whose bookkeeping writes (Service, status, events) wait while "
-		        "pod writes go first",
-		        NULL),
-		  &m.trainjob_write_gate_waiting },
-		{ COUNTER("trainjob_write_gate_deferred_total",
-		          "Times a reconcile's bookkeeping writes waited for pod writes", NULL),
-		  &m.trainjob_write_gate_deferred_total },
-		{ COUNTER("trainjob_write_gate_expired_total",
-		          "Waits that ended by their time limit rather than by the pod writes "
-		          "ending; a steady rise means endless load",
-		          NULL),
-		  &m.trainjob_write_gate_expired_total },
-	};
-	double b = 10e-9;
-	int r;
-
-	for (size_t i = 0; i < 12; i++, b *= 10)
-		queue_buckets[i] = b;
-	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
-		r = tj_metrics_register(reg, &families[i].desc, families[i].out);
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0; i < sizeof(job_states) / sizeof(job_states[0]); i++) {
-		r = tj_metric_set(m.trainjob_jobs, TJ_LABELS(job_states[i]), 0);
-		if (r < 0)
-			return r;
-	}
-	*ret = m;
-	return 0;
-}
-
-int tj_std_metrics_init_controller(const struct tj_std_metrics *m, const char *controller,
-                                   int max_concurrent_reconciles)
-{
-	const char *const *c = TJ_LABELS(controller);
-	struct tj_series *s;
-	int r;
-
-	for (size_t i = 0; i < sizeof(reconcile_results) / sizeof(reconcile_results[0]); i++) {
-		r = tj_metric_add(m->reconcile_total, TJ_LABELS(controller, reconcile_results[i]),
-		                  0);
-		if (r < 0)
-			return r;
-	}
-	r = tj_metric_add(m->reconcile_errors_total, c, 0);
-	if (r >= 0)
-		r = tj_metric_add(m->terminal_reconcile_errors_total, c, 0);
-	if (r >= 0)
-		r = tj_metric_series(m->reconcile_time_seconds, c, &s);
-	if (r >= 0)
-		r = tj_metric_set(m->active_workers, c, 0);
-	if (r >= 0)
-		r = tj_metric_set(m->max_concurrent_reconciles, c, max_concurrent_reconciles);
-	return r < 0 ? r : 0;
-}
-
-int tj_std_metrics_init_workqueue(const struct tj_std_metrics *m, const char *name)
-{
-	const char *const *q = TJ_LABELS(name, name);
-	struct tj_series *s;
-	int r;
-
-	r = tj_metric_set(m->workqueue_depth, TJ_LABELS(name, name, ""), 0);
-	if (r >= 0)
-		r = tj_metric_add(m->workqueue_adds_total, q, 0);
-	if (r >= 0)
-		r = tj_metric_series(m->workqueue_queue_duration_seconds, q, &s);
-	if (r >= 0)
-		r = tj_metric_series(m->workqueue_work_duration_seconds, q, &s);
-	if (r >= 0)
-		r = tj_metric_set(m->workqueue_unfinished_work_seconds, q, 0);
-	if (r >= 0)
-		r = tj_metric_set(m->workqueue_longest_running_processor_seconds, q, 0);
-	if (r >= 0)
-		r = tj_metric_add(m->workqueue_retries_total, q, 0);
-	return r < 0 ? r : 0;
-}
-
-/* ---- process_* from procfs ---- */
-
-static int read_file(const char *root, const char *rel, char *buf, size_t size)
-{
-	char path[512];
-	FILE *f;
-	size_t n;
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", root, rel) >= sizeof(path))
-		return -ENAMETOOLONG;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return 0;
-}
-
-static void set_gauge(struct tj_metric *m, double v)
-{
-	tj_metric_set(m, NULL, v);
-}
-
-/* /proc/self/stat: the fields after the command name, which may itself hold spaces and
- * parentheses, so the scan starts after the last ')'. Field 14 is utime, 15 stime, 22
- * starttime (clock ticks since boot), 23 vsize (bytes), 24 rss (pages). */
-static void collect_stat(struct tj_metrics *reg)
-{
-	char buf[2048], sys[8192];
-	unsigned long long utime, stime, start, vsize;
-	long long rss;
-	const char *p, *btime;
-	long ticks = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
-
-	if (read_file(reg->proc_root, "self/stat", buf, sizeof(buf)) < 0)
-		return;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1,
-	                 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d"
-	                 " %*d %*d %llu %llu %lld",
-	                 &utime, &stime, &start, &vsize, &rss) != 5)
-		return;
-	/* A counter that is sampled, not fed: its one series is written directly. */
-	reg->proc_cpu->series[0]->value = (double)(utime + stime) / (double)ticks;
-	set_gauge(reg->proc_vmem, (double)vsize);
-	set_gauge(reg->proc_rss, (double)rss * (double)page);
-	if (read_file(reg->proc_root, "stat", sys, sizeof(sys)) < 0)
-		return;
-	btime = strstr(sys, "\nbtime ");
-	if (btime)
-		set_gauge(reg->proc_start, strtod(btime + 7, NULL) + (double)start / (double)ticks);
-}
-
-static void collect_fds(struct tj_metrics *reg)
-{
-	char path[512], buf[4096];
-	const char *line;
-	struct dirent *e;
-	double n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "%s/self/fd", reg->proc_root);
-	d = opendir(path);
-	if (d) {
-		while ((e = readdir(d)))
-			if (e->d_name[0] != '.')
-				n++;
-		closedir(d);
-		set_gauge(reg->proc_open_fds, n);
-	}
-	if (read_file(reg->proc_root, "self/limits", buf, sizeof(buf)) < 0)
-		return;
-	line = strstr(buf, "Max open files");
-	if (line) {
-		char *end;
-		double soft = strtod(line + strlen("Max open files"), &end);
-
-		if (end != line + strlen("Max open files"))
-			set_gauge(reg->proc_max_fds, soft);
-	}
-}
-
-static void collect_process(void *userdata)
-{
-	struct tj_metrics *reg = userdata;
-
-	collect_stat(reg);
-	collect_fds(reg);
-}
-
-int tj_metrics_register_process(struct tj_metrics *reg, const char *proc_root)
-{
-	const struct {
-		struct tj_metric_desc desc;
-		struct tj_metric **out;
-	} families[] = {
-		{ COUNTER("process_cpu_seconds_total",
-		          "Total user and system CPU time spent in seconds", NULL),
-		  &reg->proc_cpu },
-		{ GAUGE("process_open_fds", "Number of open file descriptors", NULL),
-		  &reg->proc_open_fds },
-		{ GAUGE("process_max_fds", "Maximum number of open file descriptors", NULL),
-		  &reg->proc_max_fds },
-		{ GAUGE("process_virtual_memory_bytes", "Virtual memory size in bytes", NULL),
-		  &reg->proc_vmem },
-		{ GAUGE("process_resident_memory_bytes", "Resident memory size in bytes", NULL),
-		  &reg->proc_rss },
-		{ GAUGE("process_start_time_seconds",
-		        "Start time of the process since the Unix epoch in seconds", NULL),
-		  &reg->proc_start },
-	};
-	int r;
-
-	if (reg->proc_root)
-		return -EEXIST;
-	reg->proc_root = strdup(proc_root);
-	if (!reg->proc_root)
-		return -ENOMEM;
-	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
-		r = tj_metrics_register(reg, &families[i].desc, families[i].out);
-		if (r < 0)
-			return r;
-	}
-	return tj_metrics_add_collector(reg, collect_process, reg);
 }

@@ -1,6 +1,6 @@
-/* A small metrics registry rendered in the Prometheus text exposition format (version 0.0.4),
- * and the metric families the controller feeds, named as controller-runtime names them so
- * that existing dashboards work unchanged.
+/* A small metrics registry rendered in the Prometheus text exposition format (version 0.0.4).
+ * The families the controller feeds are controller/std_metrics.h's, the process_* ones
+ * controller/process_metrics.h's.
  *
  * A family (struct tj_metric) is a counter, gauge or histogram with a fixed list of label
  * names; each combination of label values is one series, created on first use, at most
@@ -67,76 +67,37 @@ void tj_series_add(struct tj_series *s, double amount);
 void tj_series_set(struct tj_series *s, double value);
 void tj_series_observe(struct tj_series *s, double value);
 
+/* A counter whose total is counted elsewhere (the CPU time the kernel counts) and sampled,
+ * not fed: sets that total. Ignored for gauges and histograms. */
+void tj_series_set_total(struct tj_series *s, double total);
+
 /* tj_metric_series followed by the change; the same errors, and -EINVAL for the wrong kind. */
 int tj_metric_add(struct tj_metric *m, const char *const *values, double amount);
 int tj_metric_set(struct tj_metric *m, const char *const *values, double value);
 int tj_metric_observe(struct tj_metric *m, const char *const *values, double value);
 
 /* Called at the start of every render, in registration order, to refresh gauges that are
- * sampled rather than fed (process_*). At most 8 collectors. */
+ * sampled rather than fed (process_*). At most 8 collectors (-E2BIG). When free_fn is not
+ * NULL, the registry owns userdata once this succeeds and frees it with free_fn. */
 typedef void (*tj_metrics_collect_fn)(void *userdata);
-int tj_metrics_add_collector(struct tj_metrics *reg, tj_metrics_collect_fn fn, void *userdata);
+typedef void (*tj_metrics_collector_free_fn)(void *userdata);
+int tj_metrics_add_collector(struct tj_metrics *reg, tj_metrics_collect_fn fn,
+                             tj_metrics_collector_free_fn free_fn, void *userdata);
+
+/* Initialisers of struct tj_metric_desc. */
+#define TJ_COUNTER(n, h, l)                                                                        \
+	{                                                                                          \
+		.name = (n), .help = (h), .type = TJ_METRIC_COUNTER, .labels = (l)                 \
+	}
+#define TJ_GAUGE(n, h, l)                                                                          \
+	{                                                                                          \
+		.name = (n), .help = (h), .type = TJ_METRIC_GAUGE, .labels = (l)                   \
+	}
+#define TJ_HISTOGRAM(n, h, l, b)                                                                   \
+	{                                                                                          \
+		.name = (n), .help = (h), .type = TJ_METRIC_HISTOGRAM, .labels = (l),              \
+		.buckets = (b), .n_buckets = sizeof(b) / sizeof((b)[0])                            \
+	}
 
 /* The exposition text, NUL-terminated, in a malloc'd buffer the caller frees. */
 int tj_metrics_render(struct tj_metrics *reg, char **ret_text, size_t *ret_len);
-
-/* The families the controller feeds. The registry owns them. */
-struct tj_std_metrics {
-	/* controller-runtime, pkg/internal/controller/metrics */
-	struct tj_metric *reconcile_total;                 /* counter {controller, result} */
-	struct tj_metric *reconcile_errors_total;          /* counter {controller} */
-	struct tj_metric *terminal_reconcile_errors_total; /* counter {controller} */
-	struct tj_metric *reconcile_time_seconds;          /* histogram {controller} */
-	struct tj_metric *max_concurrent_reconciles;       /* gauge {controller} */
-	struct tj_metric *active_workers;                  /* gauge {controller} */
-	/* client-go workqueue, as controller-runtime registers it; name == controller */
-	struct tj_metric *workqueue_depth;                  /* gauge {name, controller, priority} */
-	struct tj_metric *workqueue_adds_total;             /* counter {name, controller} */
-	struct tj_metric *workqueue_queue_duration_seconds; /* histogram {name, controller} */
-	struct tj_metric *workqueue_work_duration_seconds;  /* histogram {name, controller} */
-	struct tj_metric *workqueue_unfinished_work_seconds; /* gauge {name, controller} */
-	struct tj_metric
-	        *workqueue_longest_running_processor_seconds; /* gauge {name, controller} */
-	struct tj_metric *workqueue_retries_total;            /* counter {name, controller} */
-	/* client-go REST client */
-	struct tj_metric *rest_client_requests_total;           /* counter {code, method, host} */
-	struct tj_metric *rest_client_request_duration_seconds; /* histogram {verb, host, path} */
-	/* leader election */
-	struct tj_metric *leader_election_master_status;  /* gauge {name} */
-	struct tj_metric *leader_election_slowpath_total; /* counter {name} */
-	/* this controller's own */
-	struct tj_metric *trainjob_pods_created_total;      /* counter */
-	struct tj_metric *trainjob_worker_restarts_total;   /* counter {reason} */
-	struct tj_metric *trainjob_time_to_running_seconds; /* histogram */
-	struct tj_metric *trainjob_jobs;                    /* gauge {state} */
-	/* gang admission (controller/admitter.h) */
-	struct tj_metric *trainjob_queue_jobs;         /* gauge {gpu_class, reason} */
-	struct tj_metric *trainjob_queue_wait_seconds; /* histogram */
-	struct tj_metric *trainjob_gpus;               /* gauge {gpu_class, state} */
-	struct tj_metric *trainjob_admissions_total;   /* counter {gpu_class} */
-	struct tj_metric *trainjob_backfills_total;    /* counter */
-	/* the write gate (reconcilers/write_gate.h) */
-	struct tj_metric *trainjob_write_gate_waiting;        /* gauge */
-	struct tj_metric *trainjob_write_gate_deferred_total; /* counter */
-	struct tj_metric *trainjob_write_gate_expired_total;  /* counter */
-};
-
-/* Registers every family above into reg and writes their handles into *ret.
- * trainjob_jobs starts at 0 for each state (Pending, Queued, Running, Restarting, Suspended,
- * Complete, Failed). */
-int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret);
-
-/* What controller-runtime does when a controller starts: every reconcile result, the error
- * counters and active_workers at 0, max_concurrent_reconciles set. */
-int tj_std_metrics_init_controller(const struct tj_std_metrics *m, const char *controller,
-                                   int max_concurrent_reconciles);
-
-/* The workqueue series of one queue at 0 (name and controller labels both = name, priority
- * empty, as controller-runtime labels the queue of a controller). */
-int tj_std_metrics_init_workqueue(const struct tj_std_metrics *m, const char *name);
-
-/* Registers process_cpu_seconds_total, process_open_fds, process_max_fds,
- * process_virtual_memory_bytes, process_resident_memory_bytes and process_start_time_seconds,
- * sampled at each render from proc_root ("/proc" in production; tests pass a directory laid
- * out the same way: self/stat, self/fd/, self/limits, stat). The registry keeps proc_root. */
-int tj_metrics_register_process(struct tj_metrics *reg, const char *proc_root);

@@ -8,15 +8,16 @@
 
 #include <uv.h>
 
-#include "controller/config.h"
+#include "controller/config_watch.h"
 #include "controller/controller.h"
 #include "controller/health.h"
 #include "controller/http.h"
 #include "controller/leader.h"
 #include "controller/log.h"
-#include "controller/metrics.h"
+#include "controller/process_metrics.h"
 #include "controller/recorder.h"
 #include "controller/signals.h"
+#include "controller/std_metrics.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "tj-version.h"
@@ -267,7 +268,7 @@ static int setup(struct run *r, const struct tj_cli *cli)
 	                                         TJ_CONTROLLER_MAX_CONCURRENT)) < 0 ||
 	    (rc = tj_std_metrics_init_workqueue(&r->std, TJ_CONTROLLER_NAME)) < 0 ||
 	    (rc = tj_metrics_register_process(r->metrics, "/proc")) < 0 ||
-	    (rc = tj_metrics_add_collector(r->metrics, collect_queue, r)) < 0)
+	    (rc = tj_metrics_add_collector(r->metrics, collect_queue, NULL, r)) < 0)
 		return rc;
 	if ((rc = tj_health_new(&r->health)) < 0 ||
 	    (rc = tj_health_add(r->health, TJ_READYZ, "informers-synced", check_synced, r)) < 0)

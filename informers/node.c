@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rfc3339.h"
 #include "informers/projection.h"
 
 #define MAX_CONDITIONS 64

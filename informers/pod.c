@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rfc3339.h"
 #include "informers/intern.h"
 #include "informers/projection.h"
 #include "informers/store.h"
@@ -299,6 +300,40 @@ const struct tj_store_ops tj_pod_store_ops = {
 	.index = { [TJ_POD_INDEX_TRAINJOB] = pod_by_trainjob, [TJ_POD_INDEX_NODE] = pod_by_node },
 	.n_indexes = 2,
 };
+
+static bool owned_by(const struct tj_pod *pod, const char *owner_uid)
+{
+	return pod->owner_uid && strcmp(pod->owner_uid, owner_uid) == 0;
+}
+
+int tj_pod_collect_owned(const struct tj_store *store, const char *job_key, const char *owner_uid,
+                         size_t max, const struct tj_pod ***ret, size_t *ret_n)
+{
+	const struct tj_pod **pods = NULL, *pod;
+	struct tj_store_iter it;
+	size_t n = 0, i = 0;
+
+	/* Counted first, so that the array has exactly the owned pods. */
+	if (owner_uid && *owner_uid) {
+		tj_store_iter_index(store, TJ_POD_INDEX_TRAINJOB, job_key, &it);
+		while ((pod = tj_store_iter_next(&it)))
+			n += owned_by(pod, owner_uid);
+	}
+	if (n > max)
+		return -E2BIG;
+	if (n > 0) {
+		pods = calloc(n, sizeof(*pods));
+		if (!pods)
+			return -ENOMEM;
+		tj_store_iter_index(store, TJ_POD_INDEX_TRAINJOB, job_key, &it);
+		while ((pod = tj_store_iter_next(&it)))
+			if (owned_by(pod, owner_uid))
+				pods[i++] = pod;
+	}
+	*ret = pods;
+	*ret_n = n;
+	return 0;
+}
 
 int tj_pod_project(const cJSON *obj, void **ret)
 {

@@ -80,6 +80,16 @@ extern const struct tj_store_ops tj_pod_store_ops;
  * -ENAMETOOLONG. */
 int tj_pod_trainjob_key(const struct tj_pod *pod, char *buf, size_t size);
 
+/* The pods of the TrainJob job_key ("namespace/name") in a store of tj_pod_store_ops: those
+ * its label names whose controller ownerReference has the uid owner_uid, as a new array
+ * (NULL if there are none) that the caller frees with free(); the pods stay the store's.
+ * The label alone is not ownership: pods that carry it for another owner (a namesake's
+ * leftovers, a copy made by hand) are left out before anything is counted, so that no
+ * number of them can crowd out the job's own. 0, -E2BIG if the job owns more than max pods
+ * (nothing is returned), or -ENOMEM. */
+int tj_pod_collect_owned(const struct tj_store *store, const char *job_key, const char *owner_uid,
+                         size_t max, const struct tj_pod ***ret, size_t *ret_n);
+
 /* The label selector of the pod informer: pods of any TrainJob. */
 #define TJ_POD_SELECTOR TJ_LABEL_TRAINJOB
 

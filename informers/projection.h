@@ -1,11 +1,10 @@
 /* Helpers shared by the projections of API objects into compact structs (pod.c, node.c and
  * the TrainJob and runtime projections): typed lookups in a cJSON tree that tolerate any
- * shape of input, and RFC 3339 timestamps. */
+ * shape of input. Their timestamps are parsed by base/rfc3339.h. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -24,11 +23,6 @@ const char *tj_field_string_path(const cJSON *obj, const char *const *keys);
 
 /* The boolean member key of obj; false if missing or not a boolean. */
 bool tj_field_bool(const cJSON *obj, const char *key);
-
-/* Parses an RFC 3339 date-time as the API server writes it ("2025-01-31T12:00:00Z", with
- * optional fractional seconds and a numeric offset) into unix seconds (fractions dropped).
- * Returns -EINVAL on anything else. */
-int tj_rfc3339_parse(const char *s, int64_t *ret);
 
 /* Parses a label value that must be a non-negative decimal integer that fits an int
  * ("0", "17"; no sign, no spaces, no leading zeros beyond "0"). Returns -EINVAL otherwise. */

@@ -94,6 +94,7 @@ struct tj_reflector {
 	long page_size;
 	const struct tj_store_ops *ops; /* borrowed */
 	struct tj_store *store;         /* owned */
+	struct tj_store *relist;        /* owned; the list in progress gathers here, NULL if none */
 	struct tj_backoff backoff;
 	uint64_t rng;
 	enum tj_reflector_next pending; /* what the timer starts */
@@ -138,6 +139,8 @@ static int set_string(char **field, const char *s)
 static void fail(struct tj_reflector *r, const char *what, const char *error)
 {
 	snprintf(r->last_error, sizeof(r->last_error), "%s %s: %s", what, r->name, error);
+	if (r->handlers.on_error)
+		r->handlers.on_error(r->last_error, r->handlers.userdata);
 }
 
 static void start_list(struct tj_reflector *r);
@@ -198,20 +201,19 @@ static bool stored_is_newer(const struct tj_reflector *r, const void *obj)
 	return cur && version_newer(r->ops->version(cur), r->ops->version(obj));
 }
 
-/* Puts a projected object into the store and tells the handlers. On success the store owns
- * obj; on failure the caller still does. A watch event older than the stored object (which
- * a write-back put there) is dropped; a list always replaces, as it marks what exists. */
-static int store_object(struct tj_reflector *r, void *obj, bool from_list)
+/* Puts the projected object of a watch event into the store and tells the handlers. On
+ * success the store owns obj; on failure the caller still does. An event older than the
+ * stored object (which a write-back put there) is dropped. */
+static int store_object(struct tj_reflector *r, void *obj)
 {
 	void *old = NULL;
 	int rc;
 
-	if (!from_list && stored_is_newer(r, obj)) {
+	if (stored_is_newer(r, obj)) {
 		r->ops->free(obj);
 		return 0;
 	}
 	rc = tj_store_upsert(r->store, obj, &old);
-
 	if (rc < 0)
 		return rc;
 	if (old) {
@@ -224,13 +226,11 @@ static int store_object(struct tj_reflector *r, void *obj, bool from_list)
 	return 0;
 }
 
-/* Projects an API object and stores it: 0, or -ENOMEM (the caller starts over). Objects the
- * projection refuses, or whose key does not fit, are counted and skipped, as client-go skips
- * objects of the wrong type. */
-static int apply_object(struct tj_reflector *r, const cJSON *item, bool from_list)
+/* Projects an API object: 1 with *ret set, 0 if the projection refuses it (counted and
+ * skipped, as client-go skips objects of the wrong type), or -ENOMEM. */
+static int project(struct tj_reflector *r, const cJSON *item, void **ret)
 {
-	void *obj;
-	int rc = r->project(item, &obj);
+	int rc = r->project(item, ret);
 
 	if (rc == -ENOMEM)
 		return rc;
@@ -238,7 +238,16 @@ static int apply_object(struct tj_reflector *r, const cJSON *item, bool from_lis
 		r->stats.skipped++;
 		return 0;
 	}
-	rc = store_object(r, obj, from_list);
+	return 1;
+}
+
+/* Puts obj into store (the live one for an event, the relist's for a list item): 0, or
+ * -ENOMEM (the caller starts over). An object whose key does not fit is counted and
+ * skipped. obj is the store's or freed. */
+static int keep_object(struct tj_reflector *r, struct tj_store *store, void *obj)
+{
+	int rc = store == r->store ? store_object(r, obj) : tj_store_upsert(store, obj, NULL);
+
 	if (rc < 0) {
 		r->ops->free(obj);
 		if (rc == -ENOMEM)
@@ -248,19 +257,24 @@ static int apply_object(struct tj_reflector *r, const cJSON *item, bool from_lis
 	return 0;
 }
 
+/* An ADDED or MODIFIED event, or a list item for the relist's store. */
+static int apply_object(struct tj_reflector *r, struct tj_store *store, const cJSON *item)
+{
+	void *obj;
+	int rc = project(r, item, &obj);
+
+	return rc <= 0 ? rc : keep_object(r, store, obj);
+}
+
 /* A DELETED event: the handlers get the event's object, the last state the server had. */
 static int delete_object(struct tj_reflector *r, const cJSON *item)
 {
 	char key[TJ_STORE_KEY_MAX];
 	void *obj, *old = NULL;
-	int rc = r->project(item, &obj);
+	int rc = project(r, item, &obj);
 
-	if (rc == -ENOMEM)
+	if (rc <= 0)
 		return rc;
-	if (rc < 0) {
-		r->stats.skipped++;
-		return 0;
-	}
 	if (r->ops->key(obj, key, sizeof(key)) == 0) {
 		tj_store_delete(r->store, key, &old);
 		if (r->handlers.on_delete)
@@ -274,14 +288,58 @@ static int delete_object(struct tj_reflector *r, const cJSON *item)
 	return 0;
 }
 
-static void on_vanished(void *userdata, void *obj)
+/* Tells the handlers what the swapped-in relist changed: old holds the contents before it.
+ * Each listed object is an update of its twin in old, or an add; what is left in old
+ * vanished while the reflector was not watching, and gets a synthesised delete. The list
+ * replaces every twin, even one that a write-back made newer meanwhile: it marks what
+ * exists, and the watch from its resourceVersion brings the newer version again. Twins are
+ * freed as they are met, so that the two copies of the cache shrink back to one during the
+ * pass. */
+static void announce_relist(struct tj_reflector *r, struct tj_store *old)
 {
-	struct tj_reflector *r = userdata;
+	char key[TJ_STORE_KEY_MAX];
+	struct tj_store_iter it;
+	const void *obj;
 
-	r->stats.synthesised_deletes++;
-	if (r->handlers.on_delete)
-		r->handlers.on_delete(obj, r->handlers.userdata);
-	r->ops->free(obj);
+	tj_store_iter_init(r->store, &it);
+	while ((obj = tj_store_iter_next(&it))) {
+		void *twin = NULL;
+
+		if (r->ops->key(obj, key, sizeof(key)) == 0)
+			tj_store_delete(old, key, &twin);
+		if (!twin) {
+			if (r->handlers.on_add)
+				r->handlers.on_add(obj, r->handlers.userdata);
+			continue;
+		}
+		if (r->handlers.on_update)
+			r->handlers.on_update(twin, obj, r->handlers.userdata);
+		r->ops->free(twin);
+	}
+	tj_store_iter_init(old, &it);
+	while ((obj = tj_store_iter_next(&it))) {
+		r->stats.synthesised_deletes++;
+		if (r->handlers.on_delete)
+			r->handlers.on_delete(obj, r->handlers.userdata);
+	}
+}
+
+/* Forgets the list in progress: its continue token and the contents it has gathered. */
+static void drop_relist(struct tj_reflector *r)
+{
+	free(r->continue_token);
+	r->continue_token = NULL;
+	r->relist = tj_store_free(r->relist);
+}
+
+/* A page failed: the live store stays as it was, and the whole list starts again after a
+ * backoff wait, from its first page. */
+static void abort_list(struct tj_reflector *r, const char *error)
+{
+	r->stats.list_errors++;
+	fail(r, "list", error);
+	drop_relist(r);
+	schedule(r, TJ_REFLECTOR_RELIST);
 }
 
 static void request_page(struct tj_reflector *r);
@@ -289,15 +347,20 @@ static void request_page(struct tj_reflector *r);
 static void on_page(struct tj_response *resp, void *userdata)
 {
 	struct tj_reflector *r = userdata;
-	const cJSON *meta, *item;
+	const cJSON *meta, *items, *item;
 	const char *cont;
 	int rc;
 
 	r->list_call = NULL;
 	if (resp->rc < 0) {
-		r->stats.list_errors++;
-		fail(r, "list", resp->error);
-		schedule(r, TJ_REFLECTOR_RELIST);
+		abort_list(r, resp->error);
+		return;
+	}
+	/* A list reply without its items is no empty list: taken as one, it would delete the
+	 * whole cache. */
+	items = tj_field(resp->body, "items");
+	if (!cJSON_IsArray(items)) {
+		abort_list(r, "the reply has no items array");
 		return;
 	}
 	meta = tj_field(resp->body, "metadata");
@@ -306,11 +369,15 @@ static void on_page(struct tj_response *resp, void *userdata)
 		rc = set_string(&r->list_rv, tj_field_string(meta, "resourceVersion"));
 		if (rc < 0)
 			goto fail;
-		tj_store_replace_begin(r->store);
+		rc = tj_store_new(r->ops, &r->relist);
+		if (rc < 0)
+			goto fail;
 	}
-	cJSON_ArrayForEach(item, tj_field(resp->body, "items"))
+	/* The pages gather aside: until the last one, the cache and the handlers see the
+	 * contents before the list, never a part of it. */
+	cJSON_ArrayForEach(item, items)
 	{
-		rc = apply_object(r, item, true);
+		rc = apply_object(r, r->relist, item);
 		if (rc < 0)
 			goto fail;
 	}
@@ -322,12 +389,14 @@ static void on_page(struct tj_response *resp, void *userdata)
 		request_page(r);
 		return;
 	}
-	free(r->continue_token);
-	r->continue_token = NULL;
-	tj_store_replace_end(r->store, on_vanished, r);
 	rc = set_string(&r->rv, r->list_rv ? r->list_rv : "");
 	if (rc < 0)
 		goto fail;
+	/* The last page: the new contents replace the cache at once (the stores have the same
+	 * ops, so the swap cannot fail), then the handlers hear of the difference. */
+	tj_store_swap(r->store, r->relist);
+	announce_relist(r, r->relist);
+	drop_relist(r);
 	r->stats.lists++;
 	if (!r->synced) {
 		r->synced = true;
@@ -338,11 +407,7 @@ static void on_page(struct tj_response *resp, void *userdata)
 	return;
 
 fail:
-	r->stats.list_errors++;
-	fail(r, "list", strerror(-rc));
-	free(r->continue_token);
-	r->continue_token = NULL;
-	schedule(r, TJ_REFLECTOR_RELIST);
+	abort_list(r, strerror(-rc));
 }
 
 static void request_page(struct tj_reflector *r)
@@ -360,19 +425,13 @@ static void request_page(struct tj_reflector *r)
 	int rc;
 
 	rc = r->lw.list(r->lw.ctx, &opts, on_page, r, &r->list_call);
-	if (rc < 0) {
-		r->stats.list_errors++;
-		fail(r, "list", strerror(-rc));
-		free(r->continue_token);
-		r->continue_token = NULL;
-		schedule(r, TJ_REFLECTOR_RELIST);
-	}
+	if (rc < 0)
+		abort_list(r, strerror(-rc));
 }
 
 static void start_list(struct tj_reflector *r)
 {
-	free(r->continue_token);
-	r->continue_token = NULL;
+	drop_relist(r);
 	request_page(r);
 }
 
@@ -396,7 +455,7 @@ static int on_event(struct tj_watch_event *ev, void *userdata)
 		break;
 	case TJ_WATCH_ADDED:
 	case TJ_WATCH_MODIFIED:
-		rc = apply_object(r, ev->object, false);
+		rc = apply_object(r, r->store, ev->object);
 		break;
 	case TJ_WATCH_DELETED:
 		rc = delete_object(r, ev->object);
@@ -568,6 +627,7 @@ static void on_closed(uv_handle_t *handle)
 	struct tj_reflector *r = handle->data;
 
 	tj_store_free(r->store);
+	tj_store_free(r->relist);
 	free(r->name);
 	free(r->label_selector);
 	free(r->field_selector);

@@ -1,9 +1,12 @@
 /* The reflector: keeps one store equal to the API server's state of one resource, as
  * client-go's Reflector and shared informer do together. It lists the collection page by page
- * (limit 500, continue), replaces the store with the result, then watches from the list's
- * resourceVersion with bookmarks and a randomised timeout; it watches again when a stream
- * ends, lists again after 410 Expired (synthesising deletes for objects that vanished), and
- * backs off like client-go (0.8 s doubling to 30 s, jittered, reset after 2 min healthy).
+ * (limit 500, continue) into a second store, swaps that in for the cache once the last page
+ * is in (client-go's Replace: the cache never holds part of a list, and a list that fails
+ * leaves it as it was), then watches from the list's resourceVersion with bookmarks and a
+ * randomised timeout; it watches again when a stream ends, lists again after 410 Expired
+ * (synthesising deletes for objects that vanished), and backs off like client-go (0.8 s
+ * doubling to 30 s, jittered, reset after 2 min healthy). A list reply without an items
+ * array is refused like a failed page, never read as an empty list.
  *
  * Handlers run after the store is updated, on the loop, one event at a time. They must be
  * quick (put a key into a workqueue) and must not free the reflector. Objects passed to them
@@ -101,13 +104,18 @@ typedef int (*tj_project_fn)(const cJSON *obj, void **ret);
 
 struct tj_reflector_handlers {
 	void (*on_add)(const void *obj, void *userdata);
-	/* old and new may carry the same resourceVersion after a relist (nothing changed). */
+	/* old and new may carry the same resourceVersion after a relist (nothing changed).
+	 * After a relist the handlers run once the whole list is in the store: adds and
+	 * updates in no particular order, then the synthesised deletes. */
 	void (*on_update)(const void *old, const void *new_obj, void *userdata);
 	/* The last known state: the DELETED event's object, or the cached one for a delete
 	 * synthesised after a relist. */
 	void (*on_delete)(const void *obj, void *userdata);
 	/* Once, after the first full list is in the store and its handlers have run. */
 	void (*on_synced)(void *userdata);
+	/* Each failure, as tj_reflector_last_error() then says it ("list pods: ..."), for the
+	 * log; the reflector retries by itself. */
+	void (*on_error)(const char *message, void *userdata);
 	void *userdata;
 };
 
@@ -127,7 +135,7 @@ struct tj_reflector_config {
 
 struct tj_reflector_stats {
 	uint64_t lists;       /* full lists completed */
-	uint64_t list_errors; /* pages that failed */
+	uint64_t list_errors; /* pages that failed, or were refused (no items array) */
 	uint64_t watches;     /* watches started */
 	uint64_t events;      /* watch events received, bookmarks included */
 	uint64_t skipped;     /* objects the projection refused */

@@ -29,8 +29,7 @@ struct link {
 
 struct entry {
 	struct hnode node;
-	uint32_t gen; /* replace round in which the object was last upserted */
-	void *obj;    /* owned */
+	void *obj; /* owned */
 	struct link links[];
 	/* followed by the key, NUL-terminated */
 };
@@ -46,7 +45,6 @@ struct tj_store {
 	const struct tj_store_ops *ops;             /* borrowed */
 	struct table entries;                       /* owns the entries and their objects */
 	struct table buckets[TJ_STORE_MAX_INDEXES]; /* own the buckets */
-	uint32_t gen;
 };
 
 /* ---- the hash table ---- */
@@ -348,7 +346,6 @@ int tj_store_upsert(struct tj_store *store, void *obj, void **ret_old)
 	}
 	old = e->obj;
 	e->obj = obj;
-	e->gen = store->gen;
 	if (ret_old)
 		*ret_old = old;
 	else if (old)
@@ -382,29 +379,19 @@ int tj_store_delete(struct tj_store *store, const char *key, void **ret_old)
 	return 0;
 }
 
-void tj_store_replace_begin(struct tj_store *store)
+int tj_store_swap(struct tj_store *a, struct tj_store *b)
 {
-	store->gen++;
-}
+	struct tj_store t;
 
-size_t tj_store_replace_end(struct tj_store *store, void (*vanished)(void *ud, void *obj), void *ud)
-{
-	struct table *t = &store->entries;
-	size_t removed = 0;
-
-	/* Removing slot i may shift a later, not yet examined entry into slot i (never into a
-	 * slot before it), so slot i is looked at again after each removal. */
-	for (size_t i = 0; i < t->cap;) {
-		struct entry *e = (struct entry *)t->slots[i];
-
-		if (e && e->gen != store->gen) {
-			vanished(ud, remove_entry(store, e));
-			removed++;
-			continue;
-		}
-		i++;
-	}
-	return removed;
+	if (a->ops != b->ops)
+		return -EINVAL;
+	t = *a;
+	*a = *b;
+	*b = t;
+	/* The entries table finds an entry's key through its store. */
+	a->entries.ctx = a;
+	b->entries.ctx = b;
+	return 0;
 }
 
 size_t tj_store_index_count(const struct tj_store *store, size_t index, const char *value)

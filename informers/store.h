@@ -64,14 +64,10 @@ int tj_store_upsert(struct tj_store *store, void *obj, void **ret_old);
  * ret_old is NULL). -ENOENT if there is none. */
 int tj_store_delete(struct tj_store *store, const char *key, void **ret_old);
 
-/* The relist (client-go's Replace), done in streaming fashion so that no second copy of a
- * large list is held: replace_begin() starts a round, every listed object is upserted as
- * usual, and replace_end() removes each object that was not upserted since replace_begin(),
- * handing it to vanished(ud, obj), which owns it (so deletes can be synthesised for objects
- * whose delete event was missed). Returns the number of objects removed. */
-void tj_store_replace_begin(struct tj_store *store);
-size_t tj_store_replace_end(struct tj_store *store, void (*vanished)(void *ud, void *obj),
-                            void *ud);
+/* Exchanges the contents of two stores of the same ops, indexes included, so that a relist
+ * built aside in a second store replaces the cache at once (client-go's Replace) while the
+ * pointer to the cache stays the same. 0, or -EINVAL if their ops differ. */
+int tj_store_swap(struct tj_store *a, struct tj_store *b);
 
 /* Number of objects whose value in index `index` is value. */
 size_t tj_store_index_count(const struct tj_store *store, size_t index, const char *value);

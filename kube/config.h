@@ -1,10 +1,13 @@
 /* Client configuration: where the API server is and how to authenticate to it, found the way
  * client-go and controller-runtime find it (explicit --kubeconfig, $KUBECONFIG, in-cluster
- * service account, ~/.kube/config) and parsed from kubeconfig YAML with libfyaml. */
+ * service account, ~/.kube/config: kube/sources.h) and parsed from kubeconfig YAML
+ * (kube/kubeconfig.h). */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "kube/sources.h"
 
 /* The service-account folder that Kubernetes mounts into every pod. */
 #define TJ_KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -52,62 +55,6 @@ struct tj_kube_config {
 	struct tj_exec_config *exec; /* owned; NULL if no plugin */
 };
 
-/* The process environment that decides where the configuration comes from. Every member may
- * be NULL (unset). Passed in so that the choice is a pure function. */
-struct tj_kube_env {
-	const char *kubeconfig_flag; /* --kubeconfig */
-	const char *kubeconfig_env;  /* $KUBECONFIG */
-	const char *service_host;    /* $KUBERNETES_SERVICE_HOST */
-	const char *service_port;    /* $KUBERNETES_SERVICE_PORT */
-	const char *home;            /* $HOME */
-};
-
-/* Fills env from getenv() with the given --kubeconfig flag value (may be NULL). The pointers
- * borrow from the environment. */
-void tj_kube_env_from_process(const char *kubeconfig_flag, struct tj_kube_env *ret);
-
-enum tj_kube_source_kind {
-	TJ_KUBE_SOURCE_FILES,      /* kubeconfig files, merged in order (first wins) */
-	TJ_KUBE_SOURCE_IN_CLUSTER, /* the pod's service account */
-};
-
-struct tj_kube_sources {
-	enum tj_kube_source_kind kind;
-	char **paths; /* owned array of owned strings; FILES only */
-	size_t n_paths;
-	bool optional; /* FILES: a missing file is skipped ($KUBECONFIG list), not an error */
-	char *server;  /* owned; IN_CLUSTER only: "https://host:port", IPv6 hosts bracketed */
-};
-
-/* Decides where the configuration comes from, in controller-runtime's order: the flag; else a
- * non-empty $KUBECONFIG (split on ':', empty entries and repeats dropped); else in-cluster if
- * both service variables are set; else $HOME/.kube/config. Pure: no I/O.
- * Returns -ENOENT with a message in err if there is no source at all, -EINVAL for an
- * unusable in-cluster host or port, -ENOMEM. */
-int tj_kube_sources_resolve(const struct tj_kube_env *env, struct tj_kube_sources *ret, char *err,
-                            size_t errlen);
-
-/* Frees the members; accepts NULL. */
-void tj_kube_sources_clear(struct tj_kube_sources *s);
-
-/* One kubeconfig document in memory. */
-struct tj_kube_doc {
-	const char *origin; /* path of the file: names it in messages, and relative paths inside
-	                       are resolved against its folder */
-	const char *yaml;
-	size_t len;
-};
-
-/* Parses and merges kubeconfig documents as client-go does (for each cluster, user and context
- * name, and for current-context, the first document that sets it wins), then picks the
- * context (context_override if not NULL, else current-context) and resolves it into *ret.
- * No I/O: referenced files stay paths. On error returns -EINVAL and writes a message naming
- * the file and the field, e.g. "/home/u/.kube/config: users[0].user.client-key-data: invalid
- * base64", or "kubeconfig: context \"x\" not found"; *ret is written only on success. */
-int tj_kube_config_parse(const struct tj_kube_doc *docs, size_t n_docs,
-                         const char *context_override, struct tj_kube_config **ret, char *err,
-                         size_t errlen);
-
 /* Reads ca_file, client_cert_file and client_key_file into the matching *_pem fields where
  * the "-data" variant was not given. Returns -errno (message names the file) on failure. */
 int tj_kube_config_read_files(struct tj_kube_config *cfg, char *err, size_t errlen);
@@ -123,9 +70,8 @@ int tj_kube_config_in_cluster(const char *server, const char *dir, struct tj_kub
 int tj_kube_config_load(const struct tj_kube_env *env, const char *context_override,
                         const char *sa_dir, struct tj_kube_config **ret, char *err, size_t errlen);
 
-/* Reads a whole regular file of at most TJ_KUBE_FILE_MAX bytes into a NUL-terminated buffer.
- * Returns 0, -errno, or -E2BIG. */
-int tj_kube_read_file(const char *path, char **ret, size_t *ret_len);
-
 /* Frees everything; accepts NULL; returns NULL. */
 struct tj_kube_config *tj_kube_config_free(struct tj_kube_config *cfg);
+
+/* Frees a plugin's configuration; accepts NULL; returns NULL. */
+struct tj_exec_config *tj_exec_config_free(struct tj_exec_config *e);

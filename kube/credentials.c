@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/fileio.h"
+#include "base/rfc3339.h"
 #include "kube/credentials.h"
 
 extern char **environ;
@@ -58,46 +60,6 @@ static uint64_t wall_ms(void)
 }
 
 /* ---- ExecCredential --------------------------------------------------------------------- */
-
-/* RFC 3339 ("2006-01-02T15:04:05Z", optional fraction, Z or +hh:mm) to unix milliseconds. */
-static int parse_rfc3339(const char *s, int64_t *ret)
-{
-	struct tm tm = { 0 };
-	const char *p;
-	int64_t ms = 0, offset = 0;
-	time_t t;
-
-	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!p)
-		return -EINVAL;
-	if (*p == '.') {
-		int64_t scale = 100;
-
-		for (p++; *p >= '0' && *p <= '9'; p++) {
-			ms += (*p - '0') * scale;
-			scale /= 10;
-		}
-	}
-	if (*p == 'Z' || *p == 'z') {
-		p++;
-	} else if ((*p == '+' || *p == '-') && p[1] && p[2] && p[3] == ':' && p[4] && p[5]) {
-		int hh = (p[1] - '0') * 10 + (p[2] - '0'), mm = (p[4] - '0') * 10 + (p[5] - '0');
-
-		if (hh < 0 || hh > 23 || mm < 0 || mm > 59)
-			return -EINVAL;
-		offset = (hh * 60 + mm) * 60 * (*p == '+' ? 1 : -1);
-		p += 6;
-	} else {
-		return -EINVAL;
-	}
-	if (*p)
-		return -EINVAL;
-	t = timegm(&tm);
-	if (t == (time_t)-1)
-		return -EINVAL;
-	*ret = ((int64_t)t - offset) * 1000 + ms;
-	return 0;
-}
 
 static int dup_json_string(const cJSON *obj, const char *key, char **out)
 {
@@ -170,7 +132,7 @@ int tj_exec_credential_parse(const char *json, size_t len, const char *want_api_
 	expiry = cJSON_GetObjectItemCaseSensitive(status, "expirationTimestamp");
 	if (expiry && !cJSON_IsNull(expiry) &&
 	    (!cJSON_IsString(expiry) ||
-	     parse_rfc3339(expiry->valuestring, &c.expires_unix_ms) < 0)) {
+	     tj_rfc3339_parse_ms(expiry->valuestring, &c.expires_unix_ms) < 0)) {
 		snprintf(err, errlen, "the plugin's expirationTimestamp is not an RFC 3339 time");
 		goto out_free;
 	}
@@ -282,33 +244,8 @@ static struct tj_exec_config *copy_exec(const struct tj_exec_config *src)
 	return e;
 
 out_free:
-	for (size_t i = 0; e->args && i < e->n_args; i++)
-		free(e->args[i]);
-	for (size_t i = 0; e->env && i < e->n_env; i++)
-		free(e->env[i]);
-	free(e->args);
-	free(e->env);
-	free(e->command);
-	free(e->api_version);
-	free(e->install_hint);
-	free(e);
+	tj_exec_config_free(e);
 	return NULL;
-}
-
-static void free_exec(struct tj_exec_config *e)
-{
-	if (!e)
-		return;
-	for (size_t i = 0; i < e->n_args; i++)
-		free(e->args[i]);
-	for (size_t i = 0; i < e->n_env; i++)
-		free(e->env[i]);
-	free(e->args);
-	free(e->env);
-	free(e->command);
-	free(e->api_version);
-	free(e->install_hint);
-	free(e);
 }
 
 int tj_credentials_new(uv_loop_t *loop, const struct tj_kube_config *cfg,
@@ -336,7 +273,7 @@ int tj_credentials_new(uv_loop_t *loop, const struct tj_kube_config *cfg,
 	return 0;
 
 out_free:
-	free_exec(c->exec);
+	tj_exec_config_free(c->exec);
 	free(c->token);
 	free(c->token_file);
 	free(c);
@@ -353,7 +290,7 @@ static void refresh_token_file(struct tj_credentials *c)
 
 	if (c->file_token && c->file_fresh && now - c->file_read_ms < TJ_TOKEN_FILE_REFRESH_MS)
 		return;
-	if (tj_kube_read_file(c->token_file, &text, &len) < 0)
+	if (tj_read_file(c->token_file, TJ_KUBE_FILE_MAX, 0, &text, &len) < 0)
 		return;
 	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))
 		text[--len] = '\0';
@@ -654,7 +591,7 @@ struct tj_credentials *tj_credentials_free(struct tj_credentials *c)
 	}
 	if (c->run)
 		end_run(c->run);
-	free_exec(c->exec);
+	tj_exec_config_free(c->exec);
 	free(c->exec_info);
 	tj_exec_credential_clear(&c->cred);
 	free(c->token);

@@ -43,8 +43,8 @@ static inline const char *tj_or(const char *a, const char *b)
 	return a ? a : b;
 }
 
-/* Timestamps are parsed by tj_rfc3339_parse (informers/projection.h), shared with the
- * Pod and Node projections. */
+/* Timestamps are parsed by tj_rfc3339_parse (base/rfc3339.h), shared with the Pod and Node
+ * projections. */
 
 /* Formats unix seconds as "2026-01-02T03:04:05Z" into buf (at least 21 bytes). */
 void tj_time_format(int64_t t, char buf[static 21]);

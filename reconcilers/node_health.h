@@ -28,8 +28,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "controller/config.h"
 #include "informers/node.h"
+#include "reconcilers/settings.h"
 
 #define TJ_TAINT_NOT_READY   "node.kubernetes.io/not-ready"
 #define TJ_TAINT_UNREACHABLE "node.kubernetes.io/unreachable"

@@ -67,11 +67,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "controller/config.h"
 #include "informers/node.h"
 #include "informers/pod.h"
 #include "reconcilers/admission.h"
 #include "reconcilers/runtime.h"
+#include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
 
 enum tj_action_kind {
@@ -95,8 +95,8 @@ enum tj_action_kind {
 struct tj_action {
 	enum tj_action_kind kind;
 	int stage;
-	/* Bookkeeping nobody waits for in the same second (write_gate.h): the Service, a status
-	 * patch that only reports progress, an event. Pod creates and deletes, and a status
+	/* Bookkeeping nobody waits for in the same second (controller/write_gate.h): the Service, a
+	 * status patch that only reports progress, an event. Pod creates and deletes, and a status
 	 * patch that records a restart or a failure (stage 0 of its plan), are urgent. */
 	bool deferrable;
 	char name[TJ_NAME_MAX]; /* CREATE_*: the object's name; DELETE_POD: the pod */
@@ -169,8 +169,9 @@ struct tj_plan_input {
 	const struct tj_runtime *runtime;
 	const struct tj_problem *runtime_problem;
 	const struct tj_config *config; /* GPU classes and failure policy; NULL = none, defaults */
-	/* The pods labelled trainer.kubeflow.org/trainjob-name=<job>; those whose controller
-	 * owner is not this job (a namesake's leftovers) are ignored. */
+	/* The job's pods: the controller passes those labelled
+	 * trainer.kubeflow.org/trainjob-name=<job> whose controller owner is this job; any
+	 * other (a namesake's leftovers) is ignored all the same. */
 	const struct tj_pod *const *pods;
 	size_t n_pods;
 	/* The Node cache, for node health; NULL: every node counts as healthy. A node it does

@@ -16,8 +16,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "controller/config.h"
 #include "reconcilers/runtime.h"
+#include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
 
 #define TJ_TORCH_PORT 29500

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "controller/config.h"
+#include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
 
 enum tj_runtime_kind {

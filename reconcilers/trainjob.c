@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rfc3339.h"
 #include "informers/projection.h"
 #include "reconcilers/json.h"
 

@@ -51,7 +51,7 @@ stage_lint() {
 	fi
 		if cppcheck --enable=warning,performance,portability --error-exitcode=1 --inline-suppr \
 		--suppress=missingIncludeSystem -q -I . \
-		kube informers reconcilers controller tests/unit; then
+		base kube informers reconcilers controller cli tests/unit; then
 		ok=$((ok + 1))
 	else
 		bad=$((bad + 1))

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kube/config.h"
+#include "kube/kubeconfig.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -263,7 +263,7 @@ int main(int argc, char **argv)
 	const char *kubeconfig = NULL, *context = NULL, *ns = NULL;
 	struct state s = { .exit_code = 1, .quiet_ms = 2000 };
 	struct tj_informers_config ic = { 0 };
-	struct tj_reflector_handlers h = { on_add, on_update, on_delete, NULL, &s };
+	struct tj_reflector_handlers h = { on_add, on_update, on_delete, NULL, NULL, &s };
 	struct tj_kube_config *cfg;
 	struct tj_kube_env env;
 	char err[512];

@@ -10,9 +10,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "controller/config.h"
 #include "informers/pod.h"
 #include "reconcilers/runtime.h"
+#include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
 
 /* Parses JSON written with ' for " (no literal ' inside strings). */

@@ -1,10 +1,13 @@
 /* Expectations: met when nothing is expected, once every expected pod is seen, or after the
- * deadline; replaced by a newer expect; forgotten on request. */
+ * deadline; replaced by a newer expect; forgotten on request; set around the start of a plan
+ * and forgotten when it cannot start. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -75,11 +78,112 @@ static void test_deadline_replace_forget(void **state)
 	assert_null(tj_expectations_free(NULL));
 }
 
+/* The executor as tj_expectations_start_plan() calls it: records the call and what the
+ * expectations were while it ran. */
+struct fake_start {
+	int rc;
+	int calls;
+	const struct tj_plan *plan;
+	struct tj_expectations *x;
+	size_t len_during;
+};
+
+static int fake_start(struct tj_plan *plan, void *ctx)
+{
+	struct fake_start *f = ctx;
+
+	f->calls++;
+	f->plan = plan;
+	f->len_during = tj_expectations_len(f->x);
+	return f->rc;
+}
+
+struct start_case {
+	const char *name;
+	enum tj_action_kind kinds[4];
+	const char *names[4];
+	size_t n_actions;
+	int start_rc;
+	size_t len_during, len_after;
+	bool met_empty; /* met at once with an empty cache afterwards */
+};
+
+static const struct start_case start_cases[] = {
+	{ "creates started",
+	  { TJ_ACTION_PATCH_STATUS, TJ_ACTION_CREATE_POD, TJ_ACTION_CREATE_SERVICE,
+	    TJ_ACTION_CREATE_POD },
+	  { "", "j-node-0-0-a0", "j", "j-node-0-1-a0" },
+	  4,
+	  0,
+	  1,
+	  1,
+	  false },
+	{ "creates that could not start",
+	  { TJ_ACTION_CREATE_POD, TJ_ACTION_CREATE_POD },
+	  { "j-node-0-0-a0", "j-node-0-1-a0" },
+	  2,
+	  -ENOMEM,
+	  1,
+	  0,
+	  true },
+	{ "no creates, started",
+	  { TJ_ACTION_PATCH_STATUS, TJ_ACTION_DELETE_POD },
+	  { "", "j-node-0-0-a0" },
+	  2,
+	  0,
+	  0,
+	  0,
+	  true },
+	{ "no creates, could not start", { TJ_ACTION_EVENT }, { "" }, 1, -EINVAL, 0, 0, true },
+};
+
+/* case: a plan's pod creates are expected while and after its start, unless it could not
+ * start: then nothing is expected, and the next plan does not wait out the deadline. */
+static void test_start_plan(void **state)
+{
+	for (size_t i = 0; i < sizeof(start_cases) / sizeof(start_cases[0]); i++) {
+		const struct start_case *c = &start_cases[i];
+		struct tj_action actions[4] = { 0 };
+		struct tj_plan plan = { .actions = actions, .n_actions = c->n_actions };
+		struct fake_start f = { .rc = c->start_rc };
+		uint64_t wait = 0;
+
+		print_message("# case: %s\n", c->name);
+		f.x = tj_expectations_new();
+		assert_non_null(f.x);
+		for (size_t j = 0; j < c->n_actions; j++) {
+			actions[j].kind = c->kinds[j];
+			snprintf(actions[j].name, sizeof(actions[j].name), "%s", c->names[j]);
+		}
+		assert_int_equal(
+		        tj_expectations_start_plan(f.x, "ns/j", &plan, 30000, fake_start, &f),
+		        c->start_rc);
+		assert_int_equal(f.calls, 1);
+		assert_ptr_equal(f.plan, &plan);
+		assert_int_equal(f.len_during, c->len_during);
+		assert_int_equal(tj_expectations_len(f.x), c->len_after);
+		assert_int_equal(tj_expectations_met(f.x, "ns/j", 100, seen, "", &wait),
+		                 c->met_empty);
+		if (!c->met_empty) {
+			assert_int_equal(wait, 29900);
+			/* Exactly the created pods: the Service and the others are not waited for.
+			 */
+			assert_false(tj_expectations_met(f.x, "ns/j", 100, seen, "j-node-0-0-a0 j",
+			                                 &wait));
+			assert_true(tj_expectations_met(f.x, "ns/j", 100, seen, "j-node-0-1-a0",
+			                                &wait));
+		}
+		assert_int_equal(tj_expectations_len(f.x), 0);
+		tj_expectations_free(f.x);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_met_when_all_seen),
 		cmocka_unit_test(test_deadline_replace_forget),
+		cmocka_unit_test(test_start_plan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

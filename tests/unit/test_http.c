@@ -15,7 +15,7 @@
 #include "controller/health.h"
 #include "controller/http.h"
 #include "controller/log.h"
-#include "controller/metrics.h"
+#include "controller/std_metrics.h"
 
 /* ---- the client ---- */
 

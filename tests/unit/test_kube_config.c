@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "kube/config.h"
+#include "kube/kubeconfig.h"
 
 /* ---- source resolution ------------------------------------------------------------------- */
 

@@ -12,7 +12,8 @@
 
 #include <cmocka.h>
 
-#include "controller/metrics.h"
+#include "controller/process_metrics.h"
+#include "controller/std_metrics.h"
 
 static char *render(struct tj_metrics *reg)
 {
@@ -312,12 +313,18 @@ static void test_series_limits_and_kinds(void **state)
 	assert_int_equal(tj_metric_set(h, NULL, 1), -EINVAL);
 	assert_int_equal(tj_metric_observe(h, NULL, NAN), 0);
 	assert_int_equal(tj_metric_observe(h, NULL, 1), 0);
+	/* A sampled counter takes its total as it is read; other kinds ignore that. */
+	tj_series_set_total(s2, 7);
+	assert_int_equal(tj_metric_series(g, NULL, &again), 0);
+	tj_series_set_total(again, 100);
+	assert_int_equal(tj_metric_series(h, NULL, &again), 0);
+	tj_series_set_total(again, 100);
 
 	text = render(reg);
 	assert_string_equal(text, "# HELP c_total h\n"
 	                          "# TYPE c_total counter\n"
 	                          "c_total{k=\"a\"} 2\n"
-	                          "c_total{k=\"b\"} 0\n"
+	                          "c_total{k=\"b\"} 7\n"
 	                          "# HELP g h\n"
 	                          "# TYPE g gauge\n"
 	                          "g -2\n"

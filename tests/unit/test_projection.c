@@ -1,6 +1,6 @@
 /* Projections of real API objects (the files in tests/unit/data: full Pod and Node objects as the
- * API server returns them, managedFields included) into the compact structs, the JSON and
- * time helpers they use, and the interned-string table. */
+ * API server returns them, managedFields included) into the compact structs, the JSON helpers
+ * they use, and the interned-string table. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -456,45 +456,6 @@ static void test_node_built_by_hand_is_freed(void **state)
 	assert_null(tj_node_free(n));
 }
 
-struct time_case {
-	const char *s;
-	int want_rc;
-	int64_t want;
-};
-
-static const struct time_case time_cases[] = {
-	{ "2026-11-29T10:15:02Z", 0, 1795947302 },
-	{ "2026-11-29T11:00:00.123456Z", 0, 1795950000 },
-	{ "2026-11-29T12:30:45+02:00", 0, 1795948245 },
-	{ "1969-12-31T23:59:59Z", 0, -1 },
-	{ "1970-01-01T00:00:00Z", 0, 0 },
-	{ "2000-02-29T00:00:00Z", 0, 951782400 },
-	{ "2400-02-29T12:00:00-00:30", 0, 13574608200 },
-	{ "2026-11-29t10:15:02z", 0, 1795947302 },
-	{ "2025-02-29T00:00:00Z", -EINVAL, 0 },
-	{ "2026-13-01T00:00:00Z", -EINVAL, 0 },
-	{ "2026-11-29T24:00:00Z", -EINVAL, 0 },
-	{ "2026-11-29 10:15:02Z", -EINVAL, 0 },
-	{ "2026-11-29T10:15:02", -EINVAL, 0 },
-	{ "2026-11-29T10:15:02.Z", -EINVAL, 0 },
-	{ "2026-11-29T10:15:02Zjunk", -EINVAL, 0 },
-	{ "2026-11-29T10:15:02+0200", -EINVAL, 0 },
-	{ "26-11-29T10:15:02Z", -EINVAL, 0 },
-	{ "", -EINVAL, 0 },
-	{ NULL, -EINVAL, 0 },
-};
-
-static void test_time_parse(void **state)
-{
-	for (size_t i = 0; i < sizeof(time_cases) / sizeof(time_cases[0]); i++) {
-		int64_t t = 42;
-
-		print_message("# case: %s\n", time_cases[i].s ? time_cases[i].s : "(null)");
-		assert_int_equal(tj_rfc3339_parse(time_cases[i].s, &t), time_cases[i].want_rc);
-		assert_int_equal(t, time_cases[i].want_rc == 0 ? time_cases[i].want : 42);
-	}
-}
-
 static void test_parse_index(void **state)
 {
 	static const struct {
@@ -588,7 +549,6 @@ int main(void)
 		cmocka_unit_test(test_node_fixtures),
 		cmocka_unit_test(test_node_limits_and_invalid),
 		cmocka_unit_test(test_node_built_by_hand_is_freed),
-		cmocka_unit_test(test_time_parse),
 		cmocka_unit_test(test_parse_index),
 		cmocka_unit_test(test_json_paths),
 		cmocka_unit_test(test_intern_table),

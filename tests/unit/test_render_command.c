@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "controller/render_command.h"
+#include "cli/render_command.h"
 
 /* Golden outputs: `render` of each example with the shipped runtimes must print exactly
  * tests/unit/data/golden/<name>.yaml. After an intended change, regenerate them with

@@ -1,4 +1,4 @@
-/* The store: keyed objects, secondary indexes, the streaming replace of a relist; and the pod
+/* The store: keyed objects, secondary indexes, the swap that puts a relist in; and the pod
  * store's ops on real projected pods. */
 #include <errno.h>
 #include <setjmp.h>
@@ -242,24 +242,13 @@ static void test_indexes_follow_updates(void **state)
 	assert_int_equal(tj_store_index_count(s, BY_GROUP, "other/job"), 1);
 }
 
-static char vanished_names[256];
-
-static void on_vanished(void *ud, void *obj)
+/* case: a swap exchanges every object and every index of two stores of the same ops, both
+ * stay usable afterwards, and stores of other ops are refused unchanged. */
+static void test_swap_exchanges_contents(void **state)
 {
-	struct obj *o = obj;
-
-	(*(int *)ud)++;
-	strncat(vanished_names, o->name, sizeof(vanished_names) - strlen(vanished_names) - 1);
-	strncat(vanished_names, ";", sizeof(vanished_names) - strlen(vanished_names) - 1);
-	obj_free(o);
-}
-
-static void test_replace_reports_vanished(void **state)
-{
-	struct tj_store *s = *state;
-	struct tj_store_iter it;
+	static const struct tj_store_ops other_ops = { .free = obj_free, .key = obj_key };
+	struct tj_store *s = *state, *next, *other;
 	char names[256];
-	int calls = 0;
 
 	for (int i = 0; i < 5; i++) {
 		char name[8];
@@ -267,29 +256,45 @@ static void test_replace_reports_vanished(void **state)
 		snprintf(name, sizeof(name), "p%d", i);
 		assert_int_equal(tj_store_upsert(s, obj_new("ns", name, "job", "n1", 1), NULL), 0);
 	}
-	/* The relist sees p1 and p3 again, and a new p9. */
-	tj_store_replace_begin(s);
-	assert_int_equal(tj_store_upsert(s, obj_new("ns", "p1", "job", "n1", 2), NULL), 0);
-	assert_int_equal(tj_store_upsert(s, obj_new("ns", "p3", "job", "n1", 2), NULL), 0);
-	assert_int_equal(tj_store_upsert(s, obj_new("ns", "p9", "job", "n1", 2), NULL), 0);
-	vanished_names[0] = '\0';
-	assert_int_equal(tj_store_replace_end(s, on_vanished, &calls), 3);
-	assert_int_equal(calls, 3);
-	assert_int_equal(strlen(vanished_names), strlen("p0;p2;p4;"));
-	assert_non_null(strstr(vanished_names, "p0;"));
-	assert_non_null(strstr(vanished_names, "p2;"));
-	assert_non_null(strstr(vanished_names, "p4;"));
-	tj_store_iter_init(s, &it);
-	collect(&it, names, sizeof(names));
-	assert_string_equal(names, "p1,p3,p9");
-	index_names(s, BY_NODE, "n1", names, sizeof(names));
-	assert_string_equal(names, "p1,p3,p9");
+	/* A relist built aside sees p1 and p3 again, on another node, and a new p9. */
+	assert_int_equal(tj_store_new(&ops, &next), 0);
+	assert_int_equal(tj_store_upsert(next, obj_new("ns", "p1", "job", "n2", 2), NULL), 0);
+	assert_int_equal(tj_store_upsert(next, obj_new("ns", "p3", "job", "n2", 2), NULL), 0);
+	assert_int_equal(tj_store_upsert(next, obj_new("ns", "p9", "", "n2", 2), NULL), 0);
+	assert_int_equal(tj_store_swap(s, next), 0);
 
-	/* An empty relist empties the store. */
-	tj_store_replace_begin(s);
-	assert_int_equal(tj_store_replace_end(s, on_vanished, &calls), 3);
-	assert_int_equal(tj_store_len(s), 0);
+	assert_int_equal(tj_store_len(s), 3);
+	assert_int_equal(((const struct obj *)tj_store_get(s, "ns/p1"))->version, 2);
+	assert_null(tj_store_get(s, "ns/p0"));
+	index_names(s, BY_NODE, "n2", names, sizeof(names));
+	assert_string_equal(names, "p1,p3,p9");
+	index_names(s, BY_GROUP, "ns/job", names, sizeof(names));
+	assert_string_equal(names, "p1,p3");
 	assert_int_equal(tj_store_index_count(s, BY_NODE, "n1"), 0);
+
+	assert_int_equal(tj_store_len(next), 5);
+	assert_int_equal(((const struct obj *)tj_store_get(next, "ns/p1"))->version, 1);
+	index_names(next, BY_NODE, "n1", names, sizeof(names));
+	assert_string_equal(names, "p0,p1,p2,p3,p4");
+	assert_int_equal(tj_store_index_count(next, BY_NODE, "n2"), 0);
+
+	/* Both go on working: upserts, deletes and index moves. */
+	assert_int_equal(tj_store_upsert(s, obj_new("ns", "p3", "job", "n1", 3), NULL), 0);
+	assert_int_equal(tj_store_delete(s, "ns/p9", NULL), 0);
+	index_names(s, BY_NODE, "n1", names, sizeof(names));
+	assert_string_equal(names, "p3");
+	assert_int_equal(tj_store_delete(next, "ns/p0", NULL), 0);
+	assert_int_equal(tj_store_len(next), 4);
+	assert_int_equal(tj_store_index_count(next, BY_GROUP, "ns/job"), 4);
+
+	assert_int_equal(tj_store_new(&other_ops, &other), 0);
+	assert_int_equal(tj_store_swap(s, other), -EINVAL);
+	assert_int_equal(tj_store_len(s), 2);
+	assert_int_equal(tj_store_len(other), 0);
+	tj_store_free(other);
+	freed = 0;
+	assert_null(tj_store_free(next));
+	assert_int_equal(freed, 4);
 }
 
 static void test_many_objects(void **state)
@@ -297,11 +302,10 @@ static void test_many_objects(void **state)
 	enum {
 		N = 5000
 	};
-	struct tj_store *s = *state;
+	struct tj_store *s = *state, *next;
 	struct tj_store_iter it;
 	char name[32], node[16], key[64];
 	size_t seen = 0;
-	int calls = 0;
 
 	for (int i = 0; i < N; i++) {
 		snprintf(name, sizeof(name), "pod-%d", i);
@@ -344,15 +348,17 @@ static void test_many_objects(void **state)
 		}
 		assert_int_equal(total, tj_store_len(s));
 	}
-	/* A relist that keeps only the even pods. */
-	tj_store_replace_begin(s);
+	/* A relist that keeps only the even pods, all on n0, swapped in. */
+	assert_int_equal(tj_store_new(&ops, &next), 0);
 	for (int i = 0; i < N; i += 2) {
 		snprintf(name, sizeof(name), "pod-%d", i);
-		assert_int_equal(tj_store_upsert(s, obj_new("ns", name, "", "n0", i), NULL), 0);
+		assert_int_equal(tj_store_upsert(next, obj_new("ns", name, "", "n0", i), NULL), 0);
 	}
-	tj_store_replace_end(s, on_vanished, &calls);
+	assert_int_equal(tj_store_swap(s, next), 0);
+	tj_store_free(next);
 	assert_int_equal(tj_store_len(s), N / 2);
 	assert_int_equal(tj_store_index_count(s, BY_NODE, "n0"), N / 2);
+	assert_int_equal(tj_store_index_count(s, BY_NODE, "n1"), 0);
 	for (int i = 0; i < N; i++) {
 		snprintf(key, sizeof(key), "ns/pod-%d", i);
 		if (i % 2 == 0)
@@ -425,15 +431,124 @@ static void test_pod_store_ops(void **state)
 	tj_store_free(s);
 }
 
+/* A pod built by hand: namespace "a", the TrainJob label job, controller owner uid owner
+ * (NULL: none). */
+static struct tj_pod *pod_new(const char *name, const char *job, const char *owner)
+{
+	struct tj_pod *p = calloc(1, sizeof(*p));
+
+	assert_non_null(p);
+	p->namespace = strdup("a");
+	p->name = strdup(name);
+	p->trainjob = job ? strdup(job) : NULL;
+	p->owner_uid = owner ? strdup(owner) : NULL;
+	p->rank = p->attempt = -1;
+	assert_true(p->namespace && p->name && (!job || p->trainjob) && (!owner || p->owner_uid));
+	return p;
+}
+
+struct owned_case {
+	const char *name;
+	const char *job_key;
+	const char *owner_uid;
+	size_t max;
+	int want_rc;
+	const char *want; /* the names returned, sorted */
+};
+
+static const struct owned_case owned_cases[] = {
+	{ "own pods among many foreign ones", "a/j", "uid-j", 4, 0, "j-0,j-1,j-2" },
+	{ "the bound counts own pods only", "a/j", "uid-j", 3, 0, "j-0,j-1,j-2" },
+	{ "more own pods than the bound", "a/j", "uid-j", 2, -E2BIG, NULL },
+	{ "the namesake's own", "a/j", "uid-old", 10, 0, "old-0" },
+	{ "an owner with no pods", "a/j", "uid-none", 10, 0, "" },
+	{ "no uid owns nothing", "a/j", "", 10, 0, "" },
+	{ "NULL uid owns nothing", "a/j", NULL, 10, 0, "" },
+	{ "a job with no pods", "a/none", "uid-j", 10, 0, "" },
+	{ "another job's owner", "a/k", "uid-j", 10, 0, "" },
+};
+
+/* case: the pods of a job are those its label names and its uid controls; pods labelled
+ * with its name for another owner, more of them than the 8,256 the controller once cut the
+ * list at, neither appear nor count against the bound. */
+static void test_pod_collect_owned(void **state)
+{
+	enum {
+		FOREIGN = 8300
+	};
+	struct tj_store *s;
+
+	assert_int_equal(tj_store_new(&tj_pod_store_ops, &s), 0);
+	for (int i = 0; i < FOREIGN; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "foreign-%d", i);
+		/* Every other one without any owner at all. */
+		assert_int_equal(
+		        tj_store_upsert(s, pod_new(name, "j", i % 2 ? "uid-other" : NULL), NULL),
+		        0);
+	}
+	assert_int_equal(tj_store_upsert(s, pod_new("j-0", "j", "uid-j"), NULL), 0);
+	assert_int_equal(tj_store_upsert(s, pod_new("j-1", "j", "uid-j"), NULL), 0);
+	assert_int_equal(tj_store_upsert(s, pod_new("j-2", "j", "uid-j"), NULL), 0);
+	assert_int_equal(tj_store_upsert(s, pod_new("old-0", "j", "uid-old"), NULL), 0);
+	/* The same owner, but not labelled for the job: another job's pod. */
+	assert_int_equal(tj_store_upsert(s, pod_new("k-0", "k", "uid-k"), NULL), 0);
+	assert_int_equal(tj_store_upsert(s, pod_new("unlabelled", NULL, "uid-j"), NULL), 0);
+	assert_int_equal(tj_store_index_count(s, TJ_POD_INDEX_TRAINJOB, "a/j"), FOREIGN + 4);
+
+	for (size_t i = 0; i < sizeof(owned_cases) / sizeof(owned_cases[0]); i++) {
+		const struct owned_case *c = &owned_cases[i];
+		const struct tj_pod **pods = (const struct tj_pod **)0x1;
+		size_t n = 99;
+		char names[256] = "";
+
+		print_message("# case: %s\n", c->name);
+		assert_int_equal(
+		        tj_pod_collect_owned(s, c->job_key, c->owner_uid, c->max, &pods, &n),
+		        c->want_rc);
+		if (c->want_rc < 0) {
+			/* Nothing is returned. */
+			assert_ptr_equal(pods, (const struct tj_pod **)0x1);
+			assert_int_equal(n, 99);
+			continue;
+		}
+		for (size_t j = 0; j < n; j++) {
+			assert_string_equal(pods[j]->owner_uid, c->owner_uid);
+			assert_string_equal(pods[j]->trainjob, "j");
+		}
+		/* Sorted as the store's iteration gives no order. */
+		for (size_t j = 1; j < n; j++)
+			for (size_t k = j; k > 0 && strcmp(pods[k - 1]->name, pods[k]->name) > 0;
+			     k--) {
+				const struct tj_pod *t = pods[k];
+
+				pods[k] = pods[k - 1];
+				pods[k - 1] = t;
+			}
+		for (size_t j = 0; j < n; j++) {
+			if (j)
+				strncat(names, ",", sizeof(names) - strlen(names) - 1);
+			strncat(names, pods[j]->name, sizeof(names) - strlen(names) - 1);
+		}
+		assert_string_equal(names, c->want);
+		if (n == 0)
+			assert_null(pods);
+		free(pods);
+	}
+	tj_store_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_upsert_get_delete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors_leave_store_unchanged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_indexes_follow_updates, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_replace_reports_vanished, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_swap_exchanges_contents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_objects, setup, teardown),
 		cmocka_unit_test(test_pod_store_ops),
+		cmocka_unit_test(test_pod_collect_owned),
 	};
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

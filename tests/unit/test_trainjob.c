@@ -300,7 +300,7 @@ static void test_status_round_trip(void **state)
 	cJSON_Delete(j);
 }
 
-/* Parsing is tj_rfc3339_parse's, tested with the projections (test_projection.c). */
+/* Parsing is tj_rfc3339_parse's, tested in test_rfc3339.c. */
 static void test_time_format(void **state)
 {
 	char buf[21];

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/write_gate.h"
+#include "controller/write_gate.h"
 
 struct fx {
 	uv_loop_t loop;

@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "controller/yaml.h"
+#include "cli/yaml.h"
 #include "fixtures.h"
 
 static char *print(const cJSON *item)

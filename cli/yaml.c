@@ -1,4 +1,4 @@
-#include "controller/yaml.h"
+#include "cli/yaml.h"
 
 #include <errno.h>
 #include <libfyaml.h>
@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "base/fileio.h"
 
 cJSON **tj_yaml_docs_free(cJSON **docs, size_t n)
 {
@@ -98,32 +100,20 @@ out:
 
 int tj_yaml_read_file(const char *path, cJSON ***ret, size_t *ret_n, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
-	char *text = NULL;
+	char *text;
 	size_t len;
-	int r;
+	/* A command's input may be a pipe (render -f /dev/stdin). */
+	int r = tj_read_file(path, TJ_YAML_MAX_FILE, TJ_READ_FILE_STREAMS, &text, &len);
 
-	if (!f) {
-		r = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (r == -E2BIG) {
+		snprintf(err, errlen, "%s: larger than %d bytes", path, TJ_YAML_MAX_FILE);
 		return r;
 	}
-	text = malloc(TJ_YAML_MAX_FILE + 1);
-	if (!text) {
-		fclose(f);
-		return -ENOMEM;
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
 	}
-	len = fread(text, 1, TJ_YAML_MAX_FILE + 1, f);
-	if (ferror(f)) {
-		r = -EIO;
-		snprintf(err, errlen, "%s: read error", path);
-	} else if (len > TJ_YAML_MAX_FILE) {
-		r = -E2BIG;
-		snprintf(err, errlen, "%s: larger than %d bytes", path, TJ_YAML_MAX_FILE);
-	} else {
-		r = tj_yaml_parse(text, len, path, ret, ret_n, err, errlen);
-	}
-	fclose(f);
+	r = tj_yaml_parse(text, len, path, ret, ret_n, err, errlen);
 	free(text);
 	return r;
 }

@@ -12,10 +12,10 @@
 #include <cjson/cJSON.h>
 
 #include "controller/recorder.h"
+#include "controller/write_gate.h"
 #include "kube/client.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/trainjob.h"
-#include "reconcilers/write_gate.h"
 
 struct tj_execution_result {
 	int rc;          /* 0, or the code of the first write that failed */
@@ -44,9 +44,10 @@ struct tj_execute_config {
 	struct tj_write_gate *gate;
 	tj_execute_done_fn done;
 	/* May be NULL. Called at most once, from the loop, when the execution has no urgent
-	 * write in flight and only waits for the gate: its owner may give its concurrency slot
-	 * back (tj_workqueue_park), since nothing of it loads the API server until the gate
-	 * opens. */
+	 * write in flight and only waits for the gate, since nothing of it loads the API server
+	 * until the gate opens: the controller's callback gives the key back to the workqueue
+	 * (tj_workqueue_done), so that its slot goes to the next key, and a newer reconcile of
+	 * the same job may supersede the execution (tj_execution_supersede). */
 	void (*parked)(void *userdata);
 	void *userdata;
 };

@@ -1,4 +1,4 @@
-#include "reconcilers/write_gate.h"
+#include "controller/write_gate.h"
 
 #include <errno.h>
 #include <stdlib.h>

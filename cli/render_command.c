@@ -1,4 +1,4 @@
-#include "controller/render_command.h"
+#include "cli/render_command.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/manifest.h"
+#include "cli/yaml.h"
 #include "controller/config.h"
-#include "controller/yaml.h"
 #include "reconcilers/json.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/runtime.h"
@@ -117,35 +118,20 @@ static int render_job(cJSON *doc, const struct runtimes *rs, const struct tj_con
 	const struct tj_runtime *rt = NULL;
 	struct tj_problem why = { "", "" };
 	struct tj_plan *plan = NULL;
+	bool resumed;
 	int r;
 
-	/* kubectl applies a manifest without a namespace to "default". */
-	if (!tj_json_string(doc, "metadata.namespace") &&
-	    cJSON_IsObject(tj_json_path(doc, "metadata")))
-		tj_json_set_string((cJSON *)tj_json_path(doc, "metadata"), "namespace", "default");
-	r = tj_trainjob_from_json(doc, &job);
+	r = tj_manifest_trainjob(doc, &job, &resumed);
+	if (r == -ENOMEM)
+		return r;
 	if (r < 0) {
 		fprintf(err, "render: a TrainJob needs metadata.name and metadata.namespace\n");
 		return r;
 	}
-	/* As the controller sees a new job: the uid the API server would give it is unknown. */
-	if (!*job->uid) {
-		char *uid = strdup("<uid>");
-
-		if (!uid) {
-			r = -ENOMEM;
-			goto out;
-		}
-		free(job->uid);
-		job->uid = uid;
-	}
-	/* Render what the job becomes when it runs, not the nothing of a suspended job. */
-	if (job->suspend) {
+	if (resumed)
 		fprintf(err,
 		        "render: %s is suspended; these are the objects it gets when resumed\n",
 		        job->name);
-		job->suspend = false;
-	}
 	if (!tj_trainjob_is_ours(job)) {
 		fprintf(err, "render: %s is managed by %s, not by this controller\n", job->name,
 		        job->managed_by);

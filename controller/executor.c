@@ -1,4 +1,4 @@
-#include "reconcilers/executor.h"
+#include "controller/executor.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,0 +1,236 @@
+/* The metric families the controller feeds, as controller-runtime and client-go name them. */
+#include "controller/std_metrics.h"
+
+#include <errno.h>
+#include <stddef.h>
+
+/* controller-runtime's reconcile_time_seconds buckets; rest_client_request_duration_seconds
+ * uses the same. */
+static const double reconcile_buckets[] = {
+	0.005, 0.01, 0.025, 0.05, 0.1,  0.15, 0.2,  0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
+	0.7,   0.8,  0.9,   1.0,  1.25, 1.5,  1.75, 2.0,  2.5, 3.0,  3.5, 4.0,  4.5, 5,
+	6,     7,    8,     9,    10,   15,   20,   25,   30,  40,   50,  60,
+};
+
+/* From pending to running is seconds on a warm cluster and minutes when images are pulled
+ * or nodes are scaled up. */
+static const double time_to_running_buckets[] = {
+	1, 2, 5, 10, 15, 30, 60, 120, 180, 300, 600, 900, 1800, 3600,
+};
+
+/* A queue's wait is seconds when a cluster has room and hours when it is full. */
+static const double queue_wait_buckets[] = {
+	1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800, 86400,
+};
+
+static const char *const job_states[] = {
+	"Pending", "Queued", "Running", "Restarting", "Suspended", "Complete", "Failed",
+};
+
+static const char *const reconcile_results[] = {
+	"success",
+	"error",
+	"requeue",
+	"requeue_after",
+};
+
+static const char *const l_controller[] = { "controller", NULL };
+static const char *const l_controller_result[] = { "controller", "result", NULL };
+static const char *const l_queue[] = { "name", "controller", NULL };
+static const char *const l_queue_depth[] = { "name", "controller", "priority", NULL };
+static const char *const l_rest[] = { "code", "method", "host", NULL };
+static const char *const l_rest_duration[] = { "verb", "host", "path", NULL };
+static const char *const l_name[] = { "name", NULL };
+static const char *const l_reason[] = { "reason", NULL };
+static const char *const l_state[] = { "state", NULL };
+static const char *const l_class[] = { "gpu_class", NULL };
+static const char *const l_class_reason[] = { "gpu_class", "reason", NULL };
+static const char *const l_class_state[] = { "gpu_class", "state", NULL };
+
+int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
+{
+	/* client-go's workqueue buckets: prometheus.ExponentialBuckets(10e-9, 10, 12), built
+	 * by repeated multiplication exactly as there, so that the le labels match to the last
+	 * digit (1e-06, then 9.999999999999999e-06). */
+	double queue_buckets[12];
+	struct tj_std_metrics m = { 0 };
+	const struct {
+		struct tj_metric_desc desc;
+		struct tj_metric **out;
+	} families[] = {
+		{ TJ_COUNTER("controller_runtime_reconcile_total",
+		             "Total number of reconciliations per controller", l_controller_result),
+		  &m.reconcile_total },
+		{ TJ_COUNTER("controller_runtime_reconcile_errors_total",
+		             "Total number of reconciliation errors per controller", l_controller),
+		  &m.reconcile_errors_total },
+		{ TJ_COUNTER("controller_runtime_terminal_reconcile_errors_total",
+		             "Total number of terminal reconciliation errors per controller",
+		             l_controller),
+		  &m.terminal_reconcile_errors_total },
+		{ TJ_HISTOGRAM("controller_runtime_reconcile_time_seconds",
+		               "Length of time per reconciliation per controller", l_controller,
+		               reconcile_buckets),
+		  &m.reconcile_time_seconds },
+		{ TJ_GAUGE("controller_runtime_max_concurrent_reconciles",
+		           "Maximum number of concurrent reconciles per controller", l_controller),
+		  &m.max_concurrent_reconciles },
+		{ TJ_GAUGE("controller_runtime_active_workers",
+		           "Number of currently used workers per controller", l_controller),
+		  &m.active_workers },
+		{ TJ_GAUGE("workqueue_depth", "Current depth of workqueue", l_queue_depth),
+		  &m.workqueue_depth },
+		{ TJ_COUNTER("workqueue_adds_total", "Total number of adds handled by workqueue",
+		             l_queue),
+		  &m.workqueue_adds_total },
+		{ TJ_HISTOGRAM(
+		          "workqueue_queue_duration_seconds",
+		          "How long in seconds an item stays in workqueue before being requested",
+		          l_queue, queue_buckets),
+		  &m.workqueue_queue_duration_seconds },
+		{ TJ_HISTOGRAM("workqueue_work_duration_seconds",
+		               "How long in seconds processing an item from workqueue takes",
+		               l_queue, queue_buckets),
+		  &m.workqueue_work_duration_seconds },
+		{ TJ_GAUGE("workqueue_unfinished_work_seconds",
+		           "Seconds of work in progress that work_duration has not observed yet; "
+		           "a steady rise means a stuck worker",
+		           l_queue),
+		  &m.workqueue_unfinished_work_seconds },
+		{ TJ_GAUGE(
+		          "workqueue_longest_running_processor_seconds",
+		          "How many seconds the longest running processor of the workqueue has run",
+		          l_queue),
+		  &m.workqueue_longest_running_processor_seconds },
+		{ TJ_COUNTER("workqueue_retries_total",
+		             "Total number of retries handled by workqueue", l_queue),
+		  &m.workqueue_retries_total },
+		{ TJ_COUNTER(
+		          "rest_client_requests_total",
+		          "Number of HTTP requests, partitioned by status code, method, and host",
+		          l_rest),
+		  &m.rest_client_requests_total },
+		{ TJ_HISTOGRAM("rest_client_request_duration_seconds",
+		               "Request latency in seconds, by verb, host and path",
+		               l_rest_duration, reconcile_buckets),
+		  &m.rest_client_request_duration_seconds },
+		{ TJ_GAUGE(
+		          "leader_election_master_status",
+		          "1 while this process holds the lease named by 'name', 0 while it stands "
+		          "by",
+		          l_name),
+		  &m.leader_election_master_status },
+		{ TJ_COUNTER("leader_election_slowpath_total",
+		             "Lease renewals that had to read the lease first, by lease name",
+		             l_name),
+		  &m.leader_election_slowpath_total },
+		{ TJ_COUNTER("trainjob_pods_created_total", "Worker pods created for TrainJobs",
+		             NULL),
+		  &m.trainjob_pods_created_total },
+		{ TJ_COUNTER("trainjob_worker_restarts_total",
+		             "Workers replaced after a failure, by the reason of the failure",
+		             l_reason),
+		  &m.trainjob_worker_restarts_total },
+		{ TJ_HISTOGRAM("trainjob_time_to_running_seconds",
+		               "Seconds from a TrainJob's creation until all its workers run", NULL,
+		               time_to_running_buckets),
+		  &m.trainjob_time_to_running_seconds },
+		{ TJ_GAUGE("trainjob_jobs", "TrainJobs by state", l_state), &m.trainjob_jobs },
+		{ TJ_GAUGE("trainjob_queue_jobs",
+		           "TrainJobs waiting for admission, by GPU class and the reason they wait",
+		           l_class_reason),
+		  &m.trainjob_queue_jobs },
+		{ TJ_HISTOGRAM("trainjob_queue_wait_seconds",
+		               "Seconds from a TrainJob's creation until its gang was admitted", NULL,
+		               queue_wait_buckets),
+		  &m.trainjob_queue_wait_seconds },
+		{ TJ_GAUGE("trainjob_gpus",
+		           "GPUs of the nodes that take new pods, by class: their capacity, what "
+		           "pods hold (allocated), and what the head of the queue has reserved",
+		           l_class_state),
+		  &m.trainjob_gpus },
+		{ TJ_COUNTER("trainjob_admissions_total", "Gangs admitted, by GPU class", l_class),
+		  &m.trainjob_admissions_total },
+		{ TJ_COUNTER("trainjob_backfills_total",
+		             "Gangs admitted ahead of the blocked head of their queue", NULL),
+		  &m.trainjob_backfills_total },
+		{ TJ_GAUGE("trainjob_write_gate_waiting",
+		           "Reconciles whose bookkeeping writes (Service, status, events) wait "
+		           "while "
+		           "pod writes go first",
+		           NULL),
+		  &m.trainjob_write_gate_waiting },
+		{ TJ_COUNTER("trainjob_write_gate_deferred_total",
+		             "Times a reconcile's bookkeeping writes waited for pod writes", NULL),
+		  &m.trainjob_write_gate_deferred_total },
+		{ TJ_COUNTER("trainjob_write_gate_expired_total",
+		             "Waits that ended by their time limit rather than by the pod writes "
+		             "ending; a steady rise means endless load",
+		             NULL),
+		  &m.trainjob_write_gate_expired_total },
+	};
+	double b = 10e-9;
+	int r;
+
+	for (size_t i = 0; i < 12; i++, b *= 10)
+		queue_buckets[i] = b;
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		r = tj_metrics_register(reg, &families[i].desc, families[i].out);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < sizeof(job_states) / sizeof(job_states[0]); i++) {
+		r = tj_metric_set(m.trainjob_jobs, TJ_LABELS(job_states[i]), 0);
+		if (r < 0)
+			return r;
+	}
+	*ret = m;
+	return 0;
+}
+
+int tj_std_metrics_init_controller(const struct tj_std_metrics *m, const char *controller,
+                                   int max_concurrent_reconciles)
+{
+	const char *const *c = TJ_LABELS(controller);
+	struct tj_series *s;
+	int r;
+
+	for (size_t i = 0; i < sizeof(reconcile_results) / sizeof(reconcile_results[0]); i++) {
+		r = tj_metric_add(m->reconcile_total, TJ_LABELS(controller, reconcile_results[i]),
+		                  0);
+		if (r < 0)
+			return r;
+	}
+	r = tj_metric_add(m->reconcile_errors_total, c, 0);
+	if (r >= 0)
+		r = tj_metric_add(m->terminal_reconcile_errors_total, c, 0);
+	if (r >= 0)
+		r = tj_metric_series(m->reconcile_time_seconds, c, &s);
+	if (r >= 0)
+		r = tj_metric_set(m->active_workers, c, 0);
+	if (r >= 0)
+		r = tj_metric_set(m->max_concurrent_reconciles, c, max_concurrent_reconciles);
+	return r < 0 ? r : 0;
+}
+
+int tj_std_metrics_init_workqueue(const struct tj_std_metrics *m, const char *name)
+{
+	const char *const *q = TJ_LABELS(name, name);
+	struct tj_series *s;
+	int r;
+
+	r = tj_metric_set(m->workqueue_depth, TJ_LABELS(name, name, ""), 0);
+	if (r >= 0)
+		r = tj_metric_add(m->workqueue_adds_total, q, 0);
+	if (r >= 0)
+		r = tj_metric_series(m->workqueue_queue_duration_seconds, q, &s);
+	if (r >= 0)
+		r = tj_metric_series(m->workqueue_work_duration_seconds, q, &s);
+	if (r >= 0)
+		r = tj_metric_set(m->workqueue_unfinished_work_seconds, q, 0);
+	if (r >= 0)
+		r = tj_metric_set(m->workqueue_longest_running_processor_seconds, q, 0);
+	if (r >= 0)
+		r = tj_metric_add(m->workqueue_retries_total, q, 0);
+	return r < 0 ? r : 0;
+}

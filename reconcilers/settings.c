@@ -1,0 +1,142 @@
+/* The settings' defaults and the built-in GPU classes, lookups, and freeing what the config
+ * file's parser built. */
+#include "reconcilers/settings.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The failure policy. The defaults: 3 restarts, as Kubeflow users know from JobSet's
+ * examples; 60 s of grace, a little more than the node lifecycle controller's 40-50 s
+ * node-monitor-grace-period, so that one missed heartbeat does not restart a gang; a
+ * doubling backoff from 10 s to 5 min, as the kubelet's CrashLoopBackOff; exit codes 126
+ * and 127 (the shell's "not executable" and "command not found"), which no restart can
+ * mend. The GPU signals are the names deploy/config documents; a cluster whose health
+ * checker uses others lists them in its config file. */
+static int default_exit_codes[] = { 126, 127 };
+static char *default_gpu_conditions[] = { "GpuUnhealthy", "XidError" };
+static char *default_gpu_taints[] = { "nvidia.com/gpu.unhealthy", "nvidia.com/gpu.xid" };
+static char *default_cordon_conditions[] = { "KernelDeadlock", "ReadonlyFilesystem" };
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct tj_failure_policy default_policy = {
+	.max_restarts = 3,
+	.node_grace_period_seconds = 60,
+	.backoff_initial_seconds = 10,
+	.backoff_max_seconds = 300,
+	.permanent_exit_codes = default_exit_codes,
+	.n_permanent_exit_codes = N_OF(default_exit_codes),
+	.gpu_conditions = default_gpu_conditions,
+	.n_gpu_conditions = N_OF(default_gpu_conditions),
+	.gpu_taints = default_gpu_taints,
+	.n_gpu_taints = N_OF(default_gpu_taints),
+	.fault_cordon_conditions = default_cordon_conditions,
+	.n_fault_cordon_conditions = N_OF(default_cordon_conditions),
+};
+
+const struct tj_failure_policy *tj_config_failure_policy(const struct tj_config *config)
+{
+	return config && config->failure_policy ? config->failure_policy : &default_policy;
+}
+
+/* The classes deploy/config/config.yaml ships, for running and rendering without a file. */
+static struct tj_kv gh200_labels[] = { { "nvidia.com/gpu.product", "NVIDIA-GH200-480GB" } };
+static struct tj_kv h100_labels[] = { { "nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3" } };
+static struct tj_toleration gpu_tolerations[] = {
+	{ "nvidia.com/gpu", "Exists", NULL, "NoSchedule" },
+};
+static struct tj_gpu_class default_classes[] = {
+	{ "gh200", "nvidia.com/gpu", "arm64", gh200_labels, 1, gpu_tolerations, 1 },
+	{ "h100", "nvidia.com/gpu", "amd64", h100_labels, 1, gpu_tolerations, 1 },
+};
+static const struct tj_config builtin_config = { .classes = default_classes, .n_classes = 2 };
+
+const struct tj_config *tj_config_builtin(void)
+{
+	return &builtin_config;
+}
+
+const struct tj_gpu_class *tj_config_find_class(const struct tj_config *config, const char *name)
+{
+	if (!config || !name)
+		return NULL;
+	for (size_t i = 0; i < config->n_classes; i++)
+		if (!strcmp(config->classes[i].name, name))
+			return &config->classes[i];
+	return NULL;
+}
+
+static void gpu_class_clear(struct tj_gpu_class *class)
+{
+	free(class->name);
+	free(class->resource);
+	free(class->arch);
+	for (size_t i = 0; i < class->n_node_labels; i++) {
+		free(class->node_labels[i].key);
+		free(class->node_labels[i].value);
+	}
+	free(class->node_labels);
+	for (size_t i = 0; i < class->n_tolerations; i++) {
+		free(class->tolerations[i].key);
+		free(class->tolerations[i].operator_);
+		free(class->tolerations[i].value);
+		free(class->tolerations[i].effect);
+	}
+	free(class->tolerations);
+}
+
+static void free_strings(char **strings, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(strings[i]);
+	free(strings);
+}
+
+static const struct tj_admission_policy default_admission = {
+	.enabled = true,
+	.backfill = true,
+	.pin_timeout_seconds = 60,
+};
+
+const struct tj_admission_policy *tj_config_admission(const struct tj_config *config)
+{
+	return config && config->admission ? config->admission : &default_admission;
+}
+
+struct tj_admission_policy *tj_admission_policy_free(struct tj_admission_policy *policy)
+{
+	if (!policy)
+		return NULL;
+	for (size_t i = 0; i < policy->n_limits; i++) {
+		free(policy->limits[i].namespace);
+		free(policy->limits[i].gpu_class);
+	}
+	free(policy->limits);
+	free(policy->topology_label);
+	free(policy);
+	return NULL;
+}
+
+static void failure_policy_free(struct tj_failure_policy *policy)
+{
+	if (!policy)
+		return;
+	free(policy->permanent_exit_codes);
+	free_strings(policy->gpu_conditions, policy->n_gpu_conditions);
+	free_strings(policy->gpu_taints, policy->n_gpu_taints);
+	free_strings(policy->fault_cordon_conditions, policy->n_fault_cordon_conditions);
+	free(policy);
+}
+
+struct tj_config *tj_config_free(struct tj_config *config)
+{
+	if (!config)
+		return NULL;
+	for (size_t i = 0; i < config->n_classes; i++)
+		gpu_class_clear(&config->classes[i]);
+	free(config->classes);
+	failure_policy_free(config->failure_policy);
+	tj_admission_policy_free(config->admission);
+	free(config);
+	return NULL;
+}

@@ -1,0 +1,112 @@
+/* The settings the decisions read: the GPU classes (which nodes a runtime's pods go to, and
+ * how they get there) and the failure policy (how many restarts, after how long, what counts
+ * as a broken node). Plain data, filled by the config file's parser (controller/config.h)
+ * or built in; the planner, the renderer and node health take them as inputs. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Limits on what the settings may hold; a config file beyond them is rejected. */
+#define TJ_CONFIG_MAX_CLASSES     64
+#define TJ_CONFIG_MAX_NODE_LABELS 32
+#define TJ_CONFIG_MAX_TOLERATIONS 16
+#define TJ_CONFIG_MAX_SIGNALS     32 /* per list of node conditions or taint keys */
+#define TJ_CONFIG_MAX_EXIT_CODES  32
+
+struct tj_kv {
+	char *key;   /* owned */
+	char *value; /* owned */
+};
+
+struct tj_toleration {
+	char *key;       /* owned; NULL matches every key (operator Exists) */
+	char *operator_; /* owned; "Equal" or "Exists" */
+	char *value;     /* owned; NULL with Exists */
+	char *effect;    /* owned; NULL matches every effect */
+};
+
+struct tj_gpu_class {
+	char *name;                /* owned; e.g. "gh200"; runtime torch-<name> selects it */
+	char *resource;            /* owned; extended resource, e.g. "nvidia.com/gpu" */
+	char *arch;                /* owned; kubernetes.io/arch value, e.g. "arm64"; NULL = any */
+	struct tj_kv *node_labels; /* owned array; required node labels (key In [value]) */
+	size_t n_node_labels;
+	struct tj_toleration *tolerations; /* owned array */
+	size_t n_tolerations;
+};
+
+/* The defaults of the failure policy (DESIGN.md section 4, "Failures"); the node-health
+ * signals are read by reconcilers/node_health.h, the rest by the planner. */
+struct tj_failure_policy {
+	int max_restarts; /* restarts before a job is Failed (ReachedMaxRestarts) */
+	/* How long a node may be unhealthy before its workers count as failed; a TrainJob's
+	 * annotation trainjob.flame.dev/node-grace-period-seconds overrides it. */
+	int node_grace_period_seconds;
+	/* The delay before the pods of restart n are created: initial * 2^(n-1), at most max. */
+	int backoff_initial_seconds;
+	int backoff_max_seconds;
+	int *permanent_exit_codes; /* owned array; a worker exiting with one fails the job */
+	size_t n_permanent_exit_codes;
+	/* Node condition types that mean a broken GPU when True (set by node-problem-detector
+	 * or a GPU health checker), and taint keys that mean the same whatever their value. */
+	char **gpu_conditions; /* owned array of owned strings */
+	size_t n_gpu_conditions;
+	char **gpu_taints; /* owned array of owned strings */
+	size_t n_gpu_taints;
+	/* Node condition types that, True on a cordoned node, say it was cordoned for a fault.
+	 * A cordon alone is maintenance: it keeps new pods away but leaves running jobs alone. */
+	char **fault_cordon_conditions; /* owned array of owned strings */
+	size_t n_fault_cordon_conditions;
+};
+
+/* The most GPUs of one class a namespace may hold at once (Slurm's GrpTRES). */
+struct tj_namespace_limit {
+	char *namespace; /* owned; "*" for every namespace without a limit of its own */
+	char *gpu_class; /* owned */
+	long long max_gpus;
+};
+
+#define TJ_CONFIG_MAX_NAMESPACE_LIMITS 256
+
+/* Gang admission (reconcilers/admission.h, controller/admitter.h). */
+struct tj_admission_policy {
+	bool enabled;            /* off: pods are created at once, the scheduler alone decides */
+	bool backfill;           /* off: a strict FIFO per class */
+	bool wait_if_never_fits; /* neverFits: Wait; else a job that never fits fails */
+	/* Seconds a pinned pod may stay unschedulable before its gang is given back. */
+	int pin_timeout_seconds;
+	/* owned; a node label whose value is a topology domain (rack, NVLink domain); NULL */
+	char *topology_label;
+	struct tj_namespace_limit *limits; /* owned array */
+	size_t n_limits;
+};
+
+struct tj_config {
+	struct tj_gpu_class *classes; /* owned array */
+	size_t n_classes;
+	/* owned; NULL: the defaults (tj_config_failure_policy) */
+	struct tj_failure_policy *failure_policy;
+	/* owned; NULL: the defaults (tj_config_admission) */
+	struct tj_admission_policy *admission;
+};
+
+/* The classes deploy/config/config.yaml ships (gh200, h100), for running and rendering
+ * without a config file. Static: never freed. */
+const struct tj_config *tj_config_builtin(void);
+
+/* The failure policy of config, or the defaults when config is NULL or has none. */
+const struct tj_failure_policy *tj_config_failure_policy(const struct tj_config *config);
+
+/* The class with that name, or NULL. */
+const struct tj_gpu_class *tj_config_find_class(const struct tj_config *config, const char *name);
+
+/* The admission policy of config, or the defaults (on, backfill, NeverFits fails, pins
+ * given back after 60 s, no topology, no limits) when config is NULL or has none. */
+const struct tj_admission_policy *tj_config_admission(const struct tj_config *config);
+
+/* Frees an admission policy. Accepts NULL; returns NULL. */
+struct tj_admission_policy *tj_admission_policy_free(struct tj_admission_policy *policy);
+
+/* Accepts NULL; returns NULL. */
+struct tj_config *tj_config_free(struct tj_config *config);
