@@ -663,9 +663,9 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
                       struct tj_controller **ret)
 {
 	struct tj_controller *c = calloc(1, sizeof(*c));
-	struct tj_reflector_handlers trainjobs = { on_trainjob, on_trainjob_update,
+	struct tj_reflector_handlers trainjobs = { on_trainjob,        on_trainjob_update,
 		                                   on_trainjob_delete, on_synced,
-		                                   on_informer_error, NULL };
+		                                   on_informer_error,  NULL };
 	struct tj_reflector_handlers runtimes = { on_runtime, on_runtime_update, on_runtime,
 		                                  on_synced,  on_informer_error, NULL };
 	struct tj_reflector_handlers pods = { on_pod_add, on_pod_update,     on_pod_delete,

@@ -141,8 +141,8 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		           l_class_reason),
 		  &m.trainjob_queue_jobs },
 		{ TJ_HISTOGRAM("trainjob_queue_wait_seconds",
-		               "Seconds from a TrainJob's creation until its gang was admitted", NULL,
-		               queue_wait_buckets),
+		               "Seconds from a TrainJob's creation until its gang was admitted",
+		               NULL, queue_wait_buckets),
 		  &m.trainjob_queue_wait_seconds },
 		{ TJ_GAUGE("trainjob_gpus",
 		           "GPUs of the nodes that take new pods, by class: their capacity, what "
