@@ -662,10 +662,155 @@ static int parse_failure_policy(const struct parser *p, struct fy_node *node, in
 	                   &policy->fault_cordon_conditions, &policy->n_fault_cordon_conditions);
 }
 
+static const char *const admission_fields[] = {
+	"enabled",       "backfill",        "neverFits", "pinTimeoutSeconds",
+	"topologyLabel", "namespaceLimits", NULL,
+};
+static const char *const limit_fields[] = { "namespace", "gpuClass", "maxGPUs", NULL };
+
+/* An optional boolean field: *ret keeps its value when the field is absent or null. */
+static int field_bool(const struct parser *p, struct fy_node *mapping, int line, const char *path,
+                      const char *key, bool *ret)
+{
+	char sub[160], *text = NULL;
+	struct fy_node_pair *pair = find_pair(mapping, key);
+	int r;
+
+	if (!pair || node_is_null(fy_node_pair_value(pair)))
+		return 0;
+	snprintf(sub, sizeof(sub), "%s.%s", path, key);
+	r = field_string(p, mapping, line, path, key, true, 8, &text);
+	if (r < 0)
+		return r;
+	if (!strcmp(text, "true"))
+		*ret = true;
+	else if (!strcmp(text, "false"))
+		*ret = false;
+	else
+		r = fail(p, field_line(mapping, key, line), sub, "\"%s\" is not true or false",
+		         text);
+	free(text);
+	return r;
+}
+
+static int parse_limit(const struct parser *p, struct fy_node *node, int line, const char *path,
+                       const struct tj_config *config, struct tj_namespace_limit *limit)
+{
+	int r = check_mapping(p, node, line, path, limit_fields, "namespace, gpuClass, maxGPUs");
+	int max = -1;
+
+	if (r < 0)
+		return r;
+	line = node_line(node, line);
+	r = field_string(p, node, line, path, "namespace", true, LABEL_NAME_MAX, &limit->namespace);
+	if (r < 0)
+		return r;
+	if (strcmp(limit->namespace, "*") != 0 && !valid_dns_label(limit->namespace))
+		return fail(p, field_line(node, "namespace", line), path,
+		            "namespace \"%s\" is not a DNS label (or \"*\")", limit->namespace);
+	r = field_string(p, node, line, path, "gpuClass", true, LABEL_NAME_MAX, &limit->gpu_class);
+	if (r < 0)
+		return r;
+	if (!tj_config_find_class(config, limit->gpu_class))
+		return fail(p, field_line(node, "gpuClass", line), path,
+		            "gpuClass \"%s\" is not one of gpuClasses", limit->gpu_class);
+	r = field_int(p, node, line, path, "maxGPUs", 0, 1000000, &max);
+	if (r < 0)
+		return r;
+	if (max < 0)
+		return fail(p, line, path, "missing required field \"maxGPUs\"");
+	limit->max_gpus = max;
+	return 0;
+}
+
+/* The admission section; read after gpuClasses, which its limits name. */
+static int parse_admission(const struct parser *p, struct fy_node *node, int line,
+                           const struct tj_config *config, struct tj_admission_policy *a)
+{
+	const char *path = "admission";
+	char *never = NULL;
+	struct fy_node *seq = NULL;
+	int seq_line = line;
+	int r = check_mapping(p, node, line, path, admission_fields,
+	                      "enabled, backfill, neverFits, pinTimeoutSeconds, topologyLabel, "
+	                      "namespaceLimits");
+
+	if (r < 0)
+		return r;
+	line = node_line(node, line);
+	*a = *tj_config_admission(NULL);
+	a->topology_label = NULL;
+	a->limits = NULL;
+	a->n_limits = 0;
+	if ((r = field_bool(p, node, line, path, "enabled", &a->enabled)) < 0 ||
+	    (r = field_bool(p, node, line, path, "backfill", &a->backfill)) < 0 ||
+	    (r = field_int(p, node, line, path, "pinTimeoutSeconds", 0, 86400,
+	                   &a->pin_timeout_seconds)) < 0 ||
+	    (r = field_string(p, node, line, path, "neverFits", false, 8, &never)) < 0)
+		return r;
+	if (never && strcmp(never, "Fail") != 0 && strcmp(never, "Wait") != 0)
+		r = fail(p, field_line(node, "neverFits", line), "admission.neverFits",
+		         "\"%s\" is not Fail or Wait", never);
+	a->wait_if_never_fits = never && !strcmp(never, "Wait");
+	free(never);
+	if (r < 0)
+		return r;
+	r = field_string(p, node, line, path, "topologyLabel", false,
+	                 DNS_SUBDOMAIN_MAX + 1 + LABEL_NAME_MAX, &a->topology_label);
+	if (r < 0)
+		return r;
+	if (a->topology_label && !valid_qualified_name(a->topology_label, false))
+		return fail(p, field_line(node, "topologyLabel", line), "admission.topologyLabel",
+		            "\"%s\" is not a label key", a->topology_label);
+	r = field_sequence(p, node, line, "admission.namespaceLimits", "namespaceLimits",
+	                   TJ_CONFIG_MAX_NAMESPACE_LIMITS, &seq, &seq_line);
+	if (r < 0 || !seq)
+		return r;
+	a->limits = calloc((size_t)fy_node_sequence_item_count(seq) + 1, sizeof(*a->limits));
+	if (!a->limits)
+		return -ENOMEM;
+	void *iter = NULL;
+	struct fy_node *item;
+	for (size_t i = 0; (item = fy_node_sequence_iterate(seq, &iter)); i++) {
+		char sub[48];
+		struct tj_namespace_limit *l = &a->limits[i];
+
+		snprintf(sub, sizeof(sub), "admission.namespaceLimits[%zu]", i);
+		a->n_limits = i + 1;
+		r = parse_limit(p, item, node_line(item, seq_line), sub, config, l);
+		if (r < 0)
+			return r;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(a->limits[j].namespace, l->namespace) &&
+			    !strcmp(a->limits[j].gpu_class, l->gpu_class))
+				return fail(
+				        p, node_line(item, seq_line), sub,
+				        "a second limit for namespace \"%s\" and gpuClass \"%s\" "
+				        "(also namespaceLimits[%zu])",
+				        l->namespace, l->gpu_class, j);
+	}
+	return 0;
+}
+
+static int parse_admission_of(const struct parser *p, struct fy_node *root,
+                              struct tj_config *config)
+{
+	struct fy_node_pair *pair = find_pair(root, "admission");
+
+	if (!pair || node_is_null(fy_node_pair_value(pair)))
+		return 0;
+	config->admission = calloc(1, sizeof(*config->admission));
+	if (!config->admission)
+		return -ENOMEM;
+	return parse_admission(p, fy_node_pair_value(pair), node_line(fy_node_pair_key(pair), 1),
+	                       config, config->admission);
+}
+
 static int parse_root(const struct parser *p, struct fy_node *root, struct tj_config *config)
 {
-	static const char *const root_fields[] = { "gpuClasses", "failurePolicy", NULL };
-	int r = check_mapping(p, root, 1, "", root_fields, "gpuClasses, failurePolicy");
+	static const char *const root_fields[] = { "gpuClasses", "failurePolicy", "admission",
+		                                   NULL };
+	int r = check_mapping(p, root, 1, "", root_fields, "gpuClasses, failurePolicy, admission");
 	if (r < 0)
 		return r;
 	struct fy_node_pair *pair = find_pair(root, "failurePolicy");
@@ -693,7 +838,7 @@ static int parse_root(const struct parser *p, struct fy_node *root, struct tj_co
 		return fail(p, line, "gpuClasses", "has %d classes, the limit is %d", count,
 		            TJ_CONFIG_MAX_CLASSES);
 	if (count == 0)
-		return 0;
+		return parse_admission_of(p, root, config);
 	config->classes = calloc((size_t)count, sizeof(*config->classes));
 	if (!config->classes)
 		return -ENOMEM;
@@ -714,7 +859,7 @@ static int parse_root(const struct parser *p, struct fy_node *root, struct tj_co
 				            "duplicate class name \"%s\" (also gpuClasses[%zu])",
 				            config->classes[i].name, j);
 	}
-	return 0;
+	return parse_admission_of(p, root, config);
 }
 
 /* libfyaml reports syntax errors through its diagnostic output as
