@@ -101,7 +101,8 @@ static void answer(struct conn *c, const struct reply *r)
 		             "Content-Length: %zu\r\nConnection: close\r\n\r\n",
 		             r->status, r->headers ? r->headers : "", strlen(body));
 		send_text(c, head, (size_t)n, false);
-		send_text(c, body, strlen(body), true);
+		if (!r->hold)
+			send_text(c, body, strlen(body), true);
 		return;
 	}
 	n = snprintf(head, sizeof(head),
@@ -130,6 +131,8 @@ static bool matches(const struct reply *r, const struct request_seen *seen)
 	if (r->path && (strlen(r->path) != path_len || strncmp(r->path, seen->path, path_len) != 0))
 		return false;
 	if (r->query && (!q || !strstr(q + 1, r->query)))
+		return false;
+	if (r->request_has && !strstr(seen->body, r->request_has))
 		return false;
 	return true;
 }
@@ -263,9 +266,15 @@ static struct conn *open_conn(struct server *s, int i)
 	return s->seen[i].conn;
 }
 
-void server_answer(struct server *s, int i, const struct reply *r)
+void server_release(struct server *s, int i)
 {
-	answer(open_conn(s, i), r);
+	struct conn *c = open_conn(s, i);
+	const struct reply *r = &s->replies[s->seen[i].reply];
+	const char *body = r->body ? r->body : "";
+
+	if (!r->hold || r->chunked)
+		fail_msg("request %d has no held reply", i);
+	send_text(c, body, strlen(body), true);
 }
 
 void server_push(struct server *s, int i, const char *text)

@@ -2,12 +2,13 @@
  * loop, so that a client, an informer or a whole controller runs against it end to end.
  *
  * The test scripts replies; each request is answered with the first reply not yet used whose
- * method, path and query match it (a reply that names none of them matches any request, so a
+ * method, path, query and body match it (a reply that names none of them matches any request, so a
  * list of such replies answers requests in the order they come). A repeated reply is never
  * used up. Every request is recorded, in order of arrival, with the reply that answered it.
- * A reply may hang (the test answers it later with server_answer) or keep a chunked response
- * open (the test sends more of it with server_push), which is how a watch stays open and
- * brings events when the test wants them.
+ * A reply may hang (never answer), hold its body back until the test releases it (the write
+ * stays in flight as long as the test wants), or keep a chunked response open (the test sends
+ * more of it with server_push), which is how a watch stays open and brings events when the
+ * test wants them.
  *
  * Every response says "Connection: close": one request per connection, so the order of the
  * recorded requests is the order in which the client sent them. Included after <cmocka.h>. */
@@ -23,17 +24,23 @@
 
 struct reply {
 	/* What it answers; NULL matches anything. path is compared with the request's path
-	 * up to its '?', query is a substring of what follows the '?'. */
+	 * up to its '?', query is a substring of what follows the '?', request_has one of the
+	 * request's body. */
 	const char *method;
 	const char *path;
 	const char *query;
+	const char *request_has;
 	bool repeat; /* answers every request it matches, never used up */
 	int status;
 	const char *headers; /* extra header lines, each ending in \r\n */
 	const char *body;
 	bool chunked;   /* send the body as one chunk per line */
 	bool keep_open; /* never finish the response (a watch that stays open) */
-	bool hang;      /* never answer by itself (server_answer may, later) */
+	bool hang;      /* never answer at all */
+	/* Send the status line and headers at once, the body when server_release says. (A
+	 * request that has no answer at all makes libcurl hold the next ones back: with
+	 * CURLOPT_PIPEWAIT it waits to learn whether the connection can multiplex.) */
+	bool hold;
 };
 
 struct request_seen {
@@ -69,8 +76,8 @@ void server_stop(struct server *s);
 /* Appends replies to the script (copied; their strings are borrowed). */
 void server_script(struct server *s, const struct reply *replies, int n);
 
-/* Answers request i, which hung, with r (borrowed for the call). */
-void server_answer(struct server *s, int i, const struct reply *r);
+/* Sends the body of the held reply to request i. */
+void server_release(struct server *s, int i);
 
 /* Sends text as one more chunk of the open response to request i. */
 void server_push(struct server *s, int i, const char *text);

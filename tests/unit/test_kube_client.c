@@ -417,6 +417,32 @@ static void test_cancel_and_free_with_requests_in_flight(void **state)
 	assert_int_equal(r.calls, 0);
 }
 
+static void test_requests_do_not_wait_behind_an_unanswered_one(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .status = 200, .body = "{\"n\":1}", .hold = true },
+		{ .status = 200, .body = "{\"n\":2}" },
+	};
+	struct tj_ref ref = { &tj_resource_pods, "team", "p", NULL };
+	struct result first = { 0 }, second = { 0 };
+
+	script(fx, replies, 2);
+	make_client(fx, NULL, NULL);
+	tj_kube_get(fx->client, &ref, on_response, &first, NULL);
+	tj_kube_get(fx->client, &ref, on_response, &second, NULL);
+	/* Plain HTTP/1.1 cannot multiplex: the second request takes a connection of its own at
+	 * once instead of waiting to learn what the first one's can do. */
+	RUN_UNTIL(fx, second.calls == 1);
+	assert_int_equal(first.calls, 0);
+	assert_string_equal(second.body, "{\"n\":2}");
+	server_release(&fx->server, 0);
+	RUN_UNTIL(fx, first.calls == 1);
+	assert_string_equal(first.body, "{\"n\":1}");
+	result_clear(&first);
+	result_clear(&second);
+}
+
 /* ---- watches ------------------------------------------------------------------------------ */
 
 #define EV(type, name)                                                                             \
@@ -672,6 +698,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_connection_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_and_free_with_requests_in_flight, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(test_requests_do_not_wait_behind_an_unanswered_one,
+		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_expired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_broken_stream, setup, teardown),
