@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "fixtures.h"
 #include "scripted_server.h"
 
 /* A request may carry a rendered pod; nothing the tests send comes near this. */
@@ -308,6 +309,31 @@ int server_count(const struct server *s, const char *method, const char *prefix)
 	for (int i = 0; i < s->n_seen; i++)
 		n += seen_is(&s->seen[i], method, prefix);
 	return n;
+}
+
+const char *server_trace(const struct server *s)
+{
+	static char buf[16384];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < s->n_seen && len < sizeof(buf); i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %s|", s->seen[i].method,
+		                        s->seen[i].path);
+	return buf;
+}
+
+void assert_request_body(const struct server *s, int i, const char *expected_sq)
+{
+	cJSON *body;
+
+	if (i < 0 || i >= s->n_seen)
+		fail_msg("no request %d", i);
+	body = cJSON_Parse(s->seen[i].body);
+	if (!body)
+		fail_msg("the body of request %d is not JSON: %s", i, s->seen[i].body);
+	assert_json_equal(body, expected_sq);
+	cJSON_Delete(body);
 }
 
 double server_time_factor(void)

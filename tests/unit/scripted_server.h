@@ -92,6 +92,12 @@ int server_find(const struct server *s, int from, const char *method, const char
 /* How many requests match as server_find does. */
 int server_count(const struct server *s, const char *method, const char *prefix);
 
+/* "METHOD path|" for every request seen, in order (a static buffer). */
+const char *server_trace(const struct server *s);
+
+/* Fails unless request i has a JSON body equal to expected_sq (JSON with ' for "). */
+void assert_request_body(const struct server *s, int i, const char *expected_sq);
+
 /* TJ_TEST_TIME_FACTOR (default 1): how much slower than usual this run may be (valgrind). */
 double server_time_factor(void);
 
