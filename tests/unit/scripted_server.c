@@ -239,6 +239,17 @@ void server_start(struct server *s, uv_loop_t *loop)
 	s->deadline.data = s;
 }
 
+struct tj_client *server_client_new(struct server *s)
+{
+	char url[64];
+	struct tj_kube_config cfg = { .server = url, .token = "t" };
+	struct tj_client *c;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
+	assert_int_equal(tj_client_new(s->loop, &cfg, NULL, &c), 0);
+	return c;
+}
+
 void server_stop(struct server *s)
 {
 	for (struct conn *c = s->conns; c; c = c->next)

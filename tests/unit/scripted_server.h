@@ -19,6 +19,8 @@
 
 #include <uv.h>
 
+#include "kube/client.h"
+
 #define SERVER_MAX_REPLIES 64
 #define SERVER_MAX_SEEN    128
 
@@ -69,6 +71,9 @@ struct server {
 
 /* Listens on an ephemeral port of 127.0.0.1 (s->port). */
 void server_start(struct server *s, uv_loop_t *loop);
+
+/* A client of the server, with a bearer token "t" and default options. */
+struct tj_client *server_client_new(struct server *s);
 
 /* Closes every connection and the listener; run the loop afterwards to finish closing. */
 void server_stop(struct server *s);

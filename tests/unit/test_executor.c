@@ -46,7 +46,6 @@ struct fixture {
 	struct tj_write_gate *gate;   /* NULL unless the test makes one */
 	struct tj_recorder *recorder; /* NULL unless the test makes one */
 	bool busy;                    /* what the gate's busy() says */
-	char url[64];
 };
 
 /* One execution, and what its callbacks saw. */
@@ -66,14 +65,11 @@ static bool fx_busy(void *userdata)
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	struct tj_kube_config cfg = { .token = "t" };
 
 	assert_non_null(fx);
 	uv_loop_init(&fx->loop);
 	server_start(&fx->server, &fx->loop);
-	snprintf(fx->url, sizeof(fx->url), "http://127.0.0.1:%d", fx->server.port);
-	cfg.server = fx->url;
-	assert_int_equal(tj_client_new(&fx->loop, &cfg, NULL, &fx->client), 0);
+	fx->client = server_client_new(&fx->server);
 	*state = fx;
 	return 0;
 }
