@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "controller/log.h"
 #include "fixtures.h"
 #include "scripted_server.h"
 
@@ -252,6 +253,7 @@ struct tj_client *server_client_new(struct server *s)
 
 void server_stop(struct server *s)
 {
+	tj_log_set_sink(NULL, NULL);
 	for (struct conn *c = s->conns; c; c = c->next)
 		close_conn(c);
 	uv_close((uv_handle_t *)&s->listener, NULL);
@@ -322,16 +324,37 @@ int server_count(const struct server *s, const char *method, const char *prefix)
 	return n;
 }
 
-const char *server_trace(const struct server *s)
+const char *server_trace(const struct server *s, const char *except)
 {
 	static char buf[16384];
 	size_t len = 0;
 
 	buf[0] = '\0';
 	for (int i = 0; i < s->n_seen && len < sizeof(buf); i++)
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %s|", s->seen[i].method,
-		                        s->seen[i].path);
+		if (!except || strcmp(s->seen[i].method, except) != 0)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s %s|",
+			                        s->seen[i].method, s->seen[i].path);
 	return buf;
+}
+
+static void capture(void *userdata, const char *line, size_t len)
+{
+	struct server *s = userdata;
+	size_t have = strlen(s->log);
+
+	snprintf(s->log + have, sizeof(s->log) - have, "%.*s", (int)len, line);
+}
+
+void server_capture_log(struct server *s)
+{
+	s->log[0] = '\0';
+	tj_log_set_sink(capture, s);
+}
+
+void server_spin(struct server *s)
+{
+	for (int i = 0; i < 10; i++)
+		uv_run(s->loop, UV_RUN_NOWAIT);
 }
 
 void assert_request_body(const struct server *s, int i, const char *expected_sq)

@@ -21,6 +21,11 @@
 
 #include "kube/client.h"
 
+/* A Status object as the API server answers a failed request; msg has no quotes. */
+#define API_ERROR(code, reason, msg)                                                               \
+	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"" msg     \
+	"\",\"reason\":\"" reason "\",\"code\":" #code "}"
+
 #define SERVER_MAX_REPLIES 64
 #define SERVER_MAX_SEEN    128
 
@@ -67,6 +72,7 @@ struct server {
 	int n_seen;
 	struct conn *conns; /* owned list */
 	int eofs;           /* connections the client closed */
+	char log[65536];    /* the lines logged since server_capture_log */
 };
 
 /* Listens on an ephemeral port of 127.0.0.1 (s->port). */
@@ -97,8 +103,15 @@ int server_find(const struct server *s, int from, const char *method, const char
 /* How many requests match as server_find does. */
 int server_count(const struct server *s, const char *method, const char *prefix);
 
-/* "METHOD path|" for every request seen, in order (a static buffer). */
-const char *server_trace(const struct server *s);
+/* "METHOD path|" for every request seen, in order, but those of the method except (NULL:
+ * none); a static buffer. */
+const char *server_trace(const struct server *s, const char *except);
+
+/* The log lines written from now until server_stop go to s->log. */
+void server_capture_log(struct server *s);
+
+/* Turns the loop a few times without blocking, so that anything already due happens. */
+void server_spin(struct server *s);
 
 /* Fails unless request i has a JSON body equal to expected_sq (JSON with ' for "). */
 void assert_request_body(const struct server *s, int i, const char *expected_sq);

@@ -30,10 +30,6 @@
 #define NOW_NS (1795946400ll * 1000000000ll)
 
 /* A Status object of the API server; msg has no quotes. */
-#define API_ERROR(code, reason, msg)                                                               \
-	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"" msg     \
-	"\",\"reason\":\"" reason "\",\"code\":" #code "}"
-
 /* A pod create answered when the test releases it. */
 static const struct reply held = {
 	.method = "POST", .path = PODS, .status = 201, .body = "{}", .hold = true
@@ -228,13 +224,6 @@ static uint64_t gate_waiting(const struct fixture *fx)
 	return st.waiting;
 }
 
-/* Turns the loop without blocking, so that anything already due would go out. */
-static void spin(struct fixture *fx)
-{
-	for (int i = 0; i < 10; i++)
-		uv_run(&fx->loop, UV_RUN_NOWAIT);
-}
-
 /* ---- stages and answers ------------------------------------------------------------------- */
 
 static void test_stages_run_in_order(void **state)
@@ -259,20 +248,20 @@ static void test_stages_run_in_order(void **state)
 	server_script(&fx->server, replies, 3);
 	start(fx, &r, acts, 3);
 	SERVER_RUN_UNTIL(&fx->server, fx->server.n_seen == 2);
-	spin(fx);
+	server_spin(&fx->server);
 	/* Stage 1 waits for every write of stage 0. */
-	assert_string_equal(server_trace(&fx->server), "POST " PODS "|POST " PODS "|");
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|POST " PODS "|");
 	assert_request_body(&fx->server, find_named(&fx->server, "vit-node-0-0"),
 	                    "{'metadata':{'name':'vit-node-0-0'}}");
 	assert_request_body(&fx->server, find_named(&fx->server, "vit-node-0-1"),
 	                    "{'metadata':{'name':'vit-node-0-1'}}");
 	server_release(&fx->server, 0);
 	SERVER_RUN_UNTIL(&fx->server, urgent_in_flight(fx) == 1);
-	spin(fx);
+	server_spin(&fx->server);
 	assert_int_equal(fx->server.n_seen, 2); /* one answer is not the whole stage */
 	server_release(&fx->server, 1);
 	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
-	assert_string_equal(server_trace(&fx->server),
+	assert_string_equal(server_trace(&fx->server, NULL),
 	                    "POST " PODS "|POST " PODS "|PATCH " STATUS "|");
 	assert_request_body(&fx->server, 2, "{'status':{'state':'Pending'}}");
 	assert_non_null(strstr(fx->server.seen[2].head,
@@ -287,7 +276,7 @@ static void test_stages_run_in_order(void **state)
 	/* The patched TrainJob comes back, for the cache. */
 	assert_json_equal(r.res.trainjob,
 	                  "{'kind':'TrainJob','metadata':{'resourceVersion':'43'}}");
-	spin(fx);
+	server_spin(&fx->server);
 	assert_int_equal(r.done_calls, 1);
 	run_clear(&r);
 }
@@ -374,14 +363,14 @@ static void test_status_conflict_stops_the_plan(void **state)
 	server_script(&fx->server, replies, 1);
 	start(fx, &r, acts, 3);
 	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
-	spin(fx);
+	server_spin(&fx->server);
 	assert_int_equal(r.res.rc, -EREMOTEIO);
 	assert_true(r.res.conflict);
 	assert_string_equal(r.res.error, "PatchStatus vit: the object has been modified");
 	assert_null(r.res.trainjob);
 	/* Neither the pods of stage 1 nor the event of stage 0: the plan was made from a stale
 	 * cache, and the retry announces what really happens. */
-	assert_string_equal(server_trace(&fx->server), "PATCH " STATUS "|");
+	assert_string_equal(server_trace(&fx->server, NULL), "PATCH " STATUS "|");
 	assert_request_body(&fx->server, 0,
 	                    "{'metadata':{'resourceVersion':'42'},'status':{'restartCount':1}}");
 	assert_int_equal(r.res.events, 0);
@@ -436,9 +425,10 @@ static void test_failed_create_ends_the_plan(void **state)
 		server_script(&fx->server, replies, 2);
 		start(fx, &r, acts, 4);
 		SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
-		spin(fx);
+		server_spin(&fx->server);
 		/* No patch of stage 1, no event of stage 0. */
-		assert_string_equal(server_trace(&fx->server), "POST " PODS "|POST " PODS "|");
+		assert_string_equal(server_trace(&fx->server, NULL),
+		                    "POST " PODS "|POST " PODS "|");
 		assert_int_equal(r.res.rc, -EREMOTEIO);
 		assert_false(r.res.conflict);
 		assert_string_equal(r.res.error, fc->error);
@@ -474,13 +464,13 @@ static void test_deferrable_writes_wait_for_the_gate(void **state)
 	 * execution loads the API server, and it says so once. */
 	SERVER_RUN_UNTIL(&fx->server, r.parked_calls == 1);
 	assert_int_equal(r.seen_at_parked, 1);
-	spin(fx);
-	assert_string_equal(server_trace(&fx->server), "POST " PODS "|");
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|");
 	assert_int_equal(gate_waiting(fx), 1);
 	assert_int_equal(r.done_calls, 0);
 	fx->busy = false;
 	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
-	assert_string_equal(server_trace(&fx->server),
+	assert_string_equal(server_trace(&fx->server, NULL),
 	                    "POST " PODS "|POST " SERVICES "|PATCH " STATUS "|");
 	assert_request_body(&fx->server, 1, "{'metadata':{'name':'vit'}}");
 	assert_int_equal(r.parked_calls, 1);
@@ -569,8 +559,8 @@ static void test_supersede_drops_the_waiting_writes(void **state)
 	assert_int_equal(gate_waiting(fx), 0);
 	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
 	fx->busy = false;
-	spin(fx);
-	assert_string_equal(server_trace(&fx->server), "POST " PODS "|");
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|");
 	assert_true(r.res.superseded);
 	assert_int_equal(r.res.rc, 0);
 	assert_int_equal(r.res.pods_created, 1);
@@ -602,16 +592,16 @@ static void test_cancel_in_the_middle_of_a_stage(void **state)
 	assert_int_equal(urgent_in_flight(fx), 0);
 	assert_int_equal(gate_waiting(fx), 0);
 	SERVER_RUN_UNTIL(&fx->server, fx->server.eofs == 2);
-	spin(fx);
+	server_spin(&fx->server);
 	assert_int_equal(r.done_calls, 0);
 	assert_int_equal(r.parked_calls, 0);
-	assert_string_equal(server_trace(&fx->server), "POST " PODS "|POST " PODS "|");
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|POST " PODS "|");
 
 	/* Cancelled before its first stage started: nothing is sent. */
 	start(fx, &early, acts, 4);
 	tj_execution_cancel(early.e);
 	tj_execution_cancel(NULL);
-	spin(fx);
+	server_spin(&fx->server);
 	assert_int_equal(fx->server.n_seen, 2);
 	assert_int_equal(early.done_calls, 0);
 	/* teardown: every handle closed, and the sanitizer finds nothing left allocated. */

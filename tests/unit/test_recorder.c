@@ -25,10 +25,6 @@
 /* The name of the Event first recorded at T0 + 5 ns: the object's, then the time in hex. */
 #define NAME "vit.18ec7bbc47a44005"
 
-#define API_ERROR(code, reason, msg)                                                               \
-	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"" msg     \
-	"\",\"reason\":\"" reason "\",\"code\":" #code "}"
-
 static const struct tj_event_object vit = { "team-a", "vit", "uid-vit" };
 
 struct fixture {
@@ -36,16 +32,7 @@ struct fixture {
 	struct server server;
 	struct tj_client *client;
 	struct tj_recorder *recorder;
-	char log[8192]; /* the lines logged */
 };
-
-static void capture(void *userdata, const char *line, size_t len)
-{
-	struct fixture *fx = userdata;
-	size_t have = strlen(fx->log);
-
-	snprintf(fx->log + have, sizeof(fx->log) - have, "%.*s", (int)len, line);
-}
 
 static int setup(void **state)
 {
@@ -57,7 +44,7 @@ static int setup(void **state)
 	fx->client = server_client_new(&fx->server);
 	assert_int_equal(
 	        tj_recorder_new(fx->client, "trainjob-controller", "ctrl-0", &fx->recorder), 0);
-	tj_log_set_sink(capture, fx);
+	server_capture_log(&fx->server);
 	*state = fx;
 	return 0;
 }
@@ -66,7 +53,6 @@ static int teardown(void **state)
 {
 	struct fixture *fx = *state;
 
-	tj_log_set_sink(NULL, NULL);
 	fx->recorder = tj_recorder_free(fx->recorder);
 	fx->client = tj_client_free(fx->client);
 	server_stop(&fx->server);
@@ -116,7 +102,7 @@ static void test_create_then_patch_a_repeat(void **state)
 	        tj_recorder_record(fx->recorder, &vit, false, "Created", "creating 2 pods", T0 + 5),
 	        0);
 	SERVER_RUN_UNTIL(&fx->server, stats(fx).created == 1);
-	assert_string_equal(server_trace(&fx->server), "POST " EVENTS "|");
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " EVENTS "|");
 	assert_request_body(
 	        &fx->server, 0,
 	        "{'apiVersion':'v1','kind':'Event',"
@@ -134,7 +120,7 @@ static void test_create_then_patch_a_repeat(void **state)
 	                                    T0 + 70 * SEC),
 	                 0);
 	SERVER_RUN_UNTIL(&fx->server, stats(fx).patched == 1);
-	assert_string_equal(server_trace(&fx->server),
+	assert_string_equal(server_trace(&fx->server, NULL),
 	                    "POST " EVENTS "|PATCH " EVENTS "/" NAME "|");
 	assert_request_body(&fx->server, 1,
 	                    "{'count':2,'lastTimestamp':'2026-11-29T10:01:10Z',"
@@ -146,7 +132,7 @@ static void test_create_then_patch_a_repeat(void **state)
 	assert_int_equal(st.patched, 1);
 	assert_int_equal(st.dropped, 0);
 	assert_int_equal(st.failed, 0);
-	assert_string_equal(fx->log, "");
+	assert_string_equal(fx->server.log, "");
 }
 
 static void test_warning_of_an_object_without_uid(void **state)
@@ -191,14 +177,14 @@ static void test_failed_create_is_forgotten(void **state)
 	server_script(&fx->server, replies, 2);
 	assert_int_equal(tj_recorder_record(fx->recorder, &vit, false, "Created", "m", T0 + 5), 0);
 	SERVER_RUN_UNTIL(&fx->server, stats(fx).failed == 1);
-	assert_non_null(strstr(fx->log,
+	assert_non_null(strstr(fx->server.log,
 	                       "\"level\":\"warn\",\"logger\":\"recorder\","
 	                       "\"msg\":\"could not write event\",\"namespace\":\"team-a\","
 	                       "\"trainjob\":\"vit\",\"reason\":\"Created\","
 	                       "\"error\":\"events is forbidden\"}\n"));
 	assert_int_equal(tj_recorder_record(fx->recorder, &vit, false, "Created", "m", T0 + 9), 0);
 	SERVER_RUN_UNTIL(&fx->server, stats(fx).created == 1);
-	assert_string_equal(server_trace(&fx->server), "POST " EVENTS "|POST " EVENTS "|");
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " EVENTS "|POST " EVENTS "|");
 	/* A new Event of count 1, under a new name. */
 	assert_non_null(strstr(fx->server.seen[1].body, "\"name\":\"vit.18ec7bbc47a44009\""));
 	assert_non_null(strstr(fx->server.seen[1].body, "\"count\":1"));
@@ -226,12 +212,12 @@ static void test_failed_patch_is_forgotten(void **state)
 	SERVER_RUN_UNTIL(&fx->server, stats(fx).failed == 1);
 	tj_recorder_record(fx->recorder, &vit, false, "Created", "m", T0 + 2 * 3600 * SEC + 7);
 	SERVER_RUN_UNTIL(&fx->server, stats(fx).created == 2);
-	assert_string_equal(server_trace(&fx->server),
+	assert_string_equal(server_trace(&fx->server, NULL),
 	                    "POST " EVENTS "|PATCH " EVENTS "/" NAME "|POST " EVENTS "|");
 	assert_non_null(strstr(fx->server.seen[2].body, "\"count\":1"));
 	assert_non_null(
 	        strstr(fx->server.seen[2].body, "\"firstTimestamp\":\"2026-11-29T12:00:00Z\""));
-	assert_non_null(strstr(fx->log, "\"error\":\"the event has expired\""));
+	assert_non_null(strstr(fx->server.log, "\"error\":\"the event has expired\""));
 }
 
 /* The spam budget: TJ_EVENT_BURST events of one object go out, the next are dropped without
