@@ -40,6 +40,7 @@ struct tj_controller {
 	struct tj_recorder *recorder;         /* borrowed */
 	const struct tj_std_metrics *metrics; /* borrowed */
 	const struct tj_config *config;       /* borrowed */
+	uint64_t (*clock)(void);
 	struct tj_informers *informers;       /* owned */
 	struct tj_workqueue *queue;           /* owned */
 	struct tj_write_gate *gate;           /* owned */
@@ -274,10 +275,12 @@ static void on_synced(void *userdata)
 
 /* ---- reconciling one key ---- */
 
-static uint64_t now_ns(void)
+static uint64_t now_ns(const struct tj_controller *c)
 {
 	struct timespec ts;
 
+	if (c->clock)
+		return c->clock();
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
@@ -293,7 +296,7 @@ static void observe(struct tj_controller *c, struct reconcile *r, const char *re
 	if (strcmp(result, "error") == 0)
 		tj_metric_add(c->metrics->reconcile_errors_total, controller, 1);
 	tj_metric_observe(c->metrics->reconcile_time_seconds, controller,
-	                  (double)(now_ns() - r->start_ns) / 1e9);
+	                  (double)(now_ns(c) - r->start_ns) / 1e9);
 }
 
 static void check_stopped(struct tj_controller *c);
@@ -444,7 +447,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	const struct tj_pod **pods = NULL;
 	size_t n_pods = 0;
 	struct tj_plan *plan = NULL;
-	uint64_t now = now_ns(), wait_ms = 0;
+	uint64_t now = now_ns(c), wait_ms = 0;
 	int rc;
 
 	if (!job) {
@@ -528,7 +531,7 @@ static void process(struct tj_workqueue *q, const char *key, void *userdata)
 	}
 	supersede_parked(c, key);
 	r->c = c;
-	r->start_ns = now_ns();
+	r->start_ns = now_ns(c);
 	strcpy(r->key, key);
 	r->next = c->in_flight;
 	if (c->in_flight)
@@ -566,6 +569,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	c->client = config->client;
 	c->recorder = config->recorder;
 	c->metrics = config->metrics;
+	c->clock = config->clock;
 	trainjobs.userdata = runtimes.userdata = pods.userdata = nodes.userdata = c;
 
 	struct tj_informers_config ic = {
