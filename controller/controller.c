@@ -46,6 +46,7 @@ struct tj_controller {
 	struct tj_recorder *recorder;         /* borrowed */
 	const struct tj_std_metrics *metrics; /* borrowed */
 	const struct tj_config *config;       /* borrowed */
+	uint64_t (*clock)(void);
 	struct tj_informers *informers;       /* owned */
 	struct tj_workqueue *queue;           /* owned */
 	struct tj_write_gate *gate;           /* owned */
@@ -332,10 +333,12 @@ static void on_synced(void *userdata)
 
 /* ---- reconciling one key ---- */
 
-static uint64_t now_ns(void)
+static uint64_t now_ns(const struct tj_controller *c)
 {
 	struct timespec ts;
 
+	if (c->clock)
+		return c->clock();
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
@@ -351,7 +354,7 @@ static void observe(struct tj_controller *c, struct reconcile *r, const char *re
 	if (strcmp(result, "error") == 0)
 		tj_metric_add(c->metrics->reconcile_errors_total, controller, 1);
 	tj_metric_observe(c->metrics->reconcile_time_seconds, controller,
-	                  (double)(now_ns() - r->start_ns) / 1e9);
+	                  (double)(now_ns(c) - r->start_ns) / 1e9);
 }
 
 static void check_stopped(struct tj_controller *c);
@@ -397,7 +400,7 @@ static void count_admission(struct tj_controller *c, const struct reconcile *r)
 		tj_metric_add(m->trainjob_backfills_total, NULL, 1);
 	if (r->first_start && r->creation_time)
 		tj_metric_observe(m->trainjob_queue_wait_seconds, NULL,
-		                  (double)((int64_t)(now_ns() / 1000000000ull) - r->creation_time));
+		                  (double)((int64_t)(now_ns(c) / 1000000000ull) - r->creation_time));
 }
 
 static void executed(struct tj_execution_result *res, void *userdata)
@@ -531,7 +534,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	size_t n_pods = 0;
 	struct tj_plan *plan = NULL;
 	struct tj_plan_admission admission = { 0 };
-	uint64_t now = now_ns(), wait_ms = 0;
+	uint64_t now = now_ns(c), wait_ms = 0;
 	int rc;
 
 	if (!job) {
@@ -641,7 +644,7 @@ static void process(struct tj_workqueue *q, const char *key, void *userdata)
 	}
 	supersede_parked(c, key);
 	r->c = c;
-	r->start_ns = now_ns();
+	r->start_ns = now_ns(c);
 	strcpy(r->key, key);
 	r->next = c->in_flight;
 	if (c->in_flight)
@@ -680,6 +683,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	c->client = config->client;
 	c->recorder = config->recorder;
 	c->metrics = config->metrics;
+	c->clock = config->clock;
 	trainjobs.userdata = runtimes.userdata = pods.userdata = nodes.userdata = c;
 
 	struct tj_informers_config ic = {

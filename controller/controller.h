@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <uv.h>
 
@@ -32,6 +33,9 @@ struct tj_controller_config {
 	const struct tj_std_metrics *metrics; /* borrowed; NULL keeps no metrics */
 	const char *namespace;                /* watch one namespace; NULL watches all; copied */
 	unsigned max_concurrent;              /* 0 means TJ_CONTROLLER_MAX_CONCURRENT */
+	/* The wall clock in unix nanoseconds, which plans, events and reconcile durations read;
+	 * NULL reads CLOCK_REALTIME. Tests fix it, so that what the controller writes is exact. */
+	uint64_t (*clock)(void);
 };
 
 struct tj_controller;

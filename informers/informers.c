@@ -116,8 +116,8 @@ int tj_informers_new(uv_loop_t *loop, const struct tj_informers_config *config,
 	    (r = add_informer(loop, inf, 2, config, &tj_resource_clustertrainingruntimes,
 	                      &config->cluster_training_runtimes, NULL,
 	                      &inf->cluster_training_runtimes)) < 0 ||
-	    (r = add_informer(loop, inf, 3, config, &tj_resource_pods, &pods, TJ_POD_SELECTOR,
-	                      &inf->pods)) < 0 ||
+	    (r = add_informer(loop, inf, 3, config, &tj_resource_pods, &pods, NULL, &inf->pods)) <
+	            0 ||
 	    (r = add_informer(loop, inf, 4, config, &tj_resource_nodes, &nodes, NULL,
 	                      &inf->nodes)) < 0)
 		goto fail;

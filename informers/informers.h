@@ -1,7 +1,8 @@
 /* The informers the controller runs: one reflector and cache per resource, on one kube
  * client. TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes are projected by the
- * functions reconcilers/ provides; Pods (only the controller's own, selected by the label
- * trainer.kubeflow.org/trainjob-name) and Nodes by informers/pod.h and informers/node.h. */
+ * functions reconcilers/ provides; Pods and Nodes by informers/pod.h and informers/node.h.
+ * Every pod is watched, not only the controller's own: a node's free GPUs, CPU and memory
+ * are what all of its pods leave (notebooks and other workloads hold GPUs too). */
 #pragma once
 
 #include <stdbool.h>

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/quantity.h"
 #include "base/rfc3339.h"
+#include "informers/intern.h"
 #include "informers/projection.h"
 
 #define MAX_CONDITIONS 64
@@ -69,6 +71,97 @@ static int64_t time_at(const cJSON *obj, const char *key)
 	return tj_rfc3339_parse(tj_field_string(obj, key), &t) < 0 ? 0 : t;
 }
 
+/* The labels kept: string values only (the API server has no others). */
+static size_t count_labels(const cJSON *labels)
+{
+	const cJSON *l;
+	size_t n = 0;
+
+	if (!cJSON_IsObject(labels))
+		return 0;
+	cJSON_ArrayForEach(l, labels)
+	{
+		if (cJSON_IsString(l) && n < TJ_NODE_MAX_LABELS)
+			n++;
+	}
+	return n;
+}
+
+/* Drops the references of a packed node's interned strings; those not reached are NULL. */
+static void unref_interned(struct tj_node *node)
+{
+	for (size_t i = 0; i < node->n_labels; i++) {
+		node->labels[i].key = tj_intern_unref(node->labels[i].key);
+		node->labels[i].value = tj_intern_unref(node->labels[i].value);
+	}
+	/* Interned, so not const when they were made. */
+	for (uint8_t i = 0; i < node->allocatable.n_extended; i++)
+		node->allocatable.extended[i].name =
+		        tj_intern_unref((char *)node->allocatable.extended[i].name);
+}
+
+static int read_labels(const cJSON *labels, struct tj_node *node)
+{
+	const cJSON *l;
+	size_t i = 0;
+
+	cJSON_ArrayForEach(l, labels)
+	{
+		if (i == node->n_labels)
+			break;
+		if (!cJSON_IsString(l))
+			continue;
+		node->labels[i].key = tj_intern(l->string);
+		node->labels[i].value = tj_intern(l->valuestring);
+		if (!node->labels[i].key || !node->labels[i].value)
+			return -ENOMEM;
+		i++;
+	}
+	return 0;
+}
+
+/* A node's allocatable amount: 0 if it is not a quantity or negative (the node offers none
+ * of it), INT64_MAX if it is too large to count. */
+static int64_t allocatable_amount(const cJSON *q, bool milli)
+{
+	int64_t v;
+	int r = milli ? tj_quantity_json_milli(q, &v) : tj_quantity_json_value(q, &v);
+
+	if (r == -ERANGE)
+		return cJSON_IsString(q) && q->valuestring[0] == '-' ? 0 : INT64_MAX;
+	return r < 0 || v < 0 ? 0 : v;
+}
+
+static int read_allocatable(const cJSON *alloc, struct tj_node_allocatable *a)
+{
+	const cJSON *q;
+
+	if (!cJSON_IsObject(alloc))
+		return 0;
+	cJSON_ArrayForEach(q, alloc)
+	{
+		char *name;
+
+		if (!q->string)
+			continue;
+		if (strcmp(q->string, "cpu") == 0) {
+			a->cpu_milli = allocatable_amount(q, true);
+		} else if (strcmp(q->string, "memory") == 0) {
+			a->memory = allocatable_amount(q, false);
+		} else if (strcmp(q->string, "pods") == 0) {
+			a->pods = allocatable_amount(q, false);
+		} else if (tj_resource_is_extended(q->string) &&
+		           a->n_extended < TJ_NODE_MAX_EXTENDED) {
+			name = tj_intern(q->string);
+			if (!name)
+				return -ENOMEM;
+			a->extended[a->n_extended++] =
+			        (struct tj_extended_resource){ name, allocatable_amount(q, false) };
+		}
+	}
+	return 0;
+}
+
 int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 {
 	static const char *const cond_keys[] = { "type", "status", "reason" };
@@ -76,9 +169,10 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 	const cJSON *meta = tj_field(obj, "metadata");
 	const cJSON *conds = tj_field(obj, "status", "conditions");
 	const cJSON *taints = tj_field(obj, "spec", "taints");
+	const cJSON *labels = tj_field(meta, "labels");
 	const char *kind = tj_field_string(obj, "kind");
 	const char *name, *uid, *rv, *arch;
-	size_t n_conds, cond_bytes, n_taints, taint_bytes, size;
+	size_t n_conds, cond_bytes, n_taints, taint_bytes, n_labels, size;
 	struct tj_node *node;
 	const cJSON *e;
 	char *cursor;
@@ -102,20 +196,28 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 	if (r < 0)
 		return r;
 
+	n_labels = count_labels(labels);
+
 	size = sizeof(*node) + n_conds * sizeof(*node->conditions) +
-	       n_taints * sizeof(*node->taints) + strlen(name) + 1 + (uid ? strlen(uid) + 1 : 0) +
-	       (rv ? strlen(rv) + 1 : 0) + (arch ? strlen(arch) + 1 : 0) + cond_bytes + taint_bytes;
+	       n_taints * sizeof(*node->taints) + n_labels * sizeof(*node->labels) + strlen(name) +
+	       1 + (uid ? strlen(uid) + 1 : 0) + (rv ? strlen(rv) + 1 : 0) +
+	       (arch ? strlen(arch) + 1 : 0) + cond_bytes + taint_bytes;
 	node = calloc(1, size);
 	if (!node)
 		return -ENOMEM;
 	node->packed = true;
-	node->conditions = n_conds ? (struct tj_node_condition *)(node + 1) : NULL;
-	node->taints =
-	        n_taints
-	                ? (struct tj_node_taint *)((struct tj_node_condition *)(node + 1) + n_conds)
-	                : NULL;
-	cursor = (char *)((struct tj_node_condition *)(node + 1) + n_conds) +
-	         n_taints * sizeof(struct tj_node_taint);
+	{
+		struct tj_node_condition *conditions = (struct tj_node_condition *)(node + 1);
+		struct tj_node_taint *taint_array = (struct tj_node_taint *)(conditions + n_conds);
+		struct tj_node_label *label_array =
+		        (struct tj_node_label *)(taint_array + n_taints);
+
+		node->conditions = n_conds ? conditions : NULL;
+		node->taints = n_taints ? taint_array : NULL;
+		node->labels = n_labels ? label_array : NULL;
+		node->n_labels = n_labels;
+		cursor = (char *)(label_array + n_labels);
+	}
 	node->name = pack(&cursor, name);
 	node->uid = pack(&cursor, uid);
 	node->resource_version = pack(&cursor, rv);
@@ -154,7 +256,33 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 		i++;
 	}
 	node->n_taints = i;
+	if ((r = read_labels(labels, node)) < 0 ||
+	    (r = read_allocatable(tj_field(obj, "status", "allocatable"), &node->allocatable)) < 0)
+		goto fail_node;
 	*ret = node;
+	return 0;
+
+fail_node:
+	unref_interned(node);
+	free(node);
+	return r;
+}
+
+const char *tj_node_label(const struct tj_node *node, const char *key)
+{
+	for (size_t i = 0; i < node->n_labels; i++)
+		if (strcmp(node->labels[i].key, key) == 0)
+			return node->labels[i].value;
+	return NULL;
+}
+
+int64_t tj_node_allocatable_extended(const struct tj_node *node, const char *name)
+{
+	const struct tj_node_allocatable *a = &node->allocatable;
+
+	for (uint8_t i = 0; i < a->n_extended; i++)
+		if (a->extended[i].name == name || strcmp(a->extended[i].name, name) == 0)
+			return a->extended[i].value;
 	return 0;
 }
 
@@ -170,7 +298,14 @@ struct tj_node *tj_node_free(struct tj_node *node)
 {
 	if (!node)
 		return NULL;
-	if (!node->packed) {
+	if (node->packed) {
+		unref_interned(node);
+	} else {
+		for (size_t i = 0; i < node->n_labels; i++) {
+			free(node->labels[i].key);
+			free(node->labels[i].value);
+		}
+		free(node->labels);
 		for (size_t i = 0; i < node->n_conditions; i++) {
 			free(node->conditions[i].type);
 			free(node->conditions[i].reason);

@@ -1,4 +1,4 @@
-/* Node projection: what the controller needs to judge a node's health. */
+/* Node projection: what the controller needs to judge a node's health and its capacity. */
 #pragma once
 
 #include <stdbool.h>
@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "informers/resources.h"
 #include "informers/store.h"
 
 enum tj_condition_status {
@@ -29,9 +30,35 @@ struct tj_node_taint {
 	int64_t time_added; /* unix seconds, 0 if unset */
 };
 
-/* A node from tj_node_from_json() is one allocation: the struct, its arrays and its strings.
- * A node built field by field (in a test) leaves packed false and owns each array and string
- * as a separate malloc'd block; tj_node_free() handles both. */
+struct tj_node_label {
+	char *key;   /* owned */
+	char *value; /* owned */
+};
+
+/* Extended resources kept per node (GPUs, MIG slices, RDMA devices...). */
+#define TJ_NODE_MAX_EXTENDED 8
+/* Labels kept per node. A node labelled by node-feature-discovery and GPU feature discovery
+ * carries one to two hundred; the API server sends them sorted by key, and those beyond the
+ * limit are left out rather than the node, whose health the controller must still see. */
+#define TJ_NODE_MAX_LABELS 256
+
+/* status.allocatable: what pods may request on the node in all. */
+struct tj_node_allocatable {
+	int64_t cpu_milli; /* thousandths of a CPU */
+	int64_t memory;    /* bytes */
+	int64_t pods;
+	uint8_t n_extended;
+	/* The first TJ_NODE_MAX_EXTENDED extended resources (informers/resources.h), in the
+	 * order of the object (sorted by name); names as in a pod's requests. */
+	struct tj_extended_resource extended[TJ_NODE_MAX_EXTENDED];
+};
+
+/* A node from tj_node_from_json() is one allocation: the struct, its arrays and its strings,
+ * except the keys and values of its labels and the names of its extended resources, which are
+ * interned (informers/intern.h: thousands of nodes repeat the same labels) and hold one
+ * reference each. A node built field by field (in a test) leaves packed false and owns each
+ * array and string as a separate malloc'd block, except the names of its extended resources,
+ * which it borrows (string literals); tj_node_free() handles both. */
 struct tj_node {
 	char *name;                           /* owned */
 	char *uid;                            /* owned */
@@ -42,15 +69,27 @@ struct tj_node {
 	size_t n_conditions;
 	struct tj_node_taint *taints; /* owned array of n_taints */
 	size_t n_taints;
+	struct tj_node_label *labels; /* owned array of n_labels; NULL if none */
+	size_t n_labels;
+	struct tj_node_allocatable allocatable;
 	bool packed; /* true if made by tj_node_from_json(): see above */
 };
 
 /* Projects a Node object into a new struct; -EINVAL if it is not a Node with a name.
- * Limits: at most 64 conditions and 64 taints are kept (-E2BIG beyond). */
+ * Limits: at most 64 conditions and 64 taints are kept (-E2BIG beyond); of the labels and
+ * the allocatable extended resources, the first TJ_NODE_MAX_LABELS and
+ * TJ_NODE_MAX_EXTENDED. An allocatable quantity that is not one counts as 0 (the node
+ * offers none of it), one too large for an int64 as INT64_MAX. */
 int tj_node_from_json(const cJSON *obj, struct tj_node **ret);
 
 /* The condition of the given type, or NULL. */
 const struct tj_node_condition *tj_node_condition(const struct tj_node *node, const char *type);
+
+/* The value of the label key, or NULL if the node does not have it. */
+const char *tj_node_label(const struct tj_node *node, const char *key);
+
+/* The allocatable amount of the extended resource name, 0 if the node has none. */
+int64_t tj_node_allocatable_extended(const struct tj_node *node, const char *name);
 
 /* The node store (informers/store.h): keyed by name. */
 extern const struct tj_store_ops tj_node_store_ops;

@@ -15,8 +15,8 @@
  * allocated: the sizes are known first, so the pod and its strings take one allocation. */
 struct pod_source {
 	const char *namespace, *name, *uid, *resource_version, *owner_uid, *trainjob;
-	const char *node_name, *reason, *message, *unschedulable_message, *exit_reason;
-	const char *disruption_reason;
+	const char *node_name, *pinned_node, *reason, *message, *unschedulable_message;
+	const char *exit_reason, *disruption_reason;
 };
 
 static enum tj_pod_phase parse_phase(const char *s)
@@ -150,7 +150,13 @@ static int intern(const char *s, char **ret)
 
 static void unref_interned(struct tj_pod *pod)
 {
+	/* The names are interned and so were not const when they were made. */
+	for (uint8_t i = 0; i < pod->requests.n_extended; i++)
+		pod->requests.extended[i].name =
+		        tj_intern_unref((char *)pod->requests.extended[i].name);
 	pod->namespace = tj_intern_unref(pod->namespace);
+	pod->owner_uid = tj_intern_unref(pod->owner_uid);
+	pod->pinned_node = tj_intern_unref(pod->pinned_node);
 	pod->trainjob = tj_intern_unref(pod->trainjob);
 	pod->node_name = tj_intern_unref(pod->node_name);
 	pod->reason = tj_intern_unref(pod->reason);
@@ -166,6 +172,7 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	const char *kind = tj_field_string(obj, "kind");
 	struct pod_source src = { 0 };
 	struct tj_pod tmp = { 0 }, *pod;
+	struct tj_extended_resource extended[TJ_RESOURCES_MAX_EXTENDED];
 	char *cursor;
 	size_t size;
 	int r;
@@ -182,6 +189,7 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	src.owner_uid = controller_owner_uid(meta);
 	src.trainjob = tj_field_string(labels, TJ_LABEL_TRAINJOB);
 	src.node_name = tj_field_string(obj, "spec", "nodeName");
+	src.pinned_node = tj_field_string(meta, "annotations", TJ_ANNOTATION_PINNED_NODE);
 	src.reason = tj_field_string(status, "reason");
 	src.message = tj_field_string(status, "message");
 
@@ -193,9 +201,17 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	tmp.start_time = time_at(status, "startTime");
 	read_conditions(status, &tmp, &src);
 	read_termination(status, &tmp, &src);
+	/* The API server has validated every quantity of a pod it stores; one that is not a
+	 * quantity can only be in a pod of our own, which the server would refuse. The names
+	 * still point into the tree: they are interned below. */
+	if (tj_pod_spec_requests(tj_field(obj, "spec"), &tmp.requests) < 0)
+		tmp.requests = (struct tj_pod_resources){ 0 };
+	memcpy(extended, tmp.requests.extended, sizeof(extended));
+	for (uint8_t i = 0; i < tmp.requests.n_extended; i++)
+		tmp.requests.extended[i].name = NULL;
 
 	size = sizeof(*pod) + size_of(src.name) + size_of(src.uid) + size_of(src.resource_version) +
-	       size_of(src.owner_uid) + size_of(src.message) + size_of(src.unschedulable_message);
+	       size_of(src.message) + size_of(src.unschedulable_message);
 	pod = malloc(size);
 	if (!pod)
 		return -ENOMEM;
@@ -205,21 +221,31 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	pod->name = pack(&cursor, src.name);
 	pod->uid = pack(&cursor, src.uid);
 	pod->resource_version = pack(&cursor, src.resource_version);
-	pod->owner_uid = pack(&cursor, src.owner_uid);
 	pod->message = pack(&cursor, src.message);
 	pod->unschedulable_message = pack(&cursor, src.unschedulable_message);
 	if ((r = intern(src.namespace, &pod->namespace)) < 0 ||
+	    (r = intern(src.owner_uid, &pod->owner_uid)) < 0 ||
 	    (r = intern(src.trainjob, &pod->trainjob)) < 0 ||
 	    (r = intern(src.node_name, &pod->node_name)) < 0 ||
+	    (r = intern(src.pinned_node, &pod->pinned_node)) < 0 ||
 	    (r = intern(src.reason, &pod->reason)) < 0 ||
 	    (r = intern(src.exit_reason, &pod->exit_reason)) < 0 ||
 	    (r = intern(src.disruption_reason, &pod->disruption_reason)) < 0)
 		goto fail_pod;
+	for (uint8_t i = 0; i < pod->requests.n_extended; i++) {
+		char *name = tj_intern(extended[i].name);
+
+		if (!name) {
+			r = -ENOMEM;
+			goto fail_pod;
+		}
+		pod->requests.extended[i].name = name;
+	}
 	*ret = pod;
 	return 0;
 
 fail_pod:
-	/* Fields not reached yet are still NULL from tmp. */
+	/* Fields not reached yet are still NULL from tmp, the names of the requests too. */
 	unref_interned(pod);
 	free(pod);
 	return r;
@@ -246,6 +272,7 @@ struct tj_pod *tj_pod_free(struct tj_pod *pod)
 		free(pod->owner_uid);
 		free(pod->trainjob);
 		free(pod->node_name);
+		free(pod->pinned_node);
 		free(pod->unschedulable_message);
 		free(pod->reason);
 		free(pod->message);
@@ -286,11 +313,12 @@ static int pod_by_trainjob(const void *obj, char *buf, size_t size)
 static int pod_by_node(const void *obj, char *buf, size_t size)
 {
 	const struct tj_pod *pod = obj;
+	const char *node = pod->node_name ? pod->node_name : pod->pinned_node;
 	int n;
 
-	if (!pod->node_name)
+	if (!node)
 		return 0;
-	n = snprintf(buf, size, "%s", pod->node_name);
+	n = snprintf(buf, size, "%s", node);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 1;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "informers/resources.h"
 #include "informers/store.h"
 
 /* Label and annotation keys with this project's own prefix. */
@@ -16,7 +17,8 @@
 #define TJ_LABEL_RANK     TJ_LABEL_PREFIX "rank"
 #define TJ_LABEL_ATTEMPT  TJ_LABEL_PREFIX "attempt"
 #define TJ_LABEL_TRAINJOB "trainer.kubeflow.org/trainjob-name"
-/* The node a pod was pinned to by admission, before the scheduler binds it. */
+/* The node the controller's admission chose for a pod, set on the pods it creates, so that
+ * the pod counts against its node before the scheduler binds it. */
 #define TJ_ANNOTATION_PINNED_NODE TJ_LABEL_PREFIX "node"
 
 enum tj_pod_phase {
@@ -28,10 +30,15 @@ enum tj_pod_phase {
 };
 
 /* A pod from tj_pod_from_json() is one allocation: the struct followed by its own strings.
- * Its namespace, trainjob, node_name, reason, exit_reason and disruption_reason are
- * interned: they point into the shared string table (informers/intern.h) and hold one
- * reference each; never modify them. A pod built field by field (in a test) leaves
- * packed false and owns each string as a separate malloc'd copy; tj_pod_free() handles both. */
+ * Its namespace, owner_uid, trainjob, node_name, pinned_node, reason, exit_reason,
+ * disruption_reason and the names of its extended requests are interned: they point into the
+ * shared string table (informers/intern.h) and hold one reference each; never modify them.
+ * A pod built field by field (in a test) leaves packed false and owns each string as a
+ * separate malloc'd copy, except the names of its extended requests, which it borrows (string
+ * literals); tj_pod_free() handles both.
+ *
+ * The informer caches every pod of the cluster, so the fields are ordered to leave no
+ * padding between them. */
 struct tj_pod {
 	char *namespace;        /* owned */
 	char *name;             /* owned */
@@ -39,27 +46,38 @@ struct tj_pod {
 	char *resource_version; /* owned */
 	char *owner_uid;        /* owned; uid of the controller ownerReference, NULL if none */
 	char *trainjob;         /* owned; label TJ_LABEL_TRAINJOB, NULL if absent */
-	int rank;               /* label trainjob.flame.dev/rank, -1 if absent or malformed */
-	int attempt;            /* label trainjob.flame.dev/attempt, -1 if absent or malformed */
 	char *node_name;        /* owned; spec.nodeName, NULL until scheduled */
-	enum tj_pod_phase phase;
-	bool ready;                  /* condition Ready=True */
-	bool unschedulable;          /* condition PodScheduled=False with reason Unschedulable */
+	char *pinned_node;      /* owned; annotation TJ_ANNOTATION_PINNED_NODE, NULL if absent */
 	char *unschedulable_message; /* owned; that condition's message, NULL otherwise */
-	int64_t creation_time;       /* metadata.creationTimestamp, unix seconds */
-	int64_t start_time;          /* status.startTime, unix seconds, 0 if unset */
-	int64_t deletion_time; /* metadata.deletionTimestamp, unix seconds, 0 if not deleting */
-	char *reason;          /* owned; status.reason (Evicted, ...), NULL if unset */
-	char *message;         /* owned; status.message, NULL if unset */
-	/* The termination of the container named "node" (or else of the first terminated
-	 * container): exit code, and reason such as Error or OOMKilled. */
-	bool terminated;
-	int exit_code;
-	char *exit_reason; /* owned; NULL if none */
+	char *reason;                /* owned; status.reason (Evicted, ...), NULL if unset */
+	char *message;               /* owned; status.message, NULL if unset */
+	char *exit_reason;           /* owned; NULL if none (see terminated) */
 	/* status.conditions DisruptionTarget=True: the pod is being evicted or preempted. */
 	char *disruption_reason; /* owned; its reason, NULL if none */
-	bool packed;             /* true if made by tj_pod_from_json(): see above */
+	int64_t creation_time;   /* metadata.creationTimestamp, unix seconds */
+	int64_t start_time;      /* status.startTime, unix seconds, 0 if unset */
+	int64_t deletion_time;   /* metadata.deletionTimestamp, unix seconds, 0 if not deleting */
+	/* The effective requests (informers/resources.h), what the pod holds on its node until
+	 * it is terminal; zero if its spec has a quantity that is not one, which the API server
+	 * never lets through. */
+	struct tj_pod_resources requests;
+	int rank;    /* label trainjob.flame.dev/rank, -1 if absent or malformed */
+	int attempt; /* label trainjob.flame.dev/attempt, -1 if absent or malformed */
+	/* The termination of the container named "node" (or else of the first terminated
+	 * container): exit code, and reason (exit_reason) such as Error or OOMKilled. */
+	int exit_code;
+	enum tj_pod_phase phase;
+	bool terminated;
+	bool ready;         /* condition Ready=True */
+	bool unschedulable; /* condition PodScheduled=False with reason Unschedulable */
+	bool packed;        /* true if made by tj_pod_from_json(): see above */
 };
+
+/* A pod that has Succeeded or Failed: its containers are gone and its requests free. */
+static inline bool tj_pod_terminal(const struct tj_pod *pod)
+{
+	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
+}
 
 /* Projects a Pod object (the "object" of a watch event, or a list item) into a new struct.
  * Returns -EINVAL if the object is not a Pod with a namespace and a name. */
@@ -71,7 +89,9 @@ int tj_pod_key(const struct tj_pod *pod, char *buf, size_t size);
 /* The pod store (informers/store.h): keyed "namespace/name", with these indexes. */
 enum {
 	TJ_POD_INDEX_TRAINJOB, /* "namespace/trainjob" from the label TJ_LABEL_TRAINJOB */
-	TJ_POD_INDEX_NODE,     /* spec.nodeName */
+	/* spec.nodeName, or pinned_node while the pod is not bound: the pods of one node are
+	 * every pod that uses it or will. */
+	TJ_POD_INDEX_NODE,
 };
 extern const struct tj_store_ops tj_pod_store_ops;
 
@@ -89,9 +109,6 @@ int tj_pod_trainjob_key(const struct tj_pod *pod, char *buf, size_t size);
  * (nothing is returned), or -ENOMEM. */
 int tj_pod_collect_owned(const struct tj_store *store, const char *job_key, const char *owner_uid,
                          size_t max, const struct tj_pod ***ret, size_t *ret_n);
-
-/* The label selector of the pod informer: pods of any TrainJob. */
-#define TJ_POD_SELECTOR TJ_LABEL_TRAINJOB
 
 /* tj_pod_from_json() as a reflector projection (tj_project_fn). */
 int tj_pod_project(const cJSON *obj, void **ret);

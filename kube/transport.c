@@ -458,7 +458,11 @@ static int build_easy(struct tj_http_call *call, const struct tj_credential *cre
 	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, ""); /* gzip: lists compress well */
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
 	                 t->http2 ? (long)CURL_HTTP_VERSION_2TLS : (long)CURL_HTTP_VERSION_1_1);
-	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+	/* Only a TLS connection can turn out to multiplex (HTTP/2 comes by ALPN). Over plain
+	 * HTTP (kubectl proxy) or with HTTP/2 off, a transfer that waited for the connection
+	 * being set up would wait until some transfer ends, behind a request still unanswered. */
+	curl_easy_setopt(e, CURLOPT_PIPEWAIT,
+	                 t->http2 && strncmp(call->url, "https://", 8) == 0 ? 1L : 0L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, (long)KEEPALIVE_IDLE_S);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, (long)KEEPALIVE_INTERVAL_S);

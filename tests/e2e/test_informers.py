@@ -4,7 +4,10 @@ and deletes hits the API server while they watch, and the caches they print are 
 with a fresh `kubectl get -o json`."""
 
 import json
+import math
 import os
+import re
+from decimal import Decimal
 import select
 import signal
 import socket
@@ -26,9 +29,41 @@ CLUSTER_DIR = os.path.join(
 )
 
 
-def bare_pod(name, job, rank, fail=False):
-    """A pod as the controller labels them; KWOK keeps it Running for an hour, or fails it."""
+PINNED = "trainjob.flame.dev/node"
+SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+
+def quantity(q, scale):
+    """A resource quantity times 10^scale, rounded up, as the cache counts it."""
+    m = re.fullmatch(r"([+-]?[0-9.]+)(.*)", str(q))
+    number, suffix = Decimal(m.group(1)), m.group(2)
+    if suffix.endswith("i"):
+        number *= 2 ** (10 * (" KMGTPE".index(suffix[0])))
+    elif suffix[:1] in ("e", "E") and len(suffix) > 1:
+        number *= Decimal(10) ** int(suffix[1:])
+    else:
+        number *= Decimal(10) ** SUFFIXES[suffix]
+    return math.ceil(number * Decimal(10) ** scale)
+
+
+def resources(amounts, extra=None):
+    """A resource list as the cache holds it: cpu in thousandths, the rest in units, and
+    only what it keeps (cpu, memory, extended resources, and extra)."""
+    out = {"cpu": 0, "memory": 0}
+    for name, q in (amounts or {}).items():
+        if name == "cpu":
+            out["cpu"] = quantity(q, 3)
+        elif name == "memory" or name == extra or ("/" in name and "kubernetes.io/" not in name):
+            out[name] = quantity(q, 0)
+    return out
+
+
+def bare_pod(name, job, rank, fail=False, pinned=None):
+    """A pod as the controller labels them (without a TrainJob when job is None); KWOK keeps
+    it Running for an hour, or fails it."""
     annotations = {"sim.trainjob.flame.dev/run-time": "1h"}
+    if pinned:
+        annotations[PINNED] = pinned
     if fail:
         annotations.update(
             {
@@ -47,7 +82,13 @@ def bare_pod(name, job, rank, fail=False):
         "spec": {
             "restartPolicy": "Never",
             "nodeSelector": {"kubernetes.io/arch": "amd64"},
-            "containers": [{"name": "node", "image": "busybox"}],
+            "containers": [
+                {
+                    "name": "node",
+                    "image": "busybox",
+                    "resources": {"requests": {"cpu": f"{100 + rank}m", "memory": "64Mi"}},
+                }
+            ],
         },
     }
 
@@ -83,9 +124,15 @@ def finish_dump(proc):
     return json.loads(out)
 
 
+def label_index(labels, key):
+    v = labels.get(key, "")
+    return int(v) if re.fullmatch(r"0|[1-9][0-9]*", v) else -1
+
+
 def api_pods(namespace):
-    """The API's pods of TrainJobs in namespace, projected as the cache projects them."""
-    items = kubectl_json("get", "pods", "-n", namespace, "-l", TRAINJOB)["items"]
+    """The API's pods in namespace (every one, not only TrainJobs'), projected as the cache
+    projects them; their containers have requests only, and no init containers."""
+    items = kubectl_json("get", "pods", "-n", namespace)["items"]
     pods = {}
     for p in items:
         m, st = p["metadata"], p.get("status", {})
@@ -96,10 +143,12 @@ def api_pods(namespace):
         pods[m["name"]] = {
             "uid": m["uid"],
             "resourceVersion": m["resourceVersion"],
-            "trainjob": m["labels"][TRAINJOB],
-            "rank": int(m["labels"]["trainjob.flame.dev/rank"]),
-            "attempt": int(m["labels"]["trainjob.flame.dev/attempt"]),
+            "trainjob": m.get("labels", {}).get(TRAINJOB),
+            "rank": label_index(m.get("labels", {}), "trainjob.flame.dev/rank"),
+            "attempt": label_index(m.get("labels", {}), "trainjob.flame.dev/attempt"),
             "nodeName": p["spec"].get("nodeName"),
+            "pinnedNode": m.get("annotations", {}).get(PINNED),
+            "requests": summed_requests(p["spec"]["containers"]),
             "phase": st.get("phase", "Pending"),
             "terminated": term is not None,
             "exitCode": term["exitCode"] if term else 0,
@@ -107,9 +156,17 @@ def api_pods(namespace):
     return pods
 
 
+def summed_requests(containers):
+    total = {"cpu": 0, "memory": 0}
+    for c in containers:
+        for name, v in resources(c.get("resources", {}).get("requests")).items():
+            total[name] = total.get(name, 0) + v
+    return total
+
+
 def cache_pods(dump, namespace):
-    keys = ("uid", "resourceVersion", "trainjob", "rank", "attempt", "nodeName", "phase",
-            "terminated", "exitCode")
+    keys = ("uid", "resourceVersion", "trainjob", "rank", "attempt", "nodeName", "pinnedNode",
+            "requests", "phase", "terminated", "exitCode")
     return {
         p["name"]: {k: p[k] for k in keys} for p in dump["pods"] if p["namespace"] == namespace
     }
@@ -129,18 +186,20 @@ def settled(namespace, want):
 def test_caches_match_the_api_after_a_burst(namespace):
     proc = start_dump()
     try:
-        # Creates: 4 TrainJobs of 6 pods (one of each fails with exit code 3), and pods
-        # without the TrainJob label, which the pod informer must not see.
+        # Creates: 4 TrainJobs of 6 pods (one of each fails with exit code 3; one is pinned
+        # to a node), and pods without the TrainJob label, which the pod informer sees too:
+        # their requests take room on their nodes.
         items = []
         for j in range(4):
             for r in range(6):
-                items.append(bare_pod(f"job{j}-node-0-{r}", f"job{j}", r, fail=(r == 5)))
+                items.append(bare_pod(f"job{j}-node-0-{r}", f"job{j}", r, fail=(r == 5),
+                                      pinned="kwok-pinned" if (j, r) == (2, 1) else None))
         for i in range(3):
             items.append(bare_pod(f"other-{i}", None, i))
         apply({"apiVersion": "v1", "kind": "List", "items": items}, "-n", namespace)
 
         # Updates: a new attempt label on job0's pods; job3's rank 0 leaves the TrainJob
-        # (the label selector turns that into a delete for the watch).
+        # (an update that clears its trainjob, not a delete).
         for r in range(6):
             kubectl("label", "pod", f"job0-node-0-{r}", "-n", namespace,
                     "trainjob.flame.dev/attempt=1", "--overwrite")
@@ -154,7 +213,8 @@ def test_caches_match_the_api_after_a_burst(namespace):
             for r in range(6):
                 want[f"job{j}-node-0-{r}"] = "Failed" if r == 5 else "Running"
         del want["job2-node-0-3"]
-        del want["job3-node-0-0"]
+        for i in range(3):
+            want[f"other-{i}"] = "Running"
         api = wait_for("the pods to settle", lambda: settled(namespace, want), timeout=120)
     except BaseException:
         proc.kill()
@@ -162,11 +222,14 @@ def test_caches_match_the_api_after_a_burst(namespace):
     dump = finish_dump(proc)
     cache = cache_pods(dump, namespace)
 
-    assert len(api) == 16
+    assert len(api) == 20
     assert sorted(cache) == sorted(api)
-    assert not any(n.startswith("other-") for n in cache)
     for name in api:
         assert cache[name] == api[name], name
+    assert all(cache[f"other-{i}"]["trainjob"] is None for i in range(3))
+    assert cache["job3-node-0-0"]["trainjob"] is None
+    assert cache["job2-node-0-1"]["pinnedNode"] == "kwok-pinned"
+    assert cache["other-2"]["requests"] == {"cpu": 102, "memory": 64 << 20}
     assert all(p["attempt"] == 1 for n, p in cache.items() if n.startswith("job0-"))
     assert cache["job0-node-0-5"]["exitCode"] == 3
     assert dump["stats"]["podEvents"] > 0
@@ -178,6 +241,8 @@ def test_caches_match_the_api_after_a_burst(namespace):
     for n in nodes:
         cached = next(c for c in dump["nodes"] if c["name"] == n["metadata"]["name"])
         assert cached["arch"] == n["metadata"]["labels"].get("kubernetes.io/arch")
+        assert cached["labels"] == n["metadata"]["labels"]
+        assert cached["allocatable"] == resources(n["status"]["allocatable"], extra="pods")
         ready = next(c for c in n["status"]["conditions"] if c["type"] == "Ready")
         assert {"type": "Ready", "status": ready["status"], "reason": ready.get("reason")} in (
             cached["conditions"]

@@ -78,6 +78,21 @@ static const char *phase_name(enum tj_pod_phase p)
 	return names[p];
 }
 
+/* Resources as {"cpu": millis, "memory": bytes, <extended name>: units, ...}. */
+static cJSON *resources_json(int64_t cpu_milli, int64_t memory, const int64_t *pods,
+                             const struct tj_extended_resource *extended, size_t n)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "cpu", (double)cpu_milli);
+	cJSON_AddNumberToObject(o, "memory", (double)memory);
+	if (pods)
+		cJSON_AddNumberToObject(o, "pods", (double)*pods);
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddNumberToObject(o, extended[i].name, (double)extended[i].value);
+	return o;
+}
+
 static cJSON *pod_json(const struct tj_pod *p)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -91,6 +106,10 @@ static cJSON *pod_json(const struct tj_pod *p)
 	cJSON_AddNumberToObject(o, "rank", p->rank);
 	cJSON_AddNumberToObject(o, "attempt", p->attempt);
 	cJSON_AddItemToObject(o, "nodeName", string_or_null(p->node_name));
+	cJSON_AddItemToObject(o, "pinnedNode", string_or_null(p->pinned_node));
+	cJSON_AddItemToObject(o, "requests",
+	                      resources_json(p->requests.cpu_milli, p->requests.memory, NULL,
+	                                     p->requests.extended, p->requests.n_extended));
 	cJSON_AddStringToObject(o, "phase", phase_name(p->phase));
 	cJSON_AddBoolToObject(o, "ready", p->ready);
 	cJSON_AddBoolToObject(o, "unschedulable", p->unschedulable);
@@ -109,7 +128,7 @@ static cJSON *node_json(const struct tj_node *n)
 {
 	static const char *const status[] = { "Unknown", "True", "False" };
 	cJSON *o = cJSON_CreateObject(), *conds = cJSON_CreateArray(),
-	      *taints = cJSON_CreateArray();
+	      *taints = cJSON_CreateArray(), *labels = cJSON_CreateObject();
 
 	cJSON_AddItemToObject(o, "name", string_or_null(n->name));
 	cJSON_AddItemToObject(o, "uid", string_or_null(n->uid));
@@ -134,6 +153,13 @@ static cJSON *node_json(const struct tj_node *n)
 	}
 	cJSON_AddItemToObject(o, "conditions", conds);
 	cJSON_AddItemToObject(o, "taints", taints);
+	for (size_t i = 0; i < n->n_labels; i++)
+		cJSON_AddStringToObject(labels, n->labels[i].key, n->labels[i].value);
+	cJSON_AddItemToObject(o, "labels", labels);
+	cJSON_AddItemToObject(o, "allocatable",
+	                      resources_json(n->allocatable.cpu_milli, n->allocatable.memory,
+	                                     &n->allocatable.pods, n->allocatable.extended,
+	                                     n->allocatable.n_extended));
 	return o;
 }
 

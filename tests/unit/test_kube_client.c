@@ -1,5 +1,5 @@
-/* The client end to end on a loop, against a scripted HTTP/1.1 server on 127.0.0.1 in the
- * same loop: requests, retries, credentials after a 401, limits, watches, cancellation. */
+/* The client end to end on a loop, against the scripted HTTP/1.1 server (scripted_server.h) in
+ * the same loop: requests, retries, credentials after a 401, limits, watches, cancellation. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,225 +17,9 @@
 #include "kube/watch.h"
 #include "tj-version.h"
 
-/* ---- the scripted server ------------------------------------------------------------------ */
+#include "scripted_server.h"
 
-struct reply {
-	int status;
-	const char *headers; /* extra header lines, each ending in \r\n */
-	const char *body;
-	bool chunked;   /* send the body as one chunk per line */
-	bool keep_open; /* never finish the response (a watch that stays open) */
-	bool hang;      /* never answer at all */
-};
-
-struct request_seen {
-	char method[16];
-	char path[512];
-	char head[2048]; /* the header lines */
-	char body[2048];
-};
-
-struct conn {
-	uv_tcp_t tcp;
-	struct server *s;
-	char buf[8192];
-	size_t len;
-	bool answered;
-	bool closing;
-	struct conn *next;
-};
-
-struct server {
-	uv_loop_t *loop;
-	uv_tcp_t listener;
-	int port;
-	struct reply replies[8];
-	int n_replies;
-	int next_reply;
-	struct request_seen seen[8];
-	int n_seen;
-	struct conn *conns;
-	int eofs; /* connections the client closed */
-};
-
-static void on_conn_closed(uv_handle_t *h)
-{
-	struct conn *c = h->data;
-	struct conn **p;
-
-	for (p = &c->s->conns; *p; p = &(*p)->next)
-		if (*p == c) {
-			*p = c->next;
-			break;
-		}
-	free(c);
-}
-
-static void close_conn(struct conn *c)
-{
-	if (c->closing)
-		return;
-	c->closing = true;
-	uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
-}
-
-struct write_req {
-	uv_write_t req;
-	char *data;
-	bool close_after;
-};
-
-static void on_written(uv_write_t *req, int status)
-{
-	struct write_req *w = (struct write_req *)req;
-	struct conn *c = req->handle->data;
-
-	if (w->close_after)
-		close_conn(c);
-	free(w->data);
-	free(w);
-}
-
-static void send_text(struct conn *c, const char *text, size_t len, bool close_after)
-{
-	struct write_req *w = calloc(1, sizeof(*w));
-	uv_buf_t buf;
-
-	w->data = malloc(len);
-	memcpy(w->data, text, len);
-	w->close_after = close_after;
-	buf = uv_buf_init(w->data, (unsigned)len);
-	assert_int_equal(uv_write(&w->req, (uv_stream_t *)&c->tcp, &buf, 1, on_written), 0);
-}
-
-static void answer(struct conn *c, const struct reply *r)
-{
-	char head[1024];
-	int n;
-
-	if (r->hang)
-		return;
-	if (!r->chunked) {
-		n = snprintf(head, sizeof(head),
-		             "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n%s"
-		             "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-		             r->status, r->headers ? r->headers : "", strlen(r->body));
-		send_text(c, head, (size_t)n, false);
-		send_text(c, r->body, strlen(r->body), true);
-		return;
-	}
-	n = snprintf(head, sizeof(head),
-	             "HTTP/1.1 %d X\r\nContent-Type: application/json\r\n%s"
-	             "Transfer-Encoding: chunked\r\n\r\n",
-	             r->status, r->headers ? r->headers : "");
-	send_text(c, head, (size_t)n, false);
-	for (const char *p = r->body; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
-
-		n = snprintf(head, sizeof(head), "%zx\r\n", len);
-		send_text(c, head, (size_t)n, false);
-		send_text(c, p, len, false);
-		send_text(c, "\r\n", 2, false);
-		p += len;
-	}
-	if (!r->keep_open)
-		send_text(c, "0\r\n\r\n", 5, true);
-}
-
-/* Once the whole request is in: record it and answer with the next reply. */
-static void maybe_answer(struct conn *c)
-{
-	struct server *s = c->s;
-	struct request_seen *seen;
-	char *end, *cl;
-	size_t head_len, body_len = 0;
-
-	c->buf[c->len] = '\0';
-	end = strstr(c->buf, "\r\n\r\n");
-	if (!end || c->answered)
-		return;
-	head_len = (size_t)(end - c->buf) + 4;
-	cl = strcasestr(c->buf, "\r\nContent-Length:");
-	if (cl && cl < end)
-		body_len = strtoul(cl + 17, NULL, 10);
-	if (c->len < head_len + body_len)
-		return;
-	c->answered = true;
-	assert_true(s->n_seen < 8);
-	seen = &s->seen[s->n_seen++];
-	sscanf(c->buf, "%15s %511s", seen->method, seen->path);
-	snprintf(seen->head, sizeof(seen->head), "%.*s", (int)head_len, c->buf);
-	snprintf(seen->body, sizeof(seen->body), "%.*s", (int)body_len, c->buf + head_len);
-	assert_true(s->next_reply < s->n_replies);
-	answer(c, &s->replies[s->next_reply++]);
-}
-
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
-{
-	struct conn *c = h->data;
-
-	*buf = uv_buf_init(c->buf + c->len, (unsigned)(sizeof(c->buf) - 1 - c->len));
-}
-
-static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
-{
-	struct conn *c = stream->data;
-
-	if (n < 0) {
-		c->s->eofs++;
-		close_conn(c);
-		return;
-	}
-	c->len += (size_t)n;
-	maybe_answer(c);
-}
-
-static void on_connection(uv_stream_t *listener, int status)
-{
-	struct server *s = listener->data;
-	struct conn *c = calloc(1, sizeof(*c));
-
-	assert_int_equal(status, 0);
-	c->s = s;
-	uv_tcp_init(s->loop, &c->tcp);
-	c->tcp.data = c;
-	assert_int_equal(uv_accept(listener, (uv_stream_t *)&c->tcp), 0);
-	c->next = s->conns;
-	s->conns = c;
-	uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
-}
-
-static void server_start(struct server *s, uv_loop_t *loop)
-{
-	struct sockaddr_in addr;
-	struct sockaddr_storage bound;
-	int len = sizeof(bound);
-
-	s->loop = loop;
-	uv_ip4_addr("127.0.0.1", 0, &addr);
-	uv_tcp_init(loop, &s->listener);
-	s->listener.data = s;
-	assert_int_equal(uv_tcp_bind(&s->listener, (const struct sockaddr *)&addr, 0), 0);
-	assert_int_equal(uv_listen((uv_stream_t *)&s->listener, 16, on_connection), 0);
-	uv_tcp_getsockname(&s->listener, (struct sockaddr *)&bound, &len);
-	s->port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
-}
-
-static void server_stop(struct server *s)
-{
-	for (struct conn *c = s->conns; c; c = c->next)
-		close_conn(c);
-	uv_close((uv_handle_t *)&s->listener, NULL);
-}
-
-/* Runs the loop until cond holds (the server's listener keeps the loop alive, so running it
- * to completion would never return). */
-#define RUN_UNTIL(fx, cond)                                                                        \
-	do {                                                                                       \
-		while (!(cond))                                                                    \
-			uv_run(&(fx)->loop, UV_RUN_ONCE);                                          \
-	} while (0)
+#define RUN_UNTIL(fx, cond) SERVER_RUN_UNTIL(&(fx)->server, cond)
 
 /* ---- fixture ------------------------------------------------------------------------------ */
 
@@ -286,8 +70,7 @@ static int teardown(void **state)
 
 static void script(struct fixture *fx, const struct reply *replies, int n)
 {
-	memcpy(fx->server.replies, replies, (size_t)n * sizeof(*replies));
-	fx->server.n_replies = n;
+	server_script(&fx->server, replies, n);
 }
 
 /* What a request's callback saw. */
@@ -634,6 +417,32 @@ static void test_cancel_and_free_with_requests_in_flight(void **state)
 	assert_int_equal(r.calls, 0);
 }
 
+static void test_requests_do_not_wait_behind_an_unanswered_one(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .status = 200, .body = "{\"n\":1}", .hold = true },
+		{ .status = 200, .body = "{\"n\":2}" },
+	};
+	struct tj_ref ref = { &tj_resource_pods, "team", "p", NULL };
+	struct result first = { 0 }, second = { 0 };
+
+	script(fx, replies, 2);
+	make_client(fx, NULL, NULL);
+	tj_kube_get(fx->client, &ref, on_response, &first, NULL);
+	tj_kube_get(fx->client, &ref, on_response, &second, NULL);
+	/* Plain HTTP/1.1 cannot multiplex: the second request takes a connection of its own at
+	 * once instead of waiting to learn what the first one's can do. */
+	RUN_UNTIL(fx, second.calls == 1);
+	assert_int_equal(first.calls, 0);
+	assert_string_equal(second.body, "{\"n\":2}");
+	server_release(&fx->server, 0);
+	RUN_UNTIL(fx, first.calls == 1);
+	assert_string_equal(first.body, "{\"n\":1}");
+	result_clear(&first);
+	result_clear(&second);
+}
+
 /* ---- watches ------------------------------------------------------------------------------ */
 
 #define EV(type, name)                                                                             \
@@ -889,6 +698,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_connection_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_and_free_with_requests_in_flight, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(test_requests_do_not_wait_behind_an_unanswered_one,
+		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_expired, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watch_broken_stream, setup, teardown),

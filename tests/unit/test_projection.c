@@ -64,6 +64,7 @@ struct pod_case {
 		bool terminated;
 		int exit_code;
 		const char *exit_reason, *disruption_reason;
+		int64_t cpu_milli, memory, gpus;
 	} want;
 };
 
@@ -92,7 +93,10 @@ static const struct pod_case pod_cases[] = {
 	    false,
 	    0,
 	    NULL,
-	    NULL } },
+	    NULL,
+	    0,
+	    0,
+	    4 } },
 	/* The container "node" wins over an earlier terminated sidecar; fractional seconds and
 	 * a numeric offset in the timestamps. */
 	{ "pod-oomkilled.json",
@@ -117,7 +121,10 @@ static const struct pod_case pod_cases[] = {
 	    true,
 	    137,
 	    "OOMKilled",
-	    "TerminationByKubelet" } },
+	    "TerminationByKubelet",
+	    0,
+	    0,
+	    4 } },
 	{ "pod-evicted.json",
 	  { "team-a",
 	    "llama-ft-node-0-3-a0",
@@ -142,7 +149,10 @@ static const struct pod_case pod_cases[] = {
 	    true,
 	    137,
 	    "ContainerStatusUnknown",
-	    "TerminationByKubelet" } },
+	    "TerminationByKubelet",
+	    0,
+	    0,
+	    4 } },
 	/* Not scheduled; malformed rank ("01") and attempt ("-1"); an owner that is not the
 	 * controller. */
 	{ "pod-unschedulable.json",
@@ -169,7 +179,39 @@ static const struct pod_case pod_cases[] = {
 	    false,
 	    0,
 	    NULL,
-	    NULL } },
+	    NULL,
+	    0,
+	    0,
+	    4 } },
+	/* Not a TrainJob's pod: a notebook holds a GPU too. Its init container (4 CPUs) needs
+	 * more CPU than the notebook and its sidecar together (1.6), its memory is theirs (32 Gi
+	 * + 64 Mi), and the runtime class adds its overhead (250m, 120 Mi). */
+	{ "pod-notebook.json",
+	  { "team-b",
+	    "notebook-alice-0",
+	    "5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e",
+	    "201442",
+	    "77a8b9c0-d1e2-4f3a-8b4c-5d6e7f8a9b0c",
+	    NULL,
+	    -1,
+	    -1,
+	    "gh200-005",
+	    TJ_POD_RUNNING,
+	    true,
+	    false,
+	    NULL,
+	    1795942800,
+	    1795942801,
+	    0,
+	    NULL,
+	    NULL,
+	    false,
+	    0,
+	    NULL,
+	    NULL,
+	    4250,
+	    34552676352,
+	    1 } },
 };
 
 static void test_pod_fixtures(void **state)
@@ -206,6 +248,14 @@ static void test_pod_fixtures(void **state)
 		assert_int_equal(p->exit_code, c->want.exit_code);
 		assert_string_or_null(p->exit_reason, c->want.exit_reason);
 		assert_string_or_null(p->disruption_reason, c->want.disruption_reason);
+		assert_int_equal(p->requests.cpu_milli, c->want.cpu_milli);
+		assert_int_equal(p->requests.memory, c->want.memory);
+		assert_int_equal(p->requests.n_extended, 1);
+		assert_string_equal(p->requests.extended[0].name, "nvidia.com/gpu");
+		assert_int_equal(tj_pod_resources_extended(&p->requests, "nvidia.com/gpu"),
+		                 c->want.gpus);
+		assert_null(p->pinned_node);
+		assert_int_equal(tj_pod_terminal(p), c->want.phase == TJ_POD_FAILED);
 		assert_int_equal(tj_pod_key(p, key, sizeof(key)), 0);
 		assert_int_equal(strncmp(key, c->want.namespace, strlen(c->want.namespace)), 0);
 		assert_null(tj_pod_free(p));
@@ -285,14 +335,55 @@ static void test_pod_strings_are_interned(void **state)
 	assert_ptr_equal(pa->namespace, pb->namespace);
 	assert_ptr_equal(pa->trainjob, pb->trainjob);
 	assert_ptr_not_equal(pa->node_name, pb->node_name);
-	/* team-a, llama-ft, gh200-007, gh200-003, OOMKilled, TerminationByKubelet */
-	assert_int_equal(tj_intern_count(), 6);
+	assert_ptr_equal(pa->owner_uid, pb->owner_uid);
+	assert_ptr_equal(pa->requests.extended[0].name, pb->requests.extended[0].name);
+	/* team-a, the TrainJob's uid, llama-ft, gh200-007, gh200-003, nvidia.com/gpu,
+	 * OOMKilled, TerminationByKubelet */
+	assert_int_equal(tj_intern_count(), 8);
 	tj_pod_free(pa);
-	assert_int_equal(tj_intern_count(), 5);
+	assert_int_equal(tj_intern_count(), 7);
 	tj_pod_free(pb);
 	assert_int_equal(tj_intern_count(), 0);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
+}
+
+/* The node admission pinned a pod to, and requests: interned, and never a reason to drop
+ * the pod from the cache. */
+static void test_pod_pinned_node_and_requests(void **state)
+{
+	cJSON *a = cJSON_Parse(
+	        "{\"metadata\":{\"namespace\":\"a\",\"name\":\"p\",\"annotations\":{"
+	        "\"trainjob.flame.dev/node\":\"gh200-001\"}},\"spec\":{\"containers\":[{"
+	        "\"resources\":{\"limits\":{\"cpu\":\"2\",\"nvidia.com/gpu\":\"4\"}}}]}}");
+	cJSON *b = cJSON_Parse(
+	        "{\"metadata\":{\"namespace\":\"a\",\"name\":\"q\",\"annotations\":{"
+	        "\"trainjob.flame.dev/node\":7}},\"spec\":{\"containers\":[{\"resources\":{"
+	        "\"requests\":{\"cpu\":\"2\",\"nvidia.com/gpu\":\"four\"}}}]}}");
+	struct tj_pod *pa, *pb;
+	char *node;
+
+	assert_int_equal(tj_pod_from_json(a, &pa), 0);
+	cJSON_Delete(a);
+	node = tj_intern("gh200-001");
+	assert_ptr_equal(pa->pinned_node, node);
+	tj_intern_unref(node);
+	assert_null(pa->node_name);
+	assert_int_equal(pa->requests.cpu_milli, 2000);
+	assert_int_equal(pa->requests.n_extended, 1);
+	assert_int_equal(tj_pod_resources_extended(&pa->requests, "nvidia.com/gpu"), 4);
+	/* a, gh200-001, nvidia.com/gpu */
+	assert_int_equal(tj_intern_count(), 3);
+
+	/* A mistyped annotation is no pin; a spec the API server would refuse counts nothing. */
+	assert_int_equal(tj_pod_from_json(b, &pb), 0);
+	cJSON_Delete(b);
+	assert_null(pb->pinned_node);
+	assert_int_equal(pb->requests.cpu_milli, 0);
+	assert_int_equal(pb->requests.n_extended, 0);
+	tj_pod_free(pa);
+	tj_pod_free(pb);
+	assert_int_equal(tj_intern_count(), 0);
 }
 
 static void test_pod_built_by_hand_is_freed(void **state)
@@ -304,6 +395,11 @@ static void test_pod_built_by_hand_is_freed(void **state)
 	p->name = strdup("n");
 	p->node_name = strdup("node-1");
 	p->exit_reason = strdup("Error");
+	p->pinned_node = strdup("node-2");
+	p->owner_uid = strdup("u");
+	/* Names of extended requests are borrowed in a pod built by hand. */
+	p->requests.n_extended = 1;
+	p->requests.extended[0] = (struct tj_extended_resource){ "nvidia.com/gpu", 4 };
 	assert_null(tj_pod_free(p)); /* the sanitizers check that nothing leaks */
 	assert_null(tj_pod_free(NULL));
 }
@@ -316,6 +412,9 @@ struct node_case {
 	struct tj_node_condition conditions[4];
 	size_t n_taints;
 	struct tj_node_taint taints[4];
+	size_t n_labels;
+	const char *hostname, *product; /* two of the labels */
+	struct tj_node_allocatable allocatable;
 };
 
 static const struct node_case node_cases[] = {
@@ -331,7 +430,11 @@ static const struct node_case node_cases[] = {
 	    { "PIDPressure", TJ_COND_FALSE, "KubeletHasSufficientPID", 1795852800 },
 	    { "Ready", TJ_COND_TRUE, "KubeletReady", 1795852801 } },
 	  1,
-	  { { "nvidia.com/gpu", "present", "NoSchedule", 0 } } },
+	  { { "nvidia.com/gpu", "present", "NoSchedule", 0 } },
+	  9,
+	  "gh200-007",
+	  "NVIDIA-GH200-480GB",
+	  { 72000, 515396075520, 110, 1, { { "nvidia.com/gpu", 4 } } } },
 	{ "node-unreachable.json",
 	  "gh200-003",
 	  "d0d1d2d3-d4d5-4d6d-8d7d-d8d9dadbdcdd",
@@ -347,7 +450,11 @@ static const struct node_case node_cases[] = {
 	  { { "nvidia.com/gpu", "present", "NoSchedule", 0 },
 	    { "node.kubernetes.io/unreachable", NULL, "NoExecute", 1795950370 },
 	    { "node.kubernetes.io/unreachable", NULL, "NoSchedule", 1795950365 },
-	    { "node.kubernetes.io/unschedulable", NULL, "NoSchedule", 1795950600 } } },
+	    { "node.kubernetes.io/unschedulable", NULL, "NoSchedule", 1795950600 } },
+	  8,
+	  "gh200-007",
+	  "NVIDIA-GH200-480GB",
+	  { 72000, 515396075520, 110, 1, { { "nvidia.com/gpu", 4 } } } },
 };
 
 static void test_node_fixtures(void **state)
@@ -380,10 +487,90 @@ static void test_node_fixtures(void **state)
 			assert_string_equal(n->taints[j].effect, c->taints[j].effect);
 			assert_int_equal(n->taints[j].time_added, c->taints[j].time_added);
 		}
+		assert_int_equal(n->n_labels, c->n_labels);
+		assert_string_equal(tj_node_label(n, "kubernetes.io/hostname"), c->hostname);
+		assert_string_equal(tj_node_label(n, "nvidia.com/gpu.product"), c->product);
+		assert_string_equal(tj_node_label(n, "node-role.kubernetes.io/agent"), "");
+		assert_null(tj_node_label(n, "topology.kubernetes.io/zone"));
+		assert_int_equal(n->allocatable.cpu_milli, c->allocatable.cpu_milli);
+		assert_int_equal(n->allocatable.memory, c->allocatable.memory);
+		assert_int_equal(n->allocatable.pods, c->allocatable.pods);
+		assert_int_equal(n->allocatable.n_extended, c->allocatable.n_extended);
+		for (uint8_t j = 0; j < c->allocatable.n_extended; j++) {
+			assert_string_equal(n->allocatable.extended[j].name,
+			                    c->allocatable.extended[j].name);
+			assert_int_equal(n->allocatable.extended[j].value,
+			                 c->allocatable.extended[j].value);
+		}
+		assert_int_equal(tj_node_allocatable_extended(n, "nvidia.com/gpu"), 4);
+		assert_int_equal(tj_node_allocatable_extended(n, "amd.com/gpu"), 0);
 		assert_ptr_equal(tj_node_condition(n, "Ready"), &n->conditions[3]);
 		assert_null(tj_node_condition(n, "NetworkUnavailable"));
 		assert_null(tj_node_free(n));
 	}
+	assert_int_equal(tj_intern_count(), 0);
+}
+
+/* Labels and allocatable resources: interned, bounded, and never a reason to drop a node. */
+static void test_node_labels_and_allocatable(void **state)
+{
+	cJSON *obj = cJSON_Parse("{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"1\","
+	                         "\"b\":7}},\"status\":{\"allocatable\":{\"cpu\":\"lots\","
+	                         "\"memory\":\"1e30\",\"pods\":-3,\"hugepages-1Gi\":\"0\"}}}");
+	cJSON *labels = cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"), "labels");
+	cJSON *alloc = cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "status"), "allocatable");
+	struct tj_node *n, *m;
+	char key[32];
+
+	/* A label that is not a string is skipped; allocatable amounts that are not quantities
+	 * are none, one past int64 is the most there is, and native resources are not
+	 * extended ones. */
+	assert_int_equal(tj_node_from_json(obj, &n), 0);
+	assert_int_equal(n->n_labels, 1);
+	assert_string_equal(tj_node_label(n, "a"), "1");
+	assert_null(tj_node_label(n, "b"));
+	assert_int_equal(n->allocatable.cpu_milli, 0);
+	assert_int_equal(n->allocatable.memory, INT64_MAX);
+	assert_int_equal(n->allocatable.pods, 0);
+	assert_int_equal(n->allocatable.n_extended, 0);
+	tj_node_free(n);
+
+	/* Beyond the limits, the first labels and extended resources are kept. */
+	for (int i = 0; i < TJ_NODE_MAX_LABELS + 10; i++) {
+		snprintf(key, sizeof(key), "feature.node/l%03d", i);
+		cJSON_AddStringToObject(labels, key, "true");
+	}
+	for (int i = 0; i < TJ_NODE_MAX_EXTENDED + 2; i++) {
+		snprintf(key, sizeof(key), "example.com/r%d", i);
+		cJSON_AddNumberToObject(alloc, key, i);
+	}
+	assert_int_equal(tj_node_from_json(obj, &n), 0);
+	assert_int_equal(tj_node_from_json(obj, &m), 0);
+	assert_int_equal(n->n_labels, TJ_NODE_MAX_LABELS);
+	assert_string_equal(tj_node_label(n, "a"), "1");
+	assert_string_equal(tj_node_label(n, "feature.node/l254"), "true");
+	assert_null(tj_node_label(n, "feature.node/l255"));
+	assert_int_equal(n->allocatable.n_extended, TJ_NODE_MAX_EXTENDED);
+	assert_int_equal(tj_node_allocatable_extended(n, "example.com/r7"), 7);
+	assert_int_equal(tj_node_allocatable_extended(n, "example.com/r8"), 0);
+	/* Two nodes share their label strings and resource names. */
+	assert_ptr_equal(n->labels[5].key, m->labels[5].key);
+	assert_ptr_equal(n->labels[5].value, m->labels[5].value);
+	assert_ptr_equal(n->allocatable.extended[3].name, m->allocatable.extended[3].name);
+	/* a, 1, true, the 255 feature labels kept, the 8 resources */
+	assert_int_equal(tj_intern_count(), 3 + 255 + 8);
+	tj_node_free(n);
+	tj_node_free(m);
+	assert_int_equal(tj_intern_count(), 0);
+
+	/* Labels that are not an object are none. */
+	cJSON_ReplaceItemInObject(cJSON_GetObjectItem(obj, "metadata"), "labels",
+	                          cJSON_Parse("[\"a\",\"b\"]"));
+	assert_int_equal(tj_node_from_json(obj, &n), 0);
+	assert_int_equal(n->n_labels, 0);
+	assert_null(n->labels);
+	tj_node_free(n);
+	cJSON_Delete(obj);
 }
 
 static void test_node_limits_and_invalid(void **state)
@@ -453,6 +640,13 @@ static void test_node_built_by_hand_is_freed(void **state)
 	n->n_taints = 1;
 	n->taints[0].key = strdup("k");
 	n->taints[0].effect = strdup("NoSchedule");
+	n->labels = calloc(1, sizeof(*n->labels));
+	n->n_labels = 1;
+	n->labels[0].key = strdup("kubernetes.io/hostname");
+	n->labels[0].value = strdup("n");
+	/* Names of extended resources are borrowed in a node built by hand. */
+	n->allocatable.n_extended = 1;
+	n->allocatable.extended[0] = (struct tj_extended_resource){ "nvidia.com/gpu", 4 };
 	assert_null(tj_node_free(n));
 }
 
@@ -545,8 +739,10 @@ int main(void)
 		cmocka_unit_test(test_pod_invalid_and_odd_input),
 		cmocka_unit_test(test_pod_odd_values),
 		cmocka_unit_test(test_pod_strings_are_interned),
+		cmocka_unit_test(test_pod_pinned_node_and_requests),
 		cmocka_unit_test(test_pod_built_by_hand_is_freed),
 		cmocka_unit_test(test_node_fixtures),
+		cmocka_unit_test(test_node_labels_and_allocatable),
 		cmocka_unit_test(test_node_limits_and_invalid),
 		cmocka_unit_test(test_node_built_by_hand_is_freed),
 		cmocka_unit_test(test_parse_index),

@@ -299,7 +299,7 @@ static struct fake *fake_new_with(const struct tj_store_ops *ops)
 	struct tj_reflector_config cfg = {
 		.name = "pods",
 		.lw = { fake_list, fake_cancel, fake_watch, fake_cancel, &f },
-		.label_selector = TJ_POD_SELECTOR,
+		.label_selector = TJ_LABEL_TRAINJOB,
 		.project = tj_pod_project,
 		.store_ops = ops,
 		.handlers = { on_add, on_update, on_delete, on_synced, on_error, &f },

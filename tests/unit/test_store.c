@@ -539,6 +539,65 @@ static void test_pod_collect_owned(void **state)
 	tj_store_free(s);
 }
 
+/* A pod counts against the node it is pinned to until it is bound, then against the node it
+ * is bound to; the index follows each update, and a pod that is neither is in no node's. */
+static void test_pod_node_index_follows_pinning_and_binding(void **state)
+{
+	static const struct {
+		const char *what;
+		const char *json;
+		const char *in, *not_in;
+	} steps[] = {
+		{ "created, not pinned", "{'metadata':{'namespace':'a','name':'p'}}", NULL, "n1" },
+		{ "pinned to n1",
+		  "{'metadata':{'namespace':'a','name':'p',"
+		  "'annotations':{'trainjob.flame.dev/node':'n1'}}}",
+		  "n1", "n2" },
+		{ "bound to n1",
+		  "{'metadata':{'namespace':'a','name':'p',"
+		  "'annotations':{'trainjob.flame.dev/node':'n1'}},'spec':{'nodeName':'n1'}}",
+		  "n1", "n2" },
+		/* The scheduler has the last word: where it binds is where the pod is. */
+		{ "bound elsewhere than pinned",
+		  "{'metadata':{'namespace':'a','name':'p',"
+		  "'annotations':{'trainjob.flame.dev/node':'n1'}},'spec':{'nodeName':'n2'}}",
+		  "n2", "n1" },
+		{ "bound, not pinned",
+		  "{'metadata':{'namespace':'a','name':'p'},'spec':{'nodeName':'n3'}}", "n3",
+		  "n2" },
+	};
+	struct tj_store *s;
+
+	assert_int_equal(tj_store_new(&tj_pod_store_ops, &s), 0);
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		char *text = strdup(steps[i].json);
+		cJSON *obj;
+		void *pod;
+
+		print_message("# step: %s\n", steps[i].what);
+		assert_non_null(text);
+		for (char *c = text; *c; c++)
+			if (*c == '\'')
+				*c = '"';
+		obj = cJSON_Parse(text);
+		free(text);
+		assert_int_equal(tj_pod_project(obj, &pod), 0);
+		cJSON_Delete(obj);
+		assert_int_equal(tj_store_upsert(s, pod, NULL), 0);
+		if (steps[i].in) {
+			struct tj_store_iter it;
+
+			assert_int_equal(tj_store_index_count(s, TJ_POD_INDEX_NODE, steps[i].in),
+			                 1);
+			tj_store_iter_index(s, TJ_POD_INDEX_NODE, steps[i].in, &it);
+			assert_ptr_equal(tj_store_iter_next(&it), pod);
+			assert_null(tj_store_iter_next(&it));
+		}
+		assert_int_equal(tj_store_index_count(s, TJ_POD_INDEX_NODE, steps[i].not_in), 0);
+	}
+	tj_store_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +607,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_swap_exchanges_contents, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_objects, setup, teardown),
 		cmocka_unit_test(test_pod_store_ops),
+		cmocka_unit_test(test_pod_node_index_follows_pinning_and_binding),
 		cmocka_unit_test(test_pod_collect_owned),
 	};
 	return cmocka_run_group_tests_name("store", tests, NULL, NULL);

@@ -1,0 +1,564 @@
+/* The controller loop end to end against the scripted API server (scripted_server.h): its
+ * informers list and watch scripted TrainJobs, runtimes, pods and nodes, the workqueue hands
+ * the key to a reconcile, the plan goes through the executor, the write gate and the event
+ * recorder, and the tests pin down the writes that reach the server: a new TrainJob's pods
+ * (one adopted after AlreadyExists), a status patch that meets 409 and is retried from the
+ * object the watch brings, a stop in the middle of a plan, and a controller that does not
+ * lead. controller-runtime's own controller tests drive its loop the same way. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/controller.h"
+#include "controller/log.h"
+#include "controller/recorder.h"
+#include "fixtures.h"
+#include "scripted_server.h"
+
+#define TRAINJOBS       "/apis/trainer.kubeflow.org/v1alpha1/trainjobs"
+#define RUNTIMES        "/apis/trainer.kubeflow.org/v1alpha1/trainingruntimes"
+#define CLUSTERRUNTIMES "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"
+#define ALL_PODS        "/api/v1/pods"
+#define NODES           "/api/v1/nodes"
+#define PODS            "/api/v1/namespaces/team-a/pods"
+#define SERVICES        "/api/v1/namespaces/team-a/services"
+#define EVENTS          "/api/v1/namespaces/team-a/events"
+#define STATUS          "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team-a/trainjobs/vit/status"
+
+/* The controller's clock: 2026-11-29T12:00:00Z. */
+#define NOW   1795953600
+#define NOW_S "2026-11-29T12:00:00Z"
+
+/* A TrainJob "vit" of two nodes on torch-gh200; %s is its resourceVersion, %s its status. */
+#define TRAINJOB_FMT                                                                               \
+	"{'apiVersion':'trainer.kubeflow.org/"                                                     \
+	"v1alpha1','kind':'TrainJob','metadata':{'name':'vit',"                                    \
+	"'namespace':'team-a','uid':'uid-vit','resourceVersion':'%s','generation':2,"              \
+	"'creationTimestamp':'2026-11-29T10:00:00Z'},'spec':{'runtimeRef':{'name':'torch-gh200'}," \
+	"'trainer':{'numNodes':2,'resourcesPerNode':{'limits':{'nvidia.com/gpu':4}}}},"            \
+	"'status':%s}"
+
+/* A pod of vit of rank %d, attempt 0, Running and Ready on gh200-%d. */
+#define POD_FMT                                                                                    \
+	"{'kind':'Pod','metadata':{'name':'vit-node-0-%d-a0','namespace':'team-a',"                \
+	"'uid':'uid-pod-%d','resourceVersion':'7',"                                                \
+	"'labels':{'trainer.kubeflow.org/trainjob-name':'vit','trainjob.flame.dev/rank':'%d',"     \
+	"'trainjob.flame.dev/attempt':'0'},'ownerReferences':[{'apiVersion':"                      \
+	"'trainer.kubeflow.org/v1alpha1','kind':'TrainJob','name':'vit','uid':'uid-vit',"          \
+	"'controller':true}]},'spec':{'nodeName':'gh200-%d'},'status':{'phase':'%s',"              \
+	"'conditions':[{'type':'Ready','status':'%s'}]}}"
+
+/* The nodes of the pods: Ready GH200 nodes. */
+#define NODE_FMT                                                                                   \
+	"{'kind':'Node','metadata':{'name':'gh200-%d','uid':'uid-node-%d','resourceVersion':'3',"  \
+	"'labels':{'kubernetes.io/arch':'arm64','nvidia.com/gpu.product':'NVIDIA-GH200-480GB'}},"  \
+	"'status':{'conditions':[{'type':'Ready','status':'True',"                                 \
+	"'lastTransitionTime':'2026-11-29T09:00:00Z'}]}}"
+
+#define MAX_BODY 16384
+
+struct fixture {
+	uv_loop_t loop;
+	struct server server;
+	struct tj_client *client;
+	struct tj_recorder *recorder;
+	struct tj_controller *controller;
+	int stopped_calls;
+	int writes_at_stopped; /* the writes the server had seen when stopped ran */
+	char log[65536];       /* the lines logged */
+	/* Bodies of the scripted replies, which the script borrows. */
+	char bodies[24][MAX_BODY];
+	int n_bodies;
+};
+
+static uint64_t fixed_clock(void)
+{
+	return (uint64_t)NOW * 1000000000ull;
+}
+
+/* A body for the script, written as JSON with ' for " (printf-style). */
+__attribute__((format(printf, 2, 3))) static const char *body(struct fixture *fx, const char *fmt,
+                                                              ...)
+{
+	char *b;
+	va_list ap;
+	int n;
+
+	assert_true(fx->n_bodies < 24);
+	b = fx->bodies[fx->n_bodies++];
+	va_start(ap, fmt);
+	n = vsnprintf(b, MAX_BODY, fmt, ap);
+	va_end(ap);
+	assert_in_range(n, 0, MAX_BODY - 1);
+	for (char *p = b; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	return b;
+}
+
+static const char *list_of(struct fixture *fx, const char *items)
+{
+	return body(fx, "{'kind':'List','metadata':{'resourceVersion':'100'},'items':[%s]}", items);
+}
+
+static const char *trainjob(struct fixture *fx, const char *rv, const char *status_sq)
+{
+	return body(fx, TRAINJOB_FMT, rv, status_sq);
+}
+
+static const char *pod(struct fixture *fx, int rank, bool running)
+{
+	return body(fx, POD_FMT, rank, rank, rank, rank, running ? "Running" : "Pending",
+	            running ? "True" : "False");
+}
+
+/* The lists of the informers (the TrainJobs and pods given, the runtime torch-gh200, the
+ * nodes gh200-0 and gh200-1) and their watches, which stay open. */
+static void script_informers(struct fixture *fx, const char *trainjobs, const char *pods)
+{
+	char runtime[4096], nodes[2048];
+
+	snprintf(runtime, sizeof(runtime), RUNTIME_FMT, "torch-gh200");
+	snprintf(nodes, sizeof(nodes), NODE_FMT "," NODE_FMT, 0, 0, 1, 1);
+	const struct reply replies[] = {
+		{ .method = "GET",
+		  .path = TRAINJOBS,
+		  .query = "limit=",
+		  .status = 200,
+		  .body = list_of(fx, trainjobs) },
+		{ .method = "GET",
+		  .path = RUNTIMES,
+		  .query = "limit=",
+		  .status = 200,
+		  .body = list_of(fx, "") },
+		{ .method = "GET",
+		  .path = CLUSTERRUNTIMES,
+		  .query = "limit=",
+		  .status = 200,
+		  .body = list_of(fx, runtime) },
+		{ .method = "GET",
+		  .path = ALL_PODS,
+		  .query = "limit=",
+		  .status = 200,
+		  .body = list_of(fx, pods) },
+		{ .method = "GET",
+		  .path = NODES,
+		  .query = "limit=",
+		  .status = 200,
+		  .body = list_of(fx, nodes) },
+		{ .method = "GET",
+		  .path = TRAINJOBS,
+		  .query = "watch=1",
+		  .status = 200,
+		  .chunked = true,
+		  .keep_open = true },
+		{ .method = "GET",
+		  .path = RUNTIMES,
+		  .query = "watch=1",
+		  .status = 200,
+		  .chunked = true,
+		  .keep_open = true },
+		{ .method = "GET",
+		  .path = CLUSTERRUNTIMES,
+		  .query = "watch=1",
+		  .status = 200,
+		  .chunked = true,
+		  .keep_open = true },
+		{ .method = "GET",
+		  .path = ALL_PODS,
+		  .query = "watch=1",
+		  .status = 200,
+		  .chunked = true,
+		  .keep_open = true },
+		{ .method = "GET",
+		  .path = NODES,
+		  .query = "watch=1",
+		  .status = 200,
+		  .chunked = true,
+		  .keep_open = true },
+	};
+
+	server_script(&fx->server, replies, sizeof(replies) / sizeof(replies[0]));
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	assert_non_null(fx);
+	uv_loop_init(&fx->loop);
+	server_start(&fx->server, &fx->loop);
+	fx->client = server_client_new(&fx->server);
+	assert_int_equal(
+	        tj_recorder_new(fx->client, "trainjob-controller", "ctrl-0", &fx->recorder), 0);
+	server_capture_log(&fx->server);
+	*state = fx;
+	return 0;
+}
+
+static int n_writes(const struct server *s);
+
+static void on_stopped(void *userdata)
+{
+	struct fixture *fx = userdata;
+
+	fx->stopped_calls++;
+	fx->writes_at_stopped = n_writes(&fx->server);
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	if (fx->controller && fx->stopped_calls == 0) {
+		tj_controller_stop(fx->controller, on_stopped, fx);
+		SERVER_RUN_UNTIL(&fx->server, fx->stopped_calls == 1);
+	}
+	fx->controller = tj_controller_free(fx->controller);
+	fx->recorder = tj_recorder_free(fx->recorder);
+	fx->client = tj_client_free(fx->client);
+	server_stop(&fx->server);
+	uv_run(&fx->loop, UV_RUN_DEFAULT);
+	assert_int_equal(uv_loop_close(&fx->loop), 0);
+	free(fx);
+	return 0;
+}
+
+/* Starts the controller; it lists, watches and, when leading, reconciles. */
+static void start(struct fixture *fx, bool leading)
+{
+	struct tj_controller_config cc = {
+		.client = fx->client,
+		.recorder = fx->recorder,
+		.clock = fixed_clock,
+	};
+
+	assert_int_equal(tj_controller_new(&fx->loop, &cc, &fx->controller), 0);
+	tj_controller_set_config(fx->controller, &test_config);
+	tj_controller_set_leading(fx->controller, leading);
+	assert_int_equal(tj_controller_start(fx->controller), 0);
+	SERVER_RUN_UNTIL(&fx->server, tj_controller_synced(fx->controller));
+}
+
+/* The index of the nth write (0-based). */
+static int write_index(const struct server *s, int nth)
+{
+	for (int i = 0; i < s->n_seen; i++)
+		if (strcmp(s->seen[i].method, "GET") != 0 && nth-- == 0)
+			return i;
+	fail_msg("no write %d", nth);
+	return -1;
+}
+
+static int n_writes(const struct server *s)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->n_seen; i++)
+		n += strcmp(s->seen[i].method, "GET") != 0;
+	return n;
+}
+
+/* The status of a job whose pods were created at 11:00 and do not run yet. */
+#define STARTED_STATUS                                                                             \
+	"{'state':'Pending','reason':'PodsStarting','message':'0 of 2 pods running',"              \
+	"'restartCount':0,'startTime':'2026-11-29T11:00:00Z','observedGeneration':2,"              \
+	"'jobsStatus':[{'name':'node','active':2,'ready':0,'succeeded':0,'failed':0,"              \
+	"'suspended':0}],'conditions':[]}"
+
+/* What the plan of a new job writes to its status, and the status it then has. */
+#define NEW_JOB_STATUS                                                                             \
+	"'state':'Pending','reason':'PodsStarting','message':'0 of 2 pods running',"               \
+	"'restartCount':0,'lastFailure':null,'startTime':'" NOW_S "','completionTime':null,"       \
+	"'observedGeneration':2,'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':0,"  \
+	"'failed':0,'suspended':0}],'conditions':[]"
+
+/* What the plan of a job whose pods all run writes, and the status it then has. */
+#define RUNNING_STATUS                                                                             \
+	"'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods running',"             \
+	"'restartCount':0,'lastFailure':null,'startTime':'2026-11-29T11:00:00Z',"                  \
+	"'completionTime':null,'observedGeneration':2,'jobsStatus':[{'name':'node','active':2,"    \
+	"'ready':2,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]"
+
+#define OWNER                                                                                      \
+	"\"ownerReferences\":[{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":"         \
+	"\"TrainJob\",\"name\":\"vit\",\"uid\":\"uid-vit\",\"controller\":true,"                   \
+	"\"blockOwnerDeletion\":true}]"
+
+/* The Event the controller's clock names. */
+#define EVENT_NAME "vit.18ec8248a9158000"
+
+static struct tj_workqueue_stats queue_stats(const struct fixture *fx)
+{
+	struct tj_workqueue_stats st;
+
+	tj_controller_queue_stats(fx->controller, &st);
+	return st;
+}
+
+static uint64_t gate_waiting(const struct fixture *fx)
+{
+	struct tj_write_gate_stats st;
+
+	tj_controller_gate_stats(fx->controller, &st);
+	return st.waiting;
+}
+
+/* Nothing queued, waiting or being reconciled. */
+static bool quiet(const struct fixture *fx)
+{
+	struct tj_workqueue_stats st = queue_stats(fx);
+
+	return st.depth == 0 && st.in_flight == 0 && st.waiting == 0;
+}
+
+/* The informers' view of a new job "vit", and the answers to its writes: rank 0's pod is
+ * created, rank 1's exists already (a create repeated after a crash); pod_hold holds both
+ * answers back. */
+static void script_new_job(struct fixture *fx, bool pod_hold)
+{
+	script_informers(fx, trainjob(fx, "42", "{}"), "");
+	const struct reply replies[] = {
+		{ .method = "POST",
+		  .path = PODS,
+		  .request_has = "\"name\":\"vit-node-0-0-a0\"",
+		  .hold = pod_hold,
+		  .status = 201,
+		  .body = "{}" },
+		{ .method = "POST",
+		  .path = PODS,
+		  .request_has = "\"name\":\"vit-node-0-1-a0\"",
+		  .hold = pod_hold,
+		  .status = 409,
+		  .body = API_ERROR(409, "AlreadyExists", "pods vit-node-0-1-a0 already exists") },
+		{ .method = "POST", .path = SERVICES, .status = 201, .body = "{}" },
+		{ .method = "PATCH",
+		  .path = STATUS,
+		  .status = 200,
+		  .body = trainjob(fx, "43", "{" NEW_JOB_STATUS "}") },
+		{ .method = "POST", .path = EVENTS, .status = 201, .body = "{}" },
+	};
+	server_script(&fx->server, replies, 5);
+}
+
+/* The writes of a new job's plan, in order: its pods (in either order: they go out at
+ * once), then the Service and the status (deferrable), then the Created event. */
+static void assert_new_job_writes(const struct fixture *fx)
+{
+	const struct server *s = &fx->server;
+	int p0 = write_index(s, 0), p1 = write_index(s, 1);
+
+	assert_string_equal(server_trace(s, "GET"), "POST " PODS "|POST " PODS "|POST " SERVICES
+	                                            "|PATCH " STATUS "|POST " EVENTS "|");
+	if (s->seen[p0].reply > s->seen[p1].reply) {
+		int t = p0;
+
+		p0 = p1;
+		p1 = t;
+	}
+	assert_non_null(strstr(s->seen[p0].body, "\"name\":\"vit-node-0-0-a0\""));
+	assert_non_null(strstr(s->seen[p1].body, "\"name\":\"vit-node-0-1-a0\""));
+	for (int i = 0; i < 2; i++) {
+		const char *b = s->seen[i == 0 ? p0 : p1].body;
+
+		assert_non_null(strstr(b, OWNER));
+		assert_non_null(strstr(b, i == 0 ? "\"trainjob.flame.dev/rank\":\"0\""
+		                                 : "\"trainjob.flame.dev/rank\":\"1\""));
+		assert_non_null(strstr(b, "\"trainjob.flame.dev/attempt\":\"0\""));
+	}
+	assert_request_body(
+	        s, write_index(s, 2),
+	        "{'apiVersion':'v1','kind':'Service','metadata':{'name':'vit','namespace':'team-a',"
+	        "'labels':{'trainer.kubeflow.org/trainjob-name':'vit'},'ownerReferences':[{"
+	        "'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob','name':'vit',"
+	        "'uid':'uid-vit','controller':true,'blockOwnerDeletion':true}]},'spec':{"
+	        "'clusterIP':'None','publishNotReadyAddresses':true,'selector':{"
+	        "'trainer.kubeflow.org/trainjob-name':'vit'},'ports':[{'name':'torch','port':29500,"
+	        "'targetPort':29500,'protocol':'TCP'}]}}");
+	assert_request_body(s, write_index(s, 3),
+	                    "{'status':{" NEW_JOB_STATUS "},'metadata':{'resourceVersion':'42'}}");
+	assert_request_body(
+	        s, write_index(s, 4),
+	        "{'apiVersion':'v1','kind':'Event','metadata':{'name':'" EVENT_NAME "',"
+	        "'namespace':'team-a'},'involvedObject':{'apiVersion':"
+	        "'trainer.kubeflow.org/v1alpha1','kind':'TrainJob','namespace':'team-a',"
+	        "'name':'vit','uid':'uid-vit'},'source':{'component':'trainjob-controller'},"
+	        "'type':'Normal','reason':'Created','message':'creating 2 pods from "
+	        "ClusterTrainingRuntime torch-gh200','firstTimestamp':'" NOW_S "',"
+	        "'lastTimestamp':'" NOW_S "','count':1,'reportingComponent':'trainjob-controller',"
+	        "'reportingInstance':'ctrl-0'}");
+}
+
+/* ---- a new TrainJob ----------------------------------------------------------------------- */
+
+static void test_a_new_trainjob_gets_its_pods(void **state)
+{
+	struct fixture *fx = *state;
+
+	script_new_job(fx, false);
+	start(fx, true);
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 5 && quiet(fx));
+	server_spin(&fx->server);
+	assert_new_job_writes(fx);
+	/* The pod that existed is adopted, not an error. */
+	assert_non_null(strstr(fx->server.log,
+	                       "\"msg\":\"reconciled TrainJob\",\"trainjob\":\"team-a/vit\","
+	                       "\"podsCreated\":1,\"podsAdopted\":1,\"podsDeleted\":0}\n"));
+	assert_null(strstr(fx->server.log, "\"level\":\"error\""));
+	assert_null(strstr(fx->server.log, "\"level\":\"warn\""));
+	assert_int_equal(queue_stats(fx).adds, 1);
+	assert_int_equal(queue_stats(fx).retries, 0);
+	assert_int_equal(n_writes(&fx->server), 5);
+}
+
+/* ---- a status patch that meets 409 -------------------------------------------------------- */
+
+static void test_status_conflict_is_retried_from_the_watched_object(void **state)
+{
+	struct fixture *fx = *state;
+	char pods[4096];
+	int watch, first;
+
+	snprintf(pods, sizeof(pods), "%s,%s", pod(fx, 0, true), pod(fx, 1, true));
+	script_informers(fx, trainjob(fx, "42", STARTED_STATUS), pods);
+	const struct reply replies[] = {
+		{ .method = "PATCH",
+		  .path = STATUS,
+		  .request_has = "\"resourceVersion\":\"42\"",
+		  .hold = true,
+		  .status = 409,
+		  .body = API_ERROR(409, "Conflict", "the object has been modified") },
+		{ .method = "PATCH",
+		  .path = STATUS,
+		  .request_has = "\"resourceVersion\":\"43\"",
+		  .status = 200,
+		  .body = trainjob(fx, "44", "{" RUNNING_STATUS "}") },
+		{ .method = "POST", .path = EVENTS, .status = 201, .body = "{}" },
+	};
+	server_script(&fx->server, replies, 3);
+	start(fx, true);
+	/* Every pod runs: the plan reports it, from the TrainJob of resourceVersion 42. */
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 1);
+	first = write_index(&fx->server, 0);
+	/* Meanwhile someone else wrote the TrainJob: the watch brings version 43, and the key
+	 * is marked to run again once the reconcile in flight is done. */
+	watch = server_find(&fx->server, 0, "GET", TRAINJOBS "?watch=1");
+	server_push(
+	        &fx->server, watch,
+	        body(fx, "{'type':'MODIFIED','object':%s}\n", trainjob(fx, "43", STARTED_STATUS)));
+	SERVER_RUN_UNTIL(&fx->server, queue_stats(fx).adds == 2);
+	server_release(&fx->server, first);
+	/* The retry plans from version 43; the backoff's own retry then finds nothing to do. */
+	SERVER_RUN_UNTIL(&fx->server,
+	                 n_writes(&fx->server) == 3 && queue_stats(fx).retries == 1 && quiet(fx));
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, "GET"),
+	                    "PATCH " STATUS "|PATCH " STATUS "|POST " EVENTS "|");
+	assert_request_body(&fx->server, first,
+	                    "{'status':{" RUNNING_STATUS "},'metadata':{'resourceVersion':'42'}}");
+	assert_request_body(&fx->server, write_index(&fx->server, 1),
+	                    "{'status':{" RUNNING_STATUS "},'metadata':{'resourceVersion':'43'}}");
+	/* One Running event, from the plan that was written; the conflict announced nothing. */
+	assert_non_null(strstr(fx->server.seen[write_index(&fx->server, 2)].body,
+	                       "\"reason\":\"Running\""));
+	/* A conflict is not a failure worth a log line. */
+	assert_null(strstr(fx->server.log, "\"level\":\"error\""));
+	assert_null(strstr(fx->server.log, "reconcile failed"));
+	/* One backoff for the one conflict. */
+	assert_int_equal(queue_stats(fx).retries, 1);
+}
+
+/* ---- stopping ----------------------------------------------------------------------------- */
+
+static void test_stop_in_the_middle_of_a_plan(void **state)
+{
+	struct fixture *fx = *state;
+	int p0, p1;
+
+	script_new_job(fx, true);
+	start(fx, true);
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 2);
+	p0 = write_index(&fx->server, 0);
+	p1 = write_index(&fx->server, 1);
+	/* Stopped while the pod creates are in flight: the reconcile runs to its end first. */
+	tj_controller_stop(fx->controller, on_stopped, fx);
+	server_spin(&fx->server);
+	assert_int_equal(fx->stopped_calls, 0);
+	server_release(&fx->server, p0);
+	server_release(&fx->server, p1);
+	SERVER_RUN_UNTIL(&fx->server, fx->stopped_calls == 1);
+	/* The rest of the plan went out before: the gate lets the bookkeeping go at once, and
+	 * the Created event is sent as the reconcile ends. */
+	assert_int_equal(fx->writes_at_stopped, 4);
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 5);
+	assert_new_job_writes(fx);
+	/* No new reconcile once stopping, whatever the watches bring. */
+	server_push(&fx->server, server_find(&fx->server, 0, "GET", TRAINJOBS "?watch=1"),
+	            body(fx, "{'type':'MODIFIED','object':%s}\n", trainjob(fx, "45", "{}")));
+	server_spin(&fx->server);
+	assert_int_equal(fx->stopped_calls, 1);
+	assert_int_equal(queue_stats(fx).adds, 1);
+	tj_controller_stop(fx->controller, on_stopped, fx); /* a second stop changes nothing */
+	server_spin(&fx->server);
+	assert_int_equal(fx->stopped_calls, 1);
+}
+
+static void test_stop_while_the_bookkeeping_waits_for_the_gate(void **state)
+{
+	struct fixture *fx = *state;
+
+	script_new_job(fx, false);
+	start(fx, true);
+	/* The pods are answered; the Service waits for the gate, and the reconcile has given
+	 * its key back to the queue. */
+	SERVER_RUN_UNTIL(&fx->server, gate_waiting(fx) == 1 && queue_stats(fx).in_flight == 0);
+	assert_string_equal(server_trace(&fx->server, "GET"), "POST " PODS "|POST " PODS "|");
+	tj_controller_stop(fx->controller, on_stopped, fx);
+	/* The queue has drained, but stopped waits for the reconcile that gave its key back. */
+	SERVER_RUN_UNTIL(&fx->server, fx->stopped_calls == 1);
+	assert_int_equal(fx->writes_at_stopped, 4);
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 5);
+	assert_new_job_writes(fx);
+	server_spin(&fx->server);
+	assert_int_equal(fx->stopped_calls, 1);
+}
+
+/* ---- leading ------------------------------------------------------------------------------ */
+
+static void test_only_the_leader_writes(void **state)
+{
+	struct fixture *fx = *state;
+
+	script_new_job(fx, false);
+	start(fx, false);
+	/* Synced, with a TrainJob to run, but not leading: nothing is queued, nothing written. */
+	server_spin(&fx->server);
+	assert_int_equal(queue_stats(fx).adds, 0);
+	assert_int_equal(n_writes(&fx->server), 0);
+	/* Leading: every TrainJob is queued at once. */
+	tj_controller_set_leading(fx->controller, true);
+	assert_int_equal(queue_stats(fx).adds, 1);
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 5 && quiet(fx));
+	assert_new_job_writes(fx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_a_new_trainjob_gets_its_pods, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_status_conflict_is_retried_from_the_watched_object, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_in_the_middle_of_a_plan, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_while_the_bookkeeping_waits_for_the_gate,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_only_the_leader_writes, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("controller", tests, NULL, NULL);
+}

@@ -1,0 +1,629 @@
+/* The executor against the scripted API server (scripted_server.h): plans written by hand go
+ * through a real client and write gate, and the tests pin down which requests go out, in
+ * which order, with which bodies, and what the execution reports: stages in order, the
+ * answers that count as success (AlreadyExists, NotFound), a status patch that meets 409,
+ * failed creates, deferrable writes behind the gate (one execution and a burst), supersede
+ * and cancel. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/executor.h"
+#include "controller/write_gate.h"
+#include "fixtures.h"
+#include "kube/client.h"
+#include "scripted_server.h"
+
+#define PODS     "/api/v1/namespaces/team-a/pods"
+#define SERVICES "/api/v1/namespaces/team-a/services"
+#define EVENTS   "/api/v1/namespaces/team-a/events"
+#define STATUS   "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team-a/trainjobs/vit/status"
+
+/* 2026-11-29T10:00:00Z, the stamp of the plans' events. */
+#define NOW_NS (1795946400ll * 1000000000ll)
+
+/* A Status object of the API server; msg has no quotes. */
+/* A pod create answered when the test releases it. */
+static const struct reply held = {
+	.method = "POST", .path = PODS, .status = 201, .body = "{}", .hold = true
+};
+
+struct fixture {
+	uv_loop_t loop;
+	struct server server;
+	struct tj_client *client;
+	struct tj_write_gate *gate;   /* NULL unless the test makes one */
+	struct tj_recorder *recorder; /* NULL unless the test makes one */
+	bool busy;                    /* what the gate's busy() says */
+};
+
+/* One execution, and what its callbacks saw. */
+struct run {
+	struct tj_execution *e;
+	struct fixture *fx;
+	int done_calls, parked_calls;
+	int seen_at_parked;             /* requests the server had seen when parked ran */
+	struct tj_execution_result res; /* a copy; res.trainjob taken from the executor */
+};
+
+static bool fx_busy(void *userdata)
+{
+	return ((struct fixture *)userdata)->busy;
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	assert_non_null(fx);
+	uv_loop_init(&fx->loop);
+	server_start(&fx->server, &fx->loop);
+	fx->client = server_client_new(&fx->server);
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	fx->recorder = tj_recorder_free(fx->recorder);
+	fx->gate = tj_write_gate_free(fx->gate);
+	fx->client = tj_client_free(fx->client);
+	server_stop(&fx->server);
+	uv_run(&fx->loop, UV_RUN_DEFAULT);
+	/* Every handle of the executions, the gate, the client and the server is closed. */
+	assert_int_equal(uv_loop_close(&fx->loop), 0);
+	free(fx);
+	return 0;
+}
+
+static void make_gate(struct fixture *fx)
+{
+	struct tj_write_gate_config gc = { .busy = fx_busy, .userdata = fx };
+
+	assert_int_equal(tj_write_gate_new(&fx->loop, &gc, &fx->gate), 0);
+}
+
+/* One action of a plan written by hand; object is JSON with ' for ". */
+struct act {
+	enum tj_action_kind kind;
+	int stage;
+	bool deferrable;
+	const char *name;
+	const char *object;
+	const char *uid;    /* DELETE_POD */
+	bool force;         /* DELETE_POD: grace 0, else the pod's own */
+	const char *reason; /* EVENT */
+};
+
+#define CREATE_POD(st, nm)                                                                         \
+	{                                                                                          \
+		.kind = TJ_ACTION_CREATE_POD, .stage = (st), .name = nm,                           \
+		.object = "{'metadata':{'name':'" nm "'}}"                                         \
+	}
+#define CREATE_SERVICE(st, defer)                                                                  \
+	{                                                                                          \
+		.kind = TJ_ACTION_CREATE_SERVICE, .stage = (st), .deferrable = (defer),            \
+		.name = "vit", .object = "{'metadata':{'name':'vit'}}"                             \
+	}
+#define DELETE_POD(st, nm, id, forced)                                                             \
+	{                                                                                          \
+		.kind = TJ_ACTION_DELETE_POD, .stage = (st), .name = nm, .uid = (id),              \
+		.force = (forced)                                                                  \
+	}
+#define PATCH_STATUS(st, defer, patch)                                                             \
+	{                                                                                          \
+		.kind = TJ_ACTION_PATCH_STATUS, .stage = (st), .deferrable = (defer),              \
+		.object = (patch)                                                                  \
+	}
+#define EVENT(st, why)                                                                             \
+	{                                                                                          \
+		.kind = TJ_ACTION_EVENT, .stage = (st), .deferrable = true, .reason = (why)        \
+	}
+
+static struct tj_plan *plan_of(const struct act *acts, size_t n)
+{
+	struct tj_plan *plan = calloc(1, sizeof(*plan));
+
+	assert_non_null(plan);
+	plan->actions = calloc(n, sizeof(*plan->actions));
+	assert_non_null(plan->actions);
+	plan->n_actions = n;
+	for (size_t i = 0; i < n; i++) {
+		struct tj_action *a = &plan->actions[i];
+
+		a->kind = acts[i].kind;
+		a->stage = acts[i].stage;
+		a->deferrable = acts[i].deferrable;
+		snprintf(a->name, sizeof(a->name), "%s", acts[i].name ? acts[i].name : "");
+		snprintf(a->uid, sizeof(a->uid), "%s", acts[i].uid ? acts[i].uid : "");
+		a->grace_seconds = acts[i].force ? 0 : -1;
+		a->object = acts[i].object ? jlit(acts[i].object) : NULL;
+		snprintf(a->reason, sizeof(a->reason), "%s", acts[i].reason ? acts[i].reason : "");
+		snprintf(a->message, sizeof(a->message), "%s", acts[i].reason ? "it happened" : "");
+		if (acts[i].stage >= plan->n_stages)
+			plan->n_stages = acts[i].stage + 1;
+	}
+	return plan;
+}
+
+static void on_done(struct tj_execution_result *res, void *userdata)
+{
+	struct run *r = userdata;
+
+	r->done_calls++;
+	r->res = *res;
+	res->trainjob = NULL; /* taken */
+}
+
+static void on_parked(void *userdata)
+{
+	struct run *r = userdata;
+
+	r->parked_calls++;
+	r->seen_at_parked = r->fx->server.n_seen;
+}
+
+static void start(struct fixture *fx, struct run *r, const struct act *acts, size_t n)
+{
+	struct tj_execute_config ec = {
+		.client = fx->client,
+		.recorder = fx->recorder,
+		.gate = fx->gate,
+		.done = on_done,
+		.parked = on_parked,
+		.userdata = r,
+	};
+	const struct tj_event_object job = { "team-a", "vit", "uid-vit" };
+
+	r->fx = fx;
+	assert_int_equal(tj_execute(&ec, &job, plan_of(acts, n), NOW_NS, &r->e), 0);
+	assert_int_equal(r->done_calls, 0); /* never from inside the call */
+}
+
+static void run_clear(struct run *r)
+{
+	cJSON_Delete(r->res.trainjob);
+	r->res.trainjob = NULL;
+}
+
+/* The request whose body names the object name (creates of one stage go out concurrently,
+ * so their order is not part of the contract). */
+static int find_named(const struct server *s, const char *name)
+{
+	char needle[128];
+
+	snprintf(needle, sizeof(needle), "\"name\":\"%s\"", name);
+	for (int i = 0; i < s->n_seen; i++)
+		if (strstr(s->seen[i].body, needle))
+			return i;
+	return -1;
+}
+
+static uint64_t urgent_in_flight(const struct fixture *fx)
+{
+	struct tj_write_gate_stats st;
+
+	tj_write_gate_stats(fx->gate, &st);
+	return st.urgent_in_flight;
+}
+
+static uint64_t gate_waiting(const struct fixture *fx)
+{
+	struct tj_write_gate_stats st;
+
+	tj_write_gate_stats(fx->gate, &st);
+	return st.waiting;
+}
+
+/* ---- stages and answers ------------------------------------------------------------------- */
+
+static void test_stages_run_in_order(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		held,
+		held,
+		{ .method = "PATCH",
+		  .path = STATUS,
+		  .status = 200,
+		  .body = "{\"kind\":\"TrainJob\",\"metadata\":{\"resourceVersion\":\"43\"}}" },
+	};
+	const struct act acts[] = {
+		CREATE_POD(0, "vit-node-0-0"),
+		CREATE_POD(0, "vit-node-0-1"),
+		PATCH_STATUS(1, false, "{'status':{'state':'Pending'}}"),
+	};
+	struct run r = { 0 };
+
+	make_gate(fx); /* it counts the urgent writes in flight */
+	server_script(&fx->server, replies, 3);
+	start(fx, &r, acts, 3);
+	SERVER_RUN_UNTIL(&fx->server, fx->server.n_seen == 2);
+	server_spin(&fx->server);
+	/* Stage 1 waits for every write of stage 0. */
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|POST " PODS "|");
+	assert_request_body(&fx->server, find_named(&fx->server, "vit-node-0-0"),
+	                    "{'metadata':{'name':'vit-node-0-0'}}");
+	assert_request_body(&fx->server, find_named(&fx->server, "vit-node-0-1"),
+	                    "{'metadata':{'name':'vit-node-0-1'}}");
+	server_release(&fx->server, 0);
+	SERVER_RUN_UNTIL(&fx->server, urgent_in_flight(fx) == 1);
+	server_spin(&fx->server);
+	assert_int_equal(fx->server.n_seen, 2); /* one answer is not the whole stage */
+	server_release(&fx->server, 1);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_string_equal(server_trace(&fx->server, NULL),
+	                    "POST " PODS "|POST " PODS "|PATCH " STATUS "|");
+	assert_request_body(&fx->server, 2, "{'status':{'state':'Pending'}}");
+	assert_non_null(strstr(fx->server.seen[2].head,
+	                       "\r\nContent-Type: application/merge-patch+json\r\n"));
+	assert_int_equal(r.res.rc, 0);
+	assert_string_equal(r.res.error, "");
+	assert_false(r.res.conflict);
+	assert_false(r.res.superseded);
+	assert_int_equal(r.res.pods_created, 2);
+	assert_int_equal(r.res.pods_adopted, 0);
+	assert_int_equal(r.res.events, 0);
+	/* The patched TrainJob comes back, for the cache. */
+	assert_json_equal(r.res.trainjob,
+	                  "{'kind':'TrainJob','metadata':{'resourceVersion':'43'}}");
+	server_spin(&fx->server);
+	assert_int_equal(r.done_calls, 1);
+	run_clear(&r);
+}
+
+static void test_already_exists_and_not_found_are_success(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST",
+		  .path = PODS,
+		  .status = 409,
+		  .body = API_ERROR(409, "AlreadyExists", "pod exists") },
+		{ .method = "POST",
+		  .path = SERVICES,
+		  .status = 409,
+		  .body = API_ERROR(409, "AlreadyExists", "service exists") },
+		{ .method = "DELETE",
+		  .path = PODS "/vit-node-0-4",
+		  .status = 404,
+		  .body = API_ERROR(404, "NotFound", "pod not found") },
+		/* The uid precondition failed: the pod of that name is a newer one. */
+		{ .method = "DELETE",
+		  .path = PODS "/vit-node-0-5",
+		  .status = 409,
+		  .body = API_ERROR(409, "Conflict", "uid precondition failed") },
+		{ .method = "DELETE", .path = PODS "/vit-node-0-6", .status = 200, .body = "{}" },
+		{ .method = "PATCH", .path = STATUS, .status = 200, .body = "{}" },
+	};
+	const struct act acts[] = {
+		CREATE_POD(0, "vit-node-0-0"),
+		CREATE_SERVICE(0, false),
+		DELETE_POD(0, "vit-node-0-4", "uid-4", true),
+		DELETE_POD(0, "vit-node-0-5", "uid-5", false),
+		DELETE_POD(0, "vit-node-0-6", NULL, false),
+		PATCH_STATUS(1, false, "{'status':{'state':'Running'}}"),
+	};
+	struct run r = { 0 };
+	int i;
+
+	server_script(&fx->server, replies, 6);
+	start(fx, &r, acts, 6);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_equal(r.res.rc, 0);
+	assert_string_equal(r.res.error, "");
+	assert_int_equal(r.res.pods_created, 0);
+	assert_int_equal(r.res.pods_adopted, 1);
+	assert_int_equal(r.res.services_created, 0);
+	assert_int_equal(r.res.pods_deleted, 1);
+	/* Every write of stage 0 answered before the patch of stage 1. */
+	assert_int_equal(fx->server.n_seen, 6);
+	assert_int_equal(server_find(&fx->server, 0, "PATCH", STATUS), 5);
+	i = server_find(&fx->server, 0, "DELETE", PODS "/vit-node-0-4");
+	assert_request_body(&fx->server, i,
+	                    "{'kind':'DeleteOptions','apiVersion':'v1','gracePeriodSeconds':0,"
+	                    "'preconditions':{'uid':'uid-4'}}");
+	i = server_find(&fx->server, 0, "DELETE", PODS "/vit-node-0-5");
+	assert_request_body(
+	        &fx->server, i,
+	        "{'kind':'DeleteOptions','apiVersion':'v1','preconditions':{'uid':'uid-5'}}");
+	i = server_find(&fx->server, 0, "DELETE", PODS "/vit-node-0-6");
+	assert_request_body(&fx->server, i, "{'kind':'DeleteOptions','apiVersion':'v1'}");
+	run_clear(&r);
+}
+
+static void test_status_conflict_stops_the_plan(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "PATCH",
+		  .path = STATUS,
+		  .status = 409,
+		  .body = API_ERROR(409, "Conflict", "the object has been modified") },
+	};
+	const struct act acts[] = {
+		PATCH_STATUS(0, false,
+		             "{'metadata':{'resourceVersion':'42'},'status':{'restartCount':1}}"),
+		EVENT(0, "Restarting"),
+		CREATE_POD(1, "vit-node-0-0"),
+	};
+	struct run r = { 0 };
+
+	assert_int_equal(tj_recorder_new(fx->client, "trainjob-controller", "host", &fx->recorder),
+	                 0);
+	server_script(&fx->server, replies, 1);
+	start(fx, &r, acts, 3);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	server_spin(&fx->server);
+	assert_int_equal(r.res.rc, -EREMOTEIO);
+	assert_true(r.res.conflict);
+	assert_string_equal(r.res.error, "PatchStatus vit: the object has been modified");
+	assert_null(r.res.trainjob);
+	/* Neither the pods of stage 1 nor the event of stage 0: the plan was made from a stale
+	 * cache, and the retry announces what really happens. */
+	assert_string_equal(server_trace(&fx->server, NULL), "PATCH " STATUS "|");
+	assert_request_body(&fx->server, 0,
+	                    "{'metadata':{'resourceVersion':'42'},'status':{'restartCount':1}}");
+	assert_int_equal(r.res.events, 0);
+	assert_int_equal(r.res.pods_created, 0);
+	run_clear(&r);
+}
+
+/* case: a create the API server refuses ends the plan with its code and message. */
+struct failed_create_case {
+	int http;
+	const char *body;
+	const char *error;
+};
+
+static const struct failed_create_case failed_create_cases[] = {
+	{ 500, API_ERROR(500, "InternalError", "etcd is down"),
+	  "CreatePod vit-node-0-1: etcd is down" },
+	{ 403, API_ERROR(403, "Forbidden", "pods is forbidden"),
+	  "CreatePod vit-node-0-1: pods is forbidden" },
+};
+
+static void test_failed_create_ends_the_plan(void **state)
+{
+	for (size_t c = 0; c < sizeof(failed_create_cases) / sizeof(failed_create_cases[0]); c++) {
+		const struct failed_create_case *fc = &failed_create_cases[c];
+		struct fixture *fx;
+		const struct reply replies[] = {
+			{ .method = "POST",
+			  .path = PODS,
+			  .request_has = "vit-node-0-0",
+			  .status = 201,
+			  .body = "{}" },
+			{ .method = "POST",
+			  .path = PODS,
+			  .request_has = "vit-node-0-1",
+			  .status = fc->http,
+			  .body = fc->body },
+		};
+		const struct act acts[] = {
+			CREATE_POD(0, "vit-node-0-0"),
+			CREATE_POD(0, "vit-node-0-1"),
+			EVENT(0, "Created"),
+			PATCH_STATUS(1, false, "{'status':{'state':'Pending'}}"),
+		};
+		struct run r = { 0 };
+
+		print_message("# case %d\n", fc->http);
+		setup((void **)&fx);
+		assert_int_equal(
+		        tj_recorder_new(fx->client, "trainjob-controller", "host", &fx->recorder),
+		        0);
+		server_script(&fx->server, replies, 2);
+		start(fx, &r, acts, 4);
+		SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+		server_spin(&fx->server);
+		/* No patch of stage 1, no event of stage 0. */
+		assert_string_equal(server_trace(&fx->server, NULL),
+		                    "POST " PODS "|POST " PODS "|");
+		assert_int_equal(r.res.rc, -EREMOTEIO);
+		assert_false(r.res.conflict);
+		assert_string_equal(r.res.error, fc->error);
+		assert_int_equal(r.res.pods_created, 1);
+		assert_int_equal(r.res.events, 0);
+		run_clear(&r);
+		teardown((void **)&fx);
+	}
+}
+
+/* ---- the write gate ----------------------------------------------------------------------- */
+
+static void test_deferrable_writes_wait_for_the_gate(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST", .path = PODS, .status = 201, .body = "{}" },
+		{ .method = "POST", .path = SERVICES, .status = 201, .body = "{}" },
+		{ .method = "PATCH", .path = STATUS, .status = 200, .body = "{}" },
+	};
+	const struct act acts[] = {
+		CREATE_SERVICE(0, true),
+		CREATE_POD(0, "vit-node-0-0"),
+		PATCH_STATUS(1, true, "{'status':{'state':'Pending'}}"),
+	};
+	struct run r = { 0 };
+
+	make_gate(fx);
+	fx->busy = true; /* more keys wait for a slot */
+	server_script(&fx->server, replies, 3);
+	start(fx, &r, acts, 3);
+	/* The pod goes at once, the Service waits; once the pod is answered nothing of the
+	 * execution loads the API server, and it says so once. */
+	SERVER_RUN_UNTIL(&fx->server, r.parked_calls == 1);
+	assert_int_equal(r.seen_at_parked, 1);
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|");
+	assert_int_equal(gate_waiting(fx), 1);
+	assert_int_equal(r.done_calls, 0);
+	fx->busy = false;
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_string_equal(server_trace(&fx->server, NULL),
+	                    "POST " PODS "|POST " SERVICES "|PATCH " STATUS "|");
+	assert_request_body(&fx->server, 1, "{'metadata':{'name':'vit'}}");
+	assert_int_equal(r.parked_calls, 1);
+	assert_int_equal(r.res.rc, 0);
+	assert_int_equal(r.res.pods_created, 1);
+	assert_int_equal(r.res.services_created, 1);
+	run_clear(&r);
+}
+
+#define BURST 8
+
+static void test_a_burst_gets_its_pods_before_its_bookkeeping(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST", .path = PODS, .repeat = true, .status = 201, .body = "{}" },
+		{ .method = "POST", .path = SERVICES, .repeat = true, .status = 201, .body = "{}" },
+	};
+	struct run r[BURST] = { 0 };
+	char names[BURST][2][64];
+	int last_pod = -1, first_service = -1;
+
+	make_gate(fx);
+	server_script(&fx->server, replies, 2);
+	for (int i = 0; i < BURST; i++) {
+		snprintf(names[i][0], sizeof(names[i][0]), "{'metadata':{'name':'job%d-node-0-0'}}",
+		         i);
+		snprintf(names[i][1], sizeof(names[i][1]), "{'metadata':{'name':'job%d'}}", i);
+		const struct act acts[] = {
+			{ .kind = TJ_ACTION_CREATE_SERVICE,
+			  .deferrable = true,
+			  .name = "svc",
+			  .object = names[i][1] },
+			{ .kind = TJ_ACTION_CREATE_POD, .name = "pod", .object = names[i][0] },
+		};
+		start(fx, &r[i], acts, 2);
+	}
+	for (int i = 0; i < BURST; i++)
+		SERVER_RUN_UNTIL(&fx->server, r[i].done_calls == 1);
+	assert_int_equal(fx->server.n_seen, 2 * BURST);
+	assert_int_equal(server_count(&fx->server, "POST", PODS), BURST);
+	assert_int_equal(server_count(&fx->server, "POST", SERVICES), BURST);
+	for (int i = 0; i < fx->server.n_seen; i++) {
+		if (strcmp(fx->server.seen[i].path, PODS) == 0)
+			last_pod = i;
+		else if (first_service < 0)
+			first_service = i;
+	}
+	/* Every pod of the burst went out before any Service. */
+	assert_int_equal(last_pod, BURST - 1);
+	assert_int_equal(first_service, BURST);
+	for (int i = 0; i < BURST; i++) {
+		assert_int_equal(r[i].res.rc, 0);
+		assert_int_equal(r[i].res.pods_created, 1);
+		assert_int_equal(r[i].res.services_created, 1);
+		run_clear(&r[i]);
+	}
+}
+
+/* ---- supersede and cancel ----------------------------------------------------------------- */
+
+static void test_supersede_drops_the_waiting_writes(void **state)
+{
+	struct fixture *fx = *state;
+	const struct act acts[] = {
+		CREATE_POD(0, "vit-node-0-0"),
+		CREATE_SERVICE(0, true),
+		EVENT(0, "Created"),
+		PATCH_STATUS(1, true, "{'status':{'state':'Pending'}}"),
+	};
+	struct run r = { 0 };
+
+	make_gate(fx);
+	fx->busy = true;
+	server_script(&fx->server, &held, 1);
+	assert_false(tj_execution_supersede(NULL));
+	start(fx, &r, acts, 4);
+	SERVER_RUN_UNTIL(&fx->server, fx->server.n_seen == 1);
+	/* The pod create is in flight: a newer plan must wait for this one. */
+	assert_false(tj_execution_supersede(r.e));
+	assert_int_equal(r.parked_calls, 0);
+	server_release(&fx->server, 0);
+	SERVER_RUN_UNTIL(&fx->server, r.parked_calls == 1);
+	assert_true(tj_execution_supersede(r.e));
+	assert_int_equal(r.done_calls, 0); /* never from inside the call */
+	assert_int_equal(gate_waiting(fx), 0);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	fx->busy = false;
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|");
+	assert_true(r.res.superseded);
+	assert_int_equal(r.res.rc, 0);
+	assert_int_equal(r.res.pods_created, 1);
+	assert_int_equal(r.res.services_created, 0);
+	assert_int_equal(r.res.events, 0);
+	assert_int_equal(r.done_calls, 1);
+	run_clear(&r);
+}
+
+static void test_cancel_in_the_middle_of_a_stage(void **state)
+{
+	struct fixture *fx = *state;
+	const struct act acts[] = {
+		CREATE_POD(0, "vit-node-0-0"),
+		CREATE_POD(0, "vit-node-0-1"),
+		CREATE_SERVICE(0, true),
+		PATCH_STATUS(1, false, "{'status':{'state':'Pending'}}"),
+	};
+	struct run r = { 0 }, early = { 0 };
+
+	make_gate(fx);
+	server_script(&fx->server, (const struct reply[]){ held, held }, 2);
+	start(fx, &r, acts, 4);
+	SERVER_RUN_UNTIL(&fx->server, fx->server.n_seen == 2);
+	assert_int_equal(urgent_in_flight(fx), 2);
+	assert_int_equal(gate_waiting(fx), 1);
+	tj_execution_cancel(r.e);
+	/* Its writes leave the gate's counts, its requests are closed, and it stays silent. */
+	assert_int_equal(urgent_in_flight(fx), 0);
+	assert_int_equal(gate_waiting(fx), 0);
+	SERVER_RUN_UNTIL(&fx->server, fx->server.eofs == 2);
+	server_spin(&fx->server);
+	assert_int_equal(r.done_calls, 0);
+	assert_int_equal(r.parked_calls, 0);
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|POST " PODS "|");
+
+	/* Cancelled before its first stage started: nothing is sent. */
+	start(fx, &early, acts, 4);
+	tj_execution_cancel(early.e);
+	tj_execution_cancel(NULL);
+	server_spin(&fx->server);
+	assert_int_equal(fx->server.n_seen, 2);
+	assert_int_equal(early.done_calls, 0);
+	/* teardown: every handle closed, and the sanitizer finds nothing left allocated. */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_stages_run_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_already_exists_and_not_found_are_success,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_conflict_stops_the_plan, setup,
+		                                teardown),
+		cmocka_unit_test(test_failed_create_ends_the_plan),
+		cmocka_unit_test_setup_teardown(test_deferrable_writes_wait_for_the_gate, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_a_burst_gets_its_pods_before_its_bookkeeping,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_supersede_drops_the_waiting_writes, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_in_the_middle_of_a_stage, setup,
+		                                teardown),
+	};
+	return cmocka_run_group_tests_name("executor", tests, NULL, NULL);
+}
