@@ -137,16 +137,14 @@ static void components(const struct tj_adm_resources *r, int64_t out[3])
 	out[2] = r->memory;
 }
 
-static bool holds_one(const struct tj_adm_resources *free, const struct tj_adm_resources *req)
+/* The hottest test of a run (every job looks at every node of its class): kept to plain
+ * comparisons, with no copy of the resources. */
+static inline bool holds_one(const struct tj_adm_resources *free,
+                             const struct tj_adm_resources *req)
 {
-	int64_t f[3], q[3];
-
-	components(free, f);
-	components(req, q);
-	for (int i = 0; i < 3; i++)
-		if (q[i] > 0 && f[i] < q[i])
-			return false;
-	return true;
+	return (req->gpus <= 0 || free->gpus >= req->gpus) &&
+	       (req->cpu_milli <= 0 || free->cpu_milli >= req->cpu_milli) &&
+	       (req->memory <= 0 || free->memory >= req->memory);
 }
 
 /* How many pods of the request fit in `free`, counting no further than `limit`. A resource
@@ -520,7 +518,11 @@ static int open_accounts(struct run *r)
 
 static int64_t gang_gpus(const struct tj_adm_job *job)
 {
-	return job->request.gpus > 0 ? job->request.gpus * job->num_pods : 0;
+	int64_t gpus;
+
+	if (job->request.gpus <= 0)
+		return 0;
+	return __builtin_mul_overflow(job->request.gpus, job->num_pods, &gpus) ? INT64_MAX : gpus;
 }
 
 /* Node choice */
@@ -642,6 +644,21 @@ static size_t select_best(struct run *r, size_t b, const struct tj_adm_resources
 	return n;
 }
 
+/* Whether the gang fits in `free`, leaving out the slots of `avoid` when given: the cheap
+ * first look of a placement, which stops as soon as the gang is whole and counts no node
+ * past it (most backfill candidates do not fit off the head's reserved nodes). */
+static bool fits_in(const struct run *r, size_t b, const struct tj_adm_resources *free,
+                    const bool *avoid, const struct tj_adm_job *job)
+{
+	int64_t total = 0;
+
+	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1] && total < job->num_pods;
+	     s++)
+		if ((!avoid || !avoid[s]) && holds_one(&free[s], &job->request))
+			total += pods_on(&free[s], &job->request, job->num_pods - total);
+	return total >= job->num_pods;
+}
+
 /* Chooses the nodes of a gang in `free`, leaving out the slots of `avoid` when given, and
  * writes the slot of each rank to r->ranks; false if the gang does not fit. A node takes as
  * many consecutive ranks as it holds. */
@@ -649,19 +666,18 @@ static bool place(struct run *r, size_t b, const struct tj_adm_resources *free, 
                   const struct tj_adm_job *job)
 {
 	size_t nd = r->n_domains[b], n;
-	int64_t k = job->num_pods, total = 0, rank = 0;
+	int64_t k = job->num_pods, rank = 0;
 	/* With domains, what a domain holds is counted in full, so that the tightest one wins;
 	 * without, no node needs counting past the gang. */
 	int64_t limit = nd > 1 ? INT64_MAX : k;
 
+	if (!fits_in(r, b, free, avoid, job))
+		return false;
 	memset(r->domain_pods, 0, nd * sizeof(*r->domain_pods));
 	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
 		r->pods[s] = avoid && avoid[s] ? 0 : pods_on(&free[s], &job->request, limit);
-		total = sat_add(total, r->pods[s]);
 		r->domain_pods[r->domain[s]] = sat_add(r->domain_pods[r->domain[s]], r->pods[s]);
 	}
-	if (total < k)
-		return false;
 	choose_domains(r, nd, k);
 	n = select_best(r, b, free, k);
 	for (size_t i = 0; i < n && rank < k; i++) {
@@ -778,7 +794,7 @@ static void say_never_fits(const struct run *r, size_t b, const struct tj_adm_jo
                            int64_t most, struct tj_adm_decision *d)
 {
 	const struct tj_adm_input *in = r->in;
-	char gang[128], size_text[64] = "", first[64] = "", other[64];
+	char gang[128], size_text[64] = "", first[64] = "", text[64];
 	int n = 0;
 	bool alike = true;
 
@@ -795,9 +811,10 @@ static void say_never_fits(const struct run *r, size_t b, const struct tj_adm_jo
 			shape.gpus = shape.memory = 0;
 		else
 			shape.gpus = shape.cpu_milli = 0;
-		describe_request(n ? other : first, sizeof(other), &shape);
-		alike = alike && (n == 0 || strcmp(first, other) == 0);
-		n++;
+		describe_request(text, sizeof(text), &shape);
+		if (n++ == 0)
+			memcpy(first, text, sizeof(first));
+		alike = alike && strcmp(first, text) == 0;
 	}
 	if (n && alike && first[0])
 		snprintf(size_text, sizeof(size_text), "%d node%s of %s", n, plural(n), first);
