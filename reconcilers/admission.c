@@ -794,7 +794,7 @@ static void say_never_fits(const struct run *r, size_t b, const struct tj_adm_jo
                            int64_t most, struct tj_adm_decision *d)
 {
 	const struct tj_adm_input *in = r->in;
-	char gang[128], size_text[64] = "", first[64] = "", text[64];
+	char gang[128], size_text[128] = "", first[64] = "", text[64];
 	int n = 0;
 	bool alike = true;
 
