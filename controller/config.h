@@ -1,5 +1,6 @@
 /* The controller's config file (YAML, read with libfyaml): the GPU classes and the defaults
- * of the failure policy and of admission (reconcilers/settings.h). Shipped in deploy/ as a ConfigMap. */
+ * of the failure policy and of admission (reconcilers/settings.h). Shipped in deploy/ as a
+ * ConfigMap. */
 #pragma once
 
 #include <stddef.h>

@@ -399,8 +399,9 @@ static void count_admission(struct tj_controller *c, const struct reconcile *r)
 	if (r->backfilled)
 		tj_metric_add(m->trainjob_backfills_total, NULL, 1);
 	if (r->first_start && r->creation_time)
-		tj_metric_observe(m->trainjob_queue_wait_seconds, NULL,
-		                  (double)((int64_t)(now_ns(c) / 1000000000ull) - r->creation_time));
+		tj_metric_observe(
+		        m->trainjob_queue_wait_seconds, NULL,
+		        (double)((int64_t)(now_ns(c) / 1000000000ull) - r->creation_time));
 }
 
 static void executed(struct tj_execution_result *res, void *userdata)

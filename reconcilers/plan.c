@@ -48,7 +48,7 @@ struct planner {
 	bool oom;
 	bool status_first; /* the plan decided a restart or a failure */
 	bool stale;        /* the cached TrainJob is older than its pods: no actions */
-	bool queued;       /* the gang waits for admission: no progress from the pods */
+	bool queued; /* the gang waits for admission, or never fits: no progress from the pods */
 	struct tj_plan_want want;
 	bool admits, backfilled;
 	int64_t requeue_after;
@@ -586,6 +586,10 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 	while (first < p->num_nodes && (p->current[first] || p->blocked[first]))
 		first++;
 	p->queued = true;
+	if (d && d->verdict == TJ_ADM_NEVER_FITS) {
+		fail(p, TJ_ADM_REASON_NEVER, d->message);
+		return;
+	}
 	p->want = (struct tj_plan_want){
 		.wanted = true,
 		.num_nodes = p->num_nodes,
@@ -596,11 +600,6 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 	copy(p->want.gpu_class, sizeof(p->want.gpu_class), cls ? cls->name : NULL);
 	if (tj_render_pod(render, first, p->st.restart_count, &p->want.pod) < 0) {
 		p->oom = true;
-		return;
-	}
-	if (d && d->verdict == TJ_ADM_NEVER_FITS) {
-		p->queued = false;
-		fail(p, TJ_ADM_REASON_NEVER, d->message);
 		return;
 	}
 	set_state(p, restart ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
