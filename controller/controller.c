@@ -420,7 +420,9 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	if (c->metrics && r->restart_reason[0] && res->trainjob)
 		tj_metric_add(c->metrics->trainjob_worker_restarts_total,
 		              (const char *[]){ r->restart_reason }, 1);
-	if (r->admits && res->rc == 0)
+	/* The gang is created once its pods are (a status patch of a later stage may still
+	 * meet a conflict); a gang whose creates failed gives its nodes back. */
+	if (r->admits && res->pods_created + res->pods_adopted > 0)
 		count_admission(c, r);
 	else if (r->admits)
 		tj_admitter_release(c->admitter, r->key);

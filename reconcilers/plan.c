@@ -611,22 +611,45 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		event(p, false, "Queued", "%s", p->st.message);
 }
 
-/* "gh200-1, gh200-2 and 2 more" for the Admitted event. */
-static void node_list(const struct tj_plan_admission *adm, char *buf, size_t size)
+/* Announces the admission of the gang: the node of each rank, from the pods that exist
+ * (pinned, or bound) and from assigned, the nodes of the pods this plan creates (NULL for
+ * none): "4 pods pinned to gh200-1, gh200-2, gh200-3, gh200-4". Also when a plan that
+ * created the pods lost its status patch (and its events) to a conflict, so that the
+ * retry, which records the start, tells it. */
+static void announce_admission(struct planner *p, const char *const *assigned)
 {
-	size_t len = 0, shown = adm->n_nodes < 8 ? adm->n_nodes : 8;
+	const struct tj_plan_admission *adm = p->in->admission;
+	char nodes[512];
+	size_t len = 0, shown = 0;
+	int n = 0;
 
-	buf[0] = '\0';
-	for (size_t i = 0; i < shown && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
-		                        adm->nodes[i]);
-	if (shown < adm->n_nodes && len < size)
-		snprintf(buf + len, size - len, " and %zu more", adm->n_nodes - shown);
+	nodes[0] = '\0';
+	for (int r = 0; r < p->num_nodes; r++) {
+		const struct tj_pod *pod = p->current[r];
+		const char *node = pod        ? tj_or(pod->pinned_node, pod->node_name)
+		                   : assigned ? assigned[r]
+		                              : NULL;
+
+		if (!node)
+			continue;
+		n++;
+		if (shown < 8 && len < sizeof(nodes)) {
+			len += (size_t)snprintf(nodes + len, sizeof(nodes) - len, "%s%s",
+			                        shown ? ", " : "", node);
+			shown++;
+		}
+	}
+	if ((size_t)n > shown && len < sizeof(nodes))
+		snprintf(nodes + len, sizeof(nodes) - len, " and %zu more", (size_t)n - shown);
+	p->backfilled = assigned && adm->decision && adm->decision->backfilled;
+	event(p, false, "Admitted", "%d pod%s pinned to %s%s", n, n == 1 ? "" : "s", nodes,
+	      p->backfilled ? " (backfilled ahead of the queue's head)" : "");
 }
 
 static void create_pods(struct planner *p, const struct tj_render *render)
 {
 	const struct tj_plan_admission *adm = p->in->admission;
+	const char **assigned = NULL;
 	int created = 0, missing = 0;
 	size_t pinned = 0;
 
@@ -637,14 +660,21 @@ static void create_pods(struct planner *p, const struct tj_render *render)
 		/* Every pod exists, but no status has recorded this start (a first start, or a
 		 * resume): the plan that created them stopped before its status patch, and the
 		 * Service may be missing as well. */
-		if (!p->st.start_time)
+		if (!p->st.start_time) {
+			if (adm)
+				announce_admission(p, NULL);
 			post_service(p);
+		}
 		return;
 	}
 	if (backing_off(p))
 		return;
 	if (!is_admitted(p, missing)) {
 		queue_gang(p, render, missing);
+		return;
+	}
+	if (adm && !(assigned = calloc((size_t)p->num_nodes, sizeof(*assigned)))) {
+		p->oom = true;
 		return;
 	}
 	for (int r = 0; r < p->num_nodes; r++) {
@@ -654,29 +684,26 @@ static void create_pods(struct planner *p, const struct tj_render *render)
 			continue;
 		a = push(p, TJ_ACTION_CREATE_POD, SLOT_MUTATION);
 		if (!a)
-			return;
+			goto out;
 		tj_render_pod_name(p->job->name, r, p->st.restart_count, a->name);
 		if (tj_render_pod(render, r, p->st.restart_count, &a->object) < 0 ||
 		    (adm &&
 		     tj_render_pin(a->object, adm->nodes[pinned], adm->hostnames[pinned]) < 0)) {
 			p->oom = true;
-			return;
+			goto out;
 		}
-		pinned++;
+		if (adm)
+			assigned[r] = adm->nodes[pinned++];
 		created++;
+	}
+	if (adm && created > 0) {
+		p->admits = true;
+		announce_admission(p, assigned);
 	}
 	if (created > 0)
 		post_service(p);
-	if (adm && created > 0) {
-		char nodes[512];
-
-		p->admits = true;
-		p->backfilled = adm->decision && adm->decision->backfilled;
-		node_list(adm, nodes, sizeof(nodes));
-		event(p, false, "Admitted", "%d pod%s pinned to %s%s", created,
-		      created == 1 ? "" : "s", nodes,
-		      p->backfilled ? " (backfilled ahead of the queue's head)" : "");
-	}
+out:
+	free(assigned);
 }
 
 /* A pinned pod the scheduler still cannot place after pin_timeout: something outside the

@@ -587,7 +587,7 @@ static void assert_admitted_writes(const struct fixture *fx, int first)
 	}
 	assert_non_null(
 	        strstr(s->seen[write_index(s, first + 3)].body, "\"startTime\":\"" NOW_S "\""));
-	assert_non_null(strstr(s->seen[write_index(s, first + 5)].body,
+	assert_non_null(strstr(s->seen[write_index(s, first + 4)].body,
 	                       "\"reason\":\"Admitted\",\"message\":\"2 pods pinned to gh200-0, "
 	                       "gh200-1\""));
 }

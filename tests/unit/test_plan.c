@@ -48,6 +48,7 @@ struct pod_row {
 	const char *owner;         /* NULL: uid-vit */
 	const char *pod_reason;    /* status.reason: Evicted, Preempting, ... */
 	int64_t age;               /* seconds since its creation */
+	const char *pinned;        /* the node admission pinned it to */
 };
 
 struct plan_case {
@@ -969,6 +970,7 @@ static void pods_of(const struct plan_case *c, struct fixture *f)
 			.disruption_reason = (char *)row->disruption,
 			.reason = (char *)row->pod_reason,
 			.creation_time = NOW - row->age,
+			.pinned_node = (char *)row->pinned,
 		};
 		f->pod_ptrs[i] = p;
 	}
@@ -1264,6 +1266,11 @@ static const struct tj_plan_admission adm_two = { .admitted = true,
 		r, 0, TJ_POD_PENDING, false, NULL, false, 0, NULL, NULL, msg, NULL, NULL, age      \
 	}
 
+#define PINNED(r, node)                                                                            \
+	{                                                                                          \
+		r, 0, TJ_POD_PENDING, false, NULL, false, 0, NULL, NULL, NULL, NULL, NULL, 1, node \
+	}
+
 static const struct plan_case admission_cases[] = {
 	{ .name = "a new job waits for its first verdict: no pod, and only its status",
 	  .spec = SPEC4,
@@ -1305,12 +1312,26 @@ static const struct plan_case admission_cases[] = {
 	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreatePod vit-node-0-1-a0",
 	            "0 CreatePod vit-node-0-2-a0", "0 CreatePod vit-node-0-3-a0",
 	            "0 CreateService vit", "1 PatchStatus vit",
-	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
-	            "torch-gh200",
 	            "1 Event Normal Admitted: 4 pods pinned to gh200-1, gh200-2, gh200-3, gh200-4 "
-	            "(backfilled ahead of the queue's head)" },
+	            "(backfilled ahead of the queue's head)",
+	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
 	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=0/0/0/0/0",
 	  .want_requeue = 30 },
+	{ .name = "an admitted gang created before its status was written: the retry tells the "
+	          "admission and records the start",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = QUEUED_STATUS,
+	  .admission = &adm_none,
+	  .pods = { PINNED(0, "gh200-5"), PINNED(1, "gh200-6"), PINNED(2, "gh200-7"),
+	            PINNED(3, "gh200-8") },
+	  .n_pods = 4,
+	  .want = { "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Admitted: 4 pods pinned to gh200-5, gh200-6, gh200-7, gh200-8",
+	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=4/0/0/0/0" },
 	{ .name = "an admission for fewer pods than are missing is no admission",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
