@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "controller/log.h"
+#include "informers/priority_class.h"
 #include "informers/resources.h"
 #include "reconcilers/admission.h"
 #include "reconcilers/json.h"
@@ -47,6 +48,9 @@ struct entry {
 	size_t n_nodes;
 	uint64_t admitted_ms;
 	bool backfilled;
+	/* A job without a GPU class that asks for extended resources (GPUs under a generic
+	 * runtime): no class says which nodes offer them, so the scheduler alone places it. */
+	bool unplaceable;
 };
 
 struct tj_admitter {
@@ -425,7 +429,7 @@ static int build_jobs(struct tj_admitter *a, struct snapshot *s, uint64_t now_ms
 		if (e->state == ENTRY_ADMITTED &&
 		    now_ms - e->admitted_ms > TJ_ADMITTER_ADMITTED_TIMEOUT_MS)
 			entry_requeue(e);
-		if (e->state != ENTRY_WAITING)
+		if (e->state != ENTRY_WAITING || e->unplaceable)
 			continue;
 		s->jobs[k] = (struct tj_adm_job){
 			.key = e->key,
@@ -726,6 +730,8 @@ bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job,
 	e = entry_get(a, key);
 	if (!e)
 		return true;
+	if (e->unplaceable)
+		return false;
 	if (e->state == ENTRY_ADMITTED) {
 		ret->admitted = true;
 		ret->nodes = (const char *const *)e->nodes;
@@ -745,6 +751,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	const struct tj_gpu_class *cls = tj_config_find_class(a->config, want->gpu_class);
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(want->pod, "spec");
 	const cJSON *prio = cJSON_GetObjectItemCaseSensitive(spec, "priority");
+	const cJSON *pc = cJSON_GetObjectItemCaseSensitive(spec, "priorityClassName");
 	struct tj_pod_resources r = { 0 };
 
 	/* A quantity the API server would refuse fails the create; until then, nothing. */
@@ -753,11 +760,19 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	e->request =
 	        (struct tj_adm_resources){ cls ? tj_pod_resources_extended(&r, cls->resource) : 0,
 		                           r.cpu_milli, r.memory };
-	e->priority = cJSON_IsNumber(prio) ? (int32_t)prio->valuedouble : 0;
+	/* As the scheduler will order the pods: spec.priority when the template sets it, else
+	 * the value of its PriorityClass (or of the global default); the TrainJob's annotation
+	 * wins over both. */
+	if (cJSON_IsNumber(prio))
+		e->priority = (int32_t)prio->valuedouble;
+	else
+		e->priority = tj_priority_of(store_of(a->informers->priority_classes),
+		                             cJSON_IsString(pc) ? pc->valuestring : NULL);
 	if (job->priority)
 		e->priority = (int32_t)strtol(job->priority, NULL, 10);
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", want->gpu_class);
 	snprintf(e->namespace, sizeof(e->namespace), "%s", job->namespace);
+	e->unplaceable = !cls && r.n_extended > 0;
 	e->num_nodes = want->num_nodes;
 	e->num_pods = want->num_pods;
 	e->walltime = want->walltime;
@@ -796,7 +811,11 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 			entry_free(e);
 			return rc;
 		}
-		tj_admitter_kick(a);
+		/* Its next plan creates the pods at once. */
+		if (e->unplaceable)
+			a->enqueue(a->userdata, key);
+		else
+			tj_admitter_kick(a);
 		return 0;
 	}
 	if (e->state == ENTRY_CREATED ||

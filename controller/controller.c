@@ -13,6 +13,7 @@
 #include "controller/workqueue.h"
 #include "controller/write_gate.h"
 #include "informers/informers.h"
+#include "informers/priority_class.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/trainjob.h"
@@ -312,6 +313,21 @@ static void on_node_update(const void *old, const void *new_obj, void *userdata)
 static void on_informer_error(const char *message, void *userdata)
 {
 	tj_log_warn("informer", "list or watch failed", TJ_STR("error", message));
+}
+
+/* A PriorityClass changed: the queued jobs whose pods name it are planned again, and
+ * their wants carry the new value. Classes change rarely; every job is queued. */
+static void on_priority_class(const void *obj, void *userdata)
+{
+	struct tj_controller *c = userdata;
+
+	if (c->synced)
+		enqueue_all(c);
+}
+
+static void on_priority_class_update(const void *old, const void *new_obj, void *userdata)
+{
+	on_priority_class(new_obj, userdata);
 }
 
 static void on_synced(void *userdata)
@@ -678,6 +694,11 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 		                              on_synced,  on_informer_error, NULL };
 	struct tj_reflector_handlers nodes = { on_node,   on_node_update,    on_node,
 		                               on_synced, on_informer_error, NULL };
+	/* A class's value changes the order of the queue. */
+	struct tj_reflector_handlers priority_classes = {
+		on_priority_class, on_priority_class_update, on_priority_class,
+		on_synced,         on_informer_error,        NULL
+	};
 	int rc;
 
 	if (!c)
@@ -688,6 +709,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	c->metrics = config->metrics;
 	c->clock = config->clock;
 	trainjobs.userdata = runtimes.userdata = pods.userdata = nodes.userdata = c;
+	priority_classes.userdata = c;
 
 	struct tj_informers_config ic = {
 		.client = config->client,
@@ -697,6 +719,8 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 		.cluster_training_runtimes = { runtime_project, &runtime_ops, runtimes },
 		.pods = { NULL, NULL, pods },
 		.nodes = { NULL, NULL, nodes },
+		.priority_classes = { tj_priority_class_project, &tj_priority_class_store_ops,
+		                      priority_classes },
 	};
 	rc = tj_informers_new(loop, &ic, &c->informers);
 	if (rc < 0)

@@ -27,6 +27,7 @@
 #define CLUSTERRUNTIMES "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"
 #define ALL_PODS        "/api/v1/pods"
 #define NODES           "/api/v1/nodes"
+#define PRIORITYCLASSES "/apis/scheduling.k8s.io/v1/priorityclasses"
 #define PODS            "/api/v1/namespaces/team-a/pods"
 #define SERVICES        "/api/v1/namespaces/team-a/services"
 #define EVENTS          "/api/v1/namespaces/team-a/events"
@@ -164,6 +165,11 @@ static void script_informers(struct fixture *fx, const char *trainjobs, const ch
 		  .status = 200,
 		  .body = list_of(fx, nodes) },
 		{ .method = "GET",
+		  .path = PRIORITYCLASSES,
+		  .query = "limit=",
+		  .status = 200,
+		  .body = list_of(fx, "") },
+		{ .method = "GET",
 		  .path = TRAINJOBS,
 		  .query = "watch=1",
 		  .status = 200,
@@ -189,6 +195,12 @@ static void script_informers(struct fixture *fx, const char *trainjobs, const ch
 		  .keep_open = true },
 		{ .method = "GET",
 		  .path = NODES,
+		  .query = "watch=1",
+		  .status = 200,
+		  .chunked = true,
+		  .keep_open = true },
+		{ .method = "GET",
+		  .path = PRIORITYCLASSES,
 		  .query = "watch=1",
 		  .status = 200,
 		  .chunked = true,
