@@ -58,8 +58,8 @@ void tj_admitter_stop(struct tj_admitter *a);
 
 /* Whether the built-in admission applies to job: it is on in the config, the job is ours,
  * no other admitter owns it (Kueue's queue label), and its pods can be placed (a job
- * without a GPU class that asks for extended resources is left to the scheduler). If so, fills *ret with the job's
- * decision (its strings are valid until the next cycle, which never runs during a
+ * without a GPU class that asks for extended resources is left to the scheduler). If so, fills *ret
+ * with the job's decision (its strings are valid until the next cycle, which never runs during a
  * reconcile) and returns true. */
 bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
                            struct tj_plan_admission *ret);
