@@ -48,6 +48,8 @@ struct entry {
 	size_t n_nodes;
 	uint64_t admitted_ms;
 	bool backfilled;
+	char **excluded; /* owned array of owned names: nodes its pods must avoid */
+	size_t n_excluded;
 	/* A job without a GPU class that asks for extended resources (GPUs under a generic
 	 * runtime): no class says which nodes offer them, so the scheduler alone places it. */
 	bool unplaceable;
@@ -85,11 +87,21 @@ static void entry_drop_nodes(struct entry *e)
 	e->n_nodes = 0;
 }
 
+static void entry_drop_excluded(struct entry *e)
+{
+	for (size_t i = 0; i < e->n_excluded; i++)
+		free(e->excluded[i]);
+	free(e->excluded);
+	e->excluded = NULL;
+	e->n_excluded = 0;
+}
+
 static void entry_free(void *obj)
 {
 	struct entry *e = obj;
 
 	entry_drop_nodes(e);
+	entry_drop_excluded(e);
 	free(e);
 }
 
@@ -241,6 +253,7 @@ struct snapshot {
 	struct tj_adm_job *jobs;
 	struct entry **job_entries;
 	size_t n_jobs;
+	size_t *excluded; /* the jobs' excluded nodes, as indexes */
 	bool oom;
 };
 
@@ -253,6 +266,7 @@ static void snapshot_clear(struct snapshot *s)
 	free(s->usage);
 	free(s->jobs);
 	free(s->job_entries);
+	free(s->excluded);
 }
 
 static bool grow(void **array, size_t *cap, size_t n, size_t size)
@@ -415,13 +429,17 @@ static void add_reservations(struct tj_admitter *a, struct snapshot *s)
 
 static int build_jobs(struct tj_admitter *a, struct snapshot *s, uint64_t now_ms)
 {
-	size_t n = tj_store_len(a->entries), k = 0;
+	size_t n = tj_store_len(a->entries), k = 0, n_excluded = 0, x = 0;
 	struct tj_store_iter it;
 	struct entry *e;
 
+	tj_store_iter_init(a->entries, &it);
+	while ((e = (struct entry *)tj_store_iter_next(&it)))
+		n_excluded += e->n_excluded;
 	s->jobs = calloc(n + 1, sizeof(*s->jobs));
 	s->job_entries = calloc(n + 1, sizeof(*s->job_entries));
-	if (!s->jobs || !s->job_entries)
+	s->excluded = calloc(n_excluded + 1, sizeof(*s->excluded));
+	if (!s->jobs || !s->job_entries || !s->excluded)
 		return -ENOMEM;
 	tj_store_iter_init(a->entries, &it);
 	while ((e = (struct entry *)tj_store_iter_next(&it)) && k < n) {
@@ -442,7 +460,16 @@ static int build_jobs(struct tj_admitter *a, struct snapshot *s, uint64_t now_ms
 			.creation_time = e->creation_time,
 			.walltime = e->walltime,
 			.restart = e->restart,
+			.excluded = &s->excluded[x],
 		};
+		for (size_t i = 0; i < e->n_excluded && x < n_excluded; i++) {
+			ssize_t node = find_node(s->refs, s->n_nodes, e->excluded[i]);
+
+			if (node >= 0) {
+				s->excluded[x++] = (size_t)node;
+				s->jobs[k].n_excluded++;
+			}
+		}
 		s->job_entries[k++] = e;
 	}
 	s->n_jobs = k;
@@ -773,6 +800,11 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", want->gpu_class);
 	snprintf(e->namespace, sizeof(e->namespace), "%s", job->namespace);
 	e->unplaceable = !cls && r.n_extended > 0;
+	entry_drop_excluded(e);
+	e->excluded = calloc(want->n_excluded + 1, sizeof(*e->excluded));
+	for (size_t i = 0; e->excluded && i < want->n_excluded; i++)
+		if ((e->excluded[e->n_excluded] = strdup(want->excluded[i])))
+			e->n_excluded++;
 	e->num_nodes = want->num_nodes;
 	e->num_pods = want->num_pods;
 	e->walltime = want->walltime;
@@ -827,6 +859,7 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 		tj_admitter_kick(a);
 		return 0;
 	}
+	/* A shallow copy, for the scalars only: read_want frees what the entry owns. */
 	struct entry before = *e;
 
 	read_want(a, job, want, e);

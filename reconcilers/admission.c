@@ -266,8 +266,12 @@ static int validate(const struct tj_adm_input *in)
 		const struct tj_adm_job *j = &in->jobs[i];
 
 		if (!valid_class(in, j->class_index) || j->num_pods < 1 ||
-		    j->num_nodes < j->num_pods || j->num_nodes > TJ_MAX_NODES)
+		    j->num_nodes < j->num_pods || j->num_nodes > TJ_MAX_NODES ||
+		    (j->n_excluded && !j->excluded))
 			return -EINVAL;
+		for (size_t k = 0; k < j->n_excluded; k++)
+			if (j->excluded[k] >= in->n_nodes)
+				return -EINVAL;
 	}
 	return 0;
 }
@@ -957,6 +961,31 @@ static int decide(struct run *r, size_t b, size_t j, struct head *head)
 	return 0;
 }
 
+/* A job kept off some nodes sees them full while it is decided; they are given back as
+ * they were afterwards, in reverse, so that a node named twice comes back whole. */
+static int decide_avoiding(struct run *r, size_t b, size_t j, struct head *head)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	struct tj_adm_resources saved[TJ_ADM_MAX_EXCLUDED];
+	ptrdiff_t slots[TJ_ADM_MAX_EXCLUDED];
+	size_t n = 0;
+	int err;
+
+	for (size_t i = 0; i < job->n_excluded && n < TJ_ADM_MAX_EXCLUDED; i++) {
+		ptrdiff_t s = r->node_slot[job->excluded[i]];
+
+		if (s < (ptrdiff_t)r->bucket_slots[b] || s >= (ptrdiff_t)r->bucket_slots[b + 1])
+			continue;
+		slots[n] = s;
+		saved[n++] = r->free[s];
+		r->free[s] = (struct tj_adm_resources){ -1, -1, -1 };
+	}
+	err = decide(r, b, j, head);
+	while (n-- > 0)
+		r->free[slots[n]] = saved[n];
+	return err;
+}
+
 /* Positions, queue lengths, the messages that tell them, and the counts by reason. */
 static void number_waiting(struct run *r, size_t b)
 {
@@ -1012,7 +1041,7 @@ int tj_admit(const struct tj_adm_input *in, struct tj_adm_result **ret)
 		struct head head = { 0 };
 
 		for (size_t i = r.bucket_jobs[b]; i < r.bucket_jobs[b + 1] && err == 0; i++)
-			err = decide(&r, b, r.order[i], &head);
+			err = decide_avoiding(&r, b, r.order[i], &head);
 		number_waiting(&r, b);
 	}
 	run_clear(&r);

@@ -98,7 +98,13 @@ struct tj_adm_job {
 	/* Replacements for a job that was running (a restart) or whose gang is partly created:
 	 * ahead of every queued job of its class, and never NeverFits for want of patience. */
 	bool restart;
+	/* Nodes the job's pods must avoid (indexes into nodes: where its last worker failed,
+	 * which its pods' affinity excludes); at most TJ_ADM_MAX_EXCLUDED are heeded. */
+	const size_t *excluded;
+	size_t n_excluded;
 };
+
+#define TJ_ADM_MAX_EXCLUDED 32
 
 struct tj_adm_config {
 	bool backfill;

@@ -51,6 +51,8 @@ struct planner {
 	bool queued; /* the gang waits for admission, or never fits: no progress from the pods */
 	struct tj_plan_want want;
 	bool admits, backfilled;
+	const char *const *excluded; /* borrowed; the nodes replacements avoid */
+	size_t n_excluded;
 	int64_t requeue_after;
 	/* The job's own pods and, per rank, the pod of the current attempt. */
 	const struct tj_pod **owned; /* owned array (of borrowed pods) */
@@ -598,9 +600,18 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		.walltime = p->job->active_deadline_seconds,
 	};
 	copy(p->want.gpu_class, sizeof(p->want.gpu_class), cls ? cls->name : NULL);
-	if (tj_render_pod(render, first, p->st.restart_count, &p->want.pod) < 0) {
+	if (tj_render_pod(render, first, p->st.restart_count, &p->want.pod) < 0 ||
+	    (p->n_excluded &&
+	     !(p->want.excluded = calloc(p->n_excluded, sizeof(*p->want.excluded))))) {
 		p->oom = true;
 		return;
+	}
+	for (size_t i = 0; i < p->n_excluded; i++) {
+		if (!(p->want.excluded[i] = strdup(p->excluded[i]))) {
+			p->oom = true;
+			return;
+		}
+		p->want.n_excluded = i + 1;
 	}
 	set_state(p, restart ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
 	          d ? d->reason : TJ_ADM_REASON_RESOURCES, "%s",
@@ -669,6 +680,11 @@ static void create_pods(struct planner *p, const struct tj_render *render)
 	}
 	if (backing_off(p))
 		return;
+	/* A replaced attempt's pods go before the new gang is admitted, whole: the ranks whose
+	 * old pod is gone would otherwise hold their GPUs while the others wait. */
+	for (int r = 0; adm && r < p->num_nodes; r++)
+		if (p->blocked[r])
+			return;
 	if (!is_admitted(p, missing)) {
 		queue_gang(p, render, missing);
 		return;
@@ -967,6 +983,8 @@ static int decide(struct planner *p)
 		return 0;
 	}
 	n_excluded = excluded_nodes(p, excluded);
+	p->excluded = excluded;
+	p->n_excluded = n_excluded;
 	r = tj_render_prepare(&(struct tj_render_input){ .job = job,
 	                                                 .runtime = in->runtime,
 	                                                 .gpu_class = cls,
@@ -1082,10 +1100,19 @@ static int finish(struct planner *p, struct tj_plan *plan)
 	memcpy(plan->restart_reason, p->restart_reason, sizeof(plan->restart_reason));
 	plan->status = p->st;
 	plan->want = p->want;
-	p->want.pod = NULL;
+	p->want = (struct tj_plan_want){ 0 };
 	plan->admits = p->admits;
 	plan->backfilled = p->backfilled;
 	return 0;
+}
+
+static void want_clear(struct tj_plan_want *w)
+{
+	cJSON_Delete(w->pod);
+	for (size_t i = 0; i < w->n_excluded; i++)
+		free(w->excluded[i]);
+	free(w->excluded);
+	*w = (struct tj_plan_want){ 0 };
 }
 
 struct tj_plan *tj_plan_free(struct tj_plan *plan)
@@ -1095,7 +1122,7 @@ struct tj_plan *tj_plan_free(struct tj_plan *plan)
 	for (size_t i = 0; i < plan->n_actions; i++)
 		cJSON_Delete(plan->actions[i].object);
 	free(plan->actions);
-	cJSON_Delete(plan->want.pod);
+	want_clear(&plan->want);
 	free(plan);
 	return NULL;
 }
@@ -1139,7 +1166,7 @@ out:
 	free(p.nodes);
 	free(p.current);
 	free(p.blocked);
-	cJSON_Delete(p.want.pod);
+	want_clear(&p.want);
 	if (r < 0) {
 		tj_plan_free(plan);
 		return r;

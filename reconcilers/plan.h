@@ -134,6 +134,10 @@ struct tj_plan_want {
 	bool restart;
 	int64_t walltime;            /* activeDeadlineSeconds; 0 for none */
 	char gpu_class[TJ_NAME_MAX]; /* the runtime's class, "" for none */
+	/* The nodes its pods must avoid (owned array of owned names): where its last worker
+	 * failed, and unhealthy nodes of its pods. */
+	char **excluded;
+	size_t n_excluded;
 	cJSON *pod;                  /* owned; the first missing rank's pod, for its requests
 	                              * and its priorityClassName */
 };

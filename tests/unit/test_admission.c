@@ -55,6 +55,7 @@ struct job_row {
 	int64_t created;
 	int64_t walltime;
 	bool restart;
+	const char *avoid[3]; /* nodes the job's pods must avoid */
 	/* expected */
 	enum tj_adm_verdict verdict;
 	const char *reason; /* NULL: "" */
@@ -87,6 +88,44 @@ struct adm_case {
 #define POS(p, q) .position = p, .queue = q
 
 static const struct adm_case cases[] = {
+	/* Nodes a job must avoid */
+	{ .name = "a restart keeps off the node of its last failure",
+	  .gh200 = 3,
+	  .jobs = { { .key = "team-a/again",
+	              .nodes = 2,
+	              .pods = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .restart = true,
+	              .avoid = { "gh-1" },
+	              .on = { "gh-2" },
+	              .free = 2 } },
+	  .admitted = 1 },
+	{ .name = "a gang that fits only on a node it must avoid waits, and the node stays for "
+	          "the next job",
+	  .gh200 = 2,
+	  .jobs = { { .key = "team-a/picky",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .avoid = { "gh-2", "gh-2" },
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .free = 1,
+	              .message = "position 1 of 1 in gh200: needs 2 nodes x 4 GPUs, 1 such node "
+	                         "free; expected start unknown" },
+	            { .key = "team-a/small",
+	              .nodes = 2,
+	              .gpus = 2,
+	              .created = 2,
+	              .walltime = 60,
+	              .on = { "gh-1", "gh-1" },
+	              .queue = 1,
+	              .free = 2,
+	              .backfilled = true } },
+	  .admitted = 1,
+	  .backfilled = 1 },
 	/* Fit */
 	{ .name = "a gang that fits whole is admitted, on the first nodes by name",
 	  .gh200 = 8,
@@ -759,6 +798,7 @@ struct built {
 	struct tj_adm_release releases[MAX_NODES + MAX_RELEASES];
 	size_t n_releases;
 	struct tj_adm_job jobs[MAX_JOBS];
+	size_t excluded[MAX_JOBS][3];
 	char namespaces[MAX_JOBS][32];
 	struct tj_adm_input in;
 };
@@ -827,7 +867,13 @@ static void build(const struct adm_case *c, struct built *b)
 			.creation_time = r->created,
 			.walltime = r->walltime,
 			.restart = r->restart,
+			.excluded = b->excluded[n],
 		};
+		while (b->jobs[n].n_excluded < 3 && r->avoid[b->jobs[n].n_excluded]) {
+			b->excluded[n][b->jobs[n].n_excluded] =
+			        node_index(b, r->avoid[b->jobs[n].n_excluded]);
+			b->jobs[n].n_excluded++;
+		}
 	}
 	b->config = (struct tj_adm_config){
 		.backfill = !c->fifo,
@@ -915,9 +961,9 @@ static void test_stats_per_class(void **state)
 		{ "cpu-1", -1, NULL, true, { 0, 16000, 64 * GIB }, { 0, 0, 0 } },
 	};
 	const struct tj_adm_job jobs[] = {
-		{ "a/l", "a", 1, 1, 1, { 2, 0, 0 }, 0, 1, 0, false },
-		{ "a/l2", "a", 1, 1, 1, { 4, 0, 0 }, 0, 2, 0, false },
-		{ "a/cpu", "a", -1, 1, 1, { 0, 4000, 0 }, 0, 3, 0, false },
+		{ "a/l", "a", 1, 1, 1, { 2, 0, 0 }, 0, 1, 0, false, NULL, 0 },
+		{ "a/l2", "a", 1, 1, 1, { 4, 0, 0 }, 0, 2, 0, false, NULL, 0 },
+		{ "a/cpu", "a", -1, 1, 1, { 0, 4000, 0 }, 0, 3, 0, false, NULL, 0 },
 	};
 	const struct tj_adm_input in = {
 		.config = &config,
@@ -983,7 +1029,7 @@ static void test_invalid_input(void **state)
 		struct tj_adm_node node = { "gh-1", 0, NULL, true, { 4, 1000, GIB }, { 0, 0, 0 } };
 		struct tj_adm_release rel = { 0, NOW + 60, { 4, 0, 0 } };
 		struct tj_adm_job job = {
-			"team-a/j", "team-a", 0, 1, 1, { 4, 0, 0 }, 0, 1, 0, false
+			"team-a/j", "team-a", 0, 1, 1, { 4, 0, 0 }, 0, 1, 0, false, NULL, 0
 		};
 		struct tj_adm_input in = {
 			.config = &config,

@@ -1049,9 +1049,13 @@ static void summarize_queue(const struct tj_plan *plan, char *buf, size_t size)
 	char want[512] = "-";
 
 	if (w->wanted) {
-		snprintf(want, sizeof(want), "pods=%d/%d restart=%d class=%s walltime=%lld",
-		         w->num_pods, w->num_nodes, w->restart, w->gpu_class,
-		         (long long)w->walltime);
+		int len = snprintf(want, sizeof(want),
+		                   "pods=%d/%d restart=%d class=%s walltime=%lld", w->num_pods,
+		                   w->num_nodes, w->restart, w->gpu_class, (long long)w->walltime);
+
+		for (size_t i = 0; i < w->n_excluded && len < (int)sizeof(want); i++)
+			len += snprintf(want + len, sizeof(want) - (size_t)len, "%s%s",
+			                i ? "," : " avoid=", w->excluded[i]);
 		assert_non_null(w->pod);
 	} else {
 		assert_null(w->pod);
@@ -1397,7 +1401,22 @@ static const struct plan_case admission_cases[] = {
 	  .admission = &adm_waiting,
 	  .want = { "0 PatchStatus vit" },
 	  .want_status = "Restarting|Resources|" WAITING_MSG "|restarts=1||jobs=0/0/0/0/0",
-	  .want_queue = "pods=4/4 restart=1 class=gh200 walltime=0|pos=2|start=1795957200" },
+	  .want_queue = "pods=4/4 restart=1 class=gh200 walltime=0 avoid=gh200-2|pos=2|start="
+	                "1795957200" },
+	{ .name = "a restart's gang waits for every old pod to go before it is admitted whole",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,"
+	            "'observedGeneration':2," STARTED
+	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
+	            "Error','exitCode':1,'time':'2026-11-29T11:00:00Z'}," JOBS(
+	                    0, 0, 0, 0) ",'conditions':[]}",
+	  .admission = &adm_waiting,
+	  .pods = { { 2, 0, TJ_POD_RUNNING, true, "gh200-3", true, 0, NULL, NULL, NULL, NULL,
+	              NULL } },
+	  .n_pods = 1,
+	  .want = { NULL },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/0/0" },
 };
 
 static void test_admission_table(void **state)
