@@ -138,8 +138,8 @@ struct tj_plan_want {
 	 * failed, and unhealthy nodes of its pods. */
 	char **excluded;
 	size_t n_excluded;
-	cJSON *pod;                  /* owned; the first missing rank's pod, for its requests
-	                              * and its priorityClassName */
+	cJSON *pod; /* owned; the first missing rank's pod, for its requests
+	             * and its priorityClassName */
 };
 
 struct tj_plan {

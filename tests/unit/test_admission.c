@@ -1028,9 +1028,8 @@ static void test_invalid_input(void **state)
 		struct tj_adm_config config = { .backfill = true, .quotas = &quota, .n_quotas = 1 };
 		struct tj_adm_node node = { "gh-1", 0, NULL, true, { 4, 1000, GIB }, { 0, 0, 0 } };
 		struct tj_adm_release rel = { 0, NOW + 60, { 4, 0, 0 } };
-		struct tj_adm_job job = {
-			"team-a/j", "team-a", 0, 1, 1, { 4, 0, 0 }, 0, 1, 0, false, NULL, 0
-		};
+		struct tj_adm_job job = { "team-a/j", "team-a", 0, 1,     1,    { 4, 0, 0 },
+			                  0,          1,        0, false, NULL, 0 };
 		struct tj_adm_input in = {
 			.config = &config,
 			.class_names = class_names,
