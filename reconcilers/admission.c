@@ -966,8 +966,8 @@ static int decide(struct run *r, size_t b, size_t j, struct head *head)
 static int decide_avoiding(struct run *r, size_t b, size_t j, struct head *head)
 {
 	const struct tj_adm_job *job = &r->in->jobs[j];
-	struct tj_adm_resources saved[TJ_ADM_MAX_EXCLUDED];
-	ptrdiff_t slots[TJ_ADM_MAX_EXCLUDED];
+	struct tj_adm_resources saved[TJ_ADM_MAX_EXCLUDED] = { { 0 } };
+	ptrdiff_t slots[TJ_ADM_MAX_EXCLUDED] = { 0 };
 	size_t n = 0;
 	int err;
 
