@@ -47,7 +47,6 @@ struct entry {
 	char **hostnames; /* owned array of owned strings */
 	size_t n_nodes;
 	uint64_t admitted_ms;
-	bool backfilled;
 	char **excluded; /* owned array of owned names: nodes its pods must avoid */
 	size_t n_excluded;
 	/* A job without a GPU class that asks for extended resources (GPUs under a generic
@@ -505,7 +504,9 @@ static int take_admission(struct entry *e, const struct snapshot *s,
 	}
 	e->state = ENTRY_ADMITTED;
 	e->admitted_ms = now_ms;
-	e->backfilled = d->backfilled;
+	e->decision = *d;
+	e->decision.nodes = NULL;
+	e->decided = true;
 	return 0;
 oom:
 	entry_requeue(e);
@@ -524,8 +525,9 @@ static bool worth_telling(const struct tj_adm_decision *old, const struct tj_adm
 	if ((old->expected_start == 0) != (d->expected_start == 0) || ds > EXPECTED_START_SLOP ||
 	    ds < -EXPECTED_START_SLOP)
 		return true;
+	/* The first ones also see the length of the queue behind them change. */
 	if (dp == 0)
-		return false;
+		return d->position <= POSITION_NEAR && old->queue_length != d->queue_length;
 	return d->position <= POSITION_NEAR || old->position <= POSITION_NEAR ||
 	       abs(dp) * 10 >= d->position;
 }
