@@ -798,6 +798,17 @@ void tj_controller_gate_stats(const struct tj_controller *c, struct tj_write_gat
 	tj_write_gate_stats(c->gate, ret);
 }
 
+void tj_controller_jobs_by_state(const struct tj_controller *c, size_t counts[TJ_STATE_COUNT])
+{
+	struct tj_store_iter it;
+	const struct tj_trainjob *job;
+
+	memset(counts, 0, TJ_STATE_COUNT * sizeof(*counts));
+	tj_store_iter_init(tj_reflector_store(c->informers->trainjobs), &it);
+	while ((job = tj_store_iter_next(&it)))
+		counts[job->status.state == TJ_STATE_NONE ? TJ_STATE_PENDING : job->status.state]++;
+}
+
 bool tj_controller_synced(const struct tj_controller *c)
 {
 	return c->synced;

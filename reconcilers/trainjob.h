@@ -61,6 +61,7 @@ enum tj_state {
 	TJ_STATE_SUSPENDED,
 	TJ_STATE_COMPLETE,
 	TJ_STATE_FAILED,
+	TJ_STATE_COUNT,
 };
 
 /* "Pending", ...; "" for TJ_STATE_NONE. */

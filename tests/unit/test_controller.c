@@ -625,6 +625,12 @@ static void test_a_new_trainjob_is_admitted_whole(void **state)
 	                    "|POST " EVENTS "|POST " EVENTS "|");
 	assert_admitted_writes(fx, 0);
 	assert_int_equal(queue_stats(fx).adds, 2);
+	/* The status the patch returned is the cached one: the job counts as Pending. */
+	size_t states[TJ_STATE_COUNT];
+
+	tj_controller_jobs_by_state(fx->controller, states);
+	assert_int_equal(states[TJ_STATE_PENDING], 1);
+	assert_int_equal(states[TJ_STATE_QUEUED] + states[TJ_STATE_RUNNING], 0);
 	assert_null(strstr(fx->server.log, "\"level\":\"error\""));
 }
 
