@@ -7,15 +7,19 @@
 #   scripts/demo.sh down    stop the controller and the cluster
 #
 # The controller keeps running afterwards (its log: ~/.cache/trainjob-controller/demo.log),
-# so more TrainJobs can be applied by hand.
+# so more TrainJobs can be applied by hand. TJC_CLUSTER=NAME runs the demo on a cluster of
+# that name (its controller's pid and log then carry the name too); the controller listens
+# on 127.0.0.1:8080 (metrics) and :8081 (probes) either way, so one demo runs at a time.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 # shellcheck source=deploy/local/env.sh
 . deploy/local/env.sh
 
-pidfile=$TJC_CACHE/demo.pid
-logfile=$TJC_CACHE/demo.log
+suffix=
+[[ $TJC_CLUSTER == trainjob ]] || suffix=-$TJC_CLUSTER
+pidfile=$TJC_CACHE/demo$suffix.pid
+logfile=$TJC_CACHE/demo$suffix.log
 examples=(examples/vit-single-gpu.yaml examples/gh200-4x4.yaml)
 
 say() { printf '\n[demo %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -50,6 +54,10 @@ k get clustertrainingruntimes
 
 say "starting the controller (log: $logfile)"
 stop_controller
+if curl -s -o /dev/null http://127.0.0.1:8081/readyz; then
+	echo "demo: 127.0.0.1:8081 is taken, by the demo of another cluster? (TJC_CLUSTER=NAME scripts/demo.sh down stops it)" >&2
+	exit 1
+fi
 build/release/trainjob-controller --kubeconfig "$TJC_KUBECONFIG" \
 	--config deploy/config/config.yaml \
 	--metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 \
@@ -75,13 +83,14 @@ say "watching the TrainJobs until they finish (the simulated pods run for 20 s)"
 start=$SECONDS
 last=""
 while true; do
-	now=$(k get trainjobs -o wide)
+	# What the table shows of each TrainJob but its age: the table is printed again when
+	# that changes, as `kubectl get -w` prints a row when its object changes.
+	now=$(k get trainjobs -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.status.state}{"\t"}{.status.restartCount}{"\t"}{.status.reason}{"\t"}{.status.message}{"\n"}{end}')
 	if [[ $now != "$last" ]]; then
-		printf '\n%s\n' "$now"
+		printf '\n%s\n' "$(k get trainjobs -o wide)"
 		last=$now
 	fi
-	states=$(k get trainjobs -o jsonpath='{range .items[*]}{.status.state}{"\n"}{end}')
-	if ! grep -qvE '^(Complete|Failed)$' <<<"$states"; then break; fi
+	if ! cut -f2 <<<"$now" | grep -qvE '^(Complete|Failed)$'; then break; fi
 	if ((SECONDS - start > 300)); then
 		echo "demo: the examples did not finish within 300 s" >&2
 		exit 1
