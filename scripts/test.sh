@@ -6,8 +6,11 @@
 #             ASan+UBSan
 #   valgrind  the unit tests of the plain build under valgrind's memcheck
 #   fuzz      every libFuzzer target for a short while (TJC_FUZZ_SECONDS, default 15)
-#   e2e       the pytest suites in tests/e2e against the local cluster, which it starts
-#             when it is not running and stops at the end
+#   e2e       the pytest suites in tests/e2e against a local cluster of the test command's
+#             own, "trainjob-test" (TJC_TEST_CLUSTER renames it), started for the stage and
+#             stopped at its end; so a demo's cluster and controller (scripts/demo.sh) are
+#             never part of the tests. TJC_CLUSTER=NAME runs the suites on that cluster
+#             instead, started if it is not running and then stopped at the end.
 # Each stage builds what it uses, prints its own result line with its time, and the last
 # line counts the tests of all stages. A stage that ran no test at all has failed. A failure
 # anywhere makes the exit status non-zero, but later stages still run, so one run shows
@@ -19,6 +22,12 @@ set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
+# A cluster named by the caller, or the test command's own.
+given_cluster=${TJC_CLUSTER:-}
+if [[ -z $given_cluster ]]; then
+	TJC_CLUSTER=${TJC_TEST_CLUSTER:-trainjob-test}
+	unset TJC_KUBECONFIG
+fi
 # shellcheck source=deploy/local/env.sh
 . deploy/local/env.sh
 
@@ -182,12 +191,19 @@ e2e_venv() {
 }
 
 stage_e2e() {
-	say e2e "pytest against the local cluster"
+	say e2e "pytest against the local cluster '$TJC_CLUSTER'"
 	local venv started=0
+	# The suites run the controller and the tools of tests/tools from this build.
+	meson_build e2e build/release || return
 	venv=$(e2e_venv) || {
 		record e2e 0 1
 		return
 	}
+	if [[ -z $given_cluster ]] && deploy/local/cluster.sh status >/dev/null 2>&1; then
+		# Left by a test run that was interrupted: start afresh, as a run that finds none.
+		echo "e2e: the test cluster '$TJC_CLUSTER' is still running from an earlier run; recreating it"
+		deploy/local/cluster.sh down
+	fi
 	if ! deploy/local/cluster.sh status >/dev/null 2>&1; then
 		deploy/local/cluster.sh up || {
 			record e2e 0 1
@@ -196,7 +212,6 @@ stage_e2e() {
 		started=1
 	fi
 	local junit=build/e2e-junit.xml
-	mkdir -p build
 	rm -f "$junit"
 	# Tests that restart the API server run only on a cluster this run started itself, so a
 	# developer's long-lived cluster is never disturbed (or TJC_E2E_DISRUPTIVE=1 asks for them).
