@@ -16,8 +16,11 @@ cd "$repo"
 # shellcheck source=deploy/local/env.sh
 . deploy/local/env.sh
 
-suffix=
-[[ $TJC_CLUSTER == trainjob ]] || suffix=-$TJC_CLUSTER
+suffix= again=
+if [[ $TJC_CLUSTER != trainjob ]]; then
+	suffix=-$TJC_CLUSTER
+	again="TJC_CLUSTER=$TJC_CLUSTER "
+fi
 pidfile=$TJC_CACHE/demo$suffix.pid
 logfile=$TJC_CACHE/demo$suffix.log
 examples=(examples/vit-single-gpu.yaml examples/gh200-4x4.yaml)
@@ -114,5 +117,5 @@ The controller is still running (pid $(cat "$pidfile")). Try:
   kubectl get tj
   build/release/trainjob-controller render -f examples/gh200-4x4.yaml
   curl -s 127.0.0.1:8080/metrics | grep ^trainjob_
-Stop everything with: scripts/demo.sh down
+Stop everything with: ${again}scripts/demo.sh down
 EOF
