@@ -83,17 +83,29 @@ done
 for f in "${examples[@]}"; do k apply -f "$f"; done
 
 say "watching the TrainJobs until they finish (the simulated pods run for 20 s)"
+# The table without its AGE column, whose values change every second; the next column
+# starts where its header does.
+without_age() {
+	awk 'NR == 1 {
+		a = index($0, "AGE")
+		n = match(substr($0, a + 3), /[^ ]/)
+		r = n ? a + 2 + n : length($0) + 1
+	}
+	{ print substr($0, 1, a - 1) substr($0, r) }'
+}
 start=$SECONDS
 last=""
 while true; do
-	# What the table shows of each TrainJob but its age: the table is printed again when
-	# that changes, as `kubectl get -w` prints a row when its object changes.
-	now=$(k get trainjobs -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.status.state}{"\t"}{.status.restartCount}{"\t"}{.status.reason}{"\t"}{.status.message}{"\n"}{end}')
-	if [[ $now != "$last" ]]; then
-		printf '\n%s\n' "$(k get trainjobs -o wide)"
-		last=$now
+	# The states first, then the table: once every state is final, so is the table shown.
+	states=$(k get trainjobs -o jsonpath='{range .items[*]}{.status.state}{"\n"}{end}')
+	table=$(k get trainjobs -o wide)
+	# Printed again when a row changes but for its age, as `kubectl get -w` prints a row
+	# when its object changes.
+	if [[ $(without_age <<<"$table") != "$last" ]]; then
+		printf '\n%s\n' "$table"
+		last=$(without_age <<<"$table")
 	fi
-	if ! cut -f2 <<<"$now" | grep -qvE '^(Complete|Failed)$'; then break; fi
+	if ! grep -qvE '^(Complete|Failed)$' <<<"$states"; then break; fi
 	if ((SECONDS - start > 300)); then
 		echo "demo: the examples did not finish within 300 s" >&2
 		exit 1
