@@ -7,15 +7,22 @@
 #   scripts/demo.sh down    stop the controller and the cluster
 #
 # The controller keeps running afterwards (its log: ~/.cache/trainjob-controller/demo.log),
-# so more TrainJobs can be applied by hand.
+# so more TrainJobs can be applied by hand. TJC_CLUSTER=NAME runs the demo on a cluster of
+# that name (its controller's pid and log then carry the name too); the controller listens
+# on 127.0.0.1:8080 (metrics) and :8081 (probes) either way, so one demo runs at a time.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 # shellcheck source=deploy/local/env.sh
 . deploy/local/env.sh
 
-pidfile=$TJC_CACHE/demo.pid
-logfile=$TJC_CACHE/demo.log
+suffix= again=
+if [[ $TJC_CLUSTER != trainjob ]]; then
+	suffix=-$TJC_CLUSTER
+	again="TJC_CLUSTER=$TJC_CLUSTER "
+fi
+pidfile=$TJC_CACHE/demo$suffix.pid
+logfile=$TJC_CACHE/demo$suffix.log
 examples=(examples/vit-single-gpu.yaml examples/gh200-4x4.yaml)
 
 say() { printf '\n[demo %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -50,6 +57,10 @@ k get clustertrainingruntimes
 
 say "starting the controller (log: $logfile)"
 stop_controller
+if curl -s -o /dev/null http://127.0.0.1:8081/readyz; then
+	echo "demo: 127.0.0.1:8081 is taken, by the demo of another cluster? (TJC_CLUSTER=NAME scripts/demo.sh down stops it)" >&2
+	exit 1
+fi
 build/release/trainjob-controller --kubeconfig "$TJC_KUBECONFIG" \
 	--config deploy/config/config.yaml \
 	--metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 \
@@ -72,15 +83,28 @@ done
 for f in "${examples[@]}"; do k apply -f "$f"; done
 
 say "watching the TrainJobs until they finish (the simulated pods run for 20 s)"
+# The table without its AGE column, whose values change every second; the next column
+# starts where its header does.
+without_age() {
+	awk 'NR == 1 {
+		a = index($0, "AGE")
+		n = match(substr($0, a + 3), /[^ ]/)
+		r = n ? a + 2 + n : length($0) + 1
+	}
+	{ print substr($0, 1, a - 1) substr($0, r) }'
+}
 start=$SECONDS
 last=""
 while true; do
-	now=$(k get trainjobs -o wide)
-	if [[ $now != "$last" ]]; then
-		printf '\n%s\n' "$now"
-		last=$now
-	fi
+	# The states first, then the table: once every state is final, so is the table shown.
 	states=$(k get trainjobs -o jsonpath='{range .items[*]}{.status.state}{"\n"}{end}')
+	table=$(k get trainjobs -o wide)
+	# Printed again when a row changes but for its age, as `kubectl get -w` prints a row
+	# when its object changes.
+	if [[ $(without_age <<<"$table") != "$last" ]]; then
+		printf '\n%s\n' "$table"
+		last=$(without_age <<<"$table")
+	fi
 	if ! grep -qvE '^(Complete|Failed)$' <<<"$states"; then break; fi
 	if ((SECONDS - start > 300)); then
 		echo "demo: the examples did not finish within 300 s" >&2
@@ -105,5 +129,5 @@ The controller is still running (pid $(cat "$pidfile")). Try:
   kubectl get tj
   build/release/trainjob-controller render -f examples/gh200-4x4.yaml
   curl -s 127.0.0.1:8080/metrics | grep ^trainjob_
-Stop everything with: scripts/demo.sh down
+Stop everything with: ${again}scripts/demo.sh down
 EOF

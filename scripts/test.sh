@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # The project's test command (README, "Run the tests"). On a fresh Debian 12 machine it
 # installs what is missing, then runs, in order:
-#   lint   clang-format against .clang-format, cppcheck
-#   unit   the cmocka unit tests, in a plain build and under ASan+UBSan
-#   fuzz   every libFuzzer target for a short while (TJC_FUZZ_SECONDS, default 15)
-#   e2e    the pytest suites in tests/e2e against the local cluster, which it starts when
-#          it is not running and stops at the end
-# Each stage prints its own result line; the last line counts the tests of all stages.
-# A failure anywhere makes the exit status non-zero, but later stages still run, so one
-# run shows every failure.
+#   lint      clang-format against .clang-format, cppcheck
+#   unit      the cmocka unit tests (meson suite "unit"), in a plain build and under
+#             ASan+UBSan
+#   valgrind  the unit tests of the plain build under valgrind's memcheck
+#   fuzz      every libFuzzer target for a short while (TJC_FUZZ_SECONDS, default 15)
+#   e2e       the pytest suites in tests/e2e against a local cluster of the test command's
+#             own, "trainjob-test" (TJC_TEST_CLUSTER renames it), started for the stage and
+#             stopped at its end; so a demo's cluster and controller (scripts/demo.sh) are
+#             never part of the tests. TJC_CLUSTER=NAME runs the suites on that cluster
+#             instead, started if it is not running and then stopped at the end.
+# Each stage builds what it uses, prints its own result line with its time, and the last
+# line counts the tests of all stages. A stage that ran no test at all has failed. A failure
+# anywhere makes the exit status non-zero, but later stages still run, so one run shows
+# every failure.
 #
 # Arguments select stages (default: all), e.g. `scripts/test.sh lint unit`.
 # Extra pytest arguments go in TJC_PYTEST_ARGS (e.g. "-k smoke").
@@ -16,22 +22,38 @@ set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
+# A cluster named by the caller, or the test command's own.
+given_cluster=${TJC_CLUSTER:-}
+if [[ -z $given_cluster ]]; then
+	TJC_CLUSTER=${TJC_TEST_CLUSTER:-trainjob-test}
+	unset TJC_KUBECONFIG
+fi
 # shellcheck source=deploy/local/env.sh
 . deploy/local/env.sh
 
+all_stages=(lint unit valgrind fuzz e2e)
 stages=("$@")
-((${#stages[@]})) || stages=(lint unit fuzz e2e)
+((${#stages[@]})) || stages=("${all_stages[@]}")
 
 passed=0
 failed=0
 failed_stages=()
 
-say() { printf '\n=== %s: %s\n' "$1" "$2"; }
+stage_start=$SECONDS
+say() {
+	printf '\n=== %s: %s\n' "$1" "$2"
+	stage_start=$SECONDS
+}
 record() { # stage, passed, failed
-	passed=$((passed + $2))
-	failed=$((failed + $3))
-	if (($3 > 0)); then failed_stages+=("$1"); fi
-	printf '%s: %d passed, %d failed\n' "$1" "$2" "$3"
+	local ok=$2 bad=$3
+	if ((ok + bad == 0)); then
+		echo "$1: no test ran"
+		bad=1
+	fi
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+	if ((bad > 0)); then failed_stages+=("$1"); fi
+	printf '%s: %d passed, %d failed (%d s)\n' "$1" "$ok" "$bad" $((SECONDS - stage_start))
 }
 
 c_sources() { git ls-files '*.c' '*.h'; }
@@ -59,39 +81,61 @@ stage_lint() {
 	record lint "$ok" "$bad"
 }
 
-# Configures (once) and builds a meson build directory, then runs its unit tests.
-# Prints the meson summary and records the subtests (cmocka cases) that passed and failed.
-meson_unit() {
+# Configures (once) and builds a meson build directory; on failure prints why and records
+# a failed stage. Arguments: stage, directory, meson setup options.
+meson_build() {
 	local name=$1 dir=$2
 	shift 2
 	if [[ ! -f $dir/build.ninja ]]; then
 		meson setup "$dir" "$@" >/dev/null || {
 			record "$name" 0 1
-			return
+			return 1
 		}
 	fi
 	if ! ninja -C "$dir" >"$dir/ninja.log" 2>&1; then
 		cat "$dir/ninja.log"
 		record "$name" 0 1
-		return
+		return 1
 	fi
-	local out rc ok bad
+}
+
+# Runs the unit suite of a built meson directory (extra arguments go to meson test).
+# Prints the meson summary and records the subtests (cmocka cases) that passed and failed;
+# a run in which no test program passed has failed, whatever meson's exit status says.
+meson_unit() {
+	local name=$1 dir=$2
+	shift 2
+	local out rc ok bad programs
 	out=$(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		meson test -C "$dir" --print-errorlogs 2>&1)
+		meson test -C "$dir" --suite unit --print-errorlogs "$@" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | grep -Ev '^(Expected Fail|Unexpected Pass|Skipped|Timeout):' | sed '/^$/d'
 	ok=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) subtests passed.*/\1/p' | awk '{s += $1} END {print s + 0}')
-	bad=$(printf '%s\n' "$out" | grep -c ' FAIL ' || true)
+	bad=$(printf '%s\n' "$out" | grep -cE ' (FAIL|ERROR|TIMEOUT) ' || true)
+	programs=$(printf '%s\n' "$out" | sed -n 's/^Ok: *\([0-9]\+\).*/\1/p')
+	if ((${programs:-0} == 0)); then
+		echo "$name: meson ran no test of the suite 'unit'"
+		bad=$((bad + 1))
+	fi
 	((rc != 0 && bad == 0)) && bad=1
 	record "$name" "${ok:-0}" "$bad"
 }
 
 stage_unit() {
 	say unit "cmocka unit tests (plain build)"
-	meson_unit unit build/release
+	meson_build unit build/release && meson_unit unit build/release
 	say unit-sanitizers "cmocka unit tests under AddressSanitizer and UBSan"
-	meson_unit unit-sanitizers build/sanitize -Db_sanitize=address,undefined -Db_lundef=false
+	meson_build unit-sanitizers build/sanitize -Db_sanitize=address,undefined -Db_lundef=false &&
+		meson_unit unit-sanitizers build/sanitize
+}
+
+# The plain build's unit tests under memcheck, through the test setup "valgrind" of
+# tests/unit/meson.build (definite leaks and memory errors fail a test; meson's timeouts and
+# the tests' own time limits are scaled for valgrind's slowness).
+stage_valgrind() {
+	say valgrind "cmocka unit tests under valgrind (plain build)"
+	meson_build valgrind build/release && meson_unit valgrind build/release --setup valgrind
 }
 
 stage_fuzz() {
@@ -147,12 +191,19 @@ e2e_venv() {
 }
 
 stage_e2e() {
-	say e2e "pytest against the local cluster"
+	say e2e "pytest against the local cluster '$TJC_CLUSTER'"
 	local venv started=0
+	# The suites run the controller and the tools of tests/tools from this build.
+	meson_build e2e build/release || return
 	venv=$(e2e_venv) || {
 		record e2e 0 1
 		return
 	}
+	if [[ -z $given_cluster ]] && deploy/local/cluster.sh status >/dev/null 2>&1; then
+		# Left by a test run that was interrupted: start afresh, as a run that finds none.
+		echo "e2e: the test cluster '$TJC_CLUSTER' is still running from an earlier run; recreating it"
+		deploy/local/cluster.sh down
+	fi
 	if ! deploy/local/cluster.sh status >/dev/null 2>&1; then
 		deploy/local/cluster.sh up || {
 			record e2e 0 1
@@ -161,7 +212,7 @@ stage_e2e() {
 		started=1
 	fi
 	local junit=build/e2e-junit.xml
-	mkdir -p build
+	rm -f "$junit"
 	# Tests that restart the API server run only on a cluster this run started itself, so a
 	# developer's long-lived cluster is never disturbed (or TJC_E2E_DISRUPTIVE=1 asks for them).
 	local disruptive=${TJC_E2E_DISRUPTIVE:-$started}
@@ -185,10 +236,10 @@ EOF
 
 scripts/install-deps.sh || exit 1
 for s in "${stages[@]}"; do
-	case $s in
-	lint | unit | fuzz | e2e) "stage_$s" ;;
+	case " ${all_stages[*]} " in
+	*" $s "*) "stage_$s" ;;
 	*)
-		echo "test.sh: unknown stage '$s' (lint, unit, fuzz, e2e)" >&2
+		echo "test.sh: unknown stage '$s' (${all_stages[*]})" >&2
 		exit 2
 		;;
 	esac

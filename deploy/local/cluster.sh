@@ -103,6 +103,71 @@ node_list() {
 
 total_nodes() { echo $((GH200_NODES + H100_NODES + CPU_NODES)); }
 
+# The ports of each cluster: a block of PORT_BLOCK ports from PORT_BASE up (below the range
+# of NodePorts and of the kernel's ephemeral ports), recorded in ports/<cluster>.ports while
+# the cluster exists. kwokctl would pick free ports by itself, but with --runtime binary it
+# does not see the ports of its other clusters (it counts only container host ports): two
+# clusters created a few seconds apart, before the first has bound all of its ports, get
+# the same ones, a component of one fails to start ("address already in use") and its nodes
+# never get Ready. A block is taken when none of its ports is recorded for another cluster,
+# named in another cluster's kwokctl state (clusters made without this script), or listening.
+PORT_BASE=20000
+PORT_END=30000
+PORT_BLOCK=10
+ports_dir() { echo "$TJC_CACHE/ports"; }
+
+# Prints the ports of this cluster's block, one a line, taking a block if it has none.
+cluster_ports() {
+	local dir mine
+	dir=$(ports_dir)
+	mine="$dir/$TJC_CLUSTER.ports"
+	mkdir -p "$dir"
+	(
+		flock 9
+		if [[ ! -s $mine ]]; then
+			local used base p taken
+			used=$({
+				find "$dir" -maxdepth 1 -name '*.ports' ! -name "$TJC_CLUSTER.ports" -exec cat {} + || true
+				find "$KWOK_WORKDIR/clusters" -mindepth 2 -maxdepth 2 -name kwok.yaml \
+					! -path "*/clusters/$TJC_CLUSTER/*" -exec grep -hoE '[A-Za-z]*[pP]ort: [0-9]+' {} + \
+					2>/dev/null | grep -oE '[0-9]+$' || true
+				ss -ltnH | awk '{print $4}' | grep -oE '[0-9]+$' || true
+			} | sort -un)
+			for ((base = PORT_BASE; base + PORT_BLOCK <= PORT_END; base += PORT_BLOCK)); do
+				taken=0
+				for ((p = base; p < base + PORT_BLOCK; p++)); do
+					if grep -qx "$p" <<<"$used"; then
+						taken=1
+						break
+					fi
+				done
+				((taken)) || break
+			done
+			((base + PORT_BLOCK <= PORT_END)) || die "no free block of $PORT_BLOCK ports below $PORT_END"
+			seq "$base" $((base + PORT_BLOCK - 1)) >"$mine"
+		fi
+		cat "$mine"
+	) 9>"$dir/.lock"
+}
+
+# Our kwokctl.yaml with the ports of this cluster's block among its options (kwokctl reads
+# only one KwokctlConfiguration, so they go into a copy of ours).
+kwokctl_config() {
+	local -a p
+	mapfile -t p < <(cluster_ports)
+	((${#p[@]} >= 6)) || die "no ports for cluster '$TJC_CLUSTER'"
+	cat "$here/kwokctl.yaml"
+	cat <<EOF
+options:
+  etcdPort: ${p[0]}
+  etcdPeerPort: ${p[1]}
+  kubeApiserverPort: ${p[2]}
+  kwokControllerPort: ${p[3]}
+  kubeControllerManagerPort: ${p[4]}
+  kubeSchedulerPort: ${p[5]}
+EOF
+}
+
 apply_nodes() {
 	local want
 	want=$(total_nodes)
@@ -121,6 +186,9 @@ wait_nodes_ready() {
 			last=$ready
 		fi
 		((ready >= want)) && return 0
+		local dead
+		dead=$(dead_components | tr '\n' ' ')
+		[[ -z $dead ]] || die "${dead% } stopped (logs: $(cluster_dir)/logs)"
 		((SECONDS - start > 300)) && die "only $ready of $want nodes became Ready within 300 s"
 		sleep 1
 	done
@@ -145,10 +213,14 @@ cmd_up() {
 			say "cluster '$TJC_CLUSTER' exists but does not answer; recreating it"
 			"$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" delete cluster >/dev/null 2>&1 || true
 		fi
-		local stages
+		local stages config
 		stages=$(kwok_stage_dir)
 		mkdir -p "$(dirname "$TJC_KUBECONFIG")"
 		rm -f "$TJC_KUBECONFIG"
+		config="$(ports_dir)/$TJC_CLUSTER.kwokctl.yaml"
+		mkdir -p "$(ports_dir)"
+		kwokctl_config >"$config.new"
+		mv "$config.new" "$config"
 		say "starting cluster '$TJC_CLUSTER' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)"
 		# PATH first holds our own kubectl, if one was built, for kwokctl's readiness checks.
 		PATH="$TJC_BIN:$PATH" "$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" \
@@ -158,7 +230,7 @@ cmd_up() {
 			-c "$stages/pod/fast/pod-ready.yaml" \
 			-c "$stages/pod/fast/pod-delete.yaml" \
 			-c "$here/stages.yaml" \
-			-c "$here/kwokctl.yaml" \
+			-c "$config" \
 			create cluster --runtime binary \
 			--etcd-binary "$TJC_BIN/etcd" \
 			--kube-apiserver-binary "$TJC_BIN/kube-apiserver" \
@@ -183,7 +255,7 @@ cmd_down() {
 	if [[ -d $(cluster_dir) ]]; then
 		say "stopping cluster '$TJC_CLUSTER'"
 		"$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" delete cluster --kubeconfig "$TJC_KUBECONFIG" >/dev/null
-		rm -f "$TJC_KUBECONFIG"
+		rm -f "$TJC_KUBECONFIG" "$(ports_dir)/$TJC_CLUSTER".{ports,kwokctl.yaml}
 		say "cluster '$TJC_CLUSTER' removed"
 	else
 		say "cluster '$TJC_CLUSTER' is not running"

@@ -202,8 +202,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--failures", type=int, default=100)
     ap.add_argument("--jobs", type=int, default=10)
-    ap.add_argument("--build", default=os.path.join(REPO, "build", "release"))
+    ap.add_argument("--build", default=os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release")))
     args = ap.parse_args()
+    binary = os.path.join(args.build, "trainjob-controller")
+    if not os.access(binary, os.X_OK):
+        sys.exit(f"no {binary}: build it with ninja -C {args.build}")
     kubeconfig = os.environ.get("KUBECONFIG") or sys.exit("KUBECONFIG is not set")
     api = Api(kubeconfig)
 
@@ -220,7 +223,7 @@ def main():
     log = open(os.path.join(api.tmp, "controller.log"), "w")
     probe = free_port()
     ctl = subprocess.Popen(
-        [os.path.join(args.build, "trainjob-controller"), "--kubeconfig", kubeconfig, "--config", cfg,
+        [binary, "--kubeconfig", kubeconfig, "--config", cfg,
          "--metrics-bind-address", f"127.0.0.1:{free_port()}", "--health-probe-bind-address", f"127.0.0.1:{probe}"],
         stdout=log, stderr=log)
     try:

@@ -10,7 +10,7 @@ from one run:
   - CPU time per 1,000 watch events (label updates on part of the pods).
 
   KUBECONFIG=$(deploy/local/cluster.sh kubeconfig) tests/bench/informer_scale.py \\
-      [--pods N] [--events E] [--build build]
+      [--pods N] [--events E] [--build build/release]
 
 The pods carry a scheduling gate, so neither the scheduler nor KWOK touches them: the
 benchmark measures the informers, not the cluster. The namespace is deleted at the end."""
@@ -121,9 +121,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pods", type=int, default=100000)
     ap.add_argument("--events", type=int, default=2000, help="pods updated once after sync")
-    ap.add_argument("--build", default=os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build")))
+    ap.add_argument("--build", default=os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release")))
     args = ap.parse_args()
     tool = os.path.join(args.build, "tests", "tools", "informer-dump")
+    if not os.access(tool, os.X_OK):
+        sys.exit(f"no {tool}: build it with ninja -C {args.build}")
     namespace = "bench-informers-" + uuid.uuid4().hex[:6]
 
     kubectl("create", "namespace", namespace)

@@ -15,7 +15,7 @@ from kube import REPO, kubectl, wait_for
 
 
 def kube_get_binary():
-    build = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build"))
+    build = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
     path = os.path.join(build, "tests", "tools", "kube-get")
     if not os.access(path, os.X_OK):
         raise AssertionError(f"{path} is missing: build the project first (ninja -C {build})")

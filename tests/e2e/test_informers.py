@@ -18,7 +18,7 @@ import pytest
 
 from kube import REPO, apply, kubectl, kubectl_json, wait_for
 
-BUILD = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build"))
+BUILD = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
 TOOL = os.path.join(BUILD, "tests", "tools", "informer-dump")
 TRAINJOB = "trainer.kubeflow.org/trainjob-name"
 CACHE = os.environ.get("TJC_CACHE", os.path.expanduser("~/.cache/trainjob-controller"))

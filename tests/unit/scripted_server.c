@@ -11,6 +11,7 @@
 #include "controller/log.h"
 #include "fixtures.h"
 #include "scripted_server.h"
+#include "time_limit.h"
 
 /* A request may carry a rendered pod; nothing the tests send comes near this. */
 #define MAX_REQUEST (256 * 1024)
@@ -370,14 +371,6 @@ void assert_request_body(const struct server *s, int i, const char *expected_sq)
 	cJSON_Delete(body);
 }
 
-double server_time_factor(void)
-{
-	const char *v = getenv("TJ_TEST_TIME_FACTOR");
-	double f = v ? strtod(v, NULL) : 1;
-
-	return f >= 1 ? f : 1;
-}
-
 static void on_deadline(uv_timer_t *t)
 {
 	((struct server *)t->data)->timed_out = true;
@@ -386,8 +379,7 @@ static void on_deadline(uv_timer_t *t)
 void server_deadline_start(struct server *s)
 {
 	s->timed_out = false;
-	uv_timer_start(&s->deadline, on_deadline, (uint64_t)(DEADLINE_MS * server_time_factor()),
-	               0);
+	uv_timer_start(&s->deadline, on_deadline, time_limit_ms(DEADLINE_MS), 0);
 }
 
 void server_deadline_stop(struct server *s)

@@ -116,12 +116,10 @@ void server_spin(struct server *s);
 /* Fails unless request i has a JSON body equal to expected_sq (JSON with ' for "). */
 void assert_request_body(const struct server *s, int i, const char *expected_sq);
 
-/* TJ_TEST_TIME_FACTOR (default 1): how much slower than usual this run may be (valgrind). */
-double server_time_factor(void);
-
 /* Runs s->loop until cond holds (the listener keeps the loop alive, so running it to
  * completion would never return). Fails the test if it takes more than a generous bound
- * (10 s, times the time factor): a scripted exchange needs milliseconds. */
+ * (10 s, scaled by TJ_TEST_TIME_FACTOR: see time_limit.h): a scripted exchange needs milliseconds.
+ */
 #define SERVER_RUN_UNTIL(s, cond)                                                                  \
 	do {                                                                                       \
 		server_deadline_start(s);                                                          \

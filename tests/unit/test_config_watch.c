@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "controller/config_watch.h"
+#include "time_limit.h"
 
 /* A valid class. */
 #define GH200                                                                                      \
@@ -66,10 +67,10 @@ static void on_guard(uv_timer_t *timer)
 	/* Only wakes the loop up, so that run_until can give up. */
 }
 
-/* Runs the loop until the callback has been called want times, or 3 s have passed. */
+/* Runs the loop until the callback has been called want times, or 3 s (scaled) have passed. */
 static void run_until(uv_loop_t *loop, struct reload_state *s, int want)
 {
-	uint64_t deadline = uv_now(loop) + 3000;
+	uint64_t deadline = uv_now(loop) + time_limit_ms(3000);
 	while (s->calls < want && uv_now(loop) < deadline) {
 		uv_timer_start(&s->guard, on_guard, 50, 0);
 		uv_run(loop, UV_RUN_ONCE);

@@ -16,6 +16,7 @@
 #include "controller/http.h"
 #include "controller/log.h"
 #include "controller/std_metrics.h"
+#include "time_limit.h"
 
 /* ---- the client ---- */
 
@@ -100,9 +101,13 @@ static void fetch_start(uv_loop_t *loop, struct fetch *f, int port, const char *
 	        uv_tcp_connect(&f->connect, &f->tcp, (struct sockaddr *)&addr, on_connected), 0);
 }
 
+/* How long a test's fetches may take on a plain build. */
+#define FETCH_LIMIT_MS 5000
+
 static void on_deadline(uv_timer_t *timer)
 {
-	fail_msg("the fetch did not finish within 5 s");
+	fail_msg("the fetch did not finish within %llu ms",
+	         (unsigned long long)time_limit_ms(FETCH_LIMIT_MS));
 }
 
 /* Runs the loop until every fetch is done; the servers answer on the same loop. */
@@ -114,7 +119,7 @@ static void run_until_done(uv_loop_t *loop, struct fetch *fetches, size_t n)
 	/* The loop's clock was last read when it last ran; setup may have taken a while. */
 	uv_update_time(loop);
 	uv_timer_init(loop, &deadline);
-	uv_timer_start(&deadline, on_deadline, 5000, 0);
+	uv_timer_start(&deadline, on_deadline, time_limit_ms(FETCH_LIMIT_MS), 0);
 	do {
 		uv_run(loop, UV_RUN_ONCE);
 		all = true;
