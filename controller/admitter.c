@@ -525,9 +525,11 @@ static bool worth_telling(const struct tj_adm_decision *old, const struct tj_adm
 	if ((old->expected_start == 0) != (d->expected_start == 0) || ds > EXPECTED_START_SLOP ||
 	    ds < -EXPECTED_START_SLOP)
 		return true;
-	/* The first ones also see the length of the queue behind them change. */
+	/* The first ones also see the length of the queue behind them, and the nodes free for
+	 * them, change. */
 	if (dp == 0)
-		return d->position <= POSITION_NEAR && old->queue_length != d->queue_length;
+		return d->position <= POSITION_NEAR &&
+		       (old->queue_length != d->queue_length || old->free_nodes != d->free_nodes);
 	return d->position <= POSITION_NEAR || old->position <= POSITION_NEAR ||
 	       abs(dp) * 10 >= d->position;
 }

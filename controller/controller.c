@@ -620,7 +620,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	r->backfilled = plan->backfilled;
 	r->first_start = plan->admits && !job->status.start_time;
 	r->creation_time = job->creation_time;
-	snprintf(r->gpu_class, sizeof(r->gpu_class), "%s", plan->want.gpu_class);
+	memcpy(r->gpu_class, plan->gpu_class, sizeof(r->gpu_class));
 	requeue_after(c, r->key, plan->requeue_after);
 	if (plan->n_actions == 0) {
 		tj_plan_free(plan);

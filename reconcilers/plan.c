@@ -52,6 +52,7 @@ struct planner {
 	struct tj_plan_want want;
 	bool admits, backfilled;
 	const char *const *excluded; /* borrowed; the nodes replacements avoid */
+	char gpu_class[TJ_NAME_MAX];
 	size_t n_excluded;
 	int64_t requeue_after;
 	/* The job's own pods and, per rank, the pod of the current attempt. */
@@ -982,6 +983,7 @@ static int decide(struct planner *p)
 		fail(p, why.reason, why.message);
 		return 0;
 	}
+	copy(p->gpu_class, sizeof(p->gpu_class), cls ? cls->name : NULL);
 	n_excluded = excluded_nodes(p, excluded);
 	p->excluded = excluded;
 	p->n_excluded = n_excluded;
@@ -1103,6 +1105,7 @@ static int finish(struct planner *p, struct tj_plan *plan)
 	p->want = (struct tj_plan_want){ 0 };
 	plan->admits = p->admits;
 	plan->backfilled = p->backfilled;
+	memcpy(plan->gpu_class, p->gpu_class, sizeof(plan->gpu_class));
 	return 0;
 }
 

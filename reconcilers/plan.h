@@ -162,6 +162,8 @@ struct tj_plan {
 	struct tj_plan_want want;
 	/* The plan creates an admitted gang, ahead of a blocked head (for the metric). */
 	bool admits, backfilled;
+	/* The GPU class of the job's runtime, "" for none (the metrics' label). */
+	char gpu_class[TJ_NAME_MAX];
 };
 
 /* Finds a node in the Node cache; NULL if there is no such node. */

@@ -1433,6 +1433,12 @@ static void test_pinned_pod(void **state)
 	struct tj_plan *plan = plan_case(c, &f);
 	const struct tj_action *a = action_of(plan, TJ_ACTION_CREATE_POD, 2);
 
+	/* What the admission metrics are counted by. */
+	assert_true(plan->admits);
+	assert_true(plan->backfilled);
+	assert_string_equal(plan->gpu_class, "gh200");
+	assert_false(plan->want.wanted);
+
 	assert_json_equal(
 	        tj_json_path(a->object, "spec.affinity.nodeAffinity."
 	                                "requiredDuringSchedulingIgnoredDuringExecution."
