@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from kube import REPO, apply, kubectl, kubectl_json, wait_for
+from kube import REPO, apply, kubectl, kubectl_json, table, wait_for
 
 CRDS = os.path.join(REPO, "crds")
 RUNTIMES = os.path.join(CRDS, "runtimes")
@@ -48,15 +48,6 @@ def rejected(body, namespace, *extra):
     proc = apply(body, "-n", namespace, *extra, check=False)
     assert proc.returncode != 0, f"accepted: {json.dumps(body)}"
     return proc.stderr
-
-
-def table(out):
-    """kubectl get's table as a list of {column: value} (columns may be empty)."""
-    header, *rows = out.splitlines()
-    names = header.split()
-    starts = [header.index(n) if i == 0 else header.index("  " + n) + 2 for i, n in enumerate(names)]
-    ends = starts[1:] + [None]
-    return [{n: row[a:b].strip() for n, a, b in zip(names, starts, ends)} for row in rows]
 
 
 # ---------------------------------------------------------------------------------------

@@ -5,52 +5,7 @@ and their status follows the pods KWOK runs (DESIGN.md section 4)."""
 import time
 
 from conftest import Controller
-from kube import apply, condition, kubectl, kubectl_json, wait_for
-
-SIM = "sim.trainjob.flame.dev/"
-
-
-def trainjob(name, nodes=1, gpus=4, runtime="torch-gh200", run_time="3s", pod_annotations=None,
-             annotations=None, **spec):
-    """A TrainJob whose pods run for run_time in the simulated cluster."""
-    ann = {SIM + "run-time": run_time}
-    ann.update(pod_annotations or {})
-    body = {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "annotations": annotations or {}},
-        "spec": {
-            "runtimeRef": {"name": runtime},
-            "trainer": {
-                "numNodes": nodes,
-                "command": ["torchrun", "/workspace/train.py"],
-                "resourcesPerNode": {
-                    "requests": {"nvidia.com/gpu": gpus, "cpu": "4"},
-                    "limits": {"nvidia.com/gpu": gpus},
-                },
-            },
-            "podTemplateOverrides": [{"targetJobs": [{"name": "node"}], "metadata": {"annotations": ann}}],
-        },
-    }
-    body["spec"].update(spec)
-    return body
-
-
-def tj(namespace, name):
-    return kubectl_json("get", "trainjob", name, "-n", namespace)
-
-
-def pods(namespace, name):
-    return kubectl_json("get", "pods", "-n", namespace, "-l", f"trainer.kubeflow.org/trainjob-name={name}")["items"]
-
-
-def state(namespace, name):
-    return tj(namespace, name).get("status", {}).get("state")
-
-
-def wait_state(namespace, name, want, timeout=90):
-    return wait_for(f"TrainJob {name} to be {want}", lambda: (j := tj(namespace, name)).get("status", {}).get("state") == want and j, timeout=timeout)
-
+from kube import SIM, apply, condition, kubectl, kubectl_json, pods, tj, trainjob, wait_for, wait_state
 
 def env_of(pod):
     return {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
