@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+import sdk
 from kube import REPO, kubectl, wait_for
 
 CRD_NAMES = [
@@ -134,3 +135,15 @@ def controller(crds):
     c = Controller().start()
     yield c
     c.stop()
+
+
+@pytest.fixture(scope="session")
+def sdk_configmap():
+    sdk.install_configmap()
+
+
+@pytest.fixture
+def client(sdk_configmap, namespace, caplog):
+    """Kubeflow's TrainerClient on the test's namespace (sdk.py). Tests that run jobs ask for
+    a controller fixture too."""
+    return sdk.trainer_client(namespace, caplog)
