@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import time
 import uuid
@@ -134,12 +135,22 @@ def events(namespace, name, reason):
 
 
 def table(out):
-    """kubectl get's table as a list of {column: value} (columns may be empty)."""
+    """kubectl get's table as a list of {column: value} (columns may be empty). Columns are
+    at least 3 spaces apart, so a header of two words ("EXPECTED START") is one column."""
     header, *rows = out.splitlines()
-    names = header.split()
-    starts = [header.index(n) if i == 0 else header.index("  " + n) + 2 for i, n in enumerate(names)]
+    cols = list(re.finditer(r"\S+(?: \S+)*", header))
+    names = [c.group() for c in cols]
+    starts = [c.start() for c in cols]
     ends = starts[1:] + [None]
     return [{n: row[a:b].strip() for n, a, b in zip(names, starts, ends)} for row in rows]
+
+
+def metric(text, series):
+    """The value of one series (name and labels, as /metrics prints them) in a scrape."""
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"no series {series}")
 
 
 # ---------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import uuid
 import pytest
 
 from conftest import Controller
-from kube import apply, decode_stream, kubectl, kubectl_json, pods, trainjob, wait_for, wait_state
+from kube import apply, decode_stream, kubectl, metric, kubectl_json, pods, trainjob, wait_for, wait_state
 
 LEASE_S, RENEW_S, RETRY_S = 4, 3, 0.5
 FAST = (
@@ -87,13 +87,6 @@ def identity(c):
         if entry.get("logger") == "leader" and entry.get("identity"):
             return entry["identity"]
     raise AssertionError(f"no identity in the log {c.log_path}")
-
-
-def metric(text, series):
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return float(line.split()[-1])
-    raise AssertionError(f"no series {series}")
 
 
 def pods_created(c):

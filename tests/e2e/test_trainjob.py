@@ -5,7 +5,7 @@ and their status follows the pods KWOK runs (DESIGN.md section 4)."""
 import time
 
 from conftest import Controller
-from kube import SIM, apply, condition, kubectl, kubectl_json, pods, tj, trainjob, wait_for, wait_state
+from kube import SIM, apply, condition, kubectl, kubectl_json, metric, pods, tj, trainjob, wait_for, wait_state
 
 def env_of(pod):
     return {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
@@ -256,11 +256,6 @@ def expand_kill_restart(namespace):
         assert svc["metadata"]["ownerReferences"][0]["uid"] == uid
     finally:
         again.stop()
-
-
-def metric(text, name):
-    """The value of the series whose line starts with name (labels included)."""
-    return float(next(l for l in text.splitlines() if l.startswith(name + " ")).split()[-1])
 
 
 def test_metrics_count_reconciles(controller, namespace):
