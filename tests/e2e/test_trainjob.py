@@ -79,16 +79,15 @@ def test_four_node_job_lands_on_four_gh200_nodes_and_completes(controller, names
         assert e["involvedObject"]["kind"] == "TrainJob"
 
 
-def test_job_asking_for_more_gpus_than_any_node_has_stays_pending(controller, namespace):
+def test_job_asking_for_more_gpus_than_any_node_has_fails_at_once(controller, namespace):
     apply(trainjob("too-big", nodes=1, gpus=5), "-n", namespace)
-
-    def says_why():
-        s = tj(namespace, "too-big").get("status", {})
-        return s.get("state") == "Pending" and "nvidia.com/gpu" in (s.get("message") or "") and s
-
-    s = wait_for("the TrainJob to say why it is Pending", says_why)
-    # No condition while it waits: Kubeflow's SDK reads any condition as a final answer.
-    assert not s.get("conditions")
+    job = wait_state(namespace, "too-big", "Failed", timeout=30)
+    # No GH200 node has 5 GPUs: the queue says so at once (NeverFits) instead of leaving
+    # a pod Pending forever.
+    c = condition(job, "Failed")
+    assert c["status"] == "True" and c["reason"] == "NeverFits", c
+    assert "never fits" in c["message"] and "5 GPUs" in c["message"], c["message"]
+    assert pods(namespace, "too-big") == []
 
 
 def test_failed_worker_is_replaced_on_another_node_and_the_job_completes(controller, namespace):
