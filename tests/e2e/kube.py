@@ -145,11 +145,17 @@ def table(out):
     return [{n: row[a:b].strip() for n, a, b in zip(names, starts, ends)} for row in rows]
 
 
-def metric(text, series):
-    """The value of one series (name and labels, as /metrics prints them) in a scrape."""
+_NO_DEFAULT = object()
+
+
+def metric(text, series, default=_NO_DEFAULT):
+    """The value of one series (name and labels, as /metrics prints them) in a scrape; when
+    it is absent, default, or AssertionError without one."""
     for line in text.splitlines():
         if line.startswith(series + " "):
             return float(line.split()[-1])
+    if default is not _NO_DEFAULT:
+        return default
     raise AssertionError(f"no series {series}")
 
 
