@@ -26,6 +26,9 @@ enum entry_state {
 	ENTRY_ADMITTED, /* admitted, waiting for the plan that creates the gang */
 	ENTRY_CREATED,  /* the gang's creates were sent; its nodes stay reserved until the
 	                 * job's next plan, by when its pods are in the cache */
+	ENTRY_STARTING, /* its pods exist, but no status has recorded the start yet: the plan
+	                 * that will (a newer plan can supersede the one that created the pods,
+	                 * and drop its bookkeeping) still announces the admission as it was */
 };
 
 /* One job of the queue, keyed "namespace/name". */
@@ -411,7 +414,7 @@ static void add_reservations(struct tj_admitter *a, struct snapshot *s)
 
 	tj_store_iter_init(a->entries, &it);
 	while ((e = tj_store_iter_next(&it))) {
-		if (e->state == ENTRY_WAITING)
+		if (e->state == ENTRY_WAITING || e->state == ENTRY_STARTING)
 			continue;
 		for (size_t i = 0; i < e->n_nodes; i++) {
 			ssize_t k = find_node(s->refs, s->n_nodes, e->nodes[i]);
@@ -624,8 +627,13 @@ static void cycle(struct tj_admitter *a)
 		bool tell;
 
 		if (d->verdict == TJ_ADM_ADMITTED) {
-			if (take_admission(e, &s, d, now_ms) == 0)
+			if (take_admission(e, &s, d, now_ms) == 0) {
+				tj_log_info("admitter", "admitted a gang",
+				            TJ_STR("trainjob", e->key), TJ_INT("pods", e->num_pods),
+				            TJ_STR("gpuClass", e->gpu_class),
+				            TJ_BOOL("backfilled", d->backfilled));
 				a->enqueue(a->userdata, e->key);
+			}
 			continue;
 		}
 		tell = !e->decided || worth_telling(&e->decision, d);
@@ -769,7 +777,9 @@ bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job,
 		ret->hostnames = (const char *const *)e->hostnames;
 		ret->n_nodes = e->n_nodes;
 		ret->decision = &e->decision;
-	} else if (e->state == ENTRY_WAITING && e->decided) {
+	} else if (e->decided) {
+		/* Waiting: the queue's verdict. Created: the admission's, for the plan that
+		 * records the start when the one that created the pods lost its status patch. */
 		ret->decision = &e->decision;
 	}
 	return true;
@@ -828,7 +838,11 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 		return 0;
 	}
 	if (!want->wanted) {
-		if (e) {
+		if (e && e->state == ENTRY_CREATED && !job->status.start_time) {
+			entry_drop_nodes(e);
+			e->state = ENTRY_STARTING;
+			tj_admitter_kick(a);
+		} else if (e && (e->state != ENTRY_STARTING || job->status.start_time)) {
 			tj_store_delete(a->entries, key, NULL);
 			tj_admitter_kick(a);
 		}
@@ -854,7 +868,7 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 			tj_admitter_kick(a);
 		return 0;
 	}
-	if (e->state == ENTRY_CREATED ||
+	if (e->state == ENTRY_CREATED || e->state == ENTRY_STARTING ||
 	    (e->state == ENTRY_ADMITTED && (size_t)want->num_pods != e->n_nodes)) {
 		/* More pods are missing than were admitted (creates that failed, a gang that
 		 * changed): the job is decided again. */

@@ -653,7 +653,8 @@ static void announce_admission(struct planner *p, const char *const *assigned)
 	}
 	if ((size_t)n > shown && len < sizeof(nodes))
 		snprintf(nodes + len, sizeof(nodes) - len, " and %zu more", (size_t)n - shown);
-	p->backfilled = assigned && adm->decision && adm->decision->backfilled;
+	p->backfilled = adm->decision && adm->decision->verdict == TJ_ADM_ADMITTED &&
+	                adm->decision->backfilled;
 	event(p, false, "Admitted", "%d pod%s pinned to %s%s", n, n == 1 ? "" : "s", nodes,
 	      p->backfilled ? " (backfilled ahead of the queue's head)" : "");
 }

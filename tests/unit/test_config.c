@@ -318,6 +318,8 @@ static const struct broken_case {
 	{ "unknown top-level key", "gpuClasses: []\ngpuclass: []\n",
 	  "test.yaml:2: unknown field \"gpuclass\" (expected gpuClasses, failurePolicy, "
 	  "admission)" },
+	{ "not UTF-8 (libfyaml would spin on it)", "gpuClasses: []\n%a\x8c\n",
+	  "test.yaml:2: not valid UTF-8 (byte 17)" },
 	{ "unknown admission field", "gpuClasses: []\nadmission:\n  backfil: true\n",
 	  "test.yaml:3: admission: unknown field \"backfil\" (expected enabled, backfill, "
 	  "neverFits, pinTimeoutSeconds, topologyLabel, namespaceLimits)" },
