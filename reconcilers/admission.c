@@ -1,5 +1,7 @@
 #include "reconcilers/admission.h"
 
+#include "reconcilers/admission_text.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -735,115 +737,27 @@ static int64_t reserve(struct run *r, size_t b, const struct tj_adm_job *job)
 
 /* Messages */
 
-static const char *plural(int64_t n)
-{
-	return n == 1 ? "" : "s";
-}
-
-/* One pod's request, by what matters most: "4 GPUs", "8 CPUs", "500m CPU", "64 GiB". */
-static void describe_request(char *buf, size_t size, const struct tj_adm_resources *req)
-{
-	const int64_t gib = 1024 * 1024 * 1024, mib = 1024 * 1024;
-
-	if (req->gpus > 0)
-		snprintf(buf, size, "%" PRId64 " GPU%s", req->gpus, plural(req->gpus));
-	else if (req->cpu_milli > 0 && req->cpu_milli % 1000 == 0)
-		snprintf(buf, size, "%" PRId64 " CPU%s", req->cpu_milli / 1000,
-		         plural(req->cpu_milli / 1000));
-	else if (req->cpu_milli > 0)
-		snprintf(buf, size, "%" PRId64 "m CPU", req->cpu_milli);
-	else if (req->memory > 0 && req->memory % gib == 0)
-		snprintf(buf, size, "%" PRId64 " GiB", req->memory / gib);
-	else if (req->memory > 0 && req->memory % mib == 0)
-		snprintf(buf, size, "%" PRId64 " MiB", req->memory / mib);
-	else if (req->memory > 0)
-		snprintf(buf, size, "%" PRId64 " bytes", req->memory);
-	else
-		buf[0] = '\0';
-}
-
-/* "5 nodes x 4 GPUs" for the pods of a job; "2 of 5 nodes x 4 GPUs" when it needs only
- * some of its ranks now. */
-static void describe_gang(char *buf, size_t size, const struct tj_adm_job *job, int pods)
-{
-	char req[64], of[32] = "";
-
-	describe_request(req, sizeof(req), &job->request);
-	if (pods != job->num_nodes)
-		snprintf(of, sizeof(of), " of %d", job->num_nodes);
-	snprintf(buf, size, "%d%s node%s%s%s", pods, of, plural(job->num_nodes),
-	         req[0] ? " x " : "", req);
-}
-
-/* "10:40Z" on the day of `now`, "2026-12-02T10:40Z" on another, "unknown" for 0. */
-static void describe_time(char *buf, size_t size, int64_t t, int64_t now)
-{
-	time_t tt = (time_t)t, tn = (time_t)now;
-	struct tm at, today;
-
-	if (t == 0 || !gmtime_r(&tt, &at) || !gmtime_r(&tn, &today)) {
-		snprintf(buf, size, "unknown");
-		return;
-	}
-	if (at.tm_year == today.tm_year && at.tm_yday == today.tm_yday)
-		strftime(buf, size, "%H:%MZ", &at);
-	else
-		strftime(buf, size, "%Y-%m-%dT%H:%MZ", &at);
-}
-
 /* "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes x 4 GPUs never fits; at most 8". The
  * nodes counted are those of the class that hold one of its pods when empty; their size is
  * told when they are all alike, in the resource the request is described by. */
 static void say_never_fits(const struct run *r, size_t b, const struct tj_adm_job *job,
                            int64_t most, struct tj_adm_decision *d)
 {
-	const struct tj_adm_input *in = r->in;
-	char gang[128], size_text[128] = "", first[64] = "", text[64];
+	char first[64] = "", text[64];
 	int n = 0;
 	bool alike = true;
 
 	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1]; i++) {
-		const struct tj_adm_resources *alloc = &in->nodes[r->class_nodes[i]].allocatable;
-		struct tj_adm_resources shape = *alloc;
+		const struct tj_adm_resources *alloc = &r->in->nodes[r->class_nodes[i]].allocatable;
 
 		if (!holds_one(alloc, &job->request))
 			continue;
-		/* Describe the node in the resource that describes the request. */
-		if (job->request.gpus > 0)
-			shape.cpu_milli = shape.memory = 0;
-		else if (job->request.cpu_milli > 0)
-			shape.gpus = shape.memory = 0;
-		else
-			shape.gpus = shape.cpu_milli = 0;
-		describe_request(text, sizeof(text), &shape);
+		tj_adm_describe_node(text, sizeof(text), alloc, &job->request);
 		if (n++ == 0)
 			memcpy(first, text, sizeof(first));
 		alike = alike && strcmp(first, text) == 0;
 	}
-	if (n && alike && first[0])
-		snprintf(size_text, sizeof(size_text), "%d node%s of %s", n, plural(n), first);
-	else if (n)
-		snprintf(size_text, sizeof(size_text), "%d node%s that hold such a pod", n,
-		         plural(n));
-	else
-		snprintf(size_text, sizeof(size_text), "no node that holds such a pod");
-	describe_gang(gang, sizeof(gang), job, job->num_nodes);
-	snprintf(d->message, sizeof(d->message),
-	         "%s has %s: a job of %s never fits; at most %" PRId64, class_name(in, b),
-	         size_text, gang, most);
-}
-
-static void say_waiting(const struct run *r, size_t b, const struct tj_adm_job *job,
-                        struct tj_adm_decision *d)
-{
-	char gang[128], start[32];
-
-	describe_gang(gang, sizeof(gang), job, job->num_pods);
-	describe_time(start, sizeof(start), d->expected_start, r->in->now);
-	snprintf(d->message, sizeof(d->message),
-	         "position %d of %d in %s: needs %s, %d such node%s free; expected start %s",
-	         d->position, d->queue_length, class_name(r->in, b), gang, d->free_nodes,
-	         plural(d->free_nodes), start);
+	tj_adm_say_never_fits(d, class_name(r->in, b), job, most, n, alike ? first : "");
 }
 
 /* Decisions */
@@ -1007,7 +921,7 @@ static void number_waiting(struct run *r, size_t b)
 			st->waiting[reason]++;
 		if (strcmp(d->reason, TJ_ADM_REASON_RESOURCES) == 0 ||
 		    strcmp(d->reason, TJ_ADM_REASON_PRIORITY) == 0)
-			say_waiting(r, b, job, d);
+			tj_adm_say_waiting(d, class_name(r->in, b), job, r->in->now);
 	}
 }
 

@@ -10,60 +10,7 @@
 #include "reconcilers/node_health.h"
 #include "reconcilers/render.h"
 
-/* Nodes a replacement pod is kept away from: the last failed node and the unhealthy nodes
- * of the job's pods. Beyond this many, the scheduler's own taint rules must do. */
-#define MAX_EXCLUDED_NODES 32
-
-/* Where an action goes when the plan is finished: mutations (creates and deletes), the
- * status patch and events are ordered by the plan's kind of decision (see plan.h). */
-enum slot {
-	SLOT_MUTATION,
-	SLOT_STATUS,
-	SLOT_EVENT,
-};
-
-/* The health of an owned pod's node, as far as the planner needs it. */
-struct pod_node {
-	enum tj_node_fault fault; /* TJ_NODE_HEALTHY when unscheduled or unknown */
-	bool failed;              /* unhealthy for the grace period */
-};
-
-/* A worker failure: the pod, its class and, for a node failure, the node's health. */
-struct failure {
-	const struct tj_pod *pod;
-	const char *cls; /* WorkerFailed, Evicted, Preempted or a node fault's reason */
-	struct tj_node_health node;
-};
-
-struct planner {
-	const struct tj_plan_input *in;
-	const struct tj_trainjob *job;
-	const struct tj_failure_policy *policy;
-	int64_t grace; /* the node grace period in force */
-	char restart_reason[TJ_REASON_MAX];
-	struct tj_trainjob_status st; /* the status being computed */
-	struct tj_action *actions;    /* owned until moved into the plan */
-	enum slot *slots;             /* owned; parallel to actions */
-	size_t n, cap;
-	bool oom;
-	bool status_first; /* the plan decided a restart or a failure */
-	bool stale;        /* the cached TrainJob is older than its pods: no actions */
-	bool queued; /* the gang waits for admission, or never fits: no progress from the pods */
-	struct tj_plan_want want;
-	bool admits, backfilled;
-	const char *const *excluded; /* borrowed; the nodes replacements avoid */
-	char gpu_class[TJ_NAME_MAX];
-	size_t n_excluded;
-	int64_t requeue_after;
-	/* The job's own pods and, per rank, the pod of the current attempt. */
-	const struct tj_pod **owned; /* owned array (of borrowed pods) */
-	bool *deleted;               /* owned; parallel to owned: a delete is planned */
-	struct pod_node *nodes;      /* owned; parallel to owned */
-	size_t n_owned;
-	const struct tj_pod **current; /* owned array of num_nodes */
-	bool *blocked;                 /* owned; the rank still has a pod of another attempt */
-	int num_nodes;
-};
+#include "reconcilers/planner.h"
 
 static const char *const action_names[] = {
 	[TJ_ACTION_CREATE_SERVICE] = "CreateService",
@@ -78,7 +25,7 @@ const char *tj_action_kind_name(enum tj_action_kind kind)
 	return action_names[kind];
 }
 
-static struct tj_action *push(struct planner *p, enum tj_action_kind kind, enum slot slot)
+struct tj_action *tj_planner_push(struct planner *p, enum tj_action_kind kind, enum slot slot)
 {
 	struct tj_action *a;
 
@@ -110,12 +57,9 @@ static struct tj_action *push(struct planner *p, enum tj_action_kind kind, enum 
 	return a;
 }
 
-static void event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-
-static void event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
+void tj_planner_event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
 {
-	struct tj_action *a = push(p, TJ_ACTION_EVENT, SLOT_EVENT);
+	struct tj_action *a = tj_planner_push(p, TJ_ACTION_EVENT, SLOT_EVENT);
 	va_list ap;
 
 	if (!a)
@@ -125,23 +69,6 @@ static void event(struct planner *p, bool warning, const char *reason, const cha
 	va_start(ap, fmt);
 	vsnprintf(a->message, sizeof(a->message), fmt, ap);
 	va_end(ap);
-}
-
-static bool is_deleting(const struct tj_pod *pod)
-{
-	return pod->deletion_time != 0;
-}
-
-static bool is_finished(const struct tj_pod *pod)
-{
-	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
-}
-
-/* Asks to plan again after seconds; the earliest of all such wishes wins. */
-static void requeue(struct planner *p, int64_t seconds)
-{
-	if (seconds > 0 && (p->requeue_after == 0 || seconds < p->requeue_after))
-		p->requeue_after = seconds;
 }
 
 static size_t owned_index(const struct planner *p, const struct tj_pod *pod)
@@ -184,7 +111,7 @@ static void delete_pod(struct planner *p, const struct tj_pod *pod)
 	if (is_deleting(pod) && !force)
 		return;
 	p->deleted[i] = true;
-	a = push(p, TJ_ACTION_DELETE_POD, SLOT_MUTATION);
+	a = tj_planner_push(p, TJ_ACTION_DELETE_POD, SLOT_MUTATION);
 	if (!a)
 		return;
 	snprintf(a->name, sizeof(a->name), "%s", pod->name);
@@ -202,16 +129,11 @@ static void delete_stuck_pods(struct planner *p)
 
 /* Deletes the pods that still run or wait: a failed or suspended job releases its GPUs.
  * Finished pods stay for their logs. */
-static void delete_live_pods(struct planner *p)
+void tj_planner_delete_live_pods(struct planner *p)
 {
 	for (size_t i = 0; i < p->n_owned; i++)
 		if (!is_finished(p->owned[i]))
 			delete_pod(p, p->owned[i]);
-}
-
-static void copy(char *dst, size_t size, const char *src)
-{
-	snprintf(dst, size, "%s", src ? src : "");
 }
 
 static void set_condition(struct planner *p, enum tj_condition_type type, const char *reason,
@@ -244,11 +166,8 @@ static void remove_condition(struct tj_trainjob_status *st, enum tj_condition_ty
 		}
 }
 
-static void set_state(struct planner *p, enum tj_state state, const char *reason, const char *fmt,
-                      ...) __attribute__((format(printf, 4, 5)));
-
-static void set_state(struct planner *p, enum tj_state state, const char *reason, const char *fmt,
-                      ...)
+void tj_planner_set_state(struct planner *p, enum tj_state state, const char *reason,
+                          const char *fmt, ...)
 {
 	va_list ap;
 
@@ -266,15 +185,15 @@ static bool state_changed(const struct planner *p)
 }
 
 /* Fails the job: the decision is recorded before the live pods are deleted. */
-static void fail(struct planner *p, const char *reason, const char *message)
+void tj_planner_fail(struct planner *p, const char *reason, const char *message)
 {
-	set_state(p, TJ_STATE_FAILED, reason, "%s", message);
+	tj_planner_set_state(p, TJ_STATE_FAILED, reason, "%s", message);
 	set_condition(p, TJ_CONDITION_FAILED, reason, message);
 	if (!p->st.completion_time)
 		p->st.completion_time = p->in->now;
 	p->status_first = true;
-	delete_live_pods(p);
-	event(p, true, "Failed", "%s: %s", reason, message);
+	tj_planner_delete_live_pods(p);
+	tj_planner_event(p, true, "Failed", "%s: %s", reason, message);
 }
 
 /* Collects the job's own pods, and per rank the pod of the current attempt: with policy
@@ -497,13 +416,13 @@ static void restart(struct planner *p, const struct failure *fl, bool gang, int 
 		         "%s; exit code %d is permanent (failurePolicy.permanentExitCodes), so the "
 		         "job is not restarted",
 		         what, f.exit_code);
-		fail(p, "PermanentFailure", msg);
+		tj_planner_fail(p, "PermanentFailure", msg);
 		return;
 	}
 	if (p->st.restart_count >= max_restarts) {
 		snprintf(msg, sizeof(msg), "%s; the restart budget of %d is spent", what,
 		         max_restarts);
-		fail(p, "ReachedMaxRestarts", msg);
+		tj_planner_fail(p, "ReachedMaxRestarts", msg);
 		return;
 	}
 	p->st.restart_count++;
@@ -520,14 +439,15 @@ static void restart(struct planner *p, const struct failure *fl, bool gang, int 
 		snprintf(after, sizeof(after), " in %lld s", (long long)backoff);
 		requeue(p, backoff);
 	}
-	set_state(p, TJ_STATE_RESTARTING, fl->cls, "%s; replacing %s%s (restart %d of %d)", what,
-	          gang ? "all workers" : "that worker", after, p->st.restart_count, max_restarts);
-	event(p, true, "Restarting", "%s", p->st.message);
+	tj_planner_set_state(
+	        p, TJ_STATE_RESTARTING, fl->cls, "%s; replacing %s%s (restart %d of %d)", what,
+	        gang ? "all workers" : "that worker", after, p->st.restart_count, max_restarts);
+	tj_planner_event(p, true, "Restarting", "%s", p->st.message);
 }
 
 /* After a restart, the new pods wait for the backoff, counted from the failure's time in
  * the status (so that a restarted controller keeps it). */
-static bool backing_off(struct planner *p)
+bool tj_planner_backing_off(struct planner *p)
 {
 	const struct tj_failure *f = &p->st.last_failure;
 	int64_t ready_at;
@@ -538,228 +458,6 @@ static bool backing_off(struct planner *p)
 	if (p->in->now >= ready_at)
 		return false;
 	requeue(p, ready_at - p->in->now);
-	return true;
-}
-
-/* The headless Service, posted with every batch of pods and until a status with the start
- * time is written (a later stage than the Service, so that a controller that stops in
- * between posts it again): there is no Service cache, and a repeated create costs one
- * AlreadyExists. Then the start time, and the event that announces it. */
-static void post_service(struct planner *p)
-{
-	struct tj_action *a = push(p, TJ_ACTION_CREATE_SERVICE, SLOT_MUTATION);
-
-	if (!a)
-		return;
-	copy(a->name, sizeof(a->name), p->job->name);
-	if (tj_render_service(p->job, &a->object) < 0)
-		p->oom = true;
-	if (!p->st.start_time) {
-		p->st.start_time = p->in->now;
-		event(p, false, "Created", "creating %d pod%s from %s %s", p->num_nodes,
-		      p->num_nodes == 1 ? "" : "s", tj_runtime_kind_name(p->in->runtime->kind),
-		      p->in->runtime->name);
-	}
-}
-
-/* Whether a live pod of the current attempt exists: the gang was created, in part at least. */
-static bool has_live_pods(const struct planner *p)
-{
-	for (int r = 0; r < p->num_nodes; r++)
-		if (p->current[r] && !is_finished(p->current[r]) && !is_deleting(p->current[r]))
-			return true;
-	return false;
-}
-
-static bool is_admitted(const struct planner *p, int missing)
-{
-	const struct tj_plan_admission *adm = p->in->admission;
-
-	return !adm || (adm->admitted && adm->n_nodes == (size_t)missing);
-}
-
-/* The gang waits for admission: say what it needs, and what the queue said of it. */
-static void queue_gang(struct planner *p, const struct tj_render *render, int missing)
-{
-	const struct tj_adm_decision *d = p->in->admission->decision;
-	const struct tj_gpu_class *cls = tj_render_gpu_class(render);
-	bool restart = p->st.start_time != 0 || has_live_pods(p);
-	int first = 0;
-
-	while (first < p->num_nodes && (p->current[first] || p->blocked[first]))
-		first++;
-	p->queued = true;
-	if (d && d->verdict == TJ_ADM_NEVER_FITS) {
-		fail(p, TJ_ADM_REASON_NEVER, d->message);
-		return;
-	}
-	p->want = (struct tj_plan_want){
-		.wanted = true,
-		.num_nodes = p->num_nodes,
-		.num_pods = missing,
-		.restart = restart,
-		.walltime = p->job->active_deadline_seconds,
-	};
-	copy(p->want.gpu_class, sizeof(p->want.gpu_class), cls ? cls->name : NULL);
-	if (tj_render_pod(render, first, p->st.restart_count, &p->want.pod) < 0 ||
-	    (p->n_excluded &&
-	     !(p->want.excluded = calloc(p->n_excluded, sizeof(*p->want.excluded))))) {
-		p->oom = true;
-		return;
-	}
-	for (size_t i = 0; i < p->n_excluded; i++) {
-		if (!(p->want.excluded[i] = strdup(p->excluded[i]))) {
-			p->oom = true;
-			return;
-		}
-		p->want.n_excluded = i + 1;
-	}
-	set_state(p, restart ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
-	          d ? d->reason : TJ_ADM_REASON_RESOURCES, "%s",
-	          d ? d->message : "waiting for admission");
-	p->st.expected_start_time = d ? d->expected_start : 0;
-	p->st.queue_position = d ? d->position : 0;
-	if (p->st.state == TJ_STATE_QUEUED && p->job->status.state != TJ_STATE_QUEUED && d)
-		event(p, false, "Queued", "%s", p->st.message);
-}
-
-/* Announces the admission of the gang: the node of each rank, from the pods that exist
- * (pinned, or bound) and from assigned, the nodes of the pods this plan creates (NULL for
- * none): "4 pods pinned to gh200-1, gh200-2, gh200-3, gh200-4". Also when a plan that
- * created the pods lost its status patch (and its events) to a conflict, so that the
- * retry, which records the start, tells it. */
-static void announce_admission(struct planner *p, const char *const *assigned)
-{
-	const struct tj_plan_admission *adm = p->in->admission;
-	char nodes[512];
-	size_t len = 0, shown = 0;
-	int n = 0;
-
-	nodes[0] = '\0';
-	for (int r = 0; r < p->num_nodes; r++) {
-		const struct tj_pod *pod = p->current[r];
-		const char *node = pod        ? tj_or(pod->pinned_node, pod->node_name)
-		                   : assigned ? assigned[r]
-		                              : NULL;
-
-		if (!node)
-			continue;
-		n++;
-		if (shown < 8 && len < sizeof(nodes)) {
-			len += (size_t)snprintf(nodes + len, sizeof(nodes) - len, "%s%s",
-			                        shown ? ", " : "", node);
-			shown++;
-		}
-	}
-	if ((size_t)n > shown && len < sizeof(nodes))
-		snprintf(nodes + len, sizeof(nodes) - len, " and %zu more", (size_t)n - shown);
-	p->backfilled = adm->decision && adm->decision->verdict == TJ_ADM_ADMITTED &&
-	                adm->decision->backfilled;
-	event(p, false, "Admitted", "%d pod%s pinned to %s%s", n, n == 1 ? "" : "s", nodes,
-	      p->backfilled ? " (backfilled ahead of the queue's head)" : "");
-}
-
-static void create_pods(struct planner *p, const struct tj_render *render)
-{
-	const struct tj_plan_admission *adm = p->in->admission;
-	const char **assigned = NULL;
-	int created = 0, missing = 0;
-	size_t pinned = 0;
-
-	for (int r = 0; r < p->num_nodes; r++)
-		if (!p->current[r] && !p->blocked[r])
-			missing++;
-	if (missing == 0) {
-		/* Every pod exists, but no status has recorded this start (a first start, or a
-		 * resume): the plan that created them stopped before its status patch, and the
-		 * Service may be missing as well. */
-		if (!p->st.start_time) {
-			if (adm)
-				announce_admission(p, NULL);
-			post_service(p);
-		}
-		return;
-	}
-	if (backing_off(p))
-		return;
-	/* A replaced attempt's pods go before the new gang is admitted, whole: the ranks whose
-	 * old pod is gone would otherwise hold their GPUs while the others wait. */
-	for (int r = 0; adm && r < p->num_nodes; r++)
-		if (p->blocked[r])
-			return;
-	if (!is_admitted(p, missing)) {
-		queue_gang(p, render, missing);
-		return;
-	}
-	if (adm && !(assigned = calloc((size_t)p->num_nodes, sizeof(*assigned)))) {
-		p->oom = true;
-		return;
-	}
-	for (int r = 0; r < p->num_nodes; r++) {
-		struct tj_action *a;
-
-		if (p->current[r] || p->blocked[r])
-			continue;
-		a = push(p, TJ_ACTION_CREATE_POD, SLOT_MUTATION);
-		if (!a)
-			goto out;
-		tj_render_pod_name(p->job->name, r, p->st.restart_count, a->name);
-		if (tj_render_pod(render, r, p->st.restart_count, &a->object) < 0 ||
-		    (adm &&
-		     tj_render_pin(a->object, adm->nodes[pinned], adm->hostnames[pinned]) < 0)) {
-			p->oom = true;
-			goto out;
-		}
-		if (adm)
-			assigned[r] = adm->nodes[pinned++];
-		created++;
-	}
-	if (adm && created > 0) {
-		p->admits = true;
-		announce_admission(p, assigned);
-	}
-	if (created > 0)
-		post_service(p);
-out:
-	free(assigned);
-}
-
-/* A pinned pod the scheduler still cannot place after pin_timeout: something outside the
- * controller took its node. The whole gang goes back to the queue, since a partial gang
- * holds GPUs that nobody can use; the walltime clock of a first start stops with it. */
-static bool give_back(struct planner *p)
-{
-	const struct tj_plan_admission *adm = p->in->admission;
-	const struct tj_pod *stuck = NULL;
-
-	if (!adm || adm->pin_timeout <= 0)
-		return false;
-	for (int r = 0; r < p->num_nodes && !stuck; r++) {
-		const struct tj_pod *pod = p->current[r];
-		int64_t age;
-
-		if (!pod || is_finished(pod) || is_deleting(pod) || !pod->unschedulable ||
-		    (pod->node_name && *pod->node_name))
-			continue;
-		age = p->in->now - pod->creation_time;
-		if (age >= adm->pin_timeout)
-			stuck = pod;
-		else
-			requeue(p, adm->pin_timeout - age);
-	}
-	if (!stuck)
-		return false;
-	delete_live_pods(p);
-	if (p->st.restart_count == 0)
-		p->st.start_time = 0;
-	set_state(p, p->st.restart_count > 0 ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
-	          TJ_ADM_REASON_RESOURCES,
-	          "rank %d could not be scheduled on its node within %lld s (%s); the gang was "
-	          "given back and waits for admission again",
-	          stuck->rank, (long long)adm->pin_timeout,
-	          tj_or(stuck->unschedulable_message, "unschedulable"));
-	event(p, true, "GangReleased", "%s", p->st.message);
-	p->queued = true;
 	return true;
 }
 
@@ -783,35 +481,36 @@ static void progress(struct planner *p)
 			unschedulable = pod;
 	}
 	if (succeeded == n) {
-		set_state(p, TJ_STATE_COMPLETE, "AllPodsSucceeded", "all %d pods succeeded", n);
+		tj_planner_set_state(p, TJ_STATE_COMPLETE, "AllPodsSucceeded",
+		                     "all %d pods succeeded", n);
 		set_condition(p, TJ_CONDITION_COMPLETE, "AllPodsSucceeded", p->st.message);
 		if (!p->st.completion_time)
 			p->st.completion_time = p->in->now;
-		event(p, false, "Completed", "%s", p->st.message);
+		tj_planner_event(p, false, "Completed", "%s", p->st.message);
 		return;
 	}
 	if (running == n) {
-		set_state(p, TJ_STATE_RUNNING, "AllPodsRunning", "%d of %d pods running", running,
-		          n);
+		tj_planner_set_state(p, TJ_STATE_RUNNING, "AllPodsRunning", "%d of %d pods running",
+		                     running, n);
 		if (state_changed(p))
-			event(p, false, "Running", "%s", p->st.message);
+			tj_planner_event(p, false, "Running", "%s", p->st.message);
 		return;
 	}
 	if (running + succeeded == n) {
 		/* Some ranks are done, the others still run: the job runs, but not every pod. */
-		set_state(p, TJ_STATE_RUNNING, "PodsCompleting",
-		          "%d of %d pods running, %d succeeded", running, n, succeeded);
+		tj_planner_set_state(p, TJ_STATE_RUNNING, "PodsCompleting",
+		                     "%d of %d pods running, %d succeeded", running, n, succeeded);
 		if (p->job->status.state != TJ_STATE_RUNNING)
-			event(p, false, "Running", "%s", p->st.message);
+			tj_planner_event(p, false, "Running", "%s", p->st.message);
 		return;
 	}
 	if (unschedulable) {
-		set_state(
+		tj_planner_set_state(
 		        p, restarting ? TJ_STATE_RESTARTING : TJ_STATE_PENDING, "Unschedulable",
 		        "rank %d: %s", unschedulable->rank,
 		        tj_or(unschedulable->unschedulable_message, "the pod cannot be scheduled"));
 		if (state_changed(p))
-			event(p, true, "Unschedulable", "%s", p->st.message);
+			tj_planner_event(p, true, "Unschedulable", "%s", p->st.message);
 		return;
 	}
 	if (restarting) {
@@ -820,13 +519,14 @@ static void progress(struct planner *p)
 			copy(p->st.reason, sizeof(p->st.reason), p->job->status.reason);
 			copy(p->st.message, sizeof(p->st.message), p->job->status.message);
 		} else {
-			set_state(p, TJ_STATE_RESTARTING, "PodsStarting", "%d of %d pods running",
-			          running, n);
+			tj_planner_set_state(p, TJ_STATE_RESTARTING, "PodsStarting",
+			                     "%d of %d pods running", running, n);
 		}
 		p->st.state = TJ_STATE_RESTARTING;
 		return;
 	}
-	set_state(p, TJ_STATE_PENDING, "PodsStarting", "%d of %d pods running", running, n);
+	tj_planner_set_state(p, TJ_STATE_PENDING, "PodsStarting", "%d of %d pods running", running,
+	                     n);
 }
 
 static int max_restarts_of(const struct tj_trainjob *job, const struct tj_runtime *rt,
@@ -910,7 +610,7 @@ static int status_patch(struct planner *p)
 
 	if (tj_trainjob_status_equal(&p->st, &p->job->status))
 		return 0;
-	a = push(p, TJ_ACTION_PATCH_STATUS, SLOT_STATUS);
+	a = tj_planner_push(p, TJ_ACTION_PATCH_STATUS, SLOT_STATUS);
 	if (!a)
 		return -ENOMEM;
 	copy(a->name, sizeof(a->name), p->job->name);
@@ -959,29 +659,29 @@ static int decide(struct planner *p)
 	if (tj_trainjob_status_condition(&job->status, TJ_CONDITION_COMPLETE) ||
 	    tj_trainjob_status_condition(&job->status, TJ_CONDITION_FAILED)) {
 		if (tj_trainjob_status_condition(&job->status, TJ_CONDITION_FAILED))
-			delete_live_pods(p);
+			tj_planner_delete_live_pods(p);
 		return 0;
 	}
 	if (tj_trainjob_validate(job, &why) < 0) {
-		fail(p, why.reason, why.message);
+		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
 	if (!in->runtime) {
 		const struct tj_problem *rp = in->runtime_problem;
 
-		set_state(p, TJ_STATE_PENDING, rp ? rp->reason : "RuntimeNotFound", "%s",
-		          rp ? rp->message : "the runtime was not found");
+		tj_planner_set_state(p, TJ_STATE_PENDING, rp ? rp->reason : "RuntimeNotFound", "%s",
+		                     rp ? rp->message : "the runtime was not found");
 		if (state_changed(p) || strcmp(p->st.message, job->status.message) != 0)
-			event(p, true, p->st.reason, "%s", p->st.message);
+			tj_planner_event(p, true, p->st.reason, "%s", p->st.message);
 		return 0;
 	}
 	if (gang < 0) {
-		fail(p, why.reason, why.message);
+		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
 	max_restarts = max_restarts_of(job, in->runtime, p->policy, &why);
 	if (max_restarts < 0 || tj_runtime_gpu_class(in->runtime, in->config, &cls, &why) < 0) {
-		fail(p, why.reason, why.message);
+		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
 	copy(p->gpu_class, sizeof(p->gpu_class), cls ? cls->name : NULL);
@@ -997,24 +697,25 @@ static int decide(struct planner *p)
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {
-		fail(p, why.reason, why.message);
+		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
 
 	was_suspended = tj_trainjob_status_condition(&job->status, TJ_CONDITION_SUSPENDED) != NULL;
 	if (job->suspend) {
-		delete_live_pods(p);
-		set_state(p, TJ_STATE_SUSPENDED, "Suspended", "TrainJob is suspended");
+		tj_planner_delete_live_pods(p);
+		tj_planner_set_state(p, TJ_STATE_SUSPENDED, "Suspended", "TrainJob is suspended");
 		set_condition(p, TJ_CONDITION_SUSPENDED, "Suspended", "TrainJob is suspended");
 		if (!was_suspended)
-			event(p, false, "Suspended", "TrainJob is suspended; its pods are deleted");
+			tj_planner_event(p, false, "Suspended",
+			                 "TrainJob is suspended; its pods are deleted");
 		goto out;
 	}
 	if (was_suspended) {
 		remove_condition(&p->st, TJ_CONDITION_SUSPENDED);
 		/* As batch/v1 Job: the activeDeadlineSeconds clock starts again on resume. */
 		p->st.start_time = 0;
-		event(p, false, "Resumed", "TrainJob is resumed");
+		tj_planner_event(p, false, "Resumed", "TrainJob is resumed");
 	}
 	if (job->active_deadline_seconds && p->st.start_time) {
 		int64_t end = p->st.start_time + job->active_deadline_seconds;
@@ -1024,7 +725,7 @@ static int decide(struct planner *p)
 			snprintf(msg, sizeof(msg),
 			         "the job ran longer than spec.activeDeadlineSeconds (%lld s)",
 			         (long long)job->active_deadline_seconds);
-			fail(p, "DeadlineExceeded", msg);
+			tj_planner_fail(p, "DeadlineExceeded", msg);
 			goto out;
 		}
 		requeue(p, end - in->now);
@@ -1035,10 +736,10 @@ static int decide(struct planner *p)
 	}
 	if (!gang)
 		delete_recorded_failure(p);
-	if (give_back(p))
+	if (tj_planner_give_back(p))
 		goto out;
 	had_start = p->st.start_time != 0;
-	create_pods(p, render);
+	tj_planner_create_pods(p, render);
 	if (job->active_deadline_seconds && !had_start && p->st.start_time)
 		requeue(p, job->active_deadline_seconds);
 	if (!p->queued)
