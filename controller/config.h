@@ -1,5 +1,6 @@
 /* The controller's config file (YAML, read with libfyaml): the GPU classes and the defaults
- * of the failure policy (reconcilers/settings.h). Shipped in deploy/ as a ConfigMap. */
+ * of the failure policy and of admission (reconcilers/settings.h). Shipped in deploy/ as a
+ * ConfigMap. */
 #pragma once
 
 #include <stddef.h>
@@ -28,8 +29,16 @@
  *       conditions: [GpuUnhealthy]   # node condition types (not Ready)
  *       taints: [nvidia.com/gpu.unhealthy]
  *     faultCordonConditions: [KernelDeadlock]
+ *   admission:                       # optional; each absent field keeps its default
+ *     enabled: true                  # false: pods at once, the scheduler alone decides
+ *     backfill: true                 # false: strict FIFO per class
+ *     neverFits: Fail                # or Wait
+ *     pinTimeoutSeconds: 60          # 0..86400; 0 never gives a gang back
+ *     topologyLabel: topology.flame.dev/rack   # optional label key
+ *     namespaceLimits:               # at most 256; namespace "*" = every other namespace
+ *       - {namespace: team-a, gpuClass: gh200, maxGPUs: 16}   # a class of gpuClasses
  *
- * Unknown fields, duplicate keys and duplicate class names are errors. */
+ * Unknown fields, duplicate keys, duplicate class names and duplicate limits are errors. */
 int tj_config_parse(const char *yaml, size_t len, const char *origin, struct tj_config **ret,
                     char *err, size_t errlen);
 

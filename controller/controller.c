@@ -6,12 +6,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "controller/admitter.h"
 #include "controller/executor.h"
 #include "controller/expectations.h"
 #include "controller/log.h"
 #include "controller/workqueue.h"
 #include "controller/write_gate.h"
 #include "informers/informers.h"
+#include "informers/priority_class.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/trainjob.h"
@@ -29,6 +31,11 @@ struct reconcile {
 	struct tj_execution *execution;     /* borrowed; freed by the executor */
 	char restart_reason[TJ_REASON_MAX]; /* the plan's, counted once its status is written */
 	uint64_t start_ns;
+	/* The plan creates an admitted gang: counted once its creates succeeded, or its nodes
+	 * go back to the queue. */
+	bool admits, backfilled, first_start;
+	char gpu_class[TJ_NAME_MAX];
+	int64_t creation_time;
 	/* Only its deferrable writes are left, waiting for the write gate: the key went back to
 	 * the workqueue, and a newer reconcile of it supersedes this one. */
 	bool parked;
@@ -45,6 +52,7 @@ struct tj_controller {
 	struct tj_workqueue *queue;           /* owned */
 	struct tj_write_gate *gate;           /* owned */
 	struct tj_expectations *expectations; /* owned */
+	struct tj_admitter *admitter;         /* owned */
 	struct reconcile *in_flight;          /* owned list */
 	bool synced;
 	bool leading;
@@ -163,6 +171,11 @@ static void enqueue(struct tj_controller *c, const char *key)
 		             TJ_ERR(rc));
 }
 
+static void enqueue_key(void *userdata, const char *key)
+{
+	enqueue(userdata, key);
+}
+
 static void enqueue_all(struct tj_controller *c)
 {
 	struct tj_store_iter it;
@@ -197,9 +210,52 @@ static void on_pod(const void *obj, void *userdata)
 		enqueue(userdata, key);
 }
 
+/* Whether a pod holds resources on a node, for the admitter's capacity. */
+static const char *holds_node(const struct tj_pod *pod)
+{
+	if (pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED)
+		return NULL;
+	return pod->node_name ? pod->node_name : pod->pinned_node;
+}
+
+static void kick_if_capacity_changed(struct tj_controller *c, const struct tj_pod *old,
+                                     const struct tj_pod *pod)
+{
+	const char *a = old ? holds_node(old) : NULL, *b = pod ? holds_node(pod) : NULL;
+
+	if (!c->synced || (!a && !b))
+		return;
+	if (!a || !b || strcmp(a, b) != 0 ||
+	    memcmp(&old->requests, &pod->requests, sizeof(pod->requests)) != 0)
+		tj_admitter_kick(c->admitter);
+}
+
+static void on_pod_add(const void *obj, void *userdata)
+{
+	kick_if_capacity_changed(userdata, NULL, obj);
+	on_pod(obj, userdata);
+}
+
+static void on_pod_delete(const void *obj, void *userdata)
+{
+	kick_if_capacity_changed(userdata, obj, NULL);
+	on_pod(obj, userdata);
+}
+
 static void on_pod_update(const void *old, const void *new_obj, void *userdata)
 {
+	kick_if_capacity_changed(userdata, old, new_obj);
 	on_pod(new_obj, userdata);
+}
+
+static void on_trainjob_delete(const void *obj, void *userdata)
+{
+	struct tj_controller *c = userdata;
+	char key[TJ_STORE_KEY_MAX];
+
+	if (trainjob_key(obj, key, sizeof(key)) == 0)
+		tj_admitter_forget(c->admitter, key);
+	on_trainjob(obj, userdata);
 }
 
 /* A runtime changed: the TrainJobs that name it may now be able to start (DESIGN.md: a job
@@ -240,6 +296,8 @@ static void on_node(const void *obj, void *userdata)
 
 	if (!c->synced)
 		return;
+	/* Its capacity, or whether it takes new pods, may have changed. */
+	tj_admitter_kick(c->admitter);
 	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_NODE, node->name,
 	                    &it);
 	while ((pod = tj_store_iter_next(&it)))
@@ -257,6 +315,21 @@ static void on_informer_error(const char *message, void *userdata)
 	tj_log_warn("informer", "list or watch failed", TJ_STR("error", message));
 }
 
+/* A PriorityClass changed: the queued jobs whose pods name it are planned again, and
+ * their wants carry the new value. Classes change rarely; every job is queued. */
+static void on_priority_class(const void *obj, void *userdata)
+{
+	struct tj_controller *c = userdata;
+
+	if (c->synced)
+		enqueue_all(c);
+}
+
+static void on_priority_class_update(const void *old, const void *new_obj, void *userdata)
+{
+	on_priority_class(new_obj, userdata);
+}
+
 static void on_synced(void *userdata)
 {
 	struct tj_controller *c = userdata;
@@ -270,6 +343,7 @@ static void on_synced(void *userdata)
 	               (long long)tj_store_len(tj_reflector_store(c->informers->trainjobs))),
 	        TJ_INT("pods", (long long)tj_store_len(tj_reflector_store(c->informers->pods))),
 	        TJ_INT("nodes", (long long)tj_store_len(tj_reflector_store(c->informers->nodes))));
+	tj_admitter_set_active(c->admitter, c->leading && !c->stopping);
 	enqueue_all(c);
 }
 
@@ -331,6 +405,21 @@ static void requeue_after(struct tj_controller *c, const char *key, int64_t seco
 		tj_workqueue_add_after(c->queue, key, (uint64_t)seconds * 1000);
 }
 
+static void count_admission(struct tj_controller *c, const struct reconcile *r)
+{
+	const struct tj_std_metrics *m = c->metrics;
+
+	if (!m)
+		return;
+	tj_metric_add(m->trainjob_admissions_total, TJ_LABELS(r->gpu_class), 1);
+	if (r->backfilled)
+		tj_metric_add(m->trainjob_backfills_total, NULL, 1);
+	if (r->first_start && r->creation_time)
+		tj_metric_observe(
+		        m->trainjob_queue_wait_seconds, NULL,
+		        (double)((int64_t)(now_ns(c) / 1000000000ull) - r->creation_time));
+}
+
 static void executed(struct tj_execution_result *res, void *userdata)
 {
 	struct reconcile *r = userdata;
@@ -347,6 +436,12 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	if (c->metrics && r->restart_reason[0] && res->trainjob)
 		tj_metric_add(c->metrics->trainjob_worker_restarts_total,
 		              (const char *[]){ r->restart_reason }, 1);
+	/* The gang is created once its pods are (a status patch of a later stage may still
+	 * meet a conflict); a gang whose creates failed gives its nodes back. */
+	if (r->admits && res->pods_created + res->pods_adopted > 0)
+		count_admission(c, r);
+	else if (r->admits)
+		tj_admitter_release(c->admitter, r->key);
 	if (res->rc == 0) {
 		tj_workqueue_forget(c->queue, r->key);
 		observe(c, r, "success");
@@ -438,6 +533,16 @@ static int start_execution(struct tj_plan *plan, void *ctx)
 	return tj_execute(call->config, call->job, plan, call->now_ns, call->ret);
 }
 
+/* Whether a plan writes only its status and events. */
+static bool only_bookkeeping(const struct tj_plan *plan)
+{
+	for (size_t i = 0; i < plan->n_actions; i++)
+		if (plan->actions[i].kind != TJ_ACTION_PATCH_STATUS &&
+		    plan->actions[i].kind != TJ_ACTION_EVENT)
+			return false;
+	return true;
+}
+
 static int reconcile(struct tj_controller *c, struct reconcile *r)
 {
 	const struct tj_trainjob *job =
@@ -447,6 +552,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	const struct tj_pod **pods = NULL;
 	size_t n_pods = 0;
 	struct tj_plan *plan = NULL;
+	struct tj_plan_admission admission = { 0 };
 	uint64_t now = now_ns(c), wait_ms = 0;
 	int rc;
 
@@ -454,6 +560,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		/* Deleted: garbage collection removes its children through their owner
 		 * references. */
 		tj_expectations_forget(c->expectations, r->key);
+		tj_admitter_forget(c->admitter, r->key);
 		tj_workqueue_forget(c->queue, r->key);
 		observe(c, r, "success");
 		reconcile_end(r);
@@ -486,12 +593,34 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		.n_pods = n_pods,
 		.node_lookup = lookup_node,
 		.node_ctx = c,
+		.admission = tj_admitter_admission(c->admitter, job, r->key, &admission)
+		                     ? &admission
+		                     : NULL,
 		.now = (int64_t)(now / 1000000000ull),
 	};
 	rc = tj_plan_trainjob(&in, &plan);
 	free(pods);
 	if (rc < 0)
 		return rc;
+	rc = tj_admitter_want(c->admitter, job, r->key, &plan->want, plan->admits);
+	if (rc < 0) {
+		tj_plan_free(plan);
+		return rc;
+	}
+	/* The first plan of a job that waits for admission writes nothing: the cycle that
+	 * the want started decides it within milliseconds and queues it again, and that plan
+	 * writes the queue's verdict. */
+	if (plan->want.wanted && !admission.decision && only_bookkeeping(plan)) {
+		tj_plan_free(plan);
+		observe(c, r, "success");
+		reconcile_end(r);
+		return 0;
+	}
+	r->admits = plan->admits;
+	r->backfilled = plan->backfilled;
+	r->first_start = plan->admits && !job->status.start_time;
+	r->creation_time = job->creation_time;
+	memcpy(r->gpu_class, plan->gpu_class, sizeof(r->gpu_class));
 	requeue_after(c, r->key, plan->requeue_after);
 	if (plan->n_actions == 0) {
 		tj_plan_free(plan);
@@ -513,9 +642,12 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	memcpy(r->restart_reason, plan->restart_reason, sizeof(r->restart_reason));
 	/* The plan's pod creates are expected in the cache before the job is planned again
 	 * (its expectations were met, and so forgotten, before it was planned). */
-	return tj_expectations_start_plan(
+	rc = tj_expectations_start_plan(
 	        c->expectations, r->key, plan, uv_now(c->loop) + EXPECTATION_TIMEOUT_MS,
 	        start_execution, &(struct execute_call){ &ec, &obj, (int64_t)now, &r->execution });
+	if (rc < 0 && r->admits)
+		tj_admitter_release(c->admitter, r->key);
+	return rc;
 }
 
 static void process(struct tj_workqueue *q, const char *key, void *userdata)
@@ -553,14 +685,20 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
                       struct tj_controller **ret)
 {
 	struct tj_controller *c = calloc(1, sizeof(*c));
-	struct tj_reflector_handlers trainjobs = { on_trainjob, on_trainjob_update, on_trainjob,
-		                                   on_synced,   on_informer_error,  NULL };
+	struct tj_reflector_handlers trainjobs = { on_trainjob,        on_trainjob_update,
+		                                   on_trainjob_delete, on_synced,
+		                                   on_informer_error,  NULL };
 	struct tj_reflector_handlers runtimes = { on_runtime, on_runtime_update, on_runtime,
 		                                  on_synced,  on_informer_error, NULL };
-	struct tj_reflector_handlers pods = { on_pod,    on_pod_update,     on_pod,
-		                              on_synced, on_informer_error, NULL };
+	struct tj_reflector_handlers pods = { on_pod_add, on_pod_update,     on_pod_delete,
+		                              on_synced,  on_informer_error, NULL };
 	struct tj_reflector_handlers nodes = { on_node,   on_node_update,    on_node,
 		                               on_synced, on_informer_error, NULL };
+	/* A class's value changes the order of the queue. */
+	struct tj_reflector_handlers priority_classes = {
+		on_priority_class, on_priority_class_update, on_priority_class,
+		on_synced,         on_informer_error,        NULL
+	};
 	int rc;
 
 	if (!c)
@@ -571,6 +709,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	c->metrics = config->metrics;
 	c->clock = config->clock;
 	trainjobs.userdata = runtimes.userdata = pods.userdata = nodes.userdata = c;
+	priority_classes.userdata = c;
 
 	struct tj_informers_config ic = {
 		.client = config->client,
@@ -580,6 +719,8 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 		.cluster_training_runtimes = { runtime_project, &runtime_ops, runtimes },
 		.pods = { NULL, NULL, pods },
 		.nodes = { NULL, NULL, nodes },
+		.priority_classes = { tj_priority_class_project, &tj_priority_class_store_ops,
+		                      priority_classes },
 	};
 	rc = tj_informers_new(loop, &ic, &c->informers);
 	if (rc < 0)
@@ -590,6 +731,14 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 		rc = -ENOMEM;
 		goto fail;
 	}
+	rc = tj_admitter_new(loop,
+	                     &(struct tj_admitter_config){ .informers = c->informers,
+	                                                   .metrics = c->metrics,
+	                                                   .enqueue = enqueue_key,
+	                                                   .userdata = c },
+	                     &c->admitter);
+	if (rc < 0)
+		goto fail;
 	rc = tj_write_gate_new(loop,
 	                       &(struct tj_write_gate_config){ .busy = queue_busy, .userdata = c },
 	                       &c->gate);
@@ -609,6 +758,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	return 0;
 
 fail:
+	tj_admitter_free(c->admitter);
 	tj_expectations_free(c->expectations);
 	tj_write_gate_free(c->gate);
 	tj_informers_free(c->informers);
@@ -619,6 +769,7 @@ fail:
 void tj_controller_set_config(struct tj_controller *c, const struct tj_config *config)
 {
 	c->config = config;
+	tj_admitter_set_config(c->admitter, config);
 	enqueue_all(c);
 }
 
@@ -632,6 +783,7 @@ void tj_controller_set_leading(struct tj_controller *c, bool leading)
 	if (c->leading == leading)
 		return;
 	c->leading = leading;
+	tj_admitter_set_active(c->admitter, leading && c->synced && !c->stopping);
 	if (leading)
 		enqueue_all(c);
 }
@@ -644,6 +796,17 @@ void tj_controller_queue_stats(const struct tj_controller *c, struct tj_workqueu
 void tj_controller_gate_stats(const struct tj_controller *c, struct tj_write_gate_stats *ret)
 {
 	tj_write_gate_stats(c->gate, ret);
+}
+
+void tj_controller_jobs_by_state(const struct tj_controller *c, size_t counts[TJ_STATE_COUNT])
+{
+	struct tj_store_iter it;
+	const struct tj_trainjob *job;
+
+	memset(counts, 0, TJ_STATE_COUNT * sizeof(*counts));
+	tj_store_iter_init(tj_reflector_store(c->informers->trainjobs), &it);
+	while ((job = tj_store_iter_next(&it)))
+		counts[job->status.state == TJ_STATE_NONE ? TJ_STATE_PENDING : job->status.state]++;
 }
 
 bool tj_controller_synced(const struct tj_controller *c)
@@ -678,6 +841,7 @@ void tj_controller_stop(struct tj_controller *c, void (*stopped)(void *userdata)
 	c->stopping = true;
 	c->stopped = stopped;
 	c->stopped_userdata = userdata;
+	tj_admitter_set_active(c->admitter, false);
 	/* Nothing urgent will come any more: the bookkeeping goes now. */
 	tj_write_gate_flush(c->gate);
 	tj_workqueue_shutdown(c->queue, queue_drained, c);
@@ -695,6 +859,7 @@ struct tj_controller *tj_controller_free(struct tj_controller *c)
 		free(r);
 	}
 	tj_write_gate_free(c->gate);
+	tj_admitter_free(c->admitter);
 	tj_expectations_free(c->expectations);
 	tj_workqueue_free(c->queue);
 	tj_informers_free(c->informers);

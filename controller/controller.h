@@ -15,6 +15,7 @@
 #include "controller/workqueue.h"
 #include "controller/write_gate.h"
 #include "kube/client.h"
+#include "reconcilers/trainjob.h"
 
 /* The name of the controller in metrics and logs, as controller-runtime would name it. */
 #define TJ_CONTROLLER_NAME "trainjob"
@@ -59,6 +60,10 @@ void tj_controller_queue_stats(const struct tj_controller *c, struct tj_workqueu
 
 /* The counters of its write gate. */
 void tj_controller_gate_stats(const struct tj_controller *c, struct tj_write_gate_stats *ret);
+
+/* The cached TrainJobs by status.state, indexed by enum tj_state (a job not written yet
+ * counts as Pending), for the trainjob_jobs gauge. */
+void tj_controller_jobs_by_state(const struct tj_controller *c, size_t counts[TJ_STATE_COUNT]);
 
 /* Every informer has listed once. */
 bool tj_controller_synced(const struct tj_controller *c);

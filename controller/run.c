@@ -74,6 +74,13 @@ static void collect_queue(void *userdata)
 	feed_counter(r->std.workqueue_adds_total, name, st.adds, &r->adds_seen);
 	feed_counter(r->std.workqueue_retries_total, name, st.retries, &r->retries_seen);
 
+	size_t jobs[TJ_STATE_COUNT];
+
+	tj_controller_jobs_by_state(r->controller, jobs);
+	for (int state = TJ_STATE_PENDING; state < TJ_STATE_COUNT; state++)
+		tj_metric_set(r->std.trainjob_jobs, TJ_LABELS(tj_state_name(state)),
+		              (double)jobs[state]);
+
 	struct tj_write_gate_stats gs;
 
 	tj_controller_gate_stats(r->controller, &gs);

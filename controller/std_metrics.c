@@ -18,8 +18,13 @@ static const double time_to_running_buckets[] = {
 	1, 2, 5, 10, 15, 30, 60, 120, 180, 300, 600, 900, 1800, 3600,
 };
 
+/* A queue's wait is seconds when a cluster has room and hours when it is full. */
+static const double queue_wait_buckets[] = {
+	1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800, 86400,
+};
+
 static const char *const job_states[] = {
-	"Pending", "Running", "Restarting", "Suspended", "Complete", "Failed",
+	"Pending", "Queued", "Running", "Restarting", "Suspended", "Complete", "Failed",
 };
 
 static const char *const reconcile_results[] = {
@@ -38,6 +43,9 @@ static const char *const l_rest_duration[] = { "verb", "host", "path", NULL };
 static const char *const l_name[] = { "name", NULL };
 static const char *const l_reason[] = { "reason", NULL };
 static const char *const l_state[] = { "state", NULL };
+static const char *const l_class[] = { "gpu_class", NULL };
+static const char *const l_class_reason[] = { "gpu_class", "reason", NULL };
+static const char *const l_class_state[] = { "gpu_class", "state", NULL };
 
 int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 {
@@ -128,6 +136,24 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		               time_to_running_buckets),
 		  &m.trainjob_time_to_running_seconds },
 		{ TJ_GAUGE("trainjob_jobs", "TrainJobs by state", l_state), &m.trainjob_jobs },
+		{ TJ_GAUGE("trainjob_queue_jobs",
+		           "TrainJobs waiting for admission, by GPU class and the reason they wait",
+		           l_class_reason),
+		  &m.trainjob_queue_jobs },
+		{ TJ_HISTOGRAM("trainjob_queue_wait_seconds",
+		               "Seconds from a TrainJob's creation until its gang was admitted",
+		               NULL, queue_wait_buckets),
+		  &m.trainjob_queue_wait_seconds },
+		{ TJ_GAUGE("trainjob_gpus",
+		           "GPUs of the nodes that take new pods, by class: their capacity, what "
+		           "pods hold (allocated), and what the head of the queue has reserved",
+		           l_class_state),
+		  &m.trainjob_gpus },
+		{ TJ_COUNTER("trainjob_admissions_total", "Gangs admitted, by GPU class", l_class),
+		  &m.trainjob_admissions_total },
+		{ TJ_COUNTER("trainjob_backfills_total",
+		             "Gangs admitted ahead of the blocked head of their queue", NULL),
+		  &m.trainjob_backfills_total },
 		{ TJ_GAUGE("trainjob_write_gate_waiting",
 		           "Reconciles whose bookkeeping writes (Service, status, events) wait "
 		           "while "

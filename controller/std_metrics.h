@@ -33,6 +33,12 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_worker_restarts_total;   /* counter {reason} */
 	struct tj_metric *trainjob_time_to_running_seconds; /* histogram */
 	struct tj_metric *trainjob_jobs;                    /* gauge {state} */
+	/* gang admission (controller/admitter.h) */
+	struct tj_metric *trainjob_queue_jobs;         /* gauge {gpu_class, reason} */
+	struct tj_metric *trainjob_queue_wait_seconds; /* histogram */
+	struct tj_metric *trainjob_gpus;               /* gauge {gpu_class, state} */
+	struct tj_metric *trainjob_admissions_total;   /* counter {gpu_class} */
+	struct tj_metric *trainjob_backfills_total;    /* counter */
 	/* the write gate (controller/write_gate.h) */
 	struct tj_metric *trainjob_write_gate_waiting;        /* gauge */
 	struct tj_metric *trainjob_write_gate_deferred_total; /* counter */
@@ -40,7 +46,7 @@ struct tj_std_metrics {
 };
 
 /* Registers every family above into reg and writes their handles into *ret.
- * trainjob_jobs starts at 0 for each state (Pending, Running, Restarting, Suspended,
+ * trainjob_jobs starts at 0 for each state (Pending, Queued, Running, Restarting, Suspended,
  * Complete, Failed). */
 int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret);
 

@@ -119,7 +119,9 @@ int tj_informers_new(uv_loop_t *loop, const struct tj_informers_config *config,
 	    (r = add_informer(loop, inf, 3, config, &tj_resource_pods, &pods, NULL, &inf->pods)) <
 	            0 ||
 	    (r = add_informer(loop, inf, 4, config, &tj_resource_nodes, &nodes, NULL,
-	                      &inf->nodes)) < 0)
+	                      &inf->nodes)) < 0 ||
+	    (r = add_informer(loop, inf, 5, config, &tj_resource_priorityclasses,
+	                      &config->priority_classes, NULL, &inf->priority_classes)) < 0)
 		goto fail;
 	*ret = inf;
 	return 0;
@@ -129,7 +131,7 @@ fail:
 	return r;
 }
 
-#define N_INFORMERS 5
+#define N_INFORMERS 6
 
 /* The reflectors of the set, NULL where one is left out. */
 static void list_all(const struct tj_informers *inf, struct tj_reflector **all)
@@ -139,6 +141,7 @@ static void list_all(const struct tj_informers *inf, struct tj_reflector **all)
 	all[2] = inf->cluster_training_runtimes;
 	all[3] = inf->pods;
 	all[4] = inf->nodes;
+	all[5] = inf->priority_classes;
 }
 
 int tj_informers_start(struct tj_informers *inf)

@@ -2,7 +2,8 @@
  * client. TrainJobs, TrainingRuntimes and ClusterTrainingRuntimes are projected by the
  * functions reconcilers/ provides; Pods and Nodes by informers/pod.h and informers/node.h.
  * Every pod is watched, not only the controller's own: a node's free GPUs, CPU and memory
- * are what all of its pods leave (notebooks and other workloads hold GPUs too). */
+ * are what all of its pods leave (notebooks and other workloads hold GPUs too). The
+ * PriorityClasses, when asked for, give the queue the value of a pod's priorityClassName. */
 #pragma once
 
 #include <stdbool.h>
@@ -43,6 +44,8 @@ struct tj_informers_config {
 	/* project and ops of pods and nodes default to the ones above when NULL. */
 	struct tj_informer_config pods;
 	struct tj_informer_config nodes;
+	/* Left out unless its project is set (tj_priority_class_project). */
+	struct tj_informer_config priority_classes;
 	uint32_t seed; /* of the reflectors' jitter; 0 = from the clock */
 };
 
@@ -52,8 +55,9 @@ struct tj_informers {
 	struct tj_reflector *cluster_training_runtimes; /* owned; NULL if left out */
 	struct tj_reflector *pods;                      /* owned */
 	struct tj_reflector *nodes;                     /* owned */
+	struct tj_reflector *priority_classes;          /* owned; NULL if left out */
 	char *namespace;                                /* owned; NULL = all */
-	struct tj_kube_listwatch lw[5];
+	struct tj_kube_listwatch lw[6];
 };
 
 int tj_informers_new(uv_loop_t *loop, const struct tj_informers_config *config,

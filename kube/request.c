@@ -13,6 +13,8 @@ const struct tj_resource tj_resource_nodes = { "", "v1", "nodes", false };
 const struct tj_resource tj_resource_services = { "", "v1", "services", true };
 const struct tj_resource tj_resource_events = { "", "v1", "events", true };
 const struct tj_resource tj_resource_leases = { "coordination.k8s.io", "v1", "leases", true };
+const struct tj_resource tj_resource_priorityclasses = { "scheduling.k8s.io", "v1",
+	                                                 "priorityclasses", false };
 const struct tj_resource tj_resource_trainjobs = { "trainer.kubeflow.org", "v1alpha1", "trainjobs",
 	                                           true };
 const struct tj_resource tj_resource_trainingruntimes = { "trainer.kubeflow.org", "v1alpha1",

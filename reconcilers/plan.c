@@ -10,54 +10,7 @@
 #include "reconcilers/node_health.h"
 #include "reconcilers/render.h"
 
-/* Nodes a replacement pod is kept away from: the last failed node and the unhealthy nodes
- * of the job's pods. Beyond this many, the scheduler's own taint rules must do. */
-#define MAX_EXCLUDED_NODES 32
-
-/* Where an action goes when the plan is finished: mutations (creates and deletes), the
- * status patch and events are ordered by the plan's kind of decision (see plan.h). */
-enum slot {
-	SLOT_MUTATION,
-	SLOT_STATUS,
-	SLOT_EVENT,
-};
-
-/* The health of an owned pod's node, as far as the planner needs it. */
-struct pod_node {
-	enum tj_node_fault fault; /* TJ_NODE_HEALTHY when unscheduled or unknown */
-	bool failed;              /* unhealthy for the grace period */
-};
-
-/* A worker failure: the pod, its class and, for a node failure, the node's health. */
-struct failure {
-	const struct tj_pod *pod;
-	const char *cls; /* WorkerFailed, Evicted, Preempted or a node fault's reason */
-	struct tj_node_health node;
-};
-
-struct planner {
-	const struct tj_plan_input *in;
-	const struct tj_trainjob *job;
-	const struct tj_failure_policy *policy;
-	int64_t grace; /* the node grace period in force */
-	char restart_reason[TJ_REASON_MAX];
-	struct tj_trainjob_status st; /* the status being computed */
-	struct tj_action *actions;    /* owned until moved into the plan */
-	enum slot *slots;             /* owned; parallel to actions */
-	size_t n, cap;
-	bool oom;
-	bool status_first; /* the plan decided a restart or a failure */
-	bool stale;        /* the cached TrainJob is older than its pods: no actions */
-	int64_t requeue_after;
-	/* The job's own pods and, per rank, the pod of the current attempt. */
-	const struct tj_pod **owned; /* owned array (of borrowed pods) */
-	bool *deleted;               /* owned; parallel to owned: a delete is planned */
-	struct pod_node *nodes;      /* owned; parallel to owned */
-	size_t n_owned;
-	const struct tj_pod **current; /* owned array of num_nodes */
-	bool *blocked;                 /* owned; the rank still has a pod of another attempt */
-	int num_nodes;
-};
+#include "reconcilers/planner.h"
 
 static const char *const action_names[] = {
 	[TJ_ACTION_CREATE_SERVICE] = "CreateService",
@@ -72,7 +25,7 @@ const char *tj_action_kind_name(enum tj_action_kind kind)
 	return action_names[kind];
 }
 
-static struct tj_action *push(struct planner *p, enum tj_action_kind kind, enum slot slot)
+struct tj_action *tj_planner_push(struct planner *p, enum tj_action_kind kind, enum slot slot)
 {
 	struct tj_action *a;
 
@@ -104,12 +57,9 @@ static struct tj_action *push(struct planner *p, enum tj_action_kind kind, enum 
 	return a;
 }
 
-static void event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
-        __attribute__((format(printf, 4, 5)));
-
-static void event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
+void tj_planner_event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
 {
-	struct tj_action *a = push(p, TJ_ACTION_EVENT, SLOT_EVENT);
+	struct tj_action *a = tj_planner_push(p, TJ_ACTION_EVENT, SLOT_EVENT);
 	va_list ap;
 
 	if (!a)
@@ -119,23 +69,6 @@ static void event(struct planner *p, bool warning, const char *reason, const cha
 	va_start(ap, fmt);
 	vsnprintf(a->message, sizeof(a->message), fmt, ap);
 	va_end(ap);
-}
-
-static bool is_deleting(const struct tj_pod *pod)
-{
-	return pod->deletion_time != 0;
-}
-
-static bool is_finished(const struct tj_pod *pod)
-{
-	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
-}
-
-/* Asks to plan again after seconds; the earliest of all such wishes wins. */
-static void requeue(struct planner *p, int64_t seconds)
-{
-	if (seconds > 0 && (p->requeue_after == 0 || seconds < p->requeue_after))
-		p->requeue_after = seconds;
 }
 
 static size_t owned_index(const struct planner *p, const struct tj_pod *pod)
@@ -178,7 +111,7 @@ static void delete_pod(struct planner *p, const struct tj_pod *pod)
 	if (is_deleting(pod) && !force)
 		return;
 	p->deleted[i] = true;
-	a = push(p, TJ_ACTION_DELETE_POD, SLOT_MUTATION);
+	a = tj_planner_push(p, TJ_ACTION_DELETE_POD, SLOT_MUTATION);
 	if (!a)
 		return;
 	snprintf(a->name, sizeof(a->name), "%s", pod->name);
@@ -196,16 +129,11 @@ static void delete_stuck_pods(struct planner *p)
 
 /* Deletes the pods that still run or wait: a failed or suspended job releases its GPUs.
  * Finished pods stay for their logs. */
-static void delete_live_pods(struct planner *p)
+void tj_planner_delete_live_pods(struct planner *p)
 {
 	for (size_t i = 0; i < p->n_owned; i++)
 		if (!is_finished(p->owned[i]))
 			delete_pod(p, p->owned[i]);
-}
-
-static void copy(char *dst, size_t size, const char *src)
-{
-	snprintf(dst, size, "%s", src ? src : "");
 }
 
 static void set_condition(struct planner *p, enum tj_condition_type type, const char *reason,
@@ -238,11 +166,8 @@ static void remove_condition(struct tj_trainjob_status *st, enum tj_condition_ty
 		}
 }
 
-static void set_state(struct planner *p, enum tj_state state, const char *reason, const char *fmt,
-                      ...) __attribute__((format(printf, 4, 5)));
-
-static void set_state(struct planner *p, enum tj_state state, const char *reason, const char *fmt,
-                      ...)
+void tj_planner_set_state(struct planner *p, enum tj_state state, const char *reason,
+                          const char *fmt, ...)
 {
 	va_list ap;
 
@@ -260,15 +185,15 @@ static bool state_changed(const struct planner *p)
 }
 
 /* Fails the job: the decision is recorded before the live pods are deleted. */
-static void fail(struct planner *p, const char *reason, const char *message)
+void tj_planner_fail(struct planner *p, const char *reason, const char *message)
 {
-	set_state(p, TJ_STATE_FAILED, reason, "%s", message);
+	tj_planner_set_state(p, TJ_STATE_FAILED, reason, "%s", message);
 	set_condition(p, TJ_CONDITION_FAILED, reason, message);
 	if (!p->st.completion_time)
 		p->st.completion_time = p->in->now;
 	p->status_first = true;
-	delete_live_pods(p);
-	event(p, true, "Failed", "%s: %s", reason, message);
+	tj_planner_delete_live_pods(p);
+	tj_planner_event(p, true, "Failed", "%s: %s", reason, message);
 }
 
 /* Collects the job's own pods, and per rank the pod of the current attempt: with policy
@@ -491,13 +416,13 @@ static void restart(struct planner *p, const struct failure *fl, bool gang, int 
 		         "%s; exit code %d is permanent (failurePolicy.permanentExitCodes), so the "
 		         "job is not restarted",
 		         what, f.exit_code);
-		fail(p, "PermanentFailure", msg);
+		tj_planner_fail(p, "PermanentFailure", msg);
 		return;
 	}
 	if (p->st.restart_count >= max_restarts) {
 		snprintf(msg, sizeof(msg), "%s; the restart budget of %d is spent", what,
 		         max_restarts);
-		fail(p, "ReachedMaxRestarts", msg);
+		tj_planner_fail(p, "ReachedMaxRestarts", msg);
 		return;
 	}
 	p->st.restart_count++;
@@ -514,14 +439,15 @@ static void restart(struct planner *p, const struct failure *fl, bool gang, int 
 		snprintf(after, sizeof(after), " in %lld s", (long long)backoff);
 		requeue(p, backoff);
 	}
-	set_state(p, TJ_STATE_RESTARTING, fl->cls, "%s; replacing %s%s (restart %d of %d)", what,
-	          gang ? "all workers" : "that worker", after, p->st.restart_count, max_restarts);
-	event(p, true, "Restarting", "%s", p->st.message);
+	tj_planner_set_state(
+	        p, TJ_STATE_RESTARTING, fl->cls, "%s; replacing %s%s (restart %d of %d)", what,
+	        gang ? "all workers" : "that worker", after, p->st.restart_count, max_restarts);
+	tj_planner_event(p, true, "Restarting", "%s", p->st.message);
 }
 
 /* After a restart, the new pods wait for the backoff, counted from the failure's time in
  * the status (so that a restarted controller keeps it). */
-static bool backing_off(struct planner *p)
+bool tj_planner_backing_off(struct planner *p)
 {
 	const struct tj_failure *f = &p->st.last_failure;
 	int64_t ready_at;
@@ -533,63 +459,6 @@ static bool backing_off(struct planner *p)
 		return false;
 	requeue(p, ready_at - p->in->now);
 	return true;
-}
-
-/* The headless Service, posted with every batch of pods and until a status with the start
- * time is written (a later stage than the Service, so that a controller that stops in
- * between posts it again): there is no Service cache, and a repeated create costs one
- * AlreadyExists. Then the start time, and the event that announces it. */
-static void post_service(struct planner *p)
-{
-	struct tj_action *a = push(p, TJ_ACTION_CREATE_SERVICE, SLOT_MUTATION);
-
-	if (!a)
-		return;
-	copy(a->name, sizeof(a->name), p->job->name);
-	if (tj_render_service(p->job, &a->object) < 0)
-		p->oom = true;
-	if (!p->st.start_time) {
-		p->st.start_time = p->in->now;
-		event(p, false, "Created", "creating %d pod%s from %s %s", p->num_nodes,
-		      p->num_nodes == 1 ? "" : "s", tj_runtime_kind_name(p->in->runtime->kind),
-		      p->in->runtime->name);
-	}
-}
-
-static void create_pods(struct planner *p, const struct tj_render *render)
-{
-	int created = 0, missing = 0;
-
-	for (int r = 0; r < p->num_nodes; r++)
-		if (!p->current[r] && !p->blocked[r])
-			missing++;
-	if (missing == 0) {
-		/* Every pod exists, but no status has recorded this start (a first start, or a
-		 * resume): the plan that created them stopped before its status patch, and the
-		 * Service may be missing as well. */
-		if (!p->st.start_time)
-			post_service(p);
-		return;
-	}
-	if (backing_off(p))
-		return;
-	for (int r = 0; r < p->num_nodes; r++) {
-		struct tj_action *a;
-
-		if (p->current[r] || p->blocked[r])
-			continue;
-		a = push(p, TJ_ACTION_CREATE_POD, SLOT_MUTATION);
-		if (!a)
-			return;
-		tj_render_pod_name(p->job->name, r, p->st.restart_count, a->name);
-		if (tj_render_pod(render, r, p->st.restart_count, &a->object) < 0) {
-			p->oom = true;
-			return;
-		}
-		created++;
-	}
-	if (created > 0)
-		post_service(p);
 }
 
 /* Running, Pending, Restarting or Complete, from the pods of the current attempt. */
@@ -612,27 +481,36 @@ static void progress(struct planner *p)
 			unschedulable = pod;
 	}
 	if (succeeded == n) {
-		set_state(p, TJ_STATE_COMPLETE, "AllPodsSucceeded", "all %d pods succeeded", n);
+		tj_planner_set_state(p, TJ_STATE_COMPLETE, "AllPodsSucceeded",
+		                     "all %d pods succeeded", n);
 		set_condition(p, TJ_CONDITION_COMPLETE, "AllPodsSucceeded", p->st.message);
 		if (!p->st.completion_time)
 			p->st.completion_time = p->in->now;
-		event(p, false, "Completed", "%s", p->st.message);
+		tj_planner_event(p, false, "Completed", "%s", p->st.message);
+		return;
+	}
+	if (running == n) {
+		tj_planner_set_state(p, TJ_STATE_RUNNING, "AllPodsRunning", "%d of %d pods running",
+		                     running, n);
+		if (state_changed(p))
+			tj_planner_event(p, false, "Running", "%s", p->st.message);
 		return;
 	}
 	if (running + succeeded == n) {
-		set_state(p, TJ_STATE_RUNNING, "AllPodsRunning", "%d of %d pods running", running,
-		          n);
-		if (state_changed(p))
-			event(p, false, "Running", "%s", p->st.message);
+		/* Some ranks are done, the others still run: the job runs, but not every pod. */
+		tj_planner_set_state(p, TJ_STATE_RUNNING, "PodsCompleting",
+		                     "%d of %d pods running, %d succeeded", running, n, succeeded);
+		if (p->job->status.state != TJ_STATE_RUNNING)
+			tj_planner_event(p, false, "Running", "%s", p->st.message);
 		return;
 	}
 	if (unschedulable) {
-		set_state(
+		tj_planner_set_state(
 		        p, restarting ? TJ_STATE_RESTARTING : TJ_STATE_PENDING, "Unschedulable",
 		        "rank %d: %s", unschedulable->rank,
 		        tj_or(unschedulable->unschedulable_message, "the pod cannot be scheduled"));
 		if (state_changed(p))
-			event(p, true, "Unschedulable", "%s", p->st.message);
+			tj_planner_event(p, true, "Unschedulable", "%s", p->st.message);
 		return;
 	}
 	if (restarting) {
@@ -641,13 +519,14 @@ static void progress(struct planner *p)
 			copy(p->st.reason, sizeof(p->st.reason), p->job->status.reason);
 			copy(p->st.message, sizeof(p->st.message), p->job->status.message);
 		} else {
-			set_state(p, TJ_STATE_RESTARTING, "PodsStarting", "%d of %d pods running",
-			          running, n);
+			tj_planner_set_state(p, TJ_STATE_RESTARTING, "PodsStarting",
+			                     "%d of %d pods running", running, n);
 		}
 		p->st.state = TJ_STATE_RESTARTING;
 		return;
 	}
-	set_state(p, TJ_STATE_PENDING, "PodsStarting", "%d of %d pods running", running, n);
+	tj_planner_set_state(p, TJ_STATE_PENDING, "PodsStarting", "%d of %d pods running", running,
+	                     n);
 }
 
 static int max_restarts_of(const struct tj_trainjob *job, const struct tj_runtime *rt,
@@ -731,7 +610,7 @@ static int status_patch(struct planner *p)
 
 	if (tj_trainjob_status_equal(&p->st, &p->job->status))
 		return 0;
-	a = push(p, TJ_ACTION_PATCH_STATUS, SLOT_STATUS);
+	a = tj_planner_push(p, TJ_ACTION_PATCH_STATUS, SLOT_STATUS);
 	if (!a)
 		return -ENOMEM;
 	copy(a->name, sizeof(a->name), p->job->name);
@@ -764,6 +643,10 @@ static int decide(struct planner *p)
 	                                  : 1;
 	p->policy = tj_config_failure_policy(in->config);
 	p->grace = grace_of(job, p->policy);
+	/* The queue's fields hold only while the job is queued: the plan that queues it sets
+	 * them again. */
+	p->st.expected_start_time = 0;
+	p->st.queue_position = 0;
 	gang = in->runtime ? gang_policy_of(job, in->runtime, &why) : 1;
 	r = collect_pods(p, gang != 0);
 	if (r == -EAGAIN) {
@@ -776,32 +659,35 @@ static int decide(struct planner *p)
 	if (tj_trainjob_status_condition(&job->status, TJ_CONDITION_COMPLETE) ||
 	    tj_trainjob_status_condition(&job->status, TJ_CONDITION_FAILED)) {
 		if (tj_trainjob_status_condition(&job->status, TJ_CONDITION_FAILED))
-			delete_live_pods(p);
+			tj_planner_delete_live_pods(p);
 		return 0;
 	}
 	if (tj_trainjob_validate(job, &why) < 0) {
-		fail(p, why.reason, why.message);
+		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
 	if (!in->runtime) {
 		const struct tj_problem *rp = in->runtime_problem;
 
-		set_state(p, TJ_STATE_PENDING, rp ? rp->reason : "RuntimeNotFound", "%s",
-		          rp ? rp->message : "the runtime was not found");
+		tj_planner_set_state(p, TJ_STATE_PENDING, rp ? rp->reason : "RuntimeNotFound", "%s",
+		                     rp ? rp->message : "the runtime was not found");
 		if (state_changed(p) || strcmp(p->st.message, job->status.message) != 0)
-			event(p, true, p->st.reason, "%s", p->st.message);
+			tj_planner_event(p, true, p->st.reason, "%s", p->st.message);
 		return 0;
 	}
 	if (gang < 0) {
-		fail(p, why.reason, why.message);
+		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
 	max_restarts = max_restarts_of(job, in->runtime, p->policy, &why);
 	if (max_restarts < 0 || tj_runtime_gpu_class(in->runtime, in->config, &cls, &why) < 0) {
-		fail(p, why.reason, why.message);
+		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
+	copy(p->gpu_class, sizeof(p->gpu_class), cls ? cls->name : NULL);
 	n_excluded = excluded_nodes(p, excluded);
+	p->excluded = excluded;
+	p->n_excluded = n_excluded;
 	r = tj_render_prepare(&(struct tj_render_input){ .job = job,
 	                                                 .runtime = in->runtime,
 	                                                 .gpu_class = cls,
@@ -811,24 +697,25 @@ static int decide(struct planner *p)
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {
-		fail(p, why.reason, why.message);
+		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
 
 	was_suspended = tj_trainjob_status_condition(&job->status, TJ_CONDITION_SUSPENDED) != NULL;
 	if (job->suspend) {
-		delete_live_pods(p);
-		set_state(p, TJ_STATE_SUSPENDED, "Suspended", "TrainJob is suspended");
+		tj_planner_delete_live_pods(p);
+		tj_planner_set_state(p, TJ_STATE_SUSPENDED, "Suspended", "TrainJob is suspended");
 		set_condition(p, TJ_CONDITION_SUSPENDED, "Suspended", "TrainJob is suspended");
 		if (!was_suspended)
-			event(p, false, "Suspended", "TrainJob is suspended; its pods are deleted");
+			tj_planner_event(p, false, "Suspended",
+			                 "TrainJob is suspended; its pods are deleted");
 		goto out;
 	}
 	if (was_suspended) {
 		remove_condition(&p->st, TJ_CONDITION_SUSPENDED);
 		/* As batch/v1 Job: the activeDeadlineSeconds clock starts again on resume. */
 		p->st.start_time = 0;
-		event(p, false, "Resumed", "TrainJob is resumed");
+		tj_planner_event(p, false, "Resumed", "TrainJob is resumed");
 	}
 	if (job->active_deadline_seconds && p->st.start_time) {
 		int64_t end = p->st.start_time + job->active_deadline_seconds;
@@ -838,7 +725,7 @@ static int decide(struct planner *p)
 			snprintf(msg, sizeof(msg),
 			         "the job ran longer than spec.activeDeadlineSeconds (%lld s)",
 			         (long long)job->active_deadline_seconds);
-			fail(p, "DeadlineExceeded", msg);
+			tj_planner_fail(p, "DeadlineExceeded", msg);
 			goto out;
 		}
 		requeue(p, end - in->now);
@@ -849,11 +736,14 @@ static int decide(struct planner *p)
 	}
 	if (!gang)
 		delete_recorded_failure(p);
+	if (tj_planner_give_back(p))
+		goto out;
 	had_start = p->st.start_time != 0;
-	create_pods(p, render);
+	tj_planner_create_pods(p, render);
 	if (job->active_deadline_seconds && !had_start && p->st.start_time)
 		requeue(p, job->active_deadline_seconds);
-	progress(p);
+	if (!p->queued)
+		progress(p);
 out:
 	tj_render_free(render);
 	return p->oom ? -ENOMEM : 0;
@@ -913,7 +803,21 @@ static int finish(struct planner *p, struct tj_plan *plan)
 	plan->requeue_after = p->requeue_after;
 	memcpy(plan->restart_reason, p->restart_reason, sizeof(plan->restart_reason));
 	plan->status = p->st;
+	plan->want = p->want;
+	p->want = (struct tj_plan_want){ 0 };
+	plan->admits = p->admits;
+	plan->backfilled = p->backfilled;
+	memcpy(plan->gpu_class, p->gpu_class, sizeof(plan->gpu_class));
 	return 0;
+}
+
+static void want_clear(struct tj_plan_want *w)
+{
+	cJSON_Delete(w->pod);
+	for (size_t i = 0; i < w->n_excluded; i++)
+		free(w->excluded[i]);
+	free(w->excluded);
+	*w = (struct tj_plan_want){ 0 };
 }
 
 struct tj_plan *tj_plan_free(struct tj_plan *plan)
@@ -923,6 +827,7 @@ struct tj_plan *tj_plan_free(struct tj_plan *plan)
 	for (size_t i = 0; i < plan->n_actions; i++)
 		cJSON_Delete(plan->actions[i].object);
 	free(plan->actions);
+	want_clear(&plan->want);
 	free(plan);
 	return NULL;
 }
@@ -966,6 +871,7 @@ out:
 	free(p.nodes);
 	free(p.current);
 	free(p.blocked);
+	want_clear(&p.want);
 	if (r < 0) {
 		tj_plan_free(plan);
 		return r;

@@ -41,9 +41,19 @@
  *   Terminating there, whatever the job's state: its kubelet will never confirm it, and
  *   its rank gets no new pod while it exists. A node still within its grace period makes
  *   the plan ask to be run again when the period ends.
+ * - Admission (when the input has one): missing pods are created only once the whole gang
+ *   is admitted, each pinned to the node admission chose (render.h, tj_render_pin). Until
+ *   then no pod is created, the plan says what it wants admitted (plan.want), and the state
+ *   is Queued (Restarting for a restart's replacements) with the queue's reason, message,
+ *   position and expected start; status.startTime, the start of the activeDeadlineSeconds
+ *   clock, is written only when the pods are created. NeverFits fails the job. A pinned pod
+ *   that stays unschedulable for pin_timeout gives the whole gang back: every live pod of
+ *   the attempt is deleted, the start time cleared, and the job queued again.
  * - state: Pending until every rank's pod runs (an Unschedulable pod's scheduler message in
- *   status.message), Running, Restarting from a restart until every pod runs again, Complete
- *   (condition Complete=True) when every rank's pod succeeded, Failed (condition Failed=True).
+ *   status.message), Running while every rank's pod runs or has succeeded (reason
+ *   AllPodsRunning only while all of them run), Restarting from a restart until every pod
+ *   runs again, Complete (condition Complete=True) when every rank's pod succeeded, Failed
+ *   (condition Failed=True).
  *
  * Actions come in stages: the actions of one stage are independent and may run
  * concurrently; stage n+1 starts only after every action of stage n succeeded. When a plan
@@ -59,6 +69,7 @@
 
 #include "informers/node.h"
 #include "informers/pod.h"
+#include "reconcilers/admission.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
@@ -98,6 +109,39 @@ struct tj_action {
 	char message[TJ_MESSAGE_MAX];
 };
 
+/* What the built-in admission (reconcilers/admission.h) says of a job's gang. */
+struct tj_plan_admission {
+	/* The gang may be created now: for each rank that needs a pod, in rank order, the node
+	 * it is pinned to and that node's kubernetes.io/hostname label (borrowed). */
+	bool admitted;
+	const char *const *nodes;
+	const char *const *hostnames;
+	size_t n_nodes;
+	/* The queue's verdict (borrowed), or NULL while the job has not been looked at yet. */
+	const struct tj_adm_decision *decision;
+	/* Seconds a pinned pod may stay unschedulable before the whole gang is given back; 0:
+	 * never. */
+	int64_t pin_timeout;
+};
+
+/* The gang a plan waits to have admitted: the controller puts it in the queue. */
+struct tj_plan_want {
+	bool wanted;
+	int num_nodes;
+	int num_pods; /* ranks that need a pod now */
+	/* The job held its gang before: a restart's replacements, or a gang created in part
+	 * (a controller stopped in the middle of its creates). Ahead of every queued job. */
+	bool restart;
+	int64_t walltime;            /* activeDeadlineSeconds; 0 for none */
+	char gpu_class[TJ_NAME_MAX]; /* the runtime's class, "" for none */
+	/* The nodes its pods must avoid (owned array of owned names): where its last worker
+	 * failed, and unhealthy nodes of its pods. */
+	char **excluded;
+	size_t n_excluded;
+	cJSON *pod; /* owned; the first missing rank's pod, for its requests
+	             * and its priorityClassName */
+};
+
 struct tj_plan {
 	struct tj_action *actions; /* owned array of n_actions, in stage order */
 	size_t n_actions;
@@ -113,6 +157,13 @@ struct tj_plan {
 	 * NodeCordonedForFault. The label of trainjob_worker_restarts_total{reason}, counted
 	 * once the plan has been executed. */
 	char restart_reason[TJ_REASON_MAX];
+	/* Set when the plan would create pods but its gang is not admitted (yet): the plan
+	 * writes the Queued status instead. */
+	struct tj_plan_want want;
+	/* The plan creates an admitted gang, ahead of a blocked head (for the metric). */
+	bool admits, backfilled;
+	/* The GPU class of the job's runtime, "" for none (the metrics' label). */
+	char gpu_class[TJ_NAME_MAX];
 };
 
 /* Finds a node in the Node cache; NULL if there is no such node. */
@@ -133,6 +184,9 @@ struct tj_plan_input {
 	 * not find has been deleted. */
 	tj_node_lookup_fn node_lookup;
 	void *node_ctx;
+	/* NULL: no built-in admission for this job (switched off, Kueue or another admitter):
+	 * missing pods are created at once. */
+	const struct tj_plan_admission *admission;
 	int64_t now; /* unix seconds */
 };
 

@@ -14,6 +14,7 @@ struct tj_render {
 	char *job_name; /* owned */
 	int num_nodes;
 	int procs;
+	const struct tj_gpu_class *gpu_class; /* borrowed from the input */
 };
 
 static const char *const reserved_env[] = {
@@ -616,44 +617,72 @@ fail:
 	return -ENOMEM;
 }
 
-/* Required node affinity: the terms of a nodeSelector are ORed, so our expressions are
+/* Required node affinity: the terms of a nodeSelector are ORed, so the expressions are
  * ANDed into every term the template or overrides brought, or form the only term. */
-static int apply_placement(cJSON *spec, const struct tj_render_input *in)
+static int and_into_terms(cJSON *spec, const cJSON *exprs)
 {
-	cJSON *exprs = NULL, *required, *terms, *term;
-	int r;
+	cJSON *required, *terms, *term;
 
-	r = placement_expressions(in, &exprs);
-	if (r < 0)
-		return r;
 	if (cJSON_GetArraySize(exprs) == 0)
-		goto done;
-	r = -ENOMEM;
+		return 0;
 	required = tj_json_object(tj_json_object(tj_json_object(spec, "affinity"), "nodeAffinity"),
 	                          "requiredDuringSchedulingIgnoredDuringExecution");
 	terms = required ? tj_json_array(required, "nodeSelectorTerms") : NULL;
 	if (!terms)
-		goto out;
+		return -ENOMEM;
 	if (cJSON_GetArraySize(terms) == 0 && add_to_array(terms, cJSON_CreateObject()) < 0)
-		goto out;
+		return -ENOMEM;
 	cJSON_ArrayForEach(term, terms)
 	{
 		cJSON *list = tj_json_array(term, "matchExpressions");
 		const cJSON *e;
 
 		if (!list)
-			goto out;
+			return -ENOMEM;
 		cJSON_ArrayForEach(e, exprs)
 		{
 			if (add_dup(list, e) < 0)
-				goto out;
+				return -ENOMEM;
 		}
 	}
-done:
-	r = 0;
+	return 0;
+}
+
+static int apply_placement(cJSON *spec, const struct tj_render_input *in)
+{
+	cJSON *exprs = NULL;
+	int r;
+
+	r = placement_expressions(in, &exprs);
+	if (r < 0)
+		return r;
+	r = and_into_terms(spec, exprs);
+	cJSON_Delete(exprs);
+	return r;
+}
+
+int tj_render_pin(cJSON *pod, const char *node, const char *hostname)
+{
+	cJSON *exprs = cJSON_CreateArray();
+	const char *v = hostname ? hostname : node;
+	int r = -ENOMEM;
+
+	if (!exprs ||
+	    add_to_array(exprs, match_expression("kubernetes.io/hostname", "In", &v, 1)) < 0)
+		goto out;
+	r = and_into_terms(tj_json_object(pod, "spec"), exprs);
+	if (r == 0)
+		r = tj_json_set_string(
+		        tj_json_object(tj_json_object(pod, "metadata"), "annotations"),
+		        TJ_ANNOTATION_PINNED_NODE, node);
 out:
 	cJSON_Delete(exprs);
 	return r;
+}
+
+const struct tj_gpu_class *tj_render_gpu_class(const struct tj_render *r)
+{
+	return r->gpu_class;
 }
 
 static int apply_tolerations(cJSON *spec, const struct tj_gpu_class *cls)
@@ -842,6 +871,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	r->pod = pod;
 	r->num_nodes = job->num_nodes > 0 ? job->num_nodes : in->runtime->num_nodes;
 	r->procs = procs;
+	r->gpu_class = in->gpu_class;
 	*ret = r;
 	return 0;
 fail:

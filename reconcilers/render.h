@@ -53,6 +53,16 @@ int tj_render_procs_per_node(const struct tj_render *r);
 /* A new Pod object for rank (0..num_nodes-1) and attempt. -ENOMEM. */
 int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret);
 
+/* The GPU class the pods are placed in (the input's), or NULL. */
+const struct tj_gpu_class *tj_render_gpu_class(const struct tj_render *r);
+
+/* Pins a rendered pod to one node, chosen by admission: required node affinity
+ * kubernetes.io/hostname In [hostname] (the node's label; its name when NULL), ANDed into
+ * every term, so the scheduler stays the final check but cannot move the pod elsewhere;
+ * and the annotation TJ_ANNOTATION_PINNED_NODE naming the node, by which the capacity
+ * counts the pod on its node before it is bound. -ENOMEM. */
+int tj_render_pin(cJSON *pod, const char *node, const char *hostname);
+
 /* Accepts NULL; returns NULL. */
 struct tj_render *tj_render_free(struct tj_render *r);
 

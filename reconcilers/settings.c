@@ -92,6 +92,31 @@ static void free_strings(char **strings, size_t n)
 	free(strings);
 }
 
+static const struct tj_admission_policy default_admission = {
+	.enabled = true,
+	.backfill = true,
+	.pin_timeout_seconds = 60,
+};
+
+const struct tj_admission_policy *tj_config_admission(const struct tj_config *config)
+{
+	return config && config->admission ? config->admission : &default_admission;
+}
+
+struct tj_admission_policy *tj_admission_policy_free(struct tj_admission_policy *policy)
+{
+	if (!policy)
+		return NULL;
+	for (size_t i = 0; i < policy->n_limits; i++) {
+		free(policy->limits[i].namespace);
+		free(policy->limits[i].gpu_class);
+	}
+	free(policy->limits);
+	free(policy->topology_label);
+	free(policy);
+	return NULL;
+}
+
 static void failure_policy_free(struct tj_failure_policy *policy)
 {
 	if (!policy)
@@ -111,6 +136,7 @@ struct tj_config *tj_config_free(struct tj_config *config)
 		gpu_class_clear(&config->classes[i]);
 	free(config->classes);
 	failure_policy_free(config->failure_policy);
+	tj_admission_policy_free(config->admission);
 	free(config);
 	return NULL;
 }

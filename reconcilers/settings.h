@@ -4,6 +4,7 @@
  * or built in; the planner, the renderer and node health take them as inputs. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Limits on what the settings may hold; a config file beyond them is rejected. */
@@ -59,11 +60,35 @@ struct tj_failure_policy {
 	size_t n_fault_cordon_conditions;
 };
 
+/* The most GPUs of one class a namespace may hold at once (Slurm's GrpTRES). */
+struct tj_namespace_limit {
+	char *namespace; /* owned; "*" for every namespace without a limit of its own */
+	char *gpu_class; /* owned */
+	long long max_gpus;
+};
+
+#define TJ_CONFIG_MAX_NAMESPACE_LIMITS 256
+
+/* Gang admission (reconcilers/admission.h, controller/admitter.h). */
+struct tj_admission_policy {
+	bool enabled;            /* off: pods are created at once, the scheduler alone decides */
+	bool backfill;           /* off: a strict FIFO per class */
+	bool wait_if_never_fits; /* neverFits: Wait; else a job that never fits fails */
+	/* Seconds a pinned pod may stay unschedulable before its gang is given back. */
+	int pin_timeout_seconds;
+	/* owned; a node label whose value is a topology domain (rack, NVLink domain); NULL */
+	char *topology_label;
+	struct tj_namespace_limit *limits; /* owned array */
+	size_t n_limits;
+};
+
 struct tj_config {
 	struct tj_gpu_class *classes; /* owned array */
 	size_t n_classes;
 	/* owned; NULL: the defaults (tj_config_failure_policy) */
 	struct tj_failure_policy *failure_policy;
+	/* owned; NULL: the defaults (tj_config_admission) */
+	struct tj_admission_policy *admission;
 };
 
 /* The classes deploy/config/config.yaml ships (gh200, h100), for running and rendering
@@ -75,6 +100,13 @@ const struct tj_failure_policy *tj_config_failure_policy(const struct tj_config 
 
 /* The class with that name, or NULL. */
 const struct tj_gpu_class *tj_config_find_class(const struct tj_config *config, const char *name);
+
+/* The admission policy of config, or the defaults (on, backfill, NeverFits fails, pins
+ * given back after 60 s, no topology, no limits) when config is NULL or has none. */
+const struct tj_admission_policy *tj_config_admission(const struct tj_config *config);
+
+/* Frees an admission policy. Accepts NULL; returns NULL. */
+struct tj_admission_policy *tj_admission_policy_free(struct tj_admission_policy *policy);
 
 /* Accepts NULL; returns NULL. */
 struct tj_config *tj_config_free(struct tj_config *config);

@@ -24,6 +24,7 @@ int tj_problem_set(struct tj_problem *p, const char *reason, const char *fmt, ..
 static const char *const state_names[] = {
 	[TJ_STATE_NONE] = "",
 	[TJ_STATE_PENDING] = "Pending",
+	[TJ_STATE_QUEUED] = "Queued",
 	[TJ_STATE_RUNNING] = "Running",
 	[TJ_STATE_RESTARTING] = "Restarting",
 	[TJ_STATE_SUSPENDED] = "Suspended",
@@ -285,6 +286,10 @@ void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status
 		s.restart_count = 0;
 	s.start_time = take_time(status, "startTime");
 	s.completion_time = take_time(status, "completionTime");
+	s.expected_start_time = take_time(status, "expectedStartTime");
+	s.queue_position = json_int(status, "queuePosition", 0);
+	if (s.queue_position < 0)
+		s.queue_position = 0;
 	{
 		const cJSON *og = tj_json_path(status, "observedGeneration");
 
@@ -360,6 +365,7 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->max_restarts);
 	free(job->restart_policy);
 	free(job->node_grace_period);
+	free(job->priority);
 	free(job->runtime_api_group);
 	free(job->runtime_kind);
 	free(job->runtime_name);
@@ -411,6 +417,9 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_RESTART_POLICY));
 	job->node_grace_period =
 	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_NODE_GRACE_PERIOD));
+	job->priority = dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_PRIORITY));
+	job->kueue =
+	        member_string(tj_json_path(obj, "metadata.labels"), TJ_LABEL_KUEUE_QUEUE) != NULL;
 
 	job->runtime_api_group = take_string(&pr, "spec.runtimeRef.apiGroup");
 	job->runtime_kind = take_string(&pr, "spec.runtimeRef.kind");
@@ -523,6 +532,16 @@ int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret)
 		return tj_problem_set(ret, "InvalidSpec",
 		                      "metadata.annotations[%s]: '%s' is not Gang or Worker",
 		                      TJ_ANNOTATION_RESTART_POLICY, job->restart_policy);
+	if (job->priority) {
+		char *end;
+		long long v = strtoll(job->priority, &end, 10);
+
+		if (!*job->priority || *end || v < -1000000000LL || v > 1000000000LL)
+			return tj_problem_set(ret, "InvalidSpec",
+			                      "metadata.annotations[%s]: '%s' is not an integer "
+			                      "between -1000000000 and 1000000000",
+			                      TJ_ANNOTATION_PRIORITY, job->priority);
+	}
 	if (job->node_grace_period) {
 		char *end;
 		long v = strtol(job->node_grace_period, &end, 10);
@@ -639,6 +658,10 @@ cJSON *tj_trainjob_status_to_json(const struct tj_trainjob_status *s)
 	    add_last_failure(status, &s->last_failure) < 0 ||
 	    add_time(status, "startTime", s->start_time) < 0 ||
 	    add_time(status, "completionTime", s->completion_time) < 0 ||
+	    add_time(status, "expectedStartTime", s->expected_start_time) < 0 ||
+	    tj_json_set(status, "queuePosition",
+	                s->queue_position > 0 ? cJSON_CreateNumber(s->queue_position)
+	                                      : cJSON_CreateNull()) < 0 ||
 	    add_int(status, "observedGeneration", (double)s->observed_generation) < 0 ||
 	    add_jobs_status(status, s) < 0 || add_conditions(status, s) < 0) {
 		cJSON_Delete(status);
@@ -670,6 +693,8 @@ bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
 	    strcmp(a->message, b->message) != 0 || a->restart_count != b->restart_count ||
 	    !failure_equal(&a->last_failure, &b->last_failure) || a->start_time != b->start_time ||
 	    a->completion_time != b->completion_time ||
+	    a->expected_start_time != b->expected_start_time ||
+	    a->queue_position != b->queue_position ||
 	    a->observed_generation != b->observed_generation ||
 	    a->has_jobs_status != b->has_jobs_status || a->n_conditions != b->n_conditions)
 		return false;

@@ -20,6 +20,11 @@
  * overrides the config file's failurePolicy.nodeGracePeriodSeconds. */
 #define TJ_ANNOTATION_NODE_GRACE_PERIOD TJ_LABEL_PREFIX "node-grace-period-seconds"
 #define TJ_LABEL_GPU_CLASS              TJ_LABEL_PREFIX "gpu-class"
+/* The job's place in the queue of its GPU class, an integer in [-1000000000, 1000000000]
+ * (higher first); overrides the value of the pods' PriorityClass. */
+#define TJ_ANNOTATION_PRIORITY TJ_LABEL_PREFIX "priority"
+/* Kueue's queue label: a job that carries it is admitted by Kueue, not by us. */
+#define TJ_LABEL_KUEUE_QUEUE "kueue.x-k8s.io/queue-name"
 
 /* spec.managedBy values that mean this controller (unset means it too). */
 #define TJ_MANAGED_BY_KUBEFLOW "trainer.kubeflow.org/trainjob-controller"
@@ -50,11 +55,13 @@ int tj_problem_set(struct tj_problem *p, const char *reason, const char *fmt, ..
 enum tj_state {
 	TJ_STATE_NONE,
 	TJ_STATE_PENDING,
+	TJ_STATE_QUEUED, /* waiting for admission (reconcilers/admission.h): no pod exists */
 	TJ_STATE_RUNNING,
 	TJ_STATE_RESTARTING,
 	TJ_STATE_SUSPENDED,
 	TJ_STATE_COMPLETE,
 	TJ_STATE_FAILED,
+	TJ_STATE_COUNT,
 };
 
 /* "Pending", ...; "" for TJ_STATE_NONE. */
@@ -99,8 +106,14 @@ struct tj_trainjob_status {
 	char message[TJ_MESSAGE_MAX];
 	int restart_count;
 	struct tj_failure last_failure;
-	int64_t start_time;      /* unix seconds, 0 if unset */
+	/* unix seconds, 0 if unset: when the gang was admitted and its pods created, so a
+	 * queued job's activeDeadlineSeconds never runs while it waits */
+	int64_t start_time;
 	int64_t completion_time; /* unix seconds, 0 if unset */
+	/* While Queued: the reservation's time (0 if unknown) and the place in the queue of the
+	 * job's class (0 when not queued). */
+	int64_t expected_start_time;
+	int queue_position;
 	int64_t observed_generation;
 	bool has_jobs_status;
 	struct tj_jobs_status jobs;
@@ -127,6 +140,8 @@ struct tj_trainjob {
 	                       */
 	/* owned; annotation trainjob.flame.dev/node-grace-period-seconds, NULL if absent */
 	char *node_grace_period;
+	char *priority; /* owned; annotation trainjob.flame.dev/priority, NULL if absent */
+	bool kueue;     /* labelled kueue.x-k8s.io/queue-name */
 
 	/* spec.runtimeRef; kind and apiGroup are NULL when unset (their defaults apply). */
 	char *runtime_api_group; /* owned */

@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+import sdk
 from kube import REPO, kubectl, wait_for
 
 CRD_NAMES = [
@@ -128,9 +129,40 @@ class Controller:
             return f.read()
 
 
+# The session's controller once started, for modules that run their own meanwhile.
+_session_controller = []
+
+
 @pytest.fixture(scope="session")
 def controller(crds):
     """One controller for the whole session, stopped (SIGTERM) at the end."""
     c = Controller().start()
+    _session_controller.append(c)
     yield c
     c.stop()
+
+
+@pytest.fixture(scope="module")
+def session_controller_aside(crds):
+    """For a module that runs a controller of its own: stops the session's controller if it
+    runs, and starts it again after the module. A session controller that has not started
+    yet stays so, as the modules that ran before saw it: without a controller, what they
+    write stays as they wrote it."""
+    running = [c for c in _session_controller if c.proc and c.proc.poll() is None]
+    for c in running:
+        c.stop()
+    yield
+    for c in running:
+        c.start()
+
+
+@pytest.fixture(scope="session")
+def sdk_configmap():
+    sdk.install_configmap()
+
+
+@pytest.fixture
+def client(sdk_configmap, namespace, caplog):
+    """Kubeflow's TrainerClient on the test's namespace (sdk.py). Tests that run jobs ask for
+    a controller fixture too."""
+    return sdk.trainer_client(namespace, caplog)

@@ -2,8 +2,10 @@
 
 import json
 import os
+import re
 import subprocess
 import time
+import uuid
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -60,3 +62,172 @@ def condition(obj, ctype):
         if c.get("type") == ctype:
             return c
     return None
+
+
+# ---------------------------------------------------------------------------------------
+# TrainJobs and their pods
+
+SIM = "sim.trainjob.flame.dev/"
+RANK = "trainjob.flame.dev/rank"
+ATTEMPT = "trainjob.flame.dev/attempt"
+
+
+def trainjob(name, nodes=1, gpus=4, runtime="torch-gh200", run_time="3s", pod_annotations=None,
+             annotations=None, **spec):
+    """A TrainJob whose pods run for run_time in the simulated cluster."""
+    ann = {SIM + "run-time": run_time}
+    ann.update(pod_annotations or {})
+    body = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name, "annotations": annotations or {}},
+        "spec": {
+            "runtimeRef": {"name": runtime},
+            "trainer": {
+                "numNodes": nodes,
+                "command": ["torchrun", "/workspace/train.py"],
+                "resourcesPerNode": {
+                    "requests": {"nvidia.com/gpu": gpus, "cpu": "4"},
+                    "limits": {"nvidia.com/gpu": gpus},
+                },
+            },
+            "podTemplateOverrides": [{"targetJobs": [{"name": "node"}], "metadata": {"annotations": ann}}],
+        },
+    }
+    body["spec"].update(spec)
+    return body
+
+
+def tj(namespace, name):
+    return kubectl_json("get", "trainjob", name, "-n", namespace)
+
+
+def pods(namespace, name):
+    return kubectl_json("get", "pods", "-n", namespace, "-l", f"trainer.kubeflow.org/trainjob-name={name}")["items"]
+
+
+def state(namespace, name):
+    return tj(namespace, name).get("status", {}).get("state")
+
+
+def wait_state(namespace, name, want, timeout=90):
+    return wait_for(f"TrainJob {name} to be {want}", lambda: (j := tj(namespace, name)).get("status", {}).get("state") == want and j, timeout=timeout)
+
+
+def running(namespace, name, n, attempt=None, timeout=120):
+    """The n pods of the job once all run (and are of attempt, if given), by rank."""
+
+    def ok():
+        p = [x for x in pods(namespace, name) if x["status"].get("phase") == "Running" and not x["metadata"].get("deletionTimestamp")]
+        if attempt is not None:
+            p = [x for x in p if x["metadata"]["labels"][ATTEMPT] == str(attempt)]
+        return len(p) == n and sorted(p, key=lambda x: int(x["metadata"]["labels"][RANK]))
+
+    return wait_for(f"{n} running pods of {name}", ok, timeout=timeout)
+
+
+def by_rank(pod_list, rank):
+    return next(p for p in pod_list if p["metadata"]["labels"][RANK] == str(rank))
+
+
+def events(namespace, name, reason):
+    return kubectl_json("get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name},reason={reason}")["items"]
+
+
+def table(out):
+    """kubectl get's table as a list of {column: value} (columns may be empty). Columns are
+    at least 3 spaces apart, so a header of two words ("EXPECTED START") is one column."""
+    header, *rows = out.splitlines()
+    cols = list(re.finditer(r"\S+(?: \S+)*", header))
+    names = [c.group() for c in cols]
+    starts = [c.start() for c in cols]
+    ends = starts[1:] + [None]
+    return [{n: row[a:b].strip() for n, a, b in zip(names, starts, ends)} for row in rows]
+
+
+_NO_DEFAULT = object()
+
+
+def metric(text, series, default=_NO_DEFAULT):
+    """The value of one series (name and labels, as /metrics prints them) in a scrape; when
+    it is absent, default, or AssertionError without one."""
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    if default is not _NO_DEFAULT:
+        return default
+    raise AssertionError(f"no series {series}")
+
+
+# ---------------------------------------------------------------------------------------
+# Nodes
+
+NOT_READY_LABEL = "node-not-ready.stage.kwok.x-k8s.io"
+
+
+def node_ready(node):
+    got = kubectl("get", "node", node, "-o", "json", check=False)
+    if got.returncode != 0:
+        return False
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in json.loads(got.stdout).get("status", {}).get("conditions") or [])
+
+
+# ---------------------------------------------------------------------------------------
+# Watches
+
+
+def decode_stream(text):
+    """The JSON objects kubectl --watch -o json printed one after another (a half-written
+    last object is left out)."""
+    dec, i, out = json.JSONDecoder(), 0, []
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return out
+        try:
+            obj, i = dec.raw_decode(text, i)
+        except ValueError:
+            return out
+        out.append(obj)
+
+
+class Watch:
+    """kubectl get KIND --watch in the background: every version of the namespace's objects
+    of that kind, in the API server's order."""
+
+    def __init__(self, namespace, kind="pods"):
+        self.path = os.path.join(REPO, "build", f"e2e-watch-{uuid.uuid4().hex[:6]}.json")
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        self.out = open(self.path, "w")
+        self.proc = subprocess.Popen(
+            ["kubectl", "get", kind, "-n", namespace, "--watch", "--output-watch-events", "-o", "json"],
+            stdout=self.out,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(1)  # the initial list
+
+    def events(self):
+        with open(self.path) as f:
+            return decode_stream(f.read())
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+        self.out.close()
+
+
+class PodWatch(Watch):
+    """A Watch of pods, to see how they were deleted."""
+
+    def __init__(self, namespace):
+        super().__init__(namespace, "pods")
+
+    def deletion_grace(self, pod_name):
+        """The grace period of the first deletion of the pod, or None. (KWOK then removes a
+        gracefully deleted pod with a forced delete of its own, so later events say 0.)"""
+        for e in self.events():
+            o = e["object"]
+            if o["metadata"]["name"] == pod_name and "deletionGracePeriodSeconds" in o["metadata"]:
+                return o["metadata"]["deletionGracePeriodSeconds"]
+        return None

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from kube import REPO, apply, kubectl, kubectl_json, wait_for
+from kube import REPO, apply, kubectl, kubectl_json, table, wait_for
 
 CRDS = os.path.join(REPO, "crds")
 RUNTIMES = os.path.join(CRDS, "runtimes")
@@ -48,15 +48,6 @@ def rejected(body, namespace, *extra):
     proc = apply(body, "-n", namespace, *extra, check=False)
     assert proc.returncode != 0, f"accepted: {json.dumps(body)}"
     return proc.stderr
-
-
-def table(out):
-    """kubectl get's table as a list of {column: value} (columns may be empty)."""
-    header, *rows = out.splitlines()
-    names = header.split()
-    starts = [header.index(n) if i == 0 else header.index("  " + n) + 2 for i, n in enumerate(names)]
-    ends = starts[1:] + [None]
-    return [{n: row[a:b].strip() for n, a, b in zip(names, starts, ends)} for row in rows]
 
 
 # ---------------------------------------------------------------------------------------
@@ -361,19 +352,30 @@ def test_get_tj_shows_the_columns(namespace):
     patch_status(namespace, "vit", FAILURE_STATUS)
 
     out = kubectl("get", "tj", "-n", namespace).stdout
-    assert out.splitlines()[0].split() == ["NAME", "STATE", "RUNTIME", "NODES", "GPUS/NODE", "RESTARTS", "AGE"]
+    assert out.splitlines()[0].split() == ["NAME", "STATE", "REASON", "RUNTIME", "NODES", "GPUS/NODE", "RESTARTS", "AGE"]
     rows = {r["NAME"]: r for r in table(out)}
     assert rows["vit"]["AGE"] and rows["sdk"]["AGE"]
     del rows["vit"]["AGE"], rows["sdk"]["AGE"]
-    assert rows["vit"] == {"NAME": "vit", "STATE": "Restarting", "RUNTIME": "torch-gh200", "NODES": "2",
-                           "GPUS/NODE": "4", "RESTARTS": "2"}
+    assert rows["vit"] == {"NAME": "vit", "STATE": "Restarting", "REASON": "NodeNotReady", "RUNTIME": "torch-gh200",
+                           "NODES": "2", "GPUS/NODE": "4", "RESTARTS": "2"}
     # Fields not set yet leave their columns empty.
-    assert rows["sdk"] == {"NAME": "sdk", "STATE": "", "RUNTIME": "torch-distributed", "NODES": "",
+    assert rows["sdk"] == {"NAME": "sdk", "STATE": "", "REASON": "", "RUNTIME": "torch-distributed", "NODES": "",
                            "GPUS/NODE": "", "RESTARTS": ""}
 
     (wide,) = table(kubectl("get", "trainjobs", "vit", "-n", namespace, "-o", "wide").stdout)
-    assert wide["REASON"] == "NodeNotReady"
+    assert list(wide)[-3:] == ["POSITION", "EXPECTED START", "MESSAGE"]
     assert wide["MESSAGE"] == FAILURE_STATUS["message"]
+    assert wide["POSITION"] == "" and wide["EXPECTED START"] == ""
+
+    # A queued job's place and reservation.
+    patch_status(namespace, "sdk", {"state": "Queued", "reason": "Resources", "queuePosition": 3,
+                                    "expectedStartTime": "2026-01-01T10:40:00Z",
+                                    "message": "position 3 of 7 in gh200: needs 5 nodes x 4 GPUs, 3 such nodes free; "
+                                               "expected start 10:40Z"})
+    (wide,) = table(kubectl("get", "trainjobs", "sdk", "-n", namespace, "-o", "wide").stdout)
+    assert (wide["STATE"], wide["REASON"], wide["POSITION"]) == ("Queued", "Resources", "3")
+    assert wide["EXPECTED START"], "a date column shows how far off the time is"
+    assert wide["MESSAGE"].startswith("position 3 of 7 in gh200")
 
 
 def test_status_round_trips_and_conditions_are_kubeflows(namespace):

@@ -12,8 +12,7 @@ import os
 import pytest
 
 from conftest import Controller
-from kube import REPO, apply, kubectl, kubectl_json, wait_for
-from test_trainjob import pods, tj, trainjob, wait_state
+from kube import REPO, apply, kubectl, kubectl_json, pods, tj, trainjob, wait_for, wait_state
 
 BASE = os.path.join(REPO, "deploy", "base")
 NS = "trainjob-system"

@@ -10,19 +10,15 @@ that a scenario takes seconds; the session's controller steps aside meanwhile.""
 import json
 import os
 import re
-import subprocess
 import time
 import uuid
 
 import pytest
 
 from conftest import Controller
-from kube import REPO, apply, condition, kubectl, kubectl_json, wait_for
-from test_trainjob import SIM, pods, tj, trainjob, wait_state
+from kube import (ATTEMPT, NOT_READY_LABEL, RANK, REPO, SIM, PodWatch, apply, by_rank, condition, events, kubectl,
+                  kubectl_json, node_ready, pods, running, tj, trainjob, wait_for, wait_state)
 
-RANK = "trainjob.flame.dev/rank"
-ATTEMPT = "trainjob.flame.dev/attempt"
-NOT_READY_LABEL = "node-not-ready.stage.kwok.x-k8s.io"
 GPU_TAINT = "nvidia.com/gpu.unhealthy"
 
 POLICY = """
@@ -61,35 +57,8 @@ def faults_controller(controller):
         controller.start()
 
 
-def running(namespace, name, n, attempt=None):
-    """The n pods of the job once all run (and are of attempt, if given)."""
-
-    def ok():
-        p = [x for x in pods(namespace, name) if x["status"].get("phase") == "Running" and not x["metadata"].get("deletionTimestamp")]
-        if attempt is not None:
-            p = [x for x in p if x["metadata"]["labels"][ATTEMPT] == str(attempt)]
-        return len(p) == n and sorted(p, key=lambda x: int(x["metadata"]["labels"][RANK]))
-
-    return wait_for(f"{n} running pods of {name}", ok, timeout=120)
-
-
-def by_rank(pod_list, rank):
-    return next(p for p in pod_list if p["metadata"]["labels"][RANK] == str(rank))
-
-
 def fail_pod(namespace, pod, code):
     kubectl("annotate", "pod", pod["metadata"]["name"], "-n", namespace, f"{SIM}fail-exit-code={code}")
-
-
-def node_ready(node):
-    got = kubectl("get", "node", node, "-o", "json", check=False)
-    if got.returncode != 0:
-        return False
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in json.loads(got.stdout).get("status", {}).get("conditions") or [])
-
-
-def events(namespace, name, reason):
-    return kubectl_json("get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name},reason={reason}")["items"]
 
 
 def restarts_metric(ctl, reason):
@@ -103,49 +72,6 @@ def only_attempt(namespace, name, attempt, n):
     assert sorted(int(p["metadata"]["labels"][RANK]) for p in now) == list(range(n)), now
     assert {p["metadata"]["labels"][ATTEMPT] for p in now} == {str(attempt)}
     return now
-
-
-class PodWatch:
-    """kubectl get pods --watch in the background, to see how pods were deleted."""
-
-    def __init__(self, namespace):
-        self.path = os.path.join(REPO, "build", f"e2e-podwatch-{uuid.uuid4().hex[:6]}.json")
-        self.out = open(self.path, "w")
-        self.proc = subprocess.Popen(
-            ["kubectl", "get", "pods", "-n", namespace, "--watch", "--output-watch-events", "-o", "json"],
-            stdout=self.out,
-            stderr=subprocess.DEVNULL,
-        )
-        time.sleep(1)  # the initial list
-
-    def events(self):
-        with open(self.path) as f:
-            text = f.read()
-        dec, i, out = json.JSONDecoder(), 0, []
-        while True:
-            while i < len(text) and text[i].isspace():
-                i += 1
-            if i >= len(text):
-                return out
-            try:
-                obj, i = dec.raw_decode(text, i)
-            except ValueError:
-                return out  # a half-written last event
-            out.append(obj)
-
-    def deletion_grace(self, pod_name):
-        """The grace period of the first deletion of the pod, or None. (KWOK then removes a
-        gracefully deleted pod with a forced delete of its own, so later events say 0.)"""
-        for e in self.events():
-            o = e["object"]
-            if o["metadata"]["name"] == pod_name and "deletionGracePeriodSeconds" in o["metadata"]:
-                return o["metadata"]["deletionGracePeriodSeconds"]
-        return None
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait()
-        self.out.close()
 
 
 def test_exit_code_1_restarts_the_gang_which_then_completes(faults_controller, namespace):

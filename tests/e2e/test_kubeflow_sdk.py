@@ -4,63 +4,12 @@ events of a finished job. What the SDK reads is what DESIGN.md section 4 fixes: 
 pod labels ("Child objects"), conditions empty while running and events with firstTimestamp
 ("Status")."""
 
-import logging
-import os
+from kubeflow.trainer import CustomTrainer
 
-import pytest
-from kubeflow.trainer import CustomTrainer, KubernetesBackendConfig, TrainerClient
-from kubeflow.trainer.options import (
-    JobSetSpecPatch,
-    JobSetTemplatePatch,
-    JobSpecPatch,
-    JobTemplatePatch,
-    PodTemplatePatch,
-    ReplicatedJobPatch,
-    RuntimePatch,
-    TrainingRuntimeSpecPatch,
-)
-
-from kube import REPO, kubectl, kubectl_json
+from kube import kubectl, kubectl_json
+from sdk import RUN_TIME, pod_annotations, train
 
 SHIPPED_RUNTIMES = {"torch-distributed", "torch-gh200", "torch-h100"}
-RUN_TIME = "sim.trainjob.flame.dev/run-time"
-
-
-def pod_annotations(annotations):
-    """The SDK's RuntimePatch option that puts annotations on the node job's pods (here: how
-    long the simulated cluster runs them)."""
-    pod = PodTemplatePatch(metadata={"annotations": annotations})
-    node = ReplicatedJobPatch(name="node", template=JobTemplatePatch(spec=JobSpecPatch(template=pod)))
-    return RuntimePatch(
-        training_runtime_spec=TrainingRuntimeSpecPatch(
-            template=JobSetTemplatePatch(spec=JobSetSpecPatch(replicated_jobs=[node]))
-        )
-    )
-
-
-def train():
-    # Runs in the pods (the simulated cluster does not execute it; the SDK ships its source).
-    import torch.distributed as dist
-
-    dist.init_process_group()
-    print("rank", dist.get_rank(), "of", dist.get_world_size())
-
-
-@pytest.fixture(scope="module")
-def sdk_configmap():
-    """The ConfigMap the SDK's constructor reads, installed as deploy/kubeflow-sdk/ says."""
-    kubectl("apply", "-k", os.path.join(REPO, "deploy", "kubeflow-sdk"))
-
-
-@pytest.fixture
-def client(controller, sdk_configmap, namespace, caplog):
-    """A TrainerClient as a user makes it: the kubeconfig of the cluster, one namespace."""
-    with caplog.at_level(logging.WARNING, logger="kubeflow"):
-        c = TrainerClient(KubernetesBackendConfig(namespace=namespace, config_file=os.environ["KUBECONFIG"]))
-    # The shipped ConfigMap kubeflow-system/kubeflow-trainer-public answers the SDK's check
-    # of the control plane's version, so constructing the client warns about nothing.
-    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
-    return c
 
 
 def test_list_runtimes_shows_the_shipped_runtimes(client):
@@ -76,7 +25,7 @@ def test_list_runtimes_shows_the_shipped_runtimes(client):
     assert client.get_runtime("torch-gh200").name == "torch-gh200"
 
 
-def test_custom_trainer_runs_to_completion(client, namespace):
+def test_custom_trainer_runs_to_completion(controller, client, namespace):
     name = client.train(
         runtime="torch-gh200",
         trainer=CustomTrainer(func=train, num_nodes=2, resources_per_node={"gpu": 4}),

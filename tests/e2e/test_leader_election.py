@@ -15,8 +15,7 @@ import uuid
 import pytest
 
 from conftest import Controller
-from kube import apply, kubectl, kubectl_json, wait_for
-from test_trainjob import pods, trainjob, wait_state
+from kube import apply, decode_stream, kubectl, metric, kubectl_json, pods, trainjob, wait_for, wait_state
 
 LEASE_S, RENEW_S, RETRY_S = 4, 3, 0.5
 FAST = (
@@ -90,13 +89,6 @@ def identity(c):
     raise AssertionError(f"no identity in the log {c.log_path}")
 
 
-def metric(text, series):
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return float(line.split()[-1])
-    raise AssertionError(f"no series {series}")
-
-
 def pods_created(c):
     return metric(c.metrics(), "trainjob_pods_created_total")
 
@@ -154,14 +146,7 @@ def watch_lease(replicas):
 
 
 def versions(text):
-    decoder, out, i = json.JSONDecoder(), [], 0
-    while True:
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            return out
-        obj, i = decoder.raw_decode(text, i)
-        out.append(obj["spec"])
+    return [obj["spec"] for obj in decode_stream(text)]
 
 
 def test_sigterm_releases_the_lease_and_the_follower_takes_over_at_once(replicas, namespace):

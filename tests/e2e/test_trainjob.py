@@ -5,52 +5,7 @@ and their status follows the pods KWOK runs (DESIGN.md section 4)."""
 import time
 
 from conftest import Controller
-from kube import apply, condition, kubectl, kubectl_json, wait_for
-
-SIM = "sim.trainjob.flame.dev/"
-
-
-def trainjob(name, nodes=1, gpus=4, runtime="torch-gh200", run_time="3s", pod_annotations=None,
-             annotations=None, **spec):
-    """A TrainJob whose pods run for run_time in the simulated cluster."""
-    ann = {SIM + "run-time": run_time}
-    ann.update(pod_annotations or {})
-    body = {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": name, "annotations": annotations or {}},
-        "spec": {
-            "runtimeRef": {"name": runtime},
-            "trainer": {
-                "numNodes": nodes,
-                "command": ["torchrun", "/workspace/train.py"],
-                "resourcesPerNode": {
-                    "requests": {"nvidia.com/gpu": gpus, "cpu": "4"},
-                    "limits": {"nvidia.com/gpu": gpus},
-                },
-            },
-            "podTemplateOverrides": [{"targetJobs": [{"name": "node"}], "metadata": {"annotations": ann}}],
-        },
-    }
-    body["spec"].update(spec)
-    return body
-
-
-def tj(namespace, name):
-    return kubectl_json("get", "trainjob", name, "-n", namespace)
-
-
-def pods(namespace, name):
-    return kubectl_json("get", "pods", "-n", namespace, "-l", f"trainer.kubeflow.org/trainjob-name={name}")["items"]
-
-
-def state(namespace, name):
-    return tj(namespace, name).get("status", {}).get("state")
-
-
-def wait_state(namespace, name, want, timeout=90):
-    return wait_for(f"TrainJob {name} to be {want}", lambda: (j := tj(namespace, name)).get("status", {}).get("state") == want and j, timeout=timeout)
-
+from kube import SIM, apply, condition, kubectl, kubectl_json, metric, pods, tj, trainjob, wait_for, wait_state
 
 def env_of(pod):
     return {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
@@ -124,16 +79,15 @@ def test_four_node_job_lands_on_four_gh200_nodes_and_completes(controller, names
         assert e["involvedObject"]["kind"] == "TrainJob"
 
 
-def test_job_asking_for_more_gpus_than_any_node_has_stays_pending(controller, namespace):
+def test_job_asking_for_more_gpus_than_any_node_has_fails_at_once(controller, namespace):
     apply(trainjob("too-big", nodes=1, gpus=5), "-n", namespace)
-
-    def says_why():
-        s = tj(namespace, "too-big").get("status", {})
-        return s.get("state") == "Pending" and "nvidia.com/gpu" in (s.get("message") or "") and s
-
-    s = wait_for("the TrainJob to say why it is Pending", says_why)
-    # No condition while it waits: Kubeflow's SDK reads any condition as a final answer.
-    assert not s.get("conditions")
+    job = wait_state(namespace, "too-big", "Failed", timeout=30)
+    # No GH200 node has 5 GPUs: the queue says so at once (NeverFits) instead of leaving
+    # a pod Pending forever.
+    c = condition(job, "Failed")
+    assert c["status"] == "True" and c["reason"] == "NeverFits", c
+    assert "never fits" in c["message"] and "5 GPUs" in c["message"], c["message"]
+    assert pods(namespace, "too-big") == []
 
 
 def test_failed_worker_is_replaced_on_another_node_and_the_job_completes(controller, namespace):
@@ -301,11 +255,6 @@ def expand_kill_restart(namespace):
         assert svc["metadata"]["ownerReferences"][0]["uid"] == uid
     finally:
         again.stop()
-
-
-def metric(text, name):
-    """The value of the series whose line starts with name (labels included)."""
-    return float(next(l for l in text.splitlines() if l.startswith(name + " ")).split()[-1])
 
 
 def test_metrics_count_reconciles(controller, namespace):

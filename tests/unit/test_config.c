@@ -108,6 +108,13 @@ static void test_shipped_config(void **state)
 	/* The shipped file spells out the defaults. */
 	assert_non_null(config->failure_policy);
 	assert_policy_equal(config->failure_policy, tj_config_failure_policy(NULL));
+	/* And the admission defaults. */
+	const struct tj_admission_policy *a = tj_config_admission(config);
+	assert_ptr_not_equal(a, tj_config_admission(NULL));
+	assert_true(a->enabled && a->backfill && !a->wait_if_never_fits);
+	assert_int_equal(a->pin_timeout_seconds, 60);
+	assert_null(a->topology_label);
+	assert_int_equal(a->n_limits, 0);
 	tj_config_free(config);
 }
 
@@ -246,6 +253,54 @@ static void test_failure_policy(void **state)
 	tj_config_free(config);
 }
 
+static void test_admission_policy(void **state)
+{
+	const struct tj_admission_policy *d = tj_config_admission(NULL);
+
+	assert_true(d->enabled);
+	assert_true(d->backfill);
+	assert_false(d->wait_if_never_fits);
+	assert_int_equal(d->pin_timeout_seconds, 60);
+	assert_null(d->topology_label);
+	assert_int_equal(d->n_limits, 0);
+
+	struct tj_config *config = parse_ok("gpuClasses: []\n");
+	assert_ptr_equal(tj_config_admission(config), d);
+	tj_config_free(config);
+
+	config = parse_ok("gpuClasses:\n"
+	                  "  - {name: gh200, resource: nvidia.com/gpu}\n"
+	                  "admission:\n"
+	                  "  enabled: false\n"
+	                  "  backfill: false\n"
+	                  "  neverFits: Wait\n"
+	                  "  pinTimeoutSeconds: 0\n"
+	                  "  topologyLabel: topology.flame.dev/rack\n"
+	                  "  namespaceLimits:\n"
+	                  "    - {namespace: team-a, gpuClass: gh200, maxGPUs: 16}\n"
+	                  "    - {namespace: '*', gpuClass: gh200, maxGPUs: 24}\n");
+	const struct tj_admission_policy *a = tj_config_admission(config);
+	assert_false(a->enabled);
+	assert_false(a->backfill);
+	assert_true(a->wait_if_never_fits);
+	assert_int_equal(a->pin_timeout_seconds, 0);
+	assert_string_equal(a->topology_label, "topology.flame.dev/rack");
+	assert_int_equal(a->n_limits, 2);
+	assert_string_equal(a->limits[0].namespace, "team-a");
+	assert_string_equal(a->limits[0].gpu_class, "gh200");
+	assert_int_equal(a->limits[0].max_gpus, 16);
+	assert_string_equal(a->limits[1].namespace, "*");
+	assert_int_equal(a->limits[1].max_gpus, 24);
+	tj_config_free(config);
+
+	/* An empty section keeps every default. */
+	config = parse_ok("gpuClasses: []\nadmission: {}\n");
+	a = tj_config_admission(config);
+	assert_true(a->enabled && a->backfill && !a->wait_if_never_fits);
+	assert_int_equal(a->pin_timeout_seconds, 60);
+	tj_config_free(config);
+}
+
 /* A valid class to build broken files around. */
 #define GH200                                                                                      \
 	"  - name: gh200\n"                                                                        \
@@ -261,7 +316,43 @@ static const struct broken_case {
 	  "test.yaml:3: flow sequence without a closing bracket" },
 	{ "root is a list", "- gh200\n", "test.yaml:1: must be a mapping" },
 	{ "unknown top-level key", "gpuClasses: []\ngpuclass: []\n",
-	  "test.yaml:2: unknown field \"gpuclass\" (expected gpuClasses, failurePolicy)" },
+	  "test.yaml:2: unknown field \"gpuclass\" (expected gpuClasses, failurePolicy, "
+	  "admission)" },
+	{ "not UTF-8 (libfyaml would spin on it)", "gpuClasses: []\n%a\x8c\n",
+	  "test.yaml:2: not valid UTF-8 (byte 17)" },
+	{ "unknown admission field", "gpuClasses: []\nadmission:\n  backfil: true\n",
+	  "test.yaml:3: admission: unknown field \"backfil\" (expected enabled, backfill, "
+	  "neverFits, pinTimeoutSeconds, topologyLabel, namespaceLimits)" },
+	{ "admission not a mapping", "gpuClasses: []\nadmission: [on]\n",
+	  "test.yaml:2: admission: must be a mapping" },
+	{ "enabled not a boolean", "gpuClasses: []\nadmission:\n  enabled: yes\n",
+	  "test.yaml:3: admission.enabled: \"yes\" is not true or false" },
+	{ "neverFits unknown", "gpuClasses: []\nadmission:\n  neverFits: Later\n",
+	  "test.yaml:3: admission.neverFits: \"Later\" is not Fail or Wait" },
+	{ "pinTimeoutSeconds negative", "gpuClasses: []\nadmission:\n  pinTimeoutSeconds: -1\n",
+	  "test.yaml:3: admission.pinTimeoutSeconds: \"-1\" is not an integer between 0 and "
+	  "86400" },
+	{ "topologyLabel not a label key", "gpuClasses: []\nadmission:\n  topologyLabel: a b\n",
+	  "test.yaml:3: admission.topologyLabel: \"a b\" is not a label key" },
+	{ "limit of an unknown class",
+	  "gpuClasses:\n" GH200 "admission:\n  namespaceLimits:\n"
+	  "    - {namespace: team-a, gpuClass: h100, maxGPUs: 8}\n",
+	  "test.yaml:6: admission.namespaceLimits[0]: gpuClass \"h100\" is not one of gpuClasses" },
+	{ "limit without maxGPUs",
+	  "gpuClasses:\n" GH200 "admission:\n  namespaceLimits:\n"
+	  "    - {namespace: team-a, gpuClass: gh200}\n",
+	  "test.yaml:6: admission.namespaceLimits[0]: missing required field \"maxGPUs\"" },
+	{ "limit of a bad namespace",
+	  "gpuClasses:\n" GH200 "admission:\n  namespaceLimits:\n"
+	  "    - {namespace: Team_A, gpuClass: gh200, maxGPUs: 8}\n",
+	  "test.yaml:6: admission.namespaceLimits[0]: namespace \"Team_A\" is not a DNS label (or "
+	  "\"*\")" },
+	{ "two limits of one namespace and class",
+	  "gpuClasses:\n" GH200 "admission:\n  namespaceLimits:\n"
+	  "    - {namespace: '*', gpuClass: gh200, maxGPUs: 8}\n"
+	  "    - {namespace: '*', gpuClass: gh200, maxGPUs: 4}\n",
+	  "test.yaml:7: admission.namespaceLimits[1]: a second limit for namespace \"*\" and "
+	  "gpuClass \"gh200\" (also namespaceLimits[0])" },
 	{ "gpuClasses missing", "# nothing\n{}\n",
 	  "test.yaml:1: missing required field \"gpuClasses\"" },
 	{ "gpuClasses not a list", "gpuClasses:\n  name: gh200\n",
@@ -458,6 +549,7 @@ int main(void)
 		cmocka_unit_test(test_shipped_config),   cmocka_unit_test(test_parse_full),
 		cmocka_unit_test(test_parse_empty_list), cmocka_unit_test(test_parse_broken),
 		cmocka_unit_test(test_parse_limits),     cmocka_unit_test(test_failure_policy),
+		cmocka_unit_test(test_admission_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@
 #define CLUSTERRUNTIMES "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"
 #define ALL_PODS        "/api/v1/pods"
 #define NODES           "/api/v1/nodes"
+#define PRIORITYCLASSES "/apis/scheduling.k8s.io/v1/priorityclasses"
 #define PODS            "/api/v1/namespaces/team-a/pods"
 #define SERVICES        "/api/v1/namespaces/team-a/services"
 #define EVENTS          "/api/v1/namespaces/team-a/events"
@@ -59,8 +60,16 @@
 #define NODE_FMT                                                                                   \
 	"{'kind':'Node','metadata':{'name':'gh200-%d','uid':'uid-node-%d','resourceVersion':'3',"  \
 	"'labels':{'kubernetes.io/arch':'arm64','nvidia.com/gpu.product':'NVIDIA-GH200-480GB'}},"  \
-	"'status':{'conditions':[{'type':'Ready','status':'True',"                                 \
+	"'status':{'allocatable':{'nvidia.com/gpu':'4','cpu':'72','memory':'480Gi'},"              \
+	"'conditions':[{'type':'Ready','status':'True',"                                           \
 	"'lastTransitionTime':'2026-11-29T09:00:00Z'}]}}"
+
+/* A notebook's pod, not a TrainJob's, holding the 4 GPUs of gh200-0. */
+#define NOTEBOOK_POD                                                                               \
+	"{'kind':'Pod','metadata':{'name':'notebook','namespace':'team-b','uid':'uid-nb',"         \
+	"'resourceVersion':'8'},'spec':{'nodeName':'gh200-0','containers':[{'name':'lab',"         \
+	"'resources':{'requests':{'nvidia.com/gpu':'4'},'limits':{'nvidia.com/gpu':'4'}}}]},"      \
+	"'status':{'phase':'Running'}}"
 
 #define MAX_BODY 16384
 
@@ -72,7 +81,9 @@ struct fixture {
 	struct tj_controller *controller;
 	int stopped_calls;
 	int writes_at_stopped; /* the writes the server had seen when stopped ran */
-	char log[65536];       /* the lines logged */
+	bool admission;        /* run with the built-in admission (off for the loop's mechanics) */
+	struct tj_config config;
+	char log[65536]; /* the lines logged */
 	/* Bodies of the scripted replies, which the script borrows. */
 	char bodies[24][MAX_BODY];
 	int n_bodies;
@@ -154,6 +165,11 @@ static void script_informers(struct fixture *fx, const char *trainjobs, const ch
 		  .status = 200,
 		  .body = list_of(fx, nodes) },
 		{ .method = "GET",
+		  .path = PRIORITYCLASSES,
+		  .query = "limit=",
+		  .status = 200,
+		  .body = list_of(fx, "") },
+		{ .method = "GET",
 		  .path = TRAINJOBS,
 		  .query = "watch=1",
 		  .status = 200,
@@ -179,6 +195,12 @@ static void script_informers(struct fixture *fx, const char *trainjobs, const ch
 		  .keep_open = true },
 		{ .method = "GET",
 		  .path = NODES,
+		  .query = "watch=1",
+		  .status = 200,
+		  .chunked = true,
+		  .keep_open = true },
+		{ .method = "GET",
+		  .path = PRIORITYCLASSES,
 		  .query = "watch=1",
 		  .status = 200,
 		  .chunked = true,
@@ -240,8 +262,13 @@ static void start(struct fixture *fx, bool leading)
 		.clock = fixed_clock,
 	};
 
+	static const struct tj_admission_policy off = { .enabled = false };
+
+	fx->config = test_config;
+	if (!fx->admission)
+		fx->config.admission = (struct tj_admission_policy *)&off;
 	assert_int_equal(tj_controller_new(&fx->loop, &cc, &fx->controller), 0);
-	tj_controller_set_config(fx->controller, &test_config);
+	tj_controller_set_config(fx->controller, &fx->config);
 	tj_controller_set_leading(fx->controller, leading);
 	assert_int_equal(tj_controller_start(fx->controller), 0);
 	SERVER_RUN_UNTIL(&fx->server, tj_controller_synced(fx->controller));
@@ -276,7 +303,8 @@ static int n_writes(const struct server *s)
 /* What the plan of a new job writes to its status, and the status it then has. */
 #define NEW_JOB_STATUS                                                                             \
 	"'state':'Pending','reason':'PodsStarting','message':'0 of 2 pods running',"               \
-	"'restartCount':0,'lastFailure':null,'startTime':'" NOW_S "','completionTime':null,"       \
+	"'restartCount':0,'lastFailure':null,'startTime':'" NOW_S                                  \
+	"','completionTime':null,'expectedStartTime':null,'queuePosition':null,"                   \
 	"'observedGeneration':2,'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':0,"  \
 	"'failed':0,'suspended':0}],'conditions':[]"
 
@@ -284,7 +312,8 @@ static int n_writes(const struct server *s)
 #define RUNNING_STATUS                                                                             \
 	"'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods running',"             \
 	"'restartCount':0,'lastFailure':null,'startTime':'2026-11-29T11:00:00Z',"                  \
-	"'completionTime':null,'observedGeneration':2,'jobsStatus':[{'name':'node','active':2,"    \
+	"'completionTime':null,'expectedStartTime':null,'queuePosition':null,'observedGeneration'" \
+	":2,'jobsStatus':[{'name':'node','active':2,"                                              \
 	"'ready':2,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]"
 
 #define OWNER                                                                                      \
@@ -549,6 +578,127 @@ static void test_only_the_leader_writes(void **state)
 	assert_new_job_writes(fx);
 }
 
+/* ---- admission ---------------------------------------------------------------------------- */
+
+/* The writes of an admitted job's plan, after its first plan wrote nothing and the cycle
+ * admitted it: its pods pinned to the nodes admission chose, then as a new job's. */
+static void assert_admitted_writes(const struct fixture *fx, int first)
+{
+	const struct server *s = &fx->server;
+
+	for (int i = 0; i < 2; i++) {
+		const char *b = s->seen[write_index(s, first + i)].body;
+		int rank = strstr(b, "\"trainjob.flame.dev/rank\":\"1\"") != NULL;
+
+		assert_non_null(strstr(b, rank ? "\"trainjob.flame.dev/node\":\"gh200-1\""
+		                               : "\"trainjob.flame.dev/node\":\"gh200-0\""));
+		assert_non_null(strstr(b, rank ? "{\"key\":\"kubernetes.io/hostname\",\"operator\":"
+		                                 "\"In\",\"values\":[\"gh200-1\"]}"
+		                               : "{\"key\":\"kubernetes.io/hostname\",\"operator\":"
+		                                 "\"In\",\"values\":[\"gh200-0\"]}"));
+	}
+	assert_non_null(
+	        strstr(s->seen[write_index(s, first + 3)].body, "\"startTime\":\"" NOW_S "\""));
+	assert_non_null(strstr(s->seen[write_index(s, first + 4)].body,
+	                       "\"reason\":\"Admitted\",\"message\":\"2 pods pinned to gh200-0, "
+	                       "gh200-1\""));
+}
+
+static void test_a_new_trainjob_is_admitted_whole(void **state)
+{
+	struct fixture *fx = *state;
+
+	const struct reply admitted_event = {
+		.method = "POST", .path = EVENTS, .status = 201, .body = "{}"
+	};
+
+	fx->admission = true;
+	script_new_job(fx, false);
+	server_script(&fx->server, &admitted_event, 1);
+	start(fx, true);
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 6 && quiet(fx));
+	server_spin(&fx->server);
+	/* The first plan waited for the cycle, which admitted the gang and queued the job
+	 * again; nothing was written before the pods. */
+	assert_string_equal(server_trace(&fx->server, "GET"),
+	                    "POST " PODS "|POST " PODS "|POST " SERVICES "|PATCH " STATUS
+	                    "|POST " EVENTS "|POST " EVENTS "|");
+	assert_admitted_writes(fx, 0);
+	assert_int_equal(queue_stats(fx).adds, 2);
+	/* The status the patch returned is the cached one: the job counts as Pending. */
+	size_t states[TJ_STATE_COUNT];
+
+	tj_controller_jobs_by_state(fx->controller, states);
+	assert_int_equal(states[TJ_STATE_PENDING], 1);
+	assert_int_equal(states[TJ_STATE_QUEUED] + states[TJ_STATE_RUNNING], 0);
+	assert_null(strstr(fx->server.log, "\"level\":\"error\""));
+}
+
+#define QUEUED_MSG                                                                                 \
+	"position 1 of 1 in gh200: needs 2 nodes x 4 GPUs, 1 such node free; expected start "      \
+	"unknown"
+
+static void test_a_job_waits_whole_until_its_gang_fits(void **state)
+{
+	struct fixture *fx = *state;
+	int pods_watch;
+
+	fx->admission = true;
+	script_informers(fx, trainjob(fx, "42", "{}"), NOTEBOOK_POD);
+	const struct reply replies[] = {
+		{ .method = "PATCH",
+		  .path = STATUS,
+		  .request_has = "\"state\":\"Queued\"",
+		  .status = 200,
+		  .body = trainjob(fx, "43",
+		                   "{'state':'Queued','reason':'Resources','message':'" QUEUED_MSG
+		                   "','queuePosition':1}") },
+		{ .method = "POST",
+		  .path = PODS,
+		  .request_has = "\"name\":\"vit-node-0-0-a0\"",
+		  .status = 201,
+		  .body = "{}" },
+		{ .method = "POST",
+		  .path = PODS,
+		  .request_has = "\"name\":\"vit-node-0-1-a0\"",
+		  .status = 201,
+		  .body = "{}" },
+		{ .method = "POST", .path = SERVICES, .status = 201, .body = "{}" },
+		{ .method = "PATCH",
+		  .path = STATUS,
+		  .request_has = "\"state\":\"Pending\"",
+		  .status = 200,
+		  .body = trainjob(fx, "44", "{" NEW_JOB_STATUS "}") },
+		{ .method = "POST", .path = EVENTS, .status = 201, .body = "{}", .repeat = true },
+	};
+	server_script(&fx->server, replies, sizeof(replies) / sizeof(replies[0]));
+	start(fx, true);
+	/* gh200-0's GPUs are the notebook's: one node free, the gang of two waits, no pod. */
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 2 && quiet(fx));
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, "GET"), "PATCH " STATUS "|POST " EVENTS "|");
+	assert_request_body(
+	        &fx->server, write_index(&fx->server, 0),
+	        "{'status':{'state':'Queued','reason':'Resources','message':'" QUEUED_MSG "',"
+	        "'restartCount':0,'lastFailure':null,'startTime':null,'completionTime':null,"
+	        "'expectedStartTime':null,'queuePosition':1,'observedGeneration':2,"
+	        "'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':0,'failed':0,"
+	        "'suspended':0}],'conditions':[]},'metadata':{'resourceVersion':'42'}}");
+	assert_non_null(strstr(fx->server.seen[write_index(&fx->server, 1)].body,
+	                       "\"reason\":\"Queued\",\"message\":\"" QUEUED_MSG "\""));
+	/* The notebook ends: the next cycle admits the whole gang. */
+	pods_watch = server_find(&fx->server, 0, "GET", ALL_PODS "?watch=1");
+	server_push(&fx->server, pods_watch,
+	            body(fx, "{'type':'DELETED','object':%s}\n", NOTEBOOK_POD));
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 8 && quiet(fx));
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, "GET"),
+	                    "PATCH " STATUS "|POST " EVENTS "|POST " PODS "|POST " PODS
+	                    "|POST " SERVICES "|PATCH " STATUS "|POST " EVENTS "|POST " EVENTS "|");
+	assert_admitted_writes(fx, 2);
+	assert_null(strstr(fx->server.log, "\"level\":\"error\""));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -559,6 +709,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stop_while_the_bookkeeping_waits_for_the_gate,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_the_leader_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_new_trainjob_is_admitted_whole, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_a_job_waits_whole_until_its_gang_fits, setup,
+		                                teardown),
 	};
 	return cmocka_run_group_tests_name("controller", tests, NULL, NULL);
 }

@@ -422,8 +422,10 @@ static void test_std_families(void **state)
 	                           "controller_runtime_terminal_reconcile_errors_total counter\n"
 	                           "leader_election_master_status gauge\n"
 	                           "rest_client_requests_total counter\n"
+	                           "trainjob_backfills_total counter\n"
 	                           "trainjob_jobs gauge\n"
 	                           "trainjob_pods_created_total counter\n"
+	                           "trainjob_queue_wait_seconds histogram\n"
 	                           "trainjob_time_to_running_seconds histogram\n"
 	                           "trainjob_write_gate_deferred_total counter\n"
 	                           "trainjob_write_gate_expired_total counter\n"
@@ -465,6 +467,7 @@ static void test_std_families(void **state)
 	                             "trainjob_jobs{state=\"Complete\"} 0\n"
 	                             "trainjob_jobs{state=\"Failed\"} 0\n"
 	                             "trainjob_jobs{state=\"Pending\"} 0\n"
+	                             "trainjob_jobs{state=\"Queued\"} 0\n"
 	                             "trainjob_jobs{state=\"Restarting\"} 0\n"
 	                             "trainjob_jobs{state=\"Running\"} 0\n"
 	                             "trainjob_jobs{state=\"Suspended\"} 0\n"));

@@ -47,6 +47,8 @@ struct pod_row {
 	const char *unschedulable; /* the scheduler's message */
 	const char *owner;         /* NULL: uid-vit */
 	const char *pod_reason;    /* status.reason: Evicted, Preempting, ... */
+	int64_t age;               /* seconds since its creation */
+	const char *pinned;        /* the node admission pinned it to */
 };
 
 struct plan_case {
@@ -69,6 +71,11 @@ struct plan_case {
 	const char *want_status;
 	int64_t want_requeue;
 	const char *want_restart_reason; /* NULL: "" */
+	/* The built-in admission's word on the job; NULL: no admission. */
+	const struct tj_plan_admission *admission;
+	/* "pods=<n>/<nodes> restart=<0|1> class=<c> walltime=<s>|pos=<p>|start=<t>": what the
+	 * plan wants admitted, and the status's queue fields; NULL: "-|pos=0|start=0". */
+	const char *want_queue;
 };
 
 #define SPEC4                                                                                      \
@@ -177,7 +184,8 @@ static const struct plan_case cases[] = {
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit" },
-	  .want_status = "Running|AllPodsRunning|3 of 4 pods running|restarts=0||jobs=3/3/1/0/0" },
+	  .want_status = "Running|PodsCompleting|3 of 4 pods running, 1 "
+	                 "succeeded|restarts=0||jobs=3/3/1/0/0" },
 	{ .name = "every pod succeeded: Complete",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -961,6 +969,8 @@ static void pods_of(const struct plan_case *c, struct fixture *f)
 			.exit_reason = (char *)row->exit_reason,
 			.disruption_reason = (char *)row->disruption,
 			.reason = (char *)row->pod_reason,
+			.creation_time = NOW - row->age,
+			.pinned_node = (char *)row->pinned,
 		};
 		f->pod_ptrs[i] = p;
 	}
@@ -1033,6 +1043,27 @@ static void summarize(const struct tj_trainjob_status *s, char *buf, size_t size
 	         s->message, s->restart_count, conds, jobs);
 }
 
+static void summarize_queue(const struct tj_plan *plan, char *buf, size_t size)
+{
+	const struct tj_plan_want *w = &plan->want;
+	char want[512] = "-";
+
+	if (w->wanted) {
+		int len = snprintf(want, sizeof(want),
+		                   "pods=%d/%d restart=%d class=%s walltime=%lld", w->num_pods,
+		                   w->num_nodes, w->restart, w->gpu_class, (long long)w->walltime);
+
+		for (size_t i = 0; i < w->n_excluded && len < (int)sizeof(want); i++)
+			len += snprintf(want + len, sizeof(want) - (size_t)len, "%s%s",
+			                i ? "," : " avoid=", w->excluded[i]);
+		assert_non_null(w->pod);
+	} else {
+		assert_null(w->pod);
+	}
+	snprintf(buf, size, "%s|pos=%d|start=%lld", want, plan->status.queue_position,
+	         (long long)plan->status.expected_start_time);
+}
+
 static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
 {
 	struct tj_problem why = { "", "" };
@@ -1068,6 +1099,7 @@ static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
 	                                         .n_pods = c->n_pods,
 	                                         .node_lookup = c->n_nodes ? lookup_node : NULL,
 	                                         .node_ctx = f,
+	                                         .admission = c->admission,
 	                                         .now = NOW },
 	                &plan),
 	        0);
@@ -1114,6 +1146,8 @@ static void run_table(const struct plan_case *table, size_t n)
 		assert_int_equal(plan->requeue_after, c->want_requeue);
 		assert_string_equal(plan->restart_reason,
 		                    c->want_restart_reason ? c->want_restart_reason : "");
+		summarize_queue(plan, got, sizeof(got));
+		assert_string_equal(got, c->want_queue ? c->want_queue : "-|pos=0|start=0");
 		tj_plan_free(plan);
 		fixture_clear(&f);
 	}
@@ -1184,6 +1218,244 @@ static const struct tj_action *action_of(const struct tj_plan *plan, enum tj_act
 	return NULL;
 }
 
+/* ---- admission ---- */
+
+static const struct tj_adm_decision waiting_second = {
+	.verdict = TJ_ADM_WAITING,
+	.reason = TJ_ADM_REASON_RESOURCES,
+	.message = "position 2 of 3 in gh200: needs 4 nodes x 4 GPUs, 1 such node free; expected "
+	           "start 13:00Z",
+	.position = 2,
+	.queue_length = 3,
+	.expected_start = NOW + 3600,
+	.free_nodes = 1,
+};
+static const struct tj_adm_decision never_fits = {
+	.verdict = TJ_ADM_NEVER_FITS,
+	.reason = TJ_ADM_REASON_NEVER,
+	.message = "gh200 has 2 nodes of 4 GPUs: a job of 4 nodes x 4 GPUs never fits; at most 2",
+};
+static const struct tj_adm_decision admitted_backfill = {
+	.verdict = TJ_ADM_ADMITTED,
+	.backfilled = true,
+};
+static const char *const four_nodes[] = { "gh200-1", "gh200-2", "gh200-3", "gh200-4" };
+static const char *const four_hosts[] = { "host-1", "host-2", "host-3", "host-4" };
+
+static const struct tj_plan_admission adm_none = { .pin_timeout = 60 };
+static const struct tj_plan_admission adm_waiting = { .decision = &waiting_second,
+	                                              .pin_timeout = 60 };
+static const struct tj_plan_admission adm_never = { .decision = &never_fits, .pin_timeout = 60 };
+static const struct tj_plan_admission adm_four = { .admitted = true,
+	                                           .nodes = four_nodes,
+	                                           .hostnames = four_hosts,
+	                                           .n_nodes = 4,
+	                                           .decision = &admitted_backfill,
+	                                           .pin_timeout = 60 };
+static const struct tj_plan_admission adm_two = { .admitted = true,
+	                                          .nodes = four_nodes,
+	                                          .hostnames = four_hosts,
+	                                          .n_nodes = 2,
+	                                          .pin_timeout = 60 };
+
+#define WAITING_MSG                                                                                \
+	"position 2 of 3 in gh200: needs 4 nodes x 4 GPUs, 1 such node free; expected start "      \
+	"13:00Z"
+#define QUEUED_STATUS                                                                              \
+	"{'state':'Queued','reason':'Resources','message':'" WAITING_MSG "','restartCount':0,"     \
+	"'observedGeneration':2,'queuePosition':2,'expectedStartTime':'2026-11-29T13:00:00Z',"     \
+	"'startTime':null," JOBS(0, 0, 0, 0) ",'conditions':[]}"
+#define PINNED_UNSCHEDULABLE(r, msg, age)                                                          \
+	{                                                                                          \
+		r, 0, TJ_POD_PENDING, false, NULL, false, 0, NULL, NULL, msg, NULL, NULL, age      \
+	}
+
+#define PINNED(r, node)                                                                            \
+	{                                                                                          \
+		r, 0, TJ_POD_PENDING, false, NULL, false, 0, NULL, NULL, NULL, NULL, NULL, 1, node \
+	}
+
+static const struct plan_case admission_cases[] = {
+	{ .name = "a new job waits for its first verdict: no pod, and only its status",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .admission = &adm_none,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Queued|Resources|waiting for admission|restarts=0||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=0|start=0" },
+	{ .name = "a queued job shows its place, its need and its expected start",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .admission = &adm_waiting,
+	  .want = { "0 PatchStatus vit", "0 Event Normal Queued: " WAITING_MSG },
+	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=2|start=1795957200" },
+	{ .name = "a queued job whose verdict did not change writes nothing",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = QUEUED_STATUS,
+	  .admission = &adm_waiting,
+	  .want = { NULL },
+	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=2|start=1795957200" },
+	{ .name = "a queued job's walltime does not run: no deadline, no start time",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':30,'trainer':{"
+	          "'numNodes':4,'resourcesPerNode':{'limits':{'nvidia.com/gpu':4}}}}",
+	  .runtime = "torch-gh200",
+	  .status = QUEUED_STATUS,
+	  .admission = &adm_waiting,
+	  .want = { NULL },
+	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=30|pos=2|start=1795957200" },
+	{ .name = "an admitted gang is created whole, and its clock starts",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':30,'trainer':{"
+	          "'numNodes':4,'resourcesPerNode':{'limits':{'nvidia.com/gpu':4}}}}",
+	  .runtime = "torch-gh200",
+	  .status = QUEUED_STATUS,
+	  .admission = &adm_four,
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreatePod vit-node-0-1-a0",
+	            "0 CreatePod vit-node-0-2-a0", "0 CreatePod vit-node-0-3-a0",
+	            "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Admitted: 4 pods pinned to gh200-1, gh200-2, gh200-3, gh200-4 "
+	            "(backfilled ahead of the queue's head)",
+	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=0/0/0/0/0",
+	  .want_requeue = 30 },
+	{ .name = "an admitted gang created before its status was written: the retry tells the "
+	          "admission and records the start",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = QUEUED_STATUS,
+	  .admission = &adm_none,
+	  .pods = { PINNED(0, "gh200-5"), PINNED(1, "gh200-6"), PINNED(2, "gh200-7"),
+	            PINNED(3, "gh200-8") },
+	  .n_pods = 4,
+	  .want = { "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Admitted: 4 pods pinned to gh200-5, gh200-6, gh200-7, gh200-8",
+	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=4/0/0/0/0" },
+	{ .name = "an admission for fewer pods than are missing is no admission",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .admission = &adm_two,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Queued|Resources|waiting for admission|restarts=0||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=0|start=0" },
+	{ .name = "a job that never fits fails at once",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .admission = &adm_never,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: NeverFits: gh200 has 2 nodes of 4 GPUs: a job of 4 "
+	            "nodes x 4 GPUs never fits; at most 2" },
+	  .want_status = "Failed|NeverFits|gh200 has 2 nodes of 4 GPUs: a job of 4 nodes x 4 GPUs "
+	                 "never fits; at most 2|restarts=0|Failed=NeverFits|jobs=0/0/0/0/0" },
+	{ .name = "a pinned pod unschedulable within the timeout: the scheduler's word, and a "
+	          "look when it ends",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods "
+	            "running'," STARTED "}",
+	  .admission = &adm_none,
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
+	            PINNED_UNSCHEDULABLE(3,
+	                                 "0/8 nodes are available: 1 Insufficient "
+	                                 "nvidia.com/gpu.",
+	                                 10) },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "0 Event Warning Unschedulable: rank 3: 0/8 nodes are "
+	                                 "available: 1 Insufficient nvidia.com/gpu." },
+	  .want_status = "Pending|Unschedulable|rank 3: 0/8 nodes are available: 1 Insufficient "
+	                 "nvidia.com/gpu.|restarts=0||jobs=4/3/0/0/0",
+	  .want_requeue = 50 },
+	{ .name = "a pinned pod unschedulable past the timeout gives the whole gang back",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods "
+	            "running'," STARTED "}",
+	  .admission = &adm_none,
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
+	            PINNED_UNSCHEDULABLE(3, "node(s) didn't match Pod's node affinity", 61) },
+	  .n_pods = 4,
+	  .nodes = { NODE_OK("gh200-1"), NODE_OK("gh200-2"), NODE_OK("gh200-3") },
+	  .n_nodes = 3,
+	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
+	            "0 DeletePod vit-node-0-2-a0", "0 DeletePod vit-node-0-3-a0",
+	            "1 PatchStatus vit",
+	            "1 Event Warning GangReleased: rank 3 could not be scheduled on its node "
+	            "within 60 s (node(s) didn't match Pod's node affinity); the gang was given "
+	            "back and waits for admission again" },
+	  .want_status = "Queued|Resources|rank 3 could not be scheduled on its node within 60 s "
+	                 "(node(s) didn't match Pod's node affinity); the gang was given back and "
+	                 "waits for admission again|restarts=0||jobs=4/3/0/0/0" },
+	{ .name = "a restart's replacements wait in the queue as Restarting, ahead of the rest",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,"
+	            "'observedGeneration':2," STARTED
+	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
+	            "Error','exitCode':1,'time':'2026-11-29T11:00:00Z'}," JOBS(
+	                    0, 0, 0, 0) ",'conditions':[]}",
+	  .admission = &adm_waiting,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Restarting|Resources|" WAITING_MSG "|restarts=1||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=1 class=gh200 walltime=0 avoid=gh200-2|pos=2|start="
+	                "1795957200" },
+	{ .name = "a restart's gang waits for every old pod to go before it is admitted whole",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,"
+	            "'observedGeneration':2," STARTED
+	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
+	            "Error','exitCode':1,'time':'2026-11-29T11:00:00Z'}," JOBS(
+	                    0, 0, 0, 0) ",'conditions':[]}",
+	  .admission = &adm_waiting,
+	  .pods = { { 2, 0, TJ_POD_RUNNING, true, "gh200-3", true, 0, NULL, NULL, NULL, NULL,
+	              NULL } },
+	  .n_pods = 1,
+	  .want = { NULL },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/0/0" },
+};
+
+static void test_admission_table(void **state)
+{
+	run_table(admission_cases, sizeof(admission_cases) / sizeof(admission_cases[0]));
+}
+
+/* An admitted pod is pinned to its node, by the node's hostname label, on top of the
+ * class's placement, and says so in an annotation. */
+static void test_pinned_pod(void **state)
+{
+	const struct plan_case *c = &admission_cases[4];
+	struct fixture f;
+	struct tj_plan *plan = plan_case(c, &f);
+	const struct tj_action *a = action_of(plan, TJ_ACTION_CREATE_POD, 2);
+
+	/* What the admission metrics are counted by. */
+	assert_true(plan->admits);
+	assert_true(plan->backfilled);
+	assert_string_equal(plan->gpu_class, "gh200");
+	assert_false(plan->want.wanted);
+
+	assert_json_equal(
+	        tj_json_path(a->object, "spec.affinity.nodeAffinity."
+	                                "requiredDuringSchedulingIgnoredDuringExecution."
+	                                "nodeSelectorTerms"),
+	        "[{'matchExpressions':["
+	        "{'key':'nvidia.com/gpu.product','operator':'In','values':['NVIDIA-GH200-480GB']},"
+	        "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']},"
+	        "{'key':'kubernetes.io/hostname','operator':'In','values':['host-3']}]}]");
+	assert_string_equal(
+	        cJSON_GetObjectItemCaseSensitive(tj_json_path(a->object, "metadata.annotations"),
+	                                         "trainjob.flame.dev/node")
+	                ->valuestring,
+	        "gh200-3");
+	tj_plan_free(plan);
+	fixture_clear(&f);
+}
+
 struct body_case {
 	const char *case_prefix;
 	const char *want_body;
@@ -1197,7 +1469,8 @@ static const struct body_case bodies[] = {
 	  ","
 	  "'message':'0 of 4 pods running','restartCount':0,'lastFailure':null,'startTime':'" NOW_S
 	  "',"
-	  "'completionTime':null,'observedGeneration':2,'jobsStatus':[{'name':'node','active':0,"
+	  "'completionTime':null,'expectedStartTime':null,'queuePosition':null,'observedGeneration'"
+	  ":2,'jobsStatus':[{'name':'node','active':0,"
 	  "'ready':0,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
 	{ "a failed worker restarts the gang",
 	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Restarting','reason':'"
@@ -1205,7 +1478,8 @@ static const struct body_case bodies[] = {
 	  "'message':'rank 1 on node gh200-2 failed (exit code 1, Error); replacing all workers "
 	  "in 10 s (restart 1 of 3)','restartCount':1,'lastFailure':{'rank':1,'node':'gh200-2',"
 	  "'pod':'vit-node-0-1-a0','reason':'Error','time':'" NOW_S "','exitCode':1},"
-	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'observedGeneration':2,"
+	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'expectedStartTime':null,'"
+	  "queuePosition':null,'observedGeneration':2,"
 	  "'jobsStatus':[{'name':'node','active':3,'ready':3,'succeeded':0,'failed':1,'suspended':"
 	  "0}],"
 	  "'conditions':[]}}" },
@@ -1213,7 +1487,8 @@ static const struct body_case bodies[] = {
 	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Complete','reason':'"
 	  "AllPodsSucceeded',"
 	  "'message':'all 4 pods succeeded','restartCount':0,'lastFailure':null,"
-	  "'startTime':'2026-11-29T11:00:00Z','completionTime':'" NOW_S "','observedGeneration':2,"
+	  "'startTime':'2026-11-29T11:00:00Z','completionTime':'" NOW_S
+	  "','expectedStartTime':null,'queuePosition':null,'observedGeneration':2,"
 	  "'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':4,'failed':0,'suspended':"
 	  "0}],"
 	  "'conditions':[{'type':'Complete','status':'True','reason':'AllPodsSucceeded',"
@@ -1221,7 +1496,8 @@ static const struct body_case bodies[] = {
 	{ "suspend deletes",
 	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Suspended','reason':'Suspended',"
 	  "'message':'TrainJob is suspended','restartCount':0,'lastFailure':null,"
-	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'observedGeneration':2,"
+	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'expectedStartTime':null,'"
+	  "queuePosition':null,'observedGeneration':2,"
 	  "'jobsStatus':[{'name':'node','active':3,'ready':3,'succeeded':1,'failed':0,'suspended':"
 	  "4}],"
 	  "'conditions':[{'type':'Suspended','status':'True','reason':'Suspended',"
@@ -1231,7 +1507,8 @@ static const struct body_case bodies[] = {
 	  ","
 	  "'message':'0 of 2 pods running','restartCount':0,'lastFailure':null,'startTime':'" NOW_S
 	  "',"
-	  "'completionTime':null,'observedGeneration':2,'jobsStatus':[{'name':'node','active':0,"
+	  "'completionTime':null,'expectedStartTime':null,'queuePosition':null,'observedGeneration'"
+	  ":2,'jobsStatus':[{'name':'node','active':0,"
 	  "'ready':0,'succeeded':0,'failed':1,'suspended':0}],'conditions':[]}}" },
 };
 
@@ -1243,7 +1520,8 @@ static const struct body_case fault_bodies[] = {
 	  "is False); replacing all workers in 10 s (restart 1 of 3)','restartCount':1,"
 	  "'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':"
 	  "'NodeNotReady','time':'" NOW_S "'},'startTime':'2026-11-29T11:00:00Z',"
-	  "'completionTime':null,'observedGeneration':2,'jobsStatus':[{'name':'node','active':4,"
+	  "'completionTime':null,'expectedStartTime':null,'queuePosition':null,'observedGeneration'"
+	  ":2,'jobsStatus':[{'name':'node','active':4,"
 	  "'ready':4,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
 	{ "a permanent exit code",
 	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Failed','reason':"
@@ -1251,7 +1529,8 @@ static const struct body_case fault_bodies[] = {
 	  "exit code 127 is permanent (failurePolicy.permanentExitCodes), so the job is not "
 	  "restarted','restartCount':0,'lastFailure':{'rank':1,'node':'gh200-2','pod':"
 	  "'vit-node-0-1-a0','reason':'Error','time':'" NOW_S "','exitCode':127},"
-	  "'startTime':'2026-11-29T11:00:00Z','completionTime':'" NOW_S "',"
+	  "'startTime':'2026-11-29T11:00:00Z','completionTime':'" NOW_S
+	  "','expectedStartTime':null,'queuePosition':null,"
 	  "'observedGeneration':2,'jobsStatus':[{'name':'node','active':3,'ready':3,"
 	  "'succeeded':0,'failed':1,'suspended':0}],'conditions':[{'type':'Failed','status':"
 	  "'True','reason':'PermanentFailure','message':'rank 1 on node gh200-2 failed (exit "
@@ -1387,6 +1666,8 @@ int main(void)
 		cmocka_unit_test(test_delete_preconditions),
 		cmocka_unit_test(test_deleting_job),
 		cmocka_unit_test(test_excluded_nodes),
+		cmocka_unit_test(test_admission_table),
+		cmocka_unit_test(test_pinned_pod),
 	};
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }

@@ -21,7 +21,9 @@ static void test_projection(void **state)
 	        "00Z',"
 	        "'annotations':{'trainjob.flame.dev/max-restarts':'5',"
 	        "'trainjob.flame.dev/restart-policy':'Worker',"
-	        "'trainjob.flame.dev/node-grace-period-seconds':'15','other':'x'}},"
+	        "'trainjob.flame.dev/node-grace-period-seconds':'15','other':'x',"
+	        "'trainjob.flame.dev/priority':'-7'},"
+	        "'labels':{'kueue.x-k8s.io/queue-name':'team-a'}},"
 	        "'spec':{'runtimeRef':{'name':'torch-gh200','kind':'ClusterTrainingRuntime',"
 	        "'apiGroup':'trainer.kubeflow.org'},'trainer':{'image':'img:1','command':['"
 	        "torchrun'],"
@@ -87,6 +89,8 @@ static void test_projection(void **state)
 	assert_true(job->suspend);
 	assert_string_equal(job->managed_by, "kueue.x-k8s.io/multikueue");
 	assert_false(tj_trainjob_is_ours(job));
+	assert_string_equal(job->priority, "-7");
+	assert_true(job->kueue);
 	assert_int_equal(job->active_deadline_seconds, 600);
 	assert_null(job->spec_error);
 
@@ -218,6 +222,14 @@ static const struct validate_case validate_cases[] = {
 	{ "restart-policy unknown", "{'trainjob.flame.dev/restart-policy':'All'}",
 	  "{'runtimeRef':{'name':'r'}}", NULL, "InvalidSpec",
 	  "metadata.annotations[trainjob.flame.dev/restart-policy]: 'All' is not Gang or Worker" },
+	{ "priority not an integer", "{'trainjob.flame.dev/priority':'high'}",
+	  "{'runtimeRef':{'name':'r'}}", NULL, "InvalidSpec",
+	  "metadata.annotations[trainjob.flame.dev/priority]: 'high' is not an integer between "
+	  "-1000000000 and 1000000000" },
+	{ "priority out of range", "{'trainjob.flame.dev/priority':'2000000000'}",
+	  "{'runtimeRef':{'name':'r'}}", NULL, "InvalidSpec",
+	  "metadata.annotations[trainjob.flame.dev/priority]: '2000000000' is not an integer "
+	  "between -1000000000 and 1000000000" },
 	{ "node grace period negative", "{'trainjob.flame.dev/node-grace-period-seconds':'-5'}",
 	  "{'runtimeRef':{'name':'r'}}", NULL, "InvalidSpec",
 	  "metadata.annotations[trainjob.flame.dev/node-grace-period-seconds]: '-5' is not an "
@@ -266,6 +278,38 @@ static void test_validate_table(void **state)
 }
 
 /* A status survives a round trip through its JSON; unset fields are written as null. */
+/* A queued job's place and expected start go out and come back; a status without them
+ * reads as not queued. */
+static void test_queue_fields_round_trip(void **state)
+{
+	struct tj_trainjob_status s = { .state = TJ_STATE_QUEUED,
+		                        .reason = "Resources",
+		                        .message = "position 2 of 5 in gh200",
+		                        .last_failure = { .rank = -1, .exit_code = -1 },
+		                        .expected_start_time = 1795953600,
+		                        .queue_position = 2 },
+	                          back;
+	cJSON *j = tj_trainjob_status_to_json(&s);
+
+	assert_string_equal(tj_json_string(j, "state"), "Queued");
+	assert_string_equal(tj_json_string(j, "expectedStartTime"), "2026-11-29T12:00:00Z");
+	assert_int_equal(cJSON_GetObjectItem(j, "queuePosition")->valueint, 2);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "startTime")));
+	tj_trainjob_status_from_json(j, &back);
+	assert_true(tj_trainjob_status_equal(&s, &back));
+	assert_int_equal(back.queue_position, 2);
+	assert_int_equal(back.expected_start_time, 1795953600);
+	back.queue_position = 3;
+	assert_false(tj_trainjob_status_equal(&s, &back));
+	cJSON_Delete(j);
+
+	j = jlit("{'state':'Running','queuePosition':-4}");
+	tj_trainjob_status_from_json(j, &back);
+	assert_int_equal(back.queue_position, 0);
+	assert_int_equal(back.expected_start_time, 0);
+	cJSON_Delete(j);
+}
+
 static void test_status_round_trip(void **state)
 {
 	struct tj_trainjob_status s = { 0 }, back;
@@ -288,7 +332,8 @@ static void test_status_round_trip(void **state)
 	        j, "{'state':'Failed','reason':'ReachedMaxRestarts','message':'rank 0 failed',"
 	           "'restartCount':3,'lastFailure':{'rank':0,'node':'n1','pod':'p',"
 	           "'reason':'OOMKilled','time':'2026-11-29T10:00:00Z','exitCode':137},"
-	           "'startTime':'2026-11-29T10:00:00Z','completionTime':null,"
+	           "'startTime':'2026-11-29T10:00:00Z','completionTime':null,'expectedStartTime':"
+	           "null,'queuePosition':null,"
 	           "'observedGeneration':4,'jobsStatus':[{'name':'node','active':1,'ready':2,"
 	           "'succeeded':3,'failed':4,'suspended':5}],'conditions':[{'type':'Failed',"
 	           "'status':'True','reason':'ReachedMaxRestarts','message':'rank 0 failed',"
@@ -314,9 +359,13 @@ static void test_time_format(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_projection),        cmocka_unit_test(test_minimal),
-		cmocka_unit_test(test_no_name_is_einval), cmocka_unit_test(test_validate_table),
-		cmocka_unit_test(test_status_round_trip), cmocka_unit_test(test_time_format),
+		cmocka_unit_test(test_projection),
+		cmocka_unit_test(test_minimal),
+		cmocka_unit_test(test_no_name_is_einval),
+		cmocka_unit_test(test_validate_table),
+		cmocka_unit_test(test_status_round_trip),
+		cmocka_unit_test(test_time_format),
+		cmocka_unit_test(test_queue_fields_round_trip),
 	};
 	return cmocka_run_group_tests_name("trainjob", tests, NULL, NULL);
 }

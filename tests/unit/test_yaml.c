@@ -159,6 +159,12 @@ static void test_parse_errors(void **state)
 	assert_int_equal(tj_yaml_read_file("/nonexistent/x.yaml", &docs, &n, err, sizeof(err)),
 	                 -ENOENT);
 	assert_string_equal(err, "/nonexistent/x.yaml: No such file or directory");
+	/* Not UTF-8: refused before libfyaml, whose scanner would spin on it. */
+	bad = "kind: TrainJob\n%a\x8c\n";
+	assert_int_equal(tj_yaml_parse(bad, strlen(bad), "job.yaml", &docs, &n, err, sizeof(err)),
+	                 -EINVAL);
+	assert_string_equal(err, "job.yaml: not valid UTF-8 (byte 17)");
+	assert_ptr_equal(docs, (cJSON **)0x1);
 }
 
 int main(void)

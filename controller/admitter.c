@@ -1,0 +1,913 @@
+#include "controller/admitter.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "controller/log.h"
+#include "informers/priority_class.h"
+#include "informers/resources.h"
+#include "reconcilers/admission.h"
+#include "reconcilers/json.h"
+#include "reconcilers/node_health.h"
+
+/* Cycles follow each other at least this far apart, so that a burst of pod events is
+ * decided once. */
+#define CYCLE_GAP_MS 10
+/* A waiting job's status is written again when its place moved by this much (or it is
+ * among the first ones): a queue of thousands does not rewrite every status whenever its
+ * head starts. */
+#define POSITION_NEAR       10
+#define EXPECTED_START_SLOP 60
+
+enum entry_state {
+	ENTRY_WAITING,  /* in the queue */
+	ENTRY_ADMITTED, /* admitted, waiting for the plan that creates the gang */
+	ENTRY_CREATED,  /* the gang's creates were sent; its nodes stay reserved until the
+	                 * job's next plan, by when its pods are in the cache */
+	ENTRY_STARTING, /* its pods exist, but no status has recorded the start yet: the plan
+	                 * that will (a newer plan can supersede the one that created the pods,
+	                 * and drop its bookkeeping) still announces the admission as it was */
+};
+
+/* One job of the queue, keyed "namespace/name". */
+struct entry {
+	char key[TJ_STORE_KEY_MAX];
+	char namespace[TJ_NAME_MAX];
+	char gpu_class[TJ_NAME_MAX]; /* "" for none */
+	enum entry_state state;
+	int num_nodes, num_pods;
+	struct tj_adm_resources request; /* of one pod; gpus of the class's resource */
+	int32_t priority;
+	int64_t creation_time;
+	int64_t walltime;
+	bool restart;
+	bool decided;                    /* decision holds the last cycle's verdict */
+	struct tj_adm_decision decision; /* nodes always NULL: the names are below */
+	/* ADMITTED and CREATED: per pod, its node and that node's hostname label. */
+	char **nodes;     /* owned array of owned strings */
+	char **hostnames; /* owned array of owned strings */
+	size_t n_nodes;
+	uint64_t admitted_ms;
+	char **excluded; /* owned array of owned names: nodes its pods must avoid */
+	size_t n_excluded;
+	/* A job without a GPU class that asks for extended resources (GPUs under a generic
+	 * runtime): no class says which nodes offer them, so the scheduler alone places it. */
+	bool unplaceable;
+};
+
+struct tj_admitter {
+	uv_loop_t *loop;                      /* borrowed */
+	struct tj_informers *informers;       /* borrowed */
+	const struct tj_std_metrics *metrics; /* borrowed */
+	const struct tj_config *config;       /* borrowed */
+	void (*enqueue)(void *userdata, const char *key);
+	void *userdata;
+	struct tj_store *entries; /* owned */
+	uv_timer_t timer;         /* the next cycle */
+	uv_timer_t period;        /* the cycle without events */
+	int open_handles;
+	bool active;
+	bool scheduled;
+	bool stopping;
+	uint64_t last_cycle_ms;
+	unsigned long cycles;
+};
+
+/* ---- entries ---- */
+
+static void entry_drop_nodes(struct entry *e)
+{
+	for (size_t i = 0; i < e->n_nodes; i++) {
+		free(e->nodes[i]);
+		free(e->hostnames[i]);
+	}
+	free(e->nodes);
+	free(e->hostnames);
+	e->nodes = e->hostnames = NULL;
+	e->n_nodes = 0;
+}
+
+static void entry_drop_excluded(struct entry *e)
+{
+	for (size_t i = 0; i < e->n_excluded; i++)
+		free(e->excluded[i]);
+	free(e->excluded);
+	e->excluded = NULL;
+	e->n_excluded = 0;
+}
+
+static void entry_free(void *obj)
+{
+	struct entry *e = obj;
+
+	entry_drop_nodes(e);
+	entry_drop_excluded(e);
+	free(e);
+}
+
+static int entry_key(const void *obj, char *buf, size_t size)
+{
+	const struct entry *e = obj;
+	size_t n = strlen(e->key);
+
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memcpy(buf, e->key, n + 1);
+	return 0;
+}
+
+static const struct tj_store_ops entry_ops = {
+	.free = entry_free,
+	.key = entry_key,
+};
+
+static struct entry *entry_get(struct tj_admitter *a, const char *key)
+{
+	return (struct entry *)tj_store_get(a->entries, key);
+}
+
+/* Back into the queue, undecided: the next cycle decides it with the others. */
+static void entry_requeue(struct entry *e)
+{
+	e->state = ENTRY_WAITING;
+	e->decided = false;
+	entry_drop_nodes(e);
+}
+
+/* ---- what the caches say ---- */
+
+static int64_t now_seconds(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static const struct tj_store *store_of(const struct tj_reflector *r)
+{
+	return r ? tj_reflector_store(r) : NULL;
+}
+
+static int class_index(const struct tj_config *config, const char *name)
+{
+	for (size_t i = 0; config && name && *name && i < config->n_classes; i++)
+		if (strcmp(config->classes[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The class whose node labels and architecture the node has; -1 for none. */
+static int class_of_node(const struct tj_config *config, const struct tj_node *node)
+{
+	for (size_t i = 0; config && i < config->n_classes; i++) {
+		const struct tj_gpu_class *cls = &config->classes[i];
+		bool match = !cls->arch || (node->arch && strcmp(node->arch, cls->arch) == 0);
+
+		for (size_t k = 0; match && k < cls->n_node_labels; k++) {
+			const char *v = tj_node_label(node, cls->node_labels[k].key);
+
+			match = v && strcmp(v, cls->node_labels[k].value) == 0;
+		}
+		if (match)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Kubernetes' rule: an empty key with Exists tolerates every taint; an empty effect
+ * matches every effect; Exists ignores the value. */
+static bool tolerates(const struct tj_toleration *t, const struct tj_node_taint *taint)
+{
+	bool exists = t->operator_ && strcmp(t->operator_, "Exists") == 0;
+
+	if (t->effect && *t->effect && strcmp(t->effect, taint->effect) != 0)
+		return false;
+	if (!t->key || !*t->key)
+		return exists;
+	if (strcmp(t->key, taint->key) != 0)
+		return false;
+	return exists || strcmp(t->value ? t->value : "", taint->value ? taint->value : "") == 0;
+}
+
+/* Ready, not cordoned, healthy, and no NoSchedule or NoExecute taint that the class does
+ * not tolerate. */
+static bool takes_new_pods(const struct tj_node *node, const struct tj_gpu_class *cls,
+                           const struct tj_failure_policy *policy, int64_t now)
+{
+	const struct tj_node_condition *ready = tj_node_condition(node, "Ready");
+	struct tj_node_health h;
+
+	if (node->unschedulable || !ready || ready->status != TJ_COND_TRUE)
+		return false;
+	tj_node_health_judge(node, policy, 0, now, &h);
+	if (h.fault != TJ_NODE_HEALTHY)
+		return false;
+	for (size_t i = 0; i < node->n_taints; i++) {
+		const struct tj_node_taint *taint = &node->taints[i];
+		bool ok = false;
+
+		if (!taint->effect || strcmp(taint->effect, "PreferNoSchedule") == 0)
+			continue;
+		for (size_t k = 0; cls && k < cls->n_tolerations && !ok; k++)
+			ok = tolerates(&cls->tolerations[k], taint);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+static bool is_terminal(const struct tj_pod *pod)
+{
+	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
+}
+
+/* ---- one cycle ---- */
+
+/* A node by name, through a sorted index. */
+struct node_ref {
+	const char *name;
+	size_t index;
+};
+
+static int node_ref_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct node_ref *)x)->name, ((const struct node_ref *)y)->name);
+}
+
+static ssize_t find_node(const struct node_ref *refs, size_t n, const char *name)
+{
+	struct node_ref k = { name, 0 };
+	const struct node_ref *r = name ? bsearch(&k, refs, n, sizeof(*refs), node_ref_cmp) : NULL;
+
+	return r ? (ssize_t)r->index : -1;
+}
+
+/* What a cycle builds from the caches; freed at its end. */
+struct snapshot {
+	struct tj_adm_node *nodes;
+	const struct tj_node **node_objs;
+	struct node_ref *refs;
+	size_t n_nodes;
+	struct tj_adm_release *releases;
+	size_t n_releases, cap_releases;
+	struct tj_adm_usage *usage;
+	size_t n_usage, cap_usage;
+	struct tj_adm_job *jobs;
+	struct entry **job_entries;
+	size_t n_jobs;
+	size_t *excluded; /* the jobs' excluded nodes, as indexes */
+	bool oom;
+};
+
+static void snapshot_clear(struct snapshot *s)
+{
+	free(s->nodes);
+	free(s->node_objs);
+	free(s->refs);
+	free(s->releases);
+	free(s->usage);
+	free(s->jobs);
+	free(s->job_entries);
+	free(s->excluded);
+}
+
+static bool grow(void **array, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+	size_t c;
+
+	if (n < *cap)
+		return true;
+	c = *cap ? *cap * 2 : 64;
+	p = realloc(*array, c * size);
+	if (!p)
+		return false;
+	*array = p;
+	*cap = c;
+	return true;
+}
+
+static void add_usage(struct snapshot *s, const char *namespace, int cls, int64_t gpus)
+{
+	for (size_t i = 0; i < s->n_usage; i++)
+		if (s->usage[i].class_index == cls &&
+		    strcmp(s->usage[i].namespace, namespace) == 0) {
+			s->usage[i].gpus += gpus;
+			return;
+		}
+	if (!grow((void **)&s->usage, &s->cap_usage, s->n_usage, sizeof(*s->usage))) {
+		s->oom = true;
+		return;
+	}
+	s->usage[s->n_usage++] = (struct tj_adm_usage){ namespace, cls, gpus };
+}
+
+static void add_release(struct snapshot *s, size_t node, int64_t at,
+                        const struct tj_adm_resources *r)
+{
+	if (!grow((void **)&s->releases, &s->cap_releases, s->n_releases, sizeof(*s->releases))) {
+		s->oom = true;
+		return;
+	}
+	s->releases[s->n_releases++] = (struct tj_adm_release){ node, at, *r };
+}
+
+static void add_used(struct tj_adm_resources *used, const struct tj_adm_resources *r)
+{
+	used->gpus += r->gpus;
+	used->cpu_milli += r->cpu_milli;
+	used->memory += r->memory;
+}
+
+/* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours). */
+static int64_t walltime_end(struct tj_admitter *a, const struct tj_pod *pod)
+{
+	const struct tj_store *jobs = store_of(a->informers->trainjobs);
+	const struct tj_trainjob *job;
+	char key[TJ_STORE_KEY_MAX];
+
+	if (!pod->trainjob || !jobs || tj_pod_trainjob_key(pod, key, sizeof(key)) != 1 ||
+	    !(job = tj_store_get(jobs, key)))
+		return 0;
+	if (!pod->owner_uid || strcmp(pod->owner_uid, job->uid) != 0 ||
+	    !job->active_deadline_seconds || !job->status.start_time)
+		return 0;
+	return job->status.start_time + job->active_deadline_seconds;
+}
+
+static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
+{
+	const struct tj_config *config = a->config;
+	const struct tj_admission_policy *policy = tj_config_admission(config);
+	const struct tj_failure_policy *fp = tj_config_failure_policy(config);
+	const struct tj_store *nodes = store_of(a->informers->nodes);
+	const struct tj_store *pods = store_of(a->informers->pods);
+	size_t n = nodes ? tj_store_len(nodes) : 0, k = 0;
+	struct tj_store_iter it;
+	const struct tj_node *node;
+
+	s->nodes = calloc(n + 1, sizeof(*s->nodes));
+	s->node_objs = calloc(n + 1, sizeof(*s->node_objs));
+	s->refs = calloc(n + 1, sizeof(*s->refs));
+	if (!s->nodes || !s->node_objs || !s->refs)
+		return -ENOMEM;
+	if (nodes)
+		tj_store_iter_init(nodes, &it);
+	while (nodes && k < n && (node = tj_store_iter_next(&it))) {
+		int cls = class_of_node(config, node);
+		const struct tj_gpu_class *gc = cls >= 0 ? &config->classes[cls] : NULL;
+		struct tj_adm_node *an = &s->nodes[k];
+
+		*an = (struct tj_adm_node){
+			.name = node->name,
+			.class_index = cls,
+			.domain = policy->topology_label
+			                  ? tj_node_label(node, policy->topology_label)
+			                  : NULL,
+			.schedulable = takes_new_pods(node, gc, fp, now),
+			.allocatable = { gc ? tj_node_allocatable_extended(node, gc->resource) : 0,
+			                 node->allocatable.cpu_milli, node->allocatable.memory },
+		};
+		s->node_objs[k] = node;
+		s->refs[k] = (struct node_ref){ node->name, k };
+		k++;
+	}
+	s->n_nodes = k;
+	qsort(s->refs, k, sizeof(*s->refs), node_ref_cmp);
+
+	/* Every pod that is bound or pinned to a node holds its requests there until it ends,
+	 * ours or not; ours come free at their job's walltime end. */
+	for (size_t i = 0; pods && i < s->n_nodes; i++) {
+		struct tj_adm_node *an = &s->nodes[i];
+		const struct tj_gpu_class *gc =
+		        an->class_index >= 0 ? &config->classes[an->class_index] : NULL;
+		const struct tj_pod *pod;
+
+		tj_store_iter_index(pods, TJ_POD_INDEX_NODE, an->name, &it);
+		while ((pod = tj_store_iter_next(&it))) {
+			struct tj_adm_resources r;
+			int64_t end;
+
+			if (is_terminal(pod))
+				continue;
+			r = (struct tj_adm_resources){
+				gc ? tj_pod_resources_extended(&pod->requests, gc->resource) : 0,
+				pod->requests.cpu_milli, pod->requests.memory
+			};
+			add_used(&an->used, &r);
+			if (policy->n_limits && r.gpus)
+				add_usage(s, pod->namespace, an->class_index, r.gpus);
+			end = walltime_end(a, pod);
+			if (end)
+				add_release(s, i, end, &r);
+		}
+	}
+	return s->oom ? -ENOMEM : 0;
+}
+
+/* The gangs admitted but not yet in the cache hold their nodes. */
+static void add_reservations(struct tj_admitter *a, struct snapshot *s)
+{
+	const struct tj_admission_policy *policy = tj_config_admission(a->config);
+	struct tj_store_iter it;
+	const struct entry *e;
+
+	tj_store_iter_init(a->entries, &it);
+	while ((e = tj_store_iter_next(&it))) {
+		if (e->state == ENTRY_WAITING || e->state == ENTRY_STARTING)
+			continue;
+		for (size_t i = 0; i < e->n_nodes; i++) {
+			ssize_t k = find_node(s->refs, s->n_nodes, e->nodes[i]);
+
+			if (k < 0)
+				continue;
+			add_used(&s->nodes[k].used, &e->request);
+			if (policy->n_limits && e->request.gpus)
+				add_usage(s, e->namespace, s->nodes[k].class_index,
+				          e->request.gpus);
+		}
+	}
+}
+
+static int build_jobs(struct tj_admitter *a, struct snapshot *s, uint64_t now_ms)
+{
+	size_t n = tj_store_len(a->entries), k = 0, n_excluded = 0, x = 0;
+	struct tj_store_iter it;
+	struct entry *e;
+
+	tj_store_iter_init(a->entries, &it);
+	while ((e = (struct entry *)tj_store_iter_next(&it)))
+		n_excluded += e->n_excluded;
+	s->jobs = calloc(n + 1, sizeof(*s->jobs));
+	s->job_entries = calloc(n + 1, sizeof(*s->job_entries));
+	s->excluded = calloc(n_excluded + 1, sizeof(*s->excluded));
+	if (!s->jobs || !s->job_entries || !s->excluded)
+		return -ENOMEM;
+	tj_store_iter_init(a->entries, &it);
+	while ((e = (struct entry *)tj_store_iter_next(&it)) && k < n) {
+		/* An admitted gang whose plan never came gives its nodes back. */
+		if (e->state == ENTRY_ADMITTED &&
+		    now_ms - e->admitted_ms > TJ_ADMITTER_ADMITTED_TIMEOUT_MS)
+			entry_requeue(e);
+		if (e->state != ENTRY_WAITING || e->unplaceable)
+			continue;
+		s->jobs[k] = (struct tj_adm_job){
+			.key = e->key,
+			.namespace = e->namespace,
+			.class_index = class_index(a->config, e->gpu_class),
+			.num_nodes = e->num_nodes,
+			.num_pods = e->num_pods,
+			.request = e->request,
+			.priority = e->priority,
+			.creation_time = e->creation_time,
+			.walltime = e->walltime,
+			.restart = e->restart,
+			.excluded = &s->excluded[x],
+		};
+		for (size_t i = 0; i < e->n_excluded && x < n_excluded; i++) {
+			ssize_t node = find_node(s->refs, s->n_nodes, e->excluded[i]);
+
+			if (node >= 0) {
+				s->excluded[x++] = (size_t)node;
+				s->jobs[k].n_excluded++;
+			}
+		}
+		s->job_entries[k++] = e;
+	}
+	s->n_jobs = k;
+	return 0;
+}
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static int take_admission(struct entry *e, const struct snapshot *s,
+                          const struct tj_adm_decision *d, uint64_t now_ms)
+{
+	e->nodes = calloc((size_t)e->num_pods, sizeof(*e->nodes));
+	e->hostnames = calloc((size_t)e->num_pods, sizeof(*e->hostnames));
+	if (!e->nodes || !e->hostnames)
+		goto oom;
+	for (int i = 0; i < e->num_pods; i++) {
+		const struct tj_node *node = s->node_objs[d->nodes[i]];
+
+		e->nodes[i] = strdup(node->name);
+		e->hostnames[i] = dup_or_empty(tj_node_label(node, "kubernetes.io/hostname"));
+		e->n_nodes = (size_t)i + 1;
+		if (!e->nodes[i] || !e->hostnames[i])
+			goto oom;
+		if (!*e->hostnames[i]) {
+			free(e->hostnames[i]);
+			e->hostnames[i] = strdup(node->name);
+			if (!e->hostnames[i])
+				goto oom;
+		}
+	}
+	e->state = ENTRY_ADMITTED;
+	e->admitted_ms = now_ms;
+	e->decision = *d;
+	e->decision.nodes = NULL;
+	e->decided = true;
+	return 0;
+oom:
+	entry_requeue(e);
+	return -ENOMEM;
+}
+
+/* Whether a waiting job's status should be written again: its verdict or reason changed,
+ * its expected start moved, or it moved in the queue where that is worth telling. */
+static bool worth_telling(const struct tj_adm_decision *old, const struct tj_adm_decision *d)
+{
+	int64_t ds = old->expected_start - d->expected_start;
+	int dp = old->position - d->position;
+
+	if (old->verdict != d->verdict || strcmp(old->reason, d->reason) != 0)
+		return true;
+	if ((old->expected_start == 0) != (d->expected_start == 0) || ds > EXPECTED_START_SLOP ||
+	    ds < -EXPECTED_START_SLOP)
+		return true;
+	/* The first ones also see the length of the queue behind them, and the nodes free for
+	 * them, change. */
+	if (dp == 0)
+		return d->position <= POSITION_NEAR &&
+		       (old->queue_length != d->queue_length || old->free_nodes != d->free_nodes);
+	return d->position <= POSITION_NEAR || old->position <= POSITION_NEAR ||
+	       abs(dp) * 10 >= d->position;
+}
+
+static void publish_stats(struct tj_admitter *a, const struct tj_adm_result *res)
+{
+	const struct tj_std_metrics *m = a->metrics;
+	static const char *const reasons[] = { TJ_ADM_REASON_RESOURCES, TJ_ADM_REASON_PRIORITY,
+		                               TJ_ADM_REASON_QUOTA, TJ_ADM_REASON_NEVER };
+	size_t n = a->config ? a->config->n_classes : 0;
+
+	if (!m)
+		return;
+	for (size_t c = 0; c <= n; c++) {
+		const struct tj_adm_class_stats *st = &res->classes[c];
+		const char *name = c < n ? a->config->classes[c].name : "";
+
+		for (size_t r = 0; r < 4; r++)
+			tj_metric_set(m->trainjob_queue_jobs, TJ_LABELS(name, reasons[r]),
+			              (double)st->waiting[r]);
+		if (c == n)
+			continue;
+		tj_metric_set(m->trainjob_gpus, TJ_LABELS(name, "capacity"),
+		              (double)st->capacity_gpus);
+		tj_metric_set(m->trainjob_gpus, TJ_LABELS(name, "allocated"),
+		              (double)st->allocated_gpus);
+		tj_metric_set(m->trainjob_gpus, TJ_LABELS(name, "reserved"),
+		              (double)st->reserved_gpus);
+	}
+}
+
+static void cycle(struct tj_admitter *a)
+{
+	struct snapshot s = { 0 };
+	struct tj_adm_result *res = NULL;
+	const char **class_names = NULL;
+	const struct tj_admission_policy *policy = tj_config_admission(a->config);
+	size_t n_classes = a->config ? a->config->n_classes : 0;
+	uint64_t now_ms = uv_now(a->loop);
+	int64_t now = now_seconds();
+	struct tj_adm_quota *quotas = NULL;
+	int rc;
+
+	a->cycles++;
+	a->last_cycle_ms = now_ms;
+	class_names = calloc(n_classes + 1, sizeof(*class_names));
+	quotas = calloc(policy->n_limits + 1, sizeof(*quotas));
+	rc = class_names && quotas ? build_nodes(a, &s, now) : -ENOMEM;
+	if (rc == 0) {
+		add_reservations(a, &s);
+		rc = s.oom ? -ENOMEM : build_jobs(a, &s, now_ms);
+	}
+	if (rc < 0)
+		goto out;
+	for (size_t i = 0; i < n_classes; i++)
+		class_names[i] = a->config->classes[i].name;
+	size_t n_quotas = 0;
+	for (size_t i = 0; i < policy->n_limits; i++) {
+		int cls = class_index(a->config, policy->limits[i].gpu_class);
+
+		if (cls >= 0)
+			quotas[n_quotas++] =
+			        (struct tj_adm_quota){ policy->limits[i].namespace, cls,
+				                       policy->limits[i].max_gpus };
+	}
+	struct tj_adm_config ac = {
+		.backfill = policy->backfill,
+		.wait_if_never_fits = policy->wait_if_never_fits,
+		.quotas = quotas,
+		.n_quotas = n_quotas,
+	};
+	struct tj_adm_input in = {
+		.config = &ac,
+		.class_names = class_names,
+		.n_classes = n_classes,
+		.nodes = s.nodes,
+		.n_nodes = s.n_nodes,
+		.releases = s.releases,
+		.n_releases = s.n_releases,
+		.usage = s.usage,
+		.n_usage = s.n_usage,
+		.jobs = s.jobs,
+		.n_jobs = s.n_jobs,
+		.now = now,
+	};
+	rc = tj_admit(&in, &res);
+	if (rc < 0)
+		goto out;
+	for (size_t i = 0; i < s.n_jobs; i++) {
+		struct entry *e = s.job_entries[i];
+		struct tj_adm_decision *d = &res->decisions[i];
+		bool tell;
+
+		if (d->verdict == TJ_ADM_ADMITTED) {
+			if (take_admission(e, &s, d, now_ms) == 0) {
+				tj_log_info("admitter", "admitted a gang",
+				            TJ_STR("trainjob", e->key), TJ_INT("pods", e->num_pods),
+				            TJ_STR("gpuClass", e->gpu_class),
+				            TJ_BOOL("backfilled", d->backfilled));
+				a->enqueue(a->userdata, e->key);
+			}
+			continue;
+		}
+		tell = !e->decided || worth_telling(&e->decision, d);
+		e->decision = *d;
+		e->decision.nodes = NULL;
+		e->decided = true;
+		if (tell)
+			a->enqueue(a->userdata, e->key);
+	}
+	publish_stats(a, res);
+out:
+	if (rc < 0)
+		tj_log_error("admitter", "could not decide the queue", TJ_ERR(rc));
+	tj_adm_result_free(res);
+	snapshot_clear(&s);
+	free(class_names);
+	free(quotas);
+}
+
+/* ---- scheduling cycles ---- */
+
+static void on_timer(uv_timer_t *t)
+{
+	struct tj_admitter *a = t->data;
+
+	a->scheduled = false;
+	if (a->active && !a->stopping)
+		cycle(a);
+}
+
+static void on_period(uv_timer_t *t)
+{
+	tj_admitter_kick(t->data);
+}
+
+void tj_admitter_kick(struct tj_admitter *a)
+{
+	uint64_t now, delay = 0;
+
+	if (!a->active || a->stopping || a->scheduled)
+		return;
+	now = uv_now(a->loop);
+	if (a->cycles && now - a->last_cycle_ms < CYCLE_GAP_MS)
+		delay = CYCLE_GAP_MS - (now - a->last_cycle_ms);
+	a->scheduled = true;
+	uv_timer_start(&a->timer, on_timer, delay, 0);
+}
+
+/* ---- the interface ---- */
+
+int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
+                    struct tj_admitter **ret)
+{
+	struct tj_admitter *a = calloc(1, sizeof(*a));
+	int rc;
+
+	if (!a)
+		return -ENOMEM;
+	rc = tj_store_new(&entry_ops, &a->entries);
+	if (rc < 0) {
+		free(a);
+		return rc;
+	}
+	a->loop = loop;
+	a->informers = config->informers;
+	a->metrics = config->metrics;
+	a->enqueue = config->enqueue;
+	a->userdata = config->userdata;
+	uv_timer_init(loop, &a->timer);
+	uv_timer_init(loop, &a->period);
+	a->timer.data = a->period.data = a;
+	a->open_handles = 2;
+	*ret = a;
+	return 0;
+}
+
+static void on_closed(uv_handle_t *h)
+{
+	struct tj_admitter *a = h->data;
+
+	if (--a->open_handles == 0) {
+		tj_store_free(a->entries);
+		free(a);
+	}
+}
+
+void tj_admitter_stop(struct tj_admitter *a)
+{
+	if (!a || a->stopping)
+		return;
+	a->stopping = true;
+	uv_close((uv_handle_t *)&a->timer, on_closed);
+	uv_close((uv_handle_t *)&a->period, on_closed);
+}
+
+struct tj_admitter *tj_admitter_free(struct tj_admitter *a)
+{
+	/* The memory goes with the close callbacks of the timers. */
+	tj_admitter_stop(a);
+	return NULL;
+}
+
+void tj_admitter_set_config(struct tj_admitter *a, const struct tj_config *config)
+{
+	a->config = config;
+	tj_admitter_kick(a);
+}
+
+void tj_admitter_set_active(struct tj_admitter *a, bool active)
+{
+	if (a->stopping || a->active == active)
+		return;
+	a->active = active;
+	if (active) {
+		uv_timer_start(&a->period, on_period, TJ_ADMITTER_PERIOD_MS, TJ_ADMITTER_PERIOD_MS);
+		tj_admitter_kick(a);
+	} else {
+		uv_timer_stop(&a->period);
+		uv_timer_stop(&a->timer);
+		a->scheduled = false;
+	}
+}
+
+bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
+                           struct tj_plan_admission *ret)
+{
+	const struct tj_admission_policy *policy = tj_config_admission(a->config);
+	const struct entry *e;
+
+	if (!policy->enabled || job->kueue || !tj_trainjob_is_ours(job))
+		return false;
+	*ret = (struct tj_plan_admission){ .pin_timeout = policy->pin_timeout_seconds };
+	e = entry_get(a, key);
+	if (!e)
+		return true;
+	if (e->unplaceable)
+		return false;
+	if (e->state == ENTRY_ADMITTED) {
+		ret->admitted = true;
+		ret->nodes = (const char *const *)e->nodes;
+		ret->hostnames = (const char *const *)e->hostnames;
+		ret->n_nodes = e->n_nodes;
+		ret->decision = &e->decision;
+	} else if (e->decided) {
+		/* Waiting: the queue's verdict. Created: the admission's, for the plan that
+		 * records the start when the one that created the pods lost its status patch. */
+		ret->decision = &e->decision;
+	}
+	return true;
+}
+
+/* The request of one pod and its priority, from the rendered pod. */
+static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
+                      const struct tj_plan_want *want, struct entry *e)
+{
+	const struct tj_gpu_class *cls = tj_config_find_class(a->config, want->gpu_class);
+	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(want->pod, "spec");
+	const cJSON *prio = cJSON_GetObjectItemCaseSensitive(spec, "priority");
+	const cJSON *pc = cJSON_GetObjectItemCaseSensitive(spec, "priorityClassName");
+	struct tj_pod_resources r = { 0 };
+
+	/* A quantity the API server would refuse fails the create; until then, nothing. */
+	if (tj_pod_spec_requests(spec, &r) < 0)
+		tj_log_debug("admitter", "pod requests not fully read", TJ_STR("trainjob", e->key));
+	e->request =
+	        (struct tj_adm_resources){ cls ? tj_pod_resources_extended(&r, cls->resource) : 0,
+		                           r.cpu_milli, r.memory };
+	/* As the scheduler will order the pods: spec.priority when the template sets it, else
+	 * the value of its PriorityClass (or of the global default); the TrainJob's annotation
+	 * wins over both. */
+	if (cJSON_IsNumber(prio))
+		e->priority = (int32_t)prio->valuedouble;
+	else
+		e->priority = tj_priority_of(store_of(a->informers->priority_classes),
+		                             cJSON_IsString(pc) ? pc->valuestring : NULL);
+	if (job->priority)
+		e->priority = (int32_t)strtol(job->priority, NULL, 10);
+	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", want->gpu_class);
+	snprintf(e->namespace, sizeof(e->namespace), "%s", job->namespace);
+	e->unplaceable = !cls && r.n_extended > 0;
+	entry_drop_excluded(e);
+	e->excluded = calloc(want->n_excluded + 1, sizeof(*e->excluded));
+	for (size_t i = 0; e->excluded && i < want->n_excluded; i++)
+		if ((e->excluded[e->n_excluded] = strdup(want->excluded[i])))
+			e->n_excluded++;
+	e->num_nodes = want->num_nodes;
+	e->num_pods = want->num_pods;
+	e->walltime = want->walltime;
+	e->restart = want->restart;
+	e->creation_time = job->creation_time;
+}
+
+int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
+                     const struct tj_plan_want *want, bool admits)
+{
+	struct entry *e = entry_get(a, key);
+	int rc;
+
+	if (admits) {
+		if (e && e->state == ENTRY_ADMITTED)
+			e->state = ENTRY_CREATED;
+		return 0;
+	}
+	if (!want->wanted) {
+		if (e && e->state == ENTRY_CREATED && !job->status.start_time) {
+			entry_drop_nodes(e);
+			e->state = ENTRY_STARTING;
+			tj_admitter_kick(a);
+		} else if (e && (e->state != ENTRY_STARTING || job->status.start_time)) {
+			tj_store_delete(a->entries, key, NULL);
+			tj_admitter_kick(a);
+		}
+		return 0;
+	}
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e || strlen(key) >= sizeof(e->key)) {
+			free(e);
+			return -ENOMEM;
+		}
+		strcpy(e->key, key);
+		read_want(a, job, want, e);
+		rc = tj_store_upsert(a->entries, e, NULL);
+		if (rc < 0) {
+			entry_free(e);
+			return rc;
+		}
+		/* Its next plan creates the pods at once. */
+		if (e->unplaceable)
+			a->enqueue(a->userdata, key);
+		else
+			tj_admitter_kick(a);
+		return 0;
+	}
+	if (e->state == ENTRY_CREATED || e->state == ENTRY_STARTING ||
+	    (e->state == ENTRY_ADMITTED && (size_t)want->num_pods != e->n_nodes)) {
+		/* More pods are missing than were admitted (creates that failed, a gang that
+		 * changed): the job is decided again. */
+		entry_requeue(e);
+		read_want(a, job, want, e);
+		tj_admitter_kick(a);
+		return 0;
+	}
+	/* A shallow copy, for the scalars only: read_want frees what the entry owns. */
+	struct entry before = *e;
+
+	read_want(a, job, want, e);
+	/* The plans of a queued job repeat the same want: only a change is worth a cycle. */
+	if (e->state == ENTRY_WAITING &&
+	    (before.num_pods != e->num_pods || before.priority != e->priority ||
+	     before.restart != e->restart || before.walltime != e->walltime ||
+	     memcmp(&before.request, &e->request, sizeof(e->request)) != 0 ||
+	     strcmp(before.gpu_class, e->gpu_class) != 0 || !e->decided))
+		tj_admitter_kick(a);
+	return 0;
+}
+
+void tj_admitter_release(struct tj_admitter *a, const char *key)
+{
+	struct entry *e = entry_get(a, key);
+
+	if (e && e->state != ENTRY_WAITING) {
+		entry_requeue(e);
+		tj_admitter_kick(a);
+	}
+}
+
+void tj_admitter_forget(struct tj_admitter *a, const char *key)
+{
+	if (tj_store_delete(a->entries, key, NULL) == 0)
+		tj_admitter_kick(a);
+}
+
+unsigned long tj_admitter_cycles(const struct tj_admitter *a)
+{
+	return a->cycles;
+}

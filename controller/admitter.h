@@ -1,0 +1,84 @@
+/* The admitter: the controller's side of gang admission (reconcilers/admission.h holds the
+ * decisions). It keeps the queue, the jobs whose plans wait for their gang to be admitted,
+ * and the capacity ledger: the gangs admitted whose pods the pod cache does not show yet,
+ * counted on their nodes so that nothing is promised twice.
+ *
+ * The flow for one job: its plan finds pods missing and says what it wants
+ * (tj_admitter_want); the admitter runs an admission cycle soon after (and after every
+ * change of capacity: a pod that ends, a node that changes), which decides every waiting job
+ * of the queue at once from the caches; the jobs whose decision changed are queued for
+ * planning; the plan of an admitted job creates its pods pinned to the chosen nodes
+ * (tj_admitter_admission hands it the decision). Nothing lives only here: after a restart
+ * the queue is rebuilt from the plans of the cached TrainJobs, and the pods already created
+ * are counted on their nodes through the pin annotation, so the order and the reservations
+ * come back as they were. */
+#pragma once
+
+#include <stdbool.h>
+
+#include <uv.h>
+
+#include "controller/config.h"
+#include "controller/std_metrics.h"
+#include "informers/informers.h"
+#include "reconcilers/plan.h"
+#include "reconcilers/trainjob.h"
+
+/* How long an admitted gang may wait for the plan that creates it before its nodes go back
+ * to the queue (a plan that keeps failing, a job that was changed meanwhile). */
+#define TJ_ADMITTER_ADMITTED_TIMEOUT_MS 60000
+/* How often the queue is decided again without any event: backfill windows and expected
+ * starts move with the clock. */
+#define TJ_ADMITTER_PERIOD_MS 15000
+
+struct tj_admitter;
+
+struct tj_admitter_config {
+	struct tj_informers *informers;       /* borrowed: TrainJob, Pod and Node caches */
+	const struct tj_std_metrics *metrics; /* borrowed; may be NULL */
+	/* Queues a job for planning (its decision changed). */
+	void (*enqueue)(void *userdata, const char *key);
+	void *userdata;
+};
+
+int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
+                    struct tj_admitter **ret);
+
+/* Accepts NULL; returns NULL. The admitter must have been stopped first. */
+struct tj_admitter *tj_admitter_free(struct tj_admitter *a);
+
+/* The GPU classes and the admission policy; borrowed until the next call. */
+void tj_admitter_set_config(struct tj_admitter *a, const struct tj_config *config);
+
+/* Cycles run only while active (the controller leads and its caches have synced). */
+void tj_admitter_set_active(struct tj_admitter *a, bool active);
+
+/* Stops the timers; the admitter is freed after the loop has closed them. */
+void tj_admitter_stop(struct tj_admitter *a);
+
+/* Whether the built-in admission applies to job: it is on in the config, the job is ours,
+ * no other admitter owns it (Kueue's queue label), and its pods can be placed (a job
+ * without a GPU class that asks for extended resources is left to the scheduler). If so, fills *ret
+ * with the job's decision (its strings are valid until the next cycle, which never runs during a
+ * reconcile) and returns true. */
+bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
+                           struct tj_plan_admission *ret);
+
+/* What the job's new plan wants: a gang admitted (want->wanted), or nothing. admits: the
+ * plan creates the admitted gang, whose nodes stay reserved until a later plan no longer
+ * wants anything (its pods are in the cache by then). 0 or -ENOMEM. */
+int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
+                     const struct tj_plan_want *want, bool admits);
+
+/* The creates of an admitted gang failed: its nodes go back to the queue, and the job is
+ * decided again. */
+void tj_admitter_release(struct tj_admitter *a, const char *key);
+
+/* The job is gone. */
+void tj_admitter_forget(struct tj_admitter *a, const char *key);
+
+/* Capacity may have changed: a cycle runs soon (several calls share one cycle). */
+void tj_admitter_kick(struct tj_admitter *a);
+
+/* Cycles run so far, for tests and logs. */
+unsigned long tj_admitter_cycles(const struct tj_admitter *a);

@@ -1,0 +1,995 @@
+#include "reconcilers/admission.h"
+
+#include "reconcilers/admission_text.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* How messages name class -1. */
+#define NO_CLASS_NAME "nodes without a GPU class"
+
+/* The run works on "slots": the nodes that take new pods, grouped by class ("bucket": the
+ * class index, with class -1 last) and sorted by name within a class, so that a class is a
+ * range of slots and comparing two slots of a class compares their names. Each slot carries
+ * what is free on it now, lowered by every admission of the round. */
+
+struct slot_key {
+	size_t bucket;
+	const char *name;
+	size_t node;
+};
+
+struct domain_key {
+	const char *domain; /* NULL first: the nodes without the label form one domain */
+	size_t slot;
+};
+
+struct release_key {
+	int64_t at;
+	size_t index; /* into releases */
+};
+
+struct job_key {
+	size_t bucket;
+	const struct tj_adm_job *job;
+	size_t index;
+};
+
+/* A node a placement may use, ranked by best fit. */
+struct candidate {
+	int64_t gpus; /* free */
+	size_t slot;
+};
+
+/* What a topology domain of a class holds of one request. */
+struct room {
+	int64_t pods;
+	size_t domain;
+};
+
+/* GPUs a namespace holds in a class, against its limit. */
+struct account {
+	int64_t limit;
+	int64_t held; /* in use, plus what this round admitted */
+};
+
+/* The first job of a class that does not fit now. */
+struct head {
+	bool blocked;  /* the jobs behind it may only backfill */
+	int64_t start; /* its expected start; 0: unknown */
+};
+
+struct run {
+	const struct tj_adm_input *in;
+	struct tj_adm_result *res; /* the result being built */
+	size_t n_buckets;          /* n_classes + 1 */
+	size_t n_slots;
+	size_t *slot_node;              /* owned; slot -> index into nodes */
+	size_t *bucket_slots;           /* owned; n_buckets + 1: bucket b is [b], [b + 1] */
+	ptrdiff_t *node_slot;           /* owned; node -> slot; -1: it takes no new pods */
+	size_t *domain;                 /* owned; per slot: its domain, numbered in name order */
+	size_t *n_domains;              /* owned; per bucket */
+	size_t *class_nodes;            /* owned; every node by bucket, for NeverFits */
+	size_t *bucket_nodes;           /* owned; n_buckets + 1, into class_nodes */
+	struct tj_adm_resources *free;  /* owned; per slot: free now */
+	struct tj_adm_resources *later; /* owned; per slot: free at a release time */
+	int64_t *pods;                  /* owned; per slot: pods of one request it holds */
+	bool *reserved;                 /* owned; per slot: held for its class's head */
+	int64_t *domain_pods;           /* owned; per domain of the bucket being placed */
+	bool *chosen;                   /* owned; per domain: the placement may use it */
+	struct room *rooms;             /* owned; per domain, scratch of choose_domains */
+	struct candidate *cands;        /* owned; per slot, scratch of select_best */
+	size_t *ranks;                  /* owned; TJ_MAX_NODES: the slot of each rank placed */
+	struct release_key *releases;   /* owned; n_releases, by time */
+	size_t *order;                  /* owned; jobs in queue order, by bucket */
+	size_t *bucket_jobs;            /* owned; n_buckets + 1, into order */
+	struct account *accounts;       /* owned */
+	size_t *job_account;            /* owned; per job; SIZE_MAX: no limit */
+};
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t s;
+
+	if (__builtin_add_overflow(a, b, &s))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return s;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t s;
+
+	if (__builtin_sub_overflow(a, b, &s))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return s;
+}
+
+static size_t bucket_of(const struct tj_adm_input *in, int class_index)
+{
+	return class_index < 0 ? in->n_classes : (size_t)class_index;
+}
+
+static const char *class_name(const struct tj_adm_input *in, size_t bucket)
+{
+	return bucket == in->n_classes ? NO_CLASS_NAME : or_empty(in->class_names[bucket]);
+}
+
+static bool valid_class(const struct tj_adm_input *in, int class_index)
+{
+	return class_index >= -1 && (class_index < 0 || (size_t)class_index < in->n_classes);
+}
+
+/* Resources */
+
+/* The three resources of a request or an offer, so that the rules apply to each alike. */
+static void components(const struct tj_adm_resources *r, int64_t out[3])
+{
+	out[0] = r->gpus;
+	out[1] = r->cpu_milli;
+	out[2] = r->memory;
+}
+
+/* The hottest test of a run (every job looks at every node of its class): kept to plain
+ * comparisons, with no copy of the resources. */
+static inline bool holds_one(const struct tj_adm_resources *free,
+                             const struct tj_adm_resources *req)
+{
+	return (req->gpus <= 0 || free->gpus >= req->gpus) &&
+	       (req->cpu_milli <= 0 || free->cpu_milli >= req->cpu_milli) &&
+	       (req->memory <= 0 || free->memory >= req->memory);
+}
+
+/* How many pods of the request fit in `free`, counting no further than `limit`. A resource
+ * the pod does not ask for limits nothing. The multiplication tries to spare the division,
+ * which is most of the cost when thousands of nodes are looked at. */
+static int64_t pods_on(const struct tj_adm_resources *free, const struct tj_adm_resources *req,
+                       int64_t limit)
+{
+	int64_t f[3], q[3], n = limit, all;
+
+	components(free, f);
+	components(req, q);
+	for (int i = 0; i < 3 && n > 0; i++) {
+		if (q[i] <= 0)
+			continue;
+		if (f[i] < q[i])
+			return 0;
+		if (!__builtin_mul_overflow(q[i], n, &all) && all <= f[i])
+			continue;
+		n = f[i] / q[i];
+	}
+	return n;
+}
+
+static void take(struct tj_adm_resources *free, const struct tj_adm_resources *req)
+{
+	free->gpus = sat_sub(free->gpus, req->gpus > 0 ? req->gpus : 0);
+	free->cpu_milli = sat_sub(free->cpu_milli, req->cpu_milli > 0 ? req->cpu_milli : 0);
+	free->memory = sat_sub(free->memory, req->memory > 0 ? req->memory : 0);
+}
+
+static void give(struct tj_adm_resources *free, const struct tj_adm_resources *back)
+{
+	free->gpus = sat_add(free->gpus, back->gpus);
+	free->cpu_milli = sat_add(free->cpu_milli, back->cpu_milli);
+	free->memory = sat_add(free->memory, back->memory);
+}
+
+/* Setup */
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct slot_key *x = a, *y = b;
+	int c;
+
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static int cmp_domain_name(const char *x, const char *y)
+{
+	if (!x || !y)
+		return x ? 1 : y ? -1 : 0;
+	return strcmp(x, y);
+}
+
+static int cmp_domain(const void *a, const void *b)
+{
+	const struct domain_key *x = a, *y = b;
+	int c = cmp_domain_name(x->domain, y->domain);
+
+	if (c)
+		return c;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+static int cmp_release(const void *a, const void *b)
+{
+	const struct release_key *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Queue order: restarts, then priority (higher first), creation (older first), the key. */
+static int cmp_job(const void *a, const void *b)
+{
+	const struct job_key *x = a, *y = b;
+	int c;
+
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	if (x->job->restart != y->job->restart)
+		return x->job->restart ? -1 : 1;
+	if (x->job->priority != y->job->priority)
+		return x->job->priority > y->job->priority ? -1 : 1;
+	if (x->job->creation_time != y->job->creation_time)
+		return x->job->creation_time < y->job->creation_time ? -1 : 1;
+	c = strcmp(or_empty(x->job->key), or_empty(y->job->key));
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int validate(const struct tj_adm_input *in)
+{
+	if (!in->config || (in->n_classes && !in->class_names) || (in->n_nodes && !in->nodes) ||
+	    (in->n_releases && !in->releases) || (in->n_usage && !in->usage) ||
+	    (in->n_jobs && !in->jobs) || (in->config->n_quotas && !in->config->quotas))
+		return -EINVAL;
+	for (size_t i = 0; i < in->n_nodes; i++)
+		if (!valid_class(in, in->nodes[i].class_index))
+			return -EINVAL;
+	for (size_t i = 0; i < in->n_releases; i++)
+		if (in->releases[i].node >= in->n_nodes)
+			return -EINVAL;
+	for (size_t i = 0; i < in->n_usage; i++)
+		if (!valid_class(in, in->usage[i].class_index))
+			return -EINVAL;
+	for (size_t i = 0; i < in->config->n_quotas; i++)
+		if (!valid_class(in, in->config->quotas[i].class_index))
+			return -EINVAL;
+	for (size_t i = 0; i < in->n_jobs; i++) {
+		const struct tj_adm_job *j = &in->jobs[i];
+
+		if (!valid_class(in, j->class_index) || j->num_pods < 1 ||
+		    j->num_nodes < j->num_pods || j->num_nodes > TJ_MAX_NODES ||
+		    (j->n_excluded && !j->excluded))
+			return -EINVAL;
+		for (size_t k = 0; k < j->n_excluded; k++)
+			if (j->excluded[k] >= in->n_nodes)
+				return -EINVAL;
+	}
+	return 0;
+}
+
+static void run_clear(struct run *r)
+{
+	free(r->slot_node);
+	free(r->bucket_slots);
+	free(r->node_slot);
+	free(r->domain);
+	free(r->n_domains);
+	free(r->class_nodes);
+	free(r->bucket_nodes);
+	free(r->free);
+	free(r->later);
+	free(r->pods);
+	free(r->reserved);
+	free(r->domain_pods);
+	free(r->chosen);
+	free(r->rooms);
+	free(r->cands);
+	free(r->ranks);
+	free(r->releases);
+	free(r->order);
+	free(r->bucket_jobs);
+	free(r->accounts);
+	free(r->job_account);
+}
+
+static int run_alloc(struct run *r)
+{
+	const struct tj_adm_input *in = r->in;
+	/* One more than needed, so that empty inputs still allocate. */
+	size_t nb = r->n_buckets + 1, nn = in->n_nodes + 1, nj = in->n_jobs + 1;
+
+	r->slot_node = calloc(nn, sizeof(*r->slot_node));
+	r->bucket_slots = calloc(nb, sizeof(*r->bucket_slots));
+	r->node_slot = calloc(nn, sizeof(*r->node_slot));
+	r->domain = calloc(nn, sizeof(*r->domain));
+	r->n_domains = calloc(nb, sizeof(*r->n_domains));
+	r->class_nodes = calloc(nn, sizeof(*r->class_nodes));
+	r->bucket_nodes = calloc(nb, sizeof(*r->bucket_nodes));
+	r->free = calloc(nn, sizeof(*r->free));
+	r->later = calloc(nn, sizeof(*r->later));
+	r->pods = calloc(nn, sizeof(*r->pods));
+	r->reserved = calloc(nn, sizeof(*r->reserved));
+	r->domain_pods = calloc(nn, sizeof(*r->domain_pods));
+	r->chosen = calloc(nn, sizeof(*r->chosen));
+	r->rooms = calloc(nn, sizeof(*r->rooms));
+	r->cands = calloc(nn, sizeof(*r->cands));
+	r->ranks = calloc(TJ_MAX_NODES, sizeof(*r->ranks));
+	r->releases = calloc(in->n_releases + 1, sizeof(*r->releases));
+	r->order = calloc(nj, sizeof(*r->order));
+	r->bucket_jobs = calloc(nb, sizeof(*r->bucket_jobs));
+	r->accounts = calloc(nj, sizeof(*r->accounts));
+	r->job_account = calloc(nj, sizeof(*r->job_account));
+	if (!r->slot_node || !r->bucket_slots || !r->node_slot || !r->domain || !r->n_domains ||
+	    !r->class_nodes || !r->bucket_nodes || !r->free || !r->later || !r->pods ||
+	    !r->reserved || !r->domain_pods || !r->chosen || !r->rooms || !r->cands || !r->ranks ||
+	    !r->releases || !r->order || !r->bucket_jobs || !r->accounts || !r->job_account)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Numbers the topology domains of each class in name order, so that comparing two domain
+ * numbers compares their names. */
+static int number_domains(struct run *r)
+{
+	struct domain_key *keys = calloc(r->n_slots + 1, sizeof(*keys));
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t b = 0; b < r->n_buckets; b++) {
+		size_t first = r->bucket_slots[b], n = r->bucket_slots[b + 1] - first, id = 0;
+
+		for (size_t i = 0; i < n; i++)
+			keys[i] = (struct domain_key){ r->in->nodes[r->slot_node[first + i]].domain,
+				                       first + i };
+		qsort(keys, n, sizeof(*keys), cmp_domain);
+		for (size_t i = 0; i < n; i++) {
+			if (i > 0 && cmp_domain_name(keys[i - 1].domain, keys[i].domain))
+				id++;
+			r->domain[keys[i].slot] = id;
+		}
+		r->n_domains[b] = n ? id + 1 : 0;
+	}
+	free(keys);
+	return 0;
+}
+
+/* The slots, their free resources and the capacity figures of each class. */
+static int index_nodes(struct run *r)
+{
+	const struct tj_adm_input *in = r->in;
+	struct slot_key *keys = calloc(in->n_nodes + 1, sizeof(*keys));
+	size_t n = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_nodes; i++) {
+		r->node_slot[i] = -1;
+		if (in->nodes[i].schedulable)
+			keys[n++] = (struct slot_key){ bucket_of(in, in->nodes[i].class_index),
+				                       or_empty(in->nodes[i].name), i };
+	}
+	qsort(keys, n, sizeof(*keys), cmp_slot);
+	r->n_slots = n;
+	for (size_t s = 0; s < n; s++) {
+		const struct tj_adm_node *node = &in->nodes[keys[s].node];
+		struct tj_adm_class_stats *st = &r->res->classes[keys[s].bucket];
+
+		r->slot_node[s] = keys[s].node;
+		r->node_slot[keys[s].node] = (ptrdiff_t)s;
+		r->free[s] = (struct tj_adm_resources){
+			sat_sub(node->allocatable.gpus, node->used.gpus),
+			sat_sub(node->allocatable.cpu_milli, node->used.cpu_milli),
+			sat_sub(node->allocatable.memory, node->used.memory),
+		};
+		st->capacity_gpus = sat_add(st->capacity_gpus, node->allocatable.gpus);
+		st->allocated_gpus = sat_add(st->allocated_gpus, node->used.gpus);
+	}
+	for (size_t b = 0, s = 0; b <= r->n_buckets; b++) {
+		while (s < n && keys[s].bucket < b)
+			s++;
+		r->bucket_slots[b] = s;
+	}
+	free(keys);
+	/* Every node of a class, taking pods or not, by a counting sort on the class: the counts
+	 * become the ends of the ranges, and filling from the back turns them into the starts. */
+	for (size_t i = 0; i < in->n_nodes; i++)
+		r->bucket_nodes[bucket_of(in, in->nodes[i].class_index)]++;
+	for (size_t b = 1; b <= r->n_buckets; b++)
+		r->bucket_nodes[b] += r->bucket_nodes[b - 1];
+	for (size_t i = in->n_nodes; i-- > 0;)
+		r->class_nodes[--r->bucket_nodes[bucket_of(in, in->nodes[i].class_index)]] = i;
+	return number_domains(r);
+}
+
+/* Every job's place in the queue of its class. */
+static int order_jobs(struct run *r)
+{
+	const struct tj_adm_input *in = r->in;
+	struct job_key *keys = calloc(in->n_jobs + 1, sizeof(*keys));
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_jobs; i++)
+		keys[i] =
+		        (struct job_key){ bucket_of(in, in->jobs[i].class_index), &in->jobs[i], i };
+	qsort(keys, in->n_jobs, sizeof(*keys), cmp_job);
+	for (size_t i = 0; i < in->n_jobs; i++)
+		r->order[i] = keys[i].index;
+	for (size_t b = 0, i = 0; b <= r->n_buckets; b++) {
+		while (i < in->n_jobs && keys[i].bucket < b)
+			i++;
+		r->bucket_jobs[b] = i;
+	}
+	free(keys);
+	for (size_t i = 0; i < in->n_releases; i++)
+		r->releases[i] = (struct release_key){ in->releases[i].at, i };
+	qsort(r->releases, in->n_releases, sizeof(*r->releases), cmp_release);
+	return 0;
+}
+
+/* Quotas */
+
+/* The namespace's own limit in the class, else the one of "*"; -1: none. */
+static int64_t quota_limit(const struct tj_adm_config *cfg, const char *ns, int class_index)
+{
+	int64_t any = -1;
+
+	for (size_t i = 0; i < cfg->n_quotas; i++) {
+		const struct tj_adm_quota *q = &cfg->quotas[i];
+
+		if (q->class_index != class_index)
+			continue;
+		if (strcmp(or_empty(q->namespace), ns) == 0)
+			return q->max_gpus;
+		if (strcmp(or_empty(q->namespace), "*") == 0)
+			any = q->max_gpus;
+	}
+	return any;
+}
+
+static int64_t usage_of(const struct tj_adm_input *in, const char *ns, int class_index)
+{
+	int64_t gpus = 0;
+
+	for (size_t i = 0; i < in->n_usage; i++)
+		if (in->usage[i].class_index == class_index &&
+		    strcmp(or_empty(in->usage[i].namespace), ns) == 0)
+			gpus = sat_add(gpus, in->usage[i].gpus);
+	return gpus;
+}
+
+static int cmp_account_key(const void *a, const void *b)
+{
+	const struct job_key *x = a, *y = b;
+	int c;
+
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	c = strcmp(or_empty(x->job->namespace), or_empty(y->job->namespace));
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* One account per namespace and class that has a limit, shared by the jobs of both, so that
+ * what one admits counts against the next. Limits and usage are looked up once per account,
+ * not per job. */
+static int open_accounts(struct run *r)
+{
+	const struct tj_adm_input *in = r->in;
+	struct job_key *keys;
+	size_t n = 0;
+
+	for (size_t i = 0; i < in->n_jobs; i++)
+		r->job_account[i] = SIZE_MAX;
+	if (!in->config->n_quotas)
+		return 0;
+	keys = calloc(in->n_jobs + 1, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_jobs; i++)
+		keys[i] =
+		        (struct job_key){ bucket_of(in, in->jobs[i].class_index), &in->jobs[i], i };
+	qsort(keys, in->n_jobs, sizeof(*keys), cmp_account_key);
+	for (size_t i = 0; i < in->n_jobs; i++) {
+		const struct tj_adm_job *job = keys[i].job;
+		const char *ns = or_empty(job->namespace);
+		int64_t limit;
+
+		if (i > 0 && keys[i - 1].bucket == keys[i].bucket &&
+		    strcmp(or_empty(keys[i - 1].job->namespace), ns) == 0) {
+			r->job_account[keys[i].index] = r->job_account[keys[i - 1].index];
+			continue;
+		}
+		limit = quota_limit(in->config, ns, job->class_index);
+		if (limit < 0)
+			continue;
+		r->accounts[n] = (struct account){ limit, usage_of(in, ns, job->class_index) };
+		r->job_account[keys[i].index] = n++;
+	}
+	free(keys);
+	return 0;
+}
+
+static int64_t gang_gpus(const struct tj_adm_job *job)
+{
+	int64_t gpus;
+
+	if (job->request.gpus <= 0)
+		return 0;
+	return __builtin_mul_overflow(job->request.gpus, job->num_pods, &gpus) ? INT64_MAX : gpus;
+}
+
+/* Node choice */
+
+/* Whether the gang fits in what is free now, and how many nodes hold one of its pods. */
+static bool survey(const struct run *r, size_t b, const struct tj_adm_job *job, int *ret_nodes)
+{
+	int64_t total = 0;
+	int n = 0;
+
+	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
+		if (!holds_one(&r->free[s], &job->request))
+			continue;
+		n++;
+		if (total < job->num_pods)
+			total += pods_on(&r->free[s], &job->request, job->num_pods - total);
+	}
+	*ret_nodes = n;
+	return total >= job->num_pods;
+}
+
+static int cmp_room(const void *a, const void *b)
+{
+	const struct room *x = a, *y = b;
+
+	if (x->pods != y->pods)
+		return x->pods > y->pods ? -1 : 1;
+	return x->domain < y->domain ? -1 : x->domain > y->domain;
+}
+
+/* Marks the domains a gang of k pods goes into: as few as can hold it. They are the largest
+ * ones, except the last, which is the tightest that holds the rest (with a single domain,
+ * the tightest that holds the whole gang), so that large domains stay whole for large
+ * gangs. Ties go to the domain whose name sorts first. */
+static void choose_domains(struct run *r, size_t nd, int64_t k)
+{
+	size_t n = 0, m = 0, best;
+	int64_t sum = 0;
+
+	memset(r->chosen, 0, nd * sizeof(*r->chosen));
+	for (size_t d = 0; d < nd; d++)
+		if (r->domain_pods[d] > 0)
+			r->rooms[n++] = (struct room){ r->domain_pods[d], d };
+	qsort(r->rooms, n, sizeof(*r->rooms), cmp_room);
+	while (sat_add(sum, r->rooms[m].pods) < k) {
+		sum += r->rooms[m].pods;
+		r->chosen[r->rooms[m++].domain] = true;
+	}
+	best = m;
+	for (size_t i = m + 1; i < n && r->rooms[i].pods >= k - sum; i++)
+		if (r->rooms[i].pods < r->rooms[best].pods)
+			best = i;
+	r->chosen[r->rooms[best].domain] = true;
+}
+
+/* Best fit: fewer free GPUs first, then the name (slot order is name order). */
+static bool fits_better(const struct candidate *x, const struct candidate *y)
+{
+	return x->gpus != y->gpus ? x->gpus < y->gpus : x->slot < y->slot;
+}
+
+static int cmp_candidate(const void *a, const void *b)
+{
+	return fits_better(a, b) ? -1 : fits_better(b, a);
+}
+
+/* Restores the heap below i: the worst fit of the heap is at its top. */
+static void sift_down(struct candidate *heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t worst = i, l = 2 * i + 1, rt = l + 1;
+		struct candidate t;
+
+		if (l < n && fits_better(&heap[worst], &heap[l]))
+			worst = l;
+		if (rt < n && fits_better(&heap[worst], &heap[rt]))
+			worst = rt;
+		if (worst == i)
+			return;
+		t = heap[i];
+		heap[i] = heap[worst];
+		heap[worst] = t;
+		i = worst;
+	}
+}
+
+static void sift_up(struct candidate *heap, size_t i)
+{
+	while (i > 0 && fits_better(&heap[(i - 1) / 2], &heap[i])) {
+		struct candidate t = heap[i];
+
+		heap[i] = heap[(i - 1) / 2];
+		heap[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+/* The k best-fitting nodes of the chosen domains, in order. Every candidate holds at least
+ * one pod, so no gang needs more than k of them; a heap of k keeps this linear in the nodes
+ * of the class, where sorting them all would not be. */
+static size_t select_best(struct run *r, size_t b, const struct tj_adm_resources *free, int64_t k)
+{
+	size_t n = 0;
+
+	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
+		struct candidate c = { free[s].gpus, s };
+
+		if (r->pods[s] == 0 || !r->chosen[r->domain[s]])
+			continue;
+		if (n < (size_t)k) {
+			r->cands[n] = c;
+			sift_up(r->cands, n++);
+		} else if (fits_better(&c, &r->cands[0])) {
+			r->cands[0] = c;
+			sift_down(r->cands, n, 0);
+		}
+	}
+	qsort(r->cands, n, sizeof(*r->cands), cmp_candidate);
+	return n;
+}
+
+/* Whether the gang fits in `free`, leaving out the slots of `avoid` when given: the cheap
+ * first look of a placement, which stops as soon as the gang is whole and counts no node
+ * past it (most backfill candidates do not fit off the head's reserved nodes). */
+static bool fits_in(const struct run *r, size_t b, const struct tj_adm_resources *free,
+                    const bool *avoid, const struct tj_adm_job *job)
+{
+	int64_t total = 0;
+
+	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1] && total < job->num_pods;
+	     s++)
+		if ((!avoid || !avoid[s]) && holds_one(&free[s], &job->request))
+			total += pods_on(&free[s], &job->request, job->num_pods - total);
+	return total >= job->num_pods;
+}
+
+/* Chooses the nodes of a gang in `free`, leaving out the slots of `avoid` when given, and
+ * writes the slot of each rank to r->ranks; false if the gang does not fit. A node takes as
+ * many consecutive ranks as it holds. */
+static bool place(struct run *r, size_t b, const struct tj_adm_resources *free, const bool *avoid,
+                  const struct tj_adm_job *job)
+{
+	size_t nd = r->n_domains[b], n;
+	int64_t k = job->num_pods, rank = 0;
+	/* With domains, what a domain holds is counted in full, so that the tightest one wins;
+	 * without, no node needs counting past the gang. */
+	int64_t limit = nd > 1 ? INT64_MAX : k;
+
+	if (!fits_in(r, b, free, avoid, job))
+		return false;
+	memset(r->domain_pods, 0, nd * sizeof(*r->domain_pods));
+	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
+		r->pods[s] = avoid && avoid[s] ? 0 : pods_on(&free[s], &job->request, limit);
+		r->domain_pods[r->domain[s]] = sat_add(r->domain_pods[r->domain[s]], r->pods[s]);
+	}
+	choose_domains(r, nd, k);
+	n = select_best(r, b, free, k);
+	for (size_t i = 0; i < n && rank < k; i++) {
+		size_t s = r->cands[i].slot;
+
+		for (int64_t p = 0; p < r->pods[s] && rank < k; p++)
+			r->ranks[rank++] = s;
+	}
+	return true;
+}
+
+/* Reservation */
+
+/* The head's expected start: the first release time after which its gang fits in what is
+ * free now plus what the releases until then give back; 0 if no release makes it fit. The
+ * nodes it would take then are reserved for it. Each release changes one node, so the count
+ * of pods the class holds is kept up to date node by node instead of recounted. */
+static int64_t reserve(struct run *r, size_t b, const struct tj_adm_job *job)
+{
+	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
+	int64_t k = job->num_pods, total = 0;
+
+	memcpy(&r->later[first], &r->free[first], (last - first) * sizeof(*r->later));
+	for (size_t s = first; s < last; s++) {
+		r->pods[s] = pods_on(&r->later[s], &job->request, k);
+		total += r->pods[s];
+	}
+	for (size_t i = 0; i < r->in->n_releases;) {
+		int64_t at = r->releases[i].at;
+
+		for (; i < r->in->n_releases && r->releases[i].at == at; i++) {
+			const struct tj_adm_release *rel = &r->in->releases[r->releases[i].index];
+			ptrdiff_t s = r->node_slot[rel->node];
+
+			if (s < (ptrdiff_t)first || s >= (ptrdiff_t)last)
+				continue;
+			total -= r->pods[s];
+			give(&r->later[s], &rel->resources);
+			r->pods[s] = pods_on(&r->later[s], &job->request, k);
+			total += r->pods[s];
+		}
+		if (total >= k && place(r, b, r->later, NULL, job)) {
+			for (int64_t rank = 0; rank < k; rank++)
+				r->reserved[r->ranks[rank]] = true;
+			r->res->classes[b].reserved_gpus = gang_gpus(job);
+			return at > r->in->now ? at : r->in->now;
+		}
+	}
+	return 0;
+}
+
+/* Messages */
+
+/* "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes x 4 GPUs never fits; at most 8". The
+ * nodes counted are those of the class that hold one of its pods when empty; their size is
+ * told when they are all alike, in the resource the request is described by. */
+static void say_never_fits(const struct run *r, size_t b, const struct tj_adm_job *job,
+                           int64_t most, struct tj_adm_decision *d)
+{
+	char first[64] = "", text[64];
+	int n = 0;
+	bool alike = true;
+
+	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1]; i++) {
+		const struct tj_adm_resources *alloc = &r->in->nodes[r->class_nodes[i]].allocatable;
+
+		if (!holds_one(alloc, &job->request))
+			continue;
+		tj_adm_describe_node(text, sizeof(text), alloc, &job->request);
+		if (n++ == 0)
+			memcpy(first, text, sizeof(first));
+		alike = alike && strcmp(first, text) == 0;
+	}
+	tj_adm_say_never_fits(d, class_name(r->in, b), job, most, n, alike ? first : "");
+}
+
+/* Decisions */
+
+/* The most pods of the job the class holds when empty, every node counted (a cordoned node
+ * comes back), counting no further than the whole job. */
+static int64_t most_pods(const struct run *r, size_t b, const struct tj_adm_job *job)
+{
+	int64_t total = 0;
+
+	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1] && total < job->num_nodes;
+	     i++)
+		total += pods_on(&r->in->nodes[r->class_nodes[i]].allocatable, &job->request,
+		                 job->num_nodes - total);
+	return total;
+}
+
+static void wait_for(struct tj_adm_decision *d, const char *reason)
+{
+	d->verdict = TJ_ADM_WAITING;
+	snprintf(d->reason, sizeof(d->reason), "%s", reason);
+}
+
+/* Admits the job on the nodes of r->ranks and takes what it needs from them. */
+static int admit(struct run *r, size_t b, size_t j, bool backfilled)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	struct tj_adm_decision *d = &r->res->decisions[j];
+
+	d->nodes = calloc((size_t)job->num_pods, sizeof(*d->nodes));
+	if (!d->nodes)
+		return -ENOMEM;
+	d->verdict = TJ_ADM_ADMITTED;
+	d->backfilled = backfilled;
+	d->reason[0] = '\0';
+	for (int rank = 0; rank < job->num_pods; rank++) {
+		d->nodes[rank] = r->slot_node[r->ranks[rank]];
+		take(&r->free[r->ranks[rank]], &job->request);
+	}
+	if (r->job_account[j] != SIZE_MAX)
+		r->accounts[r->job_account[j]].held =
+		        sat_add(r->accounts[r->job_account[j]].held, gang_gpus(job));
+	r->res->classes[b].allocated_gpus =
+	        sat_add(r->res->classes[b].allocated_gpus, gang_gpus(job));
+	r->res->admitted++;
+	r->res->backfilled += backfilled;
+	return 0;
+}
+
+/* Whether the job would take its namespace past its limit; if so it waits, told why. */
+static bool over_quota(struct run *r, size_t b, size_t j)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	struct tj_adm_decision *d = &r->res->decisions[j];
+	const struct account *a;
+	int64_t need = gang_gpus(job);
+
+	if (r->job_account[j] == SIZE_MAX || need == 0)
+		return false;
+	a = &r->accounts[r->job_account[j]];
+	if (sat_add(a->held, need) <= a->limit)
+		return false;
+	wait_for(d, TJ_ADM_REASON_QUOTA);
+	snprintf(d->message, sizeof(d->message),
+	         "namespace %s holds %" PRId64 " of its %" PRId64 " %s GPUs; the job needs %" PRId64
+	         " more",
+	         or_empty(job->namespace), a->held, a->limit, class_name(r->in, b), need);
+	return true;
+}
+
+/* A job behind a blocked head: it starts now only if that cannot delay the head, that is
+ * if it keeps off the head's reserved nodes, or if its walltime ends by the head's expected
+ * start. Without a walltime nobody can tell when it ends, so it waits. */
+static int backfill(struct run *r, size_t b, size_t j, const struct head *head, bool fits)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	const struct tj_adm_input *in = r->in;
+
+	wait_for(&r->res->decisions[j], fits ? TJ_ADM_REASON_PRIORITY : TJ_ADM_REASON_RESOURCES);
+	if (!fits || !in->config->backfill || job->walltime <= 0)
+		return 0;
+	if (place(r, b, r->free, r->reserved, job))
+		return admit(r, b, j, true);
+	if (head->start > 0 && sat_add(in->now, job->walltime) <= head->start &&
+	    place(r, b, r->free, NULL, job))
+		return admit(r, b, j, true);
+	return 0;
+}
+
+static int decide(struct run *r, size_t b, size_t j, struct head *head)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	struct tj_adm_decision *d = &r->res->decisions[j];
+	bool fits = survey(r, b, job, &d->free_nodes);
+	int64_t most = 0;
+
+	/* A restart has held its nodes before: it waits for them rather than fail. */
+	if (!job->restart && (most = most_pods(r, b, job)) < job->num_nodes) {
+		wait_for(d, TJ_ADM_REASON_NEVER);
+		if (!r->in->config->wait_if_never_fits)
+			d->verdict = TJ_ADM_NEVER_FITS;
+		say_never_fits(r, b, job, most, d);
+		return 0;
+	}
+	if (over_quota(r, b, j))
+		return 0;
+	if (head->blocked)
+		return backfill(r, b, j, head, fits);
+	if (fits && place(r, b, r->free, NULL, job))
+		return admit(r, b, j, false);
+	head->blocked = true;
+	head->start = reserve(r, b, job);
+	d->expected_start = head->start;
+	wait_for(d, TJ_ADM_REASON_RESOURCES);
+	return 0;
+}
+
+/* A job kept off some nodes sees them full while it is decided; they are given back as
+ * they were afterwards, in reverse, so that a node named twice comes back whole. */
+static int decide_avoiding(struct run *r, size_t b, size_t j, struct head *head)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	struct tj_adm_resources saved[TJ_ADM_MAX_EXCLUDED] = { { 0 } };
+	ptrdiff_t slots[TJ_ADM_MAX_EXCLUDED] = { 0 };
+	size_t n = 0;
+	int err;
+
+	for (size_t i = 0; i < job->n_excluded && n < TJ_ADM_MAX_EXCLUDED; i++) {
+		ptrdiff_t s = r->node_slot[job->excluded[i]];
+
+		if (s < (ptrdiff_t)r->bucket_slots[b] || s >= (ptrdiff_t)r->bucket_slots[b + 1])
+			continue;
+		slots[n] = s;
+		saved[n++] = r->free[s];
+		r->free[s] = (struct tj_adm_resources){ -1, -1, -1 };
+	}
+	err = decide(r, b, j, head);
+	while (n-- > 0)
+		r->free[slots[n]] = saved[n];
+	return err;
+}
+
+/* Positions, queue lengths, the messages that tell them, and the counts by reason. */
+static void number_waiting(struct run *r, size_t b)
+{
+	struct tj_adm_class_stats *st = &r->res->classes[b];
+	int waiting = 0, position = 0;
+
+	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1]; i++)
+		waiting += r->res->decisions[r->order[i]].verdict == TJ_ADM_WAITING;
+	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1]; i++) {
+		const struct tj_adm_job *job = &r->in->jobs[r->order[i]];
+		struct tj_adm_decision *d = &r->res->decisions[r->order[i]];
+		int reason = tj_adm_reason_index(d->reason);
+
+		d->queue_length = waiting;
+		if (d->verdict != TJ_ADM_WAITING)
+			continue;
+		d->position = ++position;
+		if (reason >= 0)
+			st->waiting[reason]++;
+		if (strcmp(d->reason, TJ_ADM_REASON_RESOURCES) == 0 ||
+		    strcmp(d->reason, TJ_ADM_REASON_PRIORITY) == 0)
+			tj_adm_say_waiting(d, class_name(r->in, b), job, r->in->now);
+	}
+}
+
+int tj_admit(const struct tj_adm_input *in, struct tj_adm_result **ret)
+{
+	struct run r = { .in = in };
+	struct tj_adm_result *res;
+	int err;
+
+	if (!in || !ret)
+		return -EINVAL;
+	err = validate(in);
+	if (err < 0)
+		return err;
+	res = calloc(1, sizeof(*res));
+	if (!res)
+		return -ENOMEM;
+	r.res = res;
+	r.n_buckets = in->n_classes + 1;
+	res->n_decisions = in->n_jobs;
+	res->decisions = calloc(in->n_jobs + 1, sizeof(*res->decisions));
+	res->classes = calloc(r.n_buckets, sizeof(*res->classes));
+	err = !res->decisions || !res->classes ? -ENOMEM : run_alloc(&r);
+	if (err == 0)
+		err = index_nodes(&r);
+	if (err == 0)
+		err = order_jobs(&r);
+	if (err == 0)
+		err = open_accounts(&r);
+	for (size_t b = 0; b < r.n_buckets && err == 0; b++) {
+		struct head head = { 0 };
+
+		for (size_t i = r.bucket_jobs[b]; i < r.bucket_jobs[b + 1] && err == 0; i++)
+			err = decide_avoiding(&r, b, r.order[i], &head);
+		number_waiting(&r, b);
+	}
+	run_clear(&r);
+	if (err < 0) {
+		tj_adm_result_free(res);
+		return err;
+	}
+	*ret = res;
+	return 0;
+}
+
+struct tj_adm_result *tj_adm_result_free(struct tj_adm_result *res)
+{
+	if (!res)
+		return NULL;
+	for (size_t i = 0; i < res->n_decisions && res->decisions; i++)
+		free(res->decisions[i].nodes);
+	free(res->decisions);
+	free(res->classes);
+	free(res);
+	return NULL;
+}
+
+int tj_adm_reason_index(const char *reason)
+{
+	static const char *const reasons[] = {
+		TJ_ADM_REASON_RESOURCES,
+		TJ_ADM_REASON_PRIORITY,
+		TJ_ADM_REASON_QUOTA,
+		TJ_ADM_REASON_NEVER,
+	};
+
+	for (int i = 0; reason && i < 4; i++)
+		if (strcmp(reason, reasons[i]) == 0)
+			return i;
+	return -1;
+}

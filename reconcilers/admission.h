@@ -1,0 +1,183 @@
+/* Gang admission: which waiting TrainJobs may create their pods now, and on which nodes
+ * (DESIGN.md section 4, "Admission"). A pure function of the cluster's capacity, the queue,
+ * the walltimes of what runs and the time: no I/O, no clock reads. The controller builds the
+ * input from its caches and its ledger of reservations not yet bound, runs it after every
+ * change that can move the queue, and hands each job's decision to its plan.
+ *
+ * The rules:
+ * - Capacity. A node of a class takes new pods when the caller says so (Ready, not cordoned,
+ *   no taint the class does not tolerate, healthy). What is free on it is its allocatable
+ *   GPUs (the class's extended resource), CPU and memory minus what is used: the requests of
+ *   every non-terminal pod bound to it or pinned to it, ours or not, and the reservations of
+ *   admitted gangs whose pods the cache has not shown yet.
+ * - Fit. A gang fits when every one of its pods fits at once, each with the job's request,
+ *   on nodes of its class that take new pods. Several pods of one job may share a node when
+ *   its free resources hold them. Nothing is admitted in part: a gang is placed whole or not
+ *   at all.
+ * - Node choice, to keep large jobs possible: with a topology domain on the nodes (the
+ *   config's topology label), the gang goes into the fewest domains, preferring the one
+ *   domain that holds it with the least room to spare; within that, best fit: the node with
+ *   the fewest free GPUs that still holds a pod (so partly used nodes fill up first and whole
+ *   nodes stay whole), then the name, so the choice is deterministic.
+ * - Order. Per class: restarts of running jobs first (a failed worker's replacements), then
+ *   priority (higher first), then creation time (older first), then the key.
+ * - Reservation. The first job of a class that does not fit is the head. From the walltime
+ *   ends of what runs (releases), the earliest time at which its gang fits is its expected
+ *   start, and the nodes it would take then are reserved for it. Without releases that let
+ *   it fit (something runs without a walltime), its expected start is unknown (0).
+ * - Backfill (EASY, as Slurm's backfill scheduler): a job behind the head starts now only if
+ *   it fits in what is free now and either its own walltime ends no later than the head's
+ *   expected start, or it leaves the head's reserved nodes alone. A job without a walltime
+ *   is never backfilled past a head whose gang is blocked. With backfill off the queue is
+ *   strict FIFO per class: nothing starts behind a blocked head.
+ * - Quotas (Slurm's GrpTRES). A job whose namespace would hold more GPUs of the class than
+ *   the namespace's limit waits with reason QuotaExceeded; it does not block the jobs
+ *   behind it, and it is not a head.
+ * - Never fits. A job whose gang does not fit even on an empty class (too few nodes of that
+ *   size) is NeverFits, with the most nodes of that size the class has; it is not a head.
+ * - Reasons of a waiting job: Resources (it does not fit in what is free now, or it is the
+ *   head), Priority (it would fit now, but starting it would delay the head), QuotaExceeded,
+ *   NeverFits. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reconcilers/trainjob.h"
+
+/* What one pod asks for, or one node offers. */
+struct tj_adm_resources {
+	int64_t gpus;      /* of the class's extended resource */
+	int64_t cpu_milli; /* millicores */
+	int64_t memory;    /* bytes */
+};
+
+struct tj_adm_node {
+	const char *name;   /* borrowed */
+	int class_index;    /* index into tj_adm_input.class_names; -1: no GPU class */
+	const char *domain; /* borrowed; value of the topology label, NULL if none */
+	bool schedulable;   /* takes new pods */
+	struct tj_adm_resources allocatable;
+	struct tj_adm_resources used; /* bound and pinned pods, and reservations */
+};
+
+/* Resources that come free at a known time: a pod of a running job whose walltime
+ * (status.startTime + activeDeadlineSeconds) ends then. */
+struct tj_adm_release {
+	size_t node; /* index into nodes */
+	int64_t at;  /* unix seconds */
+	struct tj_adm_resources resources;
+};
+
+/* A namespace's GPUs in use, per class, for the quotas. */
+struct tj_adm_usage {
+	const char *namespace; /* borrowed */
+	int class_index;
+	int64_t gpus;
+};
+
+/* The most GPUs of a class one namespace may hold; namespace "*" is every namespace
+ * without a limit of its own. */
+struct tj_adm_quota {
+	const char *namespace; /* borrowed */
+	int class_index;
+	int64_t max_gpus;
+};
+
+struct tj_adm_job {
+	const char *key;                 /* borrowed; "namespace/name" */
+	const char *namespace;           /* borrowed */
+	int class_index;                 /* -1: no GPU class: the nodes of class -1 */
+	int num_nodes;                   /* the job's ranks, for messages and NeverFits */
+	int num_pods;                    /* ranks that need a pod now (1..num_nodes) */
+	struct tj_adm_resources request; /* of one pod */
+	int32_t priority;
+	int64_t creation_time; /* unix seconds */
+	int64_t walltime;      /* activeDeadlineSeconds; 0: none */
+	/* Replacements for a job that was running (a restart) or whose gang is partly created:
+	 * ahead of every queued job of its class, and never NeverFits for want of patience. */
+	bool restart;
+	/* Nodes the job's pods must avoid (indexes into nodes: where its last worker failed,
+	 * which its pods' affinity excludes); at most TJ_ADM_MAX_EXCLUDED are heeded. */
+	const size_t *excluded;
+	size_t n_excluded;
+};
+
+#define TJ_ADM_MAX_EXCLUDED 32
+
+struct tj_adm_config {
+	bool backfill;
+	/* A NeverFits job waits (reason NeverFits) instead of failing, for clusters that grow. */
+	bool wait_if_never_fits;
+	const struct tj_adm_quota *quotas;
+	size_t n_quotas;
+};
+
+struct tj_adm_input {
+	const struct tj_adm_config *config;
+	const char *const *class_names; /* for messages; n_classes */
+	size_t n_classes;
+	const struct tj_adm_node *nodes;
+	size_t n_nodes;
+	const struct tj_adm_release *releases;
+	size_t n_releases;
+	const struct tj_adm_usage *usage;
+	size_t n_usage;
+	const struct tj_adm_job *jobs; /* the queue, in any order */
+	size_t n_jobs;
+	int64_t now; /* unix seconds */
+};
+
+enum tj_adm_verdict {
+	TJ_ADM_ADMITTED,
+	TJ_ADM_WAITING,
+	TJ_ADM_NEVER_FITS, /* fail the job (config wait_if_never_fits off) */
+};
+
+#define TJ_ADM_REASON_RESOURCES "Resources"
+#define TJ_ADM_REASON_PRIORITY  "Priority"
+#define TJ_ADM_REASON_QUOTA     "QuotaExceeded"
+#define TJ_ADM_REASON_NEVER     "NeverFits"
+
+struct tj_adm_decision {
+	enum tj_adm_verdict verdict;
+	bool backfilled; /* admitted ahead of a blocked head */
+	/* ADMITTED: num_pods indexes into nodes, the node of each pod that needs one, in rank
+	 * order. Owned by the result. */
+	size_t *nodes;
+	/* WAITING and NEVER_FITS: one of TJ_ADM_REASON_*, and a message a person can act on:
+	 * "position 3 of 7 in gh200: needs 5 nodes x 4 GPUs, 3 such nodes free; expected start
+	 * 10:40Z" (or "expected start unknown"), "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes
+	 * x 4 GPUs never fits; at most 8", "namespace team-a holds 16 of its 16 gh200 GPUs; the
+	 * job needs 8 more". */
+	char reason[TJ_REASON_MAX];
+	char message[TJ_MESSAGE_MAX];
+	int position;           /* 1-based among the waiting jobs of its class; 0 if admitted */
+	int queue_length;       /* waiting jobs of its class */
+	int64_t expected_start; /* unix seconds; 0 if unknown or admitted */
+	int free_nodes;         /* nodes of its class that could take one of its pods now */
+};
+
+struct tj_adm_class_stats {
+	int64_t capacity_gpus;  /* allocatable of the nodes that take new pods */
+	int64_t allocated_gpus; /* used on them */
+	int64_t reserved_gpus;  /* held for the head's expected start */
+	size_t waiting[4];      /* by reason: Resources, Priority, QuotaExceeded, NeverFits */
+};
+
+struct tj_adm_result {
+	struct tj_adm_decision *decisions; /* owned; parallel to the input's jobs */
+	size_t n_decisions;
+	struct tj_adm_class_stats *classes; /* owned; n_classes + 1: the last is class -1 */
+	size_t admitted, backfilled;
+};
+
+/* Decides every job of the queue. Returns 0, or -ENOMEM (-EINVAL for an index out of range). */
+int tj_admit(const struct tj_adm_input *in, struct tj_adm_result **ret);
+
+/* Accepts NULL; returns NULL. */
+struct tj_adm_result *tj_adm_result_free(struct tj_adm_result *res);
+
+/* "Resources" -> 0, "Priority" -> 1, "QuotaExceeded" -> 2, "NeverFits" -> 3; -1 otherwise. */
+int tj_adm_reason_index(const char *reason);

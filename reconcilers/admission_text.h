@@ -1,0 +1,38 @@
+/* The words of the queue's messages (reconcilers/admission.h), pure functions of the
+ * numbers they tell, for the decisions and for whatever else shows the queue. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reconcilers/admission.h"
+
+/* "" for one, "s" for any other count. */
+const char *tj_adm_plural(int64_t n);
+
+/* One pod's request, by what matters most: "4 GPUs", "8 CPUs", "500m CPU", "64 GiB"; "" for
+ * a pod that asks for nothing. */
+void tj_adm_describe_request(char *buf, size_t size, const struct tj_adm_resources *req);
+
+/* "5 nodes x 4 GPUs" for pods of a job; "2 of 5 nodes x 4 GPUs" when it needs only some of
+ * its ranks now. */
+void tj_adm_describe_gang(char *buf, size_t size, const struct tj_adm_job *job, int pods);
+
+/* "10:40Z" on the day of now, "2026-12-02T10:40Z" on another, "unknown" for 0 (UTC). */
+void tj_adm_describe_time(char *buf, size_t size, int64_t t, int64_t now);
+
+/* A waiting job's message from its decision's numbers: "position 3 of 7 in gh200: needs 5
+ * nodes x 4 GPUs, 3 such nodes free; expected start 10:40Z". */
+void tj_adm_say_waiting(struct tj_adm_decision *d, const char *class_name,
+                        const struct tj_adm_job *job, int64_t now);
+
+/* A node's size in the resource that describes the request ("4 GPUs" for a GPU job, "72
+ * CPUs" for a CPU one). */
+void tj_adm_describe_node(char *buf, size_t size, const struct tj_adm_resources *alloc,
+                          const struct tj_adm_resources *req);
+
+/* "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes x 4 GPUs never fits; at most 8": n_nodes
+ * nodes of the class hold one of its pods, all of node_size ("" when they differ). */
+void tj_adm_say_never_fits(struct tj_adm_decision *d, const char *class_name,
+                           const struct tj_adm_job *job, int64_t most, int n_nodes,
+                           const char *node_size);

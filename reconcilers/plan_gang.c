@@ -1,0 +1,232 @@
+/* The gang of a plan (plan.h): its pods created whole, pinned to the nodes admission chose,
+ * or the job queued until they fit; the Service and the start; a gang given back when the
+ * scheduler cannot place a pinned pod. */
+#include "reconcilers/planner.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "reconcilers/json.h"
+
+/* The headless Service, posted with every batch of pods and until a status with the start
+ * time is written (a later stage than the Service, so that a controller that stops in
+ * between posts it again): there is no Service cache, and a repeated create costs one
+ * AlreadyExists. Then the start time, and the event that announces it. */
+static void post_service(struct planner *p)
+{
+	struct tj_action *a = tj_planner_push(p, TJ_ACTION_CREATE_SERVICE, SLOT_MUTATION);
+
+	if (!a)
+		return;
+	copy(a->name, sizeof(a->name), p->job->name);
+	if (tj_render_service(p->job, &a->object) < 0)
+		p->oom = true;
+	if (!p->st.start_time) {
+		p->st.start_time = p->in->now;
+		tj_planner_event(p, false, "Created", "creating %d pod%s from %s %s", p->num_nodes,
+		                 p->num_nodes == 1 ? "" : "s",
+		                 tj_runtime_kind_name(p->in->runtime->kind), p->in->runtime->name);
+	}
+}
+
+/* Whether a live pod of the current attempt exists: the gang was created, in part at least. */
+static bool has_live_pods(const struct planner *p)
+{
+	for (int r = 0; r < p->num_nodes; r++)
+		if (p->current[r] && !is_finished(p->current[r]) && !is_deleting(p->current[r]))
+			return true;
+	return false;
+}
+
+static bool is_admitted(const struct planner *p, int missing)
+{
+	const struct tj_plan_admission *adm = p->in->admission;
+
+	return !adm || (adm->admitted && adm->n_nodes == (size_t)missing);
+}
+
+/* The gang waits for admission: say what it needs, and what the queue said of it. */
+static void queue_gang(struct planner *p, const struct tj_render *render, int missing)
+{
+	const struct tj_adm_decision *d = p->in->admission->decision;
+	const struct tj_gpu_class *cls = tj_render_gpu_class(render);
+	bool restart = p->st.start_time != 0 || has_live_pods(p);
+	int first = 0;
+
+	while (first < p->num_nodes && (p->current[first] || p->blocked[first]))
+		first++;
+	p->queued = true;
+	if (d && d->verdict == TJ_ADM_NEVER_FITS) {
+		tj_planner_fail(p, TJ_ADM_REASON_NEVER, d->message);
+		return;
+	}
+	p->want = (struct tj_plan_want){
+		.wanted = true,
+		.num_nodes = p->num_nodes,
+		.num_pods = missing,
+		.restart = restart,
+		.walltime = p->job->active_deadline_seconds,
+	};
+	copy(p->want.gpu_class, sizeof(p->want.gpu_class), cls ? cls->name : NULL);
+	if (tj_render_pod(render, first, p->st.restart_count, &p->want.pod) < 0 ||
+	    (p->n_excluded &&
+	     !(p->want.excluded = calloc(p->n_excluded, sizeof(*p->want.excluded))))) {
+		p->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < p->n_excluded; i++) {
+		if (!(p->want.excluded[i] = strdup(p->excluded[i]))) {
+			p->oom = true;
+			return;
+		}
+		p->want.n_excluded = i + 1;
+	}
+	tj_planner_set_state(p, restart ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
+	                     d ? d->reason : TJ_ADM_REASON_RESOURCES, "%s",
+	                     d ? d->message : "waiting for admission");
+	p->st.expected_start_time = d ? d->expected_start : 0;
+	p->st.queue_position = d ? d->position : 0;
+	if (p->st.state == TJ_STATE_QUEUED && p->job->status.state != TJ_STATE_QUEUED && d)
+		tj_planner_event(p, false, "Queued", "%s", p->st.message);
+}
+
+/* Announces the admission of the gang: the node of each rank, from the pods that exist
+ * (pinned, or bound) and from assigned, the nodes of the pods this plan creates (NULL for
+ * none): "4 pods pinned to gh200-1, gh200-2, gh200-3, gh200-4". Also when a plan that
+ * created the pods lost its status patch (and its events) to a conflict, so that the
+ * retry, which records the start, tells it. */
+static void announce_admission(struct planner *p, const char *const *assigned)
+{
+	const struct tj_plan_admission *adm = p->in->admission;
+	char nodes[512];
+	size_t len = 0, shown = 0;
+	int n = 0;
+
+	nodes[0] = '\0';
+	for (int r = 0; r < p->num_nodes; r++) {
+		const struct tj_pod *pod = p->current[r];
+		const char *node = pod        ? tj_or(pod->pinned_node, pod->node_name)
+		                   : assigned ? assigned[r]
+		                              : NULL;
+
+		if (!node)
+			continue;
+		n++;
+		if (shown < 8 && len < sizeof(nodes)) {
+			len += (size_t)snprintf(nodes + len, sizeof(nodes) - len, "%s%s",
+			                        shown ? ", " : "", node);
+			shown++;
+		}
+	}
+	if ((size_t)n > shown && len < sizeof(nodes))
+		snprintf(nodes + len, sizeof(nodes) - len, " and %zu more", (size_t)n - shown);
+	p->backfilled = adm->decision && adm->decision->verdict == TJ_ADM_ADMITTED &&
+	                adm->decision->backfilled;
+	tj_planner_event(p, false, "Admitted", "%d pod%s pinned to %s%s", n, n == 1 ? "" : "s",
+	                 nodes, p->backfilled ? " (backfilled ahead of the queue's head)" : "");
+}
+
+void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
+{
+	const struct tj_plan_admission *adm = p->in->admission;
+	const char **assigned = NULL;
+	int created = 0, missing = 0;
+	size_t pinned = 0;
+
+	for (int r = 0; r < p->num_nodes; r++)
+		if (!p->current[r] && !p->blocked[r])
+			missing++;
+	if (missing == 0) {
+		/* Every pod exists, but no status has recorded this start (a first start, or a
+		 * resume): the plan that created them stopped before its status patch, and the
+		 * Service may be missing as well. */
+		if (!p->st.start_time) {
+			if (adm)
+				announce_admission(p, NULL);
+			post_service(p);
+		}
+		return;
+	}
+	if (tj_planner_backing_off(p))
+		return;
+	/* A replaced attempt's pods go before the new gang is admitted, whole: the ranks whose
+	 * old pod is gone would otherwise hold their GPUs while the others wait. */
+	for (int r = 0; adm && r < p->num_nodes; r++)
+		if (p->blocked[r])
+			return;
+	if (!is_admitted(p, missing)) {
+		queue_gang(p, render, missing);
+		return;
+	}
+	if (adm && !(assigned = calloc((size_t)p->num_nodes, sizeof(*assigned)))) {
+		p->oom = true;
+		return;
+	}
+	for (int r = 0; r < p->num_nodes; r++) {
+		struct tj_action *a;
+
+		if (p->current[r] || p->blocked[r])
+			continue;
+		a = tj_planner_push(p, TJ_ACTION_CREATE_POD, SLOT_MUTATION);
+		if (!a)
+			goto out;
+		tj_render_pod_name(p->job->name, r, p->st.restart_count, a->name);
+		if (tj_render_pod(render, r, p->st.restart_count, &a->object) < 0 ||
+		    (adm &&
+		     tj_render_pin(a->object, adm->nodes[pinned], adm->hostnames[pinned]) < 0)) {
+			p->oom = true;
+			goto out;
+		}
+		if (adm)
+			assigned[r] = adm->nodes[pinned++];
+		created++;
+	}
+	if (adm && created > 0) {
+		p->admits = true;
+		announce_admission(p, assigned);
+	}
+	if (created > 0)
+		post_service(p);
+out:
+	free(assigned);
+}
+
+/* A pinned pod the scheduler still cannot place after pin_timeout: something outside the
+ * controller took its node. The whole gang goes back to the queue, since a partial gang
+ * holds GPUs that nobody can use; the walltime clock of a first start stops with it. */
+bool tj_planner_give_back(struct planner *p)
+{
+	const struct tj_plan_admission *adm = p->in->admission;
+	const struct tj_pod *stuck = NULL;
+
+	if (!adm || adm->pin_timeout <= 0)
+		return false;
+	for (int r = 0; r < p->num_nodes && !stuck; r++) {
+		const struct tj_pod *pod = p->current[r];
+		int64_t age;
+
+		if (!pod || is_finished(pod) || is_deleting(pod) || !pod->unschedulable ||
+		    (pod->node_name && *pod->node_name))
+			continue;
+		age = p->in->now - pod->creation_time;
+		if (age >= adm->pin_timeout)
+			stuck = pod;
+		else
+			requeue(p, adm->pin_timeout - age);
+	}
+	if (!stuck)
+		return false;
+	tj_planner_delete_live_pods(p);
+	if (p->st.restart_count == 0)
+		p->st.start_time = 0;
+	tj_planner_set_state(
+	        p, p->st.restart_count > 0 ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
+	        TJ_ADM_REASON_RESOURCES,
+	        "rank %d could not be scheduled on its node within %lld s (%s); the gang was "
+	        "given back and waits for admission again",
+	        stuck->rank, (long long)adm->pin_timeout,
+	        tj_or(stuck->unschedulable_message, "unschedulable"));
+	tj_planner_event(p, true, "GangReleased", "%s", p->st.message);
+	p->queued = true;
+	return true;
+}

@@ -1,0 +1,120 @@
+/* The planner's working state and the helpers its rules share, for the files of the plan:
+ * plan.c (the rules in order, failures and restarts, the status) and plan_gang.c (creating
+ * the gang, and waiting for its admission). Nothing outside reconcilers/plan*.c uses it;
+ * the interface is plan.h. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "reconcilers/node_health.h"
+#include "reconcilers/plan.h"
+#include "reconcilers/render.h"
+
+/* Nodes a replacement pod is kept away from: the last failed node and the unhealthy nodes
+ * of the job's pods. Beyond this many, the scheduler's own taint rules must do. */
+#define MAX_EXCLUDED_NODES 32
+
+/* Where an action goes when the plan is finished: mutations (creates and deletes), the
+ * status patch and events are ordered by the plan's kind of decision (see plan.h). */
+enum slot {
+	SLOT_MUTATION,
+	SLOT_STATUS,
+	SLOT_EVENT,
+};
+
+/* The health of an owned pod's node, as far as the planner needs it. */
+struct pod_node {
+	enum tj_node_fault fault; /* TJ_NODE_HEALTHY when unscheduled or unknown */
+	bool failed;              /* unhealthy for the grace period */
+};
+
+/* A worker failure: the pod, its class and, for a node failure, the node's health. */
+struct failure {
+	const struct tj_pod *pod;
+	const char *cls; /* WorkerFailed, Evicted, Preempted or a node fault's reason */
+	struct tj_node_health node;
+};
+
+struct planner {
+	const struct tj_plan_input *in;
+	const struct tj_trainjob *job;
+	const struct tj_failure_policy *policy;
+	int64_t grace; /* the node grace period in force */
+	char restart_reason[TJ_REASON_MAX];
+	struct tj_trainjob_status st; /* the status being computed */
+	struct tj_action *actions;    /* owned until moved into the plan */
+	enum slot *slots;             /* owned; parallel to actions */
+	size_t n, cap;
+	bool oom;
+	bool status_first; /* the plan decided a restart or a failure */
+	bool stale;        /* the cached TrainJob is older than its pods: no actions */
+	bool queued; /* the gang waits for admission, or never fits: no progress from the pods */
+	struct tj_plan_want want;
+	bool admits, backfilled;
+	const char *const *excluded; /* borrowed; the nodes replacements avoid */
+	char gpu_class[TJ_NAME_MAX];
+	size_t n_excluded;
+	int64_t requeue_after;
+	/* The job's own pods and, per rank, the pod of the current attempt. */
+	const struct tj_pod **owned; /* owned array (of borrowed pods) */
+	bool *deleted;               /* owned; parallel to owned: a delete is planned */
+	struct pod_node *nodes;      /* owned; parallel to owned */
+	size_t n_owned;
+	const struct tj_pod **current; /* owned array of num_nodes */
+	bool *blocked;                 /* owned; the rank still has a pod of another attempt */
+	int num_nodes;
+};
+
+static inline bool is_deleting(const struct tj_pod *pod)
+{
+	return pod->deletion_time != 0;
+}
+
+static inline bool is_finished(const struct tj_pod *pod)
+{
+	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
+}
+
+static inline void copy(char *dst, size_t size, const char *src)
+{
+	snprintf(dst, size, "%s", src ? src : "");
+}
+
+/* Asks to plan again after seconds; the earliest of all such wishes wins. */
+static inline void requeue(struct planner *p, int64_t seconds)
+{
+	if (seconds > 0 && (p->requeue_after == 0 || seconds < p->requeue_after))
+		p->requeue_after = seconds;
+}
+
+/* Appends an action of kind to the slot (NULL without memory: the plan fails with
+ * -ENOMEM). */
+struct tj_action *tj_planner_push(struct planner *p, enum tj_action_kind kind, enum slot slot);
+
+/* Appends an event (aggregated by events.h when it repeats). */
+void tj_planner_event(struct planner *p, bool warning, const char *reason, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+void tj_planner_set_state(struct planner *p, enum tj_state state, const char *reason,
+                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Fails the job: the decision is recorded before the live pods are deleted. */
+void tj_planner_fail(struct planner *p, const char *reason, const char *message);
+
+/* Deletes the pods that still run or wait; finished pods stay for their logs. */
+void tj_planner_delete_live_pods(struct planner *p);
+
+/* After a restart, whether the new pods still wait for the backoff (the plan then asks to
+ * be run again when it ends). */
+bool tj_planner_backing_off(struct planner *p);
+
+/* plan_gang.c: creates the missing pods of the current attempt once the gang is admitted
+ * (or at once without admission), or queues it; posts the Service and records the start. */
+void tj_planner_create_pods(struct planner *p, const struct tj_render *render);
+
+/* plan_gang.c: gives the whole gang back when a pinned pod stayed unschedulable for the
+ * admission's pin timeout; true if it did. */
+bool tj_planner_give_back(struct planner *p);

@@ -1,0 +1,193 @@
+/* The admission decision at scale, at the unit level: a synthetic queue of 5,000 TrainJobs
+ * on 2,000 GH200 nodes of 4 GPUs in racks of 32 (the topology label), decided again and
+ * again as the controller does after every capacity change. Reports the time per run and
+ * the decisions per second (jobs decided per run / time per run).
+ *
+ *   build/tests/bench/bench_admission_core [runs] [jobs] [nodes]
+ *
+ * Two shapes of the cluster: "busy", 90 % of the nodes in use by running jobs whose
+ * walltimes end over the next hour (the steady state: a few gangs start, the head gets a
+ * reservation, the rest backfill or wait), and "empty", every node free (a restarted
+ * controller facing a full queue: thousands of gangs start in one run). Jobs: 1 to 8 nodes
+ * of 1, 2 or 4 GPUs, three priorities, walltimes of 20 s to 1 h or none, ten namespaces. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "reconcilers/admission.h"
+
+#define NOW       1795946400
+#define RACK      32
+#define GIB       (1024LL * 1024 * 1024)
+#define LABEL_MAX 32
+
+/* A fixed sequence, so that every run of the benchmark decides the same queue. */
+static uint64_t next_random(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+static int64_t pick(uint64_t *state, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(next_random(state) % (uint64_t)(hi - lo + 1));
+}
+
+struct synthetic {
+	struct tj_adm_config config;
+	struct tj_adm_node *nodes;
+	struct tj_adm_release *releases;
+	struct tj_adm_job *jobs;
+	char (*names)[LABEL_MAX];
+	char (*keys)[LABEL_MAX];
+	char (*racks)[LABEL_MAX];
+	struct tj_adm_input in;
+};
+
+static const char *const namespaces[] = { "team-0", "team-1", "team-2", "team-3", "team-4",
+	                                  "team-5", "team-6", "team-7", "team-8", "team-9" };
+static const char *const class_names[] = { "gh200" };
+
+static void synthetic_free(struct synthetic *s)
+{
+	free(s->nodes);
+	free(s->releases);
+	free(s->jobs);
+	free(s->names);
+	free(s->keys);
+	free(s->racks);
+}
+
+static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, int busy_percent)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+
+	memset(s, 0, sizeof(*s));
+	s->nodes = calloc(n_nodes, sizeof(*s->nodes));
+	s->releases = calloc(n_nodes, sizeof(*s->releases));
+	s->jobs = calloc(n_jobs, sizeof(*s->jobs));
+	s->names = calloc(n_nodes, sizeof(*s->names));
+	s->racks = calloc(n_nodes / RACK + 1, sizeof(*s->racks));
+	s->keys = calloc(n_jobs, sizeof(*s->keys));
+	if (!s->nodes || !s->releases || !s->jobs || !s->names || !s->racks || !s->keys)
+		return -ENOMEM;
+	s->config = (struct tj_adm_config){ .backfill = true };
+	for (size_t i = 0; i < n_nodes; i++) {
+		struct tj_adm_node *node = &s->nodes[i];
+
+		snprintf(s->names[i], LABEL_MAX, "gh200-%05zu", i);
+		snprintf(s->racks[i / RACK], LABEL_MAX, "rack-%03zu", i / RACK);
+		*node = (struct tj_adm_node){
+			.name = s->names[i],
+			.domain = s->racks[i / RACK],
+			.schedulable = i % 200 != 7, /* a few cordoned */
+			.allocatable = { 4, 72000, 480 * GIB },
+		};
+		if (pick(&seed, 1, 100) <= busy_percent) {
+			int64_t gpus = pick(&seed, 1, 4);
+
+			node->used =
+			        (struct tj_adm_resources){ gpus, gpus * 16000, gpus * 100 * GIB };
+			s->releases[s->in.n_releases++] =
+			        (struct tj_adm_release){ .node = i,
+				                         .at = NOW + pick(&seed, 10, 3600),
+				                         .resources = node->used };
+		}
+	}
+	for (size_t i = 0; i < n_jobs; i++) {
+		static const int64_t gpus[] = { 1, 2, 4, 4 };
+		static const int32_t priorities[] = { 0, 0, 0, 100, 1000 };
+		int64_t g = gpus[pick(&seed, 0, 3)],
+		        walltime = pick(&seed, 0, 4) ? pick(&seed, 20, 3600) : 0;
+		const char *ns = namespaces[pick(&seed, 0, 9)];
+
+		snprintf(s->keys[i], LABEL_MAX, "%s/job-%05zu", ns, i);
+		s->jobs[i] = (struct tj_adm_job){
+			.key = s->keys[i],
+			.namespace = ns,
+			.num_nodes = (int)pick(&seed, 1, 8),
+			.request = { g, g * 16000, g * 100 * GIB },
+			.priority = priorities[pick(&seed, 0, 4)],
+			.creation_time = NOW - pick(&seed, 0, 86400),
+			.walltime = walltime,
+			.restart = pick(&seed, 0, 99) == 0,
+		};
+		s->jobs[i].num_pods = s->jobs[i].num_nodes;
+	}
+	s->in = (struct tj_adm_input){
+		.config = &s->config,
+		.class_names = class_names,
+		.n_classes = 1,
+		.nodes = s->nodes,
+		.n_nodes = n_nodes,
+		.releases = s->releases,
+		.n_releases = s->in.n_releases,
+		.jobs = s->jobs,
+		.n_jobs = n_jobs,
+		.now = NOW,
+	};
+	return 0;
+}
+
+/* CPU time of the process: the machine the benchmark runs on may be shared, and the
+ * decision runs on one thread without waiting for anything. */
+static double seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int bench(const char *shape, int busy_percent, int runs, size_t n_jobs, size_t n_nodes)
+{
+	struct synthetic s;
+	struct tj_adm_result *res = NULL;
+	double start, worst = 0, total = 0;
+	int err = synthetic_build(&s, n_jobs, n_nodes, busy_percent);
+
+	for (int i = 0; i < runs && err == 0; i++) {
+		double t;
+
+		res = tj_adm_result_free(res);
+		start = seconds();
+		err = tj_admit(&s.in, &res);
+		t = seconds() - start;
+		total += t;
+		worst = t > worst ? t : worst;
+	}
+	if (err == 0)
+		printf("%-5s %zu jobs on %zu nodes: %.2f ms per run (worst %.2f ms), %.0f "
+		       "decisions/s; "
+		       "%zu admitted (%zu backfilled), %zu waiting for resources, %zu for "
+		       "priority\n",
+		       shape, n_jobs, n_nodes, total / runs * 1e3, worst * 1e3,
+		       (double)n_jobs * runs / total, res->admitted, res->backfilled,
+		       res->classes[0].waiting[0], res->classes[0].waiting[1]);
+	tj_adm_result_free(res);
+	synthetic_free(&s);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	int runs = argc > 1 ? atoi(argv[1]) : 20;
+	size_t n_jobs = argc > 2 ? strtoul(argv[2], NULL, 10) : 5000;
+	size_t n_nodes = argc > 3 ? strtoul(argv[3], NULL, 10) : 2000;
+	int err;
+
+	if (runs < 1 || n_jobs < 1 || n_nodes < 1) {
+		fprintf(stderr, "usage: %s [runs] [jobs] [nodes]\n", argv[0]);
+		return 2;
+	}
+	err = bench("busy", 90, runs, n_jobs, n_nodes);
+	if (err == 0)
+		err = bench("empty", 0, runs, n_jobs, n_nodes);
+	if (err < 0)
+		fprintf(stderr, "tj_admit: %s\n", strerror(-err));
+	return err < 0;
+}

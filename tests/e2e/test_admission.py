@@ -1,0 +1,479 @@
+"""Gang admission against the real control plane (README, "The queue"): a TrainJob's pods are
+created only when its whole gang fits on the GH200 nodes, with real kube-scheduler binding
+the pinned pods and KWOK running them; the queue's order, reservation and backfill; the
+status a person reads while a job waits; the jobs that another admitter owns.
+
+The scenarios fill the 8 GH200 nodes of the local cluster (4 GPUs each) on purpose, so every
+test first waits until those nodes hold nothing of other tests. The module runs its own
+controller (the shipped config: admission on, backfill on, NeverFits fails), instead of the
+session's, so that it can kill and restart it."""
+
+import calendar
+import json
+import re
+import time
+import uuid
+
+import pytest
+from kubeflow.trainer import CustomTrainer
+
+from conftest import Controller
+from kube import (NOT_READY_LABEL, RANK, SIM, Watch, apply, condition, events, kubectl, kubectl_json, metric,
+                  node_ready, pods, running, table, tj, trainjob, wait_for, wait_state)
+from sdk import RUN_TIME, pod_annotations, train
+
+GH200_PRODUCT = "NVIDIA-GH200-480GB"
+GH200_SELECTOR = f"nvidia.com/gpu.product={GH200_PRODUCT}"
+PINNED_NODE = "trainjob.flame.dev/node"
+PRIORITY = "trainjob.flame.dev/priority"
+TERMINAL = ("Succeeded", "Failed")
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+@pytest.fixture(scope="module")
+def admitter(session_controller_aside):
+    """A controller of this module's own, instead of the session's."""
+    c = Controller().start()
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def takes_pods(node):
+    """Ready, not cordoned, no taint but the GPU nodes' own, not made NotReady by a test."""
+    ready = any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"].get("conditions") or [])
+    taints = [t for t in node["spec"].get("taints") or [] if t["key"] != "nvidia.com/gpu"]
+    return ready and not node["spec"].get("unschedulable") and not taints and NOT_READY_LABEL not in node["metadata"]["labels"]
+
+
+def gh200_busy():
+    """What keeps the GH200 nodes from being free: their non-terminal pods (of any namespace,
+    Terminating ones too), pods that wait for a GPU, and TrainJobs waiting in a queue."""
+    nodes = {n["metadata"]["name"]: n for n in kubectl_json("get", "nodes", "-l", GH200_SELECTOR)["items"]}
+    busy = [f"node {name} does not take pods" for name, n in nodes.items() if not takes_pods(n)]
+    for p in kubectl_json("get", "pods", "-A")["items"]:
+        if p["status"].get("phase") in TERMINAL:
+            continue
+        node = p["spec"].get("nodeName")
+        wants_gpu = any("nvidia.com/gpu" in (c.get("resources", {}).get("requests") or {}) for c in p["spec"]["containers"])
+        if node in nodes or (not node and wants_gpu):
+            busy.append(f"pod {p['metadata']['namespace']}/{p['metadata']['name']} on {node or '(unbound)'}")
+    for j in kubectl_json("get", "trainjobs", "-A")["items"]:
+        if j.get("status", {}).get("state") == "Queued":
+            busy.append(f"TrainJob {j['metadata']['namespace']}/{j['metadata']['name']} is queued")
+    return sorted(nodes), busy
+
+
+@pytest.fixture
+def gh200(admitter):
+    """The names of the 8 GH200 nodes, once every one of them is free."""
+    names, busy = wait_for("the GH200 nodes to be free", lambda: (got := gh200_busy()) and not got[1] and got, timeout=240, interval=1)
+    assert len(names) == 8, f"the scenarios are sized for the local cluster's 8 GH200 nodes, not {names}"
+    return names
+
+
+def ts(rfc3339):
+    return calendar.timegm(time.strptime(rfc3339, "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def status(namespace, name):
+    return tj(namespace, name).get("status", {})
+
+
+def queued(namespace, name, reason="Resources", timeout=60, **want):
+    """The status of the job once it is Queued with that reason (and the fields in want)."""
+
+    def ok():
+        s = status(namespace, name)
+        return s.get("state") == "Queued" and s.get("reason") == reason and all(s.get(k) == v for k, v in want.items()) and s
+
+    return wait_for(f"{name} to be Queued/{reason} {want or ''}", ok, timeout=timeout)
+
+
+def pinned_whole(pod_list):
+    """Every pod pinned to its own node by a required hostname affinity in every term, and
+    bound there."""
+    nodes = []
+    for p in pod_list:
+        node = p["metadata"]["annotations"][PINNED_NODE]
+        assert p["spec"]["nodeName"] == node, (p["metadata"]["name"], p["spec"]["nodeName"], node)
+        terms = p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        for term in terms:
+            assert {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]} in term["matchExpressions"], term
+        nodes.append(node)
+    assert len(set(nodes)) == len(nodes), f"two ranks on one node: {nodes}"
+    return nodes
+
+
+def job_of(pod):
+    return pod["metadata"].get("labels", {}).get("trainer.kubeflow.org/trainjob-name")
+
+
+def created_when_it_fit(watch_events, later, earlier, room=0):
+    """In the order the API server saw it, no pod of job `later` was created while more than
+    `room` pods of job `earlier` still held their nodes (pods end one by one: a smaller job
+    may start on the nodes of the first ones); and no pod of `later` was ever refused by the
+    scheduler."""
+    phases = {}
+    seen_later = set()
+    for e in watch_events:
+        o = e["object"]
+        name, job = o["metadata"]["name"], job_of(o)
+        if job == earlier:
+            phases[name] = "Gone" if e["type"] == "DELETED" else o["status"].get("phase")
+        if job == later:
+            if name not in seen_later:
+                live = {n: ph for n, ph in phases.items() if ph not in TERMINAL + ("Gone",)}
+                assert len(live) <= room, f"{name} of {later} was created while {earlier} still ran: {live}"
+                seen_later.add(name)
+            for c in o["status"].get("conditions") or []:
+                assert not (c["type"] == "PodScheduled" and c["status"] == "False"), f"{name} was unschedulable: {c}"
+    assert phases, f"the watch saw no pod of {earlier}"
+    return seen_later
+
+
+def one_pod_per_rank_at_any_time(watch_events, job):
+    """No rank of the job ever had two live pods at once."""
+    live = {}
+    for e in watch_events:
+        o = e["object"]
+        if job_of(o) != job:
+            continue
+        rank, uid = o["metadata"]["labels"][RANK], o["metadata"]["uid"]
+        if e["type"] == "DELETED" or o["status"].get("phase") in TERMINAL:
+            live.get(rank, set()).discard(uid)
+        else:
+            live.setdefault(rank, set()).add(uid)
+            assert len(live[rank]) == 1, f"rank {rank} of {job} had two pods at once: {live[rank]}"
+
+
+def test_second_of_two_five_node_jobs_waits_with_no_pod_then_runs_whole(admitter, namespace, gh200):
+    watch = Watch(namespace)
+    try:
+        apply({"apiVersion": "v1", "kind": "List",
+               "items": [trainjob("first", nodes=5, run_time="10s"), trainjob("second", nodes=5, run_time="4s")]},
+              "-n", namespace)
+        first = running(namespace, "first", 5, timeout=60)
+        pinned_whole(first)
+        wait_state(namespace, "first", "Running", timeout=10)
+        s = queued(namespace, "second", queuePosition=1)
+        assert "position 1 of 1 in gh200: needs 5 nodes x 4 GPUs, 3 such nodes free" in s["message"], s["message"]
+        # The first job has no walltime: nothing says when its nodes come free.
+        assert "expected start unknown" in s["message"], s["message"]
+        assert "expectedStartTime" not in s and "startTime" not in s
+        assert not s.get("conditions"), "Kubeflow's SDK reads any condition as final"
+        assert pods(namespace, "second") == []
+        assert any("position 1" in e["message"] for e in events(namespace, "second", "Queued"))
+
+        out = kubectl("get", "tj", "-n", namespace).stdout
+        assert out.splitlines()[0].split() == ["NAME", "STATE", "REASON", "RUNTIME", "NODES", "GPUS/NODE", "RESTARTS", "AGE"]
+        rows = {r["NAME"]: r for r in table(out)}
+        assert (rows["second"]["STATE"], rows["second"]["REASON"], rows["second"]["NODES"]) == ("Queued", "Resources", "5")
+        assert (rows["first"]["STATE"], rows["first"]["REASON"]) == ("Running", "AllPodsRunning")
+        wide = {r["NAME"]: r for r in table(kubectl("get", "tj", "-n", namespace, "-o", "wide").stdout)}
+        assert wide["second"]["POSITION"] == "1"
+        assert wide["second"]["EXPECTED START"] in ("", "<none>")
+        assert wide["second"]["MESSAGE"].startswith("position 1 of 1 in gh200")
+        assert wide["first"]["POSITION"] in ("", "<none>")
+
+        second = running(namespace, "second", 5, timeout=60)
+        assert len(pods(namespace, "second")) == 5
+        pinned_whole(second)
+        admitted = wait_for("the Admitted event", lambda: events(namespace, "second", "Admitted"), timeout=15)
+        assert "5 pods pinned to" in admitted[0]["message"], admitted
+        assert "backfilled" not in admitted[0]["message"]
+        done = wait_state(namespace, "second", "Complete", timeout=60)
+        # Its clock started at the admission, not at its creation.
+        assert ts(done["status"]["startTime"]) - ts(done["metadata"]["creationTimestamp"]) >= 5, done["status"]
+    finally:
+        watch.stop()
+    # second needs 5 of the 8 nodes: it may start once 2 pods of first are done.
+    assert len(created_when_it_fit(watch.events(), "second", "first", room=3)) == 5
+
+
+def plain_gpu_pod(name, node, by_node_name):
+    """A pod of no TrainJob (a notebook) that holds all 4 GPUs of one GH200 node."""
+    spec = {
+        "tolerations": [GPU_TOLERATION],
+        "containers": [{"name": "lab", "image": "quay.io/jupyter/base-notebook",
+                        "resources": {"requests": {"nvidia.com/gpu": 4}, "limits": {"nvidia.com/gpu": 4}}}],
+    }
+    if by_node_name:
+        spec["nodeName"] = node
+    else:
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}]}}}
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "annotations": {SIM + "run-time": "10m"}}, "spec": spec}
+
+
+def test_gpus_held_by_pods_of_no_trainjob_keep_an_eight_node_job_waiting(admitter, namespace, gh200):
+    bound, scheduled = gh200[2], gh200[5]
+    apply(plain_gpu_pod("by-name", bound, by_node_name=True), "-n", namespace)
+    apply(plain_gpu_pod("by-affinity", scheduled, by_node_name=False), "-n", namespace)
+    for name, node in (("by-name", bound), ("by-affinity", scheduled)):
+        wait_for(f"{name} to run on {node}", lambda: (p := kubectl_json("get", "pod", name, "-n", namespace))["status"].get("phase") == "Running" and p["spec"]["nodeName"] == node)
+
+    apply(trainjob("wide", nodes=8, run_time="3s"), "-n", namespace)
+    s = queued(namespace, "wide")
+    assert "needs 8 nodes x 4 GPUs, 6 such nodes free" in s["message"], s["message"]
+    # Both pods count (6 nodes free): one freed node is not enough for 8.
+    kubectl("delete", "pod", "by-name", "-n", namespace, "--timeout=60s")
+    time.sleep(3)  # time enough to admit it wrongly
+    assert status(namespace, "wide")["state"] == "Queued" and pods(namespace, "wide") == []
+    kubectl("delete", "pod", "by-affinity", "-n", namespace, "--timeout=60s")
+    got = running(namespace, "wide", 8, timeout=60)
+    assert {bound, scheduled} <= set(pinned_whole(got))
+    wait_state(namespace, "wide", "Complete")
+
+
+def test_backfill_starts_a_short_job_ahead_of_the_blocked_head_and_never_one_without_walltime(admitter, namespace, gh200):
+    watch = Watch(namespace)
+    try:
+        apply(trainjob("a", nodes=6, run_time="45s", activeDeadlineSeconds=60), "-n", namespace)
+        running(namespace, "a", 6, timeout=60)
+        a_start = ts(status(namespace, "a")["startTime"])
+        apply(trainjob("b", nodes=8, run_time="4s"), "-n", namespace)
+        b = wait_for("b's reservation", lambda: (s := queued(namespace, "b", queuePosition=1)).get("expectedStartTime") and s)
+        assert abs(ts(b["expectedStartTime"]) - (a_start + 60)) <= 3, (b["expectedStartTime"], a_start)
+        assert re.search(r"expected start \d\d:\d\dZ", b["message"]), b["message"]
+        assert "2 such nodes free" in b["message"], b["message"]
+
+        # c ends (walltime 20 s) long before b's reserved start: it may use the 2 free nodes.
+        apply(trainjob("c", nodes=2, run_time="6s", activeDeadlineSeconds=20), "-n", namespace)
+        running(namespace, "c", 2, timeout=30)
+        admitted = wait_for("the Admitted event", lambda: events(namespace, "c", "Admitted"), timeout=15)
+        assert "backfilled" in admitted[0]["message"], admitted
+        # d-none has no walltime and d-long's ends after b's reserved start: neither may delay b.
+        apply(trainjob("d-none", nodes=2, run_time="3s"), "-n", namespace)
+        time.sleep(1.1)  # creation times are in seconds: d-long is younger
+        apply(trainjob("d-long", nodes=2, run_time="3s", activeDeadlineSeconds=300), "-n", namespace)
+        wait_state(namespace, "c", "Complete", timeout=60)
+        # Now they would fit (c's nodes are free), but they wait for b.
+        for name, pos in (("d-none", 2), ("d-long", 3)):
+            s = queued(namespace, name, reason="Priority", queuePosition=pos)
+            assert "2 such nodes free" in s["message"], s["message"]
+        assert queued(namespace, "b", queuePosition=1)["expectedStartTime"] == b["expectedStartTime"]
+        for name in ("b", "d-none", "d-long"):
+            assert pods(namespace, name) == [], name
+
+        got = running(namespace, "b", 8, timeout=90)
+        pinned_whole(got)
+        assert pods(namespace, "d-none") == [] and pods(namespace, "d-long") == []
+        assert status(namespace, "a")["state"] == "Complete"
+    finally:
+        watch.stop()
+    assert len(created_when_it_fit(watch.events(), "b", "a")) == 8
+
+
+def test_job_larger_than_its_class_fails_never_fits_in_one_step(admitter, namespace):
+    assert len(kubectl_json("get", "nodes", "-l", GH200_SELECTOR)["items"]) == 8
+    watch = Watch(namespace, "trainjobs")
+    try:
+        apply(trainjob("huge", nodes=9), "-n", namespace)
+        job = wait_state(namespace, "huge", "Failed", timeout=30)
+        time.sleep(1)  # any later write would show in the watch
+    finally:
+        watch.stop()
+    c = condition(job, "Failed")
+    assert c["status"] == "True" and c["reason"] == "NeverFits", c
+    assert job["status"]["reason"] == "NeverFits"
+    for text in (c["message"], job["status"]["message"]):
+        assert "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes x 4 GPUs never fits; at most 8" in text, text
+    assert [x["type"] for x in job["status"]["conditions"]] == ["Failed"]
+    # One reconcile: the first status the controller wrote is the final one.
+    written = [e["object"]["status"] for e in watch.events() if e["object"].get("status")]
+    assert written and {s.get("state") for s in written} == {"Failed"}, written
+    assert "startTime" not in job["status"] and "queuePosition" not in job["status"]
+    assert pods(namespace, "huge") == []
+    assert events(namespace, "huge", "Queued") == []
+    failed = events(namespace, "huge", "Failed")
+    assert failed and "NeverFits" in failed[0]["message"] and failed[0]["type"] == "Warning", failed
+
+
+def test_walltime_of_a_queued_job_counts_from_its_admission(admitter, namespace, gh200):
+    apply(trainjob("hog", nodes=8, run_time="40s"), "-n", namespace)
+    running(namespace, "hog", 8, timeout=60)
+    apply(trainjob("patient", nodes=2, run_time="10s", activeDeadlineSeconds=30), "-n", namespace)
+    s = queued(namespace, "patient")
+    assert "startTime" not in s
+    job = wait_state(namespace, "patient", "Complete", timeout=120)
+    created, started = ts(job["metadata"]["creationTimestamp"]), ts(job["status"]["startTime"])
+    # It waited longer than its walltime, and still ran its 10 s within it.
+    assert started - created >= 30, job["status"]
+    assert 8 <= ts(job["status"]["completionTime"]) - started < 30, job["status"]
+    assert [x["type"] for x in job["status"]["conditions"]] == ["Complete"]
+    assert events(namespace, "patient", "Failed") == []
+
+
+def test_a_later_job_of_higher_priority_is_admitted_first(admitter, namespace, gh200):
+    apply(trainjob("hog", nodes=8, run_time="12s"), "-n", namespace)
+    running(namespace, "hog", 8, timeout=60)
+    for name in ("early", "middle"):
+        apply(trainjob(name, nodes=8, run_time="3s"), "-n", namespace)
+        time.sleep(1.1)  # creation times are in seconds
+    apply(trainjob("urgent", nodes=8, run_time="3s", annotations={PRIORITY: "100"}), "-n", namespace)
+    wait_for("the queue's order", lambda: [status(namespace, n).get("queuePosition") for n in ("urgent", "early", "middle")] == [1, 2, 3])
+    assert "position 1 of 3" in status(namespace, "urgent")["message"]
+    watch = Watch(namespace)
+    try:
+        running(namespace, "early", 8, timeout=90)
+        assert pods(namespace, "middle") == []
+    finally:
+        watch.stop()
+    evs = watch.events()
+    assert len(created_when_it_fit(evs, "urgent", "hog")) == 8
+    assert len(created_when_it_fit(evs, "early", "urgent")) == 8
+
+
+def gh200_node_like(template, name):
+    """A GH200 node as deploy/local/cluster.sh makes them (labels, GPU taint, allocatable,
+    KWOK's annotation), under another name."""
+    t = kubectl_json("get", "node", template)
+    labels = {k: v for k, v in t["metadata"]["labels"].items() if k != NOT_READY_LABEL}
+    labels["kubernetes.io/hostname"] = name
+    info = dict(t["status"]["nodeInfo"], machineID=name, systemUUID=name, bootID=name)
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels,
+                     "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
+        "spec": {"taints": t["spec"]["taints"]},
+        "status": {"allocatable": t["status"]["allocatable"], "capacity": t["status"]["capacity"],
+                   "nodeInfo": info, "phase": "Running"},
+    }
+
+
+def test_node_not_ready_moves_the_heads_start_and_a_new_node_lets_it_run(admitter, namespace, gh200):
+    # Two one-node jobs with walltimes of 2 and 4 minutes; the 7-node head fits when the
+    # first ends, or, with one node less, only when the second ends too.
+    apply(trainjob("short", nodes=1, run_time="10m", activeDeadlineSeconds=120), "-n", namespace)
+    apply(trainjob("long", nodes=1, run_time="10m", activeDeadlineSeconds=240), "-n", namespace)
+    used = {running(namespace, n, 1)[0]["spec"]["nodeName"] for n in ("short", "long")}
+    short_end = ts(status(namespace, "short")["startTime"]) + 120
+    long_end = ts(status(namespace, "long")["startTime"]) + 240
+    apply(trainjob("head", nodes=7, run_time="3s"), "-n", namespace)
+    s = wait_for("the head's reservation", lambda: (s := queued(namespace, "head", queuePosition=1)).get("expectedStartTime") and s)
+    assert abs(ts(s["expectedStartTime"]) - short_end) <= 3, (s, short_end)
+    assert "6 such nodes free" in s["message"], s["message"]
+
+    victim = next(n for n in gh200 if n not in used)
+    extra = "gh200-e2e-" + uuid.uuid4().hex[:5]
+    try:
+        kubectl("label", "node", victim, f"{NOT_READY_LABEL}=true")
+        wait_for(f"{victim} to be NotReady", lambda: not node_ready(victim))
+        s = wait_for("the head's start to move", lambda: (s := queued(namespace, "head")).get("expectedStartTime") and abs(ts(s["expectedStartTime"]) - long_end) <= 3 and s)
+        assert "5 such nodes free" in s["message"], s["message"]
+        assert pods(namespace, "head") == []
+
+        kubectl("label", "node", victim, f"{NOT_READY_LABEL}-")
+        wait_for(f"{victim} to be Ready again", lambda: node_ready(victim), timeout=90)
+        s = wait_for("the head's start to come back", lambda: (s := queued(namespace, "head")).get("expectedStartTime") and abs(ts(s["expectedStartTime"]) - short_end) <= 3 and s)
+        assert pods(namespace, "head") == []
+
+        kubectl("create", "-f", "-", input=json.dumps(gh200_node_like(victim, extra)))
+        got = running(namespace, "head", 7, timeout=60)
+        assert extra in pinned_whole(got)
+        # The new node let it start, not the end of a walltime.
+        assert status(namespace, "short")["state"] == "Running"
+    finally:
+        kubectl("label", "node", victim, f"{NOT_READY_LABEL}-", check=False)
+        kubectl("delete", "trainjobs", "--all", "-n", namespace, "--timeout=60s", check=False)
+        wait_for(f"the pods on {extra} to go", lambda: not kubectl_json("get", "pods", "-A", "--field-selector", f"spec.nodeName={extra}")["items"], timeout=90)
+        kubectl("delete", "node", extra, "--ignore-not-found", "--timeout=60s")
+
+
+def test_controller_killed_mid_admission_creates_the_gang_once_whole_in_order(admitter, namespace, gh200):
+    """SIGKILL while an admitted gang's pods are being created, then a restart. This
+    module's controller steps aside meanwhile, so that only one writes at a time."""
+    order = ("gang", "next", "last")
+    watch = Watch(namespace)
+    admitter.stop()
+    try:
+        # A client-side limit of 4 requests a second makes creating 8 pods take seconds.
+        slow = Controller("--kube-api-qps", "4", "--kube-api-burst", "1").start()
+        try:
+            apply(trainjob("hog", nodes=8, run_time="15s"), "-n", namespace)
+            running(namespace, "hog", 8, timeout=60)
+            for name in order:
+                apply(trainjob(name, nodes=8, run_time="4s"), "-n", namespace)
+                time.sleep(1.1)  # creation times are in seconds
+            wait_for("the queue's order", lambda: [status(namespace, n).get("queuePosition") for n in order] == [1, 2, 3], timeout=60)
+            wait_for("the gang's creation to begin", lambda: pods(namespace, "gang"), timeout=60, interval=0.1)
+        finally:
+            slow.kill()
+        partial = len(pods(namespace, "gang"))
+        assert partial < 8, "the kill landed after the gang was created: slow the controller further"
+        admitter.start()
+        got = running(namespace, "gang", 8, timeout=60)
+        pinned_whole(got)
+        assert sorted(int(p["metadata"]["labels"][RANK]) for p in pods(namespace, "gang")) == list(range(8))
+        assert pods(namespace, "next") == [] and pods(namespace, "last") == []
+        wait_for("the same order after the restart", lambda: [status(namespace, n).get("queuePosition") for n in order[1:]] == [1, 2], timeout=10)
+        running(namespace, "next", 8, timeout=60)
+        assert pods(namespace, "last") == []
+    finally:
+        watch.stop()
+        if admitter.proc.poll() is not None:
+            admitter.start()
+    evs = watch.events()
+    one_pod_per_rank_at_any_time(evs, "gang")
+    assert len(created_when_it_fit(evs, "next", "gang")) == 8
+
+
+def test_jobs_that_another_admitter_owns_are_left_alone(admitter, namespace, gh200):
+    # Kueue admits by unsuspending: an unsuspended job of a Kueue queue is admitted already,
+    # so its pods are created at once, even when the gang cannot fit.
+    kueued = trainjob("kueued", nodes=9, run_time="2s")
+    kueued["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "user-queue"}
+    apply(kueued, "-n", namespace)
+    apply(trainjob("multi", nodes=1, managedBy="kueue.x-k8s.io/multikueue"), "-n", namespace)
+    got = wait_for("the 9 pods at once", lambda: len(p := pods(namespace, "kueued")) == 9 and p, timeout=30)
+    assert not any(PINNED_NODE in (p["metadata"].get("annotations") or {}) for p in got)
+    s = status(namespace, "kueued")
+    assert s.get("state") not in ("Queued", "Failed") and "queuePosition" not in s, s
+    assert events(namespace, "kueued", "Queued") == [] and events(namespace, "kueued", "Admitted") == []
+    wait_state(namespace, "kueued", "Complete", timeout=90)
+    # managedBy another controller: nothing at all.
+    assert pods(namespace, "multi") == []
+    assert not tj(namespace, "multi").get("status")
+    assert kubectl_json("get", "events", "-n", namespace, "--field-selector", "involvedObject.name=multi")["items"] == []
+
+
+def test_kubeflow_sdk_sees_a_queued_job_as_created_then_running(admitter, client, namespace, gh200):
+    apply(trainjob("hog", nodes=8, run_time="10s"), "-n", namespace)
+    running(namespace, "hog", 8, timeout=60)
+    name = client.train(
+        runtime="torch-gh200",
+        trainer=CustomTrainer(func=train, num_nodes=2, resources_per_node={"gpu": 4}),
+        options=[pod_annotations({RUN_TIME: "4s"})],
+    )
+    queued(namespace, name)
+    assert client.get_job(name).status == "Created"
+    job = client.wait_for_job_status(name, {"Running"}, timeout=90, polling_interval=1)
+    assert job.status == "Running" and len(job.steps) == 2
+    assert status(namespace, "hog")["state"] == "Complete"
+    assert client.wait_for_job_status(name, {"Complete"}, timeout=60, polling_interval=1).status == "Complete"
+
+
+def test_queue_metrics(admitter, namespace, gh200):
+    series = {
+        "admitted": 'trainjob_admissions_total{gpu_class="gh200"}',
+        "waited": "trainjob_queue_wait_seconds_count",
+    }
+    scrape = admitter.metrics()
+    before = {k: metric(scrape, v, 0.0) for k, v in series.items()}
+    apply(trainjob("hog", nodes=8, run_time="6s"), "-n", namespace)
+    running(namespace, "hog", 8, timeout=60)
+    apply(trainjob("waiter", nodes=1, run_time="2s"), "-n", namespace)
+    queued(namespace, "waiter")
+    now = wait_for("the queue in the metrics", lambda: metric(m := admitter.metrics(), 'trainjob_queue_jobs{gpu_class="gh200",reason="Resources"}', 0) == 1 and m)
+    assert metric(now, 'trainjob_gpus{gpu_class="gh200",state="capacity"}') == 32
+    assert metric(now, 'trainjob_gpus{gpu_class="gh200",state="allocated"}') == 32
+    wait_state(namespace, "waiter", "Complete", timeout=60)
+    after = admitter.metrics()
+    assert metric(after, series["admitted"]) - before["admitted"] == 2
+    assert metric(after, series["waited"]) - before["waited"] == 2
+    assert metric(after, 'trainjob_queue_jobs{gpu_class="gh200",reason="Resources"}', 0) == 0
+    assert metric(after, "trainjob_backfills_total") >= 0

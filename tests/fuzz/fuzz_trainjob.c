@@ -1,0 +1,65 @@
+/* libFuzzer target: the TrainJob and runtime projections (what any user who may create a
+ * TrainJob or a TrainingRuntime sends), the spec's validation, the status's round trip, and
+ * the rendering of a pinned pod. The input is one object, tried as both, or an array of a
+ * TrainJob and a runtime, rendered together. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "reconcilers/render.h"
+#include "reconcilers/runtime.h"
+#include "reconcilers/settings.h"
+#include "reconcilers/trainjob.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void render(const struct tj_trainjob *job, const struct tj_runtime *rt)
+{
+	const struct tj_config *config = tj_config_builtin();
+	const struct tj_gpu_class *cls = NULL;
+	struct tj_problem why;
+	struct tj_render *r = NULL;
+	cJSON *pod = NULL;
+
+	if (tj_trainjob_validate(job, &why) < 0 || tj_runtime_gpu_class(rt, config, &cls, &why) < 0)
+		return;
+	if (tj_render_prepare(
+	            &(struct tj_render_input){ .job = job, .runtime = rt, .gpu_class = cls }, &r,
+	            &why) < 0)
+		return;
+	if (tj_render_pod(r, 0, 0, &pod) == 0)
+		tj_render_pin(pod, "node-a", NULL);
+	cJSON_Delete(pod);
+	tj_render_free(r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	cJSON *obj = cJSON_ParseWithLength((const char *)data, size);
+	struct tj_trainjob *job = NULL;
+	struct tj_runtime *rt = NULL;
+
+	if (!obj)
+		return 0;
+	const cJSON *first = cJSON_IsArray(obj) ? cJSON_GetArrayItem(obj, 0) : obj;
+	const cJSON *second = cJSON_IsArray(obj) ? cJSON_GetArrayItem(obj, 1) : obj;
+
+	if (tj_trainjob_from_json(first, &job) == 0) {
+		struct tj_problem why;
+		struct tj_trainjob_status back;
+		cJSON *status = tj_trainjob_status_to_json(&job->status);
+
+		tj_trainjob_validate(job, &why);
+		if (status) {
+			tj_trainjob_status_from_json(status, &back);
+			cJSON_Delete(status);
+		}
+	}
+	if (tj_runtime_from_json(second, &rt) == 0 && job)
+		render(job, rt);
+	tj_runtime_free(rt);
+	tj_trainjob_free(job);
+	cJSON_Delete(obj);
+	return 0;
+}

@@ -1,0 +1,1101 @@
+/* Gang admission: fit, node choice, queue order, reservation, backfill, quotas, NeverFits,
+ * the messages and the figures per class. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "reconcilers/admission.h"
+
+/* The time of every case: 2026-11-29T10:00:00Z. */
+#define NOW          1795946400
+#define GIB          (1024LL * 1024 * 1024)
+
+#define MAX_NODES    12
+#define MAX_RELEASES 6
+#define MAX_JOBS     6
+#define MAX_PODS     8
+#define MAX_QUOTAS   3
+
+/* Class 0 is gh200, class 1 l40s, -1 the nodes without a GPU class. */
+static const char *const class_names[] = { "gh200", "l40s" };
+
+struct node_row {
+	const char *name;
+	int cls;
+	const char *domain;
+	bool down; /* takes no new pods */
+	int64_t gpus, cpu, mem;
+	int64_t used_gpus, used_cpu, used_mem;
+};
+
+/* A node of gh200 as the local cluster has them: 4 GPUs, 72 CPUs, 480 GiB. */
+#define GH(n, ...)                                                                                 \
+	{                                                                                          \
+		.name = n, .gpus = 4, .cpu = 72000, .mem = 480 * GIB, __VA_ARGS__                  \
+	}
+
+struct release_row {
+	const char *node;
+	int64_t in; /* seconds after NOW */
+	int64_t gpus;
+};
+
+struct job_row {
+	const char *key; /* "namespace/name" */
+	int cls;
+	int nodes, pods; /* pods 0: all of its nodes */
+	int64_t gpus, cpu, mem;
+	int32_t prio;
+	int64_t created;
+	int64_t walltime;
+	bool restart;
+	const char *avoid[3]; /* nodes the job's pods must avoid */
+	/* expected */
+	enum tj_adm_verdict verdict;
+	const char *reason; /* NULL: "" */
+	const char *on[MAX_PODS];
+	int position, queue;
+	int64_t start;
+	int free;
+	bool backfilled;
+	const char *message; /* NULL: "" */
+};
+
+struct adm_case {
+	const char *name;
+	bool fifo; /* backfill off */
+	bool wait_if_never_fits;
+	/* gh200 nodes gh-1..gh-N of GH(); the first `busy` of them fully used, until NOW +
+	 * busy_for when set; the last `down` of them take no new pods. */
+	int gh200, busy, down;
+	int64_t busy_for;
+	struct node_row nodes[MAX_NODES]; /* after the gh200 ones */
+	struct release_row releases[MAX_RELEASES];
+	struct tj_adm_quota quotas[MAX_QUOTAS];
+	struct tj_adm_usage usage[MAX_QUOTAS];
+	struct job_row jobs[MAX_JOBS];
+	size_t admitted, backfilled;
+	bool check_stats; /* of gh200 */
+	struct tj_adm_class_stats stats;
+};
+
+#define POS(p, q) .position = p, .queue = q
+
+static const struct adm_case cases[] = {
+	/* Nodes a job must avoid */
+	{ .name = "a restart keeps off the node of its last failure",
+	  .gh200 = 3,
+	  .jobs = { { .key = "team-a/again",
+	              .nodes = 2,
+	              .pods = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .restart = true,
+	              .avoid = { "gh-1" },
+	              .on = { "gh-2" },
+	              .free = 2 } },
+	  .admitted = 1 },
+	{ .name = "a gang that fits only on a node it must avoid waits, and the node stays for "
+	          "the next job",
+	  .gh200 = 2,
+	  .jobs = { { .key = "team-a/picky",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .avoid = { "gh-2", "gh-2" },
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .free = 1,
+	              .message = "position 1 of 1 in gh200: needs 2 nodes x 4 GPUs, 1 such node "
+	                         "free; expected start unknown" },
+	            { .key = "team-a/small",
+	              .nodes = 2,
+	              .gpus = 2,
+	              .created = 2,
+	              .walltime = 60,
+	              .on = { "gh-1", "gh-1" },
+	              .queue = 1,
+	              .free = 2,
+	              .backfilled = true } },
+	  .admitted = 1,
+	  .backfilled = 1 },
+	/* Fit */
+	{ .name = "a gang that fits whole is admitted, on the first nodes by name",
+	  .gh200 = 8,
+	  .jobs = { { .key = "team-a/fit",
+	              .nodes = 5,
+	              .gpus = 4,
+	              .created = 1,
+	              .on = { "gh-1", "gh-2", "gh-3", "gh-4", "gh-5" },
+	              .free = 8 } },
+	  .admitted = 1 },
+	{ .name = "a gang that does not fit whole waits, none of it started",
+	  .gh200 = 8,
+	  .busy = 5,
+	  .jobs = { { .key = "team-a/wide",
+	              .nodes = 5,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .free = 3,
+	              .message = "position 1 of 1 in gh200: needs 5 nodes x 4 GPUs, 3 such "
+	                         "nodes free; expected start unknown" } } },
+	{ .name = "pods of one job share a node that holds them",
+	  .gh200 = 2,
+	  .jobs = { { .key = "team-a/halves",
+	              .nodes = 4,
+	              .gpus = 2,
+	              .created = 1,
+	              .on = { "gh-1", "gh-1", "gh-2", "gh-2" },
+	              .free = 2 } },
+	  .admitted = 1 },
+	{ .name = "CPU limits the pods a node holds",
+	  .nodes = { { .name = "c-1", .gpus = 8, .cpu = 16000, .mem = 480 * GIB },
+	             { .name = "c-2", .gpus = 8, .cpu = 16000, .mem = 480 * GIB } },
+	  .jobs = { { .key = "team-a/cpu",
+	              .nodes = 3,
+	              .gpus = 1,
+	              .cpu = 8000,
+	              .created = 1,
+	              .on = { "c-1", "c-1", "c-2" },
+	              .free = 2 } },
+	  .admitted = 1 },
+	{ .name = "memory limits the pods a node holds",
+	  .nodes = { { .name = "m-1", .gpus = 8, .cpu = 72000, .mem = 100 * GIB },
+	             { .name = "m-2", .gpus = 8, .cpu = 72000, .mem = 100 * GIB } },
+	  .jobs = { { .key = "team-a/mem",
+	              .nodes = 3,
+	              .gpus = 1,
+	              .mem = 40 * GIB,
+	              .created = 1,
+	              .on = { "m-1", "m-1", "m-2" },
+	              .free = 2 } },
+	  .admitted = 1 },
+	{ .name = "nodes that take no new pods are not counted",
+	  .gh200 = 8,
+	  .down = 4,
+	  .jobs = { { .key = "team-a/wide",
+	              .nodes = 5,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .free = 4,
+	              .message = "position 1 of 1 in gh200: needs 5 nodes x 4 GPUs, 4 such "
+	                         "nodes free; expected start unknown" } } },
+	{ .name = "the nodes of another class are not counted",
+	  .gh200 = 4,
+	  .busy = 2,
+	  .nodes = { GH("l-1", .cls = 1), GH("l-2", .cls = 1), GH("l-3", .cls = 1),
+	             GH("l-4", .cls = 1) },
+	  .jobs = { { .key = "team-a/gh",
+	              .nodes = 3,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .free = 2,
+	              .message = "position 1 of 1 in gh200: needs 3 nodes x 4 GPUs, 2 such "
+	                         "nodes free; expected start unknown" },
+	            { .key = "team-a/l40s",
+	              .cls = 1,
+	              .nodes = 3,
+	              .gpus = 4,
+	              .created = 2,
+	              .on = { "l-1", "l-2", "l-3" },
+	              .free = 4 } },
+	  .admitted = 1 },
+
+	/* Node choice */
+	{ .name = "best fit: the partly used nodes fill first",
+	  .nodes = { GH("p-1"), GH("p-2", .used_gpus = 2), GH("p-3", .used_gpus = 3) },
+	  .jobs = { { .key = "team-a/one",
+	              .nodes = 1,
+	              .gpus = 1,
+	              .created = 1,
+	              .on = { "p-3" },
+	              .free = 3 },
+	            { .key = "team-a/two",
+	              .nodes = 1,
+	              .gpus = 2,
+	              .created = 2,
+	              .on = { "p-2" },
+	              .free = 2 },
+	            { .key = "team-a/three",
+	              .nodes = 1,
+	              .gpus = 1,
+	              .created = 3,
+	              .on = { "p-1" },
+	              .free = 1 } },
+	  .admitted = 3 },
+	{ .name = "whole-node requests take the empty nodes, small ones the partly used",
+	  .nodes = { GH("e-1"), GH("e-2"), GH("e-3", .used_gpus = 1), GH("e-4", .used_gpus = 2) },
+	  .jobs = { { .key = "team-a/small",
+	              .nodes = 1,
+	              .gpus = 2,
+	              .created = 1,
+	              .on = { "e-4" },
+	              .free = 4 },
+	            { .key = "team-a/whole",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 2,
+	              .on = { "e-1", "e-2" },
+	              .free = 2 } },
+	  .admitted = 2 },
+	{ .name = "topology: the one domain that holds the gang with the least room to spare",
+	  .nodes = { GH("a-1", .domain = "rack-a"), GH("a-2", .domain = "rack-a"),
+	             GH("a-3", .domain = "rack-a"), GH("a-4", .domain = "rack-a"),
+	             GH("b-1", .domain = "rack-b"), GH("b-2", .domain = "rack-b"),
+	             GH("c-1", .domain = "rack-c"), GH("c-2", .domain = "rack-c"),
+	             GH("c-3", .domain = "rack-c") },
+	  .jobs = { { .key = "team-a/three",
+	              .nodes = 3,
+	              .gpus = 4,
+	              .created = 1,
+	              .on = { "c-1", "c-2", "c-3" },
+	              .free = 9 } },
+	  .admitted = 1 },
+	{ .name = "topology: the fewest domains when none holds the gang, the last the tightest",
+	  .nodes = { GH("a-1", .domain = "rack-a"), GH("a-2", .domain = "rack-a"),
+	             GH("a-3", .domain = "rack-a"), GH("a-4", .domain = "rack-a"),
+	             GH("b-1", .domain = "rack-b"), GH("b-2", .domain = "rack-b"),
+	             GH("c-1", .domain = "rack-c"), GH("c-2", .domain = "rack-c"),
+	             GH("c-3", .domain = "rack-c") },
+	  .jobs = { { .key = "team-a/six",
+	              .nodes = 6,
+	              .gpus = 4,
+	              .created = 1,
+	              .on = { "a-1", "a-2", "a-3", "a-4", "b-1", "b-2" },
+	              .free = 9 } },
+	  .admitted = 1 },
+	{ .name = "topology: equal domains go by the domain's name",
+	  .nodes = { GH("y-1", .domain = "rack-y"), GH("y-2", .domain = "rack-y"),
+	             GH("x-2", .domain = "rack-x"), GH("x-1", .domain = "rack-x") },
+	  .jobs = { { .key = "team-a/pair",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .on = { "x-1", "x-2" },
+	              .free = 4 } },
+	  .admitted = 1 },
+	{ .name = "topology: the tightest domain, and in it the partly used node first",
+	  .nodes = { GH("y-1", .domain = "rack-y"), GH("y-2", .domain = "rack-y"),
+	             GH("x-2", .domain = "rack-x", .used_gpus = 2), GH("x-1", .domain = "rack-x") },
+	  .jobs = { { .key = "team-a/pair",
+	              .nodes = 2,
+	              .gpus = 2,
+	              .created = 1,
+	              .on = { "x-2", "x-1" },
+	              .free = 4 } },
+	  .admitted = 1 },
+	{ .name = "ties go to the node name, not to the order of the input",
+	  .nodes = { GH("gh-3"), GH("gh-1"), GH("gh-2") },
+	  .jobs = { { .key = "team-a/two",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .on = { "gh-1", "gh-2" },
+	              .free = 3 } },
+	  .admitted = 1 },
+
+	/* Order */
+	{ .name = "order: restarts, then priority, then creation time, then the key",
+	  .gh200 = 1,
+	  .jobs = { { .key = "team-a/e",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 100,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(4, 4),
+	              .message = "position 4 of 4 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" },
+	            { .key = "team-a/d",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 50,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(3, 4),
+	              .message = "position 3 of 4 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" },
+	            { .key = "team-a/c",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 50,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(2, 4),
+	              .message = "position 2 of 4 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" },
+	            { .key = "team-a/b",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .prio = 10,
+	              .created = 200,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 4),
+	              .message = "position 1 of 4 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" },
+	            { .key = "team-a/a",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .prio = -5,
+	              .created = 300,
+	              .restart = true,
+	              .on = { "gh-1" },
+	              POS(0, 4),
+	              .free = 1 } },
+	  .admitted = 1 },
+
+	/* Reservation */
+	{ .name = "reservation: the first release at which the head's gang fits",
+	  .gh200 = 8,
+	  .busy = 4,
+	  .releases = { { "gh-1", 30, 4 },
+	                { "gh-2", 60, 4 },
+	                { "gh-3", 90, 4 },
+	                { "gh-4", 120, 4 } },
+	  .jobs = { { .key = "team-a/six",
+	              .nodes = 6,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .start = NOW + 60,
+	              .free = 4,
+	              .message = "position 1 of 1 in gh200: needs 6 nodes x 4 GPUs, 4 such "
+	                         "nodes free; expected start 10:01Z" } },
+	  .check_stats = true,
+	  .stats = { .capacity_gpus = 32,
+	             .allocated_gpus = 16,
+	             .reserved_gpus = 24,
+	             .waiting = { 1, 0, 0, 0 } } },
+	{ .name = "reservation: unknown when no release makes the gang fit",
+	  .gh200 = 8,
+	  .busy = 6,
+	  .busy_for = 60,
+	  .down = 1,
+	  .jobs = { { .key = "team-a/eight",
+	              .nodes = 8,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .free = 1,
+	              .message = "position 1 of 1 in gh200: needs 8 nodes x 4 GPUs, 1 such node "
+	                         "free; expected start unknown" } },
+	  .check_stats = true,
+	  .stats = { .capacity_gpus = 28, .allocated_gpus = 24, .waiting = { 1, 0, 0, 0 } } },
+	{ .name = "reservation: the head holds the nodes it will take; others may backfill",
+	  .nodes = { { .name = "big-1", .gpus = 8, .used_gpus = 8 },
+	             { .name = "big-2", .gpus = 8 },
+	             GH("s-1"),
+	             GH("s-2") },
+	  .releases = { { "big-1", 60, 8 } },
+	  .jobs = { { .key = "team-a/head",
+	              .nodes = 2,
+	              .gpus = 8,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 2),
+	              .start = NOW + 60,
+	              .free = 1,
+	              .message = "position 1 of 2 in gh200: needs 2 nodes x 8 GPUs, 1 such node "
+	                         "free; expected start 10:01Z" },
+	            { .key = "team-a/long",
+	              .nodes = 1,
+	              .gpus = 8,
+	              .created = 2,
+	              .walltime = 3600,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Priority",
+	              POS(2, 2),
+	              .free = 1,
+	              .message = "position 2 of 2 in gh200: needs 1 node x 8 GPUs, 1 such node "
+	                         "free; expected start unknown" },
+	            { .key = "team-a/short",
+	              .nodes = 1,
+	              .gpus = 8,
+	              .created = 3,
+	              .walltime = 60,
+	              .on = { "big-2" },
+	              POS(0, 2),
+	              .free = 1,
+	              .backfilled = true },
+	            { .key = "team-a/aside",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 4,
+	              .walltime = 3600,
+	              .on = { "s-1" },
+	              POS(0, 2),
+	              .free = 2,
+	              .backfilled = true } },
+	  .admitted = 2,
+	  .backfilled = 2,
+	  .check_stats = true,
+	  .stats = { .capacity_gpus = 24,
+	             .allocated_gpus = 20,
+	             .reserved_gpus = 16,
+	             .waiting = { 1, 1, 0, 0 } } },
+
+	/* Backfill */
+	{ .name = "backfill: B waits at the head for A; C (20 s) starts; D without a walltime "
+	          "or with 300 s waits",
+	  .gh200 = 8,
+	  .busy = 6,
+	  .busy_for = 60,
+	  .jobs = { { .key = "team-a/b",
+	              .nodes = 8,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 3),
+	              .start = NOW + 60,
+	              .free = 2,
+	              .message = "position 1 of 3 in gh200: needs 8 nodes x 4 GPUs, 2 such "
+	                         "nodes free; expected start 10:01Z" },
+	            { .key = "team-a/d",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 2,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Priority",
+	              POS(2, 3),
+	              .free = 2,
+	              .message = "position 2 of 3 in gh200: needs 2 nodes x 4 GPUs, 2 such "
+	                         "nodes free; expected start unknown" },
+	            { .key = "team-a/d300",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 3,
+	              .walltime = 300,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Priority",
+	              POS(3, 3),
+	              .free = 2,
+	              .message = "position 3 of 3 in gh200: needs 2 nodes x 4 GPUs, 2 such "
+	                         "nodes free; expected start unknown" },
+	            { .key = "team-a/c",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 4,
+	              .walltime = 20,
+	              .on = { "gh-7", "gh-8" },
+	              POS(0, 3),
+	              .free = 2,
+	              .backfilled = true } },
+	  .admitted = 1,
+	  .backfilled = 1,
+	  .check_stats = true,
+	  .stats = { .capacity_gpus = 32,
+	             .allocated_gpus = 32,
+	             .reserved_gpus = 32,
+	             .waiting = { 1, 2, 0, 0 } } },
+	{ .name = "backfill: a job that keeps off the reserved nodes starts with a long walltime",
+	  .gh200 = 9,
+	  .busy = 6,
+	  .busy_for = 60,
+	  .jobs = { { .key = "team-a/b",
+	              .nodes = 8,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 2),
+	              .start = NOW + 60,
+	              .free = 3,
+	              .message = "position 1 of 2 in gh200: needs 8 nodes x 4 GPUs, 3 such "
+	                         "nodes free; expected start 10:01Z" },
+	            { .key = "team-a/e",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 2,
+	              .walltime = 3600,
+	              .on = { "gh-9" },
+	              POS(0, 2),
+	              .free = 3,
+	              .backfilled = true },
+	            { .key = "team-a/f",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 3,
+	              .walltime = 3600,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Priority",
+	              POS(2, 2),
+	              .free = 2,
+	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 2 such nodes "
+	                         "free; expected start unknown" } },
+	  .admitted = 1,
+	  .backfilled = 1 },
+	{ .name = "backfill off: strict FIFO, nothing starts behind a blocked head",
+	  .fifo = true,
+	  .gh200 = 8,
+	  .busy = 6,
+	  .busy_for = 60,
+	  .jobs = { { .key = "team-a/b",
+	              .nodes = 8,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 3),
+	              .start = NOW + 60,
+	              .free = 2,
+	              .message = "position 1 of 3 in gh200: needs 8 nodes x 4 GPUs, 2 such "
+	                         "nodes free; expected start 10:01Z" },
+	            { .key = "team-a/c",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 2,
+	              .walltime = 20,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Priority",
+	              POS(2, 3),
+	              .free = 2,
+	              .message = "position 2 of 3 in gh200: needs 2 nodes x 4 GPUs, 2 such "
+	                         "nodes free; expected start unknown" },
+	            { .key = "team-a/g",
+	              .nodes = 3,
+	              .gpus = 4,
+	              .created = 3,
+	              .walltime = 20,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(3, 3),
+	              .free = 2,
+	              .message = "position 3 of 3 in gh200: needs 3 nodes x 4 GPUs, 2 such "
+	                         "nodes free; expected start unknown" } } },
+
+	/* Quotas */
+	{ .name = "quota: the namespace's own limit; a job past it blocks nobody",
+	  .gh200 = 8,
+	  .quotas = { { "team-a", 0, 8 } },
+	  .usage = { { "team-a", 0, 4 } },
+	  .jobs = { { .key = "team-a/big",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "QuotaExceeded",
+	              POS(1, 1),
+	              .free = 8,
+	              .message = "namespace team-a holds 4 of its 8 gh200 GPUs; the job needs 8 "
+	                         "more" },
+	            { .key = "team-b/other",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 2,
+	              .on = { "gh-1", "gh-2" },
+	              POS(0, 1),
+	              .free = 8 },
+	            { .key = "team-a/small",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 3,
+	              .on = { "gh-3" },
+	              POS(0, 1),
+	              .free = 6 } },
+	  .admitted = 2,
+	  .check_stats = true,
+	  .stats = { .capacity_gpus = 32, .allocated_gpus = 12, .waiting = { 0, 0, 1, 0 } } },
+	{ .name = "quota: \"*\" limits every namespace without a limit of its own",
+	  .gh200 = 8,
+	  .quotas = { { "*", 0, 4 }, { "team-a", 0, 16 } },
+	  .jobs = { { .key = "team-c/x",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "QuotaExceeded",
+	              POS(1, 1),
+	              .free = 8,
+	              .message = "namespace team-c holds 0 of its 4 gh200 GPUs; the job needs 8 "
+	                         "more" },
+	            { .key = "team-a/y",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 2,
+	              .on = { "gh-1", "gh-2" },
+	              POS(0, 1),
+	              .free = 8 },
+	            { .key = "team-c/cpu",
+	              .nodes = 1,
+	              .cpu = 1000,
+	              .created = 3,
+	              .on = { "gh-1" },
+	              POS(0, 1),
+	              .free = 8 } },
+	  .admitted = 2 },
+	{ .name = "quota: what this round admits counts against the next job",
+	  .gh200 = 8,
+	  .quotas = { { "team-a", 0, 8 } },
+	  .jobs = { { .key = "team-a/p",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .on = { "gh-1" },
+	              POS(0, 1),
+	              .free = 8 },
+	            { .key = "team-a/q",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 2,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "QuotaExceeded",
+	              POS(1, 1),
+	              .free = 7,
+	              .message = "namespace team-a holds 4 of its 8 gh200 GPUs; the job needs 8 "
+	                         "more" },
+	            { .key = "team-a/r",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 3,
+	              .on = { "gh-2" },
+	              POS(0, 1),
+	              .free = 7 } },
+	  .admitted = 2 },
+
+	/* NeverFits */
+	{ .name = "never fits: more nodes than the class has fails, and blocks nobody",
+	  .gh200 = 8,
+	  .jobs = { { .key = "team-a/huge",
+	              .nodes = 9,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_NEVER_FITS,
+	              .reason = "NeverFits",
+	              .free = 8,
+	              .message = "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes x 4 GPUs never "
+	                         "fits; at most 8" },
+	            { .key = "team-a/next",
+	              .nodes = 8,
+	              .gpus = 4,
+	              .created = 2,
+	              .on = { "gh-1", "gh-2", "gh-3", "gh-4", "gh-5", "gh-6", "gh-7", "gh-8" },
+	              .free = 8 } },
+	  .admitted = 1 },
+	{ .name = "never fits: waits instead when the config says so",
+	  .wait_if_never_fits = true,
+	  .gh200 = 8,
+	  .jobs = { { .key = "team-a/huge",
+	              .nodes = 9,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "NeverFits",
+	              POS(1, 2),
+	              .free = 8,
+	              .message = "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes x 4 GPUs never "
+	                         "fits; at most 8" },
+	            { .key = "team-a/wide",
+	              .nodes = 1,
+	              .gpus = 8,
+	              .created = 2,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "NeverFits",
+	              POS(2, 2),
+	              .message = "gh200 has no node that holds such a pod: a job of 1 node x 8 "
+	                         "GPUs never fits; at most 0" } },
+	  .check_stats = true,
+	  .stats = { .capacity_gpus = 32, .waiting = { 0, 0, 0, 2 } } },
+	{ .name = "never fits: not a restart, and not for nodes that take no pods for now",
+	  .gh200 = 8,
+	  .down = 2,
+	  .jobs = { { .key = "team-a/restart",
+	              .nodes = 9,
+	              .gpus = 4,
+	              .created = 1,
+	              .restart = true,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 2),
+	              .free = 6,
+	              .message = "position 1 of 2 in gh200: needs 9 nodes x 4 GPUs, 6 such "
+	                         "nodes free; expected start unknown" },
+	            { .key = "team-a/seven",
+	              .nodes = 7,
+	              .gpus = 4,
+	              .created = 2,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(2, 2),
+	              .free = 6,
+	              .message = "position 2 of 2 in gh200: needs 7 nodes x 4 GPUs, 6 such "
+	                         "nodes free; expected start unknown" } } },
+	{ .name = "never fits: the size of mixed nodes is not told",
+	  .nodes = { GH("gh-1"), { .name = "gh-2", .gpus = 8 } },
+	  .jobs = { { .key = "team-a/four",
+	              .nodes = 4,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_NEVER_FITS,
+	              .reason = "NeverFits",
+	              .free = 2,
+	              .message = "gh200 has 2 nodes that hold such a pod: a job of 4 nodes x 4 "
+	                         "GPUs never fits; at most 3" } } },
+
+	/* Messages */
+	{ .name = "messages: the nodes without a GPU class, in CPUs",
+	  .nodes = { { .name = "cpu-1",
+	               .cls = -1,
+	               .cpu = 16000,
+	               .mem = 64 * GIB,
+	               .used_cpu = 12000 } },
+	  .jobs = { { .key = "team-a/cpu",
+	              .cls = -1,
+	              .nodes = 2,
+	              .cpu = 8000,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .message = "position 1 of 1 in nodes without a GPU class: needs 2 nodes x "
+	                         "8 CPUs, 0 such nodes free; expected start unknown" } } },
+	{ .name = "messages: a start on another day, and a restart's missing ranks",
+	  .gh200 = 4,
+	  .busy = 4,
+	  .busy_for = 86400,
+	  .jobs = { { .key = "team-a/r",
+	              .nodes = 5,
+	              .pods = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .restart = true,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .start = NOW + 86400,
+	              .message = "position 1 of 1 in gh200: needs 2 of 5 nodes x 4 GPUs, 0 such "
+	                         "nodes free; expected start 2026-11-30T10:00Z" } } },
+};
+
+/* The input of a case, in storage the test owns. */
+struct built {
+	struct tj_adm_config config;
+	struct tj_adm_node nodes[MAX_NODES * 2];
+	char names[MAX_NODES][16];
+	size_t n_nodes;
+	struct tj_adm_release releases[MAX_NODES + MAX_RELEASES];
+	size_t n_releases;
+	struct tj_adm_job jobs[MAX_JOBS];
+	size_t excluded[MAX_JOBS][3];
+	char namespaces[MAX_JOBS][32];
+	struct tj_adm_input in;
+};
+
+static size_t node_index(const struct built *b, const char *name)
+{
+	for (size_t i = 0; i < b->n_nodes; i++)
+		if (strcmp(b->nodes[i].name, name) == 0)
+			return i;
+	fail_msg("no node %s", name);
+	return 0;
+}
+
+static void add_node(struct built *b, const struct node_row *r)
+{
+	b->nodes[b->n_nodes++] = (struct tj_adm_node){
+		.name = r->name,
+		.class_index = r->cls,
+		.domain = r->domain,
+		.schedulable = !r->down,
+		.allocatable = { r->gpus, r->cpu, r->mem },
+		.used = { r->used_gpus, r->used_cpu, r->used_mem },
+	};
+}
+
+static void build(const struct adm_case *c, struct built *b)
+{
+	size_t n;
+
+	memset(b, 0, sizeof(*b));
+	for (int i = 0; i < c->gh200; i++) {
+		struct node_row r = GH(b->names[i], .down = i >= c->gh200 - c->down);
+
+		snprintf(b->names[i], sizeof(b->names[i]), "gh-%d", i + 1);
+		if (i < c->busy)
+			r.used_gpus = 4;
+		add_node(b, &r);
+		if (i < c->busy && c->busy_for)
+			b->releases[b->n_releases++] =
+			        (struct tj_adm_release){ .node = (size_t)i,
+				                         .at = NOW + c->busy_for,
+				                         .resources = { .gpus = 4 } };
+	}
+	for (size_t i = 0; i < MAX_NODES && c->nodes[i].name; i++)
+		add_node(b, &c->nodes[i]);
+	for (size_t i = 0; i < MAX_RELEASES && c->releases[i].node; i++)
+		b->releases[b->n_releases++] = (struct tj_adm_release){
+			.node = node_index(b, c->releases[i].node),
+			.at = NOW + c->releases[i].in,
+			.resources = { .gpus = c->releases[i].gpus },
+		};
+	for (n = 0; n < MAX_JOBS && c->jobs[n].key; n++) {
+		const struct job_row *r = &c->jobs[n];
+		const char *slash = strchr(r->key, '/');
+
+		snprintf(b->namespaces[n], sizeof(b->namespaces[n]), "%.*s", (int)(slash - r->key),
+		         r->key);
+		b->jobs[n] = (struct tj_adm_job){
+			.key = r->key,
+			.namespace = b->namespaces[n],
+			.class_index = r->cls,
+			.num_nodes = r->nodes,
+			.num_pods = r->pods ? r->pods : r->nodes,
+			.request = { r->gpus, r->cpu, r->mem },
+			.priority = r->prio,
+			.creation_time = r->created,
+			.walltime = r->walltime,
+			.restart = r->restart,
+			.excluded = b->excluded[n],
+		};
+		while (b->jobs[n].n_excluded < 3 && r->avoid[b->jobs[n].n_excluded]) {
+			b->excluded[n][b->jobs[n].n_excluded] =
+			        node_index(b, r->avoid[b->jobs[n].n_excluded]);
+			b->jobs[n].n_excluded++;
+		}
+	}
+	b->config = (struct tj_adm_config){
+		.backfill = !c->fifo,
+		.wait_if_never_fits = c->wait_if_never_fits,
+		.quotas = c->quotas,
+	};
+	while (b->config.n_quotas < MAX_QUOTAS && c->quotas[b->config.n_quotas].namespace)
+		b->config.n_quotas++;
+	b->in = (struct tj_adm_input){
+		.config = &b->config,
+		.class_names = class_names,
+		.n_classes = 2,
+		.nodes = b->nodes,
+		.n_nodes = b->n_nodes,
+		.releases = b->releases,
+		.n_releases = b->n_releases,
+		.usage = c->usage,
+		.jobs = b->jobs,
+		.n_jobs = n,
+		.now = NOW,
+	};
+	while (b->in.n_usage < MAX_QUOTAS && c->usage[b->in.n_usage].namespace)
+		b->in.n_usage++;
+}
+
+static void check_decision(const struct built *b, const struct job_row *r,
+                           const struct tj_adm_decision *d)
+{
+	int pods = r->pods ? r->pods : r->nodes;
+
+	print_message("#   job %s\n", r->key);
+	assert_int_equal(d->verdict, r->verdict);
+	assert_string_equal(d->reason, r->reason ? r->reason : "");
+	assert_string_equal(d->message, r->message ? r->message : "");
+	assert_int_equal(d->backfilled, r->backfilled);
+	assert_int_equal(d->position, r->position);
+	assert_int_equal(d->queue_length, r->queue);
+	assert_int_equal(d->expected_start, r->start);
+	assert_int_equal(d->free_nodes, r->free);
+	if (r->verdict != TJ_ADM_ADMITTED) {
+		assert_null(d->nodes);
+		return;
+	}
+	assert_non_null(d->nodes);
+	for (int i = 0; i < pods; i++)
+		assert_string_equal(b->nodes[d->nodes[i]].name, r->on[i]);
+}
+
+static void test_admission_table(void **state)
+{
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct adm_case *c = &cases[i];
+		struct tj_adm_result *res = NULL;
+		struct built b;
+
+		print_message("# case: %s\n", c->name);
+		build(c, &b);
+		assert_int_equal(tj_admit(&b.in, &res), 0);
+		assert_int_equal(res->n_decisions, b.in.n_jobs);
+		for (size_t j = 0; j < b.in.n_jobs; j++)
+			check_decision(&b, &c->jobs[j], &res->decisions[j]);
+		assert_int_equal(res->admitted, c->admitted);
+		assert_int_equal(res->backfilled, c->backfilled);
+		if (c->check_stats) {
+			const struct tj_adm_class_stats *st = &res->classes[0];
+
+			assert_int_equal(st->capacity_gpus, c->stats.capacity_gpus);
+			assert_int_equal(st->allocated_gpus, c->stats.allocated_gpus);
+			assert_int_equal(st->reserved_gpus, c->stats.reserved_gpus);
+			for (int k = 0; k < 4; k++)
+				assert_int_equal(st->waiting[k], c->stats.waiting[k]);
+		}
+		tj_adm_result_free(res);
+	}
+}
+
+/* The figures of every class, class -1 last, from one input with all three. */
+static void test_stats_per_class(void **state)
+{
+	const struct tj_adm_config config = { .backfill = true };
+	const struct tj_adm_node nodes[] = {
+		{ "gh-1", 0, NULL, true, { 4, 72000, 480 * GIB }, { 1, 0, 0 } },
+		{ "gh-2", 0, NULL, false, { 4, 72000, 480 * GIB }, { 4, 0, 0 } },
+		{ "l-1", 1, NULL, true, { 4, 72000, 480 * GIB }, { 0, 0, 0 } },
+		{ "cpu-1", -1, NULL, true, { 0, 16000, 64 * GIB }, { 0, 0, 0 } },
+	};
+	const struct tj_adm_job jobs[] = {
+		{ "a/l", "a", 1, 1, 1, { 2, 0, 0 }, 0, 1, 0, false, NULL, 0 },
+		{ "a/l2", "a", 1, 1, 1, { 4, 0, 0 }, 0, 2, 0, false, NULL, 0 },
+		{ "a/cpu", "a", -1, 1, 1, { 0, 4000, 0 }, 0, 3, 0, false, NULL, 0 },
+	};
+	const struct tj_adm_input in = {
+		.config = &config,
+		.class_names = class_names,
+		.n_classes = 2,
+		.nodes = nodes,
+		.n_nodes = 4,
+		.jobs = jobs,
+		.n_jobs = 3,
+		.now = NOW,
+	};
+	struct tj_adm_result *res = NULL;
+
+	assert_int_equal(tj_admit(&in, &res), 0);
+	/* gh-2 takes no new pods: neither its capacity nor its use counts. */
+	assert_int_equal(res->classes[0].capacity_gpus, 4);
+	assert_int_equal(res->classes[0].allocated_gpus, 1);
+	assert_int_equal(res->classes[1].capacity_gpus, 4);
+	assert_int_equal(res->classes[1].allocated_gpus, 2);
+	assert_int_equal(res->classes[1].waiting[0], 1);
+	assert_int_equal(res->classes[2].capacity_gpus, 0);
+	assert_int_equal(res->classes[2].waiting[0], 0);
+	assert_int_equal(res->decisions[2].verdict, TJ_ADM_ADMITTED);
+	assert_int_equal(res->decisions[2].nodes[0], 3);
+	assert_int_equal(res->admitted, 2);
+	assert_int_equal(res->backfilled, 0);
+	tj_adm_result_free(res);
+}
+
+static void test_empty_input(void **state)
+{
+	const struct tj_adm_config config = { .backfill = true };
+	const struct tj_adm_input in = { .config = &config, .now = NOW };
+	struct tj_adm_result *res = NULL;
+
+	assert_int_equal(tj_admit(&in, &res), 0);
+	assert_int_equal(res->n_decisions, 0);
+	assert_int_equal(res->admitted, 0);
+	assert_int_equal(res->backfilled, 0);
+	assert_int_equal(res->classes[0].capacity_gpus, 0);
+	assert_int_equal(res->classes[0].waiting[0], 0);
+	assert_null(tj_adm_result_free(res));
+	assert_null(tj_adm_result_free(NULL));
+}
+
+enum breakage {
+	BAD_RELEASE_NODE,
+	BAD_NODE_CLASS,
+	BAD_JOB_CLASS,
+	BAD_JOB_CLASS_NEGATIVE,
+	BAD_NO_PODS,
+	BAD_MORE_PODS_THAN_NODES,
+	BAD_QUOTA_CLASS,
+	BAD_NO_CONFIG,
+};
+
+/* Each index out of range is refused, and nothing is returned. */
+static void test_invalid_input(void **state)
+{
+	for (int k = BAD_RELEASE_NODE; k <= BAD_NO_CONFIG; k++) {
+		struct tj_adm_quota quota = { "team-a", 0, 8 };
+		struct tj_adm_config config = { .backfill = true, .quotas = &quota, .n_quotas = 1 };
+		struct tj_adm_node node = { "gh-1", 0, NULL, true, { 4, 1000, GIB }, { 0, 0, 0 } };
+		struct tj_adm_release rel = { 0, NOW + 60, { 4, 0, 0 } };
+		struct tj_adm_job job = { "team-a/j", "team-a", 0, 1,     1,    { 4, 0, 0 },
+			                  0,          1,        0, false, NULL, 0 };
+		struct tj_adm_input in = {
+			.config = &config,
+			.class_names = class_names,
+			.n_classes = 2,
+			.nodes = &node,
+			.n_nodes = 1,
+			.releases = &rel,
+			.n_releases = 1,
+			.jobs = &job,
+			.n_jobs = 1,
+			.now = NOW,
+		};
+		struct tj_adm_result *res = NULL;
+
+		assert_int_equal(tj_admit(&in, &res), 0);
+		res = tj_adm_result_free(res);
+		switch ((enum breakage)k) {
+		case BAD_RELEASE_NODE:
+			rel.node = 1;
+			break;
+		case BAD_NODE_CLASS:
+			node.class_index = 2;
+			break;
+		case BAD_JOB_CLASS:
+			job.class_index = 2;
+			break;
+		case BAD_JOB_CLASS_NEGATIVE:
+			job.class_index = -2;
+			break;
+		case BAD_NO_PODS:
+			job.num_pods = 0;
+			break;
+		case BAD_MORE_PODS_THAN_NODES:
+			job.num_pods = 2;
+			break;
+		case BAD_QUOTA_CLASS:
+			quota.class_index = 5;
+			break;
+		case BAD_NO_CONFIG:
+			in.config = NULL;
+			break;
+		}
+		print_message("# breakage %d\n", k);
+		assert_int_equal(tj_admit(&in, &res), -EINVAL);
+		assert_null(res);
+	}
+	assert_int_equal(tj_admit(NULL, NULL), -EINVAL);
+}
+
+static void test_reason_index(void **state)
+{
+	assert_int_equal(tj_adm_reason_index(TJ_ADM_REASON_RESOURCES), 0);
+	assert_int_equal(tj_adm_reason_index(TJ_ADM_REASON_PRIORITY), 1);
+	assert_int_equal(tj_adm_reason_index(TJ_ADM_REASON_QUOTA), 2);
+	assert_int_equal(tj_adm_reason_index(TJ_ADM_REASON_NEVER), 3);
+	assert_int_equal(tj_adm_reason_index("Other"), -1);
+	assert_int_equal(tj_adm_reason_index(""), -1);
+	assert_int_equal(tj_adm_reason_index(NULL), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_admission_table), cmocka_unit_test(test_stats_per_class),
+		cmocka_unit_test(test_empty_input),     cmocka_unit_test(test_invalid_input),
+		cmocka_unit_test(test_reason_index),
+	};
+	return cmocka_run_group_tests_name("admission", tests, NULL, NULL);
+}
