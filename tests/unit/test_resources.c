@@ -12,24 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixtures.h"
 #include "informers/resources.h"
-
-/* Parses JSON written with ' for " (no literal ' inside strings). */
-static cJSON *jlit(const char *sq)
-{
-	char *s = strdup(sq);
-	cJSON *j;
-
-	assert_non_null(s);
-	for (char *p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	j = cJSON_Parse(s);
-	if (!j)
-		fail_msg("fixture does not parse: %s", s);
-	free(s);
-	return j;
-}
 
 struct requests_case {
 	const char *name;
