@@ -13,7 +13,9 @@
 #include "reconcilers/node_health.h"
 
 /* Cycles follow each other at least this far apart, so that a burst of pod events is
- * decided once. */
+ * decided once; and at least twice as far apart as the last one took, so that deciding a
+ * long queue never takes more than a third of the loop from the reconciles that create
+ * the pods it admits. */
 #define CYCLE_GAP_MS 10
 /* A waiting job's status is written again when its place moved by this much (or it is
  * among the first ones): a queue of thousands does not rewrite every status whenever its
@@ -72,6 +74,7 @@ struct tj_admitter {
 	bool scheduled;
 	bool stopping;
 	uint64_t last_cycle_ms;
+	uint64_t gap_ms; /* before the next cycle: CYCLE_GAP_MS, or twice the last cycle's time */
 	unsigned long cycles;
 };
 
@@ -658,10 +661,19 @@ out:
 static void on_timer(uv_timer_t *t)
 {
 	struct tj_admitter *a = t->data;
+	uint64_t start;
 
 	a->scheduled = false;
-	if (a->active && !a->stopping)
-		cycle(a);
+	if (!a->active || a->stopping)
+		return;
+	start = uv_hrtime();
+	cycle(a);
+	a->gap_ms = 2 * (uv_hrtime() - start) / 1000000;
+	tj_log_debug("admitter", "decided the queue",
+	             TJ_INT("jobs", (long long)tj_store_len(a->entries)),
+	             TJ_INT("microseconds", (long long)((uv_hrtime() - start) / 1000)));
+	if (a->gap_ms < CYCLE_GAP_MS)
+		a->gap_ms = CYCLE_GAP_MS;
 }
 
 static void on_period(uv_timer_t *t)
@@ -676,8 +688,8 @@ void tj_admitter_kick(struct tj_admitter *a)
 	if (!a->active || a->stopping || a->scheduled)
 		return;
 	now = uv_now(a->loop);
-	if (a->cycles && now - a->last_cycle_ms < CYCLE_GAP_MS)
-		delay = CYCLE_GAP_MS - (now - a->last_cycle_ms);
+	if (a->cycles && now - a->last_cycle_ms < a->gap_ms)
+		delay = a->gap_ms - (now - a->last_cycle_ms);
 	a->scheduled = true;
 	uv_timer_start(&a->timer, on_timer, delay, 0);
 }
