@@ -603,6 +603,10 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	if (rc < 0)
 		return rc;
 	rc = tj_admitter_want(c->admitter, job, r->key, &plan->want, plan->admits);
+	/* The rendered pod told the admitter the gang's requests and priority; a plan parked
+	 * behind the write gate must not hold it (thousands of queued jobs park at once). */
+	cJSON_Delete(plan->want.pod);
+	plan->want.pod = NULL;
 	if (rc < 0) {
 		tj_plan_free(plan);
 		return rc;
