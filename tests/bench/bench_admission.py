@@ -919,7 +919,7 @@ def main():
     ap.add_argument("--scale-cluster", default="bench-admission-scale")
     ap.add_argument("--keep-cluster", action="store_true", help="leave a cluster it started running")
     ap.add_argument("--max-load", type=float, default=6.0, help="wait before each run while the load is above")
-    ap.add_argument("--quiet-wait", type=float, default=300, help="most seconds to wait for that")
+    ap.add_argument("--quiet-wait", type=float, default=120, help="most seconds to wait for that")
     args = ap.parse_args()
     if args.self_test:
         self_test()
