@@ -35,8 +35,10 @@ objects' own timestamps have whole seconds) it reports:
       split: held while another rank of the same job was Unschedulable (its pod Pending with
              condition PodScheduled=False, reason Unschedulable, and not bound yet): GPUs a
              gang that cannot start holds (the goal is zero with admission);
-      skew:  the rest (binding, container start, ranks ending at different instants, pods
-             deleted after the job ended);
+      other: the rest, held while no rank waited Unschedulable: pods bound but not yet
+             Running, ranks that ended before the others (the short skew of a gang started
+             whole; with the scheduler alone, also the ranks of a gang started piecemeal that
+             run on after the first ones ended), pods deleted after the job ended;
   - GPU utilisation: busy GPU-seconds (pods Running) / (capacity GPUs x makespan); also the
     useful share (pods Running while their gang is whole);
   - makespan: from the first TrainJob create sent to the last job seen Complete or Failed;
@@ -44,7 +46,7 @@ objects' own timestamps have whole seconds) it reports:
     beside it, to its whole gang Running); jobs that never ran are counted apart;
   - jobs Complete, Failed, of which DeadlineExceeded, and jobs whose gang was never whole.
 
-Goals: zero split GPU-seconds with admission (and only skew in the partial-gang figure);
+Goals: zero split GPU-seconds with admission (and little "other" in the partial-gang figure);
 backfill utilisation >= 90 % and above FIFO's.
 
 Why 150 jobs by default, not 300: the trace's work is about 4.5 nodes x 38 s per job, so 300
@@ -232,7 +234,7 @@ def trace_figures(jobs, pods, capacity_gpus, t0, t_end):
         "makespan_s": round(makespan, 2),
         "partial_gang_gpu_s": round(total["partial"], 1),
         "partial_split_gpu_s": round(total["split"], 1),
-        "partial_skew_gpu_s": round(total["partial"] - total["split"], 1),
+        "partial_other_gpu_s": round(total["partial"] - total["split"], 1),
         "busy_gpu_s": round(total["busy"], 1),
         "useful_gpu_s": round(total["useful"], 1),
         "utilisation": round(total["busy"] / (capacity_gpus * makespan), 4) if makespan > 0 else 0.0,
@@ -496,6 +498,9 @@ def trace_way(api, args, way, trace, namespace, capacity):
     if missing:
         sys.exit(f"the watch never saw {len(missing)} TrainJobs, e.g. {sorted(missing)[0]}")
     res = trace_figures({n: jobs[n] for n in names}, pods, capacity, t0, t_end)
+    if args.timelines:
+        with open(f"{args.timelines}-{way}.json", "w") as f:
+            json.dump({"t0": t0, "t_end": t_end, "jobs": jobs, "pods": pods}, f)
     res["controller_cpu_s"] = round(cpu, 2)
     res["controller_peak_mib"] = round(peak, 1)
     if not res["finished"]:
@@ -533,7 +538,7 @@ def run_trace(args):
             r = out["ways"][way] = trace_way(api, args, way, trace, namespace, capacity)
             log(f"  {way}: makespan {r['makespan_s']:.0f} s, utilisation {r['utilisation']:.1%} "
                 f"(useful {r['useful_utilisation']:.1%}), partial-gang {r['partial_gang_gpu_s']:.0f} GPU-s "
-                f"(split {r['partial_split_gpu_s']:.0f}, skew {r['partial_skew_gpu_s']:.0f}), wait mean "
+                f"(split {r['partial_split_gpu_s']:.0f}, other {r['partial_other_gpu_s']:.0f}), wait mean "
                 f"{r['wait_mean_s']} s p95 {r['wait_p95_s']} s, {r['complete']} Complete, {r['failed']} "
                 f"Failed ({r['deadline_exceeded']} DeadlineExceeded), never whole {r['never_whole']}")
         ways = out["ways"]
@@ -829,7 +834,7 @@ def self_test():
     close(f["busy"], 80)
     close(f["useful"], 80)
     assert f["whole_at"] == 1 and f["first_running"] == 1
-    # Ranks ending half a second apart: the tail is skew, not split.
+    # Ranks ending half a second apart: the tail is partial, not split.
     f = job_figures(2, [pod("a", 0, 0, 0, 10), pod("a", 1, 0, 0, 10.5)], 100)
     close(f["partial"], 2)
     close(f["split"], 0)
@@ -863,7 +868,7 @@ def self_test():
             pod("b", 1, None, None, 30, unsched=1), pod("c", 0, None, None, 40, unsched=2)]
     r = trace_figures(jobs, pods, 16, 0, 50)
     assert r["finished"] and r["makespan_s"] == 40, r
-    assert r["partial_gang_gpu_s"] == 128 and r["partial_split_gpu_s"] == 116 and r["partial_skew_gpu_s"] == 12, r
+    assert r["partial_gang_gpu_s"] == 128 and r["partial_split_gpu_s"] == 116 and r["partial_other_gpu_s"] == 12, r
     assert r["busy_gpu_s"] == 200 and r["useful_gpu_s"] == 80, r
     close(r["utilisation"], round(200 / (16 * 40), 4))
     assert r["wait_mean_s"] == 0.5 and r["never_ran"] == 1 and r["never_whole"] == 2, r
@@ -917,6 +922,8 @@ def main():
     ap.add_argument("--connections", type=int, default=32, help="connections of the plain client")
     ap.add_argument("--trace-cluster", default="bench-admission")
     ap.add_argument("--scale-cluster", default="bench-admission-scale")
+    ap.add_argument("--timelines", metavar="PREFIX",
+                    help="write each trace way's timelines to PREFIX-<way>.json")
     ap.add_argument("--keep-cluster", action="store_true", help="leave a cluster it started running")
     ap.add_argument("--max-load", type=float, default=6.0, help="wait before each run while the load is above")
     ap.add_argument("--quiet-wait", type=float, default=120, help="most seconds to wait for that")
