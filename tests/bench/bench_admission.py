@@ -633,6 +633,9 @@ def run_scale(args):
     with cluster(args, env) as api:
         namespace = "bench-admission-scale"
         setup(api, namespace)
+        # The yardstick's pods of an earlier run on a kept cluster (they have no TrainJob).
+        sel = urllib.parse.quote(YARDSTICK_LABEL)
+        api.call("DELETE", f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}&gracePeriodSeconds=0")
         n_nodes, capacity = gpu_capacity(api)
         slots = n_nodes // args.gang
         rng = random.Random(args.seed)
