@@ -40,7 +40,8 @@ objects' own timestamps have whole seconds) it reports:
              whole; with the scheduler alone, also the ranks of a gang started piecemeal that
              run on after the first ones ended), pods deleted after the job ended;
   - GPU utilisation: busy GPU-seconds (pods Running) / (capacity GPUs x makespan); also the
-    useful share (pods Running while their gang is whole);
+    useful share (pods Running while their gang is whole), and the useful GPU-seconds of the
+    jobs that ended Complete (a job failed by its deadline wasted what it ran);
   - makespan: from the first TrainJob create sent to the last job seen Complete or Failed;
   - wait, mean and p95: from the TrainJob's ADDED event to its first pod Running (and,
     beside it, to its whole gang Running); jobs that never ran are counted apart;
@@ -209,12 +210,15 @@ def trace_figures(jobs, pods, capacity_gpus, t0, t_end):
     for p in pods:
         by_job.setdefault(p["job"], []).append(p)
     total = {"partial": 0.0, "split": 0.0, "busy": 0.0, "useful": 0.0}
+    goodput = 0.0
     waits, whole_waits = [], []
     never_ran = never_whole = split_jobs = 0
     for name, j in jobs.items():
         f = job_figures(j["nodes"], by_job.get(name, []), t_end)
         for k in total:
             total[k] += f[k]
+        if j.get("state") == "Complete":
+            goodput += f["useful"]
         if f["first_running"] is None:
             never_ran += 1
         else:
@@ -237,6 +241,7 @@ def trace_figures(jobs, pods, capacity_gpus, t0, t_end):
         "partial_other_gpu_s": round(total["partial"] - total["split"], 1),
         "busy_gpu_s": round(total["busy"], 1),
         "useful_gpu_s": round(total["useful"], 1),
+        "complete_useful_gpu_s": round(goodput, 1),
         "utilisation": round(total["busy"] / (capacity_gpus * makespan), 4) if makespan > 0 else 0.0,
         "useful_utilisation": round(total["useful"] / (capacity_gpus * makespan), 4) if makespan > 0 else 0.0,
         "wait_mean_s": round(statistics.mean(waits), 2) if waits else None,
@@ -500,7 +505,7 @@ def trace_way(api, args, way, trace, namespace, capacity):
     res = trace_figures({n: jobs[n] for n in names}, pods, capacity, t0, t_end)
     if args.timelines:
         with open(f"{args.timelines}-{way}.json", "w") as f:
-            json.dump({"t0": t0, "t_end": t_end, "jobs": jobs, "pods": pods}, f)
+            json.dump({"t0": t0, "t_end": t_end, "capacity": capacity, "jobs": jobs, "pods": pods}, f)
     res["controller_cpu_s"] = round(cpu, 2)
     res["controller_peak_mib"] = round(peak, 1)
     if not res["finished"]:
@@ -872,7 +877,7 @@ def self_test():
     r = trace_figures(jobs, pods, 16, 0, 50)
     assert r["finished"] and r["makespan_s"] == 40, r
     assert r["partial_gang_gpu_s"] == 128 and r["partial_split_gpu_s"] == 116 and r["partial_other_gpu_s"] == 12, r
-    assert r["busy_gpu_s"] == 200 and r["useful_gpu_s"] == 80, r
+    assert r["busy_gpu_s"] == 200 and r["useful_gpu_s"] == 80 and r["complete_useful_gpu_s"] == 80, r
     close(r["utilisation"], round(200 / (16 * 40), 4))
     assert r["wait_mean_s"] == 0.5 and r["never_ran"] == 1 and r["never_whole"] == 2, r
     assert r["split_jobs"] == 1 and r["complete"] == 1 and r["failed"] == 2 and r["deadline_exceeded"] == 2, r
