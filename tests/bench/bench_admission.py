@@ -519,6 +519,29 @@ def trace_way(api, args, way, trace, namespace, capacity):
     return res
 
 
+def wait_schedulable(api, timeout=1200, product="NVIDIA-GH200-480GB"):
+    """Waits until no GH200 node carries a taint other than the GPU one. A new node is Ready
+    before kube-controller-manager lifts its node.kubernetes.io/not-ready taint, and with
+    thousands of nodes on two cores that takes minutes (about 4 nodes a second); until then
+    neither the scheduler nor the admission counts those nodes, and the capacity would grow
+    under the run."""
+    sel = urllib.parse.quote(f"nvidia.com/gpu.product={product}")
+    deadline = last = time.monotonic()
+    deadline += timeout
+    while True:
+        nodes = api.json("GET", f"/api/v1/nodes?labelSelector={sel}")["items"]
+        tainted = sum(1 for n in nodes if n["spec"].get("unschedulable")
+                      or any(t["key"] != GPU for t in n["spec"].get("taints") or []))
+        if not tainted:
+            return
+        if time.monotonic() > deadline:
+            sys.exit(f"{tainted} of {len(nodes)} GH200 nodes are still tainted after {timeout} s")
+        if time.monotonic() - last >= 30:
+            last = time.monotonic()
+            log(f"  {tainted} of {len(nodes)} GH200 nodes still tainted (not-ready): waiting")
+        time.sleep(5)
+
+
 def gpu_capacity(api, product="NVIDIA-GH200-480GB"):
     sel = urllib.parse.quote(f"nvidia.com/gpu.product={product}")
     nodes = api.json("GET", f"/api/v1/nodes?labelSelector={sel}")["items"]
@@ -530,6 +553,7 @@ def run_trace(args):
     with cluster(args, env) as api:
         namespace = "bench-admission"
         setup(api, namespace)
+        wait_schedulable(api)
         n_nodes, capacity = gpu_capacity(api)
         trace = make_trace(args.jobs, args.seed)
         work = sum(n * GPUS_PER_NODE * r for n, _, r in trace)
@@ -641,6 +665,7 @@ def run_scale(args):
         # The yardstick's pods of an earlier run on a kept cluster (they have no TrainJob).
         sel = urllib.parse.quote(YARDSTICK_LABEL)
         api.call("DELETE", f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}&gracePeriodSeconds=0")
+        wait_schedulable(api)
         n_nodes, capacity = gpu_capacity(api)
         slots = n_nodes // args.gang
         rng = random.Random(args.seed)
