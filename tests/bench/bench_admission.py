@@ -68,14 +68,17 @@ the controller's work and not the user's creates:
     The yardstick, measured afterwards in the same run on the same cluster: the plain client
     sends the writes those decisions take (a status patch and an Event per job, and the
     admitted jobs' pods, gated so that nothing schedules them), all at once;
-  - capacity freeing to the next gang: when the last pod of a running job is seen Succeeded,
-    the queue's head fits; the time from that event to the ADDED event of the head's first
-    pod, on the same watch, p50 and p99. The yardstick: on each freeing event the plain
-    client POSTs a pod at once over a kept-alive connection and times its ADDED event on the
-    same watch (the round trip of a reaction with no thought in it); the controller's time is
-    the difference, pair by pair. Freeings are paired with admissions in order from a moment
-    when every freed slot has been refilled (with gangs of one size and a FIFO head, the
-    k-th freeing admits the k-th job).
+  - capacity freeing to the next gang: every job takes whole nodes (one pod a node), and each
+    pod that ends frees its node; the head's gang fits when the gang-th free node appears.
+    From a moment when fewer than a gang's nodes are free (every freed slot refilled, no
+    admission owed), admission i is owed to the pod end that brings the free nodes to
+    i x gang; the time from that end to the ADDED event of the i-th next job's first pod, on
+    the same watch, p50 and p99. The ranks of one job start, and so end, at different
+    instants, so the node that completes a gang is often not the last of one job's. The
+    yardstick: on every gang-th pod end the plain client POSTs a pod at once over a
+    kept-alive connection and times its ADDED event on the same watch (the round trip of a
+    reaction with no thought in it); the controller's time is the latency's percentile minus
+    the yardstick's.
 
 Every figure goes into one JSON line at the end; progress lines go to stderr. The controller
 is build/release/trainjob-controller (TJC_BUILD_DIR overrides the folder); its log is
@@ -257,12 +260,18 @@ def trace_figures(jobs, pods, capacity_gpus, t0, t_end):
     }
 
 
-def pair_in_order(freeings, admissions, mark):
-    """Latencies from each capacity freeing to the admission it caused: mark is (admissions,
-    freeings) counted at a moment when every freed slot had been refilled, after which the
-    k-th freeing admits the k-th job. Both lists are sorted times."""
-    a0, f0 = mark
-    return [a - f for f, a in zip(freeings[f0:], admissions[a0:])]
+def pair_by_nodes(ends, admissions, free, gang):
+    """Latencies from capacity freeing to the admission it allowed, for jobs of `gang` whole
+    nodes each, admitted in order: ends and admissions are the sorted times of pod ends and
+    of admissions after a moment when `free` (< gang) nodes were free; admission i (from 1)
+    is owed to the end that made i x gang nodes free, the (i x gang - free)-th."""
+    out = []
+    for i, a in enumerate(admissions, 1):
+        k = i * gang - free
+        if k > len(ends):
+            break
+        out.append(a - ends[k - 1])
+    return out
 
 
 # ---- the watches ----
@@ -356,18 +365,17 @@ class Recorder:
     pods: name -> {job, rank, attempt, gpus, created, bound, running, unschedulable, ended,
     phase}; jobs: name -> {nodes, created, decided, queued, ended, state, reason, updates};
     other: name -> ADDED time of pods that belong to no TrainJob (the yardstick's).
-    freeings: (time, job) when the last pod of a job that had every rank Running ended;
-    admissions: (time, job) of each job's first pod. on_freeing, if given, is called on the
-    pod watch's thread with the freeing's time. A job is decided when it is first seen
+    ends: times at which a bound pod ended (its node is free); admissions: (time, job) of
+    each job's first pod. on_end, if given, is called on the pod watch's thread with each
+    end's time. A job is decided when it is first seen
     Queued with a queuePosition, or when its first pod exists."""
 
-    def __init__(self, api, namespace, on_freeing=None):
+    def __init__(self, api, namespace, on_end=None):
         self.lock = threading.Lock()
         self.pods, self.jobs, self.other = {}, {}, {}
         self.by_job = {}  # job -> its pods' records
-        self.freeings, self.admissions = [], []
-        self.freed = set()
-        self.on_freeing = on_freeing
+        self.ends, self.admissions = [], []
+        self.on_end = on_end
         self.tj = Watch(api, f"{TJ_API}/namespaces/{namespace}/trainjobs", self._job_event)
         self.pw = Watch(api, f"/api/v1/namespaces/{namespace}/pods", self._pod_event)
 
@@ -429,21 +437,16 @@ class Recorder:
                 p["unschedulable"] = t
             if p["ended"] is None and (typ == "DELETED" or phase in ("Succeeded", "Failed")):
                 p["ended"], p["phase"] = t, phase if phase in ("Succeeded", "Failed") else "Deleted"
-                freed = self._freed(job, p["attempt"], t)
-        if freed is not None and self.on_freeing:
-            self.on_freeing(freed)
+                if p["bound"] is not None:
+                    freed = t
+                    self.ends.append(t)
+        if freed is not None and self.on_end:
+            self.on_end(freed)
 
-    def _freed(self, job, attempt, t):
-        """t if every rank of the job's attempt ran and has now ended: its nodes are free."""
-        j = self.jobs.get(job)
-        mine = [p for p in self.by_job[job] if p["attempt"] == attempt]
-        if j is None or job in self.freed or len(mine) < j["nodes"]:
-            return None
-        if all(p["ended"] is not None and p["running"] is not None for p in mine):
-            self.freed.add(job)
-            self.freeings.append((t, job))
-            return t
-        return None
+    def live_pods(self):
+        """TrainJob pods that hold a node or are pinned to one (created, not ended)."""
+        with self.lock:
+            return sum(1 for p in self.pods.values() if p["ended"] is None)
 
     def snapshot(self):
         """(jobs, pods): copies; each job also with admitted (its first pod's time) and
@@ -590,16 +593,18 @@ class Yardstick(threading.Thread):
     """On each capacity freeing, POSTs a gated pod at once over a kept-alive connection; the
     recorder notes its ADDED event. Returns {pod name: freeing time}."""
 
-    def __init__(self, api, namespace):
+    def __init__(self, api, namespace, every):
         super().__init__(daemon=True)
-        self.api, self.namespace = api, namespace
+        self.api, self.namespace, self.every, self.ends = api, namespace, every, 0
         self.q = queue.SimpleQueue()
         self.sent = {}
         self.conn = api.connect()
         self.start()
 
     def freeing(self, t):
-        self.q.put(t)
+        self.ends += 1
+        if self.ends % self.every == 0:
+            self.q.put(t)
 
     def run(self):
         k = 0
@@ -661,6 +666,9 @@ def run_scale(args):
     env = cluster_env(args.scale_cluster, gh200=args.nodes)
     with cluster(args, env) as api:
         namespace = "bench-admission-scale"
+        # Thousands of TrainJobs of an earlier run on a kept cluster: one by one, as a single
+        # collection delete of them outlasts the client's timeout.
+        kubectl("delete", "trainjobs", "--all", "-n", namespace, "--wait=false", check=False)
         setup(api, namespace)
         # The yardstick's pods of an earlier run on a kept cluster (they have no TrainJob).
         sel = urllib.parse.quote(YARDSTICK_LABEL)
@@ -677,8 +685,8 @@ def run_scale(args):
         created, _ = api.create_all([(f"{TJ_API}/namespaces/{namespace}/trainjobs", json.dumps(j).encode())
                                      for j in jobs], args.connections)
         log(f"  {len(jobs)} TrainJobs created by the plain client in {created:.1f} s ({len(jobs) / created:.0f}/s)")
-        ys = Yardstick(api, namespace)
-        rec = Recorder(api, namespace, on_freeing=ys.freeing)
+        ys = Yardstick(api, namespace, args.gang)
+        rec = Recorder(api, namespace, on_end=ys.freeing)
         cfg = write_config(os.path.join(REPO, "build", "bench-admission-scale.yaml"), WAYS["backfill"])
         t_start = time.monotonic()
         c = Controller(args.binary, args.kubeconfig, args.log_path, cfg)
@@ -692,7 +700,7 @@ def run_scale(args):
             log(f"  every job decided {out['decided_s']} s after the controller's start: "
                 f"{out['decisions_per_s']} decisions/s ({out['admitted_at_decided']} admitted, "
                 f"{out['queued_at_decided']} queued)")
-            out.update(observe_freeings(rec, ys, args, slots))
+            out.update(observe_freeings(rec, ys, args, n_nodes))
             m = c.metrics()
             out["controller_cpu_s"] = round(c.cpu_seconds(), 2)
             out["controller_peak_mib"] = round(c.peak_rss_mib(), 1)
@@ -751,56 +759,58 @@ def decided_figures(rec, names, t_start, t_ready, decided_at, slots):
             "admitted_at_decided": admitted, "queued_at_decided": len(names) - admitted}
 
 
-def observe_freeings(rec, ys, args, slots):
-    """Waits for a moment when every freed slot is refilled, then pairs the freeings and
-    admissions that follow, until --freeings pairs or --window seconds."""
+def observe_freeings(rec, ys, args, n_nodes):
+    """Waits for a moment when fewer than a gang's nodes are free, then pairs the pod ends and
+    admissions that follow (pair_by_nodes), until --freeings admissions or --window seconds."""
     t0 = last = time.monotonic()
     mark = None
-    updates0 = None
     while True:
-        with rec.lock:
-            a, f = len(rec.admissions), len(rec.freeings)
-            updates = sum(j["updates"] for j in rec.jobs.values())
         now = time.monotonic()
-        if mark is None and a == slots + f:
-            mark, t_mark, updates0 = (a, f), now, updates
-            log(f"  pairing from freeing {f + 1} on ({a} jobs admitted so far)")
-        if mark is not None and min(a - mark[0], f - mark[1]) >= args.freeings:
+        with rec.lock:
+            a, e = len(rec.admissions), len(rec.ends)
+            updates = sum(j["updates"] for j in rec.jobs.values())
+        if mark is None:
+            free = n_nodes - rec.live_pods()
+            with rec.lock:
+                if free < args.gang and len(rec.admissions) == a and len(rec.ends) == e:
+                    mark, t_mark, updates0 = (a, e, free), now, updates
+                    log(f"  pairing from here: {a} jobs admitted, {e} pods ended, {free} nodes free")
+        if mark is not None and a - mark[0] >= args.freeings:
             break
         if now - t0 > args.window:
             log(f"  window of {args.window} s over")
             break
         if now - last >= 20:
             last = now
-            log(f"  {now - t0:5.0f} s: {f} freeings, {a} admissions, {updates} TrainJob updates seen")
-        time.sleep(1)
+            log(f"  {now - t0:5.0f} s: {e} pod ends, {a} admissions, {updates} TrainJob updates seen")
+        time.sleep(0.5)
     time.sleep(2)  # the yardstick's last pods
     with rec.lock:
-        freeings = sorted(t for t, _ in rec.freeings)
+        ends = sorted(rec.ends)
         admissions = sorted(t for t, _ in rec.admissions)
         other = dict(rec.other)
         updates = sum(j["updates"] for j in rec.jobs.values())
     if mark is None:
-        return {"freeings": len(freeings), "freeing_pairs": 0}
-    raw = pair_in_order(freeings, admissions, mark)
-    ystick = {t: other[name] - t for name, t in ys.sent.items() if name in other}
-    pairs = [(lat, ystick[f]) for f, lat in zip(freeings[mark[1]:], raw) if f in ystick]
-    ctrl = [lat - y for lat, y in pairs]
-    ms = lambda v: round(v * 1000, 1)  # noqa: E731
+        return {"pod_ends": len(ends), "freeing_pairs": 0}
+    raw = pair_by_nodes(ends[mark[1]:], admissions[mark[0]:], mark[2], args.gang)
+    ystick = [other[name] - t for name, t in ys.sent.items() if name in other and t >= t_mark]
+    ms = lambda v: round(v * 1000, 1) if v == v else None  # noqa: E731
     window = time.monotonic() - t_mark
-    res = {"freeings": len(freeings), "freeing_pairs": len(pairs),
-           "freeing_to_pod_p50_ms": ms(pct(raw, 50)) if raw else None,
-           "freeing_to_pod_p99_ms": ms(pct(raw, 99)) if raw else None,
-           "freeing_yardstick_p50_ms": ms(pct([y for _, y in pairs], 50)) if pairs else None,
-           "freeing_yardstick_p99_ms": ms(pct([y for _, y in pairs], 99)) if pairs else None,
-           "freeing_controller_p50_ms": ms(pct(ctrl, 50)) if ctrl else None,
-           "freeing_controller_p99_ms": ms(pct(ctrl, 99)) if ctrl else None,
-           "freeing_controller_max_ms": ms(max(ctrl)) if ctrl else None,
+    res = {"pod_ends": len(ends), "freeing_pairs": len(raw), "yardstick_samples": len(ystick),
+           "freeing_to_pod_p50_ms": ms(pct(raw, 50)), "freeing_to_pod_p99_ms": ms(pct(raw, 99)),
+           "freeing_to_pod_max_ms": ms(max(raw)) if raw else None,
+           "freeing_yardstick_p50_ms": ms(pct(ystick, 50)), "freeing_yardstick_p99_ms": ms(pct(ystick, 99)),
+           "freeing_controller_p50_ms": ms(pct(raw, 50) - pct(ystick, 50)),
+           "freeing_controller_p99_ms": ms(pct(raw, 99) - pct(ystick, 99)),
            "trainjob_updates_per_s_in_window": round((updates - updates0) / window, 1)}
-    log(f"  {len(pairs)} freedings paired: to the next gang's first pod p50 {res['freeing_to_pod_p50_ms']} ms "
-        f"p99 {res['freeing_to_pod_p99_ms']} ms; plain client p50 {res['freeing_yardstick_p50_ms']} ms p99 "
-        f"{res['freeing_yardstick_p99_ms']} ms; controller p50 {res['freeing_controller_p50_ms']} ms p99 "
-        f"{res['freeing_controller_p99_ms']} ms")
+    if args.timelines:
+        with open(f"{args.timelines}-scale.json", "w") as f:
+            json.dump({"mark": mark, "t_mark": t_mark, "ends": ends, "admissions": admissions,
+                       "yardstick": ystick}, f)
+    log(f"  {len(raw)} admissions paired with the pod end that allowed them: first pod after p50 "
+        f"{res['freeing_to_pod_p50_ms']} ms p99 {res['freeing_to_pod_p99_ms']} ms; plain client p50 "
+        f"{res['freeing_yardstick_p50_ms']} ms p99 {res['freeing_yardstick_p99_ms']} ms; controller "
+        f"p50 {res['freeing_controller_p50_ms']} ms p99 {res['freeing_controller_p99_ms']} ms")
     return res
 
 
@@ -919,9 +929,11 @@ def self_test():
     assert tj["spec"]["activeDeadlineSeconds"] == t[0][1]
     assert tj["spec"]["podTemplateOverrides"][0]["metadata"]["annotations"][RUN_TIME] == f"{t[0][2]}s"
 
-    # Pairing in order from the mark: freeings 2 and 3 admit jobs 12 and 13.
-    lat = pair_in_order([1.0, 2.0, 3.0], [0.0] * 10 + [1.1, 2.05, 3.2], (11, 1))
-    assert [round(x, 3) for x in lat] == [0.05, 0.2], lat
+    # Gangs of 2 nodes, 1 node free at the mark: the 1st end admits the 1st job, the 3rd end
+    # the 2nd; the 3rd admission waits for a 5th end that has not come.
+    lat = pair_by_nodes([1.0, 2.0, 3.0, 4.0], [1.1, 3.05, 9.0], 1, 2)
+    assert [round(x, 3) for x in lat] == [0.1, 0.05], lat
+    assert [round(x, 3) for x in pair_by_nodes([5.0], [5.2], 0, 1)] == [0.2]
     assert pct([1, 2, 3, 4], 50) == 2 and pct(list(range(1, 101)), 99) == 99 and pct([5], 99) == 5
 
     # The configs: the admission section replaced, the classes kept.
