@@ -375,12 +375,12 @@ def free_port():
 
 
 class Controller:
-    def __init__(self, binary, kubeconfig, log_path):
+    def __init__(self, binary, kubeconfig, log_path, config=None):
         self.metrics_port, self.probe_port = free_port(), free_port()
         self.log = open(log_path, "a")
         self.proc = subprocess.Popen(
             [binary, "--kubeconfig", kubeconfig,
-             "--config", os.path.join(REPO, "deploy", "config", "config.yaml"),
+             "--config", config or os.path.join(REPO, "deploy", "config", "config.yaml"),
              "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}",
              "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}"],
             stdout=self.log, stderr=self.log)

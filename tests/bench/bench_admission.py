@@ -1,0 +1,994 @@
+#!/usr/bin/env python3
+"""Gang admission benchmark: a trace of TrainJobs on 32 GH200 nodes run three ways, and the
+queue at scale (5,000 jobs on 2,000 nodes). Each part uses its own local cluster of KWOK
+nodes, started if none runs and stopped at the end if it was started here.
+
+  tests/bench/bench_admission.py trace [--jobs 150] [--seed 1]
+  tests/bench/bench_admission.py scale [--jobs 5000] [--nodes 2000]
+  tests/bench/bench_admission.py all          # both, one after the other (the default)
+  tests/bench/bench_admission.py --self-test  # the metrics on synthetic timelines; no cluster
+
+The trace (cluster TJC_CLUSTER=bench-admission, 32 GH200 nodes of 4 GPUs, no H100 node):
+--jobs TrainJobs of runtime torch-gh200, each of 1 to 8 nodes x 4 GPUs with a walltime
+(activeDeadlineSeconds) of 20 to 120 s; its pods run (annotation
+sim.trainjob.flame.dev/run-time) for 30 to 90 % of the walltime, and at least 5 s less than
+it, so that a job that starts whole always ends before its deadline. Sizes, walltimes and run
+times are drawn from a seeded RNG (--seed). The same trace runs three ways, each with a
+fresh controller process and its own --config:
+
+  scheduler  admission.enabled: false: pods are created at once, kube-scheduler alone decides;
+  fifo       admission, backfill: false (nothing starts behind a blocked head);
+  backfill   admission, backfill: true (EASY backfill).
+
+Each way creates every TrainJob at once (the plain client of bench_expansion.py, 32
+connections) and watches pods and TrainJobs until each job is Complete or Failed, or a
+timeout. From the watch's timelines (the time each event was read, so sub-second; the
+objects' own timestamps have whole seconds) it reports:
+
+  - partial-gang GPU-seconds: a pod holds its GPUs from the first event that shows it bound
+    to a node (spec.nodeName) until the first that shows it ended (phase Succeeded or Failed,
+    or deleted). A job's gang is whole while every one of its ranks has a Running pod. The
+    figure is the sum, over pods, of GPUs x the time the pod held them while its job's gang
+    was not whole: ranks that wait for a node while others hold theirs, and also the short
+    skew of a gang that starts or ends (pods are bound and turn Running one after another,
+    and end one after another). It is split into:
+      split: held while another rank of the same job was Unschedulable (its pod Pending with
+             condition PodScheduled=False, reason Unschedulable, and not bound yet): GPUs a
+             gang that cannot start holds (the goal is zero with admission);
+      other: the rest, held while no rank waited Unschedulable: pods bound but not yet
+             Running, ranks that ended before the others (the short skew of a gang started
+             whole; with the scheduler alone, also the ranks of a gang started piecemeal that
+             run on after the first ones ended), pods deleted after the job ended;
+  - GPU utilisation: busy GPU-seconds (pods Running) / (capacity GPUs x makespan); also the
+    useful share (pods Running while their gang is whole), and the useful GPU-seconds of the
+    jobs that ended Complete (a job failed by its deadline wasted what it ran);
+  - makespan: from the first TrainJob create sent to the last job seen Complete or Failed;
+  - wait, mean and p95: from the TrainJob's ADDED event to its first pod Running (and,
+    beside it, to its whole gang Running); jobs that never ran are counted apart;
+  - jobs Complete, Failed, of which DeadlineExceeded, and jobs whose gang was never whole.
+
+Goals: zero split GPU-seconds with admission (and little "other" in the partial-gang figure);
+backfill utilisation >= 90 % and above FIFO's.
+
+Why 150 jobs by default, not 300: the trace's work is about 4.5 nodes x 38 s per job, so 300
+jobs keep 32 nodes busy for about 1,800 s at 100 % utilisation (30 to 33 minutes per
+admission way in a simulation of FIFO and EASY backfill); 150 jobs give about 900 s of work,
+15 to 18 minutes per admission way, and about 40 minutes for the three ways together (the
+scheduler way ends early: its jobs run out their deadlines while they wait). --jobs 300 runs
+the full trace.
+
+The scale part (cluster TJC_CLUSTER=bench-admission-scale, --nodes GH200 nodes): --jobs
+TrainJobs of --gang nodes x 4 GPUs (walltime 1,800 s, run time from --run-min to --run-max
+seconds), more than fit: nodes / gang of them run at once, the rest queue. They are created
+before the controller starts (a backlog, as in bench_expansion.py), so that the clock holds
+the controller's work and not the user's creates:
+
+  - decisions per second: jobs / seconds from the controller's start until every job is
+    decided: Queued with a queuePosition in its status, or admitted (its first pod exists).
+    The yardstick, measured afterwards in the same run on the same cluster: the plain client
+    sends the writes those decisions take (a status patch and an Event per job, and the
+    admitted jobs' pods, gated so that nothing schedules them), all at once;
+  - capacity freeing to the next gang: every job takes whole nodes (one pod a node), and each
+    pod that ends frees its node; the head's gang fits when the gang-th free node appears.
+    From a moment when fewer than a gang's nodes are free (every freed slot refilled, no
+    admission owed), admission i is owed to the pod end that brings the free nodes to
+    i x gang; the time from that end to the ADDED event of the i-th next job's first pod, on
+    the same watch, p50 and p99. The ranks of one job start, and so end, at different
+    instants, so the node that completes a gang is often not the last of one job's. The
+    yardstick: on every gang-th pod end the plain client POSTs a pod at once over a
+    kept-alive connection and times its ADDED event on the same watch (the round trip of a
+    reaction with no thought in it); the controller's time is the latency's percentile minus
+    the yardstick's.
+
+Every figure goes into one JSON line at the end; progress lines go to stderr. The controller
+is build/release/trainjob-controller (TJC_BUILD_DIR overrides the folder); its log is
+build/bench-admission-controller.log."""
+
+import argparse
+import json
+import math
+import os
+import queue
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_expansion import (  # noqa: E402
+    CLUSTER_SH, REPO, TJ_API, TRAINJOB_LABEL, Api, Controller, delete_everything, kubectl, log, setup)
+
+RUNTIME = "torch-gh200"
+GPU = "nvidia.com/gpu"
+GPUS_PER_NODE = 4
+RUN_TIME = "sim.trainjob.flame.dev/run-time"
+BENCH_LABEL = "bench.trainjob.flame.dev/admission"
+YARDSTICK_LABEL = "bench.trainjob.flame.dev/yardstick"
+POD_NAME = re.compile(r"^(.*)-node-0-(\d+)-a(\d+)$")
+WAYS = {  # name: the config's admission section
+    "scheduler": {"enabled": False},
+    "fifo": {"enabled": True, "backfill": False},
+    "backfill": {"enabled": True, "backfill": True},
+}
+
+
+# ---- the trace ----
+
+
+def make_trace(n, seed):
+    """n jobs: (nodes, walltime s, run time s), the same for the same seed."""
+    rng = random.Random(seed)
+    jobs = []
+    for _ in range(n):
+        nodes = rng.randint(1, 8)
+        walltime = rng.randint(20, 120)
+        run = max(5, min(walltime - 5, round(walltime * rng.uniform(0.3, 0.9))))
+        jobs.append((nodes, walltime, run))
+    return jobs
+
+
+def trainjob(namespace, name, nodes, walltime, run):
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name, "namespace": namespace, "labels": {BENCH_LABEL: "true"}},
+        "spec": {
+            "runtimeRef": {"name": RUNTIME},
+            "activeDeadlineSeconds": walltime,
+            "trainer": {"numNodes": nodes, "resourcesPerNode": {"limits": {GPU: str(GPUS_PER_NODE)}}},
+            "podTemplateOverrides": [{"targetJobs": [{"name": "node"}],
+                                      "metadata": {"annotations": {RUN_TIME: f"{run}s"}}}],
+        },
+    }
+
+
+def write_config(path, admission):
+    """deploy/config/config.yaml with its admission section replaced by `admission`."""
+    with open(os.path.join(REPO, "deploy", "config", "config.yaml")) as f:
+        cfg = yaml.safe_load(f)
+    section = dict(cfg.get("admission") or {})
+    section.update(admission)
+    cfg["admission"] = section
+    with open(path, "w") as f:
+        yaml.safe_dump(cfg, f, sort_keys=False)
+    return path
+
+
+# ---- the metrics, from timelines ----
+
+
+def pct(values, p):
+    """Nearest-rank percentile."""
+    s = sorted(values)
+    return s[max(math.ceil(p / 100 * len(s)) - 1, 0)] if s else float("nan")
+
+
+def _at(t, start, end):
+    """Whether t lies in [start, end), with None as 'never' for start and 'not yet' for end."""
+    return start is not None and start <= t and (end is None or t < end)
+
+
+def job_figures(nodes, pods, t_end):
+    """The figures of one job from its pods' timelines. pods: dicts with rank, gpus, and the
+    times bound, running, unschedulable, ended (None: not seen). Returns GPU-seconds held
+    while the gang was not whole (partial), of them while a rank was Unschedulable (split),
+    GPU-seconds Running (busy), of them while whole (useful), and the first times a pod ran
+    (first_running) and the gang was whole (whole_at), None if never."""
+    times = sorted({t for p in pods for t in (p["bound"], p["running"], p["unschedulable"], p["ended"])
+                    if t is not None and t < t_end})
+    out = {"partial": 0.0, "split": 0.0, "busy": 0.0, "useful": 0.0, "whole_at": None,
+           "first_running": min((p["running"] for p in pods if p["running"] is not None), default=None)}
+    for a, b in zip(times, times[1:] + [t_end]):
+        dt = b - a
+        held = sum(p["gpus"] for p in pods if _at(a, p["bound"], p["ended"]))
+        running = [p for p in pods if _at(a, p["running"], p["ended"])]
+        busy = sum(p["gpus"] for p in running)
+        whole = len({p["rank"] for p in running}) >= nodes
+        waiting = any(_at(a, p["unschedulable"], p["ended"]) and not _at(a, p["bound"], p["ended"])
+                      for p in pods)
+        out["busy"] += busy * dt
+        if whole:
+            out["useful"] += busy * dt
+            if out["whole_at"] is None:
+                out["whole_at"] = a
+        else:
+            out["partial"] += held * dt
+            if waiting:
+                out["split"] += held * dt
+    return out
+
+
+def trace_figures(jobs, pods, capacity_gpus, t0, t_end):
+    """The report of one way. jobs: {name: {nodes, created, ended, state, reason}}; pods:
+    dicts with job, rank, gpus, bound, running, unschedulable, ended; times are seconds on
+    one clock; t0 is the first create sent, t_end the end of observation."""
+    by_job = {}
+    for p in pods:
+        by_job.setdefault(p["job"], []).append(p)
+    total = {"partial": 0.0, "split": 0.0, "busy": 0.0, "useful": 0.0}
+    goodput = 0.0
+    waits, whole_waits = [], []
+    never_ran = never_whole = split_jobs = 0
+    for name, j in jobs.items():
+        f = job_figures(j["nodes"], by_job.get(name, []), t_end)
+        for k in total:
+            total[k] += f[k]
+        if j.get("state") == "Complete":
+            goodput += f["useful"]
+        if f["first_running"] is None:
+            never_ran += 1
+        else:
+            waits.append(f["first_running"] - j["created"])
+        if f["whole_at"] is None:
+            never_whole += 1
+        else:
+            whole_waits.append(f["whole_at"] - j["created"])
+        split_jobs += f["split"] > 0
+    ended = [j["ended"] for j in jobs.values() if j.get("ended") is not None]
+    finished = len(ended) == len(jobs)
+    makespan = (max(ended) if finished else t_end) - t0
+    states = [j.get("state") for j in jobs.values()]
+    return {
+        "jobs": len(jobs),
+        "finished": finished,
+        "makespan_s": round(makespan, 2),
+        "partial_gang_gpu_s": round(total["partial"], 1),
+        "partial_split_gpu_s": round(total["split"], 1),
+        "partial_other_gpu_s": round(total["partial"] - total["split"], 1),
+        "busy_gpu_s": round(total["busy"], 1),
+        "useful_gpu_s": round(total["useful"], 1),
+        "complete_useful_gpu_s": round(goodput, 1),
+        "utilisation": round(total["busy"] / (capacity_gpus * makespan), 4) if makespan > 0 else 0.0,
+        "useful_utilisation": round(total["useful"] / (capacity_gpus * makespan), 4) if makespan > 0 else 0.0,
+        "wait_mean_s": round(statistics.mean(waits), 2) if waits else None,
+        "wait_p95_s": round(pct(waits, 95), 2) if waits else None,
+        "whole_wait_mean_s": round(statistics.mean(whole_waits), 2) if whole_waits else None,
+        "whole_wait_p95_s": round(pct(whole_waits, 95), 2) if whole_waits else None,
+        "never_ran": never_ran,
+        "never_whole": never_whole,
+        "split_jobs": split_jobs,
+        "complete": states.count("Complete"),
+        "failed": states.count("Failed"),
+        "deadline_exceeded": sum(1 for j in jobs.values() if j.get("reason") == "DeadlineExceeded"),
+    }
+
+
+def pair_by_nodes(ends, admissions, free, gang):
+    """Latencies from capacity freeing to the admission it allowed, for jobs of `gang` whole
+    nodes each, admitted in order: ends and admissions are the sorted times of pod ends and
+    of admissions after a moment when `free` (< gang) nodes were free; admission i (from 1)
+    is owed to the end that made i x gang nodes free, the (i x gang - free)-th."""
+    out = []
+    for i, a in enumerate(admissions, 1):
+        k = i * gang - free
+        if k > len(ends):
+            break
+        out.append(a - ends[k - 1])
+    return out
+
+
+# ---- the watches ----
+
+
+class Watch(threading.Thread):
+    """Lists, then watches, one collection; calls on_event(type, object, t) for each object
+    (the listed ones as ADDED), t being the monotonic time the event was read. The API
+    server may end a watch at any time: it resumes from the last resourceVersion, as
+    informers do; after 410 Gone it lists again, and objects missing from the list are
+    given to on_event as DELETED."""
+
+    def __init__(self, api, path, on_event):
+        super().__init__(daemon=True)
+        self.api, self.path, self.on_event = api, path, on_event
+        self.sep = "&" if "?" in path else "?"
+        self.known = {}
+        self.conn = None
+        self.stopping = threading.Event()
+        self.error = None
+        self._list()
+        self.start()
+
+    def _list(self):
+        items = self.api.json("GET", self.path)
+        self.rv = items["metadata"]["resourceVersion"]
+        now = time.monotonic()
+        names = set()
+        for obj in items["items"]:
+            names.add(obj["metadata"]["name"])
+            self.known[obj["metadata"]["name"]] = obj
+            self.on_event("ADDED", obj, now)
+        for name in list(self.known):
+            if name not in names:
+                self.on_event("DELETED", self.known.pop(name), now)
+
+    def run(self):
+        try:
+            while not self.stopping.is_set():
+                self._watch()
+        except Exception as e:  # reported by stop()
+            if not self.stopping.is_set():
+                self.error = e
+                log(f"watch {self.path}: {e}")
+
+    def _watch(self):
+        self.conn = self.api.connect(timeout=None)
+        try:
+            self.conn.request("GET", f"{self.path}{self.sep}watch=1&allowWatchBookmarks=true"
+                                     f"&resourceVersion={self.rv}&timeoutSeconds=1800",
+                              headers={"Accept": "application/json"})
+            resp = self.conn.getresponse()
+            if resp.status != 200:
+                raise RuntimeError(f"watch: {resp.status} {resp.read()[:200]!r}")
+            while not self.stopping.is_set():
+                line = resp.readline()
+                if not line:
+                    return
+                now = time.monotonic()
+                ev = json.loads(line)
+                obj = ev["object"]
+                if ev["type"] == "ERROR":
+                    if obj.get("code") == 410:
+                        self._list()
+                        return
+                    raise RuntimeError(f"watch: {obj.get('message')}")
+                self.rv = obj["metadata"]["resourceVersion"]
+                if ev["type"] == "BOOKMARK":
+                    continue
+                name = obj["metadata"]["name"]
+                if ev["type"] == "DELETED":
+                    self.known.pop(name, None)
+                else:
+                    self.known[name] = obj
+                self.on_event(ev["type"], obj, now)
+        finally:
+            self.conn.close()
+
+    def stop(self):
+        self.stopping.set()
+        try:
+            self.conn.sock.shutdown(2)
+        except (OSError, AttributeError):
+            pass
+        self.join(5)
+
+
+class Recorder:
+    """The timelines of one namespace's pods and TrainJobs, from two watches.
+
+    pods: name -> {job, rank, attempt, gpus, created, bound, running, unschedulable, ended,
+    phase}; jobs: name -> {nodes, created, decided, queued, ended, state, reason, updates};
+    other: name -> ADDED time of pods that belong to no TrainJob (the yardstick's).
+    ends: times at which a bound pod ended (its node is free); admissions: (time, job) of
+    each job's first pod. on_end, if given, is called on the pod watch's thread with each
+    end's time. A job is decided when it is first seen
+    Queued with a queuePosition, or when its first pod exists."""
+
+    def __init__(self, api, namespace, on_end=None):
+        self.lock = threading.Lock()
+        self.pods, self.jobs, self.other = {}, {}, {}
+        self.by_job = {}  # job -> its pods' records
+        self.ends, self.admissions = [], []
+        self.on_end = on_end
+        self.tj = Watch(api, f"{TJ_API}/namespaces/{namespace}/trainjobs", self._job_event)
+        self.pw = Watch(api, f"/api/v1/namespaces/{namespace}/pods", self._pod_event)
+
+    def stop(self):
+        self.pw.stop()
+        self.tj.stop()
+        for w in (self.pw, self.tj):
+            if w.error:
+                sys.exit(f"a watch failed: {w.error}")
+
+    def _job_event(self, typ, tj, t):
+        name = tj["metadata"]["name"]
+        st = tj.get("status") or {}
+        with self.lock:
+            j = self.jobs.get(name)
+            if j is None:
+                j = self.jobs[name] = {"nodes": tj["spec"]["trainer"]["numNodes"], "created": t,
+                                       "queued_position": None, "queued": None, "ended": None,
+                                       "state": None, "reason": None, "updates": 0}
+            elif typ == "MODIFIED":
+                j["updates"] += 1
+            state = st.get("state")
+            j["state"], j["reason"] = state, st.get("reason")
+            if state == "Queued":
+                j["queued"] = j["queued"] or t
+                if st.get("queuePosition") is not None and j["queued_position"] is None:
+                    j["queued_position"] = t
+            if state in ("Complete", "Failed") and j["ended"] is None:
+                j["ended"] = t
+
+    def _pod_event(self, typ, pod, t):
+        meta, spec, st = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
+        name = meta["name"]
+        job = (meta.get("labels") or {}).get(TRAINJOB_LABEL)
+        m = POD_NAME.match(name)
+        freed = None
+        with self.lock:
+            if job is None or m is None:
+                self.other.setdefault(name, t)
+                return
+            p = self.pods.get(name)
+            if p is None:
+                gpus = sum(int((c.get("resources") or {}).get("limits", {}).get(GPU, 0))
+                           for c in spec.get("containers", []))
+                p = self.pods[name] = {"job": job, "rank": int(m.group(2)), "attempt": int(m.group(3)),
+                                       "gpus": gpus, "created": t, "bound": None, "running": None,
+                                       "unschedulable": None, "ended": None, "phase": None}
+                if job not in self.by_job:
+                    self.admissions.append((t, job))
+                self.by_job.setdefault(job, []).append(p)
+            phase = st.get("phase")
+            if spec.get("nodeName") and p["bound"] is None:
+                p["bound"] = t
+            if phase == "Running" and p["running"] is None:
+                p["running"] = t
+            if p["unschedulable"] is None and p["bound"] is None and any(
+                    c.get("type") == "PodScheduled" and c.get("status") == "False"
+                    and c.get("reason") == "Unschedulable" for c in st.get("conditions") or []):
+                p["unschedulable"] = t
+            if p["ended"] is None and (typ == "DELETED" or phase in ("Succeeded", "Failed")):
+                p["ended"], p["phase"] = t, phase if phase in ("Succeeded", "Failed") else "Deleted"
+                if p["bound"] is not None:
+                    freed = t
+                    self.ends.append(t)
+        if freed is not None and self.on_end:
+            self.on_end(freed)
+
+    def live_pods(self):
+        """TrainJob pods that hold a node or are pinned to one (created, not ended)."""
+        with self.lock:
+            return sum(1 for p in self.pods.values() if p["ended"] is None)
+
+    def snapshot(self):
+        """(jobs, pods): copies; each job also with admitted (its first pod's time) and
+        decided."""
+        with self.lock:
+            jobs = {}
+            for k, v in self.jobs.items():
+                j = jobs[k] = dict(v)
+                pods = self.by_job.get(k)
+                j["admitted"] = min(p["created"] for p in pods) if pods else None
+                j["decided"] = min((x for x in (j["queued_position"], j["admitted"]) if x is not None),
+                                   default=None)
+            return jobs, [dict(p) for p in self.pods.values()]
+
+
+# ---- the trace runs ----
+
+
+def trace_way(api, args, way, trace, namespace, capacity):
+    cfg = write_config(os.path.join(REPO, "build", f"bench-admission-{way}.yaml"), WAYS[way])
+    rec = Recorder(api, namespace)
+    c = Controller(args.binary, args.kubeconfig, args.log_path, cfg)
+    names = [f"adm-{i:04d}" for i in range(len(trace))]
+    work = sum(n * GPUS_PER_NODE * r for n, _, r in trace)
+    timeout = args.timeout or 1.8 * work / capacity + 300
+    try:
+        reqs = [(f"{TJ_API}/namespaces/{namespace}/trainjobs",
+                 json.dumps(trainjob(namespace, name, *job)).encode()) for name, job in zip(names, trace)]
+        cpu0 = c.cpu_seconds()
+        applied, t0 = api.create_all(reqs, args.connections)
+        log(f"  {len(reqs)} TrainJobs created in {applied:.2f} s; observing (timeout {timeout:.0f} s)")
+        last = time.monotonic()
+        while True:
+            jobs, pods = rec.snapshot()
+            done = sum(1 for j in jobs.values() if j["ended"] is not None)
+            now = time.monotonic()
+            if done == len(trace) or now - t0 > timeout:
+                break
+            if now - last >= 30:
+                last = now
+                running = [p for p in pods if p["running"] is not None and p["ended"] is None]
+                states = {}
+                for j in jobs.values():
+                    states[j["state"] or "-"] = states.get(j["state"] or "-", 0) + 1
+                log(f"  {now - t0:6.0f} s: {done}/{len(trace)} ended; states "
+                    + " ".join(f"{k} {v}" for k, v in sorted(states.items()))
+                    + f"; {sum(p['gpus'] for p in running)} of {capacity} GPUs in Running pods")
+            time.sleep(1)
+        t_end = time.monotonic()
+        cpu = c.cpu_seconds() - cpu0
+        peak = c.peak_rss_mib()
+    finally:
+        c.stop()
+        rec.stop()
+    jobs, pods = rec.snapshot()
+    missing = set(names) - set(jobs)
+    if missing:
+        sys.exit(f"the watch never saw {len(missing)} TrainJobs, e.g. {sorted(missing)[0]}")
+    res = trace_figures({n: jobs[n] for n in names}, pods, capacity, t0, t_end)
+    if args.timelines:
+        with open(f"{args.timelines}-{way}.json", "w") as f:
+            json.dump({"t0": t0, "t_end": t_end, "capacity": capacity, "jobs": jobs, "pods": pods}, f)
+    res["controller_cpu_s"] = round(cpu, 2)
+    res["controller_peak_mib"] = round(peak, 1)
+    if not res["finished"]:
+        log(f"  timed out after {timeout:.0f} s with {res['jobs'] - res['complete'] - res['failed']} jobs unfinished")
+    reasons = {}
+    for j in jobs.values():
+        if j["state"] == "Failed":
+            reasons[j["reason"]] = reasons.get(j["reason"], 0) + 1
+    res["failed_reasons"] = reasons
+    delete_everything(api, namespace)
+    return res
+
+
+def wait_schedulable(api, timeout=1200, product="NVIDIA-GH200-480GB"):
+    """Waits until no GH200 node carries a taint other than the GPU one. A new node is Ready
+    before kube-controller-manager lifts its node.kubernetes.io/not-ready taint, and with
+    thousands of nodes on two cores that takes minutes (about 4 nodes a second); until then
+    neither the scheduler nor the admission counts those nodes, and the capacity would grow
+    under the run."""
+    sel = urllib.parse.quote(f"nvidia.com/gpu.product={product}")
+    deadline = last = time.monotonic()
+    deadline += timeout
+    while True:
+        nodes = api.json("GET", f"/api/v1/nodes?labelSelector={sel}")["items"]
+        tainted = sum(1 for n in nodes if n["spec"].get("unschedulable")
+                      or any(t["key"] != GPU for t in n["spec"].get("taints") or []))
+        if not tainted:
+            return
+        if time.monotonic() > deadline:
+            sys.exit(f"{tainted} of {len(nodes)} GH200 nodes are still tainted after {timeout} s")
+        if time.monotonic() - last >= 30:
+            last = time.monotonic()
+            log(f"  {tainted} of {len(nodes)} GH200 nodes still tainted (not-ready): waiting")
+        time.sleep(5)
+
+
+def gpu_capacity(api, product="NVIDIA-GH200-480GB"):
+    sel = urllib.parse.quote(f"nvidia.com/gpu.product={product}")
+    nodes = api.json("GET", f"/api/v1/nodes?labelSelector={sel}")["items"]
+    return len(nodes), sum(int(n["status"]["allocatable"].get(GPU, 0)) for n in nodes)
+
+
+def run_trace(args):
+    env = cluster_env(args.trace_cluster, gh200=32)
+    with cluster(args, env) as api:
+        namespace = "bench-admission"
+        setup(api, namespace)
+        wait_schedulable(api)
+        n_nodes, capacity = gpu_capacity(api)
+        trace = make_trace(args.jobs, args.seed)
+        work = sum(n * GPUS_PER_NODE * r for n, _, r in trace)
+        log(f"trace: {len(trace)} jobs (seed {args.seed}), {work} GPU-seconds of work on {n_nodes} "
+            f"GH200 nodes ({capacity} GPUs): at least {work / capacity:.0f} s")
+        out = {"jobs": len(trace), "seed": args.seed, "capacity_gpus": capacity,
+               "work_gpu_s": work, "lower_bound_makespan_s": round(work / capacity, 1), "ways": {}}
+        for way in args.ways.split(","):
+            wait_for_quiet(args)
+            log(f"trace, way {way}: admission {WAYS[way]}")
+            r = out["ways"][way] = trace_way(api, args, way, trace, namespace, capacity)
+            log(f"  {way}: makespan {r['makespan_s']:.0f} s, utilisation {r['utilisation']:.1%} "
+                f"(useful {r['useful_utilisation']:.1%}), partial-gang {r['partial_gang_gpu_s']:.0f} GPU-s "
+                f"(split {r['partial_split_gpu_s']:.0f}, other {r['partial_other_gpu_s']:.0f}), wait mean "
+                f"{r['wait_mean_s']} s p95 {r['wait_p95_s']} s, {r['complete']} Complete, {r['failed']} "
+                f"Failed ({r['deadline_exceeded']} DeadlineExceeded), never whole {r['never_whole']}")
+        ways = out["ways"]
+        goals = {}
+        for w in ("fifo", "backfill"):
+            if w in ways:
+                goals[f"{w}_zero_split"] = ways[w]["partial_split_gpu_s"] == 0
+        if "backfill" in ways:
+            goals["backfill_utilisation_ge_90"] = ways["backfill"]["utilisation"] >= 0.9
+            if "fifo" in ways:
+                goals["backfill_above_fifo"] = ways["backfill"]["utilisation"] > ways["fifo"]["utilisation"]
+        out["goals"] = goals
+        return out
+
+
+# ---- the scale run ----
+
+
+class Yardstick(threading.Thread):
+    """On each capacity freeing, POSTs a gated pod at once over a kept-alive connection; the
+    recorder notes its ADDED event. Returns {pod name: freeing time}."""
+
+    def __init__(self, api, namespace, every):
+        super().__init__(daemon=True)
+        self.api, self.namespace, self.every, self.ends = api, namespace, every, 0
+        self.q = queue.SimpleQueue()
+        self.sent = {}
+        self.conn = api.connect()
+        self.start()
+
+    def freeing(self, t):
+        self.ends += 1
+        if self.ends % self.every == 0:
+            self.q.put(t)
+
+    def run(self):
+        k = 0
+        while True:
+            t = self.q.get()
+            if t is None:
+                return
+            name = f"yardstick-{k:05d}"
+            k += 1
+            body = json.dumps(gated_pod(name)).encode()
+            try:
+                status, data = self.api.call("POST", f"/api/v1/namespaces/{self.namespace}/pods", body, self.conn)
+            except OSError:
+                self.conn = self.api.connect()
+                continue
+            if status == 201:
+                self.sent[name] = t
+
+    def stop(self):
+        self.q.put(None)
+        self.join(10)
+        self.conn.close()
+
+
+def gated_pod(name):
+    """A pod nothing schedules or counts (no node, no GPU): its create is a plain write."""
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "labels": {YARDSTICK_LABEL: "true"}},
+            "spec": {"schedulingGates": [{"name": "bench.trainjob.flame.dev/gate"}],
+                     "containers": [{"name": "c", "image": "x"}]}}
+
+
+def decision_writes(namespace, names, admitted_pods):
+    """The writes of every job's decision, by the plain client: a status patch and an Event
+    per job (the Queued state with its position), and the admitted jobs' pods (gated)."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    reqs = []
+    for i, name in enumerate(names):
+        status = {"status": {"state": "Queued", "reason": "Resources", "queuePosition": i + 1,
+                             "message": f"position {i + 1} of {len(names)} in gh200: needs 4 nodes x 4 GPUs, "
+                                        "0 such nodes free; expected start 10:40Z (yardstick)"}}
+        reqs.append(("PATCH", f"{TJ_API}/namespaces/{namespace}/trainjobs/{name}/status",
+                     json.dumps(status).encode(), "application/merge-patch+json"))
+        event = {"apiVersion": "v1", "kind": "Event",
+                 "metadata": {"name": f"{name}.yardstick", "namespace": namespace},
+                 "involvedObject": {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                                    "namespace": namespace, "name": name},
+                 "type": "Normal", "reason": "Queued", "message": status["status"]["message"],
+                 "firstTimestamp": now, "lastTimestamp": now, "count": 1,
+                 "source": {"component": "bench"}, "reportingComponent": "bench", "reportingInstance": "bench"}
+        reqs.append(("POST", f"/api/v1/namespaces/{namespace}/events", json.dumps(event).encode(), None))
+    for k in range(admitted_pods):
+        reqs.append(("POST", f"/api/v1/namespaces/{namespace}/pods",
+                     json.dumps(gated_pod(f"yardstick-write-{k:05d}")).encode(), None))
+    return reqs
+
+
+def run_scale(args):
+    env = cluster_env(args.scale_cluster, gh200=args.nodes)
+    with cluster(args, env) as api:
+        namespace = "bench-admission-scale"
+        # Thousands of TrainJobs of an earlier run on a kept cluster: one by one, as a single
+        # collection delete of them outlasts the client's timeout.
+        kubectl("delete", "trainjobs", "--all", "-n", namespace, "--wait=false", check=False)
+        setup(api, namespace)
+        # The yardstick's pods of an earlier run on a kept cluster (they have no TrainJob).
+        sel = urllib.parse.quote(YARDSTICK_LABEL)
+        api.call("DELETE", f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}&gracePeriodSeconds=0")
+        wait_schedulable(api)
+        n_nodes, capacity = gpu_capacity(api)
+        slots = n_nodes // args.gang
+        rng = random.Random(args.seed)
+        names = [f"scale-{i:05d}" for i in range(args.scale_jobs)]
+        jobs = [trainjob(namespace, n, args.gang, 1800, rng.randint(args.run_min, args.run_max)) for n in names]
+        log(f"scale: {len(jobs)} TrainJobs of {args.gang} nodes x {GPUS_PER_NODE} GPUs on {n_nodes} GH200 "
+            f"nodes: {slots} run at once, {len(jobs) - slots} queue")
+        wait_for_quiet(args)
+        created, _ = api.create_all([(f"{TJ_API}/namespaces/{namespace}/trainjobs", json.dumps(j).encode())
+                                     for j in jobs], args.connections)
+        log(f"  {len(jobs)} TrainJobs created by the plain client in {created:.1f} s ({len(jobs) / created:.0f}/s)")
+        ys = Yardstick(api, namespace, args.gang)
+        rec = Recorder(api, namespace, on_end=ys.freeing)
+        cfg = write_config(os.path.join(REPO, "build", "bench-admission-scale.yaml"), WAYS["backfill"])
+        t_start = time.monotonic()
+        c = Controller(args.binary, args.kubeconfig, args.log_path, cfg)
+        t_ready = time.monotonic()
+        out = {"jobs": len(jobs), "nodes": n_nodes, "gang_nodes": args.gang, "slots": slots,
+               "trainjob_creates_per_s": round(len(jobs) / created, 1),
+               "controller_ready_s": round(t_ready - t_start, 2)}
+        try:
+            decided_at = observe_decisions(rec, names, t_start, args.decide_timeout)
+            out.update(decided_figures(rec, names, t_start, t_ready, decided_at, slots))
+            log(f"  every job decided {out['decided_s']} s after the controller's start: "
+                f"{out['decisions_per_s']} decisions/s ({out['admitted_at_decided']} admitted, "
+                f"{out['queued_at_decided']} queued)")
+            out.update(observe_freeings(rec, ys, args, n_nodes))
+            m = c.metrics()
+            out["controller_cpu_s"] = round(c.cpu_seconds(), 2)
+            out["controller_peak_mib"] = round(c.peak_rss_mib(), 1)
+            out["admissions_total"] = m.get("trainjob_admissions_total")
+            out["reconciles"] = (m.get("controller_runtime_reconcile_total/success", 0)
+                                 + m.get("controller_runtime_reconcile_total/error", 0))
+            out["reconcile_errors"] = m.get("controller_runtime_reconcile_total/error", 0)
+        finally:
+            c.stop()
+            ys.stop()
+            rec.stop()
+        # The yardstick of the decisions: their writes by the plain client, on the same
+        # TrainJobs (the controller is stopped), under the same cluster load.
+        reqs = decision_writes(namespace, names, slots * args.gang)
+        elapsed, _ = api.create_all(reqs, args.connections)
+        out["yardstick_writes"] = len(reqs)
+        out["yardstick_s"] = round(elapsed, 2)
+        out["yardstick_decisions_per_s"] = round(len(names) / elapsed, 1)
+        out["decisions_vs_yardstick"] = round(out["decisions_per_s"] / out["yardstick_decisions_per_s"], 3)
+        log(f"  plain client: the {len(reqs)} writes of {len(names)} decisions in {elapsed:.1f} s "
+            f"({out['yardstick_decisions_per_s']} decisions/s)")
+        out["goals"] = {"decisions_per_s_ge_500": out["decisions_per_s"] >= 500,
+                        "freeing_p99_lt_100ms": (out.get("freeing_controller_p99_ms") or 1e9) < 100}
+        if not args.keep_cluster:
+            kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+        return out
+
+
+def observe_decisions(rec, names, t_start, timeout):
+    last = time.monotonic()
+    while True:
+        jobs, _ = rec.snapshot()
+        decided = [jobs[n]["decided"] for n in names if n in jobs and jobs[n]["decided"] is not None]
+        now = time.monotonic()
+        if len(decided) == len(names):
+            return max(decided)
+        if now - t_start > timeout:
+            sys.exit(f"only {len(decided)} of {len(names)} jobs were decided within {timeout} s")
+        if now - last >= 10:
+            last = now
+            log(f"  {now - t_start:5.0f} s: {len(decided)}/{len(names)} decided, "
+                f"{len(rec.admissions)} admitted")
+        time.sleep(0.5)
+
+
+def decided_figures(rec, names, t_start, t_ready, decided_at, slots):
+    jobs, _ = rec.snapshot()
+    admitted = sum(1 for n in names if jobs[n].get("admitted"))
+    times = sorted(jobs[n]["decided"] - t_start for n in names)
+    if admitted != slots:
+        log(f"  note: {admitted} jobs admitted at first, not the {slots} that fit")
+    return {"decided_s": round(decided_at - t_start, 2),
+            "decided_after_ready_s": round(decided_at - t_ready, 2),
+            "decided_p50_s": round(pct(times, 50), 2),
+            "decisions_per_s": round(len(names) / (decided_at - t_start), 1),
+            "admitted_at_decided": admitted, "queued_at_decided": len(names) - admitted}
+
+
+def observe_freeings(rec, ys, args, n_nodes):
+    """Waits for a moment when fewer than a gang's nodes are free, then pairs the pod ends and
+    admissions that follow (pair_by_nodes), until --freeings admissions or --window seconds."""
+    t0 = last = time.monotonic()
+    mark = None
+    while True:
+        now = time.monotonic()
+        with rec.lock:
+            a, e = len(rec.admissions), len(rec.ends)
+            updates = sum(j["updates"] for j in rec.jobs.values())
+        if mark is None:
+            free = n_nodes - rec.live_pods()
+            with rec.lock:
+                if free < args.gang and len(rec.admissions) == a and len(rec.ends) == e:
+                    mark, t_mark, updates0 = (a, e, free), now, updates
+                    log(f"  pairing from here: {a} jobs admitted, {e} pods ended, {free} nodes free")
+        if mark is not None and a - mark[0] >= args.freeings:
+            break
+        if now - t0 > args.window:
+            log(f"  window of {args.window} s over")
+            break
+        if now - last >= 20:
+            last = now
+            log(f"  {now - t0:5.0f} s: {e} pod ends, {a} admissions, {updates} TrainJob updates seen")
+        time.sleep(0.5)
+    time.sleep(2)  # the yardstick's last pods
+    with rec.lock:
+        ends = sorted(rec.ends)
+        admissions = sorted(t for t, _ in rec.admissions)
+        other = dict(rec.other)
+        updates = sum(j["updates"] for j in rec.jobs.values())
+    if mark is None:
+        return {"pod_ends": len(ends), "freeing_pairs": 0}
+    raw = pair_by_nodes(ends[mark[1]:], admissions[mark[0]:], mark[2], args.gang)
+    ystick = [other[name] - t for name, t in ys.sent.items() if name in other and t >= t_mark]
+    ms = lambda v: round(v * 1000, 1) if v == v else None  # noqa: E731
+    window = time.monotonic() - t_mark
+    res = {"pod_ends": len(ends), "freeing_pairs": len(raw), "yardstick_samples": len(ystick),
+           "freeing_to_pod_p50_ms": ms(pct(raw, 50)), "freeing_to_pod_p99_ms": ms(pct(raw, 99)),
+           "freeing_to_pod_max_ms": ms(max(raw)) if raw else None,
+           "freeing_yardstick_p50_ms": ms(pct(ystick, 50)), "freeing_yardstick_p99_ms": ms(pct(ystick, 99)),
+           "freeing_controller_p50_ms": ms(pct(raw, 50) - pct(ystick, 50)),
+           "freeing_controller_p99_ms": ms(pct(raw, 99) - pct(ystick, 99)),
+           "trainjob_updates_per_s_in_window": round((updates - updates0) / window, 1)}
+    if args.timelines:
+        with open(f"{args.timelines}-scale.json", "w") as f:
+            json.dump({"mark": mark, "t_mark": t_mark, "ends": ends, "admissions": admissions,
+                       "yardstick": ystick}, f)
+    log(f"  {len(raw)} admissions paired with the pod end that allowed them: first pod after p50 "
+        f"{res['freeing_to_pod_p50_ms']} ms p99 {res['freeing_to_pod_p99_ms']} ms; plain client p50 "
+        f"{res['freeing_yardstick_p50_ms']} ms p99 {res['freeing_yardstick_p99_ms']} ms; controller "
+        f"p50 {res['freeing_controller_p50_ms']} ms p99 {res['freeing_controller_p99_ms']} ms")
+    return res
+
+
+# ---- clusters ----
+
+
+def cluster_env(name, gh200):
+    env = dict(os.environ, TJC_CLUSTER=name)
+    env.setdefault("TJC_GH200_NODES", str(gh200))
+    env.setdefault("TJC_H100_NODES", "0")
+    env.setdefault("TJC_CPU_NODES", "1")
+    return env
+
+
+class cluster:
+    """The cluster of env: started if it does not run (and stopped on leaving, unless
+    --keep-cluster); yields a plain client for it."""
+
+    def __init__(self, args, env):
+        self.args, self.env = args, env
+
+    def __enter__(self):
+        env = self.env
+        self.started = subprocess.run([CLUSTER_SH, "status"], env=env, capture_output=True).returncode != 0
+        if self.started:
+            log(f"starting cluster {env['TJC_CLUSTER']} ({env['TJC_GH200_NODES']} GH200 nodes)")
+            subprocess.run([CLUSTER_SH, "up"], env=env, check=True, stdout=sys.stderr)
+        kubeconfig = subprocess.run([CLUSTER_SH, "kubeconfig"], env=env, capture_output=True,
+                                    text=True, check=True).stdout.strip()
+        os.environ["KUBECONFIG"] = self.args.kubeconfig = kubeconfig
+        return Api()
+
+    def __exit__(self, *exc):
+        if self.started and not self.args.keep_cluster:
+            log(f"stopping cluster {self.env['TJC_CLUSTER']}")
+            subprocess.run([CLUSTER_SH, "down"], env=self.env, stdout=sys.stderr)
+        return False
+
+
+def wait_for_quiet(args):
+    """Waits (up to --quiet-wait seconds) until the 1-minute load average is under --max-load:
+    the machine is shared, and a run under another's heavy load measures that load."""
+    deadline = time.monotonic() + args.quiet_wait
+    while os.getloadavg()[0] > args.max_load and time.monotonic() < deadline:
+        log(f"  load average {os.getloadavg()[0]:.1f} > {args.max_load}: waiting")
+        time.sleep(30)
+
+
+# ---- self-test ----
+
+
+def self_test():
+    def pod(job, rank, bound, running, ended, unsched=None, gpus=4):
+        return {"job": job, "rank": rank, "gpus": gpus, "bound": bound, "running": running,
+                "unschedulable": unsched, "ended": ended}
+
+    def close(a, b):
+        assert abs(a - b) < 1e-9, (a, b)
+
+    # A whole gang: bound at 0, Running at 1, ended at 11: 1 s of skew per pod.
+    f = job_figures(2, [pod("a", 0, 0, 1, 11), pod("a", 1, 0, 1, 11)], 100)
+    close(f["partial"], 8)
+    close(f["split"], 0)
+    close(f["busy"], 80)
+    close(f["useful"], 80)
+    assert f["whole_at"] == 1 and f["first_running"] == 1
+    # Ranks ending half a second apart: the tail is partial, not split.
+    f = job_figures(2, [pod("a", 0, 0, 0, 10), pod("a", 1, 0, 0, 10.5)], 100)
+    close(f["partial"], 2)
+    close(f["split"], 0)
+    close(f["useful"], 80)
+    # A split gang: rank 0 Running from 0 until deleted at 30, rank 1 Unschedulable from 1.
+    f = job_figures(2, [pod("b", 0, 0, 0, 30), pod("b", 1, None, None, 30, unsched=1)], 100)
+    close(f["partial"], 120)
+    close(f["split"], 116)
+    close(f["busy"], 120)
+    close(f["useful"], 0)
+    assert f["whole_at"] is None
+    # Rank 1 unschedulable until it is bound at 5: split only while it waited.
+    f = job_figures(2, [pod("c", 0, 0, 0, 20), pod("c", 1, 5, 5, 20, unsched=1)], 100)
+    close(f["split"], 16)
+    close(f["partial"], 20)
+    close(f["useful"], 120)
+    # A pod still running at the end of observation counts until then.
+    f = job_figures(1, [pod("d", 0, 0, 0, None)], 50)
+    close(f["busy"], 200)
+    close(f["partial"], 0)
+    # Two pods of one rank (a restart): the gang is whole whenever the rank has one Running.
+    f = job_figures(1, [pod("e", 0, 0, 0, 10), pod("e", 0, 10, 10, 20)], 100)
+    close(f["partial"], 0)
+    close(f["useful"], 80)
+
+    # The report of a way: job a whole, job b split and failed by its deadline, job c never ran.
+    jobs = {"a": {"nodes": 2, "created": 0, "ended": 11, "state": "Complete", "reason": "Succeeded"},
+            "b": {"nodes": 2, "created": 0, "ended": 30, "state": "Failed", "reason": "DeadlineExceeded"},
+            "c": {"nodes": 1, "created": 2, "ended": 40, "state": "Failed", "reason": "DeadlineExceeded"}}
+    pods = [pod("a", 0, 0, 1, 11), pod("a", 1, 0, 1, 11), pod("b", 0, 0, 0, 30),
+            pod("b", 1, None, None, 30, unsched=1), pod("c", 0, None, None, 40, unsched=2)]
+    r = trace_figures(jobs, pods, 16, 0, 50)
+    assert r["finished"] and r["makespan_s"] == 40, r
+    assert r["partial_gang_gpu_s"] == 128 and r["partial_split_gpu_s"] == 116 and r["partial_other_gpu_s"] == 12, r
+    assert r["busy_gpu_s"] == 200 and r["useful_gpu_s"] == 80 and r["complete_useful_gpu_s"] == 80, r
+    close(r["utilisation"], round(200 / (16 * 40), 4))
+    assert r["wait_mean_s"] == 0.5 and r["never_ran"] == 1 and r["never_whole"] == 2, r
+    assert r["split_jobs"] == 1 and r["complete"] == 1 and r["failed"] == 2 and r["deadline_exceeded"] == 2, r
+    # Unfinished: the makespan runs to the end of observation.
+    jobs["c"]["ended"] = None
+    assert trace_figures(jobs, pods, 16, 0, 50)["makespan_s"] == 50
+
+    # The trace: deterministic, in bounds, every run shorter than its walltime by 5 s.
+    t = make_trace(300, 7)
+    assert t == make_trace(300, 7) and t != make_trace(300, 8)
+    assert all(1 <= n <= 8 and 20 <= w <= 120 and 5 <= r <= w - 5 for n, w, r in t)
+    assert {n for n, _, _ in t} == set(range(1, 9))
+    tj = trainjob("ns", "adm-0001", *t[0])
+    assert tj["spec"]["activeDeadlineSeconds"] == t[0][1]
+    assert tj["spec"]["podTemplateOverrides"][0]["metadata"]["annotations"][RUN_TIME] == f"{t[0][2]}s"
+
+    # Gangs of 2 nodes, 1 node free at the mark: the 1st end admits the 1st job, the 3rd end
+    # the 2nd; the 3rd admission waits for a 5th end that has not come.
+    lat = pair_by_nodes([1.0, 2.0, 3.0, 4.0], [1.1, 3.05, 9.0], 1, 2)
+    assert [round(x, 3) for x in lat] == [0.1, 0.05], lat
+    assert [round(x, 3) for x in pair_by_nodes([5.0], [5.2], 0, 1)] == [0.2]
+    assert pct([1, 2, 3, 4], 50) == 2 and pct(list(range(1, 101)), 99) == 99 and pct([5], 99) == 5
+
+    # The configs: the admission section replaced, the classes kept.
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        for way, section in WAYS.items():
+            with open(write_config(os.path.join(d, f"{way}.yaml"), section)) as f:
+                cfg = yaml.safe_load(f)
+            assert all(cfg["admission"][k] == v for k, v in section.items()), cfg["admission"]
+            assert [c["name"] for c in cfg["gpuClasses"]] == ["gh200", "h100"]
+    print("self-test passed")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("part", nargs="?", default="all", choices=("all", "trace", "scale"))
+    ap.add_argument("--self-test", action="store_true", help="check the metrics on synthetic timelines")
+    ap.add_argument("--jobs", type=int, default=150, help="TrainJobs of the trace")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--ways", default="scheduler,fifo,backfill")
+    ap.add_argument("--timeout", type=float, default=0,
+                    help="seconds per trace way (default: 1.8 x the trace's work / capacity + 300)")
+    ap.add_argument("--scale-jobs", type=int, default=5000)
+    ap.add_argument("--nodes", type=int, default=2000, help="GH200 nodes of the scale cluster")
+    ap.add_argument("--gang", type=int, default=4, help="nodes per job of the scale run")
+    ap.add_argument("--run-min", type=int, default=90, help="shortest run of a scale job, s")
+    ap.add_argument("--run-max", type=int, default=300, help="longest run of a scale job, s")
+    ap.add_argument("--freeings", type=int, default=300, help="freeing-to-admission pairs to time")
+    ap.add_argument("--window", type=float, default=420, help="most seconds to wait for them")
+    ap.add_argument("--decide-timeout", type=float, default=600)
+    ap.add_argument("--connections", type=int, default=32, help="connections of the plain client")
+    ap.add_argument("--trace-cluster", default="bench-admission")
+    ap.add_argument("--scale-cluster", default="bench-admission-scale")
+    ap.add_argument("--timelines", metavar="PREFIX",
+                    help="write each trace way's timelines to PREFIX-<way>.json")
+    ap.add_argument("--keep-cluster", action="store_true", help="leave a cluster it started running")
+    ap.add_argument("--max-load", type=float, default=6.0, help="wait before each run while the load is above")
+    ap.add_argument("--quiet-wait", type=float, default=120, help="most seconds to wait for that")
+    args = ap.parse_args()
+    if args.self_test:
+        self_test()
+        return
+    build = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
+    args.binary = os.path.join(build, "trainjob-controller")
+    if not os.access(args.binary, os.X_OK):
+        sys.exit(f"no controller at {args.binary}: ninja -C {build} trainjob-controller")
+    args.log_path = os.path.join(REPO, "build", "bench-admission-controller.log")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
+    out = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if args.part in ("all", "trace"):
+        out["trace"] = run_trace(args)
+    if args.part in ("all", "scale"):
+        out["scale"] = run_scale(args)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
