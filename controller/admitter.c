@@ -65,6 +65,7 @@ struct tj_admitter {
 	const struct tj_std_metrics *metrics; /* borrowed */
 	const struct tj_config *config;       /* borrowed */
 	void (*enqueue)(void *userdata, const char *key);
+	void (*enqueue_first)(void *userdata, const char *key);
 	void *userdata;
 	struct tj_store *entries; /* owned */
 	uv_timer_t timer;         /* the next cycle */
@@ -635,7 +636,7 @@ static void cycle(struct tj_admitter *a)
 				            TJ_STR("trainjob", e->key), TJ_INT("pods", e->num_pods),
 				            TJ_STR("gpuClass", e->gpu_class),
 				            TJ_BOOL("backfilled", d->backfilled));
-				a->enqueue(a->userdata, e->key);
+				a->enqueue_first(a->userdata, e->key);
 			}
 			continue;
 		}
@@ -713,6 +714,7 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 	a->informers = config->informers;
 	a->metrics = config->metrics;
 	a->enqueue = config->enqueue;
+	a->enqueue_first = config->enqueue_first ? config->enqueue_first : config->enqueue;
 	a->userdata = config->userdata;
 	uv_timer_init(loop, &a->timer);
 	uv_timer_init(loop, &a->period);

@@ -36,8 +36,10 @@ struct tj_admitter;
 struct tj_admitter_config {
 	struct tj_informers *informers;       /* borrowed: TrainJob, Pod and Node caches */
 	const struct tj_std_metrics *metrics; /* borrowed; may be NULL */
-	/* Queues a job for planning (its decision changed). */
+	/* Queues a job for planning (its decision changed); an admitted job ahead of every
+	 * other, since the GPUs it was given stay idle until its plan creates the pods. */
 	void (*enqueue)(void *userdata, const char *key);
+	void (*enqueue_first)(void *userdata, const char *key);
 	void *userdata;
 };
 

@@ -176,6 +176,20 @@ static void enqueue_key(void *userdata, const char *key)
 	enqueue(userdata, key);
 }
 
+/* An admitted gang's job, ahead of the queued jobs' status refreshes. */
+static void enqueue_key_first(void *userdata, const char *key)
+{
+	struct tj_controller *c = userdata;
+	int rc;
+
+	if (!c->synced || !c->leading || c->stopping)
+		return;
+	rc = tj_workqueue_add_first(c->queue, key);
+	if (rc < 0)
+		tj_log_error("controller", "could not queue TrainJob", TJ_STR("key", key),
+		             TJ_ERR(rc));
+}
+
 static void enqueue_all(struct tj_controller *c)
 {
 	struct tj_store_iter it;
@@ -739,6 +753,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	                     &(struct tj_admitter_config){ .informers = c->informers,
 	                                                   .metrics = c->metrics,
 	                                                   .enqueue = enqueue_key,
+	                                                   .enqueue_first = enqueue_key_first,
 	                                                   .userdata = c },
 	                     &c->admitter);
 	if (rc < 0)

@@ -154,6 +154,44 @@ int tj_workqueue_add(struct tj_workqueue *q, const char *key)
 	return 0;
 }
 
+int tj_workqueue_add_first(struct tj_workqueue *q, const char *key)
+{
+	struct item *it, *prev = NULL;
+	int r;
+
+	if (q->shutting_down)
+		return -ESHUTDOWN;
+	r = find_or_create(q, key, &it);
+	if (r < 0)
+		return r;
+	if (it->processing || it->dirty) {
+		/* It runs again as soon as its reconcile is done. */
+		add_item(q, it);
+		return 0;
+	}
+	if (it->queued) {
+		/* Out of its place in the FIFO: a scan, for the few keys that jump the queue. */
+		for (struct item *x = q->head; x != it; x = x->next)
+			prev = x;
+		if (prev)
+			prev->next = it->next;
+		else
+			q->head = it->next;
+		if (q->tail == it)
+			q->tail = prev;
+	} else {
+		q->stats.adds++;
+		q->stats.depth++;
+		it->queued = true;
+	}
+	it->next = q->head;
+	q->head = it;
+	if (!q->tail)
+		q->tail = it;
+	schedule_dispatch(q);
+	return 0;
+}
+
 /* ---- the delay heap ---- */
 
 static void heap_swap(struct tj_workqueue *q, size_t a, size_t b)

@@ -57,6 +57,11 @@ int tj_workqueue_new(uv_loop_t *loop, const struct tj_workqueue_config *config,
  * when done. -ESHUTDOWN after shutdown, -ENAMETOOLONG, -E2BIG (max_items), -ENOMEM. */
 int tj_workqueue_add(struct tj_workqueue *q, const char *key);
 
+/* As tj_workqueue_add, but ahead of every queued key (a queued key moves to the front):
+ * for the work that capacity waits on, such as an admitted gang whose pods are still to be
+ * created, which must not wait behind thousands of status refreshes. */
+int tj_workqueue_add_first(struct tj_workqueue *q, const char *key);
+
 /* Adds key after delay_ms (0: at once). If the key already waits, the earlier time wins. */
 int tj_workqueue_add_after(struct tj_workqueue *q, const char *key, uint64_t delay_ms);
 

@@ -128,6 +128,42 @@ static void test_dedup_and_fifo(void **state)
 	fx_free(fx);
 }
 
+/* add_first jumps the queue: a queued key moves to the front (the tail stays right), a new
+ * one goes there, a key in flight runs again once it is done; nothing is counted twice. */
+static void test_add_first(void **state)
+{
+	struct fx *fx = fx_new(1, 0, true);
+	struct tj_workqueue_stats st;
+
+	assert_int_equal(tj_workqueue_add(fx->q, "ns/a"), 0);
+	assert_int_equal(tj_workqueue_add(fx->q, "ns/b"), 0);
+	assert_int_equal(tj_workqueue_add(fx->q, "ns/c"), 0);
+	assert_int_equal(tj_workqueue_add_first(fx->q, "ns/c"), 0); /* the tail moves */
+	assert_int_equal(tj_workqueue_add_first(fx->q, "ns/d"), 0); /* a new key */
+	assert_int_equal(tj_workqueue_add_first(fx->q, "ns/d"), 0); /* already first */
+	assert_int_equal(tj_workqueue_add(fx->q, "ns/e"), 0);       /* behind the old tail b */
+	tj_workqueue_stats(fx->q, &st);
+	assert_int_equal(st.adds, 5);
+	assert_int_equal(st.depth, 5);
+	run(fx);
+	assert_string_equal(fx->log, "ns/d ns/c ns/a ns/b ns/e ");
+	tj_workqueue_stats(fx->q, &st);
+	assert_int_equal(st.depth, 0);
+	fx_free(fx);
+
+	/* A key in flight is queued again when it is done, as any key added meanwhile. */
+	fx = fx_new(1, 0, false);
+	assert_int_equal(tj_workqueue_add(fx->q, "ns/a"), 0);
+	assert_int_equal(tj_workqueue_add(fx->q, "ns/b"), 0);
+	uv_run(&fx->loop, UV_RUN_NOWAIT);
+	assert_string_equal(fx->log, "ns/a ");
+	assert_int_equal(tj_workqueue_add_first(fx->q, "ns/a"), 0);
+	assert_int_equal(tj_workqueue_done(fx->q, fx->held[--fx->n_held]), 0);
+	uv_run(&fx->loop, UV_RUN_NOWAIT);
+	assert_string_equal(fx->log, "ns/a ns/b ");
+	fx_free(fx);
+}
+
 static void test_readd_while_processing_runs_again_after_done(void **state)
 {
 	struct fx *fx = fx_new(4, 0, false);
@@ -357,6 +393,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_backoff_values),
 		cmocka_unit_test(test_dedup_and_fifo),
+		cmocka_unit_test(test_add_first),
 		cmocka_unit_test(test_readd_while_processing_runs_again_after_done),
 		cmocka_unit_test(test_keys_in_flight_bound),
 		cmocka_unit_test(test_add_after_earliest_wins),
