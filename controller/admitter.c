@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/number.h"
 #include "controller/log.h"
 #include "informers/priority_class.h"
 #include "informers/resources.h"
@@ -818,8 +819,10 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	/* As the scheduler will order the pods: spec.priority when the template sets it, else
 	 * the value of its PriorityClass (or of the global default); the TrainJob's annotation
 	 * wins over both. */
-	if (cJSON_IsNumber(prio))
-		e->priority = (int32_t)prio->valuedouble;
+	int64_t v;
+
+	if (cJSON_IsNumber(prio) && tj_double_to_int64(prio->valuedouble, INT32_MIN, INT32_MAX, &v))
+		e->priority = (int32_t)v;
 	else
 		e->priority = tj_priority_of(store_of(a->informers->priority_classes),
 		                             cJSON_IsString(pc) ? pc->valuestring : NULL);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/number.h"
 #include "informers/projection.h"
 
 int tj_priority_class_from_json(const cJSON *obj, struct tj_priority_class **ret)
@@ -13,9 +14,10 @@ int tj_priority_class_from_json(const cJSON *obj, struct tj_priority_class **ret
 	struct tj_priority_class *pc;
 	size_t len;
 
-	if (!name || !*name || !cJSON_IsNumber(value) || value->valuedouble < TJ_PRIORITY_MIN ||
-	    value->valuedouble > TJ_PRIORITY_MAX ||
-	    value->valuedouble != (double)(int64_t)value->valuedouble)
+	int64_t v;
+
+	if (!name || !*name || !cJSON_IsNumber(value) ||
+	    !tj_double_to_int64(value->valuedouble, TJ_PRIORITY_MIN, TJ_PRIORITY_MAX, &v))
 		return -EINVAL;
 	len = strlen(name);
 	pc = malloc(sizeof(*pc) + len + 1);
@@ -23,7 +25,7 @@ int tj_priority_class_from_json(const cJSON *obj, struct tj_priority_class **ret
 		return -ENOMEM;
 	pc->name = (char *)(pc + 1);
 	memcpy(pc->name, name, len + 1);
-	pc->value = (int32_t)value->valuedouble;
+	pc->value = (int32_t)v;
 	pc->global_default = tj_field_bool(obj, "globalDefault");
 	*ret = pc;
 	return 0;

@@ -1,11 +1,14 @@
 #include "reconcilers/render.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/number.h"
 #include "informers/pod.h"
 #include "reconcilers/json.h"
 
@@ -445,8 +448,9 @@ static long quantity_int(const cJSON *q)
 	long v;
 
 	if (cJSON_IsNumber(q)) {
-		v = (long)q->valuedouble;
-		return q->valuedouble >= 0 && (double)v == q->valuedouble ? v : -1;
+		int64_t n;
+
+		return tj_double_to_int64(q->valuedouble, 0, LONG_MAX, &n) ? (long)n : -1;
 	}
 	if (!cJSON_IsString(q))
 		return -1;
@@ -459,9 +463,11 @@ static long quantity_cpus(const cJSON *q)
 {
 	char *end;
 	double v;
+	int64_t n;
 
+	/* Whole CPUs, rounded down; past a billion nobody counts. */
 	if (cJSON_IsNumber(q))
-		return (long)q->valuedouble;
+		return tj_double_to_int64(floor(q->valuedouble), 0, 1000000000, &n) ? (long)n : -1;
 	if (!cJSON_IsString(q))
 		return -1;
 	v = strtod(q->valuestring, &end);
@@ -471,7 +477,7 @@ static long quantity_cpus(const cJSON *q)
 		v /= 1000;
 	else if (*end)
 		return -1;
-	return (long)v;
+	return tj_double_to_int64(floor(v), 0, 1000000000, &n) ? (long)n : -1;
 }
 
 /* Makes the GPU requests and limits of the container equal, as extended resources require,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/number.h"
 #include "reconcilers/json.h"
 
 #define MAX_TEMPLATE (256 * 1024)
@@ -56,6 +57,7 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 	const cJSON *nodes, *procs, *jobs, *node_job, *tmpl;
 	struct tj_runtime *rt;
 	char buf[32];
+	int64_t n;
 	int r;
 
 	if (!kind || !name || !*name)
@@ -78,8 +80,9 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 	                        ? (int)nodes->valuedouble
 	                        : 1;
 	procs = tj_json_path(obj, "spec.mlPolicy.torch.numProcPerNode");
-	if (cJSON_IsNumber(procs)) {
-		snprintf(buf, sizeof(buf), "%d", (int)procs->valuedouble);
+	if (cJSON_IsNumber(procs) &&
+	    tj_double_to_int64(procs->valuedouble, INT32_MIN, INT32_MAX, &n)) {
+		snprintf(buf, sizeof(buf), "%lld", (long long)n);
 	} else {
 		snprintf(buf, sizeof(buf), "%s",
 		         cJSON_IsString(procs) && strlen(procs->valuestring) < sizeof(buf)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/number.h"
 #include "base/rfc3339.h"
 #include "informers/projection.h"
 #include "reconcilers/json.h"
@@ -106,7 +107,10 @@ static int64_t take_int(struct projector *pr, const char *path, int64_t min, int
 
 	if (!item || cJSON_IsNull(item))
 		return 0;
-	if (!cJSON_IsNumber(item) || item->valuedouble != (double)(int64_t)item->valuedouble) {
+	int64_t v;
+
+	if (!cJSON_IsNumber(item) ||
+	    !tj_double_to_int64(item->valuedouble, INT64_MIN, INT64_MAX, &v)) {
 		type_error(pr, path, "must be an integer");
 		return 0;
 	}
@@ -244,8 +248,11 @@ static char *take_int_or_string(struct projector *pr, const char *path)
 		return NULL;
 	if (cJSON_IsString(item))
 		return dup_or_oom(pr, item->valuestring);
-	if (cJSON_IsNumber(item) && item->valuedouble == (double)(int)item->valuedouble) {
-		snprintf(buf, sizeof(buf), "%d", (int)item->valuedouble);
+	int64_t v;
+
+	if (cJSON_IsNumber(item) &&
+	    tj_double_to_int64(item->valuedouble, INT32_MIN, INT32_MAX, &v)) {
+		snprintf(buf, sizeof(buf), "%lld", (long long)v);
 		return dup_or_oom(pr, buf);
 	}
 	type_error(pr, path, "must be an integer or one of auto, cpu, gpu");
@@ -270,7 +277,12 @@ static int json_int(const cJSON *obj, const char *key, int fallback)
 {
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
 
-	return cJSON_IsNumber(item) ? (int)item->valuedouble : fallback;
+	int64_t v;
+
+	return cJSON_IsNumber(item) &&
+	                       tj_double_to_int64(item->valuedouble, INT32_MIN, INT32_MAX, &v)
+	               ? (int)v
+	               : fallback;
 }
 
 void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status *ret)
@@ -293,7 +305,9 @@ void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status
 	{
 		const cJSON *og = tj_json_path(status, "observedGeneration");
 
-		s.observed_generation = cJSON_IsNumber(og) ? (int64_t)og->valuedouble : 0;
+		if (!cJSON_IsNumber(og) ||
+		    !tj_double_to_int64(og->valuedouble, 0, INT64_MAX, &s.observed_generation))
+			s.observed_generation = 0;
 	}
 	lf = tj_json_path(status, "lastFailure");
 	if (cJSON_IsObject(lf)) {
@@ -408,7 +422,9 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->resource_version =
 	        dup_or_oom(&pr, tj_or(tj_json_string(obj, "metadata.resourceVersion"), ""));
 	gen = tj_json_path(obj, "metadata.generation");
-	job->generation = cJSON_IsNumber(gen) ? (int64_t)gen->valuedouble : 0;
+	if (!cJSON_IsNumber(gen) ||
+	    !tj_double_to_int64(gen->valuedouble, 0, INT64_MAX, &job->generation))
+		job->generation = 0;
 	job->creation_time = take_time(obj, "metadata.creationTimestamp");
 	job->deletion_time = take_time(obj, "metadata.deletionTimestamp");
 	annotations = tj_json_path(obj, "metadata.annotations");
