@@ -51,7 +51,17 @@ deploy/local/cluster.sh up
 
 say "installing the CRDs and the GPU-class runtimes"
 k apply -k crds/ >/dev/null
-k wait --for condition=Established --timeout=60s crd/trainjobs.trainer.kubeflow.org >/dev/null
+# kubectl wait fails at once, rather than waiting, on a CRD so new that it has no conditions
+# yet (".status.conditions accessor error"): ask again for a minute.
+for try in $(seq 60); do
+	k wait --for condition=Established --timeout=60s crd/trainjobs.trainer.kubeflow.org \
+		>/dev/null 2>&1 && break
+	if ((try == 60)); then
+		echo "demo: the TrainJob CRD did not become Established" >&2
+		exit 1
+	fi
+	sleep 1
+done
 until k apply -k crds/runtimes >/dev/null 2>&1; do sleep 1; done
 k get clustertrainingruntimes
 

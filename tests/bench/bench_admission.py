@@ -156,6 +156,7 @@ def write_config(path, admission):
     section = dict(cfg.get("admission") or {})
     section.update(admission)
     cfg["admission"] = section
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         yaml.safe_dump(cfg, f, sort_keys=False)
     return path

@@ -52,7 +52,14 @@ def crds():
     """The CRDs and the shipped runtimes, installed as the README says (idempotent, and left
     installed: other suites need them)."""
     kubectl("apply", "-k", os.path.join(REPO, "crds"))
-    kubectl("wait", "--for", "condition=Established", "--timeout=60s", *[f"crd/{n}" for n in CRD_NAMES])
+    # kubectl wait fails at once, rather than waiting, on a CRD so new that it has no
+    # conditions yet: ask again until it answers.
+    wait_for(
+        "the CRDs to be Established",
+        lambda: kubectl("wait", "--for", "condition=Established", "--timeout=60s",
+                        *[f"crd/{n}" for n in CRD_NAMES], check=False).returncode == 0,
+        timeout=90,
+    )
     # The API server's discovery can lag a moment behind Established, and kubectl then says
     # "no matches for kind": try again briefly.
     wait_for(
