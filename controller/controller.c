@@ -157,7 +157,8 @@ static const struct tj_node *lookup_node(void *ctx, const char *name)
 
 /* ---- queueing ---- */
 
-static void enqueue(struct tj_controller *c, const char *key)
+/* Queues key, ahead of every queued key when first is set. */
+static void add_key(struct tj_controller *c, const char *key, bool first)
 {
 	int rc;
 
@@ -165,29 +166,26 @@ static void enqueue(struct tj_controller *c, const char *key)
 	 * yet; every TrainJob is queued once the caches have synced. */
 	if (!c->synced || !c->leading || c->stopping)
 		return;
-	rc = tj_workqueue_add(c->queue, key);
+	rc = first ? tj_workqueue_add_first(c->queue, key) : tj_workqueue_add(c->queue, key);
 	if (rc < 0)
 		tj_log_error("controller", "could not queue TrainJob", TJ_STR("key", key),
 		             TJ_ERR(rc));
 }
 
+static void enqueue(struct tj_controller *c, const char *key)
+{
+	add_key(c, key, false);
+}
+
 static void enqueue_key(void *userdata, const char *key)
 {
-	enqueue(userdata, key);
+	add_key(userdata, key, false);
 }
 
 /* An admitted gang's job, ahead of the queued jobs' status refreshes. */
 static void enqueue_key_first(void *userdata, const char *key)
 {
-	struct tj_controller *c = userdata;
-	int rc;
-
-	if (!c->synced || !c->leading || c->stopping)
-		return;
-	rc = tj_workqueue_add_first(c->queue, key);
-	if (rc < 0)
-		tj_log_error("controller", "could not queue TrainJob", TJ_STR("key", key),
-		             TJ_ERR(rc));
+	add_key(userdata, key, true);
 }
 
 static void enqueue_all(struct tj_controller *c)
