@@ -53,6 +53,9 @@ struct entry {
 	char **hostnames; /* owned array of owned strings */
 	size_t n_nodes;
 	uint64_t admitted_ms;
+	/* ADMITTED: when the event that started its cycle came, when the cycle started, and
+	 * when it was admitted (uv_hrtime), for the latency of the admission. */
+	uint64_t trigger_ns, cycle_ns, admitted_ns;
 	char **excluded; /* owned array of owned names: nodes its pods must avoid */
 	size_t n_excluded;
 	/* A job without a GPU class that asks for extended resources (GPUs under a generic
@@ -78,6 +81,9 @@ struct tj_admitter {
 	uint64_t last_cycle_ms;
 	uint64_t gap_ms; /* before the next cycle: CYCLE_GAP_MS, or twice the last cycle's time */
 	unsigned long cycles;
+	/* uv_hrtime of the first kick since the last cycle started (the event the next cycle
+	 * answers), and of the running cycle's own first kick and start. */
+	uint64_t trigger_ns, cycle_trigger_ns, cycle_start_ns;
 };
 
 /* ---- entries ---- */
@@ -488,7 +494,7 @@ static char *dup_or_empty(const char *s)
 	return strdup(s ? s : "");
 }
 
-static int take_admission(struct entry *e, const struct snapshot *s,
+static int take_admission(const struct tj_admitter *a, struct entry *e, const struct snapshot *s,
                           const struct tj_adm_decision *d, uint64_t now_ms)
 {
 	e->nodes = calloc((size_t)e->num_pods, sizeof(*e->nodes));
@@ -512,6 +518,9 @@ static int take_admission(struct entry *e, const struct snapshot *s,
 	}
 	e->state = ENTRY_ADMITTED;
 	e->admitted_ms = now_ms;
+	e->trigger_ns = a->cycle_trigger_ns;
+	e->cycle_ns = a->cycle_start_ns;
+	e->admitted_ns = uv_hrtime();
 	e->decision = *d;
 	e->decision.nodes = NULL;
 	e->decided = true;
@@ -632,7 +641,7 @@ static void cycle(struct tj_admitter *a)
 		bool tell;
 
 		if (d->verdict == TJ_ADM_ADMITTED) {
-			if (take_admission(e, &s, d, now_ms) == 0) {
+			if (take_admission(a, e, &s, d, now_ms) == 0) {
 				tj_log_info("admitter", "admitted a gang",
 				            TJ_STR("trainjob", e->key), TJ_INT("pods", e->num_pods),
 				            TJ_STR("gpuClass", e->gpu_class),
@@ -669,6 +678,8 @@ static void on_timer(uv_timer_t *t)
 	if (!a->active || a->stopping)
 		return;
 	start = uv_hrtime();
+	a->cycle_trigger_ns = a->trigger_ns;
+	a->cycle_start_ns = start;
 	cycle(a);
 	a->gap_ms = 2 * (uv_hrtime() - start) / 1000000;
 	tj_log_debug("admitter", "decided the queue",
@@ -693,6 +704,7 @@ void tj_admitter_kick(struct tj_admitter *a)
 	if (a->cycles && now - a->last_cycle_ms < a->gap_ms)
 		delay = a->gap_ms - (now - a->last_cycle_ms);
 	a->scheduled = true;
+	a->trigger_ns = uv_hrtime();
 	uv_timer_start(&a->timer, on_timer, delay, 0);
 }
 
@@ -843,6 +855,25 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	e->creation_time = job->creation_time;
 }
 
+/* The gang's creates go out now: the controller's share of the time from the event that let
+ * it in to its pods, in three parts for the log (the wait for the cycle, the cycle, and the
+ * wait for the plan that creates it). */
+static void observe_latency(const struct tj_admitter *a, const struct entry *e)
+{
+	uint64_t now = uv_hrtime();
+
+	if (!e->trigger_ns || now < e->trigger_ns)
+		return;
+	if (a->metrics)
+		tj_metric_observe(a->metrics->trainjob_admission_latency_seconds, NULL,
+		                  (double)(now - e->trigger_ns) / 1e9);
+	tj_log_info("admitter", "creating an admitted gang", TJ_STR("trainjob", e->key),
+	            TJ_INT("latencyUs", (long long)(now - e->trigger_ns) / 1000),
+	            TJ_INT("waitedForCycleUs", (long long)(e->cycle_ns - e->trigger_ns) / 1000),
+	            TJ_INT("cycleUs", (long long)(e->admitted_ns - e->cycle_ns) / 1000),
+	            TJ_INT("waitedForPlanUs", (long long)(now - e->admitted_ns) / 1000));
+}
+
 int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
                      const struct tj_plan_want *want, bool admits)
 {
@@ -850,8 +881,10 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 	int rc;
 
 	if (admits) {
-		if (e && e->state == ENTRY_ADMITTED)
+		if (e && e->state == ENTRY_ADMITTED) {
 			e->state = ENTRY_CREATED;
+			observe_latency(a, e);
+		}
 		return 0;
 	}
 	if (!want->wanted) {

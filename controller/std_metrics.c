@@ -23,6 +23,11 @@ static const double queue_wait_buckets[] = {
 	1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800, 86400,
 };
 
+/* The controller's own part of an admission: milliseconds when it keeps up. */
+static const double admission_latency_buckets[] = {
+	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.25, 0.5, 1, 2.5, 5,
+};
+
 static const char *const job_states[] = {
 	"Pending", "Queued", "Running", "Restarting", "Suspended", "Complete", "Failed",
 };
@@ -144,6 +149,13 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		               "Seconds from a TrainJob's creation until its gang was admitted",
 		               NULL, queue_wait_buckets),
 		  &m.trainjob_queue_wait_seconds },
+		{ TJ_HISTOGRAM(
+		          "trainjob_admission_latency_seconds",
+		          "Seconds from the event that let a gang in (a pod that ended, a node "
+		          "that changed, a job that arrived) until the creates of its pods were "
+		          "sent: the controller's own share of starting a queued job",
+		          NULL, admission_latency_buckets),
+		  &m.trainjob_admission_latency_seconds },
 		{ TJ_GAUGE("trainjob_gpus",
 		           "GPUs of the nodes that take new pods, by class: their capacity, what "
 		           "pods hold (allocated), and what the head of the queue has reserved",

@@ -18,6 +18,7 @@
 
 #include "controller/controller.h"
 #include "controller/log.h"
+#include "controller/metrics.h"
 #include "controller/recorder.h"
 #include "fixtures.h"
 #include "scripted_server.h"
@@ -79,6 +80,8 @@ struct fixture {
 	struct tj_client *client;
 	struct tj_recorder *recorder;
 	struct tj_controller *controller;
+	struct tj_metrics *registry;
+	struct tj_std_metrics metrics;
 	int stopped_calls;
 	int writes_at_stopped; /* the writes the server had seen when stopped ran */
 	bool admission;        /* run with the built-in admission (off for the loop's mechanics) */
@@ -220,6 +223,8 @@ static int setup(void **state)
 	fx->client = server_client_new(&fx->server);
 	assert_int_equal(
 	        tj_recorder_new(fx->client, "trainjob-controller", "ctrl-0", &fx->recorder), 0);
+	assert_int_equal(tj_metrics_new(&fx->registry), 0);
+	assert_int_equal(tj_std_metrics_register(fx->registry, &fx->metrics), 0);
 	server_capture_log(&fx->server);
 	*state = fx;
 	return 0;
@@ -246,6 +251,7 @@ static int teardown(void **state)
 	fx->controller = tj_controller_free(fx->controller);
 	fx->recorder = tj_recorder_free(fx->recorder);
 	fx->client = tj_client_free(fx->client);
+	fx->registry = tj_metrics_free(fx->registry);
 	server_stop(&fx->server);
 	uv_run(&fx->loop, UV_RUN_DEFAULT);
 	assert_int_equal(uv_loop_close(&fx->loop), 0);
@@ -259,6 +265,7 @@ static void start(struct fixture *fx, bool leading)
 	struct tj_controller_config cc = {
 		.client = fx->client,
 		.recorder = fx->recorder,
+		.metrics = &fx->metrics,
 		.clock = fixed_clock,
 	};
 
@@ -696,6 +703,13 @@ static void test_a_job_waits_whole_until_its_gang_fits(void **state)
 	                    "PATCH " STATUS "|POST " EVENTS "|POST " PODS "|POST " PODS
 	                    "|POST " SERVICES "|PATCH " STATUS "|POST " EVENTS "|POST " EVENTS "|");
 	assert_admitted_writes(fx, 2);
+	/* The notebook's end was the event that let the gang in: one latency observed. */
+	char *text;
+	size_t len;
+
+	assert_int_equal(tj_metrics_render(fx->registry, &text, &len), 0);
+	assert_non_null(strstr(text, "trainjob_admission_latency_seconds_count 1\n"));
+	free(text);
 	assert_null(strstr(fx->server.log, "\"level\":\"error\""));
 }
 
