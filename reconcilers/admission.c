@@ -63,6 +63,21 @@ struct head {
 	int64_t start; /* its expected start; 0: unknown */
 };
 
+/* What the free nodes of a class hold of one shape of gang, as long as nothing changes them:
+ * the jobs behind a blocked head all look at the same free nodes, and most of them share a
+ * few shapes, so a queue of thousands is not a scan of every node per job. */
+struct shape_memo {
+	uint64_t era; /* run's era when computed; 0: empty */
+	size_t bucket;
+	struct tj_adm_resources request;
+	int num_pods;
+	bool fits;          /* survey: the gang fits in what is free now */
+	int free_nodes;     /* survey: nodes that hold one of its pods */
+	int fits_elsewhere; /* fits off the reserved nodes: 1, 0, or -1 not looked at yet */
+};
+
+#define SHAPE_MEMOS 8
+
 struct run {
 	const struct tj_adm_input *in;
 	struct tj_adm_result *res; /* the result being built */
@@ -89,6 +104,10 @@ struct run {
 	size_t *bucket_jobs;            /* owned; n_buckets + 1, into order */
 	struct account *accounts;       /* owned */
 	size_t *job_account;            /* owned; per job; SIZE_MAX: no limit */
+	/* Moves on whenever free or reserved changes, which makes every memo stale. */
+	uint64_t era;
+	struct shape_memo memos[SHAPE_MEMOS];
+	size_t next_memo; /* the one replaced next */
 };
 
 static const char *or_empty(const char *s)
@@ -533,12 +552,29 @@ static int64_t gang_gpus(const struct tj_adm_job *job)
 
 /* Node choice */
 
-/* Whether the gang fits in what is free now, and how many nodes hold one of its pods. */
-static bool survey(const struct run *r, size_t b, const struct tj_adm_job *job, int *ret_nodes)
+static struct shape_memo *memo_of(struct run *r, size_t b, const struct tj_adm_job *job)
 {
+	for (size_t i = 0; i < SHAPE_MEMOS; i++) {
+		struct shape_memo *m = &r->memos[i];
+
+		if (m->era == r->era && m->bucket == b && m->num_pods == job->num_pods &&
+		    memcmp(&m->request, &job->request, sizeof(m->request)) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+/* Whether the gang fits in what is free now, and how many nodes hold one of its pods. */
+static bool survey(struct run *r, size_t b, const struct tj_adm_job *job, int *ret_nodes)
+{
+	struct shape_memo *m = memo_of(r, b, job);
 	int64_t total = 0;
 	int n = 0;
 
+	if (m) {
+		*ret_nodes = m->free_nodes;
+		return m->fits;
+	}
 	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
 		if (!holds_one(&r->free[s], &job->request))
 			continue;
@@ -546,8 +582,12 @@ static bool survey(const struct run *r, size_t b, const struct tj_adm_job *job, 
 		if (total < job->num_pods)
 			total += pods_on(&r->free[s], &job->request, job->num_pods - total);
 	}
+	m = &r->memos[r->next_memo];
+	r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
+	*m = (struct shape_memo){ r->era, b, job->request, job->num_pods, total >= job->num_pods,
+		                  n,      -1 };
 	*ret_nodes = n;
-	return total >= job->num_pods;
+	return m->fits;
 }
 
 static int cmp_room(const void *a, const void *b)
@@ -728,6 +768,7 @@ static int64_t reserve(struct run *r, size_t b, const struct tj_adm_job *job)
 		if (total >= k && place(r, b, r->later, NULL, job)) {
 			for (int64_t rank = 0; rank < k; rank++)
 				r->reserved[r->ranks[rank]] = true;
+			r->era++;
 			r->res->classes[b].reserved_gpus = gang_gpus(job);
 			return at > r->in->now ? at : r->in->now;
 		}
@@ -797,6 +838,7 @@ static int admit(struct run *r, size_t b, size_t j, bool backfilled)
 		d->nodes[rank] = r->slot_node[r->ranks[rank]];
 		take(&r->free[r->ranks[rank]], &job->request);
 	}
+	r->era++;
 	if (r->job_account[j] != SIZE_MAX)
 		r->accounts[r->job_account[j]].held =
 		        sat_add(r->accounts[r->job_account[j]].held, gang_gpus(job));
@@ -839,8 +881,14 @@ static int backfill(struct run *r, size_t b, size_t j, const struct head *head, 
 	wait_for(&r->res->decisions[j], fits ? TJ_ADM_REASON_PRIORITY : TJ_ADM_REASON_RESOURCES);
 	if (!fits || !in->config->backfill || job->walltime <= 0)
 		return 0;
-	if (place(r, b, r->free, r->reserved, job))
-		return admit(r, b, j, true);
+	struct shape_memo *m = memo_of(r, b, job);
+
+	if (!m || m->fits_elsewhere != 0) {
+		if (place(r, b, r->free, r->reserved, job))
+			return admit(r, b, j, true);
+		if (m)
+			m->fits_elsewhere = 0;
+	}
 	if (head->start > 0 && sat_add(in->now, job->walltime) <= head->start &&
 	    place(r, b, r->free, NULL, job))
 		return admit(r, b, j, true);
@@ -894,9 +942,13 @@ static int decide_avoiding(struct run *r, size_t b, size_t j, struct head *head)
 		saved[n++] = r->free[s];
 		r->free[s] = (struct tj_adm_resources){ -1, -1, -1 };
 	}
+	size_t changed = n;
+
+	r->era += changed > 0;
 	err = decide(r, b, j, head);
 	while (n-- > 0)
 		r->free[slots[n]] = saved[n];
+	r->era += changed > 0;
 	return err;
 }
 
@@ -927,7 +979,7 @@ static void number_waiting(struct run *r, size_t b)
 
 int tj_admit(const struct tj_adm_input *in, struct tj_adm_result **ret)
 {
-	struct run r = { .in = in };
+	struct run r = { .in = in, .era = 1 };
 	struct tj_adm_result *res;
 	int err;
 
