@@ -578,7 +578,8 @@ static void publish_stats(struct tj_admitter *a, const struct tj_adm_result *res
 	}
 }
 
-static void cycle(struct tj_admitter *a)
+/* Returns the jobs it decided. */
+static size_t cycle(struct tj_admitter *a)
 {
 	struct snapshot s = { 0 };
 	struct tj_adm_result *res = NULL;
@@ -588,6 +589,7 @@ static void cycle(struct tj_admitter *a)
 	uint64_t now_ms = uv_now(a->loop);
 	int64_t now = now_seconds();
 	struct tj_adm_quota *quotas = NULL;
+	size_t decided = 0;
 	int rc;
 
 	a->cycles++;
@@ -658,6 +660,7 @@ static void cycle(struct tj_admitter *a)
 			a->enqueue(a->userdata, e->key);
 	}
 	publish_stats(a, res);
+	decided = s.n_jobs;
 out:
 	if (rc < 0)
 		tj_log_error("admitter", "could not decide the queue", TJ_ERR(rc));
@@ -665,6 +668,7 @@ out:
 	snapshot_clear(&s);
 	free(class_names);
 	free(quotas);
+	return decided;
 }
 
 /* ---- scheduling cycles ---- */
@@ -672,7 +676,8 @@ out:
 static void on_timer(uv_timer_t *t)
 {
 	struct tj_admitter *a = t->data;
-	uint64_t start;
+	uint64_t start, took;
+	size_t decided;
 
 	a->scheduled = false;
 	if (!a->active || a->stopping)
@@ -680,13 +685,19 @@ static void on_timer(uv_timer_t *t)
 	start = uv_hrtime();
 	a->cycle_trigger_ns = a->trigger_ns;
 	a->cycle_start_ns = start;
-	cycle(a);
-	a->gap_ms = 2 * (uv_hrtime() - start) / 1000000;
-	tj_log_debug("admitter", "decided the queue",
-	             TJ_INT("jobs", (long long)tj_store_len(a->entries)),
-	             TJ_INT("microseconds", (long long)((uv_hrtime() - start) / 1000)));
+	decided = cycle(a);
+	took = uv_hrtime() - start;
+	a->gap_ms = 2 * took / 1000000;
 	if (a->gap_ms < CYCLE_GAP_MS)
 		a->gap_ms = CYCLE_GAP_MS;
+	if (a->metrics) {
+		tj_metric_observe(a->metrics->trainjob_admission_cycle_duration_seconds, NULL,
+		                  (double)took / 1e9);
+		tj_metric_add(a->metrics->trainjob_admission_decisions_total, NULL,
+		              (double)decided);
+	}
+	tj_log_debug("admitter", "decided the queue", TJ_INT("jobs", (long long)decided),
+	             TJ_INT("microseconds", (long long)(took / 1000)));
 }
 
 static void on_period(uv_timer_t *t)

@@ -156,6 +156,16 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		          "sent: the controller's own share of starting a queued job",
 		          NULL, admission_latency_buckets),
 		  &m.trainjob_admission_latency_seconds },
+		{ TJ_HISTOGRAM("trainjob_admission_cycle_duration_seconds",
+		               "Seconds an admission cycle took to decide the whole queue from the "
+		               "caches",
+		               NULL, admission_latency_buckets),
+		  &m.trainjob_admission_cycle_duration_seconds },
+		{ TJ_COUNTER(
+		          "trainjob_admission_decisions_total",
+		          "Jobs decided by admission cycles (each cycle decides every waiting job)",
+		          NULL),
+		  &m.trainjob_admission_decisions_total },
 		{ TJ_GAUGE("trainjob_gpus",
 		           "GPUs of the nodes that take new pods, by class: their capacity, what "
 		           "pods hold (allocated), and what the head of the queue has reserved",

