@@ -22,6 +22,7 @@ struct item {
 	bool dirty;        /* added while in flight: queue again on done */
 	bool processing;
 	bool waiting; /* in the delay heap */
+	bool first;   /* added by add_first and not started since: it goes ahead of the rest */
 	char key[];
 };
 
@@ -129,6 +130,18 @@ static void enqueue(struct tj_workqueue *q, struct item *it)
 	schedule_dispatch(q);
 }
 
+/* Ahead of every other key. */
+static void push_front(struct tj_workqueue *q, struct item *it)
+{
+	it->queued = true;
+	it->next = q->head;
+	q->head = it;
+	if (!q->tail)
+		q->tail = it;
+	q->stats.depth++;
+	schedule_dispatch(q);
+}
+
 static void add_item(struct tj_workqueue *q, struct item *it)
 {
 	if (it->queued || it->dirty)
@@ -164,8 +177,9 @@ int tj_workqueue_add_first(struct tj_workqueue *q, const char *key)
 	r = find_or_create(q, key, &it);
 	if (r < 0)
 		return r;
+	it->first = true;
 	if (it->processing || it->dirty) {
-		/* It runs again as soon as its reconcile is done. */
+		/* It runs again as soon as its reconcile is done, ahead of the rest. */
 		add_item(q, it);
 		return 0;
 	}
@@ -179,16 +193,11 @@ int tj_workqueue_add_first(struct tj_workqueue *q, const char *key)
 			q->head = it->next;
 		if (q->tail == it)
 			q->tail = prev;
+		q->stats.depth--;
 	} else {
 		q->stats.adds++;
-		q->stats.depth++;
-		it->queued = true;
 	}
-	it->next = q->head;
-	q->head = it;
-	if (!q->tail)
-		q->tail = it;
-	schedule_dispatch(q);
+	push_front(q, it);
 	return 0;
 }
 
@@ -351,6 +360,21 @@ unsigned tj_workqueue_num_requeues(const struct tj_workqueue *q, const char *key
 
 static void close_handles(struct tj_workqueue *q);
 
+/* Whether the key at the head may start: while fewer than max_in_flight keys are in flight,
+ * and a key added first even past that, up to half as many again, since what it does (the
+ * creates of an admitted gang) is what idle capacity waits for, and the keys in flight may be
+ * slow bookkeeping. */
+static bool may_start(const struct tj_workqueue *q, const struct item *it)
+{
+	unsigned max = q->config.max_in_flight;
+
+	if (!it || q->shutting_down)
+		return false;
+	if (q->stats.in_flight < max)
+		return true;
+	return it->first && q->stats.in_flight < max + max / 2 + 1;
+}
+
 static void on_idle(uv_idle_t *idle)
 {
 	struct tj_workqueue *q = idle->data;
@@ -358,7 +382,7 @@ static void on_idle(uv_idle_t *idle)
 	for (int n = 0; n < DISPATCH_BATCH; n++) {
 		struct item *it = q->head;
 
-		if (!it || q->stats.in_flight >= q->config.max_in_flight || q->shutting_down)
+		if (!may_start(q, it))
 			break;
 		q->head = it->next;
 		if (!q->head)
@@ -366,17 +390,18 @@ static void on_idle(uv_idle_t *idle)
 		it->next = NULL;
 		it->queued = false;
 		it->processing = true;
+		it->first = false;
 		q->stats.depth--;
 		q->stats.in_flight++;
 		q->config.process(q, it->key, q->config.userdata);
 	}
-	if (!q->head || q->stats.in_flight >= q->config.max_in_flight || q->shutting_down)
+	if (!may_start(q, q->head))
 		uv_idle_stop(&q->idle);
 }
 
 static void schedule_dispatch(struct tj_workqueue *q)
 {
-	if (q->head && q->stats.in_flight < q->config.max_in_flight && !q->shutting_down)
+	if (may_start(q, q->head))
 		uv_idle_start(&q->idle, on_idle);
 }
 
@@ -390,7 +415,10 @@ int tj_workqueue_done(struct tj_workqueue *q, const char *key)
 	q->stats.in_flight--;
 	if (it->dirty && !q->shutting_down) {
 		it->dirty = false;
-		enqueue(q, it);
+		if (it->first)
+			push_front(q, it);
+		else
+			enqueue(q, it);
 	} else {
 		it->dirty = false;
 		release(q, it);

@@ -57,9 +57,11 @@ int tj_workqueue_new(uv_loop_t *loop, const struct tj_workqueue_config *config,
  * when done. -ESHUTDOWN after shutdown, -ENAMETOOLONG, -E2BIG (max_items), -ENOMEM. */
 int tj_workqueue_add(struct tj_workqueue *q, const char *key);
 
-/* As tj_workqueue_add, but ahead of every queued key (a queued key moves to the front):
- * for the work that capacity waits on, such as an admitted gang whose pods are still to be
- * created, which must not wait behind thousands of status refreshes. */
+/* As tj_workqueue_add, but ahead of every queued key (a queued key moves to the front; a key
+ * in flight comes back at the front when done), and it may start while every slot is taken,
+ * up to half of max_in_flight more: for the work that capacity waits on, such as an admitted
+ * gang whose pods are still to be created, which must not wait behind thousands of status
+ * refreshes nor for their slow writes to end. */
 int tj_workqueue_add_first(struct tj_workqueue *q, const char *key);
 
 /* Adds key after delay_ms (0: at once). If the key already waits, the earlier time wins. */

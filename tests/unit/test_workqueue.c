@@ -151,7 +151,7 @@ static void test_add_first(void **state)
 	assert_int_equal(st.depth, 0);
 	fx_free(fx);
 
-	/* A key in flight is queued again when it is done, as any key added meanwhile. */
+	/* A key in flight is queued again when it is done, ahead of the keys queued meanwhile. */
 	fx = fx_new(1, 0, false);
 	assert_int_equal(tj_workqueue_add(fx->q, "ns/a"), 0);
 	assert_int_equal(tj_workqueue_add(fx->q, "ns/b"), 0);
@@ -160,7 +160,32 @@ static void test_add_first(void **state)
 	assert_int_equal(tj_workqueue_add_first(fx->q, "ns/a"), 0);
 	assert_int_equal(tj_workqueue_done(fx->q, fx->held[--fx->n_held]), 0);
 	uv_run(&fx->loop, UV_RUN_NOWAIT);
-	assert_string_equal(fx->log, "ns/a ns/b ");
+	assert_string_equal(fx->log, "ns/a ns/a ");
+	fx_free(fx);
+
+	/* A key added first starts even when every slot is taken, up to half as many again
+	 * (one more, for one slot); a plain key waits for a slot. */
+	fx = fx_new(1, 0, false);
+	assert_int_equal(tj_workqueue_add(fx->q, "ns/a"), 0);
+	assert_int_equal(tj_workqueue_add(fx->q, "ns/b"), 0);
+	uv_run(&fx->loop, UV_RUN_NOWAIT);
+	assert_int_equal(tj_workqueue_add_first(fx->q, "ns/c"), 0);
+	uv_run(&fx->loop, UV_RUN_NOWAIT);
+	assert_string_equal(fx->log, "ns/a ns/c ");
+	assert_int_equal(tj_workqueue_add_first(fx->q, "ns/d"), 0);
+	uv_run(&fx->loop, UV_RUN_NOWAIT);
+	assert_string_equal(fx->log, "ns/a ns/c ");
+	tj_workqueue_stats(fx->q, &st);
+	assert_int_equal(st.in_flight, 2);
+	assert_int_equal(tj_workqueue_done(fx->q, "ns/a"), 0);
+	uv_run(&fx->loop, UV_RUN_NOWAIT);
+	assert_string_equal(fx->log, "ns/a ns/c ns/d ");
+	assert_int_equal(tj_workqueue_done(fx->q, "ns/c"), 0);
+	assert_int_equal(tj_workqueue_done(fx->q, "ns/d"), 0);
+	uv_run(&fx->loop, UV_RUN_NOWAIT);
+	assert_string_equal(fx->log, "ns/a ns/c ns/d ns/b ");
+	fx->n_held = 0;
+	assert_int_equal(tj_workqueue_done(fx->q, "ns/b"), 0);
 	fx_free(fx);
 }
 
