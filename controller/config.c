@@ -213,6 +213,7 @@ static int parse_class(const struct tj_cfg_parser *p, struct fy_node *node, int 
 }
 
 static const char *const policy_fields[] = { "maxRestarts",
+	                                     "maxInfrastructureRestarts",
 	                                     "nodeGracePeriodSeconds",
 	                                     "restartBackoff",
 	                                     "permanentExitCodes",
@@ -312,9 +313,10 @@ static int parse_failure_policy(const struct tj_cfg_parser *p, struct fy_node *n
 {
 	const struct tj_failure_policy *defaults = tj_config_failure_policy(NULL);
 	const char *path = "failurePolicy";
-	int r = tj_cfg_check_mapping(p, node, line, path, policy_fields,
-	                             "maxRestarts, nodeGracePeriodSeconds, restartBackoff, "
-	                             "permanentExitCodes, gpuHealth, faultCordonConditions");
+	int r = tj_cfg_check_mapping(
+	        p, node, line, path, policy_fields,
+	        "maxRestarts, maxInfrastructureRestarts, nodeGracePeriodSeconds, "
+	        "restartBackoff, permanentExitCodes, gpuHealth, faultCordonConditions");
 	if (r < 0)
 		return r;
 	line = tj_cfg_line(node, line);
@@ -323,6 +325,11 @@ static int parse_failure_policy(const struct tj_cfg_parser *p, struct fy_node *n
 	policy->backoff_initial_seconds = defaults->backoff_initial_seconds;
 	policy->backoff_max_seconds = defaults->backoff_max_seconds;
 	r = tj_cfg_field_int(p, node, line, path, "maxRestarts", 0, 1000, &policy->max_restarts);
+	if (r < 0)
+		return r;
+	policy->max_infrastructure_restarts = defaults->max_infrastructure_restarts;
+	r = tj_cfg_field_int(p, node, line, path, "maxInfrastructureRestarts", 0, 1000,
+	                     &policy->max_infrastructure_restarts);
 	if (r < 0)
 		return r;
 	r = tj_cfg_field_int(p, node, line, path, "nodeGracePeriodSeconds", 0, 86400,

@@ -22,6 +22,7 @@
  *         - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
  *   failurePolicy:                   # optional; each absent field keeps its default
  *     maxRestarts: 3                 # 0..1000
+ *     maxInfrastructureRestarts: 10  # 0..1000; node failures, evictions, preemptions
  *     nodeGracePeriodSeconds: 60     # 0..86400
  *     restartBackoff: {initialSeconds: 10, maxSeconds: 300}   # 0..86400, max >= initial
  *     permanentExitCodes: [126, 127] # 1..255

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reconcilers/budget.h"
 #include "reconcilers/json.h"
 #include "reconcilers/node_health.h"
 #include "reconcilers/render.h"
@@ -403,7 +404,9 @@ static void restart(struct planner *p, const struct failure *fl, bool gang, int 
 	struct tj_failure f;
 	/* Room for the longest node name and signal; the messages around it fit in
 	 * TJ_MESSAGE_MAX. */
-	char what[640], msg[TJ_MESSAGE_MAX], after[32] = "";
+	char what[640], msg[TJ_MESSAGE_MAX], after[32] = "", budget[128];
+	struct tj_budget_charge charge;
+	bool charged;
 	int64_t backoff;
 
 	describe_failure(fl, &f, p->in->now);
@@ -419,13 +422,14 @@ static void restart(struct planner *p, const struct failure *fl, bool gang, int 
 		tj_planner_fail(p, "PermanentFailure", msg);
 		return;
 	}
-	if (p->st.restart_count >= max_restarts) {
-		snprintf(msg, sizeof(msg), "%s; the restart budget of %d is spent", what,
-		         max_restarts);
-		tj_planner_fail(p, "ReachedMaxRestarts", msg);
+	charged = tj_budget_charge(&p->st, fl->cls, max_restarts,
+	                           p->policy->max_infrastructure_restarts, &charge);
+	tj_budget_describe(&charge, budget, sizeof(budget));
+	if (!charged) {
+		snprintf(msg, sizeof(msg), "%s; %s", what, budget);
+		tj_planner_fail(p, charge.reason, msg);
 		return;
 	}
-	p->st.restart_count++;
 	copy(p->restart_reason, sizeof(p->restart_reason), fl->cls);
 	if (gang) {
 		for (int r = 0; r < p->num_nodes; r++)
@@ -439,9 +443,8 @@ static void restart(struct planner *p, const struct failure *fl, bool gang, int 
 		snprintf(after, sizeof(after), " in %lld s", (long long)backoff);
 		requeue(p, backoff);
 	}
-	tj_planner_set_state(
-	        p, TJ_STATE_RESTARTING, fl->cls, "%s; replacing %s%s (restart %d of %d)", what,
-	        gang ? "all workers" : "that worker", after, p->st.restart_count, max_restarts);
+	tj_planner_set_state(p, TJ_STATE_RESTARTING, fl->cls, "%s; replacing %s%s (%s)", what,
+	                     gang ? "all workers" : "that worker", after, budget);
 	tj_planner_event(p, true, "Restarting", "%s", p->st.message);
 }
 

@@ -31,7 +31,10 @@
  * - A WorkerFailed exit code listed in failurePolicy.permanentExitCodes fails the job at
  *   once (PermanentFailure). With the budget spent (trainjob.flame.dev/max-restarts on the
  *   TrainJob, else on the runtime, else failurePolicy.maxRestarts) the job is Failed with
- *   reason ReachedMaxRestarts, naming rank, node and exit code.
+ *   reason ReachedMaxRestarts, naming rank, node and exit code. Failures the
+ *   infrastructure caused (a node's, Evicted, Preempted) are charged instead to
+ *   failurePolicy.maxInfrastructureRestarts (ReachedMaxInfrastructureRestarts) and counted
+ *   in status.infrastructureRestarts too (reconcilers/budget.h).
  * - The pods of restart n are created restartBackoff.initialSeconds * 2^(n-1) (at most
  *   maxSeconds) after lastFailure.time; the state stays Restarting meanwhile, and the plan
  *   asks to be run again then (requeue_after), so a restarted controller keeps the backoff.

@@ -10,8 +10,10 @@
  * node-monitor-grace-period, so that one missed heartbeat does not restart a gang; a
  * doubling backoff from 10 s to 5 min, as the kubelet's CrashLoopBackOff; exit codes 126
  * and 127 (the shell's "not executable" and "command not found"), which no restart can
- * mend. The GPU signals are the names deploy/config documents; a cluster whose health
- * checker uses others lists them in its config file. */
+ * mend; 10 restarts caused by the infrastructure, more than a job's own, since a job whose
+ * nodes fail did nothing wrong, yet few enough to stop a job that keeps landing on bad
+ * nodes (or that breaks them). The GPU signals are the names deploy/config documents; a
+ * cluster whose health checker uses others lists them in its config file. */
 static int default_exit_codes[] = { 126, 127 };
 static char *default_gpu_conditions[] = { "GpuUnhealthy", "XidError" };
 static char *default_gpu_taints[] = { "nvidia.com/gpu.unhealthy", "nvidia.com/gpu.xid" };
@@ -32,6 +34,7 @@ static const struct tj_failure_policy default_policy = {
 	.n_gpu_taints = N_OF(default_gpu_taints),
 	.fault_cordon_conditions = default_cordon_conditions,
 	.n_fault_cordon_conditions = N_OF(default_cordon_conditions),
+	.max_infrastructure_restarts = 10,
 };
 
 const struct tj_failure_policy *tj_config_failure_policy(const struct tj_config *config)

@@ -58,6 +58,10 @@ struct tj_failure_policy {
 	 * A cordon alone is maintenance: it keeps new pods away but leaves running jobs alone. */
 	char **fault_cordon_conditions; /* owned array of owned strings */
 	size_t n_fault_cordon_conditions;
+	/* Restarts the infrastructure may cause (a node that fails, an eviction, a preemption)
+	 * before a job is Failed (ReachedMaxInfrastructureRestarts); they do not count against
+	 * max_restarts (reconcilers/budget.h). */
+	int max_infrastructure_restarts;
 };
 
 /* The most GPUs of one class a namespace may hold at once (Slurm's GrpTRES). */

@@ -296,6 +296,9 @@ void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status
 	s.restart_count = json_int(status, "restartCount", 0);
 	if (s.restart_count < 0)
 		s.restart_count = 0;
+	s.infrastructure_restarts = json_int(status, "infrastructureRestarts", 0);
+	if (s.infrastructure_restarts < 0)
+		s.infrastructure_restarts = 0;
 	s.start_time = take_time(status, "startTime");
 	s.completion_time = take_time(status, "completionTime");
 	s.expected_start_time = take_time(status, "expectedStartTime");
@@ -596,6 +599,13 @@ static int add_int(cJSON *obj, const char *key, double v)
 	return tj_json_set(obj, key, cJSON_CreateNumber(v));
 }
 
+/* Absent until the first: the count never goes down, so no patch has to clear it, and a job
+ * the infrastructure never failed keeps the status it always had. */
+static int add_infrastructure_restarts(cJSON *status, int n)
+{
+	return n > 0 ? add_int(status, "infrastructureRestarts", n) : 0;
+}
+
 static int add_last_failure(cJSON *status, const struct tj_failure *f)
 {
 	cJSON *lf;
@@ -671,6 +681,7 @@ cJSON *tj_trainjob_status_to_json(const struct tj_trainjob_status *s)
 	    tj_json_set_string(status, "reason", s->reason) < 0 ||
 	    tj_json_set_string(status, "message", s->message) < 0 ||
 	    add_int(status, "restartCount", s->restart_count) < 0 ||
+	    add_infrastructure_restarts(status, s->infrastructure_restarts) < 0 ||
 	    add_last_failure(status, &s->last_failure) < 0 ||
 	    add_time(status, "startTime", s->start_time) < 0 ||
 	    add_time(status, "completionTime", s->completion_time) < 0 ||
@@ -707,6 +718,7 @@ bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
 {
 	if (a->state != b->state || strcmp(a->reason, b->reason) != 0 ||
 	    strcmp(a->message, b->message) != 0 || a->restart_count != b->restart_count ||
+	    a->infrastructure_restarts != b->infrastructure_restarts ||
 	    !failure_equal(&a->last_failure, &b->last_failure) || a->start_time != b->start_time ||
 	    a->completion_time != b->completion_time ||
 	    a->expected_start_time != b->expected_start_time ||

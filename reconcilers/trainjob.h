@@ -104,7 +104,9 @@ struct tj_trainjob_status {
 	enum tj_state state;
 	char reason[TJ_REASON_MAX];
 	char message[TJ_MESSAGE_MAX];
-	int restart_count;
+	int restart_count; /* every restart: the attempt of the next pods */
+	/* Of restart_count, those the infrastructure caused (reconcilers/budget.h). */
+	int infrastructure_restarts;
 	struct tj_failure last_failure;
 	/* unix seconds, 0 if unset: when the gang was admitted and its pods created, so a
 	 * queued job's activeDeadlineSeconds never runs while it waits */

@@ -62,6 +62,7 @@ static void assert_policy_equal(const struct tj_failure_policy *a,
                                 const struct tj_failure_policy *b)
 {
 	assert_int_equal(a->max_restarts, b->max_restarts);
+	assert_int_equal(a->max_infrastructure_restarts, b->max_infrastructure_restarts);
 	assert_int_equal(a->node_grace_period_seconds, b->node_grace_period_seconds);
 	assert_int_equal(a->backoff_initial_seconds, b->backoff_initial_seconds);
 	assert_int_equal(a->backoff_max_seconds, b->backoff_max_seconds);
@@ -198,6 +199,7 @@ static void test_failure_policy(void **state)
 	const struct tj_failure_policy *d = tj_config_failure_policy(NULL);
 
 	assert_int_equal(d->max_restarts, 3);
+	assert_int_equal(d->max_infrastructure_restarts, 10);
 	assert_int_equal(d->node_grace_period_seconds, 60);
 	assert_int_equal(d->backoff_initial_seconds, 10);
 	assert_int_equal(d->backoff_max_seconds, 300);
@@ -221,6 +223,7 @@ static void test_failure_policy(void **state)
 	config = parse_ok("gpuClasses: []\n"
 	                  "failurePolicy:\n"
 	                  "  maxRestarts: 0\n"
+	                  "  maxInfrastructureRestarts: 25\n"
 	                  "  nodeGracePeriodSeconds: 5\n"
 	                  "  restartBackoff: {initialSeconds: 1}\n"
 	                  "  permanentExitCodes: [2, 255]\n"
@@ -232,6 +235,7 @@ static void test_failure_policy(void **state)
 	static const char *const broken[] = { "example.com/GPUBroken", NULL };
 	static const char *const none[] = { NULL };
 	assert_int_equal(p->max_restarts, 0);
+	assert_int_equal(p->max_infrastructure_restarts, 25);
 	assert_int_equal(p->node_grace_period_seconds, 5);
 	assert_int_equal(p->backoff_initial_seconds, 1);
 	assert_int_equal(p->backoff_max_seconds, 300);
@@ -419,13 +423,17 @@ static const struct broken_case {
 	  "test.yaml:2: failurePolicy: must be a mapping" },
 	{ "unknown failurePolicy field", "gpuClasses: []\nfailurePolicy:\n  maxRetries: 3\n",
 	  "test.yaml:3: failurePolicy: unknown field \"maxRetries\" (expected maxRestarts, "
-	  "nodeGracePeriodSeconds, restartBackoff, permanentExitCodes, gpuHealth, "
-	  "faultCordonConditions)" },
+	  "maxInfrastructureRestarts, nodeGracePeriodSeconds, restartBackoff, permanentExitCodes, "
+	  "gpuHealth, faultCordonConditions)" },
 	{ "maxRestarts negative", "gpuClasses: []\nfailurePolicy:\n  maxRestarts: -1\n",
 	  "test.yaml:3: failurePolicy.maxRestarts: \"-1\" is not an integer between 0 and 1000" },
 	{ "maxRestarts not a number", "gpuClasses: []\nfailurePolicy:\n  maxRestarts: three\n",
 	  "test.yaml:3: failurePolicy.maxRestarts: \"three\" is not an integer between 0 and "
 	  "1000" },
+	{ "maxInfrastructureRestarts past its limit",
+	  "gpuClasses: []\nfailurePolicy:\n  maxInfrastructureRestarts: 1001\n",
+	  "test.yaml:3: failurePolicy.maxInfrastructureRestarts: \"1001\" is not an integer "
+	  "between 0 and 1000" },
 	{ "maxRestarts a fraction", "gpuClasses: []\nfailurePolicy:\n  maxRestarts: 1.5\n",
 	  "test.yaml:3: failurePolicy.maxRestarts: \"1.5\" is not an integer between 0 and 1000" },
 	{ "grace period too long",

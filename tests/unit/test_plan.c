@@ -71,6 +71,7 @@ struct plan_case {
 	const char *want_status;
 	int64_t want_requeue;
 	const char *want_restart_reason; /* NULL: "" */
+	int want_infra;                  /* status.infrastructureRestarts the plan arrives at */
 	/* The built-in admission's word on the job; NULL: no admission. */
 	const struct tj_plan_admission *admission;
 	/* "pods=<n>/<nodes> restart=<0|1> class=<c> walltime=<s>|pos=<p>|start=<t>": what the
@@ -378,8 +379,26 @@ static const struct plan_case cases[] = {
 	  .want_status = "Failed|ReachedMaxRestarts|rank 0 on node gh200-1 failed (exit code 137, "
 	                 "OOMKilled); the restart budget of 3 is "
 	                 "spent|restarts=3|Failed=ReachedMaxRestarts|jobs=2/2/1/1/0" },
-	{ .name = "max-restarts 0 on the TrainJob fails at the first failure; an eviction is a "
-	          "failure",
+	{ .name = "max-restarts 0 on the TrainJob fails at the first failure of its own",
+	  .annotations = "{'trainjob.flame.dev/max-restarts':'0'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            RUNNING(1, "gh200-2"),
+	            RUNNING(2, "gh200-3"),
+	            { 3, 0, TJ_POD_FAILED, false, "gh200-4", false, 137, "OOMKilled", NULL, NULL,
+	              NULL, NULL } },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
+	            "1 Event Warning Failed: ReachedMaxRestarts: rank 3 on node gh200-4 failed "
+	            "(exit code 137, OOMKilled); the restart budget of 0 is spent" },
+	  .want_status = "Failed|ReachedMaxRestarts|rank 3 on node gh200-4 failed (exit code 137, "
+	                 "OOMKilled); the restart budget of 0 is "
+	                 "spent|restarts=0|Failed=ReachedMaxRestarts|jobs=3/3/0/1/0" },
+	{ .name = "max-restarts 0 on the TrainJob: an eviction is the infrastructure's, and "
+	          "restarts",
 	  .annotations = "{'trainjob.flame.dev/max-restarts':'0'}",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -392,11 +411,15 @@ static const struct plan_case cases[] = {
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
 	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
-	            "1 Event Warning Failed: ReachedMaxRestarts: rank 3 on node gh200-4 failed "
-	            "(EvictionByEvictionAPI); the restart budget of 0 is spent" },
-	  .want_status = "Failed|ReachedMaxRestarts|rank 3 on node gh200-4 failed "
-	                 "(EvictionByEvictionAPI); the restart budget of 0 is "
-	                 "spent|restarts=0|Failed=ReachedMaxRestarts|jobs=4/3/0/0/0" },
+	            "1 Event Warning Restarting: rank 3 on node gh200-4 failed "
+	            "(EvictionByEvictionAPI); replacing all workers in 10 s (infrastructure "
+	            "restart 1 of 10)" },
+	  .want_status = "Restarting|Evicted|rank 3 on node gh200-4 failed "
+	                 "(EvictionByEvictionAPI); replacing all workers in 10 s (infrastructure "
+	                 "restart 1 of 10)|restarts=1||jobs=4/3/0/0/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "Evicted",
+	  .want_infra = 1 },
 	{ .name = "a failed job is final; pods still running are deleted",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -614,11 +637,13 @@ static const struct plan_case fault_cases[] = {
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit", GANG_DELETES(""),
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (Evicted); "
-	            "replacing all workers in 10 s (restart 1 of 3)" },
-	  .want_status = "Restarting|Evicted|rank 1 on node gh200-2 failed (Evicted); replacing "
-	                 "all workers in 10 s (restart 1 of 3)|restarts=1||jobs=3/3/0/1/0",
+	            "replacing all workers in 10 s (infrastructure restart 1 of 10)" },
+	  .want_status =
+	          "Restarting|Evicted|rank 1 on node gh200-2 failed (Evicted); replacing "
+	          "all workers in 10 s (infrastructure restart 1 of 10)|restarts=1||jobs=3/3/0/1/0",
 	  .want_requeue = 10,
-	  .want_restart_reason = "Evicted" },
+	  .want_restart_reason = "Evicted",
+	  .want_infra = 1 },
 	{ .name = "a worker preempted by the scheduler: Preempted",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -632,12 +657,14 @@ static const struct plan_case fault_cases[] = {
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
 	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-3-a0",
 	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed "
-	            "(PreemptionByScheduler); replacing all workers in 10 s (restart 1 of 3)" },
+	            "(PreemptionByScheduler); replacing all workers in 10 s (infrastructure "
+	            "restart 1 of 10)" },
 	  .want_status = "Restarting|Preempted|rank 2 on node gh200-3 failed "
-	                 "(PreemptionByScheduler); replacing all workers in 10 s (restart 1 of "
-	                 "3)|restarts=1||jobs=4/4/0/0/0",
+	                 "(PreemptionByScheduler); replacing all workers in 10 s (infrastructure "
+	                 "restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
 	  .want_requeue = 10,
-	  .want_restart_reason = "Preempted" },
+	  .want_restart_reason = "Preempted",
+	  .want_infra = 1 },
 	{ .name = "policy Worker counts a worker evicted through the API",
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
 	  .spec = SPEC4,
@@ -651,12 +678,14 @@ static const struct plan_case fault_cases[] = {
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit",
 	            "0 Event Warning Restarting: rank 3 on node gh200-4 failed "
-	            "(EvictionByEvictionAPI); replacing that worker in 10 s (restart 1 of 3)" },
+	            "(EvictionByEvictionAPI); replacing that worker in 10 s (infrastructure "
+	            "restart 1 of 10)" },
 	  .want_status = "Restarting|Evicted|rank 3 on node gh200-4 failed "
-	                 "(EvictionByEvictionAPI); replacing that worker in 10 s (restart 1 of "
-	                 "3)|restarts=1||jobs=4/4/0/0/0",
+	                 "(EvictionByEvictionAPI); replacing that worker in 10 s (infrastructure "
+	                 "restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
 	  .want_requeue = 10,
-	  .want_restart_reason = "Evicted" },
+	  .want_restart_reason = "Evicted",
+	  .want_infra = 1 },
 	{ .name = "a node NotReady within the grace period: look again when it ends",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -677,12 +706,14 @@ static const struct plan_case fault_cases[] = {
 	             NODE_OK("gh200-4")),
 	  .want = { "0 PatchStatus vit", GANG_DELETES(" (force)"),
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (NodeNotReady: "
-	            "condition Ready is False); replacing all workers in 10 s (restart 1 of 3)" },
+	            "condition Ready is False); replacing all workers in 10 s (infrastructure "
+	            "restart 1 of 10)" },
 	  .want_status = "Restarting|NodeNotReady|rank 1 on node gh200-2 failed (NodeNotReady: "
-	                 "condition Ready is False); replacing all workers in 10 s (restart 1 of "
-	                 "3)|restarts=1||jobs=4/4/0/0/0",
+	                 "condition Ready is False); replacing all workers in 10 s (infrastructure "
+	                 "restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
 	  .want_requeue = 10,
-	  .want_restart_reason = "NodeNotReady" },
+	  .want_restart_reason = "NodeNotReady",
+	  .want_infra = 1 },
 	{ .name = "an unreachable node under policy Worker: only its rank, force-deleted",
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
 	  .spec = SPEC4,
@@ -693,12 +724,14 @@ static const struct plan_case fault_cases[] = {
 	             NODE_OK("gh200-4")),
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-2-a0 (force)",
 	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed (NodeUnreachable: "
-	            "condition Ready is Unknown); replacing that worker in 10 s (restart 1 of 3)" },
+	            "condition Ready is Unknown); replacing that worker in 10 s (infrastructure "
+	            "restart 1 of 10)" },
 	  .want_status = "Restarting|NodeUnreachable|rank 2 on node gh200-3 failed "
 	                 "(NodeUnreachable: condition Ready is Unknown); replacing that worker in "
-	                 "10 s (restart 1 of 3)|restarts=1||jobs=4/4/0/0/0",
+	                 "10 s (infrastructure restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
 	  .want_requeue = 10,
-	  .want_restart_reason = "NodeUnreachable" },
+	  .want_restart_reason = "NodeUnreachable",
+	  .want_infra = 1 },
 	{ .name = "a deleted node: its worker failed at once",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -710,12 +743,14 @@ static const struct plan_case fault_cases[] = {
 	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
 	            "1 DeletePod vit-node-0-3-a0 (force)",
 	            "1 Event Warning Restarting: rank 3 on node gh200-4 failed (NodeDeleted: the "
-	            "node was deleted); replacing all workers in 10 s (restart 1 of 3)" },
+	            "node was deleted); replacing all workers in 10 s (infrastructure restart 1 of "
+	            "10)" },
 	  .want_status = "Restarting|NodeDeleted|rank 3 on node gh200-4 failed (NodeDeleted: the "
-	                 "node was deleted); replacing all workers in 10 s (restart 1 of "
-	                 "3)|restarts=1||jobs=4/4/0/0/0",
+	                 "node was deleted); replacing all workers in 10 s (infrastructure restart "
+	                 "1 of 10)|restarts=1||jobs=4/4/0/0/0",
 	  .want_requeue = 10,
-	  .want_restart_reason = "NodeDeleted" },
+	  .want_restart_reason = "NodeDeleted",
+	  .want_infra = 1 },
 	{ .name = "a GPU health taint: GPUUnhealthy",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -727,13 +762,14 @@ static const struct plan_case fault_cases[] = {
 	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
 	            "1 DeletePod vit-node-0-3-a0",
 	            "1 Event Warning Restarting: rank 0 on node gh200-1 failed (GPUUnhealthy: "
-	            "taint nvidia.com/gpu.unhealthy); replacing all workers in 10 s (restart 1 of "
-	            "3)" },
+	            "taint nvidia.com/gpu.unhealthy); replacing all workers in 10 s "
+	            "(infrastructure restart 1 of 10)" },
 	  .want_status = "Restarting|GPUUnhealthy|rank 0 on node gh200-1 failed (GPUUnhealthy: "
-	                 "taint nvidia.com/gpu.unhealthy); replacing all workers in 10 s (restart "
-	                 "1 of 3)|restarts=1||jobs=4/4/0/0/0",
+	                 "taint nvidia.com/gpu.unhealthy); replacing all workers in 10 s "
+	                 "(infrastructure restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
 	  .want_requeue = 10,
-	  .want_restart_reason = "GPUUnhealthy" },
+	  .want_restart_reason = "GPUUnhealthy",
+	  .want_infra = 1 },
 	{ .name = "a worker that exits on a node with a GPU signal: the node's failure, even "
 	          "within the grace period, and its exit code is not permanent",
 	  .spec = SPEC4,
@@ -750,12 +786,13 @@ static const struct plan_case fault_cases[] = {
 	  .want = { "0 PatchStatus vit", GANG_DELETES(""),
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 127, "
 	            "GPUUnhealthy: condition XidError is True); replacing all workers in 10 s "
-	            "(restart 1 of 3)" },
+	            "(infrastructure restart 1 of 10)" },
 	  .want_status = "Restarting|GPUUnhealthy|rank 1 on node gh200-2 failed (exit code 127, "
 	                 "GPUUnhealthy: condition XidError is True); replacing all workers in 10 s "
-	                 "(restart 1 of 3)|restarts=1||jobs=3/3/0/1/0",
+	                 "(infrastructure restart 1 of 10)|restarts=1||jobs=3/3/0/1/0",
 	  .want_requeue = 10,
-	  .want_restart_reason = "GPUUnhealthy" },
+	  .want_restart_reason = "GPUUnhealthy",
+	  .want_infra = 1 },
 	{ .name = "a plain cordon leaves the job alone",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -780,13 +817,14 @@ static const struct plan_case fault_cases[] = {
 	            "1 DeletePod vit-node-0-3-a0",
 	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed "
 	            "(NodeCordonedForFault: cordoned, condition KernelDeadlock is True); replacing "
-	            "all workers in 10 s (restart 1 of 3)" },
-	  .want_status =
-	          "Restarting|NodeCordonedForFault|rank 2 on node gh200-3 failed "
-	          "(NodeCordonedForFault: cordoned, condition KernelDeadlock is True); "
-	          "replacing all workers in 10 s (restart 1 of 3)|restarts=1||jobs=4/4/0/0/0",
+	            "all workers in 10 s (infrastructure restart 1 of 10)" },
+	  .want_status = "Restarting|NodeCordonedForFault|rank 2 on node gh200-3 failed "
+	                 "(NodeCordonedForFault: cordoned, condition KernelDeadlock is True); "
+	                 "replacing all workers in 10 s (infrastructure restart 1 of "
+	                 "10)|restarts=1||jobs=4/4/0/0/0",
 	  .want_requeue = 10,
-	  .want_restart_reason = "NodeCordonedForFault" },
+	  .want_restart_reason = "NodeCordonedForFault",
+	  .want_infra = 1 },
 	{ .name = "the TrainJob's own grace period wins over the config's",
 	  .annotations = "{'trainjob.flame.dev/node-grace-period-seconds':'10'}",
 	  .spec = SPEC4,
@@ -797,12 +835,14 @@ static const struct plan_case fault_cases[] = {
 	             NODE_OK("gh200-4")),
 	  .want = { "0 PatchStatus vit", GANG_DELETES(" (force)"),
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (NodeNotReady: "
-	            "condition Ready is False); replacing all workers in 10 s (restart 1 of 3)" },
+	            "condition Ready is False); replacing all workers in 10 s (infrastructure "
+	            "restart 1 of 10)" },
 	  .want_status = "Restarting|NodeNotReady|rank 1 on node gh200-2 failed (NodeNotReady: "
-	                 "condition Ready is False); replacing all workers in 10 s (restart 1 of "
-	                 "3)|restarts=1||jobs=4/4/0/0/0",
+	                 "condition Ready is False); replacing all workers in 10 s (infrastructure "
+	                 "restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
 	  .want_requeue = 10,
-	  .want_restart_reason = "NodeNotReady" },
+	  .want_restart_reason = "NodeNotReady",
+	  .want_infra = 1 },
 	{ .name = "a permanent exit code fails the job at once",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -911,6 +951,76 @@ static const struct plan_case fault_cases[] = {
 	  .want = { "0 DeletePod vit-node-0-3-a0 (force)" },
 	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
 	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
+};
+
+/* A job running attempt `restarts`, `infra` of its restarts the infrastructure's. */
+#define RESTARTED_RUNNING(restarts, infra)                                                         \
+	"{'state':'Running','reason':'AllPodsRunning','message':'4 of 4 pods running',"            \
+	"'restartCount':" #restarts ",'infrastructureRestarts':" #infra                            \
+	",'observedGeneration':2," STARTED "," JOBS(4, 4, 0, 0) ",'conditions':[]}"
+
+/* The two budgets (reconcilers/budget.h) as the planner applies them. */
+static const struct plan_case budget_cases[] = {
+	{ .name = "the infrastructure's budget spent: Failed, whatever maxRestarts says",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED_RUNNING(10, 10),
+	  .pods = { RUNNING_A(0, 10, "gh200-1"), RUNNING_A(1, 10, "gh200-2"),
+	            RUNNING_A(2, 10, "gh200-3"), RUNNING_A(3, 10, "gh200-4") },
+	  .n_pods = 4,
+	  .nodes = { NODE_OK("gh200-1"), NODE_OK("gh200-2"), NODE_OK("gh200-3") },
+	  .n_nodes = 3,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a10",
+	            "1 DeletePod vit-node-0-1-a10", "1 DeletePod vit-node-0-2-a10",
+	            "1 DeletePod vit-node-0-3-a10 (force)",
+	            "1 Event Warning Failed: ReachedMaxInfrastructureRestarts: rank 3 on node "
+	            "gh200-4 failed (NodeDeleted: the node was deleted); the infrastructure "
+	            "restart budget of 10 (failurePolicy.maxInfrastructureRestarts) is spent" },
+	  .want_status = "Failed|ReachedMaxInfrastructureRestarts|rank 3 on node gh200-4 failed "
+	                 "(NodeDeleted: the node was deleted); the infrastructure restart budget "
+	                 "of 10 (failurePolicy.maxInfrastructureRestarts) is "
+	                 "spent|restarts=10|Failed=ReachedMaxInfrastructureRestarts|jobs=4/4/0/0/0",
+	  .want_infra = 10 },
+	{ .name = "a failure of its own after infrastructure restarts: the first of the job's "
+	          "budget",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED_RUNNING(3, 3),
+	  .pods = { RUNNING_A(0, 3, "gh200-1"),
+	            { 1, 3, TJ_POD_FAILED, false, "gh200-2", false, 1, "Error", NULL, NULL, NULL,
+	              NULL },
+	            RUNNING_A(2, 3, "gh200-3"),
+	            RUNNING_A(3, 3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a3",
+	            "1 DeletePod vit-node-0-1-a3", "1 DeletePod vit-node-0-2-a3",
+	            "1 DeletePod vit-node-0-3-a3",
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 1, "
+	            "Error); replacing all workers in 80 s (restart 1 of 3)" },
+	  .want_status = "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 1, "
+	                 "Error); replacing all workers in 80 s (restart 1 of "
+	                 "3)|restarts=4||jobs=3/3/0/1/0",
+	  .want_requeue = 80,
+	  .want_restart_reason = "WorkerFailed",
+	  .want_infra = 3 },
+	{ .name = "max-restarts 0 and a NotReady node past its grace: an infrastructure restart",
+	  .annotations = "{'trainjob.flame.dev/max-restarts':'0'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  RUNNING4,
+	  FOUR_NODES(NODE_OK("gh200-1"), { "gh200-2", TJ_COND_FALSE, 75 }, NODE_OK("gh200-3"),
+	             NODE_OK("gh200-4")),
+	  .want = { "0 PatchStatus vit", GANG_DELETES(" (force)"),
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (NodeNotReady: "
+	            "condition Ready is False); replacing all workers in 10 s (infrastructure "
+	            "restart 1 of 10)" },
+	  .want_status = "Restarting|NodeNotReady|rank 1 on node gh200-2 failed (NodeNotReady: "
+	                 "condition Ready is False); replacing all workers in 10 s (infrastructure "
+	                 "restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "NodeNotReady",
+	  .want_infra = 1 },
 };
 
 struct fixture {
@@ -1146,6 +1256,7 @@ static void run_table(const struct plan_case *table, size_t n)
 		assert_int_equal(plan->requeue_after, c->want_requeue);
 		assert_string_equal(plan->restart_reason,
 		                    c->want_restart_reason ? c->want_restart_reason : "");
+		assert_int_equal(plan->status.infrastructure_restarts, c->want_infra);
 		summarize_queue(plan, got, sizeof(got));
 		assert_string_equal(got, c->want_queue ? c->want_queue : "-|pos=0|start=0");
 		tj_plan_free(plan);
@@ -1194,6 +1305,11 @@ static void test_plan_table(void **state)
 static void test_fault_table(void **state)
 {
 	run_table(fault_cases, sizeof(fault_cases) / sizeof(fault_cases[0]));
+}
+
+static void test_budget_table(void **state)
+{
+	run_table(budget_cases, sizeof(budget_cases) / sizeof(budget_cases[0]));
 }
 
 static const struct plan_case *case_named(const char *prefix)
@@ -1517,7 +1633,8 @@ static const struct body_case fault_bodies[] = {
 	{ "a node NotReady past",
 	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Restarting','reason':'"
 	  "NodeNotReady','message':'rank 1 on node gh200-2 failed (NodeNotReady: condition Ready "
-	  "is False); replacing all workers in 10 s (restart 1 of 3)','restartCount':1,"
+	  "is False); replacing all workers in 10 s (infrastructure restart 1 of 10)',"
+	  "'restartCount':1,'infrastructureRestarts':1,"
 	  "'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':"
 	  "'NodeNotReady','time':'" NOW_S "'},'startTime':'2026-11-29T11:00:00Z',"
 	  "'completionTime':null,'expectedStartTime':null,'queuePosition':null,'observedGeneration'"
@@ -1661,6 +1778,7 @@ int main(void)
 		cmocka_unit_test(test_plan_table),
 		cmocka_unit_test(test_deferrable_status_patches),
 		cmocka_unit_test(test_fault_table),
+		cmocka_unit_test(test_budget_table),
 		cmocka_unit_test(test_patch_bodies),
 		cmocka_unit_test(test_replacement_pod),
 		cmocka_unit_test(test_delete_preconditions),

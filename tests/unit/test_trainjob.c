@@ -345,6 +345,37 @@ static void test_status_round_trip(void **state)
 	cJSON_Delete(j);
 }
 
+/* status.infrastructureRestarts goes out once there is one and comes back; absent or
+ * negative reads as none. */
+static void test_infrastructure_restarts_round_trip(void **state)
+{
+	struct tj_trainjob_status s = { .state = TJ_STATE_RESTARTING,
+		                        .restart_count = 3,
+		                        .infrastructure_restarts = 2,
+		                        .last_failure = { .rank = -1, .exit_code = -1 } },
+	                          back;
+	cJSON *j = tj_trainjob_status_to_json(&s);
+
+	assert_int_equal(cJSON_GetObjectItem(j, "restartCount")->valueint, 3);
+	assert_int_equal(cJSON_GetObjectItem(j, "infrastructureRestarts")->valueint, 2);
+	tj_trainjob_status_from_json(j, &back);
+	assert_true(tj_trainjob_status_equal(&s, &back));
+	back.infrastructure_restarts = 1;
+	assert_false(tj_trainjob_status_equal(&s, &back));
+	cJSON_Delete(j);
+
+	s.infrastructure_restarts = 0;
+	j = tj_trainjob_status_to_json(&s);
+	assert_null(cJSON_GetObjectItem(j, "infrastructureRestarts"));
+	cJSON_Delete(j);
+
+	j = jlit("{'state':'Running','restartCount':2,'infrastructureRestarts':-1}");
+	tj_trainjob_status_from_json(j, &back);
+	assert_int_equal(back.restart_count, 2);
+	assert_int_equal(back.infrastructure_restarts, 0);
+	cJSON_Delete(j);
+}
+
 /* Parsing is tj_rfc3339_parse's, tested in test_rfc3339.c. */
 static void test_time_format(void **state)
 {
@@ -364,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_no_name_is_einval),
 		cmocka_unit_test(test_validate_table),
 		cmocka_unit_test(test_status_round_trip),
+		cmocka_unit_test(test_infrastructure_restarts_round_trip),
 		cmocka_unit_test(test_time_format),
 		cmocka_unit_test(test_queue_fields_round_trip),
 	};
