@@ -59,8 +59,9 @@ is_up() {
 		[[ -z $(dead_components) ]]
 }
 
-# KWOK's own stages come from the kwok module in the Go module cache (downloaded by
-# build-control-plane.sh), so the repository carries only the stages it writes itself.
+# KWOK's own pod stages come from the kwok module in the Go module cache (downloaded by
+# build-control-plane.sh), so the repository carries only the stages it writes itself: the
+# node stages (node-stages.yaml) and the pods' run and failure (stages.yaml).
 kwok_stage_dir() {
 	local d="$GOMODCACHE/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage"
 	[[ -d $d ]] || (cd "$here/tools/kwok" && go mod download sigs.k8s.io/kwok >/dev/null)
@@ -224,9 +225,7 @@ cmd_up() {
 		say "starting cluster '$TJC_CLUSTER' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)"
 		# PATH first holds our own kubectl, if one was built, for kwokctl's readiness checks.
 		PATH="$TJC_BIN:$PATH" "$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" \
-			-c "$stages/node/fast/node-initialize.yaml" \
-			-c "$stages/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml" \
-			-c "$stages/node/chaos/node-not-ready.yaml" \
+			-c "$here/node-stages.yaml" \
 			-c "$stages/pod/fast/pod-ready.yaml" \
 			-c "$stages/pod/fast/pod-delete.yaml" \
 			-c "$here/stages.yaml" \

@@ -136,6 +136,20 @@ class Controller:
             return f.read()
 
 
+def config_with_policy(policy):
+    """A config file for a controller of a module's own: deploy/config's GPU classes, and
+    the failure policy given (YAML text starting with failurePolicy:) instead of the
+    shipped one."""
+    with open(os.path.join(REPO, "deploy", "config", "config.yaml")) as f:
+        shipped = f.read()
+    classes = shipped.split("\nfailurePolicy:")[0]
+    path = os.path.join(REPO, "build", f"e2e-config-{uuid.uuid4().hex[:6]}.yaml")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(classes + "\n" + policy)
+    return path
+
+
 # The session's controller once started, for modules that run their own meanwhile.
 _session_controller = []
 

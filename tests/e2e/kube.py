@@ -1,5 +1,6 @@
 """Small helpers the e2e tests use to drive the real cluster through the real kubectl."""
 
+import calendar
 import json
 import os
 import re
@@ -54,6 +55,11 @@ def wait_for(what, predicate, timeout=60.0, interval=0.5):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last: {last!r}")
         time.sleep(interval)
+
+
+def ts(rfc3339):
+    """Unix seconds of a time as the API server writes it (2026-12-01T12:00:00Z)."""
+    return calendar.timegm(time.strptime(rfc3339, "%Y-%m-%dT%H:%M:%SZ"))
 
 
 def condition(obj, ctype):
@@ -163,6 +169,32 @@ def metric(text, series, default=_NO_DEFAULT):
 # Nodes
 
 NOT_READY_LABEL = "node-not-ready.stage.kwok.x-k8s.io"
+
+
+def delete_node(node):
+    """Deletes a node as if its machine were gone; returns what restore_node needs to bring
+    it back as cluster.sh made it: its labels (not a test's NotReady label), annotations and
+    GPU taint, and the capacity and node info a kubelet would report again. The node
+    lifecycle controller's taints and the conditions are left for the simulated kubelet."""
+    saved = kubectl_json("get", "node", node)
+    meta, st = saved["metadata"], saved.get("status", {})
+    body = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": node, "labels": {k: v for k, v in meta.get("labels", {}).items() if k != NOT_READY_LABEL},
+                     "annotations": meta.get("annotations", {})},
+        "spec": {"taints": [t for t in saved["spec"].get("taints") or [] if not t["key"].startswith("node.kubernetes.io/")]},
+        "status": {**{k: st[k] for k in ("allocatable", "capacity", "nodeInfo") if k in st}, "phase": "Running"},
+    }
+    kubectl("delete", "node", node)
+    return body
+
+
+def restore_node(body):
+    """Creates a node delete_node removed again, and waits until it is Ready."""
+    name = body["metadata"]["name"]
+    kubectl("create", "-f", "-", input=json.dumps(body), check=False)
+    wait_for(f"{name} to be Ready again", lambda: node_ready(name))
 
 
 def node_ready(node):

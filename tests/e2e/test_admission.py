@@ -8,7 +8,6 @@ test first waits until those nodes hold nothing of other tests. The module runs 
 controller (the shipped config: admission on, backfill on, NeverFits fails), instead of the
 session's, so that it can kill and restart it."""
 
-import calendar
 import json
 import re
 import time
@@ -19,7 +18,7 @@ from kubeflow.trainer import CustomTrainer
 
 from conftest import Controller
 from kube import (NOT_READY_LABEL, RANK, SIM, Watch, apply, condition, events, kubectl, kubectl_json, metric,
-                  node_ready, pods, running, table, tj, trainjob, wait_for, wait_state)
+                  node_ready, pods, running, table, tj, trainjob, ts, wait_for, wait_state)
 from sdk import RUN_TIME, pod_annotations, train
 
 GH200_PRODUCT = "NVIDIA-GH200-480GB"
@@ -71,10 +70,6 @@ def gh200(admitter):
     names, busy = wait_for("the GH200 nodes to be free", lambda: (got := gh200_busy()) and not got[1] and got, timeout=240, interval=1)
     assert len(names) == 8, f"the scenarios are sized for the local cluster's 8 GH200 nodes, not {names}"
     return names
-
-
-def ts(rfc3339):
-    return calendar.timegm(time.strptime(rfc3339, "%Y-%m-%dT%H:%M:%SZ"))
 
 
 def status(namespace, name):

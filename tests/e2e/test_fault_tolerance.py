@@ -7,17 +7,14 @@ fails a pod on an annotation, marks a node NotReady on a label.
 The module runs its own controller with a failure policy that backs off for one second, so
 that a scenario takes seconds; the session's controller steps aside meanwhile."""
 
-import json
-import os
 import re
 import time
-import uuid
 
 import pytest
 
-from conftest import Controller
-from kube import (ATTEMPT, NOT_READY_LABEL, RANK, REPO, SIM, PodWatch, apply, by_rank, condition, events, kubectl,
-                  kubectl_json, node_ready, pods, running, tj, trainjob, wait_for, wait_state)
+from conftest import Controller, config_with_policy
+from kube import (ATTEMPT, NOT_READY_LABEL, RANK, SIM, PodWatch, apply, by_rank, condition, delete_node, events, kubectl,
+                  kubectl_json, node_ready, pods, restore_node, running, tj, trainjob, wait_for, wait_state)
 
 GPU_TAINT = "nvidia.com/gpu.unhealthy"
 
@@ -33,23 +30,11 @@ failurePolicy:
 """
 
 
-def fast_config_path():
-    """deploy/config's GPU classes with the fast failure policy above."""
-    with open(os.path.join(REPO, "deploy", "config", "config.yaml")) as f:
-        shipped = f.read()
-    classes = shipped.split("\nfailurePolicy:")[0]
-    path = os.path.join(REPO, "build", f"e2e-faults-config-{uuid.uuid4().hex[:6]}.yaml")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(classes + "\n" + POLICY)
-    return path
-
-
 @pytest.fixture(scope="module")
 def faults_controller(controller):
     """A controller with the fast failure policy, instead of the session's."""
     controller.stop()
-    c = Controller("--config", fast_config_path()).start()
+    c = Controller("--config", config_with_policy(POLICY)).start()
     try:
         yield c
     finally:
@@ -156,8 +141,8 @@ def test_node_not_ready_replaces_its_worker_after_the_grace_period(faults_contro
         wait_for(f"{node} to be NotReady", lambda: not node_ready(node))
         time.sleep(3)
         assert tj(namespace, "steady")["status"].get("restartCount", 0) == 0, "restarted within the grace period"
-        # The grace period ends (KWOK dates the NotReady transition back to the node's
-        # creation): the worker on the dead node counts as failed.
+        # A grace period of 5 s: once the node has been NotReady that long, the worker on
+        # the dead node counts as failed.
         kubectl("annotate", "trainjob", "steady", "-n", namespace, "--overwrite", "trainjob.flame.dev/node-grace-period-seconds=5")
         job = wait_for("the restart", lambda: (j := tj(namespace, "steady"))["status"].get("restartCount") == 1 and j)
         assert job["status"]["lastFailure"]["reason"] == "NodeNotReady"
@@ -200,11 +185,7 @@ def test_deleted_node_replaces_its_worker(faults_controller, namespace):
     first = running(namespace, "orphan", 2)
     victim = by_rank(first, 1)
     node = victim["spec"]["nodeName"]
-    saved = kubectl_json("get", "node", node)
-    for k in ("uid", "resourceVersion", "creationTimestamp", "managedFields"):
-        saved["metadata"].pop(k, None)
-    saved.pop("status", None)
-    kubectl("delete", "node", node)
+    saved = delete_node(node)
     try:
         job = wait_for("the restart", lambda: (j := tj(namespace, "orphan"))["status"].get("restartCount") == 1 and j)
         assert (job["status"]["lastFailure"]["reason"], job["status"]["lastFailure"]["node"]) == ("NodeDeleted", node)
@@ -212,8 +193,7 @@ def test_deleted_node_replaces_its_worker(faults_controller, namespace):
         wait_state(namespace, "orphan", "Complete")
         only_attempt(namespace, "orphan", 1, 2)
     finally:
-        kubectl("create", "-f", "-", input=json.dumps(saved), check=False)
-        wait_for(f"{node} to be Ready again", lambda: node_ready(node))
+        restore_node(saved)
 
 
 def test_controller_restarted_between_failures_keeps_the_count(faults_controller, namespace):
