@@ -1,4 +1,5 @@
 #include "reconcilers/admission.h"
+#include "reconcilers/admission_run.h"
 
 #include "reconcilers/admission_text.h"
 
@@ -8,201 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* How messages name class -1. */
-#define NO_CLASS_NAME "nodes without a GPU class"
-
-/* The run works on "slots": the nodes that take new pods, grouped by class ("bucket": the
- * class index, with class -1 last) and sorted by name within a class, so that a class is a
- * range of slots and comparing two slots of a class compares their names. Each slot carries
- * what is free on it now, lowered by every admission of the round. */
-
-struct slot_key {
-	size_t bucket;
-	const char *name;
-	size_t node;
-};
-
-struct domain_key {
-	const char *domain; /* NULL first: the nodes without the label form one domain */
-	size_t slot;
-};
-
-struct release_key {
-	int64_t at;
-	size_t index; /* into releases */
-};
-
-struct job_key {
-	size_t bucket;
-	const struct tj_adm_job *job;
-	size_t index;
-};
-
-/* A node a placement may use, ranked by best fit. */
-struct candidate {
-	int64_t gpus; /* free */
-	size_t slot;
-};
-
-/* What a topology domain of a class holds of one request. */
-struct room {
-	int64_t pods;
-	size_t domain;
-};
-
-/* GPUs a namespace holds in a class, against its limit. */
-struct account {
-	int64_t limit;
-	int64_t held; /* in use, plus what this round admitted */
-};
-
-/* The first job of a class that does not fit now. */
-struct head {
-	bool blocked;  /* the jobs behind it may only backfill */
-	int64_t start; /* its expected start; 0: unknown */
-};
-
-/* What the free nodes of a class hold of one shape of gang, as long as nothing changes them:
- * the jobs behind a blocked head all look at the same free nodes, and most of them share a
- * few shapes, so a queue of thousands is not a scan of every node per job. */
-struct shape_memo {
-	uint64_t era; /* run's era when computed; 0: empty */
-	size_t bucket;
-	struct tj_adm_resources request;
-	int num_pods;
-	bool fits;          /* survey: the gang fits in what is free now */
-	int free_nodes;     /* survey: nodes that hold one of its pods */
-	int fits_elsewhere; /* fits off the reserved nodes: 1, 0, or -1 not looked at yet */
-};
-
-#define SHAPE_MEMOS 8
-
-struct run {
-	const struct tj_adm_input *in;
-	struct tj_adm_result *res; /* the result being built */
-	size_t n_buckets;          /* n_classes + 1 */
-	size_t n_slots;
-	size_t *slot_node;              /* owned; slot -> index into nodes */
-	size_t *bucket_slots;           /* owned; n_buckets + 1: bucket b is [b], [b + 1] */
-	ptrdiff_t *node_slot;           /* owned; node -> slot; -1: it takes no new pods */
-	size_t *domain;                 /* owned; per slot: its domain, numbered in name order */
-	size_t *n_domains;              /* owned; per bucket */
-	size_t *class_nodes;            /* owned; every node by bucket, for NeverFits */
-	size_t *bucket_nodes;           /* owned; n_buckets + 1, into class_nodes */
-	struct tj_adm_resources *free;  /* owned; per slot: free now */
-	struct tj_adm_resources *later; /* owned; per slot: free at a release time */
-	int64_t *pods;                  /* owned; per slot: pods of one request it holds */
-	bool *reserved;                 /* owned; per slot: held for its class's head */
-	int64_t *domain_pods;           /* owned; per domain of the bucket being placed */
-	bool *chosen;                   /* owned; per domain: the placement may use it */
-	struct room *rooms;             /* owned; per domain, scratch of choose_domains */
-	struct candidate *cands;        /* owned; per slot, scratch of select_best */
-	size_t *ranks;                  /* owned; TJ_MAX_NODES: the slot of each rank placed */
-	struct release_key *releases;   /* owned; n_releases, by time */
-	size_t *order;                  /* owned; jobs in queue order, by bucket */
-	size_t *bucket_jobs;            /* owned; n_buckets + 1, into order */
-	struct account *accounts;       /* owned */
-	size_t *job_account;            /* owned; per job; SIZE_MAX: no limit */
-	/* Moves on whenever free or reserved changes, which makes every memo stale. */
-	uint64_t era;
-	struct shape_memo memos[SHAPE_MEMOS];
-	size_t next_memo; /* the one replaced next */
-};
-
-static const char *or_empty(const char *s)
-{
-	return s ? s : "";
-}
-
-static int64_t sat_add(int64_t a, int64_t b)
-{
-	int64_t s;
-
-	if (__builtin_add_overflow(a, b, &s))
-		return b > 0 ? INT64_MAX : INT64_MIN;
-	return s;
-}
-
-static int64_t sat_sub(int64_t a, int64_t b)
-{
-	int64_t s;
-
-	if (__builtin_sub_overflow(a, b, &s))
-		return b < 0 ? INT64_MAX : INT64_MIN;
-	return s;
-}
-
-static size_t bucket_of(const struct tj_adm_input *in, int class_index)
-{
-	return class_index < 0 ? in->n_classes : (size_t)class_index;
-}
-
-static const char *class_name(const struct tj_adm_input *in, size_t bucket)
-{
-	return bucket == in->n_classes ? NO_CLASS_NAME : or_empty(in->class_names[bucket]);
-}
-
-static bool valid_class(const struct tj_adm_input *in, int class_index)
-{
-	return class_index >= -1 && (class_index < 0 || (size_t)class_index < in->n_classes);
-}
-
-/* Resources */
-
-/* The three resources of a request or an offer, so that the rules apply to each alike. */
-static void components(const struct tj_adm_resources *r, int64_t out[3])
-{
-	out[0] = r->gpus;
-	out[1] = r->cpu_milli;
-	out[2] = r->memory;
-}
-
-/* The hottest test of a run (every job looks at every node of its class): kept to plain
- * comparisons, with no copy of the resources. */
-static inline bool holds_one(const struct tj_adm_resources *free,
-                             const struct tj_adm_resources *req)
-{
-	return (req->gpus <= 0 || free->gpus >= req->gpus) &&
-	       (req->cpu_milli <= 0 || free->cpu_milli >= req->cpu_milli) &&
-	       (req->memory <= 0 || free->memory >= req->memory);
-}
-
-/* How many pods of the request fit in `free`, counting no further than `limit`. A resource
- * the pod does not ask for limits nothing. The multiplication tries to spare the division,
- * which is most of the cost when thousands of nodes are looked at. */
-static int64_t pods_on(const struct tj_adm_resources *free, const struct tj_adm_resources *req,
-                       int64_t limit)
-{
-	int64_t f[3], q[3], n = limit, all;
-
-	components(free, f);
-	components(req, q);
-	for (int i = 0; i < 3 && n > 0; i++) {
-		if (q[i] <= 0)
-			continue;
-		if (f[i] < q[i])
-			return 0;
-		if (!__builtin_mul_overflow(q[i], n, &all) && all <= f[i])
-			continue;
-		n = f[i] / q[i];
-	}
-	return n;
-}
-
-static void take(struct tj_adm_resources *free, const struct tj_adm_resources *req)
-{
-	free->gpus = sat_sub(free->gpus, req->gpus > 0 ? req->gpus : 0);
-	free->cpu_milli = sat_sub(free->cpu_milli, req->cpu_milli > 0 ? req->cpu_milli : 0);
-	free->memory = sat_sub(free->memory, req->memory > 0 ? req->memory : 0);
-}
-
-static void give(struct tj_adm_resources *free, const struct tj_adm_resources *back)
-{
-	free->gpus = sat_add(free->gpus, back->gpus);
-	free->cpu_milli = sat_add(free->cpu_milli, back->cpu_milli);
-	free->memory = sat_add(free->memory, back->memory);
-}
 
 /* Setup */
 
@@ -541,241 +347,6 @@ static int open_accounts(struct run *r)
 	return 0;
 }
 
-static int64_t gang_gpus(const struct tj_adm_job *job)
-{
-	int64_t gpus;
-
-	if (job->request.gpus <= 0)
-		return 0;
-	return __builtin_mul_overflow(job->request.gpus, job->num_pods, &gpus) ? INT64_MAX : gpus;
-}
-
-/* Node choice */
-
-static struct shape_memo *memo_of(struct run *r, size_t b, const struct tj_adm_job *job)
-{
-	for (size_t i = 0; i < SHAPE_MEMOS; i++) {
-		struct shape_memo *m = &r->memos[i];
-
-		if (m->era == r->era && m->bucket == b && m->num_pods == job->num_pods &&
-		    memcmp(&m->request, &job->request, sizeof(m->request)) == 0)
-			return m;
-	}
-	return NULL;
-}
-
-/* Whether the gang fits in what is free now, and how many nodes hold one of its pods. */
-static bool survey(struct run *r, size_t b, const struct tj_adm_job *job, int *ret_nodes)
-{
-	struct shape_memo *m = memo_of(r, b, job);
-	int64_t total = 0;
-	int n = 0;
-
-	if (m) {
-		*ret_nodes = m->free_nodes;
-		return m->fits;
-	}
-	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
-		if (!holds_one(&r->free[s], &job->request))
-			continue;
-		n++;
-		if (total < job->num_pods)
-			total += pods_on(&r->free[s], &job->request, job->num_pods - total);
-	}
-	m = &r->memos[r->next_memo];
-	r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
-	*m = (struct shape_memo){ r->era, b, job->request, job->num_pods, total >= job->num_pods,
-		                  n,      -1 };
-	*ret_nodes = n;
-	return m->fits;
-}
-
-static int cmp_room(const void *a, const void *b)
-{
-	const struct room *x = a, *y = b;
-
-	if (x->pods != y->pods)
-		return x->pods > y->pods ? -1 : 1;
-	return x->domain < y->domain ? -1 : x->domain > y->domain;
-}
-
-/* Marks the domains a gang of k pods goes into: as few as can hold it. They are the largest
- * ones, except the last, which is the tightest that holds the rest (with a single domain,
- * the tightest that holds the whole gang), so that large domains stay whole for large
- * gangs. Ties go to the domain whose name sorts first. */
-static void choose_domains(struct run *r, size_t nd, int64_t k)
-{
-	size_t n = 0, m = 0, best;
-	int64_t sum = 0;
-
-	memset(r->chosen, 0, nd * sizeof(*r->chosen));
-	for (size_t d = 0; d < nd; d++)
-		if (r->domain_pods[d] > 0)
-			r->rooms[n++] = (struct room){ r->domain_pods[d], d };
-	qsort(r->rooms, n, sizeof(*r->rooms), cmp_room);
-	while (sat_add(sum, r->rooms[m].pods) < k) {
-		sum += r->rooms[m].pods;
-		r->chosen[r->rooms[m++].domain] = true;
-	}
-	best = m;
-	for (size_t i = m + 1; i < n && r->rooms[i].pods >= k - sum; i++)
-		if (r->rooms[i].pods < r->rooms[best].pods)
-			best = i;
-	r->chosen[r->rooms[best].domain] = true;
-}
-
-/* Best fit: fewer free GPUs first, then the name (slot order is name order). */
-static bool fits_better(const struct candidate *x, const struct candidate *y)
-{
-	return x->gpus != y->gpus ? x->gpus < y->gpus : x->slot < y->slot;
-}
-
-static int cmp_candidate(const void *a, const void *b)
-{
-	return fits_better(a, b) ? -1 : fits_better(b, a);
-}
-
-/* Restores the heap below i: the worst fit of the heap is at its top. */
-static void sift_down(struct candidate *heap, size_t n, size_t i)
-{
-	for (;;) {
-		size_t worst = i, l = 2 * i + 1, rt = l + 1;
-		struct candidate t;
-
-		if (l < n && fits_better(&heap[worst], &heap[l]))
-			worst = l;
-		if (rt < n && fits_better(&heap[worst], &heap[rt]))
-			worst = rt;
-		if (worst == i)
-			return;
-		t = heap[i];
-		heap[i] = heap[worst];
-		heap[worst] = t;
-		i = worst;
-	}
-}
-
-static void sift_up(struct candidate *heap, size_t i)
-{
-	while (i > 0 && fits_better(&heap[(i - 1) / 2], &heap[i])) {
-		struct candidate t = heap[i];
-
-		heap[i] = heap[(i - 1) / 2];
-		heap[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
-}
-
-/* The k best-fitting nodes of the chosen domains, in order. Every candidate holds at least
- * one pod, so no gang needs more than k of them; a heap of k keeps this linear in the nodes
- * of the class, where sorting them all would not be. */
-static size_t select_best(struct run *r, size_t b, const struct tj_adm_resources *free, int64_t k)
-{
-	size_t n = 0;
-
-	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
-		struct candidate c = { free[s].gpus, s };
-
-		if (r->pods[s] == 0 || !r->chosen[r->domain[s]])
-			continue;
-		if (n < (size_t)k) {
-			r->cands[n] = c;
-			sift_up(r->cands, n++);
-		} else if (fits_better(&c, &r->cands[0])) {
-			r->cands[0] = c;
-			sift_down(r->cands, n, 0);
-		}
-	}
-	qsort(r->cands, n, sizeof(*r->cands), cmp_candidate);
-	return n;
-}
-
-/* Whether the gang fits in `free`, leaving out the slots of `avoid` when given: the cheap
- * first look of a placement, which stops as soon as the gang is whole and counts no node
- * past it (most backfill candidates do not fit off the head's reserved nodes). */
-static bool fits_in(const struct run *r, size_t b, const struct tj_adm_resources *free,
-                    const bool *avoid, const struct tj_adm_job *job)
-{
-	int64_t total = 0;
-
-	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1] && total < job->num_pods;
-	     s++)
-		if ((!avoid || !avoid[s]) && holds_one(&free[s], &job->request))
-			total += pods_on(&free[s], &job->request, job->num_pods - total);
-	return total >= job->num_pods;
-}
-
-/* Chooses the nodes of a gang in `free`, leaving out the slots of `avoid` when given, and
- * writes the slot of each rank to r->ranks; false if the gang does not fit. A node takes as
- * many consecutive ranks as it holds. */
-static bool place(struct run *r, size_t b, const struct tj_adm_resources *free, const bool *avoid,
-                  const struct tj_adm_job *job)
-{
-	size_t nd = r->n_domains[b], n;
-	int64_t k = job->num_pods, rank = 0;
-	/* With domains, what a domain holds is counted in full, so that the tightest one wins;
-	 * without, no node needs counting past the gang. */
-	int64_t limit = nd > 1 ? INT64_MAX : k;
-
-	if (!fits_in(r, b, free, avoid, job))
-		return false;
-	memset(r->domain_pods, 0, nd * sizeof(*r->domain_pods));
-	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
-		r->pods[s] = avoid && avoid[s] ? 0 : pods_on(&free[s], &job->request, limit);
-		r->domain_pods[r->domain[s]] = sat_add(r->domain_pods[r->domain[s]], r->pods[s]);
-	}
-	choose_domains(r, nd, k);
-	n = select_best(r, b, free, k);
-	for (size_t i = 0; i < n && rank < k; i++) {
-		size_t s = r->cands[i].slot;
-
-		for (int64_t p = 0; p < r->pods[s] && rank < k; p++)
-			r->ranks[rank++] = s;
-	}
-	return true;
-}
-
-/* Reservation */
-
-/* The head's expected start: the first release time after which its gang fits in what is
- * free now plus what the releases until then give back; 0 if no release makes it fit. The
- * nodes it would take then are reserved for it. Each release changes one node, so the count
- * of pods the class holds is kept up to date node by node instead of recounted. */
-static int64_t reserve(struct run *r, size_t b, const struct tj_adm_job *job)
-{
-	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
-	int64_t k = job->num_pods, total = 0;
-
-	memcpy(&r->later[first], &r->free[first], (last - first) * sizeof(*r->later));
-	for (size_t s = first; s < last; s++) {
-		r->pods[s] = pods_on(&r->later[s], &job->request, k);
-		total += r->pods[s];
-	}
-	for (size_t i = 0; i < r->in->n_releases;) {
-		int64_t at = r->releases[i].at;
-
-		for (; i < r->in->n_releases && r->releases[i].at == at; i++) {
-			const struct tj_adm_release *rel = &r->in->releases[r->releases[i].index];
-			ptrdiff_t s = r->node_slot[rel->node];
-
-			if (s < (ptrdiff_t)first || s >= (ptrdiff_t)last)
-				continue;
-			total -= r->pods[s];
-			give(&r->later[s], &rel->resources);
-			r->pods[s] = pods_on(&r->later[s], &job->request, k);
-			total += r->pods[s];
-		}
-		if (total >= k && place(r, b, r->later, NULL, job)) {
-			for (int64_t rank = 0; rank < k; rank++)
-				r->reserved[r->ranks[rank]] = true;
-			r->era++;
-			r->res->classes[b].reserved_gpus = gang_gpus(job);
-			return at > r->in->now ? at : r->in->now;
-		}
-	}
-	return 0;
-}
-
 /* Messages */
 
 /* "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes x 4 GPUs never fits; at most 8". The
@@ -881,16 +452,16 @@ static int backfill(struct run *r, size_t b, size_t j, const struct head *head, 
 	wait_for(&r->res->decisions[j], fits ? TJ_ADM_REASON_PRIORITY : TJ_ADM_REASON_RESOURCES);
 	if (!fits || !in->config->backfill || job->walltime <= 0)
 		return 0;
-	struct shape_memo *m = memo_of(r, b, job);
+	struct shape_memo *m = tj_adm_memo_of(r, b, job);
 
 	if (!m || m->fits_elsewhere != 0) {
-		if (place(r, b, r->free, r->reserved, job))
+		if (tj_adm_place(r, b, r->free, r->reserved, job))
 			return admit(r, b, j, true);
 		if (m)
 			m->fits_elsewhere = 0;
 	}
 	if (head->start > 0 && sat_add(in->now, job->walltime) <= head->start &&
-	    place(r, b, r->free, NULL, job))
+	    tj_adm_place(r, b, r->free, NULL, job))
 		return admit(r, b, j, true);
 	return 0;
 }
@@ -899,7 +470,7 @@ static int decide(struct run *r, size_t b, size_t j, struct head *head)
 {
 	const struct tj_adm_job *job = &r->in->jobs[j];
 	struct tj_adm_decision *d = &r->res->decisions[j];
-	bool fits = survey(r, b, job, &d->free_nodes);
+	bool fits = tj_adm_survey(r, b, job, &d->free_nodes);
 	int64_t most = 0;
 
 	/* A restart has held its nodes before: it waits for them rather than fail. */
@@ -914,10 +485,10 @@ static int decide(struct run *r, size_t b, size_t j, struct head *head)
 		return 0;
 	if (head->blocked)
 		return backfill(r, b, j, head, fits);
-	if (fits && place(r, b, r->free, NULL, job))
+	if (fits && tj_adm_place(r, b, r->free, NULL, job))
 		return admit(r, b, j, false);
 	head->blocked = true;
-	head->start = reserve(r, b, job);
+	head->start = tj_adm_reserve(r, b, job);
 	d->expected_start = head->start;
 	wait_for(d, TJ_ADM_REASON_RESOURCES);
 	return 0;

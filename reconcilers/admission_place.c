@@ -1,0 +1,231 @@
+/* The choice of nodes for a gang and the reservation of the blocked head (admission.h). */
+#include "reconcilers/admission_run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Node choice */
+
+struct shape_memo *tj_adm_memo_of(struct run *r, size_t b, const struct tj_adm_job *job)
+{
+	for (size_t i = 0; i < SHAPE_MEMOS; i++) {
+		struct shape_memo *m = &r->memos[i];
+
+		if (m->era == r->era && m->bucket == b && m->num_pods == job->num_pods &&
+		    memcmp(&m->request, &job->request, sizeof(m->request)) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+/* Whether the gang fits in what is free now, and how many nodes hold one of its pods. */
+bool tj_adm_survey(struct run *r, size_t b, const struct tj_adm_job *job, int *ret_nodes)
+{
+	struct shape_memo *m = tj_adm_memo_of(r, b, job);
+	int64_t total = 0;
+	int n = 0;
+
+	if (m) {
+		*ret_nodes = m->free_nodes;
+		return m->fits;
+	}
+	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
+		if (!holds_one(&r->free[s], &job->request))
+			continue;
+		n++;
+		if (total < job->num_pods)
+			total += pods_on(&r->free[s], &job->request, job->num_pods - total);
+	}
+	m = &r->memos[r->next_memo];
+	r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
+	*m = (struct shape_memo){ r->era, b, job->request, job->num_pods, total >= job->num_pods,
+		                  n,      -1 };
+	*ret_nodes = n;
+	return m->fits;
+}
+
+static int cmp_room(const void *a, const void *b)
+{
+	const struct room *x = a, *y = b;
+
+	if (x->pods != y->pods)
+		return x->pods > y->pods ? -1 : 1;
+	return x->domain < y->domain ? -1 : x->domain > y->domain;
+}
+
+/* Marks the domains a gang of k pods goes into: as few as can hold it. They are the largest
+ * ones, except the last, which is the tightest that holds the rest (with a single domain,
+ * the tightest that holds the whole gang), so that large domains stay whole for large
+ * gangs. Ties go to the domain whose name sorts first. */
+static void choose_domains(struct run *r, size_t nd, int64_t k)
+{
+	size_t n = 0, m = 0, best;
+	int64_t sum = 0;
+
+	memset(r->chosen, 0, nd * sizeof(*r->chosen));
+	for (size_t d = 0; d < nd; d++)
+		if (r->domain_pods[d] > 0)
+			r->rooms[n++] = (struct room){ r->domain_pods[d], d };
+	qsort(r->rooms, n, sizeof(*r->rooms), cmp_room);
+	while (sat_add(sum, r->rooms[m].pods) < k) {
+		sum += r->rooms[m].pods;
+		r->chosen[r->rooms[m++].domain] = true;
+	}
+	best = m;
+	for (size_t i = m + 1; i < n && r->rooms[i].pods >= k - sum; i++)
+		if (r->rooms[i].pods < r->rooms[best].pods)
+			best = i;
+	r->chosen[r->rooms[best].domain] = true;
+}
+
+/* Best fit: fewer free GPUs first, then the name (slot order is name order). */
+static bool fits_better(const struct candidate *x, const struct candidate *y)
+{
+	return x->gpus != y->gpus ? x->gpus < y->gpus : x->slot < y->slot;
+}
+
+static int cmp_candidate(const void *a, const void *b)
+{
+	return fits_better(a, b) ? -1 : fits_better(b, a);
+}
+
+/* Restores the heap below i: the worst fit of the heap is at its top. */
+static void sift_down(struct candidate *heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t worst = i, l = 2 * i + 1, rt = l + 1;
+		struct candidate t;
+
+		if (l < n && fits_better(&heap[worst], &heap[l]))
+			worst = l;
+		if (rt < n && fits_better(&heap[worst], &heap[rt]))
+			worst = rt;
+		if (worst == i)
+			return;
+		t = heap[i];
+		heap[i] = heap[worst];
+		heap[worst] = t;
+		i = worst;
+	}
+}
+
+static void sift_up(struct candidate *heap, size_t i)
+{
+	while (i > 0 && fits_better(&heap[(i - 1) / 2], &heap[i])) {
+		struct candidate t = heap[i];
+
+		heap[i] = heap[(i - 1) / 2];
+		heap[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+/* The k best-fitting nodes of the chosen domains, in order. Every candidate holds at least
+ * one pod, so no gang needs more than k of them; a heap of k keeps this linear in the nodes
+ * of the class, where sorting them all would not be. */
+static size_t select_best(struct run *r, size_t b, const struct tj_adm_resources *free, int64_t k)
+{
+	size_t n = 0;
+
+	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
+		struct candidate c = { free[s].gpus, s };
+
+		if (r->pods[s] == 0 || !r->chosen[r->domain[s]])
+			continue;
+		if (n < (size_t)k) {
+			r->cands[n] = c;
+			sift_up(r->cands, n++);
+		} else if (fits_better(&c, &r->cands[0])) {
+			r->cands[0] = c;
+			sift_down(r->cands, n, 0);
+		}
+	}
+	qsort(r->cands, n, sizeof(*r->cands), cmp_candidate);
+	return n;
+}
+
+/* Whether the gang fits in `free`, leaving out the slots of `avoid` when given: the cheap
+ * first look of a placement, which stops as soon as the gang is whole and counts no node
+ * past it (most backfill candidates do not fit off the head's reserved nodes). */
+static bool fits_in(const struct run *r, size_t b, const struct tj_adm_resources *free,
+                    const bool *avoid, const struct tj_adm_job *job)
+{
+	int64_t total = 0;
+
+	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1] && total < job->num_pods;
+	     s++)
+		if ((!avoid || !avoid[s]) && holds_one(&free[s], &job->request))
+			total += pods_on(&free[s], &job->request, job->num_pods - total);
+	return total >= job->num_pods;
+}
+
+/* Chooses the nodes of a gang in `free`, leaving out the slots of `avoid` when given, and
+ * writes the slot of each rank to r->ranks; false if the gang does not fit. A node takes as
+ * many consecutive ranks as it holds. */
+bool tj_adm_place(struct run *r, size_t b, const struct tj_adm_resources *free, const bool *avoid,
+                  const struct tj_adm_job *job)
+{
+	size_t nd = r->n_domains[b], n;
+	int64_t k = job->num_pods, rank = 0;
+	/* With domains, what a domain holds is counted in full, so that the tightest one wins;
+	 * without, no node needs counting past the gang. */
+	int64_t limit = nd > 1 ? INT64_MAX : k;
+
+	if (!fits_in(r, b, free, avoid, job))
+		return false;
+	memset(r->domain_pods, 0, nd * sizeof(*r->domain_pods));
+	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
+		r->pods[s] = avoid && avoid[s] ? 0 : pods_on(&free[s], &job->request, limit);
+		r->domain_pods[r->domain[s]] = sat_add(r->domain_pods[r->domain[s]], r->pods[s]);
+	}
+	choose_domains(r, nd, k);
+	n = select_best(r, b, free, k);
+	for (size_t i = 0; i < n && rank < k; i++) {
+		size_t s = r->cands[i].slot;
+
+		for (int64_t p = 0; p < r->pods[s] && rank < k; p++)
+			r->ranks[rank++] = s;
+	}
+	return true;
+}
+
+/* Reservation */
+
+/* The head's expected start: the first release time after which its gang fits in what is
+ * free now plus what the releases until then give back; 0 if no release makes it fit. The
+ * nodes it would take then are reserved for it. Each release changes one node, so the count
+ * of pods the class holds is kept up to date node by node instead of recounted. */
+int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job)
+{
+	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
+	int64_t k = job->num_pods, total = 0;
+
+	memcpy(&r->later[first], &r->free[first], (last - first) * sizeof(*r->later));
+	for (size_t s = first; s < last; s++) {
+		r->pods[s] = pods_on(&r->later[s], &job->request, k);
+		total += r->pods[s];
+	}
+	for (size_t i = 0; i < r->in->n_releases;) {
+		int64_t at = r->releases[i].at;
+
+		for (; i < r->in->n_releases && r->releases[i].at == at; i++) {
+			const struct tj_adm_release *rel = &r->in->releases[r->releases[i].index];
+			ptrdiff_t s = r->node_slot[rel->node];
+
+			if (s < (ptrdiff_t)first || s >= (ptrdiff_t)last)
+				continue;
+			total -= r->pods[s];
+			give(&r->later[s], &rel->resources);
+			r->pods[s] = pods_on(&r->later[s], &job->request, k);
+			total += r->pods[s];
+		}
+		if (total >= k && tj_adm_place(r, b, r->later, NULL, job)) {
+			for (int64_t rank = 0; rank < k; rank++)
+				r->reserved[r->ranks[rank]] = true;
+			r->era++;
+			r->res->classes[b].reserved_gpus = gang_gpus(job);
+			return at > r->in->now ? at : r->in->now;
+		}
+	}
+	return 0;
+}

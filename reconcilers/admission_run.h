@@ -1,0 +1,229 @@
+/* What one run of tj_admit works on, shared by its parts: admission.c (the setup, the
+ * quotas and the decisions) and admission_place.c (the choice of nodes and the head's
+ * reservation). Internal to the admission; nothing else includes it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reconcilers/admission.h"
+/* How messages name class -1. */
+#define NO_CLASS_NAME "nodes without a GPU class"
+
+/* The run works on "slots": the nodes that take new pods, grouped by class ("bucket": the
+ * class index, with class -1 last) and sorted by name within a class, so that a class is a
+ * range of slots and comparing two slots of a class compares their names. Each slot carries
+ * what is free on it now, lowered by every admission of the round. */
+
+struct slot_key {
+	size_t bucket;
+	const char *name;
+	size_t node;
+};
+
+struct domain_key {
+	const char *domain; /* NULL first: the nodes without the label form one domain */
+	size_t slot;
+};
+
+struct release_key {
+	int64_t at;
+	size_t index; /* into releases */
+};
+
+struct job_key {
+	size_t bucket;
+	const struct tj_adm_job *job;
+	size_t index;
+};
+
+/* A node a placement may use, ranked by best fit. */
+struct candidate {
+	int64_t gpus; /* free */
+	size_t slot;
+};
+
+/* What a topology domain of a class holds of one request. */
+struct room {
+	int64_t pods;
+	size_t domain;
+};
+
+/* GPUs a namespace holds in a class, against its limit. */
+struct account {
+	int64_t limit;
+	int64_t held; /* in use, plus what this round admitted */
+};
+
+/* The first job of a class that does not fit now. */
+struct head {
+	bool blocked;  /* the jobs behind it may only backfill */
+	int64_t start; /* its expected start; 0: unknown */
+};
+
+/* What the free nodes of a class hold of one shape of gang, as long as nothing changes them:
+ * the jobs behind a blocked head all look at the same free nodes, and most of them share a
+ * few shapes, so a queue of thousands is not a scan of every node per job. */
+struct shape_memo {
+	uint64_t era; /* run's era when computed; 0: empty */
+	size_t bucket;
+	struct tj_adm_resources request;
+	int num_pods;
+	bool fits;          /* survey: the gang fits in what is free now */
+	int free_nodes;     /* survey: nodes that hold one of its pods */
+	int fits_elsewhere; /* fits off the reserved nodes: 1, 0, or -1 not looked at yet */
+};
+
+#define SHAPE_MEMOS 8
+
+struct run {
+	const struct tj_adm_input *in;
+	struct tj_adm_result *res; /* the result being built */
+	size_t n_buckets;          /* n_classes + 1 */
+	size_t n_slots;
+	size_t *slot_node;              /* owned; slot -> index into nodes */
+	size_t *bucket_slots;           /* owned; n_buckets + 1: bucket b is [b], [b + 1] */
+	ptrdiff_t *node_slot;           /* owned; node -> slot; -1: it takes no new pods */
+	size_t *domain;                 /* owned; per slot: its domain, numbered in name order */
+	size_t *n_domains;              /* owned; per bucket */
+	size_t *class_nodes;            /* owned; every node by bucket, for NeverFits */
+	size_t *bucket_nodes;           /* owned; n_buckets + 1, into class_nodes */
+	struct tj_adm_resources *free;  /* owned; per slot: free now */
+	struct tj_adm_resources *later; /* owned; per slot: free at a release time */
+	int64_t *pods;                  /* owned; per slot: pods of one request it holds */
+	bool *reserved;                 /* owned; per slot: held for its class's head */
+	int64_t *domain_pods;           /* owned; per domain of the bucket being placed */
+	bool *chosen;                   /* owned; per domain: the placement may use it */
+	struct room *rooms;             /* owned; per domain, scratch of choose_domains */
+	struct candidate *cands;        /* owned; per slot, scratch of select_best */
+	size_t *ranks;                  /* owned; TJ_MAX_NODES: the slot of each rank placed */
+	struct release_key *releases;   /* owned; n_releases, by time */
+	size_t *order;                  /* owned; jobs in queue order, by bucket */
+	size_t *bucket_jobs;            /* owned; n_buckets + 1, into order */
+	struct account *accounts;       /* owned */
+	size_t *job_account;            /* owned; per job; SIZE_MAX: no limit */
+	/* Moves on whenever free or reserved changes, which makes every memo stale. */
+	uint64_t era;
+	struct shape_memo memos[SHAPE_MEMOS];
+	size_t next_memo; /* the one replaced next */
+};
+
+static inline const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+static inline int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t s;
+
+	if (__builtin_add_overflow(a, b, &s))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return s;
+}
+
+static inline int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t s;
+
+	if (__builtin_sub_overflow(a, b, &s))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return s;
+}
+
+static inline size_t bucket_of(const struct tj_adm_input *in, int class_index)
+{
+	return class_index < 0 ? in->n_classes : (size_t)class_index;
+}
+
+static inline const char *class_name(const struct tj_adm_input *in, size_t bucket)
+{
+	return bucket == in->n_classes ? NO_CLASS_NAME : or_empty(in->class_names[bucket]);
+}
+
+static inline bool valid_class(const struct tj_adm_input *in, int class_index)
+{
+	return class_index >= -1 && (class_index < 0 || (size_t)class_index < in->n_classes);
+}
+
+/* Resources */
+
+/* The three resources of a request or an offer, so that the rules apply to each alike. */
+static inline void components(const struct tj_adm_resources *r, int64_t out[3])
+{
+	out[0] = r->gpus;
+	out[1] = r->cpu_milli;
+	out[2] = r->memory;
+}
+
+/* The hottest test of a run (every job looks at every node of its class): kept to plain
+ * comparisons, with no copy of the resources. */
+static inline bool holds_one(const struct tj_adm_resources *free,
+                             const struct tj_adm_resources *req)
+{
+	return (req->gpus <= 0 || free->gpus >= req->gpus) &&
+	       (req->cpu_milli <= 0 || free->cpu_milli >= req->cpu_milli) &&
+	       (req->memory <= 0 || free->memory >= req->memory);
+}
+
+/* How many pods of the request fit in `free`, counting no further than `limit`. A resource
+ * the pod does not ask for limits nothing. The multiplication tries to spare the division,
+ * which is most of the cost when thousands of nodes are looked at. */
+static inline int64_t pods_on(const struct tj_adm_resources *free,
+                              const struct tj_adm_resources *req, int64_t limit)
+{
+	int64_t f[3], q[3], n = limit, all;
+
+	components(free, f);
+	components(req, q);
+	for (int i = 0; i < 3 && n > 0; i++) {
+		if (q[i] <= 0)
+			continue;
+		if (f[i] < q[i])
+			return 0;
+		if (!__builtin_mul_overflow(q[i], n, &all) && all <= f[i])
+			continue;
+		n = f[i] / q[i];
+	}
+	return n;
+}
+
+static inline void take(struct tj_adm_resources *free, const struct tj_adm_resources *req)
+{
+	free->gpus = sat_sub(free->gpus, req->gpus > 0 ? req->gpus : 0);
+	free->cpu_milli = sat_sub(free->cpu_milli, req->cpu_milli > 0 ? req->cpu_milli : 0);
+	free->memory = sat_sub(free->memory, req->memory > 0 ? req->memory : 0);
+}
+
+static inline void give(struct tj_adm_resources *free, const struct tj_adm_resources *back)
+{
+	free->gpus = sat_add(free->gpus, back->gpus);
+	free->cpu_milli = sat_add(free->cpu_milli, back->cpu_milli);
+	free->memory = sat_add(free->memory, back->memory);
+}
+
+static inline int64_t gang_gpus(const struct tj_adm_job *job)
+{
+	int64_t gpus;
+
+	if (job->request.gpus <= 0)
+		return 0;
+	return __builtin_mul_overflow(job->request.gpus, job->num_pods, &gpus) ? INT64_MAX : gpus;
+}
+
+/* Node choice and reservation (admission_place.c) */
+
+/* The memo of the job's shape in bucket b, if it is still fresh. */
+struct shape_memo *tj_adm_memo_of(struct run *r, size_t b, const struct tj_adm_job *job);
+
+/* Whether the gang fits in what is free now, and how many nodes hold one of its pods. */
+bool tj_adm_survey(struct run *r, size_t b, const struct tj_adm_job *job, int *ret_nodes);
+
+/* Chooses the nodes of a gang in `free`, leaving out the slots of `avoid` when given, and
+ * writes the slot of each rank to r->ranks; false if the gang does not fit. */
+bool tj_adm_place(struct run *r, size_t b, const struct tj_adm_resources *free, const bool *avoid,
+                  const struct tj_adm_job *job);
+
+/* The head's expected start (0: unknown); the nodes it would take then are reserved. */
+int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job);
