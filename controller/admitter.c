@@ -332,7 +332,9 @@ static void add_used(struct tj_adm_resources *used, const struct tj_adm_resource
 	used->memory += r->memory;
 }
 
-/* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours). */
+/* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours):
+ * its status.deadline, which the planner fixes at the start from activeDeadlineSeconds or
+ * the config's defaultWalltime (reconcilers/walltime.h). */
 static int64_t walltime_end(struct tj_admitter *a, const struct tj_pod *pod)
 {
 	const struct tj_store *jobs = store_of(a->informers->trainjobs);
@@ -342,10 +344,9 @@ static int64_t walltime_end(struct tj_admitter *a, const struct tj_pod *pod)
 	if (!pod->trainjob || !jobs || tj_pod_trainjob_key(pod, key, sizeof(key)) != 1 ||
 	    !(job = tj_store_get(jobs, key)))
 		return 0;
-	if (!pod->owner_uid || strcmp(pod->owner_uid, job->uid) != 0 ||
-	    !job->active_deadline_seconds || !job->status.start_time)
+	if (!pod->owner_uid || strcmp(pod->owner_uid, job->uid) != 0 || !job->status.start_time)
 		return 0;
-	return job->status.start_time + job->active_deadline_seconds;
+	return job->status.deadline;
 }
 
 static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)

@@ -15,6 +15,7 @@
 #include "base/fileio.h"
 #include "base/utf8.h"
 #include "controller/config_fields.h"
+#include "controller/config_walltime.h"
 
 static const char *const class_fields[] = { "name",       "resource",    "arch",
 	                                    "nodeLabels", "tolerations", NULL };
@@ -517,9 +518,9 @@ static int parse_admission_of(const struct tj_cfg_parser *p, struct fy_node *roo
 static int parse_root(const struct tj_cfg_parser *p, struct fy_node *root, struct tj_config *config)
 {
 	static const char *const root_fields[] = { "gpuClasses", "failurePolicy", "admission",
-		                                   NULL };
+		                                   "walltime", NULL };
 	int r = tj_cfg_check_mapping(p, root, 1, "", root_fields,
-	                             "gpuClasses, failurePolicy, admission");
+	                             "gpuClasses, failurePolicy, admission, walltime");
 	if (r < 0)
 		return r;
 	struct fy_node_pair *pair = tj_cfg_find_pair(root, "failurePolicy");
@@ -672,6 +673,8 @@ int tj_config_parse(const char *yaml, size_t len, const char *origin, struct tj_
 		goto out_doc;
 	}
 	r = parse_root(&p, fy_document_root(doc), config);
+	if (r == 0)
+		r = tj_cfg_parse_walltime(&p, fy_document_root(doc), config);
 	if (r < 0)
 		goto out_config;
 	*ret = config;

@@ -125,6 +125,10 @@ static void op_done(struct tj_response *resp, void *userdata)
 			fail(e, a, resp->rc, resp->error);
 		}
 		break;
+	case TJ_ACTION_PATCH_POD:
+		if (resp->rc != 0 && !tj_status_is_not_found(st))
+			fail(e, a, resp->rc, resp->error);
+		break;
 	case TJ_ACTION_EVENT:
 		break;
 	}
@@ -162,6 +166,11 @@ static int send_request(struct tj_execution *e, struct op *op)
 		ref.resource = &tj_resource_trainjobs;
 		ref.name = e->name;
 		ref.subresource = "status";
+		return tj_kube_patch(client, &ref, TJ_PATCH_MERGE, a->object, NULL, op_done, op,
+		                     &op->request);
+	case TJ_ACTION_PATCH_POD:
+		ref.resource = &tj_resource_pods;
+		ref.name = a->name;
 		return tj_kube_patch(client, &ref, TJ_PATCH_MERGE, a->object, NULL, op_done, op,
 		                     &op->request);
 	case TJ_ACTION_EVENT:

@@ -199,6 +199,7 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	tmp.creation_time = time_at(meta, "creationTimestamp");
 	tmp.deletion_time = time_at(meta, "deletionTimestamp");
 	tmp.start_time = time_at(status, "startTime");
+	tmp.deadline = time_at(tj_field(meta, "annotations"), TJ_ANNOTATION_DEADLINE);
 	read_conditions(status, &tmp, &src);
 	read_termination(status, &tmp, &src);
 	/* The API server has validated every quantity of a pod it stores; one that is not a

@@ -20,6 +20,9 @@
 /* The node the controller's admission chose for a pod, set on the pods it creates, so that
  * the pod counts against its node before the scheduler binds it. */
 #define TJ_ANNOTATION_PINNED_NODE TJ_LABEL_PREFIX "node"
+/* The job's deadline (RFC 3339), written on its pods when they are warned of it
+ * (reconcilers/walltime.h). */
+#define TJ_ANNOTATION_DEADLINE TJ_LABEL_PREFIX "deadline"
 
 enum tj_pod_phase {
 	TJ_POD_PENDING,
@@ -57,6 +60,7 @@ struct tj_pod {
 	int64_t creation_time;   /* metadata.creationTimestamp, unix seconds */
 	int64_t start_time;      /* status.startTime, unix seconds, 0 if unset */
 	int64_t deletion_time;   /* metadata.deletionTimestamp, unix seconds, 0 if not deleting */
+	int64_t deadline;        /* annotation TJ_ANNOTATION_DEADLINE, unix seconds, 0 if absent */
 	/* The effective requests (informers/resources.h), what the pod holds on its node until
 	 * it is terminal; zero if its spec has a quantity that is not one, which the API server
 	 * never lets through. */

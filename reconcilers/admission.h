@@ -63,7 +63,8 @@ struct tj_adm_node {
 };
 
 /* Resources that come free at a known time: a pod of a running job whose walltime
- * (status.startTime + activeDeadlineSeconds) ends then. */
+ * ends then (status.deadline: the start plus activeDeadlineSeconds or the defaultWalltime,
+ * reconcilers/walltime.h). */
 struct tj_adm_release {
 	size_t node; /* index into nodes */
 	int64_t at;  /* unix seconds */
@@ -94,7 +95,7 @@ struct tj_adm_job {
 	struct tj_adm_resources request; /* of one pod */
 	int32_t priority;
 	int64_t creation_time; /* unix seconds */
-	int64_t walltime;      /* activeDeadlineSeconds; 0: none */
+	int64_t walltime;      /* the effective walltime (walltime.h); 0: none */
 	/* Replacements for a job that was running (a restart) or whose gang is partly created:
 	 * ahead of every queued job of its class, and never NeverFits for want of patience. */
 	bool restart;

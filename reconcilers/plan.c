@@ -19,6 +19,7 @@ static const char *const action_names[] = {
 	[TJ_ACTION_DELETE_POD] = "DeletePod",
 	[TJ_ACTION_PATCH_STATUS] = "PatchStatus",
 	[TJ_ACTION_EVENT] = "Event",
+	[TJ_ACTION_PATCH_POD] = "PatchPod",
 };
 
 const char *tj_action_kind_name(enum tj_action_kind kind)
@@ -688,6 +689,8 @@ static int decide(struct planner *p)
 		return 0;
 	}
 	copy(p->gpu_class, sizeof(p->gpu_class), cls ? cls->name : NULL);
+	if (tj_planner_walltime(p, cls))
+		return 0;
 	n_excluded = excluded_nodes(p, excluded);
 	p->excluded = excluded;
 	p->n_excluded = n_excluded;
@@ -720,19 +723,8 @@ static int decide(struct planner *p)
 		p->st.start_time = 0;
 		tj_planner_event(p, false, "Resumed", "TrainJob is resumed");
 	}
-	if (job->active_deadline_seconds && p->st.start_time) {
-		int64_t end = p->st.start_time + job->active_deadline_seconds;
-		char msg[TJ_MESSAGE_MAX];
-
-		if (in->now >= end) {
-			snprintf(msg, sizeof(msg),
-			         "the job ran longer than spec.activeDeadlineSeconds (%lld s)",
-			         (long long)job->active_deadline_seconds);
-			tj_planner_fail(p, "DeadlineExceeded", msg);
-			goto out;
-		}
-		requeue(p, end - in->now);
-	}
+	if (tj_planner_deadline(p))
+		goto out;
 	if (find_failure(p, gang, &failed)) {
 		restart(p, &failed, gang, max_restarts);
 		goto out;
@@ -743,8 +735,8 @@ static int decide(struct planner *p)
 		goto out;
 	had_start = p->st.start_time != 0;
 	tj_planner_create_pods(p, render);
-	if (job->active_deadline_seconds && !had_start && p->st.start_time)
-		requeue(p, job->active_deadline_seconds);
+	if (!had_start && p->st.start_time)
+		tj_planner_deadline(p);
 	if (!p->queued)
 		progress(p);
 out:
@@ -762,6 +754,7 @@ static bool deferrable(const struct planner *p, const struct tj_action *a)
 		return !p->status_first;
 	case TJ_ACTION_CREATE_POD:
 	case TJ_ACTION_DELETE_POD:
+	case TJ_ACTION_PATCH_POD:
 		break;
 	}
 	return false;

@@ -13,7 +13,13 @@
  * - suspend: live pods deleted, state Suspended, condition Suspended=True. Resume removes the
  *   condition (never Suspended=False, which pins Kubeflow's SDK at Created) and restarts the
  *   activeDeadlineSeconds clock (status.startTime), as batch/v1 Job does.
- * - activeDeadlineSeconds past status.startTime: Failed with reason DeadlineExceeded.
+ * - Walltime (reconcilers/walltime.h): a job asking for more than the maxWalltime in force
+ *   is Failed with reason PolicyViolation before any pod exists; a started job's deadline
+ *   (status.startTime plus activeDeadlineSeconds, else the defaultWalltime) is written to
+ *   status.deadline once and kept. From the warning on, its live pods get the deadline in
+ *   their annotation (PatchPod); at the deadline the job is Failed with reason
+ *   DeadlineExceeded and its pods are deleted with their own grace period. The plan asks to
+ *   be run again at the warning and at the deadline.
  * - One pod per rank, named by rank and attempt (render.h). The attempt of new pods is
  *   status.restartCount. A rank gets a new pod only when no other pod of that rank exists
  *   any more, even a terminating one, so that the SDK and DNS never see two pods of a rank.
@@ -93,6 +99,9 @@ enum tj_action_kind {
 	TJ_ACTION_PATCH_STATUS,
 	/* Record a core/v1 Event on the TrainJob (through the aggregation of events.h). */
 	TJ_ACTION_EVENT,
+	/* PATCH object to pod name as application/merge-patch+json (the deadline's warning,
+	 * reconcilers/walltime.h); NotFound is success: a pod that is gone needs no warning. */
+	TJ_ACTION_PATCH_POD,
 };
 
 struct tj_action {
@@ -102,10 +111,10 @@ struct tj_action {
 	 * status patch that only reports progress, an event. Pod creates and deletes, and a status
 	 * patch that records a restart or a failure (stage 0 of its plan), are urgent. */
 	bool deferrable;
-	char name[TJ_NAME_MAX]; /* CREATE_*: the object's name; DELETE_POD: the pod */
+	char name[TJ_NAME_MAX]; /* CREATE_*: the object's name; DELETE_POD, PATCH_POD: the pod */
 	char uid[64];           /* DELETE_POD: the pod's uid, the delete's precondition */
 	int grace_seconds;      /* DELETE_POD: -1 = the pod's default; 0 = force */
-	cJSON *object;          /* owned; CREATE_*: the object; PATCH_STATUS: the patch body */
+	cJSON *object;          /* owned; CREATE_*: the object; PATCH_*: the patch body */
 	/* EVENT */
 	bool warning; /* type Warning, else Normal */
 	char reason[TJ_REASON_MAX];
@@ -135,7 +144,7 @@ struct tj_plan_want {
 	/* The job held its gang before: a restart's replacements, or a gang created in part
 	 * (a controller stopped in the middle of its creates). Ahead of every queued job. */
 	bool restart;
-	int64_t walltime;            /* activeDeadlineSeconds; 0 for none */
+	int64_t walltime;            /* the effective walltime (walltime.h); 0 for none */
 	char gpu_class[TJ_NAME_MAX]; /* the runtime's class, "" for none */
 	/* The nodes its pods must avoid (owned array of owned names): where its last worker
 	 * failed, and unhealthy nodes of its pods. */
@@ -200,5 +209,5 @@ int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret);
 /* Accepts NULL; returns NULL. */
 struct tj_plan *tj_plan_free(struct tj_plan *plan);
 
-/* "CreateService", "CreatePod", "DeletePod", "PatchStatus", "Event". */
+/* "CreateService", "CreatePod", "DeletePod", "PatchStatus", "Event", "PatchPod". */
 const char *tj_action_kind_name(enum tj_action_kind kind);

@@ -65,7 +65,7 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		.num_nodes = p->num_nodes,
 		.num_pods = missing,
 		.restart = restart,
-		.walltime = p->job->active_deadline_seconds,
+		.walltime = p->walltime.seconds,
 	};
 	copy(p->want.gpu_class, sizeof(p->want.gpu_class), cls ? cls->name : NULL);
 	if (tj_render_pod(render, first, p->st.restart_count, &p->want.pod) < 0 ||
@@ -217,8 +217,10 @@ bool tj_planner_give_back(struct planner *p)
 	if (!stuck)
 		return false;
 	tj_planner_delete_live_pods(p);
-	if (p->st.restart_count == 0)
+	if (p->st.restart_count == 0) {
 		p->st.start_time = 0;
+		p->st.deadline = 0;
+	}
 	tj_planner_set_state(
 	        p, p->st.restart_count > 0 ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
 	        TJ_ADM_REASON_RESOURCES,

@@ -12,6 +12,7 @@
 #include "reconcilers/node_health.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/render.h"
+#include "reconcilers/walltime.h"
 
 /* Nodes a replacement pod is kept away from: the last failed node and the unhealthy nodes
  * of the job's pods. Beyond this many, the scheduler's own taint rules must do. */
@@ -66,6 +67,7 @@ struct planner {
 	const struct tj_pod **current; /* owned array of num_nodes */
 	bool *blocked;                 /* owned; the rank still has a pod of another attempt */
 	int num_nodes;
+	struct tj_walltime walltime; /* resolved by tj_planner_walltime */
 };
 
 static inline bool is_deleting(const struct tj_pod *pod)
@@ -110,6 +112,17 @@ void tj_planner_delete_live_pods(struct planner *p);
 /* After a restart, whether the new pods still wait for the backoff (the plan then asks to
  * be run again when it ends). */
 bool tj_planner_backing_off(struct planner *p);
+
+/* plan_deadline.c: resolves the job's walltime (p->walltime) for its GPU class; a job that
+ * asks for more than the maximum, before its deadline is fixed, or whose warning annotation
+ * is malformed, is failed: then true. */
+bool tj_planner_walltime(struct planner *p, const struct tj_gpu_class *cls);
+
+/* plan_deadline.c: the deadline of a started job. Fixes status.deadline, fails the job
+ * (DeadlineExceeded) when it has passed, and returns true then; otherwise warns the pods
+ * once the warning is due and asks to plan again at the warning and at the deadline. A job
+ * without a start has no deadline. */
+bool tj_planner_deadline(struct planner *p);
 
 /* plan_gang.c: creates the missing pods of the current attempt once the gang is admitted
  * (or at once without admission), or queues it; posts the Service and records the start. */

@@ -120,6 +120,28 @@ struct tj_admission_policy *tj_admission_policy_free(struct tj_admission_policy 
 	return NULL;
 }
 
+/* Five minutes, as a checkpoint of a large model takes a few: long enough to write one,
+ * short enough not to cut a job's useful time much. */
+static const struct tj_walltime_policy default_walltime = { .warning_seconds = 300 };
+
+const struct tj_walltime_policy *tj_config_walltime(const struct tj_config *config)
+{
+	return config && config->walltime ? config->walltime : &default_walltime;
+}
+
+struct tj_walltime_policy *tj_walltime_policy_free(struct tj_walltime_policy *policy)
+{
+	if (!policy)
+		return NULL;
+	for (size_t i = 0; i < policy->n_overrides; i++) {
+		free(policy->overrides[i].namespace);
+		free(policy->overrides[i].gpu_class);
+	}
+	free(policy->overrides);
+	free(policy);
+	return NULL;
+}
+
 static void failure_policy_free(struct tj_failure_policy *policy)
 {
 	if (!policy)
@@ -140,6 +162,7 @@ struct tj_config *tj_config_free(struct tj_config *config)
 	free(config->classes);
 	failure_policy_free(config->failure_policy);
 	tj_admission_policy_free(config->admission);
+	tj_walltime_policy_free(config->walltime);
 	free(config);
 	return NULL;
 }

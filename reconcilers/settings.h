@@ -14,6 +14,14 @@
 #define TJ_CONFIG_MAX_SIGNALS     32 /* per list of node conditions or taint keys */
 #define TJ_CONFIG_MAX_EXIT_CODES  32
 
+/* A walltime's default and maximum, as one place of the config file sets them (a Slurm
+ * partition's DefaultTime and MaxTime); reconcilers/walltime.h resolves them. Seconds; 0:
+ * unset here, a less specific place decides. */
+struct tj_walltime_limits {
+	long long default_seconds; /* defaultWalltime: of a job without activeDeadlineSeconds */
+	long long max_seconds;     /* maxWalltime: a longer job is refused */
+};
+
 struct tj_kv {
 	char *key;   /* owned */
 	char *value; /* owned */
@@ -86,6 +94,26 @@ struct tj_admission_policy {
 	size_t n_limits;
 };
 
+/* The walltime limits of a GPU class, of a namespace, or of a namespace for one class. */
+struct tj_walltime_override {
+	char *namespace; /* owned; NULL: every namespace */
+	char *gpu_class; /* owned; NULL: every class */
+	struct tj_walltime_limits limits;
+};
+
+#define TJ_CONFIG_MAX_WALLTIME_OVERRIDES 256 /* namespaces; plus one per GPU class */
+
+/* The walltime section of the config file: the cluster-wide limits, those of the GPU classes
+ * and of namespaces, and how long before its deadline a job is warned. */
+struct tj_walltime_policy {
+	struct tj_walltime_limits cluster;
+	struct tj_walltime_override *overrides; /* owned array */
+	size_t n_overrides;
+	/* Seconds before the deadline the pods get it in their annotation (the TrainJob's
+	 * annotation trainjob.flame.dev/deadline-warning-seconds overrides it). */
+	int warning_seconds;
+};
+
 struct tj_config {
 	struct tj_gpu_class *classes; /* owned array */
 	size_t n_classes;
@@ -93,6 +121,8 @@ struct tj_config {
 	struct tj_failure_policy *failure_policy;
 	/* owned; NULL: the defaults (tj_config_admission) */
 	struct tj_admission_policy *admission;
+	/* owned; NULL: the defaults (tj_config_walltime) */
+	struct tj_walltime_policy *walltime;
 };
 
 /* The classes deploy/config/config.yaml ships (gh200, h100), for running and rendering
@@ -108,6 +138,13 @@ const struct tj_gpu_class *tj_config_find_class(const struct tj_config *config, 
 /* The admission policy of config, or the defaults (on, backfill, NeverFits fails, pins
  * given back after 60 s, no topology, no limits) when config is NULL or has none. */
 const struct tj_admission_policy *tj_config_admission(const struct tj_config *config);
+
+/* The walltime policy of config, or the defaults (no cluster-wide limits, no overrides, a
+ * warning 300 s before the deadline) when config is NULL or has none. */
+const struct tj_walltime_policy *tj_config_walltime(const struct tj_config *config);
+
+/* Frees a walltime policy. Accepts NULL; returns NULL. */
+struct tj_walltime_policy *tj_walltime_policy_free(struct tj_walltime_policy *policy);
 
 /* Frees an admission policy. Accepts NULL; returns NULL. */
 struct tj_admission_policy *tj_admission_policy_free(struct tj_admission_policy *policy);

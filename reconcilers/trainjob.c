@@ -302,6 +302,7 @@ void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status
 	s.start_time = take_time(status, "startTime");
 	s.completion_time = take_time(status, "completionTime");
 	s.expected_start_time = take_time(status, "expectedStartTime");
+	s.deadline = take_time(status, "deadline");
 	s.queue_position = json_int(status, "queuePosition", 0);
 	if (s.queue_position < 0)
 		s.queue_position = 0;
@@ -383,6 +384,7 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->restart_policy);
 	free(job->node_grace_period);
 	free(job->priority);
+	free(job->deadline_warning);
 	free(job->runtime_api_group);
 	free(job->runtime_kind);
 	free(job->runtime_name);
@@ -437,6 +439,8 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->node_grace_period =
 	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_NODE_GRACE_PERIOD));
 	job->priority = dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_PRIORITY));
+	job->deadline_warning =
+	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_DEADLINE_WARNING));
 	job->kueue =
 	        member_string(tj_json_path(obj, "metadata.labels"), TJ_LABEL_KUEUE_QUEUE) != NULL;
 
@@ -686,6 +690,7 @@ cJSON *tj_trainjob_status_to_json(const struct tj_trainjob_status *s)
 	    add_time(status, "startTime", s->start_time) < 0 ||
 	    add_time(status, "completionTime", s->completion_time) < 0 ||
 	    add_time(status, "expectedStartTime", s->expected_start_time) < 0 ||
+	    add_time(status, "deadline", s->deadline) < 0 ||
 	    tj_json_set(status, "queuePosition",
 	                s->queue_position > 0 ? cJSON_CreateNumber(s->queue_position)
 	                                      : cJSON_CreateNull()) < 0 ||
@@ -721,7 +726,7 @@ bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
 	    a->infrastructure_restarts != b->infrastructure_restarts ||
 	    !failure_equal(&a->last_failure, &b->last_failure) || a->start_time != b->start_time ||
 	    a->completion_time != b->completion_time ||
-	    a->expected_start_time != b->expected_start_time ||
+	    a->expected_start_time != b->expected_start_time || a->deadline != b->deadline ||
 	    a->queue_position != b->queue_position ||
 	    a->observed_generation != b->observed_generation ||
 	    a->has_jobs_status != b->has_jobs_status || a->n_conditions != b->n_conditions)

@@ -23,6 +23,8 @@
 /* The job's place in the queue of its GPU class, an integer in [-1000000000, 1000000000]
  * (higher first); overrides the value of the pods' PriorityClass. */
 #define TJ_ANNOTATION_PRIORITY TJ_LABEL_PREFIX "priority"
+/* Seconds before its deadline a job's pods are warned (reconcilers/walltime.h). */
+#define TJ_ANNOTATION_DEADLINE_WARNING TJ_LABEL_PREFIX "deadline-warning-seconds"
 /* Kueue's queue label: a job that carries it is admitted by Kueue, not by us. */
 #define TJ_LABEL_KUEUE_QUEUE "kueue.x-k8s.io/queue-name"
 
@@ -116,6 +118,8 @@ struct tj_trainjob_status {
 	 * job's class (0 when not queued). */
 	int64_t expected_start_time;
 	int queue_position;
+	/* unix seconds, 0 if unset: startTime plus the walltime (reconcilers/walltime.h) */
+	int64_t deadline;
 	int64_t observed_generation;
 	bool has_jobs_status;
 	struct tj_jobs_status jobs;
@@ -144,6 +148,8 @@ struct tj_trainjob {
 	char *node_grace_period;
 	char *priority; /* owned; annotation trainjob.flame.dev/priority, NULL if absent */
 	bool kueue;     /* labelled kueue.x-k8s.io/queue-name */
+	/* owned; annotation trainjob.flame.dev/deadline-warning-seconds, NULL if absent */
+	char *deadline_warning;
 
 	/* spec.runtimeRef; kind and apiGroup are NULL when unset (their defaults apply). */
 	char *runtime_api_group; /* owned */

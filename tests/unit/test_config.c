@@ -305,6 +305,63 @@ static void test_admission_policy(void **state)
 	tj_config_free(config);
 }
 
+/* The walltime section: the cluster's limits, those of classes and namespaces, the warning;
+ * every field optional. */
+static void test_walltime_policy(void **state)
+{
+	const struct tj_walltime_policy *d = tj_config_walltime(NULL);
+
+	assert_int_equal(d->cluster.default_seconds, 0);
+	assert_int_equal(d->cluster.max_seconds, 0);
+	assert_int_equal(d->n_overrides, 0);
+	assert_int_equal(d->warning_seconds, 300);
+
+	struct tj_config *config = parse_ok("gpuClasses: []\n");
+	assert_ptr_equal(tj_config_walltime(config), d);
+	tj_config_free(config);
+
+	config = parse_ok("gpuClasses:\n"
+	                  "  - {name: gh200, resource: nvidia.com/gpu}\n"
+	                  "  - {name: h100, resource: nvidia.com/gpu}\n"
+	                  "walltime:\n"
+	                  "  defaultWalltime: 1d\n"
+	                  "  maxWalltime: 3d\n"
+	                  "  warningSeconds: 600\n"
+	                  "  gpuClasses:\n"
+	                  "    gh200: {defaultWalltime: 4h, maxWalltime: 2d}\n"
+	                  "    h100: {maxWalltime: 90m}\n"
+	                  "  namespaces:\n"
+	                  "    - {namespace: team-a, gpuClass: gh200, maxWalltime: 7d}\n"
+	                  "    - {namespace: team-a, defaultWalltime: 3600}\n");
+	const struct tj_walltime_policy *w = tj_config_walltime(config);
+	assert_int_equal(w->cluster.default_seconds, 86400);
+	assert_int_equal(w->cluster.max_seconds, 3 * 86400);
+	assert_int_equal(w->warning_seconds, 600);
+	assert_int_equal(w->n_overrides, 4);
+	assert_null(w->overrides[0].namespace);
+	assert_string_equal(w->overrides[0].gpu_class, "gh200");
+	assert_int_equal(w->overrides[0].limits.default_seconds, 4 * 3600);
+	assert_int_equal(w->overrides[0].limits.max_seconds, 2 * 86400);
+	assert_null(w->overrides[1].namespace);
+	assert_string_equal(w->overrides[1].gpu_class, "h100");
+	assert_int_equal(w->overrides[1].limits.default_seconds, 0);
+	assert_int_equal(w->overrides[1].limits.max_seconds, 5400);
+	assert_string_equal(w->overrides[2].namespace, "team-a");
+	assert_string_equal(w->overrides[2].gpu_class, "gh200");
+	assert_int_equal(w->overrides[2].limits.max_seconds, 7 * 86400);
+	assert_string_equal(w->overrides[3].namespace, "team-a");
+	assert_null(w->overrides[3].gpu_class);
+	assert_int_equal(w->overrides[3].limits.default_seconds, 3600);
+	tj_config_free(config);
+
+	/* An empty section: no limits, the default warning. */
+	config = parse_ok("gpuClasses: []\nwalltime: {}\n");
+	w = tj_config_walltime(config);
+	assert_int_equal(w->cluster.max_seconds, 0);
+	assert_int_equal(w->warning_seconds, 300);
+	tj_config_free(config);
+}
+
 /* A valid class to build broken files around. */
 #define GH200                                                                                      \
 	"  - name: gh200\n"                                                                        \
@@ -321,7 +378,7 @@ static const struct broken_case {
 	{ "root is a list", "- gh200\n", "test.yaml:1: must be a mapping" },
 	{ "unknown top-level key", "gpuClasses: []\ngpuclass: []\n",
 	  "test.yaml:2: unknown field \"gpuclass\" (expected gpuClasses, failurePolicy, "
-	  "admission)" },
+	  "admission, walltime)" },
 	{ "not UTF-8 (libfyaml would spin on it)", "gpuClasses: []\n%a\x8c\n",
 	  "test.yaml:2: not valid UTF-8 (byte 17)" },
 	{ "unknown admission field", "gpuClasses: []\nadmission:\n  backfil: true\n",
@@ -480,6 +537,52 @@ static const struct broken_case {
 	  "gpuClasses:\n  - name: &n gh200\n    resource: nvidia.com/gpu\n"
 	  "  - name: *n\n    resource: nvidia.com/gpu\n",
 	  "test.yaml:4: gpuClasses[1].name: anchors and aliases are not supported" },
+	{ "walltime unknown field", "gpuClasses: []\nwalltime:\n  default: 1h\n",
+	  "test.yaml:3: walltime: unknown field \"default\" (expected defaultWalltime, "
+	  "maxWalltime, warningSeconds, gpuClasses, namespaces)" },
+	{ "walltime not a duration", "gpuClasses: []\nwalltime:\n  maxWalltime: 1h-30m\n",
+	  "test.yaml:3: walltime.maxWalltime: \"1h-30m\" is not a walltime (seconds, or d, h, m, "
+	  "s in that order, like 90m or 1d12h) between 1s and 366d" },
+	{ "walltime units out of order", "gpuClasses: []\nwalltime:\n  maxWalltime: 30m1h\n",
+	  "test.yaml:3: walltime.maxWalltime: \"30m1h\" is not a walltime (seconds, or d, h, m, "
+	  "s in that order, like 90m or 1d12h) between 1s and 366d" },
+	{ "walltime zero", "gpuClasses: []\nwalltime:\n  defaultWalltime: 0\n",
+	  "test.yaml:3: walltime.defaultWalltime: \"0\" is not a walltime (seconds, or d, h, m, "
+	  "s in that order, like 90m or 1d12h) between 1s and 366d" },
+	{ "walltime past a year", "gpuClasses: []\nwalltime:\n  maxWalltime: 367d\n",
+	  "test.yaml:3: walltime.maxWalltime: \"367d\" is not a walltime (seconds, or d, h, m, "
+	  "s in that order, like 90m or 1d12h) between 1s and 366d" },
+	{ "default longer than max",
+	  "gpuClasses: []\nwalltime:\n  defaultWalltime: 2h\n  maxWalltime: 1h\n",
+	  "test.yaml:2: walltime: defaultWalltime (7200 s) must not be longer than maxWalltime "
+	  "(3600 s)" },
+	{ "warningSeconds past a week", "gpuClasses: []\nwalltime:\n  warningSeconds: 604801\n",
+	  "test.yaml:3: walltime.warningSeconds: \"604801\" is not an integer between 0 and "
+	  "604800" },
+	{ "walltime of an unknown class",
+	  "gpuClasses:\n" GH200 "walltime:\n  gpuClasses:\n    h100: {maxWalltime: 1h}\n",
+	  "test.yaml:6: walltime.gpuClasses: \"h100\" is not one of gpuClasses" },
+	{ "class walltime unknown field",
+	  "gpuClasses:\n" GH200 "walltime:\n  gpuClasses:\n    gh200: {max: 1h}\n",
+	  "test.yaml:6: walltime.gpuClasses.gh200: unknown field \"max\" (expected "
+	  "defaultWalltime, maxWalltime)" },
+	{ "namespace walltime without a namespace",
+	  "gpuClasses: []\nwalltime:\n  namespaces:\n    - {maxWalltime: 1h}\n",
+	  "test.yaml:4: walltime.namespaces[0]: missing required field \"namespace\"" },
+	{ "namespace walltime of an unknown class",
+	  "gpuClasses:\n" GH200
+	  "walltime:\n  namespaces:\n    - {namespace: team-a, gpuClass: h100, maxWalltime: 1h}\n",
+	  "test.yaml:6: walltime.namespaces[0]: gpuClass \"h100\" is not one of gpuClasses" },
+	{ "two walltimes for one namespace and class",
+	  "gpuClasses:\n" GH200
+	  "walltime:\n  namespaces:\n    - {namespace: team-a, maxWalltime: 1h}\n"
+	  "    - {namespace: team-b, maxWalltime: 1h}\n    - {namespace: team-a, maxWalltime: "
+	  "2h}\n",
+	  "test.yaml:8: walltime.namespaces[2]: a second entry for namespace \"team-a\" (also "
+	  "namespaces[0])" },
+	{ "namespace not a DNS label",
+	  "gpuClasses: []\nwalltime:\n  namespaces:\n    - {namespace: Team_A, maxWalltime: 1h}\n",
+	  "test.yaml:4: walltime.namespaces[0]: namespace \"Team_A\" is not a DNS label" },
 };
 
 static void test_parse_broken(void **state)
@@ -557,7 +660,7 @@ int main(void)
 		cmocka_unit_test(test_shipped_config),   cmocka_unit_test(test_parse_full),
 		cmocka_unit_test(test_parse_empty_list), cmocka_unit_test(test_parse_broken),
 		cmocka_unit_test(test_parse_limits),     cmocka_unit_test(test_failure_policy),
-		cmocka_unit_test(test_admission_policy),
+		cmocka_unit_test(test_admission_policy), cmocka_unit_test(test_walltime_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

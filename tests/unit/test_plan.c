@@ -49,6 +49,7 @@ struct pod_row {
 	const char *pod_reason;    /* status.reason: Evicted, Preempting, ... */
 	int64_t age;               /* seconds since its creation */
 	const char *pinned;        /* the node admission pinned it to */
+	int64_t deadline;          /* its annotation trainjob.flame.dev/deadline; 0: none */
 };
 
 struct plan_case {
@@ -77,6 +78,9 @@ struct plan_case {
 	/* "pods=<n>/<nodes> restart=<0|1> class=<c> walltime=<s>|pos=<p>|start=<t>": what the
 	 * plan wants admitted, and the status's queue fields; NULL: "-|pos=0|start=0". */
 	const char *want_queue;
+	/* The config's walltime section; NULL: none. */
+	const struct tj_walltime_policy *walltime;
+	int64_t want_deadline; /* the status.deadline the plan arrives at */
 };
 
 #define SPEC4                                                                                      \
@@ -548,8 +552,10 @@ static const struct plan_case cases[] = {
 	            "spec.activeDeadlineSeconds (3600 s)" },
 	  .want_status =
 	          "Failed|DeadlineExceeded|the job ran longer than spec.activeDeadlineSeconds "
-	          "(3600 s)|restarts=0|Failed=DeadlineExceeded|jobs=2/2/0/0/0" },
-	{ .name = "activeDeadlineSeconds not yet passed: look again when it will",
+	          "(3600 s)|restarts=0|Failed=DeadlineExceeded|jobs=2/2/0/0/0",
+	  .want_deadline = NOW },
+	{ .name = "activeDeadlineSeconds not yet passed: the deadline is written, the pods are "
+	          "warned (100 s left, within the default 300 s), look again at the deadline",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':3700,'trainer':{'"
 	          "numNodes':2}}",
 	  .runtime = "torch-gh200",
@@ -558,9 +564,12 @@ static const struct plan_case cases[] = {
 	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
 	  .n_pods = 2,
-	  .want = { NULL },
+	  .want = { "0 PatchPod vit-node-0-0-a0", "0 PatchPod vit-node-0-1-a0", "1 PatchStatus vit",
+	            "1 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:01:40Z (in 100 "
+	            "s): 2 pods warned through /etc/trainjob/deadline" },
 	  .want_status = "Running|AllPodsRunning|2 of 2 pods running|restarts=0||jobs=2/2/0/0/0",
-	  .want_requeue = 100 },
+	  .want_requeue = 100,
+	  .want_deadline = NOW + 100 },
 	{ .name = "pods of another owner are ignored; a rank the job does not have is deleted",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1}}",
 	  .runtime = "torch-gh200",
@@ -1081,6 +1090,7 @@ static void pods_of(const struct plan_case *c, struct fixture *f)
 			.reason = (char *)row->pod_reason,
 			.creation_time = NOW - row->age,
 			.pinned_node = (char *)row->pinned,
+			.deadline = row->deadline,
 		};
 		f->pod_ptrs[i] = p;
 	}
@@ -1199,6 +1209,7 @@ static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
 	nodes_of(c, f);
 	config = test_config;
 	config.failure_policy = (struct tj_failure_policy *)c->policy;
+	config.walltime = (struct tj_walltime_policy *)c->walltime;
 	assert_int_equal(
 	        tj_plan_trainjob(
 	                &(struct tj_plan_input){ .job = f->job,
@@ -1245,7 +1256,8 @@ static void run_table(const struct plan_case *table, size_t n)
 			describe(act, got, sizeof(got));
 			assert_string_equal(got, c->want[a]);
 			/* Pod writes are never deferred; the Service and events always may be. */
-			if (act->kind == TJ_ACTION_CREATE_POD || act->kind == TJ_ACTION_DELETE_POD)
+			if (act->kind == TJ_ACTION_CREATE_POD || act->kind == TJ_ACTION_DELETE_POD ||
+			    act->kind == TJ_ACTION_PATCH_POD)
 				assert_false(act->deferrable);
 			else if (act->kind != TJ_ACTION_PATCH_STATUS)
 				assert_true(act->deferrable);
@@ -1254,6 +1266,7 @@ static void run_table(const struct plan_case *table, size_t n)
 		summarize(&plan->status, got, sizeof(got));
 		assert_string_equal(got, c->want_status);
 		assert_int_equal(plan->requeue_after, c->want_requeue);
+		assert_int_equal(plan->status.deadline, c->want_deadline);
 		assert_string_equal(plan->restart_reason,
 		                    c->want_restart_reason ? c->want_restart_reason : "");
 		assert_int_equal(plan->status.infrastructure_restarts, c->want_infra);
@@ -1437,7 +1450,8 @@ static const struct plan_case admission_cases[] = {
 	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
 	            "torch-gh200" },
 	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=0/0/0/0/0",
-	  .want_requeue = 30 },
+	  .want_requeue = 30,
+	  .want_deadline = NOW + 30 },
 	{ .name = "an admitted gang created before its status was written: the retry tells the "
 	          "admission and records the start",
 	  .spec = SPEC4,
@@ -1585,7 +1599,7 @@ static const struct body_case bodies[] = {
 	  ","
 	  "'message':'0 of 4 pods running','restartCount':0,'lastFailure':null,'startTime':'" NOW_S
 	  "',"
-	  "'completionTime':null,'expectedStartTime':null,'queuePosition':null,'observedGeneration'"
+	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'observedGeneration'"
 	  ":2,'jobsStatus':[{'name':'node','active':0,"
 	  "'ready':0,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
 	{ "a failed worker restarts the gang",
@@ -1595,7 +1609,7 @@ static const struct body_case bodies[] = {
 	  "in 10 s (restart 1 of 3)','restartCount':1,'lastFailure':{'rank':1,'node':'gh200-2',"
 	  "'pod':'vit-node-0-1-a0','reason':'Error','time':'" NOW_S "','exitCode':1},"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'expectedStartTime':null,'"
-	  "queuePosition':null,'observedGeneration':2,"
+	  "queuePosition':null,'deadline':null,'observedGeneration':2,"
 	  "'jobsStatus':[{'name':'node','active':3,'ready':3,'succeeded':0,'failed':1,'suspended':"
 	  "0}],"
 	  "'conditions':[]}}" },
@@ -1604,7 +1618,7 @@ static const struct body_case bodies[] = {
 	  "AllPodsSucceeded',"
 	  "'message':'all 4 pods succeeded','restartCount':0,'lastFailure':null,"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':'" NOW_S
-	  "','expectedStartTime':null,'queuePosition':null,'observedGeneration':2,"
+	  "','expectedStartTime':null,'deadline':null,'queuePosition':null,'observedGeneration':2,"
 	  "'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':4,'failed':0,'suspended':"
 	  "0}],"
 	  "'conditions':[{'type':'Complete','status':'True','reason':'AllPodsSucceeded',"
@@ -1613,7 +1627,7 @@ static const struct body_case bodies[] = {
 	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Suspended','reason':'Suspended',"
 	  "'message':'TrainJob is suspended','restartCount':0,'lastFailure':null,"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'expectedStartTime':null,'"
-	  "queuePosition':null,'observedGeneration':2,"
+	  "queuePosition':null,'deadline':null,'observedGeneration':2,"
 	  "'jobsStatus':[{'name':'node','active':3,'ready':3,'succeeded':1,'failed':0,'suspended':"
 	  "4}],"
 	  "'conditions':[{'type':'Suspended','status':'True','reason':'Suspended',"
@@ -1623,7 +1637,7 @@ static const struct body_case bodies[] = {
 	  ","
 	  "'message':'0 of 2 pods running','restartCount':0,'lastFailure':null,'startTime':'" NOW_S
 	  "',"
-	  "'completionTime':null,'expectedStartTime':null,'queuePosition':null,'observedGeneration'"
+	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'observedGeneration'"
 	  ":2,'jobsStatus':[{'name':'node','active':0,"
 	  "'ready':0,'succeeded':0,'failed':1,'suspended':0}],'conditions':[]}}" },
 };
@@ -1637,7 +1651,7 @@ static const struct body_case fault_bodies[] = {
 	  "'restartCount':1,'infrastructureRestarts':1,"
 	  "'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':"
 	  "'NodeNotReady','time':'" NOW_S "'},'startTime':'2026-11-29T11:00:00Z',"
-	  "'completionTime':null,'expectedStartTime':null,'queuePosition':null,'observedGeneration'"
+	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'observedGeneration'"
 	  ":2,'jobsStatus':[{'name':'node','active':4,"
 	  "'ready':4,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
 	{ "a permanent exit code",
@@ -1647,7 +1661,7 @@ static const struct body_case fault_bodies[] = {
 	  "restarted','restartCount':0,'lastFailure':{'rank':1,'node':'gh200-2','pod':"
 	  "'vit-node-0-1-a0','reason':'Error','time':'" NOW_S "','exitCode':127},"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':'" NOW_S
-	  "','expectedStartTime':null,'queuePosition':null,"
+	  "','expectedStartTime':null,'deadline':null,'queuePosition':null,"
 	  "'observedGeneration':2,'jobsStatus':[{'name':'node','active':3,'ready':3,"
 	  "'succeeded':0,'failed':1,'suspended':0}],'conditions':[{'type':'Failed','status':"
 	  "'True','reason':'PermanentFailure','message':'rank 1 on node gh200-2 failed (exit "

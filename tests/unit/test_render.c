@@ -10,6 +10,15 @@
 #include "reconcilers/json.h"
 #include "reconcilers/render.h"
 
+/* Every pod gets the deadline file (reconcilers/walltime.h), in every container (\u0027 is
+ * the quote the literals cannot hold). */
+#define DEADLINE_MOUNT                                                                             \
+	"{'name':'trainjob-deadline','mountPath':'/etc/trainjob','readOnly':true}"
+#define DEADLINE_MOUNTS "'volumeMounts':[" DEADLINE_MOUNT "]"
+#define DEADLINE_VOLUME                                                                            \
+	"{'name':'trainjob-deadline','downwardAPI':{'items':[{'path':'deadline','fieldRef':{"      \
+	"'fieldPath':'metadata.annotations[\\u0027trainjob.flame.dev/deadline\\u0027]'}}]}}"
+
 #define VIT_SPEC                                                                                   \
 	"{'runtimeRef':{'name':'torch-gh200'},'trainer':{'image':'ghcr.io/x/vit:1',"               \
 	"'args':['--epochs','3'],'env':[{'name':'NCCL_DEBUG','value':'INFO'},"                     \
@@ -68,9 +77,9 @@ static void test_full_pod(void **state)
 	        "{'name':'LOCAL_WORLD_SIZE','value':'4'}],"
 	        "'resources':{'limits':{'nvidia.com/gpu':4,'memory':'200Gi'},"
 	        "'requests':{'nvidia.com/gpu':4}},"
-	        "'ports':[{'containerPort':29500,'protocol':'TCP'}]},"
-	        "{'name':'sidecar','image':'busybox'}],"
-	        "'volumes':[{'name':'shm','emptyDir':{'medium':'Memory'}}],"
+	        "'ports':[{'containerPort':29500,'protocol':'TCP'}]," DEADLINE_MOUNTS "},"
+	        "{'name':'sidecar','image':'busybox'," DEADLINE_MOUNTS "}],"
+	        "'volumes':[{'name':'shm','emptyDir':{'medium':'Memory'}}," DEADLINE_VOLUME "],"
 	        "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
 	        "'nodeSelectorTerms':[{'matchExpressions':["
 	        "{'key':'nvidia.com/gpu.product','operator':'In','values':['NVIDIA-GH200-480GB']},"
@@ -341,12 +350,13 @@ static void test_overrides(void **state)
 	        "{'key':'nvidia.com/gpu','operator':'Exists','effect':'NoSchedule'}]");
 	assert_json_equal(cJSON_GetObjectItem(pspec, "volumes"),
 	                  "[{'name':'shm','emptyDir':{'medium':'Memory','sizeLimit':'8Gi'}},"
-	                  "{'name':'data','persistentVolumeClaim':{'claimName':'imagenet'}}]");
+	                  "{'name':'data','persistentVolumeClaim':{'claimName':'imagenet'}}," DEADLINE_VOLUME
+	                  "]");
 	assert_json_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(containers, 0), "volumeMounts"),
-	                  "[{'name':'data','mountPath':'/data'}]");
-	assert_json_equal(
-	        cJSON_GetArrayItem(containers, 1),
-	        "{'name':'sidecar','image':'busybox','env':[{'name':'MODE','value':'tail'}]}");
+	                  "[{'name':'data','mountPath':'/data'}," DEADLINE_MOUNT "]");
+	assert_json_equal(cJSON_GetArrayItem(containers, 1),
+	                  "{'name':'sidecar','image':'busybox','env':[{'name':'MODE','value':'tail'}],"
+	                  DEADLINE_MOUNTS "}");
 	assert_json_equal(cJSON_GetObjectItem(pspec, "schedulingGates"),
 	                  "[{'name':'example.com/wait'}]");
 	assert_json_equal(cJSON_GetObjectItem(pspec, "imagePullSecrets"), "[{'name':'regcred'}]");

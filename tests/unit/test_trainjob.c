@@ -321,6 +321,7 @@ static void test_status_round_trip(void **state)
 	s.restart_count = 3;
 	s.last_failure = (struct tj_failure){ 0, "n1", "p", "OOMKilled", 137, 1795946400 };
 	s.start_time = 1795946400;
+	s.deadline = 1795950000;
 	s.observed_generation = 4;
 	s.has_jobs_status = true;
 	s.jobs = (struct tj_jobs_status){ 1, 2, 3, 4, 5 };
@@ -333,13 +334,16 @@ static void test_status_round_trip(void **state)
 	           "'restartCount':3,'lastFailure':{'rank':0,'node':'n1','pod':'p',"
 	           "'reason':'OOMKilled','time':'2026-11-29T10:00:00Z','exitCode':137},"
 	           "'startTime':'2026-11-29T10:00:00Z','completionTime':null,'expectedStartTime':"
-	           "null,'queuePosition':null,"
+	           "null,'deadline':'2026-11-29T11:00:00Z','queuePosition':null,"
 	           "'observedGeneration':4,'jobsStatus':[{'name':'node','active':1,'ready':2,"
 	           "'succeeded':3,'failed':4,'suspended':5}],'conditions':[{'type':'Failed',"
 	           "'status':'True','reason':'ReachedMaxRestarts','message':'rank 0 failed',"
 	           "'lastTransitionTime':'2026-11-29T10:00:01Z'}]}");
 	tj_trainjob_status_from_json(j, &back);
 	assert_true(tj_trainjob_status_equal(&s, &back));
+	back.deadline = 0;
+	assert_false(tj_trainjob_status_equal(&s, &back));
+	back.deadline = s.deadline;
 	back.jobs.ready = 9;
 	assert_false(tj_trainjob_status_equal(&s, &back));
 	cJSON_Delete(j);
