@@ -73,7 +73,8 @@ static void warn_pods(struct planner *p)
 		annotations = a->object ? tj_json_object(tj_json_object(a->object, "metadata"),
 		                                         "annotations")
 		                        : NULL;
-		if (!annotations || tj_json_set_string(annotations, TJ_ANNOTATION_DEADLINE, when) < 0) {
+		if (!annotations ||
+		    tj_json_set_string(annotations, TJ_ANNOTATION_DEADLINE, when) < 0) {
 			p->oom = true;
 			return;
 		}
@@ -81,9 +82,9 @@ static void warn_pods(struct planner *p)
 	}
 	if (warned)
 		tj_planner_event(p, false, "DeadlineWarning",
-		                 "the job ends at %s (in %lld s): %d pod%s warned through %s/%s", when,
-		                 (long long)(p->st.deadline - p->in->now), warned, warned == 1 ? "" : "s",
-		                 TJ_DEADLINE_MOUNT_PATH, TJ_DEADLINE_FILE);
+		                 "the job ends at %s (in %lld s): %d pod%s warned through %s/%s",
+		                 when, (long long)(p->st.deadline - p->in->now), warned,
+		                 warned == 1 ? "" : "s", TJ_DEADLINE_MOUNT_PATH, TJ_DEADLINE_FILE);
 }
 
 bool tj_planner_deadline(struct planner *p)

@@ -867,7 +867,8 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	drop_reserved_env(node);
 	if (add_port(node) < 0 || apply_placement(spec, in) < 0 ||
 	    apply_tolerations(spec, in->gpu_class) < 0 ||
-	    tj_json_set_string(spec, "restartPolicy", "Never") < 0 || tj_walltime_add_volume(spec) < 0 ||
+	    tj_json_set_string(spec, "restartPolicy", "Never") < 0 ||
+	    tj_walltime_add_volume(spec) < 0 ||
 	    tj_json_set_string(spec, "subdomain", job->name) < 0 ||
 	    set_labels(tj_json_object(pod, "metadata"), job->name) < 0 ||
 	    add_owner(tj_json_object(pod, "metadata"), job) < 0)

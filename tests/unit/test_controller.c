@@ -311,7 +311,7 @@ static int n_writes(const struct server *s)
 #define NEW_JOB_STATUS                                                                             \
 	"'state':'Pending','reason':'PodsStarting','message':'0 of 2 pods running',"               \
 	"'restartCount':0,'lastFailure':null,'startTime':'" NOW_S                                  \
-	"','completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,"                   \
+	"','completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,"   \
 	"'observedGeneration':2,'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':0,"  \
 	"'failed':0,'suspended':0}],'conditions':[]"
 
@@ -319,7 +319,8 @@ static int n_writes(const struct server *s)
 #define RUNNING_STATUS                                                                             \
 	"'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods running',"             \
 	"'restartCount':0,'lastFailure':null,'startTime':'2026-11-29T11:00:00Z',"                  \
-	"'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'observedGeneration'" \
+	"'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'"    \
+	"observedGeneration'"                                                                      \
 	":2,'jobsStatus':[{'name':'node','active':2,"                                              \
 	"'ready':2,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]"
 

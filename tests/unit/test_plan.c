@@ -1256,8 +1256,8 @@ static void run_table(const struct plan_case *table, size_t n)
 			describe(act, got, sizeof(got));
 			assert_string_equal(got, c->want[a]);
 			/* Pod writes are never deferred; the Service and events always may be. */
-			if (act->kind == TJ_ACTION_CREATE_POD || act->kind == TJ_ACTION_DELETE_POD ||
-			    act->kind == TJ_ACTION_PATCH_POD)
+			if (act->kind == TJ_ACTION_CREATE_POD ||
+			    act->kind == TJ_ACTION_DELETE_POD || act->kind == TJ_ACTION_PATCH_POD)
 				assert_false(act->deferrable);
 			else if (act->kind != TJ_ACTION_PATCH_STATUS)
 				assert_true(act->deferrable);
@@ -1599,7 +1599,8 @@ static const struct body_case bodies[] = {
 	  ","
 	  "'message':'0 of 4 pods running','restartCount':0,'lastFailure':null,'startTime':'" NOW_S
 	  "',"
-	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'observedGeneration'"
+	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'"
+	  "observedGeneration'"
 	  ":2,'jobsStatus':[{'name':'node','active':0,"
 	  "'ready':0,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
 	{ "a failed worker restarts the gang",
@@ -1637,7 +1638,8 @@ static const struct body_case bodies[] = {
 	  ","
 	  "'message':'0 of 2 pods running','restartCount':0,'lastFailure':null,'startTime':'" NOW_S
 	  "',"
-	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'observedGeneration'"
+	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'"
+	  "observedGeneration'"
 	  ":2,'jobsStatus':[{'name':'node','active':0,"
 	  "'ready':0,'succeeded':0,'failed':1,'suspended':0}],'conditions':[]}}" },
 };
@@ -1651,7 +1653,8 @@ static const struct body_case fault_bodies[] = {
 	  "'restartCount':1,'infrastructureRestarts':1,"
 	  "'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':"
 	  "'NodeNotReady','time':'" NOW_S "'},'startTime':'2026-11-29T11:00:00Z',"
-	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'observedGeneration'"
+	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'"
+	  "observedGeneration'"
 	  ":2,'jobsStatus':[{'name':'node','active':4,"
 	  "'ready':4,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
 	{ "a permanent exit code",

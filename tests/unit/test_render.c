@@ -12,8 +12,7 @@
 
 /* Every pod gets the deadline file (reconcilers/walltime.h), in every container (\u0027 is
  * the quote the literals cannot hold). */
-#define DEADLINE_MOUNT                                                                             \
-	"{'name':'trainjob-deadline','mountPath':'/etc/trainjob','readOnly':true}"
+#define DEADLINE_MOUNT  "{'name':'trainjob-deadline','mountPath':'/etc/trainjob','readOnly':true}"
 #define DEADLINE_MOUNTS "'volumeMounts':[" DEADLINE_MOUNT "]"
 #define DEADLINE_VOLUME                                                                            \
 	"{'name':'trainjob-deadline','downwardAPI':{'items':[{'path':'deadline','fieldRef':{"      \
@@ -348,15 +347,16 @@ static void test_overrides(void **state)
 	        cJSON_GetObjectItem(pspec, "tolerations"),
 	        "[{'key':'dedicated','operator':'Equal','value':'ml','effect':'NoSchedule'},"
 	        "{'key':'nvidia.com/gpu','operator':'Exists','effect':'NoSchedule'}]");
-	assert_json_equal(cJSON_GetObjectItem(pspec, "volumes"),
-	                  "[{'name':'shm','emptyDir':{'medium':'Memory','sizeLimit':'8Gi'}},"
-	                  "{'name':'data','persistentVolumeClaim':{'claimName':'imagenet'}}," DEADLINE_VOLUME
-	                  "]");
+	assert_json_equal(
+	        cJSON_GetObjectItem(pspec, "volumes"),
+	        "[{'name':'shm','emptyDir':{'medium':'Memory','sizeLimit':'8Gi'}},"
+	        "{'name':'data','persistentVolumeClaim':{'claimName':'imagenet'}}," DEADLINE_VOLUME
+	        "]");
 	assert_json_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(containers, 0), "volumeMounts"),
 	                  "[{'name':'data','mountPath':'/data'}," DEADLINE_MOUNT "]");
 	assert_json_equal(cJSON_GetArrayItem(containers, 1),
-	                  "{'name':'sidecar','image':'busybox','env':[{'name':'MODE','value':'tail'}],"
-	                  DEADLINE_MOUNTS "}");
+	                  "{'name':'sidecar','image':'busybox','env':[{'name':'MODE','value':'tail'"
+	                  "}]," DEADLINE_MOUNTS "}");
 	assert_json_equal(cJSON_GetObjectItem(pspec, "schedulingGates"),
 	                  "[{'name':'example.com/wait'}]");
 	assert_json_equal(cJSON_GetObjectItem(pspec, "imagePullSecrets"), "[{'name':'regcred'}]");
