@@ -352,15 +352,20 @@ def test_get_tj_shows_the_columns(namespace):
     patch_status(namespace, "vit", FAILURE_STATUS)
 
     out = kubectl("get", "tj", "-n", namespace).stdout
-    assert out.splitlines()[0].split() == ["NAME", "STATE", "REASON", "RUNTIME", "NODES", "GPUS/NODE", "RESTARTS", "AGE"]
+    assert out.splitlines()[0].split() == ["NAME", "STATE", "REASON", "RUNTIME", "NODES", "GPUS/NODE", "RESTARTS",
+                                           "DEADLINE", "AGE"]
     rows = {r["NAME"]: r for r in table(out)}
     assert rows["vit"]["AGE"] and rows["sdk"]["AGE"]
     del rows["vit"]["AGE"], rows["sdk"]["AGE"]
     assert rows["vit"] == {"NAME": "vit", "STATE": "Restarting", "REASON": "NodeNotReady", "RUNTIME": "torch-gh200",
-                           "NODES": "2", "GPUS/NODE": "4", "RESTARTS": "2"}
+                           "NODES": "2", "GPUS/NODE": "4", "RESTARTS": "2", "DEADLINE": ""}
     # Fields not set yet leave their columns empty.
     assert rows["sdk"] == {"NAME": "sdk", "STATE": "", "REASON": "", "RUNTIME": "torch-distributed", "NODES": "",
-                           "GPUS/NODE": "", "RESTARTS": ""}
+                           "GPUS/NODE": "", "RESTARTS": "", "DEADLINE": ""}
+    # A running job's deadline is the time itself (a date column would call it invalid).
+    patch_status(namespace, "vit", dict(FAILURE_STATUS, deadline="2026-01-01T11:00:00Z"))
+    (row,) = table(kubectl("get", "tj", "vit", "-n", namespace).stdout)
+    assert row["DEADLINE"] == "2026-01-01T11:00:00Z"
 
     (wide,) = table(kubectl("get", "trainjobs", "vit", "-n", namespace, "-o", "wide").stdout)
     assert list(wide)[-3:] == ["POSITION", "EXPECTED START", "MESSAGE"]

@@ -1554,6 +1554,233 @@ static void test_admission_table(void **state)
 	run_table(admission_cases, sizeof(admission_cases) / sizeof(admission_cases[0]));
 }
 
+/* The walltime of the deadline cases: gh200 jobs get 1 h by default and may ask for 2 h. */
+static struct tj_walltime_override gh200_walltime[] = { { NULL, "gh200", { 3600, 7200 } } };
+static const struct tj_walltime_policy walltime_1h = {
+	.overrides = gh200_walltime,
+	.n_overrides = 1,
+	.warning_seconds = 300,
+};
+
+#define GIVEN_BACK                                                                                 \
+	"rank 0 could not be scheduled on its node within 60 s (0/8 nodes are available); the "    \
+	"gang was given back and waits for admission again"
+#define SPEC2 "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}"
+/* A job of two running pods, started at 11:00, with that deadline in its status. */
+#define RUNNING2_UNTIL(deadline)                                                                   \
+	"{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "                     \
+	"running','restartCount':0,'observedGeneration':2," STARTED ",'deadline':'" deadline       \
+	"'," JOBS(2, 2, 0, 0) ",'conditions':[]}"
+#define RUNNING2 "Running|AllPodsRunning|2 of 2 pods running|restarts=0||jobs=2/2/0/0/0"
+#define WARNED(r, node, deadline)                                                                  \
+	{                                                                                          \
+		r, 0, TJ_POD_RUNNING, true, node, false, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, \
+		        deadline                                                                   \
+	}
+
+static const struct plan_case deadline_cases[] = {
+	{ .name = "defaultWalltime: a new job's deadline is its start plus its class's default; "
+	          "look again at the warning",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreatePod vit-node-0-1-a0",
+	            "0 CreatePod vit-node-0-2-a0", "0 CreatePod vit-node-0-3-a0",
+	            "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=0/0/0/0/0",
+	  .want_requeue = 3300,
+	  .want_deadline = NOW + 3600 },
+	{ .name = "maxWalltime: a job that asks for more is refused before any pod exists",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':7201,'trainer':{"
+	          "'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: PolicyViolation: spec.activeDeadlineSeconds (7201 s) "
+	            "is longer than the maxWalltime of GPU class gh200, 2h (7200 s); ask for at "
+	            "most 7200 s" },
+	  .want_status = "Failed|PolicyViolation|spec.activeDeadlineSeconds (7201 s) is longer "
+	                 "than the maxWalltime of GPU class gh200, 2h (7200 s); ask for at most "
+	                 "7200 s|restarts=0|Failed=PolicyViolation|jobs=0/0/0/0/0" },
+	{ .name = "maxWalltime: a job that asks for exactly that starts",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':7200,'trainer':{"
+	          "'numNodes':1}}",
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0",
+	  .want_requeue = 6900,
+	  .want_deadline = NOW + 7200 },
+	{ .name = "a running job keeps the deadline it started with, past a lowered maxWalltime",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':10800,'trainer':{"
+	          "'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = RUNNING2_UNTIL("2026-11-29T14:00:00Z"),
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .want = { NULL },
+	  .want_status = RUNNING2,
+	  .want_requeue = 6900,
+	  .want_deadline = NOW + 7200 },
+	{ .name = "defaultWalltime passed: DeadlineExceeded names it, and the pods are deleted "
+	          "with their own grace period, not forced",
+	  .spec = SPEC2,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = RUNNING2_UNTIL("2026-11-29T12:00:00Z"),
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-1-a0",
+	            "1 Event Warning Failed: DeadlineExceeded: the job ran longer than its "
+	            "walltime of 1h (3600 s), the defaultWalltime of GPU class gh200 for jobs "
+	            "without spec.activeDeadlineSeconds" },
+	  .want_status = "Failed|DeadlineExceeded|the job ran longer than its walltime of 1h (3600 "
+	                 "s), the defaultWalltime of GPU class gh200 for jobs without "
+	                 "spec.activeDeadlineSeconds|restarts=0|Failed=DeadlineExceeded|jobs=2/2/"
+	                 "0/0/0",
+	  .want_deadline = NOW },
+	{ .name = "a job started before status.deadline existed gets it from its start",
+	  .spec = SPEC2,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2,'startTime':'2026-11-29T11:"
+	            "30:00Z'," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = RUNNING2,
+	  .want_requeue = 1500,
+	  .want_deadline = NOW + 1800 },
+	{ .name = "a deadline that no longer matches the config is named as such when it passes",
+	  .spec = SPEC2,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING2_UNTIL("2026-11-29T11:59:00Z"),
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-1-a0",
+	            "1 Event Warning Failed: DeadlineExceeded: the job ran past its deadline "
+	            "(status.deadline 2026-11-29T11:59:00Z)" },
+	  .want_status = "Failed|DeadlineExceeded|the job ran past its deadline (status.deadline "
+	                 "2026-11-29T11:59:00Z)|restarts=0|Failed=DeadlineExceeded|jobs=2/2/0/0/0",
+	  .want_deadline = NOW - 60 },
+	{ .name = "the warning is not due yet: look again when it is",
+	  .spec = SPEC2,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = RUNNING2_UNTIL("2026-11-29T12:16:40Z"),
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .want = { NULL },
+	  .want_status = RUNNING2,
+	  .want_requeue = 700,
+	  .want_deadline = NOW + 1000 },
+	{ .name = "the warning is due: only the live pods that do not show the deadline yet are "
+	          "patched",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':3}}",
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = "{'state':'Running','reason':'PodsCompleting','message':'2 of 3 pods running, "
+	            "1 succeeded','restartCount':0,'observedGeneration':2," STARTED
+	            ",'deadline':'2026-11-29T12:02:00Z'," JOBS(2, 2, 1, 0) ",'conditions':[]}",
+	  .pods = { WARNED(0, "gh200-1", NOW + 120), RUNNING(1, "gh200-2"),
+	            SUCCEEDED(2, "gh200-3") },
+	  .n_pods = 3,
+	  .want = { "0 PatchPod vit-node-0-1-a0",
+	            "0 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:02:00Z (in 120 "
+	            "s): 1 pod warned through /etc/trainjob/deadline" },
+	  .want_status = "Running|PodsCompleting|2 of 3 pods running, 1 "
+	                 "succeeded|restarts=0||jobs=2/2/1/0/0",
+	  .want_requeue = 120,
+	  .want_deadline = NOW + 120 },
+	{ .name = "every pod shows the deadline: nothing to write, look again at the deadline",
+	  .spec = SPEC2,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = RUNNING2_UNTIL("2026-11-29T12:02:00Z"),
+	  .pods = { WARNED(0, "gh200-1", NOW + 120), WARNED(1, "gh200-2", NOW + 120) },
+	  .n_pods = 2,
+	  .want = { NULL },
+	  .want_status = RUNNING2,
+	  .want_requeue = 120,
+	  .want_deadline = NOW + 120 },
+	{ .name = "the job's annotation asks for a longer warning, as Slurm's --signal: due now",
+	  .annotations = "{'trainjob.flame.dev/deadline-warning-seconds':'1200'}",
+	  .spec = SPEC2,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = RUNNING2_UNTIL("2026-11-29T12:16:40Z"),
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .want = { "0 PatchPod vit-node-0-0-a0", "0 PatchPod vit-node-0-1-a0",
+	            "0 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:16:40Z (in "
+	            "1000 s): 2 pods warned through /etc/trainjob/deadline" },
+	  .want_status = RUNNING2,
+	  .want_requeue = 1000,
+	  .want_deadline = NOW + 1000 },
+	{ .name = "a warning of 0 s: no warning before the deadline",
+	  .annotations = "{'trainjob.flame.dev/deadline-warning-seconds':'0'}",
+	  .spec = SPEC2,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = RUNNING2_UNTIL("2026-11-29T12:02:00Z"),
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .want = { NULL },
+	  .want_status = RUNNING2,
+	  .want_requeue = 120,
+	  .want_deadline = NOW + 120 },
+	{ .name = "a malformed warning annotation fails the job",
+	  .annotations = "{'trainjob.flame.dev/deadline-warning-seconds':'soon'}",
+	  .spec = SPEC2,
+	  .runtime = "torch-gh200",
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: InvalidSpec: "
+	            "metadata.annotations[trainjob.flame.dev/deadline-warning-seconds]: 'soon' is "
+	            "not an integer between 0 and 604800" },
+	  .want_status = "Failed|InvalidSpec|metadata.annotations[trainjob.flame.dev/"
+	                 "deadline-warning-seconds]: 'soon' is not an integer between 0 and "
+	                 "604800|restarts=0|Failed=InvalidSpec|jobs=0/0/0/0/0" },
+	{ .name = "a queued job is reserved and backfilled with its defaultWalltime; no deadline "
+	          "while it waits",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = QUEUED_STATUS,
+	  .admission = &adm_waiting,
+	  .want = { NULL },
+	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=3600|pos=2|start=1795957200" },
+	{ .name = "a gang given back to the queue loses its deadline with its start",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods running',"
+	            "'restartCount':0,'observedGeneration':2," STARTED
+	            ",'deadline':'2026-11-29T12:50:00Z'," JOBS(4, 0, 0, 0) ",'conditions':[]}",
+	  .pods = { PINNED_UNSCHEDULABLE(0, "0/8 nodes are available", 61), PENDING(1), PENDING(2),
+	            PENDING(3) },
+	  .n_pods = 4,
+	  .admission = &adm_none,
+	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
+	            "0 DeletePod vit-node-0-2-a0", "0 DeletePod vit-node-0-3-a0",
+	            "1 PatchStatus vit", "1 Event Warning GangReleased: " GIVEN_BACK },
+	  .want_status = "Queued|Resources|" GIVEN_BACK "|restarts=0||jobs=4/0/0/0/0",
+	  .want_requeue = 2700 },
+};
+
+static void test_deadline_table(void **state)
+{
+	run_table(deadline_cases, sizeof(deadline_cases) / sizeof(deadline_cases[0]));
+}
+
 /* An admitted pod is pinned to its node, by the node's hostname label, on top of the
  * class's placement, and says so in an annotation. */
 static void test_pinned_pod(void **state)
@@ -1803,6 +2030,7 @@ int main(void)
 		cmocka_unit_test(test_excluded_nodes),
 		cmocka_unit_test(test_admission_table),
 		cmocka_unit_test(test_pinned_pod),
+		cmocka_unit_test(test_deadline_table),
 	};
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }

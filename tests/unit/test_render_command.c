@@ -141,10 +141,42 @@ static void test_render_table(void **state)
 	assert_true(ran >= 3);
 }
 
+/* render holds a job to the walltime limits of the config it is given, with the reason and
+ * message the controller would fail it with; without that config the job renders. */
+static void test_render_walltime(void **state)
+{
+	static const struct render_case c = { "a job past the config's maxWalltime",
+		                              "tests/unit/data/render/long-walltime.yaml",
+		                              "crds/runtimes",
+		                              NULL,
+		                              -EINVAL,
+		                              "" };
+	const char *root = getenv("TJ_SOURCE_ROOT");
+	char *out = NULL, *err = NULL;
+	int rc;
+
+	assert_non_null(root);
+	render(&c, root, "tests/unit/data/render/walltime-config.yaml", &out, &err, &rc);
+	assert_int_equal(rc, -EINVAL);
+	assert_string_equal(out, "");
+	assert_string_equal(err, "render: long: PolicyViolation: spec.activeDeadlineSeconds (86400 "
+	                         "s) is longer than the maxWalltime of GPU class gh200, 2h (7200 "
+	                         "s); ask for at most 7200 s\n");
+	free(out);
+	free(err);
+	render(&c, root, NULL, &out, &err, &rc);
+	assert_int_equal(rc, 0);
+	assert_string_equal(err, "");
+	assert_non_null(strstr(out, "kind: Pod"));
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_render_table),
+		cmocka_unit_test(test_render_walltime),
 	};
 	return cmocka_run_group_tests_name("render_command", tests, NULL, NULL);
 }
