@@ -80,11 +80,12 @@ static void warn_pods(struct planner *p)
 		}
 		warned++;
 	}
+	/* The same words at every plan that warns (a pod seen before its patch is in the cache
+	 * is warned twice), so that the events aggregate into one. */
 	if (warned)
 		tj_planner_event(p, false, "DeadlineWarning",
-		                 "the job ends at %s (in %lld s): %d pod%s warned through %s/%s",
-		                 when, (long long)(p->st.deadline - p->in->now), warned,
-		                 warned == 1 ? "" : "s", TJ_DEADLINE_MOUNT_PATH, TJ_DEADLINE_FILE);
+		                 "the job ends at %s: its pods have the deadline in %s/%s", when,
+		                 TJ_DEADLINE_MOUNT_PATH, TJ_DEADLINE_FILE);
 }
 
 bool tj_planner_deadline(struct planner *p)

@@ -15,6 +15,7 @@ import pytest
 
 from conftest import Controller
 from kube import REPO, PodWatch, apply, condition, events, kubectl, pods, running, table, tj, trainjob, wait_for, wait_state
+from test_admission import gh200_busy
 
 DEFAULT, MAX, WARNING = 60, 120, 20
 WALLTIME = f"""
@@ -122,3 +123,22 @@ def test_a_job_within_max_walltime_keeps_its_own(walltime_controller, namespace)
     status = tj(namespace, "own")["status"]
     assert ts(status["deadline"]) - ts(status["startTime"]) == MAX
     kubectl("delete", "tj", "own", "-n", namespace, "--wait=false")
+
+
+def test_the_queue_reserves_with_the_default_walltime(walltime_controller, namespace):
+    """A running job with no activeDeadlineSeconds ends at its defaultWalltime: the head of
+    the queue that waits for its nodes expects to start at that deadline."""
+    wait_for("the GH200 nodes to be free", lambda: not gh200_busy()[1], timeout=240, interval=1)
+    apply(trainjob("holder", nodes=6, run_time="10m"), "-n", namespace)
+    running(namespace, "holder", 6)
+    deadline = tj(namespace, "holder")["status"]["deadline"]
+    apply(trainjob("head", nodes=8, run_time="10m"), "-n", namespace)
+
+    def reserved():
+        s = tj(namespace, "head").get("status", {})
+        return s.get("state") == "Queued" and s.get("expectedStartTime") and s
+
+    s = wait_for("head's reservation", reserved, timeout=30)
+    assert s["expectedStartTime"] == deadline, (s, deadline)
+    assert pods(namespace, "head") == []
+    kubectl("delete", "tj", "holder", "head", "-n", namespace, "--wait=false")

@@ -124,6 +124,10 @@ struct act {
 		.kind = TJ_ACTION_PATCH_STATUS, .stage = (st), .deferrable = (defer),              \
 		.object = (patch)                                                                  \
 	}
+#define PATCH_POD(st, nm, patch)                                                                   \
+	{                                                                                          \
+		.kind = TJ_ACTION_PATCH_POD, .stage = (st), .name = nm, .object = (patch)          \
+	}
 #define EVENT(st, why)                                                                             \
 	{                                                                                          \
 		.kind = TJ_ACTION_EVENT, .stage = (st), .deferrable = true, .reason = (why)        \
@@ -338,6 +342,46 @@ static void test_already_exists_and_not_found_are_success(void **state)
 	        "{'kind':'DeleteOptions','apiVersion':'v1','preconditions':{'uid':'uid-5'}}");
 	i = server_find(&fx->server, 0, "DELETE", PODS "/vit-node-0-6");
 	assert_request_body(&fx->server, i, "{'kind':'DeleteOptions','apiVersion':'v1'}");
+	run_clear(&r);
+}
+
+/* The deadline's warning: a merge patch of each pod; a pod that is gone needs none. */
+static void test_pod_patch_is_a_merge_patch_and_not_found_is_success(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "PATCH", .path = PODS "/vit-node-0-0", .status = 200, .body = "{}" },
+		{ .method = "PATCH",
+		  .path = PODS "/vit-node-0-1",
+		  .status = 404,
+		  .body = API_ERROR(404, "NotFound", "pod not found") },
+		{ .method = "PATCH", .path = STATUS, .status = 200, .body = "{}" },
+	};
+#define WARN "{'metadata':{'annotations':{'trainjob.flame.dev/deadline':'2026-11-29T12:00:00Z'}}}"
+	const struct act acts[] = {
+		PATCH_POD(0, "vit-node-0-0", WARN),
+		PATCH_POD(0, "vit-node-0-1", WARN),
+		PATCH_STATUS(1, false, "{'status':{'state':'Running'}}"),
+	};
+	struct run r = { 0 };
+	int i;
+
+	server_script(&fx->server, replies, 3);
+	start(fx, &r, acts, 3);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_equal(r.res.rc, 0);
+	assert_string_equal(r.res.error, "");
+	assert_int_equal(fx->server.n_seen, 3);
+	assert_int_equal(server_find(&fx->server, 0, "PATCH", STATUS), 2);
+	for (int k = 0; k < 2; k++) {
+		i = server_find(&fx->server, 0, "PATCH",
+		                k ? PODS "/vit-node-0-1" : PODS "/vit-node-0-0");
+		assert_true(i >= 0);
+		assert_non_null(strstr(fx->server.seen[i].head,
+		                       "Content-Type: application/merge-patch+json"));
+		assert_request_body(&fx->server, i, WARN);
+	}
+#undef WARN
 	run_clear(&r);
 }
 
@@ -611,6 +655,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_stages_run_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_pod_patch_is_a_merge_patch_and_not_found_is_success, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_already_exists_and_not_found_are_success,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_conflict_stops_the_plan, setup,

@@ -565,8 +565,8 @@ static const struct plan_case cases[] = {
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
 	  .n_pods = 2,
 	  .want = { "0 PatchPod vit-node-0-0-a0", "0 PatchPod vit-node-0-1-a0", "1 PatchStatus vit",
-	            "1 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:01:40Z (in 100 "
-	            "s): 2 pods warned through /etc/trainjob/deadline" },
+	            "1 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:01:40Z: its "
+	            "pods have the deadline in /etc/trainjob/deadline" },
 	  .want_status = "Running|AllPodsRunning|2 of 2 pods running|restarts=0||jobs=2/2/0/0/0",
 	  .want_requeue = 100,
 	  .want_deadline = NOW + 100 },
@@ -1694,8 +1694,8 @@ static const struct plan_case deadline_cases[] = {
 	            SUCCEEDED(2, "gh200-3") },
 	  .n_pods = 3,
 	  .want = { "0 PatchPod vit-node-0-1-a0",
-	            "0 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:02:00Z (in 120 "
-	            "s): 1 pod warned through /etc/trainjob/deadline" },
+	            "0 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:02:00Z: its "
+	            "pods have the deadline in /etc/trainjob/deadline" },
 	  .want_status = "Running|PodsCompleting|2 of 3 pods running, 1 "
 	                 "succeeded|restarts=0||jobs=2/2/1/0/0",
 	  .want_requeue = 120,
@@ -1720,8 +1720,8 @@ static const struct plan_case deadline_cases[] = {
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
 	  .n_pods = 2,
 	  .want = { "0 PatchPod vit-node-0-0-a0", "0 PatchPod vit-node-0-1-a0",
-	            "0 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:16:40Z (in "
-	            "1000 s): 2 pods warned through /etc/trainjob/deadline" },
+	            "0 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:16:40Z: its "
+	            "pods have the deadline in /etc/trainjob/deadline" },
 	  .want_status = RUNNING2,
 	  .want_requeue = 1000,
 	  .want_deadline = NOW + 1000 },
