@@ -142,6 +142,8 @@ def can_i(verb, resource, namespace=None, subresource=None):
     ("create", "leases.coordination.k8s.io", NS, None),
     ("update", "leases.coordination.k8s.io/trainjob-controller", NS, None),
     ("update", "trainjobs.trainer.kubeflow.org", "default", "finalizers"),
+    # The deadline's warning is a merge patch of the pods' annotations.
+    ("patch", "pods", "default", None),
 ])
 def test_service_account_may(deployed, verb, resource, namespace, subresource):
     assert can_i(verb, resource, namespace, subresource)
