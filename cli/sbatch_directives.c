@@ -589,9 +589,13 @@ static int opt_ntasks(struct ctx *c, const char *v)
 	return refuse(c, "a total task count is not supported: give -N and --ntasks-per-node");
 }
 
+/* COMMAND_LINE_VALUE takes a value as TAKES_VALUE does, but only on the command line: it is
+ * kubectl sbatch's own spelling of a directive, which a script written for Slurm does not
+ * hold. */
 enum arg_kind {
 	TAKES_VALUE,
-	FLAG
+	FLAG,
+	COMMAND_LINE_VALUE,
 };
 
 struct option {
@@ -622,7 +626,7 @@ static const struct option options[] = {
 	{ "container-workdir", 0, TAKES_VALUE, opt_chdir, WHERE(where_chdir) },
 	{ "export", 0, TAKES_VALUE, opt_export, WHERE(where_export) },
 	{ "container-image", 0, TAKES_VALUE, opt_image, WHERE(where_image) },
-	{ "image", 0, TAKES_VALUE, opt_image, WHERE(where_image) },
+	{ "image", 0, COMMAND_LINE_VALUE, opt_image, WHERE(where_image) },
 	{ "container-mounts", 0, TAKES_VALUE, opt_mounts, WHERE(where_mounts) },
 	{ "exclusive", 0, FLAG, opt_exclusive, WHERE(where_exclusive) },
 	{ "constraint", 'C', TAKES_VALUE, opt_constraint, WHERE(where_constraint) },
@@ -641,7 +645,7 @@ static int match(const struct option *o, const char *arg, const char *next, cons
 {
 	size_t len = strlen(o->long_name);
 
-	if (o->kind == TAKES_VALUE)
+	if (o->kind != FLAG)
 		return tj_plugin_match(arg, next, o->short_name, o->long_name, value);
 	*value = NULL;
 	if (tj_plugin_match_flag(arg, o->short_name, o->long_name))
@@ -666,7 +670,7 @@ int tj_sbatch_parse_option(struct tj_sbatch_opts *opts, struct tj_sbatch_notes *
 		const char *value = NULL;
 		int n = match(o, arg, next, &value), r;
 
-		if (n == 0)
+		if (n == 0 || (o->kind == COMMAND_LINE_VALUE && where != TJ_SBATCH_COMMAND_LINE))
 			continue;
 		if (n < 0) {
 			snprintf(err, errlen, "%.64s: needs a value", arg);

@@ -7,7 +7,7 @@
  * may hold several options, quoted with ' or ", and ends at an unquoted '#'. An option given
  * again replaces the earlier one, so the command line, parsed last, wins. Options that
  * ask for the same thing in different units (--mem, --mem-per-gpu, --mem-per-cpu; and
- * --gpus-per-node, --gres, -G) replace each other. */
+ * --gpus-per-node, --gres, -G) replace each other. --image is the command line's alone. */
 #pragma once
 
 #include <stdbool.h>

@@ -281,6 +281,9 @@ static const struct script_case script_cases[] = {
 	  "line 1: #SBATCH nodes=4: not an option", "" },
 	{ "an open quote", "#SBATCH -J \"unterminated\n", -EINVAL, "line 1: a quote is not closed",
 	  "" },
+	{ "--image is the command line's, not a directive", "#SBATCH --image=x\n", -EINVAL,
+	  "line 1: #SBATCH --image=x: not supported by kubectl sbatch (see kubectl sbatch --help)",
+	  "" },
 	{ "the accepted directives leave notes",
 	  "#!/bin/bash\r\n#SBATCH -o out.txt\r\n#SBATCH -e err.txt\r\n#SBATCH --mail-type=END\r\n"
 	  "#SBATCH --mail-user=a@b.c\r\n#SBATCH -A proj\r\n#SBATCH --qos=high\r\n",
