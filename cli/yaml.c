@@ -180,13 +180,14 @@ static void print_string(FILE *out, const char *s)
 }
 
 /* A multi-line string (a script in a command) as a literal block, when YAML can hold it
- * exactly: printable lines, the first not starting with a space. */
+ * exactly: printable lines (tabs are content after the indentation), the first not starting
+ * with a space. */
 static bool literal_ok(const char *s)
 {
 	if (!strchr(s, '\n') || *s == ' ' || *s == '\n')
 		return false;
 	for (const char *p = s; *p; p++)
-		if ((unsigned char)*p < 0x20 && *p != '\n')
+		if ((unsigned char)*p < 0x20 && *p != '\n' && *p != '\t')
 			return false;
 	for (const char *p = s; (p = strchr(p, '\n')); p++)
 		if (p > s && p[-1] == ' ')

@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --array=0-99%10
+python task.py
