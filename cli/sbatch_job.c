@@ -10,6 +10,7 @@
 #include "cli/plugin.h"
 #include "reconcilers/json.h"
 #include "reconcilers/render.h"
+#include "reconcilers/trainjob.h"
 
 /* Defines srun for the script: the script itself already runs once on every node, so srun
  * runs its command once, after dropping srun's own options (those that take a separate
@@ -590,7 +591,7 @@ static int add_metadata(cJSON *job, const struct job_ctx *j, const char *name)
 		return -ENOMEM;
 	if (o->where_signal) {
 		snprintf(buf, sizeof(buf), "%d", o->signal_seconds);
-		if (tj_json_set_string(ann, TJ_SBATCH_ANNOTATION_DEADLINE_WARNING, buf) < 0)
+		if (tj_json_set_string(ann, TJ_ANNOTATION_DEADLINE_WARNING, buf) < 0)
 			return -ENOMEM;
 	}
 	return 0;

@@ -23,10 +23,6 @@
 #include "cli/sbatch_directives.h"
 #include "reconcilers/settings.h"
 
-/* The controller reads this annotation (seconds before the deadline that the pods are
- * warned), as --signal's time. */
-#define TJ_SBATCH_ANNOTATION_DEADLINE_WARNING TJ_LABEL_PREFIX "deadline-warning-seconds"
-
 /* The longest TrainJob name: the pod hostnames <name>-node-0-<rank> fit in 63 characters
  * (the CRD's own limit). */
 #define TJ_SBATCH_NAME_MAX       51
