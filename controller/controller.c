@@ -54,6 +54,11 @@ struct tj_controller {
 	struct tj_expectations *expectations; /* owned */
 	struct tj_admitter *admitter;         /* owned */
 	struct reconcile *in_flight;          /* owned list */
+	/* How many parked reconciles each key has (struct parked_key), so that a new reconcile
+	 * looks for the ones it supersedes only when there are some: thousands park at once,
+	 * and a scan of them all per reconcile was most of the controller's CPU. */
+	struct tj_store *parked; /* owned */
+	bool parked_untracked;   /* a count could not be kept: always scan */
 	bool synced;
 	bool leading;
 	bool stopping;
@@ -387,6 +392,46 @@ static void observe(struct tj_controller *c, struct reconcile *r, const char *re
 
 static void check_stopped(struct tj_controller *c);
 
+struct parked_key {
+	char key[TJ_STORE_KEY_MAX];
+	unsigned n;
+};
+
+static int parked_key_key(const void *obj, char *buf, size_t size)
+{
+	const struct parked_key *p = obj;
+
+	return snprintf(buf, size, "%s", p->key) < (int)size ? 0 : -ENAMETOOLONG;
+}
+
+static const struct tj_store_ops parked_key_ops = {
+	.free = free,
+	.key = parked_key_key,
+};
+
+static void count_parked(struct tj_controller *c, const char *key, bool parks)
+{
+	struct parked_key *p = (struct parked_key *)tj_store_get(c->parked, key);
+
+	if (!parks) {
+		if (p && --p->n == 0)
+			tj_store_delete(c->parked, key, NULL);
+		return;
+	}
+	if (p) {
+		p->n++;
+		return;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p || snprintf(p->key, sizeof(p->key), "%s", key) >= (int)sizeof(p->key) ||
+	    tj_store_upsert(c->parked, p, NULL) < 0) {
+		free(p);
+		c->parked_untracked = true;
+		return;
+	}
+	p->n = 1;
+}
+
 static void unlink_reconcile(struct reconcile *r)
 {
 	struct tj_controller *c = r->c;
@@ -406,6 +451,8 @@ static void reconcile_end(struct reconcile *r)
 	unlink_reconcile(r);
 	if (!r->parked)
 		tj_workqueue_done(c->queue, r->key);
+	else
+		count_parked(c, r->key, false);
 	free(r);
 	if (c->stopping)
 		check_stopped(c);
@@ -489,6 +536,7 @@ static void parked(void *userdata)
 	struct reconcile *r = userdata;
 
 	r->parked = true;
+	count_parked(r->c, r->key, true);
 	tj_workqueue_done(r->c->queue, r->key);
 }
 
@@ -497,6 +545,8 @@ static void parked(void *userdata)
  * what is still missing (level-based). One with writes in flight finishes by itself. */
 static void supersede_parked(struct tj_controller *c, const char *key)
 {
+	if (!c->parked_untracked && !tj_store_get(c->parked, key))
+		return;
 	for (struct reconcile *r = c->in_flight; r; r = r->next)
 		if (r->parked && r->execution && strcmp(r->key, key) == 0)
 			tj_execution_supersede(r->execution);
@@ -747,6 +797,9 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 		rc = -ENOMEM;
 		goto fail;
 	}
+	rc = tj_store_new(&parked_key_ops, &c->parked);
+	if (rc < 0)
+		goto fail;
 	rc = tj_admitter_new(loop,
 	                     &(struct tj_admitter_config){ .informers = c->informers,
 	                                                   .metrics = c->metrics,
@@ -776,6 +829,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 
 fail:
 	tj_admitter_free(c->admitter);
+	tj_store_free(c->parked);
 	tj_expectations_free(c->expectations);
 	tj_write_gate_free(c->gate);
 	tj_informers_free(c->informers);
@@ -877,6 +931,7 @@ struct tj_controller *tj_controller_free(struct tj_controller *c)
 	}
 	tj_write_gate_free(c->gate);
 	tj_admitter_free(c->admitter);
+	tj_store_free(c->parked);
 	tj_expectations_free(c->expectations);
 	tj_workqueue_free(c->queue);
 	tj_informers_free(c->informers);
