@@ -479,9 +479,10 @@ static void simple_command(struct parser *p, const struct tj_sh_token *const *wo
 	} else if (strcmp(name, "false") == 0) {
 		f->constant = ALWAYS_FALSE;
 	} else if (strcmp(name, "break") == 0) {
-		f->breaks = n > 1 ? atoi(words[1]->text) : 1;
-		if (f->breaks < 1)
-			f->breaks = 1;
+		long levels = n > 1 ? strtol(words[1]->text, NULL, 10) : 1;
+
+		/* break 0 or a word that is no number counts as break 1: at worst a pass. */
+		f->breaks = levels < 1 ? 1 : levels > MAX_DEPTH ? MAX_DEPTH : (int)levels;
 	} else if (strcmp(name, "exit") == 0 || strcmp(name, "return") == 0) {
 		f->exits = true;
 	} else if (strcmp(name, "wait") == 0) {
