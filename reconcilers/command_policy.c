@@ -455,7 +455,7 @@ static bool is_shell(const char *name)
 	return false;
 }
 
-/* One simple command: its words (assignments and redirections left out by the caller). */
+/* One simple command: its words, the redirections left out by the caller. */
 static void simple_command(struct parser *p, const struct tj_sh_token *const *words, size_t n,
                            const struct io *io, struct flow *f)
 {
