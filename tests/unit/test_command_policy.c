@@ -181,6 +181,21 @@ static size_t argc_of(const char *const *argv)
 	return n;
 }
 
+/* A case's name on one line (TAP reads every line of the output). */
+static void print_case(const char *const *argv, size_t n, bool accepted)
+{
+	char line[200] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < n && len < sizeof(line); i++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", i ? " " : "",
+		                        argv[i]);
+	for (char *c = line; *c; c++)
+		if (*c == '\n')
+			*c = '|';
+	print_message("# case: %s%s\n", n ? line : "(no command)", accepted ? " (accepted)" : "");
+}
+
 static void test_command_table(void **state)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -193,9 +208,7 @@ static void test_command_table(void **state)
 		size_t n = argc_of(c->argv);
 		int rc;
 
-		print_message("# case: %s %s%s\n", c->argv[0] ? c->argv[0] : "(none)",
-		              n > 1 ? c->argv[n - 1] : "",
-		              c->want == TJ_COMMAND_OK ? " (accepted)" : "");
+		print_case(c->argv, n, c->want == TJ_COMMAND_OK);
 		rc = tj_command_check(c->argv, n, &rules, &f);
 		if (c->want == TJ_COMMAND_OK) {
 			assert_int_equal(rc, 0);

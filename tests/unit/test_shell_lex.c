@@ -89,7 +89,7 @@ static void test_lex_table(void **state)
 		char got[1024] = "";
 		int rc;
 
-		print_message("# case: %s\n", c->script);
+		print_message("# case %zu\n", i);
 		rc = tj_sh_lex(c->script, strlen(c->script), &lex);
 		assert_int_equal(rc, c->want_rc);
 		if (rc == 0) {
