@@ -2,8 +2,8 @@
 TrainJob whose command never exits is Failed with reason PolicyViolation and a Warning event
 before any pod of it exists, and `trainjob-controller render` refuses it first with the same
 reason and message; near misses that end by themselves run. Only a cluster operator
-exempts: a ClusterTrainingRuntime's label counts, the same label on a namespaced
-TrainingRuntime or on the TrainJob does not."""
+exempts: a ClusterTrainingRuntime's label and the config's commandPolicy.exemptNamespaces
+count, the same label on a namespaced TrainingRuntime or on the TrainJob does not."""
 
 import json
 import os
@@ -13,6 +13,7 @@ import uuid
 
 import pytest
 
+from conftest import Controller
 from kube import REPO, Watch, apply, condition, events, kubectl, kubectl_json, pods, trainjob, wait_for, wait_state
 
 ALLOW = "trainjob.flame.dev/allow-long-running"
@@ -30,6 +31,12 @@ REFUSED = [
         ["sh", "-c", "while true; do nvidia-smi; sleep 60; done"],
         "'while true; do nvidia-smi; sleep 60; done' never exits (its condition is always "
         "true and nothing in it breaks out or exits)",
+    ),
+    (
+        "sleeps-past-its-walltime",
+        ["bash", "-c", "python /workspace/prepare.py && sleep 2h"],
+        "'sleep 2h' sleeps 7200 s, as long as the job's walltime of 3600 s or longer, so the "
+        "job can never finish by itself",
     ),
 ]
 
@@ -83,7 +90,7 @@ def assert_refused_without_pods(namespace, name, watch, part):
 
 @pytest.mark.parametrize("name,command,part", REFUSED, ids=[r[0] for r in REFUSED])
 def test_a_command_that_never_exits_is_refused_before_any_pod(controller, namespace, name, command, part):
-    manifest = job_with(name, command, nodes=2)
+    manifest = job_with(name, command, nodes=2, activeDeadlineSeconds=3600)
     if name == "sleeps-forever":
         # Users cannot exempt themselves: the operator's label means nothing on a TrainJob.
         manifest["metadata"]["labels"] = {ALLOW: "true"}
@@ -150,3 +157,31 @@ def test_only_a_cluster_runtime_label_exempts(controller, namespace):
     finally:
         kubectl("delete", "trainjob", "--all", "-n", namespace, "--wait=false", check=False)
         kubectl("delete", "clustertrainingruntime", ctr, "--wait=false", check=False)
+
+
+def test_an_exempt_namespace_runs_what_others_may_not(controller, namespace):
+    """commandPolicy.exemptNamespaces of the controller's config: that namespace's jobs are
+    not checked, every other namespace's are."""
+    with open(os.path.join(REPO, "deploy", "config", "config.yaml")) as f:
+        shipped = f.read()
+    path = os.path.join(REPO, "build", f"e2e-command-policy-{uuid.uuid4().hex[:6]}.yaml")
+    with open(path, "w") as f:
+        f.write(shipped + f"\ncommandPolicy:\n  exemptNamespaces: [{namespace}]\n")
+    other = "e2e-" + uuid.uuid4().hex[:8]
+    kubectl("create", "namespace", other)
+    controller.stop()
+    own = Controller("--config", path).start()
+    try:
+        apply(job_with("notebook", ["sleep", "infinity"], run_time="30s"), "-n", namespace)
+        assert wait_state(namespace, "notebook", "Running", timeout=60)["status"]["reason"] == "AllPodsRunning"
+        wait_for("the default ServiceAccount of " + other,
+                 lambda: kubectl("get", "serviceaccount", "default", "-n", other, check=False).returncode == 0,
+                 timeout=60)
+        apply(job_with("notebook", ["sleep", "infinity"], run_time="30s"), "-n", other)
+        assert wait_state(other, "notebook", "Failed", timeout=30)["status"]["reason"] == "PolicyViolation"
+        assert pods(other, "notebook") == []
+    finally:
+        own.stop()
+        controller.start()
+        kubectl("delete", "namespace", other, "--wait=false", check=False)
+        os.unlink(path)
