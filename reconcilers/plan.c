@@ -637,7 +637,7 @@ static int check_commands(const struct planner *p, const struct tj_render *rende
 {
 	const struct tj_plan_input *in = p->in;
 	const struct tj_command_rules rules = {
-		.walltime = p->job->active_deadline_seconds,
+		.walltime = p->walltime.seconds,
 		.ended_by_success_policy = in->runtime->node_ended_by_success_policy,
 	};
 	cJSON *pod;

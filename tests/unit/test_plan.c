@@ -1858,6 +1858,22 @@ static const struct plan_case deadline_cases[] = {
 	            "1 PatchStatus vit", "1 Event Warning GangReleased: " GIVEN_BACK },
 	  .want_status = "Queued|Resources|" GIVEN_BACK "|restarts=0||jobs=4/0/0/0/0",
 	  .want_requeue = 2700 },
+	{ .name = "defaultWalltime: a sleep as long as the default walltime is refused",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'command':['sh','-c','python "
+	          "prep.py && sleep 60m']}}",
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: PolicyViolation: container node of step node: "
+	            "'sleep 60m' sleeps 3600 s, as long as the job's walltime of 3600 s or longer, "
+	            "so the job can never finish by itself; a job must exit by itself when its "
+	            "work is done, so it is refused before any pod starts" },
+	  .want_status =
+	          "Failed|PolicyViolation|container node of step node: 'sleep 60m' sleeps "
+	          "3600 s, as long as the job's walltime of 3600 s or longer, so the job can "
+	          "never finish by itself; a job must exit by itself when its work is done, "
+	          "so it is refused before any pod starts|restarts=0|Failed=PolicyViolation"
+	          "|jobs=0/0/0/0/0" },
 };
 
 static void test_deadline_table(void **state)
