@@ -515,12 +515,65 @@ static int parse_admission_of(const struct tj_cfg_parser *p, struct fy_node *roo
 	                       config, config->admission);
 }
 
+/* commandPolicy.exemptNamespaces: namespaces (DNS labels, no duplicates) whose jobs the
+ * command policy leaves alone. */
+static int parse_command_policy(const struct tj_cfg_parser *p, struct fy_node *root,
+                                struct tj_config *config)
+{
+	static const char *const fields[] = { "exemptNamespaces", NULL };
+	struct fy_node_pair *pair = tj_cfg_find_pair(root, "commandPolicy");
+	struct fy_node *node, *seq = NULL, *item;
+	int line, seq_line, r;
+	void *iter = NULL;
+
+	if (!pair || tj_cfg_is_null(fy_node_pair_value(pair)))
+		return 0;
+	node = fy_node_pair_value(pair);
+	line = tj_cfg_line(fy_node_pair_key(pair), 1);
+	r = tj_cfg_check_mapping(p, node, line, "commandPolicy", fields, "exemptNamespaces");
+	if (r < 0)
+		return r;
+	r = tj_cfg_field_sequence(p, node, line, "commandPolicy.exemptNamespaces",
+	                          "exemptNamespaces", TJ_CONFIG_MAX_EXEMPT_NAMESPACES, &seq,
+	                          &seq_line);
+	if (r < 0 || !seq)
+		return r;
+	config->command_exempt_namespaces =
+	        calloc((size_t)fy_node_sequence_item_count(seq) + 1, sizeof(char *));
+	if (!config->command_exempt_namespaces)
+		return -ENOMEM;
+	for (size_t i = 0; (item = fy_node_sequence_iterate(seq, &iter)); i++) {
+		char **names = config->command_exempt_namespaces;
+		int item_line = tj_cfg_line(item, seq_line);
+		char path[64];
+
+		snprintf(path, sizeof(path), "commandPolicy.exemptNamespaces[%zu]", i);
+		r = tj_cfg_scalar_dup(p, item, item_line, path, TJ_LABEL_NAME_MAX, &names[i]);
+		if (r < 0)
+			return r;
+		config->n_command_exempt_namespaces = i + 1;
+		if (!tj_cfg_valid_dns_label(names[i]))
+			return tj_cfg_fail(p, item_line, path, "\"%s\" is not a namespace name",
+			                   names[i]);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(names[j], names[i]) == 0)
+				return tj_cfg_fail(p, item_line, path,
+				                   "namespace \"%s\" is listed twice (also [%zu])",
+				                   names[i], j);
+	}
+	return 0;
+}
+
 static int parse_root(const struct tj_cfg_parser *p, struct fy_node *root, struct tj_config *config)
 {
 	static const char *const root_fields[] = { "gpuClasses", "failurePolicy", "admission",
-		                                   "walltime", NULL };
+		                                   "walltime",   "commandPolicy", NULL };
 	int r = tj_cfg_check_mapping(p, root, 1, "", root_fields,
-	                             "gpuClasses, failurePolicy, admission, walltime");
+	                             "gpuClasses, failurePolicy, admission, walltime, "
+	                             "commandPolicy");
+	if (r < 0)
+		return r;
+	r = parse_command_policy(p, root, config);
 	if (r < 0)
 		return r;
 	struct fy_node_pair *pair = tj_cfg_find_pair(root, "failurePolicy");

@@ -39,6 +39,8 @@
  *     namespaceLimits:               # at most 256; namespace "*" = every other namespace
  *       - {namespace: team-a, gpuClass: gh200, maxGPUs: 16}   # a class of gpuClasses
  *   walltime: ...                    # optional; controller/config_walltime.h
+ *   commandPolicy:                   # optional (reconcilers/command_policy.h)
+ *     exemptNamespaces: [services]   # at most 256 namespaces whose jobs it does not check
  *
  * Unknown fields, duplicate keys, duplicate class names and duplicate limits are errors. */
 int tj_config_parse(const char *yaml, size_t len, const char *origin, struct tj_config **ret,

@@ -49,12 +49,27 @@ static int dup_opt(const char *s, char **ret)
 	return 0;
 }
 
+/* JobSet's successPolicy ends the job when its targetReplicatedJobs complete (all of them
+ * when the list is empty or absent): the node step is stopped by it when it is not among
+ * the targets. */
+static bool ended_by_success_policy(const cJSON *targets)
+{
+	const cJSON *el;
+
+	if (!cJSON_IsArray(targets) || cJSON_GetArraySize(targets) == 0)
+		return false;
+	cJSON_ArrayForEach(el, targets) if (!cJSON_IsString(el) ||
+	                                    strcmp(el->valuestring, "node") == 0) return false;
+	return true;
+}
+
 int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 {
 	const char *kind = tj_json_string(obj, "kind");
 	const char *name = tj_json_string(obj, "metadata.name");
 	const char *ns = tj_json_string(obj, "metadata.namespace");
 	const cJSON *nodes, *procs, *jobs, *node_job, *tmpl;
+	const char *long_running;
 	struct tj_runtime *rt;
 	char buf[32];
 	int64_t n;
@@ -96,6 +111,14 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 	    dup_opt(setting(obj, TJ_ANNOTATION_RESTART_POLICY), &rt->restart_policy) < 0 ||
 	    dup_opt(setting(obj, TJ_ANNOTATION_MAX_RESTARTS), &rt->max_restarts) < 0)
 		goto fail;
+	/* A label, not an annotation, and on the cluster's runtimes only: what an operator
+	 * allows, selectable (kubectl get ctr -l ...). */
+	long_running = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+	        tj_json_path(obj, "metadata.labels"), TJ_LABEL_ALLOW_LONG_RUNNING));
+	rt->allow_long_running =
+	        rt->kind == TJ_RUNTIME_CLUSTER && long_running && strcmp(long_running, "true") == 0;
+	rt->node_ended_by_success_policy = ended_by_success_policy(
+	        tj_json_path(obj, "spec.template.spec.successPolicy.targetReplicatedJobs"));
 	jobs = tj_json_path(obj, "spec.template.spec.replicatedJobs");
 	node_job = tj_json_find_by(jobs, "name", "node");
 	tmpl = tj_json_path(node_job, "template.spec.template");

@@ -16,6 +16,12 @@ enum tj_runtime_kind {
 	TJ_RUNTIME_NAMESPACED, /* TrainingRuntime (same namespace as the TrainJob) */
 };
 
+/* The ClusterTrainingRuntime label by which a cluster operator lets its jobs run commands
+ * that never exit (services, interactive sessions): reconcilers/command_policy.h. Read on
+ * ClusterTrainingRuntimes only: whoever may create a TrainingRuntime or a TrainJob in a
+ * namespace cannot exempt it. */
+#define TJ_LABEL_ALLOW_LONG_RUNNING TJ_LABEL_PREFIX "allow-long-running"
+
 struct tj_runtime {
 	enum tj_runtime_kind kind;
 	char *namespace;         /* owned; "" for a ClusterTrainingRuntime */
@@ -28,6 +34,12 @@ struct tj_runtime {
 	/* The pod template ({metadata, spec}) of the replicatedJob named "node", compact JSON;
 	 * NULL if the runtime has no such job. */
 	char *node_template; /* owned */
+	/* A ClusterTrainingRuntime labelled trainjob.flame.dev/allow-long-running: "true"
+	 * (reconcilers/command_policy.h); false for a TrainingRuntime whatever its labels. */
+	bool allow_long_running;
+	/* spec.template.spec.successPolicy targets other replicated jobs only (an MPI
+	 * launcher): the job ends when they complete, and the node pods are stopped then. */
+	bool node_ended_by_success_policy;
 };
 
 /* Projects a runtime object (either kind). -EINVAL if it is neither kind or has no name;

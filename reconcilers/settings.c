@@ -163,6 +163,7 @@ struct tj_config *tj_config_free(struct tj_config *config)
 	failure_policy_free(config->failure_policy);
 	tj_admission_policy_free(config->admission);
 	tj_walltime_policy_free(config->walltime);
+	free_strings(config->command_exempt_namespaces, config->n_command_exempt_namespaces);
 	free(config);
 	return NULL;
 }

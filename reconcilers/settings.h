@@ -123,7 +123,13 @@ struct tj_config {
 	struct tj_admission_policy *admission;
 	/* owned; NULL: the defaults (tj_config_walltime) */
 	struct tj_walltime_policy *walltime;
+	/* commandPolicy.exemptNamespaces: namespaces whose TrainJobs may run commands that
+	 * never exit (reconcilers/command_policy.h). Owned array of owned names. */
+	char **command_exempt_namespaces;
+	size_t n_command_exempt_namespaces;
 };
+
+#define TJ_CONFIG_MAX_EXEMPT_NAMESPACES 256
 
 /* The classes deploy/config/config.yaml ships (gh200, h100), for running and rendering
  * without a config file. Static: never freed. */

@@ -362,6 +362,25 @@ static void test_walltime_policy(void **state)
 	tj_config_free(config);
 }
 
+/* The namespaces the command policy leaves alone; none by default. */
+static void test_command_policy(void **state)
+{
+	struct tj_config *config = parse_ok("gpuClasses: []\n");
+
+	assert_int_equal(config->n_command_exempt_namespaces, 0);
+	assert_null(config->command_exempt_namespaces);
+	tj_config_free(config);
+	config = parse_ok("gpuClasses: []\ncommandPolicy:\n  exemptNamespaces:\n"
+	                  "    - services\n    - notebooks\n");
+	assert_int_equal(config->n_command_exempt_namespaces, 2);
+	assert_string_equal(config->command_exempt_namespaces[0], "services");
+	assert_string_equal(config->command_exempt_namespaces[1], "notebooks");
+	tj_config_free(config);
+	config = parse_ok("gpuClasses: []\ncommandPolicy: {}\n");
+	assert_int_equal(config->n_command_exempt_namespaces, 0);
+	tj_config_free(config);
+}
+
 /* A valid class to build broken files around. */
 #define GH200                                                                                      \
 	"  - name: gh200\n"                                                                        \
@@ -378,7 +397,7 @@ static const struct broken_case {
 	{ "root is a list", "- gh200\n", "test.yaml:1: must be a mapping" },
 	{ "unknown top-level key", "gpuClasses: []\ngpuclass: []\n",
 	  "test.yaml:2: unknown field \"gpuclass\" (expected gpuClasses, failurePolicy, "
-	  "admission, walltime)" },
+	  "admission, walltime, commandPolicy)" },
 	{ "not UTF-8 (libfyaml would spin on it)", "gpuClasses: []\n%a\x8c\n",
 	  "test.yaml:2: not valid UTF-8 (byte 17)" },
 	{ "unknown admission field", "gpuClasses: []\nadmission:\n  backfil: true\n",
@@ -583,6 +602,18 @@ static const struct broken_case {
 	{ "namespace not a DNS label",
 	  "gpuClasses: []\nwalltime:\n  namespaces:\n    - {namespace: Team_A, maxWalltime: 1h}\n",
 	  "test.yaml:4: walltime.namespaces[0]: namespace \"Team_A\" is not a DNS label" },
+	{ "commandPolicy unknown field", "gpuClasses: []\ncommandPolicy:\n  exempt: [a]\n",
+	  "test.yaml:3: commandPolicy: unknown field \"exempt\" (expected exemptNamespaces)" },
+	{ "exempt namespace not a name",
+	  "gpuClasses: []\ncommandPolicy:\n  exemptNamespaces:\n    - ok\n    - Not_A_Name\n",
+	  "test.yaml:5: commandPolicy.exemptNamespaces[1]: \"Not_A_Name\" is not a namespace "
+	  "name" },
+	{ "exempt namespace twice",
+	  "gpuClasses: []\ncommandPolicy:\n  exemptNamespaces: [svc, nb, svc]\n",
+	  "test.yaml:3: commandPolicy.exemptNamespaces[2]: namespace \"svc\" is listed twice "
+	  "(also [0])" },
+	{ "exempt namespaces a scalar", "gpuClasses: []\ncommandPolicy:\n  exemptNamespaces: svc\n",
+	  "test.yaml:3: commandPolicy.exemptNamespaces: must be a sequence" },
 };
 
 static void test_parse_broken(void **state)
@@ -661,6 +692,7 @@ int main(void)
 		cmocka_unit_test(test_parse_empty_list), cmocka_unit_test(test_parse_broken),
 		cmocka_unit_test(test_parse_limits),     cmocka_unit_test(test_failure_policy),
 		cmocka_unit_test(test_admission_policy), cmocka_unit_test(test_walltime_policy),
+		cmocka_unit_test(test_command_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,6 +81,8 @@ struct plan_case {
 	/* The config's walltime section; NULL: none. */
 	const struct tj_walltime_policy *walltime;
 	int64_t want_deadline; /* the status.deadline the plan arrives at */
+	/* A namespace the config's commandPolicy exempts, or NULL. */
+	const char *exempt_namespace;
 };
 
 #define SPEC4                                                                                      \
@@ -116,6 +118,19 @@ struct plan_case {
 	"{'kind':'ClusterTrainingRuntime','metadata':{'name':'torch-x','annotations':" annotations \
 	"},'spec':{'template':{'spec':{'replicatedJobs':[{'name':'node','template':{'spec':{"      \
 	"'template':{'spec':{'containers':[{'name':'node','image':'x'}]}}}}}]}}}}"
+
+/* The command policy's message for SPEC's `torchrun train.py && sleep infinity`. */
+#define NEVER_EXITS                                                                                \
+	"container node of step node: 'sleep infinity' never exits; a job must exit by itself "    \
+	"when its work is done, so it is refused before any pod starts"
+
+/* A ClusterTrainingRuntime keepalive with the given labels whose node container runs
+ * tail -f /dev/null. */
+#define KEEPALIVE_RUNTIME(labels)                                                                  \
+	"{'kind':'ClusterTrainingRuntime','metadata':{'name':'keepalive','labels':" labels         \
+	"},'spec':{'template':{'spec':{'replicatedJobs':[{'name':'node','template':{'spec':{"      \
+	"'template':{'spec':{'containers':[{'name':'node','image':'x','command':['tail','-f',"     \
+	"'/dev/null']}]}}}}}]}}}}"
 
 static const struct plan_case cases[] = {
 	{ .name = "a new job creates the Service and one pod per rank",
@@ -527,6 +542,71 @@ static const struct plan_case cases[] = {
 	  .want_status = "Failed|InvalidSpec|spec.trainer.env[0].name: MASTER_PORT is set by the "
 	                 "controller (torchrun wiring); remove it from the "
 	                 "TrainJob|restarts=0|Failed=InvalidSpec|jobs=0/0/0/0/0" },
+	{ .name = "a command that never exits fails the job before any pod exists",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2,'command':['bash',"
+	          "'-c','torchrun train.py && sleep infinity']}}",
+	  .runtime = "torch-gh200",
+	  .want = { "0 PatchStatus vit", "0 Event Warning Failed: PolicyViolation: " NEVER_EXITS },
+	  .want_status = "Failed|PolicyViolation|" NEVER_EXITS
+	                 "|restarts=0|Failed=PolicyViolation|jobs=0/0/0/0/0" },
+	{ .name = "a suspended job is refused at once too",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2,"
+	          "'command':['bash','-c','torchrun train.py && sleep infinity']}}",
+	  .runtime = "torch-gh200",
+	  .want = { "0 PatchStatus vit", "0 Event Warning Failed: PolicyViolation: " NEVER_EXITS },
+	  .want_status = "Failed|PolicyViolation|" NEVER_EXITS
+	                 "|restarts=0|Failed=PolicyViolation|jobs=0/0/0/0/0" },
+	{ .name = "a sleep as long as activeDeadlineSeconds fails the job",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':600,'trainer':{"
+	          "'command':['sh','-c','sleep 10m']}}",
+	  .runtime = "torch-gh200",
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: PolicyViolation: container node of step node: "
+	            "'sleep 10m' sleeps 600 s, as long as the job's walltime of 600 s or longer, "
+	            "so the job can never finish by itself; a job must exit by itself when its "
+	            "work is done, so it is refused before any pod starts" },
+	  .want_status = "Failed|PolicyViolation|container node of step node: 'sleep 10m' sleeps "
+	                 "600 s, as long as the job's walltime of 600 s or longer, so the job can "
+	                 "never finish by itself; a job must exit by itself when its work is done, "
+	                 "so it is refused before any pod starts|restarts=0|Failed=PolicyViolation"
+	                 "|jobs=0/0/0/0/0" },
+	{ .name = "the runtime's own command is checked",
+	  .spec = "{'runtimeRef':{'name':'keepalive'}}",
+	  .runtime_json = KEEPALIVE_RUNTIME("{}"),
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: PolicyViolation: container node of step node: "
+	            "'tail -f /dev/null' never exits (it follows /dev/null or standard input for "
+	            "ever); a job must exit by itself when its work is done, so it is refused "
+	            "before any pod starts" },
+	  .want_status = "Failed|PolicyViolation|container node of step node: 'tail -f /dev/null' "
+	                 "never exits (it follows /dev/null or standard input for ever); a job "
+	                 "must exit by itself when its work is done, so it is refused before any "
+	                 "pod starts|restarts=0|Failed=PolicyViolation|jobs=0/0/0/0/0" },
+	{ .name = "a ClusterTrainingRuntime labelled allow-long-running is exempt",
+	  .spec = "{'runtimeRef':{'name':'keepalive'}}",
+	  .runtime_json = KEEPALIVE_RUNTIME("{'trainjob.flame.dev/allow-long-running':'true'}"),
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
+	            "keepalive" },
+	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "a namespace of commandPolicy.exemptNamespaces is exempt",
+	  .spec = "{'runtimeRef':{'name':'keepalive'}}",
+	  .runtime_json = KEEPALIVE_RUNTIME("{}"),
+	  .exempt_namespace = "team-a",
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
+	            "keepalive" },
+	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "a job whose pods exist is not checked again (an exemption withdrawn)",
+	  .spec = "{'runtimeRef':{'name':'keepalive'}}",
+	  .runtime_json = KEEPALIVE_RUNTIME("{}"),
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'1 of 1 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(1, 1, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1") },
+	  .n_pods = 1,
+	  .want = { NULL },
+	  .want_status = "Running|AllPodsRunning|1 of 1 pods running|restarts=0||jobs=1/1/0/0/0" },
 	{ .name = "an unsupported runtime kind fails the job even before the runtime is found",
 	  .spec = "{'runtimeRef':{'name':'x','kind':'JobSet'}}",
 	  .runtime = NULL,
@@ -1210,6 +1290,10 @@ static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
 	config = test_config;
 	config.failure_policy = (struct tj_failure_policy *)c->policy;
 	config.walltime = (struct tj_walltime_policy *)c->walltime;
+	if (c->exempt_namespace) {
+		config.command_exempt_namespaces = (char **)&c->exempt_namespace;
+		config.n_command_exempt_namespaces = 1;
+	}
 	assert_int_equal(
 	        tj_plan_trainjob(
 	                &(struct tj_plan_input){ .job = f->job,
@@ -1774,6 +1858,22 @@ static const struct plan_case deadline_cases[] = {
 	            "1 PatchStatus vit", "1 Event Warning GangReleased: " GIVEN_BACK },
 	  .want_status = "Queued|Resources|" GIVEN_BACK "|restarts=0||jobs=4/0/0/0/0",
 	  .want_requeue = 2700 },
+	{ .name = "defaultWalltime: a sleep as long as the default walltime is refused",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'command':['sh','-c','python "
+	          "prep.py && sleep 60m']}}",
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: PolicyViolation: container node of step node: "
+	            "'sleep 60m' sleeps 3600 s, as long as the job's walltime of 3600 s or longer, "
+	            "so the job can never finish by itself; a job must exit by itself when its "
+	            "work is done, so it is refused before any pod starts" },
+	  .want_status =
+	          "Failed|PolicyViolation|container node of step node: 'sleep 60m' sleeps "
+	          "3600 s, as long as the job's walltime of 3600 s or longer, so the job can "
+	          "never finish by itself; a job must exit by itself when its work is done, "
+	          "so it is refused before any pod starts|restarts=0|Failed=PolicyViolation"
+	          "|jobs=0/0/0/0/0" },
 };
 
 static void test_deadline_table(void **state)

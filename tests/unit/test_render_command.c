@@ -35,6 +35,11 @@ static const struct render_case cases[] = {
 	  "tests/unit/data/render", NULL, -ENOENT,
 	  "render: lost: RuntimeNotFound: TrainingRuntime torch-nowhere not found in namespace "
 	  "team-a; the job starts when it is created\n" },
+	{ "a command that never exits", "tests/unit/data/render/never-exits.yaml", "crds/runtimes",
+	  NULL, -EINVAL,
+	  "render: keepalive: PolicyViolation: container node of step node: 'tail -f /dev/null' "
+	  "never exits (it follows /dev/null or standard input for ever); a job must exit by "
+	  "itself when its work is done, so it is refused before any pod starts\n" },
 	{ "example vit-single-gpu", "examples/vit-single-gpu.yaml", "crds/runtimes",
 	  "vit-single-gpu.yaml", 0, "" },
 	{ "example gh200-4x4", "examples/gh200-4x4.yaml", "crds/runtimes", "gh200-4x4.yaml", 0,

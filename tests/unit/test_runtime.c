@@ -62,6 +62,56 @@ static void test_settings_and_policy(void **state)
 	tj_runtime_free(rt);
 }
 
+/* The command policy's inputs: the exemption is a ClusterTrainingRuntime's label "true"
+ * (not an annotation, not a TrainingRuntime's label), and the node step is ended by a
+ * success policy that targets other steps only. */
+static void test_command_policy_inputs(void **state)
+{
+	static const struct {
+		const char *json;
+		bool allow_long_running, ended_by_success_policy;
+	} cases[] = {
+		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'svc','labels':{"
+		  "'trainjob.flame.dev/allow-long-running':'true'}}}",
+		  true, false },
+		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'svc','labels':{"
+		  "'trainjob.flame.dev/allow-long-running':'yes'}}}",
+		  false, false },
+		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'svc','annotations':{"
+		  "'trainjob.flame.dev/allow-long-running':'true'}}}",
+		  false, false },
+		{ "{'kind':'TrainingRuntime','metadata':{'name':'svc','namespace':'team-a',"
+		  "'labels':{'trainjob.flame.dev/allow-long-running':'true'}}}",
+		  false, false },
+		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'mpi'},'spec':{'template':{"
+		  "'spec':{'successPolicy':{'operator':'All','targetReplicatedJobs':['launcher']}}}"
+		  "}}",
+		  false, true },
+		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'t'},'spec':{'template':{"
+		  "'spec':{'successPolicy':{'operator':'All','targetReplicatedJobs':['launcher',"
+		  "'node']}}}}}",
+		  false, false },
+		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'t'},'spec':{'template':{"
+		  "'spec':{'successPolicy':{'operator':'All','targetReplicatedJobs':[]}}}}}",
+		  false, false },
+		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'t'},'spec':{'template':{"
+		  "'spec':{'successPolicy':{'targetReplicatedJobs':{'launcher':1}}}}}}",
+		  false, false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *j = jlit(cases[i].json);
+		struct tj_runtime *rt = NULL;
+
+		assert_int_equal(tj_runtime_from_json(j, &rt), 0);
+		cJSON_Delete(j);
+		assert_int_equal(rt->allow_long_running, cases[i].allow_long_running);
+		assert_int_equal(rt->node_ended_by_success_policy,
+		                 cases[i].ended_by_success_policy);
+		tj_runtime_free(rt);
+	}
+}
+
 static void test_not_a_runtime(void **state)
 {
 	const char *objs[] = {
@@ -213,9 +263,12 @@ static void test_gpu_class_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_projection),      cmocka_unit_test(test_settings_and_policy),
-		cmocka_unit_test(test_not_a_runtime),   cmocka_unit_test(test_resolve_table),
+		cmocka_unit_test(test_projection),
+		cmocka_unit_test(test_settings_and_policy),
+		cmocka_unit_test(test_not_a_runtime),
+		cmocka_unit_test(test_resolve_table),
 		cmocka_unit_test(test_gpu_class_table),
+		cmocka_unit_test(test_command_policy_inputs),
 	};
 	return cmocka_run_group_tests_name("runtime", tests, NULL, NULL);
 }
