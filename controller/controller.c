@@ -192,7 +192,7 @@ static void count_cancelled(struct tj_controller *c, const struct tj_trainjob *j
 {
 	const struct tj_runtime *rt = NULL;
 	const struct tj_gpu_class *cls = NULL;
-	struct tj_problem why;
+	struct tj_problem why = { "", "" };
 	const struct tj_pod **pods = NULL;
 	size_t n_pods = 0;
 	int64_t seconds;
