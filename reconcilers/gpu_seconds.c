@@ -26,25 +26,32 @@ static int64_t add(int64_t a, int64_t b)
 	return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-/* What the pods held between the old status's mark and now. *deleting is set when a pod
- * being deleted held some of it, *deletes when a pod the plan deletes did. */
-static int64_t window(const struct tj_gpu_seconds_input *in, bool *deleting, bool *deletes)
-{
-	int64_t sum = 0;
+/* What the pods held between the old status's mark and now. */
+struct window {
+	int64_t held;
+	/* The part held by pods of an attempt before `attempt` (under Gang, of attempts that
+	 * failed). */
+	int64_t earlier_attempts;
+	bool deleting; /* a pod being deleted held some of it */
+	bool deletes;  /* a pod the plan deletes did */
+};
 
-	*deleting = *deletes = false;
+static void window(const struct tj_gpu_seconds_input *in, int attempt, struct window *w)
+{
+	*w = (struct window){ 0 };
 	for (size_t i = 0; i < in->n_pods; i++) {
 		const struct tj_pod *pod = in->pods[i];
 		int64_t s = tj_gpu_seconds_of_pod(pod, in->resource, in->old->gpu_seconds_until,
 		                                  in->now);
 
-		sum = add(sum, s);
+		w->held = add(w->held, s);
+		if (pod->attempt >= 0 && pod->attempt < attempt)
+			w->earlier_attempts = add(w->earlier_attempts, s);
 		if (s > 0 && pod->deletion_time)
-			*deleting = true;
+			w->deleting = true;
 		if (s > 0 && in->deletes && in->deletes[i])
-			*deletes = true;
+			w->deletes = true;
 	}
-	return sum;
 }
 
 static const struct tj_pod *pod_named(const struct tj_gpu_seconds_input *in, const char *name)
@@ -58,16 +65,19 @@ static const struct tj_pod *pod_named(const struct tj_gpu_seconds_input *in, con
 bool tj_gpu_seconds_count(const struct tj_gpu_seconds_input *in, struct tj_trainjob_status *st)
 {
 	const struct tj_trainjob_status *old = in->old;
-	bool deleting, deletes, changed;
-	int64_t held = window(in, &deleting, &deletes);
-	int64_t total = add(old->gpu_seconds, held), wasted = old->wasted_gpu_seconds;
+	struct window w;
+	bool changed;
+	int64_t total, wasted = old->wasted_gpu_seconds;
+
+	window(in, st->restart_count, &w);
+	total = add(old->gpu_seconds, w.held);
 
 	/* Whether the plan writes the status anyway, judged without the counts. */
 	st->gpu_seconds = old->gpu_seconds;
 	st->wasted_gpu_seconds = old->wasted_gpu_seconds;
 	st->gpu_seconds_until = old->gpu_seconds_until;
 	changed = !tj_trainjob_status_equal(st, old);
-	if (!changed && !deleting && !deletes)
+	if (!changed && !w.deleting && !w.deletes)
 		return false;
 	if (st->state == TJ_STATE_FAILED) {
 		wasted = total;
@@ -79,14 +89,17 @@ bool tj_gpu_seconds_count(const struct tj_gpu_seconds_input *in, struct tj_train
 		else if (failed)
 			wasted = add(wasted,
 			             tj_gpu_seconds_of_pod(failed, in->resource, 0, in->now));
+	} else if (in->gang) {
+		/* The pods of a failed attempt, still stopping after its restart. */
+		wasted = add(wasted, w.earlier_attempts);
 	}
 	st->gpu_seconds = total;
 	st->wasted_gpu_seconds = wasted < total ? wasted : total;
 	/* The mark moves only when something was counted, so that a job that never held a
 	 * GPU has none of these fields. */
-	if (held > 0)
+	if (w.held > 0)
 		st->gpu_seconds_until = in->now;
-	return deletes;
+	return w.deletes;
 }
 
 void tj_gpu_seconds_outcomes(const struct tj_trainjob_status *old,
@@ -110,11 +123,12 @@ void tj_gpu_seconds_outcomes(const struct tj_trainjob_status *old,
 int64_t tj_gpu_seconds_cancelled(const struct tj_gpu_seconds_input *in)
 {
 	const struct tj_trainjob_status *old = in->old;
-	bool deleting, deletes;
+	struct window w;
 	int64_t total;
 
 	if (old->state == TJ_STATE_COMPLETE || old->state == TJ_STATE_FAILED)
 		return 0;
-	total = add(old->gpu_seconds, window(in, &deleting, &deletes));
+	window(in, old->restart_count, &w);
+	total = add(old->gpu_seconds, w.held);
 	return total > old->wasted_gpu_seconds ? total - old->wasted_gpu_seconds : 0;
 }

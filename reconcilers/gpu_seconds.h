@@ -23,7 +23,8 @@
  * lag, a second, when a status patch falls between a pod's start and its event).
  *
  * Wasted. An attempt that fails wastes its seconds. Under restart policy Gang every attempt
- * before the current one failed, so a restart makes every second counted so far wasted;
+ * before the current one failed, so a restart makes every second counted so far wasted, and
+ * so are the seconds its pods (of an attempt below restartCount) hold while they stop;
  * under Worker a restart wastes the failed pod's own seconds. A job that ends Failed wastes
  * everything it held, including what its pods hold while they are deleted; a Complete job's
  * last attempt is not wasted. wastedGpuSeconds never exceeds gpuSeconds.

@@ -4,13 +4,15 @@ Slurm users"): a 4-node job shown R with its nodes, a job queued behind it PD (R
 its expected start, scancel removing only the queued one, and sacct's GPU-hours of the first
 against the simulated run time; a job past its walltime TO, its GPU-hours all wasted."""
 
+import calendar
 import os
 import re
 import subprocess
+import time
 
 import pytest
 
-from kube import REPO, apply, kubectl, kubectl_json, metric, pods, running, tj, trainjob, wait_for, wait_state
+from kube import ATTEMPT, REPO, SIM, apply, kubectl, kubectl_json, metric, pods, running, tj, trainjob, wait_for, wait_state
 
 BUILD = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
 SUBMITTED_BY = "trainjob.flame.dev/submitted-by"
@@ -64,7 +66,7 @@ def test_squeue_scancel_sacct(controller, namespace):
     assert queued["reason"] == "Resources"
 
     q = {r["JOBID"]: r for r in rows(plugin("squeue", "-n", namespace).stdout)}
-    assert list(q) == ["big", "behind"], q
+    assert sorted(q) == ["behind", "big"], q
     assert q["big"]["ST"] == "R" and q["big"]["PARTITION"] == "gh200" and q["big"]["USER"] == "alice"
     assert q["big"]["NODES"] == "4" and q["big"]["TIME_LEFT"] != "UNLIMITED"
     assert sorted(expand(q["big"]["NODELIST(REASON)"])) == sorted(p["spec"]["nodeName"] for p in big_pods)
@@ -97,8 +99,34 @@ def test_squeue_scancel_sacct(controller, namespace):
     series = f'trainjob_gpu_seconds_total{{gpu_class="gh200",namespace="{namespace}",outcome="succeeded"}}'
     assert wait_for("the succeeded GPU-seconds", lambda: metric(controller.metrics(), series, 0), timeout=10) == got
     # -S after its end leaves it out; parsable output joins the cells with '|'.
-    later = plugin("sacct", "-n", namespace, "-S", "now-0", "-P", "--format", "JobName,State")
+    end = calendar.timegm(time.strptime(done["status"]["completionTime"], "%Y-%m-%dT%H:%M:%SZ"))
+    at_end = plugin("sacct", "-n", namespace, "-S", time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(end)), "-P", "--format", "JobName,State")
+    assert at_end.stdout == "JobName|State\nbig|COMPLETED\n", at_end.stdout
+    later = plugin("sacct", "-n", namespace, "-S", time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(end + 1)), "-P", "--format", "JobName,State")
     assert later.stdout == "JobName|State\n", later.stdout
+
+
+def test_gang_restart_wastes_the_failed_attempt(controller, namespace):
+    wait_for("the GH200 nodes to be free", gh200_free, timeout=240, interval=1)
+    apply(trainjob("twice", nodes=2, run_time="20s"), "-n", namespace)
+    first = running(namespace, "twice", 2, attempt=0, timeout=90)
+    time.sleep(5)
+    kubectl("annotate", "pod", first[0]["metadata"]["name"], "-n", namespace, f"{SIM}fail-exit-code=1")
+    done = wait_state(namespace, "twice", "Complete", timeout=120)
+    s = done["status"]
+    assert s["restartCount"] == 1
+    assert {p["metadata"]["labels"][ATTEMPT] for p in pods(namespace, "twice")} == {"1"}
+    # The second attempt's 20 s on 2 nodes x 4 GPUs are what was not wasted; the first
+    # attempt's 5 s or so before its failure are.
+    useful = s["gpuSeconds"] - s["wastedGpuSeconds"]
+    assert abs(useful - 160) <= 8, s
+    assert 4 * 8 <= s["wastedGpuSeconds"] <= 12 * 8, s
+    acct = rows(plugin("sacct", "-n", namespace, "--format", "JobName,State,ExitCode,Restarts,GPUSeconds").stdout)[0]
+    assert (acct["State"], acct["ExitCode"], acct["Restarts"], acct["GPUSeconds"]) == ("COMPLETED", "1:0", "1", str(s["gpuSeconds"]))
+    text = wait_for("the counts in the metric", lambda: (m := controller.metrics()) and f'namespace="{namespace}",outcome="succeeded"' in m and m, timeout=10)
+    labels = f'gpu_class="gh200",namespace="{namespace}"'
+    assert metric(text, f"trainjob_gpu_seconds_total{{{labels},outcome=\"wasted\"}}") == s["wastedGpuSeconds"]
+    assert metric(text, f"trainjob_gpu_seconds_total{{{labels},outcome=\"succeeded\"}}") == useful
 
 
 def test_walltime_is_timeout_and_wasted(controller, namespace):

@@ -23,6 +23,7 @@ struct pod_row {
 	int32_t held;
 	bool deleting, plan_deletes;
 	const char *resource; /* NULL: nvidia.com/gpu */
+	int attempt;
 };
 
 struct count_case {
@@ -113,6 +114,21 @@ static const struct count_case count_cases[] = {
 	  .failed_pod = "a-0",
 	  .other_change = true,
 	  .want = { 1240, 1240, 0, true } },
+	{ .name = "after a Gang restart, the failed attempt's pods waste what they hold as they "
+	          "stop",
+	  .pods = { { "a-0", 4, 100, 95, true, false, NULL, 0 },
+	            { "b-0", 4, 3, OPEN, false, false, NULL, 1 } },
+	  .n_pods = 2,
+	  .gang = true,
+	  .old_total = 1000,
+	  .old_wasted = 1000,
+	  .old_until_ago = 10,
+	  .old_state = TJ_STATE_RESTARTING,
+	  .new_state = TJ_STATE_RESTARTING,
+	  .old_restarts = 1,
+	  .new_restarts = 1,
+	  /* a-0 stopped 5 s ago: 5 s x 4 past the mark, wasted; b-0's 3 s x 4 are not */
+	  .want = { 1032, 1020, 0, false } },
 	{ .name = "Worker restart: only the failed pod's own seconds are wasted",
 	  .pods = { { "a-0", 4, 300, 200 }, { "a-1", 4, 300, OPEN } },
 	  .n_pods = 2,
@@ -182,6 +198,7 @@ static void build_pods(const struct pod_row *rows, size_t n, struct tj_pod *pods
 			.held_seconds = row->started_ago ? row->held : -1,
 			.deletion_time = row->deleting ? NOW + 30 : 0,
 			.phase = TJ_POD_RUNNING,
+			.attempt = row->attempt,
 		};
 		if (row->gpus) {
 			pods[i].requests.n_extended = 1;
@@ -248,8 +265,8 @@ static void test_count(void **state)
  * (a retry, a new leader) starts from the patched status. */
 static void test_count_is_idempotent(void **state)
 {
-	struct pod_row rows[] = { { "a-0", 4, 100, OPEN, false, false, NULL },
-		                  { "a-1", 4, 100, 40, true, false, NULL } };
+	struct pod_row rows[] = { { "a-0", 4, 100, OPEN, false, false, NULL, 0 },
+		                  { "a-1", 4, 100, 40, true, false, NULL, 0 } };
 	struct tj_pod pods[2];
 	const struct tj_pod *ptrs[2];
 	bool deletes[2];
@@ -319,7 +336,7 @@ static void test_outcomes(void **state)
 
 static void test_cancelled(void **state)
 {
-	struct pod_row rows[] = { { "a-0", 4, 100, OPEN, false, false, NULL } };
+	struct pod_row rows[] = { { "a-0", 4, 100, OPEN, false, false, NULL, 0 } };
 	struct tj_pod pods[1];
 	const struct tj_pod *ptrs[1];
 	bool deletes[1];
