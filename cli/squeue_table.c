@@ -80,7 +80,9 @@ static int add_row(struct tj_table *t, const struct tj_slurm_job *j,
                    const struct tj_squeue_options *o, int64_t now)
 {
 	char time_buf[32], left[32], nodes[16], list[4096], pos[16];
-	int64_t limit = j->job->active_deadline_seconds;
+	/* The deadline the controller fixed at the start (activeDeadlineSeconds or the
+	 * cluster's default walltime), else what activeDeadlineSeconds will allow. */
+	int64_t deadline = j->job->status.deadline, limit = j->job->active_deadline_seconds;
 	int r;
 
 	snprintf(nodes, sizeof(nodes), "%d", j->job->num_nodes > 0 ? j->job->num_nodes : 1);
@@ -93,10 +95,15 @@ static int add_row(struct tj_table *t, const struct tj_slurm_job *j,
 			snprintf(pos, sizeof(pos), "N/A");
 	} else {
 		tj_slurm_duration(elapsed(j->job, now), time_buf, sizeof(time_buf));
-		if (!limit)
-			snprintf(left, sizeof(left), "UNLIMITED");
-		else
+		if (deadline)
+			tj_slurm_duration(deadline - (j->job->status.completion_time
+			                                      ? j->job->status.completion_time
+			                                      : now),
+			                  left, sizeof(left));
+		else if (limit)
 			tj_slurm_duration(limit - elapsed(j->job, now), left, sizeof(left));
+		else
+			snprintf(left, sizeof(left), "UNLIMITED");
 	}
 	if ((r = tj_table_add(t, j->job->name)) < 0 || (r = tj_table_add(t, j->partition)) < 0 ||
 	    (r = tj_table_add(t, j->job->name)) < 0 || (r = tj_table_add(t, j->user)) < 0 ||

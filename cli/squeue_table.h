@@ -5,7 +5,8 @@
  *   JOBID PARTITION NAME USER ST START_TIME POSITION NODES NODELIST(REASON)
  * JOBID and NAME are the TrainJob's name (what kubectl sbatch prints and scancel takes). TIME
  * counts from status.startTime (the admission) to now or status.completionTime; TIME_LEFT is
- * what spec.activeDeadlineSeconds leaves of it (UNLIMITED without one). */
+ * what is left to status.deadline (the walltime the controller fixed at the start), else to
+ * what spec.activeDeadlineSeconds allows (UNLIMITED without either). */
 #pragma once
 
 #include <stdbool.h>

@@ -211,7 +211,8 @@ static void test_exit_codes_and_partitions(void **state)
 	",'trainer':{'numNodes':" #n "}}"
 
 /* Three TrainJobs as a list returns them: big runs on 2 nodes (submitted by alice, 30 min of
- * its hour gone, 28,800 GPU-seconds counted until 10 minutes ago), wait is queued behind it,
+ * its hour gone, its deadline 20 minutes away, 28,800 GPU-seconds counted until 10 minutes
+ * ago), wait is queued behind it,
  * done completed with a restart; and their pods (one of another owner). */
 static const char *const trainjobs_json =
         "[{'metadata':{'name':'big','namespace':'team-a','uid':'u-big','creationTimestamp':"
@@ -219,7 +220,8 @@ static const char *const trainjobs_json =
         "'spec':" SPEC(
                 2,
                 3600) ",'status':{'state':'Running','reason':'AllPodsRunning',"
-                      "'startTime':'2026-11-29T11:30:00Z','gpuSeconds':28800,"
+                      "'startTime':'2026-11-29T11:30:00Z','deadline':'2026-11-29T12:20:00Z','"
+                      "gpuSeconds':28800,"
                       "'gpuSecondsCountedUntil':'2026-11-29T11:50:00Z'}},"
                       "{'metadata':{'name':'wait','namespace':'team-a','uid':'u-wait','"
                       "creationTimestamp':"
@@ -318,7 +320,7 @@ static void test_squeue(void **state)
 	text = print_squeue(&o);
 	assert_string_equal(text, "JOBID PARTITION NAME USER   ST  TIME TIME_LEFT NODES "
 	                          "NODELIST(REASON)\n"
-	                          "big   gh200     big  alice  R  30:00     30:00     2 "
+	                          "big   gh200     big  alice  R  30:00     20:00     2 "
 	                          "gh200-[1-2]\n"
 	                          "wait  gpu       wait team-a PD  0:00 UNLIMITED     5 "
 	                          "(Resources)\n");
