@@ -212,8 +212,8 @@ static void test_exit_codes_and_partitions(void **state)
 
 /* Three TrainJobs as a list returns them: big runs on 2 nodes (submitted by alice, 30 min of
  * its hour gone, its deadline 20 minutes away, 28,800 GPU-seconds counted until 10 minutes
- * ago), wait is queued behind it,
- * done completed with a restart; and their pods (one of another owner). */
+ * ago), wait is queued behind it, done ran out of walltime after a restart; and the pods of
+ * big (and one of another owner). */
 static const char *const trainjobs_json =
         "[{'metadata':{'name':'big','namespace':'team-a','uid':'u-big','creationTimestamp':"
         "'2026-11-29T11:00:00Z','annotations':{'trainjob.flame.dev/submitted-by':'alice'}},"
