@@ -14,6 +14,7 @@
 #include "controller/write_gate.h"
 #include "informers/informers.h"
 #include "informers/priority_class.h"
+#include "reconcilers/gpu_seconds.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/trainjob.h"
@@ -35,6 +36,8 @@ struct reconcile {
 	 * go back to the queue. */
 	bool admits, backfilled, first_start;
 	char gpu_class[TJ_NAME_MAX];
+	/* The GPU-seconds the plan's status patch decides, counted once it is written. */
+	struct tj_gpu_seconds_outcomes gpu_seconds;
 	int64_t creation_time;
 	/* Only its deferrable writes are left, waiting for the write gate: the key went back to
 	 * the workqueue, and a newer reconcile of it supersedes this one. */
@@ -160,6 +163,63 @@ static const struct tj_node *lookup_node(void *ctx, const char *name)
 	return s && name ? tj_store_get(s, name) : NULL;
 }
 
+static uint64_t now_ns(const struct tj_controller *c)
+{
+	struct timespec ts;
+
+	if (c->clock)
+		return c->clock();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- GPU-seconds (reconcilers/gpu_seconds.h) ---- */
+
+/* Adds seconds to trainjob_gpu_seconds_total for the TrainJob key ("namespace/name"). */
+static void count_gpu_seconds(struct tj_controller *c, const char *key, const char *gpu_class,
+                              const char *outcome, int64_t seconds)
+{
+	char namespace[TJ_STORE_KEY_MAX];
+	const char *slash = strchr(key, '/');
+
+	if (!c->metrics || seconds <= 0 || !slash)
+		return;
+	snprintf(namespace, sizeof(namespace), "%.*s", (int)(slash - key), key);
+	tj_metric_add(c->metrics->trainjob_gpu_seconds_total,
+	              (const char *[]){ namespace, gpu_class, outcome }, (double)seconds);
+}
+
+/* A TrainJob deleted before it ended: what it held and no outcome counted is cancelled. The
+ * pods are still in the cache (garbage collection deletes them after their owner), so the
+ * seconds since its status last counted them are in. The leader counts, as it counts the
+ * rest. */
+static void count_cancelled(struct tj_controller *c, const struct tj_trainjob *job, const char *key)
+{
+	const struct tj_runtime *rt = NULL;
+	const struct tj_gpu_class *cls = NULL;
+	struct tj_problem why = { "", "" };
+	const struct tj_pod **pods = NULL;
+	size_t n_pods = 0;
+	int64_t seconds;
+
+	if (!c->metrics || !c->leading || !c->synced)
+		return;
+	if (tj_runtime_resolve(job, lookup_runtime, c, &rt, &why) < 0 ||
+	    tj_runtime_gpu_class(rt, c->config, &cls, &why) < 0)
+		cls = NULL;
+	if (tj_pod_collect_owned(tj_reflector_store(c->informers->pods), key, job->uid,
+	                         MAX_PODS_PER_JOB, &pods, &n_pods) < 0)
+		n_pods = 0;
+	seconds = tj_gpu_seconds_cancelled(
+	        &(struct tj_gpu_seconds_input){ .old = &job->status,
+	                                        .pods = pods,
+	                                        .n_pods = n_pods,
+	                                        .resource = cls ? cls->resource : NULL,
+	                                        .now = (int64_t)(now_ns(c) / 1000000000ull) });
+	free(pods);
+	count_gpu_seconds(c, key, cls ? cls->name : "", TJ_GPU_OUTCOME_CANCELLED, seconds);
+}
+
 /* ---- queueing ---- */
 
 /* Queues key, ahead of every queued key when first is set. */
@@ -270,8 +330,10 @@ static void on_trainjob_delete(const void *obj, void *userdata)
 	struct tj_controller *c = userdata;
 	char key[TJ_STORE_KEY_MAX];
 
-	if (trainjob_key(obj, key, sizeof(key)) == 0)
+	if (trainjob_key(obj, key, sizeof(key)) == 0) {
 		tj_admitter_forget(c->admitter, key);
+		count_cancelled(c, obj, key);
+	}
 	on_trainjob(obj, userdata);
 }
 
@@ -365,16 +427,6 @@ static void on_synced(void *userdata)
 }
 
 /* ---- reconciling one key ---- */
-
-static uint64_t now_ns(const struct tj_controller *c)
-{
-	struct timespec ts;
-
-	if (c->clock)
-		return c->clock();
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void observe(struct tj_controller *c, struct reconcile *r, const char *result)
 {
@@ -495,6 +547,12 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	if (c->metrics && r->restart_reason[0] && res->trainjob)
 		tj_metric_add(c->metrics->trainjob_worker_restarts_total,
 		              (const char *[]){ r->restart_reason }, 1);
+	if (res->trainjob) {
+		count_gpu_seconds(c, r->key, r->gpu_class, TJ_GPU_OUTCOME_SUCCEEDED,
+		                  r->gpu_seconds.succeeded);
+		count_gpu_seconds(c, r->key, r->gpu_class, TJ_GPU_OUTCOME_WASTED,
+		                  r->gpu_seconds.wasted);
+	}
 	/* The gang is created once its pods are (a status patch of a later stage may still
 	 * meet a conflict); a gang whose creates failed gives its nodes back. */
 	if (r->admits && res->pods_created + res->pods_adopted > 0)
@@ -687,6 +745,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	r->first_start = plan->admits && !job->status.start_time;
 	r->creation_time = job->creation_time;
 	memcpy(r->gpu_class, plan->gpu_class, sizeof(r->gpu_class));
+	tj_gpu_seconds_outcomes(&job->status, &plan->status, &r->gpu_seconds);
 	requeue_after(c, r->key, plan->requeue_after);
 	if (plan->n_actions == 0) {
 		tj_plan_free(plan);

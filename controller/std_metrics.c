@@ -51,6 +51,8 @@ static const char *const l_state[] = { "state", NULL };
 static const char *const l_class[] = { "gpu_class", NULL };
 static const char *const l_class_reason[] = { "gpu_class", "reason", NULL };
 static const char *const l_class_state[] = { "gpu_class", "state", NULL };
+static const char *const l_namespace_class_outcome[] = { "namespace", "gpu_class", "outcome",
+	                                                 NULL };
 
 int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 {
@@ -141,6 +143,12 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		               time_to_running_buckets),
 		  &m.trainjob_time_to_running_seconds },
 		{ TJ_GAUGE("trainjob_jobs", "TrainJobs by state", l_state), &m.trainjob_jobs },
+		{ TJ_COUNTER("trainjob_gpu_seconds_total",
+		             "GPU-seconds held by TrainJobs' pods, by namespace, GPU class and "
+		             "outcome: succeeded (attempts that completed their job), wasted "
+		             "(attempts that failed), cancelled (jobs deleted before they ended)",
+		             l_namespace_class_outcome),
+		  &m.trainjob_gpu_seconds_total },
 		{ TJ_GAUGE("trainjob_queue_jobs",
 		           "TrainJobs waiting for admission, by GPU class and the reason they wait",
 		           l_class_reason),

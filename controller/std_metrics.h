@@ -33,6 +33,8 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_worker_restarts_total;   /* counter {reason} */
 	struct tj_metric *trainjob_time_to_running_seconds; /* histogram */
 	struct tj_metric *trainjob_jobs;                    /* gauge {state} */
+	/* counter {namespace, gpu_class, outcome}: reconcilers/gpu_seconds.h */
+	struct tj_metric *trainjob_gpu_seconds_total;
 	/* gang admission (controller/admitter.h) */
 	struct tj_metric *trainjob_queue_jobs;                       /* gauge {gpu_class, reason} */
 	struct tj_metric *trainjob_queue_wait_seconds;               /* histogram */

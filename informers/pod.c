@@ -90,7 +90,8 @@ static void read_conditions(const cJSON *status, struct tj_pod *pod, struct pod_
 	}
 }
 
-static void read_termination(const cJSON *status, struct tj_pod *pod, struct pod_source *src)
+/* Returns the finishedAt of the chosen container, 0 if it has none. */
+static int64_t read_termination(const cJSON *status, struct tj_pod *pod, struct pod_source *src)
 {
 	const cJSON *cs, *chosen = NULL;
 
@@ -109,7 +110,7 @@ static void read_termination(const cJSON *status, struct tj_pod *pod, struct pod
 			chosen = term;
 	}
 	if (!chosen)
-		return;
+		return 0;
 	pod->terminated = true;
 	{
 		const cJSON *code = cJSON_GetObjectItemCaseSensitive(chosen, "exitCode");
@@ -118,6 +119,30 @@ static void read_termination(const cJSON *status, struct tj_pod *pod, struct pod
 		pod->exit_code = v > INT_MAX ? INT_MAX : v < INT_MIN ? INT_MIN : (int)v;
 	}
 	src->exit_reason = tj_field_string(chosen, "reason");
+	return time_at(chosen, "finishedAt");
+}
+
+/* The moment a pod being deleted was asked to stop: the API server sets deletionTimestamp
+ * to that moment plus the grace period it grants. */
+static int64_t deletion_requested(const cJSON *meta, int64_t deletion_time)
+{
+	const cJSON *grace = tj_field(meta, "deletionGracePeriodSeconds");
+	double g = cJSON_IsNumber(grace) ? grace->valuedouble : 0;
+
+	if (!deletion_time)
+		return 0;
+	return g > 0 && g < (double)deletion_time ? deletion_time - (int64_t)g : deletion_time;
+}
+
+static int32_t held_seconds(int64_t start, int64_t finished, int64_t deletion_requested)
+{
+	int64_t stop = finished ? finished : deletion_requested;
+
+	if (!start || !stop)
+		return -1;
+	if (stop <= start)
+		return 0;
+	return stop - start > INT32_MAX ? INT32_MAX : (int32_t)(stop - start);
 }
 
 static size_t size_of(const char *s)
@@ -201,7 +226,8 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	tmp.start_time = time_at(status, "startTime");
 	tmp.deadline = time_at(tj_field(meta, "annotations"), TJ_ANNOTATION_DEADLINE);
 	read_conditions(status, &tmp, &src);
-	read_termination(status, &tmp, &src);
+	tmp.held_seconds = held_seconds(tmp.start_time, read_termination(status, &tmp, &src),
+	                                deletion_requested(meta, tmp.deletion_time));
 	/* The API server has validated every quantity of a pod it stores; one that is not a
 	 * quantity can only be in a pod of our own, which the server would refuse. The names
 	 * still point into the tree: they are interned below. */

@@ -71,6 +71,13 @@ struct tj_pod {
 	 * container): exit code, and reason (exit_reason) such as Error or OOMKilled. */
 	int exit_code;
 	enum tj_pod_phase phase;
+	/* Seconds from start_time to the moment the pod stopped holding its requests, for the
+	 * GPU-seconds of reconcilers/gpu_seconds.h: the finishedAt of the terminated container
+	 * above, else, for a pod being deleted, when its deletion was asked for
+	 * (deletionTimestamp minus deletionGracePeriodSeconds). -1 while it holds them, and for
+	 * a pod that never started. An offset rather than a time, so that it fits in what was
+	 * the struct's tail padding (68 years of seconds). */
+	int32_t held_seconds;
 	bool terminated;
 	bool ready;         /* condition Ready=True */
 	bool unschedulable; /* condition PodScheduled=False with reason Unschedulable */

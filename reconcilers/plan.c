@@ -8,6 +8,7 @@
 
 #include "reconcilers/budget.h"
 #include "reconcilers/command_policy.h"
+#include "reconcilers/gpu_seconds.h"
 #include "reconcilers/json.h"
 #include "reconcilers/node_health.h"
 #include "reconcilers/render.h"
@@ -678,6 +679,7 @@ static int decide(struct planner *p)
 	p->st.expected_start_time = 0;
 	p->st.queue_position = 0;
 	gang = in->runtime ? gang_policy_of(job, in->runtime, &why) : 1;
+	p->gang = gang != 0;
 	r = collect_pods(p, gang != 0);
 	if (r == -EAGAIN) {
 		p->stale = true;
@@ -715,6 +717,7 @@ static int decide(struct planner *p)
 		return 0;
 	}
 	copy(p->gpu_class, sizeof(p->gpu_class), cls ? cls->name : NULL);
+	p->gpu_resource = cls ? cls->resource : NULL;
 	if (tj_planner_walltime(p, cls))
 		return 0;
 	n_excluded = excluded_nodes(p, excluded);
@@ -884,6 +887,16 @@ int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret)
 		goto out;
 	}
 	count_pods(&p, p.st.state == TJ_STATE_SUSPENDED);
+	/* The seconds of a pod this plan deletes are recorded before it goes. */
+	if (tj_gpu_seconds_count(&(struct tj_gpu_seconds_input){ .old = &in->job->status,
+	                                                         .pods = p.owned,
+	                                                         .n_pods = p.n_owned,
+	                                                         .deletes = p.deleted,
+	                                                         .resource = p.gpu_resource,
+	                                                         .gang = p.gang,
+	                                                         .now = in->now },
+	                         &p.st))
+		p.status_first = true;
 	r = status_patch(&p);
 	if (r < 0 || p.oom) {
 		r = -ENOMEM;

@@ -57,6 +57,8 @@ struct planner {
 	bool admits, backfilled;
 	const char *const *excluded; /* borrowed; the nodes replacements avoid */
 	char gpu_class[TJ_NAME_MAX];
+	const char *gpu_resource; /* borrowed; the class's resource, NULL without a class */
+	bool gang;                /* restart policy Gang */
 	size_t n_excluded;
 	int64_t requeue_after;
 	/* The job's own pods and, per rank, the pod of the current attempt. */

@@ -285,6 +285,16 @@ static int json_int(const cJSON *obj, const char *key, int fallback)
 	               : fallback;
 }
 
+/* A count that only grows (GPU-seconds): 0 when absent, negative or not a number. */
+static int64_t json_count(const cJSON *obj, const char *key)
+{
+	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+	int64_t v;
+
+	return cJSON_IsNumber(item) && tj_double_to_int64(item->valuedouble, 0, INT64_MAX, &v) ? v
+	                                                                                       : 0;
+}
+
 void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status *ret)
 {
 	const cJSON *el, *lf, *conds, *jobs;
@@ -306,6 +316,9 @@ void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status
 	s.queue_position = json_int(status, "queuePosition", 0);
 	if (s.queue_position < 0)
 		s.queue_position = 0;
+	s.gpu_seconds = json_count(status, "gpuSeconds");
+	s.wasted_gpu_seconds = json_count(status, "wastedGpuSeconds");
+	s.gpu_seconds_until = take_time(status, "gpuSecondsCountedUntil");
 	{
 		const cJSON *og = tj_json_path(status, "observedGeneration");
 
@@ -675,6 +688,22 @@ static int add_conditions(cJSON *status, const struct tj_trainjob_status *s)
 	return 0;
 }
 
+/* The GPU-seconds only grow and their time only advances, so a patch never has to clear
+ * them: absent until there is something to count, which keeps them out of the status of a
+ * job that holds no GPU. */
+static int add_gpu_seconds(cJSON *status, const struct tj_trainjob_status *s)
+{
+	if (s->gpu_seconds && add_int(status, "gpuSeconds", (double)s->gpu_seconds) < 0)
+		return -ENOMEM;
+	if (s->wasted_gpu_seconds &&
+	    add_int(status, "wastedGpuSeconds", (double)s->wasted_gpu_seconds) < 0)
+		return -ENOMEM;
+	if (s->gpu_seconds_until &&
+	    add_time(status, "gpuSecondsCountedUntil", s->gpu_seconds_until) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 cJSON *tj_trainjob_status_to_json(const struct tj_trainjob_status *s)
 {
 	cJSON *status = cJSON_CreateObject();
@@ -695,7 +724,8 @@ cJSON *tj_trainjob_status_to_json(const struct tj_trainjob_status *s)
 	                s->queue_position > 0 ? cJSON_CreateNumber(s->queue_position)
 	                                      : cJSON_CreateNull()) < 0 ||
 	    add_int(status, "observedGeneration", (double)s->observed_generation) < 0 ||
-	    add_jobs_status(status, s) < 0 || add_conditions(status, s) < 0) {
+	    add_jobs_status(status, s) < 0 || add_conditions(status, s) < 0 ||
+	    add_gpu_seconds(status, s) < 0) {
 		cJSON_Delete(status);
 		return NULL;
 	}
@@ -729,7 +759,9 @@ bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
 	    a->expected_start_time != b->expected_start_time || a->deadline != b->deadline ||
 	    a->queue_position != b->queue_position ||
 	    a->observed_generation != b->observed_generation ||
-	    a->has_jobs_status != b->has_jobs_status || a->n_conditions != b->n_conditions)
+	    a->has_jobs_status != b->has_jobs_status || a->n_conditions != b->n_conditions ||
+	    a->gpu_seconds != b->gpu_seconds || a->wasted_gpu_seconds != b->wasted_gpu_seconds ||
+	    a->gpu_seconds_until != b->gpu_seconds_until)
 		return false;
 	if (a->has_jobs_status && memcmp(&a->jobs, &b->jobs, sizeof(a->jobs)) != 0)
 		return false;

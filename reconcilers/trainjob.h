@@ -125,6 +125,12 @@ struct tj_trainjob_status {
 	struct tj_jobs_status jobs;
 	struct tj_condition conditions[TJ_MAX_CONDITIONS];
 	size_t n_conditions;
+	/* GPU-seconds held by the job's pods over every attempt, the part of them spent in
+	 * attempts that failed, and the moment up to which they are counted (unix seconds, 0
+	 * before anything was): reconcilers/gpu_seconds.h. */
+	int64_t gpu_seconds;
+	int64_t wasted_gpu_seconds;
+	int64_t gpu_seconds_until;
 };
 
 struct tj_env_var {

@@ -17,6 +17,8 @@
 #include "informers/pod.h"
 #include "informers/projection.h"
 
+#include "fixtures.h"
+
 static cJSON *load(const char *name)
 {
 	char path[512];
@@ -213,6 +215,77 @@ static const struct pod_case pod_cases[] = {
 	    34552676352,
 	    1 } },
 };
+
+/* How long a pod held its requests: to its container's finishedAt, else to the moment its
+ * deletion was asked for; open (-1) while it runs, and for a pod that never started. */
+static void test_pod_held_seconds(void **state)
+{
+	static const struct {
+		const char *file;
+		int32_t held;
+	} files[] = {
+		{ "pod-running.json", -1 },
+		{ "pod-oomkilled.json", 298 }, /* finishedAt 11:04:59, started 11:00:01 */
+		{ "pod-evicted.json", -1 },    /* terminated without a finishedAt */
+		{ "pod-unschedulable.json", -1 },
+	};
+	static const struct {
+		const char *json;
+		int32_t held;
+	} objects[] = {
+		/* asked to stop at 12:00:00 with 30 s of grace */
+		{ "{'metadata':{'name':'p','namespace':'n','deletionTimestamp':'2026-11-29T12:00:"
+		  "30Z',"
+		  "'deletionGracePeriodSeconds':30},'status':{'phase':'Running',"
+		  "'startTime':'2026-11-29T11:00:00Z'}}",
+		  3600 },
+		/* deleted before it started: nothing held */
+		{ "{'metadata':{'name':'p','namespace':'n','deletionTimestamp':'2026-11-29T10:00:"
+		  "30Z',"
+		  "'deletionGracePeriodSeconds':30},'status':{'phase':'Running',"
+		  "'startTime':'2026-11-29T11:00:00Z'}}",
+		  0 },
+		/* the container's own end wins over the deletion */
+		{ "{'metadata':{'name':'p','namespace':'n','deletionTimestamp':'2026-11-29T12:00:"
+		  "30Z',"
+		  "'deletionGracePeriodSeconds':30},'status':{'phase':'Failed',"
+		  "'startTime':'2026-11-29T11:00:00Z','containerStatuses':[{'name':'node','state':{"
+		  "'terminated':{'exitCode':1,'finishedAt':'2026-11-29T11:00:10Z'}}}]}}",
+		  10 },
+		/* a deletion without its grace period counts from the timestamp itself */
+		{ "{'metadata':{'name':'p','namespace':'n','deletionTimestamp':'2026-11-29T11:01:"
+		  "00Z'},"
+		  "'status':{'phase':'Running','startTime':'2026-11-29T11:00:00Z'}}",
+		  60 },
+		/* never started */
+		{ "{'metadata':{'name':'p','namespace':'n','deletionTimestamp':'2026-11-29T11:01:"
+		  "00Z'},"
+		  "'status':{'phase':'Pending'}}",
+		  -1 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		cJSON *obj = load(files[i].file);
+		struct tj_pod *p = NULL;
+
+		print_message("# case: %s\n", files[i].file);
+		assert_int_equal(tj_pod_from_json(obj, &p), 0);
+		assert_int_equal(p->held_seconds, files[i].held);
+		tj_pod_free(p);
+		cJSON_Delete(obj);
+	}
+	for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
+		cJSON *obj = jlit(objects[i].json);
+		struct tj_pod *p = NULL;
+
+		print_message("# case: object %zu\n", i);
+		assert_int_equal(tj_pod_from_json(obj, &p), 0);
+		assert_int_equal(p->held_seconds, objects[i].held);
+		tj_pod_free(p);
+		cJSON_Delete(obj);
+	}
+}
 
 static void test_pod_fixtures(void **state)
 {
@@ -736,6 +809,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pod_fixtures),
+		cmocka_unit_test(test_pod_held_seconds),
 		cmocka_unit_test(test_pod_invalid_and_odd_input),
 		cmocka_unit_test(test_pod_odd_values),
 		cmocka_unit_test(test_pod_strings_are_interned),

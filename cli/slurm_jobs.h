@@ -1,0 +1,52 @@
+/* The TrainJobs as squeue and sacct show them: each job's projection with who submitted it,
+ * its partition, its Slurm state, the nodes of its pods and its GPU-seconds up to now. Made
+ * from the lists the API server returns (pure), or fetched through the plugin frame. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli/plugin.h"
+#include "cli/slurm_text.h"
+#include "reconcilers/trainjob.h"
+
+/* At most this many TrainJobs and pods are read: beyond it the command says so. */
+#define TJ_SLURM_MAX_OBJECTS 100000
+
+struct tj_slurm_job {
+	struct tj_trainjob *job; /* owned */
+	char *user;              /* owned; annotation trainjob.flame.dev/submitted-by, else the
+	                            namespace */
+	char *partition;         /* owned; tj_slurm_partition */
+	char **nodes;            /* owned array of n_nodes owned names: the nodes of its pods that
+	                            are not being deleted, one per pod */
+	size_t n_nodes;
+	enum tj_slurm_state state;
+	/* status.gpuSeconds and wastedGpuSeconds, plus what its pods held since
+	 * status.gpuSecondsCountedUntil (the controller writes the counts with its next status
+	 * change; reconcilers/gpu_seconds.h). */
+	int64_t gpu_seconds;
+	int64_t wasted_gpu_seconds;
+};
+
+struct tj_slurm_jobs {
+	struct tj_slurm_job *jobs; /* owned array, ordered by creation time, then namespace and
+	                              name */
+	size_t n;
+};
+
+/* Builds the jobs from the items of a TrainJob list and of a pod list (the pods with the
+ * label trainer.kubeflow.org/trainjob-name, matched to their job by the controller owner
+ * reference's uid). Items that do not project are skipped. Returns 0 or -ENOMEM. */
+int tj_slurm_jobs_from_lists(const cJSON *trainjobs, const cJSON *pods, int64_t now,
+                             struct tj_slurm_jobs *ret);
+
+/* Lists the TrainJobs and their pods in p->namespace, or in every namespace, and builds the
+ * jobs. Prints one line through the plugin and returns a negative errno code on failure. */
+int tj_slurm_jobs_fetch(struct tj_plugin *p, bool all_namespaces, int64_t now,
+                        struct tj_slurm_jobs *ret);
+
+void tj_slurm_jobs_clear(struct tj_slurm_jobs *jobs);
