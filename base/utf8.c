@@ -48,3 +48,17 @@ size_t tj_utf8_invalid_at(const char *s, size_t len)
 	}
 	return len;
 }
+
+size_t tj_utf8_tail(const char *s, size_t len, size_t max)
+{
+	size_t at;
+
+	if (len <= max)
+		return 0;
+	at = len - max;
+	/* Continuation bytes are 10xxxxxx; a sequence is at most 4 bytes, but a run of
+	 * stray continuation bytes may be longer, and is skipped whole. */
+	while (at < len && ((unsigned char)s[at] & 0xc0) == 0x80)
+		at++;
+	return at;
+}

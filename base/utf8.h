@@ -12,3 +12,8 @@ size_t tj_utf8_sequence(const char *s, size_t n);
 /* The offset of the first byte of s that does not start a well-formed sequence, or len when
  * all of s is well-formed. */
 size_t tj_utf8_invalid_at(const char *s, size_t len);
+
+/* The offset at which the last max bytes (at most) of s begin without splitting a
+ * sequence: the tail s + offset is no longer than max and starts on a lead byte (or at
+ * len). For messages kept by their end, such as the last lines of a log. */
+size_t tj_utf8_tail(const char *s, size_t len, size_t max);

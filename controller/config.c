@@ -564,16 +564,52 @@ static int parse_command_policy(const struct tj_cfg_parser *p, struct fy_node *r
 	return 0;
 }
 
+/* The retention section: how long finished jobs' pods and replaced attempts' pods stay. */
+static int parse_retention_of(const struct tj_cfg_parser *p, struct fy_node *root,
+                              struct tj_config *config)
+{
+	static const char *const fields[] = { "ttlSecondsAfterFinished", "keepFailedPodsSeconds",
+		                              NULL };
+	struct fy_node_pair *pair = tj_cfg_find_pair(root, "retention");
+	struct fy_node *node;
+	int line, r;
+
+	if (!pair || tj_cfg_is_null(fy_node_pair_value(pair)))
+		return 0;
+	node = fy_node_pair_value(pair);
+	line = tj_cfg_line(fy_node_pair_key(pair), 1);
+	r = tj_cfg_check_mapping(p, node, line, "retention", fields,
+	                         "ttlSecondsAfterFinished, keepFailedPodsSeconds");
+	if (r < 0)
+		return r;
+	config->retention = malloc(sizeof(*config->retention));
+	if (!config->retention)
+		return -ENOMEM;
+	*config->retention = *tj_config_retention(NULL);
+	line = tj_cfg_line(node, line);
+	/* A week at most, as the CRDs' int32 allows far more than anyone keeps pods for. */
+	r = tj_cfg_field_int(p, node, line, "retention", "ttlSecondsAfterFinished", 0, 604800,
+	                     &config->retention->ttl_seconds_after_finished);
+	if (r < 0)
+		return r;
+	return tj_cfg_field_int(p, node, line, "retention", "keepFailedPodsSeconds", 0, 604800,
+	                        &config->retention->keep_failed_pods_seconds);
+}
+
 static int parse_root(const struct tj_cfg_parser *p, struct fy_node *root, struct tj_config *config)
 {
 	static const char *const root_fields[] = { "gpuClasses", "failurePolicy", "admission",
-		                                   "walltime",   "commandPolicy", NULL };
+		                                   "walltime",   "commandPolicy", "retention",
+		                                   NULL };
 	int r = tj_cfg_check_mapping(p, root, 1, "", root_fields,
 	                             "gpuClasses, failurePolicy, admission, walltime, "
-	                             "commandPolicy");
+	                             "commandPolicy, retention");
 	if (r < 0)
 		return r;
 	r = parse_command_policy(p, root, config);
+	if (r < 0)
+		return r;
+	r = parse_retention_of(p, root, config);
 	if (r < 0)
 		return r;
 	struct fy_node_pair *pair = tj_cfg_find_pair(root, "failurePolicy");

@@ -126,6 +126,11 @@ static void op_done(struct tj_response *resp, void *userdata)
 		}
 		break;
 	case TJ_ACTION_PATCH_POD:
+		/* NotFound, or a Conflict on the uid in the body: the pod meant is gone. */
+		if (resp->rc != 0 && !tj_status_is_not_found(st) && !tj_status_is_conflict(st))
+			fail(e, a, resp->rc, resp->error);
+		break;
+	case TJ_ACTION_DELETE_SERVICE:
 		if (resp->rc != 0 && !tj_status_is_not_found(st))
 			fail(e, a, resp->rc, resp->error);
 		break;
@@ -173,6 +178,10 @@ static int send_request(struct tj_execution *e, struct op *op)
 		ref.name = a->name;
 		return tj_kube_patch(client, &ref, TJ_PATCH_MERGE, a->object, NULL, op_done, op,
 		                     &op->request);
+	case TJ_ACTION_DELETE_SERVICE:
+		ref.resource = &tj_resource_services;
+		ref.name = a->name;
+		return tj_kube_delete(client, &ref, NULL, op_done, op, &op->request);
 	case TJ_ACTION_EVENT:
 		break;
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/rfc3339.h"
+#include "base/utf8.h"
 #include "informers/intern.h"
 #include "informers/projection.h"
 #include "informers/store.h"
@@ -17,6 +18,8 @@ struct pod_source {
 	const char *namespace, *name, *uid, *resource_version, *owner_uid, *trainjob;
 	const char *node_name, *pinned_node, *reason, *message, *unschedulable_message;
 	const char *exit_reason, *disruption_reason;
+	/* The termination message from its tail offset on (see TJ_POD_TERMINATION_MAX). */
+	const char *termination_message;
 };
 
 static enum tj_pod_phase parse_phase(const char *s)
@@ -119,6 +122,13 @@ static int64_t read_termination(const cJSON *status, struct tj_pod *pod, struct 
 		pod->exit_code = v > INT_MAX ? INT_MAX : v < INT_MIN ? INT_MIN : (int)v;
 	}
 	src->exit_reason = tj_field_string(chosen, "reason");
+	src->termination_message = tj_field_string(chosen, "message");
+	if (src->termination_message) {
+		size_t len = strlen(src->termination_message);
+
+		src->termination_message +=
+		        tj_utf8_tail(src->termination_message, len, TJ_POD_TERMINATION_MAX);
+	}
 	return time_at(chosen, "finishedAt");
 }
 
@@ -220,6 +230,7 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 
 	tmp.rank = label_index(labels, TJ_LABEL_RANK);
 	tmp.attempt = label_index(labels, TJ_LABEL_ATTEMPT);
+	tmp.kept = cJSON_GetObjectItemCaseSensitive(labels, TJ_LABEL_FAILED_ATTEMPT) != NULL;
 	tmp.phase = parse_phase(tj_field_string(status, "phase"));
 	tmp.creation_time = time_at(meta, "creationTimestamp");
 	tmp.deletion_time = time_at(meta, "deletionTimestamp");
@@ -238,7 +249,8 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 		tmp.requests.extended[i].name = NULL;
 
 	size = sizeof(*pod) + size_of(src.name) + size_of(src.uid) + size_of(src.resource_version) +
-	       size_of(src.message) + size_of(src.unschedulable_message);
+	       size_of(src.message) + size_of(src.unschedulable_message) +
+	       size_of(src.termination_message);
 	pod = malloc(size);
 	if (!pod)
 		return -ENOMEM;
@@ -250,6 +262,7 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	pod->resource_version = pack(&cursor, src.resource_version);
 	pod->message = pack(&cursor, src.message);
 	pod->unschedulable_message = pack(&cursor, src.unschedulable_message);
+	pod->termination_message = pack(&cursor, src.termination_message);
 	if ((r = intern(src.namespace, &pod->namespace)) < 0 ||
 	    (r = intern(src.owner_uid, &pod->owner_uid)) < 0 ||
 	    (r = intern(src.trainjob, &pod->trainjob)) < 0 ||
@@ -305,6 +318,7 @@ struct tj_pod *tj_pod_free(struct tj_pod *pod)
 		free(pod->message);
 		free(pod->exit_reason);
 		free(pod->disruption_reason);
+		free(pod->termination_message);
 	}
 	free(pod);
 	return NULL;

@@ -17,6 +17,11 @@
 #define TJ_LABEL_RANK     TJ_LABEL_PREFIX "rank"
 #define TJ_LABEL_ATTEMPT  TJ_LABEL_PREFIX "attempt"
 #define TJ_LABEL_TRAINJOB "trainer.kubeflow.org/trainjob-name"
+/* The attempt of a pod kept after its attempt was replaced, for its logs; such a pod has
+ * lost the labels by which Kubeflow's SDK and the Service find a rank. */
+#define TJ_LABEL_FAILED_ATTEMPT TJ_LABEL_PREFIX "failed-attempt"
+/* The most of a container's termination message a pod keeps: its end, where a crash is. */
+#define TJ_POD_TERMINATION_MAX 1024
 /* The node the controller's admission chose for a pod, set on the pods it creates, so that
  * the pod counts against its node before the scheduler binds it. */
 #define TJ_ANNOTATION_PINNED_NODE TJ_LABEL_PREFIX "node"
@@ -57,10 +62,14 @@ struct tj_pod {
 	char *exit_reason;           /* owned; NULL if none (see terminated) */
 	/* status.conditions DisruptionTarget=True: the pod is being evicted or preempted. */
 	char *disruption_reason; /* owned; its reason, NULL if none */
-	int64_t creation_time;   /* metadata.creationTimestamp, unix seconds */
-	int64_t start_time;      /* status.startTime, unix seconds, 0 if unset */
-	int64_t deletion_time;   /* metadata.deletionTimestamp, unix seconds, 0 if not deleting */
-	int64_t deadline;        /* annotation TJ_ANNOTATION_DEADLINE, unix seconds, 0 if absent */
+	/* owned; the terminated container's message (with terminationMessagePolicy
+	 * FallbackToLogsOnError, the end of its log), its last TJ_POD_TERMINATION_MAX bytes
+	 * at most, cut between UTF-8 sequences; NULL if none */
+	char *termination_message;
+	int64_t creation_time; /* metadata.creationTimestamp, unix seconds */
+	int64_t start_time;    /* status.startTime, unix seconds, 0 if unset */
+	int64_t deletion_time; /* metadata.deletionTimestamp, unix seconds, 0 if not deleting */
+	int64_t deadline;      /* annotation TJ_ANNOTATION_DEADLINE, unix seconds, 0 if absent */
 	/* The effective requests (informers/resources.h), what the pod holds on its node until
 	 * it is terminal; zero if its spec has a quantity that is not one, which the API server
 	 * never lets through. */
@@ -68,7 +77,7 @@ struct tj_pod {
 	int rank;    /* label trainjob.flame.dev/rank, -1 if absent or malformed */
 	int attempt; /* label trainjob.flame.dev/attempt, -1 if absent or malformed */
 	/* The termination of the container named "node" (or else of the first terminated
-	 * container): exit code, and reason (exit_reason) such as Error or OOMKilled. */
+	 * container): exit code, reason (exit_reason) such as Error or OOMKilled, and message. */
 	int exit_code;
 	enum tj_pod_phase phase;
 	/* Seconds from start_time to the moment the pod stopped holding its requests, for the
@@ -81,6 +90,7 @@ struct tj_pod {
 	bool terminated;
 	bool ready;         /* condition Ready=True */
 	bool unschedulable; /* condition PodScheduled=False with reason Unschedulable */
+	bool kept;          /* labelled TJ_LABEL_FAILED_ATTEMPT */
 	bool packed;        /* true if made by tj_pod_from_json(): see above */
 };
 

@@ -12,8 +12,12 @@
 #include "reconcilers/json.h"
 #include "reconcilers/node_health.h"
 #include "reconcilers/render.h"
+#include "reconcilers/termination.h"
 
 #include "reconcilers/planner.h"
+
+/* Between a failure's text and the end of its log in an event. */
+#define LOG_TAIL_SEP "; the log ends:\n"
 
 static const char *const action_names[] = {
 	[TJ_ACTION_CREATE_SERVICE] = "CreateService",
@@ -22,6 +26,7 @@ static const char *const action_names[] = {
 	[TJ_ACTION_PATCH_STATUS] = "PatchStatus",
 	[TJ_ACTION_EVENT] = "Event",
 	[TJ_ACTION_PATCH_POD] = "PatchPod",
+	[TJ_ACTION_DELETE_SERVICE] = "DeleteService",
 };
 
 const char *tj_action_kind_name(enum tj_action_kind kind)
@@ -75,15 +80,6 @@ void tj_planner_event(struct planner *p, bool warning, const char *reason, const
 	va_end(ap);
 }
 
-static size_t owned_index(const struct planner *p, const struct tj_pod *pod)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_owned && p->owned[i] != pod; i++)
-		;
-	return i;
-}
-
 /* The health of the node a pod is bound to; healthy when it is not bound or the plan has
  * no Node cache. */
 static void judge(const struct planner *p, const struct tj_pod *pod, struct tj_node_health *h)
@@ -121,6 +117,11 @@ static void delete_pod(struct planner *p, const struct tj_pod *pod)
 	snprintf(a->name, sizeof(a->name), "%s", pod->name);
 	snprintf(a->uid, sizeof(a->uid), "%s", pod->uid ? pod->uid : "");
 	a->grace_seconds = force ? 0 : -1;
+}
+
+void tj_planner_delete_pod(struct planner *p, const struct tj_pod *pod)
+{
+	delete_pod(p, pod);
 }
 
 /* Pods stuck Terminating on a failed node are force-deleted, whatever the job's state. */
@@ -191,19 +192,23 @@ static bool state_changed(const struct planner *p)
 /* Fails the job: the decision is recorded before the live pods are deleted. */
 void tj_planner_fail(struct planner *p, const char *reason, const char *message)
 {
+	char ev[TJ_MESSAGE_MAX];
+
 	tj_planner_set_state(p, TJ_STATE_FAILED, reason, "%s", message);
 	set_condition(p, TJ_CONDITION_FAILED, reason, message);
 	if (!p->st.completion_time)
 		p->st.completion_time = p->in->now;
 	p->status_first = true;
 	tj_planner_delete_live_pods(p);
-	tj_planner_event(p, true, "Failed", "%s: %s", reason, message);
+	snprintf(ev, sizeof(ev), "%s: %s", reason, message);
+	tj_termination_append(ev, sizeof(ev), LOG_TAIL_SEP, p->log_tail);
+	tj_planner_event(p, true, "Failed", "%s", ev);
 }
 
 /* Collects the job's own pods, and per rank the pod of the current attempt: with policy
  * Gang the attempt is restartCount; with Worker each rank's newest pod. Pods of another
- * attempt, or of a rank the job does not have, are deleted, and block their rank until
- * they are gone. */
+ * attempt, or of a rank the job does not have, are retired (deleted, or kept for their
+ * logs), and block their rank until they are gone or kept; kept pods are no rank's. */
 static int collect_pods(struct planner *p, bool gang)
 {
 	const struct tj_plan_input *in = p->in;
@@ -246,21 +251,31 @@ static int collect_pods(struct planner *p, bool gang)
 		const struct tj_pod *pod = p->owned[i];
 		int r = pod->rank;
 
-		if (r < 0 || r >= p->num_nodes || pod->attempt < 0)
+		if (r < 0 || r >= p->num_nodes || pod->attempt < 0 || pod->kept)
 			continue;
 		if (gang ? pod->attempt == attempt
 		         : !p->current[r] || pod->attempt > p->current[r]->attempt)
 			p->current[r] = pod;
 	}
+	/* The newest attempt kept for its logs, before any pod is retired (retention.h). */
+	for (size_t i = 0; i < p->n_owned; i++) {
+		const struct tj_pod *pod = p->owned[i];
+		int r = pod->rank;
+		bool current = r >= 0 && r < p->num_nodes && pod == p->current[r];
+
+		if (!current && is_finished(pod) && !is_deleting(pod) && !p->nodes[i].failed &&
+		    pod->attempt > p->newest_kept)
+			p->newest_kept = pod->attempt;
+	}
 	for (size_t i = 0; i < p->n_owned; i++) {
 		const struct tj_pod *pod = p->owned[i];
 		int r = pod->rank;
 
-		if (r >= 0 && r < p->num_nodes && pod == p->current[r])
+		if ((r >= 0 && r < p->num_nodes && pod == p->current[r]) || pod->kept)
 			continue;
 		if (r >= 0 && r < p->num_nodes)
 			p->blocked[r] = true;
-		delete_pod(p, pod);
+		tj_planner_retire_pod(p, pod);
 	}
 	return 0;
 }
@@ -338,8 +353,8 @@ static bool find_failure(const struct planner *p, bool gang, struct failure *ret
 }
 
 /* Under Worker, a pod recorded as the last failure is the replaced one (the controller
- * may have stopped between recording and deleting it): delete it now. Under Gang it is of
- * an older attempt, which collect_pods deletes. */
+ * may have stopped between recording and replacing it): retire it now. Under Gang it is of
+ * an older attempt, which collect_pods retires. */
 static void delete_recorded_failure(struct planner *p)
 {
 	for (int r = 0; r < p->num_nodes; r++) {
@@ -347,7 +362,7 @@ static void delete_recorded_failure(struct planner *p)
 
 		if (pod && pod->phase != TJ_POD_SUCCEEDED &&
 		    strcmp(pod->name, p->job->status.last_failure.pod) == 0)
-			delete_pod(p, pod);
+			tj_planner_retire_pod(p, pod);
 	}
 }
 
@@ -367,6 +382,8 @@ static void describe_failure(const struct failure *fl, struct tj_failure *f, int
 	copy(f->reason, sizeof(f->reason), reason);
 	f->exit_code = pod->terminated ? pod->exit_code : -1;
 	f->time = now;
+	f->message[0] = '\0';
+	tj_termination_append(f->message, sizeof(f->message), "", pod->termination_message);
 }
 
 /* "rank 1 on node gh200-2 failed (exit code 1, Error)", with the node's signal for a node
@@ -415,6 +432,7 @@ static void restart(struct planner *p, const struct failure *fl, bool gang, int 
 	describe_failure(fl, &f, p->in->now);
 	failure_text(&f, fl, what, sizeof(what));
 	p->st.last_failure = f;
+	p->log_tail = fl->pod->termination_message;
 	p->status_first = true;
 	if (strcmp(fl->cls, "WorkerFailed") == 0 && f.exit_code > 0 &&
 	    is_permanent(p->policy, f.exit_code)) {
@@ -437,9 +455,9 @@ static void restart(struct planner *p, const struct failure *fl, bool gang, int 
 	if (gang) {
 		for (int r = 0; r < p->num_nodes; r++)
 			if (p->current[r])
-				delete_pod(p, p->current[r]);
+				tj_planner_retire_pod(p, p->current[r]);
 	} else {
-		delete_pod(p, fl->pod);
+		tj_planner_retire_pod(p, fl->pod);
 	}
 	backoff = backoff_of(p->policy, p->st.restart_count);
 	if (backoff > 0) {
@@ -448,7 +466,9 @@ static void restart(struct planner *p, const struct failure *fl, bool gang, int 
 	}
 	tj_planner_set_state(p, TJ_STATE_RESTARTING, fl->cls, "%s; replacing %s%s (%s)", what,
 	                     gang ? "all workers" : "that worker", after, budget);
-	tj_planner_event(p, true, "Restarting", "%s", p->st.message);
+	snprintf(msg, sizeof(msg), "%s", p->st.message);
+	tj_termination_append(msg, sizeof(msg), LOG_TAIL_SEP, p->log_tail);
+	tj_planner_event(p, true, "Restarting", "%s", msg);
 }
 
 /* After a restart, the new pods wait for the backoff, counted from the failure's time in
@@ -784,13 +804,14 @@ static bool deferrable(const struct planner *p, const struct tj_action *a)
 {
 	switch (a->kind) {
 	case TJ_ACTION_CREATE_SERVICE:
+	case TJ_ACTION_DELETE_SERVICE:
 	case TJ_ACTION_EVENT:
 		return true;
 	case TJ_ACTION_PATCH_STATUS:
 		return !p->status_first;
 	case TJ_ACTION_CREATE_POD:
 	case TJ_ACTION_DELETE_POD:
-	case TJ_ACTION_PATCH_POD:
+	case TJ_ACTION_PATCH_POD: /* a kept pod blocks its rank until it is relabelled */
 		break;
 	}
 	return false;
@@ -866,7 +887,7 @@ struct tj_plan *tj_plan_free(struct tj_plan *plan)
 
 int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret)
 {
-	struct planner p = { .in = in, .job = in->job, .st = in->job->status };
+	struct planner p = { .in = in, .job = in->job, .st = in->job->status, .newest_kept = -1 };
 	struct tj_plan *plan = calloc(1, sizeof(*plan));
 	int r = -ENOMEM;
 
@@ -886,7 +907,10 @@ int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret)
 		plan->requeue_after = 1;
 		goto out;
 	}
-	count_pods(&p, p.st.state == TJ_STATE_SUSPENDED);
+	tj_planner_retain(&p);
+	/* After the TTL the pods are gone; the counts they had stay the job's record. */
+	if (!p.st.cleanup_time)
+		count_pods(&p, p.st.state == TJ_STATE_SUSPENDED);
 	/* The seconds of a pod this plan deletes are recorded before it goes. */
 	if (tj_gpu_seconds_count(&(struct tj_gpu_seconds_input){ .old = &in->job->status,
 	                                                         .pods = p.owned,

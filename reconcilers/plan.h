@@ -6,7 +6,16 @@
  * The rules (DESIGN.md section 4, "Status" and "Failures"):
  * - A job being deleted, or whose spec.managedBy names another controller, gets no actions.
  * - A Complete or Failed job is final: its pods stay for their logs (pods still running
- *   when it failed are deleted); only its jobsStatus and observedGeneration follow.
+ *   when it failed are deleted); only its jobsStatus and observedGeneration follow. Once
+ *   its TTL (the runtime's ttlSecondsAfterFinished, else the config's retention default)
+ *   has passed since status.completionTime, its pods and Service are deleted and
+ *   status.cleanupTime records it; the TrainJob and the rest of its status stay.
+ * - A replaced attempt's finished pods are kept for their logs (reconcilers/retention.h):
+ *   they first lose the labels by which Kubeflow's SDK and the Service find a rank and get
+ *   TJ_LABEL_FAILED_ATTEMPT (until then they block their rank), then stay until every pod
+ *   of the current attempt has run for retention.keepFailedPodsSeconds, or the TTL. Only
+ *   the newest such attempt is kept. The failed container's termination message goes into
+ *   status.lastFailure.message and the Restarting or Failed event.
  * - An invalid spec, a runtime without a `node` job, or an unknown GPU class: Failed with
  *   the reason, and a Warning event. A missing runtime: Pending with reason RuntimeNotFound
  *   and an event, no pods; the job starts when the runtime appears.
@@ -99,9 +108,13 @@ enum tj_action_kind {
 	TJ_ACTION_PATCH_STATUS,
 	/* Record a core/v1 Event on the TrainJob (through the aggregation of events.h). */
 	TJ_ACTION_EVENT,
-	/* PATCH object to pod name as application/merge-patch+json (the deadline's warning,
-	 * reconcilers/walltime.h); NotFound is success: a pod that is gone needs no warning. */
+	/* PATCH object to pod name as application/merge-patch+json: the deadline's warning
+	 * (reconcilers/walltime.h), or the labels of a pod kept for its logs, whose body names
+	 * the pod's uid so that a newer pod of that name is left alone. NotFound and Conflict
+	 * are success (the pod meant is gone). */
 	TJ_ACTION_PATCH_POD,
+	/* DELETE the Service name; NotFound is success. */
+	TJ_ACTION_DELETE_SERVICE,
 };
 
 struct tj_action {
@@ -111,7 +124,7 @@ struct tj_action {
 	 * status patch that only reports progress, an event. Pod creates and deletes, and a status
 	 * patch that records a restart or a failure (stage 0 of its plan), are urgent. */
 	bool deferrable;
-	char name[TJ_NAME_MAX]; /* CREATE_*: the object's name; DELETE_POD, PATCH_POD: the pod */
+	char name[TJ_NAME_MAX]; /* CREATE_*, DELETE_*, PATCH_POD: the object's name */
 	char uid[64];           /* DELETE_POD: the pod's uid, the delete's precondition */
 	int grace_seconds;      /* DELETE_POD: -1 = the pod's default; 0 = force */
 	cJSON *object;          /* owned; CREATE_*: the object; PATCH_*: the patch body */
@@ -209,5 +222,6 @@ int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret);
 /* Accepts NULL; returns NULL. */
 struct tj_plan *tj_plan_free(struct tj_plan *plan);
 
-/* "CreateService", "CreatePod", "DeletePod", "PatchStatus", "Event", "PatchPod". */
+/* "CreateService", "CreatePod", "DeletePod", "PatchStatus", "Event", "PatchPod",
+ * "DeleteService". */
 const char *tj_action_kind_name(enum tj_action_kind kind);

@@ -70,6 +70,10 @@ struct planner {
 	bool *blocked;                 /* owned; the rank still has a pod of another attempt */
 	int num_nodes;
 	struct tj_walltime walltime; /* resolved by tj_planner_walltime */
+	/* The newest attempt of the pods kept for their logs, or to be (retention.h); -1. */
+	int newest_kept;
+	/* borrowed; the failed container's termination message, for the Failed event */
+	const char *log_tail;
 };
 
 static inline bool is_deleting(const struct tj_pod *pod)
@@ -80,6 +84,16 @@ static inline bool is_deleting(const struct tj_pod *pod)
 static inline bool is_finished(const struct tj_pod *pod)
 {
 	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
+}
+
+/* The index of pod in p->owned; p->n_owned if it is not there. */
+static inline size_t owned_index(const struct planner *p, const struct tj_pod *pod)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_owned && p->owned[i] != pod; i++)
+		;
+	return i;
 }
 
 static inline void copy(char *dst, size_t size, const char *src)
@@ -108,6 +122,9 @@ void tj_planner_set_state(struct planner *p, enum tj_state state, const char *re
 /* Fails the job: the decision is recorded before the live pods are deleted. */
 void tj_planner_fail(struct planner *p, const char *reason, const char *message);
 
+/* Deletes a pod of the job (with grace 0 on a failed node), once per plan. */
+void tj_planner_delete_pod(struct planner *p, const struct tj_pod *pod);
+
 /* Deletes the pods that still run or wait; finished pods stay for their logs. */
 void tj_planner_delete_live_pods(struct planner *p);
 
@@ -125,6 +142,14 @@ bool tj_planner_walltime(struct planner *p, const struct tj_gpu_class *cls);
  * once the warning is due and asks to plan again at the warning and at the deadline. A job
  * without a start has no deadline. */
 bool tj_planner_deadline(struct planner *p);
+/* plan_retention.c: the pod leaves its rank, replaced: kept for its logs when it is
+ * finished (its rank's labels taken away first), else deleted. */
+void tj_planner_retire_pod(struct planner *p, const struct tj_pod *pod);
+
+/* plan_retention.c: what the kept pods and a finished job's children become: kept pods
+ * deleted once the next attempt has run long enough, everything deleted once the TTL of
+ * a finished job has passed. Runs after the other rules. */
+void tj_planner_retain(struct planner *p);
 
 /* plan_gang.c: creates the missing pods of the current attempt once the gang is admitted
  * (or at once without admission), or queues it; posts the Service and records the start. */

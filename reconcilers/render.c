@@ -11,6 +11,7 @@
 #include "base/number.h"
 #include "informers/pod.h"
 #include "reconcilers/json.h"
+#include "reconcilers/termination.h"
 #include "reconcilers/walltime.h"
 
 struct tj_render {
@@ -868,7 +869,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	if (add_port(node) < 0 || apply_placement(spec, in) < 0 ||
 	    apply_tolerations(spec, in->gpu_class) < 0 ||
 	    tj_json_set_string(spec, "restartPolicy", "Never") < 0 ||
-	    tj_walltime_add_volume(spec) < 0 ||
+	    tj_walltime_add_volume(spec) < 0 || tj_termination_policy_default(spec) < 0 ||
 	    tj_json_set_string(spec, "subdomain", job->name) < 0 ||
 	    set_labels(tj_json_object(pod, "metadata"), job->name) < 0 ||
 	    add_owner(tj_json_object(pod, "metadata"), job) < 0)
@@ -972,7 +973,9 @@ int tj_render_service(const struct tj_trainjob *job, cJSON **ret)
 	sel = tj_json_object(spec, "selector");
 	ports = tj_json_array(spec, "ports");
 	port = cJSON_CreateObject();
-	if (!sel || !ports || tj_json_set_string(sel, TJ_LABEL_TRAINJOB, job->name) < 0 ||
+	/* As JobSet's headless Service: the pods of a replaced attempt kept for their logs lose
+	 * this label, so DNS never names two pods for one rank. */
+	if (!sel || !ports || tj_json_set_string(sel, TJ_LABEL_JOBSET_NAME, job->name) < 0 ||
 	    add_to_array(ports, port) < 0 || tj_json_set_string(port, "name", "torch") < 0 ||
 	    tj_json_set(port, "port", cJSON_CreateNumber(TJ_TORCH_PORT)) < 0 ||
 	    tj_json_set(port, "targetPort", cJSON_CreateNumber(TJ_TORCH_PORT)) < 0 ||

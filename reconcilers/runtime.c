@@ -63,6 +63,23 @@ static bool ended_by_success_policy(const cJSON *targets)
 	return true;
 }
 
+/* The runtime's TTL, from its own field or from the JobSet template, where a runtime written
+ * for JobSet carries it. */
+static int ttl_of(const cJSON *obj)
+{
+	static const char *const paths[] = { "spec.ttlSecondsAfterFinished",
+		                             "spec.template.spec.ttlSecondsAfterFinished" };
+	int64_t v;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		const cJSON *ttl = tj_json_path(obj, paths[i]);
+
+		if (cJSON_IsNumber(ttl) && tj_double_to_int64(ttl->valuedouble, 0, INT32_MAX, &v))
+			return (int)v;
+	}
+	return -1;
+}
+
 int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 {
 	const char *kind = tj_json_string(obj, "kind");
@@ -94,6 +111,7 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 	                                nodes->valuedouble <= TJ_MAX_NODES
 	                        ? (int)nodes->valuedouble
 	                        : 1;
+	rt->ttl_seconds_after_finished = ttl_of(obj);
 	procs = tj_json_path(obj, "spec.mlPolicy.torch.numProcPerNode");
 	if (cJSON_IsNumber(procs) &&
 	    tj_double_to_int64(procs->valuedouble, INT32_MIN, INT32_MAX, &n)) {

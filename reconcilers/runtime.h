@@ -24,12 +24,15 @@ enum tj_runtime_kind {
 
 struct tj_runtime {
 	enum tj_runtime_kind kind;
-	char *namespace;         /* owned; "" for a ClusterTrainingRuntime */
-	char *name;              /* owned */
-	char *gpu_class;         /* owned; label trainjob.flame.dev/gpu-class, NULL if absent */
-	char *restart_policy;    /* owned; label or annotation trainjob.flame.dev/restart-policy */
-	char *max_restarts;      /* owned; label or annotation trainjob.flame.dev/max-restarts */
-	int num_nodes;           /* spec.mlPolicy.numNodes, 1 if unset */
+	char *namespace;      /* owned; "" for a ClusterTrainingRuntime */
+	char *name;           /* owned */
+	char *gpu_class;      /* owned; label trainjob.flame.dev/gpu-class, NULL if absent */
+	char *restart_policy; /* owned; label or annotation trainjob.flame.dev/restart-policy */
+	char *max_restarts;   /* owned; label or annotation trainjob.flame.dev/max-restarts */
+	int num_nodes;        /* spec.mlPolicy.numNodes, 1 if unset */
+	/* spec.ttlSecondsAfterFinished (Kubeflow's runtime field), else the JobSet template's
+	 * spec.template.spec.ttlSecondsAfterFinished; -1 if neither is a number >= 0. */
+	int ttl_seconds_after_finished;
 	char *num_proc_per_node; /* owned; spec.mlPolicy.torch.numProcPerNode, "auto" if unset */
 	/* The pod template ({metadata, spec}) of the replicatedJob named "node", compact JSON;
 	 * NULL if the runtime has no such job. */

@@ -142,6 +142,16 @@ struct tj_walltime_policy *tj_walltime_policy_free(struct tj_walltime_policy *po
 	return NULL;
 }
 
+static const struct tj_retention_policy default_retention = {
+	.ttl_seconds_after_finished = -1,
+	.keep_failed_pods_seconds = 300,
+};
+
+const struct tj_retention_policy *tj_config_retention(const struct tj_config *config)
+{
+	return config && config->retention ? config->retention : &default_retention;
+}
+
 static void failure_policy_free(struct tj_failure_policy *policy)
 {
 	if (!policy)
@@ -164,6 +174,7 @@ struct tj_config *tj_config_free(struct tj_config *config)
 	tj_admission_policy_free(config->admission);
 	tj_walltime_policy_free(config->walltime);
 	free_strings(config->command_exempt_namespaces, config->n_command_exempt_namespaces);
+	free(config->retention);
 	free(config);
 	return NULL;
 }

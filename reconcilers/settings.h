@@ -114,6 +114,16 @@ struct tj_walltime_policy {
 	int warning_seconds;
 };
 
+/* Finished jobs and replaced attempts (reconcilers/retention.h). */
+struct tj_retention_policy {
+	/* Seconds from a job's end (Complete or Failed) until its pods and Service are
+	 * deleted, when its runtime sets no ttlSecondsAfterFinished; -1: never. */
+	int ttl_seconds_after_finished;
+	/* Seconds a replaced attempt's finished pods stay, for their logs, once every pod of
+	 * the attempt after them runs. */
+	int keep_failed_pods_seconds;
+};
+
 struct tj_config {
 	struct tj_gpu_class *classes; /* owned array */
 	size_t n_classes;
@@ -127,6 +137,8 @@ struct tj_config {
 	 * never exit (reconcilers/command_policy.h). Owned array of owned names. */
 	char **command_exempt_namespaces;
 	size_t n_command_exempt_namespaces;
+	/* owned; NULL: the defaults (tj_config_retention) */
+	struct tj_retention_policy *retention;
 };
 
 #define TJ_CONFIG_MAX_EXEMPT_NAMESPACES 256
@@ -154,6 +166,10 @@ struct tj_walltime_policy *tj_walltime_policy_free(struct tj_walltime_policy *po
 
 /* Frees an admission policy. Accepts NULL; returns NULL. */
 struct tj_admission_policy *tj_admission_policy_free(struct tj_admission_policy *policy);
+
+/* The retention policy of config, or the defaults (no TTL; failed pods kept 300 s after the
+ * next attempt runs) when config is NULL or has none. */
+const struct tj_retention_policy *tj_config_retention(const struct tj_config *config);
 
 /* Accepts NULL; returns NULL. */
 struct tj_config *tj_config_free(struct tj_config *config);

@@ -313,6 +313,7 @@ void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status
 	s.completion_time = take_time(status, "completionTime");
 	s.expected_start_time = take_time(status, "expectedStartTime");
 	s.deadline = take_time(status, "deadline");
+	s.cleanup_time = take_time(status, "cleanupTime");
 	s.queue_position = json_int(status, "queuePosition", 0);
 	if (s.queue_position < 0)
 		s.queue_position = 0;
@@ -337,6 +338,8 @@ void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status
 		            tj_json_string(lf, "reason"));
 		s.last_failure.exit_code = json_int(lf, "exitCode", -1);
 		s.last_failure.time = take_time(lf, "time");
+		copy_string(s.last_failure.message, sizeof(s.last_failure.message),
+		            tj_json_string(lf, "message"));
 	}
 	jobs = tj_json_path(status, "jobsStatus");
 	el = tj_json_find_by(jobs, "name", "node");
@@ -637,7 +640,9 @@ static int add_last_failure(cJSON *status, const struct tj_failure *f)
 		return -ENOMEM;
 	if (f->exit_code >= 0 && add_int(lf, "exitCode", f->exit_code) < 0)
 		return -ENOMEM;
-	return 0;
+	/* null clears the message of an earlier failure: a merge patch merges the object. */
+	return tj_json_set(lf, "message",
+	                   *f->message ? cJSON_CreateString(f->message) : cJSON_CreateNull());
 }
 
 static int add_jobs_status(cJSON *status, const struct tj_trainjob_status *s)
@@ -720,6 +725,7 @@ cJSON *tj_trainjob_status_to_json(const struct tj_trainjob_status *s)
 	    add_time(status, "completionTime", s->completion_time) < 0 ||
 	    add_time(status, "expectedStartTime", s->expected_start_time) < 0 ||
 	    add_time(status, "deadline", s->deadline) < 0 ||
+	    add_time(status, "cleanupTime", s->cleanup_time) < 0 ||
 	    tj_json_set(status, "queuePosition",
 	                s->queue_position > 0 ? cJSON_CreateNumber(s->queue_position)
 	                                      : cJSON_CreateNull()) < 0 ||
@@ -738,7 +744,7 @@ static bool failure_equal(const struct tj_failure *a, const struct tj_failure *b
 		return a->rank == b->rank;
 	return a->rank == b->rank && strcmp(a->node, b->node) == 0 && strcmp(a->pod, b->pod) == 0 &&
 	       strcmp(a->reason, b->reason) == 0 && a->exit_code == b->exit_code &&
-	       a->time == b->time;
+	       a->time == b->time && strcmp(a->message, b->message) == 0;
 }
 
 static bool condition_equal(const struct tj_condition *a, const struct tj_condition *b)
@@ -757,7 +763,7 @@ bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
 	    !failure_equal(&a->last_failure, &b->last_failure) || a->start_time != b->start_time ||
 	    a->completion_time != b->completion_time ||
 	    a->expected_start_time != b->expected_start_time || a->deadline != b->deadline ||
-	    a->queue_position != b->queue_position ||
+	    a->cleanup_time != b->cleanup_time || a->queue_position != b->queue_position ||
 	    a->observed_generation != b->observed_generation ||
 	    a->has_jobs_status != b->has_jobs_status || a->n_conditions != b->n_conditions ||
 	    a->gpu_seconds != b->gpu_seconds || a->wasted_gpu_seconds != b->wasted_gpu_seconds ||

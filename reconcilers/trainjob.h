@@ -94,6 +94,9 @@ struct tj_failure {
 	char reason[TJ_REASON_MAX];
 	int exit_code; /* -1 if the container did not report one */
 	int64_t time;  /* when the controller saw it, unix seconds */
+	/* The container's termination message (with FallbackToLogsOnError, the end of its
+	 * log), cut between UTF-8 sequences (reconcilers/termination.h); "" if none. */
+	char message[TJ_MESSAGE_MAX];
 };
 
 /* status.jobsStatus[name=node]: one replicated job whose counts are of pods, one per rank. */
@@ -114,6 +117,9 @@ struct tj_trainjob_status {
 	 * queued job's activeDeadlineSeconds never runs while it waits */
 	int64_t start_time;
 	int64_t completion_time; /* unix seconds, 0 if unset */
+	/* unix seconds, 0 if unset: when ttlSecondsAfterFinished passed and the job's pods and
+	 * Service were deleted (reconcilers/retention.h); the TrainJob stays as the record. */
+	int64_t cleanup_time;
 	/* While Queued: the reservation's time (0 if unknown) and the place in the queue of the
 	 * job's class (0 when not queued). */
 	int64_t expected_start_time;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job (README, "Run it"): a local simulated GPU cluster with the controller running
 # against it, and two example TrainJobs going through it, from Created to Running to
-# Complete, with their pods on GH200 nodes.
+# Complete, with their pods on GH200 nodes; then a job whose worker crashes once, its
+# message in the status and its pod kept for `kubectl logs` while the next attempt runs.
 #
 #   scripts/demo.sh         bring everything up and run the examples (again)
 #   scripts/demo.sh down    stop the controller and the cluster
@@ -90,6 +91,7 @@ for f in "${examples[@]}"; do
 	name=$(sed -n 's/^  name: //p' "$f" | head -1)
 	k delete trainjob "$name" --ignore-not-found --wait=true >/dev/null
 done
+k delete trainjob crash-demo --ignore-not-found --wait=true >/dev/null
 for f in "${examples[@]}"; do k apply -f "$f"; done
 
 say "watching the TrainJobs until they finish (the simulated pods run for 20 s)"
@@ -131,6 +133,63 @@ k get nodes -l nvidia.com/gpu.product=NVIDIA-GH200-480GB -L kubernetes.io/arch,n
 
 say "events of vit-l-4x4"
 k describe trainjob vit-l-4x4 | sed -n '/^Events:/,$p'
+
+say "a worker that crashes: its message in the status, its pod kept for kubectl logs"
+# The simulated kubelet serves the crashed container's log from a file (a KWOK Logs object)
+# and fails it with the end of that log as its termination message, as the kubelet does
+# under terminationMessagePolicy FallbackToLogsOnError.
+crash_log=$TJC_CACHE/demo$suffix-crash.log
+{
+	echo "2026-12-01T12:00:00.000000000Z stdout F epoch 1 step 200 loss 1.87"
+	echo "2026-12-01T12:00:01.000000000Z stderr F Traceback (most recent call last):"
+	echo '2026-12-01T12:00:01.000000000Z stderr F   File "/workspace/train.py", line 42, in <module>'
+	echo "2026-12-01T12:00:01.000000000Z stderr F torch.OutOfMemoryError: CUDA out of memory"
+} >"$crash_log"
+k delete trainjob crash-demo --ignore-not-found --wait=true >/dev/null
+k apply -f - >/dev/null <<YAML
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: crash-demo
+spec:
+  runtimeRef: {name: torch-gh200}
+  trainer:
+    numNodes: 2
+    command: [torchrun, /workspace/train.py]
+    resourcesPerNode: {limits: {nvidia.com/gpu: 4}}
+  podTemplateOverrides:
+  - targetJobs: [{name: node}]
+    metadata: {annotations: {sim.trainjob.flame.dev/run-time: 120s}}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Logs
+metadata:
+  name: crash-demo-node-0-1-a0
+spec:
+  logs: [{containers: [node], logsFile: "$crash_log"}]
+YAML
+wait_pod() { # name phase
+	local start=$SECONDS
+	until [[ $(k get pod "$1" -o jsonpath='{.status.phase}' 2>/dev/null) == "$2" ]]; do
+		((SECONDS - start < 120)) || {
+			echo "demo: pod $1 was not $2 within 120 s" >&2
+			exit 1
+		}
+		sleep 1
+	done
+}
+wait_pod crash-demo-node-0-1-a0 Running
+# The message is what the kubelet keeps of the log: its last lines.
+k annotate pod crash-demo-node-0-1-a0 sim.trainjob.flame.dev/fail-exit-code=1 \
+	"sim.trainjob.flame.dev/fail-message=$(cut -d' ' -f4- "$crash_log" | tail -3)" >/dev/null
+wait_pod crash-demo-node-0-0-a1 Running
+wait_pod crash-demo-node-0-1-a1 Running
+k describe trainjob crash-demo | sed -n '/Last Failure:/,/Restart Count:/p'
+echo
+k get pods -l trainer.kubeflow.org/trainjob-name=crash-demo -L trainjob.flame.dev/failed-attempt
+echo
+echo "\$ kubectl logs -l trainer.kubeflow.org/trainjob-name=crash-demo,trainjob.flame.dev/failed-attempt"
+k logs -l trainer.kubeflow.org/trainjob-name=crash-demo,trainjob.flame.dev/failed-attempt
 
 cat <<EOF
 

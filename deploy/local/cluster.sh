@@ -231,6 +231,7 @@ cmd_up() {
 			-c "$here/stages.yaml" \
 			-c "$config" \
 			create cluster --runtime binary \
+			--enable-crds Logs \
 			--etcd-binary "$TJC_BIN/etcd" \
 			--kube-apiserver-binary "$TJC_BIN/kube-apiserver" \
 			--kube-controller-manager-binary "$TJC_BIN/kube-controller-manager" \

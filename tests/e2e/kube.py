@@ -108,8 +108,19 @@ def tj(namespace, name):
     return kubectl_json("get", "trainjob", name, "-n", namespace)
 
 
+FAILED_ATTEMPT = "trainjob.flame.dev/failed-attempt"
+
+
 def pods(namespace, name):
-    return kubectl_json("get", "pods", "-n", namespace, "-l", f"trainer.kubeflow.org/trainjob-name={name}")["items"]
+    """The job's pods, without those of a replaced attempt kept for their logs."""
+    return kubectl_json("get", "pods", "-n", namespace, "-l",
+                        f"trainer.kubeflow.org/trainjob-name={name},!{FAILED_ATTEMPT}")["items"]
+
+
+def kept_pods(namespace, name):
+    """The pods of a replaced attempt kept for their logs."""
+    return kubectl_json("get", "pods", "-n", namespace, "-l",
+                        f"trainer.kubeflow.org/trainjob-name={name},{FAILED_ATTEMPT}")["items"]
 
 
 def state(namespace, name):

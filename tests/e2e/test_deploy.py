@@ -142,8 +142,10 @@ def can_i(verb, resource, namespace=None, subresource=None):
     ("create", "leases.coordination.k8s.io", NS, None),
     ("update", "leases.coordination.k8s.io/trainjob-controller", NS, None),
     ("update", "trainjobs.trainer.kubeflow.org", "default", "finalizers"),
-    # The deadline's warning is a merge patch of the pods' annotations.
+    # The deadline's warning and a kept pod's labels are merge patches of the pods.
     ("patch", "pods", "default", None),
+    # A finished job's Service goes after its TTL.
+    ("delete", "services", "default", None),
 ])
 def test_service_account_may(deployed, verb, resource, namespace, subresource):
     assert can_i(verb, resource, namespace, subresource)
@@ -159,7 +161,7 @@ def test_service_account_may(deployed, verb, resource, namespace, subresource):
     ("create", "rolebindings.rbac.authorization.k8s.io", NS, None),
     ("update", "pods", None, None),
     ("create", "pods", None, "exec"),
-    ("delete", "services", None, None),
+    ("update", "services", None, None),
     ("delete", "trainjobs.trainer.kubeflow.org", None, None),
     ("update", "trainjobs.trainer.kubeflow.org", None, None),
     ("update", "trainjobs.trainer.kubeflow.org", None, "status"),

@@ -58,7 +58,7 @@ def test_four_node_job_lands_on_four_gh200_nodes_and_completes(controller, names
     svc = kubectl_json("get", "service", "gang", "-n", namespace)
     assert svc["spec"]["clusterIP"] == "None"
     assert svc["spec"]["publishNotReadyAddresses"] is True
-    assert svc["spec"]["selector"] == {"trainer.kubeflow.org/trainjob-name": "gang"}
+    assert svc["spec"]["selector"] == {"jobset.sigs.k8s.io/jobset-name": "gang"}
 
     done = wait_state(namespace, "gang", "Complete")
     c = condition(done, "Complete")

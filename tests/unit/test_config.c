@@ -116,6 +116,12 @@ static void test_shipped_config(void **state)
 	assert_int_equal(a->pin_timeout_seconds, 60);
 	assert_null(a->topology_label);
 	assert_int_equal(a->n_limits, 0);
+	/* And the retention defaults. */
+	assert_non_null(config->retention);
+	assert_int_equal(config->retention->ttl_seconds_after_finished,
+	                 tj_config_retention(NULL)->ttl_seconds_after_finished);
+	assert_int_equal(config->retention->keep_failed_pods_seconds,
+	                 tj_config_retention(NULL)->keep_failed_pods_seconds);
 	tj_config_free(config);
 }
 
@@ -254,6 +260,28 @@ static void test_failure_policy(void **state)
 	assert_int_equal(p->n_permanent_exit_codes, 0);
 	assert_int_equal(p->backoff_initial_seconds, 0);
 	assert_int_equal(p->backoff_max_seconds, 0);
+	tj_config_free(config);
+}
+
+static void test_retention_policy(void **state)
+{
+	const struct tj_retention_policy *d = tj_config_retention(NULL);
+
+	assert_int_equal(d->ttl_seconds_after_finished, -1);
+	assert_int_equal(d->keep_failed_pods_seconds, 300);
+
+	struct tj_config *config = parse_ok("gpuClasses: []\n");
+	assert_ptr_equal(tj_config_retention(config), d);
+	tj_config_free(config);
+
+	config = parse_ok("gpuClasses: []\nretention:\n  ttlSecondsAfterFinished: 3600\n");
+	assert_int_equal(tj_config_retention(config)->ttl_seconds_after_finished, 3600);
+	assert_int_equal(tj_config_retention(config)->keep_failed_pods_seconds, 300);
+	tj_config_free(config);
+
+	config = parse_ok("gpuClasses: []\nretention:\n  keepFailedPodsSeconds: 0\n");
+	assert_int_equal(tj_config_retention(config)->ttl_seconds_after_finished, -1);
+	assert_int_equal(tj_config_retention(config)->keep_failed_pods_seconds, 0);
 	tj_config_free(config);
 }
 
@@ -397,7 +425,13 @@ static const struct broken_case {
 	{ "root is a list", "- gh200\n", "test.yaml:1: must be a mapping" },
 	{ "unknown top-level key", "gpuClasses: []\ngpuclass: []\n",
 	  "test.yaml:2: unknown field \"gpuclass\" (expected gpuClasses, failurePolicy, "
-	  "admission, walltime, commandPolicy)" },
+	  "admission, walltime, commandPolicy, retention)" },
+	{ "retention unknown field", "gpuClasses: []\nretention:\n  ttl: 60\n",
+	  "test.yaml:3: retention: unknown field \"ttl\" (expected ttlSecondsAfterFinished, "
+	  "keepFailedPodsSeconds)" },
+	{ "retention TTL negative", "gpuClasses: []\nretention:\n  ttlSecondsAfterFinished: -1\n",
+	  "test.yaml:3: retention.ttlSecondsAfterFinished: \"-1\" is not an integer between 0 "
+	  "and 604800" },
 	{ "not UTF-8 (libfyaml would spin on it)", "gpuClasses: []\n%a\x8c\n",
 	  "test.yaml:2: not valid UTF-8 (byte 17)" },
 	{ "unknown admission field", "gpuClasses: []\nadmission:\n  backfil: true\n",
@@ -692,7 +726,7 @@ int main(void)
 		cmocka_unit_test(test_parse_empty_list), cmocka_unit_test(test_parse_broken),
 		cmocka_unit_test(test_parse_limits),     cmocka_unit_test(test_failure_policy),
 		cmocka_unit_test(test_admission_policy), cmocka_unit_test(test_walltime_policy),
-		cmocka_unit_test(test_command_policy),
+		cmocka_unit_test(test_command_policy),   cmocka_unit_test(test_retention_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -311,7 +311,8 @@ static int n_writes(const struct server *s)
 #define NEW_JOB_STATUS                                                                             \
 	"'state':'Pending','reason':'PodsStarting','message':'0 of 2 pods running',"               \
 	"'restartCount':0,'lastFailure':null,'startTime':'" NOW_S                                  \
-	"','completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,"   \
+	"','completionTime':null,'expectedStartTime':null,'deadline':null,'cleanupTime':null,"     \
+	"'queuePosition':null,"                                                                    \
 	"'observedGeneration':2,'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':0,"  \
 	"'failed':0,'suspended':0}],'conditions':[]"
 
@@ -319,7 +320,8 @@ static int n_writes(const struct server *s)
 #define RUNNING_STATUS                                                                             \
 	"'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods running',"             \
 	"'restartCount':0,'lastFailure':null,'startTime':'2026-11-29T11:00:00Z',"                  \
-	"'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'"    \
+	"'completionTime':null,'expectedStartTime':null,'deadline':null,'cleanupTime':null,"       \
+	"'queuePosition':null,'"                                                                   \
 	"observedGeneration'"                                                                      \
 	":2,'jobsStatus':[{'name':'node','active':2,"                                              \
 	"'ready':2,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]"
@@ -417,7 +419,7 @@ static void assert_new_job_writes(const struct fixture *fx)
 	        "'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob','name':'vit',"
 	        "'uid':'uid-vit','controller':true,'blockOwnerDeletion':true}]},'spec':{"
 	        "'clusterIP':'None','publishNotReadyAddresses':true,'selector':{"
-	        "'trainer.kubeflow.org/trainjob-name':'vit'},'ports':[{'name':'torch','port':29500,"
+	        "'jobset.sigs.k8s.io/jobset-name':'vit'},'ports':[{'name':'torch','port':29500,"
 	        "'targetPort':29500,'protocol':'TCP'}]}}");
 	assert_request_body(s, write_index(s, 3),
 	                    "{'status':{" NEW_JOB_STATUS "},'metadata':{'resourceVersion':'42'}}");
@@ -689,7 +691,8 @@ static void test_a_job_waits_whole_until_its_gang_fits(void **state)
 	        &fx->server, write_index(&fx->server, 0),
 	        "{'status':{'state':'Queued','reason':'Resources','message':'" QUEUED_MSG "',"
 	        "'restartCount':0,'lastFailure':null,'startTime':null,'completionTime':null,"
-	        "'expectedStartTime':null,'deadline':null,'queuePosition':1,'observedGeneration':2,"
+	        "'expectedStartTime':null,'deadline':null,'cleanupTime':null,'queuePosition':1,"
+	        "'observedGeneration':2,"
 	        "'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':0,'failed':0,"
 	        "'suspended':0}],'conditions':[]},'metadata':{'resourceVersion':'42'}}");
 	assert_non_null(strstr(fx->server.seen[write_index(&fx->server, 1)].body,

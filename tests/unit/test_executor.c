@@ -385,6 +385,59 @@ static void test_pod_patch_is_a_merge_patch_and_not_found_is_success(void **stat
 	run_clear(&r);
 }
 
+/* The relabelling of a kept pod and the TTL's delete of the Service: a pod or Service that
+ * is gone (NotFound), or a newer pod of that name (the uid in the body conflicts), is no
+ * failure; the patch is a merge patch of the body the plan made. */
+static void test_pod_patch_and_service_delete(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "PATCH", .path = PODS "/vit-node-0-1-a0", .status = 200, .body = "{}" },
+		{ .method = "PATCH",
+		  .path = PODS "/vit-node-0-2-a0",
+		  .status = 404,
+		  .body = API_ERROR(404, "NotFound", "pod not found") },
+		{ .method = "PATCH",
+		  .path = PODS "/vit-node-0-3-a0",
+		  .status = 409,
+		  .body = API_ERROR(409, "Conflict", "uid mismatch") },
+		{ .method = "DELETE",
+		  .path = SERVICES "/vit",
+		  .status = 404,
+		  .body = API_ERROR(404, "NotFound", "service not found") },
+		{ .method = "PATCH",
+		  .path = PODS "/vit-node-0-4-a0",
+		  .status = 403,
+		  .body = API_ERROR(403, "Forbidden", "no patch") },
+	};
+	const struct act acts[] = {
+		{ .kind = TJ_ACTION_PATCH_POD,
+		  .name = "vit-node-0-1-a0",
+		  .object = "{'metadata':{'uid':'u1','labels':{'a':null}}}" },
+		{ .kind = TJ_ACTION_PATCH_POD, .name = "vit-node-0-2-a0", .object = "{}" },
+		{ .kind = TJ_ACTION_PATCH_POD, .name = "vit-node-0-3-a0", .object = "{}" },
+		{ .kind = TJ_ACTION_DELETE_SERVICE, .name = "vit", .deferrable = true },
+		{ .kind = TJ_ACTION_PATCH_POD,
+		  .stage = 1,
+		  .name = "vit-node-0-4-a0",
+		  .object = "{}" },
+	};
+	struct run r = { 0 };
+	int i;
+
+	server_script(&fx->server, replies, 5);
+	start(fx, &r, acts, 5);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_equal(fx->server.n_seen, 5);
+	i = server_find(&fx->server, 0, "PATCH", PODS "/vit-node-0-1-a0");
+	assert_request_body(&fx->server, i, "{'metadata':{'uid':'u1','labels':{'a':null}}}");
+	assert_int_equal(server_find(&fx->server, 0, "DELETE", SERVICES "/vit") >= 0, 1);
+	/* Only the refused patch of stage 1 fails the plan. */
+	assert_int_not_equal(r.res.rc, 0);
+	assert_non_null(strstr(r.res.error, "PatchPod vit-node-0-4-a0"));
+	run_clear(&r);
+}
+
 static void test_status_conflict_stops_the_plan(void **state)
 {
 	struct fixture *fx = *state;
@@ -659,6 +712,7 @@ int main(void)
 		        test_pod_patch_is_a_merge_patch_and_not_found_is_success, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_already_exists_and_not_found_are_success,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pod_patch_and_service_delete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_conflict_stops_the_plan, setup,
 		                                teardown),
 		cmocka_unit_test(test_failed_create_ends_the_plan),

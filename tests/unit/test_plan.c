@@ -50,6 +50,9 @@ struct pod_row {
 	int64_t age;               /* seconds since its creation */
 	const char *pinned;        /* the node admission pinned it to */
 	int64_t deadline;          /* its annotation trainjob.flame.dev/deadline; 0: none */
+	bool kept;                 /* labelled trainjob.flame.dev/failed-attempt */
+	const char *message;       /* the terminated container's message */
+	int64_t started;           /* seconds since status.startTime; 0: unset */
 };
 
 struct plan_case {
@@ -242,7 +245,7 @@ static const struct plan_case cases[] = {
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
-	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
+	            "1 PatchPod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
 	            "1 DeletePod vit-node-0-3-a0",
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 1, "
 	            "Error); replacing all workers in 10 s (restart 1 of 3)" },
@@ -280,7 +283,7 @@ static const struct plan_case cases[] = {
 	              NULL },
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
-	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-2-a0",
+	  .want = { "0 PatchStatus vit", "1 PatchPod vit-node-0-2-a0",
 	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed (exit code 1, "
 	            "Error); replacing that worker in 10 s (restart 1 of 3)" },
 	  .want_status =
@@ -303,7 +306,7 @@ static const struct plan_case cases[] = {
 	              NULL },
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
-	  .want = { "0 DeletePod vit-node-0-2-a0" },
+	  .want = { "0 PatchPod vit-node-0-2-a0" },
 	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=3/3/0/1/0" },
 	{ .name = "policy Worker recreates a replaced rank at the current restart count",
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
@@ -361,7 +364,7 @@ static const struct plan_case cases[] = {
 	              NULL } },
 	  .n_pods = 2,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a1",
-	            "1 DeletePod vit-node-0-1-a1",
+	            "1 PatchPod vit-node-0-1-a1",
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 2, "
 	            "Error); replacing all workers in 20 s (restart 2 of 5)" },
 	  .want_status =
@@ -689,6 +692,11 @@ static const struct plan_case cases[] = {
 	"1 DeletePod vit-node-0-0-a0", "1 DeletePod vit-node-0-1-a0" forced,                       \
 	        "1 DeletePod vit-node-0-2-a0", "1 DeletePod vit-node-0-3-a0"
 
+/* The same, with the failed rank 1 kept for its logs (its rank's labels taken away). */
+#define GANG_KEEPS                                                                                 \
+	"1 DeletePod vit-node-0-0-a0", "1 PatchPod vit-node-0-1-a0",                               \
+	        "1 DeletePod vit-node-0-2-a0", "1 DeletePod vit-node-0-3-a0"
+
 static int no_exit_codes[1];
 static char *no_names[1];
 /* No backoff, no permanent exit codes, no GPU signals. */
@@ -724,7 +732,7 @@ static const struct plan_case fault_cases[] = {
 	            RUNNING(2, "gh200-3"),
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
-	  .want = { "0 PatchStatus vit", GANG_DELETES(""),
+	  .want = { "0 PatchStatus vit", GANG_KEEPS,
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (Evicted); "
 	            "replacing all workers in 10 s (infrastructure restart 1 of 10)" },
 	  .want_status =
@@ -872,7 +880,7 @@ static const struct plan_case fault_cases[] = {
 	  .n_pods = 4,
 	  FOUR_NODES(NODE_OK("gh200-1"), { "gh200-2", TJ_COND_TRUE, 5, "XidError" },
 	             NODE_OK("gh200-3"), NODE_OK("gh200-4")),
-	  .want = { "0 PatchStatus vit", GANG_DELETES(""),
+	  .want = { "0 PatchStatus vit", GANG_KEEPS,
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 127, "
 	            "GPUUnhealthy: condition XidError is True); replacing all workers in 10 s "
 	            "(infrastructure restart 1 of 10)" },
@@ -962,7 +970,7 @@ static const struct plan_case fault_cases[] = {
 	            RUNNING(2, "gh200-3"),
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
-	  .want = { "0 PatchStatus vit", GANG_DELETES(""),
+	  .want = { "0 PatchStatus vit", GANG_KEEPS,
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 127, "
 	            "Error); replacing all workers (restart 1 of 3)" },
 	  .want_status =
@@ -1082,7 +1090,7 @@ static const struct plan_case budget_cases[] = {
 	            RUNNING_A(3, 3, "gh200-4") },
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a3",
-	            "1 DeletePod vit-node-0-1-a3", "1 DeletePod vit-node-0-2-a3",
+	            "1 PatchPod vit-node-0-1-a3", "1 DeletePod vit-node-0-2-a3",
 	            "1 DeletePod vit-node-0-3-a3",
 	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 1, "
 	            "Error); replacing all workers in 80 s (restart 1 of 3)" },
@@ -1110,6 +1118,212 @@ static const struct plan_case budget_cases[] = {
 	  .want_requeue = 10,
 	  .want_restart_reason = "NodeNotReady",
 	  .want_infra = 1 },
+};
+
+/* The restart of attempt 0, a minute ago (its backoff is over). */
+#define RESTARTED_1                                                                                \
+	"{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,"            \
+	"'observedGeneration':2," STARTED ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'"      \
+	"vit-node-0-1-a0','reason':'Error','exitCode':1,'time':'2026-11-29T11:59:00Z'}," JOBS(     \
+	        0, 0, 0, 0) ",'conditions':[]}"
+#define KEPT_A0                                                                                    \
+	{                                                                                          \
+		.rank = 1, .attempt = 0, .phase = TJ_POD_FAILED, .node = "gh200-2",                \
+		.exit_code = 1, .exit_reason = "Error", .kept = true                               \
+	}
+#define RUNNING_SINCE(r, on, s)                                                                    \
+	{                                                                                          \
+		.rank = r, .attempt = 1, .phase = TJ_POD_RUNNING, .ready = true, .node = on,       \
+		.started = s                                                                       \
+	}
+#define COMPLETE_AT(t)                                                                             \
+	"{'state':'Complete','reason':'AllPodsSucceeded','message':'all 4 pods "                   \
+	"succeeded','restartCount':0,'observedGeneration':2," STARTED ",'completionTime':'" t      \
+	"'," JOBS(                                                                                 \
+	        0, 0, 4,                                                                           \
+	        0) ",'conditions':[{'type':'Complete','status':'True','reason':"                   \
+	           "'AllPodsSucceeded','message':'all 4 pods succeeded','lastTransitionTime':'" t  \
+	           "'}]}"
+/* torch-x with ttlSecondsAfterFinished 600 where Kubeflow's runtime has it. */
+#define RUNTIME_TTL                                                                                \
+	"{'kind':'ClusterTrainingRuntime','metadata':{'name':'torch-x'},'spec':{"                  \
+	"'ttlSecondsAfterFinished':600,'template':{'spec':{'replicatedJobs':[{'name':'node',"      \
+	"'template':{'spec':{'template':{'spec':{'containers':[{'name':'node','image':'x'}]}}}}}]" \
+	"}}}}"
+/* The same with 0 where a runtime written for JobSet has it, in the JobSet template. */
+#define RUNTIME_TTL0                                                                               \
+	"{'kind':'ClusterTrainingRuntime','metadata':{'name':'torch-x'},'spec':{'template':{"      \
+	"'spec':{'ttlSecondsAfterFinished':0,'replicatedJobs':[{'name':'node','template':{"        \
+	"'spec':{'template':{'spec':{'containers':[{'name':'node','image':'x'}]}}}}}]}}}}"
+#define SUCCEEDED_ALL                                                                              \
+	{                                                                                          \
+		SUCCEEDED(0, "gh200-1"), SUCCEEDED(1, "gh200-2"), SUCCEEDED(2, "gh200-3"),         \
+		        SUCCEEDED(3, "gh200-4")                                                    \
+	}
+
+static const struct plan_case retention_cases[] = {
+	{ .name = "a failed worker's log ends up in lastFailure and the Restarting event",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { .rank = 1,
+	              .phase = TJ_POD_FAILED,
+	              .node = "gh200-2",
+	              .exit_code = 1,
+	              .exit_reason = "Error",
+	              .message = "epoch 3\nRuntimeError: CUDA out of memory\n" },
+	            RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", GANG_KEEPS,
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 1, "
+	            "Error); replacing all workers in 10 s (restart 1 of 3); the log ends:\n"
+	            "epoch 3\nRuntimeError: CUDA out of memory" },
+	  .want_status = "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 1, "
+	                 "Error); replacing all workers in 10 s (restart 1 of 3)|restarts=1||"
+	                 "jobs=3/3/0/1/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "WorkerFailed" },
+	{ .name = "a spent budget: the log ends up in the Failed event",
+	  .annotations = "{'trainjob.flame.dev/max-restarts':'0'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            RUNNING(1, "gh200-2"),
+	            RUNNING(2, "gh200-3"),
+	            { .rank = 3,
+	              .phase = TJ_POD_FAILED,
+	              .node = "gh200-4",
+	              .exit_code = 2,
+	              .exit_reason = "Error",
+	              .message = "bad config" } },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
+	            "1 Event Warning Failed: ReachedMaxRestarts: rank 3 on node gh200-4 failed "
+	            "(exit code 2, Error); the restart budget of 0 is spent; the log ends:\n"
+	            "bad config" },
+	  .want_status = "Failed|ReachedMaxRestarts|rank 3 on node gh200-4 failed (exit code 2, "
+	                 "Error); the restart budget of 0 is spent|restarts=0|"
+	                 "Failed=ReachedMaxRestarts|jobs=3/3/0/1/0" },
+	{ .name = "a failed pod not relabelled yet blocks its rank; the others get their pods",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED_1,
+	  .pods = { { .rank = 1,
+	              .phase = TJ_POD_FAILED,
+	              .node = "gh200-2",
+	              .exit_code = 1,
+	              .exit_reason = "Error" } },
+	  .n_pods = 1,
+	  .want = { "0 PatchPod vit-node-0-1-a0", "0 CreatePod vit-node-0-0-a1",
+	            "0 CreatePod vit-node-0-2-a1", "0 CreatePod vit-node-0-3-a1",
+	            "0 CreateService vit" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/0/0" },
+	{ .name = "a kept pod is no rank's: the new attempt gets every pod",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED_1,
+	  .pods = { KEPT_A0 },
+	  .n_pods = 1,
+	  .want = { "0 CreatePod vit-node-0-0-a1", "0 CreatePod vit-node-0-1-a1",
+	            "0 CreatePod vit-node-0-2-a1", "0 CreatePod vit-node-0-3-a1",
+	            "0 CreateService vit" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/0/0" },
+	{ .name = "a kept pod stays while the new attempt has run for less than the grace",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED_1,
+	  .pods = { KEPT_A0, RUNNING_SINCE(0, "gh200-1", 120), RUNNING_SINCE(1, "gh200-5", 100),
+	            RUNNING_SINCE(2, "gh200-3", 120), RUNNING_SINCE(3, "gh200-4", 120) },
+	  .n_pods = 5,
+	  .want = { "0 PatchStatus vit", "0 Event Normal Running: 4 of 4 pods running" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=4/4/0/0/0",
+	  .want_requeue = 200 },
+	{ .name = "a kept pod goes once the new attempt has run for the grace",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED_1,
+	  .pods = { KEPT_A0, RUNNING_SINCE(0, "gh200-1", 300), RUNNING_SINCE(1, "gh200-5", 300),
+	            RUNNING_SINCE(2, "gh200-3", 300), RUNNING_SINCE(3, "gh200-4", 300) },
+	  .n_pods = 5,
+	  .want = { "0 DeletePod vit-node-0-1-a0", "1 PatchStatus vit",
+	            "1 Event Normal Running: 4 of 4 pods running" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=4/4/0/0/0" },
+	{ .name = "a kept pod on a deleted node is force-deleted",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED_1,
+	  .pods = { KEPT_A0, RUNNING_SINCE(0, "gh200-1", 10), RUNNING_SINCE(1, "gh200-5", 10),
+	            RUNNING_SINCE(2, "gh200-3", 10), RUNNING_SINCE(3, "gh200-4", 10) },
+	  .n_pods = 5,
+	  FOUR_NODES(NODE_OK("gh200-1"), NODE_OK("gh200-5"), NODE_OK("gh200-3"),
+	             NODE_OK("gh200-4")),
+	  .want = { "0 DeletePod vit-node-0-1-a0 (force)", "1 PatchStatus vit",
+	            "1 Event Normal Running: 4 of 4 pods running" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=4/4/0/0/0" },
+	{ .name = "a finished job within its TTL keeps everything and looks again when it ends",
+	  .spec = SPEC4,
+	  .runtime_json = RUNTIME_TTL,
+	  .status = COMPLETE_AT("2026-11-29T11:58:00Z"),
+	  .pods = SUCCEEDED_ALL,
+	  .n_pods = 4,
+	  .want = { NULL },
+	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0",
+	  .want_requeue = 480 },
+	{ .name = "past its TTL a finished job's pods and Service go; its status stays",
+	  .spec = SPEC4,
+	  .runtime_json = RUNTIME_TTL,
+	  .status = COMPLETE_AT("2026-11-29T11:50:00Z"),
+	  .pods = SUCCEEDED_ALL,
+	  .n_pods = 4,
+	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
+	            "0 DeletePod vit-node-0-2-a0", "0 DeletePod vit-node-0-3-a0",
+	            "0 DeleteService vit", "1 PatchStatus vit",
+	            "1 Event Normal CleanedUp: ttlSecondsAfterFinished (600 s) passed: the job's "
+	            "pods and Service are deleted; the TrainJob keeps its status" },
+	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
+	{ .name = "a cleaned-up job keeps its counts and writes nothing more",
+	  .spec = SPEC4,
+	  .runtime_json = RUNTIME_TTL,
+	  .status =
+	          "{'state':'Complete','reason':'AllPodsSucceeded','message':'all 4 pods "
+	          "succeeded','restartCount':0,'observedGeneration':2," STARTED
+	          ",'completionTime':'2026-11-29T11:50:00Z','cleanupTime':'2026-11-29T11:59:00Z'"
+	          "," JOBS(0, 0, 4, 0) ",'conditions':[{'type':'Complete','status':'True','reason':"
+	                               "'AllPodsSucceeded','message':'all 4 pods "
+	                               "succeeded','lastTransitionTime':"
+	                               "'2026-11-29T11:50:00Z'}]}",
+	  .want = { NULL },
+	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
+	{ .name = "a job that finishes now waits for its status before its TTL of 0",
+	  .spec = SPEC4,
+	  .runtime_json = RUNTIME_TTL0,
+	  .status = RUNNING_STATUS,
+	  .pods = SUCCEEDED_ALL,
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "0 Event Normal Completed: all 4 pods succeeded" },
+	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0",
+	  .want_requeue = 1 },
+	{ .name = "a TTL of 0 in the JobSet template: the pods go at the next plan",
+	  .spec = SPEC4,
+	  .runtime_json = RUNTIME_TTL0,
+	  .status = COMPLETE_AT("2026-11-29T11:59:59Z"),
+	  .pods = SUCCEEDED_ALL,
+	  .n_pods = 4,
+	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
+	            "0 DeletePod vit-node-0-2-a0", "0 DeletePod vit-node-0-3-a0",
+	            "0 DeleteService vit", "1 PatchStatus vit",
+	            "1 Event Normal CleanedUp: ttlSecondsAfterFinished (0 s) passed: the job's "
+	            "pods and Service are deleted; the TrainJob keeps its status" },
+	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
 };
 
 struct fixture {
@@ -1171,6 +1385,9 @@ static void pods_of(const struct plan_case *c, struct fixture *f)
 			.creation_time = NOW - row->age,
 			.pinned_node = (char *)row->pinned,
 			.deadline = row->deadline,
+			.kept = row->kept,
+			.termination_message = (char *)row->message,
+			.start_time = row->started ? NOW - row->started : 0,
 		};
 		f->pod_ptrs[i] = p;
 	}
@@ -1359,6 +1576,20 @@ static void run_table(const struct plan_case *table, size_t n)
 		tj_plan_free(plan);
 		fixture_clear(&f);
 	}
+}
+
+static void test_retention_table(void **state)
+{
+	struct fixture f;
+	struct tj_plan *plan;
+
+	run_table(retention_cases, sizeof(retention_cases) / sizeof(retention_cases[0]));
+	/* The failed container's message, without its trailing newline, in lastFailure. */
+	plan = plan_case(&retention_cases[0], &f);
+	assert_string_equal(plan->status.last_failure.message,
+	                    "epoch 3\nRuntimeError: CUDA out of memory");
+	tj_plan_free(plan);
+	fixture_clear(&f);
 }
 
 static const struct plan_case *case_named(const char *prefix);
@@ -1926,7 +2157,8 @@ static const struct body_case bodies[] = {
 	  ","
 	  "'message':'0 of 4 pods running','restartCount':0,'lastFailure':null,'startTime':'" NOW_S
 	  "',"
-	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'"
+	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'cleanupTime':null,'"
+	  "queuePosition':null,'"
 	  "observedGeneration'"
 	  ":2,'jobsStatus':[{'name':'node','active':0,"
 	  "'ready':0,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
@@ -1935,9 +2167,10 @@ static const struct body_case bodies[] = {
 	  "WorkerFailed',"
 	  "'message':'rank 1 on node gh200-2 failed (exit code 1, Error); replacing all workers "
 	  "in 10 s (restart 1 of 3)','restartCount':1,'lastFailure':{'rank':1,'node':'gh200-2',"
-	  "'pod':'vit-node-0-1-a0','reason':'Error','time':'" NOW_S "','exitCode':1},"
+	  "'pod':'vit-node-0-1-a0','reason':'Error','time':'" NOW_S
+	  "','exitCode':1,'message':null},"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'expectedStartTime':null,'"
-	  "queuePosition':null,'deadline':null,'observedGeneration':2,"
+	  "deadline':null,'cleanupTime':null,'queuePosition':null,'observedGeneration':2,"
 	  "'jobsStatus':[{'name':'node','active':3,'ready':3,'succeeded':0,'failed':1,'suspended':"
 	  "0}],"
 	  "'conditions':[]}}" },
@@ -1946,7 +2179,9 @@ static const struct body_case bodies[] = {
 	  "AllPodsSucceeded',"
 	  "'message':'all 4 pods succeeded','restartCount':0,'lastFailure':null,"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':'" NOW_S
-	  "','expectedStartTime':null,'deadline':null,'queuePosition':null,'observedGeneration':2,"
+	  "','expectedStartTime':null,'deadline':null,'cleanupTime':null,'queuePosition':null,'"
+	  "observedGeneration':"
+	  "2,"
 	  "'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':4,'failed':0,'suspended':"
 	  "0}],"
 	  "'conditions':[{'type':'Complete','status':'True','reason':'AllPodsSucceeded',"
@@ -1955,7 +2190,7 @@ static const struct body_case bodies[] = {
 	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Suspended','reason':'Suspended',"
 	  "'message':'TrainJob is suspended','restartCount':0,'lastFailure':null,"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'expectedStartTime':null,'"
-	  "queuePosition':null,'deadline':null,'observedGeneration':2,"
+	  "deadline':null,'cleanupTime':null,'queuePosition':null,'observedGeneration':2,"
 	  "'jobsStatus':[{'name':'node','active':3,'ready':3,'succeeded':1,'failed':0,'suspended':"
 	  "4}],"
 	  "'conditions':[{'type':'Suspended','status':'True','reason':'Suspended',"
@@ -1965,7 +2200,8 @@ static const struct body_case bodies[] = {
 	  ","
 	  "'message':'0 of 2 pods running','restartCount':0,'lastFailure':null,'startTime':'" NOW_S
 	  "',"
-	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'"
+	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'cleanupTime':null,'"
+	  "queuePosition':null,'"
 	  "observedGeneration'"
 	  ":2,'jobsStatus':[{'name':'node','active':0,"
 	  "'ready':0,'succeeded':0,'failed':1,'suspended':0}],'conditions':[]}}" },
@@ -1979,8 +2215,9 @@ static const struct body_case fault_bodies[] = {
 	  "is False); replacing all workers in 10 s (infrastructure restart 1 of 10)',"
 	  "'restartCount':1,'infrastructureRestarts':1,"
 	  "'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':"
-	  "'NodeNotReady','time':'" NOW_S "'},'startTime':'2026-11-29T11:00:00Z',"
-	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'queuePosition':null,'"
+	  "'NodeNotReady','time':'" NOW_S "','message':null},'startTime':'2026-11-29T11:00:00Z',"
+	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'cleanupTime':null,'"
+	  "queuePosition':null,'"
 	  "observedGeneration'"
 	  ":2,'jobsStatus':[{'name':'node','active':4,"
 	  "'ready':4,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
@@ -1989,9 +2226,9 @@ static const struct body_case fault_bodies[] = {
 	  "'PermanentFailure','message':'rank 1 on node gh200-2 failed (exit code 127, Error); "
 	  "exit code 127 is permanent (failurePolicy.permanentExitCodes), so the job is not "
 	  "restarted','restartCount':0,'lastFailure':{'rank':1,'node':'gh200-2','pod':"
-	  "'vit-node-0-1-a0','reason':'Error','time':'" NOW_S "','exitCode':127},"
+	  "'vit-node-0-1-a0','reason':'Error','time':'" NOW_S "','exitCode':127,'message':null},"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':'" NOW_S
-	  "','expectedStartTime':null,'deadline':null,'queuePosition':null,"
+	  "','expectedStartTime':null,'deadline':null,'cleanupTime':null,'queuePosition':null,"
 	  "'observedGeneration':2,'jobsStatus':[{'name':'node','active':3,'ready':3,"
 	  "'succeeded':0,'failed':1,'suspended':0}],'conditions':[{'type':'Failed','status':"
 	  "'True','reason':'PermanentFailure','message':'rank 1 on node gh200-2 failed (exit "
@@ -2072,7 +2309,7 @@ static void test_replacement_pod(void **state)
 	        "'kind':'TrainJob','name':'vit','uid':'uid-vit','controller':true,"
 	        "'blockOwnerDeletion':true}]},'spec':{'clusterIP':'None',"
 	        "'publishNotReadyAddresses':true,'selector':{"
-	        "'trainer.kubeflow.org/trainjob-name':'vit'},'ports':[{'name':'torch',"
+	        "'jobset.sigs.k8s.io/jobset-name':'vit'},'ports':[{'name':'torch',"
 	        "'port':29500,'targetPort':29500,'protocol':'TCP'}]}}");
 	tj_plan_free(plan);
 	fixture_clear(&f);
@@ -2123,6 +2360,7 @@ int main(void)
 		cmocka_unit_test(test_deferrable_status_patches),
 		cmocka_unit_test(test_fault_table),
 		cmocka_unit_test(test_budget_table),
+		cmocka_unit_test(test_retention_table),
 		cmocka_unit_test(test_patch_bodies),
 		cmocka_unit_test(test_replacement_pod),
 		cmocka_unit_test(test_delete_preconditions),

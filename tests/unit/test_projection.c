@@ -459,6 +459,48 @@ static void test_pod_pinned_node_and_requests(void **state)
 	assert_int_equal(tj_intern_count(), 0);
 }
 
+/* The termination message: its last TJ_POD_TERMINATION_MAX bytes, cut between UTF-8
+ * sequences; and the label of a pod kept for its logs. */
+static void test_pod_termination_message_and_kept(void **state)
+{
+	char msg[3000], obj[4096];
+	struct tj_pod *p;
+	cJSON *j;
+
+	/* 2998 bytes: "x" then 999 euro signs of 3 bytes, so that the bound of 1024 falls
+	 * inside one. */
+	msg[0] = 'x';
+	for (size_t i = 1; i < 2998; i++)
+		msg[i] = "\xe2\x82\xac"[(i - 1) % 3];
+	msg[2998] = '\0';
+	snprintf(obj, sizeof(obj),
+	         "{\"metadata\":{\"namespace\":\"a\",\"name\":\"p\",\"labels\":{"
+	         "\"trainjob.flame.dev/failed-attempt\":\"0\"}},\"status\":{\"phase\":"
+	         "\"Failed\",\"containerStatuses\":[{\"name\":\"node\",\"state\":{"
+	         "\"terminated\":{\"exitCode\":1,\"message\":\"%s\"}}}]}}",
+	         msg);
+	j = cJSON_Parse(obj);
+	assert_non_null(j);
+	assert_int_equal(tj_pod_from_json(j, &p), 0);
+	cJSON_Delete(j);
+	assert_true(p->kept);
+	assert_non_null(p->termination_message);
+	/* 1024 bytes would begin on a continuation byte: 1023 are kept, from a lead byte. */
+	assert_int_equal(strlen(p->termination_message), 1023);
+	assert_int_equal((unsigned char)p->termination_message[0], 0xe2);
+	assert_string_equal(p->termination_message, msg + 2998 - 1023);
+	tj_pod_free(p);
+
+	j = cJSON_Parse("{\"metadata\":{\"namespace\":\"a\",\"name\":\"q\"},\"status\":{"
+	                "\"containerStatuses\":[{\"name\":\"node\",\"state\":{"
+	                "\"terminated\":{\"exitCode\":0}}}]}}");
+	assert_int_equal(tj_pod_from_json(j, &p), 0);
+	cJSON_Delete(j);
+	assert_false(p->kept);
+	assert_null(p->termination_message);
+	tj_pod_free(p);
+}
+
 static void test_pod_built_by_hand_is_freed(void **state)
 {
 	struct tj_pod *p = calloc(1, sizeof(*p));
@@ -814,6 +856,7 @@ int main(void)
 		cmocka_unit_test(test_pod_odd_values),
 		cmocka_unit_test(test_pod_strings_are_interned),
 		cmocka_unit_test(test_pod_pinned_node_and_requests),
+		cmocka_unit_test(test_pod_termination_message_and_kept),
 		cmocka_unit_test(test_pod_built_by_hand_is_freed),
 		cmocka_unit_test(test_node_fixtures),
 		cmocka_unit_test(test_node_labels_and_allocatable),

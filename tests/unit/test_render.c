@@ -76,8 +76,10 @@ static void test_full_pod(void **state)
 	        "{'name':'LOCAL_WORLD_SIZE','value':'4'}],"
 	        "'resources':{'limits':{'nvidia.com/gpu':4,'memory':'200Gi'},"
 	        "'requests':{'nvidia.com/gpu':4}},"
-	        "'ports':[{'containerPort':29500,'protocol':'TCP'}]," DEADLINE_MOUNTS "},"
-	        "{'name':'sidecar','image':'busybox'," DEADLINE_MOUNTS "}],"
+	        "'ports':[{'containerPort':29500,'protocol':'TCP'}]," DEADLINE_MOUNTS
+	        ",'terminationMessagePolicy':'FallbackToLogsOnError'},"
+	        "{'name':'sidecar','image':'busybox'," DEADLINE_MOUNTS
+	        ",'terminationMessagePolicy':'FallbackToLogsOnError'}],"
 	        "'volumes':[{'name':'shm','emptyDir':{'medium':'Memory'}}," DEADLINE_VOLUME "],"
 	        "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
 	        "'nodeSelectorTerms':[{'matchExpressions':["
@@ -356,7 +358,8 @@ static void test_overrides(void **state)
 	                  "[{'name':'data','mountPath':'/data'}," DEADLINE_MOUNT "]");
 	assert_json_equal(cJSON_GetArrayItem(containers, 1),
 	                  "{'name':'sidecar','image':'busybox','env':[{'name':'MODE','value':'tail'"
-	                  "}]," DEADLINE_MOUNTS "}");
+	                  "}]," DEADLINE_MOUNTS
+	                  ",'terminationMessagePolicy':'FallbackToLogsOnError'}");
 	assert_json_equal(cJSON_GetObjectItem(pspec, "schedulingGates"),
 	                  "[{'name':'example.com/wait'}]");
 	assert_json_equal(cJSON_GetObjectItem(pspec, "imagePullSecrets"), "[{'name':'regcred'}]");
@@ -470,7 +473,7 @@ static void test_service(void **state)
 	        "v1alpha1','kind':'TrainJob',"
 	        "'name':'vit','uid':'uid-vit','controller':true,'blockOwnerDeletion':true}]},"
 	        "'spec':{'clusterIP':'None','publishNotReadyAddresses':true,"
-	        "'selector':{'trainer.kubeflow.org/trainjob-name':'vit'},"
+	        "'selector':{'jobset.sigs.k8s.io/jobset-name':'vit'},"
 	        "'ports':[{'name':'torch','port':29500,'targetPort':29500,'protocol':'TCP'}]}}");
 	cJSON_Delete(svc);
 	tj_trainjob_free(job);

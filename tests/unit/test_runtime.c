@@ -21,6 +21,7 @@ static void test_projection(void **state)
 	assert_null(rt->max_restarts);
 	assert_int_equal(rt->num_nodes, 1);
 	assert_string_equal(rt->num_proc_per_node, "auto");
+	assert_int_equal(rt->ttl_seconds_after_finished, -1);
 	assert_non_null(rt->node_template);
 	{
 		cJSON *t = cJSON_Parse(rt->node_template);
@@ -108,6 +109,45 @@ static void test_command_policy_inputs(void **state)
 		assert_int_equal(rt->allow_long_running, cases[i].allow_long_running);
 		assert_int_equal(rt->node_ended_by_success_policy,
 		                 cases[i].ended_by_success_policy);
+		tj_runtime_free(rt);
+	}
+}
+
+/* ttlSecondsAfterFinished: the runtime's own field wins over the JobSet template's; what is
+ * not a number from 0 to 2^31-1 is none. */
+static void test_ttl(void **state)
+{
+	static const struct {
+		const char *spec;
+		int want;
+	} cases[] = {
+		{ "{'ttlSecondsAfterFinished':3600}", 3600 },
+		{ "{'template':{'spec':{'ttlSecondsAfterFinished':0}}}", 0 },
+		{ "{'ttlSecondsAfterFinished':60,'template':{'spec':{'ttlSecondsAfterFinished':5}}"
+		  "}",
+		  60 },
+		{ "{'ttlSecondsAfterFinished':-1,'template':{'spec':{'ttlSecondsAfterFinished':5}}"
+		  "}",
+		  5 },
+		{ "{'ttlSecondsAfterFinished':'60'}", -1 },
+		{ "{'ttlSecondsAfterFinished':1.5}", -1 },
+		{ "{'ttlSecondsAfterFinished':1e12}", -1 },
+		{ "{}", -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[256];
+		struct tj_runtime *rt = NULL;
+		cJSON *j;
+
+		snprintf(buf, sizeof(buf),
+		         "{'kind':'ClusterTrainingRuntime','metadata':{'name':'r'},'spec':%s}",
+		         cases[i].spec);
+		print_message("# case: %s\n", cases[i].spec);
+		j = jlit(buf);
+		assert_int_equal(tj_runtime_from_json(j, &rt), 0);
+		cJSON_Delete(j);
+		assert_int_equal(rt->ttl_seconds_after_finished, cases[i].want);
 		tj_runtime_free(rt);
 	}
 }
@@ -265,6 +305,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_projection),
 		cmocka_unit_test(test_settings_and_policy),
+		cmocka_unit_test(test_ttl),
 		cmocka_unit_test(test_not_a_runtime),
 		cmocka_unit_test(test_resolve_table),
 		cmocka_unit_test(test_gpu_class_table),

@@ -319,9 +319,11 @@ static void test_status_round_trip(void **state)
 	strcpy(s.reason, "ReachedMaxRestarts");
 	strcpy(s.message, "rank 0 failed");
 	s.restart_count = 3;
-	s.last_failure = (struct tj_failure){ 0, "n1", "p", "OOMKilled", 137, 1795946400 };
+	s.last_failure =
+	        (struct tj_failure){ 0, "n1", "p", "OOMKilled", 137, 1795946400, "Killed\n" };
 	s.start_time = 1795946400;
 	s.deadline = 1795950000;
+	s.cleanup_time = 1795946460;
 	s.observed_generation = 4;
 	s.has_jobs_status = true;
 	s.jobs = (struct tj_jobs_status){ 1, 2, 3, 4, 5 };
@@ -332,9 +334,11 @@ static void test_status_round_trip(void **state)
 	assert_json_equal(
 	        j, "{'state':'Failed','reason':'ReachedMaxRestarts','message':'rank 0 failed',"
 	           "'restartCount':3,'lastFailure':{'rank':0,'node':'n1','pod':'p',"
-	           "'reason':'OOMKilled','time':'2026-11-29T10:00:00Z','exitCode':137},"
+	           "'reason':'OOMKilled','time':'2026-11-29T10:00:00Z','exitCode':137,"
+	           "'message':'Killed\\n'},"
 	           "'startTime':'2026-11-29T10:00:00Z','completionTime':null,'expectedStartTime':"
-	           "null,'deadline':'2026-11-29T11:00:00Z','queuePosition':null,"
+	           "null,'deadline':'2026-11-29T11:00:00Z','cleanupTime':'2026-11-29T10:01:00Z',"
+	           "'queuePosition':null,"
 	           "'observedGeneration':4,'jobsStatus':[{'name':'node','active':1,'ready':2,"
 	           "'succeeded':3,'failed':4,'suspended':5}],'conditions':[{'type':'Failed',"
 	           "'status':'True','reason':'ReachedMaxRestarts','message':'rank 0 failed',"
@@ -346,6 +350,18 @@ static void test_status_round_trip(void **state)
 	back.deadline = s.deadline;
 	back.jobs.ready = 9;
 	assert_false(tj_trainjob_status_equal(&s, &back));
+	tj_trainjob_status_from_json(j, &back);
+	back.last_failure.message[0] = '\0';
+	assert_false(tj_trainjob_status_equal(&s, &back));
+	back = s;
+	back.cleanup_time = 0;
+	assert_false(tj_trainjob_status_equal(&s, &back));
+	cJSON_Delete(j);
+	/* A failure without a message clears the one of the failure before (merge patch). */
+	s.last_failure.message[0] = '\0';
+	j = tj_trainjob_status_to_json(&s);
+	assert_true(cJSON_IsNull(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "lastFailure"), "message")));
 	cJSON_Delete(j);
 }
 

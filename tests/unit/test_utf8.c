@@ -93,11 +93,52 @@ static void test_invalid_at(void **state)
 	assert_int_equal(tj_utf8_invalid_at("ab\xc3\xa9", 3), 2);
 }
 
+struct tail_case {
+	const char *name;
+	const char *text;
+	size_t max;
+	size_t want; /* the offset of the tail */
+};
+
+static const struct tail_case tail_cases[] = {
+	{ "shorter than the bound: all of it", "crash", 10, 0 },
+	{ "exactly the bound: all of it", "crash", 5, 0 },
+	{ "ASCII: the last max bytes", "Traceback: boom", 4, 11 },
+	{ "a bound of 0: nothing", "abc", 0, 3 },
+	{ "empty", "", 0, 0 },
+	/* "x\u00e9y": the cut would fall between the two bytes of \u00e9. */
+	{ "not inside a two-byte sequence", "x\xc3\xa9y", 2, 3 },
+	{ "at the lead byte of a two-byte sequence", "x\xc3\xa9y", 3, 1 },
+	/* "\u20ac" is three bytes: cuts after its first or second byte move past it. */
+	{ "not after the first byte of three", "a\xe2\x82\xac", 2, 4 },
+	{ "not after the second byte of three", "a\xe2\x82\xac", 1, 4 },
+	{ "four bytes: whole, or not at all", "\xf0\x9f\x9a\x80!", 4, 4 },
+	{ "four bytes kept whole", "\xf0\x9f\x9a\x80!", 5, 0 },
+	{ "a run of stray continuation bytes is skipped",
+	  "ab\x80\x80\x80\x80\x80"
+	  "c",
+	  6, 7 },
+};
+
+static void test_tail(void **state)
+{
+	for (size_t i = 0; i < sizeof(tail_cases) / sizeof(tail_cases[0]); i++) {
+		const struct tail_case *c = &tail_cases[i];
+		size_t len = strlen(c->text), at;
+
+		print_message("# case: %s\n", c->name);
+		at = tj_utf8_tail(c->text, len, c->max);
+		assert_int_equal(at, c->want);
+		assert_true(len - at <= c->max);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sequence),
 		cmocka_unit_test(test_invalid_at),
+		cmocka_unit_test(test_tail),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
