@@ -622,6 +622,7 @@ static size_t cycle(struct tj_admitter *a)
 		.wait_if_never_fits = policy->wait_if_never_fits,
 		.quotas = quotas,
 		.n_quotas = n_quotas,
+		.defer_waiting_messages = true,
 	};
 	struct tj_adm_input in = {
 		.config = &ac,
@@ -655,12 +656,16 @@ static size_t cycle(struct tj_admitter *a)
 			}
 			continue;
 		}
+		/* The entry keeps the decision last told, which its status shows, so that a job
+		 * drifting back one place a cycle is told once the drift is worth it. */
 		tell = !e->decided || worth_telling(&e->decision, d);
+		if (!tell)
+			continue;
+		tj_adm_say_deferred(&in, i, d);
 		e->decision = *d;
 		e->decision.nodes = NULL;
 		e->decided = true;
-		if (tell)
-			a->enqueue(a->userdata, e->key);
+		a->enqueue(a->userdata, e->key);
 	}
 	publish_stats(a, res);
 	decided = s.n_jobs;

@@ -532,7 +532,6 @@ static void number_waiting(struct run *r, size_t b)
 	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1]; i++)
 		waiting += r->res->decisions[r->order[i]].verdict == TJ_ADM_WAITING;
 	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1]; i++) {
-		const struct tj_adm_job *job = &r->in->jobs[r->order[i]];
 		struct tj_adm_decision *d = &r->res->decisions[r->order[i]];
 		int reason = tj_adm_reason_index(d->reason);
 
@@ -542,10 +541,19 @@ static void number_waiting(struct run *r, size_t b)
 		d->position = ++position;
 		if (reason >= 0)
 			st->waiting[reason]++;
-		if (strcmp(d->reason, TJ_ADM_REASON_RESOURCES) == 0 ||
-		    strcmp(d->reason, TJ_ADM_REASON_PRIORITY) == 0)
-			tj_adm_say_waiting(d, class_name(r->in, b), job, r->in->now);
+		if (!r->in->config->defer_waiting_messages)
+			tj_adm_say_deferred(r->in, r->order[i], d);
 	}
+}
+
+void tj_adm_say_deferred(const struct tj_adm_input *in, size_t j, struct tj_adm_decision *d)
+{
+	const struct tj_adm_job *job = &in->jobs[j];
+
+	if (d->verdict == TJ_ADM_WAITING && (strcmp(d->reason, TJ_ADM_REASON_RESOURCES) == 0 ||
+	                                     strcmp(d->reason, TJ_ADM_REASON_PRIORITY) == 0))
+		tj_adm_say_waiting(d, class_name(in, bucket_of(in, job->class_index)), job,
+		                   in->now);
 }
 
 int tj_admit(const struct tj_adm_input *in, struct tj_adm_result **ret)

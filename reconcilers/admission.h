@@ -113,6 +113,10 @@ struct tj_adm_config {
 	bool wait_if_never_fits;
 	const struct tj_adm_quota *quotas;
 	size_t n_quotas;
+	/* The messages of jobs waiting for Resources or Priority are left empty, for the caller
+	 * to write with tj_adm_say_deferred for the decisions it tells: a queue of thousands
+	 * costs more to describe than to decide, and most of it is not told again. */
+	bool defer_waiting_messages;
 };
 
 struct tj_adm_input {
@@ -179,6 +183,10 @@ int tj_admit(const struct tj_adm_input *in, struct tj_adm_result **ret);
 
 /* Accepts NULL; returns NULL. */
 struct tj_adm_result *tj_adm_result_free(struct tj_adm_result *res);
+
+/* Writes the message that defer_waiting_messages left out of d, the decision of
+ * in->jobs[j]; any other decision is left as it is. */
+void tj_adm_say_deferred(const struct tj_adm_input *in, size_t j, struct tj_adm_decision *d);
 
 /* "Resources" -> 0, "Priority" -> 1, "QuotaExceeded" -> 2, "NeverFits" -> 3; -1 otherwise. */
 int tj_adm_reason_index(const char *reason);

@@ -972,6 +972,22 @@ static void test_admission_table(void **state)
 			check_decision(&b, &c->jobs[j], &res->decisions[j]);
 		assert_int_equal(res->admitted, c->admitted);
 		assert_int_equal(res->backfilled, c->backfilled);
+		/* With the waiting messages deferred, the same decisions, whose messages the
+		 * caller writes afterwards. */
+		struct tj_adm_result *deferred = NULL;
+
+		b.config.defer_waiting_messages = true;
+		assert_int_equal(tj_admit(&b.in, &deferred), 0);
+		for (size_t j = 0; j < b.in.n_jobs; j++) {
+			struct tj_adm_decision *d = &deferred->decisions[j];
+
+			if (d->verdict == TJ_ADM_WAITING && (strcmp(d->reason, "Resources") == 0 ||
+			                                     strcmp(d->reason, "Priority") == 0))
+				assert_string_equal(d->message, "");
+			tj_adm_say_deferred(&b.in, j, d);
+			check_decision(&b, &c->jobs[j], d);
+		}
+		tj_adm_result_free(deferred);
 		if (c->check_stats) {
 			const struct tj_adm_class_stats *st = &res->classes[0];
 
