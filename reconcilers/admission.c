@@ -59,12 +59,12 @@ static int cmp_job(const void *a, const void *b)
 
 	if (x->bucket != y->bucket)
 		return x->bucket < y->bucket ? -1 : 1;
-	if (x->job->restart != y->job->restart)
-		return x->job->restart ? -1 : 1;
-	if (x->job->priority != y->job->priority)
-		return x->job->priority > y->job->priority ? -1 : 1;
-	if (x->job->creation_time != y->job->creation_time)
-		return x->job->creation_time < y->job->creation_time ? -1 : 1;
+	if (x->restart != y->restart)
+		return x->restart ? -1 : 1;
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	if (x->creation_time != y->creation_time)
+		return x->creation_time < y->creation_time ? -1 : 1;
 	c = strcmp(or_empty(x->job->key), or_empty(y->job->key));
 	if (c)
 		return c;
@@ -246,8 +246,12 @@ static int order_jobs(struct run *r)
 	if (!keys)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->n_jobs; i++)
-		keys[i] =
-		        (struct job_key){ bucket_of(in, in->jobs[i].class_index), &in->jobs[i], i };
+		keys[i] = (struct job_key){ bucket_of(in, in->jobs[i].class_index),
+			                    in->jobs[i].restart,
+			                    in->jobs[i].priority,
+			                    in->jobs[i].creation_time,
+			                    &in->jobs[i],
+			                    i };
 	qsort(keys, in->n_jobs, sizeof(*keys), cmp_job);
 	for (size_t i = 0; i < in->n_jobs; i++)
 		r->order[i] = keys[i].index;
@@ -324,8 +328,12 @@ static int open_accounts(struct run *r)
 	if (!keys)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->n_jobs; i++)
-		keys[i] =
-		        (struct job_key){ bucket_of(in, in->jobs[i].class_index), &in->jobs[i], i };
+		keys[i] = (struct job_key){ bucket_of(in, in->jobs[i].class_index),
+			                    in->jobs[i].restart,
+			                    in->jobs[i].priority,
+			                    in->jobs[i].creation_time,
+			                    &in->jobs[i],
+			                    i };
 	qsort(keys, in->n_jobs, sizeof(*keys), cmp_account_key);
 	for (size_t i = 0; i < in->n_jobs; i++) {
 		const struct tj_adm_job *job = keys[i].job;

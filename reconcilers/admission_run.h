@@ -32,8 +32,12 @@ struct release_key {
 	size_t index; /* into releases */
 };
 
+/* The order's fields are copied in, so that the sort compares them without a pointer. */
 struct job_key {
 	size_t bucket;
+	bool restart;
+	int32_t priority;
+	int64_t creation_time;
 	const struct tj_adm_job *job;
 	size_t index;
 };
