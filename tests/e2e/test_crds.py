@@ -24,8 +24,10 @@ CRD_NAMES = [
 
 
 @pytest.fixture(scope="module", autouse=True)
-def installed(crds):
-    """Every test here needs the CRDs and the shipped runtimes."""
+def installed(crds, session_controller_aside):
+    """Every test here needs the CRDs and the shipped runtimes, and no controller: a module
+    that ran before may have started the session's, which would write the statuses these
+    tests write by hand."""
 
 
 def trainjob(name="vit", **spec):
