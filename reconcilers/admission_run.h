@@ -8,9 +8,6 @@
 #include <stdint.h>
 
 #include "reconcilers/admission.h"
-/* How messages name class -1. */
-#define NO_CLASS_NAME "nodes without a GPU class"
-
 /* The run works on "slots": the nodes that take new pods, grouped by class ("bucket": the
  * class index, with class -1 last) and sorted by name within a class, so that a class is a
  * range of slots and comparing two slots of a class compares their names. Each slot carries
@@ -113,11 +110,6 @@ struct run {
 	size_t next_memo; /* the one replaced next */
 };
 
-static inline const char *or_empty(const char *s)
-{
-	return s ? s : "";
-}
-
 static inline int64_t sat_add(int64_t a, int64_t b)
 {
 	int64_t s;
@@ -125,30 +117,6 @@ static inline int64_t sat_add(int64_t a, int64_t b)
 	if (__builtin_add_overflow(a, b, &s))
 		return b > 0 ? INT64_MAX : INT64_MIN;
 	return s;
-}
-
-static inline int64_t sat_sub(int64_t a, int64_t b)
-{
-	int64_t s;
-
-	if (__builtin_sub_overflow(a, b, &s))
-		return b < 0 ? INT64_MAX : INT64_MIN;
-	return s;
-}
-
-static inline size_t bucket_of(const struct tj_adm_input *in, int class_index)
-{
-	return class_index < 0 ? in->n_classes : (size_t)class_index;
-}
-
-static inline const char *class_name(const struct tj_adm_input *in, size_t bucket)
-{
-	return bucket == in->n_classes ? NO_CLASS_NAME : or_empty(in->class_names[bucket]);
-}
-
-static inline bool valid_class(const struct tj_adm_input *in, int class_index)
-{
-	return class_index >= -1 && (class_index < 0 || (size_t)class_index < in->n_classes);
 }
 
 /* Resources */
@@ -191,13 +159,6 @@ static inline int64_t pods_on(const struct tj_adm_resources *free,
 		n = f[i] / q[i];
 	}
 	return n;
-}
-
-static inline void take(struct tj_adm_resources *free, const struct tj_adm_resources *req)
-{
-	free->gpus = sat_sub(free->gpus, req->gpus > 0 ? req->gpus : 0);
-	free->cpu_milli = sat_sub(free->cpu_milli, req->cpu_milli > 0 ? req->cpu_milli : 0);
-	free->memory = sat_sub(free->memory, req->memory > 0 ? req->memory : 0);
 }
 
 static inline void give(struct tj_adm_resources *free, const struct tj_adm_resources *back)
