@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "base/fileio.h"
 #include "cli/render_command.h"
 
 /* Golden outputs: `render` of each example with the shipped runtimes must print exactly
@@ -52,23 +53,13 @@ static const struct render_case cases[] = {
 	  "render: vit-later is suspended; these are the objects it gets when resumed\n" },
 };
 
+/* The whole file, by the reader the commands use; NULL if it cannot be read. */
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
 	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem;
-	int c;
+	size_t len;
 
-	if (!f)
-		return NULL;
-	mem = open_memstream(&buf, &len);
-	assert_non_null(mem);
-	while ((c = fgetc(f)) != EOF)
-		fputc(c, mem);
-	fclose(mem);
-	fclose(f);
-	return buf;
+	return tj_read_file(path, 1u << 20, 0, &buf, &len) == 0 ? buf : NULL;
 }
 
 static void render(const struct render_case *c, const char *root, const char *config,

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "base/fileio.h"
 #include "cli/render_command.h"
 #include "cli/sbatch_command.h"
 #include "cli/yaml.h"
@@ -146,23 +147,13 @@ static const char *fake_env(const char *name)
 	return strcmp(name, "RUN_ID") == 0 ? "run-17" : NULL;
 }
 
+/* The whole file, by the reader the commands use; NULL if it cannot be read. */
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "r");
 	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem;
-	int c;
+	size_t len;
 
-	if (!f)
-		return NULL;
-	mem = open_memstream(&buf, &len);
-	assert_non_null(mem);
-	while ((c = fgetc(f)) != EOF)
-		fputc(c, mem);
-	fclose(mem);
-	fclose(f);
-	return buf;
+	return tj_read_file(path, 1u << 20, 0, &buf, &len) == 0 ? buf : NULL;
 }
 
 static int run(const char *root, const char *script, const char *const *args, char **ret_out,
