@@ -187,3 +187,12 @@ def client(sdk_configmap, namespace, caplog):
     """Kubeflow's TrainerClient on the test's namespace (sdk.py). Tests that run jobs ask for
     a controller fixture too."""
     return sdk.trainer_client(namespace, caplog)
+
+
+@pytest.fixture(scope="session")
+def kubeflow_module():
+    """The folder of Kubeflow Trainer's Go module at the pinned release (downloaded into the
+    cache on first use): its manifests/ and examples/yaml/ are applied unchanged."""
+    out = subprocess.run([os.path.join(REPO, "deploy/local/kubeflow-module.sh")], check=True,
+                         capture_output=True, text=True)
+    return out.stdout.strip()
