@@ -10,6 +10,7 @@
 #include "controller/executor.h"
 #include "controller/expectations.h"
 #include "controller/log.h"
+#include "controller/stores.h"
 #include "controller/workqueue.h"
 #include "controller/write_gate.h"
 #include "informers/informers.h"
@@ -39,8 +40,9 @@ struct reconcile {
 	/* The GPU-seconds the plan's status patch decides, counted once it is written. */
 	struct tj_gpu_seconds_outcomes gpu_seconds;
 	int64_t creation_time;
-	/* Only its deferrable writes are left, waiting for the write gate: the key went back to
-	 * the workqueue, and a newer reconcile of it supersedes this one. */
+	unsigned creates; /* the pod creates of its plan */
+	/* Only its deferrable writes are left (waiting for the write gate, or in flight in the
+	 * last stage): the key went back to the workqueue, and a newer reconcile may run. */
 	bool parked;
 };
 
@@ -70,66 +72,6 @@ struct tj_controller {
 	void *stopped_userdata;
 };
 
-/* ---- stores of the objects the reconciler projects ---- */
-
-static int copy_key(char *buf, size_t size, const char *ns, const char *name)
-{
-	int n = ns && ns[0] ? snprintf(buf, size, "%s/%s", ns, name)
-	                    : snprintf(buf, size, "%s", name);
-
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-static void trainjob_free(void *obj)
-{
-	tj_trainjob_free(obj);
-}
-
-static int trainjob_key(const void *obj, char *buf, size_t size)
-{
-	const struct tj_trainjob *job = obj;
-
-	return copy_key(buf, size, job->namespace, job->name);
-}
-
-static int trainjob_project(const cJSON *obj, void **ret)
-{
-	return tj_trainjob_from_json(obj, (struct tj_trainjob **)ret);
-}
-
-static const char *trainjob_version(const void *obj)
-{
-	return ((const struct tj_trainjob *)obj)->resource_version;
-}
-
-static const struct tj_store_ops trainjob_ops = {
-	.free = trainjob_free,
-	.key = trainjob_key,
-	.version = trainjob_version,
-};
-
-static void runtime_free(void *obj)
-{
-	tj_runtime_free(obj);
-}
-
-static int runtime_key(const void *obj, char *buf, size_t size)
-{
-	const struct tj_runtime *rt = obj;
-
-	return copy_key(buf, size, rt->namespace, rt->name);
-}
-
-static int runtime_project(const cJSON *obj, void **ret)
-{
-	return tj_runtime_from_json(obj, (struct tj_runtime **)ret);
-}
-
-static const struct tj_store_ops runtime_ops = {
-	.free = runtime_free,
-	.key = runtime_key,
-};
-
 /* ---- reading the caches ---- */
 
 static const struct tj_store *store_of(const struct tj_reflector *r)
@@ -150,7 +92,7 @@ static const struct tj_runtime *lookup_runtime(void *ctx, enum tj_runtime_kind k
 	} else {
 		s = store_of(c->informers->training_runtimes);
 	}
-	if (!s || copy_key(key, sizeof(key), namespace, name) < 0)
+	if (!s || tj_store_key_of(key, sizeof(key), namespace, name) < 0)
 		return NULL;
 	return tj_store_get(s, key);
 }
@@ -261,7 +203,7 @@ static void enqueue_all(struct tj_controller *c)
 
 	tj_store_iter_init(tj_reflector_store(c->informers->trainjobs), &it);
 	while ((job = tj_store_iter_next(&it)))
-		if (trainjob_key(job, key, sizeof(key)) == 0)
+		if (tj_trainjob_store_ops.key(job, key, sizeof(key)) == 0)
 			enqueue(c, key);
 }
 
@@ -269,7 +211,7 @@ static void on_trainjob(const void *obj, void *userdata)
 {
 	char key[TJ_STORE_KEY_MAX];
 
-	if (trainjob_key(obj, key, sizeof(key)) == 0)
+	if (tj_trainjob_store_ops.key(obj, key, sizeof(key)) == 0)
 		enqueue(userdata, key);
 }
 
@@ -283,7 +225,7 @@ static void on_pod(const void *obj, void *userdata)
 	const struct tj_pod *pod = obj;
 	char key[TJ_STORE_KEY_MAX];
 
-	if (pod->trainjob && copy_key(key, sizeof(key), pod->namespace, pod->trainjob) == 0)
+	if (pod->trainjob && tj_store_key_of(key, sizeof(key), pod->namespace, pod->trainjob) == 0)
 		enqueue(userdata, key);
 }
 
@@ -330,7 +272,7 @@ static void on_trainjob_delete(const void *obj, void *userdata)
 	struct tj_controller *c = userdata;
 	char key[TJ_STORE_KEY_MAX];
 
-	if (trainjob_key(obj, key, sizeof(key)) == 0) {
+	if (tj_trainjob_store_ops.key(obj, key, sizeof(key)) == 0) {
 		tj_admitter_forget(c->admitter, key);
 		count_cancelled(c, obj, key);
 	}
@@ -355,7 +297,7 @@ static void on_runtime(const void *obj, void *userdata)
 			continue;
 		if (rt->kind == TJ_RUNTIME_NAMESPACED && strcmp(job->namespace, rt->namespace) != 0)
 			continue;
-		if (trainjob_key(job, key, sizeof(key)) == 0)
+		if (tj_trainjob_store_ops.key(job, key, sizeof(key)) == 0)
 			enqueue(c, key);
 	}
 }
@@ -576,8 +518,10 @@ static void executed(struct tj_execution_result *res, void *userdata)
 		if (!res->conflict)
 			tj_log_error("reconciler", "reconcile failed", TJ_STR("trainjob", r->key),
 			             TJ_STR("detail", res->error), TJ_ERR(res->rc));
-		/* A create may have failed: the retry plans from the cache alone. */
-		tj_expectations_forget(c->expectations, r->key);
+		/* A create may have failed: the retry plans from the cache alone. Once the key was
+		 * given back with every create answered, a newer plan's expectations stand. */
+		if (!r->parked || res->pods_created + res->pods_adopted < r->creates)
+			tj_expectations_forget(c->expectations, r->key);
 		observe(c, r, "error");
 		tj_workqueue_add_rate_limited(c->queue, r->key);
 	}
@@ -634,7 +578,7 @@ static bool pod_seen(const char *name, void *ctx)
 	struct pod_lookup *l = ctx;
 	char key[TJ_STORE_KEY_MAX];
 
-	return copy_key(key, sizeof(key), l->namespace, name) == 0 &&
+	return tj_store_key_of(key, sizeof(key), l->namespace, name) == 0 &&
 	       tj_store_get(tj_reflector_store(l->c->informers->pods), key) != NULL;
 }
 
@@ -653,14 +597,20 @@ static int start_execution(struct tj_plan *plan, void *ctx)
 	return tj_execute(call->config, call->job, plan, call->now_ns, call->ret);
 }
 
+static unsigned count_actions(const struct tj_plan *plan, enum tj_action_kind kind)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < plan->n_actions; i++)
+		n += plan->actions[i].kind == kind;
+	return n;
+}
+
 /* Whether a plan writes only its status and events. */
 static bool only_bookkeeping(const struct tj_plan *plan)
 {
-	for (size_t i = 0; i < plan->n_actions; i++)
-		if (plan->actions[i].kind != TJ_ACTION_PATCH_STATUS &&
-		    plan->actions[i].kind != TJ_ACTION_EVENT)
-			return false;
-	return true;
+	return count_actions(plan, TJ_ACTION_PATCH_STATUS) + count_actions(plan, TJ_ACTION_EVENT) ==
+	       plan->n_actions;
 }
 
 static int reconcile(struct tj_controller *c, struct reconcile *r)
@@ -744,6 +694,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	r->backfilled = plan->backfilled;
 	r->first_start = plan->admits && !job->status.start_time;
 	r->creation_time = job->creation_time;
+	r->creates = count_actions(plan, TJ_ACTION_CREATE_POD);
 	memcpy(r->gpu_class, plan->gpu_class, sizeof(r->gpu_class));
 	tj_gpu_seconds_outcomes(&job->status, &plan->status, &r->gpu_seconds);
 	requeue_after(c, r->key, plan->requeue_after);
@@ -839,9 +790,10 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	struct tj_informers_config ic = {
 		.client = config->client,
 		.namespace = config->namespace,
-		.trainjobs = { trainjob_project, &trainjob_ops, trainjobs },
-		.training_runtimes = { runtime_project, &runtime_ops, runtimes },
-		.cluster_training_runtimes = { runtime_project, &runtime_ops, runtimes },
+		.trainjobs = { tj_trainjob_store_project, &tj_trainjob_store_ops, trainjobs },
+		.training_runtimes = { tj_runtime_store_project, &tj_runtime_store_ops, runtimes },
+		.cluster_training_runtimes = { tj_runtime_store_project, &tj_runtime_store_ops,
+		                               runtimes },
 		.pods = { NULL, NULL, pods },
 		.nodes = { NULL, NULL, nodes },
 		.priority_classes = { tj_priority_class_project, &tj_priority_class_store_ops,

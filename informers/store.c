@@ -1,6 +1,7 @@
 #include "informers/store.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -362,6 +363,14 @@ static void *remove_entry(struct tj_store *store, struct entry *e)
 	table_remove(&store->entries, &e->node);
 	free(e);
 	return obj;
+}
+
+int tj_store_key_of(char *buf, size_t size, const char *ns, const char *name)
+{
+	int n = ns && ns[0] ? snprintf(buf, size, "%s/%s", ns, name)
+	                    : snprintf(buf, size, "%s", name);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
 int tj_store_delete(struct tj_store *store, const char *key, void **ret_old)

@@ -60,6 +60,10 @@ const void *tj_store_get(const struct tj_store *store, const char *key);
  * still owns obj: -ENAMETOOLONG (key), -ENOMEM. */
 int tj_store_upsert(struct tj_store *store, void *obj, void **ret_old);
 
+/* Writes the store key of the object name in namespace ns ("ns/name", or "name" when ns is
+ * NULL or empty, for a cluster-scoped object). 0, or -ENAMETOOLONG. */
+int tj_store_key_of(char *buf, size_t size, const char *ns, const char *name);
+
 /* Removes the object with that key and hands it to the caller in *ret_old (or frees it if
  * ret_old is NULL). -ENOENT if there is none. */
 int tj_store_delete(struct tj_store *store, const char *key, void **ret_old);

@@ -1,0 +1,54 @@
+#include "controller/stores.h"
+
+#include "reconcilers/runtime.h"
+#include "reconcilers/trainjob.h"
+
+static void trainjob_free(void *obj)
+{
+	tj_trainjob_free(obj);
+}
+
+static int trainjob_key(const void *obj, char *buf, size_t size)
+{
+	const struct tj_trainjob *job = obj;
+
+	return tj_store_key_of(buf, size, job->namespace, job->name);
+}
+
+int tj_trainjob_store_project(const cJSON *obj, void **ret)
+{
+	return tj_trainjob_from_json(obj, (struct tj_trainjob **)ret);
+}
+
+static const char *trainjob_version(const void *obj)
+{
+	return ((const struct tj_trainjob *)obj)->resource_version;
+}
+
+const struct tj_store_ops tj_trainjob_store_ops = {
+	.free = trainjob_free,
+	.key = trainjob_key,
+	.version = trainjob_version,
+};
+
+static void runtime_free(void *obj)
+{
+	tj_runtime_free(obj);
+}
+
+static int runtime_key(const void *obj, char *buf, size_t size)
+{
+	const struct tj_runtime *rt = obj;
+
+	return tj_store_key_of(buf, size, rt->namespace, rt->name);
+}
+
+int tj_runtime_store_project(const cJSON *obj, void **ret)
+{
+	return tj_runtime_from_json(obj, (struct tj_runtime **)ret);
+}
+
+const struct tj_store_ops tj_runtime_store_ops = {
+	.free = runtime_free,
+	.key = runtime_key,
+};

@@ -1,0 +1,15 @@
+/* The caches of the objects the reconciler projects itself (reconcilers/trainjob.h and
+ * runtime.h): how the informers project a TrainJob or a runtime, key it and free it. Pods,
+ * nodes and priority classes bring their own (informers/). */
+#pragma once
+
+#include <cjson/cJSON.h>
+
+#include "informers/store.h"
+
+extern const struct tj_store_ops tj_trainjob_store_ops;
+extern const struct tj_store_ops tj_runtime_store_ops;
+
+/* Projections for the reflector: 0 and *ret, or a negative errno. */
+int tj_trainjob_store_project(const cJSON *obj, void **ret);
+int tj_runtime_store_project(const cJSON *obj, void **ret);
