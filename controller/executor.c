@@ -59,10 +59,16 @@ static void finish(struct tj_execution *e)
 	uv_close((uv_handle_t *)&e->timer, execution_closed);
 }
 
-/* Nothing of the execution loads the API server until the gate opens: tell the owner. */
+/* Nothing left of the execution needs to hold up its job: tell the owner. That is so while
+ * its deferrable writes wait for the gate (nothing of it loads the API server until the gate
+ * opens), and once its last stage has only deferrable writes left, sent or not: a status
+ * patch answered late under load must not hold the job's next plan (the one that creates an
+ * admitted gang), and that plan's own patch carries the resourceVersion it was made from. */
 static void maybe_park(struct tj_execution *e)
 {
-	if (e->urgent == 0 && e->waiter.waiting && !e->parked) {
+	bool last_stage = e->stage + 1 >= e->plan->n_stages;
+
+	if (e->urgent == 0 && (e->waiter.waiting || last_stage) && !e->parked) {
 		e->parked = true;
 		if (e->config.parked)
 			e->config.parked(e->config.userdata);
@@ -301,12 +307,12 @@ static void start_stage(struct tj_execution *e)
 		}
 		send_write(e, &e->ops[i]);
 	}
-	if (wait) {
+	if (wait)
 		tj_write_gate_wait(e->config.gate, &e->waiter, gate_released, e);
-		maybe_park(e);
-	}
 	if (--e->pending == 0)
 		stage_done(e);
+	else
+		maybe_park(e);
 }
 
 static void kick(uv_timer_t *t)

@@ -627,6 +627,66 @@ static void test_a_burst_gets_its_pods_before_its_bookkeeping(void **state)
 	}
 }
 
+/* A late status patch of the last stage must not hold the job's next plan (an admitted gang's
+ * creates): the owner is told once the urgent writes are answered, as it is for writes that
+ * wait for the gate, but a patch in flight cannot be superseded. */
+static void test_a_last_status_patch_in_flight_frees_the_job(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST", .path = PODS, .status = 201, .body = "{}" },
+		{ .method = "PATCH", .path = STATUS, .status = 200, .body = "{}", .hold = true },
+	};
+	const struct act acts[] = {
+		CREATE_POD(0, "vit-node-0-0"),
+		PATCH_STATUS(1, true, "{'status':{'state':'Pending'}}"),
+	};
+	struct run r = { 0 };
+
+	make_gate(fx);
+	server_script(&fx->server, replies, 2);
+	start(fx, &r, acts, 2);
+	SERVER_RUN_UNTIL(&fx->server, r.parked_calls == 1 && fx->server.n_seen == 2);
+	assert_int_equal(r.done_calls, 0);
+	assert_false(tj_execution_supersede(r.e));
+	server_release(&fx->server, 1);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_equal(r.parked_calls, 1);
+	assert_int_equal(r.res.rc, 0);
+	assert_int_equal(r.res.pods_created, 1);
+	run_clear(&r);
+}
+
+/* A status patch that goes first (a restart decision) is urgent, and the creates after it
+ * are too: the job stays held until they are answered. */
+static void test_an_urgent_status_patch_holds_the_job(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "PATCH", .path = STATUS, .status = 200, .body = "{}", .hold = true },
+		{ .method = "POST", .path = PODS, .status = 201, .body = "{}", .hold = true },
+	};
+	const struct act acts[] = {
+		PATCH_STATUS(0, false, "{'status':{'state':'Restarting'}}"),
+		CREATE_POD(1, "vit-node-0-0"),
+	};
+	struct run r = { 0 };
+
+	make_gate(fx);
+	server_script(&fx->server, replies, 2);
+	start(fx, &r, acts, 2);
+	SERVER_RUN_UNTIL(&fx->server, fx->server.n_seen == 1);
+	server_release(&fx->server, 0);
+	SERVER_RUN_UNTIL(&fx->server, fx->server.n_seen == 2);
+	server_spin(&fx->server);
+	assert_int_equal(r.parked_calls, 0);
+	server_release(&fx->server, 1);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_equal(r.parked_calls, 0);
+	assert_int_equal(r.res.rc, 0);
+	run_clear(&r);
+}
+
 /* ---- supersede and cancel ----------------------------------------------------------------- */
 
 static void test_supersede_drops_the_waiting_writes(void **state)
@@ -720,6 +780,10 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_a_burst_gets_its_pods_before_its_bookkeeping,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_last_status_patch_in_flight_frees_the_job,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_an_urgent_status_patch_holds_the_job, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_supersede_drops_the_waiting_writes, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_in_the_middle_of_a_stage, setup,
