@@ -133,18 +133,28 @@ static int set_burst(struct tj_cli *cli, const char *value, char *err, size_t er
 	return 0;
 }
 
-static int set_leader_elect(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int parse_bool(const char *value, bool *ret, char *err, size_t errlen)
 {
 	if (strcmp(value, "true") == 0 || strcmp(value, "1") == 0) {
-		cli->run.leader_elect = true;
+		*ret = true;
 		return 0;
 	}
 	if (strcmp(value, "false") == 0 || strcmp(value, "0") == 0) {
-		cli->run.leader_elect = false;
+		*ret = false;
 		return 0;
 	}
 	snprintf(err, errlen, "'%s' is not true or false", value);
 	return -EINVAL;
+}
+
+static int set_leader_elect(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return parse_bool(value, &cli->run.leader_elect, err, errlen);
+}
+
+static int set_paginated_lists(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return parse_bool(value, &cli->run.paginated_lists, err, errlen);
 }
 
 static int set_leader_election_id(struct tj_cli *cli, const char *value, char *err, size_t errlen)
@@ -238,6 +248,9 @@ static const struct option_spec run_options[] = {
 	  "client-side limit of API requests per second (default 0: none)", "QPS", set_qps },
 	{ "--kube-api-burst", NULL, TJ_CLI_RUN, "requests allowed at once above the QPS limit", "N",
 	  set_burst },
+	{ "--paginated-lists", NULL, TJ_CLI_RUN,
+	  "list with pages, not streaming watches (default false: stream where served)", NULL,
+	  set_paginated_lists },
 	{ "--leader-elect", NULL, TJ_CLI_RUN,
 	  "only the holder of a Lease reconciles (default false)", NULL, set_leader_elect },
 	{ "--leader-election-id", NULL, TJ_CLI_RUN,

@@ -38,6 +38,9 @@ struct tj_cli_run {
 	char namespace[64];        /* --namespace: watch only this one */
 	double qps;                /* --kube-api-qps: client-side limit, 0 = off (the default) */
 	int burst;                 /* --kube-api-burst */
+	/* --paginated-lists: the caches fill from paginated lists instead of streaming lists
+	 * (watches with sendInitialEvents), which are tried first by default. */
+	bool paginated_lists;
 	/* Leader election, named and defaulted as controller-runtime's flags: off unless asked
 	 * (the deploy manifests turn it on). */
 	bool leader_elect;                       /* --leader-elect */

@@ -790,6 +790,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	struct tj_informers_config ic = {
 		.client = config->client,
 		.namespace = config->namespace,
+		.paginated_lists = config->paginated_lists,
 		.trainjobs = { tj_trainjob_store_project, &tj_trainjob_store_ops, trainjobs },
 		.training_runtimes = { tj_runtime_store_project, &tj_runtime_store_ops, runtimes },
 		.cluster_training_runtimes = { tj_runtime_store_project, &tj_runtime_store_ops,

@@ -34,6 +34,7 @@ struct tj_controller_config {
 	const struct tj_std_metrics *metrics; /* borrowed; NULL keeps no metrics */
 	const char *namespace;                /* watch one namespace; NULL watches all; copied */
 	unsigned max_concurrent;              /* 0 means TJ_CONTROLLER_MAX_CONCURRENT */
+	bool paginated_lists; /* the caches never try streaming lists (informers.h) */
 	/* The wall clock in unix nanoseconds, which plans, events and reconcile durations read;
 	 * NULL reads CLOCK_REALTIME. Tests fix it, so that what the controller writes is exact. */
 	uint64_t (*clock)(void);

@@ -71,6 +71,7 @@ static int add_informer(uv_loop_t *loop, struct tj_informers *inf, size_t slot,
 		.store_ops = ic->ops,
 		.handlers = ic->handlers,
 		.seed = config->seed ? config->seed + (uint32_t)slot : 0,
+		.streaming_list = !config->paginated_lists,
 	};
 
 	if (!ic->project)

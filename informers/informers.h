@@ -47,6 +47,9 @@ struct tj_informers_config {
 	/* Left out unless its project is set (tj_priority_class_project). */
 	struct tj_informer_config priority_classes;
 	uint32_t seed; /* of the reflectors' jitter; 0 = from the clock */
+	/* Fill the caches from paginated lists only; by default each list is first tried as a
+	 * streaming list (tj_reflector_config.streaming_list). */
+	bool paginated_lists;
 };
 
 struct tj_informers {

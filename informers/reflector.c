@@ -99,6 +99,12 @@ struct tj_reflector {
 	uint64_t rng;
 	enum tj_reflector_next pending; /* what the timer starts */
 	bool started, synced;
+	/* The streaming list (a watch with sendInitialEvents, answered from the watch cache):
+	 * tried first when configured; streaming while the watch in flight gathers the initial
+	 * events into relist; off for good once the server refused it or it failed
+	 * TJ_REFLECTOR_STREAM_TRIES times in a row. */
+	bool stream, streaming, stream_off;
+	unsigned stream_failures;
 
 	char *rv;             /* owned; last resourceVersion seen, NULL before the first list */
 	char *list_rv;        /* owned; resourceVersion of the list in progress */
@@ -342,6 +348,21 @@ static void abort_list(struct tj_reflector *r, const char *error)
 	schedule(r, TJ_REFLECTOR_RELIST);
 }
 
+/* The relist is complete: its contents replace the cache at once (the stores have the same
+ * ops, so the swap cannot fail), then the handlers hear of the difference. */
+static void land_relist(struct tj_reflector *r)
+{
+	tj_store_swap(r->store, r->relist);
+	announce_relist(r, r->relist);
+	drop_relist(r);
+	r->stats.lists++;
+	if (!r->synced) {
+		r->synced = true;
+		if (r->handlers.on_synced)
+			r->handlers.on_synced(r->handlers.userdata);
+	}
+}
+
 static void request_page(struct tj_reflector *r);
 
 static void on_page(struct tj_response *resp, void *userdata)
@@ -392,17 +413,7 @@ static void on_page(struct tj_response *resp, void *userdata)
 	rc = set_string(&r->rv, r->list_rv ? r->list_rv : "");
 	if (rc < 0)
 		goto fail;
-	/* The last page: the new contents replace the cache at once (the stores have the same
-	 * ops, so the swap cannot fail), then the handlers hear of the difference. */
-	tj_store_swap(r->store, r->relist);
-	announce_relist(r, r->relist);
-	drop_relist(r);
-	r->stats.lists++;
-	if (!r->synced) {
-		r->synced = true;
-		if (r->handlers.on_synced)
-			r->handlers.on_synced(r->handlers.userdata);
-	}
+	land_relist(r);
 	start_watch(r);
 	return;
 
@@ -429,10 +440,77 @@ static void request_page(struct tj_reflector *r)
 		abort_list(r, strerror(-rc));
 }
 
+static void start_stream(struct tj_reflector *r);
+
 static void start_list(struct tj_reflector *r)
 {
 	drop_relist(r);
-	request_page(r);
+	if (r->stream && !r->stream_off)
+		start_stream(r);
+	else
+		request_page(r);
+}
+
+/* The bookmark that ends a streaming list's initial events. */
+static bool initial_events_end(const cJSON *object)
+{
+	const char *end =
+	        tj_field_string(object, "metadata", "annotations", "k8s.io/initial-events-end");
+
+	return end && strcmp(end, "true") == 0;
+}
+
+/* A DELETED event among a streaming list's initial events: the object leaves the relist. */
+static int unlist_object(struct tj_reflector *r, const cJSON *item)
+{
+	char key[TJ_STORE_KEY_MAX];
+	void *obj;
+	int rc = project(r, item, &obj);
+
+	if (rc <= 0)
+		return rc;
+	if (r->ops->key(obj, key, sizeof(key)) == 0)
+		tj_store_delete(r->relist, key, NULL);
+	r->ops->free(obj);
+	return 0;
+}
+
+/* The initial events are all in: the relist lands as a paginated one does, and the same
+ * watch goes on from the bookmark's resourceVersion. */
+static int end_stream(struct tj_reflector *r, const char *rv)
+{
+	int rc = set_string(&r->rv, rv ? rv : "");
+
+	if (rc < 0)
+		return rc;
+	r->streaming = false;
+	r->stream_failures = 0;
+	r->stats.streamed_lists++;
+	land_relist(r);
+	return 0;
+}
+
+/* A streaming list ended before its initial events did: the cache stays as it was. A server
+ * that refuses the parameters (422 Invalid without the WatchList feature, 400, or 405/501
+ * from something in between) gets paginated lists from now on, and so does one whose
+ * streams keep ending early. Other refusals (403, 404 before a CRD exists, 410, 429, 5xx)
+ * would meet a paginated list too: it streams again after the wait. */
+static void stream_failed(struct tj_reflector *r, const struct tj_response *resp)
+{
+	long http = resp->rc == -EREMOTEIO ? resp->http_status : 0;
+	bool refused = http == 400 || http == 405 || http == 422 || http == 501;
+
+	r->streaming = false;
+	r->stats.list_errors++;
+	fail(r, "streaming list",
+	     resp->rc < 0 ? resp->error : "the stream ended before its initial events did");
+	drop_relist(r);
+	if (refused || (http == 0 && ++r->stream_failures >= TJ_REFLECTOR_STREAM_TRIES)) {
+		r->stream_off = true;
+		r->stats.stream_fallbacks++;
+		fail(r, "streaming list", "falling back to paginated lists");
+	}
+	schedule(r, TJ_REFLECTOR_RELIST);
 }
 
 static int on_event(struct tj_watch_event *ev, void *userdata)
@@ -452,18 +530,20 @@ static int on_event(struct tj_watch_event *ev, void *userdata)
 			fail(r, "watch", ev->status.message ? ev->status.message : "ERROR event");
 		return rc;
 	case TJ_WATCH_BOOKMARK:
+		if (r->streaming && initial_events_end(ev->object))
+			return end_stream(r, rv);
 		break;
 	case TJ_WATCH_ADDED:
 	case TJ_WATCH_MODIFIED:
-		rc = apply_object(r, r->store, ev->object);
+		rc = apply_object(r, r->streaming ? r->relist : r->store, ev->object);
 		break;
 	case TJ_WATCH_DELETED:
-		rc = delete_object(r, ev->object);
+		rc = r->streaming ? unlist_object(r, ev->object) : delete_object(r, ev->object);
 		break;
 	}
 	/* Every event, bookmarks included, moves the resourceVersion the next watch starts
-	 * from. */
-	if (rc == 0 && rv && *rv)
+	 * from; a streaming list's initial events wait for the bookmark that ends them. */
+	if (rc == 0 && rv && *rv && !r->streaming)
 		rc = set_string(&r->rv, rv);
 	return rc;
 }
@@ -482,6 +562,13 @@ static void on_watch_done(struct tj_response *resp, void *userdata)
 	enum tj_reflector_next next;
 
 	r->watch_call = NULL;
+	if (r->streaming) {
+		free(r->watch_error_reason);
+		r->watch_error_reason = NULL;
+		r->watch_error_code = 0;
+		stream_failed(r, resp);
+		return;
+	}
 	if (resp->rc == -EREMOTEIO) {
 		o.error_code = resp->status.code ? resp->status.code : (int)resp->http_status;
 		o.error_reason = resp->status.reason;
@@ -495,24 +582,50 @@ static void on_watch_done(struct tj_response *resp, void *userdata)
 	schedule(r, next);
 }
 
-static void start_watch(struct tj_reflector *r)
+/* Opens a watch with opts (the selectors, timeout and bookmarks filled in here): 0, or the
+ * code the open failed with. */
+static int open_watch(struct tj_reflector *r, struct tj_watch_options *opts)
 {
-	struct tj_watch_options opts = {
-		.label_selector = r->label_selector,
-		.field_selector = r->field_selector,
-		.resource_version = r->rv,
-		.timeout_seconds = tj_reflector_watch_timeout(draw(r)),
-		.allow_bookmarks = true,
-	};
-	int rc;
-
+	opts->label_selector = r->label_selector;
+	opts->field_selector = r->field_selector;
+	opts->timeout_seconds = tj_reflector_watch_timeout(draw(r));
+	opts->allow_bookmarks = true;
 	r->watch_start_ms = uv_now(r->loop);
 	r->watch_events = 0;
 	r->stats.watches++;
-	rc = r->lw.watch(r->lw.ctx, &opts, on_event, on_watch_done, r, &r->watch_call);
+	return r->lw.watch(r->lw.ctx, opts, on_event, on_watch_done, r, &r->watch_call);
+}
+
+static void start_watch(struct tj_reflector *r)
+{
+	struct tj_watch_options opts = { .resource_version = r->rv };
+	int rc = open_watch(r, &opts);
+
 	if (rc < 0) {
 		fail(r, "watch", strerror(-rc));
 		schedule(r, TJ_REFLECTOR_RELIST);
+	}
+}
+
+/* A list as a watch (client-go's WatchList): every object as an ADDED event from the watch
+ * cache, then a bookmark that ends the initial events, and the same stream goes on as the
+ * watch. No resourceVersion: the state is at least as new as a consistent read, never older
+ * than the cache. The events gather aside, as the pages of a list do. */
+static void start_stream(struct tj_reflector *r)
+{
+	struct tj_watch_options opts = { .resource_version_match = "NotOlderThan",
+		                         .send_initial_events = true };
+	int rc = tj_store_new(r->ops, &r->relist);
+
+	if (rc < 0) {
+		abort_list(r, strerror(-rc));
+		return;
+	}
+	r->streaming = true;
+	rc = open_watch(r, &opts);
+	if (rc < 0) {
+		r->streaming = false;
+		abort_list(r, strerror(-rc));
 	}
 }
 
@@ -533,6 +646,7 @@ int tj_reflector_new(uv_loop_t *loop, const struct tj_reflector_config *config,
 	r->project = config->project;
 	r->handlers = config->handlers;
 	r->page_size = config->page_size ? config->page_size : TJ_REFLECTOR_PAGE_SIZE;
+	r->stream = config->streaming_list;
 	r->rng = config->seed ? config->seed : uv_hrtime() | 1;
 	tj_backoff_init(&r->backoff,
 	                config->backoff_initial_ms ? config->backoff_initial_ms

@@ -33,6 +33,9 @@
 #define TJ_REFLECTOR_BACKOFF_CAP_MS     30000
 #define TJ_REFLECTOR_BACKOFF_RESET_MS   120000
 #define TJ_REFLECTOR_WATCH_TIMEOUT_MIN  300 /* seconds; the timeout is in [min, 2 min) */
+/* Streaming lists in a row that may end before their initial events did, before the
+ * reflector falls back to paginated lists for good. */
+#define TJ_REFLECTOR_STREAM_TRIES 3
 
 /* ---- pure decisions ---- */
 
@@ -131,6 +134,10 @@ struct tj_reflector_config {
 	uint64_t backoff_initial_ms; /* 0 = TJ_REFLECTOR_BACKOFF_INITIAL_MS */
 	uint64_t backoff_cap_ms;     /* 0 = TJ_REFLECTOR_BACKOFF_CAP_MS */
 	uint32_t seed;               /* of the jitter draws; 0 = from the clock */
+	/* List by a streaming watch (sendInitialEvents, from the API server's watch cache,
+	 * WatchList in client-go) and fall back to paginated lists if the server refuses it or
+	 * it fails TJ_REFLECTOR_STREAM_TRIES times in a row. */
+	bool streaming_list;
 };
 
 struct tj_reflector_stats {
@@ -140,6 +147,8 @@ struct tj_reflector_stats {
 	uint64_t events;      /* watch events received, bookmarks included */
 	uint64_t skipped;     /* objects the projection refused */
 	uint64_t synthesised_deletes;
+	uint64_t streamed_lists;   /* of lists, those done by a streaming list */
+	uint64_t stream_fallbacks; /* 1 once the reflector fell back to paginated lists */
 };
 
 struct tj_reflector;

@@ -93,12 +93,12 @@ def bare_pod(name, job, rank, fail=False, pinned=None):
     }
 
 
-def start_dump():
+def start_dump(*extra):
     """Starts informer-dump and waits until its caches have synced."""
     if not os.access(TOOL, os.X_OK):
         pytest.skip(f"{TOOL} is not built")
     proc = subprocess.Popen(
-        [TOOL, "--wait-signal", "--quiet-ms", "1500"],
+        [TOOL, "--wait-signal", "--quiet-ms", "1500", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -247,6 +247,36 @@ def test_caches_match_the_api_after_a_burst(namespace):
         assert {"type": "Ready", "status": ready["status"], "reason": ready.get("reason")} in (
             cached["conditions"]
         )
+
+
+@pytest.mark.parametrize("mode", ["streaming", "paginated"])
+def test_a_streaming_or_paginated_list_fills_the_caches_alike(namespace, mode):
+    """The caches fill from a streaming list (a watch with sendInitialEvents, from the watch
+    cache) where the API server offers it, as it does here, and from pages with
+    --paginated-lists: either way they hold what the API holds, and the watch that follows
+    sees the changes."""
+    items = [bare_pod(f"job0-node-0-{r}", "job0", r) for r in range(5)]
+    items += [bare_pod(f"other-{i}", None, i) for i in range(2)]
+    apply({"apiVersion": "v1", "kind": "List", "items": items}, "-n", namespace)
+    want = {p["metadata"]["name"]: "Running" for p in items}
+    wait_for("the pods to settle", lambda: settled(namespace, want), timeout=120)
+    proc = start_dump(*(["--paginated-lists"] if mode == "paginated" else []))
+    try:
+        kubectl("delete", "pod", "-n", namespace, "--wait=true", "other-1")
+        kubectl("label", "pod", "job0-node-0-4", "-n", namespace,
+                "trainjob.flame.dev/attempt=2", "--overwrite")
+        del want["other-1"]
+        api = wait_for("the pods to settle", lambda: settled(namespace, want), timeout=120)
+    except BaseException:
+        proc.kill()
+        raise
+    dump = finish_dump(proc)
+    assert cache_pods(dump, namespace) == api
+    assert dump["stats"]["streamFallbacks"] == 0
+    # The pod and node caches each listed once, by the mode asked for.
+    assert dump["stats"]["streamedLists"] == (2 if mode == "streaming" else 0)
+    assert dump["stats"]["podLists"] == 1
+    assert dump["stats"]["podLastError"] == ""
 
 
 def test_caches_match_the_api_after_a_stall(namespace):

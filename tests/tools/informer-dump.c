@@ -3,14 +3,16 @@
  * the e2e tests (the cache must equal a fresh `kubectl get -o json`) and the benchmark.
  *
  *   informer-dump [--kubeconfig FILE] [--context NAME] [--namespace NS] [--quiet-ms N]
- *                 [--wait-signal]
+ *                 [--wait-signal] [--paginated-lists]
  *
  * stderr gets "synced pods=N nodes=M list_ms=T cpu_ms=C max_rss_kib=P rss_kib=R heap_kib=H"
  * once both caches have synced: the time since start, the CPU time used, the peak and current
  * resident size, and the heap in use (mallinfo2). Without
  * --wait-signal the caches are printed once no event has arrived for --quiet-ms (default
  * 2000) after the sync; with it, only after SIGUSR1 and then the same quiet period. stdout
- * gets {"pods": [...], "nodes": [...], "stats": {...}}; exit 0. */
+ * gets {"pods": [...], "nodes": [...], "stats": {...}}; exit 0. The caches fill from
+ * streaming lists where the server offers them, or from paginated lists only with
+ * --paginated-lists (the controller's flag of the same name). */
 #include <errno.h>
 #include <malloc.h>
 #include <signal.h>
@@ -202,6 +204,10 @@ static void add_stats(cJSON *root, struct state *s)
 	cJSON_AddNumberToObject(st, "nodeEvents", (double)ns.events);
 	cJSON_AddNumberToObject(st, "podLists", (double)ps.lists);
 	cJSON_AddNumberToObject(st, "podWatches", (double)ps.watches);
+	cJSON_AddNumberToObject(st, "streamedLists",
+	                        (double)(ps.streamed_lists + ns.streamed_lists));
+	cJSON_AddNumberToObject(st, "streamFallbacks",
+	                        (double)(ps.stream_fallbacks + ns.stream_fallbacks));
 	cJSON_AddNumberToObject(st, "maxRssKiB", (double)rss);
 	cJSON_AddNumberToObject(st, "cpuMs", cpu);
 	cJSON_AddNumberToObject(st, "internedStrings", (double)tj_intern_count());
@@ -306,9 +312,12 @@ int main(int argc, char **argv)
 			s.quiet_ms = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--wait-signal") == 0)
 			s.wait_signal = true;
+		else if (strcmp(argv[i], "--paginated-lists") == 0)
+			ic.paginated_lists = true;
 		else {
 			fprintf(stderr, "usage: informer-dump [--kubeconfig FILE] [--context NAME] "
-			                "[--namespace NS] [--quiet-ms N] [--wait-signal]\n");
+			                "[--namespace NS] [--quiet-ms N] [--wait-signal] "
+			                "[--paginated-lists]\n");
 			return 2;
 		}
 	}

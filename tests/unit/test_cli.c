@@ -706,6 +706,37 @@ static void test_leader_election_options(void **state)
 	}
 }
 
+/* Streaming lists are the default; --paginated-lists turns them off, and takes a bool. */
+static void test_paginated_lists(void **state)
+{
+	static struct tj_cli cli;
+	const struct {
+		const char *arg;
+		int want_rc;
+		bool want;
+	} lists[] = {
+		{ NULL, 0, false },
+		{ "--paginated-lists", 0, true },
+		{ "--paginated-lists=true", 0, true },
+		{ "--paginated-lists=0", 0, false },
+		{ "--paginated-lists=maybe", -EINVAL, false },
+	};
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		char *argv[] = { "tjc", (char *)lists[i].arg, NULL };
+		char err[160];
+
+		print_message("# case: %s\n", lists[i].arg ? lists[i].arg : "(none)");
+		memset(&cli, 0, sizeof(cli));
+		assert_int_equal(tj_cli_parse(lists[i].arg ? 2 : 1, argv, &cli, err, sizeof(err)),
+		                 lists[i].want_rc);
+		if (lists[i].want_rc == 0)
+			assert_int_equal(cli.run.paginated_lists, lists[i].want);
+		else
+			assert_string_equal(err, "--paginated-lists: 'maybe' is not true or false");
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -713,6 +744,7 @@ int main(void)
 		cmocka_unit_test(test_run_options),
 		cmocka_unit_test(test_rate_limit_options),
 		cmocka_unit_test(test_leader_election_options),
+		cmocka_unit_test(test_paginated_lists),
 		cmocka_unit_test(test_value_options_table),
 		cmocka_unit_test(test_error_is_truncated_and_terminated),
 		cmocka_unit_test(test_usage_lists_every_option),

@@ -267,6 +267,8 @@ static void start(struct fixture *fx, bool leading)
 		.recorder = fx->recorder,
 		.metrics = &fx->metrics,
 		.clock = fixed_clock,
+		/* The script answers lists (the reflector's own tests cover streaming lists). */
+		.paginated_lists = true,
 	};
 
 	static const struct tj_admission_policy off = { .enabled = false };

@@ -128,6 +128,9 @@ struct fake {
 	char last_watch_rv[32];
 	int last_timeout;
 	bool last_bookmarks;
+	bool last_initial_events; /* sendInitialEvents */
+	char last_rv_match[16];   /* resourceVersionMatch, "" = none */
+	bool streaming;           /* the reflector is made with streaming_list */
 	char last_watch_selector[128];
 	int cancels;
 	/* what the handlers saw */
@@ -186,6 +189,9 @@ static int fake_watch(void *ctx, const struct tj_watch_options *opts, tj_watch_e
 	         opts->resource_version ? opts->resource_version : "(null)");
 	f->last_timeout = opts->timeout_seconds;
 	f->last_bookmarks = opts->allow_bookmarks;
+	f->last_initial_events = opts->send_initial_events;
+	snprintf(f->last_rv_match, sizeof(f->last_rv_match), "%s",
+	         opts->resource_version_match ? opts->resource_version_match : "");
 	snprintf(f->last_watch_selector, sizeof(f->last_watch_selector), "%s",
 	         opts->label_selector ? opts->label_selector : "");
 	*ret_call = f;
@@ -293,7 +299,7 @@ static void on_synced(void *ud)
 	logf_(ud, "synced(%zu); ", tj_store_len(tj_reflector_store(f->r)));
 }
 
-static struct fake *fake_new_with(const struct tj_store_ops *ops)
+static struct fake *fake_new_with(const struct tj_store_ops *ops, bool streaming)
 {
 	static struct fake f;
 	struct tj_reflector_config cfg = {
@@ -306,9 +312,11 @@ static struct fake *fake_new_with(const struct tj_store_ops *ops)
 		.backoff_initial_ms = 1,
 		.backoff_cap_ms = 4,
 		.seed = 42,
+		.streaming_list = streaming,
 	};
 
 	memset(&f, 0, sizeof(f));
+	f.streaming = streaming;
 	clear_seen(&f);
 	assert_int_equal(uv_loop_init(&f.loop), 0);
 	assert_int_equal(tj_reflector_new(&f.loop, &cfg, &f.r), 0);
@@ -317,7 +325,7 @@ static struct fake *fake_new_with(const struct tj_store_ops *ops)
 
 static struct fake *fake_new(void)
 {
-	return fake_new_with(&tj_pod_store_ops);
+	return fake_new_with(&tj_pod_store_ops, false);
 }
 
 static void fake_free(struct fake *f)
@@ -526,7 +534,7 @@ static void test_write_back(void **state)
 
 	ops = tj_pod_store_ops;
 	ops.version = pod_version;
-	f = fake_new_with(&ops);
+	f = fake_new_with(&ops, false);
 	list_initial(f);
 	f->log[0] = '\0';
 	obj = cJSON_Parse(pod_json("p0", "150", "n7"));
@@ -922,7 +930,7 @@ static void test_write_back_across_a_relist(void **state)
 
 	ops = tj_pod_store_ops;
 	ops.version = pod_version;
-	f = fake_new_with(&ops);
+	f = fake_new_with(&ops, false);
 	list_initial(f);
 	start_relist(f);
 	snprintf(items, sizeof(items), "[%s]", pod_json("p0", "90", "n1"));
@@ -962,6 +970,156 @@ static void test_free_cancels_in_flight(void **state)
 	assert_int_equal(f->cancels, 1);
 }
 
+/* ---- the streaming list ---- */
+
+/* A bookmark; end marks the end of a streaming list's initial events. */
+static void send_bookmark(struct fake *f, const char *rv, bool end)
+{
+	char obj[256];
+
+	snprintf(obj, sizeof(obj),
+	         "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":"
+	         "\"%s\"%s}}",
+	         rv, end ? ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}" : "");
+	assert_int_equal(send_event(f, TJ_WATCH_BOOKMARK, obj), 0);
+}
+
+/* The watch in flight is a streaming list: initial events from a state at least as new as
+ * a consistent read, with bookmarks. */
+static void assert_streaming_watch(struct fake *f)
+{
+	assert_non_null(f->on_done);
+	assert_true(f->last_initial_events);
+	assert_string_equal(f->last_rv_match, "NotOlderThan");
+	assert_string_equal(f->last_watch_rv, "(null)");
+	assert_true(f->last_bookmarks);
+	assert_string_equal(f->last_watch_selector, "trainer.kubeflow.org/trainjob-name");
+}
+
+static void test_streaming_list_lands_at_its_bookmark_and_goes_on_watching(void **state)
+{
+	struct fake *f = fake_new_with(&tj_pod_store_ops, true);
+	struct tj_reflector_stats st;
+
+	assert_int_equal(tj_reflector_start(f->r), 0);
+	assert_int_equal(f->lists, 0);
+	assert_int_equal(f->watches, 1);
+	assert_streaming_watch(f);
+	assert_int_equal(send_event(f, TJ_WATCH_ADDED, pod_json("p0", "90", "n1")), 0);
+	assert_int_equal(send_event(f, TJ_WATCH_ADDED, pod_json("p1", "95", "n1")), 0);
+	assert_int_equal(send_event(f, TJ_WATCH_ADDED, pod_json("p2", "97", "n2")), 0);
+	assert_int_equal(send_event(f, TJ_WATCH_DELETED, pod_json("p2", "98", "n2")), 0);
+	/* A plain bookmark is no end; until the end the cache and the handlers see nothing. */
+	send_bookmark(f, "99", false);
+	assert_int_equal(tj_store_len(tj_reflector_store(f->r)), 0);
+	assert_false(tj_reflector_has_synced(f->r));
+	assert_string_equal(f->log, "");
+	assert_string_equal(tj_reflector_resource_version(f->r), "");
+	send_bookmark(f, "100", true);
+	assert_true(tj_reflector_has_synced(f->r));
+	assert_string_equal(sorted_log(f), "add p0@90; add p1@95; synced(2); ");
+	assert_string_equal(tj_reflector_resource_version(f->r), "100");
+	/* The same stream goes on as the watch. */
+	clear_seen(f);
+	assert_int_equal(send_event(f, TJ_WATCH_MODIFIED, pod_json("p0", "101", "n1")), 0);
+	assert_string_equal(f->log, "update p0@90->101; ");
+	assert_string_equal(tj_reflector_resource_version(f->r), "101");
+	assert_int_equal(f->watches, 1);
+	tj_reflector_stats(f->r, &st);
+	assert_int_equal(st.lists, 1);
+	assert_int_equal(st.streamed_lists, 1);
+	assert_int_equal(st.stream_fallbacks, 0);
+	/* After 410 the relist streams again; the cache stays whole until its end. */
+	end_watch(f, -EREMOTEIO, 410, 410, "Gone");
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->watches, 2);
+	assert_streaming_watch(f);
+	clear_seen(f);
+	assert_int_equal(send_event(f, TJ_WATCH_ADDED, pod_json("p0", "101", "n1")), 0);
+	assert_int_equal(tj_store_len(tj_reflector_store(f->r)), 2);
+	send_bookmark(f, "200", true);
+	assert_string_equal(sorted_log(f), "delete p1@95; update p0@101->101; ");
+	assert_int_equal(tj_store_len(tj_reflector_store(f->r)), 1);
+	assert_int_equal(f->lists, 0);
+	fake_free(f);
+}
+
+static void test_streaming_list_refused_falls_back_to_pages(void **state)
+{
+	struct fake *f = fake_new_with(&tj_pod_store_ops, true);
+	struct tj_reflector_stats st;
+	char items[1024];
+
+	assert_int_equal(tj_reflector_start(f->r), 0);
+	assert_streaming_watch(f);
+	assert_int_equal(send_event(f, TJ_WATCH_ADDED, pod_json("p0", "90", "n1")), 0);
+	/* A server without WatchList refuses the parameters. */
+	end_watch(f, -EREMOTEIO, 422, 422, "Invalid");
+	assert_false(tj_reflector_has_synced(f->r));
+	assert_string_equal(tj_reflector_last_error(f->r),
+	                    "streaming list pods: falling back to paginated lists");
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->lists, 1);
+	assert_int_equal(f->watches, 1);
+	snprintf(items, sizeof(items), "[%s]", pod_json("p0", "90", "n1"));
+	answer_page(f, "100", "", items);
+	assert_true(tj_reflector_has_synced(f->r));
+	assert_int_equal(f->watches, 2);
+	assert_false(f->last_initial_events);
+	assert_string_equal(f->last_watch_rv, "100");
+	/* Relists stay paginated. */
+	end_watch(f, -EREMOTEIO, 410, 410, "Gone");
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->lists, 2);
+	tj_reflector_stats(f->r, &st);
+	assert_int_equal(st.stream_fallbacks, 1);
+	assert_int_equal(st.streamed_lists, 0);
+	fake_free(f);
+}
+
+static void test_streaming_list_that_keeps_breaking_falls_back(void **state)
+{
+	struct fake *f = fake_new_with(&tj_pod_store_ops, true);
+
+	assert_int_equal(tj_reflector_start(f->r), 0);
+	/* Closed or broken before the end: the cache stays as it was, and it streams again after
+	 * a wait, TJ_REFLECTOR_STREAM_TRIES times in all. */
+	for (int i = 1; i <= TJ_REFLECTOR_STREAM_TRIES; i++) {
+		assert_int_equal(f->watches, i);
+		assert_streaming_watch(f);
+		assert_int_equal(send_event(f, TJ_WATCH_ADDED, pod_json("p0", "90", "n1")), 0);
+		end_watch(f, i % 2 ? 0 : -EBADMSG, 0, 0, NULL);
+		assert_int_equal(tj_store_len(tj_reflector_store(f->r)), 0);
+		uv_run(&f->loop, UV_RUN_DEFAULT);
+	}
+	assert_int_equal(f->watches, TJ_REFLECTOR_STREAM_TRIES);
+	assert_int_equal(f->lists, 1);
+	assert_string_equal(f->log, "");
+	answer_page(f, "100", "", "[]");
+	assert_true(tj_reflector_has_synced(f->r));
+	fake_free(f);
+}
+
+/* A resource the server does not serve yet (a CRD installed later) or a refusal a list
+ * would meet too is no reason to stop streaming. */
+static void test_streaming_list_not_found_streams_again(void **state)
+{
+	struct fake *f = fake_new_with(&tj_pod_store_ops, true);
+
+	assert_int_equal(tj_reflector_start(f->r), 0);
+	for (int i = 1; i <= TJ_REFLECTOR_STREAM_TRIES + 1; i++) {
+		assert_int_equal(f->watches, i);
+		assert_streaming_watch(f);
+		end_watch(f, -EREMOTEIO, i % 2 ? 404 : 403, 0, NULL);
+		uv_run(&f->loop, UV_RUN_DEFAULT);
+	}
+	assert_int_equal(f->lists, 0);
+	send_bookmark(f, "7", true);
+	assert_true(tj_reflector_has_synced(f->r));
+	assert_string_equal(f->log, "synced(0); ");
+	fake_free(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -979,6 +1137,10 @@ int main(void)
 		cmocka_unit_test(test_relist_failure_leaves_cache),
 		cmocka_unit_test(test_write_back_across_a_relist),
 		cmocka_unit_test(test_free_cancels_in_flight),
+		cmocka_unit_test(test_streaming_list_lands_at_its_bookmark_and_goes_on_watching),
+		cmocka_unit_test(test_streaming_list_refused_falls_back_to_pages),
+		cmocka_unit_test(test_streaming_list_that_keeps_breaking_falls_back),
+		cmocka_unit_test(test_streaming_list_not_found_streams_again),
 	};
 	return cmocka_run_group_tests_name("reflector", tests, NULL, NULL);
 }
