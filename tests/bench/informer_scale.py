@@ -4,13 +4,16 @@ TrainJob pods (100,000 by default), then runs tests/tools/informer-dump on it an
 from one run:
 
   - the API server's create throughput for those pods (the yardstick of the machine),
-  - list+sync time of the pod informer (paginated list, 500 per page, into the cache),
+  - list+sync time of the pod informer into the cache, by a streaming list (a watch with
+    sendInitialEvents, the default) and by a paginated list (500 per page,
+    --paginated-lists), --rounds times each in turn, against the yardstick of the same
+    rounds: a plain paginated LIST of the same pods by kubectl (-o name, 500 per page);
   - memory per cached pod: growth of the heap in use (mallinfo2) and of the resident set,
     against a run on the empty namespace,
   - CPU time per 1,000 watch events (label updates on part of the pods).
 
   KUBECONFIG=$(deploy/local/cluster.sh kubeconfig) tests/bench/informer_scale.py \\
-      [--pods N] [--events E] [--build build/release]
+      [--pods N] [--events E] [--rounds R] [--build build/release]
 
 The pods carry a scheduling gate, so neither the scheduler nor KWOK touches them: the
 benchmark measures the informers, not the cluster. The namespace is deleted at the end."""
@@ -90,11 +93,12 @@ def create_pods(namespace, n, events, batch=500, workers=4):
     return n / (time.monotonic() - t0)
 
 
-def run_dump(tool, namespace, touch=None):
+def run_dump(tool, namespace, touch=None, extra=()):
     """Runs informer-dump on namespace; returns (synced line fields, dump). With touch, the
     pods labelled for it are updated once after the sync (one watch event each)."""
     proc = subprocess.Popen([tool, "--namespace", namespace, "--wait-signal", "--quiet-ms",
-                             "2000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "2000", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     synced = None
     deadline = time.monotonic() + 1800
     while synced is None and time.monotonic() < deadline:
@@ -121,6 +125,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pods", type=int, default=100000)
     ap.add_argument("--events", type=int, default=2000, help="pods updated once after sync")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="timed syncs of each list mode, and of the yardstick")
     ap.add_argument("--build", default=os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release")))
     args = ap.parse_args()
     tool = os.path.join(args.build, "tests", "tools", "informer-dump")
@@ -133,13 +139,24 @@ def main():
         empty, _ = run_dump(tool, namespace)
         rate = create_pods(namespace, args.pods, args.events)
         full, dump = run_dump(tool, namespace, touch=uuid.uuid4().hex[:6])
+        # The modes take turns, so that a slower minute of a shared machine hits each alike.
+        timed = {"streaming": [], "paginated": [], "kubectl": []}
+        for _ in range(args.rounds):
+            timed["streaming"].append(run_dump(tool, namespace)[0]["list_ms"] / 1000)
+            synced, pages = run_dump(tool, namespace, extra=("--paginated-lists",))
+            if pages["stats"]["streamedLists"]:
+                sys.exit("informer-dump --paginated-lists streamed")
+            timed["paginated"].append(synced["list_ms"] / 1000)
+            start = time.monotonic()
+            kubectl("get", "pods", "-n", namespace, "--chunk-size=500", "-o", "name")
+            timed["kubectl"].append(time.monotonic() - start)
     finally:
         kubectl("delete", "namespace", namespace, "--wait=false")
 
     n = len(dump["pods"])
     if n != args.pods:
         sys.exit(f"the cache holds {n} pods, the API {args.pods}")
-    events = dump["stats"]["podEvents"]
+    events = dump["stats"]["podEventsAfterSync"]
     cpu_events = dump["stats"]["cpuMs"] - full["cpu_ms"]
     print(f"pods                          {n}")
     print(f"API server create throughput  {rate:.0f} pods/s (kubectl, 4 x 500 per request)")
@@ -152,9 +169,21 @@ def main():
           f"{(full['rss_kib'] - empty['rss_kib']) * 1024 / n:.0f} bytes "
           f"(peak RSS {full['max_rss_kib'] / 1024:.0f} MiB)")
     print(f"CPU for the list              {full['cpu_ms'] - empty['cpu_ms']:.0f} ms")
+    med = {k: sorted(v)[len(v) // 2] for k, v in timed.items()}
+    print(f"list+sync, median of {args.rounds}      streaming {med['streaming']:.2f} s, "
+          f"paginated {med['paginated']:.2f} s, kubectl LIST {med['kubectl']:.2f} s")
+    print(f"  as ratios                   streaming/paginated "
+          f"{med['streaming'] / med['paginated']:.2f}x, streaming/kubectl "
+          f"{med['streaming'] / med['kubectl']:.2f}x, paginated/kubectl "
+          f"{med['paginated'] / med['kubectl']:.2f}x")
     print(f"watch events after sync       {events:.0f}")
     if events:
         print(f"CPU per 1,000 watch events    {cpu_events / events * 1000:.0f} ms")
+    print(json.dumps({"pods": n, "createPerSecond": round(rate), "streamedFirstSync":
+                      bool(dump["stats"]["streamedLists"]),
+                      "syncSeconds": {k: [round(x, 3) for x in v] for k, v in timed.items()},
+                      "heapBytesPerPod": round((full["heap_kib"] - empty["heap_kib"]) * 1024 / n),
+                      "rssBytesPerPod": round((full["rss_kib"] - empty["rss_kib"]) * 1024 / n)}))
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ struct state {
 	struct tj_client *client;
 	struct tj_informers *inf;
 	uint64_t start_ms, synced_ms, last_event_ms, quiet_ms;
+	uint64_t pod_events_at_sync; /* a streaming list's initial events are watch events too */
 	uint64_t events;
 	bool wait_signal, signalled, synced_reported;
 	int exit_code;
@@ -201,6 +202,8 @@ static void add_stats(cJSON *root, struct state *s)
 	tj_reflector_stats(s->inf->nodes, &ns);
 	cJSON_AddNumberToObject(st, "listMs", (double)(s->synced_ms - s->start_ms));
 	cJSON_AddNumberToObject(st, "podEvents", (double)ps.events);
+	cJSON_AddNumberToObject(st, "podEventsAfterSync",
+	                        (double)(ps.events - s->pod_events_at_sync));
 	cJSON_AddNumberToObject(st, "nodeEvents", (double)ns.events);
 	cJSON_AddNumberToObject(st, "podLists", (double)ps.lists);
 	cJSON_AddNumberToObject(st, "podWatches", (double)ps.watches);
@@ -258,9 +261,12 @@ static void on_tick(uv_timer_t *t)
 	if (!tj_informers_have_synced(s->inf))
 		return;
 	if (!s->synced_reported) {
+		struct tj_reflector_stats ps;
 		long rss;
 		double cpu = cpu_ms(&rss);
 
+		tj_reflector_stats(s->inf->pods, &ps);
+		s->pod_events_at_sync = ps.events;
 		s->synced_reported = true;
 		s->synced_ms = now;
 		s->last_event_ms = now;
