@@ -84,6 +84,28 @@ static void fail(struct tj_execution *e, const struct tj_action *a, int rc, cons
 	         tj_action_kind_name(a->kind), a->name[0] ? a->name : e->name, why);
 }
 
+const struct tj_resource *tj_execute_object_resource(const cJSON *object)
+{
+	static const struct {
+		const char *kind;
+		const struct tj_resource *resource;
+	} kinds[] = {
+		{ "PersistentVolumeClaim", &tj_resource_persistentvolumeclaims },
+		{ "Secret", &tj_resource_secrets },
+		{ "ConfigMap", &tj_resource_configmaps },
+	};
+	const char *version =
+	        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(object, "apiVersion"));
+	const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(object, "kind"));
+
+	if (!version || !kind || strcmp(version, "v1") != 0)
+		return NULL;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(kind, kinds[i].kind) == 0)
+			return kinds[i].resource;
+	return NULL;
+}
+
 static void stage_done(struct tj_execution *e);
 static void start_stage(struct tj_execution *e);
 
@@ -140,6 +162,12 @@ static void op_done(struct tj_response *resp, void *userdata)
 		if (resp->rc != 0 && !tj_status_is_not_found(st))
 			fail(e, a, resp->rc, resp->error);
 		break;
+	case TJ_ACTION_CREATE_OBJECT:
+		if (resp->rc == 0)
+			e->result.objects_created++;
+		else if (!tj_status_is_already_exists(st))
+			fail(e, a, resp->rc, resp->error);
+		break;
 	case TJ_ACTION_EVENT:
 		break;
 	}
@@ -188,6 +216,11 @@ static int send_request(struct tj_execution *e, struct op *op)
 		ref.resource = &tj_resource_services;
 		ref.name = a->name;
 		return tj_kube_delete(client, &ref, NULL, op_done, op, &op->request);
+	case TJ_ACTION_CREATE_OBJECT:
+		ref.resource = tj_execute_object_resource(a->object);
+		if (!ref.resource)
+			return -EINVAL;
+		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
 	case TJ_ACTION_EVENT:
 		break;
 	}

@@ -4,7 +4,14 @@
  * answers NotFound are success: names are deterministic, so a repeated create adopts the
  * pod a crashed controller made, and a delete of a pod that is gone has done its work.
  * Within a stage, the urgent writes go at once and the deferrable ones wait for the write
- * gate (write_gate.h), so that a burst of jobs gets its pods before its bookkeeping. */
+ * gate (write_gate.h), so that a burst of jobs gets its pods before its bookkeeping.
+ *
+ * CREATE_OBJECT is the generic "create an object the TrainJob owns" write: the plan builds
+ * the object whole (apiVersion v1, kind, metadata with the TrainJob as controller owner,
+ * reconcilers/render.h tj_render_add_owner) and the executor POSTs it to the collection of
+ * its kind in the job's namespace, AlreadyExists being success. The kinds it knows are the
+ * core/v1 PersistentVolumeClaim, Secret and ConfigMap (tj_execute_object_resource); any
+ * other fails the write. A new kind is one line there, and a line of RBAC. */
 #pragma once
 
 #include <stdbool.h>
@@ -30,6 +37,7 @@ struct tj_execution_result {
 	 * take it by setting the pointer to NULL), or NULL. */
 	cJSON *trainjob;
 	unsigned pods_created, pods_adopted, pods_deleted, services_created, events;
+	unsigned objects_created; /* CREATE_OBJECT answered 201 */
 };
 
 typedef void (*tj_execute_done_fn)(struct tj_execution_result *res, void *userdata);
@@ -65,6 +73,10 @@ int tj_execute(const struct tj_execute_config *config, const struct tj_event_obj
  * runs (on a later loop iteration) with the result so far and superseded set. Returns false,
  * and changes nothing, when the execution has writes in flight or does not wait. */
 bool tj_execution_supersede(struct tj_execution *e);
+
+/* The resource a CREATE_OBJECT of object goes to, by its apiVersion and kind; NULL for a
+ * kind the executor does not create. */
+const struct tj_resource *tj_execute_object_resource(const cJSON *object);
 
 /* Stops an execution: requests in flight are cancelled, done is not called. Accepts NULL. */
 void tj_execution_cancel(struct tj_execution *e);

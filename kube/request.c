@@ -12,6 +12,10 @@ const struct tj_resource tj_resource_pods = { "", "v1", "pods", true };
 const struct tj_resource tj_resource_nodes = { "", "v1", "nodes", false };
 const struct tj_resource tj_resource_services = { "", "v1", "services", true };
 const struct tj_resource tj_resource_events = { "", "v1", "events", true };
+const struct tj_resource tj_resource_persistentvolumeclaims = { "", "v1", "persistentvolumeclaims",
+	                                                        true };
+const struct tj_resource tj_resource_secrets = { "", "v1", "secrets", true };
+const struct tj_resource tj_resource_configmaps = { "", "v1", "configmaps", true };
 const struct tj_resource tj_resource_leases = { "coordination.k8s.io", "v1", "leases", true };
 const struct tj_resource tj_resource_priorityclasses = { "scheduling.k8s.io", "v1",
 	                                                 "priorityclasses", false };

@@ -26,6 +26,9 @@ extern const struct tj_resource tj_resource_nodes;
 extern const struct tj_resource tj_resource_priorityclasses;
 extern const struct tj_resource tj_resource_services;
 extern const struct tj_resource tj_resource_events;
+extern const struct tj_resource tj_resource_persistentvolumeclaims;
+extern const struct tj_resource tj_resource_secrets;
+extern const struct tj_resource tj_resource_configmaps;
 extern const struct tj_resource tj_resource_leases;                  /* coordination.k8s.io/v1 */
 extern const struct tj_resource tj_resource_trainjobs;               /* trainer.kubeflow.org */
 extern const struct tj_resource tj_resource_trainingruntimes;        /* trainer.kubeflow.org */

@@ -27,6 +27,7 @@ static const char *const action_names[] = {
 	[TJ_ACTION_EVENT] = "Event",
 	[TJ_ACTION_PATCH_POD] = "PatchPod",
 	[TJ_ACTION_DELETE_SERVICE] = "DeleteService",
+	[TJ_ACTION_CREATE_OBJECT] = "CreateObject",
 };
 
 const char *tj_action_kind_name(enum tj_action_kind kind)
@@ -141,8 +142,8 @@ void tj_planner_delete_live_pods(struct planner *p)
 			delete_pod(p, p->owned[i]);
 }
 
-static void set_condition(struct planner *p, enum tj_condition_type type, const char *reason,
-                          const char *message)
+void tj_planner_set_condition(struct planner *p, enum tj_condition_type type, const char *reason,
+                              const char *message)
 {
 	struct tj_trainjob_status *st = &p->st;
 	struct tj_condition *c = (struct tj_condition *)tj_trainjob_status_condition(st, type);
@@ -195,7 +196,7 @@ void tj_planner_fail(struct planner *p, const char *reason, const char *message)
 	char ev[TJ_MESSAGE_MAX];
 
 	tj_planner_set_state(p, TJ_STATE_FAILED, reason, "%s", message);
-	set_condition(p, TJ_CONDITION_FAILED, reason, message);
+	tj_planner_set_condition(p, TJ_CONDITION_FAILED, reason, message);
 	if (!p->st.completion_time)
 		p->st.completion_time = p->in->now;
 	p->status_first = true;
@@ -247,11 +248,13 @@ static int collect_pods(struct planner *p, bool gang)
 	 * pod means the cached TrainJob is behind: plan nothing until it catches up. */
 	if (newest > attempt)
 		return -EAGAIN;
+	if (tj_planner_collect_steps(p) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < p->n_owned; i++) {
 		const struct tj_pod *pod = p->owned[i];
 		int r = pod->rank;
 
-		if (r < 0 || r >= p->num_nodes || pod->attempt < 0 || pod->kept)
+		if (r < 0 || r >= p->num_nodes || pod->attempt < 0 || pod->kept || p->is_step[i])
 			continue;
 		if (gang ? pod->attempt == attempt
 		         : !p->current[r] || pod->attempt > p->current[r]->attempt)
@@ -263,44 +266,22 @@ static int collect_pods(struct planner *p, bool gang)
 		int r = pod->rank;
 		bool current = r >= 0 && r < p->num_nodes && pod == p->current[r];
 
-		if (!current && is_finished(pod) && !is_deleting(pod) && !p->nodes[i].failed &&
-		    pod->attempt > p->newest_kept)
+		if (!current && !p->is_step[i] && is_finished(pod) && !is_deleting(pod) &&
+		    !p->nodes[i].failed && pod->attempt > p->newest_kept)
 			p->newest_kept = pod->attempt;
 	}
 	for (size_t i = 0; i < p->n_owned; i++) {
 		const struct tj_pod *pod = p->owned[i];
 		int r = pod->rank;
 
-		if ((r >= 0 && r < p->num_nodes && pod == p->current[r]) || pod->kept)
+		if ((r >= 0 && r < p->num_nodes && pod == p->current[r]) || pod->kept ||
+		    p->is_step[i])
 			continue;
 		if (r >= 0 && r < p->num_nodes)
 			p->blocked[r] = true;
 		tj_planner_retire_pod(p, pod);
 	}
 	return 0;
-}
-
-static void count_pods(struct planner *p, bool suspended)
-{
-	struct tj_jobs_status *j = &p->st.jobs;
-
-	memset(j, 0, sizeof(*j));
-	p->st.has_jobs_status = true;
-	for (int r = 0; r < p->num_nodes; r++) {
-		const struct tj_pod *pod = p->current ? p->current[r] : NULL;
-
-		if (!pod)
-			continue;
-		if (pod->phase == TJ_POD_SUCCEEDED)
-			j->succeeded++;
-		else if (pod->phase == TJ_POD_FAILED)
-			j->failed++;
-		else
-			j->active++;
-		if (pod->phase == TJ_POD_RUNNING && pod->ready)
-			j->ready++;
-	}
-	j->suspended = suspended ? p->num_nodes : 0;
 }
 
 /* The class of a pod's own failure. The DisruptionTarget reasons are Kubernetes':
@@ -395,10 +376,14 @@ static void failure_text(const struct tj_failure *f, const struct failure *fl, c
 
 	if (f->exit_code >= 0)
 		snprintf(code, sizeof(code), "exit code %d, ", f->exit_code);
-	snprintf(buf, size, "rank %d on node %s failed (%s%s%s%s)", f->rank,
-	         *f->node ? f->node : "(none)", code, f->reason,
-	         fl->node.fault != TJ_NODE_HEALTHY ? ": " : "",
-	         fl->node.fault != TJ_NODE_HEALTHY ? fl->node.detail : "");
+	if (f->rank < 0) /* a pod of a step other than node */
+		snprintf(buf, size, "pod %s on node %s failed (%s%s)", f->pod,
+		         *f->node ? f->node : "(none)", code, f->reason);
+	else
+		snprintf(buf, size, "rank %d on node %s failed (%s%s%s%s)", f->rank,
+		         *f->node ? f->node : "(none)", code, f->reason,
+		         fl->node.fault != TJ_NODE_HEALTHY ? ": " : "",
+		         fl->node.fault != TJ_NODE_HEALTHY ? fl->node.detail : "");
 }
 
 /* The delay before the pods of restart n (1, 2, ...): initial * 2^(n-1), at most max. */
@@ -419,7 +404,7 @@ static bool is_permanent(const struct tj_failure_policy *policy, int exit_code)
 	return false;
 }
 
-static void restart(struct planner *p, const struct failure *fl, bool gang, int max_restarts)
+void tj_planner_restart(struct planner *p, const struct failure *fl, bool gang, int max_restarts)
 {
 	struct tj_failure f;
 	/* Room for the longest node name and signal; the messages around it fit in
@@ -506,10 +491,11 @@ static void progress(struct planner *p)
 		else if (pod->unschedulable && !unschedulable)
 			unschedulable = pod;
 	}
-	if (succeeded == n) {
+	if (succeeded == n && !p->hold_completion) {
 		tj_planner_set_state(p, TJ_STATE_COMPLETE, "AllPodsSucceeded",
 		                     "all %d pods succeeded", n);
-		set_condition(p, TJ_CONDITION_COMPLETE, "AllPodsSucceeded", p->st.message);
+		tj_planner_set_condition(p, TJ_CONDITION_COMPLETE, "AllPodsSucceeded",
+		                         p->st.message);
 		if (!p->st.completion_time)
 			p->st.completion_time = p->in->now;
 		tj_planner_event(p, false, "Completed", "%s", p->st.message);
@@ -687,7 +673,7 @@ static int decide(struct planner *p)
 	const char *excluded[MAX_EXCLUDED_NODES];
 	size_t n_excluded;
 	int max_restarts, gang, r;
-	bool was_suspended, had_start;
+	bool was_suspended, had_start, node_may_start;
 
 	p->num_nodes = job->num_nodes > 0 ? job->num_nodes
 	               : in->runtime      ? in->runtime->num_nodes
@@ -767,7 +753,8 @@ static int decide(struct planner *p)
 	if (job->suspend) {
 		tj_planner_delete_live_pods(p);
 		tj_planner_set_state(p, TJ_STATE_SUSPENDED, "Suspended", "TrainJob is suspended");
-		set_condition(p, TJ_CONDITION_SUSPENDED, "Suspended", "TrainJob is suspended");
+		tj_planner_set_condition(p, TJ_CONDITION_SUSPENDED, "Suspended",
+		                         "TrainJob is suspended");
 		if (!was_suspended)
 			tj_planner_event(p, false, "Suspended",
 			                 "TrainJob is suspended; its pods are deleted");
@@ -782,18 +769,20 @@ static int decide(struct planner *p)
 	if (tj_planner_deadline(p))
 		goto out;
 	if (find_failure(p, gang, &failed)) {
-		restart(p, &failed, gang, max_restarts);
+		tj_planner_restart(p, &failed, gang, max_restarts);
 		goto out;
 	}
 	if (!gang)
 		delete_recorded_failure(p);
-	if (tj_planner_give_back(p))
+	if (tj_planner_give_back(p) || tj_planner_steps(p, max_restarts, &node_may_start))
 		goto out;
 	had_start = p->st.start_time != 0;
-	tj_planner_create_pods(p, render);
+	if (node_may_start)
+		tj_planner_create_pods(p, render);
+	tj_planner_steps_claims(p);
 	if (!had_start && p->st.start_time)
 		tj_planner_deadline(p);
-	if (!p->queued)
+	if (!p->queued && node_may_start && !tj_planner_steps_succeeded(p))
 		progress(p);
 out:
 	tj_render_free(render);
@@ -810,6 +799,7 @@ static bool deferrable(const struct planner *p, const struct tj_action *a)
 	case TJ_ACTION_PATCH_STATUS:
 		return !p->status_first;
 	case TJ_ACTION_CREATE_POD:
+	case TJ_ACTION_CREATE_OBJECT: /* the pods that mount a claim wait for it */
 	case TJ_ACTION_DELETE_POD:
 	case TJ_ACTION_PATCH_POD: /* a kept pod blocks its rank until it is relabelled */
 		break;
@@ -910,7 +900,7 @@ int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret)
 	tj_planner_retain(&p);
 	/* After the TTL the pods are gone; the counts they had stay the job's record. */
 	if (!p.st.cleanup_time)
-		count_pods(&p, p.st.state == TJ_STATE_SUSPENDED);
+		tj_planner_count_steps(&p, p.st.state == TJ_STATE_SUSPENDED);
 	/* The seconds of a pod this plan deletes are recorded before it goes. */
 	if (tj_gpu_seconds_count(&(struct tj_gpu_seconds_input){ .old = &in->job->status,
 	                                                         .pods = p.owned,
@@ -937,6 +927,11 @@ out:
 	free(p.nodes);
 	free(p.current);
 	free(p.blocked);
+	free(p.is_step);
+	for (size_t i = 0; i < TJ_MAX_STEPS; i++) {
+		free(p.step_slots[i]);
+		free(p.step_blocked[i]);
+	}
 	want_clear(&p.want);
 	if (r < 0) {
 		tj_plan_free(plan);

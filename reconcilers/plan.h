@@ -115,6 +115,11 @@ enum tj_action_kind {
 	TJ_ACTION_PATCH_POD,
 	/* DELETE the Service name; NotFound is success. */
 	TJ_ACTION_DELETE_SERVICE,
+	/* POST object, a namespaced core/v1 object the TrainJob owns (a PersistentVolumeClaim
+	 * of volumeClaimPolicies, a Secret, a ConfigMap), to the collection of its kind in
+	 * NS; AlreadyExists is success, as the name is deterministic. The executor knows the
+	 * kinds it may create (controller/executor.h); name is the object's name. */
+	TJ_ACTION_CREATE_OBJECT,
 };
 
 struct tj_action {
@@ -213,6 +218,9 @@ struct tj_plan_input {
 	 * missing pods are created at once. */
 	const struct tj_plan_admission *admission;
 	int64_t now; /* unix seconds */
+	/* The offline view (render): every step's pods at once, as if each step's dependsOn
+	 * were met, so a person sees the whole graph. The controller leaves it false. */
+	bool all_steps;
 };
 
 /* Computes the plan. Returns 0, or -ENOMEM; a job that cannot run is not an error but a
@@ -223,5 +231,5 @@ int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret);
 struct tj_plan *tj_plan_free(struct tj_plan *plan);
 
 /* "CreateService", "CreatePod", "DeletePod", "PatchStatus", "Event", "PatchPod",
- * "DeleteService". */
+ * "DeleteService", "CreateObject". */
 const char *tj_action_kind_name(enum tj_action_kind kind);

@@ -74,6 +74,13 @@ struct planner {
 	int newest_kept;
 	/* borrowed; the failed container's termination message, for the Failed event */
 	const char *log_tail;
+	/* The steps other than node (plan_steps.c): per step, the current pod of each slot
+	 * and whether a slot still has a pod of an older attempt; NULL for the node step. */
+	const struct tj_pod **step_slots[TJ_MAX_STEPS]; /* owned arrays */
+	bool *step_blocked[TJ_MAX_STEPS];               /* owned arrays */
+	bool *is_step; /* owned; parallel to owned: the pod is of a step other than node */
+	/* Every node pod succeeded but the success policy is not met yet. */
+	bool hold_completion;
 };
 
 static inline bool is_deleting(const struct tj_pod *pod)
@@ -154,6 +161,37 @@ void tj_planner_retain(struct planner *p);
 /* plan_gang.c: creates the missing pods of the current attempt once the gang is admitted
  * (or at once without admission), or queues it; posts the Service and records the start. */
 void tj_planner_create_pods(struct planner *p, const struct tj_render *render);
+
+/* plan.c: the restart (or the failure, with the budget spent or a permanent exit code)
+ * that the failure fl causes; gang retires every node pod of the attempt. */
+void tj_planner_restart(struct planner *p, const struct failure *fl, bool gang, int max_restarts);
+
+/* plan.c: sets a condition True with reason and message. */
+void tj_planner_set_condition(struct planner *p, enum tj_condition_type type, const char *reason,
+                              const char *message);
+
+/* plan_steps.c: sorts the owned pods of the steps other than node into their slots (the
+ * newest attempt of a slot is its pod; a Failed pod of an attempt older than restartCount
+ * was dealt with and is retired), and marks them in is_step. -ENOMEM. */
+int tj_planner_collect_steps(struct planner *p);
+
+/* plan_steps.c: the steps other than node: a failed step restarts or fails the job through
+ * the failure policy (true then); the steps whose dependsOn (and startupPolicy) are met get
+ * their missing pods. *node_may_start tells whether the node step's own are met; when not,
+ * the job is Pending with reason WaitingForSteps. */
+bool tj_planner_steps(struct planner *p, int max_restarts, bool *node_may_start);
+
+/* plan_steps.c: the success policy. When it is met the job is Complete and its live pods
+ * are deleted (true); when it is not, a node step whose pods all succeeded does not
+ * complete the job (hold_completion). */
+bool tj_planner_steps_succeeded(struct planner *p);
+
+/* plan_steps.c: the claims of volumeClaimPolicies: mounted in every pod the plan creates,
+ * and posted (as CREATE_OBJECT) with every batch of pods. */
+void tj_planner_steps_claims(struct planner *p);
+
+/* plan_steps.c: status.jobsStatus, one entry per step. */
+void tj_planner_count_steps(struct planner *p, bool suspended);
 
 /* plan_gang.c: gives the whole gang back when a pinned pod stayed unschedulable for the
  * admission's pin timeout; true if it did. */

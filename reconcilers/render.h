@@ -72,5 +72,9 @@ void tj_render_pod_name(const char *job, int rank, int attempt, char buf[static 
 /* True for the env names the controller sets (PET_NNODES, MASTER_ADDR, RANK, ...). */
 bool tj_render_env_reserved(const char *name);
 
+/* Makes the TrainJob the controller owner of an object: metadata.ownerReferences with
+ * controller and blockOwnerDeletion, so the object goes when the TrainJob does. -ENOMEM. */
+int tj_render_add_owner(cJSON *meta, const struct tj_trainjob *job);
+
 /* The headless Service <J> that gives the pods their DNS names. -ENOMEM. */
 int tj_render_service(const struct tj_trainjob *job, cJSON **ret);

@@ -26,6 +26,7 @@ struct tj_runtime *tj_runtime_free(struct tj_runtime *rt)
 	free(rt->max_restarts);
 	free(rt->num_proc_per_node);
 	free(rt->node_template);
+	tj_step_graph_clear(&rt->graph);
 	free(rt);
 	return NULL;
 }
@@ -85,10 +86,11 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 	const char *kind = tj_json_string(obj, "kind");
 	const char *name = tj_json_string(obj, "metadata.name");
 	const char *ns = tj_json_string(obj, "metadata.namespace");
-	const cJSON *nodes, *procs, *jobs, *node_job, *tmpl;
+	const cJSON *nodes, *procs;
 	const char *long_running;
 	struct tj_runtime *rt;
 	char buf[32];
+	size_t node;
 	int64_t n;
 	int r;
 
@@ -137,13 +139,15 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 	        rt->kind == TJ_RUNTIME_CLUSTER && long_running && strcmp(long_running, "true") == 0;
 	rt->node_ended_by_success_policy = ended_by_success_policy(
 	        tj_json_path(obj, "spec.template.spec.successPolicy.targetReplicatedJobs"));
-	jobs = tj_json_path(obj, "spec.template.spec.replicatedJobs");
-	node_job = tj_json_find_by(jobs, "name", "node");
-	tmpl = tj_json_path(node_job, "template.spec.template");
-	if (cJSON_IsObject(tmpl)) {
-		r = tj_json_print(tmpl, MAX_TEMPLATE, &rt->node_template);
-		if (r < 0)
-			goto fail;
+	r = tj_step_graph_from_json(tj_json_path(obj, "spec.template.spec"), MAX_TEMPLATE,
+	                            &rt->graph);
+	if (r < 0)
+		goto fail;
+	node = tj_step_graph_find(&rt->graph, TJ_STEP_NODE);
+	if (node < rt->graph.n &&
+	    !(rt->node_template = strdup(rt->graph.steps[node].pod_template))) {
+		r = -ENOMEM;
+		goto fail;
 	}
 	*ret = rt;
 	return 0;

@@ -1,5 +1,5 @@
 /* ClusterTrainingRuntime / TrainingRuntime projection, resolution of a TrainJob's runtimeRef,
- * and the GPU class a runtime selects. Runtimes are few, so the pod template of the `node`
+ * and the GPU class a runtime selects. Runtimes are few, so the pod template of every
  * replicated job is kept whole, as compact JSON, for the renderer. */
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "reconcilers/settings.h"
+#include "reconcilers/steps.h"
 #include "reconcilers/trainjob.h"
 
 enum tj_runtime_kind {
@@ -34,8 +35,9 @@ struct tj_runtime {
 	 * spec.template.spec.ttlSecondsAfterFinished; -1 if neither is a number >= 0. */
 	int ttl_seconds_after_finished;
 	char *num_proc_per_node; /* owned; spec.mlPolicy.torch.numProcPerNode, "auto" if unset */
-	/* The pod template ({metadata, spec}) of the replicatedJob named "node", compact JSON;
-	 * NULL if the runtime has no such job. */
+	/* The pod template ({metadata, spec}) of the replicatedJob named "node", with the Job
+	 * template's labels (trainjob-ancestor-step), compact JSON; NULL if the runtime has no
+	 * such job. */
 	char *node_template; /* owned */
 	/* A ClusterTrainingRuntime labelled trainjob.flame.dev/allow-long-running: "true"
 	 * (reconcilers/command_policy.h); false for a TrainingRuntime whatever its labels. */
@@ -43,6 +45,8 @@ struct tj_runtime {
 	/* spec.template.spec.successPolicy targets other replicated jobs only (an MPI
 	 * launcher): the job ends when they complete, and the node pods are stopped then. */
 	bool node_ended_by_success_policy;
+	/* Every replicated job of spec.template.spec, in order (reconcilers/steps.h). */
+	struct tj_step_graph graph; /* owned */
 };
 
 /* Projects a runtime object (either kind). -EINVAL if it is neither kind or has no name;

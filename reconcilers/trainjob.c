@@ -342,14 +342,21 @@ void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status
 		            tj_json_string(lf, "message"));
 	}
 	jobs = tj_json_path(status, "jobsStatus");
-	el = tj_json_find_by(jobs, "name", "node");
-	if (el) {
+	cJSON_ArrayForEach(el, jobs)
+	{
+		struct tj_jobs_status *j;
+		const char *name = tj_json_string(el, "name");
+
+		if (!name || s.n_jobs == TJ_MAX_STEPS)
+			continue;
 		s.has_jobs_status = true;
-		s.jobs.active = json_int(el, "active", 0);
-		s.jobs.ready = json_int(el, "ready", 0);
-		s.jobs.succeeded = json_int(el, "succeeded", 0);
-		s.jobs.failed = json_int(el, "failed", 0);
-		s.jobs.suspended = json_int(el, "suspended", 0);
+		j = &s.jobs[s.n_jobs++];
+		copy_string(j->name, sizeof(j->name), name);
+		j->active = json_int(el, "active", 0);
+		j->ready = json_int(el, "ready", 0);
+		j->succeeded = json_int(el, "succeeded", 0);
+		j->failed = json_int(el, "failed", 0);
+		j->suspended = json_int(el, "suspended", 0);
 	}
 	conds = tj_json_path(status, "conditions");
 	cJSON_ArrayForEach(el, conds)
@@ -418,6 +425,7 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->pod_template_overrides);
 	free(job->pod_spec_overrides);
 	free(job->runtime_patches);
+	free(job->initializer);
 	free(job->managed_by);
 	free(job->spec_error);
 	free(job);
@@ -473,6 +481,7 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->pod_template_overrides = take_fragment(&pr, "spec.podTemplateOverrides", true);
 	job->pod_spec_overrides = take_fragment(&pr, "spec.podSpecOverrides", true);
 	job->runtime_patches = take_fragment(&pr, "spec.runtimePatches", true);
+	job->initializer = take_fragment(&pr, "spec.initializer", false);
 	suspend = tj_json_path(obj, "spec.suspend");
 	if (cJSON_IsBool(suspend))
 		job->suspend = cJSON_IsTrue(suspend);
@@ -647,25 +656,28 @@ static int add_last_failure(cJSON *status, const struct tj_failure *f)
 
 static int add_jobs_status(cJSON *status, const struct tj_trainjob_status *s)
 {
-	cJSON *list, *el;
+	cJSON *list;
 
 	if (!s->has_jobs_status)
 		return tj_json_set(status, "jobsStatus", cJSON_CreateNull());
 	list = cJSON_CreateArray();
-	el = cJSON_CreateObject();
-	if (!list || !el || !cJSON_AddItemToArray(list, el)) {
-		cJSON_Delete(list);
-		cJSON_Delete(el);
-		return -ENOMEM;
-	}
 	if (tj_json_set(status, "jobsStatus", list) < 0)
 		return -ENOMEM;
-	if (tj_json_set_string(el, "name", "node") < 0 ||
-	    add_int(el, "active", s->jobs.active) < 0 || add_int(el, "ready", s->jobs.ready) < 0 ||
-	    add_int(el, "succeeded", s->jobs.succeeded) < 0 ||
-	    add_int(el, "failed", s->jobs.failed) < 0 ||
-	    add_int(el, "suspended", s->jobs.suspended) < 0)
-		return -ENOMEM;
+	for (size_t i = 0; i < s->n_jobs; i++) {
+		const struct tj_jobs_status *j = &s->jobs[i];
+		cJSON *el = cJSON_CreateObject();
+
+		if (!el || !cJSON_AddItemToArray(list, el)) {
+			cJSON_Delete(el);
+			return -ENOMEM;
+		}
+		if (tj_json_set_string(el, "name", j->name) < 0 ||
+		    add_int(el, "active", j->active) < 0 || add_int(el, "ready", j->ready) < 0 ||
+		    add_int(el, "succeeded", j->succeeded) < 0 ||
+		    add_int(el, "failed", j->failed) < 0 ||
+		    add_int(el, "suspended", j->suspended) < 0)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -769,7 +781,8 @@ bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
 	    a->gpu_seconds != b->gpu_seconds || a->wasted_gpu_seconds != b->wasted_gpu_seconds ||
 	    a->gpu_seconds_until != b->gpu_seconds_until)
 		return false;
-	if (a->has_jobs_status && memcmp(&a->jobs, &b->jobs, sizeof(a->jobs)) != 0)
+	if (a->has_jobs_status && (a->n_jobs != b->n_jobs ||
+	                           memcmp(a->jobs, b->jobs, a->n_jobs * sizeof(a->jobs[0])) != 0))
 		return false;
 	for (size_t i = 0; i < a->n_conditions; i++)
 		if (!condition_equal(&a->conditions[i], &b->conditions[i]))

@@ -99,8 +99,13 @@ struct tj_failure {
 	char message[TJ_MESSAGE_MAX];
 };
 
-/* status.jobsStatus[name=node]: one replicated job whose counts are of pods, one per rank. */
+/* The most replicated jobs (steps) a runtime may have (reconcilers/steps.h). */
+#define TJ_MAX_STEPS 16
+
+/* status.jobsStatus[]: one replicated job (step) and the counts of its child Jobs, with
+ * JobSet's meaning (reconcilers/steps.h, tj_step_jobs_status). */
 struct tj_jobs_status {
+	char name[64];
 	int active, ready, succeeded, failed, suspended;
 };
 
@@ -128,7 +133,8 @@ struct tj_trainjob_status {
 	int64_t deadline;
 	int64_t observed_generation;
 	bool has_jobs_status;
-	struct tj_jobs_status jobs;
+	struct tj_jobs_status jobs[TJ_MAX_STEPS]; /* one per step, in the runtime's order */
+	size_t n_jobs;
 	struct tj_condition conditions[TJ_MAX_CONDITIONS];
 	size_t n_conditions;
 	/* GPU-seconds held by the job's pods over every attempt, the part of them spent in
@@ -187,6 +193,9 @@ struct tj_trainjob {
 	char *pod_spec_overrides;     /* owned; compact JSON array (v2.0), NULL if unset */
 	char *runtime_patches;        /* owned; compact JSON array (the newest API, Kubeflow's SDK
 	                                 RuntimePatch option), NULL if unset */
+	/* owned; compact JSON of spec.initializer ({dataset, model}), NULL if unset: what the
+	 * initializer steps' containers get (reconcilers/render_step.h) */
+	char *initializer;
 	bool suspend;
 	char *managed_by;                /* owned; NULL if unset */
 	int64_t active_deadline_seconds; /* 0 if unset */

@@ -114,7 +114,7 @@ struct plan_case {
 #define RUNNING_STATUS                                                                             \
 	"{'state':'Running','reason':'AllPodsRunning','message':'4 of 4 pods "                     \
 	"running','restartCount':0,'observedGeneration':2," STARTED                                \
-	"," JOBS(4, 4, 0, 0) ",'conditions':[]}"
+	"," JOBS(1, 1, 0, 0) ",'conditions':[]}"
 
 /* A runtime torch-x with the given annotations, no GPU class and one `node` job. */
 #define RUNTIME_WITH(annotations)                                                                  \
@@ -150,11 +150,11 @@ static const struct plan_case cases[] = {
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods "
 	            "running','restartCount':0,'observedGeneration':2," STARTED
-	            "," JOBS(4, 0, 0, 0) ",'conditions':[]}",
+	            "," JOBS(1, 0, 0, 0) ",'conditions':[]}",
 	  .pods = { PENDING(0), PENDING(1), PENDING(2), PENDING(3) },
 	  .n_pods = 4,
 	  .want = { NULL },
-	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=4/0/0/0/0" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=1/0/0/0/0" },
 	{ .name = "pods that exist before any status recorded the start: the Service is posted "
 	          "again, and the start recorded",
 	  .spec = SPEC4,
@@ -164,7 +164,7 @@ static const struct plan_case cases[] = {
 	  .want = { "0 CreateService vit", "1 PatchStatus vit",
 	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
 	            "torch-gh200" },
-	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=4/0/0/0/0" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=1/0/0/0/0" },
 	{ .name = "an unschedulable pod surfaces the scheduler's message",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -179,7 +179,7 @@ static const struct plan_case cases[] = {
 	  .want = { "0 PatchStatus vit", "0 Event Warning Unschedulable: rank 1: 0/8 nodes are "
 	                                 "available: 8 Insufficient nvidia.com/gpu." },
 	  .want_status = "Pending|Unschedulable|rank 1: 0/8 nodes are available: 8 Insufficient "
-	                 "nvidia.com/gpu.|restarts=0||jobs=4/1/0/0/0" },
+	                 "nvidia.com/gpu.|restarts=0||jobs=1/0/0/0/0" },
 	{ .name = "every pod running: Running, with no condition",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -189,7 +189,7 @@ static const struct plan_case cases[] = {
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit", "0 Event Normal Running: 4 of 4 pods running" },
-	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=4/4/0/0/0" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=1/1/0/0/0" },
 	{ .name = "nothing changed: no action at all",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -198,7 +198,7 @@ static const struct plan_case cases[] = {
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
 	  .want = { NULL },
-	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=4/4/0/0/0" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=1/1/0/0/0" },
 	{ .name = "some ranks done, the others running: still Running",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -208,7 +208,7 @@ static const struct plan_case cases[] = {
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit" },
 	  .want_status = "Running|PodsCompleting|3 of 4 pods running, 1 "
-	                 "succeeded|restarts=0||jobs=3/3/1/0/0" },
+	                 "succeeded|restarts=0||jobs=1/1/0/0/0" },
 	{ .name = "every pod succeeded: Complete",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -218,14 +218,14 @@ static const struct plan_case cases[] = {
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit", "0 Event Normal Completed: all 4 pods succeeded" },
 	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
-	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/1/0/0" },
 	{ .name = "a complete job is final and keeps its pods",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Complete','reason':'AllPodsSucceeded','message':'all 4 pods "
 	            "succeeded','restartCount':0,'observedGeneration':2," STARTED
 	            ",'completionTime':'2026-11-29T11:30:00Z'," JOBS(
-	                    0, 0, 4, 0) ",'conditions':[{'type':'Complete','status':'True','reason'"
+	                    0, 0, 1, 0) ",'conditions':[{'type':'Complete','status':'True','reason'"
 	                                ":'AllPodsSucceeded','message':'all 4 pods "
 	                                "succeeded','lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
 	  .pods = { SUCCEEDED(0, "gh200-1"), SUCCEEDED(1, "gh200-2"), SUCCEEDED(2, "gh200-3"),
@@ -233,7 +233,7 @@ static const struct plan_case cases[] = {
 	  .n_pods = 4,
 	  .want = { NULL },
 	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
-	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/1/0/0" },
 	{ .name = "a failed worker restarts the gang: status first, then every pod replaced",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -251,7 +251,7 @@ static const struct plan_case cases[] = {
 	            "Error); replacing all workers in 10 s (restart 1 of 3)" },
 	  .want_status =
 	          "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 1, Error); "
-	          "replacing all workers in 10 s (restart 1 of 3)|restarts=1||jobs=3/3/0/1/0",
+	          "replacing all workers in 10 s (restart 1 of 3)|restarts=1||jobs=0/0/0/1/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "WorkerFailed" },
 	{ .name = "after a gang restart, a rank is recreated only when its old pod is gone, away "
@@ -271,7 +271,7 @@ static const struct plan_case cases[] = {
 	  .n_pods = 3,
 	  .want = { "0 CreatePod vit-node-0-1-a1", "0 CreateService vit", "1 PatchStatus vit" },
 	  .want_status = "Restarting|WorkerFailed|rank 1 on node gh200-2 "
-	                 "failed|restarts=1||jobs=1/1/0/0/0" },
+	                 "failed|restarts=1||jobs=1/0/0/0/0" },
 	{ .name = "policy Worker replaces only the failed rank",
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
 	  .spec = SPEC4,
@@ -288,7 +288,7 @@ static const struct plan_case cases[] = {
 	            "Error); replacing that worker in 10 s (restart 1 of 3)" },
 	  .want_status =
 	          "Restarting|WorkerFailed|rank 2 on node gh200-3 failed (exit code 1, Error); "
-	          "replacing that worker in 10 s (restart 1 of 3)|restarts=1||jobs=3/3/0/1/0",
+	          "replacing that worker in 10 s (restart 1 of 3)|restarts=1||jobs=0/0/0/1/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "WorkerFailed" },
 	{ .name = "policy Worker does not count a recorded failure twice",
@@ -299,7 +299,7 @@ static const struct plan_case cases[] = {
 	            "observedGeneration':2," STARTED
 	            ",'lastFailure':{'rank':2,'node':'gh200-3','pod':'vit-node-0-2-a0','reason':'"
 	            "Error','exitCode':1,'time':'2026-11-29T11:59:00Z'}," JOBS(
-	                    3, 3, 0, 1) ",'conditions':[]}",
+	                    0, 0, 0, 1) ",'conditions':[]}",
 	  .pods = { RUNNING(0, "gh200-1"),
 	            RUNNING(1, "gh200-2"),
 	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", false, 1, "Error", NULL, NULL, NULL,
@@ -307,7 +307,7 @@ static const struct plan_case cases[] = {
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
 	  .want = { "0 PatchPod vit-node-0-2-a0" },
-	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=3/3/0/1/0" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/1/0" },
 	{ .name = "policy Worker recreates a replaced rank at the current restart count",
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
 	  .spec = SPEC4,
@@ -316,21 +316,21 @@ static const struct plan_case cases[] = {
 	            "observedGeneration':2," STARTED
 	            ",'lastFailure':{'rank':2,'node':'gh200-3','pod':'vit-node-0-2-a1','reason':'"
 	            "Error','exitCode':1,'time':'2026-11-29T11:59:00Z'}," JOBS(
-	                    3, 3, 0, 0) ",'conditions':[]}",
+	                    1, 0, 0, 0) ",'conditions':[]}",
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING_A(1, 1, "gh200-2"), RUNNING(3, "gh200-4") },
 	  .n_pods = 3,
 	  .want = { "0 CreatePod vit-node-0-2-a2", "0 CreateService vit" },
-	  .want_status = "Restarting|WorkerFailed|m|restarts=2||jobs=3/3/0/0/0" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=2||jobs=1/0/0/0/0" },
 	{ .name = "every pod running again after a restart: Running",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,'"
-	            "observedGeneration':2," STARTED "," JOBS(4, 3, 0, 0) ",'conditions':[]}",
+	            "observedGeneration':2," STARTED "," JOBS(1, 0, 0, 0) ",'conditions':[]}",
 	  .pods = { RUNNING_A(0, 1, "gh200-1"), RUNNING_A(1, 1, "gh200-5"),
 	            RUNNING_A(2, 1, "gh200-3"), RUNNING_A(3, 1, "gh200-4") },
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit", "0 Event Normal Running: 4 of 4 pods running" },
-	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=4/4/0/0/0" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=1/1/0/0/0" },
 	{ .name = "the runtime's restart settings apply when the TrainJob has none",
 	  .spec = "{'runtimeRef':{'name':'torch-x'},'trainer':{'numNodes':2}}",
 	  .runtime_json =
@@ -338,7 +338,7 @@ static const struct plan_case cases[] = {
 	                       "max-restarts':'1'}"),
 	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
 	            "running','restartCount':1,'observedGeneration':2," STARTED
-	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	            "," JOBS(1, 1, 0, 0) ",'conditions':[]}",
 	  .pods = { RUNNING(0, "gh200-1"),
 	            { 1, 1, TJ_POD_FAILED, false, "gh200-2", false, 2, "Error", NULL, NULL, NULL,
 	              NULL } },
@@ -348,7 +348,7 @@ static const struct plan_case cases[] = {
 	            "(exit code 2, Error); the restart budget of 1 is spent" },
 	  .want_status = "Failed|ReachedMaxRestarts|rank 1 on node gh200-2 failed (exit code 2, "
 	                 "Error); the restart budget of 1 is "
-	                 "spent|restarts=1|Failed=ReachedMaxRestarts|jobs=1/1/0/1/0" },
+	                 "spent|restarts=1|Failed=ReachedMaxRestarts|jobs=0/0/0/1/0" },
 	{ .name = "the TrainJob's restart settings win over the runtime's",
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Gang','trainjob.flame.dev/"
 	                 "max-restarts':'5'}",
@@ -358,7 +358,7 @@ static const struct plan_case cases[] = {
 	                       "max-restarts':'1'}"),
 	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
 	            "running','restartCount':1,'observedGeneration':2," STARTED
-	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	            "," JOBS(1, 1, 0, 0) ",'conditions':[]}",
 	  .pods = { RUNNING_A(0, 1, "gh200-1"),
 	            { 1, 1, TJ_POD_FAILED, false, "gh200-2", false, 2, "Error", NULL, NULL, NULL,
 	              NULL } },
@@ -369,7 +369,7 @@ static const struct plan_case cases[] = {
 	            "Error); replacing all workers in 20 s (restart 2 of 5)" },
 	  .want_status =
 	          "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 2, Error); "
-	          "replacing all workers in 20 s (restart 2 of 5)|restarts=2||jobs=1/1/0/1/0",
+	          "replacing all workers in 20 s (restart 2 of 5)|restarts=2||jobs=0/0/0/1/0",
 	  .want_requeue = 20,
 	  .want_restart_reason = "WorkerFailed" },
 	{ .name = "a runtime with a bad restart setting fails the job",
@@ -386,7 +386,7 @@ static const struct plan_case cases[] = {
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'4 of 4 pods "
 	            "running','restartCount':3,'observedGeneration':2," STARTED
-	            "," JOBS(4, 4, 0, 0) ",'conditions':[]}",
+	            "," JOBS(1, 1, 0, 0) ",'conditions':[]}",
 	  .pods = { { 0, 3, TJ_POD_FAILED, false, "gh200-1", false, 137, "OOMKilled", NULL, NULL,
 	              NULL, NULL },
 	            RUNNING_A(1, 3, "gh200-2"),
@@ -400,7 +400,7 @@ static const struct plan_case cases[] = {
 	            "(exit code 137, OOMKilled); the restart budget of 3 is spent" },
 	  .want_status = "Failed|ReachedMaxRestarts|rank 0 on node gh200-1 failed (exit code 137, "
 	                 "OOMKilled); the restart budget of 3 is "
-	                 "spent|restarts=3|Failed=ReachedMaxRestarts|jobs=2/2/1/1/0" },
+	                 "spent|restarts=3|Failed=ReachedMaxRestarts|jobs=0/0/0/1/0" },
 	{ .name = "max-restarts 0 on the TrainJob fails at the first failure of its own",
 	  .annotations = "{'trainjob.flame.dev/max-restarts':'0'}",
 	  .spec = SPEC4,
@@ -418,7 +418,7 @@ static const struct plan_case cases[] = {
 	            "(exit code 137, OOMKilled); the restart budget of 0 is spent" },
 	  .want_status = "Failed|ReachedMaxRestarts|rank 3 on node gh200-4 failed (exit code 137, "
 	                 "OOMKilled); the restart budget of 0 is "
-	                 "spent|restarts=0|Failed=ReachedMaxRestarts|jobs=3/3/0/1/0" },
+	                 "spent|restarts=0|Failed=ReachedMaxRestarts|jobs=0/0/0/1/0" },
 	{ .name = "max-restarts 0 on the TrainJob: an eviction is the infrastructure's, and "
 	          "restarts",
 	  .annotations = "{'trainjob.flame.dev/max-restarts':'0'}",
@@ -438,7 +438,7 @@ static const struct plan_case cases[] = {
 	            "restart 1 of 10)" },
 	  .want_status = "Restarting|Evicted|rank 3 on node gh200-4 failed "
 	                 "(EvictionByEvictionAPI); replacing all workers in 10 s (infrastructure "
-	                 "restart 1 of 10)|restarts=1||jobs=4/3/0/0/0",
+	                 "restart 1 of 10)|restarts=1||jobs=1/0/0/0/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "Evicted",
 	  .want_infra = 1 },
@@ -448,14 +448,14 @@ static const struct plan_case cases[] = {
 	  .status =
 	          "{'state':'Failed','reason':'DeadlineExceeded','message':'m','restartCount':0,'"
 	          "observedGeneration':2," STARTED ",'completionTime':'2026-11-29T11:30:00Z'," JOBS(
-	                  1, 1, 0, 0) ",'conditions':[{'type':'Failed','status':'True','reason':'"
+	                  1, 0, 0, 0) ",'conditions':[{'type':'Failed','status':'True','reason':'"
 	                              "DeadlineExceeded','message':'m','lastTransitionTime':'2026-"
 	                              "11-29T11:30:00Z'}]}",
 	  .pods = { RUNNING(0, "gh200-1") },
 	  .n_pods = 1,
 	  .want = { "0 DeletePod vit-node-0-0-a0" },
 	  .want_status =
-	          "Failed|DeadlineExceeded|m|restarts=0|Failed=DeadlineExceeded|jobs=1/1/0/0/0" },
+	          "Failed|DeadlineExceeded|m|restarts=0|Failed=DeadlineExceeded|jobs=1/0/0/0/0" },
 	{ .name = "suspend deletes the live pods and sets Suspended",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':4}}",
 	  .runtime = "torch-gh200",
@@ -467,14 +467,14 @@ static const struct plan_case cases[] = {
 	            "0 DeletePod vit-node-0-2-a0", "1 PatchStatus vit",
 	            "1 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
 	  .want_status = "Suspended|Suspended|TrainJob is "
-	                 "suspended|restarts=0|Suspended=Suspended|jobs=3/3/1/0/4" },
+	                 "suspended|restarts=0|Suspended=Suspended|jobs=0/0/0/0/1" },
 	{ .name = "a job created suspended creates nothing",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2}}",
 	  .runtime = "torch-gh200",
 	  .want = { "0 PatchStatus vit",
 	            "0 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
 	  .want_status = "Suspended|Suspended|TrainJob is "
-	                 "suspended|restarts=0|Suspended=Suspended|jobs=0/0/0/0/2" },
+	                 "suspended|restarts=0|Suspended=Suspended|jobs=0/0/0/0/1" },
 	{ .name = "resume removes the condition, restarts the clock and recreates the pods",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
 	  .runtime = "torch-gh200",
@@ -490,7 +490,7 @@ static const struct plan_case cases[] = {
 	            "1 Event Normal Resumed: TrainJob is resumed",
 	            "1 Event Normal Created: creating 2 pods from ClusterTrainingRuntime "
 	            "torch-gh200" },
-	  .want_status = "Pending|PodsStarting|0 of 2 pods running|restarts=0||jobs=0/0/0/1/0" },
+	  .want_status = "Pending|PodsStarting|0 of 2 pods running|restarts=0||jobs=0/0/0/0/0" },
 	{ .name = "managedBy another controller: no action",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'managedBy':'kueue.x-k8s.io/multikueue'}",
 	  .runtime = "torch-gh200",
@@ -626,7 +626,7 @@ static const struct plan_case cases[] = {
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
 	            "running','restartCount':0,'observedGeneration':2," STARTED
-	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	            "," JOBS(1, 1, 0, 0) ",'conditions':[]}",
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
 	  .n_pods = 2,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
@@ -635,7 +635,7 @@ static const struct plan_case cases[] = {
 	            "spec.activeDeadlineSeconds (3600 s)" },
 	  .want_status =
 	          "Failed|DeadlineExceeded|the job ran longer than spec.activeDeadlineSeconds "
-	          "(3600 s)|restarts=0|Failed=DeadlineExceeded|jobs=2/2/0/0/0",
+	          "(3600 s)|restarts=0|Failed=DeadlineExceeded|jobs=1/1/0/0/0",
 	  .want_deadline = NOW },
 	{ .name = "activeDeadlineSeconds not yet passed: the deadline is written, the pods are "
 	          "warned (100 s left, within the default 300 s), look again at the deadline",
@@ -644,13 +644,13 @@ static const struct plan_case cases[] = {
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
 	            "running','restartCount':0,'observedGeneration':2," STARTED
-	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	            "," JOBS(1, 1, 0, 0) ",'conditions':[]}",
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
 	  .n_pods = 2,
 	  .want = { "0 PatchPod vit-node-0-0-a0", "0 PatchPod vit-node-0-1-a0", "1 PatchStatus vit",
 	            "1 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:01:40Z: its "
 	            "pods have the deadline in /etc/trainjob/deadline" },
-	  .want_status = "Running|AllPodsRunning|2 of 2 pods running|restarts=0||jobs=2/2/0/0/0",
+	  .want_status = "Running|AllPodsRunning|2 of 2 pods running|restarts=0||jobs=1/1/0/0/0",
 	  .want_requeue = 100,
 	  .want_deadline = NOW + 100 },
 	{ .name = "pods of another owner are ignored; a rank the job does not have is deleted",
@@ -672,7 +672,7 @@ static const struct plan_case cases[] = {
 	  .pods = { RUNNING_A(0, 1, "gh200-1") },
 	  .n_pods = 1,
 	  .want = { NULL },
-	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=4/4/0/0/0",
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=1/1/0/0/0",
 	  .want_requeue = 1 },
 };
 
@@ -737,7 +737,7 @@ static const struct plan_case fault_cases[] = {
 	            "replacing all workers in 10 s (infrastructure restart 1 of 10)" },
 	  .want_status =
 	          "Restarting|Evicted|rank 1 on node gh200-2 failed (Evicted); replacing "
-	          "all workers in 10 s (infrastructure restart 1 of 10)|restarts=1||jobs=3/3/0/1/0",
+	          "all workers in 10 s (infrastructure restart 1 of 10)|restarts=1||jobs=0/0/0/1/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "Evicted",
 	  .want_infra = 1 },
@@ -758,7 +758,7 @@ static const struct plan_case fault_cases[] = {
 	            "restart 1 of 10)" },
 	  .want_status = "Restarting|Preempted|rank 2 on node gh200-3 failed "
 	                 "(PreemptionByScheduler); replacing all workers in 10 s (infrastructure "
-	                 "restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
+	                 "restart 1 of 10)|restarts=1||jobs=1/0/0/0/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "Preempted",
 	  .want_infra = 1 },
@@ -779,7 +779,7 @@ static const struct plan_case fault_cases[] = {
 	            "restart 1 of 10)" },
 	  .want_status = "Restarting|Evicted|rank 3 on node gh200-4 failed "
 	                 "(EvictionByEvictionAPI); replacing that worker in 10 s (infrastructure "
-	                 "restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
+	                 "restart 1 of 10)|restarts=1||jobs=1/0/0/0/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "Evicted",
 	  .want_infra = 1 },
@@ -791,7 +791,7 @@ static const struct plan_case fault_cases[] = {
 	  FOUR_NODES(NODE_OK("gh200-1"), { "gh200-2", TJ_COND_FALSE, 20 }, NODE_OK("gh200-3"),
 	             NODE_OK("gh200-4")),
 	  .want = { NULL },
-	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=4/4/0/0/0",
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=1/1/0/0/0",
 	  .want_requeue = 40 },
 	{ .name = "a node NotReady past the grace period: the gang replaced, its pod "
 	          "force-deleted",
@@ -807,7 +807,7 @@ static const struct plan_case fault_cases[] = {
 	            "restart 1 of 10)" },
 	  .want_status = "Restarting|NodeNotReady|rank 1 on node gh200-2 failed (NodeNotReady: "
 	                 "condition Ready is False); replacing all workers in 10 s (infrastructure "
-	                 "restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
+	                 "restart 1 of 10)|restarts=1||jobs=1/1/0/0/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "NodeNotReady",
 	  .want_infra = 1 },
@@ -825,7 +825,7 @@ static const struct plan_case fault_cases[] = {
 	            "restart 1 of 10)" },
 	  .want_status = "Restarting|NodeUnreachable|rank 2 on node gh200-3 failed "
 	                 "(NodeUnreachable: condition Ready is Unknown); replacing that worker in "
-	                 "10 s (infrastructure restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
+	                 "10 s (infrastructure restart 1 of 10)|restarts=1||jobs=1/1/0/0/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "NodeUnreachable",
 	  .want_infra = 1 },
@@ -844,7 +844,7 @@ static const struct plan_case fault_cases[] = {
 	            "10)" },
 	  .want_status = "Restarting|NodeDeleted|rank 3 on node gh200-4 failed (NodeDeleted: the "
 	                 "node was deleted); replacing all workers in 10 s (infrastructure restart "
-	                 "1 of 10)|restarts=1||jobs=4/4/0/0/0",
+	                 "1 of 10)|restarts=1||jobs=1/1/0/0/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "NodeDeleted",
 	  .want_infra = 1 },
@@ -863,7 +863,7 @@ static const struct plan_case fault_cases[] = {
 	            "(infrastructure restart 1 of 10)" },
 	  .want_status = "Restarting|GPUUnhealthy|rank 0 on node gh200-1 failed (GPUUnhealthy: "
 	                 "taint nvidia.com/gpu.unhealthy); replacing all workers in 10 s "
-	                 "(infrastructure restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
+	                 "(infrastructure restart 1 of 10)|restarts=1||jobs=1/1/0/0/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "GPUUnhealthy",
 	  .want_infra = 1 },
@@ -886,7 +886,7 @@ static const struct plan_case fault_cases[] = {
 	            "(infrastructure restart 1 of 10)" },
 	  .want_status = "Restarting|GPUUnhealthy|rank 1 on node gh200-2 failed (exit code 127, "
 	                 "GPUUnhealthy: condition XidError is True); replacing all workers in 10 s "
-	                 "(infrastructure restart 1 of 10)|restarts=1||jobs=3/3/0/1/0",
+	                 "(infrastructure restart 1 of 10)|restarts=1||jobs=0/0/0/1/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "GPUUnhealthy",
 	  .want_infra = 1 },
@@ -900,7 +900,7 @@ static const struct plan_case fault_cases[] = {
 	          { "gh200-3", TJ_COND_TRUE, 3600, NULL, "node.kubernetes.io/unschedulable", true },
 	          NODE_OK("gh200-4")),
 	  .want = { NULL },
-	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=4/4/0/0/0" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=1/1/0/0/0" },
 	{ .name = "a cordon with a fault condition: NodeCordonedForFault",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -918,7 +918,7 @@ static const struct plan_case fault_cases[] = {
 	  .want_status = "Restarting|NodeCordonedForFault|rank 2 on node gh200-3 failed "
 	                 "(NodeCordonedForFault: cordoned, condition KernelDeadlock is True); "
 	                 "replacing all workers in 10 s (infrastructure restart 1 of "
-	                 "10)|restarts=1||jobs=4/4/0/0/0",
+	                 "10)|restarts=1||jobs=1/1/0/0/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "NodeCordonedForFault",
 	  .want_infra = 1 },
@@ -936,7 +936,7 @@ static const struct plan_case fault_cases[] = {
 	            "restart 1 of 10)" },
 	  .want_status = "Restarting|NodeNotReady|rank 1 on node gh200-2 failed (NodeNotReady: "
 	                 "condition Ready is False); replacing all workers in 10 s (infrastructure "
-	                 "restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
+	                 "restart 1 of 10)|restarts=1||jobs=1/1/0/0/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "NodeNotReady",
 	  .want_infra = 1 },
@@ -955,10 +955,10 @@ static const struct plan_case fault_cases[] = {
 	            "1 Event Warning Failed: PermanentFailure: rank 1 on node gh200-2 failed (exit "
 	            "code 127, Error); exit code 127 is permanent "
 	            "(failurePolicy.permanentExitCodes), so the job is not restarted" },
-	  .want_status = "Failed|PermanentFailure|rank 1 on node gh200-2 failed (exit code 127, "
-	                 "Error); exit code 127 is permanent (failurePolicy.permanentExitCodes), "
-	                 "so the job is not restarted|restarts=0|Failed=PermanentFailure|jobs=3/3/"
-	                 "0/1/0" },
+	  .want_status =
+	          "Failed|PermanentFailure|rank 1 on node gh200-2 failed (exit code 127, "
+	          "Error); exit code 127 is permanent (failurePolicy.permanentExitCodes), "
+	          "so the job is not restarted|restarts=0|Failed=PermanentFailure|jobs=0/0/0/1/0" },
 	{ .name = "without permanent exit codes or backoff, 127 restarts at once",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -975,7 +975,7 @@ static const struct plan_case fault_cases[] = {
 	            "Error); replacing all workers (restart 1 of 3)" },
 	  .want_status =
 	          "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 127, "
-	          "Error); replacing all workers (restart 1 of 3)|restarts=1||jobs=3/3/0/1/0",
+	          "Error); replacing all workers (restart 1 of 3)|restarts=1||jobs=0/0/0/1/0",
 	  .want_restart_reason = "WorkerFailed" },
 	{ .name = "a restart waits for its backoff, counted from the failure in the status",
 	  .spec = SPEC4,
@@ -1027,14 +1027,14 @@ static const struct plan_case fault_cases[] = {
 	  FOUR_NODES(NODE_OK("gh200-1"), { "gh200-2", TJ_COND_UNKNOWN, 90 }, NODE_OK("gh200-3"),
 	             NODE_OK("gh200-4")),
 	  .want = { "0 DeletePod vit-node-0-1-a0 (force)", "1 PatchStatus vit" },
-	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=3/3/0/0/0" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=1/0/0/0/0" },
 	{ .name = "a finished job still frees a pod stuck on a deleted node",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Complete','reason':'AllPodsSucceeded','message':'all 4 pods "
 	            "succeeded','restartCount':0,'observedGeneration':2," STARTED
 	            ",'completionTime':'2026-11-29T11:30:00Z'," JOBS(
-	                    0, 0, 4, 0) ",'conditions':[{'type':'Complete','status':'True','reason'"
+	                    0, 0, 1, 0) ",'conditions':[{'type':'Complete','status':'True','reason'"
 	                                ":'AllPodsSucceeded','message':'all 4 pods "
 	                                "succeeded','lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
 	  .pods = { SUCCEEDED(0, "gh200-1"),
@@ -1047,14 +1047,14 @@ static const struct plan_case fault_cases[] = {
 	             NODE_OK("gh200-4")),
 	  .want = { "0 DeletePod vit-node-0-3-a0 (force)" },
 	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
-	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/1/0/0" },
 };
 
 /* A job running attempt `restarts`, `infra` of its restarts the infrastructure's. */
 #define RESTARTED_RUNNING(restarts, infra)                                                         \
 	"{'state':'Running','reason':'AllPodsRunning','message':'4 of 4 pods running',"            \
 	"'restartCount':" #restarts ",'infrastructureRestarts':" #infra                            \
-	",'observedGeneration':2," STARTED "," JOBS(4, 4, 0, 0) ",'conditions':[]}"
+	",'observedGeneration':2," STARTED "," JOBS(1, 1, 0, 0) ",'conditions':[]}"
 
 /* The two budgets (reconcilers/budget.h) as the planner applies them. */
 static const struct plan_case budget_cases[] = {
@@ -1076,7 +1076,7 @@ static const struct plan_case budget_cases[] = {
 	  .want_status = "Failed|ReachedMaxInfrastructureRestarts|rank 3 on node gh200-4 failed "
 	                 "(NodeDeleted: the node was deleted); the infrastructure restart budget "
 	                 "of 10 (failurePolicy.maxInfrastructureRestarts) is "
-	                 "spent|restarts=10|Failed=ReachedMaxInfrastructureRestarts|jobs=4/4/0/0/0",
+	                 "spent|restarts=10|Failed=ReachedMaxInfrastructureRestarts|jobs=1/1/0/0/0",
 	  .want_infra = 10 },
 	{ .name = "a failure of its own after infrastructure restarts: the first of the job's "
 	          "budget",
@@ -1096,7 +1096,7 @@ static const struct plan_case budget_cases[] = {
 	            "Error); replacing all workers in 80 s (restart 1 of 3)" },
 	  .want_status = "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 1, "
 	                 "Error); replacing all workers in 80 s (restart 1 of "
-	                 "3)|restarts=4||jobs=3/3/0/1/0",
+	                 "3)|restarts=4||jobs=0/0/0/1/0",
 	  .want_requeue = 80,
 	  .want_restart_reason = "WorkerFailed",
 	  .want_infra = 3 },
@@ -1114,7 +1114,7 @@ static const struct plan_case budget_cases[] = {
 	            "restart 1 of 10)" },
 	  .want_status = "Restarting|NodeNotReady|rank 1 on node gh200-2 failed (NodeNotReady: "
 	                 "condition Ready is False); replacing all workers in 10 s (infrastructure "
-	                 "restart 1 of 10)|restarts=1||jobs=4/4/0/0/0",
+	                 "restart 1 of 10)|restarts=1||jobs=1/1/0/0/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "NodeNotReady",
 	  .want_infra = 1 },
@@ -1140,7 +1140,7 @@ static const struct plan_case budget_cases[] = {
 	"{'state':'Complete','reason':'AllPodsSucceeded','message':'all 4 pods "                   \
 	"succeeded','restartCount':0,'observedGeneration':2," STARTED ",'completionTime':'" t      \
 	"'," JOBS(                                                                                 \
-	        0, 0, 4,                                                                           \
+	        0, 0, 1,                                                                           \
 	        0) ",'conditions':[{'type':'Complete','status':'True','reason':"                   \
 	           "'AllPodsSucceeded','message':'all 4 pods succeeded','lastTransitionTime':'" t  \
 	           "'}]}"
@@ -1182,7 +1182,7 @@ static const struct plan_case retention_cases[] = {
 	            "epoch 3\nRuntimeError: CUDA out of memory" },
 	  .want_status = "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 1, "
 	                 "Error); replacing all workers in 10 s (restart 1 of 3)|restarts=1||"
-	                 "jobs=3/3/0/1/0",
+	                 "jobs=0/0/0/1/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "WorkerFailed" },
 	{ .name = "a spent budget: the log ends up in the Failed event",
@@ -1207,7 +1207,7 @@ static const struct plan_case retention_cases[] = {
 	            "bad config" },
 	  .want_status = "Failed|ReachedMaxRestarts|rank 3 on node gh200-4 failed (exit code 2, "
 	                 "Error); the restart budget of 0 is spent|restarts=0|"
-	                 "Failed=ReachedMaxRestarts|jobs=3/3/0/1/0" },
+	                 "Failed=ReachedMaxRestarts|jobs=0/0/0/1/0" },
 	{ .name = "a failed pod not relabelled yet blocks its rank; the others get their pods",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -1240,7 +1240,7 @@ static const struct plan_case retention_cases[] = {
 	            RUNNING_SINCE(2, "gh200-3", 120), RUNNING_SINCE(3, "gh200-4", 120) },
 	  .n_pods = 5,
 	  .want = { "0 PatchStatus vit", "0 Event Normal Running: 4 of 4 pods running" },
-	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=4/4/0/0/0",
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=1/1/0/0/0",
 	  .want_requeue = 200 },
 	{ .name = "a kept pod goes once the new attempt has run for the grace",
 	  .spec = SPEC4,
@@ -1251,7 +1251,7 @@ static const struct plan_case retention_cases[] = {
 	  .n_pods = 5,
 	  .want = { "0 DeletePod vit-node-0-1-a0", "1 PatchStatus vit",
 	            "1 Event Normal Running: 4 of 4 pods running" },
-	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=4/4/0/0/0" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=1/1/0/0/0" },
 	{ .name = "a kept pod on a deleted node is force-deleted",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -1263,7 +1263,7 @@ static const struct plan_case retention_cases[] = {
 	             NODE_OK("gh200-4")),
 	  .want = { "0 DeletePod vit-node-0-1-a0 (force)", "1 PatchStatus vit",
 	            "1 Event Normal Running: 4 of 4 pods running" },
-	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=4/4/0/0/0" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=1/1/0/0/0" },
 	{ .name = "a finished job within its TTL keeps everything and looks again when it ends",
 	  .spec = SPEC4,
 	  .runtime_json = RUNTIME_TTL,
@@ -1272,7 +1272,7 @@ static const struct plan_case retention_cases[] = {
 	  .n_pods = 4,
 	  .want = { NULL },
 	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
-	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0",
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/1/0/0",
 	  .want_requeue = 480 },
 	{ .name = "past its TTL a finished job's pods and Service go; its status stays",
 	  .spec = SPEC4,
@@ -1286,7 +1286,7 @@ static const struct plan_case retention_cases[] = {
 	            "1 Event Normal CleanedUp: ttlSecondsAfterFinished (600 s) passed: the job's "
 	            "pods and Service are deleted; the TrainJob keeps its status" },
 	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
-	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/1/0/0" },
 	{ .name = "a cleaned-up job keeps its counts and writes nothing more",
 	  .spec = SPEC4,
 	  .runtime_json = RUNTIME_TTL,
@@ -1294,13 +1294,13 @@ static const struct plan_case retention_cases[] = {
 	          "{'state':'Complete','reason':'AllPodsSucceeded','message':'all 4 pods "
 	          "succeeded','restartCount':0,'observedGeneration':2," STARTED
 	          ",'completionTime':'2026-11-29T11:50:00Z','cleanupTime':'2026-11-29T11:59:00Z'"
-	          "," JOBS(0, 0, 4, 0) ",'conditions':[{'type':'Complete','status':'True','reason':"
+	          "," JOBS(0, 0, 1, 0) ",'conditions':[{'type':'Complete','status':'True','reason':"
 	                               "'AllPodsSucceeded','message':'all 4 pods "
 	                               "succeeded','lastTransitionTime':"
 	                               "'2026-11-29T11:50:00Z'}]}",
 	  .want = { NULL },
 	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
-	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/1/0/0" },
 	{ .name = "a job that finishes now waits for its status before its TTL of 0",
 	  .spec = SPEC4,
 	  .runtime_json = RUNTIME_TTL0,
@@ -1309,7 +1309,7 @@ static const struct plan_case retention_cases[] = {
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit", "0 Event Normal Completed: all 4 pods succeeded" },
 	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
-	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0",
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/1/0/0",
 	  .want_requeue = 1 },
 	{ .name = "a TTL of 0 in the JobSet template: the pods go at the next plan",
 	  .spec = SPEC4,
@@ -1323,7 +1323,7 @@ static const struct plan_case retention_cases[] = {
 	            "1 Event Normal CleanedUp: ttlSecondsAfterFinished (0 s) passed: the job's "
 	            "pods and Service are deleted; the TrainJob keeps its status" },
 	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
-	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/4/0/0" },
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/1/0/0" },
 };
 
 struct fixture {
@@ -1454,8 +1454,8 @@ static void summarize(const struct tj_trainjob_status *s, char *buf, size_t size
 		         tj_condition_type_name(s->conditions[i].type), s->conditions[i].reason);
 	}
 	if (s->has_jobs_status)
-		snprintf(jobs, sizeof(jobs), "%d/%d/%d/%d/%d", s->jobs.active, s->jobs.ready,
-		         s->jobs.succeeded, s->jobs.failed, s->jobs.suspended);
+		snprintf(jobs, sizeof(jobs), "%d/%d/%d/%d/%d", s->jobs[0].active, s->jobs[0].ready,
+		         s->jobs[0].succeeded, s->jobs[0].failed, s->jobs[0].suspended);
 	snprintf(buf, size, "%s|%s|%s|restarts=%d|%s|jobs=%s", tj_state_name(s->state), s->reason,
 	         s->message, s->restart_count, conds, jobs);
 }
@@ -1780,7 +1780,7 @@ static const struct plan_case admission_cases[] = {
 	            "1 Event Normal Admitted: 4 pods pinned to gh200-5, gh200-6, gh200-7, gh200-8",
 	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
 	            "torch-gh200" },
-	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=4/0/0/0/0" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=1/0/0/0/0" },
 	{ .name = "an admission for fewer pods than are missing is no admission",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -1813,7 +1813,7 @@ static const struct plan_case admission_cases[] = {
 	  .want = { "0 PatchStatus vit", "0 Event Warning Unschedulable: rank 3: 0/8 nodes are "
 	                                 "available: 1 Insufficient nvidia.com/gpu." },
 	  .want_status = "Pending|Unschedulable|rank 3: 0/8 nodes are available: 1 Insufficient "
-	                 "nvidia.com/gpu.|restarts=0||jobs=4/3/0/0/0",
+	                 "nvidia.com/gpu.|restarts=0||jobs=1/0/0/0/0",
 	  .want_requeue = 50 },
 	{ .name = "a pinned pod unschedulable past the timeout gives the whole gang back",
 	  .spec = SPEC4,
@@ -1834,7 +1834,7 @@ static const struct plan_case admission_cases[] = {
 	            "back and waits for admission again" },
 	  .want_status = "Queued|Resources|rank 3 could not be scheduled on its node within 60 s "
 	                 "(node(s) didn't match Pod's node affinity); the gang was given back and "
-	                 "waits for admission again|restarts=0||jobs=4/3/0/0/0" },
+	                 "waits for admission again|restarts=0||jobs=1/0/0/0/0" },
 	{ .name = "a restart's replacements wait in the queue as Restarting, ahead of the rest",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -1885,8 +1885,8 @@ static const struct tj_walltime_policy walltime_1h = {
 #define RUNNING2_UNTIL(deadline)                                                                   \
 	"{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "                     \
 	"running','restartCount':0,'observedGeneration':2," STARTED ",'deadline':'" deadline       \
-	"'," JOBS(2, 2, 0, 0) ",'conditions':[]}"
-#define RUNNING2 "Running|AllPodsRunning|2 of 2 pods running|restarts=0||jobs=2/2/0/0/0"
+	"'," JOBS(1, 1, 0, 0) ",'conditions':[]}"
+#define RUNNING2 "Running|AllPodsRunning|2 of 2 pods running|restarts=0||jobs=1/1/0/0/0"
 #define WARNED(r, node, deadline)                                                                  \
 	{                                                                                          \
 		r, 0, TJ_POD_RUNNING, true, node, false, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, \
@@ -1955,10 +1955,10 @@ static const struct plan_case deadline_cases[] = {
 	            "1 Event Warning Failed: DeadlineExceeded: the job ran longer than its "
 	            "walltime of 1h (3600 s), the defaultWalltime of GPU class gh200 for jobs "
 	            "without spec.activeDeadlineSeconds" },
-	  .want_status = "Failed|DeadlineExceeded|the job ran longer than its walltime of 1h (3600 "
-	                 "s), the defaultWalltime of GPU class gh200 for jobs without "
-	                 "spec.activeDeadlineSeconds|restarts=0|Failed=DeadlineExceeded|jobs=2/2/"
-	                 "0/0/0",
+	  .want_status =
+	          "Failed|DeadlineExceeded|the job ran longer than its walltime of 1h (3600 "
+	          "s), the defaultWalltime of GPU class gh200 for jobs without "
+	          "spec.activeDeadlineSeconds|restarts=0|Failed=DeadlineExceeded|jobs=1/1/0/0/0",
 	  .want_deadline = NOW },
 	{ .name = "a job started before status.deadline existed gets it from its start",
 	  .spec = SPEC2,
@@ -1966,7 +1966,7 @@ static const struct plan_case deadline_cases[] = {
 	  .walltime = &walltime_1h,
 	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
 	            "running','restartCount':0,'observedGeneration':2,'startTime':'2026-11-29T11:"
-	            "30:00Z'," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	            "30:00Z'," JOBS(1, 1, 0, 0) ",'conditions':[]}",
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
 	  .n_pods = 2,
 	  .want = { "0 PatchStatus vit" },
@@ -1984,7 +1984,7 @@ static const struct plan_case deadline_cases[] = {
 	            "1 Event Warning Failed: DeadlineExceeded: the job ran past its deadline "
 	            "(status.deadline 2026-11-29T11:59:00Z)" },
 	  .want_status = "Failed|DeadlineExceeded|the job ran past its deadline (status.deadline "
-	                 "2026-11-29T11:59:00Z)|restarts=0|Failed=DeadlineExceeded|jobs=2/2/0/0/0",
+	                 "2026-11-29T11:59:00Z)|restarts=0|Failed=DeadlineExceeded|jobs=1/1/0/0/0",
 	  .want_deadline = NOW - 60 },
 	{ .name = "the warning is not due yet: look again when it is",
 	  .spec = SPEC2,
@@ -2004,7 +2004,7 @@ static const struct plan_case deadline_cases[] = {
 	  .walltime = &walltime_1h,
 	  .status = "{'state':'Running','reason':'PodsCompleting','message':'2 of 3 pods running, "
 	            "1 succeeded','restartCount':0,'observedGeneration':2," STARTED
-	            ",'deadline':'2026-11-29T12:02:00Z'," JOBS(2, 2, 1, 0) ",'conditions':[]}",
+	            ",'deadline':'2026-11-29T12:02:00Z'," JOBS(1, 1, 0, 0) ",'conditions':[]}",
 	  .pods = { WARNED(0, "gh200-1", NOW + 120), RUNNING(1, "gh200-2"),
 	            SUCCEEDED(2, "gh200-3") },
 	  .n_pods = 3,
@@ -2012,7 +2012,7 @@ static const struct plan_case deadline_cases[] = {
 	            "0 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:02:00Z: its "
 	            "pods have the deadline in /etc/trainjob/deadline" },
 	  .want_status = "Running|PodsCompleting|2 of 3 pods running, 1 "
-	                 "succeeded|restarts=0||jobs=2/2/1/0/0",
+	                 "succeeded|restarts=0||jobs=1/1/0/0/0",
 	  .want_requeue = 120,
 	  .want_deadline = NOW + 120 },
 	{ .name = "every pod shows the deadline: nothing to write, look again at the deadline",
@@ -2079,7 +2079,7 @@ static const struct plan_case deadline_cases[] = {
 	  .walltime = &walltime_1h,
 	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods running',"
 	            "'restartCount':0,'observedGeneration':2," STARTED
-	            ",'deadline':'2026-11-29T12:50:00Z'," JOBS(4, 0, 0, 0) ",'conditions':[]}",
+	            ",'deadline':'2026-11-29T12:50:00Z'," JOBS(1, 0, 0, 0) ",'conditions':[]}",
 	  .pods = { PINNED_UNSCHEDULABLE(0, "0/8 nodes are available", 61), PENDING(1), PENDING(2),
 	            PENDING(3) },
 	  .n_pods = 4,
@@ -2087,7 +2087,7 @@ static const struct plan_case deadline_cases[] = {
 	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
 	            "0 DeletePod vit-node-0-2-a0", "0 DeletePod vit-node-0-3-a0",
 	            "1 PatchStatus vit", "1 Event Warning GangReleased: " GIVEN_BACK },
-	  .want_status = "Queued|Resources|" GIVEN_BACK "|restarts=0||jobs=4/0/0/0/0",
+	  .want_status = "Queued|Resources|" GIVEN_BACK "|restarts=0||jobs=1/0/0/0/0",
 	  .want_requeue = 2700 },
 	{ .name = "defaultWalltime: a sleep as long as the default walltime is refused",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'command':['sh','-c','python "
@@ -2171,7 +2171,7 @@ static const struct body_case bodies[] = {
 	  "','exitCode':1,'message':null},"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'expectedStartTime':null,'"
 	  "deadline':null,'cleanupTime':null,'queuePosition':null,'observedGeneration':2,"
-	  "'jobsStatus':[{'name':'node','active':3,'ready':3,'succeeded':0,'failed':1,'suspended':"
+	  "'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':0,'failed':1,'suspended':"
 	  "0}],"
 	  "'conditions':[]}}" },
 	{ "every pod succeeded",
@@ -2182,7 +2182,7 @@ static const struct body_case bodies[] = {
 	  "','expectedStartTime':null,'deadline':null,'cleanupTime':null,'queuePosition':null,'"
 	  "observedGeneration':"
 	  "2,"
-	  "'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':4,'failed':0,'suspended':"
+	  "'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':1,'failed':0,'suspended':"
 	  "0}],"
 	  "'conditions':[{'type':'Complete','status':'True','reason':'AllPodsSucceeded',"
 	  "'message':'all 4 pods succeeded','lastTransitionTime':'" NOW_S "'}]}}" },
@@ -2191,8 +2191,8 @@ static const struct body_case bodies[] = {
 	  "'message':'TrainJob is suspended','restartCount':0,'lastFailure':null,"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'expectedStartTime':null,'"
 	  "deadline':null,'cleanupTime':null,'queuePosition':null,'observedGeneration':2,"
-	  "'jobsStatus':[{'name':'node','active':3,'ready':3,'succeeded':1,'failed':0,'suspended':"
-	  "4}],"
+	  "'jobsStatus':[{'name':'node','active':0,'ready':0,'succeeded':0,'failed':0,'suspended':"
+	  "1}],"
 	  "'conditions':[{'type':'Suspended','status':'True','reason':'Suspended',"
 	  "'message':'TrainJob is suspended','lastTransitionTime':'" NOW_S "'}]}}" },
 	{ "resume removes",
@@ -2204,7 +2204,7 @@ static const struct body_case bodies[] = {
 	  "queuePosition':null,'"
 	  "observedGeneration'"
 	  ":2,'jobsStatus':[{'name':'node','active':0,"
-	  "'ready':0,'succeeded':0,'failed':1,'suspended':0}],'conditions':[]}}" },
+	  "'ready':0,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
 };
 
 /* A node failure: lastFailure names the node's reason and has no exit code. */
@@ -2219,8 +2219,8 @@ static const struct body_case fault_bodies[] = {
 	  "'completionTime':null,'expectedStartTime':null,'deadline':null,'cleanupTime':null,'"
 	  "queuePosition':null,'"
 	  "observedGeneration'"
-	  ":2,'jobsStatus':[{'name':'node','active':4,"
-	  "'ready':4,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
+	  ":2,'jobsStatus':[{'name':'node','active':1,"
+	  "'ready':1,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
 	{ "a permanent exit code",
 	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Failed','reason':"
 	  "'PermanentFailure','message':'rank 1 on node gh200-2 failed (exit code 127, Error); "
@@ -2229,7 +2229,7 @@ static const struct body_case fault_bodies[] = {
 	  "'vit-node-0-1-a0','reason':'Error','time':'" NOW_S "','exitCode':127,'message':null},"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':'" NOW_S
 	  "','expectedStartTime':null,'deadline':null,'cleanupTime':null,'queuePosition':null,"
-	  "'observedGeneration':2,'jobsStatus':[{'name':'node','active':3,'ready':3,"
+	  "'observedGeneration':2,'jobsStatus':[{'name':'node','active':0,'ready':0,"
 	  "'succeeded':0,'failed':1,'suspended':0}],'conditions':[{'type':'Failed','status':"
 	  "'True','reason':'PermanentFailure','message':'rank 1 on node gh200-2 failed (exit "
 	  "code 127, Error); exit code 127 is permanent (failurePolicy.permanentExitCodes), so "

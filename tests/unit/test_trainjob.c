@@ -108,11 +108,11 @@ static void test_projection(void **state)
 	assert_int_equal(job->status.completion_time, 1795947600 - 3600);
 	assert_int_equal(job->status.observed_generation, 3);
 	assert_true(job->status.has_jobs_status);
-	assert_int_equal(job->status.jobs.active, 1);
-	assert_int_equal(job->status.jobs.ready, 2);
-	assert_int_equal(job->status.jobs.succeeded, 3);
-	assert_int_equal(job->status.jobs.failed, 4);
-	assert_int_equal(job->status.jobs.suspended, 5);
+	assert_int_equal(job->status.jobs[0].active, 1);
+	assert_int_equal(job->status.jobs[0].ready, 2);
+	assert_int_equal(job->status.jobs[0].succeeded, 3);
+	assert_int_equal(job->status.jobs[0].failed, 4);
+	assert_int_equal(job->status.jobs[0].suspended, 5);
 	/* Types we do not own are dropped; Unknown or False reads as false. */
 	assert_int_equal(job->status.n_conditions, 2);
 	assert_int_equal(job->status.conditions[0].type, TJ_CONDITION_SUSPENDED);
@@ -326,7 +326,9 @@ static void test_status_round_trip(void **state)
 	s.cleanup_time = 1795946460;
 	s.observed_generation = 4;
 	s.has_jobs_status = true;
-	s.jobs = (struct tj_jobs_status){ 1, 2, 3, 4, 5 };
+	s.jobs[0] = (struct tj_jobs_status){ "node", 1, 2, 3, 4, 5 };
+	s.jobs[1] = (struct tj_jobs_status){ "dataset-initializer", 0, 0, 1, 0, 0 };
+	s.n_jobs = 2;
 	s.n_conditions = 1;
 	s.conditions[0] = (struct tj_condition){ TJ_CONDITION_FAILED, true, "ReachedMaxRestarts",
 		                                 "rank 0 failed", 1795946401 };
@@ -340,7 +342,9 @@ static void test_status_round_trip(void **state)
 	           "null,'deadline':'2026-11-29T11:00:00Z','cleanupTime':'2026-11-29T10:01:00Z',"
 	           "'queuePosition':null,"
 	           "'observedGeneration':4,'jobsStatus':[{'name':'node','active':1,'ready':2,"
-	           "'succeeded':3,'failed':4,'suspended':5}],'conditions':[{'type':'Failed',"
+	           "'succeeded':3,'failed':4,'suspended':5},{'name':'dataset-initializer',"
+	           "'active':0,'ready':0,'succeeded':1,'failed':0,'suspended':0}],'conditions':[{'"
+	           "type':'Failed',"
 	           "'status':'True','reason':'ReachedMaxRestarts','message':'rank 0 failed',"
 	           "'lastTransitionTime':'2026-11-29T10:00:01Z'}]}");
 	tj_trainjob_status_from_json(j, &back);
@@ -348,7 +352,10 @@ static void test_status_round_trip(void **state)
 	back.deadline = 0;
 	assert_false(tj_trainjob_status_equal(&s, &back));
 	back.deadline = s.deadline;
-	back.jobs.ready = 9;
+	back.jobs[1].ready = 9;
+	assert_false(tj_trainjob_status_equal(&s, &back));
+	back.jobs[1].ready = 0;
+	back.n_jobs = 1;
 	assert_false(tj_trainjob_status_equal(&s, &back));
 	tj_trainjob_status_from_json(j, &back);
 	back.last_failure.message[0] = '\0';
