@@ -143,10 +143,12 @@ static int render_job(cJSON *doc, const struct runtimes *rs, const struct tj_con
 		r = -ENOENT;
 		goto out;
 	}
-	r = tj_plan_trainjob(
-	        &(struct tj_plan_input){
-	                .job = job, .runtime = rt, .runtime_problem = &why, .config = config },
-	        &plan);
+	r = tj_plan_trainjob(&(struct tj_plan_input){ .job = job,
+	                                              .runtime = rt,
+	                                              .runtime_problem = &why,
+	                                              .config = config,
+	                                              .all_steps = true },
+	                     &plan);
 	if (r < 0)
 		goto out;
 	if (plan->status.state == TJ_STATE_FAILED) {
@@ -156,7 +158,8 @@ static int render_job(cJSON *doc, const struct runtimes *rs, const struct tj_con
 		goto out;
 	}
 	for (size_t i = 0; i < plan->n_actions; i++)
-		if (plan->actions[i].kind == TJ_ACTION_CREATE_SERVICE)
+		if (plan->actions[i].kind == TJ_ACTION_CREATE_SERVICE ||
+		    plan->actions[i].kind == TJ_ACTION_CREATE_OBJECT)
 			tj_yaml_print(out, plan->actions[i].object);
 	for (size_t i = 0; i < plan->n_actions; i++)
 		if (plan->actions[i].kind == TJ_ACTION_CREATE_POD)

@@ -11,6 +11,7 @@
 #include "reconcilers/planner.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,7 +214,9 @@ bool tj_planner_steps(struct planner *p, int max_restarts, bool *node_may_start)
 
 	*node_may_start = true;
 	if (rt->graph.error) {
-		tj_planner_fail(p, "InvalidRuntime", rt->graph.error);
+		snprintf(why, sizeof(why), "%s %s: %s", tj_runtime_kind_name(rt->kind), rt->name,
+		         rt->graph.error);
+		tj_planner_fail(p, "InvalidRuntime", why);
 		return true;
 	}
 	if (!g)

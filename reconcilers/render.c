@@ -826,7 +826,8 @@ static int set_labels(cJSON *meta, const char *job)
 
 	if (!labels || tj_json_set_string(labels, TJ_LABEL_TRAINJOB, job) < 0 ||
 	    tj_json_set_string(labels, TJ_LABEL_JOBSET_NAME, job) < 0 ||
-	    tj_json_set_string(labels, TJ_LABEL_REPLICATED_JOB, "node") < 0)
+	    tj_json_set_string(labels, TJ_LABEL_REPLICATED_JOB, "node") < 0 ||
+	    tj_json_set_string(labels, TJ_LABEL_JOB_INDEX, "0") < 0)
 		return -ENOMEM;
 	return 0;
 }

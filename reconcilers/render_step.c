@@ -137,16 +137,23 @@ int tj_render_step_pod(const struct tj_trainjob *job, const struct tj_step *step
 		cJSON_Delete(spec);
 		goto out;
 	}
-	pod = cJSON_CreateObject();
-	if (!pod || tj_json_set_string(pod, "apiVersion", "v1") < 0 ||
-	    tj_json_set_string(pod, "kind", "Pod") < 0 || tj_json_set(pod, "spec", spec) < 0)
-		goto out;
 	meta = cJSON_DetachItemFromObjectCaseSensitive(tmpl, "metadata");
 	if (!cJSON_IsObject(meta)) {
 		cJSON_Delete(meta);
 		meta = cJSON_CreateObject();
 	}
-	if (tj_json_set(pod, "metadata", meta) < 0)
+	pod = cJSON_CreateObject();
+	if (!pod || tj_json_set_string(pod, "apiVersion", "v1") < 0 ||
+	    tj_json_set_string(pod, "kind", "Pod") < 0) {
+		cJSON_Delete(spec);
+		cJSON_Delete(meta);
+		goto out;
+	}
+	if (tj_json_set(pod, "metadata", meta) < 0) {
+		cJSON_Delete(spec);
+		goto out;
+	}
+	if (tj_json_set(pod, "spec", spec) < 0)
 		goto out;
 	tj_step_pod_name(job->name, step, slot, attempt, name);
 	if (tj_json_set_string(meta, "name", name) < 0 ||

@@ -307,10 +307,10 @@ int tj_step_of_pod(const struct tj_step_graph *g, const char *job, const char *p
 			continue;
 		p += sl + 1;
 		j = number_at(&p, '-');
-		k = j < 0 ? -1 : number_at(&p, 'a');
-		/* The attempt itself is the pod's label; the name must only end in digits. */
-		if (k < 0 || j >= s->replicas || k >= s->pods_per_job || !*p ||
-		    strspn(p, "0123456789") != strlen(p))
+		k = j < 0 ? -1 : number_at(&p, '-');
+		/* The attempt itself is the pod's label; the name must only end in "a<digits>". */
+		if (k < 0 || j >= s->replicas || k >= s->pods_per_job || *p != 'a' || !p[1] ||
+		    strspn(p + 1, "0123456789") != strlen(p + 1))
 			continue;
 		*ret_step = i;
 		*ret_slot = (int)(j * s->pods_per_job + k);
