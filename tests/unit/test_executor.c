@@ -18,6 +18,7 @@
 #include "controller/executor.h"
 #include "controller/write_gate.h"
 #include "fixtures.h"
+#include "kube/request.h"
 #include "kube/client.h"
 #include "scripted_server.h"
 
@@ -438,6 +439,84 @@ static void test_pod_patch_and_service_delete(void **state)
 	run_clear(&r);
 }
 
+/* CreateObject: an owned object goes to the collection of its kind, AlreadyExists is
+ * success, and a kind the executor does not create fails the write unsent. */
+static void test_create_object_by_kind(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST",
+		  .path = "/api/v1/namespaces/team-a/persistentvolumeclaims",
+		  .status = 201,
+		  .body = "{}" },
+		{ .method = "POST",
+		  .path = "/api/v1/namespaces/team-a/configmaps",
+		  .status = 409,
+		  .body = API_ERROR(409, "AlreadyExists", "configmap exists") },
+	};
+	const struct act acts[] = {
+		{ .kind = TJ_ACTION_CREATE_OBJECT,
+		  .name = "initializer-vit",
+		  .object = "{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{'name':"
+		            "'initializer-vit'}}" },
+		{ .kind = TJ_ACTION_CREATE_OBJECT,
+		  .name = "vit-hostfile",
+		  .object = "{'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':"
+		            "'vit-hostfile'}}" },
+		{ .kind = TJ_ACTION_CREATE_OBJECT,
+		  .stage = 1,
+		  .name = "vit",
+		  .object = "{'apiVersion':'apps/"
+		            "v1','kind':'Deployment','metadata':{'name':'vit'}}" },
+	};
+	struct run r = { 0 };
+	int i;
+
+	server_script(&fx->server, replies, 2);
+	start(fx, &r, acts, 3);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_equal(fx->server.n_seen, 2);
+	i = server_find(&fx->server, 0, "POST", "/api/v1/namespaces/team-a/persistentvolumeclaims");
+	assert_request_body(&fx->server, i,
+	                    "{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{'name':"
+	                    "'initializer-vit'}}");
+	assert_int_equal(r.res.objects_created, 1);
+	assert_int_not_equal(r.res.rc, 0);
+	assert_non_null(strstr(r.res.error, "CreateObject vit"));
+	run_clear(&r);
+}
+
+static void test_object_resources(void **state)
+{
+	static const struct {
+		const char *object;
+		const char *plural; /* NULL: not created */
+	} cases[] = {
+		{ "{'apiVersion':'v1','kind':'PersistentVolumeClaim'}", "persistentvolumeclaims" },
+		{ "{'apiVersion':'v1','kind':'Secret'}", "secrets" },
+		{ "{'apiVersion':'v1','kind':'ConfigMap'}", "configmaps" },
+		{ "{'apiVersion':'v1','kind':'Pod'}", NULL },
+		{ "{'apiVersion':'v2','kind':'Secret'}", NULL },
+		{ "{'kind':'Secret'}", NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *o = jlit(cases[i].object);
+		const struct tj_resource *res = tj_execute_object_resource(o);
+
+		if (cases[i].plural) {
+			assert_non_null(res);
+			assert_string_equal(res->plural, cases[i].plural);
+			assert_string_equal(res->group, "");
+			assert_true(res->namespaced);
+		} else {
+			assert_null(res);
+		}
+		cJSON_Delete(o);
+	}
+}
+
 static void test_status_conflict_stops_the_plan(void **state)
 {
 	struct fixture *fx = *state;
@@ -776,6 +855,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_status_conflict_stops_the_plan, setup,
 		                                teardown),
 		cmocka_unit_test(test_failed_create_ends_the_plan),
+		cmocka_unit_test_setup_teardown(test_create_object_by_kind, setup, teardown),
+		cmocka_unit_test(test_object_resources),
 		cmocka_unit_test_setup_teardown(test_deferrable_writes_wait_for_the_gate, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_a_burst_gets_its_pods_before_its_bookkeeping,
