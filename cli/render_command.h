@@ -1,7 +1,8 @@
 /* `trainjob-controller render`: the objects a TrainJob becomes, printed without a cluster. It
  * runs the controller's own planner on the TrainJob as if it were new (no status, no pods),
- * so the output is exactly what the controller would create first: the Service, then one
- * pod per rank, as a YAML stream. */
+ * so the output is what the controller creates: the Service and the PVCs of the runtime's
+ * volumeClaimPolicies, then the pods of every step (each step's dependsOn taken as met, so
+ * the whole graph shows at once), as a YAML stream. */
 #pragma once
 
 #include <stdio.h>

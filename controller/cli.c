@@ -314,8 +314,8 @@ static const struct command commands[] = {
 	  sizeof(render_options) / sizeof(render_options[0]),
 	  "Usage: {prog} render -f TRAINJOB.yaml [OPTION]...\n"
 	  "\n"
-	  "Prints, as a YAML stream, the Service and pods the controller would create for each\n"
-	  "TrainJob in the file, without a cluster.\n"
+	  "Prints, as a YAML stream, the Service, the PVCs and the pods of every step the\n"
+	  "controller would create for each TrainJob in the file, without a cluster.\n"
 	  "\n"
 	  "Options:\n" },
 };

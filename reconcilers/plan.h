@@ -67,6 +67,13 @@
  *   clock, is written only when the pods are created. NeverFits fails the job. A pinned pod
  *   that stays unschedulable for pin_timeout gives the whole gang back: every live pod of
  *   the attempt is deleted, the start time cleared, and the job queued again.
+ * - Steps (reconcilers/steps.h, plan_steps.c): the pods of the runtime's other replicated
+ *   jobs are created once their dependsOn (and startupPolicy InOrder) are met; the node
+ *   pods wait for theirs (state Pending, reason WaitingForSteps). A failed pod of a step is
+ *   a worker failure of the attempt, restarted or failed by the same rules. When the
+ *   runtime has steps besides node, its success policy decides Complete, and the pods
+ *   still running are deleted then. The PVCs of volumeClaimPolicies are posted
+ *   (CREATE_OBJECT) with every batch of pods, and mounted in them.
  * - state: Pending until every rank's pod runs (an Unschedulable pod's scheduler message in
  *   status.message), Running while every rank's pod runs or has succeeded (reason
  *   AllPodsRunning only while all of them run), Restarting from a restart until every pod

@@ -108,7 +108,12 @@ def test_torchtune_runtime_shares_its_pvc_between_initializers_and_trainer(contr
             "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
             "metadata": {"name": name},
             "spec": {"runtimeRef": {"name": "torchtune-llama3.2-1b"},
-                     "initializer": {"model": {"storageUri": "hf://meta-llama/Llama-3.2-1B", "secretRef": {"name": "hf-token"}}}},
+                     "initializer": {"model": {"storageUri": "hf://meta-llama/Llama-3.2-1B", "secretRef": {"name": "hf-token"}}},
+                     # The runtime names no GPU class of ours, so its 2 GPUs get no
+                     # toleration of the GPU nodes' taint: the job brings it, as on any
+                     # cluster whose GPU nodes are tainted.
+                     "podTemplateOverrides": [{"targetJobs": [{"name": "node"}], "spec": {"tolerations": [
+                         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}}]},
         }, "-n", namespace)
         final = wait_steps_in_order(namespace, name, ["dataset-initializer", "model-initializer"], 1)
 
