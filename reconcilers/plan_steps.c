@@ -141,7 +141,7 @@ static bool any_node_pod(const struct planner *p)
 static bool create_step(struct planner *p, size_t i)
 {
 	const struct tj_step *step = &p->in->runtime->graph.steps[i];
-	int n = tj_step_pods(&p->in->runtime->graph, i, p->num_nodes), created = 0;
+	int n = tj_step_pods(&p->in->runtime->graph, i, p->num_nodes);
 	struct tj_problem why = { "", "" };
 
 	for (int s = 0; s < n; s++) {
@@ -179,12 +179,30 @@ static bool create_step(struct planner *p, size_t i)
 		}
 		a->object = pod;
 		copy(a->name, sizeof(a->name), tj_json_string(pod, "metadata.name"));
-		created++;
 	}
-	if (created > 0)
-		tj_planner_event(p, false, "StepStarted", "creating %d pod%s of step %s", created,
-		                 created == 1 ? "" : "s", step->name);
 	return true;
+}
+
+/* Announces a step once its pods are seen: when the cache has pods of it but the recorded
+ * jobsStatus counts none of its Jobs. Told from what the status recorded rather than when
+ * the pods are created, so that a status patch lost to a conflict (and the events of its
+ * stage with it) is followed by the event all the same, and a repeated plan tells it once. */
+static void announce_step(struct planner *p, const struct tj_step *step,
+                          const struct tj_step_progress *prog)
+{
+	const struct tj_trainjob_status *old = &p->job->status;
+
+	if (prog->exist == 0 && prog->succeeded == 0)
+		return;
+	for (size_t i = 0; i < old->n_jobs; i++) {
+		const struct tj_jobs_status *j = &old->jobs[i];
+
+		if (strcmp(j->name, step->name) == 0 &&
+		    j->active + j->succeeded + j->failed + j->ready > 0)
+			return;
+	}
+	tj_planner_event(p, false, "StepStarted", "step %s started: %d of %d pods exist",
+	                 step->name, prog->exist, prog->pods);
 }
 
 /* The claims must be valid before the first pod exists. */
@@ -231,6 +249,9 @@ bool tj_planner_steps(struct planner *p, int max_restarts, bool *node_may_start)
 		return true;
 	}
 	progress_all(p, g, prog);
+	for (size_t i = 0; i < g->n; i++)
+		if (!is_node(&g->steps[i]))
+			announce_step(p, &g->steps[i], &prog[i]);
 	backing_off = tj_planner_backing_off(p);
 	for (size_t i = 0; i < g->n && !backing_off; i++) {
 		if (is_node(&g->steps[i]) ||

@@ -152,6 +152,11 @@ static int project_step(struct tj_step_graph *g, size_t i, const cJSON *rjob, si
 		return graph_error(g, msg);
 	}
 	s->pods_per_job = completions < parallelism ? completions : parallelism;
+	/* Kubeflow's plugins run the initializer and trainer steps as one Job, whatever the
+	 * runtime says of their replicas. */
+	if (strcmp(s->ancestor, "dataset-initializer") == 0 ||
+	    strcmp(s->ancestor, "model-initializer") == 0 || strcmp(s->ancestor, "trainer") == 0)
+		s->replicas = 1;
 	r = pod_template_of(rjob, max, &s->pod_template);
 	if (r < 0)
 		return r;

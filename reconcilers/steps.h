@@ -49,7 +49,7 @@ struct tj_step {
 	/* The Job template's label trainer.kubeflow.org/trainjob-ancestor-step, "" if none:
 	 * Kubeflow finds the initializer and trainer steps by it. */
 	char ancestor[TJ_STEP_NAME_MAX];
-	int replicas;     /* replicas, 1 if unset */
+	int replicas;     /* replicas, 1 if unset; 1 for Kubeflow's initializer and trainer */
 	int pods_per_job; /* parallelism (at most completions), 1 if unset */
 	struct tj_step_dep deps[TJ_MAX_STEP_DEPS];
 	size_t n_deps;

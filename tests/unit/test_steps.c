@@ -33,7 +33,7 @@ static void test_graph_projection(void **state)
 	        "'successPolicy':{'operator':'All','targetReplicatedJobs':['launcher']},"
 	        "'volumeClaimPolicies':[{'templates':[{'metadata':{'name':'a'},'spec':{}}]},"
 	        "{'templates':[{'metadata':{'name':'b'},'spec':{}}]}],"
-	        "'replicatedJobs':[{'name':'init','template':{'metadata':{'labels':{"
+	        "'replicatedJobs':[{'name':'init','replicas':3,'template':{'metadata':{'labels':{"
 	        "'trainer.kubeflow.org/trainjob-ancestor-step':'dataset-initializer'}},"
 	        "'spec':{'template':{'metadata':{'labels':{'x':'pod'}},'spec':{'containers':[]}}}}}"
 	        ","
@@ -48,6 +48,8 @@ static void test_graph_projection(void **state)
 	assert_false(g.success_any);
 	assert_string_equal(g.steps[0].name, "init");
 	assert_string_equal(g.steps[0].ancestor, "dataset-initializer");
+	/* Kubeflow runs an initializer as one Job, whatever its replicas. */
+	assert_int_equal(g.steps[0].replicas, 1);
 	assert_int_equal(tj_step_pods(&g, 0, 4), 1);
 	/* node keeps numNodes; launcher is 2 Jobs of 3 pods (parallelism below completions). */
 	assert_int_equal(tj_step_pods(&g, 1, 4), 4);
@@ -429,6 +431,14 @@ struct step_case {
 	"{'state':'Running','reason':'AllPodsRunning','message':'m','restartCount':" #restarts     \
 	",'startTime':'2026-11-29T11:00:00Z','observedGeneration':2}"
 
+/* Waiting for the initializer, whose Job the status counts as active and ready (0 or 1). */
+#define WAITING_STATUS(active, ready)                                                              \
+	"{'state':'Pending','reason':'WaitingForSteps','message':'the node step waits for "        \
+	"dataset-initializer to be Complete (0 of 1 pods succeeded)','observedGeneration':2,"      \
+	"'jobsStatus':[{'name':'dataset-initializer','active':" #active ",'ready':" #ready         \
+	",'succeeded':0,'failed':0,'suspended':0},{'name':'node','active':0,'ready':0,"            \
+	"'succeeded':0,'failed':0,'suspended':0}]}"
+
 /* Restarted once, by a failed initializer an hour ago (the backoff is over). */
 #define RESTARTED_INIT                                                                             \
 	"{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,"            \
@@ -453,18 +463,23 @@ static const struct step_case step_cases[] = {
 	  .runtime = INIT_THEN_NODE,
 	  .want = { "0 CreatePod vit-dataset-initializer-0-0-a0", "0 CreateObject initializer-vit",
 	            "1 PatchStatus vit",
-	            "1 Event Normal StepStarted: creating 1 pod of step dataset-initializer",
 	            "1 Event Normal WaitingForSteps: the node step waits for dataset-initializer "
 	            "to be Complete (0 of 1 pods succeeded)" },
 	  .want_status = "Pending|WaitingForSteps|restarts=0",
 	  .want_jobs = "dataset-initializer=0/0/0/0/0 node=0/0/0/0/0" },
+	{ .name = "the initializer's pod is seen: the step is announced once",
+	  .runtime = INIT_THEN_NODE,
+	  .status = WAITING_STATUS(0, 0),
+	  .pods = { INIT(TJ_POD_RUNNING, true) },
+	  .n_pods = 1,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Normal StepStarted: step dataset-initializer started: 1 of 1 pods "
+	            "exist" },
+	  .want_status = "Pending|WaitingForSteps|restarts=0",
+	  .want_jobs = "dataset-initializer=1/1/0/0/0 node=0/0/0/0/0" },
 	{ .name = "a running initializer: the node step still waits",
 	  .runtime = INIT_THEN_NODE,
-	  .status = "{'state':'Pending','reason':'WaitingForSteps','message':'the node step "
-	            "waits for dataset-initializer to be Complete (0 of 1 pods succeeded)',"
-	            "'observedGeneration':2,'jobsStatus':[{'name':'dataset-initializer',"
-	            "'active':1,'ready':1,'succeeded':0,'failed':0,'suspended':0},{'name':'node',"
-	            "'active':0,'ready':0,'succeeded':0,'failed':0,'suspended':0}]}",
+	  .status = WAITING_STATUS(1, 1),
 	  .pods = { INIT(TJ_POD_RUNNING, true) },
 	  .n_pods = 1,
 	  .want = { NULL },
@@ -472,6 +487,7 @@ static const struct step_case step_cases[] = {
 	  .want_jobs = "dataset-initializer=1/1/0/0/0 node=0/0/0/0/0" },
 	{ .name = "the initializer succeeded: the node pods are created, with the claim",
 	  .runtime = INIT_THEN_NODE,
+	  .status = WAITING_STATUS(1, 1),
 	  .pods = { INIT(TJ_POD_SUCCEEDED, false) },
 	  .n_pods = 1,
 	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreatePod vit-node-0-1-a0",
@@ -507,7 +523,6 @@ static const struct step_case step_cases[] = {
 	  .n_pods = 1,
 	  .want = { "0 CreatePod vit-dataset-initializer-0-0-a1", "0 CreateObject initializer-vit",
 	            "1 PatchStatus vit",
-	            "1 Event Normal StepStarted: creating 1 pod of step dataset-initializer",
 	            "1 Event Normal WaitingForSteps: the node step waits for dataset-initializer "
 	            "to be Complete (0 of 1 pods succeeded)" },
 	  .want_status = "Restarting|WaitingForSteps|restarts=1",
@@ -525,8 +540,7 @@ static const struct step_case step_cases[] = {
 	  .status = RUNNING_STATUS(0),
 	  .pods = { NODE(0, TJ_POD_RUNNING, true), NODE(1, TJ_POD_RUNNING, true) },
 	  .n_pods = 2,
-	  .want = { "0 CreatePod vit-launcher-0-0-a0", "1 PatchStatus vit",
-	            "1 Event Normal StepStarted: creating 1 pod of step launcher" },
+	  .want = { "0 CreatePod vit-launcher-0-0-a0", "1 PatchStatus vit" },
 	  .want_status = "Running|AllPodsRunning|restarts=0",
 	  .want_jobs = "node=1/1/0/0/0 launcher=0/0/0/0/0" },
 	{ .name = "the launcher succeeded: the success policy completes the job and stops the "
@@ -538,6 +552,7 @@ static const struct step_case step_cases[] = {
 	  .n_pods = 3,
 	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
 	            "1 PatchStatus vit",
+	            "1 Event Normal StepStarted: step launcher started: 1 of 1 pods exist",
 	            "1 Event Normal Completed: successPolicy launcher succeeded" },
 	  .want_status = "Complete|SuccessPolicyMet|restarts=0",
 	  .want_jobs = "node=1/1/0/0/0 launcher=0/0/1/0/0" },
@@ -547,7 +562,8 @@ static const struct step_case step_cases[] = {
 	  .pods = { NODE(0, TJ_POD_SUCCEEDED, false), NODE(1, TJ_POD_SUCCEEDED, false),
 	            LAUNCHER(TJ_POD_RUNNING, true) },
 	  .n_pods = 3,
-	  .want = { "0 PatchStatus vit" },
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Normal StepStarted: step launcher started: 1 of 1 pods exist" },
 	  .want_status = "Running|PodsCompleting|restarts=0",
 	  .want_jobs = "node=0/0/1/0/0 launcher=1/1/0/0/0" },
 	{ .name = "a failed launcher restarts the job, with the nodes",
