@@ -1,7 +1,7 @@
 /* The planner's working state and the helpers its rules share, for the files of the plan:
  * plan.c (the rules in order, failures and restarts, the status), plan_gang.c (creating
- * the gang, and waiting for its admission) and plan_steps.c (the steps other than node). Nothing outside reconcilers/plan*.c uses it;
- * the interface is plan.h. */
+ * the gang, and waiting for its admission) and plan_steps.c (the steps other than node). Nothing
+ * outside reconcilers/plan*.c uses it; the interface is plan.h. */
 #pragma once
 
 #include <stdbool.h>

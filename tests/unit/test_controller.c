@@ -306,7 +306,7 @@ static int n_writes(const struct server *s)
 #define STARTED_STATUS                                                                             \
 	"{'state':'Pending','reason':'PodsStarting','message':'0 of 2 pods running',"              \
 	"'restartCount':0,'startTime':'2026-11-29T11:00:00Z','observedGeneration':2,"              \
-	"'jobsStatus':[{'name':'node','active':2,'ready':0,'succeeded':0,'failed':0,"              \
+	"'jobsStatus':[{'name':'node','active':1,'ready':0,'succeeded':0,'failed':0,"              \
 	"'suspended':0}],'conditions':[]}"
 
 /* What the plan of a new job writes to its status, and the status it then has. */
@@ -325,8 +325,8 @@ static int n_writes(const struct server *s)
 	"'completionTime':null,'expectedStartTime':null,'deadline':null,'cleanupTime':null,"       \
 	"'queuePosition':null,'"                                                                   \
 	"observedGeneration'"                                                                      \
-	":2,'jobsStatus':[{'name':'node','active':2,"                                              \
-	"'ready':2,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]"
+	":2,'jobsStatus':[{'name':'node','active':1,"                                              \
+	"'ready':1,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]"
 
 #define OWNER                                                                                      \
 	"\"ownerReferences\":[{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":"         \

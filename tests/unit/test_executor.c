@@ -18,8 +18,8 @@
 #include "controller/executor.h"
 #include "controller/write_gate.h"
 #include "fixtures.h"
-#include "kube/request.h"
 #include "kube/client.h"
+#include "kube/request.h"
 #include "scripted_server.h"
 
 #define PODS     "/api/v1/namespaces/team-a/pods"

@@ -55,6 +55,8 @@ static void test_full_pod(void **state)
 	        pod,
 	        "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'vit-node-0-2-a1',"
 	        "'namespace':'team-a','labels':{'team':'ml',"
+	        "'trainer.kubeflow.org/trainjob-ancestor-step':'trainer','jobset.sigs.k8s.io/"
+	        "job-index':'0',"
 	        "'trainer.kubeflow.org/trainjob-name':'vit','jobset.sigs.k8s.io/jobset-name':'vit',"
 	        "'jobset.sigs.k8s.io/replicatedjob-name':'node','trainjob.flame.dev/rank':'2',"
 	        "'batch.kubernetes.io/job-completion-index':'2','trainjob.flame.dev/attempt':'1'},"
@@ -338,6 +340,8 @@ static void test_overrides(void **state)
 	assert_json_equal(
 	        tj_json_path(pod, "metadata.labels"),
 	        "{'team':'vision','kueue.x-k8s.io/queue-name':'q',"
+	        "'trainer.kubeflow.org/trainjob-ancestor-step':'trainer','jobset.sigs.k8s.io/"
+	        "job-index':'0',"
 	        "'trainer.kubeflow.org/trainjob-name':'vit','jobset.sigs.k8s.io/jobset-name':'vit',"
 	        "'jobset.sigs.k8s.io/replicatedjob-name':'node','trainjob.flame.dev/rank':'0',"
 	        "'batch.kubernetes.io/job-completion-index':'0','trainjob.flame.dev/attempt':'0'}");
@@ -405,6 +409,8 @@ static void test_runtime_patches(void **state)
 	assert_json_equal(
 	        tj_json_path(pod, "metadata.labels"),
 	        "{'team':'sdk','trainer.kubeflow.org/trainjob-name':'vit',"
+	        "'trainer.kubeflow.org/trainjob-ancestor-step':'trainer','jobset.sigs.k8s.io/"
+	        "job-index':'0',"
 	        "'jobset.sigs.k8s.io/jobset-name':'vit','jobset.sigs.k8s.io/replicatedjob-name':'"
 	        "node',"
 	        "'trainjob.flame.dev/rank':'0','batch.kubernetes.io/job-completion-index':'0',"

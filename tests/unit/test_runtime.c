@@ -27,7 +27,8 @@ static void test_projection(void **state)
 		cJSON *t = cJSON_Parse(rt->node_template);
 
 		assert_json_equal(
-		        t, "{'metadata':{'labels':{'team':'ml'}},'spec':{'containers':["
+		        t, "{'metadata':{'labels':{'team':'ml','trainer.kubeflow.org/"
+		           "trainjob-ancestor-step':'trainer'}},'spec':{'containers':["
 		           "{'name':'node','image':'pytorch/pytorch:2.7.1','command':['torchrun'],"
 		           "'args':['train.py'],'env':[{'name':'NCCL_DEBUG','value':'WARN'},"
 		           "{'name':'PET_NNODES','value':'99'}]},{'name':'sidecar','image':'"

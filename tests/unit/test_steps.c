@@ -317,7 +317,7 @@ static void test_initializer_env(void **state)
 	        "{'runtimeRef':{'name':'r'},'initializer':{'dataset':{'storageUri':'hf://a/b',"
 	        "'env':[{'name':'STORAGE_URI','value':'hf://c/d'},{'name':'X','value':'1'}],"
 	        "'secretRef':{'name':'hf'}},'model':{'storageUri':'hf://m'}}}");
-	struct tj_problem why;
+	struct tj_problem why = { "", "" };
 	struct tj_step_graph g;
 	cJSON *pod;
 
@@ -360,7 +360,7 @@ static void test_initializer_env(void **state)
 static void test_claims(void **state)
 {
 	struct tj_trainjob *job = make_job("{'runtimeRef':{'name':'r'}}");
-	struct tj_problem why;
+	struct tj_problem why = { "", "" };
 	cJSON *list;
 
 	(void)state;

@@ -107,12 +107,18 @@ static void test_projection(void **state)
 	assert_int_equal(job->status.start_time, 1795946460);
 	assert_int_equal(job->status.completion_time, 1795947600 - 3600);
 	assert_int_equal(job->status.observed_generation, 3);
+	/* Every step's entry, in order. */
 	assert_true(job->status.has_jobs_status);
-	assert_int_equal(job->status.jobs[0].active, 1);
-	assert_int_equal(job->status.jobs[0].ready, 2);
-	assert_int_equal(job->status.jobs[0].succeeded, 3);
-	assert_int_equal(job->status.jobs[0].failed, 4);
-	assert_int_equal(job->status.jobs[0].suspended, 5);
+	assert_int_equal(job->status.n_jobs, 2);
+	assert_string_equal(job->status.jobs[0].name, "other");
+	assert_int_equal(job->status.jobs[0].active, 9);
+	assert_int_equal(job->status.jobs[0].ready, 0);
+	assert_string_equal(job->status.jobs[1].name, "node");
+	assert_int_equal(job->status.jobs[1].active, 1);
+	assert_int_equal(job->status.jobs[1].ready, 2);
+	assert_int_equal(job->status.jobs[1].succeeded, 3);
+	assert_int_equal(job->status.jobs[1].failed, 4);
+	assert_int_equal(job->status.jobs[1].suspended, 5);
 	/* Types we do not own are dropped; Unknown or False reads as false. */
 	assert_int_equal(job->status.n_conditions, 2);
 	assert_int_equal(job->status.conditions[0].type, TJ_CONDITION_SUSPENDED);
