@@ -712,6 +712,8 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		.gate = c->gate,
 		.done = executed,
 		.parked = parked,
+		/* A queued job's verdict must not hold up the plan that creates its gang. */
+		.park_in_flight = plan->want.wanted && !plan->admits,
 		.userdata = r,
 	};
 

@@ -61,14 +61,15 @@ static void finish(struct tj_execution *e)
 
 /* Nothing left of the execution needs to hold up its job: tell the owner. That is so while
  * its deferrable writes wait for the gate (nothing of it loads the API server until the gate
- * opens), and once its last stage has only deferrable writes left, sent or not: a status
- * patch answered late under load must not hold the job's next plan (the one that creates an
- * admitted gang), and that plan's own patch carries the resourceVersion it was made from. */
+ * opens), and, when the owner asks, once its last stage has only deferrable writes left,
+ * sent or not: the newer plan's own status patch carries the resourceVersion it was made
+ * from, so the two cannot both be written. */
 static void maybe_park(struct tj_execution *e)
 {
 	bool last_stage = e->stage + 1 >= e->plan->n_stages;
 
-	if (e->urgent == 0 && (e->waiter.waiting || last_stage) && !e->parked) {
+	if (e->urgent == 0 && (e->waiter.waiting || (last_stage && e->config.park_in_flight)) &&
+	    !e->parked) {
 		e->parked = true;
 		if (e->config.parked)
 			e->config.parked(e->config.userdata);

@@ -52,13 +52,15 @@ struct tj_execute_config {
 	struct tj_write_gate *gate;
 	tj_execute_done_fn done;
 	/* May be NULL. Called at most once, from the loop, when the execution has no urgent
-	 * write in flight and either only waits for the gate (nothing of it loads the API
-	 * server until the gate opens) or is in its last stage with only deferrable writes
-	 * left, sent or not: the controller's callback gives the key back to the workqueue
-	 * (tj_workqueue_done), so that its slot goes to the next key and a newer reconcile of
-	 * the same job need not wait for a late status patch, and that reconcile may supersede
-	 * the execution while its writes still wait (tj_execution_supersede). */
+	 * write in flight and only waits for the gate, since nothing of it loads the API server
+	 * until the gate opens: the controller's callback gives the key back to the workqueue
+	 * (tj_workqueue_done), so that its slot goes to the next key, and a newer reconcile of
+	 * the same job may supersede the execution (tj_execution_supersede). With
+	 * park_in_flight, also once the last stage has only deferrable writes left, sent or
+	 * not: the plan of a job that waits in the queue, whose late status patch must not
+	 * hold up the plan that creates its gang once admitted. */
 	void (*parked)(void *userdata);
+	bool park_in_flight;
 	void *userdata;
 };
 

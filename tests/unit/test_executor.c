@@ -43,6 +43,7 @@ struct fixture {
 	struct tj_write_gate *gate;   /* NULL unless the test makes one */
 	struct tj_recorder *recorder; /* NULL unless the test makes one */
 	bool busy;                    /* what the gate's busy() says */
+	bool park_in_flight;          /* of the executions the test starts */
 };
 
 /* One execution, and what its callbacks saw. */
@@ -185,6 +186,7 @@ static void start(struct fixture *fx, struct run *r, const struct act *acts, siz
 		.gate = fx->gate,
 		.done = on_done,
 		.parked = on_parked,
+		.park_in_flight = fx->park_in_flight,
 		.userdata = r,
 	};
 	const struct tj_event_object job = { "team-a", "vit", "uid-vit" };
@@ -706,9 +708,10 @@ static void test_a_burst_gets_its_pods_before_its_bookkeeping(void **state)
 	}
 }
 
-/* A late status patch of the last stage must not hold the job's next plan (an admitted gang's
- * creates): the owner is told once the urgent writes are answered, as it is for writes that
- * wait for the gate, but a patch in flight cannot be superseded. */
+/* A queued job's late status patch must not hold its next plan (the admitted gang's
+ * creates): with park_in_flight the owner is told once the urgent writes are answered, as it
+ * is for writes that wait for the gate, but a patch in flight cannot be superseded. Without
+ * it the owner hears nothing until the end. */
 static void test_a_last_status_patch_in_flight_frees_the_job(void **state)
 {
 	struct fixture *fx = *state;
@@ -722,13 +725,25 @@ static void test_a_last_status_patch_in_flight_frees_the_job(void **state)
 	};
 	struct run r = { 0 };
 
-	make_gate(fx);
+	/* No gate: the patch goes out as soon as its stage starts. */
+	server_script(&fx->server, replies, 2);
 	server_script(&fx->server, replies, 2);
 	start(fx, &r, acts, 2);
-	SERVER_RUN_UNTIL(&fx->server, r.parked_calls == 1 && fx->server.n_seen == 2);
+	SERVER_RUN_UNTIL(&fx->server, fx->server.n_seen == 2);
+	server_spin(&fx->server);
+	assert_int_equal(r.parked_calls, 0);
+	server_release(&fx->server, 1);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_equal(r.parked_calls, 0);
+	run_clear(&r);
+
+	r = (struct run){ 0 };
+	fx->park_in_flight = true;
+	start(fx, &r, acts, 2);
+	SERVER_RUN_UNTIL(&fx->server, r.parked_calls == 1 && fx->server.n_seen == 4);
 	assert_int_equal(r.done_calls, 0);
 	assert_false(tj_execution_supersede(r.e));
-	server_release(&fx->server, 1);
+	server_release(&fx->server, 3);
 	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
 	assert_int_equal(r.parked_calls, 1);
 	assert_int_equal(r.res.rc, 0);
