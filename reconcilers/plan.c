@@ -724,7 +724,7 @@ static int decide(struct planner *p)
 	}
 	copy(p->gpu_class, sizeof(p->gpu_class), cls ? cls->name : NULL);
 	p->gpu_resource = cls ? cls->resource : NULL;
-	if (tj_planner_walltime(p, cls))
+	if (tj_planner_walltime(p, cls) || tj_planner_mpi_refused(p))
 		return 0;
 	n_excluded = excluded_nodes(p, excluded);
 	p->excluded = excluded;
