@@ -360,25 +360,32 @@ static int set_base64(cJSON *map, const char *key, const char *text)
 	return r;
 }
 
-int tj_mpi_secret(const struct tj_trainjob *job, const char *private_pem,
-                  const char *authorized_key, cJSON **ret)
+int tj_mpi_secret(const struct tj_trainjob *job, cJSON **ret)
 {
-	cJSON *s = owned_object(job, "Secret", TJ_MPI_SSH_AUTH_SUFFIX), *data;
-	int r = -ENOMEM;
+	cJSON *s = owned_object(job, "Secret", TJ_MPI_SSH_AUTH_SUFFIX);
 
 	if (!s || tj_json_set_string(s, "type", "kubernetes.io/ssh-auth") < 0 ||
-	    tj_json_set(s, "immutable", cJSON_CreateTrue()) < 0 ||
-	    !(data = tj_json_object(s, "data")))
-		goto fail;
+	    tj_json_set(s, "immutable", cJSON_CreateTrue()) < 0) {
+		cJSON_Delete(s);
+		return -ENOMEM;
+	}
+	*ret = s;
+	return 0;
+}
+
+int tj_mpi_secret_set_key(cJSON *secret, const char *private_pem, const char *authorized_key)
+{
+	cJSON *data = cJSON_CreateObject();
+	int r = -ENOMEM;
+
+	if (!data)
+		return -ENOMEM;
 	r = set_base64(data, TJ_MPI_PRIVATE_KEY, private_pem);
 	if (r == 0)
 		r = set_base64(data, TJ_MPI_PUBLIC_KEY, authorized_key);
-	if (r < 0)
-		goto fail;
-	*ret = s;
-	return 0;
-fail:
-	cJSON_Delete(s);
+	if (r == 0)
+		return tj_json_set(secret, "data", data);
+	cJSON_Delete(data);
 	return r;
 }
 

@@ -93,10 +93,14 @@ int tj_mpi_hostfile(const struct tj_mpi_policy *p, const char *job, const char *
 int tj_mpi_apply_pod(cJSON *pod, const char *step, const struct tj_mpi_policy *p, const char *job,
                      int slots);
 
-/* The Secret "<J>-mpi-ssh-auth" of the key pair: private_pem (the PEM text) and
- * authorized_key (one authorized_keys line), both base64 in data, owned by the TrainJob. */
-int tj_mpi_secret(const struct tj_trainjob *job, const char *private_pem,
-                  const char *authorized_key, cJSON **ret);
+/* The Secret "<J>-mpi-ssh-auth" of type kubernetes.io/ssh-auth, immutable, owned by the
+ * TrainJob, without its data: the plan cannot make a key (that reads the random source), so
+ * the edge that writes the Secret adds one with tj_mpi_secret_set_key. -ENOMEM. */
+int tj_mpi_secret(const struct tj_trainjob *job, cJSON **ret);
+
+/* Sets the Secret's data: private_pem (the PEM text) and authorized_key (one
+ * authorized_keys line), base64 as a Secret's data is. -ENOMEM. */
+int tj_mpi_secret_set_key(cJSON *secret, const char *private_pem, const char *authorized_key);
 
 /* The ConfigMap "<J>-mpi-hostfile" holding hostfile under key "hostfile", owned by the
  * TrainJob. -ENOMEM. */

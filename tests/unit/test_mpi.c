@@ -278,8 +278,13 @@ static void test_secret_and_config_map(void **state)
 	struct tj_trainjob *job = make_job("{'runtimeRef':{'name':'deepspeed-distributed'}}");
 	cJSON *secret = NULL, *cm = NULL;
 
+	assert_int_equal(tj_mpi_secret(job, &secret), 0);
+	assert_json_equal(
+	        secret, "{'apiVersion':'v1','kind':'Secret','metadata':{'name':'vit-mpi-ssh-auth',"
+	                "'namespace':'team-a','labels':{'trainer.kubeflow.org/trainjob-name':"
+	                "'vit'}," OWNER "},'type':'kubernetes.io/ssh-auth','immutable':true}");
 	assert_int_equal(
-	        tj_mpi_secret(job, "-----BEGIN EC PRIVATE KEY-----\n", "ecdsa k\n", &secret), 0);
+	        tj_mpi_secret_set_key(secret, "-----BEGIN EC PRIVATE KEY-----\n", "ecdsa k\n"), 0);
 	assert_json_equal(
 	        secret, "{'apiVersion':'v1','kind':'Secret','metadata':{'name':'vit-mpi-ssh-auth',"
 	                "'namespace':'team-a','labels':{'trainer.kubeflow.org/trainjob-name':"
