@@ -19,6 +19,7 @@ struct tj_render {
 	char *job_name; /* owned */
 	int num_nodes;
 	int procs;
+	bool torch; /* the torchrun wiring; an MPI launcher starts the processes instead */
 	const struct tj_gpu_class *gpu_class; /* borrowed from the input */
 };
 
@@ -867,7 +868,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 		goto fail;
 	rc = -ENOMEM;
 	drop_reserved_env(node);
-	if (add_port(node) < 0 || apply_placement(spec, in) < 0 ||
+	if ((!in->runtime->mpi.enabled && add_port(node) < 0) || apply_placement(spec, in) < 0 ||
 	    apply_tolerations(spec, in->gpu_class) < 0 ||
 	    tj_json_set_string(spec, "restartPolicy", "Never") < 0 ||
 	    tj_walltime_add_volume(spec) < 0 || tj_termination_policy_default(spec) < 0 ||
@@ -881,6 +882,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	r->pod = pod;
 	r->num_nodes = job->num_nodes > 0 ? job->num_nodes : in->runtime->num_nodes;
 	r->procs = procs;
+	r->torch = !in->runtime->mpi.enabled;
 	r->gpu_class = in->gpu_class;
 	*ret = r;
 	return 0;
@@ -936,16 +938,17 @@ int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
 	snprintf(name, sizeof(name), "%s-node-0-%d", j, rank);
 	if (tj_json_set_string(spec, "hostname", name) < 0)
 		goto fail;
-	if (add_env(env, "PET_NNODES", "%d", r->num_nodes) < 0 ||
-	    add_env(env, "PET_NPROC_PER_NODE", "%d", r->procs) < 0 ||
-	    add_env(env, "PET_NODE_RANK", "%d", rank) < 0 ||
-	    add_env(env, "PET_MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
-	    add_env(env, "PET_MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
-	    add_env(env, "MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
-	    add_env(env, "MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
-	    add_env(env, "WORLD_SIZE", "%d", r->num_nodes * r->procs) < 0 ||
-	    add_env(env, "NODE_RANK", "%d", rank) < 0 || add_env(env, "RANK", "%d", rank) < 0 ||
-	    add_env(env, "LOCAL_WORLD_SIZE", "%d", r->procs) < 0)
+	if (r->torch &&
+	    (add_env(env, "PET_NNODES", "%d", r->num_nodes) < 0 ||
+	     add_env(env, "PET_NPROC_PER_NODE", "%d", r->procs) < 0 ||
+	     add_env(env, "PET_NODE_RANK", "%d", rank) < 0 ||
+	     add_env(env, "PET_MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
+	     add_env(env, "PET_MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
+	     add_env(env, "MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
+	     add_env(env, "MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
+	     add_env(env, "WORLD_SIZE", "%d", r->num_nodes * r->procs) < 0 ||
+	     add_env(env, "NODE_RANK", "%d", rank) < 0 || add_env(env, "RANK", "%d", rank) < 0 ||
+	     add_env(env, "LOCAL_WORLD_SIZE", "%d", r->procs) < 0))
 		goto fail;
 	*ret = pod;
 	return 0;

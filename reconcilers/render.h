@@ -4,7 +4,8 @@
  * A pod is built in layers, later layers winning, as Kubeflow Trainer orders them: the
  * runtime's pod template of the `node` replicated job; the TrainJob's podSpecOverrides (v2.0)
  * and podTemplateOverrides (v2.1) that target `node`; the TrainJob's trainer fields; then the
- * fields the controller owns (placement, torchrun wiring, names, labels, owner).
+ * fields the controller owns (placement, torchrun wiring, names, labels, owner; an MPI
+ * runtime gets no torchrun wiring: its launcher starts the processes with mpirun).
  *
  * Naming: pod `<J>-node-0-<rank>-a<attempt>`, that is the hostname `<J>-node-0-<rank>` (what
  * JobSet would give it) followed by the restart attempt, so that a create repeated after a
