@@ -141,6 +141,15 @@ int tj_mpi_slots(const struct tj_mpi_policy *p, const struct tj_trainjob *job, l
 	return p->num_proc_per_node;
 }
 
+bool tj_mpi_runs_trainer(const struct tj_mpi_policy *p, const cJSON *pod)
+{
+	const char *ancestor = cJSON_GetStringValue(
+	        cJSON_GetObjectItemCaseSensitive(tj_json_path(pod, "metadata.labels"),
+	                                         "trainer.kubeflow.org/trainjob-ancestor-step"));
+
+	return !p->enabled || (ancestor && strcmp(ancestor, "trainer") == 0);
+}
+
 int tj_mpi_node_pods(const struct tj_mpi_policy *p, int num_nodes)
 {
 	if (p->run_launcher_as_node)

@@ -70,6 +70,12 @@ int tj_mpi_validate(const struct tj_mpi_policy *p, const char *runtime, bool has
  * than one. Call tj_mpi_validate first. */
 int tj_mpi_slots(const struct tj_mpi_policy *p, const struct tj_trainjob *job, long gpus_per_node);
 
+/* Whether the node step's pods (pod, with the labels of its template) run the TrainJob's
+ * image, command and args: always without MPI; with MPI only when the node step is labelled
+ * trainjob-ancestor-step=trainer, as Kubeflow gives them to that step (the launcher of its
+ * MPI runtimes) while the nodes run the template's sshd. */
+bool tj_mpi_runs_trainer(const struct tj_mpi_policy *p, const cJSON *pod);
+
 /* The pods of the `node` step for num_nodes nodes: with runLauncherAsNode the launcher is
  * one of them, so num_nodes - 1, at least 1. */
 int tj_mpi_node_pods(const struct tj_mpi_policy *p, int num_nodes);

@@ -376,16 +376,17 @@ fail:
 	return NULL;
 }
 
-static int apply_trainer(cJSON *c, const struct tj_trainjob *job, struct tj_problem *why)
+int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool program,
+                            struct tj_problem *why)
 {
 	cJSON *env;
 
-	if (job->image && tj_json_set_string(c, "image", job->image) < 0)
+	if (program && job->image && tj_json_set_string(c, "image", job->image) < 0)
 		return -ENOMEM;
-	if (job->command &&
+	if (program && job->command &&
 	    tj_json_set(c, "command", string_array(job->command, job->n_command)) < 0)
 		return -ENOMEM;
-	if (job->n_args > 0) {
+	if (program && job->n_args > 0) {
 		/* Kubeflow's order: the TrainJob's args first, then the runtime's. */
 		cJSON *args = string_array(job->args, job->n_args);
 		const cJSON *el;
@@ -855,7 +856,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
 	node = tj_json_find_by(cJSON_GetObjectItemCaseSensitive(spec, "containers"), "name",
 	                       "node");
-	rc = apply_trainer(node, job, why);
+	rc = tj_render_apply_trainer(node, job, tj_mpi_runs_trainer(&in->runtime->mpi, pod), why);
 	if (rc < 0)
 		goto fail;
 	rc = gpus_both_ways(node, in->gpu_class, &gpus, why);

@@ -73,6 +73,13 @@ void tj_render_pod_name(const char *job, int rank, int attempt, char buf[static 
 /* True for the env names the controller sets (PET_NNODES, MASTER_ADDR, RANK, ...). */
 bool tj_render_env_reserved(const char *name);
 
+/* Applies the TrainJob's trainer fields to container c: env (a name the controller sets is
+ * -EINVAL with reason InvalidSpec) and resourcesPerNode, and when program is set image,
+ * command and args (Kubeflow gives those to the step labelled trainjob-ancestor-step=trainer
+ * only: tj_mpi_runs_trainer). -ENOMEM. */
+int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool program,
+                            struct tj_problem *why);
+
 /* Makes the TrainJob the controller owner of an object: metadata.ownerReferences with
  * controller and blockOwnerDeletion, so the object goes when the TrainJob does. -ENOMEM. */
 int tj_render_add_owner(cJSON *meta, const struct tj_trainjob *job);

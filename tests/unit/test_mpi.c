@@ -165,6 +165,25 @@ static void test_slots_and_node_pods(void **state)
 	}
 }
 
+static void test_runs_trainer(void **state)
+{
+	struct tj_mpi_policy mpi = { .enabled = true }, none = { 0 };
+	cJSON *trainer =
+	        jlit("{'metadata':{'labels':{'trainer.kubeflow.org/trainjob-ancestor-step':"
+	             "'trainer'}}}");
+	cJSON *init = jlit("{'metadata':{'labels':{'trainer.kubeflow.org/trainjob-ancestor-step':"
+	                   "'dataset-initializer'}}}");
+	cJSON *bare = jlit("{'metadata':{}}");
+
+	assert_true(tj_mpi_runs_trainer(&none, bare));
+	assert_true(tj_mpi_runs_trainer(&mpi, trainer));
+	assert_false(tj_mpi_runs_trainer(&mpi, init));
+	assert_false(tj_mpi_runs_trainer(&mpi, bare));
+	cJSON_Delete(trainer);
+	cJSON_Delete(init);
+	cJSON_Delete(bare);
+}
+
 static void test_hostfile(void **state)
 {
 	static const struct tj_mpi_step deepspeed[] = { { "node", 1, 2 }, { "launcher", 1, 1 } };
@@ -360,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_policy_too_long),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_slots_and_node_pods),
+		cmocka_unit_test(test_runs_trainer),
 		cmocka_unit_test(test_hostfile),
 		cmocka_unit_test(test_apply_pod),
 		cmocka_unit_test(test_secret_and_config_map),
