@@ -7,8 +7,10 @@
 
 #include "base/base64.h"
 #include "base/number.h"
+#include "base/quantity.h"
 #include "reconcilers/json.h"
 #include "reconcilers/render.h"
+#include "reconcilers/steps.h"
 
 #define MAX_POLICY_STRING 4096
 /* A P-521 coordinate: 521 bits. */
@@ -150,9 +152,33 @@ bool tj_mpi_runs_trainer(const struct tj_mpi_policy *p, const cJSON *pod)
 	return !p->enabled || (ancestor && strcmp(ancestor, "trainer") == 0);
 }
 
+/* The first resource of list whose name has "gpu" in it, in whole units; 0 if none. */
+static long gpus_in(const cJSON *list)
+{
+	const cJSON *el;
+	int64_t v;
+
+	cJSON_ArrayForEach(el, list)
+	{
+		if (strcasestr(el->string, "gpu"))
+			return tj_quantity_json_value(el, &v) == 0 && v > 0 && v <= INT32_MAX
+			               ? (long)v
+			               : 0;
+	}
+	return 0;
+}
+
+long tj_mpi_pod_gpus(const cJSON *pod)
+{
+	const cJSON *c = tj_json_find_by(tj_json_path(pod, "spec.containers"), "name", "node");
+	long gpus = gpus_in(tj_json_path(c, "resources.requests"));
+
+	return gpus > 0 ? gpus : gpus_in(tj_json_path(c, "resources.limits"));
+}
+
 int tj_mpi_node_pods(const struct tj_mpi_policy *p, int num_nodes)
 {
-	if (p->run_launcher_as_node)
+	if (p->enabled && p->run_launcher_as_node)
 		return num_nodes - 1 > 1 ? num_nodes - 1 : 1;
 	return num_nodes;
 }

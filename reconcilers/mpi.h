@@ -76,8 +76,13 @@ int tj_mpi_slots(const struct tj_mpi_policy *p, const struct tj_trainjob *job, l
  * MPI runtimes) while the nodes run the template's sshd. */
 bool tj_mpi_runs_trainer(const struct tj_mpi_policy *p, const cJSON *pod);
 
+/* The GPUs of a node as Kubeflow counts them for the slots: the first resource with "gpu"
+ * in its name among the requests of the pod's container `node`, else among its limits; 0
+ * if none. */
+long tj_mpi_pod_gpus(const cJSON *pod);
+
 /* The pods of the `node` step for num_nodes nodes: with runLauncherAsNode the launcher is
- * one of them, so num_nodes - 1, at least 1. */
+ * one of them, so num_nodes - 1, at least 1; num_nodes when the policy is not enabled. */
 int tj_mpi_node_pods(const struct tj_mpi_policy *p, int num_nodes);
 
 /* One step of the runtime's template, in the template's order, for the hostfile. */

@@ -148,6 +148,7 @@ static void test_slots_and_node_pods(void **state)
 	} pods[] = {
 		{ false, 1, 1 }, { false, 3, 3 }, { true, 1, 1 }, { true, 2, 1 }, { true, 4, 3 },
 	};
+	struct tj_mpi_policy off = { .run_launcher_as_node = true };
 
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
 		struct tj_mpi_policy p = policy(slots[i].mpi);
@@ -162,6 +163,38 @@ static void test_slots_and_node_pods(void **state)
 			                   .run_launcher_as_node = pods[i].as_node };
 
 		assert_int_equal(tj_mpi_node_pods(&p, pods[i].nodes), pods[i].pods);
+	}
+	/* Not an MPI runtime: every node is a node pod. */
+	assert_int_equal(tj_mpi_node_pods(&off, 4), 4);
+}
+
+static void test_pod_gpus(void **state)
+{
+	static const struct {
+		const char *pod;
+		long gpus;
+	} cases[] = {
+		{ "{'spec':{'containers':[{'name':'node','resources':{'limits':{'nvidia.com/"
+		  "gpu':4}}}]}}",
+		  4 },
+		{ "{'spec':{'containers':[{'name':'node','resources':{'requests':{'cpu':'2',"
+		  "'amd.com/GPU':'2'},'limits':{'amd.com/GPU':'8'}}}]}}",
+		  2 },
+		{ "{'spec':{'containers':[{'name':'node','resources':{'requests':{'cpu':'2'}}}]}}",
+		  0 },
+		{ "{'spec':{'containers':[{'name':'side','resources':{'limits':{'nvidia.com/"
+		  "gpu':4}}}]}}",
+		  0 },
+		{ "{'spec':{'containers':[{'name':'node','resources':{'limits':{'nvidia.com/"
+		  "gpu':'x'}}}]}}",
+		  0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *pod = jlit(cases[i].pod);
+
+		assert_int_equal(tj_mpi_pod_gpus(pod), cases[i].gpus);
+		cJSON_Delete(pod);
 	}
 }
 
@@ -379,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_policy_too_long),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_slots_and_node_pods),
+		cmocka_unit_test(test_pod_gpus),
 		cmocka_unit_test(test_runs_trainer),
 		cmocka_unit_test(test_hostfile),
 		cmocka_unit_test(test_apply_pod),
