@@ -315,7 +315,9 @@ static const struct command commands[] = {
 	  "Usage: {prog} render -f TRAINJOB.yaml [OPTION]...\n"
 	  "\n"
 	  "Prints, as a YAML stream, the Service, the PVCs and the pods of every step the\n"
-	  "controller would create for each TrainJob in the file, without a cluster.\n"
+	  "controller would create for each TrainJob in the file, without a cluster, and for\n"
+	  "an MPI runtime the hostfile ConfigMap and the SSH Secret (its key pair is made\n"
+	  "only when the controller creates it).\n"
 	  "\n"
 	  "Options:\n" },
 };

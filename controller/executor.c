@@ -7,7 +7,9 @@
 
 #include <uv.h>
 
+#include "controller/mpi_key.h"
 #include "kube/request.h"
+#include "reconcilers/mpi.h"
 
 /* One write of the current stage in flight. */
 struct op {
@@ -178,6 +180,19 @@ static void op_done(struct tj_response *resp, void *userdata)
 		maybe_park(e);
 }
 
+/* A new key pair for an MPI job's Secret, made only when the Secret is about to be created
+ * (an AlreadyExists answer keeps the key the job's pods already mount). */
+static int set_ssh_key(cJSON *secret)
+{
+	struct tj_mpi_key key = { 0 };
+	int r = tj_mpi_key_generate(&key);
+
+	if (r == 0)
+		r = tj_mpi_secret_set_key(secret, key.private_pem, key.authorized_key);
+	tj_mpi_key_clear(&key);
+	return r;
+}
+
 static int send_request(struct tj_execution *e, struct op *op)
 {
 	const struct tj_action *a = op->action;
@@ -217,11 +232,17 @@ static int send_request(struct tj_execution *e, struct op *op)
 		ref.resource = &tj_resource_services;
 		ref.name = a->name;
 		return tj_kube_delete(client, &ref, NULL, op_done, op, &op->request);
-	case TJ_ACTION_CREATE_OBJECT:
+	case TJ_ACTION_CREATE_OBJECT: {
+		int r;
+
 		ref.resource = tj_execute_object_resource(a->object);
 		if (!ref.resource)
 			return -EINVAL;
+		r = a->ssh_key ? set_ssh_key(a->object) : 0;
+		if (r < 0)
+			return r;
 		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
+	}
 	case TJ_ACTION_EVENT:
 		break;
 	}

@@ -678,6 +678,8 @@ static int decide(struct planner *p)
 	p->num_nodes = job->num_nodes > 0 ? job->num_nodes
 	               : in->runtime      ? in->runtime->num_nodes
 	                                  : 1;
+	if (in->runtime) /* an MPI launcher run as a node is one of them */
+		p->num_nodes = tj_mpi_node_pods(&in->runtime->mpi, p->num_nodes);
 	p->policy = tj_config_failure_policy(in->config);
 	p->grace = grace_of(job, p->policy);
 	/* The queue's fields hold only while the job is queued: the plan that queues it sets
@@ -724,7 +726,7 @@ static int decide(struct planner *p)
 	}
 	copy(p->gpu_class, sizeof(p->gpu_class), cls ? cls->name : NULL);
 	p->gpu_resource = cls ? cls->resource : NULL;
-	if (tj_planner_walltime(p, cls))
+	if (tj_planner_walltime(p, cls) || tj_planner_mpi_refused(p))
 		return 0;
 	n_excluded = excluded_nodes(p, excluded);
 	p->excluded = excluded;
@@ -780,6 +782,7 @@ static int decide(struct planner *p)
 	if (node_may_start)
 		tj_planner_create_pods(p, render);
 	tj_planner_steps_claims(p);
+	tj_planner_mpi_pods(p, render);
 	if (!had_start && p->st.start_time)
 		tj_planner_deadline(p);
 	if (!p->queued && node_may_start && !tj_planner_steps_succeeded(p))

@@ -144,6 +144,9 @@ struct tj_action {
 	bool warning; /* type Warning, else Normal */
 	char reason[TJ_REASON_MAX];
 	char message[TJ_MESSAGE_MAX];
+	/* CREATE_OBJECT of an MPI job's Secret (reconcilers/mpi.h): the executor generates its
+	 * key pair and sets its data just before the create, as a plan cannot make keys. */
+	bool ssh_key;
 };
 
 /* What the built-in admission (reconcilers/admission.h) says of a job's gang. */

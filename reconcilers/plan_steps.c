@@ -309,7 +309,10 @@ bool tj_planner_steps_succeeded(struct planner *p)
 	tj_planner_set_condition(p, TJ_CONDITION_COMPLETE, p->st.reason, p->st.message);
 	if (!p->st.completion_time)
 		p->st.completion_time = p->in->now;
-	/* What still runs (a worker's sshd once the launcher is done) stops: jobs exit. */
+	/* What still runs (a worker's sshd once the launcher is done) stops: jobs exit. The
+	 * completion is recorded first, alone: a plan made before it lands would see the
+	 * stopped pods' ranks empty and create them again. */
+	p->status_first = true;
 	tj_planner_delete_live_pods(p);
 	tj_planner_event(p, false, "Completed", "%s", p->st.message);
 	return true;

@@ -196,3 +196,12 @@ void tj_planner_count_steps(struct planner *p, bool suspended);
 /* plan_gang.c: gives the whole gang back when a pinned pod stayed unschedulable for the
  * admission's pin timeout; true if it did. */
 bool tj_planner_give_back(struct planner *p);
+
+/* plan_mpi.c: fails a job whose runtime's MPI policy cannot run (another implementation than
+ * OpenMPI, a TrainJob setting the MPI env, ...: tj_mpi_validate); true if it did. */
+bool tj_planner_mpi_refused(struct planner *p);
+
+/* plan_mpi.c: for an MPI runtime, the pods this plan creates get the MPI volumes, mounts and
+ * launcher env, the launcher the trainer's fields, and the Secret and ConfigMap they mount
+ * are posted with them (CREATE_OBJECT; the Secret's key is made by the executor). */
+void tj_planner_mpi_pods(struct planner *p, const struct tj_render *render);

@@ -19,6 +19,7 @@ struct tj_render {
 	char *job_name; /* owned */
 	int num_nodes;
 	int procs;
+	bool torch; /* the torchrun wiring; an MPI launcher starts the processes instead */
 	const struct tj_gpu_class *gpu_class; /* borrowed from the input */
 };
 
@@ -375,16 +376,17 @@ fail:
 	return NULL;
 }
 
-static int apply_trainer(cJSON *c, const struct tj_trainjob *job, struct tj_problem *why)
+int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool program,
+                            struct tj_problem *why)
 {
 	cJSON *env;
 
-	if (job->image && tj_json_set_string(c, "image", job->image) < 0)
+	if (program && job->image && tj_json_set_string(c, "image", job->image) < 0)
 		return -ENOMEM;
-	if (job->command &&
+	if (program && job->command &&
 	    tj_json_set(c, "command", string_array(job->command, job->n_command)) < 0)
 		return -ENOMEM;
-	if (job->n_args > 0) {
+	if (program && job->n_args > 0) {
 		/* Kubeflow's order: the TrainJob's args first, then the runtime's. */
 		cJSON *args = string_array(job->args, job->n_args);
 		const cJSON *el;
@@ -854,7 +856,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
 	node = tj_json_find_by(cJSON_GetObjectItemCaseSensitive(spec, "containers"), "name",
 	                       "node");
-	rc = apply_trainer(node, job, why);
+	rc = tj_render_apply_trainer(node, job, tj_mpi_runs_trainer(&in->runtime->mpi, pod), why);
 	if (rc < 0)
 		goto fail;
 	rc = gpus_both_ways(node, in->gpu_class, &gpus, why);
@@ -867,7 +869,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 		goto fail;
 	rc = -ENOMEM;
 	drop_reserved_env(node);
-	if (add_port(node) < 0 || apply_placement(spec, in) < 0 ||
+	if ((!in->runtime->mpi.enabled && add_port(node) < 0) || apply_placement(spec, in) < 0 ||
 	    apply_tolerations(spec, in->gpu_class) < 0 ||
 	    tj_json_set_string(spec, "restartPolicy", "Never") < 0 ||
 	    tj_walltime_add_volume(spec) < 0 || tj_termination_policy_default(spec) < 0 ||
@@ -881,6 +883,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	r->pod = pod;
 	r->num_nodes = job->num_nodes > 0 ? job->num_nodes : in->runtime->num_nodes;
 	r->procs = procs;
+	r->torch = !in->runtime->mpi.enabled;
 	r->gpu_class = in->gpu_class;
 	*ret = r;
 	return 0;
@@ -936,16 +939,17 @@ int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
 	snprintf(name, sizeof(name), "%s-node-0-%d", j, rank);
 	if (tj_json_set_string(spec, "hostname", name) < 0)
 		goto fail;
-	if (add_env(env, "PET_NNODES", "%d", r->num_nodes) < 0 ||
-	    add_env(env, "PET_NPROC_PER_NODE", "%d", r->procs) < 0 ||
-	    add_env(env, "PET_NODE_RANK", "%d", rank) < 0 ||
-	    add_env(env, "PET_MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
-	    add_env(env, "PET_MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
-	    add_env(env, "MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
-	    add_env(env, "MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
-	    add_env(env, "WORLD_SIZE", "%d", r->num_nodes * r->procs) < 0 ||
-	    add_env(env, "NODE_RANK", "%d", rank) < 0 || add_env(env, "RANK", "%d", rank) < 0 ||
-	    add_env(env, "LOCAL_WORLD_SIZE", "%d", r->procs) < 0)
+	if (r->torch &&
+	    (add_env(env, "PET_NNODES", "%d", r->num_nodes) < 0 ||
+	     add_env(env, "PET_NPROC_PER_NODE", "%d", r->procs) < 0 ||
+	     add_env(env, "PET_NODE_RANK", "%d", rank) < 0 ||
+	     add_env(env, "PET_MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
+	     add_env(env, "PET_MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
+	     add_env(env, "MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
+	     add_env(env, "MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
+	     add_env(env, "WORLD_SIZE", "%d", r->num_nodes * r->procs) < 0 ||
+	     add_env(env, "NODE_RANK", "%d", rank) < 0 || add_env(env, "RANK", "%d", rank) < 0 ||
+	     add_env(env, "LOCAL_WORLD_SIZE", "%d", r->procs) < 0))
 		goto fail;
 	*ret = pod;
 	return 0;

@@ -26,6 +26,7 @@ struct tj_runtime *tj_runtime_free(struct tj_runtime *rt)
 	free(rt->max_restarts);
 	free(rt->num_proc_per_node);
 	free(rt->node_template);
+	tj_mpi_policy_clear(&rt->mpi);
 	tj_step_graph_clear(&rt->graph);
 	free(rt);
 	return NULL;
@@ -149,6 +150,9 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 		r = -ENOMEM;
 		goto fail;
 	}
+	r = tj_mpi_policy_from_json(tj_json_path(obj, "spec.mlPolicy.mpi"), &rt->mpi);
+	if (r < 0)
+		goto fail;
 	*ret = rt;
 	return 0;
 fail:

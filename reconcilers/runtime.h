@@ -8,6 +8,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "reconcilers/mpi.h"
 #include "reconcilers/settings.h"
 #include "reconcilers/steps.h"
 #include "reconcilers/trainjob.h"
@@ -45,12 +46,15 @@ struct tj_runtime {
 	/* spec.template.spec.successPolicy targets other replicated jobs only (an MPI
 	 * launcher): the job ends when they complete, and the node pods are stopped then. */
 	bool node_ended_by_success_policy;
+	/* spec.mlPolicy.mpi (reconcilers/mpi.h); not enabled for other runtimes. */
+	struct tj_mpi_policy mpi;
 	/* Every replicated job of spec.template.spec, in order (reconcilers/steps.h). */
 	struct tj_step_graph graph; /* owned */
 };
 
 /* Projects a runtime object (either kind). -EINVAL if it is neither kind or has no name;
- * -E2BIG if the node template is larger than 256 KiB; -ENOMEM. */
+ * -E2BIG if the node template is larger than 256 KiB (or an MPI string than 4096 bytes);
+ * -ENOMEM. */
 int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret);
 
 /* Accepts NULL; returns NULL. */

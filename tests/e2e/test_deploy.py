@@ -147,6 +147,9 @@ def can_i(verb, resource, namespace=None, subresource=None):
     ("patch", "pods", "default", None),
     # A finished job's Service goes after its TTL.
     ("delete", "services", "default", None),
+    # An MPI job's SSH key Secret and hostfile ConfigMap.
+    ("create", "secrets", "default", None),
+    ("create", "configmaps", "default", None),
 ])
 def test_service_account_may(deployed, verb, resource, namespace, subresource):
     assert can_i(verb, resource, namespace, subresource)
@@ -158,6 +161,9 @@ def test_service_account_may(deployed, verb, resource, namespace, subresource):
     ("get", "secrets", NS, None),
     ("list", "secrets", None, None),
     ("get", "configmaps", NS, None),
+    ("update", "secrets", "default", None),
+    ("delete", "secrets", "default", None),
+    ("patch", "configmaps", "default", None),
     ("create", "clusterrolebindings.rbac.authorization.k8s.io", None, None),
     ("create", "rolebindings.rbac.authorization.k8s.io", NS, None),
     ("update", "pods", None, None),

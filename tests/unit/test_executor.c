@@ -20,6 +20,7 @@
 #include "fixtures.h"
 #include "kube/client.h"
 #include "kube/request.h"
+#include "reconcilers/json.h"
 #include "scripted_server.h"
 
 #define PODS     "/api/v1/namespaces/team-a/pods"
@@ -858,6 +859,53 @@ static void test_cancel_in_the_middle_of_a_stage(void **state)
 	/* teardown: every handle closed, and the sanitizer finds nothing left allocated. */
 }
 
+/* An MPI job's Secret: the executor makes its key pair just before the create, so the body
+ * carries a new P-521 key and its authorized_keys line. */
+static void test_ssh_secret_gets_a_key_pair(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST",
+		  .path = "/api/v1/namespaces/team-a/secrets",
+		  .status = 201,
+		  .body = "{}" },
+	};
+	struct tj_execute_config ec = { .client = fx->client,
+		                        .recorder = fx->recorder,
+		                        .gate = fx->gate,
+		                        .done = on_done,
+		                        .parked = on_parked };
+	const struct tj_event_object job = { "team-a", "vit", "uid-vit" };
+	const struct act acts[] = {
+		{ .kind = TJ_ACTION_CREATE_OBJECT,
+		  .name = "vit-mpi-ssh-auth",
+		  .object =
+		          "{'apiVersion':'v1','kind':'Secret','metadata':{'name':"
+		          "'vit-mpi-ssh-auth'},'type':'kubernetes.io/ssh-auth','immutable':true}" },
+	};
+	struct tj_plan *plan = plan_of(acts, 1);
+	struct run r = { .fx = fx };
+	cJSON *body;
+
+	plan->actions[0].ssh_key = true;
+	ec.userdata = &r;
+	server_script(&fx->server, replies, 1);
+	assert_int_equal(tj_execute(&ec, &job, plan, NOW_NS, &r.e), 0);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_equal(r.res.rc, 0);
+	assert_int_equal(r.res.objects_created, 1);
+	body = cJSON_Parse(fx->server.seen[0].body);
+	assert_non_null(body);
+	/* "-----BEGIN EC PRIVATE KEY-----" and "ecdsa-sha2-nistp521 " in base64 */
+	assert_memory_equal(tj_json_string(body, "data.ssh-privatekey"),
+	                    "LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0t", 40);
+	assert_memory_equal(tj_json_string(body, "data.ssh-publickey"), "ZWNkc2Etc2hhMi1uaXN0cDUy",
+	                    24);
+	assert_string_equal(tj_json_string(body, "type"), "kubernetes.io/ssh-auth");
+	cJSON_Delete(body);
+	run_clear(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -884,6 +932,7 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_in_the_middle_of_a_stage, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(test_ssh_secret_gets_a_key_pair, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("executor", tests, NULL, NULL);
 }

@@ -524,6 +524,20 @@ static const struct plan_case cases[] = {
 	                 "trainjob.flame.dev/gpu-class names GPU class 'b200', which the "
 	                 "controller's config does not define; fix the label or add the "
 	                 "class|restarts=0|Failed=UnknownGPUClass|jobs=0/0/0/0/0" },
+	{ .name = "an MPI implementation other than OpenMPI is refused before any pod",
+	  .spec = "{'runtimeRef':{'name':'mpich'}}",
+	  .runtime_json = "{'kind':'ClusterTrainingRuntime','metadata':{'name':'mpich'},'spec':{"
+	                  "'mlPolicy':{'mpi':{'mpiImplementation':'MPICH'}},'template':{'spec':{"
+	                  "'replicatedJobs':[{'name':'node','template':{'spec':{'template':{"
+	                  "'spec':{'containers':[{'name':'node','image':'x'}]}}}}}]}}}}",
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: UnsupportedRuntime: ClusterTrainingRuntime mpich: "
+	            "spec.mlPolicy.mpi.mpiImplementation 'MPICH' is not supported; this "
+	            "controller runs OpenMPI only, as Kubeflow Trainer does" },
+	  .want_status = "Failed|UnsupportedRuntime|ClusterTrainingRuntime mpich: "
+	                 "spec.mlPolicy.mpi.mpiImplementation 'MPICH' is not supported; this "
+	                 "controller runs OpenMPI only, as Kubeflow Trainer "
+	                 "does|restarts=0|Failed=UnsupportedRuntime|jobs=0/0/0/0/0" },
 	{ .name = "a runtime without a node job fails the job",
 	  .spec = "{'runtimeRef':{'name':'empty'}}",
 	  .runtime_json = "{'kind':'ClusterTrainingRuntime','metadata':{'name':'empty'},'spec':{}}",

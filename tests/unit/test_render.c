@@ -465,6 +465,47 @@ static void test_runtime_env_and_port_not_duplicated(void **state)
 	tj_trainjob_free(job);
 }
 
+/* A node pod of an MPI runtime (Kubeflow's deepspeed-distributed): the trainer's env but not
+ * its image, command or args; no torchrun wiring and no torch port, as Kubeflow's MPI runtimes have
+ * no torch plugin; mpirun on the launcher starts the processes. */
+static void test_mpi_node_has_no_torchrun_wiring(void **state)
+{
+	struct tj_trainjob *job = make_job(
+	        "{'runtimeRef':{'name':'deepspeed-distributed'},'trainer':{'image':'mine',"
+	        "'command':['mpirun'],'args':['python3'],'env':[{'name':'E','value':'2'}]}}");
+	cJSON *j = jlit(
+	        "{'kind':'ClusterTrainingRuntime','metadata':{'name':'deepspeed-distributed'},"
+	        "'spec':{'mlPolicy':{'numNodes':1,'mpi':{'numProcPerNode':1,'runLauncherAsNode':"
+	        "true}},"
+	        "'template':{'spec':{'replicatedJobs':[{'name':'node','template':{'spec':{"
+	        "'template':{'spec':{'containers':[{'name':'node','image':'ds','command':["
+	        "'/usr/sbin/sshd'],'args':['-De'],'env':[{'name':'KEEP','value':'1'}]}]}}}}}]}}}}");
+	struct tj_runtime *rt = NULL;
+	struct tj_render *r = NULL;
+	struct tj_problem why = { "", "" };
+	cJSON *pod = NULL;
+	const cJSON *node;
+
+	assert_int_equal(tj_runtime_from_json(j, &rt), 0);
+	assert_int_equal(
+	        tj_render_prepare(&(struct tj_render_input){ job, rt, NULL, NULL, 0 }, &r, &why),
+	        0);
+	assert_int_equal(tj_render_pod(r, 0, 0, &pod), 0);
+	node = cJSON_GetArrayItem(tj_json_path(pod, "spec.containers"), 0);
+	assert_json_equal(cJSON_GetObjectItem(node, "env"),
+	                  "[{'name':'KEEP','value':'1'},{'name':'E','value':'2'}]");
+	assert_null(cJSON_GetObjectItem(node, "ports"));
+	/* The trainer's program is the launcher's; the nodes run the template's sshd. */
+	assert_json_equal(cJSON_GetObjectItem(node, "command"), "['/usr/sbin/sshd']");
+	assert_json_equal(cJSON_GetObjectItem(node, "args"), "['-De']");
+	assert_string_equal(tj_json_string(node, "image"), "ds");
+	cJSON_Delete(pod);
+	cJSON_Delete(j);
+	tj_render_free(r);
+	tj_runtime_free(rt);
+	tj_trainjob_free(job);
+}
+
 static void test_service(void **state)
 {
 	struct tj_trainjob *job = make_job("{'runtimeRef':{'name':'torch-gh200'}}");
@@ -507,6 +548,7 @@ int main(void)
 		cmocka_unit_test(test_overrides),
 		cmocka_unit_test(test_runtime_patches),
 		cmocka_unit_test(test_runtime_env_and_port_not_duplicated),
+		cmocka_unit_test(test_mpi_node_has_no_torchrun_wiring),
 		cmocka_unit_test(test_service),
 		cmocka_unit_test(test_names_and_reserved),
 	};

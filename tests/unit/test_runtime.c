@@ -301,12 +301,40 @@ static void test_gpu_class_table(void **state)
 	}
 }
 
+/* spec.mlPolicy.mpi of Kubeflow's deepspeed-distributed, and a launcher step. */
+static void test_mpi_policy(void **state)
+{
+	cJSON *j =
+	        jlit("{'kind':'ClusterTrainingRuntime','metadata':{'name':'deepspeed-distributed'},"
+	             "'spec':{'mlPolicy':{'numNodes':1,'mpi':{'numProcPerNode':1,"
+	             "'mpiImplementation':'OpenMPI','sshAuthMountPath':'/home/mpiuser/.ssh',"
+	             "'runLauncherAsNode':true}},'template':{'spec':{'replicatedJobs':["
+	             "{'name':'node'},{'name':'launcher'}]}}}}");
+	struct tj_runtime *rt = NULL;
+
+	assert_int_equal(tj_runtime_from_json(j, &rt), 0);
+	cJSON_Delete(j);
+	assert_true(rt->mpi.enabled);
+	assert_string_equal(rt->mpi.implementation, "OpenMPI");
+	assert_string_equal(rt->mpi.ssh_auth_mount_path, "/home/mpiuser/.ssh");
+	assert_int_equal(rt->mpi.num_proc_per_node, 1);
+	assert_true(rt->mpi.run_launcher_as_node);
+	assert_true(tj_step_graph_find(&rt->graph, "launcher") < rt->graph.n);
+	tj_runtime_free(rt);
+
+	rt = make_runtime("torch-distributed");
+	assert_false(rt->mpi.enabled);
+	assert_true(tj_step_graph_find(&rt->graph, "launcher") == rt->graph.n);
+	tj_runtime_free(rt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_projection),
 		cmocka_unit_test(test_settings_and_policy),
 		cmocka_unit_test(test_ttl),
+		cmocka_unit_test(test_mpi_policy),
 		cmocka_unit_test(test_not_a_runtime),
 		cmocka_unit_test(test_resolve_table),
 		cmocka_unit_test(test_gpu_class_table),

@@ -1,0 +1,194 @@
+"""MPI runtimes as Kubeflow Trainer runs them for OpenMPI, with Kubeflow's own
+deepspeed-distributed and mlx-distributed runtimes applied unchanged from its Go module: the
+node pods (sshd) first, the launcher only once they are Ready, the SSH key Secret and the
+hostfile ConfigMap with Kubeflow's contents, owned by the TrainJob, the env and mounts on
+launcher and nodes, and the job Complete when the launcher is, with nothing left running."""
+
+import base64
+import os
+import subprocess
+import tempfile
+
+import pytest
+
+from kube import SIM, apply, condition, events, kubectl, kubectl_json, tj, wait_for, wait_state
+
+LABEL = "trainer.kubeflow.org/trainjob-name"
+STEP = "jobset.sigs.k8s.io/replicatedjob-name"
+
+
+def runtime_file(kubeflow_module, name):
+    return os.path.join(kubeflow_module, "manifests", "base", "runtimes", name.replace("-", "_") + ".yaml")
+
+
+def mpi_job(name, runtime, nodes):
+    """A TrainJob of an MPI runtime: the launcher runs mpirun (for the simulated kubelet's
+    default 20 s); the node pods run sshd, which it keeps running far longer than that."""
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name},
+        "spec": {
+            "runtimeRef": {"name": runtime},
+            "trainer": {"numNodes": nodes, "command": ["mpirun", "--hostfile", "/etc/mpi/hostfile", "python3", "/train.py"]},
+            "podTemplateOverrides": [
+                {"targetJobs": [{"name": "node"}], "metadata": {"annotations": {SIM + "run-time": "600s"}}},
+            ],
+        },
+    }
+
+
+def job_pods(namespace, name):
+    return kubectl_json("get", "pods", "-n", namespace, "-l", f"{LABEL}={name}")["items"]
+
+
+def of_step(pod_list, step):
+    return [p for p in pod_list if p["metadata"]["labels"].get(STEP) == step]
+
+
+def ready_since(pod):
+    """When the pod became Ready (the API's second-resolution timestamp), or None."""
+    c = next((c for c in pod["status"].get("conditions", []) if c["type"] == "Ready"), None)
+    return c["lastTransitionTime"] if c and c["status"] == "True" else None
+
+
+def node_container(pod):
+    return next(c for c in pod["spec"]["containers"] if c["name"] == "node")
+
+
+def volume(pod, name):
+    return next((v for v in pod["spec"].get("volumes", []) if v["name"] == name), None)
+
+
+def mounts(pod):
+    return {m["mountPath"]: m["name"] for m in node_container(pod).get("volumeMounts", [])}
+
+
+def env(pod):
+    return {e["name"]: e.get("value") for e in node_container(pod).get("env", [])}
+
+
+SSH_VOLUME_ITEMS = [
+    {"key": "ssh-privatekey", "path": "id_rsa", "mode": 0o640},
+    {"key": "ssh-publickey", "path": "id_rsa.pub", "mode": 0o644},
+    {"key": "ssh-publickey", "path": "authorized_keys", "mode": 0o644},
+]
+
+
+def assert_owned(obj, job):
+    refs = obj["metadata"]["ownerReferences"]
+    assert refs == [{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "name": job["metadata"]["name"],
+                     "uid": job["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}], refs
+
+
+def assert_key_pair(secret):
+    """The private key is an ECDSA P-521 key as PEM EC PRIVATE KEY, and the public key is its
+    authorized_keys line: ssh-keygen derives the same one from the private key."""
+    private = base64.b64decode(secret["data"]["ssh-privatekey"]).decode()
+    public = base64.b64decode(secret["data"]["ssh-publickey"]).decode()
+    assert private.startswith("-----BEGIN EC PRIVATE KEY-----\n"), private[:40]
+    assert public.startswith("ecdsa-sha2-nistp521 ") and public.endswith("\n"), public
+    with tempfile.NamedTemporaryFile("w", delete=False) as f:
+        f.write(private)
+    try:
+        os.chmod(f.name, 0o600)
+        derived = subprocess.run(["ssh-keygen", "-y", "-f", f.name], check=True, capture_output=True, text=True).stdout
+    finally:
+        os.unlink(f.name)
+    assert derived.split()[:2] == public.split()[:2]
+
+
+@pytest.mark.parametrize("runtime", ["deepspeed-distributed", "mlx-distributed"])
+def test_kubeflow_mpi_runtime_runs_to_complete(controller, namespace, kubeflow_module, runtime):
+    kubectl("apply", "-f", runtime_file(kubeflow_module, runtime))
+    name = "mpi"
+    apply(mpi_job(name, runtime, nodes=3), "-n", namespace)
+
+    # runLauncherAsNode: of 3 nodes the launcher is one, so 2 node pods; no launcher until
+    # both are Ready.
+    nodes = wait_for("2 Ready node pods", lambda: len(n := [p for p in of_step(job_pods(namespace, name), "node") if ready_since(p)]) == 2 and n)
+    launcher = wait_for("the launcher pod", lambda: of_step(job_pods(namespace, name), "launcher"), timeout=60)
+    assert len(launcher) == 1
+    launcher = launcher[0]
+    ready = [ready_since(p) for p in nodes]
+    assert all(r <= launcher["metadata"]["creationTimestamp"] for r in ready), (ready, launcher["metadata"]["creationTimestamp"])
+    job = tj(namespace, name)
+
+    secret = kubectl_json("get", "secret", f"{name}-mpi-ssh-auth", "-n", namespace)
+    assert secret["type"] == "kubernetes.io/ssh-auth"
+    assert secret["immutable"] is True
+    assert sorted(secret["data"]) == ["ssh-privatekey", "ssh-publickey"]
+    assert_key_pair(secret)
+    assert_owned(secret, job)
+    hostfile = kubectl_json("get", "configmap", f"{name}-mpi-hostfile", "-n", namespace)
+    assert hostfile["data"] == {"hostfile": f"{name}-node-0-0.{name} slots=1\n{name}-node-0-1.{name} slots=1\n"
+                                            f"{name}-launcher-0-0.{name} slots=1\n"}
+    assert_owned(hostfile, job)
+
+    for pod in nodes + [launcher]:
+        ssh = volume(pod, "mpi-ssh-auth")
+        assert ssh["secret"] == {"secretName": f"{name}-mpi-ssh-auth", "defaultMode": 0o400, "items": SSH_VOLUME_ITEMS}, ssh
+        assert mounts(pod)["/home/mpiuser/.ssh"] == "mpi-ssh-auth"
+    for pod in nodes:
+        assert node_container(pod)["command"] == ["/usr/sbin/sshd"]
+        assert volume(pod, "mpi-hostfile") is None
+        assert not any(k.startswith("OMPI_MCA_") for k in env(pod))
+    assert volume(launcher, "mpi-hostfile")["configMap"] == {
+        "name": f"{name}-mpi-hostfile", "items": [{"key": "hostfile", "path": "hostfile", "mode": 0o444}], "defaultMode": 0o644}
+    assert mounts(launcher)["/etc/mpi"] == "mpi-hostfile"
+    assert node_container(launcher)["command"][0] == "mpirun"
+    e = env(launcher)
+    assert {k: e.get(k) for k in e if k.startswith("OMPI_MCA_")} == {
+        "OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile",
+        "OMPI_MCA_orte_keep_fqdn_hostnames": "true",
+        "OMPI_MCA_orte_set_default_slots": "1",
+        "OMPI_MCA_plm_rsh_args": "-o ConnectionAttempts=10",
+    }
+
+    # The success policy targets the launcher: when it succeeds the job is Complete and the
+    # node pods, whose sshd would run on, are deleted.
+    done = wait_state(namespace, name, "Complete", timeout=90)
+    assert condition(done, "Complete")["status"] == "True"
+    wait_for("no pod of the job left running",
+             lambda: not [p for p in job_pods(namespace, name)
+                          if p["status"].get("phase") in ("Pending", "Running") and not p["metadata"].get("deletionTimestamp")],
+             timeout=60)
+    assert of_step(job_pods(namespace, name), "launcher")[0]["status"]["phase"] == "Succeeded"
+
+    # Deleted with the TrainJob, by the garbage collector.
+    kubectl("delete", "trainjob", name, "-n", namespace)
+    wait_for("the Secret and ConfigMap to go with the TrainJob",
+             lambda: all(kubectl("get", kind, obj, "-n", namespace, check=False).returncode != 0
+                         for kind, obj in (("secret", f"{name}-mpi-ssh-auth"), ("configmap", f"{name}-mpi-hostfile"))),
+             timeout=60)
+
+def test_mpi_implementation_other_than_openmpi_is_refused(controller, namespace):
+    runtime = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainingRuntime",
+        "metadata": {"name": "mpi-unset"},
+        "spec": {
+            "mlPolicy": {"numNodes": 1, "mpi": {"mpiImplementation": "", "numProcPerNode": 1}},
+            "template": {"spec": {"replicatedJobs": [
+                {"name": "node", "template": {"spec": {"template": {"spec": {"containers": [
+                    {"name": "node", "image": "mpi", "command": ["/usr/sbin/sshd"], "args": ["-De"]}]}}}}},
+                {"name": "launcher", "dependsOn": [{"name": "node", "status": "Ready"}],
+                 "template": {"metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                              "spec": {"template": {"spec": {"containers": [{"name": "node", "image": "mpi"}]}}}}},
+            ]}},
+        },
+    }
+    apply(runtime, "-n", namespace)
+    job = mpi_job("refused", "mpi-unset", nodes=1)
+    job["spec"]["runtimeRef"]["kind"] = "TrainingRuntime"
+    apply(job, "-n", namespace)
+    failed = wait_state(namespace, "refused", "Failed", timeout=60)
+    status = failed["status"]
+    assert status["reason"] == "UnsupportedRuntime"
+    assert "spec.mlPolicy.mpi.mpiImplementation" in status["message"], status["message"]
+    assert condition(failed, "Failed")["reason"] == "UnsupportedRuntime"
+    ev = wait_for("the Warning event", lambda: events(namespace, "refused", "Failed"))
+    assert ev[0]["type"] == "Warning" and "UnsupportedRuntime" in ev[0]["message"], ev
+    assert job_pods(namespace, "refused") == []
+    for kind, obj in (("secret", "refused-mpi-ssh-auth"), ("configmap", "refused-mpi-hostfile")):
+        assert kubectl("get", kind, obj, "-n", namespace, check=False).returncode != 0
