@@ -121,14 +121,9 @@ static uint64_t now_ns(const struct tj_controller *c)
 static void count_gpu_seconds(struct tj_controller *c, const char *key, const char *gpu_class,
                               const char *outcome, int64_t seconds)
 {
-	char namespace[TJ_STORE_KEY_MAX];
-	const char *slash = strchr(key, '/');
-
-	if (!c->metrics || seconds <= 0 || !slash)
-		return;
-	snprintf(namespace, sizeof(namespace), "%.*s", (int)(slash - key), key);
-	tj_metric_add(c->metrics->trainjob_gpu_seconds_total,
-	              (const char *[]){ namespace, gpu_class, outcome }, (double)seconds);
+	if (c->metrics && seconds > 0)
+		tj_std_metrics_add_for_key(c->metrics->trainjob_gpu_seconds_total, key, gpu_class,
+		                           outcome, (double)seconds);
 }
 
 /* A TrainJob deleted before it ended: what it held and no outcome counted is cancelled. The
@@ -372,16 +367,9 @@ static void on_synced(void *userdata)
 
 static void observe(struct tj_controller *c, struct reconcile *r, const char *result)
 {
-	const char *labels[] = { TJ_CONTROLLER_NAME, result };
-	const char *controller[] = { TJ_CONTROLLER_NAME };
-
-	if (!c->metrics)
-		return;
-	tj_metric_add(c->metrics->reconcile_total, labels, 1);
-	if (strcmp(result, "error") == 0)
-		tj_metric_add(c->metrics->reconcile_errors_total, controller, 1);
-	tj_metric_observe(c->metrics->reconcile_time_seconds, controller,
-	                  (double)(now_ns(c) - r->start_ns) / 1e9);
+	if (c->metrics)
+		tj_std_metrics_observe_reconcile(c->metrics, TJ_CONTROLLER_NAME, result,
+		                                 (double)(now_ns(c) - r->start_ns) / 1e9);
 }
 
 static void check_stopped(struct tj_controller *c);
@@ -487,8 +475,8 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	/* A restart is recorded once its status patch (stage 0) succeeded, even if a later
 	 * stage failed: the retry will not decide it again. */
 	if (c->metrics && r->restart_reason[0] && res->trainjob)
-		tj_metric_add(c->metrics->trainjob_worker_restarts_total,
-		              (const char *[]){ r->restart_reason }, 1);
+		tj_std_metrics_add_for_key(c->metrics->trainjob_worker_restarts_total, r->key,
+		                           r->restart_reason, NULL, 1);
 	if (res->trainjob) {
 		count_gpu_seconds(c, r->key, r->gpu_class, TJ_GPU_OUTCOME_SUCCEEDED,
 		                  r->gpu_seconds.succeeded);
@@ -830,6 +818,8 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	struct tj_workqueue_config qc = {
 		.process = process,
 		.userdata = c,
+		.metrics = config->metrics,
+		.name = TJ_CONTROLLER_NAME,
 		.max_in_flight = config->max_concurrent ? config->max_concurrent
 		                                        : TJ_CONTROLLER_MAX_CONCURRENT,
 	};
@@ -895,6 +885,11 @@ void tj_controller_jobs_by_state(const struct tj_controller *c, size_t counts[TJ
 bool tj_controller_synced(const struct tj_controller *c)
 {
 	return c->synced;
+}
+
+const struct tj_informers *tj_controller_informers(const struct tj_controller *c)
+{
+	return c->informers;
 }
 
 /* Stopped once the queue has drained and the parked reconciles, whose bookkeeping the gate

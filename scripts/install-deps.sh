@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every system package the project needs on a Debian 12 machine: the C toolchain
 # and libraries of the controller, the static checkers, the fuzzing runtime, Prometheus and
-# promtool (the alert tests and the Prometheus e2e), and Go for the local control plane. Safe to run again: packages already present are left alone.
+# promtool (the alert tests and the Prometheus e2e), and Go for the local control plane.
+# Safe to run again: packages already present are left alone.
 set -euo pipefail
 
 packages=(
