@@ -329,6 +329,35 @@ void tj_std_metrics_observe_request(const struct tj_http_observation *o, void *u
 	                  o->seconds);
 }
 
+int64_t tj_std_metrics_time_to_running(const struct tj_trainjob_status *old,
+                                       const struct tj_trainjob_status *new_status,
+                                       int64_t creation_time, int64_t now)
+{
+	if (new_status->state != TJ_STATE_RUNNING || old->state == TJ_STATE_RUNNING ||
+	    new_status->restart_count > 0 || creation_time <= 0 || now < creation_time)
+		return -1;
+	return now - creation_time;
+}
+
+void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key,
+                                 const char *gpu_class, const char *restart_reason,
+                                 const struct tj_gpu_seconds_outcomes *gpu_seconds,
+                                 int64_t running_after)
+{
+	if (restart_reason[0])
+		tj_std_metrics_add_for_key(m->trainjob_worker_restarts_total, key, restart_reason,
+		                           NULL, 1);
+	if (gpu_seconds->succeeded > 0)
+		tj_std_metrics_add_for_key(m->trainjob_gpu_seconds_total, key, gpu_class,
+		                           TJ_GPU_OUTCOME_SUCCEEDED,
+		                           (double)gpu_seconds->succeeded);
+	if (gpu_seconds->wasted > 0)
+		tj_std_metrics_add_for_key(m->trainjob_gpu_seconds_total, key, gpu_class,
+		                           TJ_GPU_OUTCOME_WASTED, (double)gpu_seconds->wasted);
+	if (running_after >= 0)
+		tj_metric_observe(m->trainjob_time_to_running_seconds, NULL, (double)running_after);
+}
+
 /* The number of starts after the first that a total of starts has grown by since seen. */
 static double restarts_since(uint64_t total, uint64_t *seen)
 {

@@ -7,6 +7,8 @@
 #include "controller/metrics.h"
 #include "informers/reflector.h"
 #include "kube/transport.h"
+#include "reconcilers/gpu_seconds.h"
+#include "reconcilers/trainjob.h"
 
 /* The families the controller feeds. The registry owns them. */
 struct tj_std_metrics {
@@ -90,6 +92,23 @@ int tj_std_metrics_add_for_key(struct tj_metric *m, const char *key, const char 
  * rest_client_request_duration_seconds. The observer of kube/transport.h takes it with the
  * families as userdata. */
 void tj_std_metrics_observe_request(const struct tj_http_observation *o, void *userdata);
+
+/* The observation of trainjob_time_to_running_seconds that a status change makes: the
+ * seconds from the job's creation (unix seconds) to now, when the new status is the job's
+ * first Running (state Running, no restart yet, from a status that was not Running); -1
+ * otherwise. A job that is suspended and resumed before any restart runs "first" again and is
+ * observed again, from its creation. */
+int64_t tj_std_metrics_time_to_running(const struct tj_trainjob_status *old,
+                                       const struct tj_trainjob_status *new_status,
+                                       int64_t creation_time, int64_t now);
+
+/* What a TrainJob's written status patch counts, once: a restart by restart_reason ("" for
+ * none), the GPU-seconds that ended succeeded or wasted, and running_after, the
+ * trainjob_time_to_running_seconds observation (-1 for none). key is "namespace/name". */
+void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key,
+                                 const char *gpu_class, const char *restart_reason,
+                                 const struct tj_gpu_seconds_outcomes *gpu_seconds,
+                                 int64_t running_after);
 
 /* What a reflector's counters have been fed so far. */
 struct tj_reflector_seen {

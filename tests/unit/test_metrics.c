@@ -603,6 +603,12 @@ static void test_std_feeders(void **state)
 	                                            "gh200", NULL, 1),
 	                 -EINVAL);
 
+	/* A written status: a restart, the GPU-seconds that ended, the first Running. */
+	tj_std_metrics_count_status(&m, "team-c/j", "h100", "NodeNotReady",
+	                            &(struct tj_gpu_seconds_outcomes){ 30, 16 }, 12);
+	tj_std_metrics_count_status(&m, "team-c/j", "h100", "",
+	                            &(struct tj_gpu_seconds_outcomes){ 0, 0 }, -1);
+
 	/* Reconciles. */
 	tj_std_metrics_observe_reconcile(&m, "trainjob", "error", 0.2);
 	tj_std_metrics_observe_reconcile(&m, "trainjob", "success", 0.01);
@@ -640,6 +646,15 @@ static void test_std_feeders(void **state)
 	                             "\"team-b\",outcome=\"wasted\"} 40\n"));
 	assert_non_null(strstr(text, "controller_runtime_reconcile_total{controller=\"trainjob\","
 	                             "result=\"error\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_worker_restarts_total{namespace=\"team-c\","
+	                             "reason=\"NodeNotReady\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_gpu_seconds_total{gpu_class=\"h100\",namespace="
+	                             "\"team-c\",outcome=\"succeeded\"} 30\n"));
+	assert_non_null(strstr(text, "trainjob_gpu_seconds_total{gpu_class=\"h100\",namespace="
+	                             "\"team-c\",outcome=\"wasted\"} 16\n"));
+	assert_non_null(strstr(text, "trainjob_time_to_running_seconds_bucket{le=\"10\"} 0\n"
+	                             "trainjob_time_to_running_seconds_bucket{le=\"15\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_time_to_running_seconds_count 1\n"));
 	assert_non_null(strstr(text, "controller_runtime_reconcile_errors_total{controller="
 	                             "\"trainjob\"} 1\n"));
 	assert_non_null(strstr(text, "controller_runtime_reconcile_time_seconds_count{controller="
@@ -650,6 +665,37 @@ static void test_std_feeders(void **state)
 	assert_non_null(strstr(text, "trainjob_watch_restarts_total{resource=\"nodes\"} 3\n"));
 	free(text);
 	tj_metrics_free(reg);
+}
+
+/* The first Running of a job is observed, from its creation; nothing else is. */
+static void test_time_to_running(void **state)
+{
+	static const struct {
+		enum tj_state old, new_state;
+		int restarts;
+		int64_t creation, now, want;
+	} cases[] = {
+		{ TJ_STATE_PENDING, TJ_STATE_RUNNING, 0, 1000, 1042, 42 },
+		{ TJ_STATE_QUEUED, TJ_STATE_RUNNING, 0, 1000, 1000, 0 },
+		/* Still Running, or not yet. */
+		{ TJ_STATE_RUNNING, TJ_STATE_RUNNING, 0, 1000, 1042, -1 },
+		{ TJ_STATE_PENDING, TJ_STATE_PENDING, 0, 1000, 1042, -1 },
+		/* Running again after a restart is not the first time. */
+		{ TJ_STATE_RESTARTING, TJ_STATE_RUNNING, 1, 1000, 1042, -1 },
+		/* No creation time, or a clock behind it. */
+		{ TJ_STATE_PENDING, TJ_STATE_RUNNING, 0, 0, 1042, -1 },
+		{ TJ_STATE_PENDING, TJ_STATE_RUNNING, 0, 1000, 999, -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tj_trainjob_status old = { .state = cases[i].old };
+		struct tj_trainjob_status new_status = { .state = cases[i].new_state,
+			                                 .restart_count = cases[i].restarts };
+
+		assert_int_equal(tj_std_metrics_time_to_running(&old, &new_status,
+		                                                cases[i].creation, cases[i].now),
+		                 cases[i].want);
+	}
 }
 
 static void write_text(const char *dir, const char *rel, const char *text)
@@ -744,6 +790,7 @@ int main(void)
 		cmocka_unit_test(test_render_limit),
 		cmocka_unit_test(test_std_families),
 		cmocka_unit_test(test_std_feeders),
+		cmocka_unit_test(test_time_to_running),
 		cmocka_unit_test(test_process_metrics),
 	};
 	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
