@@ -41,6 +41,7 @@ struct run {
 	/* What the counters fed from the queue's and the gate's totals have been given. */
 	uint64_t adds_seen, retries_seen, deferred_seen, expired_seen;
 	struct tj_reflector_seen reflectors_seen[6];
+	const struct tj_config *classes; /* borrowed: the built-in ones or config's */
 	int exit_status;
 };
 
@@ -87,6 +88,37 @@ static void collect_reflectors(struct run *r)
 	}
 }
 
+static const struct tj_node *node_by_name(const char *name, void *ctx)
+{
+	return tj_store_get(ctx, name);
+}
+
+/* trainjob_job_gpus from the pod cache. A scrape every few seconds over the pods of a large
+ * cluster costs a sort of their pointers, well under the render of the text. */
+static void collect_gpu_use(struct run *r)
+{
+	const struct tj_informers *inf = tj_controller_informers(r->controller);
+	const struct tj_store *pods = tj_reflector_store(inf->pods);
+	size_t n = 0, cap = tj_store_len(pods);
+	const struct tj_pod **all = malloc((cap ? cap : 1) * sizeof(*all));
+	struct tj_gpu_use *use =
+	        calloc(r->classes->n_classes ? r->classes->n_classes : 1, sizeof(*use));
+	struct tj_store_iter it;
+	const struct tj_pod *p;
+
+	if (!all || !use)
+		goto out;
+	tj_store_iter_init(pods, &it);
+	while (n < cap && (p = tj_store_iter_next(&it)))
+		all[n++] = p;
+	if (tj_gpu_use_count(r->classes, all, n, node_by_name,
+	                     (void *)tj_reflector_store(inf->nodes), use) == 0)
+		tj_std_metrics_feed_gpu_use(&r->std, r->classes, use);
+out:
+	free(all);
+	free(use);
+}
+
 static void collect_queue(void *userdata)
 {
 	struct run *r = userdata;
@@ -104,6 +136,7 @@ static void collect_queue(void *userdata)
 	tj_metric_set(r->std.workqueue_longest_running_processor_seconds, name, st.longest_seconds);
 	tj_metric_set(r->std.trainjob_caches_synced, NULL, tj_controller_synced(r->controller));
 	collect_reflectors(r);
+	collect_gpu_use(r);
 
 	size_t jobs[TJ_STATE_COUNT];
 
@@ -134,6 +167,7 @@ static void config_reloaded(const struct tj_config *config, int error, const cha
 	}
 	tj_log_info("config", "reloaded the GPU classes",
 	            TJ_INT("classes", (long long)config->n_classes));
+	r->classes = config;
 	tj_controller_set_config(r->controller, config);
 }
 
@@ -327,6 +361,7 @@ static int setup(struct run *r, const struct tj_cli *cli)
 	};
 	if ((rc = tj_controller_new(&r->loop, &cc, &r->controller)) < 0)
 		return rc;
+	r->classes = classes;
 	tj_controller_set_config(r->controller, classes);
 	if ((rc = serve(r, cli)) < 0)
 		return rc;

@@ -207,6 +207,12 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		           "pods hold (allocated), and what the head of the queue has reserved",
 		           l_class_state),
 		  &m.trainjob_gpus },
+		{ TJ_GAUGE("trainjob_job_gpus",
+		           "GPUs of TrainJobs' pods by the class of their node: requested (held or "
+		           "waited for), running, and idle (running in a gang whose other pods do "
+		           "not all run yet)",
+		           l_class_state),
+		  &m.trainjob_job_gpus },
 		{ TJ_COUNTER("trainjob_admissions_total", "Gangs admitted, by GPU class", l_class),
 		  &m.trainjob_admissions_total },
 		{ TJ_COUNTER("trainjob_backfills_total",
@@ -356,6 +362,26 @@ void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key
 		                           TJ_GPU_OUTCOME_WASTED, (double)gpu_seconds->wasted);
 	if (running_after >= 0)
 		tj_metric_observe(m->trainjob_time_to_running_seconds, NULL, (double)running_after);
+}
+
+int tj_std_metrics_feed_gpu_use(const struct tj_std_metrics *m, const struct tj_config *config,
+                                const struct tj_gpu_use *use)
+{
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < config->n_classes; i++) {
+		const char *name = config->classes[i].name;
+
+		r = tj_metric_set(m->trainjob_job_gpus, TJ_LABELS(name, "requested"),
+		                  (double)use[i].requested);
+		if (r >= 0)
+			r = tj_metric_set(m->trainjob_job_gpus, TJ_LABELS(name, "running"),
+			                  (double)use[i].running);
+		if (r >= 0)
+			r = tj_metric_set(m->trainjob_job_gpus, TJ_LABELS(name, "idle"),
+			                  (double)use[i].idle);
+	}
+	return r < 0 ? r : 0;
 }
 
 /* The number of starts after the first that a total of starts has grown by since seen. */

@@ -8,6 +8,7 @@
 #include "informers/reflector.h"
 #include "kube/transport.h"
 #include "reconcilers/gpu_seconds.h"
+#include "reconcilers/gpu_use.h"
 #include "reconcilers/trainjob.h"
 
 /* The families the controller feeds. The registry owns them. */
@@ -53,8 +54,9 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_admission_cycle_duration_seconds; /* histogram */
 	struct tj_metric *trainjob_admission_decisions_total;        /* counter */
 	struct tj_metric *trainjob_gpus;                             /* gauge {gpu_class, state} */
-	struct tj_metric *trainjob_admissions_total;                 /* counter {gpu_class} */
-	struct tj_metric *trainjob_backfills_total;                  /* counter */
+	struct tj_metric *trainjob_job_gpus; /* gauge {gpu_class, state}: reconcilers/gpu_use.h */
+	struct tj_metric *trainjob_admissions_total; /* counter {gpu_class} */
+	struct tj_metric *trainjob_backfills_total;  /* counter */
 	/* the write gate (controller/write_gate.h) */
 	struct tj_metric *trainjob_write_gate_waiting;        /* gauge */
 	struct tj_metric *trainjob_write_gate_deferred_total; /* counter */
@@ -109,6 +111,11 @@ void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key
                                  const char *gpu_class, const char *restart_reason,
                                  const struct tj_gpu_seconds_outcomes *gpu_seconds,
                                  int64_t running_after);
+
+/* Sets trainjob_job_gpus of every class of config from use (config->n_classes entries):
+ * states requested, running and idle. */
+int tj_std_metrics_feed_gpu_use(const struct tj_std_metrics *m, const struct tj_config *config,
+                                const struct tj_gpu_use *use);
 
 /* What a reflector's counters have been fed so far. */
 struct tj_reflector_seen {

@@ -296,3 +296,17 @@ def test_the_monitoring_component_renders_in_the_overlay():
     assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
     service = next(o for o in objs if o["kind"] == "Service" and o["metadata"]["name"] == JOB)
     assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+
+
+def test_job_gpus_count_the_running_gang(monitored, jobs_ran):
+    """The crashed job's second attempt runs whole: its 2 x 4 GH200 GPUs are requested and
+    running (at least: the pods of other modules' jobs may still be stopping)."""
+    _, prom = monitored
+
+    def value(state):
+        r = prom.query(f'sum(trainjob_job_gpus{{job="{JOB}",gpu_class="gh200",state="{state}"}})')
+        return float(r[0]["value"][1]) if r else None
+
+    wait_for("the running gang in trainjob_job_gpus",
+             lambda: (value("requested") or 0) >= (value("running") or 0) >= 8, timeout=30)
+    assert value("idle") is not None

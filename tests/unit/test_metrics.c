@@ -609,6 +609,14 @@ static void test_std_feeders(void **state)
 	tj_std_metrics_count_status(&m, "team-c/j", "h100", "",
 	                            &(struct tj_gpu_seconds_outcomes){ 0, 0 }, -1);
 
+	/* GPUs of TrainJobs' pods, per class of the config. */
+	static struct tj_gpu_class two[] = { { .name = "gh200" }, { .name = "h100" } };
+	const struct tj_config cfg = { .classes = two, .n_classes = 2 };
+
+	assert_int_equal(tj_std_metrics_feed_gpu_use(
+	                         &m, &cfg, (struct tj_gpu_use[]){ { 16, 12, 4 }, { 8, 8, 0 } }),
+	                 0);
+
 	/* Reconciles. */
 	tj_std_metrics_observe_reconcile(&m, "trainjob", "error", 0.2);
 	tj_std_metrics_observe_reconcile(&m, "trainjob", "success", 0.01);
@@ -655,6 +663,12 @@ static void test_std_feeders(void **state)
 	assert_non_null(strstr(text, "trainjob_time_to_running_seconds_bucket{le=\"10\"} 0\n"
 	                             "trainjob_time_to_running_seconds_bucket{le=\"15\"} 1\n"));
 	assert_non_null(strstr(text, "trainjob_time_to_running_seconds_count 1\n"));
+	assert_non_null(strstr(text, "trainjob_job_gpus{gpu_class=\"gh200\",state=\"idle\"} 4\n"
+	                             "trainjob_job_gpus{gpu_class=\"gh200\",state=\"requested\"} "
+	                             "16\n"
+	                             "trainjob_job_gpus{gpu_class=\"gh200\",state=\"running\"} "
+	                             "12\n"
+	                             "trainjob_job_gpus{gpu_class=\"h100\",state=\"idle\"} 0\n"));
 	assert_non_null(strstr(text, "controller_runtime_reconcile_errors_total{controller="
 	                             "\"trainjob\"} 1\n"));
 	assert_non_null(strstr(text, "controller_runtime_reconcile_time_seconds_count{controller="
