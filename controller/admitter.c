@@ -10,6 +10,7 @@
 #include "informers/priority_class.h"
 #include "informers/resources.h"
 #include "reconcilers/admission.h"
+#include "reconcilers/gpu_use.h"
 #include "reconcilers/json.h"
 #include "reconcilers/node_health.h"
 
@@ -166,24 +167,6 @@ static int class_index(const struct tj_config *config, const char *name)
 	for (size_t i = 0; config && name && *name && i < config->n_classes; i++)
 		if (strcmp(config->classes[i].name, name) == 0)
 			return (int)i;
-	return -1;
-}
-
-/* The class whose node labels and architecture the node has; -1 for none. */
-static int class_of_node(const struct tj_config *config, const struct tj_node *node)
-{
-	for (size_t i = 0; config && i < config->n_classes; i++) {
-		const struct tj_gpu_class *cls = &config->classes[i];
-		bool match = !cls->arch || (node->arch && strcmp(node->arch, cls->arch) == 0);
-
-		for (size_t k = 0; match && k < cls->n_node_labels; k++) {
-			const char *v = tj_node_label(node, cls->node_labels[k].key);
-
-			match = v && strcmp(v, cls->node_labels[k].value) == 0;
-		}
-		if (match)
-			return (int)i;
-	}
 	return -1;
 }
 
@@ -368,7 +351,7 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 	if (nodes)
 		tj_store_iter_init(nodes, &it);
 	while (nodes && k < n && (node = tj_store_iter_next(&it))) {
-		int cls = class_of_node(config, node);
+		int cls = tj_gpu_class_of_node(config, node);
 		const struct tj_gpu_class *gc = cls >= 0 ? &config->classes[cls] : NULL;
 		struct tj_adm_node *an = &s->nodes[k];
 

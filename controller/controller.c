@@ -40,7 +40,8 @@ struct reconcile {
 	/* The GPU-seconds the plan's status patch decides, counted once it is written. */
 	struct tj_gpu_seconds_outcomes gpu_seconds;
 	int64_t creation_time;
-	unsigned creates; /* the pod creates of its plan */
+	unsigned creates;      /* the pod creates of its plan */
+	int64_t running_after; /* trainjob_time_to_running_seconds once its status is written */
 	/* Only its deferrable writes are left (waiting for the write gate, or in flight in the
 	 * last stage): the key went back to the workqueue, and a newer reconcile may run. */
 	bool parked;
@@ -117,20 +118,6 @@ static uint64_t now_ns(const struct tj_controller *c)
 
 /* ---- GPU-seconds (reconcilers/gpu_seconds.h) ---- */
 
-/* Adds seconds to trainjob_gpu_seconds_total for the TrainJob key ("namespace/name"). */
-static void count_gpu_seconds(struct tj_controller *c, const char *key, const char *gpu_class,
-                              const char *outcome, int64_t seconds)
-{
-	char namespace[TJ_STORE_KEY_MAX];
-	const char *slash = strchr(key, '/');
-
-	if (!c->metrics || seconds <= 0 || !slash)
-		return;
-	snprintf(namespace, sizeof(namespace), "%.*s", (int)(slash - key), key);
-	tj_metric_add(c->metrics->trainjob_gpu_seconds_total,
-	              (const char *[]){ namespace, gpu_class, outcome }, (double)seconds);
-}
-
 /* A TrainJob deleted before it ended: what it held and no outcome counted is cancelled. The
  * pods are still in the cache (garbage collection deletes them after their owner), so the
  * seconds since its status last counted them are in. The leader counts, as it counts the
@@ -159,7 +146,9 @@ static void count_cancelled(struct tj_controller *c, const struct tj_trainjob *j
 	                                        .resource = cls ? cls->resource : NULL,
 	                                        .now = (int64_t)(now_ns(c) / 1000000000ull) });
 	free(pods);
-	count_gpu_seconds(c, key, cls ? cls->name : "", TJ_GPU_OUTCOME_CANCELLED, seconds);
+	if (c->metrics && seconds > 0)
+		tj_std_metrics_add_for_key(c->metrics->trainjob_gpu_seconds_total, key,
+		                           cls ? cls->name : "", TJ_GPU_OUTCOME_CANCELLED, seconds);
 }
 
 /* ---- queueing ---- */
@@ -372,16 +361,9 @@ static void on_synced(void *userdata)
 
 static void observe(struct tj_controller *c, struct reconcile *r, const char *result)
 {
-	const char *labels[] = { TJ_CONTROLLER_NAME, result };
-	const char *controller[] = { TJ_CONTROLLER_NAME };
-
-	if (!c->metrics)
-		return;
-	tj_metric_add(c->metrics->reconcile_total, labels, 1);
-	if (strcmp(result, "error") == 0)
-		tj_metric_add(c->metrics->reconcile_errors_total, controller, 1);
-	tj_metric_observe(c->metrics->reconcile_time_seconds, controller,
-	                  (double)(now_ns(c) - r->start_ns) / 1e9);
+	if (c->metrics)
+		tj_std_metrics_observe_reconcile(c->metrics, TJ_CONTROLLER_NAME, result,
+		                                 (double)(now_ns(c) - r->start_ns) / 1e9);
 }
 
 static void check_stopped(struct tj_controller *c);
@@ -484,17 +466,12 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	if (res->trainjob && tj_reflector_write_back(c->informers->trainjobs, res->trainjob) < 0)
 		tj_log_error("controller", "could not cache the patched TrainJob",
 		             TJ_STR("trainjob", r->key));
-	/* A restart is recorded once its status patch (stage 0) succeeded, even if a later
-	 * stage failed: the retry will not decide it again. */
-	if (c->metrics && r->restart_reason[0] && res->trainjob)
-		tj_metric_add(c->metrics->trainjob_worker_restarts_total,
-		              (const char *[]){ r->restart_reason }, 1);
-	if (res->trainjob) {
-		count_gpu_seconds(c, r->key, r->gpu_class, TJ_GPU_OUTCOME_SUCCEEDED,
-		                  r->gpu_seconds.succeeded);
-		count_gpu_seconds(c, r->key, r->gpu_class, TJ_GPU_OUTCOME_WASTED,
-		                  r->gpu_seconds.wasted);
-	}
+	/* What the status patch decided (a restart, GPU-seconds, the first Running) is counted
+	 * once that patch (stage 0) succeeded, even if a later stage failed: the retry will not
+	 * decide it again. */
+	if (c->metrics && res->trainjob)
+		tj_std_metrics_count_status(c->metrics, r->key, r->gpu_class, r->restart_reason,
+		                            &r->gpu_seconds, r->running_after);
 	/* The gang is created once its pods are (a status patch of a later stage may still
 	 * meet a conflict); a gang whose creates failed gives its nodes back. */
 	if (r->admits && res->pods_created + res->pods_adopted > 0)
@@ -697,6 +674,8 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	r->creates = count_actions(plan, TJ_ACTION_CREATE_POD);
 	memcpy(r->gpu_class, plan->gpu_class, sizeof(r->gpu_class));
 	tj_gpu_seconds_outcomes(&job->status, &plan->status, &r->gpu_seconds);
+	r->running_after = tj_std_metrics_time_to_running(&job->status, &plan->status,
+	                                                  job->creation_time, in.now);
 	requeue_after(c, r->key, plan->requeue_after);
 	if (plan->n_actions == 0) {
 		tj_plan_free(plan);
@@ -832,6 +811,8 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	struct tj_workqueue_config qc = {
 		.process = process,
 		.userdata = c,
+		.metrics = config->metrics,
+		.name = TJ_CONTROLLER_NAME,
 		.max_in_flight = config->max_concurrent ? config->max_concurrent
 		                                        : TJ_CONTROLLER_MAX_CONCURRENT,
 	};
@@ -897,6 +878,11 @@ void tj_controller_jobs_by_state(const struct tj_controller *c, size_t counts[TJ
 bool tj_controller_synced(const struct tj_controller *c)
 {
 	return c->synced;
+}
+
+const struct tj_informers *tj_controller_informers(const struct tj_controller *c)
+{
+	return c->informers;
 }
 
 /* Stopped once the queue has drained and the parked reconciles, whose bookkeeping the gate

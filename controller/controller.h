@@ -69,6 +69,9 @@ void tj_controller_jobs_by_state(const struct tj_controller *c, size_t counts[TJ
 /* Every informer has listed once. */
 bool tj_controller_synced(const struct tj_controller *c);
 
+/* The caches, for their counters (tj_reflector_stats); read-only. */
+const struct tj_informers *tj_controller_informers(const struct tj_controller *c);
+
 /* Orderly stop: no new keys, reconciles in flight finish, then stopped(userdata) runs. */
 void tj_controller_stop(struct tj_controller *c, void (*stopped)(void *userdata), void *userdata);
 

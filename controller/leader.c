@@ -273,6 +273,15 @@ static void set_status(struct tj_leader *l, double value)
 		tj_metric_set(l->metrics->leader_election_master_status, TJ_LABELS(l->name), value);
 }
 
+/* event: "acquired", "lost" (no renewal in time, or another holder) or "released" (on
+ * shutdown); amount 0 makes the series exist before its first event. */
+static void count_event(struct tj_leader *l, const char *event, double amount)
+{
+	if (l->metrics)
+		tj_metric_add(l->metrics->trainjob_leader_transitions_total,
+		              TJ_LABELS(l->name, event), amount);
+}
+
 /* The leader renews every retry period, but checks its deadline no later than when it
  * falls due; a follower retries after a jittered period, so that the replicas do not try
  * in lockstep. */
@@ -307,6 +316,7 @@ static void lose(struct tj_leader *l, const char *why)
 	l->view.leading = false;
 	uv_timer_stop(&l->timer);
 	set_status(l, 0);
+	count_event(l, "lost", 1);
 	if (l->on_stopped_leading)
 		l->on_stopped_leading(l->userdata);
 }
@@ -341,6 +351,7 @@ static void write_done(struct tj_response *resp, void *userdata)
 			            TJ_STR("namespace", l->namespace),
 			            TJ_STR("identity", l->identity));
 			set_status(l, 1);
+			count_event(l, "acquired", 1);
 			if (l->on_started_leading)
 				l->on_started_leading(l->userdata);
 		}
@@ -531,6 +542,9 @@ int tj_leader_start(uv_loop_t *loop, const struct tj_leader_config *config, stru
 	uv_timer_init(loop, &l->timer);
 	l->timer.data = l;
 	set_status(l, 0);
+	count_event(l, "acquired", 0);
+	count_event(l, "lost", 0);
+	count_event(l, "released", 0);
 	if (l->metrics)
 		tj_metric_add(l->metrics->leader_election_slowpath_total, TJ_LABELS(l->name), 0);
 	tj_log_info("leader", "trying to acquire the lease", TJ_STR("lease", l->name),
@@ -644,6 +658,8 @@ void tj_leader_release(struct tj_leader *l, void (*done)(void *userdata), void *
 	l->released = done;
 	l->released_userdata = userdata;
 	set_status(l, 0);
+	if (leading)
+		count_event(l, "released", 1);
 	if (leading && l->lease) {
 		rc = send_release(l);
 		if (rc == 0)

@@ -18,6 +18,7 @@
 #include "controller/recorder.h"
 #include "controller/signals.h"
 #include "controller/std_metrics.h"
+#include "informers/informers.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "tj-version.h"
@@ -39,6 +40,8 @@ struct run {
 	struct tj_signals *signals;          /* owned */
 	/* What the counters fed from the queue's and the gate's totals have been given. */
 	uint64_t adds_seen, retries_seen, deferred_seen, expired_seen;
+	struct tj_reflector_seen reflectors_seen[6];
+	const struct tj_config *classes; /* borrowed: the built-in ones or config's */
 	int exit_status;
 };
 
@@ -60,6 +63,62 @@ static void feed_counter(struct tj_metric *m, const char *const *labels, uint64_
 	*seen = total;
 }
 
+static void collect_reflectors(struct run *r)
+{
+	const struct tj_informers *inf = tj_controller_informers(r->controller);
+	const struct {
+		const char *resource;
+		const struct tj_reflector *reflector;
+	} caches[] = {
+		{ "trainjobs", inf->trainjobs },
+		{ "trainingruntimes", inf->training_runtimes },
+		{ "clustertrainingruntimes", inf->cluster_training_runtimes },
+		{ "pods", inf->pods },
+		{ "nodes", inf->nodes },
+		{ "priorityclasses", inf->priority_classes },
+	};
+	struct tj_reflector_stats st;
+
+	for (size_t i = 0; i < sizeof(caches) / sizeof(caches[0]); i++) {
+		if (!caches[i].reflector)
+			continue;
+		tj_reflector_stats(caches[i].reflector, &st);
+		tj_std_metrics_feed_reflector(&r->std, caches[i].resource, &st,
+		                              &r->reflectors_seen[i]);
+	}
+}
+
+static const struct tj_node *node_by_name(const char *name, void *ctx)
+{
+	return tj_store_get(ctx, name);
+}
+
+/* trainjob_job_gpus from the pod cache. A scrape every few seconds over the pods of a large
+ * cluster costs a sort of their pointers, well under the render of the text. */
+static void collect_gpu_use(struct run *r)
+{
+	const struct tj_informers *inf = tj_controller_informers(r->controller);
+	const struct tj_store *pods = tj_reflector_store(inf->pods);
+	size_t n = 0, cap = tj_store_len(pods);
+	const struct tj_pod **all = malloc((cap ? cap : 1) * sizeof(*all));
+	struct tj_gpu_use *use =
+	        calloc(r->classes->n_classes ? r->classes->n_classes : 1, sizeof(*use));
+	struct tj_store_iter it;
+	const struct tj_pod *p;
+
+	if (!all || !use)
+		goto out;
+	tj_store_iter_init(pods, &it);
+	while (n < cap && (p = tj_store_iter_next(&it)))
+		all[n++] = p;
+	if (tj_gpu_use_count(r->classes, all, n, node_by_name,
+	                     (void *)tj_reflector_store(inf->nodes), use) == 0)
+		tj_std_metrics_feed_gpu_use(&r->std, r->classes, use);
+out:
+	free(all);
+	free(use);
+}
+
 static void collect_queue(void *userdata)
 {
 	struct run *r = userdata;
@@ -73,6 +132,11 @@ static void collect_queue(void *userdata)
 	tj_metric_set(r->std.active_workers, name, (double)st.in_flight);
 	feed_counter(r->std.workqueue_adds_total, name, st.adds, &r->adds_seen);
 	feed_counter(r->std.workqueue_retries_total, name, st.retries, &r->retries_seen);
+	tj_metric_set(r->std.workqueue_unfinished_work_seconds, name, st.unfinished_seconds);
+	tj_metric_set(r->std.workqueue_longest_running_processor_seconds, name, st.longest_seconds);
+	tj_metric_set(r->std.trainjob_caches_synced, NULL, tj_controller_synced(r->controller));
+	collect_reflectors(r);
+	collect_gpu_use(r);
 
 	size_t jobs[TJ_STATE_COUNT];
 
@@ -103,6 +167,7 @@ static void config_reloaded(const struct tj_config *config, int error, const cha
 	}
 	tj_log_info("config", "reloaded the GPU classes",
 	            TJ_INT("classes", (long long)config->n_classes));
+	r->classes = config;
 	tj_controller_set_config(r->controller, config);
 }
 
@@ -181,6 +246,9 @@ static int load_kube(struct run *r, const struct tj_cli *cli)
 	struct tj_client_options opts = {
 		.qps = cli->run.qps,
 		.burst = cli->run.burst ? cli->run.burst : (int)(cli->run.qps * 2 + 1),
+		/* The families are registered before the loop runs the first request. */
+		.transport = { .observe = tj_std_metrics_observe_request,
+		               .observe_userdata = &r->std },
 	};
 
 	return tj_client_new(&r->loop, r->kube, &opts, &r->client);
@@ -293,6 +361,7 @@ static int setup(struct run *r, const struct tj_cli *cli)
 	};
 	if ((rc = tj_controller_new(&r->loop, &cc, &r->controller)) < 0)
 		return rc;
+	r->classes = classes;
 	tj_controller_set_config(r->controller, classes);
 	if ((rc = serve(r, cli)) < 0)
 		return rc;

@@ -3,6 +3,10 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "informers/store.h"
 
 /* controller-runtime's reconcile_time_seconds buckets; rest_client_request_duration_seconds
  * uses the same. */
@@ -44,9 +48,11 @@ static const char *const l_controller_result[] = { "controller", "result", NULL 
 static const char *const l_queue[] = { "name", "controller", NULL };
 static const char *const l_queue_depth[] = { "name", "controller", "priority", NULL };
 static const char *const l_rest[] = { "code", "method", "host", NULL };
-static const char *const l_rest_duration[] = { "verb", "host", "path", NULL };
+static const char *const l_rest_duration[] = { "verb", "host", NULL };
 static const char *const l_name[] = { "name", NULL };
-static const char *const l_reason[] = { "reason", NULL };
+static const char *const l_namespace_reason[] = { "namespace", "reason", NULL };
+static const char *const l_name_event[] = { "name", "event", NULL };
+static const char *const l_resource[] = { "resource", NULL };
 static const char *const l_state[] = { "state", NULL };
 static const char *const l_class[] = { "gpu_class", NULL };
 static const char *const l_class_reason[] = { "gpu_class", "reason", NULL };
@@ -118,8 +124,8 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		          l_rest),
 		  &m.rest_client_requests_total },
 		{ TJ_HISTOGRAM("rest_client_request_duration_seconds",
-		               "Request latency in seconds, by verb, host and path",
-		               l_rest_duration, reconcile_buckets),
+		               "Request latency in seconds, by verb and host", l_rest_duration,
+		               reconcile_buckets),
 		  &m.rest_client_request_duration_seconds },
 		{ TJ_GAUGE(
 		          "leader_election_master_status",
@@ -131,12 +137,34 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		             "Lease renewals that had to read the lease first, by lease name",
 		             l_name),
 		  &m.leader_election_slowpath_total },
+		{ TJ_COUNTER("trainjob_leader_transitions_total",
+		             "Times this process took (event acquired) or lost (event lost) the "
+		             "lease named by 'name'",
+		             l_name_event),
+		  &m.trainjob_leader_transitions_total },
+		{ TJ_GAUGE("trainjob_caches_synced",
+		           "1 once every informer cache has listed its resource, 0 before (what "
+		           "/readyz waits for)",
+		           NULL),
+		  &m.trainjob_caches_synced },
+		{ TJ_COUNTER("trainjob_watch_restarts_total",
+		             "Watches started again after the first, by resource: a stream the "
+		             "server ended, broke or refused",
+		             l_resource),
+		  &m.trainjob_watch_restarts_total },
+		{ TJ_COUNTER(
+		          "trainjob_relists_total",
+		          "Full lists after the first, by resource: after a 410 Gone or a failed "
+		          "watch; a steady rise means the cache cannot keep up",
+		          l_resource),
+		  &m.trainjob_relists_total },
 		{ TJ_COUNTER("trainjob_pods_created_total", "Worker pods created for TrainJobs",
 		             NULL),
 		  &m.trainjob_pods_created_total },
 		{ TJ_COUNTER("trainjob_worker_restarts_total",
-		             "Workers replaced after a failure, by the reason of the failure",
-		             l_reason),
+		             "Workers replaced after a failure, by namespace and the reason of the "
+		             "failure",
+		             l_namespace_reason),
 		  &m.trainjob_worker_restarts_total },
 		{ TJ_HISTOGRAM("trainjob_time_to_running_seconds",
 		               "Seconds from a TrainJob's creation until all its workers run", NULL,
@@ -179,6 +207,12 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		           "pods hold (allocated), and what the head of the queue has reserved",
 		           l_class_state),
 		  &m.trainjob_gpus },
+		{ TJ_GAUGE("trainjob_job_gpus",
+		           "GPUs of TrainJobs' pods by the class of their node: requested (held or "
+		           "waited for), running, and idle (running in a gang whose other pods do "
+		           "not all run yet)",
+		           l_class_state),
+		  &m.trainjob_job_gpus },
 		{ TJ_COUNTER("trainjob_admissions_total", "Gangs admitted, by GPU class", l_class),
 		  &m.trainjob_admissions_total },
 		{ TJ_COUNTER("trainjob_backfills_total",
@@ -263,4 +297,114 @@ int tj_std_metrics_init_workqueue(const struct tj_std_metrics *m, const char *na
 	if (r >= 0)
 		r = tj_metric_add(m->workqueue_retries_total, q, 0);
 	return r < 0 ? r : 0;
+}
+
+void tj_std_metrics_observe_reconcile(const struct tj_std_metrics *m, const char *controller,
+                                      const char *result, double seconds)
+{
+	const char *const *c = TJ_LABELS(controller);
+
+	tj_metric_add(m->reconcile_total, TJ_LABELS(controller, result), 1);
+	if (strcmp(result, "error") == 0)
+		tj_metric_add(m->reconcile_errors_total, c, 1);
+	tj_metric_observe(m->reconcile_time_seconds, c, seconds);
+}
+
+int tj_std_metrics_add_for_key(struct tj_metric *m, const char *key, const char *a, const char *b,
+                               double amount)
+{
+	char namespace[TJ_STORE_KEY_MAX];
+	const char *slash = strchr(key, '/');
+
+	if (!slash || slash == key || (size_t)(slash - key) >= sizeof(namespace))
+		return -EINVAL;
+	memcpy(namespace, key, (size_t)(slash - key));
+	namespace[slash - key] = '\0';
+	return tj_metric_add(m, (const char *[]){ namespace, a, b }, amount);
+}
+
+void tj_std_metrics_observe_request(const struct tj_http_observation *o, void *userdata)
+{
+	const struct tj_std_metrics *m = userdata;
+	char code[24] = "<error>";
+
+	if (o->status > 0)
+		snprintf(code, sizeof(code), "%ld", o->status);
+	tj_metric_add(m->rest_client_requests_total, TJ_LABELS(code, o->method, o->host), 1);
+	tj_metric_observe(m->rest_client_request_duration_seconds, TJ_LABELS(o->method, o->host),
+	                  o->seconds);
+}
+
+int64_t tj_std_metrics_time_to_running(const struct tj_trainjob_status *old,
+                                       const struct tj_trainjob_status *new_status,
+                                       int64_t creation_time, int64_t now)
+{
+	if (new_status->state != TJ_STATE_RUNNING || old->state == TJ_STATE_RUNNING ||
+	    new_status->restart_count > 0 || creation_time <= 0 || now < creation_time)
+		return -1;
+	return now - creation_time;
+}
+
+void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key,
+                                 const char *gpu_class, const char *restart_reason,
+                                 const struct tj_gpu_seconds_outcomes *gpu_seconds,
+                                 int64_t running_after)
+{
+	if (restart_reason[0])
+		tj_std_metrics_add_for_key(m->trainjob_worker_restarts_total, key, restart_reason,
+		                           NULL, 1);
+	if (gpu_seconds->succeeded > 0)
+		tj_std_metrics_add_for_key(m->trainjob_gpu_seconds_total, key, gpu_class,
+		                           TJ_GPU_OUTCOME_SUCCEEDED,
+		                           (double)gpu_seconds->succeeded);
+	if (gpu_seconds->wasted > 0)
+		tj_std_metrics_add_for_key(m->trainjob_gpu_seconds_total, key, gpu_class,
+		                           TJ_GPU_OUTCOME_WASTED, (double)gpu_seconds->wasted);
+	if (running_after >= 0)
+		tj_metric_observe(m->trainjob_time_to_running_seconds, NULL, (double)running_after);
+}
+
+int tj_std_metrics_feed_gpu_use(const struct tj_std_metrics *m, const struct tj_config *config,
+                                const struct tj_gpu_use *use)
+{
+	int r = 0;
+
+	for (size_t i = 0; r >= 0 && i < config->n_classes; i++) {
+		const char *name = config->classes[i].name;
+
+		r = tj_metric_set(m->trainjob_job_gpus, TJ_LABELS(name, "requested"),
+		                  (double)use[i].requested);
+		if (r >= 0)
+			r = tj_metric_set(m->trainjob_job_gpus, TJ_LABELS(name, "running"),
+			                  (double)use[i].running);
+		if (r >= 0)
+			r = tj_metric_set(m->trainjob_job_gpus, TJ_LABELS(name, "idle"),
+			                  (double)use[i].idle);
+	}
+	return r < 0 ? r : 0;
+}
+
+/* The number of starts after the first that a total of starts has grown by since seen. */
+static double restarts_since(uint64_t total, uint64_t *seen)
+{
+	uint64_t before = *seen;
+
+	*seen = total;
+	if (total <= before)
+		return 0;
+	return (double)(total - (before ? before : 1));
+}
+
+int tj_std_metrics_feed_reflector(const struct tj_std_metrics *m, const char *resource,
+                                  const struct tj_reflector_stats *st,
+                                  struct tj_reflector_seen *seen)
+{
+	const char *const *r = TJ_LABELS(resource);
+	int rc;
+
+	rc = tj_metric_add(m->trainjob_relists_total, r, restarts_since(st->lists, &seen->lists));
+	if (rc >= 0)
+		rc = tj_metric_add(m->trainjob_watch_restarts_total, r,
+		                   restarts_since(st->watches, &seen->watches));
+	return rc < 0 ? rc : 0;
 }

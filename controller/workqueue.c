@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/std_metrics.h"
 #include "informers/store.h"
 
 /* Processing slots handed out per turn of the loop, so that a key that re-adds itself
@@ -23,6 +24,8 @@ struct item {
 	bool processing;
 	bool waiting; /* in the delay heap */
 	bool first;   /* added by add_first and not started since: it goes ahead of the rest */
+	uint64_t queued_ns;  /* uv_hrtime() when it entered the FIFO */
+	uint64_t started_ns; /* uv_hrtime() when its processing started */
 	char key[];
 };
 
@@ -117,9 +120,19 @@ static void release(struct tj_workqueue *q, struct item *it)
 
 static void schedule_dispatch(struct tj_workqueue *q);
 
+/* Observes seconds since since_ns in a histogram of the queue's metrics, if it has them. */
+static void observe_since(const struct tj_workqueue *q, struct tj_metric *histogram,
+                          uint64_t since_ns, uint64_t now_ns)
+{
+	if (q->config.metrics)
+		tj_metric_observe(histogram, TJ_LABELS(q->config.name, q->config.name),
+		                  (double)(now_ns - since_ns) / 1e9);
+}
+
 static void enqueue(struct tj_workqueue *q, struct item *it)
 {
 	it->queued = true;
+	it->queued_ns = uv_hrtime();
 	it->next = NULL;
 	if (q->tail)
 		q->tail->next = it;
@@ -134,6 +147,7 @@ static void enqueue(struct tj_workqueue *q, struct item *it)
 static void push_front(struct tj_workqueue *q, struct item *it)
 {
 	it->queued = true;
+	it->queued_ns = uv_hrtime();
 	it->next = q->head;
 	q->head = it;
 	if (!q->tail)
@@ -393,6 +407,10 @@ static void on_idle(uv_idle_t *idle)
 		it->first = false;
 		q->stats.depth--;
 		q->stats.in_flight++;
+		it->started_ns = uv_hrtime();
+		if (q->config.metrics)
+			observe_since(q, q->config.metrics->workqueue_queue_duration_seconds,
+			              it->queued_ns, it->started_ns);
 		q->config.process(q, it->key, q->config.userdata);
 	}
 	if (!may_start(q, q->head))
@@ -412,6 +430,9 @@ int tj_workqueue_done(struct tj_workqueue *q, const char *key)
 	if (!it || !it->processing)
 		return -ENOENT;
 	it->processing = false;
+	if (q->config.metrics)
+		observe_since(q, q->config.metrics->workqueue_work_duration_seconds, it->started_ns,
+		              uv_hrtime());
 	q->stats.in_flight--;
 	if (it->dirty && !q->shutting_down) {
 		it->dirty = false;
@@ -431,7 +452,26 @@ int tj_workqueue_done(struct tj_workqueue *q, const char *key)
 
 void tj_workqueue_stats(const struct tj_workqueue *q, struct tj_workqueue_stats *ret)
 {
+	uint64_t now = uv_hrtime();
+	struct tj_store_iter iter;
+	const struct item *it;
+
 	*ret = q->stats;
+	ret->unfinished_seconds = ret->longest_seconds = 0;
+	if (q->stats.in_flight == 0)
+		return;
+	/* Only a scrape asks, and the keys held are those queued, in flight or with failures
+	 * counted: a scan is cheaper than keeping the keys in flight in a list of their own. */
+	tj_store_iter_init(q->items, &iter);
+	while ((it = tj_store_iter_next(&iter))) {
+		double s = (double)(now - it->started_ns) / 1e9;
+
+		if (!it->processing)
+			continue;
+		ret->unfinished_seconds += s;
+		if (s > ret->longest_seconds)
+			ret->longest_seconds = s;
+	}
 }
 
 /* ---- lifecycle ---- */

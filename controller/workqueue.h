@@ -17,6 +17,8 @@
 
 #include <uv.h>
 
+struct tj_std_metrics;
+
 /* client-go's DefaultControllerRateLimiter, per item: 5 ms doubling up to 1000 s. */
 #define TJ_WORKQUEUE_BASE_DELAY_MS 5
 #define TJ_WORKQUEUE_MAX_DELAY_MS  (1000 * 1000)
@@ -35,6 +37,11 @@ struct tj_workqueue_config {
 	uint64_t base_delay_ms; /* 0 means TJ_WORKQUEUE_BASE_DELAY_MS */
 	uint64_t max_delay_ms;  /* 0 means TJ_WORKQUEUE_MAX_DELAY_MS */
 	size_t max_items;       /* distinct keys held at once; 0 means the default */
+	/* Where the queue observes how long keys wait and are processed
+	 * (workqueue_queue_duration_seconds, workqueue_work_duration_seconds, with name as both
+	 * the name and the controller label); borrowed, NULL observes nothing. */
+	const struct tj_std_metrics *metrics;
+	const char *name; /* borrowed; required with metrics */
 };
 
 /* Counters for the workqueue_* metrics. */
@@ -44,6 +51,10 @@ struct tj_workqueue_stats {
 	size_t depth;     /* keys queued, not yet handed out (workqueue_depth) */
 	size_t in_flight; /* keys being processed */
 	size_t waiting;   /* keys waiting for a delayed add */
+	/* Seconds the keys in flight have been processed, summed and the longest
+	 * (workqueue_unfinished_work_seconds, workqueue_longest_running_processor_seconds). */
+	double unfinished_seconds;
+	double longest_seconds;
 };
 
 /* The delay before retry number failures + 1 of a key: base * 2^failures, capped at max

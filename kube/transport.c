@@ -83,6 +83,7 @@ struct tj_http_call {
 	bool in_done;             /* its done callback is running */
 	bool streamed;            /* on_data has seen part of the body */
 	bool auth_retried;        /* a 401 already made us fetch a fresh credential */
+	uint64_t sent_ns;         /* uv_hrtime() of the send, for the observer */
 };
 
 struct tj_transport {
@@ -101,6 +102,9 @@ struct tj_transport {
 	bool http2;
 	long connect_timeout_ms;
 	char user_agent[64];
+	char host[256]; /* the server URL's host[:port], for the observer */
+	tj_http_observe_fn observe;
+	void *observe_userdata;
 
 	struct tj_http_call *calls; /* owned list of live calls */
 	/* The finished calls whose callbacks are still to run, in the order they finished, and
@@ -584,6 +588,21 @@ static void submit(struct tj_http_call *call)
 	}
 }
 
+static void observe(const struct tj_http_call *call)
+{
+	const struct tj_transport *t = call->t;
+	struct tj_http_observation o = {
+		.method = call->method,
+		.host = t->host,
+		.status = call->result == 0 ? call->status : 0,
+		.rc = call->result,
+		.seconds = (double)(uv_hrtime() - call->sent_ns) / 1e9,
+	};
+
+	if (t->observe)
+		t->observe(&o, t->observe_userdata);
+}
+
 /* Runs a finished call's callback, or starts it over once after a 401 when the credential
  * source can produce a different credential (a re-read token file, a re-run plugin). */
 static void dispatch(struct tj_http_call *call)
@@ -599,9 +618,11 @@ static void dispatch(struct tj_http_call *call)
 		free_call(call);
 		return;
 	}
+	observe(call);
 	if (rc == 0 && call->status == 401 && !call->auth_retried && !call->streamed &&
 	    tj_credentials_invalidate(t->creds)) {
 		call->auth_retried = true;
+		call->sent_ns = uv_hrtime();
 		call->resp_len = 0;
 		call->status = 0;
 		call->retry_after[0] = '\0';
@@ -714,6 +735,7 @@ int tj_transport_send(struct tj_transport *t, const struct tj_http_request *req,
 	if (t->calls)
 		t->calls->prev = call;
 	t->calls = call;
+	call->sent_ns = uv_hrtime();
 	submit(call);
 	if (ret_call)
 		*ret_call = call;
@@ -807,6 +829,29 @@ static int copy_blob(const char *src, size_t len, char **dst, size_t *dst_len)
 	return 0;
 }
 
+/* The authority of an http(s) URL without its user info: "10.0.0.1:6443" of
+ * "https://10.0.0.1:6443/prefix". Truncated to the buffer; "" for a URL without "://". */
+void tj_url_host(const char *url, char *buf, size_t size)
+{
+	const char *start = strstr(url, "://");
+	const char *end, *at;
+	size_t len;
+
+	buf[0] = '\0';
+	if (!start || size == 0)
+		return;
+	start += 3;
+	end = start + strcspn(start, "/?#");
+	at = memchr(start, '@', (size_t)(end - start));
+	if (at)
+		start = at + 1;
+	len = (size_t)(end - start);
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, start, len);
+	buf[len] = '\0';
+}
+
 int tj_transport_new(uv_loop_t *loop, const struct tj_kube_config *cfg,
                      const struct tj_transport_options *opts, struct tj_transport **ret)
 {
@@ -831,9 +876,14 @@ int tj_transport_new(uv_loop_t *loop, const struct tj_kube_config *cfg,
 	t->connect_timeout_ms = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms
 	                                                             : CONNECT_TIMEOUT_MS;
 	snprintf(t->user_agent, sizeof(t->user_agent), "%s%s", TJ_USER_AGENT_PREFIX, TJ_VERSION);
+	if (opts) {
+		t->observe = opts->observe;
+		t->observe_userdata = opts->observe_userdata;
+	}
 	r = setup_server(t, cfg);
 	if (r < 0)
 		goto out_free;
+	tj_url_host(t->base_url, t->host, sizeof(t->host));
 	r = copy_blob(cfg->ca_pem, cfg->ca_pem_len, &t->ca_pem, &t->ca_pem_len);
 	if (r == 0)
 		r = copy_blob(cfg->client_cert_pem, cfg->client_cert_pem_len, &t->cert_pem,

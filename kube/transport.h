@@ -58,9 +58,26 @@ struct tj_http_request {
 
 #define TJ_HTTP_MAX_BODY (64u << 20)
 
+/* One finished HTTP exchange, for the client's metrics (rest_client_requests_total). Every
+ * field is borrowed and valid only during the callback. */
+struct tj_http_observation {
+	const char *method; /* "GET", ... */
+	const char *host;   /* of the server URL, with its port if it names one */
+	long status;        /* HTTP status, 0 when no response arrived */
+	int rc;             /* as tj_http_response.rc */
+	double seconds;     /* from the send (or the resend after a 401) to the end */
+};
+
+typedef void (*tj_http_observe_fn)(const struct tj_http_observation *o, void *userdata);
+
 struct tj_transport_options {
 	long connect_timeout_ms; /* 0 = 10 s */
 	bool disable_http2;      /* force HTTP/1.1 (client-go's DISABLE_HTTP2) */
+	/* Called once per finished exchange (a 401 answered by a fresh credential and resent
+	 * counts twice, as client-go counts it), before the call's done callback; not for a
+	 * cancelled call. NULL observes nothing. */
+	tj_http_observe_fn observe;
+	void *observe_userdata;
 };
 
 /* Creates a transport for cfg's server and credentials. cfg is copied as needed and may be
@@ -81,6 +98,10 @@ void tj_http_call_cancel(struct tj_http_call *call);
 /* Cancels every call (no callbacks) and closes the libuv handles; memory is released from the
  * close callbacks, so the loop must run once more. Accepts NULL; returns NULL. */
 struct tj_transport *tj_transport_free(struct tj_transport *t);
+
+/* The host[:port] of an http(s) URL ("10.0.0.1:6443" of "https://10.0.0.1:6443/prefix"),
+ * without user info; truncated to size; "" for a URL without a scheme. */
+void tj_url_host(const char *url, char *buf, size_t size);
 
 /* Errno-style code for a libcurl result (CURLE_*), as used in tj_http_response.rc. */
 int tj_transport_errno(int curl_code);

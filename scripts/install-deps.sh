@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every system package the project needs on a Debian 12 machine: the C toolchain
-# and libraries of the controller, the static checkers, the fuzzing runtime, and Go for the
-# local control plane. Safe to run again: packages already present are left alone.
+# and libraries of the controller, the static checkers, the fuzzing runtime, Prometheus and
+# promtool (the alert tests and the Prometheus e2e), and Go for the local control plane.
+# Safe to run again: packages already present are left alone.
 set -euo pipefail
 
 packages=(
@@ -10,6 +11,7 @@ packages=(
 	clang clang-format clang-tidy cppcheck libclang-rt-14-dev valgrind
 	jq procps psmisc iproute2 python3 python3-venv
 	libgnutls28-dev openssh-client
+	prometheus python3-yaml
 )
 
 missing=()

@@ -2,6 +2,8 @@
 # The project's test command (README, "Run the tests"). On a fresh Debian 12 machine it
 # installs what is missing, then runs, in order:
 #   lint      clang-format against .clang-format, cppcheck
+#   rules     the alerts of deploy/monitoring with promtool: check rules, and their unit tests
+#             (tests/promtool)
 #   unit      the cmocka unit tests (meson suite "unit"), in a plain build and under
 #             ASan+UBSan
 #   valgrind  the unit tests of the plain build under valgrind's memcheck
@@ -31,7 +33,7 @@ fi
 # shellcheck source=deploy/local/env.sh
 . deploy/local/env.sh
 
-all_stages=(lint unit valgrind fuzz e2e)
+all_stages=(lint rules unit valgrind fuzz e2e)
 stages=("$@")
 ((${#stages[@]})) || stages=("${all_stages[@]}")
 
@@ -79,6 +81,17 @@ stage_lint() {
 		bad=$((bad + 1))
 	fi
 	record lint "$ok" "$bad"
+}
+
+stage_rules() {
+	say rules "promtool check rules and promtool test rules"
+	local out ok bad
+	out=$(tests/promtool/check-rules.py build/promtool 2>&1)
+	printf '%s\n' "$out"
+	ok=$(printf '%s\n' "$out" | sed -n 's/^promtool: \([0-9]\+\) passed, \([0-9]\+\) failed$/\1/p')
+	bad=$(printf '%s\n' "$out" | sed -n 's/^promtool: \([0-9]\+\) passed, \([0-9]\+\) failed$/\2/p')
+	[[ -n $ok ]] || { ok=0; bad=1; }
+	record rules "$ok" "$bad"
 }
 
 # Configures (once) and builds a meson build directory; on failure prints why and records

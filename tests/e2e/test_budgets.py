@@ -36,12 +36,12 @@ def budgets_controller(session_controller_aside):
         c.stop()
 
 
-def restarts_metric(ctl, reason):
-    return metric(ctl.metrics(), f'trainjob_worker_restarts_total{{reason="{reason}"}}', 0.0)
+def restarts_metric(ctl, namespace, reason):
+    return metric(ctl.metrics(), f'trainjob_worker_restarts_total{{namespace="{namespace}",reason="{reason}"}}', 0.0)
 
 
 def test_deleted_nodes_spend_the_infrastructure_budget_not_max_restarts(budgets_controller, namespace):
-    before = restarts_metric(budgets_controller, "NodeDeleted")
+    before = restarts_metric(budgets_controller, namespace, "NodeDeleted")
     apply(trainjob("sturdy", nodes=2, run_time="10m", annotations={"trainjob.flame.dev/max-restarts": "0"}), "-n", namespace)
     first = running(namespace, "sturdy", 2)
     saved = []
@@ -58,7 +58,7 @@ def test_deleted_nodes_spend_the_infrastructure_budget_not_max_restarts(budgets_
         assert (st["lastFailure"]["reason"], st["lastFailure"]["node"]) == ("NodeDeleted", victim)
         msgs = [e["message"] for e in events(namespace, "sturdy", "Restarting")]
         assert any(f"rank 1 on node {victim} failed (NodeDeleted" in m and "(infrastructure restart 1 of 1)" in m for m in msgs), msgs
-        assert restarts_metric(budgets_controller, "NodeDeleted") == before + 1
+        assert restarts_metric(budgets_controller, namespace, "NodeDeleted") == before + 1
         second = running(namespace, "sturdy", 2, attempt=1)
         assert victim not in {p["spec"]["nodeName"] for p in second}
         st = tj(namespace, "sturdy")["status"]

@@ -46,8 +46,9 @@ def fail_pod(namespace, pod, code):
     kubectl("annotate", "pod", pod["metadata"]["name"], "-n", namespace, f"{SIM}fail-exit-code={code}")
 
 
-def restarts_metric(ctl, reason):
-    m = re.search(r'^trainjob_worker_restarts_total\{reason="%s"\} (\S+)$' % reason, ctl.metrics(), re.M)
+def restarts_metric(ctl, namespace, reason):
+    m = re.search(r'^trainjob_worker_restarts_total\{namespace="%s",reason="%s"\} (\S+)$' % (namespace, reason),
+                  ctl.metrics(), re.M)
     return float(m.group(1)) if m else 0.0
 
 
@@ -60,7 +61,7 @@ def only_attempt(namespace, name, attempt, n):
 
 
 def test_exit_code_1_restarts_the_gang_which_then_completes(faults_controller, namespace):
-    before = restarts_metric(faults_controller, "WorkerFailed")
+    before = restarts_metric(faults_controller, namespace, "WorkerFailed")
     apply(trainjob("phoenix", nodes=2, run_time="8s"), "-n", namespace)
     first = running(namespace, "phoenix", 2)
     victim = by_rank(first, 1)
@@ -78,7 +79,7 @@ def test_exit_code_1_restarts_the_gang_which_then_completes(faults_controller, n
     only_attempt(namespace, "phoenix", 1, 2)
     msgs = [e["message"] for e in events(namespace, "phoenix", "Restarting")]
     assert any("rank 1 on node %s failed (exit code 1" % victim["spec"]["nodeName"] in m for m in msgs), msgs
-    assert restarts_metric(faults_controller, "WorkerFailed") == before + 1
+    assert restarts_metric(faults_controller, namespace, "WorkerFailed") == before + 1
 
 
 def test_worker_policy_replaces_only_the_failed_rank(faults_controller, namespace):
@@ -163,7 +164,7 @@ def test_node_not_ready_replaces_its_worker_after_the_grace_period(faults_contro
 
 
 def test_gpu_health_taint_replaces_the_worker(faults_controller, namespace):
-    before = restarts_metric(faults_controller, "GPUUnhealthy")
+    before = restarts_metric(faults_controller, namespace, "GPUUnhealthy")
     apply(trainjob("xid", nodes=2, run_time="10s"), "-n", namespace)
     first = running(namespace, "xid", 2)
     node = by_rank(first, 0)["spec"]["nodeName"]
@@ -177,7 +178,7 @@ def test_gpu_health_taint_replaces_the_worker(faults_controller, namespace):
         only_attempt(namespace, "xid", 1, 2)
     finally:
         kubectl("taint", "node", node, f"{GPU_TAINT}-", check=False)
-    assert restarts_metric(faults_controller, "GPUUnhealthy") == before + 1
+    assert restarts_metric(faults_controller, namespace, "GPUUnhealthy") == before + 1
 
 
 def test_deleted_node_replaces_its_worker(faults_controller, namespace):

@@ -396,6 +396,86 @@ static void test_connection_refused(void **state)
 	result_clear(&r);
 }
 
+/* What the observer was given, as "METHOD status host;" per exchange. */
+struct observed {
+	char log[256];
+	double seconds;
+};
+
+static void observe(const struct tj_http_observation *o, void *userdata)
+{
+	struct observed *obs = userdata;
+	size_t len = strlen(obs->log);
+
+	snprintf(obs->log + len, sizeof(obs->log) - len, "%s %ld %s;", o->method, o->status,
+	         o->host[0] ? "host" : "none");
+	obs->seconds += o->seconds;
+}
+
+/* Every exchange is observed, each retry on its own, and a call that got no answer with
+ * status 0. */
+static void test_exchanges_are_observed(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .status = 429, .headers = "Retry-After: 0\r\n", .body = "{}" },
+		{ .status = 201, .headers = NULL, .body = "{\"ok\":true}" },
+	};
+	struct observed obs = { "", 0 };
+	struct tj_client_options opts = { .max_retry_delay_ms = 5,
+		                          .transport = { .observe = observe,
+		                                         .observe_userdata = &obs } };
+	struct tj_ref coll = { &tj_resource_pods, "team", NULL, NULL };
+	struct tj_ref ref = { &tj_resource_pods, "team", "p", NULL };
+	struct result r = { 0 };
+	cJSON *pod = cJSON_CreateObject();
+
+	script(fx, replies, 2);
+	make_client(fx, &opts, NULL);
+	assert_int_equal(tj_kube_create(fx->client, &coll, pod, NULL, on_response, &r, NULL), 0);
+	cJSON_Delete(pod);
+	RUN_UNTIL(fx, r.calls == 1);
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(obs.log, "POST 429 host;POST 201 host;");
+	assert_true(obs.seconds >= 0 && obs.seconds < 10);
+	result_clear(&r);
+	fx->client = tj_client_free(fx->client);
+
+	/* Nobody listens: no answer, status 0. */
+	r = (struct result){ 0 };
+	obs.log[0] = '\0';
+	uv_close((uv_handle_t *)&fx->server.listener, NULL);
+	uv_run(&fx->loop, UV_RUN_NOWAIT);
+	uv_tcp_init(&fx->loop, &fx->server.listener);
+	make_client(fx, &opts, NULL);
+	tj_kube_get(fx->client, &ref, on_response, &r, NULL);
+	RUN_UNTIL(fx, r.calls == 1);
+	assert_int_equal(r.rc, -ECONNREFUSED);
+	assert_string_equal(obs.log, "GET 0 host;");
+	result_clear(&r);
+}
+
+static void test_url_host(void **state)
+{
+	static const struct {
+		const char *url, *host;
+	} cases[] = {
+		{ "https://10.0.0.1:6443", "10.0.0.1:6443" },
+		{ "https://10.0.0.1:6443/prefix/path?x=1", "10.0.0.1:6443" },
+		{ "https://kubernetes.default.svc", "kubernetes.default.svc" },
+		{ "https://user:pw@api.example.org:443/", "api.example.org:443" },
+		{ "http://[::1]:8080/x", "[::1]:8080" },
+		{ "no-scheme", "" },
+		{ "https://a-very-long-host-name.example.org:6443", "a-very-long-host-name.e" },
+	};
+	char buf[24];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tj_url_host(cases[i].url, buf, sizeof(buf));
+		assert_string_equal(buf, cases[i].host);
+	}
+}
+
 static void test_cancel_and_free_with_requests_in_flight(void **state)
 {
 	struct fixture *fx = *state;
@@ -696,6 +776,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_limits_and_bad_bodies, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_connection_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exchanges_are_observed, setup, teardown),
+		cmocka_unit_test(test_url_host),
 		cmocka_unit_test_setup_teardown(test_cancel_and_free_with_requests_in_flight, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_requests_do_not_wait_behind_an_unanswered_one,

@@ -426,6 +426,7 @@ static void test_std_families(void **state)
 	                           "trainjob_admission_decisions_total counter\n"
 	                           "trainjob_admission_latency_seconds histogram\n"
 	                           "trainjob_backfills_total counter\n"
+	                           "trainjob_caches_synced gauge\n"
 	                           "trainjob_jobs gauge\n"
 	                           "trainjob_pods_created_total counter\n"
 	                           "trainjob_queue_wait_seconds histogram\n"
@@ -543,20 +544,172 @@ static void test_std_families(void **state)
 	assert_int_equal(tj_metric_observe(m.reconcile_time_seconds, TJ_LABELS("trainjob"), 0.012),
 	                 0);
 	assert_int_equal(tj_metric_observe(m.rest_client_request_duration_seconds,
-	                                   TJ_LABELS("GET", "h", "/api/v1/pods"), 70),
+	                                   TJ_LABELS("GET", "h"), 70),
 	                 0);
 	text = render(reg);
 	assert_non_null(strstr(text, "{controller=\"trainjob\",le=\"0.01\"} 0\n"
 	                             "controller_runtime_reconcile_time_seconds_bucket{controller="
 	                             "\"trainjob\",le=\"0.025\"} 1\n"));
 	assert_non_null(strstr(text, "rest_client_request_duration_seconds_bucket{host=\"h\","
-	                             "path=\"/api/v1/pods\",verb=\"GET\",le=\"60\"} 0\n"
+	                             "verb=\"GET\",le=\"60\"} 0\n"
 	                             "rest_client_request_duration_seconds_bucket{host=\"h\","
-	                             "path=\"/api/v1/pods\",verb=\"GET\",le=\"+Inf\"} 1\n"
+	                             "verb=\"GET\",le=\"+Inf\"} 1\n"
 	                             "rest_client_request_duration_seconds_sum{host=\"h\","
-	                             "path=\"/api/v1/pods\",verb=\"GET\"} 70\n"));
+	                             "verb=\"GET\"} 70\n"));
 	free(text);
 	tj_metrics_free(reg);
+}
+
+/* The helpers that feed the families from what the client, the caches and the reconciles
+ * report. */
+static void test_std_feeders(void **state)
+{
+	struct tj_metrics *reg;
+	struct tj_std_metrics m;
+	struct tj_reflector_seen seen = { 0 };
+	struct tj_reflector_stats st = { 0 };
+	char *text;
+
+	assert_int_equal(tj_metrics_new(&reg), 0);
+	assert_int_equal(tj_std_metrics_register(reg, &m), 0);
+
+	/* Requests: by status code, "<error>" when no response came. */
+	tj_std_metrics_observe_request(
+	        &(struct tj_http_observation){ "POST", "10.0.0.1:6443", 201, 0, 0.02 }, &m);
+	tj_std_metrics_observe_request(
+	        &(struct tj_http_observation){ "POST", "10.0.0.1:6443", 201, 0, 0.5 }, &m);
+	tj_std_metrics_observe_request(
+	        &(struct tj_http_observation){ "GET", "10.0.0.1:6443", 0, -ECONNREFUSED, 0.001 },
+	        &m);
+
+	/* Per namespace, never per job. */
+	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_worker_restarts_total, "team-a/llm",
+	                                            "PodFailed", NULL, 1),
+	                 0);
+	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_worker_restarts_total,
+	                                            "team-a/other", "PodFailed", NULL, 1),
+	                 0);
+	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_gpu_seconds_total, "team-b/x",
+	                                            "gh200", "wasted", 40),
+	                 0);
+	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_worker_restarts_total, "no-slash",
+	                                            "PodFailed", NULL, 1),
+	                 -EINVAL);
+	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_worker_restarts_total, "/name",
+	                                            "PodFailed", NULL, 1),
+	                 -EINVAL);
+	/* A family of three labels needs both. */
+	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_gpu_seconds_total, "team-b/x",
+	                                            "gh200", NULL, 1),
+	                 -EINVAL);
+
+	/* A written status: a restart, the GPU-seconds that ended, the first Running. */
+	tj_std_metrics_count_status(&m, "team-c/j", "h100", "NodeNotReady",
+	                            &(struct tj_gpu_seconds_outcomes){ 30, 16 }, 12);
+	tj_std_metrics_count_status(&m, "team-c/j", "h100", "",
+	                            &(struct tj_gpu_seconds_outcomes){ 0, 0 }, -1);
+
+	/* GPUs of TrainJobs' pods, per class of the config. */
+	static struct tj_gpu_class two[] = { { .name = "gh200" }, { .name = "h100" } };
+	const struct tj_config cfg = { .classes = two, .n_classes = 2 };
+
+	assert_int_equal(tj_std_metrics_feed_gpu_use(
+	                         &m, &cfg, (struct tj_gpu_use[]){ { 16, 12, 4 }, { 8, 8, 0 } }),
+	                 0);
+
+	/* Reconciles. */
+	tj_std_metrics_observe_reconcile(&m, "trainjob", "error", 0.2);
+	tj_std_metrics_observe_reconcile(&m, "trainjob", "success", 0.01);
+
+	/* Caches: the first list and watch are no restart; what follows is. */
+	st.lists = 1, st.watches = 1;
+	assert_int_equal(tj_std_metrics_feed_reflector(&m, "pods", &st, &seen), 0);
+	text = render(reg);
+	assert_non_null(strstr(text, "trainjob_relists_total{resource=\"pods\"} 0\n"));
+	assert_non_null(strstr(text, "trainjob_watch_restarts_total{resource=\"pods\"} 0\n"));
+	free(text);
+	st.lists = 3, st.watches = 6;
+	assert_int_equal(tj_std_metrics_feed_reflector(&m, "pods", &st, &seen), 0);
+	assert_int_equal(tj_std_metrics_feed_reflector(&m, "pods", &st, &seen), 0);
+	/* A reflector first seen with several lists behind it. */
+	struct tj_reflector_seen late = { 0 };
+
+	st.lists = 2, st.watches = 4;
+	assert_int_equal(tj_std_metrics_feed_reflector(&m, "nodes", &st, &late), 0);
+
+	text = render(reg);
+	assert_non_null(strstr(text,
+	                       "rest_client_requests_total{code=\"201\",host=\"10.0.0.1:6443\","
+	                       "method=\"POST\"} 2\n"));
+	assert_non_null(strstr(text, "rest_client_requests_total{code=\"<error>\",host="
+	                             "\"10.0.0.1:6443\",method=\"GET\"} 1\n"));
+	assert_non_null(strstr(text, "rest_client_request_duration_seconds_count{host="
+	                             "\"10.0.0.1:6443\",verb=\"POST\"} 2\n"));
+	assert_non_null(strstr(text, "rest_client_request_duration_seconds_sum{host="
+	                             "\"10.0.0.1:6443\",verb=\"POST\"} 0.52\n"));
+	assert_non_null(strstr(text, "trainjob_worker_restarts_total{namespace=\"team-a\","
+	                             "reason=\"PodFailed\"} 2\n"));
+	assert_null(strstr(text, "llm"));
+	assert_non_null(strstr(text, "trainjob_gpu_seconds_total{gpu_class=\"gh200\",namespace="
+	                             "\"team-b\",outcome=\"wasted\"} 40\n"));
+	assert_non_null(strstr(text, "controller_runtime_reconcile_total{controller=\"trainjob\","
+	                             "result=\"error\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_worker_restarts_total{namespace=\"team-c\","
+	                             "reason=\"NodeNotReady\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_gpu_seconds_total{gpu_class=\"h100\",namespace="
+	                             "\"team-c\",outcome=\"succeeded\"} 30\n"));
+	assert_non_null(strstr(text, "trainjob_gpu_seconds_total{gpu_class=\"h100\",namespace="
+	                             "\"team-c\",outcome=\"wasted\"} 16\n"));
+	assert_non_null(strstr(text, "trainjob_time_to_running_seconds_bucket{le=\"10\"} 0\n"
+	                             "trainjob_time_to_running_seconds_bucket{le=\"15\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_time_to_running_seconds_count 1\n"));
+	assert_non_null(strstr(text, "trainjob_job_gpus{gpu_class=\"gh200\",state=\"idle\"} 4\n"
+	                             "trainjob_job_gpus{gpu_class=\"gh200\",state=\"requested\"} "
+	                             "16\n"
+	                             "trainjob_job_gpus{gpu_class=\"gh200\",state=\"running\"} "
+	                             "12\n"
+	                             "trainjob_job_gpus{gpu_class=\"h100\",state=\"idle\"} 0\n"));
+	assert_non_null(strstr(text, "controller_runtime_reconcile_errors_total{controller="
+	                             "\"trainjob\"} 1\n"));
+	assert_non_null(strstr(text, "controller_runtime_reconcile_time_seconds_count{controller="
+	                             "\"trainjob\"} 2\n"));
+	assert_non_null(strstr(text, "trainjob_relists_total{resource=\"pods\"} 2\n"));
+	assert_non_null(strstr(text, "trainjob_watch_restarts_total{resource=\"pods\"} 5\n"));
+	assert_non_null(strstr(text, "trainjob_relists_total{resource=\"nodes\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_watch_restarts_total{resource=\"nodes\"} 3\n"));
+	free(text);
+	tj_metrics_free(reg);
+}
+
+/* The first Running of a job is observed, from its creation; nothing else is. */
+static void test_time_to_running(void **state)
+{
+	static const struct {
+		enum tj_state old, new_state;
+		int restarts;
+		int64_t creation, now, want;
+	} cases[] = {
+		{ TJ_STATE_PENDING, TJ_STATE_RUNNING, 0, 1000, 1042, 42 },
+		{ TJ_STATE_QUEUED, TJ_STATE_RUNNING, 0, 1000, 1000, 0 },
+		/* Still Running, or not yet. */
+		{ TJ_STATE_RUNNING, TJ_STATE_RUNNING, 0, 1000, 1042, -1 },
+		{ TJ_STATE_PENDING, TJ_STATE_PENDING, 0, 1000, 1042, -1 },
+		/* Running again after a restart is not the first time. */
+		{ TJ_STATE_RESTARTING, TJ_STATE_RUNNING, 1, 1000, 1042, -1 },
+		/* No creation time, or a clock behind it. */
+		{ TJ_STATE_PENDING, TJ_STATE_RUNNING, 0, 0, 1042, -1 },
+		{ TJ_STATE_PENDING, TJ_STATE_RUNNING, 0, 1000, 999, -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tj_trainjob_status old = { .state = cases[i].old };
+		struct tj_trainjob_status new_status = { .state = cases[i].new_state,
+			                                 .restart_count = cases[i].restarts };
+
+		assert_int_equal(tj_std_metrics_time_to_running(&old, &new_status,
+		                                                cases[i].creation, cases[i].now),
+		                 cases[i].want);
+	}
 }
 
 static void write_text(const char *dir, const char *rel, const char *text)
@@ -650,6 +803,8 @@ int main(void)
 		cmocka_unit_test(test_series_limits_and_kinds),
 		cmocka_unit_test(test_render_limit),
 		cmocka_unit_test(test_std_families),
+		cmocka_unit_test(test_std_feeders),
+		cmocka_unit_test(test_time_to_running),
 		cmocka_unit_test(test_process_metrics),
 	};
 	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);

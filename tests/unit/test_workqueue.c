@@ -8,10 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
+#include "controller/std_metrics.h"
 #include "controller/workqueue.h"
 #include "time_limit.h"
 
@@ -217,6 +220,70 @@ static void test_readd_while_processing_runs_again_after_done(void **state)
 	assert_int_equal(tj_workqueue_done(fx->q, "a"), -ENOENT);
 	assert_int_equal(tj_workqueue_done(fx->q, "never"), -ENOENT);
 	fx_free(fx);
+}
+
+/* The number after "prefix" in text, or -1. */
+static double value_after(const char *text, const char *prefix)
+{
+	const char *p = strstr(text, prefix);
+
+	return p ? strtod(p + strlen(prefix), NULL) : -1;
+}
+
+/* With metrics, the queue observes how long a key waited and how long it was processed, and
+ * its stats say how long the keys in flight have run. */
+static void test_durations_observed(void **state)
+{
+	static struct fx fx;
+	struct tj_metrics *reg;
+	struct tj_std_metrics m;
+	struct tj_workqueue_stats st;
+	char *text;
+	size_t len;
+
+	assert_int_equal(tj_metrics_new(&reg), 0);
+	assert_int_equal(tj_std_metrics_register(reg, &m), 0);
+	struct tj_workqueue_config cfg = {
+		.process = process,
+		.userdata = &fx,
+		.metrics = &m,
+		.name = "trainjob",
+		.max_in_flight = 4,
+	};
+	memset(&fx, 0, sizeof(fx));
+	assert_int_equal(uv_loop_init(&fx.loop), 0);
+	assert_int_equal(tj_workqueue_new(&fx.loop, &cfg, &fx.q), 0);
+
+	tj_workqueue_stats(fx.q, &st);
+	assert_true(st.longest_seconds == 0 && st.unfinished_seconds == 0);
+	assert_int_equal(tj_workqueue_add(fx.q, "a"), 0);
+	assert_int_equal(tj_workqueue_add(fx.q, "b"), 0);
+	usleep(20000);
+	run(&fx);
+	assert_string_equal(fx.log, "a b ");
+	usleep(30000);
+	tj_workqueue_stats(fx.q, &st);
+	assert_true(st.longest_seconds >= 0.03 && st.longest_seconds < 5);
+	assert_true(st.unfinished_seconds >= 2 * 0.03 &&
+	            st.unfinished_seconds >= st.longest_seconds);
+	assert_int_equal(tj_workqueue_done(fx.q, "a"), 0);
+	assert_int_equal(tj_workqueue_done(fx.q, "b"), 0);
+	fx.n_held = 0;
+	tj_workqueue_stats(fx.q, &st);
+	assert_true(st.longest_seconds == 0 && st.unfinished_seconds == 0);
+
+	assert_int_equal(tj_metrics_render(reg, &text, &len), 0);
+	assert_true(value_after(text, "workqueue_queue_duration_seconds_count{controller="
+	                              "\"trainjob\",name=\"trainjob\"} ") == 2);
+	assert_true(value_after(text, "workqueue_queue_duration_seconds_sum{controller="
+	                              "\"trainjob\",name=\"trainjob\"} ") >= 2 * 0.02);
+	assert_true(value_after(text, "workqueue_work_duration_seconds_count{controller="
+	                              "\"trainjob\",name=\"trainjob\"} ") == 2);
+	assert_true(value_after(text, "workqueue_work_duration_seconds_sum{controller="
+	                              "\"trainjob\",name=\"trainjob\"} ") >= 2 * 0.03);
+	free(text);
+	fx_free(&fx);
+	tj_metrics_free(reg);
 }
 
 static void test_keys_in_flight_bound(void **state)
@@ -426,6 +493,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_shutdown_drains_in_flight),
 		cmocka_unit_test(test_synchronous_done_and_readd),
+		cmocka_unit_test(test_durations_observed),
 	};
 	return cmocka_run_group_tests_name("workqueue", tests, NULL, NULL);
 }
