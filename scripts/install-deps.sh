@@ -9,6 +9,7 @@ packages=(
 	libuv1-dev libcurl4-openssl-dev libfyaml-dev libcjson-dev libcmocka-dev libmicrohttpd-dev
 	clang clang-format clang-tidy cppcheck libclang-rt-14-dev valgrind
 	jq procps psmisc iproute2 python3 python3-venv
+	libgnutls28-dev
 )
 
 missing=()
