@@ -48,6 +48,13 @@ struct tj_cli_run {
 	char leader_election_namespace[64];      /* --leader-election-namespace; "" = own */
 	struct tj_leader_timings leader_timings; /* --leader-elect-{lease-duration,
 	                                            renew-deadline,retry-period} */
+	/* --metrics-secure: HTTPS and TokenReview/SubjectAccessReview on /metrics. Unless given,
+	 * on in cluster and off outside (a controller run by hand serves plain HTTP). */
+	bool metrics_secure_given;
+	bool metrics_secure;
+	/* --metrics-cert-path: a directory with tls.crt and tls.key (a mounted
+	 * kubernetes.io/tls Secret), reloaded on change; "" = self-signed at start. */
+	char metrics_cert_path[PATH_MAX];
 };
 
 struct tj_cli {

@@ -53,7 +53,7 @@ struct tj_http_server {
 	void *userdata;
 	const char *name; /* for logs: "metrics" or "probes" */
 	int port;
-	int open_handles; /* freed when the last libuv handle has closed */
+	int open_handles;                   /* freed when the last libuv handle has closed */
 	const struct tj_serving_cert *cert; /* borrowed; NULL: plain HTTP */
 	struct tj_metrics_auth *auth;       /* borrowed; NULL: every request is served */
 	struct pending *pending;            /* owned, each freed when its request completes */
@@ -406,8 +406,7 @@ static void on_handle_closed(uv_handle_t *handle)
 }
 
 static int serve(uv_loop_t *loop, const struct tj_bind_addr *addr, const char *name, route_fn route,
-                 void *userdata, const struct tj_metrics_security *sec,
-                 struct tj_http_server **ret)
+                 void *userdata, const struct tj_metrics_security *sec, struct tj_http_server **ret)
 {
 	const union MHD_DaemonInfo *info;
 	struct tj_http_server *s;

@@ -30,11 +30,11 @@ struct tj_metrics_auth {
 
 struct tj_auth_check {
 	struct tj_metrics_auth *auth;
-	struct tj_request *request;  /* the review in flight */
+	struct tj_request *request; /* the review in flight */
 	uint8_t token_key[TJ_REVIEW_KEY_SIZE];
-	char verb[16];               /* the method in lower case, as RBAC names verbs */
-	char *path;                  /* owned */
-	struct tj_review_user user;  /* owned, once the token is reviewed */
+	char verb[16];              /* the method in lower case, as RBAC names verbs */
+	char *path;                 /* owned */
+	struct tj_review_user user; /* owned, once the token is reviewed */
 	tj_auth_fn fn;
 	void *userdata;
 };
@@ -185,9 +185,9 @@ static void access_done(struct tj_response *resp, void *userdata)
 	if (r == 0)
 		r = tj_access_review_parse(resp->body, &ar);
 	if (r < 0) {
-		tj_log_error("http", "cannot review access to the metrics",
-		             TJ_STR("user", c->user.name),
-		             TJ_STR("error", resp->rc < 0 ? resp->error : "not a SubjectAccessReview"));
+		tj_log_error(
+		        "http", "cannot review access to the metrics", TJ_STR("user", c->user.name),
+		        TJ_STR("error", resp->rc < 0 ? resp->error : "not a SubjectAccessReview"));
 		set_result(&result, 500, "Authorization for user %s failed", c->user.name);
 		finish(c, &result);
 		return;
@@ -225,10 +225,9 @@ static void token_done(struct tj_response *resp, void *userdata)
 		finish(c, &result);
 		return;
 	}
-	tj_review_cache_put(a->tokens, c->token_key,
-	                    tr.authenticated ? TJ_REVIEW_ALLOW : TJ_REVIEW_DENY,
-	                    tr.authenticated ? &tr.user : NULL, now_ms(a),
-	                    TJ_METRICS_AUTH_TOKEN_TTL_MS);
+	tj_review_cache_put(
+	        a->tokens, c->token_key, tr.authenticated ? TJ_REVIEW_ALLOW : TJ_REVIEW_DENY,
+	        tr.authenticated ? &tr.user : NULL, now_ms(a), TJ_METRICS_AUTH_TOKEN_TTL_MS);
 	if (!tr.authenticated) {
 		tj_log_debug("http", "metrics request with an invalid token",
 		             TJ_STR("error", tr.error));
@@ -245,8 +244,8 @@ static void token_done(struct tj_response *resp, void *userdata)
 	finish(c, &result);
 }
 
-static int check_new(struct tj_metrics_auth *a, const char *method, const char *path,
-                     tj_auth_fn fn, void *userdata, struct tj_auth_check **ret)
+static int check_new(struct tj_metrics_auth *a, const char *method, const char *path, tj_auth_fn fn,
+                     void *userdata, struct tj_auth_check **ret)
 {
 	struct tj_auth_check *c = calloc(1, sizeof(*c));
 	size_t i;
@@ -268,8 +267,8 @@ static int check_new(struct tj_metrics_auth *a, const char *method, const char *
 	return 0;
 }
 
-int tj_metrics_auth_check(struct tj_metrics_auth *a, const char *authorization,
-                          const char *method, const char *path, tj_auth_fn fn, void *userdata,
+int tj_metrics_auth_check(struct tj_metrics_auth *a, const char *authorization, const char *method,
+                          const char *path, tj_auth_fn fn, void *userdata,
                           struct tj_auth_result *ret_result, struct tj_auth_check **ret_check)
 {
 	const struct tj_ref ref = { .resource = &token_reviews };

@@ -44,8 +44,8 @@ struct tj_auth_check;
  * (NULL when none). Returns 0 with *ret_result written when the answer is known now (no
  * token, or cached answers); returns 1 with *ret_check set when a review is in flight: fn
  * then brings the answer. Negative errno (-ENOMEM) when neither could be done. */
-int tj_metrics_auth_check(struct tj_metrics_auth *a, const char *authorization,
-                          const char *method, const char *path, tj_auth_fn fn, void *userdata,
+int tj_metrics_auth_check(struct tj_metrics_auth *a, const char *authorization, const char *method,
+                          const char *path, tj_auth_fn fn, void *userdata,
                           struct tj_auth_result *ret_result, struct tj_auth_check **ret_check);
 
 /* Stops a check in flight; its callback is not called. Accepts NULL. */

@@ -249,8 +249,7 @@ int tj_token_review_parse(const cJSON *body, struct tj_token_review *ret)
 	return 0;
 }
 
-cJSON *tj_access_review_new(const struct tj_review_user *user, const char *verb,
-                            const char *path)
+cJSON *tj_access_review_new(const struct tj_review_user *user, const char *verb, const char *path)
 {
 	cJSON *spec, *o = review_new("authorization.k8s.io/v1", "SubjectAccessReview", &spec);
 	cJSON *groups, *attrs, *extra;

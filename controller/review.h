@@ -18,8 +18,8 @@
 
 /* The user a token belongs to (TokenReview status.user). */
 struct tj_review_user {
-	char *name;   /* owned */
-	char *uid;    /* owned; "" when absent */
+	char *name;    /* owned */
+	char *uid;     /* owned; "" when absent */
 	char **groups; /* owned, each owned */
 	size_t n_groups;
 	cJSON *extra; /* owned; an object of string arrays, or NULL */
@@ -51,8 +51,7 @@ struct tj_token_review {
 int tj_token_review_parse(const cJSON *body, struct tj_token_review *ret);
 
 /* A SubjectAccessReview of verb on the non-resource path for user. NULL when out of memory. */
-cJSON *tj_access_review_new(const struct tj_review_user *user, const char *verb,
-                            const char *path);
+cJSON *tj_access_review_new(const struct tj_review_user *user, const char *verb, const char *path);
 
 struct tj_access_review {
 	bool allowed;

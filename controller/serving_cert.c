@@ -203,8 +203,7 @@ fail_generation:
 }
 
 int tj_serving_cert_from_pem(const char *cert_pem, size_t cert_len, const char *key_pem,
-                             size_t key_len, struct tj_serving_cert **ret, char *err,
-                             size_t errlen)
+                             size_t key_len, struct tj_serving_cert **ret, char *err, size_t errlen)
 {
 	struct tj_serving_cert *c = calloc(1, sizeof(*c));
 	int r;
@@ -281,7 +280,8 @@ static void on_poll(uv_timer_t *timer)
 	c->key_id = key_id;
 	r = read_pair(c->cert_path, c->key_path, &g, err, sizeof(err));
 	if (r < 0) {
-		tj_log_warn("http", "kept the previous serving certificate: the new one is unusable",
+		tj_log_warn("http",
+		            "kept the previous serving certificate: the new one is unusable",
 		            TJ_STR("problem", err));
 		return;
 	}
@@ -293,7 +293,7 @@ static void on_poll(uv_timer_t *timer)
 }
 
 int tj_serving_cert_watch(uv_loop_t *loop, const char *cert_path, const char *key_path,
-                          struct tj_serving_cert **ret, char *err, size_t errlen)
+                          uint64_t poll_ms, struct tj_serving_cert **ret, char *err, size_t errlen)
 {
 	struct tj_serving_cert *c = calloc(1, sizeof(*c));
 	int r;
@@ -321,7 +321,7 @@ int tj_serving_cert_watch(uv_loop_t *loop, const char *cert_path, const char *ke
 	uv_timer_init(loop, &c->timer);
 	c->timer.data = c;
 	c->watching = true;
-	uv_timer_start(&c->timer, on_poll, TJ_SERVING_CERT_POLL_MS, TJ_SERVING_CERT_POLL_MS);
+	uv_timer_start(&c->timer, on_poll, poll_ms, poll_ms);
 	*ret = c;
 	return 0;
 

@@ -32,10 +32,10 @@ int tj_serving_cert_from_pem(const char *cert_pem, size_t cert_len, const char *
                              size_t key_len, struct tj_serving_cert **ret, char *err,
                              size_t errlen);
 
-/* From files, watched on loop: a change that parses replaces the certificate for the next
- * handshakes; one that does not is logged and the previous certificate kept. */
+/* From files, checked every poll_ms on loop: a change that parses replaces the certificate
+ * for the next handshakes; one that does not is logged and the previous certificate kept. */
 int tj_serving_cert_watch(uv_loop_t *loop, const char *cert_path, const char *key_path,
-                          struct tj_serving_cert **ret, char *err, size_t errlen);
+                          uint64_t poll_ms, struct tj_serving_cert **ret, char *err, size_t errlen);
 
 /* The chain and key to present now, as GnuTLS's certificate retrieve callback returns them.
  * They stay valid until tj_serving_cert_free, also after a reload (a handshake in flight
