@@ -112,6 +112,15 @@ static void config_reloaded(const struct tj_config *config, int error, const cha
 	tj_controller_set_config(r->controller, config);
 }
 
+/* After the metrics server has closed (which cancels the reviews still in flight). The
+ * certificate's poll timer would keep the loop running. */
+static void close_metrics_security(struct run *r)
+{
+	r->metrics_auth = tj_metrics_auth_free(r->metrics_auth);
+	tj_serving_cert_free(r->metrics_cert);
+	r->metrics_cert = NULL;
+}
+
 /* The last step of the shutdown: every write has stopped and the lease is released. */
 static void released(void *userdata)
 {
@@ -119,6 +128,7 @@ static void released(void *userdata)
 
 	tj_http_server_close(r->metrics_http);
 	tj_http_server_close(r->probes_http);
+	close_metrics_security(r);
 	tj_config_watch_stop(r->config);
 	r->metrics_http = r->probes_http = NULL;
 	r->config = NULL;
@@ -376,9 +386,7 @@ static void teardown(struct run *r)
 {
 	tj_http_server_close(r->metrics_http);
 	tj_http_server_close(r->probes_http);
-	/* After the server: it cancels the reviews still in flight. */
-	r->metrics_auth = tj_metrics_auth_free(r->metrics_auth);
-	tj_serving_cert_free(r->metrics_cert);
+	close_metrics_security(r);
 	tj_config_watch_stop(r->config);
 	tj_controller_free(r->controller);
 	tj_recorder_free(r->recorder);
