@@ -224,8 +224,10 @@ def test_certificate_from_files_is_verified_and_reloaded(crds, module_namespace,
         wait_for("the new certificate to be served", lambda: served_fingerprint(c.metrics_port) == want,
                  timeout=30)
         assert scrape(c.metrics_port, token, cafile=second)[0] == 200
-        with pytest.raises(ssl.SSLError):
+        # The old certificate is no longer what the server presents.
+        with pytest.raises(urllib.error.URLError) as refused:
             scrape(c.metrics_port, token, cafile=keep)
+        assert isinstance(refused.value.reason, ssl.SSLCertVerificationError), refused.value
         assert "reloaded the serving certificate" in c.log()
     finally:
         c.stop()
