@@ -368,6 +368,11 @@ static const struct option_spec *find_option(const struct command *cmd, const ch
 	return NULL;
 }
 
+bool tj_cli_metrics_secure(const struct tj_cli_run *run, bool in_cluster)
+{
+	return run->metrics_secure_given ? run->metrics_secure : in_cluster;
+}
+
 void tj_cli_usage(FILE *out, const char *prog, enum tj_cli_action topic)
 {
 	const struct command *cmd = command_of(topic);

@@ -74,5 +74,10 @@ struct tj_cli {
  * on success. argv is not modified and *ret borrows no memory from it. */
 int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, size_t errlen);
 
+/* Whether /metrics is served over HTTPS with token and access reviews: --metrics-secure as
+ * given, else only in cluster (outside, a controller run by hand or by the tests serves
+ * plain HTTP, as controller-runtime's own default did before it turned secure). */
+bool tj_cli_metrics_secure(const struct tj_cli_run *run, bool in_cluster);
+
 /* Writes the --help text of a command (topic TJ_CLI_RUN: the program's own). */
 void tj_cli_usage(FILE *out, const char *prog, enum tj_cli_action topic);

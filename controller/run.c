@@ -290,12 +290,10 @@ static int serving_cert(struct run *r, const struct tj_cli *cli, const char *hos
 	return rc;
 }
 
-/* In cluster the metrics are for those RBAC lets read them, unless --metrics-secure=false;
- * outside, plain HTTP unless --metrics-secure. */
 static int serve_metrics(struct run *r, const struct tj_cli *cli, const char *host)
 {
 	bool in_cluster = strcmp(r->kube->origin, "in-cluster") == 0;
-	bool secure = cli->run.metrics_secure_given ? cli->run.metrics_secure : in_cluster;
+	bool secure = tj_cli_metrics_secure(&cli->run, in_cluster);
 	struct tj_metrics_security sec = { 0 };
 	int rc;
 
