@@ -257,7 +257,7 @@ static int check_new(struct tj_metrics_auth *a, const char *method, const char *
 		free(c);
 		return -ENOMEM;
 	}
-	for (i = 0; method[i] && i < sizeof(c->verb) - 1; i++)
+	for (i = 0; i < sizeof(c->verb) - 1 && method[i]; i++)
 		c->verb[i] = (char)tolower((unsigned char)method[i]);
 	c->verb[i] = '\0';
 	c->auth = a;
