@@ -157,6 +157,17 @@ static int set_paginated_lists(struct tj_cli *cli, const char *value, char *err,
 	return parse_bool(value, &cli->run.paginated_lists, err, errlen);
 }
 
+static int set_metrics_secure(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	cli->run.metrics_secure_given = true;
+	return parse_bool(value, &cli->run.metrics_secure, err, errlen);
+}
+
+static int set_metrics_cert_path(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return set_path(cli->run.metrics_cert_path, value, err, errlen);
+}
+
 static int set_leader_election_id(struct tj_cli *cli, const char *value, char *err, size_t errlen)
 {
 	return set_string(cli->run.leader_election_id, sizeof(cli->run.leader_election_id), value,
@@ -269,6 +280,11 @@ static const struct option_spec run_options[] = {
 	  "how often to try to acquire or renew (default 2s)", "DUR", set_retry_period },
 	{ "--metrics-bind-address", NULL, TJ_CLI_RUN,
 	  "serve /metrics here (default :8080; 0 disables)", "ADDR", set_metrics_addr },
+	{ "--metrics-secure", NULL, TJ_CLI_RUN,
+	  "HTTPS and token review on /metrics (default: true in cluster)", NULL,
+	  set_metrics_secure },
+	{ "--metrics-cert-path", NULL, TJ_CLI_RUN,
+	  "directory of tls.crt and tls.key (default: self-signed)", "DIR", set_metrics_cert_path },
 	{ "--health-probe-bind-address", NULL, TJ_CLI_RUN,
 	  "serve /healthz and /readyz here (default :8081; 0 disables)", "ADDR", set_probe_addr },
 	{ "--log-level", NULL, TJ_CLI_RUN, "error, warn, info (default) or debug", "LEVEL",
@@ -352,6 +368,11 @@ static const struct option_spec *find_option(const struct command *cmd, const ch
 		}
 	}
 	return NULL;
+}
+
+bool tj_cli_metrics_secure(const struct tj_cli_run *run, bool in_cluster)
+{
+	return run->metrics_secure_given ? run->metrics_secure : in_cluster;
 }
 
 void tj_cli_usage(FILE *out, const char *prog, enum tj_cli_action topic)

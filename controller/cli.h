@@ -48,6 +48,13 @@ struct tj_cli_run {
 	char leader_election_namespace[64];      /* --leader-election-namespace; "" = own */
 	struct tj_leader_timings leader_timings; /* --leader-elect-{lease-duration,
 	                                            renew-deadline,retry-period} */
+	/* --metrics-secure: HTTPS and TokenReview/SubjectAccessReview on /metrics. Unless given,
+	 * on in cluster and off outside (a controller run by hand serves plain HTTP). */
+	bool metrics_secure_given;
+	bool metrics_secure;
+	/* --metrics-cert-path: a directory with tls.crt and tls.key (a mounted
+	 * kubernetes.io/tls Secret), reloaded on change; "" = self-signed at start. */
+	char metrics_cert_path[PATH_MAX];
 };
 
 struct tj_cli {
@@ -66,6 +73,11 @@ struct tj_cli {
  * naming it into err (which is always NUL-terminated when errlen > 0); *ret is written only
  * on success. argv is not modified and *ret borrows no memory from it. */
 int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, size_t errlen);
+
+/* Whether /metrics is served over HTTPS with token and access reviews: --metrics-secure as
+ * given, else only in cluster (outside, a controller run by hand or by the tests serves
+ * plain HTTP, as controller-runtime's own default did before it turned secure). */
+bool tj_cli_metrics_secure(const struct tj_cli_run *run, bool in_cluster);
 
 /* Writes the --help text of a command (topic TJ_CLI_RUN: the program's own). */
 void tj_cli_usage(FILE *out, const char *prog, enum tj_cli_action topic);

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "controller/log.h"
+#include "controller/metrics_auth.h"
+#include "controller/serving_cert.h"
 
 #define LISTEN_BACKLOG 64
 /* Scrapers and kubelets are few; a client that opens more connections waits. */
@@ -31,6 +33,18 @@ struct reply {
 typedef int (*route_fn)(void *userdata, struct MHD_Connection *conn, const char *path,
                         struct reply *out);
 
+struct tj_http_server;
+
+/* A request whose answer waits for authentication and authorization. */
+struct pending {
+	struct pending *prev, *next; /* in the server's list */
+	struct tj_http_server *server;
+	struct MHD_Connection *conn;
+	struct tj_auth_check *check; /* owned; NULL once the answer is in */
+	struct tj_auth_result result;
+	bool decided;
+};
+
 struct tj_http_server {
 	uv_poll_t poll;   /* watches the daemon's epoll descriptor */
 	uv_timer_t timer; /* fires when the daemon wants MHD_run for a timeout */
@@ -39,7 +53,10 @@ struct tj_http_server {
 	void *userdata;
 	const char *name; /* for logs: "metrics" or "probes" */
 	int port;
-	int open_handles; /* freed when the last libuv handle has closed */
+	int open_handles;                   /* freed when the last libuv handle has closed */
+	const struct tj_serving_cert *cert; /* borrowed; NULL: plain HTTP */
+	struct tj_metrics_auth *auth;       /* borrowed; NULL: every request is served */
+	struct pending *pending;            /* owned, each freed when its request completes */
 };
 
 static const char text_plain[] = "text/plain; charset=utf-8";
@@ -185,6 +202,112 @@ static int text_reply(struct reply *out, unsigned status, const char *text)
 	return 0;
 }
 
+static void drive(struct tj_http_server *s);
+
+static int refusal_reply(struct reply *out, const struct tj_auth_result *result)
+{
+	char text[sizeof(result->message) + 1];
+
+	snprintf(text, sizeof(text), "%s\n", result->message);
+	return text_reply(out, result->status, text);
+}
+
+static void unlink_pending(struct pending *p)
+{
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		p->server->pending = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	p->prev = p->next = NULL;
+}
+
+/* The answer is in: the request goes on where it stopped. */
+static void on_auth_done(const struct tj_auth_result *result, void *userdata)
+{
+	struct pending *p = userdata;
+
+	p->check = NULL;
+	p->result = *result;
+	p->decided = true;
+	MHD_resume_connection(p->conn);
+	drive(p->server);
+}
+
+/* The first call for a request: its headers are in. A request whose answer is not known yet
+ * is suspended (it holds no thread and the loop runs on) until on_auth_done. */
+static enum MHD_Result start_auth(struct tj_http_server *s, struct MHD_Connection *conn,
+                                  const char *url, const char *method, void **req_cls)
+{
+	struct pending *p = calloc(1, sizeof(*p));
+	const char *header;
+	int rc;
+
+	if (!p)
+		return MHD_NO;
+	p->server = s;
+	p->conn = conn;
+	p->next = s->pending;
+	if (s->pending)
+		s->pending->prev = p;
+	s->pending = p;
+	*req_cls = p;
+	header = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	rc = tj_metrics_auth_check(s->auth, header, method, url, on_auth_done, p, &p->result,
+	                           &p->check);
+	if (rc < 0) {
+		tj_log_error("http", "cannot check a metrics request", TJ_ERR(rc));
+		p->result = (struct tj_auth_result){ .status = MHD_HTTP_INTERNAL_SERVER_ERROR,
+			                             .message = "Authentication failed" };
+	}
+	if (rc == 1) {
+		MHD_suspend_connection(conn);
+		return MHD_YES;
+	}
+	p->decided = true;
+	/* Answered on the next call, as every request without a body is. */
+	return MHD_YES;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+	struct pending *p = *req_cls;
+
+	if (!p)
+		return;
+	unlink_pending(p);
+	tj_auth_check_cancel(p->check);
+	free(p);
+	*req_cls = NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+		*socket_context = cls;
+}
+
+/* GnuTLS asks which certificate to present; the session's pointer is libmicrohttpd's
+ * connection, whose socket context is the server (on_connection). */
+static int retrieve_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
+                         const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+                         gnutls_pcert_st **pcert, unsigned int *pcert_length,
+                         gnutls_privkey_t *pkey)
+{
+	struct MHD_Connection *conn = gnutls_session_get_ptr(session);
+	const union MHD_ConnectionInfo *info =
+	        conn ? MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT) : NULL;
+	const struct tj_http_server *s = info ? info->socket_context : NULL;
+
+	if (!s || !s->cert)
+		return -1;
+	tj_serving_cert_current(s->cert, pcert, pcert_length, pkey);
+	return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls)
@@ -194,10 +317,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct MHD_Response *resp;
 	enum MHD_Result queued;
 	bool allowed = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	const struct tj_auth_result *denied = NULL;
 	int rc;
 
-	rc = allowed ? s->route(s->userdata, conn, url, &r)
-	             : text_reply(&r, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+	if (s->auth) {
+		struct pending *p = *req_cls;
+
+		if (!p)
+			return start_auth(s, conn, url, method, req_cls);
+		if (!p->decided)
+			return MHD_YES;
+		if (p->result.status != MHD_HTTP_OK)
+			denied = &p->result;
+	}
+	if (denied)
+		rc = refusal_reply(&r, denied);
+	else
+		rc = allowed ? s->route(s->userdata, conn, url, &r)
+		             : text_reply(&r, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
 	if (rc < 0) {
 		tj_log_error("http", "request failed", TJ_STR("server", s->name),
 		             TJ_STR("path", url), TJ_ERR(rc));
@@ -213,7 +350,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type);
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	if (!allowed)
+	if (!allowed && !denied)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	queued = MHD_queue_response(conn, r.status, resp);
 	MHD_destroy_response(resp);
@@ -269,10 +406,19 @@ static void on_handle_closed(uv_handle_t *handle)
 }
 
 static int serve(uv_loop_t *loop, const struct tj_bind_addr *addr, const char *name, route_fn route,
-                 void *userdata, struct tj_http_server **ret)
+                 void *userdata, const struct tj_metrics_security *sec, struct tj_http_server **ret)
 {
 	const union MHD_DaemonInfo *info;
 	struct tj_http_server *s;
+	unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	/* TLS 1.2 and 1.3 only, as Go's crypto/tls serves by default. */
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)(intptr_t)retrieve_cert },
+		{ MHD_OPTION_HTTPS_PRIORITIES, 0,
+		  (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" },
+		{ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
 	int fd = -1, r;
 
 	if (addr->disabled) {
@@ -285,15 +431,27 @@ static int serve(uv_loop_t *loop, const struct tj_bind_addr *addr, const char *n
 	s->route = route;
 	s->userdata = userdata;
 	s->name = name;
+	if (sec) {
+		s->cert = sec->cert;
+		s->auth = sec->auth;
+	}
+	if (s->cert)
+		flags |= MHD_USE_TLS;
+	else
+		tls[0] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	if (s->auth)
+		flags |= MHD_ALLOW_SUSPEND_RESUME;
+	tls[2].ptr_value = s;
 	r = open_listener(addr, &fd, &s->port);
 	if (r < 0)
 		goto fail_server;
 	/* From here the daemon owns fd and closes it when it stops. */
-	s->daemon = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request,
-	                             s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+	s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+	                             MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
 	                             MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
 	                             (unsigned)CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
-	                             (unsigned)CONNECTION_TIMEOUT, MHD_OPTION_END);
+	                             (unsigned)CONNECTION_TIMEOUT, MHD_OPTION_NOTIFY_COMPLETED,
+	                             on_completed, s, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 	if (!s->daemon) {
 		close(fd);
 		r = -EIO;
@@ -314,7 +472,9 @@ static int serve(uv_loop_t *loop, const struct tj_bind_addr *addr, const char *n
 	uv_poll_start(&s->poll, UV_READABLE, on_poll);
 	drive(s);
 	tj_log_info("http", "serving", TJ_STR("server", s->name),
-	            TJ_STR("host", addr->host[0] ? addr->host : "*"), TJ_INT("port", s->port));
+	            TJ_STR("host", addr->host[0] ? addr->host : "*"), TJ_INT("port", s->port),
+	            TJ_STR("scheme", s->cert ? "https" : "http"),
+	            TJ_STR("authentication", s->auth ? "TokenReview" : "none"));
 	*ret = s;
 	return 0;
 
@@ -333,6 +493,18 @@ void tj_http_server_close(struct tj_http_server *server)
 	 * right away, before MHD_stop_daemon closes it. */
 	uv_close((uv_handle_t *)&server->poll, on_handle_closed);
 	uv_close((uv_handle_t *)&server->timer, on_handle_closed);
+	/* libmicrohttpd refuses to stop with suspended connections: the requests still waiting
+	 * for a review are answered as the process goes away. */
+	for (struct pending *p = server->pending; p; p = p->next) {
+		if (p->decided)
+			continue;
+		tj_auth_check_cancel(p->check);
+		p->check = NULL;
+		p->result = (struct tj_auth_result){ .status = MHD_HTTP_SERVICE_UNAVAILABLE,
+			                             .message = "shutting down" };
+		p->decided = true;
+		MHD_resume_connection(p->conn);
+	}
 	MHD_stop_daemon(server->daemon);
 	server->daemon = NULL;
 }
@@ -363,7 +535,14 @@ static int route_metrics(void *userdata, struct MHD_Connection *conn, const char
 int tj_http_serve_metrics(uv_loop_t *loop, const struct tj_bind_addr *addr, struct tj_metrics *reg,
                           struct tj_http_server **ret)
 {
-	return serve(loop, addr, "metrics", route_metrics, reg, ret);
+	return tj_http_serve_metrics_secured(loop, addr, reg, NULL, ret);
+}
+
+int tj_http_serve_metrics_secured(uv_loop_t *loop, const struct tj_bind_addr *addr,
+                                  struct tj_metrics *reg, const struct tj_metrics_security *sec,
+                                  struct tj_http_server **ret)
+{
+	return serve(loop, addr, "metrics", route_metrics, reg, sec, ret);
 }
 
 /* ---- /healthz, /readyz ---- */
@@ -412,5 +591,5 @@ static int route_probes(void *userdata, struct MHD_Connection *conn, const char 
 int tj_http_serve_probes(uv_loop_t *loop, const struct tj_bind_addr *addr, struct tj_health *health,
                          struct tj_http_server **ret)
 {
-	return serve(loop, addr, "probes", route_probes, health, ret);
+	return serve(loop, addr, "probes", route_probes, health, NULL, ret);
 }

@@ -35,6 +35,22 @@ struct tj_http_server;
 int tj_http_serve_metrics(uv_loop_t *loop, const struct tj_bind_addr *addr, struct tj_metrics *reg,
                           struct tj_http_server **ret);
 
+struct tj_serving_cert;
+struct tj_metrics_auth;
+
+/* How /metrics is protected. */
+struct tj_metrics_security {
+	const struct tj_serving_cert *cert; /* borrowed; NULL: plain HTTP */
+	struct tj_metrics_auth *auth;       /* borrowed; NULL: every request is served */
+};
+
+/* As tj_http_serve_metrics, over HTTPS with sec->cert and answering only the requests that
+ * sec->auth lets through (every path of the server: an unknown one is a 404 only for those
+ * who may read the metrics). cert and auth must outlive the server; sec may be NULL. */
+int tj_http_serve_metrics_secured(uv_loop_t *loop, const struct tj_bind_addr *addr,
+                                  struct tj_metrics *reg, const struct tj_metrics_security *sec,
+                                  struct tj_http_server **ret);
+
 /* Starts answering /healthz and /readyz (and /healthz/NAME, /readyz/NAME) from health. */
 int tj_http_serve_probes(uv_loop_t *loop, const struct tj_bind_addr *addr, struct tj_health *health,
                          struct tj_http_server **ret);

@@ -1,9 +1,11 @@
 #include "controller/run.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <uv.h>
@@ -14,8 +16,10 @@
 #include "controller/http.h"
 #include "controller/leader.h"
 #include "controller/log.h"
+#include "controller/metrics_auth.h"
 #include "controller/process_metrics.h"
 #include "controller/recorder.h"
+#include "controller/serving_cert.h"
 #include "controller/signals.h"
 #include "controller/std_metrics.h"
 #include "informers/informers.h"
@@ -26,18 +30,20 @@
 /* Everything the running process holds, torn down in reverse order on shutdown. */
 struct run {
 	uv_loop_t loop;
-	struct tj_kube_config *kube;         /* owned */
-	struct tj_client *client;            /* owned */
-	struct tj_config_watch *config;      /* owned; NULL without --config */
-	struct tj_metrics *metrics;          /* owned */
-	struct tj_std_metrics std;           /* families owned by metrics */
-	struct tj_health *health;            /* owned */
-	struct tj_http_server *metrics_http; /* owned; NULL if disabled */
-	struct tj_http_server *probes_http;  /* owned; NULL if disabled */
-	struct tj_recorder *recorder;        /* owned */
-	struct tj_controller *controller;    /* owned */
-	struct tj_leader *leader;            /* owned; NULL without --leader-elect */
-	struct tj_signals *signals;          /* owned */
+	struct tj_kube_config *kube;          /* owned */
+	struct tj_client *client;             /* owned */
+	struct tj_config_watch *config;       /* owned; NULL without --config */
+	struct tj_metrics *metrics;           /* owned */
+	struct tj_std_metrics std;            /* families owned by metrics */
+	struct tj_health *health;             /* owned */
+	struct tj_http_server *metrics_http;  /* owned; NULL if disabled */
+	struct tj_http_server *probes_http;   /* owned; NULL if disabled */
+	struct tj_serving_cert *metrics_cert; /* owned; NULL for plain HTTP */
+	struct tj_metrics_auth *metrics_auth; /* owned; NULL for plain HTTP */
+	struct tj_recorder *recorder;         /* owned */
+	struct tj_controller *controller;     /* owned */
+	struct tj_leader *leader;             /* owned; NULL without --leader-elect */
+	struct tj_signals *signals;           /* owned */
 	/* What the counters fed from the queue's and the gate's totals have been given. */
 	uint64_t adds_seen, retries_seen, deferred_seen, expired_seen;
 	struct tj_reflector_seen reflectors_seen[6];
@@ -171,6 +177,15 @@ static void config_reloaded(const struct tj_config *config, int error, const cha
 	tj_controller_set_config(r->controller, config);
 }
 
+/* After the metrics server has closed (which cancels the reviews still in flight). The
+ * certificate's poll timer would keep the loop running. */
+static void close_metrics_security(struct run *r)
+{
+	r->metrics_auth = tj_metrics_auth_free(r->metrics_auth);
+	tj_serving_cert_free(r->metrics_cert);
+	r->metrics_cert = NULL;
+}
+
 /* The last step of the shutdown: every write has stopped and the lease is released. */
 static void released(void *userdata)
 {
@@ -178,6 +193,7 @@ static void released(void *userdata)
 
 	tj_http_server_close(r->metrics_http);
 	tj_http_server_close(r->probes_http);
+	close_metrics_security(r);
 	tj_config_watch_stop(r->config);
 	r->metrics_http = r->probes_http = NULL;
 	r->config = NULL;
@@ -308,11 +324,66 @@ static const struct tj_config *load_gpu_classes(struct run *r, const struct tj_c
 	return tj_config_watch_config(r->config);
 }
 
-static int serve(struct run *r, const struct tj_cli *cli)
+static int serving_cert(struct run *r, const struct tj_cli *cli, const char *host)
+{
+	const char *names[] = { host, "localhost", "127.0.0.1", "::1" };
+	char cert_path[PATH_MAX + 16], key_path[PATH_MAX + 16], err[512];
+	char *cert = NULL, *key = NULL;
+	int rc;
+
+	if (cli->run.metrics_cert_path[0]) {
+		snprintf(cert_path, sizeof(cert_path), "%s/tls.crt", cli->run.metrics_cert_path);
+		snprintf(key_path, sizeof(key_path), "%s/tls.key", cli->run.metrics_cert_path);
+		rc = tj_serving_cert_watch(&r->loop, cert_path, key_path, TJ_SERVING_CERT_POLL_MS,
+		                           &r->metrics_cert, err, sizeof(err));
+		if (rc < 0)
+			tj_log_error("http", "no usable serving certificate",
+			             TJ_STR("problem", err));
+		return rc;
+	}
+	rc = tj_serving_cert_self_signed(names, sizeof(names) / sizeof(names[0]),
+	                                 (int64_t)time(NULL), &cert, &key);
+	if (rc == 0)
+		rc = tj_serving_cert_from_pem(cert, strlen(cert), key, strlen(key),
+		                              &r->metrics_cert, err, sizeof(err));
+	if (key)
+		explicit_bzero(key, strlen(key));
+	free(cert);
+	free(key);
+	if (rc < 0)
+		tj_log_error("http", "cannot make a self-signed serving certificate", TJ_ERR(rc));
+	else
+		tj_log_info("http", "serving metrics with a self-signed certificate",
+		            TJ_STR("name", host));
+	return rc;
+}
+
+static int serve_metrics(struct run *r, const struct tj_cli *cli, const char *host)
+{
+	bool in_cluster = strcmp(r->kube->origin, "in-cluster") == 0;
+	bool secure = tj_cli_metrics_secure(&cli->run, in_cluster);
+	struct tj_metrics_security sec = { 0 };
+	int rc;
+
+	if (secure && !cli->metrics_addr.disabled) {
+		if ((rc = serving_cert(r, cli, host)) < 0 ||
+		    (rc = tj_metrics_auth_new(r->client, &r->metrics_auth)) < 0)
+			return rc;
+		sec = (struct tj_metrics_security){ .cert = r->metrics_cert,
+			                            .auth = r->metrics_auth };
+	} else if (in_cluster && !cli->metrics_addr.disabled) {
+		tj_log_warn("http",
+		            "serving metrics over plain HTTP to anyone (--metrics-secure=false)");
+	}
+	return tj_http_serve_metrics_secured(&r->loop, &cli->metrics_addr, r->metrics, &sec,
+	                                     &r->metrics_http);
+}
+
+static int serve(struct run *r, const struct tj_cli *cli, const char *host)
 {
 	int rc;
 
-	rc = tj_http_serve_metrics(&r->loop, &cli->metrics_addr, r->metrics, &r->metrics_http);
+	rc = serve_metrics(r, cli, host);
 	if (rc < 0) {
 		tj_log_error("http", "cannot serve metrics", TJ_STR("port", cli->metrics_addr.port),
 		             TJ_ERR(rc));
@@ -363,7 +434,7 @@ static int setup(struct run *r, const struct tj_cli *cli)
 		return rc;
 	r->classes = classes;
 	tj_controller_set_config(r->controller, classes);
-	if ((rc = serve(r, cli)) < 0)
+	if ((rc = serve(r, cli, host)) < 0)
 		return rc;
 	if ((rc = tj_signals_new(&r->loop, TJ_SHUTDOWN_GRACE_MS_DEFAULT, &r->signals)) < 0 ||
 	    (rc = tj_signals_on_shutdown(r->signals, shutdown_requested, r)) < 0)
@@ -382,6 +453,7 @@ static void teardown(struct run *r)
 {
 	tj_http_server_close(r->metrics_http);
 	tj_http_server_close(r->probes_http);
+	close_metrics_security(r);
 	tj_config_watch_stop(r->config);
 	tj_controller_free(r->controller);
 	tj_recorder_free(r->recorder);

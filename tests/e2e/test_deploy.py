@@ -26,6 +26,7 @@ def deployed(crds):
     kubectl("apply", "-k", BASE)
     yield
     kubectl("delete", "clusterrolebinding,clusterrole", SA, "--ignore-not-found")
+    kubectl("delete", "clusterrole", "metrics-reader", "--ignore-not-found")
     kubectl("delete", "namespace", NS, "--ignore-not-found", "--timeout=90s")
 
 
@@ -150,6 +151,9 @@ def can_i(verb, resource, namespace=None, subresource=None):
     # An MPI job's SSH key Secret and hostfile ConfigMap.
     ("create", "secrets", "default", None),
     ("create", "configmaps", "default", None),
+    # Who may read /metrics is asked of the API server.
+    ("create", "tokenreviews.authentication.k8s.io", None, None),
+    ("create", "subjectaccessreviews.authorization.k8s.io", None, None),
 ])
 def test_service_account_may(deployed, verb, resource, namespace, subresource):
     assert can_i(verb, resource, namespace, subresource)

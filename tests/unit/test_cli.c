@@ -737,6 +737,70 @@ static void test_paginated_lists(void **state)
 	}
 }
 
+struct metrics_case {
+	const char *name;
+	int argc;
+	const char *argv[4];
+	int want_rc;
+	const char *want_err;
+	bool secure_in_cluster, secure_outside;
+	const char *cert_path;
+};
+
+static const struct metrics_case metrics_cases[] = {
+	{ .name = "by default: secure in cluster only",
+	  .argc = 1,
+	  .argv = { "tjc" },
+	  .secure_in_cluster = true,
+	  .cert_path = "" },
+	{ .name = "--metrics-secure also outside",
+	  .argc = 2,
+	  .argv = { "tjc", "--metrics-secure" },
+	  .secure_in_cluster = true,
+	  .secure_outside = true,
+	  .cert_path = "" },
+	{ .name = "=false: plain HTTP in cluster too",
+	  .argc = 2,
+	  .argv = { "tjc", "--metrics-secure=false" },
+	  .cert_path = "" },
+	{ .name = "a certificate directory",
+	  .argc = 3,
+	  .argv = { "tjc", "--metrics-cert-path", "/etc/metrics-cert" },
+	  .secure_in_cluster = true,
+	  .cert_path = "/etc/metrics-cert" },
+	{ .name = "a switch is true or false",
+	  .argc = 2,
+	  .argv = { "tjc", "--metrics-secure=on" },
+	  .want_rc = -EINVAL,
+	  .want_err = "--metrics-secure: 'on' is not true or false" },
+	{ .name = "an empty directory name",
+	  .argc = 2,
+	  .argv = { "tjc", "--metrics-cert-path=" },
+	  .want_rc = -EINVAL,
+	  .want_err = "--metrics-cert-path: needs a path" },
+};
+
+static void test_metrics_security_options(void **state)
+{
+	for (size_t i = 0; i < sizeof(metrics_cases) / sizeof(metrics_cases[0]); i++) {
+		const struct metrics_case *c = &metrics_cases[i];
+		struct tj_cli cli;
+		char err[256];
+
+		print_message("case: %s\n", c->name);
+		assert_int_equal(
+		        tj_cli_parse(c->argc, (char *const *)c->argv, &cli, err, sizeof(err)),
+		        c->want_rc);
+		if (c->want_rc < 0) {
+			assert_string_equal(err, c->want_err);
+			continue;
+		}
+		assert_int_equal(tj_cli_metrics_secure(&cli.run, true), c->secure_in_cluster);
+		assert_int_equal(tj_cli_metrics_secure(&cli.run, false), c->secure_outside);
+		assert_string_equal(cli.run.metrics_cert_path, c->cert_path);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -750,6 +814,7 @@ int main(void)
 		cmocka_unit_test(test_usage_lists_every_option),
 		cmocka_unit_test(test_render_table),
 		cmocka_unit_test(test_render_usage_lists_every_option),
+		cmocka_unit_test(test_metrics_security_options),
 	};
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }
