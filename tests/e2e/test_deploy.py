@@ -26,7 +26,7 @@ def deployed(crds):
     kubectl("apply", "-k", BASE)
     yield
     kubectl("delete", "clusterrolebinding,clusterrole", SA, "--ignore-not-found")
-    kubectl("delete", "clusterrole", "metrics-reader", "--ignore-not-found")
+    kubectl("delete", "clusterrole", "trainjob-controller-metrics-reader", "--ignore-not-found")
     kubectl("delete", "namespace", NS, "--ignore-not-found", "--timeout=90s")
 
 

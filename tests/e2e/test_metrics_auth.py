@@ -6,7 +6,7 @@ as controller-runtime's metrics filter does. The probes stay plain HTTP and open
 
 The controller runs as a process with the kubeconfig's credentials for the reviews; the
 scrapers are ServiceAccounts with tokens from `kubectl create token`, and the permission is
-the ClusterRole deploy/base ships (metrics-reader)."""
+the ClusterRole deploy/base ships (trainjob-controller-metrics-reader)."""
 
 import hashlib
 import http.client
@@ -38,7 +38,7 @@ def module_namespace():
 @pytest.fixture(scope="module")
 def reader_role():
     kubectl("apply", "-f", READER_ROLE)
-    yield "metrics-reader"
+    yield "trainjob-controller-metrics-reader"
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def secure(crds, module_namespace):
 
 
 class Scraper:
-    """A ServiceAccount of the module's namespace, bound to metrics-reader or not."""
+    """A ServiceAccount of the module's namespace, bound to the metrics reader ClusterRole or not."""
 
     def __init__(self, namespace, name):
         self.namespace, self.name = namespace, name
