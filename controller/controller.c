@@ -64,10 +64,8 @@ struct tj_controller {
 	 * and a scan of them all per reconcile was most of the controller's CPU. */
 	struct tj_store *parked; /* owned */
 	bool parked_untracked;   /* a count could not be kept: always scan */
-	bool synced;
-	bool leading;
-	bool stopping;
-	bool queue_drained;
+	bool synced, leading, stopping, queue_drained;
+	bool native_gang; /* the plans' (plan.h), as tj_controller_config says */
 	void (*stopped)(void *userdata);
 	void *stopped_userdata;
 };
@@ -667,6 +665,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		                     ? &admission
 		                     : NULL,
 		.now = (int64_t)(now / 1000000000ull),
+		.native_gang = c->native_gang,
 	};
 	rc = tj_plan_trainjob(&in, &plan);
 	free(pods);
@@ -784,6 +783,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	c->recorder = config->recorder;
 	c->metrics = config->metrics;
 	c->clock = config->clock;
+	c->native_gang = config->native_gang;
 	trainjobs.userdata = runtimes.userdata = pods.userdata = nodes.userdata = c;
 	priority_classes.userdata = c;
 

@@ -27,6 +27,8 @@ static const char *const action_names[] = {
 	[TJ_ACTION_EVENT] = "Event",
 	[TJ_ACTION_PATCH_POD] = "PatchPod",
 	[TJ_ACTION_DELETE_SERVICE] = "DeleteService",
+	[TJ_ACTION_CREATE_WORKLOAD] = "CreateWorkload",
+	[TJ_ACTION_CREATE_POD_GROUP] = "CreatePodGroup",
 };
 
 const char *tj_action_kind_name(enum tj_action_kind kind)
@@ -811,7 +813,9 @@ static bool deferrable(const struct planner *p, const struct tj_action *a)
 		return !p->status_first;
 	case TJ_ACTION_CREATE_POD:
 	case TJ_ACTION_DELETE_POD:
-	case TJ_ACTION_PATCH_POD: /* a kept pod blocks its rank until it is relabelled */
+	case TJ_ACTION_CREATE_WORKLOAD:  /* the scheduler holds the pods until their */
+	case TJ_ACTION_CREATE_POD_GROUP: /* PodGroup exists */
+	case TJ_ACTION_PATCH_POD:        /* a kept pod blocks its rank until it is relabelled */
 		break;
 	}
 	return false;

@@ -67,6 +67,9 @@
  *   clock, is written only when the pods are created. NeverFits fails the job. A pinned pod
  *   that stays unschedulable for pin_timeout gives the whole gang back: every live pod of
  *   the attempt is deleted, the start time cleared, and the job queued again.
+ * - Native gang scheduling (in.native_gang): every batch of pod creates also posts the job's
+ *   Workload and PodGroup (reconcilers/native_gang.h), and each pod names the PodGroup, so
+ *   that kube-scheduler binds the gang whole or not at all.
  * - state: Pending until every rank's pod runs (an Unschedulable pod's scheduler message in
  *   status.message), Running while every rank's pod runs or has succeeded (reason
  *   AllPodsRunning only while all of them run), Restarting from a restart until every pod
@@ -115,6 +118,11 @@ enum tj_action_kind {
 	TJ_ACTION_PATCH_POD,
 	/* DELETE the Service name; NotFound is success. */
 	TJ_ACTION_DELETE_SERVICE,
+	/* POST object (a Workload, native_gang.h) to
+	 * /apis/scheduling.k8s.io/v1alpha2/namespaces/NS/workloads; AlreadyExists is success. */
+	TJ_ACTION_CREATE_WORKLOAD,
+	/* POST object (a PodGroup, native_gang.h) to .../podgroups; AlreadyExists is success. */
+	TJ_ACTION_CREATE_POD_GROUP,
 };
 
 struct tj_action {
@@ -213,6 +221,9 @@ struct tj_plan_input {
 	 * missing pods are created at once. */
 	const struct tj_plan_admission *admission;
 	int64_t now; /* unix seconds */
+	/* The API server serves the Workload API (native_gang.h): every batch of pods comes
+	 * with the job's Workload and PodGroup, and each pod is a member of the PodGroup. */
+	bool native_gang;
 };
 
 /* Computes the plan. Returns 0, or -ENOMEM; a job that cannot run is not an error but a
@@ -223,5 +234,5 @@ int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret);
 struct tj_plan *tj_plan_free(struct tj_plan *plan);
 
 /* "CreateService", "CreatePod", "DeletePod", "PatchStatus", "Event", "PatchPod",
- * "DeleteService". */
+ * "DeleteService", "CreateWorkload", "CreatePodGroup". */
 const char *tj_action_kind_name(enum tj_action_kind kind);

@@ -719,7 +719,7 @@ out:
 	return r;
 }
 
-static int add_owner(cJSON *meta, const struct tj_trainjob *job)
+int tj_render_owner(cJSON *meta, const struct tj_trainjob *job)
 {
 	cJSON *refs = cJSON_CreateArray(), *ref = cJSON_CreateObject();
 
@@ -872,7 +872,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	    tj_walltime_add_volume(spec) < 0 || tj_termination_policy_default(spec) < 0 ||
 	    tj_json_set_string(spec, "subdomain", job->name) < 0 ||
 	    set_labels(tj_json_object(pod, "metadata"), job->name) < 0 ||
-	    add_owner(tj_json_object(pod, "metadata"), job) < 0)
+	    tj_render_owner(tj_json_object(pod, "metadata"), job) < 0)
 		goto fail;
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->job_name = strdup(job->name)))
@@ -964,7 +964,7 @@ int tj_render_service(const struct tj_trainjob *job, cJSON **ret)
 	if (!meta || tj_json_set_string(meta, "name", job->name) < 0 ||
 	    tj_json_set_string(meta, "namespace", job->namespace) < 0 ||
 	    tj_json_set_string(tj_json_object(meta, "labels"), TJ_LABEL_TRAINJOB, job->name) < 0 ||
-	    add_owner(meta, job) < 0)
+	    tj_render_owner(meta, job) < 0)
 		goto fail;
 	spec = tj_json_object(svc, "spec");
 	if (!spec || tj_json_set_string(spec, "clusterIP", "None") < 0 ||

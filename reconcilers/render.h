@@ -74,3 +74,7 @@ bool tj_render_env_reserved(const char *name);
 
 /* The headless Service <J> that gives the pods their DNS names. -ENOMEM. */
 int tj_render_service(const struct tj_trainjob *job, cJSON **ret);
+
+/* Sets the ownerReferences of a child's metadata to the TrainJob, as controller, blocking
+ * its deletion. -ENOMEM. */
+int tj_render_owner(cJSON *meta, const struct tj_trainjob *job);
