@@ -31,11 +31,14 @@ static void post_service(struct planner *p)
 }
 
 /* With native gang scheduling, the job's Workload and PodGroup go with every batch of pods,
- * as the Service does: there is no cache of them, a repeated create costs one
- * AlreadyExists, and the scheduler waits for a PodGroup that comes after its pods. */
+ * as the Service does, and again while a pod of the job waits unbound (a PodGroup whose
+ * create failed would hold its pods forever): there is no cache of them, and a repeated
+ * create costs one AlreadyExists. The API server admits a PodGroup only once its Workload
+ * exists, so the Workload goes a stage first; the scheduler waits for a PodGroup that
+ * comes after its pods. */
 static void post_native_gang(struct planner *p)
 {
-	struct tj_action *w = tj_planner_push(p, TJ_ACTION_CREATE_WORKLOAD, SLOT_MUTATION);
+	struct tj_action *w = tj_planner_push(p, TJ_ACTION_CREATE_WORKLOAD, SLOT_PREREQUISITE);
 	struct tj_action *g = tj_planner_push(p, TJ_ACTION_CREATE_POD_GROUP, SLOT_MUTATION);
 
 	if (!w || !g)
@@ -45,6 +48,19 @@ static void post_native_gang(struct planner *p)
 	if (tj_native_gang_workload(p->job, p->num_nodes, &w->object) < 0 ||
 	    tj_native_gang_pod_group(p->job, p->num_nodes, &g->object) < 0)
 		p->oom = true;
+}
+
+/* Whether a live pod of the current attempt waits for a node. */
+static bool has_unbound_pods(const struct planner *p)
+{
+	for (int r = 0; r < p->num_nodes; r++) {
+		const struct tj_pod *pod = p->current[r];
+
+		if (pod && !is_finished(pod) && !is_deleting(pod) &&
+		    !(pod->node_name && *pod->node_name))
+			return true;
+	}
+	return false;
 }
 
 /* Whether a live pod of the current attempt exists: the gang was created, in part at least. */
@@ -163,6 +179,8 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 				announce_admission(p, NULL);
 			post_service(p);
 		}
+		if (p->in->native_gang && has_unbound_pods(p))
+			post_native_gang(p);
 		return;
 	}
 	if (tj_planner_backing_off(p))
