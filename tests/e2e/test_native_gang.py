@@ -5,18 +5,21 @@ Workload and a PodGroup with minCount = numNodes and makes every pod a member, s
 kube-scheduler itself binds a gang whole or not at all. The built-in admission is switched
 off here: pods are created at once, and only the scheduler keeps a gang from being split.
 
-Runs only on a cluster created with the gates on:
-    TJC_CLUSTER=native-gang TJC_NATIVE_GANG=1 scripts/test.sh e2e
-and is skipped, saying so, on any other."""
+The module runs on the session's cluster when that serves the API (one created with
+TJC_NATIVE_GANG=1, e.g. `TJC_CLUSTER=native-gang TJC_NATIVE_GANG=1 scripts/test.sh e2e`);
+otherwise it brings up a cluster of its own with the gates on ("<session cluster>-gang"),
+and takes it down at its end. It is skipped, saying so, only if even that cluster does not
+serve the API."""
 
 import os
+import subprocess
 import threading
 import time
 import uuid
 
 import pytest
 
-from conftest import Controller
+from conftest import Controller, install_crds
 from kube import REPO, Watch, apply, kubectl, kubectl_json, pods, running, trainjob, wait_for, wait_state
 from test_admission import gh200_busy
 
@@ -32,12 +35,38 @@ def served():
     return kubectl("get", "--raw", f"/apis/{API}", check=False).returncode == 0
 
 
+def cluster_sh(env, *args):
+    return subprocess.run([os.path.join(REPO, "deploy", "local", "cluster.sh"), *args], env=env,
+                          capture_output=True, text=True)
+
+
 @pytest.fixture(scope="module")
-def gang_controller(session_controller_aside):
+def gang_cluster(crds):
+    """The session's cluster if it serves the API; else one of the module's own, made with
+    TJC_NATIVE_GANG=1, whose kubeconfig every kubectl of the module uses meanwhile."""
+    if served():
+        yield
+        return
+    env = dict(os.environ, TJC_CLUSTER=os.environ.get("TJC_CLUSTER", "trainjob") + "-gang", TJC_NATIVE_GANG="1")
+    env.pop("TJC_KUBECONFIG", None)  # the session cluster's
+    session_kubeconfig = os.environ["KUBECONFIG"]
+    try:
+        up = cluster_sh(env, "up")
+        assert up.returncode == 0, f"cluster {env['TJC_CLUSTER']} did not come up:\n{up.stdout[-2000:]}{up.stderr[-2000:]}"
+        os.environ["KUBECONFIG"] = cluster_sh(env, "kubeconfig").stdout.strip()
+        if not served():
+            pytest.skip(f"even a cluster made with TJC_NATIVE_GANG=1 does not serve {API} "
+                        "(the Workload API of native gang scheduling, Kubernetes 1.36)")
+        install_crds()
+        yield
+    finally:
+        os.environ["KUBECONFIG"] = session_kubeconfig
+        cluster_sh(env, "down")
+
+
+@pytest.fixture(scope="module")
+def gang_controller(gang_cluster, session_controller_aside):
     """A controller of this module's own, with the built-in admission off."""
-    if not served():
-        pytest.skip(f"the cluster does not serve {API} (the Workload API of native gang scheduling); "
-                    "create it with TJC_NATIVE_GANG=1 deploy/local/cluster.sh up")
     with open(os.path.join(REPO, "deploy", "config", "config.yaml")) as f:
         shipped = f.read()
     assert shipped.count("\n  enabled: true\n") == 1, "the shipped config's admission switch moved"
