@@ -64,7 +64,10 @@ struct tj_controller {
 	 * and a scan of them all per reconcile was most of the controller's CPU. */
 	struct tj_store *parked; /* owned */
 	bool parked_untracked;   /* a count could not be kept: always scan */
-	bool synced, leading, stopping, queue_drained;
+	bool synced;
+	bool leading;
+	bool stopping;
+	bool queue_drained;
 	bool native_gang; /* the plans' (plan.h), as tj_controller_config says */
 	void (*stopped)(void *userdata);
 	void *stopped_userdata;
