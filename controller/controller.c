@@ -69,6 +69,7 @@ struct tj_controller {
 	bool leading;
 	bool stopping;
 	bool queue_drained;
+	bool native_gang; /* the plans' (plan.h), as tj_controller_config says */
 	void (*stopped)(void *userdata);
 	void *stopped_userdata;
 };
@@ -644,6 +645,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		                     ? &admission
 		                     : NULL,
 		.now = (int64_t)(now / 1000000000ull),
+		.native_gang = c->native_gang,
 	};
 	rc = tj_plan_trainjob(&in, &plan);
 	free(pods);
@@ -765,6 +767,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	c->recorder = config->recorder;
 	c->metrics = config->metrics;
 	c->clock = config->clock;
+	c->native_gang = config->native_gang;
 	trainjobs.userdata = runtimes.userdata = pods.userdata = nodes.userdata = c;
 	priority_classes.userdata = c;
 

@@ -139,6 +139,11 @@ static void op_done(struct tj_response *resp, void *userdata)
 		else if (!tj_status_is_already_exists(st))
 			fail(e, a, resp->rc, resp->error);
 		break;
+	case TJ_ACTION_CREATE_WORKLOAD:
+	case TJ_ACTION_CREATE_POD_GROUP:
+		if (resp->rc != 0 && !tj_status_is_already_exists(st))
+			fail(e, a, resp->rc, resp->error);
+		break;
 	case TJ_ACTION_DELETE_POD:
 		/* A failed uid precondition (409) means the pod of that name is a newer one:
 		 * the one the plan meant is gone. */
@@ -205,6 +210,12 @@ static int send_request(struct tj_execution *e, struct op *op)
 		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
 	case TJ_ACTION_CREATE_SERVICE:
 		ref.resource = &tj_resource_services;
+		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
+	case TJ_ACTION_CREATE_WORKLOAD:
+		ref.resource = &tj_resource_workloads;
+		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
+	case TJ_ACTION_CREATE_POD_GROUP:
+		ref.resource = &tj_resource_podgroups;
 		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
 	case TJ_ACTION_DELETE_POD: {
 		struct tj_delete_options opts = {

@@ -12,6 +12,7 @@
 
 #include "controller/config_watch.h"
 #include "controller/controller.h"
+#include "controller/discovery.h"
 #include "controller/health.h"
 #include "controller/http.h"
 #include "controller/leader.h"
@@ -400,9 +401,15 @@ static int setup(struct run *r, const struct tj_cli *cli)
 {
 	const struct tj_config *classes;
 	char host[256] = "localhost";
+	bool native_gang = false;
 	int rc;
 
 	rc = load_kube(r, cli);
+	if (rc < 0)
+		return rc;
+	/* Before anything else is on the loop, which the discovery runs until it has its
+	 * answer. */
+	rc = tj_discover_native_gang(r->client, &native_gang);
 	if (rc < 0)
 		return rc;
 	classes = load_gpu_classes(r, cli);
@@ -429,6 +436,7 @@ static int setup(struct run *r, const struct tj_cli *cli)
 		.metrics = &r->std,
 		.namespace = cli->run.namespace[0] ? cli->run.namespace : NULL,
 		.paginated_lists = cli->run.paginated_lists,
+		.native_gang = native_gang,
 	};
 	if ((rc = tj_controller_new(&r->loop, &cc, &r->controller)) < 0)
 		return rc;

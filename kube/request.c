@@ -25,6 +25,10 @@ const struct tj_resource tj_resource_trainingruntimes = { "trainer.kubeflow.org"
 	                                                  "trainingruntimes", true };
 const struct tj_resource tj_resource_clustertrainingruntimes = { "trainer.kubeflow.org", "v1alpha1",
 	                                                         "clustertrainingruntimes", false };
+const struct tj_resource tj_resource_workloads = { "scheduling.k8s.io", "v1alpha2", "workloads",
+	                                           true };
+const struct tj_resource tj_resource_podgroups = { "scheduling.k8s.io", "v1alpha2", "podgroups",
+	                                           true };
 
 /* ---- URLs --------------------------------------------------------------------------------- */
 
@@ -465,6 +469,47 @@ int tj_kube_get(struct tj_client *c, const struct tj_ref *ref, tj_response_fn fn
 	if (r < 0)
 		return r;
 	return submit(c, "GET", path, NULL, NULL, fn, userdata, ret);
+}
+
+/* "/api", "/apis", "/apis/GROUP" or "/apis/GROUP/VERSION": the documents that list what the
+ * server serves, never an object. */
+static bool is_discovery_path(const char *path)
+{
+	char seg[256];
+	const char *p;
+	int n = 0;
+
+	if (strpbrk(path, "?#% "))
+		return false;
+	if (strcmp(path, "/api") == 0)
+		return true;
+	if (strncmp(path, "/apis", 5) != 0 || (path[5] != '\0' && path[5] != '/'))
+		return false;
+	for (p = path + 5; *p; n++) {
+		size_t len = strcspn(++p, "/");
+
+		if (len == 0 || len >= sizeof(seg) || n == 2)
+			return false;
+		memcpy(seg, p, len);
+		seg[len] = '\0';
+		if (!valid_segment(seg))
+			return false;
+		p += len;
+	}
+	return true;
+}
+
+int tj_kube_get_discovery(struct tj_client *c, const char *path, tj_response_fn fn, void *userdata,
+                          struct tj_request **ret)
+{
+	char *copy;
+
+	if (!path || !is_discovery_path(path))
+		return -EINVAL;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	return submit(c, "GET", copy, NULL, NULL, fn, userdata, ret);
 }
 
 int tj_kube_list(struct tj_client *c, const struct tj_ref *ref, const struct tj_list_options *opts,

@@ -33,6 +33,8 @@ extern const struct tj_resource tj_resource_leases;                  /* coordina
 extern const struct tj_resource tj_resource_trainjobs;               /* trainer.kubeflow.org */
 extern const struct tj_resource tj_resource_trainingruntimes;        /* trainer.kubeflow.org */
 extern const struct tj_resource tj_resource_clustertrainingruntimes; /* trainer.kubeflow.org */
+extern const struct tj_resource tj_resource_workloads; /* scheduling.k8s.io/v1alpha2 */
+extern const struct tj_resource tj_resource_podgroups; /* scheduling.k8s.io/v1alpha2 */
 
 /* What a request addresses. All strings are borrowed for the duration of the call that takes
  * the ref (they are copied into the URL). */
@@ -138,6 +140,12 @@ int tj_kube_delete(struct tj_client *c, const struct tj_ref *ref,
 int tj_kube_patch(struct tj_client *c, const struct tj_ref *ref, enum tj_patch_type type,
                   const cJSON *patch, const struct tj_patch_options *opts, tj_response_fn fn,
                   void *userdata, struct tj_request **ret);
+
+/* GET of a discovery document: path is "/api", "/apis", "/apis/GROUP" or
+ * "/apis/GROUP/VERSION" ("/apis/scheduling.k8s.io/v1alpha2"); anything else (an object's
+ * path, a query, "." or ".." segments) is refused with -EINVAL. */
+int tj_kube_get_discovery(struct tj_client *c, const char *path, tj_response_fn fn, void *userdata,
+                          struct tj_request **ret);
 
 /* Cancels a request (its callback is not called) and frees it. Safe from any callback except
  * the request's own, where it is a no-op. Accepts NULL. */

@@ -28,6 +28,8 @@ static const char *const action_names[] = {
 	[TJ_ACTION_PATCH_POD] = "PatchPod",
 	[TJ_ACTION_DELETE_SERVICE] = "DeleteService",
 	[TJ_ACTION_CREATE_OBJECT] = "CreateObject",
+	[TJ_ACTION_CREATE_WORKLOAD] = "CreateWorkload",
+	[TJ_ACTION_CREATE_POD_GROUP] = "CreatePodGroup",
 };
 
 const char *tj_action_kind_name(enum tj_action_kind kind)
@@ -804,7 +806,9 @@ static bool deferrable(const struct planner *p, const struct tj_action *a)
 	case TJ_ACTION_CREATE_POD:
 	case TJ_ACTION_CREATE_OBJECT: /* the pods that mount a claim wait for it */
 	case TJ_ACTION_DELETE_POD:
-	case TJ_ACTION_PATCH_POD: /* a kept pod blocks its rank until it is relabelled */
+	case TJ_ACTION_CREATE_WORKLOAD:  /* the scheduler holds the pods until their */
+	case TJ_ACTION_CREATE_POD_GROUP: /* PodGroup exists */
+	case TJ_ACTION_PATCH_POD:        /* a kept pod blocks its rank until it is relabelled */
 		break;
 	}
 	return false;
@@ -813,20 +817,22 @@ static bool deferrable(const struct planner *p, const struct tj_action *a)
 /* Moves the actions into the plan in stage order. */
 static int finish(struct planner *p, struct tj_plan *plan)
 {
-	enum slot order[3] = { SLOT_MUTATION, SLOT_STATUS, SLOT_EVENT };
-	int stage_of[3];
-	bool present[3] = { false, false, false };
+	enum slot order[4] = { SLOT_PREREQUISITE, SLOT_MUTATION, SLOT_STATUS, SLOT_EVENT };
+	int stage_of[4];
+	bool present[4] = { false, false, false, false };
 	size_t k = 0;
 	int stage = 0;
 
 	if (p->status_first) {
 		order[0] = SLOT_STATUS;
-		order[1] = SLOT_MUTATION;
+		order[1] = SLOT_PREREQUISITE;
+		order[2] = SLOT_MUTATION;
 	}
 	for (size_t i = 0; i < p->n; i++)
 		present[p->slots[i]] = true;
-	/* Events go with the last stage; a stage holds mutations or the status patch. */
-	for (int o = 0; o < 2; o++) {
+	/* Events go with the last stage; a stage holds prerequisites, mutations or the status
+	 * patch. */
+	for (int o = 0; o < 3; o++) {
 		stage_of[order[o]] = stage;
 		if (present[order[o]])
 			stage++;
@@ -836,7 +842,7 @@ static int finish(struct planner *p, struct tj_plan *plan)
 	plan->actions = calloc(p->n + 1, sizeof(*plan->actions));
 	if (!plan->actions)
 		return -ENOMEM;
-	for (int o = 0; o < 3; o++)
+	for (int o = 0; o < 4; o++)
 		for (size_t i = 0; i < p->n; i++)
 			if (p->slots[i] == order[o]) {
 				plan->actions[k] = p->actions[i];

@@ -74,6 +74,9 @@
  *   runtime has steps besides node, its success policy decides Complete, and the pods
  *   still running are deleted then. The PVCs of volumeClaimPolicies are posted
  *   (CREATE_OBJECT) with every batch of pods, and mounted in them.
+ * - Native gang scheduling (in.native_gang): every batch of pod creates also posts the job's
+ *   Workload and PodGroup (reconcilers/native_gang.h), and each pod names the PodGroup, so
+ *   that kube-scheduler binds the gang whole or not at all.
  * - state: Pending until every rank's pod runs (an Unschedulable pod's scheduler message in
  *   status.message), Running while every rank's pod runs or has succeeded (reason
  *   AllPodsRunning only while all of them run), Restarting from a restart until every pod
@@ -127,6 +130,11 @@ enum tj_action_kind {
 	 * NS; AlreadyExists is success, as the name is deterministic. The executor knows the
 	 * kinds it may create (controller/executor.h); name is the object's name. */
 	TJ_ACTION_CREATE_OBJECT,
+	/* POST object (a Workload, native_gang.h) to
+	 * /apis/scheduling.k8s.io/v1alpha2/namespaces/NS/workloads; AlreadyExists is success. */
+	TJ_ACTION_CREATE_WORKLOAD,
+	/* POST object (a PodGroup, native_gang.h) to .../podgroups; AlreadyExists is success. */
+	TJ_ACTION_CREATE_POD_GROUP,
 };
 
 struct tj_action {
@@ -231,6 +239,9 @@ struct tj_plan_input {
 	/* The offline view (render): every step's pods at once, as if each step's dependsOn
 	 * were met, so a person sees the whole graph. The controller leaves it false. */
 	bool all_steps;
+	/* The API server serves the Workload API (native_gang.h): every batch of pods comes
+	 * with the job's Workload and PodGroup, and each pod is a member of the PodGroup. */
+	bool native_gang;
 };
 
 /* Computes the plan. Returns 0, or -ENOMEM; a job that cannot run is not an error but a
@@ -241,5 +252,5 @@ int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret);
 struct tj_plan *tj_plan_free(struct tj_plan *plan);
 
 /* "CreateService", "CreatePod", "DeletePod", "PatchStatus", "Event", "PatchPod",
- * "DeleteService", "CreateObject". */
+ * "DeleteService", "CreateObject", "CreateWorkload", "CreatePodGroup". */
 const char *tj_action_kind_name(enum tj_action_kind kind);

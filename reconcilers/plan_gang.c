@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "reconcilers/json.h"
+#include "reconcilers/native_gang.h"
 
 /* The headless Service, posted with every batch of pods and until a status with the start
  * time is written (a later stage than the Service, so that a controller that stops in
@@ -27,6 +28,39 @@ static void post_service(struct planner *p)
 		                 p->num_nodes == 1 ? "" : "s",
 		                 tj_runtime_kind_name(p->in->runtime->kind), p->in->runtime->name);
 	}
+}
+
+/* With native gang scheduling, the job's Workload and PodGroup go with every batch of pods,
+ * as the Service does, and again while a pod of the job waits unbound (a PodGroup whose
+ * create failed would hold its pods forever): there is no cache of them, and a repeated
+ * create costs one AlreadyExists. The API server admits a PodGroup only once its Workload
+ * exists, so the Workload goes a stage first; the scheduler waits for a PodGroup that
+ * comes after its pods. */
+static void post_native_gang(struct planner *p)
+{
+	struct tj_action *w = tj_planner_push(p, TJ_ACTION_CREATE_WORKLOAD, SLOT_PREREQUISITE);
+	struct tj_action *g = tj_planner_push(p, TJ_ACTION_CREATE_POD_GROUP, SLOT_MUTATION);
+
+	if (!w || !g)
+		return;
+	copy(w->name, sizeof(w->name), p->job->name);
+	copy(g->name, sizeof(g->name), p->job->name);
+	if (tj_native_gang_workload(p->job, p->num_nodes, &w->object) < 0 ||
+	    tj_native_gang_pod_group(p->job, p->num_nodes, &g->object) < 0)
+		p->oom = true;
+}
+
+/* Whether a live pod of the current attempt waits for a node. */
+static bool has_unbound_pods(const struct planner *p)
+{
+	for (int r = 0; r < p->num_nodes; r++) {
+		const struct tj_pod *pod = p->current[r];
+
+		if (pod && !is_finished(pod) && !is_deleting(pod) &&
+		    !(pod->node_name && *pod->node_name))
+			return true;
+	}
+	return false;
 }
 
 /* Whether a live pod of the current attempt exists: the gang was created, in part at least. */
@@ -145,6 +179,8 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 				announce_admission(p, NULL);
 			post_service(p);
 		}
+		if (p->in->native_gang && has_unbound_pods(p))
+			post_native_gang(p);
 		return;
 	}
 	if (tj_planner_backing_off(p))
@@ -172,6 +208,7 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 			goto out;
 		tj_render_pod_name(p->job->name, r, p->st.restart_count, a->name);
 		if (tj_render_pod(render, r, p->st.restart_count, &a->object) < 0 ||
+		    (p->in->native_gang && tj_native_gang_attach(a->object, p->job) < 0) ||
 		    (adm &&
 		     tj_render_pin(a->object, adm->nodes[pinned], adm->hostnames[pinned]) < 0)) {
 			p->oom = true;
@@ -185,6 +222,8 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 		p->admits = true;
 		announce_admission(p, assigned);
 	}
+	if (created > 0 && p->in->native_gang)
+		post_native_gang(p);
 	if (created > 0)
 		post_service(p);
 out:

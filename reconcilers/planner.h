@@ -24,6 +24,9 @@ enum slot {
 	SLOT_MUTATION,
 	SLOT_STATUS,
 	SLOT_EVENT,
+	/* What a mutation needs to exist first, in a stage before the mutations: the Workload
+	 * that the API server wants to see before it admits the PodGroup naming it. */
+	SLOT_PREREQUISITE,
 };
 
 /* The health of an owned pod's node, as far as the planner needs it. */

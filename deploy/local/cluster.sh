@@ -12,6 +12,9 @@
 # Node counts (environment): TJC_GH200_NODES (8; arm64, 4 GPUs), TJC_H100_NODES (4; amd64,
 # 8 GPUs), TJC_CPU_NODES (2; amd64, no GPU). Raise them for benchmarks: thousands work.
 # TJC_CLUSTER names the cluster (default "trainjob"), so several can run side by side.
+# TJC_NATIVE_GANG=1 turns on Kubernetes' native gang scheduling when the cluster is created:
+# the feature gates GenericWorkload and GangScheduling (kube-apiserver, kube-scheduler and
+# kube-controller-manager) and the API scheduling.k8s.io/v1alpha2 (Workload, PodGroup).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -22,6 +25,8 @@ GH200_NODES=${TJC_GH200_NODES:-8}
 H100_NODES=${TJC_H100_NODES:-4}
 CPU_NODES=${TJC_CPU_NODES:-2}
 KWOK_VERSION=v0.8.0
+NATIVE_GANG=${TJC_NATIVE_GANG:-0}
+NATIVE_GANG_API=scheduling.k8s.io/v1alpha2
 
 say() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 die() {
@@ -203,12 +208,29 @@ wait_default_serviceaccount() {
 	done
 }
 
+# The kwokctl flags of the optional features asked for.
+feature_flags() {
+	if [[ $NATIVE_GANG == 1 ]]; then
+		printf '%s\n' --kube-feature-gates GenericWorkload=true,GangScheduling=true \
+			--kube-runtime-config "$NATIVE_GANG_API=true"
+	fi
+}
+
+# A running cluster keeps the features it was created with: say so rather than pretend.
+check_features() {
+	if [[ $NATIVE_GANG == 1 ]] && ! k get --raw "/apis/$NATIVE_GANG_API" >/dev/null 2>&1; then
+		die "cluster '$TJC_CLUSTER' runs without native gang scheduling; bring it down first (cluster.sh down)"
+	fi
+	return 0
+}
+
 cmd_up() {
 	command -v jq >/dev/null || die "jq is missing; run scripts/install-deps.sh"
 	"$here/build-control-plane.sh"
 	[[ -n $(kubectl_bin) ]] || die "no kubectl on PATH and none built"
 	if is_up; then
 		say "cluster '$TJC_CLUSTER' is already running"
+		check_features
 	else
 		if [[ -d $(cluster_dir) ]]; then
 			say "cluster '$TJC_CLUSTER' exists but does not answer; recreating it"
@@ -222,7 +244,9 @@ cmd_up() {
 		mkdir -p "$(ports_dir)"
 		kwokctl_config >"$config.new"
 		mv "$config.new" "$config"
-		say "starting cluster '$TJC_CLUSTER' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)"
+		local -a features
+		mapfile -t features < <(feature_flags)
+		say "starting cluster '$TJC_CLUSTER' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)${features[*]:+ with ${features[*]}}"
 		# PATH first holds our own kubectl, if one was built, for kwokctl's readiness checks.
 		PATH="$TJC_BIN:$PATH" "$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" \
 			-c "$here/node-stages.yaml" \
@@ -238,7 +262,9 @@ cmd_up() {
 			--kube-scheduler-binary "$TJC_BIN/kube-scheduler" \
 			--kwok-controller-binary "$TJC_BIN/kwok" \
 			--kubeconfig "$TJC_KUBECONFIG" \
+			"${features[@]}" \
 			--wait 3m
+		check_features
 	fi
 	apply_nodes
 	wait_default_serviceaccount
@@ -285,7 +311,7 @@ status) cmd_status ;;
 kubeconfig) echo "$TJC_KUBECONFIG" ;;
 nodes) apply_nodes ;;
 *)
-	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

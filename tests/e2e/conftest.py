@@ -51,6 +51,11 @@ def namespace():
 def crds():
     """The CRDs and the shipped runtimes, installed as the README says (idempotent, and left
     installed: other suites need them)."""
+    install_crds()
+
+
+def install_crds():
+    """kubectl apply of the CRDs and the shipped runtimes, on the cluster of KUBECONFIG."""
     kubectl("apply", "-k", os.path.join(REPO, "crds"))
     # kubectl wait fails at once, rather than waiting, on a CRD so new that it has no
     # conditions yet: ask again until it answers.

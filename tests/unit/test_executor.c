@@ -349,6 +349,58 @@ static void test_already_exists_and_not_found_are_success(void **state)
 	run_clear(&r);
 }
 
+#define SCHEDULING "/apis/scheduling.k8s.io/v1alpha2/namespaces/team-a"
+
+/* Native gang scheduling: the Workload (stage 0) before the PodGroup and the pods; a
+ * Workload or PodGroup that exists already is done, a refused one ends the plan. */
+static void test_workload_and_pod_group(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST",
+		  .path = SCHEDULING "/workloads",
+		  .status = 409,
+		  .body = API_ERROR(409, "AlreadyExists", "workload exists") },
+		{ .method = "POST", .path = SCHEDULING "/podgroups", .status = 201, .body = "{}" },
+		{ .method = "POST", .path = PODS, .status = 201, .body = "{}" },
+		{ .method = "POST",
+		  .path = SCHEDULING "/podgroups",
+		  .status = 403,
+		  .body = API_ERROR(403, "Forbidden",
+		                    "PodGroup rejected: Workload vit not found") },
+	};
+	const struct act acts[] = {
+		{ .kind = TJ_ACTION_CREATE_WORKLOAD,
+		  .stage = 0,
+		  .name = "vit",
+		  .object = "{'kind':'Workload','metadata':{'name':'vit'}}" },
+		{ .kind = TJ_ACTION_CREATE_POD_GROUP,
+		  .stage = 1,
+		  .name = "vit",
+		  .object = "{'kind':'PodGroup','metadata':{'name':'vit'}}" },
+		CREATE_POD(1, "vit-node-0-0"),
+	};
+	struct run r = { 0 }, refused = { 0 };
+
+	server_script(&fx->server, replies, 4);
+	start(fx, &r, acts, 3);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_equal(r.res.rc, 0);
+	assert_int_equal(r.res.pods_created, 1);
+	assert_string_equal(server_trace(&fx->server, NULL),
+	                    "POST " SCHEDULING "/workloads|POST " SCHEDULING "/podgroups|POST " PODS
+	                    "|");
+	assert_request_body(&fx->server, 1, "{'kind':'PodGroup','metadata':{'name':'vit'}}");
+	run_clear(&r);
+
+	start(fx, &refused, acts + 1, 1);
+	SERVER_RUN_UNTIL(&fx->server, refused.done_calls == 1);
+	assert_int_equal(refused.res.rc, -EREMOTEIO);
+	assert_string_equal(refused.res.error,
+	                    "CreatePodGroup vit: PodGroup rejected: Workload vit not found");
+	run_clear(&refused);
+}
+
 /* The deadline's warning: a merge patch of each pod; a pod that is gone needs none. */
 static void test_pod_patch_is_a_merge_patch_and_not_found_is_success(void **state)
 {
@@ -915,6 +967,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_already_exists_and_not_found_are_success,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pod_patch_and_service_delete, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_workload_and_pod_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_conflict_stops_the_plan, setup,
 		                                teardown),
 		cmocka_unit_test(test_failed_create_ends_the_plan),

@@ -85,7 +85,9 @@ struct plan_case {
 	const struct tj_walltime_policy *walltime;
 	int64_t want_deadline; /* the status.deadline the plan arrives at */
 	/* A namespace the config's commandPolicy exempts, or NULL. */
-	const char *exempt_namespace;
+	const char *exempt_namespace; /* The API server serves the Workload API (plan input
+	                                 native_gang). */
+	bool native_gang;
 };
 
 #define SPEC4                                                                                      \
@@ -1536,7 +1538,8 @@ static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
 	                                         .node_lookup = c->n_nodes ? lookup_node : NULL,
 	                                         .node_ctx = f,
 	                                         .admission = c->admission,
-	                                         .now = NOW },
+	                                         .now = NOW,
+	                                         .native_gang = c->native_gang },
 	                &plan),
 	        0);
 	return plan;
@@ -1570,9 +1573,12 @@ static void run_table(const struct plan_case *table, size_t n)
 
 			describe(act, got, sizeof(got));
 			assert_string_equal(got, c->want[a]);
-			/* Pod writes are never deferred; the Service and events always may be. */
+			/* Pod writes, and the PodGroup the scheduler holds the pods for, are
+			 * never deferred; the Service and events always may be. */
 			if (act->kind == TJ_ACTION_CREATE_POD ||
-			    act->kind == TJ_ACTION_DELETE_POD || act->kind == TJ_ACTION_PATCH_POD)
+			    act->kind == TJ_ACTION_DELETE_POD || act->kind == TJ_ACTION_PATCH_POD ||
+			    act->kind == TJ_ACTION_CREATE_WORKLOAD ||
+			    act->kind == TJ_ACTION_CREATE_POD_GROUP)
 				assert_false(act->deferrable);
 			else if (act->kind != TJ_ACTION_PATCH_STATUS)
 				assert_true(act->deferrable);
@@ -1881,6 +1887,111 @@ static const struct plan_case admission_cases[] = {
 static void test_admission_table(void **state)
 {
 	run_table(admission_cases, sizeof(admission_cases) / sizeof(admission_cases[0]));
+}
+
+/* ---- native gang scheduling ---- */
+
+static const struct plan_case native_gang_cases[] = {
+	{ .name = "native gang: a new job's pods come with its Workload and PodGroup",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .native_gang = true,
+	  .want = { "0 CreateWorkload vit", "1 CreatePod vit-node-0-0-a0",
+	            "1 CreatePod vit-node-0-1-a0", "1 CreatePod vit-node-0-2-a0",
+	            "1 CreatePod vit-node-0-3-a0", "1 CreatePodGroup vit", "1 CreateService vit",
+	            "2 PatchStatus vit",
+	            "2 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "native gang: pods that all exist and are bound post nothing of the gang again",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .native_gang = true,
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { NULL },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=1/1/0/0/0" },
+	{ .name = "native gang: while a pod waits unbound, its Workload and PodGroup are posted "
+	          "again (a failed create must not hold the gang forever)",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .native_gang = true,
+	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(1, 0, 0, 0) ",'conditions':[]}",
+	  .pods = { PENDING(0), PENDING(1), PENDING(2), PENDING(3) },
+	  .n_pods = 4,
+	  .want = { "0 CreateWorkload vit", "1 CreatePodGroup vit" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=1/0/0/0/0" },
+	{ .name = "without native gang, unbound pods post nothing",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(1, 0, 0, 0) ",'conditions':[]}",
+	  .pods = { PENDING(0), PENDING(1), PENDING(2), PENDING(3) },
+	  .n_pods = 4,
+	  .want = { NULL },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=1/0/0/0/0" },
+	{ .name = "native gang: a rank recreated after a restart joins the same PodGroup",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .native_gang = true,
+	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'rank 1 on node "
+	            "gh200-2 failed','restartCount':1,'observedGeneration':2," STARTED
+	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
+	            "Error','exitCode':1,'time':'2026-11-29T11:59:00Z'}," JOBS(
+	                    0, 0, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING_A(0, 1, "gh200-1"), RUNNING_A(2, 1, "gh200-3"),
+	            RUNNING_A(3, 1, "gh200-4") },
+	  .n_pods = 3,
+	  .want = { "0 CreateWorkload vit", "1 CreatePod vit-node-0-1-a1", "1 CreatePodGroup vit",
+	            "1 CreateService vit", "2 PatchStatus vit" },
+	  .want_status = "Restarting|WorkerFailed|rank 1 on node gh200-2 "
+	                 "failed|restarts=1||jobs=1/0/0/0/0" },
+	{ .name = "native gang with the built-in admission: a queued job creates nothing",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .native_gang = true,
+	  .status = QUEUED_STATUS,
+	  .admission = &adm_waiting,
+	  .want = { NULL },
+	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=2|start=1795957200" },
+};
+
+/* case: each pod names the job's PodGroup; the Workload and the PodGroup are the gang of
+ * numNodes, owned by the TrainJob. Without the API, pods carry no scheduling group. */
+static void test_native_gang_objects(void **state)
+{
+	struct fixture f;
+	struct tj_plan *plan;
+
+	run_table(native_gang_cases, sizeof(native_gang_cases) / sizeof(native_gang_cases[0]));
+	plan = plan_case(&native_gang_cases[0], &f);
+	for (size_t r = 0; r < 4; r++)
+		assert_json_equal(tj_json_path(action_of(plan, TJ_ACTION_CREATE_POD, r)->object,
+		                               "spec.schedulingGroup"),
+		                  "{'podGroupName':'vit'}");
+	assert_string_equal(
+	        tj_json_string(action_of(plan, TJ_ACTION_CREATE_POD_GROUP, 0)->object, "kind"),
+	        "PodGroup");
+	assert_json_equal(tj_json_path(action_of(plan, TJ_ACTION_CREATE_POD_GROUP, 0)->object,
+	                               "spec.schedulingPolicy"),
+	                  "{'gang':{'minCount':4}}");
+	assert_json_equal(tj_json_path(action_of(plan, TJ_ACTION_CREATE_WORKLOAD, 0)->object,
+	                               "spec.podGroupTemplates"),
+	                  "[{'name':'node','schedulingPolicy':{'gang':{'minCount':4}}}]");
+	tj_plan_free(plan);
+	fixture_clear(&f);
+
+	plan = plan_case(&cases[0], &f);
+	assert_null(tj_json_path(action_of(plan, TJ_ACTION_CREATE_POD, 0)->object,
+	                         "spec.schedulingGroup"));
+	tj_plan_free(plan);
+	fixture_clear(&f);
 }
 
 /* The walltime of the deadline cases: gh200 jobs get 1 h by default and may ask for 2 h. */
@@ -2382,6 +2493,7 @@ int main(void)
 		cmocka_unit_test(test_excluded_nodes),
 		cmocka_unit_test(test_admission_table),
 		cmocka_unit_test(test_pinned_pod),
+		cmocka_unit_test(test_native_gang_objects),
 		cmocka_unit_test(test_deadline_table),
 	};
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
