@@ -12,11 +12,14 @@
 # Node counts (environment): TJC_GH200_NODES (8; arm64, 4 GPUs), TJC_H100_NODES (4; amd64,
 # 8 GPUs), TJC_CPU_NODES (2; amd64, no GPU). Raise them for benchmarks: thousands work.
 # TJC_CLUSTER names the cluster (default "trainjob"), so several can run side by side.
+# TJC_KUEUE=1 adds Kueue (deploy/local/kueue.sh) to the cluster that `up` starts or finds.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=deploy/local/env.sh
 . "$here/env.sh"
+# shellcheck source=deploy/local/kueue.sh
+. "$here/kueue.sh"
 
 GH200_NODES=${TJC_GH200_NODES:-8}
 H100_NODES=${TJC_H100_NODES:-4}
@@ -212,6 +215,7 @@ cmd_up() {
 	else
 		if [[ -d $(cluster_dir) ]]; then
 			say "cluster '$TJC_CLUSTER' exists but does not answer; recreating it"
+			kueue_down
 			"$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" delete cluster >/dev/null 2>&1 || true
 		fi
 		local stages config
@@ -242,7 +246,11 @@ cmd_up() {
 	fi
 	apply_nodes
 	wait_default_serviceaccount
-	say "cluster '$TJC_CLUSTER' is ready: $(total_nodes) nodes"
+	# A cluster that ran Kueue gets it back if it stopped.
+	if [[ ${TJC_KUEUE:-0} == 1 || -d $(kueue_dir) ]]; then
+		kueue_up
+	fi
+	say "cluster '$TJC_CLUSTER' is ready: $(total_nodes) nodes$(kueue_running && echo ", Kueue $(kueue_version)")"
 	cat <<EOF
 
   export KUBECONFIG=$TJC_KUBECONFIG
@@ -253,6 +261,7 @@ EOF
 
 cmd_down() {
 	if [[ -d $(cluster_dir) ]]; then
+		kueue_down
 		say "stopping cluster '$TJC_CLUSTER'"
 		"$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" delete cluster --kubeconfig "$TJC_KUBECONFIG" >/dev/null
 		rm -f "$TJC_KUBECONFIG" "$(ports_dir)/$TJC_CLUSTER".{ports,kwokctl.yaml}
@@ -263,12 +272,13 @@ cmd_down() {
 }
 
 cmd_status() {
-	if is_up; then
-		say "cluster '$TJC_CLUSTER' is running; kubeconfig: $TJC_KUBECONFIG"
+	if is_up && { [[ ! -d $(kueue_dir) ]] || kueue_running; }; then
+		say "cluster '$TJC_CLUSTER' is running$(kueue_running && echo " with Kueue $(kueue_version)"); kubeconfig: $TJC_KUBECONFIG"
 		k get nodes -L nvidia.com/gpu.product,kubernetes.io/arch,nvidia.com/gpu.count
 	else
 		local dead
 		dead=$(dead_components 2>/dev/null | tr '\n' ' ')
+		[[ -d $(kueue_dir) ]] && ! kueue_running && dead+="kueue "
 		if [[ -d $(cluster_dir) && -n $dead ]]; then
 			say "cluster '$TJC_CLUSTER' is broken: ${dead% } not running (deploy/local/cluster.sh up recreates it)"
 		else
@@ -285,7 +295,7 @@ status) cmd_status ;;
 kubeconfig) echo "$TJC_KUBECONFIG" ;;
 nodes) apply_nodes ;;
 *)
-	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac
