@@ -38,6 +38,9 @@ struct tj_controller_config {
 	/* The wall clock in unix nanoseconds, which plans, events and reconcile durations read;
 	 * NULL reads CLOCK_REALTIME. Tests fix it, so that what the controller writes is exact. */
 	uint64_t (*clock)(void);
+	/* Watch Kueue's Workloads (kueue.x-k8s.io/v1beta2), so that the status of a TrainJob
+	 * Kueue holds gives Kueue's reason; the API must serve them, or the caches never sync. */
+	bool kueue;
 };
 
 struct tj_controller;
