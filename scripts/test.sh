@@ -13,6 +13,9 @@
 #             stopped at its end; so a demo's cluster and controller (scripts/demo.sh) are
 #             never part of the tests. TJC_CLUSTER=NAME runs the suites on that cluster
 #             instead, started if it is not running and then stopped at the end.
+#             TJC_KUEUE=1 starts that cluster with Kueue, so that tests/e2e/test_kueue.py
+#             runs instead of being skipped; it is not the default, as Kueue's first build
+#             adds about half an hour on two cores to a fresh machine's first run.
 # Each stage builds what it uses, prints its own result line with its time, and the last
 # line counts the tests of all stages. A stage that ran no test at all has failed. A failure
 # anywhere makes the exit status non-zero, but later stages still run, so one run shows

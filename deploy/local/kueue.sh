@@ -160,8 +160,13 @@ kueue_up() {
 	k apply --server-side --force-conflicts --field-manager=trainjob-local-cluster -f "$(jobset_crd)" >/dev/null
 	kueue_crds "$mod" "$url" "$ca" |
 		k apply --server-side --force-conflicts --field-manager=trainjob-local-cluster -f - >/dev/null
-	k wait --for condition=Established --timeout=60s crd/workloads.kueue.x-k8s.io \
-		crd/jobsets.jobset.x-k8s.io crd/trainjobs.trainer.kubeflow.org >/dev/null
+	# kubectl wait fails at once on a CRD so new that it has no conditions yet: ask again.
+	local start=$SECONDS
+	until k wait --for condition=Established --timeout=30s crd/workloads.kueue.x-k8s.io \
+		crd/jobsets.jobset.x-k8s.io crd/trainjobs.trainer.kubeflow.org >/dev/null 2>&1; do
+		((SECONDS - start > 90)) && die "the CRDs of Kueue, JobSet and TrainJob were not Established within 90 s"
+		sleep 1
+	done
 	k create namespace kueue-system --dry-run=client -o yaml | k apply -f - >/dev/null
 	kueue_webhooks "$mod" "$url" "$ca" |
 		k apply --server-side --force-conflicts --field-manager=trainjob-local-cluster -f - >/dev/null
@@ -169,7 +174,7 @@ kueue_up() {
 	KUBECONFIG=$TJC_KUBECONFIG setsid "$TJC_BIN/kueue" --config "$dir/config.yaml" \
 		>>"$dir/kueue.log" 2>&1 </dev/null &
 	echo $! >"$dir/kueue.pid"
-	local start=$SECONDS
+	start=$SECONDS
 	until curl -sf "http://127.0.0.1:$health/readyz" >/dev/null 2>&1; do
 		kueue_running || die "Kueue exited; its log ends: $(tail -5 "$dir/kueue.log")"
 		((SECONDS - start > 120)) && die "Kueue was not ready within 120 s (log: $dir/kueue.log)"
