@@ -321,10 +321,14 @@ def test_two_namespaces_share_a_cohort_and_the_lender_reclaims_its_quota(queues)
     running(a, "borrower", 4, timeout=60)
     [ps] = workload(a, "borrower")["status"]["admission"]["podSetAssignments"]
     assert ps["resourceUsage"]["nvidia.com/gpu"] == "16"
-    cq = kubectl_json("get", "clusterqueue", cq_a)["status"]["flavorsUsage"]
-    [gh] = [f for f in cq if f["name"] == FLAVOR["gh200"]]
-    [gpu] = [r for r in gh["resources"] if r["name"] == "nvidia.com/gpu"]
-    assert gpu["total"] == "16" and gpu["borrowed"] == "8", gpu
+
+    def gpu_usage():
+        usage = kubectl_json("get", "clusterqueue", cq_a).get("status", {}).get("flavorsUsage", [])
+        gh = [f for f in usage if f["name"] == FLAVOR["gh200"]]
+        return [r for r in (gh[0]["resources"] if gh else []) if r["name"] == "nvidia.com/gpu"]
+
+    # The ClusterQueue's status follows the admission a moment later.
+    wait_for("a's ClusterQueue to show 8 GPUs borrowed", lambda: (u := gpu_usage()) and u[0]["total"] == "16" and u[0]["borrowed"] == "8", timeout=30)
     # b wants its own quota back: Kueue preempts the borrower, of equal priority.
     create(kueue_job("owner", nodes=2, run_time="8s"), b)
     evicted = wait_for("Kueue to reclaim b's quota", lambda: wl_condition(a, "borrower", "Evicted"), timeout=60)
