@@ -168,6 +168,11 @@ static int set_metrics_cert_path(struct tj_cli *cli, const char *value, char *er
 	return set_path(cli->run.metrics_cert_path, value, err, errlen);
 }
 
+static int set_kueue(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+{
+	return parse_bool(value, &cli->run.kueue, err, errlen);
+}
+
 static int set_leader_election_id(struct tj_cli *cli, const char *value, char *err, size_t errlen)
 {
 	return set_string(cli->run.leader_election_id, sizeof(cli->run.leader_election_id), value,
@@ -278,6 +283,9 @@ static const struct option_spec run_options[] = {
 	  set_renew_deadline },
 	{ "--leader-elect-retry-period", NULL, TJ_CLI_RUN,
 	  "how often to try to acquire or renew (default 2s)", "DUR", set_retry_period },
+	{ "--kueue", NULL, TJ_CLI_RUN,
+	  "watch Kueue's Workloads: a TrainJob Kueue holds says why (default false)", NULL,
+	  set_kueue },
 	{ "--metrics-bind-address", NULL, TJ_CLI_RUN,
 	  "serve /metrics here (default :8080; 0 disables)", "ADDR", set_metrics_addr },
 	{ "--metrics-secure", NULL, TJ_CLI_RUN,

@@ -55,6 +55,8 @@ struct tj_cli_run {
 	/* --metrics-cert-path: a directory with tls.crt and tls.key (a mounted
 	 * kubernetes.io/tls Secret), reloaded on change; "" = self-signed at start. */
 	char metrics_cert_path[PATH_MAX];
+	/* --kueue: watch Kueue's Workloads, so that a TrainJob Kueue holds says why. */
+	bool kueue;
 };
 
 struct tj_cli {

@@ -15,6 +15,7 @@
 #include "controller/write_gate.h"
 #include "informers/informers.h"
 #include "informers/priority_class.h"
+#include "informers/workload.h"
 #include "reconcilers/gpu_seconds.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/runtime.h"
@@ -341,6 +342,22 @@ static void on_priority_class_update(const void *old, const void *new_obj, void 
 	on_priority_class(new_obj, userdata);
 }
 
+/* A Workload changed: its TrainJob is planned again, with what Kueue now says. */
+static void on_workload(const void *obj, void *userdata)
+{
+	const struct tj_workload *w = obj;
+	char key[TJ_STORE_KEY_MAX];
+
+	if (*w->owner &&
+	    snprintf(key, sizeof(key), "%s/%s", w->namespace, w->owner) < (int)sizeof(key))
+		enqueue(userdata, key);
+}
+
+static void on_workload_update(const void *old, const void *new_obj, void *userdata)
+{
+	on_workload(new_obj, userdata);
+}
+
 static void on_synced(void *userdata)
 {
 	struct tj_controller *c = userdata;
@@ -644,6 +661,10 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		.admission = tj_admitter_admission(c->admitter, job, r->key, &admission)
 		                     ? &admission
 		                     : NULL,
+		.workload = c->informers->workloads
+		                    ? tj_workload_of(tj_reflector_store(c->informers->workloads),
+		                                     r->key, job->uid)
+		                    : NULL,
 		.now = (int64_t)(now / 1000000000ull),
 		.native_gang = c->native_gang,
 	};
@@ -758,6 +779,8 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 		on_priority_class, on_priority_class_update, on_priority_class,
 		on_synced,         on_informer_error,        NULL
 	};
+	struct tj_reflector_handlers workloads = { on_workload, on_workload_update, on_workload,
+		                                   on_synced,   on_informer_error,  NULL };
 	int rc;
 
 	if (!c)
@@ -769,7 +792,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	c->clock = config->clock;
 	c->native_gang = config->native_gang;
 	trainjobs.userdata = runtimes.userdata = pods.userdata = nodes.userdata = c;
-	priority_classes.userdata = c;
+	priority_classes.userdata = workloads.userdata = c;
 
 	struct tj_informers_config ic = {
 		.client = config->client,
@@ -783,6 +806,8 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 		.nodes = { NULL, NULL, nodes },
 		.priority_classes = { tj_priority_class_project, &tj_priority_class_store_ops,
 		                      priority_classes },
+		.workloads = { config->kueue ? tj_workload_project : NULL, &tj_workload_store_ops,
+		               workloads },
 	};
 	rc = tj_informers_new(loop, &ic, &c->informers);
 	if (rc < 0)

@@ -41,6 +41,9 @@ struct tj_controller_config {
 	/* The API server serves the Workload API (reconcilers/native_gang.h, discovered with
 	 * controller/discovery.h): pods are gang-scheduled by kube-scheduler itself. */
 	bool native_gang;
+	/* Watch Kueue's Workloads (kueue.x-k8s.io/v1beta2), so that the status of a TrainJob
+	 * Kueue holds gives Kueue's reason; the API must serve them, or the caches never sync. */
+	bool kueue;
 };
 
 struct tj_controller;

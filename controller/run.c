@@ -437,6 +437,7 @@ static int setup(struct run *r, const struct tj_cli *cli)
 		.namespace = cli->run.namespace[0] ? cli->run.namespace : NULL,
 		.paginated_lists = cli->run.paginated_lists,
 		.native_gang = native_gang,
+		.kueue = cli->run.kueue,
 	};
 	if ((rc = tj_controller_new(&r->loop, &cc, &r->controller)) < 0)
 		return rc;

@@ -122,7 +122,9 @@ int tj_informers_new(uv_loop_t *loop, const struct tj_informers_config *config,
 	    (r = add_informer(loop, inf, 4, config, &tj_resource_nodes, &nodes, NULL,
 	                      &inf->nodes)) < 0 ||
 	    (r = add_informer(loop, inf, 5, config, &tj_resource_priorityclasses,
-	                      &config->priority_classes, NULL, &inf->priority_classes)) < 0)
+	                      &config->priority_classes, NULL, &inf->priority_classes)) < 0 ||
+	    (r = add_informer(loop, inf, 6, config, &tj_resource_kueue_workloads,
+	                      &config->workloads, NULL, &inf->workloads)) < 0)
 		goto fail;
 	*ret = inf;
 	return 0;
@@ -132,7 +134,7 @@ fail:
 	return r;
 }
 
-#define N_INFORMERS 6
+#define N_INFORMERS 7
 
 /* The reflectors of the set, NULL where one is left out. */
 static void list_all(const struct tj_informers *inf, struct tj_reflector **all)
@@ -143,6 +145,7 @@ static void list_all(const struct tj_informers *inf, struct tj_reflector **all)
 	all[3] = inf->pods;
 	all[4] = inf->nodes;
 	all[5] = inf->priority_classes;
+	all[6] = inf->workloads;
 }
 
 int tj_informers_start(struct tj_informers *inf)

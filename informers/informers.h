@@ -3,7 +3,8 @@
  * functions reconcilers/ provides; Pods and Nodes by informers/pod.h and informers/node.h.
  * Every pod is watched, not only the controller's own: a node's free GPUs, CPU and memory
  * are what all of its pods leave (notebooks and other workloads hold GPUs too). The
- * PriorityClasses, when asked for, give the queue the value of a pod's priorityClassName. */
+ * PriorityClasses, when asked for, give the queue the value of a pod's priorityClassName;
+ * Kueue's Workloads, when asked for, say why Kueue holds a TrainJob. */
 #pragma once
 
 #include <stdbool.h>
@@ -46,6 +47,8 @@ struct tj_informers_config {
 	struct tj_informer_config nodes;
 	/* Left out unless its project is set (tj_priority_class_project). */
 	struct tj_informer_config priority_classes;
+	/* Kueue's Workloads; left out unless its project is set (tj_workload_project). */
+	struct tj_informer_config workloads;
 	uint32_t seed; /* of the reflectors' jitter; 0 = from the clock */
 	/* Fill the caches from paginated lists only; by default each list is first tried as a
 	 * streaming list (tj_reflector_config.streaming_list). */
@@ -59,8 +62,9 @@ struct tj_informers {
 	struct tj_reflector *pods;                      /* owned */
 	struct tj_reflector *nodes;                     /* owned */
 	struct tj_reflector *priority_classes;          /* owned; NULL if left out */
+	struct tj_reflector *workloads;                 /* owned; NULL if left out */
 	char *namespace;                                /* owned; NULL = all */
-	struct tj_kube_listwatch lw[6];
+	struct tj_kube_listwatch lw[7];
 };
 
 int tj_informers_new(uv_loop_t *loop, const struct tj_informers_config *config,

@@ -19,6 +19,8 @@ const struct tj_resource tj_resource_configmaps = { "", "v1", "configmaps", true
 const struct tj_resource tj_resource_leases = { "coordination.k8s.io", "v1", "leases", true };
 const struct tj_resource tj_resource_priorityclasses = { "scheduling.k8s.io", "v1",
 	                                                 "priorityclasses", false };
+const struct tj_resource tj_resource_kueue_workloads = { "kueue.x-k8s.io", "v1beta2", "workloads",
+	                                                 true };
 const struct tj_resource tj_resource_trainjobs = { "trainer.kubeflow.org", "v1alpha1", "trainjobs",
 	                                           true };
 const struct tj_resource tj_resource_trainingruntimes = { "trainer.kubeflow.org", "v1alpha1",

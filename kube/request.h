@@ -30,6 +30,7 @@ extern const struct tj_resource tj_resource_persistentvolumeclaims;
 extern const struct tj_resource tj_resource_secrets;
 extern const struct tj_resource tj_resource_configmaps;
 extern const struct tj_resource tj_resource_leases;                  /* coordination.k8s.io/v1 */
+extern const struct tj_resource tj_resource_kueue_workloads;         /* kueue.x-k8s.io/v1beta2 */
 extern const struct tj_resource tj_resource_trainjobs;               /* trainer.kubeflow.org */
 extern const struct tj_resource tj_resource_trainingruntimes;        /* trainer.kubeflow.org */
 extern const struct tj_resource tj_resource_clustertrainingruntimes; /* trainer.kubeflow.org */

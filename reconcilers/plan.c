@@ -755,8 +755,18 @@ static int decide(struct planner *p)
 
 	was_suspended = tj_trainjob_status_condition(&job->status, TJ_CONDITION_SUSPENDED) != NULL;
 	if (job->suspend) {
+		const struct tj_workload *w = in->workload;
+
 		tj_planner_delete_live_pods(p);
-		tj_planner_set_state(p, TJ_STATE_SUSPENDED, "Suspended", "TrainJob is suspended");
+		/* Kueue holds it until it has quota: the state says so in Kueue's words, the
+		 * condition keeps Kubeflow's meaning (spec.suspend is true). */
+		if (job->kueue && w && w->waiting)
+			tj_planner_set_state(p, TJ_STATE_QUEUED, *w->reason ? w->reason : "Pending",
+			                     "Kueue: %s",
+			                     *w->message ? w->message : "waiting for quota");
+		else
+			tj_planner_set_state(p, TJ_STATE_SUSPENDED, "Suspended",
+			                     "TrainJob is suspended");
 		tj_planner_set_condition(p, TJ_CONDITION_SUSPENDED, "Suspended",
 		                         "TrainJob is suspended");
 		if (!was_suspended)
@@ -909,7 +919,9 @@ int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret)
 	tj_planner_retain(&p);
 	/* After the TTL the pods are gone; the counts they had stay the job's record. */
 	if (!p.st.cleanup_time)
-		tj_planner_count_steps(&p, p.st.state == TJ_STATE_SUSPENDED);
+		tj_planner_count_steps(&p,
+		                       p.st.state == TJ_STATE_SUSPENDED ||
+		                               (p.st.state == TJ_STATE_QUEUED && in->job->suspend));
 	/* The seconds of a pod this plan deletes are recorded before it goes. */
 	if (tj_gpu_seconds_count(&(struct tj_gpu_seconds_input){ .old = &in->job->status,
 	                                                         .pods = p.owned,

@@ -22,6 +22,8 @@
  * - suspend: live pods deleted, state Suspended, condition Suspended=True. Resume removes the
  *   condition (never Suspended=False, which pins Kubeflow's SDK at Created) and restarts the
  *   activeDeadlineSeconds clock (status.startTime), as batch/v1 Job does.
+ *   A job of a Kueue queue whose Workload waits for quota (QuotaReserved False) is Queued
+ *   instead, with the Workload's reason and its message (after "Kueue: ").
  * - Walltime (reconcilers/walltime.h): a job asking for more than the maxWalltime in force
  *   is Failed with reason PolicyViolation before any pod exists; a started job's deadline
  *   (status.startTime plus activeDeadlineSeconds, else the defaultWalltime) is written to
@@ -97,6 +99,7 @@
 
 #include "informers/node.h"
 #include "informers/pod.h"
+#include "informers/workload.h"
 #include "reconcilers/admission.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/settings.h"
@@ -235,6 +238,9 @@ struct tj_plan_input {
 	/* NULL: no built-in admission for this job (switched off, Kueue or another admitter):
 	 * missing pods are created at once. */
 	const struct tj_plan_admission *admission;
+	/* Kueue's Workload of the job (informers/workload.h); NULL without one, or when the
+	 * controller does not watch them. */
+	const struct tj_workload *workload;
 	int64_t now; /* unix seconds */
 	/* The offline view (render): every step's pods at once, as if each step's dependsOn
 	 * were met, so a person sees the whole graph. The controller leaves it false. */

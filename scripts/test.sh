@@ -13,6 +13,10 @@
 #             stopped at its end; so a demo's cluster and controller (scripts/demo.sh) are
 #             never part of the tests. TJC_CLUSTER=NAME runs the suites on that cluster
 #             instead, started if it is not running and then stopped at the end.
+#             TJC_KUEUE=1 starts that cluster with Kueue, so that tests/e2e/test_kueue.py
+#             runs instead of being skipped; it is not the default, as Kueue's first build
+#             adds to a fresh machine's first run (36 min on a shared two-core machine,
+#             11 min of CPU time) on top of the control plane's.
 # Each stage builds what it uses, prints its own result line with its time, and the last
 # line counts the tests of all stages. A stage that ran no test at all has failed. A failure
 # anywhere makes the exit status non-zero, but later stages still run, so one run shows

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kwok, kwokctl) from their Go modules into a cache outside the repo.
+# kube-scheduler, kwok, kwokctl) from their Go modules into a cache outside the repo, and
+# Kueue (sigs.k8s.io/kueue/cmd/kueue) too when TJC_KUEUE=1.
 #
 # The pinned versions live in the three wrapper modules under tools/. Each binary set is
 # stamped with a hash of its wrapper module, so a change of pin rebuilds it and nothing
@@ -15,6 +16,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=deploy/local/env.sh
 . "$here/env.sh"
+# shellcheck source=deploy/local/kueue.sh
+. "$here/kueue.sh"
 
 mkdir -p "$TJC_BIN" "$GOMODCACHE" "$GOCACHE"
 
@@ -98,6 +101,12 @@ build_set() {
 			bash -c 'cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$TJC_BIN/" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl' \
 			_ "$here/tools/kwok"
 		;;
+	kueue)
+		say "kueue: building $(kueue_version) (a cold build takes 15-30 min on two cores)"
+		build_with_progress kueue \
+			bash -c 'cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$TJC_BIN/kueue" sigs.k8s.io/kueue/cmd/kueue' \
+			_ "$here/tools/kueue"
+		;;
 	esac
 	echo "$want" >"$stamp"
 }
@@ -115,4 +124,8 @@ if ! command -v kubectl >/dev/null 2>&1 || [[ -x $TJC_BIN/kubectl ]]; then
 	k8s_bins+=(kubectl)
 fi
 build_set k8s "${k8s_bins[@]}"
+# Kueue is optional (TJC_KUEUE=1): only clusters that run it pay for its build.
+if [[ ${TJC_KUEUE:-0} == 1 ]]; then
+	build_set kueue kueue
+fi
 say "all control-plane binaries are in $TJC_BIN"

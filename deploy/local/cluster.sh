@@ -15,11 +15,14 @@
 # TJC_NATIVE_GANG=1 turns on Kubernetes' native gang scheduling when the cluster is created:
 # the feature gates GenericWorkload and GangScheduling (kube-apiserver, kube-scheduler and
 # kube-controller-manager) and the API scheduling.k8s.io/v1alpha2 (Workload, PodGroup).
+# TJC_KUEUE=1 adds Kueue (deploy/local/kueue.sh) to the cluster that `up` starts or finds.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=deploy/local/env.sh
 . "$here/env.sh"
+# shellcheck source=deploy/local/kueue.sh
+. "$here/kueue.sh"
 
 GH200_NODES=${TJC_GH200_NODES:-8}
 H100_NODES=${TJC_H100_NODES:-4}
@@ -234,6 +237,7 @@ cmd_up() {
 	else
 		if [[ -d $(cluster_dir) ]]; then
 			say "cluster '$TJC_CLUSTER' exists but does not answer; recreating it"
+			kueue_down
 			"$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" delete cluster >/dev/null 2>&1 || true
 		fi
 		local stages config
@@ -268,7 +272,11 @@ cmd_up() {
 	fi
 	apply_nodes
 	wait_default_serviceaccount
-	say "cluster '$TJC_CLUSTER' is ready: $(total_nodes) nodes"
+	# A cluster that ran Kueue gets it back if it stopped.
+	if [[ ${TJC_KUEUE:-0} == 1 || -d $(kueue_dir) ]]; then
+		kueue_up
+	fi
+	say "cluster '$TJC_CLUSTER' is ready: $(total_nodes) nodes$(kueue_running && echo ", Kueue $(kueue_version)")"
 	cat <<EOF
 
   export KUBECONFIG=$TJC_KUBECONFIG
@@ -279,6 +287,7 @@ EOF
 
 cmd_down() {
 	if [[ -d $(cluster_dir) ]]; then
+		kueue_down
 		say "stopping cluster '$TJC_CLUSTER'"
 		"$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" delete cluster --kubeconfig "$TJC_KUBECONFIG" >/dev/null
 		rm -f "$TJC_KUBECONFIG" "$(ports_dir)/$TJC_CLUSTER".{ports,kwokctl.yaml}
@@ -289,12 +298,13 @@ cmd_down() {
 }
 
 cmd_status() {
-	if is_up; then
-		say "cluster '$TJC_CLUSTER' is running; kubeconfig: $TJC_KUBECONFIG"
+	if is_up && { [[ ! -d $(kueue_dir) ]] || kueue_running; }; then
+		say "cluster '$TJC_CLUSTER' is running$(kueue_running && echo " with Kueue $(kueue_version)"); kubeconfig: $TJC_KUBECONFIG"
 		k get nodes -L nvidia.com/gpu.product,kubernetes.io/arch,nvidia.com/gpu.count
 	else
 		local dead
 		dead=$(dead_components 2>/dev/null | tr '\n' ' ')
+		[[ -d $(kueue_dir) ]] && ! kueue_running && dead+="kueue "
 		if [[ -d $(cluster_dir) && -n $dead ]]; then
 			say "cluster '$TJC_CLUSTER' is broken: ${dead% } not running (deploy/local/cluster.sh up recreates it)"
 		else
@@ -311,7 +321,7 @@ status) cmd_status ;;
 kubeconfig) echo "$TJC_KUBECONFIG" ;;
 nodes) apply_nodes ;;
 *)
-	sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

@@ -469,6 +469,27 @@ static void test_rate_limit_options(void **state)
 	assert_string_equal(err, "--kube-api-burst: '0' is not a count from 1 to 1000000");
 }
 
+/* --kueue: off unless given, on alone or with =true, off again with =false. */
+static void test_kueue_option(void **state)
+{
+	static struct tj_cli cli;
+	char *none[] = { "tjc" };
+	char *on[] = { "tjc", "--kueue" };
+	char *off[] = { "tjc", "--kueue", "--kueue=false" };
+	char *bad[] = { "tjc", "--kueue=yes" };
+	char err[128];
+
+	memset(&cli, 0, sizeof(cli));
+	assert_int_equal(tj_cli_parse(1, none, &cli, err, sizeof(err)), 0);
+	assert_false(cli.run.kueue);
+	assert_int_equal(tj_cli_parse(2, on, &cli, err, sizeof(err)), 0);
+	assert_true(cli.run.kueue);
+	assert_int_equal(tj_cli_parse(3, off, &cli, err, sizeof(err)), 0);
+	assert_false(cli.run.kueue);
+	assert_int_equal(tj_cli_parse(2, bad, &cli, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "--kueue: 'yes' is not true or false");
+}
+
 static void test_run_options(void **state)
 {
 	static struct tj_cli cli; /* large (paths): not on the stack */
@@ -806,6 +827,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_table),
 		cmocka_unit_test(test_run_options),
+		cmocka_unit_test(test_kueue_option),
 		cmocka_unit_test(test_rate_limit_options),
 		cmocka_unit_test(test_leader_election_options),
 		cmocka_unit_test(test_paginated_lists),

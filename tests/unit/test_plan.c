@@ -85,10 +85,34 @@ struct plan_case {
 	const struct tj_walltime_policy *walltime;
 	int64_t want_deadline; /* the status.deadline the plan arrives at */
 	/* A namespace the config's commandPolicy exempts, or NULL. */
-	const char *exempt_namespace; /* The API server serves the Workload API (plan input
-	                                 native_gang). */
+	const char *exempt_namespace;
+	const char *labels; /* JSON object or NULL */
+	/* Kueue's Workload of the job; NULL: none. */
+	const struct tj_workload *workload;
+	/* The API server serves the Workload API (plan input native_gang). */
 	bool native_gang;
 };
+
+#define KUEUE_QUEUE "{'kueue.x-k8s.io/queue-name':'team'}"
+
+static const struct tj_workload kueue_pending = {
+	.namespace = "team-a",
+	.name = "trainjob-vit-1a2b3",
+	.owner = "vit",
+	.owner_uid = "uid-vit",
+	.waiting = true,
+	.reason = "Pending",
+	.message = "couldn't assign flavors to pod set node: insufficient unused quota for "
+	           "nvidia.com/gpu in flavor gh200, 8 more needed",
+};
+static const struct tj_workload kueue_reserved = {
+	.namespace = "team-a", .name = "trainjob-vit-1a2b3", .owner = "vit", .owner_uid = "uid-vit"
+};
+static const struct tj_workload kueue_bare = { .namespace = "team-a",
+	                                       .name = "trainjob-vit-1a2b3",
+	                                       .owner = "vit",
+	                                       .owner_uid = "uid-vit",
+	                                       .waiting = true };
 
 #define SPEC4                                                                                      \
 	"{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':4,'resourcesPerNode':{'"       \
@@ -468,6 +492,47 @@ static const struct plan_case cases[] = {
 	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
 	            "0 DeletePod vit-node-0-2-a0", "1 PatchStatus vit",
 	            "1 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
+	  .want_status = "Suspended|Suspended|TrainJob is "
+	                 "suspended|restarts=0|Suspended=Suspended|jobs=0/0/0/0/1" },
+	{ .name = "a job Kueue holds for quota is Queued with Kueue's reason and message",
+	  .labels = KUEUE_QUEUE,
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .workload = &kueue_pending,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
+	  .want_status = "Queued|Pending|Kueue: couldn't assign flavors to pod set node: "
+	                 "insufficient unused quota for nvidia.com/gpu in flavor gh200, 8 more "
+	                 "needed|restarts=0|Suspended=Suspended|jobs=0/0/0/0/1" },
+	{ .name = "a preempted job whose pods still run: deleted, Suspended while Kueue still "
+	          "reserves quota",
+	  .labels = KUEUE_QUEUE,
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .workload = &kueue_reserved,
+	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
+	            "1 PatchStatus vit",
+	            "1 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
+	  .want_status = "Suspended|Suspended|TrainJob is "
+	                 "suspended|restarts=0|Suspended=Suspended|jobs=0/0/0/0/1" },
+	{ .name = "Kueue's wait without a reason or message yet",
+	  .labels = KUEUE_QUEUE,
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .workload = &kueue_bare,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
+	  .want_status = "Queued|Pending|Kueue: waiting for "
+	                 "quota|restarts=0|Suspended=Suspended|jobs=0/0/0/0/1" },
+	{ .name = "a Workload of a job without Kueue's queue label is not Kueue's word",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .workload = &kueue_pending,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
 	  .want_status = "Suspended|Suspended|TrainJob is "
 	                 "suspended|restarts=0|Suspended=Suspended|jobs=0/0/0/0/1" },
 	{ .name = "a job created suspended creates nothing",
@@ -1363,9 +1428,10 @@ static struct tj_trainjob *job_of(const struct plan_case *c)
 	snprintf(buf, sizeof(buf),
 	         "{'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob',"
 	         "'metadata':{'name':'vit','namespace':'team-a','uid':'uid-vit',"
-	         "'resourceVersion':'42','generation':2,'annotations':%s,"
+	         "'resourceVersion':'42','generation':2,'annotations':%s,'labels':%s,"
 	         "'creationTimestamp':'2026-11-29T10:00:00Z'},'spec':%s,'status':%s}",
-	         c->annotations ? c->annotations : "{}", c->spec, c->status ? c->status : "{}");
+	         c->annotations ? c->annotations : "{}", c->labels ? c->labels : "{}", c->spec,
+	         c->status ? c->status : "{}");
 	j = jlit(buf);
 	assert_int_equal(tj_trainjob_from_json(j, &job), 0);
 	cJSON_Delete(j);
@@ -1538,6 +1604,7 @@ static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
 	                                         .node_lookup = c->n_nodes ? lookup_node : NULL,
 	                                         .node_ctx = f,
 	                                         .admission = c->admission,
+	                                         .workload = c->workload,
 	                                         .now = NOW,
 	                                         .native_gang = c->native_gang },
 	                &plan),

@@ -1,0 +1,200 @@
+# Kueue on the local cluster, an optional component of cluster.sh (TJC_KUEUE=1); sourced by
+# cluster.sh, not run. Everything comes from Kueue's own Go module at the version pinned in
+# tools/kueue/go.mod: the binary (built by build-control-plane.sh), its CRDs, its default
+# configuration and its webhook configurations. What differs from Kueue's own deployment,
+# and why:
+#
+# - Kueue runs as a process on this machine, as the API server does, so its webhooks are
+#   reached through a `url` on the loopback, with a certificate made here (the CA in the
+#   webhook configurations and the CRDs' conversion webhooks), and Kueue's internal
+#   certificate management (which writes a Secret and certificates for a Service name) is
+#   off. With it off Kueue also reads a certificate for its metrics server from the fixed
+#   path /etc/kueue/metrics/certs, even with metrics switched off; a throwaway pair is made
+#   there once per machine.
+# - Only the integration trainer.kubeflow.org/trainjob is enabled, and only Kueue's own
+#   webhooks and the TrainJob ones are registered. The TrainJob webhooks see only the jobs
+#   that carry kueue.x-k8s.io/queue-name (an objectSelector): Kueue's mutating webhook would
+#   otherwise add an empty runtimePatch to every TrainJob, and the other e2e suites, which
+#   may run on a cluster with Kueue, compare what they created.
+# - Kueue's TrainJob controller watches JobSets (it owns the JobSet that Kubeflow's own
+#   controller would create), so JobSet's CRD is installed, from the JobSet module Kueue is
+#   built with; no JobSet controller runs and no JobSet is ever created.
+# - The visibility API server is off (VisibilityOnDemand): it binds a fixed port, and
+#   several clusters share this machine. Leader election is off: one replica.
+
+kueue_version() {
+	sed -n 's/^\s*sigs.k8s.io\/kueue \(v[0-9.]*\).*$/\1/p' "$here/tools/kueue/go.mod" | head -1
+}
+
+kueue_module_dir() {
+	local dir="$GOMODCACHE/sigs.k8s.io/kueue@$(kueue_version)"
+	[[ -d $dir/config ]] || (cd "$here/tools/kueue" && go mod download sigs.k8s.io/kueue >/dev/null)
+	[[ -d $dir/config ]] || die "Kueue's module is missing from $dir"
+	echo "$dir"
+}
+
+# The JobSet module Kueue is built with (its go.mod's requirement), for JobSet's CRD.
+jobset_crd() {
+	local v dir
+	v=$(sed -n 's/^\s*sigs.k8s.io\/jobset \(v[0-9.]*\).*$/\1/p' "$here/tools/kueue/go.mod" | head -1)
+	[[ -n $v ]] || die "tools/kueue/go.mod names no sigs.k8s.io/jobset"
+	dir="$GOMODCACHE/sigs.k8s.io/jobset@$v"
+	[[ -d $dir ]] || (cd "$here/tools/kueue" && go mod download sigs.k8s.io/jobset >/dev/null)
+	[[ -f $dir/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml ]] ||
+		die "JobSet's CRD is missing from $dir"
+	echo "$dir/config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"
+}
+
+kueue_dir() { echo "$TJC_CACHE/kueue/$TJC_CLUSTER"; }
+
+# The ports of the cluster's block after the six kwokctl takes: the webhook server, the
+# health probes.
+kueue_ports() {
+	local -a p
+	mapfile -t p < <(cluster_ports)
+	((${#p[@]} >= 8)) || die "no ports for Kueue in cluster '$TJC_CLUSTER'"
+	echo "${p[6]} ${p[7]}"
+}
+
+kueue_pid() {
+	local f
+	f="$(kueue_dir)/kueue.pid"
+	[[ -f $f ]] && cat "$f"
+}
+
+kueue_running() {
+	local pid state
+	pid=$(kueue_pid) || return 1
+	state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+	[[ -n $state && $state != Z ]]
+}
+
+# A CA and a serving certificate for 127.0.0.1, made once per cluster.
+kueue_certs() {
+	local d
+	d="$(kueue_dir)/certs"
+	[[ -f $d/tls.crt && -f $d/tls.key && -f $d/ca.crt ]] && return 0
+	mkdir -p "$d"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=trainjob-local-kueue-ca" \
+		-keyout "$d/ca.key" -out "$d/ca.crt" 2>/dev/null
+	openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" \
+		-keyout "$d/tls.key" -out "$d/tls.csr" 2>/dev/null
+	openssl x509 -req -in "$d/tls.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
+		-days 3650 -extfile <(printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n') \
+		-out "$d/tls.crt" 2>/dev/null
+	rm -f "$d/tls.csr"
+}
+
+kueue_metrics_cert() {
+	local d=/etc/kueue/metrics/certs
+	[[ -f $d/tls.crt && -f $d/tls.key ]] && return 0
+	mkdir -p "$d" 2>/dev/null && [[ -w $d ]] ||
+		die "Kueue reads a metrics certificate from $d, which cannot be written here; run 'sudo mkdir -p $d && sudo chown $(id -u) $d' once"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=kueue-metrics" \
+		-addext "subjectAltName=IP:127.0.0.1" -keyout "$d/tls.key" -out "$d/tls.crt" 2>/dev/null
+}
+
+# Kueue's default configuration with the settings of the local cluster.
+kueue_config() {
+	local mod=$1 webhook=$2 health=$3
+	yq -y --arg certs "$(kueue_dir)/certs" --argjson webhook "$webhook" --arg health "127.0.0.1:$health" '
+		.health.healthProbeBindAddress = $health
+		| .metrics.bindAddress = "0"
+		| .webhook = {host: "127.0.0.1", port: $webhook, certDir: $certs}
+		| .leaderElection.leaderElect = false
+		| .internalCertManagement = {enable: false}
+		| .integrations.frameworks = ["trainer.kubeflow.org/trainjob"]
+		| .featureGates = {VisibilityOnDemand: false}
+	' "$mod/config/components/manager/controller_manager_config.yaml"
+}
+
+# Kueue's CRDs, with the conversion webhook its kustomization patches in, on our URL.
+kueue_crds() {
+	local mod=$1 url=$2 ca=$3 f
+	for f in "$mod"/config/components/crd/bases/*.yaml; do
+		yq --arg url "$url/convert" --arg ca "$ca" '
+			if (.metadata.name | IN("localqueues.kueue.x-k8s.io", "clusterqueues.kueue.x-k8s.io",
+				"cohorts.kueue.x-k8s.io", "workloads.kueue.x-k8s.io", "multikueueclusters.kueue.x-k8s.io"))
+			then .spec.conversion = {strategy: "Webhook", webhook: {conversionReviewVersions: ["v1"],
+				clientConfig: {url: $url, caBundle: $ca}}}
+			else . end' "$f"
+	done | jq -s '{apiVersion: "v1", kind: "List", items: .}'
+}
+
+# Kueue's webhook configurations, named as its deployment names them, keeping the webhooks
+# of Kueue's own objects and of TrainJobs.
+kueue_webhooks() {
+	local mod=$1 url=$2 ca=$3
+	yq --arg url "$url" --arg ca "$ca" '
+		select(. != null)
+		| .metadata.name = "kueue-" + .metadata.name
+		| .webhooks |= map(select(.rules[0].apiGroups[0] | IN("kueue.x-k8s.io", "trainer.kubeflow.org"))
+			| .clientConfig = {url: ($url + .clientConfig.service.path), caBundle: $ca}
+			| if .rules[0].apiGroups[0] == "trainer.kubeflow.org"
+			  then .objectSelector = {matchExpressions: [{key: "kueue.x-k8s.io/queue-name", operator: "Exists"}]}
+			  else . end)' "$mod/config/components/webhook/manifests.yaml" |
+		jq -s '{apiVersion: "v1", kind: "List", items: .}'
+}
+
+kueue_up() {
+	command -v yq >/dev/null || die "yq is missing; run scripts/install-deps.sh"
+	command -v openssl >/dev/null || die "openssl is missing; run scripts/install-deps.sh"
+	if kueue_running; then
+		say "Kueue $(kueue_version) is already running"
+		return 0
+	fi
+	local mod dir webhook health url ca
+	mod=$(kueue_module_dir)
+	dir=$(kueue_dir)
+	read -r webhook health <<<"$(kueue_ports)"
+	url="https://127.0.0.1:$webhook"
+	mkdir -p "$dir"
+	kueue_certs
+	kueue_metrics_cert
+	ca=$(base64 -w0 <"$dir/certs/ca.crt")
+	kueue_config "$mod" "$webhook" "$health" >"$dir/config.yaml"
+	say "Kueue: CRDs (Kueue $(kueue_version), JobSet's), webhooks on $url"
+	# The TrainJob integration starts at once only if the TrainJob API is served when Kueue
+	# starts; otherwise it waits with a backoff of up to two minutes.
+	k apply -k "$here/../../crds" >/dev/null
+	k apply --server-side --force-conflicts --field-manager=trainjob-local-cluster -f "$(jobset_crd)" >/dev/null
+	kueue_crds "$mod" "$url" "$ca" |
+		k apply --server-side --force-conflicts --field-manager=trainjob-local-cluster -f - >/dev/null
+	# kubectl wait fails at once on a CRD so new that it has no conditions yet: ask again.
+	local start=$SECONDS
+	until k wait --for condition=Established --timeout=30s crd/workloads.kueue.x-k8s.io \
+		crd/jobsets.jobset.x-k8s.io crd/trainjobs.trainer.kubeflow.org >/dev/null 2>&1; do
+		((SECONDS - start > 90)) && die "the CRDs of Kueue, JobSet and TrainJob were not Established within 90 s"
+		sleep 1
+	done
+	k create namespace kueue-system --dry-run=client -o yaml | k apply -f - >/dev/null
+	kueue_webhooks "$mod" "$url" "$ca" |
+		k apply --server-side --force-conflicts --field-manager=trainjob-local-cluster -f - >/dev/null
+	say "Kueue: starting (log: $dir/kueue.log)"
+	KUBECONFIG=$TJC_KUBECONFIG setsid "$TJC_BIN/kueue" --config "$dir/config.yaml" \
+		>>"$dir/kueue.log" 2>&1 </dev/null &
+	echo $! >"$dir/kueue.pid"
+	start=$SECONDS
+	until curl -sf "http://127.0.0.1:$health/readyz" >/dev/null 2>&1; do
+		kueue_running || die "Kueue exited; its log ends: $(tail -5 "$dir/kueue.log")"
+		((SECONDS - start > 120)) && die "Kueue was not ready within 120 s (log: $dir/kueue.log)"
+		sleep 1
+	done
+	say "Kueue $(kueue_version) is ready"
+}
+
+kueue_down() {
+	local pid dir
+	dir=$(kueue_dir)
+	if kueue_running; then
+		pid=$(kueue_pid)
+		say "stopping Kueue"
+		kill "$pid"
+		for _ in $(seq 30); do
+			kueue_running || break
+			sleep 1
+		done
+		kueue_running && kill -KILL "$pid"
+	fi
+	rm -rf "$dir"
+}

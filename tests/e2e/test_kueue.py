@@ -1,0 +1,342 @@
+"""TrainJobs under real Kueue (README, "With Kueue"): Kueue's webhook suspends a TrainJob of
+a LocalQueue, Kueue admits it by quota and unsuspends it with the node selectors and
+tolerations of the ResourceFlavor it chose in a runtimePatches entry of its own, and the
+controller runs it with those on every pod; a job over quota waits in Kueue with no pod; a
+higher WorkloadPriorityClass, or a namespace reclaiming the quota another one borrowed
+through their cohort, preempts a running job, whose pods go and which resumes later.
+
+Needs a cluster that runs Kueue (TJC_KUEUE=1 deploy/local/cluster.sh up); skipped on one
+that does not. Each test makes ClusterQueues of its own (in a cohort of its own), so no
+quota is shared between tests; the ResourceFlavors, one per GPU class with the node labels
+of its nodes, and the WorkloadPriorityClasses are the module's."""
+
+import json
+import time
+import uuid
+
+import pytest
+
+from conftest import Controller
+from kube import RANK, SIM, PodWatch, condition, kubectl, kubectl_json, pods, running, tj, ts, wait_for, wait_state
+
+QUEUE = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
+KUEUE_MANAGER = "kueue.x-k8s.io/manager"
+PRODUCT = "nvidia.com/gpu.product"
+PRODUCTS = {"gh200": "NVIDIA-GH200-480GB", "h100": "NVIDIA-H100-80GB-HBM3"}
+# A toleration only Kueue's flavors hand out (no node needs it), so a pod that carries it
+# got it from Kueue, through the runtimePatches entry Kueue wrote.
+FLAVOR_TOLERATION_KEY = "kueue.flame.dev/flavor"
+SUFFIX = uuid.uuid4().hex[:6]
+FLAVOR = {c: f"{c}-{SUFFIX}" for c in PRODUCTS}
+LOW, HIGH = f"low-{SUFFIX}", f"high-{SUFFIX}"
+
+
+def kueue_runs():
+    return kubectl("get", "mutatingwebhookconfiguration", "kueue-mutating-webhook-configuration",
+                   check=False).returncode == 0
+
+
+def create(obj, namespace=None):
+    """kubectl create of obj; returns the object as the API server stored it (after the
+    mutating webhooks)."""
+    ns = ["-n", namespace] if namespace else []
+    return json.loads(kubectl("create", "-f", "-", "-o", "json", *ns, input=json.dumps(obj)).stdout)
+
+
+def kueue_obj(kind, name, spec):
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
+@pytest.fixture(scope="module")
+def kueue(session_controller_aside):
+    """On a cluster with Kueue: a controller of the module's own that watches Kueue's
+    Workloads (--kueue), the ResourceFlavors and the WorkloadPriorityClasses."""
+    if not kueue_runs():
+        pytest.skip("the cluster does not run Kueue: start it with TJC_KUEUE=1 deploy/local/cluster.sh up")
+    c = Controller("--kueue").start()
+    for cls, product in PRODUCTS.items():
+        create(kueue_obj("ResourceFlavor", FLAVOR[cls], {
+            "nodeLabels": {PRODUCT: product},
+            "tolerations": [{"key": FLAVOR_TOLERATION_KEY, "operator": "Equal", "value": cls, "effect": "NoSchedule"}],
+        }))
+    for name, value in ((LOW, 100), (HIGH, 1000)):
+        create({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                "metadata": {"name": name}, "value": value, "description": "e2e"})
+    try:
+        yield
+    finally:
+        c.stop()
+    kubectl("delete", "workloadpriorityclass", LOW, HIGH, "--wait=false", check=False)
+    kubectl("delete", "resourceflavor", *FLAVOR.values(), "--wait=false", check=False)
+
+
+@pytest.fixture
+def queues(kueue, namespace):
+    """Two namespaces (the test's and a second one), each with a LocalQueue "team" on a
+    ClusterQueue of its own; both ClusterQueues are in one cohort, each with a nominal
+    quota of 8 GPUs per GPU class, preemption of lower priorities and reclaim of what the
+    other borrowed. Yields (namespace_a, namespace_b, cluster_queue_a, cluster_queue_b)."""
+    other = "e2e-" + uuid.uuid4().hex[:8]
+    kubectl("create", "namespace", other)
+    test = uuid.uuid4().hex[:6]
+    cqs = [f"team-a-{test}", f"team-b-{test}"]
+    flavors = [{"name": FLAVOR[c], "resources": [
+        {"name": "cpu", "nominalQuota": "1000"},
+        {"name": "memory", "nominalQuota": "10Ti"},
+        {"name": "nvidia.com/gpu", "nominalQuota": 8},
+    ]} for c in PRODUCTS]
+    for cq in cqs:
+        create(kueue_obj("ClusterQueue", cq, {
+            "cohortName": f"flame-{test}",
+            "namespaceSelector": {},
+            "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
+            "resourceGroups": [{"coveredResources": ["cpu", "memory", "nvidia.com/gpu"], "flavors": flavors}],
+        }))
+    for ns, cq in zip((namespace, other), cqs):
+        lq = kueue_obj("LocalQueue", "team", {"clusterQueue": cq})
+        create(lq, ns)
+    wait_for("the ClusterQueues to be active", lambda: all(
+        (c := condition(kubectl_json("get", "clusterqueue", cq), "Active")) and c["status"] == "True" for cq in cqs),
+        timeout=30)
+    yield namespace, other, cqs[0], cqs[1]
+    kubectl("delete", "namespace", other, "--wait=false", check=False)
+    kubectl("delete", "clusterqueue", *cqs, "--wait=false", check=False)
+
+
+def kueue_job(name, nodes, run_time, gpus=4, cls="gh200", priority=None, **spec):
+    """A TrainJob of the LocalQueue "team" on the runtime torch-<cls>.
+
+    What the simulated pods do (their run time) and where they go are a runtimePatches entry
+    of the job's own, not podTemplateOverrides: Kueue updates the whole TrainJob when it
+    admits or stops it, with Kubeflow's Go types of the release it is built with, which have
+    no podTemplateOverrides (the update would drop them). The entry's node selector on the
+    GPU class's product label is what lets Kueue choose the flavor of that class: Kueue
+    computes the job's pod sets from the runtime and the TrainJob, and the GPU class the
+    controller adds to the pods is not in them."""
+    labels = {QUEUE: "team"}
+    if priority:
+        labels[PRIORITY_CLASS] = priority
+    body = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "runtimeRef": {"name": f"torch-{cls}"},
+            "trainer": {
+                "numNodes": nodes,
+                "command": ["torchrun", "/workspace/train.py"],
+                "resourcesPerNode": {
+                    "requests": {"nvidia.com/gpu": gpus, "cpu": "4"},
+                    "limits": {"nvidia.com/gpu": gpus},
+                },
+            },
+            "runtimePatches": [{
+                "manager": "e2e.flame.dev/placement",
+                "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{
+                    "name": "node",
+                    "template": {"spec": {"template": {
+                        "metadata": {"annotations": {SIM + "run-time": run_time}},
+                        "spec": {"nodeSelector": {PRODUCT: PRODUCTS[cls]}},
+                    }}},
+                }]}}},
+            }],
+        },
+    }
+    body["spec"].update(spec)
+    return body
+
+
+def workload(namespace, name):
+    """Kueue's Workload of the TrainJob, or None."""
+    for w in kubectl_json("get", "workloads.kueue.x-k8s.io", "-n", namespace)["items"]:
+        if any(o["kind"] == "TrainJob" and o["name"] == name for o in w["metadata"].get("ownerReferences", [])):
+            return w
+    return None
+
+
+def wl_condition(namespace, name, ctype, status="True"):
+    w = workload(namespace, name)
+    c = w and condition(w, ctype)
+    return c if c and c["status"] == status else None
+
+
+def admitted(namespace, name, timeout=60):
+    """The job's Workload once Kueue has admitted it."""
+    wait_for(f"Kueue to admit {name}", lambda: wl_condition(namespace, name, "Admitted"), timeout=timeout)
+    return workload(namespace, name)
+
+
+def kueue_patch(job):
+    return next(p for p in job["spec"]["runtimePatches"] if p["manager"] == KUEUE_MANAGER)
+
+
+def live_pods(namespace, name):
+    return [p for p in pods(namespace, name) if not p["metadata"].get("deletionTimestamp")]
+
+
+def created_after(watch, name, t):
+    """The pods of the job the watch saw created before time t (Unix seconds)."""
+    early = []
+    for e in watch.events():
+        o = e["object"]
+        if e["type"] == "ADDED" and o["metadata"]["labels"].get("trainer.kubeflow.org/trainjob-name") == name:
+            if ts(o["metadata"]["creationTimestamp"]) < t:
+                early.append(o["metadata"]["name"])
+    return early
+
+
+def test_kueue_admits_by_quota_and_its_placement_reaches_every_pod(queues):
+    a, _, cq_a, _ = queues
+    watch = PodWatch(a)
+    try:
+        body = kueue_job("fits", nodes=2, run_time="15s")
+        # An override of the older API, which Kueue's update of the job drops (README).
+        body["spec"]["podTemplateOverrides"] = [{"targetJobs": [{"name": "node"}],
+                                                 "metadata": {"annotations": {"e2e.flame.dev/override": "kept"}}}]
+        job = create(body, a)
+        assert job["spec"]["podTemplateOverrides"][0]["metadata"]["annotations"] == {"e2e.flame.dev/override": "kept"}
+        # Kueue's webhook suspended it at creation and gave it Kueue's runtimePatches entry.
+        assert job["spec"]["suspend"] is True
+        assert kueue_patch(job)["trainingRuntimeSpec"]["template"]["metadata"]["labels"] == {QUEUE: "team"}
+        w = admitted(a, "fits")
+        got = running(a, "fits", 2, timeout=60)
+    finally:
+        watch.stop()
+    admitted_at = ts(condition(w, "Admitted")["lastTransitionTime"])
+    assert created_after(watch, "fits", admitted_at) == [], "a pod was created before Kueue admitted the job"
+    # Kueue chose the gh200 flavor and wrote its node labels and tolerations into its entry.
+    ps = w["status"]["admission"]["podSetAssignments"]
+    assert [(p["name"], p["count"], p["flavors"]["nvidia.com/gpu"]) for p in ps] == [("node", 2, FLAVOR["gh200"])]
+    assert w["status"]["admission"]["clusterQueue"] == cq_a
+    job = tj(a, "fits")
+    assert job["spec"]["suspend"] is False
+    assert "podTemplateOverrides" not in job["spec"]
+    assert all("e2e.flame.dev/override" not in p["metadata"].get("annotations", {}) for p in got)
+    [rj] = kueue_patch(job)["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    assert rj["name"] == "node"
+    kueue_spec = rj["template"]["spec"]["template"]["spec"]
+    assert kueue_spec["nodeSelector"] == {PRODUCT: PRODUCTS["gh200"]}
+    flavor_toleration = {"key": FLAVOR_TOLERATION_KEY, "operator": "Equal", "value": "gh200", "effect": "NoSchedule"}
+    assert kueue_spec["tolerations"] == [flavor_toleration]
+    # Every pod carries them, beside the controller's own placement for the GPU class.
+    for p in got:
+        assert p["spec"]["nodeSelector"][PRODUCT] == PRODUCTS["gh200"]
+        assert flavor_toleration in p["spec"]["tolerations"], p["spec"]["tolerations"]
+        assert p["spec"]["nodeName"].startswith("gh200-")
+    # Kueue's view of the job (its pod sets) is what the controller created: the count of
+    # pods that Kueue's selector (jobset.sigs.k8s.io/jobset-name) finds, and their requests.
+    [podset] = w["spec"]["podSets"]
+    assert podset["name"] == "node" and podset["count"] == 2
+    selected = kubectl_json("get", "pods", "-n", a, "-l", "jobset.sigs.k8s.io/jobset-name=fits")["items"]
+    assert len(selected) == podset["count"]
+    [want] = [c for c in podset["template"]["spec"]["containers"] if c["name"] == "node"]
+    for p in selected:
+        [c] = [c for c in p["spec"]["containers"] if c["name"] == "node"]
+        assert c["resources"]["requests"] == want["resources"]["requests"], (c["resources"], want["resources"])
+    assert want["resources"]["requests"]["nvidia.com/gpu"] == "4"
+    # The end: our Complete condition is what Kueue reads to finish the Workload.
+    wait_state(a, "fits", "Complete", timeout=90)
+    wait_for("the Workload to be Finished", lambda: wl_condition(a, "fits", "Finished"), timeout=60)
+
+
+def test_a_job_over_quota_waits_in_kueue_without_pods_until_the_quota_allows(queues):
+    a, b, _, _ = queues
+    create(kueue_job("first", nodes=2, run_time="25s"), a)
+    running(a, "first", 2, timeout=60)
+    # 16 GPUs: its ClusterQueue's 8 and the 8 it may borrow from the other team's, of which
+    # "first" holds 8 already.
+    watch = PodWatch(a)
+    try:
+        create(kueue_job("second", nodes=4, run_time="5s"), a)
+        pending = wait_for("Kueue to say why the job waits", lambda: wl_condition(a, "second", "QuotaReserved", "False"), timeout=30)
+        assert "insufficient unused quota for nvidia.com/gpu in flavor " + FLAVOR["gh200"] in pending["message"], pending
+        # Our status says why, in Kueue's words: the Workload's reason and message.
+        st = wait_for("the job's status to give Kueue's reason", lambda: (st := tj(a, "second").get("status", {})).get("state") == "Queued" and st, timeout=30)
+        pending = wl_condition(a, "second", "QuotaReserved", "False")
+        assert st["reason"] == pending["reason"] == "Pending"
+        assert st["message"] == "Kueue: " + pending["message"]
+        assert condition({"status": st}, "Suspended")["status"] == "True"
+        # It stays suspended, without a pod, while "first" holds the quota.
+        for _ in range(10):
+            j = tj(a, "second")
+            assert j["spec"]["suspend"] is True and pods(a, "second") == []
+            assert j["status"]["state"] == "Queued", j["status"]
+            time.sleep(1)
+        assert wl_condition(a, "first", "Admitted")
+        # Once "first" completes its quota comes back, and "second" is admitted, borrowing
+        # the other namespace's quota through the cohort.
+        wait_state(a, "first", "Complete", timeout=90)
+        w = admitted(a, "second", timeout=60)
+        running(a, "second", 4, timeout=60)
+    finally:
+        watch.stop()
+    assert created_after(watch, "second", ts(condition(w, "Admitted")["lastTransitionTime"])) == []
+    [ps] = w["status"]["admission"]["podSetAssignments"]
+    assert ps["count"] == 4 and ps["resourceUsage"]["nvidia.com/gpu"] == "16"
+    wait_state(a, "second", "Complete", timeout=90)
+
+
+def test_preemption_by_priority_suspends_the_lower_job_which_resumes_with_its_count_and_a_new_clock(queues):
+    a, _, _, _ = queues
+    create(kueue_job("low", nodes=4, run_time="20s", priority=LOW, activeDeadlineSeconds=900), a)
+    first = running(a, "low", 4, timeout=60)
+    before = tj(a, "low")["status"]
+    assert before["restartCount"] == 0 and before["deadline"]
+    assert ts(before["deadline"]) - ts(before["startTime"]) == 900
+    time.sleep(2)  # so the resumed clock's start differs from the first one
+    create(kueue_job("high", nodes=2, run_time="8s", priority=HIGH), a)
+    # Kueue evicts "low" (it holds the quota "high" needs) by suspending it; the controller
+    # deletes its pods, and only then does Kueue take its quota back and admit "high".
+    evicted = wait_for("Kueue to preempt low", lambda: wl_condition(a, "low", "Evicted"), timeout=60)
+    assert evicted["reason"] == "Preempted", evicted
+    wait_for("low to be suspended", lambda: tj(a, "low")["spec"]["suspend"] is True, timeout=30)
+    wait_for("low's pods to go", lambda: pods(a, "low") == [], timeout=60)
+    # Held by Kueue until there is quota again, and its status says so.
+    held = wait_for("low's status to say Kueue holds it", lambda: (st := tj(a, "low")["status"]).get("state") == "Queued" and st, timeout=30)
+    assert held["restartCount"] == 0 and held["message"].startswith("Kueue: "), held
+    running(a, "high", 2, timeout=60)
+    # While Kueue holds it suspended, it has no pod at all.
+    end = time.monotonic() + 90
+    while tj(a, "high").get("status", {}).get("state") != "Complete":
+        assert tj(a, "low")["spec"]["suspend"] is False or pods(a, "low") == []
+        assert time.monotonic() < end, "high did not complete within 90 s"
+        time.sleep(0.5)
+    # Resumed: new pods of the same attempt (a preemption is no failure of the job), the
+    # activeDeadlineSeconds clock started again at the resumption, as for a batch/v1 Job.
+    again = running(a, "low", 4, timeout=90)
+    after = tj(a, "low")["status"]
+    assert after["restartCount"] == 0 and "infrastructureRestarts" not in after
+    assert ts(after["startTime"]) > ts(before["startTime"])
+    assert ts(after["deadline"]) - ts(after["startTime"]) == 900
+    assert {p["metadata"]["uid"] for p in again}.isdisjoint(p["metadata"]["uid"] for p in first)
+    assert sorted(p["metadata"]["labels"][RANK] for p in again) == ["0", "1", "2", "3"]
+    wait_state(a, "low", "Complete", timeout=90)
+
+
+def test_two_namespaces_share_a_cohort_and_the_lender_reclaims_its_quota(queues):
+    a, b, cq_a, cq_b = queues
+    # "borrower" in a takes 16 GPUs: a's 8 and b's 8, lent through the cohort.
+    create(kueue_job("borrower", nodes=4, run_time="20s"), a)
+    running(a, "borrower", 4, timeout=60)
+    [ps] = workload(a, "borrower")["status"]["admission"]["podSetAssignments"]
+    assert ps["resourceUsage"]["nvidia.com/gpu"] == "16"
+
+    def gpu_usage():
+        usage = kubectl_json("get", "clusterqueue", cq_a).get("status", {}).get("flavorsUsage", [])
+        gh = [f for f in usage if f["name"] == FLAVOR["gh200"]]
+        return [r for r in (gh[0]["resources"] if gh else []) if r["name"] == "nvidia.com/gpu"]
+
+    # The ClusterQueue's status follows the admission a moment later.
+    wait_for("a's ClusterQueue to show 8 GPUs borrowed", lambda: (u := gpu_usage()) and u[0]["total"] == "16" and u[0]["borrowed"] == "8", timeout=30)
+    # b wants its own quota back: Kueue preempts the borrower, of equal priority.
+    create(kueue_job("owner", nodes=2, run_time="8s"), b)
+    evicted = wait_for("Kueue to reclaim b's quota", lambda: wl_condition(a, "borrower", "Evicted"), timeout=60)
+    assert evicted["reason"] == "Preempted", evicted
+    wait_for("the borrower's pods to go", lambda: pods(a, "borrower") == [], timeout=60)
+    w = admitted(b, "owner")
+    assert w["status"]["admission"]["clusterQueue"] == cq_b
+    running(b, "owner", 2, timeout=60)
+    wait_state(b, "owner", "Complete", timeout=90)
+    running(a, "borrower", 4, timeout=90)
+    wait_state(a, "borrower", "Complete", timeout=90)
