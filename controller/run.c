@@ -407,11 +407,6 @@ static int setup(struct run *r, const struct tj_cli *cli)
 	rc = load_kube(r, cli);
 	if (rc < 0)
 		return rc;
-	/* Before anything else is on the loop, which the discovery runs until it has its
-	 * answer. */
-	rc = tj_discover_native_gang(r->client, &native_gang);
-	if (rc < 0)
-		return rc;
 	classes = load_gpu_classes(r, cli);
 	if (!classes)
 		return -EINVAL;
@@ -422,6 +417,11 @@ static int setup(struct run *r, const struct tj_cli *cli)
 	    (rc = tj_std_metrics_init_workqueue(&r->std, TJ_CONTROLLER_NAME)) < 0 ||
 	    (rc = tj_metrics_register_process(r->metrics, "/proc")) < 0 ||
 	    (rc = tj_metrics_add_collector(r->metrics, collect_queue, NULL, r)) < 0)
+		return rc;
+	/* Before anything else is on the loop, which the discovery runs until it has its
+	 * answer; after the metrics, which count its request. */
+	rc = tj_discover_native_gang(r->client, &native_gang);
+	if (rc < 0)
 		return rc;
 	if ((rc = tj_health_new(&r->health)) < 0 ||
 	    (rc = tj_health_add(r->health, TJ_READYZ, "informers-synced", check_synced, r)) < 0)
