@@ -698,9 +698,9 @@ static int decide(struct planner *p)
 	if (r < 0)
 		return r;
 	delete_stuck_pods(p);
-	if (tj_trainjob_status_condition(&job->status, TJ_CONDITION_COMPLETE) ||
-	    tj_trainjob_status_condition(&job->status, TJ_CONDITION_FAILED)) {
-		if (tj_trainjob_status_condition(&job->status, TJ_CONDITION_FAILED))
+	if (tj_trainjob_status_is_true(&job->status, TJ_CONDITION_COMPLETE) ||
+	    tj_trainjob_status_is_true(&job->status, TJ_CONDITION_FAILED)) {
+		if (tj_trainjob_status_is_true(&job->status, TJ_CONDITION_FAILED))
 			tj_planner_delete_live_pods(p);
 		return 0;
 	}
@@ -753,7 +753,7 @@ static int decide(struct planner *p)
 	if (r < 0)
 		goto out;
 
-	was_suspended = tj_trainjob_status_condition(&job->status, TJ_CONDITION_SUSPENDED) != NULL;
+	was_suspended = tj_trainjob_status_is_true(&job->status, TJ_CONDITION_SUSPENDED);
 	if (job->suspend) {
 		tj_planner_delete_live_pods(p);
 		tj_planner_set_state(p, TJ_STATE_SUSPENDED, "Suspended", "TrainJob is suspended");
@@ -764,8 +764,10 @@ static int decide(struct planner *p)
 			                 "TrainJob is suspended; its pods are deleted");
 		goto out;
 	}
+	/* A Suspended=False that Kubeflow Trainer left on resume goes silently: it would pin
+	 * Kubeflow's SDK at Created, and the resume it records has happened. */
+	remove_condition(&p->st, TJ_CONDITION_SUSPENDED);
 	if (was_suspended) {
-		remove_condition(&p->st, TJ_CONDITION_SUSPENDED);
 		/* As batch/v1 Job: the activeDeadlineSeconds clock starts again on resume. */
 		p->st.start_time = 0;
 		tj_planner_event(p, false, "Resumed", "TrainJob is resumed");

@@ -19,7 +19,9 @@
  * - An invalid spec, a runtime without a `node` job, or an unknown GPU class: Failed with
  *   the reason, and a Warning event. A missing runtime: Pending with reason RuntimeNotFound
  *   and an event, no pods; the job starts when the runtime appears.
- * - suspend: live pods deleted, state Suspended, condition Suspended=True. Resume removes the
+ * - suspend: live pods deleted, state Suspended, condition Suspended=True (a condition counts
+ *   only with status True: Kubeflow writes Suspended=False on resume, which is dropped
+ *   silently). Resume removes the
  *   condition (never Suspended=False, which pins Kubeflow's SDK at Created) and restarts the
  *   activeDeadlineSeconds clock (status.startTime), as batch/v1 Job does.
  * - Walltime (reconcilers/walltime.h): a job asking for more than the maxWalltime in force

@@ -613,6 +613,14 @@ const struct tj_condition *tj_trainjob_status_condition(const struct tj_trainjob
 	return NULL;
 }
 
+bool tj_trainjob_status_is_true(const struct tj_trainjob_status *status,
+                                enum tj_condition_type type)
+{
+	const struct tj_condition *c = tj_trainjob_status_condition(status, type);
+
+	return c && c->status;
+}
+
 static int add_time(cJSON *obj, const char *key, int64_t t)
 {
 	char buf[21];

@@ -229,6 +229,11 @@ int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret);
 const struct tj_condition *tj_trainjob_status_condition(const struct tj_trainjob_status *status,
                                                         enum tj_condition_type type);
 
+/* Whether the condition of that type is present with status True. Presence alone says
+ * nothing: Kubeflow Trainer writes Suspended=False (reason Resumed) on resume. */
+bool tj_trainjob_status_is_true(const struct tj_trainjob_status *status,
+                                enum tj_condition_type type);
+
 /* Parses a status object into *ret (unknown fields are ignored, wrong types read as unset). */
 void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status *ret);
 

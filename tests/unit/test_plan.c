@@ -493,6 +493,41 @@ static const struct plan_case cases[] = {
 	            "1 Event Normal Created: creating 2 pods from ClusterTrainingRuntime "
 	            "torch-gh200" },
 	  .want_status = "Pending|PodsStarting|0 of 2 pods running|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "Kubeflow's Suspended=False of a resume is no suspension: no Resumed, no second "
+	          "Created, the clock kept",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'4 of 4 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(4, 4, 0, 0) ",'conditions':[{'type':'Suspended','status':'False','"
+	                                 "reason':'Resumed','message':'TrainJob is resumed','"
+	                                 "lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=4/4/0/0/0" },
+	{ .name = "Suspended=False on a job not started yet: its pods with one Created event",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'conditions':[{'type':'Suspended','status':'False','reason':'Resumed','"
+	            "message':'TrainJob is resumed','lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreatePod vit-node-0-1-a0",
+	            "0 CreatePod vit-node-0-2-a0", "0 CreatePod vit-node-0-3-a0",
+	            "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "a Failed=False condition is not final: the job runs",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'conditions':[{'type':'Failed','status':'False','reason':'x','message':'m','"
+	            "lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status =
+	          "Pending|PodsStarting|0 of 1 pods running|restarts=0|Failed=x|jobs=0/0/0/0/0" },
 	{ .name = "managedBy another controller: no action",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'managedBy':'kueue.x-k8s.io/multikueue'}",
 	  .runtime = "torch-gh200",
@@ -2332,6 +2367,17 @@ static const struct body_case bodies[] = {
 	  "'ready':0,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
 };
 
+/* Kubeflow's Suspended=False goes without touching the start of the walltime clock. */
+static const struct body_case adoption_bodies[] = {
+	{ "Kubeflow's Suspended=False of a resume",
+	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Running','reason':'"
+	  "AllPodsRunning','message':'4 of 4 pods running','restartCount':0,'lastFailure':null,"
+	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'expectedStartTime':null,'"
+	  "deadline':null,'cleanupTime':null,'queuePosition':null,'observedGeneration':2,"
+	  "'jobsStatus':[{'name':'node','active':4,'ready':4,'succeeded':0,'failed':0,'suspended':"
+	  "0}],'conditions':[]}}" },
+};
+
 /* A node failure: lastFailure names the node's reason and has no exit code. */
 static const struct body_case fault_bodies[] = {
 	{ "a node NotReady past",
@@ -2380,6 +2426,7 @@ static void test_patch_bodies(void **state)
 {
 	check_bodies(bodies, sizeof(bodies) / sizeof(bodies[0]));
 	check_bodies(fault_bodies, sizeof(fault_bodies) / sizeof(fault_bodies[0]));
+	check_bodies(adoption_bodies, sizeof(adoption_bodies) / sizeof(adoption_bodies[0]));
 }
 
 /* Replacements avoid the last failed node and every unhealthy node the job's pods are on,
