@@ -501,7 +501,8 @@ static void executed(struct tj_execution_result *res, void *userdata)
 		if (!r->parked || res->pods_created + res->pods_adopted < r->creates)
 			tj_expectations_forget(c->expectations, r->key);
 		observe(c, r, "error");
-		tj_workqueue_add_rate_limited(c->queue, r->key);
+		if (res->refusal != TJ_REFUSAL_NAMESPACE_TERMINATING) /* it refuses every create */
+			tj_workqueue_add_rate_limited(c->queue, r->key);
 	}
 	reconcile_end(r);
 }
@@ -605,8 +606,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	int rc;
 
 	if (!job) {
-		/* Deleted: garbage collection removes its children through their owner
-		 * references. */
+		/* Deleted: garbage collection removes its children by their owner references. */
 		tj_expectations_forget(c->expectations, r->key);
 		tj_admitter_forget(c->admitter, r->key);
 		tj_workqueue_forget(c->queue, r->key);

@@ -708,6 +708,8 @@ static int decide(struct planner *p)
 		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
+	if (tj_planner_refused(p))
+		return 0;
 	if (!in->runtime) {
 		const struct tj_problem *rp = in->runtime_problem;
 
