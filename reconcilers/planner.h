@@ -154,7 +154,8 @@ bool tj_planner_walltime(struct planner *p, const struct tj_gpu_class *cls);
 bool tj_planner_deadline(struct planner *p);
 /* refusal.c: a create the API server refused for good (422, 400) left state Failed with
  * reason FailedCreate in the status (reconcilers/refusal.h): the job is failed, with the
- * API's message. Then true. */
+ * API's message. Then true. One refused for now (Pending) is planned again within
+ * TJ_REFUSAL_RETRY_SECONDS. */
 bool tj_planner_refused(struct planner *p);
 
 /* plan_retention.c: the pod leaves its rank, replaced: kept for its logs when it is

@@ -91,8 +91,12 @@ bool tj_planner_refused(struct planner *p)
 {
 	const struct tj_trainjob_status *st = &p->job->status;
 
-	if (st->state != TJ_STATE_FAILED || strcmp(st->reason, TJ_REASON_FAILED_CREATE) != 0)
+	if (strcmp(st->reason, TJ_REASON_FAILED_CREATE) != 0)
 		return false;
+	if (st->state != TJ_STATE_FAILED) {
+		requeue(p, TJ_REFUSAL_RETRY_SECONDS);
+		return false;
+	}
 	tj_planner_fail(p, TJ_REASON_FAILED_CREATE, st->message);
 	return true;
 }

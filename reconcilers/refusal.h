@@ -22,6 +22,11 @@
 /* The status.reason of a job whose pods or Service the API server refused. */
 #define TJ_REASON_FAILED_CREATE "FailedCreate"
 
+/* The controller's backoff after failed writes grows to 1000 s (client-go's): a job whose
+ * creates are refused is planned again at least this often, so that a fix (a quota raised,
+ * a ServiceAccount created) lets it start within this time. */
+#define TJ_REFUSAL_RETRY_SECONDS 30
+
 enum tj_refusal {
 	TJ_REFUSAL_NONE,      /* not a refusal of the job's (or not an error) */
 	TJ_REFUSAL_RETRY,     /* 403 by admission: Pending, retried with backoff */

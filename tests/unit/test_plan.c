@@ -545,7 +545,8 @@ static const struct plan_case cases[] = {
 	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
 	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
 	            "torch-gh200" },
-	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0" },
+	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0",
+	  .want_requeue = 30 },
 	{ .name = "managedBy another controller: no action",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'managedBy':'kueue.x-k8s.io/multikueue'}",
 	  .runtime = "torch-gh200",
