@@ -12,6 +12,7 @@
 #include "reconcilers/json.h"
 #include "reconcilers/node_health.h"
 #include "reconcilers/render.h"
+#include "reconcilers/runtime_support.h"
 #include "reconcilers/termination.h"
 
 #include "reconcilers/planner.h"
@@ -553,7 +554,7 @@ static int max_restarts_of(const struct tj_trainjob *job, const struct tj_runtim
 	if (v) /* checked by tj_trainjob_validate */
 		return atoi(v);
 	if (!rt->max_restarts)
-		return policy->max_restarts;
+		return rt->failure_budget >= 0 ? rt->failure_budget : policy->max_restarts;
 	n = strtol(rt->max_restarts, &end, 10);
 	if (!*rt->max_restarts || *end || n < 0 || n > 1000)
 		return tj_problem_set(why, "InvalidRuntime",
@@ -721,6 +722,10 @@ static int decide(struct planner *p)
 	}
 	if (gang < 0) {
 		tj_planner_fail(p, why.reason, why.message);
+		return 0;
+	}
+	if (in->runtime->unsupported && p->n_owned == 0 && !p->st.start_time) {
+		tj_planner_fail(p, TJ_REASON_UNSUPPORTED_RUNTIME, in->runtime->unsupported);
 		return 0;
 	}
 	max_restarts = max_restarts_of(job, in->runtime, p->policy, &why);

@@ -426,6 +426,8 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->pod_spec_overrides);
 	free(job->runtime_patches);
 	free(job->initializer);
+	free(job->labels);
+	free(job->annotations);
 	free(job->managed_by);
 	free(job->spec_error);
 	free(job);
@@ -482,6 +484,8 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->pod_spec_overrides = take_fragment(&pr, "spec.podSpecOverrides", true);
 	job->runtime_patches = take_fragment(&pr, "spec.runtimePatches", true);
 	job->initializer = take_fragment(&pr, "spec.initializer", false);
+	job->labels = take_fragment(&pr, "spec.labels", false);
+	job->annotations = take_fragment(&pr, "spec.annotations", false);
 	suspend = tj_json_path(obj, "spec.suspend");
 	if (cJSON_IsBool(suspend))
 		job->suspend = cJSON_IsTrue(suspend);

@@ -196,6 +196,10 @@ struct tj_trainjob {
 	/* owned; compact JSON of spec.initializer ({dataset, model}), NULL if unset: what the
 	 * initializer steps' containers get (reconcilers/render_step.h) */
 	char *initializer;
+	/* owned; compact JSON objects of spec.labels and spec.annotations (Kubeflow v2.0/v2.1),
+	 * merged over the runtime template's (reconcilers/job_metadata.h); NULL if unset */
+	char *labels;
+	char *annotations;
 	bool suspend;
 	char *managed_by;                /* owned; NULL if unset */
 	int64_t active_deadline_seconds; /* 0 if unset */

@@ -124,6 +124,14 @@ struct plan_case {
 	"},'spec':{'template':{'spec':{'replicatedJobs':[{'name':'node','template':{'spec':{"      \
 	"'template':{'spec':{'containers':[{'name':'node','image':'x'}]}}}}}]}}}}"
 
+/* A runtime torch-x as RUNTIME_WITH, whose spec also holds more (ending in a comma) and
+ * whose JobSet template also holds jobset (starting with a comma). */
+#define RUNTIME_MORE(annotations, more, jobset)                                                    \
+	"{'kind':'ClusterTrainingRuntime','metadata':{'name':'torch-x','annotations':" annotations \
+	"},'spec':{" more "'template':{'spec':{'replicatedJobs':[{'name':'node','template':{"      \
+	"'spec':{'template':{'spec':{'containers':[{'name':'node','image':'x'}]}}}}}]" jobset      \
+	"}}}}"
+
 /* The command policy's message for SPEC's `torchrun train.py && sleep infinity`. */
 #define NEVER_EXITS                                                                                \
 	"container node of step node: 'sleep infinity' never exits; a job must exit by itself "    \
@@ -374,6 +382,66 @@ static const struct plan_case cases[] = {
 	          "replacing all workers in 20 s (restart 2 of 5)|restarts=2||jobs=0/0/0/1/0",
 	  .want_requeue = 20,
 	  .want_restart_reason = "WorkerFailed" },
+	{ .name = "a runtime's JobSet failurePolicy.maxRestarts 0: the first failure is final",
+	  .spec = "{'runtimeRef':{'name':'torch-x'},'trainer':{'numNodes':2}}",
+	  .runtime_json = RUNTIME_MORE("{}", "", ",'failurePolicy':{'maxRestarts':0}"),
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 2, "Error", NULL, NULL, NULL,
+	              NULL } },
+	  .n_pods = 2,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 Event Warning Failed: ReachedMaxRestarts: rank 1 on node gh200-2 failed "
+	            "(exit code 2, Error); the restart budget of 0 is spent" },
+	  .want_status = "Failed|ReachedMaxRestarts|rank 1 on node gh200-2 failed (exit code 2, "
+	                 "Error); the restart budget of 0 is "
+	                 "spent|restarts=0|Failed=ReachedMaxRestarts|jobs=1/1/0/1/0" },
+	{ .name = "the runtime's max-restarts annotation wins over its JobSet failurePolicy",
+	  .spec = "{'runtimeRef':{'name':'torch-x'},'trainer':{'numNodes':2}}",
+	  .runtime_json = RUNTIME_MORE("{'trainjob.flame.dev/max-restarts':'2'}", "",
+	                               ",'failurePolicy':{'maxRestarts':0}"),
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 2, "Error", NULL, NULL, NULL,
+	              NULL } },
+	  .n_pods = 2,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 PatchPod vit-node-0-1-a0",
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 2, "
+	            "Error); replacing all workers in 10 s (restart 1 of 2)" },
+	  .want_status =
+	          "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 2, Error); "
+	          "replacing all workers in 10 s (restart 1 of 2)|restarts=1||jobs=1/1/0/1/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "WorkerFailed" },
+	{ .name = "a runtime field nothing implements fails the job before any pod exists",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_MORE("{}", "'podGroupPolicy':{'volcano':{}},", ""),
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: UnsupportedRuntime: ClusterTrainingRuntime torch-x: "
+	            "spec.podGroupPolicy.volcano is not supported by this controller: the "
+	            "controller's own admission creates a job's pods only when all of them fit, "
+	            "without another scheduler's PodGroups; remove it from the runtime "
+	            "(crds/README.md lists what is supported)" },
+	  .want_status = "Failed|UnsupportedRuntime|ClusterTrainingRuntime torch-x: "
+	                 "spec.podGroupPolicy.volcano is not supported by this controller: the "
+	                 "controller's own admission creates a job's pods only when all of them "
+	                 "fit, without another scheduler's PodGroups; remove it from the runtime "
+	                 "(crds/README.md lists what is supported)|restarts=0|Failed="
+	                 "UnsupportedRuntime|jobs=0/0/0/0/0" },
+	{ .name = "a runtime's activeDeadlineSeconds is the walltime of a job that sets none",
+	  .spec = "{'runtimeRef':{'name':'torch-x'},'trainer':{'numNodes':1}}",
+	  .runtime_json = RUNTIME_MORE("{}", "'activeDeadlineSeconds':600,", ""),
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
+	            "torch-x" },
+	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0",
+	  .want_requeue = 300, /* the deadline's warning */
+	  .want_deadline = NOW + 600 },
 	{ .name = "a runtime with a bad restart setting fails the job",
 	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
 	  .runtime_json = RUNTIME_WITH("{'trainjob.flame.dev/max-restarts':'-1'}"),
