@@ -59,10 +59,19 @@ def test_runtime_patches_example_waits_for_its_service_account_then_runs(control
 
     kubectl("create", "serviceaccount", "training-sa", "-n", namespace)
     wait_for("the example's 2 pods", lambda: len(p := pods(namespace, EXAMPLE)) == 2 and p, timeout=60)
+    wait_for("the pods to be scheduled", lambda: all(p["spec"].get("nodeName") for p in pods(namespace, EXAMPLE)))
     for pod in pods(namespace, EXAMPLE):
         assert pod["spec"]["serviceAccountName"] == "training-sa"
         assert pod["spec"]["nodeSelector"] == {"node-type": "training"}
         assert pod["spec"]["nodeName"] in training_nodes
+        # The patch's JobSet metadata goes on the objects that stand for the JobSet.
+        assert pod["metadata"]["labels"]["team"] == "ml-platform"
+        assert pod["metadata"]["labels"]["cost-center"] == "research"
+        assert pod["metadata"]["annotations"]["prometheus.io/scrape"] == "true"
+        assert pod["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"] == EXAMPLE
+    svc = kubectl_json("get", "service", EXAMPLE, "-n", namespace)
+    assert svc["metadata"]["labels"]["team"] == "ml-platform"
+    assert svc["metadata"]["annotations"]["prometheus.io/port"] == "8080"
     done = wait_state(namespace, EXAMPLE, "Complete", timeout=120)
     assert condition(done, "Complete")["status"] == "True"
 
@@ -100,3 +109,63 @@ def test_a_pod_the_api_finds_invalid_fails_the_job(controller, namespace):
     assert failed["status"] == "True" and failed["reason"] == "FailedCreate"
     failed_create_event(namespace, "invalid", "is invalid")
     assert pods(namespace, "invalid") == []
+
+
+def test_spec_labels_and_annotations_reach_the_pods_and_the_service(controller, namespace):
+    job = trainjob("labelled", nodes=2, gpus=4, labels={"team": "vision", "trainer.kubeflow.org/trainjob-name": "x"})
+    job["spec"]["annotations"] = {"owner": "alice"}
+    apply(job, "-n", namespace)
+    got = wait_for("the 2 pods", lambda: len(p := pods(namespace, "labelled")) == 2 and p, timeout=60)
+    for pod in got:
+        assert pod["metadata"]["labels"]["team"] == "vision"
+        assert pod["metadata"]["labels"]["trainer.kubeflow.org/trainjob-name"] == "labelled"
+        assert pod["metadata"]["annotations"]["owner"] == "alice"
+    svc = wait_for("the Service", lambda: kubectl_json("get", "service", "labelled", "-n", namespace, check=False))
+    assert svc["metadata"]["labels"]["team"] == "vision"
+    assert svc["metadata"]["annotations"]["owner"] == "alice"
+    wait_state(namespace, "labelled", "Complete", timeout=90)
+
+
+RUNTIME_NO_RESTARTS = {
+    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "TrainingRuntime",
+    "metadata": {"name": "no-restarts", "labels": {"trainer.kubeflow.org/framework": "torch"}},
+    "spec": {
+        "mlPolicy": {"numNodes": 1, "torch": {}},
+        "template": {"spec": {
+            "failurePolicy": {"maxRestarts": 0},
+            "replicatedJobs": [{"name": "node", "template": {
+                "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                "spec": {"template": {"spec": {"containers": [{"name": "node", "image": "pytorch/pytorch"}]}}}}}],
+        }},
+    },
+}
+
+
+def test_a_runtime_failure_policy_of_no_restarts_makes_the_first_failure_final(controller, namespace):
+    apply(RUNTIME_NO_RESTARTS, "-n", namespace)
+    job = trainjob("once", nodes=1, gpus=0, runtime="no-restarts",
+                   pod_annotations={"sim.trainjob.flame.dev/fail-exit-code": "3"})
+    job["spec"]["runtimeRef"]["kind"] = "TrainingRuntime"
+    apply(job, "-n", namespace)
+    done = wait_state(namespace, "once", "Failed", timeout=90)
+    assert done["status"]["reason"] == "ReachedMaxRestarts", done["status"]
+    assert done["status"]["restartCount"] == 0
+    assert "restart budget of 0" in done["status"]["message"]
+
+
+def test_kubeflows_volcano_example_is_refused_naming_the_field(controller, namespace, kubeflow_module):
+    example = os.path.join(kubeflow_module, "examples", "yaml", "04-volcano-integration.yaml")
+    kubectl("apply", "-n", namespace, "-f", example)
+    try:
+        done = wait_state(namespace, "volcano-example", "Failed", timeout=60)
+        st = done["status"]
+        assert st["reason"] == "UnsupportedRuntime"
+        assert st["message"].startswith("ClusterTrainingRuntime torch-distributed-volcano: spec.podGroupPolicy.volcano is "
+                                        "not supported"), st["message"]
+        assert condition(done, "Failed")["reason"] == "UnsupportedRuntime"
+        ev = wait_for("the Failed event", lambda: events(namespace, "volcano-example", "Failed"), timeout=30)
+        assert ev[0]["type"] == "Warning" and "spec.podGroupPolicy.volcano" in ev[0]["message"]
+        assert pods(namespace, "volcano-example") == []
+    finally:
+        kubectl("delete", "clustertrainingruntime", "torch-distributed-volcano", "--wait=false", check=False)
