@@ -59,7 +59,9 @@ static int merge_map_json(cJSON *merged, const char *key, const char *json)
 	return r;
 }
 
-static int merge_patches(cJSON *merged, const char *json)
+/* The JobSet's metadata of every patch, in order; then, for a step, the Job's metadata of
+ * the patches' replicated job of that name. */
+static int merge_patches(cJSON *merged, const char *json, const char *step)
 {
 	cJSON *list;
 	const cJSON *patch;
@@ -69,16 +71,27 @@ static int merge_patches(cJSON *merged, const char *json)
 		return 0;
 	if (tj_json_parse(json, &list) < 0)
 		return -ENOMEM;
-	cJSON_ArrayForEach(patch, list)
-	{
-		const cJSON *meta = tj_json_path(patch, "trainingRuntimeSpec.template.metadata");
+	for (int level = 0; level < (step ? 2 : 1) && r == 0; level++)
+		cJSON_ArrayForEach(patch, list)
+		{
+			const cJSON *meta =
+			        level == 0
+			                ? tj_json_path(patch,
+			                               "trainingRuntimeSpec.template.metadata")
+			                : tj_json_path(
+			                          tj_json_find_by(
+			                                  tj_json_path(patch, "trainingRuntimeSpec."
+			                                                      "template.spec."
+			                                                      "replicatedJobs"),
+			                                  "name", step),
+			                          "template.metadata");
 
-		r = merge_level(merged, "labels", meta);
-		if (r == 0)
-			r = merge_level(merged, "annotations", meta);
-		if (r < 0)
-			break;
-	}
+			r = merge_level(merged, "labels", meta);
+			if (r == 0)
+				r = merge_level(merged, "annotations", meta);
+			if (r < 0)
+				break;
+		}
 	cJSON_Delete(list);
 	return r;
 }
@@ -102,7 +115,7 @@ static int add_missing(cJSON *meta, const char *key, const cJSON *merged)
 }
 
 int tj_job_metadata_apply(cJSON *meta, const struct tj_trainjob *job,
-                          const struct tj_runtime *runtime)
+                          const struct tj_runtime *runtime, const char *step)
 {
 	cJSON *merged = cJSON_CreateObject();
 	int r = -ENOMEM;
@@ -112,7 +125,7 @@ int tj_job_metadata_apply(cJSON *meta, const struct tj_trainjob *job,
 	if (merge_json(merged, runtime ? runtime->template_metadata : NULL) < 0 ||
 	    merge_map_json(merged, "labels", job->labels) < 0 ||
 	    merge_map_json(merged, "annotations", job->annotations) < 0 ||
-	    merge_patches(merged, job->runtime_patches) < 0 ||
+	    merge_patches(merged, job->runtime_patches, step) < 0 ||
 	    add_missing(meta, "labels", merged) < 0 || add_missing(meta, "annotations", merged) < 0)
 		goto out;
 	r = 0;

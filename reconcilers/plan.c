@@ -12,7 +12,6 @@
 #include "reconcilers/json.h"
 #include "reconcilers/node_health.h"
 #include "reconcilers/render.h"
-#include "reconcilers/runtime_support.h"
 #include "reconcilers/termination.h"
 
 #include "reconcilers/planner.h"
@@ -724,10 +723,8 @@ static int decide(struct planner *p)
 		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
-	if (in->runtime->unsupported && p->n_owned == 0 && !p->st.start_time) {
-		tj_planner_fail(p, TJ_REASON_UNSUPPORTED_RUNTIME, in->runtime->unsupported);
-		return 0;
-	}
+	if (tj_planner_unsupported(p))
+		return p->oom ? -ENOMEM : 0;
 	max_restarts = max_restarts_of(job, in->runtime, p->policy, &why);
 	if (max_restarts < 0 || tj_runtime_gpu_class(in->runtime, in->config, &cls, &why) < 0) {
 		tj_planner_fail(p, why.reason, why.message);

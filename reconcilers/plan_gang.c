@@ -22,8 +22,8 @@ static void post_service(struct planner *p)
 		return;
 	copy(a->name, sizeof(a->name), p->job->name);
 	if (tj_render_service(p->job, &a->object) < 0 ||
-	    tj_job_metadata_apply(tj_json_object(a->object, "metadata"), p->job, p->in->runtime) <
-	            0)
+	    tj_job_metadata_apply(tj_json_object(a->object, "metadata"), p->job, p->in->runtime,
+	                          NULL) < 0)
 		p->oom = true;
 	if (!p->st.start_time) {
 		p->st.start_time = p->in->now;

@@ -799,7 +799,7 @@ static int start_pod(const struct tj_render_input *in, cJSON **ret, struct tj_pr
 	    tj_json_set_string(meta, "namespace", in->job->namespace) < 0 ||
 	    merge_map(meta, "labels", tj_json_path(tmpl, "metadata.labels")) < 0 ||
 	    merge_map(meta, "annotations", tj_json_path(tmpl, "metadata.annotations")) < 0 ||
-	    tj_job_metadata_apply(meta, in->job, rt) < 0)
+	    tj_job_metadata_apply(meta, in->job, rt, "node") < 0)
 		goto out;
 	spec = cJSON_DetachItemFromObjectCaseSensitive(tmpl, "spec");
 	if (!cJSON_IsObject(spec)) {

@@ -36,6 +36,13 @@ static const struct merge_case cases[] = {
 	  "{'manager':'c','trainingRuntimeSpec':{'template':{'spec':{'replicatedJobs':[]}}}}]",
 	  "{}",
 	  "{'labels':{'team':'p2','cost':'b'},'annotations':{'prometheus.io/scrape':'true'}}" },
+	{ "the patches' Job metadata of the step comes after every patch's JobSet metadata", NULL,
+	  ",'runtimePatches':[{'manager':'a','trainingRuntimeSpec':{'template':{'spec':{"
+	  "'replicatedJobs':[{'name':'node','template':{'metadata':{'labels':{'team':'job'},"
+	  "'annotations':{'j':'1'}}}},{'name':'launcher','template':{'metadata':{'labels':{"
+	  "'other':'x'}}}}]}}}},{'manager':'b','trainingRuntimeSpec':{'template':{'metadata':{"
+	  "'labels':{'team':'jobset','cost':'c'}}}}}]",
+	  "{}", "{'labels':{'team':'job','cost':'c'},'annotations':{'j':'1'}}" },
 	{ "a key the object has keeps its value (the pod template's, the controller's)",
 	  "{'labels':{'trainer.kubeflow.org/trainjob-name':'other','team':'ml'}}",
 	  ",'labels':{'jobset.sigs.k8s.io/jobset-name':'evil'},'annotations':{'a':'job'}",
@@ -70,7 +77,7 @@ static void test_merge_table(void **state)
 		assert_int_equal(tj_trainjob_from_json(jj, &job), 0);
 		assert_null(job->spec_error);
 		assert_int_equal(tj_runtime_from_json(rj, &rt), 0);
-		assert_int_equal(tj_job_metadata_apply(meta, job, rt), 0);
+		assert_int_equal(tj_job_metadata_apply(meta, job, rt, "node"), 0);
 		assert_json_equal(meta, c->want);
 		cJSON_Delete(meta);
 		cJSON_Delete(jj);
@@ -78,6 +85,29 @@ static void test_merge_table(void **state)
 		tj_trainjob_free(job);
 		tj_runtime_free(rt);
 	}
+}
+
+/* The Service (no step) gets the JobSet's metadata only. */
+static void test_service_has_no_step(void **state)
+{
+	cJSON *jj = jlit("{'kind':'TrainJob','metadata':{'name':'vit','namespace':'a'},'spec':{"
+	                 "'runtimeRef':{'name':'r'},'runtimePatches':[{'manager':'a',"
+	                 "'trainingRuntimeSpec':{'template':{'metadata':{'labels':{'team':'js'}},"
+	                 "'spec':{'replicatedJobs':[{'name':'node','template':{'metadata':{"
+	                 "'labels':{'team':'job'}}}}]}}}}]}}");
+	cJSON *meta = jlit("{}");
+	struct tj_trainjob *job = NULL;
+
+	assert_int_equal(tj_trainjob_from_json(jj, &job), 0);
+	assert_int_equal(tj_job_metadata_apply(meta, job, NULL, NULL), 0);
+	assert_json_equal(meta, "{'labels':{'team':'js'}}");
+	cJSON_Delete(meta);
+	meta = jlit("{}");
+	assert_int_equal(tj_job_metadata_apply(meta, job, NULL, "node"), 0);
+	assert_json_equal(meta, "{'labels':{'team':'job'}}");
+	cJSON_Delete(meta);
+	cJSON_Delete(jj);
+	tj_trainjob_free(job);
 }
 
 /* spec.labels of the wrong type is the TrainJob's error, named. */
@@ -98,6 +128,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merge_table),
+		cmocka_unit_test(test_service_has_no_step),
 		cmocka_unit_test(test_wrong_type),
 	};
 

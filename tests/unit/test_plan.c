@@ -397,7 +397,7 @@ static const struct plan_case cases[] = {
 	            "(exit code 2, Error); the restart budget of 0 is spent" },
 	  .want_status = "Failed|ReachedMaxRestarts|rank 1 on node gh200-2 failed (exit code 2, "
 	                 "Error); the restart budget of 0 is "
-	                 "spent|restarts=0|Failed=ReachedMaxRestarts|jobs=1/1/0/1/0" },
+	                 "spent|restarts=0|Failed=ReachedMaxRestarts|jobs=0/0/0/1/0" },
 	{ .name = "the runtime's max-restarts annotation wins over its JobSet failurePolicy",
 	  .spec = "{'runtimeRef':{'name':'torch-x'},'trainer':{'numNodes':2}}",
 	  .runtime_json = RUNTIME_MORE("{'trainjob.flame.dev/max-restarts':'2'}", "",
@@ -415,7 +415,7 @@ static const struct plan_case cases[] = {
 	            "Error); replacing all workers in 10 s (restart 1 of 2)" },
 	  .want_status =
 	          "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 2, Error); "
-	          "replacing all workers in 10 s (restart 1 of 2)|restarts=1||jobs=1/1/0/1/0",
+	          "replacing all workers in 10 s (restart 1 of 2)|restarts=1||jobs=0/0/0/1/0",
 	  .want_requeue = 10,
 	  .want_restart_reason = "WorkerFailed" },
 	{ .name = "a runtime field nothing implements fails the job before any pod exists",
@@ -433,6 +433,18 @@ static const struct plan_case cases[] = {
 	                 "fit, without another scheduler's PodGroups; remove it from the runtime "
 	                 "(crds/README.md lists what is supported)|restarts=0|Failed="
 	                 "UnsupportedRuntime|jobs=0/0/0/0/0" },
+	{ .name = "an override field the renderer does not apply fails the job before any pod",
+	  .spec = "{'runtimeRef':{'name':'torch-x'},'podTemplateOverrides':[{'targetJobs':[{'name':"
+	          "'node'}],'spec':{'securityContext':{'runAsUser':1000}}}]}",
+	  .runtime_json = RUNTIME_WITH("{}"),
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: InvalidSpec: spec.podTemplateOverrides[0].spec."
+	            "securityContext is not supported by this controller: the field is not "
+	            "applied to the pods; remove it (crds/README.md lists what is supported)" },
+	  .want_status = "Failed|InvalidSpec|spec.podTemplateOverrides[0].spec.securityContext is "
+	                 "not supported by this controller: the field is not applied to the pods; "
+	                 "remove it (crds/README.md lists what is "
+	                 "supported)|restarts=0|Failed=InvalidSpec|jobs=0/0/0/0/0" },
 	{ .name = "a runtime's activeDeadlineSeconds is the walltime of a job that sets none",
 	  .spec = "{'runtimeRef':{'name':'torch-x'},'trainer':{'numNodes':1}}",
 	  .runtime_json = RUNTIME_MORE("{}", "'activeDeadlineSeconds':600,", ""),
@@ -567,14 +579,14 @@ static const struct plan_case cases[] = {
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'4 of 4 pods "
 	            "running','restartCount':0,'observedGeneration':2," STARTED
-	            "," JOBS(4, 4, 0, 0) ",'conditions':[{'type':'Suspended','status':'False','"
+	            "," JOBS(1, 1, 0, 0) ",'conditions':[{'type':'Suspended','status':'False','"
 	                                 "reason':'Resumed','message':'TrainJob is resumed','"
 	                                 "lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
 	            RUNNING(3, "gh200-4") },
 	  .n_pods = 4,
 	  .want = { "0 PatchStatus vit" },
-	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=4/4/0/0/0" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=1/1/0/0/0" },
 	{ .name = "Suspended=False on a job not started yet: its pods with one Created event",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -605,7 +617,7 @@ static const struct plan_case cases[] = {
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
 	            "1 Event Warning Failed: FailedCreate: Pod is invalid: x" },
 	  .want_status = "Failed|FailedCreate|Pod is invalid: "
-	                 "x|restarts=0|Failed=FailedCreate|jobs=1/1/0/0/0" },
+	                 "x|restarts=0|Failed=FailedCreate|jobs=1/0/0/0/0" },
 	{ .name = "a create refused for now (state Pending, FailedCreate) is tried again",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1}}",
 	  .runtime = "torch-gh200",
@@ -2461,7 +2473,7 @@ static const struct body_case adoption_bodies[] = {
 	  "AllPodsRunning','message':'4 of 4 pods running','restartCount':0,'lastFailure':null,"
 	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'expectedStartTime':null,'"
 	  "deadline':null,'cleanupTime':null,'queuePosition':null,'observedGeneration':2,"
-	  "'jobsStatus':[{'name':'node','active':4,'ready':4,'succeeded':0,'failed':0,'suspended':"
+	  "'jobsStatus':[{'name':'node','active':1,'ready':1,'succeeded':0,'failed':0,'suspended':"
 	  "0}],'conditions':[]}}" },
 };
 
