@@ -501,7 +501,8 @@ static void executed(struct tj_execution_result *res, void *userdata)
 		if (!r->parked || res->pods_created + res->pods_adopted < r->creates)
 			tj_expectations_forget(c->expectations, r->key);
 		observe(c, r, "error");
-		if (res->refusal != TJ_REFUSAL_NAMESPACE_TERMINATING) /* it refuses every create */
+		/* A namespace being deleted refuses every create: no retry. */
+		if (res->refusal != TJ_REFUSAL_NAMESPACE_TERMINATING)
 			tj_workqueue_add_rate_limited(c->queue, r->key);
 	}
 	reconcile_end(r);
@@ -606,7 +607,8 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	int rc;
 
 	if (!job) {
-		/* Deleted: garbage collection removes its children by their owner references. */
+		/* Deleted: garbage collection removes its children through their owner
+		 * references. */
 		tj_expectations_forget(c->expectations, r->key);
 		tj_admitter_forget(c->admitter, r->key);
 		tj_workqueue_forget(c->queue, r->key);
