@@ -169,3 +169,17 @@ def test_kubeflows_volcano_example_is_refused_naming_the_field(controller, names
         assert pods(namespace, "volcano-example") == []
     finally:
         kubectl("delete", "clustertrainingruntime", "torch-distributed-volcano", "--wait=false", check=False)
+
+
+def test_a_pod_security_refusal_is_pending_until_the_namespace_allows_the_pods(controller, namespace):
+    kubectl("label", "namespace", namespace, "pod-security.kubernetes.io/enforce=restricted")
+    apply(trainjob("restricted", nodes=1, gpus=4), "-n", namespace)
+
+    st = refused(namespace, "restricted", "Pending", "violates PodSecurity")
+    assert '"restricted:latest"' in st["message"]
+    failed_create_event(namespace, "restricted", "violates PodSecurity")
+    assert pods(namespace, "restricted") == []
+
+    kubectl("label", "namespace", namespace, "pod-security.kubernetes.io/enforce-")
+    wait_for("the job's pod", lambda: len(pods(namespace, "restricted")) == 1, timeout=60)
+    wait_state(namespace, "restricted", "Complete", timeout=90)
