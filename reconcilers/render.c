@@ -306,7 +306,8 @@ static int apply_overrides(cJSON *pod, const char *json, bool v21, struct tj_pro
 /* runtimePatches (the newest Kubeflow API; the SDK's RuntimePatch option): each patch's
  * trainingRuntimeSpec.template.spec.replicatedJobs[] entry named node carries the patch of
  * that job's pod template in template.spec.template, applied in the order of the list. The
- * JobSet's metadata goes on every pod and the Service (reconcilers/job_metadata.h). */
+ * JobSet's metadata goes on every pod and the Service, the node Job's on the node pods
+ * (reconcilers/job_metadata.h). */
 static int apply_runtime_patches(cJSON *pod, const char *json, struct tj_problem *why)
 {
 	cJSON *list, *patch;
