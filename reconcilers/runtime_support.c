@@ -131,6 +131,7 @@ int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 		                                    "volumeClaimPolicies",
 		                                    NULL };
 	static const char *const ml_known[] = { "numNodes", "torch", "mpi", NULL };
+	static const char *const torch_known[] = { "numProcPerNode", NULL };
 	const cJSON *spec = tj_json_path(runtime, "spec.template.spec");
 	const cJSON *pgp = tj_json_path(runtime, "spec.podGroupPolicy");
 	const cJSON *el;
@@ -150,6 +151,14 @@ int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 		return refuse(why, field,
 		              "only the torch and mpi policies are implemented; their environment "
 		              "wiring is what this controller reproduces");
+	}
+	el = unknown_member(tj_json_path(runtime, "spec.mlPolicy.torch"), torch_known);
+	if (el) {
+		snprintf(field, sizeof(field), "spec.mlPolicy.torch.%s",
+		         el->string ? el->string : "");
+		return refuse(why, field,
+		              "of the torch policy only numProcPerNode is implemented (torchrun's "
+		              "static rendezvous, no elastic range of nodes)");
 	}
 	el = unknown_member(spec, jobset_known);
 	if (el) {

@@ -6,13 +6,13 @@
  * Refused: spec.podGroupPolicy (coscheduling, volcano: the PodGroups of another scheduler;
  * the controller's own admission already creates a job's pods only when all of them fit),
  * an mlPolicy other than torch and mpi (jax, xgboost, flux: their environment wiring is not
- * reproduced), and in the JobSet template spec.template.spec.coordinator, managedBy,
- * network.subdomain (the pods' subdomain is the TrainJob's name), network
- * enableDNSHostnames or publishNotReadyAddresses false, a failurePolicy.restartStrategy
- * other than Recreate or BlockingRecreate, failurePolicy rules that match on a Job's
- * failure reason or message (there are no Jobs whose failures they could read), a rule
- * limited to some replicated jobs, action RestartJobSetAndIgnoreMaxRestarts, and any field
- * of the JobSet template this list does not know.
+ * reproduced), of the torch policy anything but numProcPerNode (elasticPolicy), and in the JobSet
+ * template spec.template.spec.coordinator, managedBy, network.subdomain (the pods' subdomain is the
+ * TrainJob's name), network enableDNSHostnames or publishNotReadyAddresses false, a
+ * failurePolicy.restartStrategy other than Recreate or BlockingRecreate, failurePolicy rules that
+ * match on a Job's failure reason or message (there are no Jobs whose failures they could read), a
+ * rule limited to some replicated jobs, action RestartJobSetAndIgnoreMaxRestarts, and any field of
+ * the JobSet template this list does not know.
  *
  * Implemented: failurePolicy.maxRestarts is the job's own restart budget (the project's
  * annotation trainjob.flame.dev/max-restarts, on the TrainJob or the runtime, wins over it),

@@ -55,6 +55,14 @@ static const struct support_case cases[] = {
 	  BECAUSE("spec.mlPolicy.xgboost", "only the torch and mpi policies are implemented; their "
 	                                   "environment wiring is what this controller reproduces"),
 	  -1 },
+	{ "a torch elasticPolicy",
+	  RT("'mlPolicy':{'numNodes':2,'torch':{'numProcPerNode':'auto','elasticPolicy':{"
+	     "'maxNodes':4}}},",
+	     ""),
+	  BECAUSE("spec.mlPolicy.torch.elasticPolicy",
+	          "of the torch policy only numProcPerNode is implemented (torchrun's static "
+	          "rendezvous, no elastic range of nodes)"),
+	  -1 },
 	{ "a coordinator", RT("", ",'coordinator':{'replicatedJob':'node'}"),
 	  BECAUSE("spec.template.spec.coordinator", "the field is not implemented"), -1 },
 	{ "a JobSet managedBy", RT("", ",'managedBy':'x'"),
