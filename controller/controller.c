@@ -518,7 +518,9 @@ static void executed(struct tj_execution_result *res, void *userdata)
 		if (!r->parked || res->pods_created + res->pods_adopted < r->creates)
 			tj_expectations_forget(c->expectations, r->key);
 		observe(c, r, "error");
-		tj_workqueue_add_rate_limited(c->queue, r->key);
+		/* A namespace being deleted refuses every create: no retry. */
+		if (res->refusal != TJ_REFUSAL_NAMESPACE_TERMINATING)
+			tj_workqueue_add_rate_limited(c->queue, r->key);
 	}
 	reconcile_end(r);
 }

@@ -38,6 +38,9 @@ struct tj_execution {
 	bool cancelled;
 	bool finished;
 	struct tj_execution_result result;
+	/* The API's message of result.refusal, and the status patch that records it. */
+	char refusal_message[TJ_MESSAGE_MAX];
+	struct tj_request *refusal_request; /* borrowed; NULL unless in flight */
 };
 
 static void execution_closed(uv_handle_t *h)
@@ -112,6 +115,61 @@ const struct tj_resource *tj_execute_object_resource(const cJSON *object)
 static void stage_done(struct tj_execution *e);
 static void start_stage(struct tj_execution *e);
 
+/* A create failed: keeps the first refusal that is the job's (reconcilers/refusal.h). */
+static void note_refusal(struct tj_execution *e, const struct tj_response *resp)
+{
+	enum tj_refusal kind;
+
+	if (e->result.refusal != TJ_REFUSAL_NONE || resp->rc != -EREMOTEIO)
+		return;
+	kind = tj_refusal_classify(resp->http_status, resp->status.message);
+	if (kind == TJ_REFUSAL_NONE)
+		return;
+	e->result.refusal = kind;
+	snprintf(e->refusal_message, sizeof(e->refusal_message), "%s",
+	         resp->status.message ? resp->status.message : "");
+}
+
+static void refusal_recorded(struct tj_response *resp, void *userdata)
+{
+	struct tj_execution *e = userdata;
+
+	e->refusal_request = NULL;
+	if (resp->rc < 0)
+		snprintf(e->result.error + strlen(e->result.error),
+		         sizeof(e->result.error) - strlen(e->result.error),
+		         "; the status could not record it: %s", resp->error);
+	finish(e);
+}
+
+/* Tells the job's author what the API server refused: a Warning event FailedCreate
+ * (aggregated by the recorder when it repeats) and the status. Returns false when there is
+ * nothing to tell, or the patch could not be sent: then the caller finishes. */
+static bool report_refusal(struct tj_execution *e)
+{
+	struct tj_event_object obj = { .namespace = e->namespace, .name = e->name, .uid = e->uid };
+	struct tj_ref ref = { .resource = &tj_resource_trainjobs,
+		              .namespace = e->namespace,
+		              .name = e->name,
+		              .subresource = "status" };
+	cJSON *patch;
+	char event[TJ_MESSAGE_MAX];
+	int rc;
+
+	if (e->result.refusal != TJ_REFUSAL_RETRY && e->result.refusal != TJ_REFUSAL_PERMANENT)
+		return false;
+	tj_refusal_event_message(e->refusal_message, event);
+	if (e->config.recorder)
+		tj_recorder_record(e->config.recorder, &obj, true, TJ_REASON_FAILED_CREATE, event,
+		                   e->now_ns);
+	if (tj_refusal_status_patch(e->result.refusal, e->refusal_message, &patch) < 0)
+		return false;
+	rc = tj_kube_patch(e->config.client, &ref, TJ_PATCH_MERGE, patch, NULL, refusal_recorded, e,
+	                   &e->refusal_request);
+	cJSON_Delete(patch);
+	return rc == 0;
+}
+
 static void op_done(struct tj_response *resp, void *userdata)
 {
 	struct op *op = userdata;
@@ -126,18 +184,22 @@ static void op_done(struct tj_response *resp, void *userdata)
 	}
 	switch (a->kind) {
 	case TJ_ACTION_CREATE_POD:
-		if (resp->rc == 0)
+		if (resp->rc == 0) {
 			e->result.pods_created++;
-		else if (tj_status_is_already_exists(st))
+		} else if (tj_status_is_already_exists(st)) {
 			e->result.pods_adopted++;
-		else
+		} else {
 			fail(e, a, resp->rc, resp->error);
+			note_refusal(e, resp);
+		}
 		break;
 	case TJ_ACTION_CREATE_SERVICE:
-		if (resp->rc == 0)
+		if (resp->rc == 0) {
 			e->result.services_created++;
-		else if (!tj_status_is_already_exists(st))
+		} else if (!tj_status_is_already_exists(st)) {
 			fail(e, a, resp->rc, resp->error);
+			note_refusal(e, resp);
+		}
 		break;
 	case TJ_ACTION_CREATE_WORKLOAD:
 	case TJ_ACTION_CREATE_POD_GROUP:
@@ -171,10 +233,12 @@ static void op_done(struct tj_response *resp, void *userdata)
 			fail(e, a, resp->rc, resp->error);
 		break;
 	case TJ_ACTION_CREATE_OBJECT:
-		if (resp->rc == 0)
+		if (resp->rc == 0) {
 			e->result.objects_created++;
-		else if (!tj_status_is_already_exists(st))
+		} else if (!tj_status_is_already_exists(st)) {
 			fail(e, a, resp->rc, resp->error);
+			note_refusal(e, resp);
+		}
 		break;
 	case TJ_ACTION_EVENT:
 		break;
@@ -331,7 +395,8 @@ static void record_events(struct tj_execution *e)
 static void stage_done(struct tj_execution *e)
 {
 	if (e->result.rc != 0) {
-		finish(e);
+		if (!report_refusal(e))
+			finish(e);
 		return;
 	}
 	record_events(e);
@@ -457,6 +522,8 @@ void tj_execution_cancel(struct tj_execution *e)
 				tj_write_gate_urgent_end(e->config.gate);
 			tj_request_cancel(e->ops[i].request);
 		}
+	if (e->refusal_request)
+		tj_request_cancel(e->refusal_request);
 	/* No callback of ours runs any more: the cancelled requests stay silent. */
 	uv_close((uv_handle_t *)&e->timer, execution_closed);
 }

@@ -22,6 +22,7 @@
 #include "controller/write_gate.h"
 #include "kube/client.h"
 #include "reconcilers/plan.h"
+#include "reconcilers/refusal.h"
 #include "reconcilers/trainjob.h"
 
 struct tj_execution_result {
@@ -38,6 +39,11 @@ struct tj_execution_result {
 	cJSON *trainjob;
 	unsigned pods_created, pods_adopted, pods_deleted, services_created, events;
 	unsigned objects_created; /* CREATE_OBJECT answered 201 */
+	/* The first create (pod, Service, PVC, ...) the API server refused for a reason of the
+	 * job's (reconcilers/refusal.h), TJ_REFUSAL_NONE if none. A RETRY or PERMANENT refusal is
+	 * written into the TrainJob's status, with a Warning event FailedCreate, before done
+	 * runs; a NAMESPACE_TERMINATING one is not, and the caller does not retry. */
+	enum tj_refusal refusal;
 };
 
 typedef void (*tj_execute_done_fn)(struct tj_execution_result *res, void *userdata);

@@ -553,7 +553,7 @@ static int max_restarts_of(const struct tj_trainjob *job, const struct tj_runtim
 	if (v) /* checked by tj_trainjob_validate */
 		return atoi(v);
 	if (!rt->max_restarts)
-		return policy->max_restarts;
+		return rt->failure_budget >= 0 ? rt->failure_budget : policy->max_restarts;
 	n = strtol(rt->max_restarts, &end, 10);
 	if (!*rt->max_restarts || *end || n < 0 || n > 1000)
 		return tj_problem_set(why, "InvalidRuntime",
@@ -698,9 +698,9 @@ static int decide(struct planner *p)
 	if (r < 0)
 		return r;
 	delete_stuck_pods(p);
-	if (tj_trainjob_status_condition(&job->status, TJ_CONDITION_COMPLETE) ||
-	    tj_trainjob_status_condition(&job->status, TJ_CONDITION_FAILED)) {
-		if (tj_trainjob_status_condition(&job->status, TJ_CONDITION_FAILED))
+	if (tj_trainjob_status_is_true(&job->status, TJ_CONDITION_COMPLETE) ||
+	    tj_trainjob_status_is_true(&job->status, TJ_CONDITION_FAILED)) {
+		if (tj_trainjob_status_is_true(&job->status, TJ_CONDITION_FAILED))
 			tj_planner_delete_live_pods(p);
 		return 0;
 	}
@@ -708,6 +708,8 @@ static int decide(struct planner *p)
 		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
+	if (tj_planner_refused(p))
+		return 0;
 	if (!in->runtime) {
 		const struct tj_problem *rp = in->runtime_problem;
 
@@ -721,6 +723,8 @@ static int decide(struct planner *p)
 		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
+	if (tj_planner_unsupported(p))
+		return p->oom ? -ENOMEM : 0;
 	max_restarts = max_restarts_of(job, in->runtime, p->policy, &why);
 	if (max_restarts < 0 || tj_runtime_gpu_class(in->runtime, in->config, &cls, &why) < 0) {
 		tj_planner_fail(p, why.reason, why.message);
@@ -753,7 +757,7 @@ static int decide(struct planner *p)
 	if (r < 0)
 		goto out;
 
-	was_suspended = tj_trainjob_status_condition(&job->status, TJ_CONDITION_SUSPENDED) != NULL;
+	was_suspended = tj_trainjob_status_is_true(&job->status, TJ_CONDITION_SUSPENDED);
 	if (job->suspend) {
 		const struct tj_workload *w = in->workload;
 
@@ -774,8 +778,10 @@ static int decide(struct planner *p)
 			                 "TrainJob is suspended; its pods are deleted");
 		goto out;
 	}
+	/* A Suspended=False that Kubeflow Trainer left on resume goes silently: it would pin
+	 * Kubeflow's SDK at Created, and the resume it records has happened. */
+	remove_condition(&p->st, TJ_CONDITION_SUSPENDED);
 	if (was_suspended) {
-		remove_condition(&p->st, TJ_CONDITION_SUSPENDED);
 		/* As batch/v1 Job: the activeDeadlineSeconds clock starts again on resume. */
 		p->st.start_time = 0;
 		tj_planner_event(p, false, "Resumed", "TrainJob is resumed");

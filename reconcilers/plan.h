@@ -19,7 +19,14 @@
  * - An invalid spec, a runtime without a `node` job, or an unknown GPU class: Failed with
  *   the reason, and a Warning event. A missing runtime: Pending with reason RuntimeNotFound
  *   and an event, no pods; the job starts when the runtime appears.
- * - suspend: live pods deleted, state Suspended, condition Suspended=True. Resume removes the
+ * - A field of the runtime, or of the TrainJob's overrides and patches, that nothing
+ *   implements fails a job that has no pod yet (UnsupportedRuntime, InvalidSpec:
+ *   reconcilers/runtime_support.h, trainjob_support.h). A create the API server refused
+ *   (reconcilers/refusal.h) left status.reason FailedCreate: state Failed fails the job,
+ *   state Pending is planned again within TJ_REFUSAL_RETRY_SECONDS.
+ * - suspend: live pods deleted, state Suspended, condition Suspended=True (a condition counts
+ *   only with status True: Kubeflow writes Suspended=False on resume, which is dropped
+ *   silently). Resume removes the
  *   condition (never Suspended=False, which pins Kubeflow's SDK at Created) and restarts the
  *   activeDeadlineSeconds clock (status.startTime), as batch/v1 Job does.
  *   A job of a Kueue queue whose Workload waits for quota (QuotaReserved False) is Queued

@@ -16,8 +16,12 @@ bool tj_planner_walltime(struct planner *p, const struct tj_gpu_class *cls)
 		tj_planner_fail(p, why.reason, why.message);
 		return true;
 	}
+	/* The runtime's activeDeadlineSeconds is the walltime its jobs ask for by default. */
 	r = tj_walltime_resolve(p->in->config, p->job->namespace, cls,
-	                        p->job->active_deadline_seconds, &p->walltime, &why);
+	                        p->job->active_deadline_seconds
+	                                ? p->job->active_deadline_seconds
+	                                : p->in->runtime->active_deadline_seconds,
+	                        &p->walltime, &why);
 	/* A job whose deadline is fixed keeps it, as Slurm keeps a running job's time limit:
 	 * a maxWalltime lowered while it runs holds for the jobs that start after. */
 	if (r < 0 && !(p->st.start_time && p->st.deadline)) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reconcilers/job_metadata.h"
 #include "reconcilers/json.h"
 #include "reconcilers/native_gang.h"
 
@@ -20,7 +21,9 @@ static void post_service(struct planner *p)
 	if (!a)
 		return;
 	copy(a->name, sizeof(a->name), p->job->name);
-	if (tj_render_service(p->job, &a->object) < 0)
+	if (tj_render_service(p->job, &a->object) < 0 ||
+	    tj_job_metadata_apply(tj_json_object(a->object, "metadata"), p->job, p->in->runtime,
+	                          NULL) < 0)
 		p->oom = true;
 	if (!p->st.start_time) {
 		p->st.start_time = p->in->now;

@@ -9,8 +9,8 @@
 
 static bool job_finished(const struct tj_trainjob_status *st)
 {
-	return tj_trainjob_status_condition(st, TJ_CONDITION_COMPLETE) ||
-	       tj_trainjob_status_condition(st, TJ_CONDITION_FAILED);
+	return tj_trainjob_status_is_true(st, TJ_CONDITION_COMPLETE) ||
+	       tj_trainjob_status_is_true(st, TJ_CONDITION_FAILED);
 }
 
 /* When every rank's current pod had started and runs (or has succeeded); 0 if not all do. */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reconcilers/job_metadata.h"
 #include "reconcilers/json.h"
 #include "reconcilers/render_step.h"
 #include "reconcilers/steps.h"
@@ -152,6 +153,12 @@ static bool create_step(struct planner *p, size_t i)
 		if (p->step_slots[i][s] || p->step_blocked[i][s])
 			continue;
 		r = tj_render_step_pod(p->job, step, s, p->st.restart_count, &pod, &why);
+		/* The JobSet's labels and annotations go on every step's pods, as on node's. */
+		if (r == 0 && tj_job_metadata_apply(tj_json_object(pod, "metadata"), p->job,
+		                                    p->in->runtime, step->name) < 0) {
+			cJSON_Delete(pod);
+			r = -ENOMEM;
+		}
 		if (r == -ENOMEM) {
 			p->oom = true;
 			return false;

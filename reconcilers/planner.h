@@ -152,6 +152,18 @@ bool tj_planner_walltime(struct planner *p, const struct tj_gpu_class *cls);
  * once the warning is due and asks to plan again at the warning and at the deadline. A job
  * without a start has no deadline. */
 bool tj_planner_deadline(struct planner *p);
+/* refusal.c: a create the API server refused for good (422, 400) left state Failed with
+ * reason FailedCreate in the status (reconcilers/refusal.h): the job is failed, with the
+ * API's message. Then true. One refused for now (Pending) is planned again within
+ * TJ_REFUSAL_RETRY_SECONDS. */
+bool tj_planner_refused(struct planner *p);
+
+/* trainjob_support.c: before any pod of the job exists, a runtime field nothing implements
+ * (reason UnsupportedRuntime, reconcilers/runtime_support.h) or an override or patch field
+ * the renderer does not apply (InvalidSpec, reconcilers/trainjob_support.h) fails the job.
+ * Then true (with p->oom set when memory ran out). */
+bool tj_planner_unsupported(struct planner *p);
+
 /* plan_retention.c: the pod leaves its rank, replaced: kept for its logs when it is
  * finished (its rank's labels taken away first), else deleted. */
 void tj_planner_retire_pod(struct planner *p, const struct tj_pod *pod);

@@ -10,6 +10,7 @@
 
 #include "base/number.h"
 #include "informers/pod.h"
+#include "reconcilers/job_metadata.h"
 #include "reconcilers/json.h"
 #include "reconcilers/termination.h"
 #include "reconcilers/walltime.h"
@@ -305,7 +306,8 @@ static int apply_overrides(cJSON *pod, const char *json, bool v21, struct tj_pro
 /* runtimePatches (the newest Kubeflow API; the SDK's RuntimePatch option): each patch's
  * trainingRuntimeSpec.template.spec.replicatedJobs[] entry named node carries the patch of
  * that job's pod template in template.spec.template, applied in the order of the list. The
- * JobSet's and the Job's own metadata have no object here to land on. */
+ * JobSet's metadata goes on every pod and the Service, the node Job's on the node pods
+ * (reconcilers/job_metadata.h). */
 static int apply_runtime_patches(cJSON *pod, const char *json, struct tj_problem *why)
 {
 	cJSON *list, *patch;
@@ -797,7 +799,8 @@ static int start_pod(const struct tj_render_input *in, cJSON **ret, struct tj_pr
 	if (!meta || tj_json_set_string(meta, "name", "") < 0 ||
 	    tj_json_set_string(meta, "namespace", in->job->namespace) < 0 ||
 	    merge_map(meta, "labels", tj_json_path(tmpl, "metadata.labels")) < 0 ||
-	    merge_map(meta, "annotations", tj_json_path(tmpl, "metadata.annotations")) < 0)
+	    merge_map(meta, "annotations", tj_json_path(tmpl, "metadata.annotations")) < 0 ||
+	    tj_job_metadata_apply(meta, in->job, rt, "node") < 0)
 		goto out;
 	spec = cJSON_DetachItemFromObjectCaseSensitive(tmpl, "spec");
 	if (!cJSON_IsObject(spec)) {

@@ -7,6 +7,7 @@
 
 #include "base/number.h"
 #include "reconcilers/json.h"
+#include "reconcilers/runtime_support.h"
 
 #define MAX_TEMPLATE (256 * 1024)
 
@@ -28,6 +29,8 @@ struct tj_runtime *tj_runtime_free(struct tj_runtime *rt)
 	free(rt->node_template);
 	tj_mpi_policy_clear(&rt->mpi);
 	tj_step_graph_clear(&rt->graph);
+	free(rt->template_metadata);
+	free(rt->unsupported);
 	free(rt);
 	return NULL;
 }
@@ -80,6 +83,42 @@ static int ttl_of(const cJSON *obj)
 			return (int)v;
 	}
 	return -1;
+}
+
+/* The walltime a runtime gives its jobs: its own field, else the node Job's. */
+static int64_t deadline_of(const cJSON *obj, const cJSON *node_job)
+{
+	const cJSON *v = tj_json_path(obj, "spec.activeDeadlineSeconds");
+	int64_t n;
+
+	if (!v)
+		v = tj_json_path(node_job, "template.spec.activeDeadlineSeconds");
+	return cJSON_IsNumber(v) && tj_double_to_int64(v->valuedouble, 1, (int64_t)1 << 40, &n) ? n
+	                                                                                        : 0;
+}
+
+/* What the runtime's fields beyond the node template say (reconcilers/runtime_support.h,
+ * reconcilers/job_metadata.h). */
+static int project_support(const cJSON *obj, const cJSON *node_job, struct tj_runtime *rt)
+{
+	const cJSON *meta = tj_json_path(obj, "spec.template.metadata");
+	struct tj_problem why;
+	int r;
+
+	rt->failure_budget = tj_runtime_failure_budget(obj);
+	rt->active_deadline_seconds = deadline_of(obj, node_job);
+	if (cJSON_IsObject(meta) && meta->child) {
+		r = tj_json_print(meta, MAX_TEMPLATE, &rt->template_metadata);
+		if (r < 0)
+			return r;
+	}
+	if (tj_runtime_support_check(obj, &why) < 0 &&
+	    asprintf(&rt->unsupported, "%s %s: %s", tj_runtime_kind_name(rt->kind), rt->name,
+	             why.message) < 0) {
+		rt->unsupported = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
@@ -151,6 +190,12 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 		goto fail;
 	}
 	r = tj_mpi_policy_from_json(tj_json_path(obj, "spec.mlPolicy.mpi"), &rt->mpi);
+	if (r < 0)
+		goto fail;
+	r = project_support(obj,
+	                    tj_json_find_by(tj_json_path(obj, "spec.template.spec.replicatedJobs"),
+	                                    "name", "node"),
+	                    rt);
 	if (r < 0)
 		goto fail;
 	*ret = rt;

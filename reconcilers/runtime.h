@@ -50,6 +50,19 @@ struct tj_runtime {
 	struct tj_mpi_policy mpi;
 	/* Every replicated job of spec.template.spec, in order (reconcilers/steps.h). */
 	struct tj_step_graph graph; /* owned */
+	/* The restart budget of the JobSet template's failurePolicy
+	 * (reconcilers/runtime_support.h), -1 if it sets none; the max-restarts annotation
+	 * wins. */
+	int failure_budget;
+	/* spec.activeDeadlineSeconds, else the node job's template.spec.activeDeadlineSeconds:
+	 * the walltime of its jobs that set none; 0 if neither is a number >= 1. */
+	int64_t active_deadline_seconds;
+	/* owned; compact JSON {labels, annotations} of spec.template.metadata, the JobSet's
+	 * (reconcilers/job_metadata.h); NULL if it has none */
+	char *template_metadata;
+	/* owned; why a field of it is refused (reconcilers/runtime_support.h: reason
+	 * UnsupportedRuntime), NULL when every field is supported */
+	char *unsupported;
 };
 
 /* Projects a runtime object (either kind). -EINVAL if it is neither kind or has no name;

@@ -426,6 +426,8 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->pod_spec_overrides);
 	free(job->runtime_patches);
 	free(job->initializer);
+	free(job->labels);
+	free(job->annotations);
 	free(job->managed_by);
 	free(job->spec_error);
 	free(job);
@@ -482,6 +484,8 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->pod_spec_overrides = take_fragment(&pr, "spec.podSpecOverrides", true);
 	job->runtime_patches = take_fragment(&pr, "spec.runtimePatches", true);
 	job->initializer = take_fragment(&pr, "spec.initializer", false);
+	job->labels = take_fragment(&pr, "spec.labels", false);
+	job->annotations = take_fragment(&pr, "spec.annotations", false);
 	suspend = tj_json_path(obj, "spec.suspend");
 	if (cJSON_IsBool(suspend))
 		job->suspend = cJSON_IsTrue(suspend);
@@ -611,6 +615,14 @@ const struct tj_condition *tj_trainjob_status_condition(const struct tj_trainjob
 		if (status->conditions[i].type == type)
 			return &status->conditions[i];
 	return NULL;
+}
+
+bool tj_trainjob_status_is_true(const struct tj_trainjob_status *status,
+                                enum tj_condition_type type)
+{
+	const struct tj_condition *c = tj_trainjob_status_condition(status, type);
+
+	return c && c->status;
 }
 
 static int add_time(cJSON *obj, const char *key, int64_t t)

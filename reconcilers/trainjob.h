@@ -196,6 +196,10 @@ struct tj_trainjob {
 	/* owned; compact JSON of spec.initializer ({dataset, model}), NULL if unset: what the
 	 * initializer steps' containers get (reconcilers/render_step.h) */
 	char *initializer;
+	/* owned; compact JSON objects of spec.labels and spec.annotations (Kubeflow v2.0/v2.1),
+	 * merged over the runtime template's (reconcilers/job_metadata.h); NULL if unset */
+	char *labels;
+	char *annotations;
 	bool suspend;
 	char *managed_by;                /* owned; NULL if unset */
 	int64_t active_deadline_seconds; /* 0 if unset */
@@ -228,6 +232,11 @@ int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret);
 /* The condition of that type, or NULL. */
 const struct tj_condition *tj_trainjob_status_condition(const struct tj_trainjob_status *status,
                                                         enum tj_condition_type type);
+
+/* Whether the condition of that type is present with status True. Presence alone says
+ * nothing: Kubeflow Trainer writes Suspended=False (reason Resumed) on resume. */
+bool tj_trainjob_status_is_true(const struct tj_trainjob_status *status,
+                                enum tj_condition_type type);
 
 /* Parses a status object into *ret (unknown fields are ignored, wrong types read as unset). */
 void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status *ret);

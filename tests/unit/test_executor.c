@@ -609,18 +609,39 @@ static void test_status_conflict_stops_the_plan(void **state)
 	run_clear(&r);
 }
 
-/* case: a create the API server refuses ends the plan with its code and message. */
+/* case: a create the API server refuses ends the plan with its code and message; a refusal
+ * of the job's (reconcilers/refusal.h) is written into its status, with a Warning event
+ * FailedCreate, before done runs, and one of a namespace being deleted is not. */
 struct failed_create_case {
 	int http;
 	const char *body;
 	const char *error;
+	enum tj_refusal refusal;
+	const char *want_patch; /* the status patch sent, NULL: none */
+	const char *want_event; /* the FailedCreate event's message, NULL: none */
 };
 
 static const struct failed_create_case failed_create_cases[] = {
 	{ 500, API_ERROR(500, "InternalError", "etcd is down"),
-	  "CreatePod vit-node-0-1: etcd is down" },
-	{ 403, API_ERROR(403, "Forbidden", "pods is forbidden"),
-	  "CreatePod vit-node-0-1: pods is forbidden" },
+	  "CreatePod vit-node-0-1: etcd is down", TJ_REFUSAL_NONE, NULL, NULL },
+	{ 403, API_ERROR(403, "Forbidden", "pods is forbidden: exceeded quota: gpu"),
+	  "CreatePod vit-node-0-1: pods is forbidden: exceeded quota: gpu", TJ_REFUSAL_RETRY,
+	  "{'status':{'state':'Pending','reason':'FailedCreate','message':'pods is forbidden: "
+	  "exceeded quota: gpu'}}",
+	  "Error creating: pods is forbidden: exceeded quota: gpu" },
+	{ 422, API_ERROR(422, "Invalid", "Pod is invalid: spec.containers[0].image: Required"),
+	  "CreatePod vit-node-0-1: Pod is invalid: spec.containers[0].image: Required",
+	  TJ_REFUSAL_PERMANENT,
+	  "{'status':{'state':'Failed','reason':'FailedCreate','message':'Pod is invalid: "
+	  "spec.containers[0].image: Required'}}",
+	  "Error creating: Pod is invalid: spec.containers[0].image: Required" },
+	{ 403,
+	  API_ERROR(403, "Forbidden",
+	            "unable to create new content in namespace team-a because it is being "
+	            "terminated"),
+	  "CreatePod vit-node-0-1: unable to create new content in namespace team-a because it "
+	  "is being terminated",
+	  TJ_REFUSAL_NAMESPACE_TERMINATING, NULL, NULL },
 };
 
 static void test_failed_create_ends_the_plan(void **state)
@@ -639,6 +660,8 @@ static void test_failed_create_ends_the_plan(void **state)
 			  .request_has = "vit-node-0-1",
 			  .status = fc->http,
 			  .body = fc->body },
+			{ .method = "PATCH", .path = STATUS, .status = 200, .body = "{}" },
+			{ .method = "POST", .path = EVENTS, .status = 201, .body = "{}" },
 		};
 		const struct act acts[] = {
 			CREATE_POD(0, "vit-node-0-0"),
@@ -647,20 +670,38 @@ static void test_failed_create_ends_the_plan(void **state)
 			PATCH_STATUS(1, false, "{'status':{'state':'Pending'}}"),
 		};
 		struct run r = { 0 };
+		int patch, event;
 
-		print_message("# case %d\n", fc->http);
+		print_message("# case %zu: %d\n", c, fc->http);
 		setup((void **)&fx);
 		assert_int_equal(
 		        tj_recorder_new(fx->client, "trainjob-controller", "host", &fx->recorder),
 		        0);
-		server_script(&fx->server, replies, 2);
+		server_script(&fx->server, replies, 4);
 		start(fx, &r, acts, 4);
 		SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+		if (fc->want_event)
+			SERVER_RUN_UNTIL(&fx->server,
+			                 server_count(&fx->server, "POST", EVENTS) == 1);
 		server_spin(&fx->server);
 		/* No patch of stage 1, no event of stage 0. */
-		assert_string_equal(server_trace(&fx->server, NULL),
-		                    "POST " PODS "|POST " PODS "|");
+		assert_int_equal(server_count(&fx->server, "POST", PODS), 2);
+		patch = server_find(&fx->server, 0, "PATCH", STATUS);
+		event = server_find(&fx->server, 0, "POST", EVENTS);
+		if (fc->want_patch) {
+			assert_true(patch >= 0);
+			assert_request_body(&fx->server, patch, fc->want_patch);
+			assert_int_equal(server_count(&fx->server, "PATCH", STATUS), 1);
+			assert_true(event >= 0);
+			assert_non_null(strstr(fx->server.seen[event].body, "\"FailedCreate\""));
+			assert_non_null(strstr(fx->server.seen[event].body, fc->want_event));
+			assert_non_null(strstr(fx->server.seen[event].body, "\"Warning\""));
+		} else {
+			assert_int_equal(patch, -1);
+			assert_int_equal(event, -1);
+		}
 		assert_int_equal(r.res.rc, -EREMOTEIO);
+		assert_int_equal(r.res.refusal, fc->refusal);
 		assert_false(r.res.conflict);
 		assert_string_equal(r.res.error, fc->error);
 		assert_int_equal(r.res.pods_created, 1);

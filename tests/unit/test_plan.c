@@ -148,6 +148,14 @@ static const struct tj_workload kueue_bare = { .namespace = "team-a",
 	"},'spec':{'template':{'spec':{'replicatedJobs':[{'name':'node','template':{'spec':{"      \
 	"'template':{'spec':{'containers':[{'name':'node','image':'x'}]}}}}}]}}}}"
 
+/* A runtime torch-x as RUNTIME_WITH, whose spec also holds more (ending in a comma) and
+ * whose JobSet template also holds jobset (starting with a comma). */
+#define RUNTIME_MORE(annotations, more, jobset)                                                    \
+	"{'kind':'ClusterTrainingRuntime','metadata':{'name':'torch-x','annotations':" annotations \
+	"},'spec':{" more "'template':{'spec':{'replicatedJobs':[{'name':'node','template':{"      \
+	"'spec':{'template':{'spec':{'containers':[{'name':'node','image':'x'}]}}}}}]" jobset      \
+	"}}}}"
+
 /* The command policy's message for SPEC's `torchrun train.py && sleep infinity`. */
 #define NEVER_EXITS                                                                                \
 	"container node of step node: 'sleep infinity' never exits; a job must exit by itself "    \
@@ -398,6 +406,78 @@ static const struct plan_case cases[] = {
 	          "replacing all workers in 20 s (restart 2 of 5)|restarts=2||jobs=0/0/0/1/0",
 	  .want_requeue = 20,
 	  .want_restart_reason = "WorkerFailed" },
+	{ .name = "a runtime's JobSet failurePolicy.maxRestarts 0: the first failure is final",
+	  .spec = "{'runtimeRef':{'name':'torch-x'},'trainer':{'numNodes':2}}",
+	  .runtime_json = RUNTIME_MORE("{}", "", ",'failurePolicy':{'maxRestarts':0}"),
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 2, "Error", NULL, NULL, NULL,
+	              NULL } },
+	  .n_pods = 2,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 Event Warning Failed: ReachedMaxRestarts: rank 1 on node gh200-2 failed "
+	            "(exit code 2, Error); the restart budget of 0 is spent" },
+	  .want_status = "Failed|ReachedMaxRestarts|rank 1 on node gh200-2 failed (exit code 2, "
+	                 "Error); the restart budget of 0 is "
+	                 "spent|restarts=0|Failed=ReachedMaxRestarts|jobs=0/0/0/1/0" },
+	{ .name = "the runtime's max-restarts annotation wins over its JobSet failurePolicy",
+	  .spec = "{'runtimeRef':{'name':'torch-x'},'trainer':{'numNodes':2}}",
+	  .runtime_json = RUNTIME_MORE("{'trainjob.flame.dev/max-restarts':'2'}", "",
+	                               ",'failurePolicy':{'maxRestarts':0}"),
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(2, 2, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 2, "Error", NULL, NULL, NULL,
+	              NULL } },
+	  .n_pods = 2,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 PatchPod vit-node-0-1-a0",
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 2, "
+	            "Error); replacing all workers in 10 s (restart 1 of 2)" },
+	  .want_status =
+	          "Restarting|WorkerFailed|rank 1 on node gh200-2 failed (exit code 2, Error); "
+	          "replacing all workers in 10 s (restart 1 of 2)|restarts=1||jobs=0/0/0/1/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "WorkerFailed" },
+	{ .name = "a runtime field nothing implements fails the job before any pod exists",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_MORE("{}", "'podGroupPolicy':{'volcano':{}},", ""),
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: UnsupportedRuntime: ClusterTrainingRuntime torch-x: "
+	            "spec.podGroupPolicy.volcano is not supported by this controller: the "
+	            "controller's own admission creates a job's pods only when all of them fit, "
+	            "without another scheduler's PodGroups; remove it from the runtime "
+	            "(crds/README.md lists what is supported)" },
+	  .want_status = "Failed|UnsupportedRuntime|ClusterTrainingRuntime torch-x: "
+	                 "spec.podGroupPolicy.volcano is not supported by this controller: the "
+	                 "controller's own admission creates a job's pods only when all of them "
+	                 "fit, without another scheduler's PodGroups; remove it from the runtime "
+	                 "(crds/README.md lists what is supported)|restarts=0|Failed="
+	                 "UnsupportedRuntime|jobs=0/0/0/0/0" },
+	{ .name = "an override field the renderer does not apply fails the job before any pod",
+	  .spec = "{'runtimeRef':{'name':'torch-x'},'podTemplateOverrides':[{'targetJobs':[{'name':"
+	          "'node'}],'spec':{'securityContext':{'runAsUser':1000}}}]}",
+	  .runtime_json = RUNTIME_WITH("{}"),
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: InvalidSpec: spec.podTemplateOverrides[0].spec."
+	            "securityContext is not supported by this controller: the field is not "
+	            "applied to the pods; remove it (crds/README.md lists what is supported)" },
+	  .want_status = "Failed|InvalidSpec|spec.podTemplateOverrides[0].spec.securityContext is "
+	                 "not supported by this controller: the field is not applied to the pods; "
+	                 "remove it (crds/README.md lists what is "
+	                 "supported)|restarts=0|Failed=InvalidSpec|jobs=0/0/0/0/0" },
+	{ .name = "a runtime's activeDeadlineSeconds is the walltime of a job that sets none",
+	  .spec = "{'runtimeRef':{'name':'torch-x'},'trainer':{'numNodes':1}}",
+	  .runtime_json = RUNTIME_MORE("{}", "'activeDeadlineSeconds':600,", ""),
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
+	            "torch-x" },
+	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0",
+	  .want_requeue = 300, /* the deadline's warning */
+	  .want_deadline = NOW + 600 },
 	{ .name = "a runtime with a bad restart setting fails the job",
 	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
 	  .runtime_json = RUNTIME_WITH("{'trainjob.flame.dev/max-restarts':'-1'}"),
@@ -558,6 +638,60 @@ static const struct plan_case cases[] = {
 	            "1 Event Normal Created: creating 2 pods from ClusterTrainingRuntime "
 	            "torch-gh200" },
 	  .want_status = "Pending|PodsStarting|0 of 2 pods running|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "Kubeflow's Suspended=False of a resume is no suspension: no Resumed, no second "
+	          "Created, the clock kept",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'4 of 4 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(1, 1, 0, 0) ",'conditions':[{'type':'Suspended','status':'False','"
+	                                 "reason':'Resumed','message':'TrainJob is resumed','"
+	                                 "lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=1/1/0/0/0" },
+	{ .name = "Suspended=False on a job not started yet: its pods with one Created event",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'conditions':[{'type':'Suspended','status':'False','reason':'Resumed','"
+	            "message':'TrainJob is resumed','lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreatePod vit-node-0-1-a0",
+	            "0 CreatePod vit-node-0-2-a0", "0 CreatePod vit-node-0-3-a0",
+	            "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "a Failed=False condition is not final: the job runs",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'conditions':[{'type':'Failed','status':'False','reason':'x','message':'m','"
+	            "lastTransitionTime':'2026-11-29T11:30:00Z'}]}",
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status =
+	          "Pending|PodsStarting|0 of 1 pods running|restarts=0|Failed=x|jobs=0/0/0/0/0" },
+	{ .name = "a create refused for good (state Failed, FailedCreate) fails the job",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Failed','reason':'FailedCreate','message':'Pod is invalid: x'}",
+	  .pods = { RUNNING(0, "gh200-1") },
+	  .n_pods = 1,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 Event Warning Failed: FailedCreate: Pod is invalid: x" },
+	  .want_status = "Failed|FailedCreate|Pod is invalid: "
+	                 "x|restarts=0|Failed=FailedCreate|jobs=1/0/0/0/0" },
+	{ .name = "a create refused for now (state Pending, FailedCreate) is tried again",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Pending','reason':'FailedCreate','message':'exceeded quota: gpu'}",
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0",
+	  .want_requeue = 30 },
 	{ .name = "managedBy another controller: no action",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'managedBy':'kueue.x-k8s.io/multikueue'}",
 	  .runtime = "torch-gh200",
@@ -2399,6 +2533,17 @@ static const struct body_case bodies[] = {
 	  "'ready':0,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]}}" },
 };
 
+/* Kubeflow's Suspended=False goes without touching the start of the walltime clock. */
+static const struct body_case adoption_bodies[] = {
+	{ "Kubeflow's Suspended=False of a resume",
+	  "{'metadata':{'resourceVersion':'42'},'status':{'state':'Running','reason':'"
+	  "AllPodsRunning','message':'4 of 4 pods running','restartCount':0,'lastFailure':null,"
+	  "'startTime':'2026-11-29T11:00:00Z','completionTime':null,'expectedStartTime':null,'"
+	  "deadline':null,'cleanupTime':null,'queuePosition':null,'observedGeneration':2,"
+	  "'jobsStatus':[{'name':'node','active':1,'ready':1,'succeeded':0,'failed':0,'suspended':"
+	  "0}],'conditions':[]}}" },
+};
+
 /* A node failure: lastFailure names the node's reason and has no exit code. */
 static const struct body_case fault_bodies[] = {
 	{ "a node NotReady past",
@@ -2447,6 +2592,7 @@ static void test_patch_bodies(void **state)
 {
 	check_bodies(bodies, sizeof(bodies) / sizeof(bodies[0]));
 	check_bodies(fault_bodies, sizeof(fault_bodies) / sizeof(fault_bodies[0]));
+	check_bodies(adoption_bodies, sizeof(adoption_bodies) / sizeof(adoption_bodies[0]));
 }
 
 /* Replacements avoid the last failed node and every unhealthy node the job's pods are on,

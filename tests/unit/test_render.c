@@ -383,8 +383,8 @@ static void test_overrides(void **state)
 /* Reserved names in the runtime's own env are replaced, not duplicated; a containerPort
  * 29500 already there is kept once. */
 /* runtimePatches (Kubeflow's SDK RuntimePatch option): the node job's pod template patch of
- * each patch, in list order and after podTemplateOverrides; other jobs' patches and the
- * JobSet's and Job's metadata are skipped. */
+ * each patch, in list order and after podTemplateOverrides; other jobs' patches are
+ * skipped; the JobSet's and the node Job's labels go on the pod (job_metadata.h). */
 static void test_runtime_patches(void **state)
 {
 	const char *spec =
@@ -408,7 +408,7 @@ static void test_runtime_patches(void **state)
 
 	assert_json_equal(
 	        tj_json_path(pod, "metadata.labels"),
-	        "{'team':'sdk','trainer.kubeflow.org/trainjob-name':'vit',"
+	        "{'team':'sdk','jobset':'x','job':'x','trainer.kubeflow.org/trainjob-name':'vit',"
 	        "'trainer.kubeflow.org/trainjob-ancestor-step':'trainer','jobset.sigs.k8s.io/"
 	        "job-index':'0',"
 	        "'jobset.sigs.k8s.io/jobset-name':'vit','jobset.sigs.k8s.io/replicatedjob-name':'"

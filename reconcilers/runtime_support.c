@@ -1,0 +1,196 @@
+#include "reconcilers/runtime_support.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/number.h"
+#include "reconcilers/json.h"
+
+#define FAILURE_POLICY "spec.template.spec.failurePolicy"
+
+static bool is_one_of(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(s, *list) == 0)
+			return true;
+	return false;
+}
+
+/* A member of obj whose name is not in known: the first, or NULL. */
+static const cJSON *unknown_member(const cJSON *obj, const char *const *known)
+{
+	const cJSON *el;
+
+	cJSON_ArrayForEach(el, obj) if (!el->string || !is_one_of(el->string, known)) return el;
+	return NULL;
+}
+
+static int refuse(struct tj_problem *why, const char *field, const char *because)
+{
+	tj_problem_set(why, TJ_REASON_UNSUPPORTED_RUNTIME,
+	               "%s is not supported by this controller: %s; remove it from the runtime "
+	               "(crds/README.md lists what is supported)",
+	               field, because);
+	return -EOPNOTSUPP;
+}
+
+static bool non_empty_list(const cJSON *item)
+{
+	return cJSON_IsArray(item) && cJSON_GetArraySize(item) > 0;
+}
+
+static int check_rules(const cJSON *rules, struct tj_problem *why)
+{
+	const cJSON *rule;
+	char field[128];
+	int i = 0;
+
+	cJSON_ArrayForEach(rule, rules)
+	{
+		const char *action = tj_json_string(rule, "action");
+
+		snprintf(field, sizeof(field), FAILURE_POLICY ".rules[%d]", i++);
+		if (non_empty_list(tj_json_path(rule, "onJobFailureReasons")) ||
+		    non_empty_list(tj_json_path(rule, "onJobFailureMessagePatterns")))
+			return refuse(
+			        why, field,
+			        "its onJobFailureReasons and onJobFailureMessagePatterns match "
+			        "the failures of Jobs, and there are no Jobs here");
+		if (non_empty_list(tj_json_path(rule, "targetReplicatedJobs")))
+			return refuse(
+			        why, field,
+			        "a rule limited to targetReplicatedJobs; a rule here applies to "
+			        "every step");
+		if (!action ||
+		    (strcmp(action, "FailJobSet") != 0 && strcmp(action, "RestartJobSet") != 0))
+			return refuse(
+			        why, field,
+			        "only the actions FailJobSet and RestartJobSet are implemented");
+		/* A rule that matches every failure: the later ones are never reached. */
+		return 0;
+	}
+	return 0;
+}
+
+static int check_failure_policy(const cJSON *fp, struct tj_problem *why)
+{
+	static const char *const known[] = { "maxRestarts", "restartStrategy", "rules", NULL };
+	static const char *const strategies[] = { "Recreate", "BlockingRecreate", NULL };
+	const cJSON *el = unknown_member(fp, known);
+	const char *strategy = tj_json_string(fp, "restartStrategy");
+	char field[128];
+
+	if (el) {
+		snprintf(field, sizeof(field), FAILURE_POLICY ".%s", el->string);
+		return refuse(why, field, "the field is not implemented");
+	}
+	if (strategy && !is_one_of(strategy, strategies))
+		return refuse(why, FAILURE_POLICY ".restartStrategy",
+		              "a restart replaces every pod of the job (Recreate, "
+		              "BlockingRecreate)");
+	return check_rules(tj_json_path(fp, "rules"), why);
+}
+
+static int check_network(const cJSON *net, struct tj_problem *why)
+{
+	static const char *const known[] = { "enableDNSHostnames", "publishNotReadyAddresses",
+		                             NULL };
+	const cJSON *el = unknown_member(net, known);
+	char field[128];
+
+	if (el && el->string && strcmp(el->string, "subdomain") == 0)
+		return refuse(why, "spec.template.spec.network.subdomain",
+		              "the pods' subdomain is the TrainJob's name, as their DNS names "
+		              "(PET_MASTER_ADDR) say");
+	if (el) {
+		snprintf(field, sizeof(field), "spec.template.spec.network.%s", el->string);
+		return refuse(why, field, "the field is not implemented");
+	}
+	cJSON_ArrayForEach(el, net) if (cJSON_IsFalse(el))
+	{
+		snprintf(field, sizeof(field), "spec.template.spec.network.%s: false", el->string);
+		return refuse(why, field,
+		              "the pods always get DNS names through a headless Service that "
+		              "publishes them before they are ready");
+	}
+	return 0;
+}
+
+int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
+{
+	/* The fields of the JobSet template this controller reads; the step graph's among
+	 * them. */
+	static const char *const jobset_known[] = { "replicatedJobs",
+		                                    "successPolicy",
+		                                    "startupPolicy",
+		                                    "failurePolicy",
+		                                    "network",
+		                                    "suspend",
+		                                    "ttlSecondsAfterFinished",
+		                                    "volumeClaimPolicies",
+		                                    NULL };
+	static const char *const ml_known[] = { "numNodes", "torch", "mpi", NULL };
+	static const char *const torch_known[] = { "numProcPerNode", NULL };
+	const cJSON *spec = tj_json_path(runtime, "spec.template.spec");
+	const cJSON *pgp = tj_json_path(runtime, "spec.podGroupPolicy");
+	const cJSON *el;
+	char field[128];
+
+	if (pgp && !cJSON_IsNull(pgp)) {
+		el = cJSON_IsObject(pgp) && pgp->child ? pgp->child : NULL;
+		snprintf(field, sizeof(field), "spec.podGroupPolicy%s%s", el ? "." : "",
+		         el && el->string ? el->string : "");
+		return refuse(why, field,
+		              "the controller's own admission creates a job's pods only when all "
+		              "of them fit, without another scheduler's PodGroups");
+	}
+	el = unknown_member(tj_json_path(runtime, "spec.mlPolicy"), ml_known);
+	if (el) {
+		snprintf(field, sizeof(field), "spec.mlPolicy.%s", el->string ? el->string : "");
+		return refuse(why, field,
+		              "only the torch and mpi policies are implemented; their environment "
+		              "wiring is what this controller reproduces");
+	}
+	el = unknown_member(tj_json_path(runtime, "spec.mlPolicy.torch"), torch_known);
+	if (el) {
+		snprintf(field, sizeof(field), "spec.mlPolicy.torch.%s",
+		         el->string ? el->string : "");
+		return refuse(why, field,
+		              "of the torch policy only numProcPerNode is implemented (torchrun's "
+		              "static rendezvous, no elastic range of nodes)");
+	}
+	el = unknown_member(spec, jobset_known);
+	if (el) {
+		snprintf(field, sizeof(field), "spec.template.spec.%s",
+		         el->string ? el->string : "");
+		return refuse(why, field, "the field is not implemented");
+	}
+	if (cJSON_IsObject(tj_json_path(spec, "network")) &&
+	    check_network(tj_json_path(spec, "network"), why) < 0)
+		return -EOPNOTSUPP;
+	if (cJSON_IsObject(tj_json_path(spec, "failurePolicy")))
+		return check_failure_policy(tj_json_path(spec, "failurePolicy"), why);
+	return 0;
+}
+
+int tj_runtime_failure_budget(const cJSON *runtime)
+{
+	const cJSON *fp = tj_json_path(runtime, FAILURE_POLICY);
+	const cJSON *rules = tj_json_path(fp, "rules");
+	const cJSON *max = tj_json_path(fp, "maxRestarts");
+	int64_t n;
+	const cJSON *first = cJSON_IsArray(rules) ? rules->child : NULL;
+
+	if (first && strcmp(tj_or(tj_json_string(first, "action"), ""), "FailJobSet") == 0 &&
+	    !non_empty_list(tj_json_path(first, "onJobFailureReasons")) &&
+	    !non_empty_list(tj_json_path(first, "onJobFailureMessagePatterns")) &&
+	    !non_empty_list(tj_json_path(first, "targetReplicatedJobs")))
+		return 0;
+	if (!cJSON_IsObject(fp))
+		return -1;
+	/* JobSet's maxRestarts defaults to 0: a failurePolicy without it restarts nothing. */
+	if (cJSON_IsNumber(max) && tj_double_to_int64(max->valuedouble, 0, 1000, &n))
+		return (int)n;
+	return max ? -1 : 0;
+}

@@ -1,0 +1,39 @@
+/* What of a runtime's schema this controller implements, and the refusal of the rest: the
+ * rule is that a field the schema accepts either works as Kubeflow Trainer does it or the
+ * TrainJob is refused with reason UnsupportedRuntime and a message naming the field, never
+ * ignored (crds/README.md, "Compatibility with Kubeflow Trainer", lists both sides).
+ *
+ * Refused: spec.podGroupPolicy (coscheduling, volcano: the PodGroups of another scheduler;
+ * the controller's own admission already creates a job's pods only when all of them fit),
+ * an mlPolicy other than torch and mpi (jax, xgboost, flux: their environment wiring is not
+ * reproduced), of the torch policy anything but numProcPerNode (elasticPolicy), and in the JobSet
+ * template spec.template.spec.coordinator, managedBy, network.subdomain (the pods' subdomain is the
+ * TrainJob's name), network enableDNSHostnames or publishNotReadyAddresses false, a
+ * failurePolicy.restartStrategy other than Recreate or BlockingRecreate, failurePolicy rules that
+ * match on a Job's failure reason or message (there are no Jobs whose failures they could read), a
+ * rule limited to some replicated jobs, action RestartJobSetAndIgnoreMaxRestarts, and any field of
+ * the JobSet template this list does not know.
+ *
+ * Implemented: failurePolicy.maxRestarts is the job's own restart budget (the project's
+ * annotation trainjob.flame.dev/max-restarts, on the TrainJob or the runtime, wins over it),
+ * and a first rule that matches every failure decides it: FailJobSet fails the job at its
+ * first failure (a budget of 0), RestartJobSet is the default. The fields the step graph
+ * reads (replicatedJobs, successPolicy, startupPolicy, volumeClaimPolicies) and suspend
+ * (the TrainJob's spec.suspend decides, as in Kubeflow) are accepted here. */
+#pragma once
+
+#include <cjson/cJSON.h>
+
+#include "reconcilers/trainjob.h"
+
+#define TJ_REASON_UNSUPPORTED_RUNTIME "UnsupportedRuntime"
+
+/* Checks a runtime object (either kind). Returns 0, or -EOPNOTSUPP with reason
+ * UnsupportedRuntime and a message naming the first field refused. */
+int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why);
+
+/* The restart budget the runtime's JobSet failurePolicy gives: 0 when its first rule
+ * matches every failure with FailJobSet, else maxRestarts (JobSet's default 0 when the
+ * policy lacks it); -1 without a failurePolicy, or with a maxRestarts that is not a number
+ * in 0..1000. Call tj_runtime_support_check first: the rules it refuses are not read. */
+int tj_runtime_failure_budget(const cJSON *runtime);
