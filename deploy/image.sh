@@ -65,8 +65,11 @@ build() {
 	arch=$(arch_of "$platform")
 	base
 	# The build stage runs on this machine's platform whatever the target (FROM
-	# --platform=$BUILDPLATFORM), so the base image is only ever needed for it.
+	# --platform=$BUILDPLATFORM), so the base image is only ever needed for it. Podman 4.3
+	# sets BUILDPLATFORM for RUN but not in FROM lines unless it is passed explicitly.
+	local host=linux/$(dpkg --print-architecture)
 	pod build --pull=never --layers --network host "${ulimits[@]}" --platform "$platform" \
+		--build-arg BUILDPLATFORM="$host" \
 		-f "$repo/deploy/Containerfile" -t "$image:$arch" "$repo"
 }
 
