@@ -252,8 +252,8 @@ static int load_kube(struct run *r, const struct tj_cli *cli)
 	int rc;
 
 	tj_kube_env_from_process(cli->run.kubeconfig[0] ? cli->run.kubeconfig : NULL, &env);
-	rc = tj_kube_config_load(&env, cli->run.context[0] ? cli->run.context : NULL, NULL,
-	                         &r->kube, err, sizeof(err));
+	rc = tj_kube_config_load(&env, cli->run.context[0] ? cli->run.context : NULL,
+	                         TJ_KUBE_SA_DIR, &r->kube, err, sizeof(err));
 	if (rc < 0) {
 		tj_log_error("kube", "no usable cluster configuration", TJ_STR("problem", err));
 		return rc;

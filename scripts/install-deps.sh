@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs every system package the project needs on a Debian 12 machine: the C toolchain
 # and libraries of the controller, the static checkers, the fuzzing runtime, Prometheus and
-# promtool (the alert tests and the Prometheus e2e), and Go for the local control plane.
-# Safe to run again: packages already present are left alone.
+# promtool (the alert tests and the Prometheus e2e), podman and mmdebstrap for the image
+# (deploy/image.sh), and Go for the local control plane. Safe to run again: packages
+# already present are left alone.
 set -euo pipefail
 
 packages=(
@@ -12,6 +13,7 @@ packages=(
 	jq yq procps psmisc iproute2 python3 python3-venv
 	libgnutls28-dev openssh-client
 	prometheus python3-yaml
+	podman runc mmdebstrap
 )
 
 missing=()
