@@ -100,6 +100,17 @@ cJSON *tj_json_array(cJSON *obj, const char *key)
 	return json_member(obj, key, cJSON_IsArray, cJSON_CreateArray);
 }
 
+int tj_json_append(cJSON *array, cJSON *item)
+{
+	if (!item)
+		return -ENOMEM;
+	if (!cJSON_AddItemToArray(array, item)) {
+		cJSON_Delete(item);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value)
 {
 	cJSON *el;

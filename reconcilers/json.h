@@ -28,6 +28,10 @@ int tj_json_set(cJSON *obj, const char *key, cJSON *item);
 /* Sets key to a string value, replacing any earlier value. -ENOMEM. */
 int tj_json_set_string(cJSON *obj, const char *key, const char *value);
 
+/* Appends item to array, taking ownership of it (freed on failure; NULL, as a failed
+ * cJSON_Create* gives, is -ENOMEM). -ENOMEM. */
+int tj_json_append(cJSON *array, cJSON *item);
+
 /* The object at key of obj, created empty if absent or not an object. NULL on -ENOMEM. */
 cJSON *tj_json_object(cJSON *obj, const char *key);
 

@@ -236,17 +236,6 @@ static cJSON *key_to_path(const char *key, const char *path, int mode)
 	return item;
 }
 
-static int add_item(cJSON *array, cJSON *item)
-{
-	if (!item)
-		return -ENOMEM;
-	if (!cJSON_AddItemToArray(array, item)) {
-		cJSON_Delete(item);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /* Replaces the element of list whose member key equals value with item, or appends it. */
 static int upsert(cJSON *parent, const char *list_key, const char *key, cJSON *item)
 {
@@ -264,7 +253,7 @@ static int upsert(cJSON *parent, const char *list_key, const char *key, cJSON *i
 		}
 		return 0;
 	}
-	return add_item(list, item);
+	return tj_json_append(list, item);
 }
 
 static cJSON *ssh_auth_volume(const char *job)
@@ -279,9 +268,12 @@ static cJSON *ssh_auth_volume(const char *job)
 	items = tj_json_array(src, "items");
 	if (!items || tj_json_set_string(src, "secretName", name) < 0 ||
 	    tj_json_set(src, "defaultMode", cJSON_CreateNumber(MODE_DEFAULT)) < 0 ||
-	    add_item(items, key_to_path(TJ_MPI_PRIVATE_KEY, "id_rsa", MODE_PRIVATE_KEY)) < 0 ||
-	    add_item(items, key_to_path(TJ_MPI_PUBLIC_KEY, "id_rsa.pub", MODE_PUBLIC_KEY)) < 0 ||
-	    add_item(items, key_to_path(TJ_MPI_PUBLIC_KEY, "authorized_keys", MODE_PUBLIC_KEY)) < 0)
+	    tj_json_append(items, key_to_path(TJ_MPI_PRIVATE_KEY, "id_rsa", MODE_PRIVATE_KEY)) <
+	            0 ||
+	    tj_json_append(items, key_to_path(TJ_MPI_PUBLIC_KEY, "id_rsa.pub", MODE_PUBLIC_KEY)) <
+	            0 ||
+	    tj_json_append(items,
+	                   key_to_path(TJ_MPI_PUBLIC_KEY, "authorized_keys", MODE_PUBLIC_KEY)) < 0)
 		goto fail;
 	return vol;
 fail:
@@ -300,8 +292,8 @@ static cJSON *hostfile_volume(const char *job)
 	src = tj_json_object(vol, "configMap");
 	items = tj_json_array(src, "items");
 	if (!items || tj_json_set_string(src, "name", name) < 0 ||
-	    add_item(items, key_to_path(TJ_MPI_HOSTFILE_KEY, TJ_MPI_HOSTFILE_KEY, MODE_HOSTFILE)) <
-	            0)
+	    tj_json_append(items, key_to_path(TJ_MPI_HOSTFILE_KEY, TJ_MPI_HOSTFILE_KEY,
+	                                      MODE_HOSTFILE)) < 0)
 		goto fail;
 	return vol;
 fail:

@@ -64,20 +64,9 @@ struct tj_render *tj_render_free(struct tj_render *r)
 	return NULL;
 }
 
-static int add_to_array(cJSON *array, cJSON *item)
-{
-	if (!item)
-		return -ENOMEM;
-	if (!cJSON_AddItemToArray(array, item)) {
-		cJSON_Delete(item);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 static int add_dup(cJSON *array, const cJSON *item)
 {
-	return add_to_array(array, cJSON_Duplicate(item, true));
+	return tj_json_append(array, cJSON_Duplicate(item, true));
 }
 
 /* Upserts every member of src into the object dst[key] (labels, nodeSelector). */
@@ -125,7 +114,7 @@ static int merge_list(cJSON *dst, const char *key, const cJSON *src, const char 
 				cJSON_Delete(copy);
 				return -ENOMEM;
 			}
-		} else if (add_to_array(list, copy) < 0) {
+		} else if (tj_json_append(list, copy) < 0) {
 			return -ENOMEM;
 		}
 	}
@@ -352,7 +341,7 @@ static cJSON *string_array(char *const *v, size_t n)
 	cJSON *a = cJSON_CreateArray();
 
 	for (size_t i = 0; a && i < n; i++)
-		if (add_to_array(a, cJSON_CreateString(v[i])) < 0) {
+		if (tj_json_append(a, cJSON_CreateString(v[i])) < 0) {
 			cJSON_Delete(a);
 			return NULL;
 		}
@@ -584,7 +573,7 @@ static cJSON *match_expression(const char *key, const char *op, const char *cons
 	    tj_json_set_string(e, "operator", op) < 0)
 		goto fail;
 	for (size_t i = 0; i < n; i++)
-		if (add_to_array(v, cJSON_CreateString(values[i])) < 0)
+		if (tj_json_append(v, cJSON_CreateString(values[i])) < 0)
 			goto fail;
 	if (tj_json_set(e, "values", v) < 0) {
 		v = NULL;
@@ -609,18 +598,19 @@ static int placement_expressions(const struct tj_render_input *in, cJSON **ret)
 	for (size_t i = 0; cls && i < cls->n_node_labels; i++) {
 		const char *v = cls->node_labels[i].value;
 
-		if (add_to_array(exprs, match_expression(cls->node_labels[i].key, "In", &v, 1)) < 0)
+		if (tj_json_append(exprs, match_expression(cls->node_labels[i].key, "In", &v, 1)) <
+		    0)
 			goto fail;
 	}
 	if (cls && cls->arch) {
 		const char *v = cls->arch;
 
-		if (add_to_array(exprs, match_expression("kubernetes.io/arch", "In", &v, 1)) < 0)
+		if (tj_json_append(exprs, match_expression("kubernetes.io/arch", "In", &v, 1)) < 0)
 			goto fail;
 	}
 	if (in->n_excluded_nodes > 0 &&
-	    add_to_array(exprs, match_expression("kubernetes.io/hostname", "NotIn",
-	                                         in->excluded_nodes, in->n_excluded_nodes)) < 0)
+	    tj_json_append(exprs, match_expression("kubernetes.io/hostname", "NotIn",
+	                                           in->excluded_nodes, in->n_excluded_nodes)) < 0)
 		goto fail;
 	*ret = exprs;
 	return 0;
@@ -642,7 +632,7 @@ static int and_into_terms(cJSON *spec, const cJSON *exprs)
 	terms = required ? tj_json_array(required, "nodeSelectorTerms") : NULL;
 	if (!terms)
 		return -ENOMEM;
-	if (cJSON_GetArraySize(terms) == 0 && add_to_array(terms, cJSON_CreateObject()) < 0)
+	if (cJSON_GetArraySize(terms) == 0 && tj_json_append(terms, cJSON_CreateObject()) < 0)
 		return -ENOMEM;
 	cJSON_ArrayForEach(term, terms)
 	{
@@ -680,7 +670,7 @@ int tj_render_pin(cJSON *pod, const char *node, const char *hostname)
 	int r = -ENOMEM;
 
 	if (!exprs ||
-	    add_to_array(exprs, match_expression("kubernetes.io/hostname", "In", &v, 1)) < 0)
+	    tj_json_append(exprs, match_expression("kubernetes.io/hostname", "In", &v, 1)) < 0)
 		goto out;
 	r = and_into_terms(tj_json_object(pod, "spec"), exprs);
 	if (r == 0)
@@ -709,7 +699,7 @@ static int apply_tolerations(cJSON *spec, const struct tj_gpu_class *cls)
 		const struct tj_toleration *t = &cls->tolerations[i];
 		cJSON *o = cJSON_CreateObject();
 
-		if (add_to_array(list, o) < 0)
+		if (tj_json_append(list, o) < 0)
 			goto out;
 		if ((t->key && tj_json_set_string(o, "key", t->key) < 0) ||
 		    (t->operator_ && tj_json_set_string(o, "operator", t->operator_) < 0) ||
@@ -727,7 +717,7 @@ int tj_render_add_owner(cJSON *meta, const struct tj_trainjob *job)
 {
 	cJSON *refs = cJSON_CreateArray(), *ref = cJSON_CreateObject();
 
-	if (add_to_array(refs, ref) < 0 || tj_json_set(meta, "ownerReferences", refs) < 0)
+	if (tj_json_append(refs, ref) < 0 || tj_json_set(meta, "ownerReferences", refs) < 0)
 		return -ENOMEM;
 	if (tj_json_set_string(ref, "apiVersion", TJ_API_VERSION) < 0 ||
 	    tj_json_set_string(ref, "kind", "TrainJob") < 0 ||
@@ -769,7 +759,7 @@ static int add_port(cJSON *c)
 			return 0;
 	}
 	p = cJSON_CreateObject();
-	if (add_to_array(ports, p) < 0 ||
+	if (tj_json_append(ports, p) < 0 ||
 	    tj_json_set(p, "containerPort", cJSON_CreateNumber(TJ_TORCH_PORT)) < 0 ||
 	    tj_json_set_string(p, "protocol", "TCP") < 0)
 		return -ENOMEM;
@@ -907,7 +897,7 @@ static int add_env(cJSON *env, const char *name, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(value, sizeof(value), fmt, ap);
 	va_end(ap);
-	return add_to_array(env, env_var(name, value, NULL));
+	return tj_json_append(env, env_var(name, value, NULL));
 }
 
 int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
@@ -984,7 +974,7 @@ int tj_render_service(const struct tj_trainjob *job, cJSON **ret)
 	/* As JobSet's headless Service: the pods of a replaced attempt kept for their logs lose
 	 * this label, so DNS never names two pods for one rank. */
 	if (!sel || !ports || tj_json_set_string(sel, TJ_LABEL_JOBSET_NAME, job->name) < 0 ||
-	    add_to_array(ports, port) < 0 || tj_json_set_string(port, "name", "torch") < 0 ||
+	    tj_json_append(ports, port) < 0 || tj_json_set_string(port, "name", "torch") < 0 ||
 	    tj_json_set(port, "port", cJSON_CreateNumber(TJ_TORCH_PORT)) < 0 ||
 	    tj_json_set(port, "targetPort", cJSON_CreateNumber(TJ_TORCH_PORT)) < 0 ||
 	    tj_json_set_string(port, "protocol", "TCP") < 0)
