@@ -76,6 +76,12 @@ def status(namespace, name):
     return tj(namespace, name).get("status", {})
 
 
+def started(namespace, name):
+    """The job's startTime, once its status has it: the pods can run before the patch
+    that records the start lands."""
+    return ts(wait_for(f"{name}'s startTime", lambda: status(namespace, name).get("startTime"), timeout=30))
+
+
 def queued(namespace, name, reason="Resources", timeout=60, **want):
     """The status of the job once it is Queued with that reason (and the fields in want)."""
 
@@ -229,7 +235,7 @@ def test_backfill_starts_a_short_job_ahead_of_the_blocked_head_and_never_one_wit
     try:
         apply(trainjob("a", nodes=6, run_time="45s", activeDeadlineSeconds=60), "-n", namespace)
         running(namespace, "a", 6, timeout=60)
-        a_start = ts(status(namespace, "a")["startTime"])
+        a_start = started(namespace, "a")
         apply(trainjob("b", nodes=8, run_time="4s"), "-n", namespace)
         b = wait_for("b's reservation", lambda: (s := queued(namespace, "b", queuePosition=1)).get("expectedStartTime") and s)
         assert abs(ts(b["expectedStartTime"]) - (a_start + 60)) <= 3, (b["expectedStartTime"], a_start)
@@ -347,8 +353,8 @@ def test_node_not_ready_moves_the_heads_start_and_a_new_node_lets_it_run(admitte
     apply(trainjob("short", nodes=1, run_time="10m", activeDeadlineSeconds=120), "-n", namespace)
     apply(trainjob("long", nodes=1, run_time="10m", activeDeadlineSeconds=240), "-n", namespace)
     used = {running(namespace, n, 1)[0]["spec"]["nodeName"] for n in ("short", "long")}
-    short_end = ts(status(namespace, "short")["startTime"]) + 120
-    long_end = ts(status(namespace, "long")["startTime"]) + 240
+    short_end = started(namespace, "short") + 120
+    long_end = started(namespace, "long") + 240
     apply(trainjob("head", nodes=7, run_time="3s"), "-n", namespace)
     s = wait_for("the head's reservation", lambda: (s := queued(namespace, "head", queuePosition=1)).get("expectedStartTime") and s)
     assert abs(ts(s["expectedStartTime"]) - short_end) <= 3, (s, short_end)
