@@ -7,7 +7,9 @@
 #   unit      the cmocka unit tests (meson suite "unit"), in a plain build and under
 #             ASan+UBSan
 #   valgrind  the unit tests of the plain build under valgrind's memcheck
-#   fuzz      every libFuzzer target for a short while (TJC_FUZZ_SECONDS, default 15)
+#   fuzz      every libFuzzer target for a short while (TJC_FUZZ_SECONDS, default 15), with
+#             its final coverage; TJC_FUZZ_KEEP=1 merges what reached new coverage into
+#             tests/fuzz/corpus (the long mode: TJC_FUZZ_SECONDS=3600 TJC_FUZZ_KEEP=1)
 #   e2e       the pytest suites in tests/e2e against a local cluster of the test command's
 #             own, "trainjob-test" (TJC_TEST_CLUSTER renames it), started for the stage and
 #             stopped at its end; so a demo's cluster and controller (scripts/demo.sh) are
@@ -180,9 +182,17 @@ stage_fuzz() {
 		corpus=tests/fuzz/corpus/$name
 		work=$(mktemp -d)
 		[[ -d $corpus ]] && cp -r "$corpus"/. "$work"/
-		if "$t" -max_total_time="${TJC_FUZZ_SECONDS:-15}" -artifact_prefix="$work/" \
-			"$work" >"$work/log" 2>&1; then
-			echo "$name: $(grep -Eo "Done [0-9]+ runs.*" "$work/log" | tail -1)"
+		if "$t" -max_total_time="${TJC_FUZZ_SECONDS:-15}" -print_final_stats=1 \
+			-artifact_prefix="$work/" "$work" >"$work/log" 2>&1; then
+			echo "$name: $(grep -Eo "Done [0-9]+ runs.*" "$work/log" | tail -1);" \
+				"$(grep -Eo "DONE +cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[^ ]+" "$work/log" | tail -1 | sed 's/DONE */final /')"
+			# Inputs that reached new coverage join the repo's corpus (libFuzzer's merge
+			# keeps only those), so that a long run's finds are kept for the short ones.
+			if [[ ${TJC_FUZZ_KEEP:-0} == 1 ]]; then
+				mkdir -p "$corpus"
+				"$t" -merge=1 "$corpus" "$work" >"$work/merge.log" 2>&1 &&
+					echo "$name: corpus now $(find "$corpus" -type f | wc -l) inputs"
+			fi
 			ok=$((ok + 1))
 		else
 			echo "$name: FAILED"

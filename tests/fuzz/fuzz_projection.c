@@ -1,6 +1,6 @@
-/* libFuzzer target: the pod, node and PriorityClass projections (and the RFC 3339 parser they use)
- * on arbitrary JSON. A projected object also goes through the pod or node store, so that keys and
- * index values made from hostile strings are exercised too. */
+/* libFuzzer target: the pod, node, PriorityClass and Kueue Workload projections (and the RFC 3339
+ * parser they use) on arbitrary JSON. A projected object also goes through the pod or node store,
+ * so that keys and index values made from hostile strings are exercised too. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "informers/priority_class.h"
 #include "informers/projection.h"
 #include "informers/store.h"
+#include "informers/workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,6 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			through_store(&tj_node_store_ops, p);
 		if (tj_priority_class_project(obj, &p) == 0)
 			through_store(&tj_priority_class_store_ops, p);
+		if (tj_workload_project(obj, &p) == 0)
+			through_store(&tj_workload_store_ops, p);
 		cJSON_Delete(obj);
 	}
 	text = malloc(size + 1);

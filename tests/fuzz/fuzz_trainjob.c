@@ -1,18 +1,53 @@
 /* libFuzzer target: the TrainJob and runtime projections (what any user who may create a
  * TrainJob or a TrainingRuntime sends), the spec's validation, the status's round trip, and
- * the rendering of a pinned pod. The input is one object, tried as both, or an array of a
+ * the rendering of a pinned pod, of a pod of every other step of the runtime's graph, of its
+ * PVCs and of the MPI hostfile. The input is one object, tried as both, or an array of a
  * TrainJob and a runtime, rendered together. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "reconcilers/mpi.h"
 #include "reconcilers/render.h"
+#include "reconcilers/render_step.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Every step but node, slot 0, with the claims mounted; the PVCs; the hostfile of an MPI
+ * runtime over the graph's steps. */
+static void render_steps(const struct tj_trainjob *job, const struct tj_runtime *rt)
+{
+	struct tj_mpi_step steps[16];
+	size_t n = 0;
+	struct tj_problem why;
+	char *hostfile = NULL;
+	cJSON *out = NULL;
+
+	for (size_t i = 0; i < rt->graph.n; i++) {
+		const struct tj_step *step = &rt->graph.steps[i];
+
+		if (n < sizeof(steps) / sizeof(steps[0]))
+			steps[n++] = (struct tj_mpi_step){ step->name, step->replicas,
+				                           tj_step_pods(&rt->graph, i, 1) };
+		if (strcmp(step->name, "node") == 0 ||
+		    tj_render_step_pod(job, step, 0, 0, &out, &why) < 0)
+			continue;
+		tj_render_mount_claims(out, rt->graph.claim_templates, job->name);
+		tj_mpi_apply_pod(out, step->name, &rt->mpi, job->name, 1);
+		cJSON_Delete(out);
+		out = NULL;
+	}
+	if (tj_render_claims(job, rt->graph.claim_templates, &out, &why) == 0)
+		cJSON_Delete(out);
+	if (tj_mpi_hostfile(&rt->mpi, job->name, job->name, steps, n, 1, &hostfile) == 0)
+		free(hostfile);
+}
 
 static void render(const struct tj_trainjob *job, const struct tj_runtime *rt)
 {
@@ -56,8 +91,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			cJSON_Delete(status);
 		}
 	}
-	if (tj_runtime_from_json(second, &rt) == 0 && job)
+	if (tj_runtime_from_json(second, &rt) == 0 && job) {
 		render(job, rt);
+		render_steps(job, rt);
+	}
 	tj_runtime_free(rt);
 	tj_trainjob_free(job);
 	cJSON_Delete(obj);
