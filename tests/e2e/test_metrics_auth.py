@@ -22,9 +22,8 @@ import uuid
 import pytest
 
 from conftest import Controller
-from kube import REPO, kubectl, wait_for
-
-READER_ROLE = os.path.join(REPO, "deploy", "base", "metrics-reader.yaml")
+from kube import kubectl, wait_for
+from scrapers import READER_ROLE, READER_ROLE_NAME, Scraper, make_pair, scrape
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +37,7 @@ def module_namespace():
 @pytest.fixture(scope="module")
 def reader_role():
     kubectl("apply", "-f", READER_ROLE)
-    yield "trainjob-controller-metrics-reader"
+    yield READER_ROLE_NAME
 
 
 @pytest.fixture(scope="module")
@@ -48,25 +47,6 @@ def secure(crds, module_namespace):
     c = Controller("--metrics-secure", f"--namespace={module_namespace}").start()
     yield c
     c.stop()
-
-
-class Scraper:
-    """A ServiceAccount of the module's namespace, bound to the metrics reader ClusterRole or not."""
-
-    def __init__(self, namespace, name):
-        self.namespace, self.name = namespace, name
-        self.binding = f"e2e-mauth-{namespace}-{name}"
-        kubectl("create", "serviceaccount", name, "-n", namespace)
-
-    def token(self):
-        return kubectl("create", "token", self.name, "-n", self.namespace, "--duration=10m").stdout.strip()
-
-    def bind(self, role):
-        kubectl("create", "clusterrolebinding", self.binding, f"--clusterrole={role}",
-                f"--serviceaccount={self.namespace}:{self.name}")
-
-    def unbind(self):
-        kubectl("delete", "clusterrolebinding", self.binding, "--ignore-not-found")
 
 
 @pytest.fixture
@@ -81,19 +61,6 @@ def scrapers(module_namespace):
     yield make
     for s in made:
         s.unbind()
-
-
-def scrape(port, token=None, path="/metrics", method="GET", cafile=None):
-    """(status, body) of an HTTPS request to the controller."""
-    ctx = ssl.create_default_context(cafile=cafile) if cafile else ssl._create_unverified_context()
-    req = urllib.request.Request(f"https://127.0.0.1:{port}{path}", method=method)
-    if token:
-        req.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(req, timeout=10, context=ctx) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def can_reach(port, token, want, timeout=30):
@@ -176,21 +143,6 @@ def test_self_signed_certificate_names_localhost(secure):
                           text=True, check=True).stdout
     assert "DNS:localhost" in text and "IP Address:127.0.0.1" in text
     assert "Issuer: CN" in text and "ASN1 OID: prime256v1" in text
-
-
-def make_pair(directory, cn):
-    """A self-signed certificate for 127.0.0.1, as tls.crt and tls.key in directory, written
-    the way the kubelet updates a Secret volume (new files renamed into place)."""
-    tmp = os.path.join(directory, ".new")
-    os.makedirs(tmp, exist_ok=True)
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                    "-nodes", "-days", "1", "-subj", f"/CN={cn}", "-addext", "subjectAltName=IP:127.0.0.1",
-                    "-keyout", os.path.join(tmp, "tls.key"), "-out", os.path.join(tmp, "tls.crt")],
-                   check=True, capture_output=True)
-    for f in ("tls.crt", "tls.key"):
-        os.replace(os.path.join(tmp, f), os.path.join(directory, f))
-    shutil.rmtree(tmp)
-    return os.path.join(directory, "tls.crt")
 
 
 def served_fingerprint(port):
