@@ -118,6 +118,19 @@ static uint64_t now_ns(const struct tj_controller *c)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+const struct tj_gpu_class *tj_controller_job_gpu_class(const struct tj_controller *c,
+                                                       const struct tj_trainjob *job)
+{
+	const struct tj_runtime *rt = NULL;
+	const struct tj_gpu_class *cls = NULL;
+	struct tj_problem why = { "", "" };
+
+	if (tj_runtime_resolve(job, lookup_runtime, (void *)c, &rt, &why) < 0 ||
+	    tj_runtime_gpu_class(rt, c->config, &cls, &why) < 0)
+		return NULL;
+	return cls;
+}
+
 /* ---- GPU-seconds (reconcilers/gpu_seconds.h) ---- */
 
 /* A TrainJob deleted before it ended: what it held and no outcome counted is cancelled. The
@@ -126,18 +139,14 @@ static uint64_t now_ns(const struct tj_controller *c)
  * rest. */
 static void count_cancelled(struct tj_controller *c, const struct tj_trainjob *job, const char *key)
 {
-	const struct tj_runtime *rt = NULL;
-	const struct tj_gpu_class *cls = NULL;
-	struct tj_problem why = { "", "" };
+	const struct tj_gpu_class *cls;
 	const struct tj_pod **pods = NULL;
 	size_t n_pods = 0;
 	int64_t seconds;
 
 	if (!c->metrics || !c->leading || !c->synced)
 		return;
-	if (tj_runtime_resolve(job, lookup_runtime, c, &rt, &why) < 0 ||
-	    tj_runtime_gpu_class(rt, c->config, &cls, &why) < 0)
-		cls = NULL;
+	cls = tj_controller_job_gpu_class(c, job);
 	if (tj_pod_collect_owned(tj_reflector_store(c->informers->pods), key, job->uid,
 	                         MAX_PODS_PER_JOB, &pods, &n_pods) < 0)
 		n_pods = 0;
@@ -468,8 +477,8 @@ static void count_admission(struct tj_controller *c, const struct reconcile *r)
 	if (r->backfilled)
 		tj_metric_add(m->trainjob_backfills_total, NULL, 1);
 	if (r->first_start && r->creation_time)
-		tj_metric_observe(
-		        m->trainjob_queue_wait_seconds, NULL,
+		tj_std_metrics_observe_for_key(
+		        m->trainjob_queue_wait_seconds, r->key, r->gpu_class,
 		        (double)((int64_t)(now_ns(c) / 1000000000ull) - r->creation_time));
 }
 
@@ -892,17 +901,6 @@ void tj_controller_queue_stats(const struct tj_controller *c, struct tj_workqueu
 void tj_controller_gate_stats(const struct tj_controller *c, struct tj_write_gate_stats *ret)
 {
 	tj_write_gate_stats(c->gate, ret);
-}
-
-void tj_controller_jobs_by_state(const struct tj_controller *c, size_t counts[TJ_STATE_COUNT])
-{
-	struct tj_store_iter it;
-	const struct tj_trainjob *job;
-
-	memset(counts, 0, TJ_STATE_COUNT * sizeof(*counts));
-	tj_store_iter_init(tj_reflector_store(c->informers->trainjobs), &it);
-	while ((job = tj_store_iter_next(&it)))
-		counts[job->status.state == TJ_STATE_NONE ? TJ_STATE_PENDING : job->status.state]++;
 }
 
 bool tj_controller_synced(const struct tj_controller *c)

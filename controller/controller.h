@@ -68,9 +68,10 @@ void tj_controller_queue_stats(const struct tj_controller *c, struct tj_workqueu
 /* The counters of its write gate. */
 void tj_controller_gate_stats(const struct tj_controller *c, struct tj_write_gate_stats *ret);
 
-/* The cached TrainJobs by status.state, indexed by enum tj_state (a job not written yet
- * counts as Pending), for the trainjob_jobs gauge. */
-void tj_controller_jobs_by_state(const struct tj_controller *c, size_t counts[TJ_STATE_COUNT]);
+/* The GPU class job's runtime selects (borrowed from the config); NULL when it selects none,
+ * or the runtime is missing or names a class the config lacks. */
+const struct tj_gpu_class *tj_controller_job_gpu_class(const struct tj_controller *c,
+                                                       const struct tj_trainjob *job);
 
 /* Every informer has listed once. */
 bool tj_controller_synced(const struct tj_controller *c);

@@ -414,6 +414,32 @@ int tj_metric_observe(struct tj_metric *m, const char *const *values, double val
 	return 0;
 }
 
+size_t tj_metric_remove_series(struct tj_metric *m, tj_metric_keep_fn keep, void *ctx)
+{
+	size_t kept = 0, removed;
+
+	if (m->n_labels == 0)
+		return 0;
+	for (size_t i = 0; i < m->n_series; i++) {
+		struct tj_series *s = m->series[i];
+
+		if (keep && keep((const char *const *)s->values, ctx))
+			m->series[kept++] = s;
+		else
+			series_free(s, m->n_labels);
+	}
+	removed = m->n_series - kept;
+	m->n_series = kept;
+	/* Open addressing cannot drop an entry in place (it would cut the probe chains of
+	 * the others): the index is built again from what is left, at the size it has. */
+	if (removed > 0 && m->index_cap > 0) {
+		memset(m->index, 0, m->index_cap * sizeof(*m->index));
+		for (size_t i = 0; i < m->n_series; i++)
+			index_insert(m->index, m->index_cap, m->series[i]);
+	}
+	return removed;
+}
+
 int tj_metrics_add_collector(struct tj_metrics *reg, tj_metrics_collect_fn fn,
                              tj_metrics_collector_free_fn free_fn, void *userdata)
 {

@@ -16,6 +16,7 @@
  * Everything runs on the loop's thread; nothing here locks. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define TJ_METRIC_MAX_SERIES_DEFAULT 1000
@@ -75,6 +76,14 @@ void tj_series_set_total(struct tj_series *s, double total);
 int tj_metric_add(struct tj_metric *m, const char *const *values, double amount);
 int tj_metric_set(struct tj_metric *m, const char *const *values, double value);
 int tj_metric_observe(struct tj_metric *m, const char *const *values, double value);
+
+/* Removes the series of m for which keep(values, ctx) is false (values in the order of the
+ * family's label names), or every series when keep is NULL, and returns how many went: the
+ * series of something that no longer exists (a namespace without jobs) must not linger. The
+ * removed series' pointers are invalid afterwards. A family without labels keeps its one
+ * series. */
+typedef bool (*tj_metric_keep_fn)(const char *const *values, void *ctx);
+size_t tj_metric_remove_series(struct tj_metric *m, tj_metric_keep_fn keep, void *ctx);
 
 /* Called at the start of every render, in registration order, to refresh gauges that are
  * sampled rather than fed (process_*). At most 8 collectors (-E2BIG). When free_fn is not

@@ -15,9 +15,11 @@
 #include "controller/discovery.h"
 #include "controller/health.h"
 #include "controller/http.h"
+#include "controller/job_series.h"
 #include "controller/leader.h"
 #include "controller/log.h"
 #include "controller/metrics_auth.h"
+#include "controller/namespace_series.h"
 #include "controller/process_metrics.h"
 #include "controller/recorder.h"
 #include "controller/serving_cert.h"
@@ -48,7 +50,8 @@ struct run {
 	/* What the counters fed from the queue's and the gate's totals have been given. */
 	uint64_t adds_seen, retries_seen, deferred_seen, expired_seen;
 	struct tj_reflector_seen reflectors_seen[6];
-	const struct tj_config *classes; /* borrowed: the built-in ones or config's */
+	struct tj_namespace_series *namespaces; /* owned */
+	const struct tj_config *classes;        /* borrowed: the built-in ones or config's */
 	int exit_status;
 };
 
@@ -108,22 +111,50 @@ static void collect_gpu_use(struct run *r)
 	const struct tj_store *pods = tj_reflector_store(inf->pods);
 	size_t n = 0, cap = tj_store_len(pods);
 	const struct tj_pod **all = malloc((cap ? cap : 1) * sizeof(*all));
-	struct tj_gpu_use *use =
-	        calloc(r->classes->n_classes ? r->classes->n_classes : 1, sizeof(*use));
 	struct tj_store_iter it;
 	const struct tj_pod *p;
 
-	if (!all || !use)
-		goto out;
+	if (!all)
+		return;
 	tj_store_iter_init(pods, &it);
 	while (n < cap && (p = tj_store_iter_next(&it)))
 		all[n++] = p;
-	if (tj_gpu_use_count(r->classes, all, n, node_by_name,
-	                     (void *)tj_reflector_store(inf->nodes), use) == 0)
-		tj_std_metrics_feed_gpu_use(&r->std, r->classes, use);
-out:
+	tj_std_metrics_feed_gpu_use(&r->std, r->classes, all, n, node_by_name,
+	                            (void *)tj_reflector_store(inf->nodes));
 	free(all);
-	free(use);
+}
+
+/* trainjob_jobs from the TrainJob cache, and the counters and histograms of the namespaces
+ * without a job any more swept (controller/namespace_series.h). */
+static void collect_jobs(struct run *r)
+{
+	struct tj_metric *const per_namespace[] = {
+		r->std.trainjob_worker_restarts_total,
+		r->std.trainjob_gpu_seconds_total,
+		r->std.trainjob_time_to_running_seconds,
+		r->std.trainjob_queue_wait_seconds,
+	};
+	struct tj_job_series *jobs;
+	const char **live;
+	size_t n;
+	int rc;
+
+	if (tj_controller_job_series(r->controller, &jobs, &n) < 0)
+		return;
+	tj_std_metrics_feed_jobs(&r->std, jobs, n);
+	live = malloc((n ? n : 1) * sizeof(*live));
+	rc = live ? 0 : -ENOMEM;
+	for (size_t i = 0; live && i < n; i++)
+		live[i] = jobs[i].namespace;
+	if (live)
+		rc = tj_namespace_series_sweep(r->namespaces, live, n, uv_now(&r->loop),
+		                               per_namespace,
+		                               sizeof(per_namespace) / sizeof(per_namespace[0]));
+	if (rc < 0)
+		tj_log_error("metrics", "could not sweep the series of namespaces without jobs",
+		             TJ_ERR(rc));
+	free(live);
+	free(jobs);
 }
 
 static void collect_queue(void *userdata)
@@ -144,13 +175,7 @@ static void collect_queue(void *userdata)
 	tj_metric_set(r->std.trainjob_caches_synced, NULL, tj_controller_synced(r->controller));
 	collect_reflectors(r);
 	collect_gpu_use(r);
-
-	size_t jobs[TJ_STATE_COUNT];
-
-	tj_controller_jobs_by_state(r->controller, jobs);
-	for (int state = TJ_STATE_PENDING; state < TJ_STATE_COUNT; state++)
-		tj_metric_set(r->std.trainjob_jobs, TJ_LABELS(tj_state_name(state)),
-		              (double)jobs[state]);
+	collect_jobs(r);
 
 	struct tj_write_gate_stats gs;
 
@@ -412,6 +437,7 @@ static int setup(struct run *r, const struct tj_cli *cli)
 		return -EINVAL;
 	if ((rc = tj_metrics_new(&r->metrics)) < 0 ||
 	    (rc = tj_std_metrics_register(r->metrics, &r->std)) < 0 ||
+	    (rc = tj_namespace_series_new(TJ_NAMESPACE_SERIES_GRACE_MS, &r->namespaces)) < 0 ||
 	    (rc = tj_std_metrics_init_controller(&r->std, TJ_CONTROLLER_NAME,
 	                                         TJ_CONTROLLER_MAX_CONCURRENT)) < 0 ||
 	    (rc = tj_std_metrics_init_workqueue(&r->std, TJ_CONTROLLER_NAME)) < 0 ||
@@ -474,6 +500,7 @@ static void teardown(struct run *r)
 	uv_run(&r->loop, UV_RUN_DEFAULT);
 	tj_health_free(r->health);
 	tj_metrics_free(r->metrics);
+	tj_namespace_series_free(r->namespaces);
 	tj_kube_config_free(r->kube);
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "informers/store.h"
@@ -50,13 +51,14 @@ static const char *const l_queue_depth[] = { "name", "controller", "priority", N
 static const char *const l_rest[] = { "code", "method", "host", NULL };
 static const char *const l_rest_duration[] = { "verb", "host", NULL };
 static const char *const l_name[] = { "name", NULL };
-static const char *const l_namespace_reason[] = { "namespace", "reason", NULL };
+static const char *const l_namespace_reason_class[] = { "namespace", "reason", "gpu_class", NULL };
 static const char *const l_name_event[] = { "name", "event", NULL };
 static const char *const l_resource[] = { "resource", NULL };
-static const char *const l_state[] = { "state", NULL };
 static const char *const l_class[] = { "gpu_class", NULL };
 static const char *const l_class_reason[] = { "gpu_class", "reason", NULL };
 static const char *const l_class_state[] = { "gpu_class", "state", NULL };
+static const char *const l_namespace_class[] = { "namespace", "gpu_class", NULL };
+static const char *const l_namespace_class_state[] = { "namespace", "gpu_class", "state", NULL };
 static const char *const l_namespace_class_outcome[] = { "namespace", "gpu_class", "outcome",
 	                                                 NULL };
 
@@ -162,15 +164,20 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		             NULL),
 		  &m.trainjob_pods_created_total },
 		{ TJ_COUNTER("trainjob_worker_restarts_total",
-		             "Workers replaced after a failure, by namespace and the reason of the "
-		             "failure",
-		             l_namespace_reason),
+		             "Workers replaced after a failure, by namespace, the reason of the "
+		             "failure and the job's GPU class",
+		             l_namespace_reason_class),
 		  &m.trainjob_worker_restarts_total },
 		{ TJ_HISTOGRAM("trainjob_time_to_running_seconds",
-		               "Seconds from a TrainJob's creation until all its workers run", NULL,
-		               time_to_running_buckets),
+		               "Seconds from a TrainJob's creation until all its workers run, by "
+		               "namespace and GPU class",
+		               l_namespace_class, time_to_running_buckets),
 		  &m.trainjob_time_to_running_seconds },
-		{ TJ_GAUGE("trainjob_jobs", "TrainJobs by state", l_state), &m.trainjob_jobs },
+		{ TJ_GAUGE("trainjob_jobs",
+		           "TrainJobs by namespace, GPU class (\"\" when their runtime names none "
+		           "the config knows) and state",
+		           l_namespace_class_state),
+		  &m.trainjob_jobs },
 		{ TJ_COUNTER("trainjob_gpu_seconds_total",
 		             "GPU-seconds held by TrainJobs' pods, by namespace, GPU class and "
 		             "outcome: succeeded (attempts that completed their job), wasted "
@@ -182,8 +189,9 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		           l_class_reason),
 		  &m.trainjob_queue_jobs },
 		{ TJ_HISTOGRAM("trainjob_queue_wait_seconds",
-		               "Seconds from a TrainJob's creation until its gang was admitted",
-		               NULL, queue_wait_buckets),
+		               "Seconds from a TrainJob's creation until its gang was admitted, by "
+		               "namespace and GPU class",
+		               l_namespace_class, queue_wait_buckets),
 		  &m.trainjob_queue_wait_seconds },
 		{ TJ_HISTOGRAM(
 		          "trainjob_admission_latency_seconds",
@@ -208,10 +216,10 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		           l_class_state),
 		  &m.trainjob_gpus },
 		{ TJ_GAUGE("trainjob_job_gpus",
-		           "GPUs of TrainJobs' pods by the class of their node: requested (held or "
-		           "waited for), running, and idle (running in a gang whose other pods do "
-		           "not all run yet)",
-		           l_class_state),
+		           "GPUs of TrainJobs' pods by namespace and the class of their node: "
+		           "requested (held or waited for), running, and idle (running in a gang "
+		           "whose other pods do not all run yet)",
+		           l_namespace_class_state),
 		  &m.trainjob_job_gpus },
 		{ TJ_COUNTER("trainjob_admissions_total", "Gangs admitted, by GPU class", l_class),
 		  &m.trainjob_admissions_total },
@@ -240,11 +248,6 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		queue_buckets[i] = b;
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		r = tj_metrics_register(reg, &families[i].desc, families[i].out);
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0; i < sizeof(job_states) / sizeof(job_states[0]); i++) {
-		r = tj_metric_set(m.trainjob_jobs, TJ_LABELS(job_states[i]), 0);
 		if (r < 0)
 			return r;
 	}
@@ -310,17 +313,34 @@ void tj_std_metrics_observe_reconcile(const struct tj_std_metrics *m, const char
 	tj_metric_observe(m->reconcile_time_seconds, c, seconds);
 }
 
+/* The namespace of a key "namespace/name". */
+static int key_namespace(const char *key, char namespace[static TJ_STORE_KEY_MAX])
+{
+	const char *slash = strchr(key, '/');
+
+	if (!slash || slash == key || (size_t)(slash - key) >= TJ_STORE_KEY_MAX)
+		return -EINVAL;
+	memcpy(namespace, key, (size_t)(slash - key));
+	namespace[slash - key] = '\0';
+	return 0;
+}
+
 int tj_std_metrics_add_for_key(struct tj_metric *m, const char *key, const char *a, const char *b,
                                double amount)
 {
 	char namespace[TJ_STORE_KEY_MAX];
-	const char *slash = strchr(key, '/');
+	int r = key_namespace(key, namespace);
 
-	if (!slash || slash == key || (size_t)(slash - key) >= sizeof(namespace))
-		return -EINVAL;
-	memcpy(namespace, key, (size_t)(slash - key));
-	namespace[slash - key] = '\0';
-	return tj_metric_add(m, (const char *[]){ namespace, a, b }, amount);
+	return r < 0 ? r : tj_metric_add(m, (const char *[]){ namespace, a, b }, amount);
+}
+
+int tj_std_metrics_observe_for_key(struct tj_metric *m, const char *key, const char *gpu_class,
+                                   double value)
+{
+	char namespace[TJ_STORE_KEY_MAX];
+	int r = key_namespace(key, namespace);
+
+	return r < 0 ? r : tj_metric_observe(m, TJ_LABELS(namespace, gpu_class), value);
 }
 
 void tj_std_metrics_observe_request(const struct tj_http_observation *o, void *userdata)
@@ -352,7 +372,7 @@ void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key
 {
 	if (restart_reason[0])
 		tj_std_metrics_add_for_key(m->trainjob_worker_restarts_total, key, restart_reason,
-		                           NULL, 1);
+		                           gpu_class, 1);
 	if (gpu_seconds->succeeded > 0)
 		tj_std_metrics_add_for_key(m->trainjob_gpu_seconds_total, key, gpu_class,
 		                           TJ_GPU_OUTCOME_SUCCEEDED,
@@ -361,26 +381,92 @@ void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key
 		tj_std_metrics_add_for_key(m->trainjob_gpu_seconds_total, key, gpu_class,
 		                           TJ_GPU_OUTCOME_WASTED, (double)gpu_seconds->wasted);
 	if (running_after >= 0)
-		tj_metric_observe(m->trainjob_time_to_running_seconds, NULL, (double)running_after);
+		tj_std_metrics_observe_for_key(m->trainjob_time_to_running_seconds, key, gpu_class,
+		                               (double)running_after);
 }
 
-int tj_std_metrics_feed_gpu_use(const struct tj_std_metrics *m, const struct tj_config *config,
-                                const struct tj_gpu_use *use)
+int tj_std_metrics_feed_jobs(const struct tj_std_metrics *m, const struct tj_job_series *jobs,
+                             size_t n_jobs)
+{
+	int r = 0;
+
+	tj_metric_remove_series(m->trainjob_jobs, NULL, NULL);
+	for (size_t i = 0; r >= 0 && i < n_jobs; i++) {
+		const struct tj_job_series *j = &jobs[i];
+		enum tj_state state = j->state == TJ_STATE_NONE ? TJ_STATE_PENDING : j->state;
+
+		/* Every state of the pair is there, at 0 when no job has it: a panel or an alert
+		 * on Failed jobs of a namespace reads 0, not nothing. */
+		for (size_t k = 0; r >= 0 && k < sizeof(job_states) / sizeof(job_states[0]); k++)
+			r = tj_metric_add(m->trainjob_jobs,
+			                  TJ_LABELS(j->namespace, j->gpu_class, job_states[k]), 0);
+		if (r >= 0)
+			r = tj_metric_add(
+			        m->trainjob_jobs,
+			        TJ_LABELS(j->namespace, j->gpu_class, tj_state_name(state)), 1);
+	}
+	return r < 0 ? r : 0;
+}
+
+static int by_namespace(const void *a, const void *b)
+{
+	const struct tj_pod *x = *(const struct tj_pod *const *)a;
+	const struct tj_pod *y = *(const struct tj_pod *const *)b;
+
+	return strcmp(x->namespace, y->namespace);
+}
+
+/* The series of one namespace: the classes its pods request GPUs of. */
+static int set_gpu_use(const struct tj_std_metrics *m, const struct tj_config *config,
+                       const char *namespace, const struct tj_gpu_use *use)
 {
 	int r = 0;
 
 	for (size_t i = 0; r >= 0 && i < config->n_classes; i++) {
 		const char *name = config->classes[i].name;
 
-		r = tj_metric_set(m->trainjob_job_gpus, TJ_LABELS(name, "requested"),
+		if (use[i].requested == 0)
+			continue;
+		r = tj_metric_set(m->trainjob_job_gpus, TJ_LABELS(namespace, name, "requested"),
 		                  (double)use[i].requested);
 		if (r >= 0)
-			r = tj_metric_set(m->trainjob_job_gpus, TJ_LABELS(name, "running"),
+			r = tj_metric_set(m->trainjob_job_gpus,
+			                  TJ_LABELS(namespace, name, "running"),
 			                  (double)use[i].running);
 		if (r >= 0)
-			r = tj_metric_set(m->trainjob_job_gpus, TJ_LABELS(name, "idle"),
+			r = tj_metric_set(m->trainjob_job_gpus, TJ_LABELS(namespace, name, "idle"),
 			                  (double)use[i].idle);
 	}
+	return r;
+}
+
+int tj_std_metrics_feed_gpu_use(const struct tj_std_metrics *m, const struct tj_config *config,
+                                const struct tj_pod *const *pods, size_t n_pods,
+                                tj_gpu_use_node_fn node, void *ctx)
+{
+	const struct tj_pod **sorted = malloc((n_pods ? n_pods : 1) * sizeof(*sorted));
+	struct tj_gpu_use *use = calloc(config->n_classes ? config->n_classes : 1, sizeof(*use));
+	int r = -ENOMEM;
+
+	if (!sorted || !use)
+		goto out;
+	if (n_pods)
+		memcpy(sorted, pods, n_pods * sizeof(*sorted));
+	qsort(sorted, n_pods, sizeof(*sorted), by_namespace);
+	tj_metric_remove_series(m->trainjob_job_gpus, NULL, NULL);
+	r = 0;
+	for (size_t start = 0, end; r >= 0 && start < n_pods; start = end) {
+		for (end = start;
+		     end < n_pods && strcmp(sorted[start]->namespace, sorted[end]->namespace) == 0;
+		     end++)
+			;
+		r = tj_gpu_use_count(config, sorted + start, end - start, node, ctx, use);
+		if (r >= 0)
+			r = set_gpu_use(m, config, sorted[start]->namespace, use);
+	}
+out:
+	free(sorted);
+	free(use);
 	return r < 0 ? r : 0;
 }
 

@@ -2,6 +2,7 @@
  * them so that existing dashboards work unchanged, and the controller's own trainjob_*. */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "controller/metrics.h"
@@ -41,20 +42,22 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_watch_restarts_total; /* counter {resource} */
 	struct tj_metric *trainjob_relists_total;        /* counter {resource} */
 	/* this controller's own */
-	struct tj_metric *trainjob_pods_created_total;      /* counter */
-	struct tj_metric *trainjob_worker_restarts_total;   /* counter {namespace, reason} */
-	struct tj_metric *trainjob_time_to_running_seconds; /* histogram */
-	struct tj_metric *trainjob_jobs;                    /* gauge {state} */
+	struct tj_metric *trainjob_pods_created_total; /* counter */
+	/* counter {namespace, reason, gpu_class} */
+	struct tj_metric *trainjob_worker_restarts_total;
+	struct tj_metric *trainjob_time_to_running_seconds; /* histogram {namespace, gpu_class} */
+	struct tj_metric *trainjob_jobs; /* gauge {namespace, gpu_class, state} */
 	/* counter {namespace, gpu_class, outcome}: reconcilers/gpu_seconds.h */
 	struct tj_metric *trainjob_gpu_seconds_total;
 	/* gang admission (controller/admitter.h) */
-	struct tj_metric *trainjob_queue_jobs;                       /* gauge {gpu_class, reason} */
-	struct tj_metric *trainjob_queue_wait_seconds;               /* histogram */
-	struct tj_metric *trainjob_admission_latency_seconds;        /* histogram */
+	struct tj_metric *trainjob_queue_jobs;                /* gauge {gpu_class, reason} */
+	struct tj_metric *trainjob_queue_wait_seconds;        /* histogram {namespace, gpu_class} */
+	struct tj_metric *trainjob_admission_latency_seconds; /* histogram */
 	struct tj_metric *trainjob_admission_cycle_duration_seconds; /* histogram */
 	struct tj_metric *trainjob_admission_decisions_total;        /* counter */
 	struct tj_metric *trainjob_gpus;                             /* gauge {gpu_class, state} */
-	struct tj_metric *trainjob_job_gpus; /* gauge {gpu_class, state}: reconcilers/gpu_use.h */
+	/* gauge {namespace, gpu_class, state}: reconcilers/gpu_use.h */
+	struct tj_metric *trainjob_job_gpus;
 	struct tj_metric *trainjob_admissions_total; /* counter {gpu_class} */
 	struct tj_metric *trainjob_backfills_total;  /* counter */
 	/* the write gate (controller/write_gate.h) */
@@ -63,9 +66,7 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_write_gate_expired_total;  /* counter */
 };
 
-/* Registers every family above into reg and writes their handles into *ret.
- * trainjob_jobs starts at 0 for each state (Pending, Queued, Running, Restarting, Suspended,
- * Complete, Failed). */
+/* Registers every family above into reg and writes their handles into *ret. */
 int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret);
 
 /* What controller-runtime does when a controller starts: every reconcile result, the error
@@ -104,18 +105,38 @@ int64_t tj_std_metrics_time_to_running(const struct tj_trainjob_status *old,
                                        const struct tj_trainjob_status *new_status,
                                        int64_t creation_time, int64_t now);
 
+/* Observes value in a histogram labelled {namespace, gpu_class}, the namespace taken from key
+ * as tj_std_metrics_add_for_key takes it. -EINVAL for a key without a namespace. */
+int tj_std_metrics_observe_for_key(struct tj_metric *m, const char *key, const char *gpu_class,
+                                   double value);
+
 /* What a TrainJob's written status patch counts, once: a restart by restart_reason ("" for
  * none), the GPU-seconds that ended succeeded or wasted, and running_after, the
- * trainjob_time_to_running_seconds observation (-1 for none). key is "namespace/name". */
+ * trainjob_time_to_running_seconds observation (-1 for none); each under the job's namespace
+ * and gpu_class. key is "namespace/name". */
 void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key,
                                  const char *gpu_class, const char *restart_reason,
                                  const struct tj_gpu_seconds_outcomes *gpu_seconds,
                                  int64_t running_after);
 
-/* Sets trainjob_job_gpus of every class of config from use (config->n_classes entries):
- * states requested, running and idle. */
+/* One cached TrainJob as trainjob_jobs counts it (strings borrowed). */
+struct tj_job_series {
+	const char *namespace;
+	const char *gpu_class; /* "" when its runtime names no class of the config */
+	enum tj_state state;   /* TJ_STATE_NONE (not written yet) counts as Pending */
+};
+
+/* Sets trainjob_jobs from every cached job, and nothing else: the series of a namespace and
+ * class without a job are gone, and a pair with a job has every state, 0 where no job has it. */
+int tj_std_metrics_feed_jobs(const struct tj_std_metrics *m, const struct tj_job_series *jobs,
+                             size_t n_jobs);
+
+/* Sets trainjob_job_gpus from every cached pod (reconcilers/gpu_use.h counts each namespace's):
+ * states requested, running and idle of each namespace and class whose pods request GPUs, and
+ * no series for the others. */
 int tj_std_metrics_feed_gpu_use(const struct tj_std_metrics *m, const struct tj_config *config,
-                                const struct tj_gpu_use *use);
+                                const struct tj_pod *const *pods, size_t n_pods,
+                                tj_gpu_use_node_fn node, void *ctx);
 
 /* What a reflector's counters have been fed so far. */
 struct tj_reflector_seen {

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from conftest import Controller
-from kube import REPO, wait_for
+from kube import REPO, kubectl, wait_for
 from monitoring import (JOB, MONITORING, Prometheus, assert_every_alert_reads_series_that_exist,
                         assert_every_dashboard_query_returns_data, assert_every_rule_evaluates_without_error,
                         controller_args, monitored_jobs, plain_scrape, selectors)
@@ -89,13 +89,48 @@ def test_the_monitoring_component_renders_in_the_overlay():
 
 def test_job_gpus_count_the_running_gang(monitored, jobs_ran):
     """The crashed job's second attempt runs whole: its 2 x 4 GH200 GPUs are requested and
-    running (at least: the pods of other modules' jobs may still be stopping)."""
+    running, under its namespace, and none of them idles."""
     _, prom = monitored
+    ns = jobs_ran
 
     def value(state):
-        r = prom.query(f'sum(trainjob_job_gpus{{job="{JOB}",gpu_class="gh200",state="{state}"}})')
+        r = prom.query(f'sum(trainjob_job_gpus{{job="{JOB}",namespace="{ns}",gpu_class="gh200",state="{state}"}})')
         return float(r[0]["value"][1]) if r else None
 
     wait_for("the running gang in trainjob_job_gpus",
-             lambda: (value("requested") or 0) >= (value("running") or 0) >= 8, timeout=30)
-    assert value("idle") is not None
+             lambda: value("requested") == value("running") == 8, timeout=30)
+    assert value("idle") == 0
+
+
+def test_jobs_by_namespace_and_class(monitored, jobs_ran):
+    """trainjob_jobs counts the module's jobs under their namespace and the class of their
+    runtime (torch-gh200), every state there, at 0 where no job is."""
+    _, prom = monitored
+    ns = jobs_ran
+
+    def states():
+        r = prom.query(f'trainjob_jobs{{job="{JOB}",namespace="{ns}"}}')
+        return {(s["metric"]["gpu_class"], s["metric"]["state"]): float(s["value"][1]) for s in r}
+
+    want = {("gh200", st): 0.0 for st in ("Pending", "Queued", "Running", "Restarting", "Suspended",
+                                          "Complete", "Failed")}
+    want[("gh200", "Running")] = want[("gh200", "Complete")] = 1.0
+    wait_for("the module's jobs in trainjob_jobs", lambda: states() == want, timeout=30)
+
+
+def test_a_namespace_without_jobs_has_no_job_series(monitored, jobs_ran):
+    """Once the namespace's TrainJobs and their pods are gone, the gauges of the namespace are
+    gone from the scrape, not left at 0 (its counters stay for the grace period)."""
+    c, _ = monitored
+    ns = jobs_ran
+    assert f'namespace="{ns}"' in c.metrics()
+    kubectl("delete", "trainjobs", "--all", "-n", ns, "--wait=true", "--timeout=60s")
+
+    def gauges_gone():
+        lines = [line for line in c.metrics().splitlines() if f'namespace="{ns}"' in line]
+        if any(line.startswith(("trainjob_jobs{", "trainjob_job_gpus{")) for line in lines):
+            return None
+        return lines or ["(no series of the namespace left)"]
+
+    left = wait_for("the namespace's gauges to go", gauges_gone, timeout=60)
+    assert any(line.startswith("trainjob_worker_restarts_total{") for line in left), left

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "controller/controller.h"
+#include "controller/job_series.h"
 #include "controller/log.h"
 #include "controller/metrics.h"
 #include "controller/recorder.h"
@@ -637,12 +638,17 @@ static void test_a_new_trainjob_is_admitted_whole(void **state)
 	                    "|POST " EVENTS "|POST " EVENTS "|");
 	assert_admitted_writes(fx, 0);
 	assert_int_equal(queue_stats(fx).adds, 2);
-	/* The status the patch returned is the cached one: the job counts as Pending. */
-	size_t states[TJ_STATE_COUNT];
+	/* The status the patch returned is the cached one: the job counts as Pending, under
+	 * its namespace and the GPU class of its runtime. */
+	struct tj_job_series *jobs;
+	size_t n_jobs;
 
-	tj_controller_jobs_by_state(fx->controller, states);
-	assert_int_equal(states[TJ_STATE_PENDING], 1);
-	assert_int_equal(states[TJ_STATE_QUEUED] + states[TJ_STATE_RUNNING], 0);
+	assert_int_equal(tj_controller_job_series(fx->controller, &jobs, &n_jobs), 0);
+	assert_int_equal(n_jobs, 1);
+	assert_string_equal(jobs[0].namespace, "team-a");
+	assert_string_equal(jobs[0].gpu_class, "gh200");
+	assert_true(jobs[0].state == TJ_STATE_PENDING || jobs[0].state == TJ_STATE_NONE);
+	free(jobs);
 	assert_null(strstr(fx->server.log, "\"level\":\"error\""));
 }
 

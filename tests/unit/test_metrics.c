@@ -2,6 +2,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -338,6 +339,88 @@ static void test_series_limits_and_kinds(void **state)
 	tj_metrics_free(reg);
 }
 
+static bool keep_odd(const char *const *values, void *ctx)
+{
+	int *calls = ctx;
+
+	(*calls)++;
+	return (values[0][0] - '0') % 2 == 1;
+}
+
+/* Series removed by a predicate or all at once; the index still finds the others, and the
+ * room they left takes new ones. */
+static void test_remove_series(void **state)
+{
+	static const char *const l[] = { "k", NULL };
+	struct tj_metrics *reg;
+	struct tj_metric *c, *g;
+	struct tj_series *s, *again;
+	char name[2] = "0";
+	int calls = 0;
+	char *text;
+
+	assert_int_equal(tj_metrics_new(&reg), 0);
+	assert_int_equal(tj_metrics_register(reg,
+	                                     &(struct tj_metric_desc){
+	                                             .name = "c_total",
+	                                             .help = "h",
+	                                             .type = TJ_METRIC_COUNTER,
+	                                             .labels = l,
+	                                             .max_series = 10,
+	                                     },
+	                                     &c),
+	                 0);
+	assert_int_equal(tj_metrics_register(reg,
+	                                     &(struct tj_metric_desc){
+	                                             .name = "g",
+	                                             .help = "h",
+	                                             .type = TJ_METRIC_GAUGE,
+	                                     },
+	                                     &g),
+	                 0);
+	for (char d = '0'; d <= '9'; d++) {
+		name[0] = d;
+		assert_int_equal(tj_metric_add(c, TJ_LABELS(name), d - '0'), 0);
+	}
+	assert_int_equal(tj_metric_add(c, TJ_LABELS("x"), 1), -E2BIG);
+	assert_int_equal(tj_metric_remove_series(c, keep_odd, &calls), 5);
+	assert_int_equal(calls, 10);
+	for (char d = '1'; d <= '9'; d += 2) {
+		name[0] = d;
+		assert_int_equal(tj_metric_series(c, TJ_LABELS(name), &s), 0);
+		assert_int_equal(tj_metric_series(c, TJ_LABELS(name), &again), 0);
+		assert_ptr_equal(s, again);
+	}
+	/* A removed series comes back at 0. */
+	assert_int_equal(tj_metric_add(c, TJ_LABELS("2"), 1), 0);
+	assert_int_equal(tj_metric_add(c, TJ_LABELS("x"), 1), 0);
+	/* A family without labels keeps its one series. */
+	assert_int_equal(tj_metric_set(g, NULL, 4), 0);
+	assert_int_equal(tj_metric_remove_series(g, NULL, NULL), 0);
+	text = render(reg);
+	assert_string_equal(text, "# HELP c_total h\n"
+	                          "# TYPE c_total counter\n"
+	                          "c_total{k=\"1\"} 1\n"
+	                          "c_total{k=\"2\"} 1\n"
+	                          "c_total{k=\"3\"} 3\n"
+	                          "c_total{k=\"5\"} 5\n"
+	                          "c_total{k=\"7\"} 7\n"
+	                          "c_total{k=\"9\"} 9\n"
+	                          "c_total{k=\"x\"} 1\n"
+	                          "# HELP g h\n"
+	                          "# TYPE g gauge\n"
+	                          "g 4\n");
+	free(text);
+	/* Every series at once: the family is not written until it has one again. */
+	assert_int_equal(tj_metric_remove_series(c, NULL, NULL), 7);
+	text = render(reg);
+	assert_string_equal(text, "# HELP g h\n"
+	                          "# TYPE g gauge\n"
+	                          "g 4\n");
+	free(text);
+	tj_metrics_free(reg);
+}
+
 static void test_render_limit(void **state)
 {
 	static const char *const l[] = { "v", NULL };
@@ -427,10 +510,7 @@ static void test_std_families(void **state)
 	                           "trainjob_admission_latency_seconds histogram\n"
 	                           "trainjob_backfills_total counter\n"
 	                           "trainjob_caches_synced gauge\n"
-	                           "trainjob_jobs gauge\n"
 	                           "trainjob_pods_created_total counter\n"
-	                           "trainjob_queue_wait_seconds histogram\n"
-	                           "trainjob_time_to_running_seconds histogram\n"
 	                           "trainjob_write_gate_deferred_total counter\n"
 	                           "trainjob_write_gate_expired_total counter\n"
 	                           "trainjob_write_gate_waiting gauge\n"
@@ -467,14 +547,9 @@ static void test_std_families(void **state)
 	assert_non_null(strstr(text,
 	                       "rest_client_requests_total{code=\"201\",host=\"127.0.0.1:6443\","
 	                       "method=\"POST\"} 1\n"));
-	assert_non_null(strstr(text, "# TYPE trainjob_jobs gauge\n"
-	                             "trainjob_jobs{state=\"Complete\"} 0\n"
-	                             "trainjob_jobs{state=\"Failed\"} 0\n"
-	                             "trainjob_jobs{state=\"Pending\"} 0\n"
-	                             "trainjob_jobs{state=\"Queued\"} 0\n"
-	                             "trainjob_jobs{state=\"Restarting\"} 0\n"
-	                             "trainjob_jobs{state=\"Running\"} 0\n"
-	                             "trainjob_jobs{state=\"Suspended\"} 0\n"));
+	/* The families by namespace have no series before a job is there. */
+	assert_null(strstr(text, "trainjob_jobs"));
+	assert_null(strstr(text, "trainjob_time_to_running_seconds"));
 	assert_non_null(strstr(text, "trainjob_pods_created_total 0\n"));
 
 	/* The bucket bounds, exactly as controller-runtime and client-go write them. */
@@ -535,9 +610,6 @@ static void test_std_families(void **state)
 	                       "\"trainjob\"} 0\n"
 	                       "workqueue_queue_duration_seconds_count{controller=\"trainjob\","
 	                       "name=\"trainjob\"} 0\n"));
-	assert_non_null(strstr(text, "trainjob_time_to_running_seconds_bucket{le=\"1\"} 0\n"
-	                             "trainjob_time_to_running_seconds_bucket{le=\"2\"} 0\n"
-	                             "trainjob_time_to_running_seconds_bucket{le=\"5\"} 0\n"));
 	free(text);
 
 	/* Observations land in the right cumulative buckets. */
@@ -556,6 +628,136 @@ static void test_std_families(void **state)
 	                             "verb=\"GET\",le=\"+Inf\"} 1\n"
 	                             "rest_client_request_duration_seconds_sum{host=\"h\","
 	                             "verb=\"GET\"} 70\n"));
+	free(text);
+	tj_metrics_free(reg);
+}
+
+static struct tj_kv gh200_labels[] = { { "gpu", "GH200" } };
+static struct tj_kv h100_labels[] = { { "gpu", "H100" } };
+static struct tj_gpu_class two_classes[] = {
+	{ .name = "gh200",
+	  .resource = "nvidia.com/gpu",
+	  .node_labels = gh200_labels,
+	  .n_node_labels = 1 },
+	{ .name = "h100",
+	  .resource = "nvidia.com/gpu",
+	  .node_labels = h100_labels,
+	  .n_node_labels = 1 },
+};
+static const struct tj_config two_class_config = { .classes = two_classes, .n_classes = 2 };
+static struct tj_node_label gh_label[] = { { "gpu", "GH200" } };
+static struct tj_node_label h_label[] = { { "gpu", "H100" } };
+static const struct tj_node gpu_nodes[] = {
+	{ .name = "gh-0", .labels = gh_label, .n_labels = 1 },
+	{ .name = "gh-1", .labels = gh_label, .n_labels = 1 },
+	{ .name = "h-0", .labels = h_label, .n_labels = 1 },
+};
+
+static const struct tj_node *gpu_node(const char *name, void *ctx)
+{
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(gpu_nodes) / sizeof(gpu_nodes[0]); i++)
+		if (strcmp(gpu_nodes[i].name, name) == 0)
+			return &gpu_nodes[i];
+	return NULL;
+}
+
+/* trainjob_job_gpus from the first n of: team-a's gang of two on gh200 of which one runs
+ * (4 GPUs idle), then team-b's two jobs, 4 GPUs on gh200 and 8 on h100, both running. */
+static int feed_gpu_use(const struct tj_std_metrics *m, size_t n)
+{
+	static const struct {
+		const char *namespace, *job, *node, *pinned;
+		enum tj_pod_phase phase;
+		int64_t gpus;
+	} rows[] = {
+		{ "team-a", "a", "gh-0", NULL, TJ_POD_RUNNING, 4 },
+		{ "team-a", "a", NULL, "gh-1", TJ_POD_PENDING, 4 },
+		{ "team-b", "b", "gh-1", NULL, TJ_POD_RUNNING, 4 },
+		{ "team-b", "c", "h-0", NULL, TJ_POD_RUNNING, 8 },
+	};
+	struct tj_pod pods[4];
+	const struct tj_pod *ptrs[4];
+
+	memset(pods, 0, sizeof(pods));
+	for (size_t i = 0; i < 4; i++) {
+		pods[i].namespace = (char *)rows[i].namespace;
+		pods[i].name = "p";
+		pods[i].trainjob = (char *)rows[i].job;
+		pods[i].node_name = (char *)rows[i].node;
+		pods[i].pinned_node = (char *)rows[i].pinned;
+		pods[i].phase = rows[i].phase;
+		pods[i].requests.n_extended = 1;
+		pods[i].requests.extended[0].name = "nvidia.com/gpu";
+		pods[i].requests.extended[0].value = rows[i].gpus;
+		/* Newest last, so that the feeder's own grouping is what is tested. */
+		ptrs[3 - i] = &pods[i];
+	}
+	return tj_std_metrics_feed_gpu_use(m, &two_class_config, ptrs + (4 - n), n, gpu_node, NULL);
+}
+
+/* trainjob_jobs and trainjob_job_gpus are what the caches hold now: a namespace whose last
+ * job (or last pod) is gone has no series left, not a series at 0 for ever. */
+static void test_series_of_a_namespace_go_with_its_last_job(void **state)
+{
+	struct tj_metrics *reg;
+	struct tj_std_metrics m;
+	char *text;
+	const struct tj_job_series jobs[] = {
+		{ "team-a", "gh200", TJ_STATE_RUNNING },
+		{ "team-a", "gh200", TJ_STATE_NONE },
+		{ "team-a", "gh200", TJ_STATE_RUNNING },
+		{ "team-b", "", TJ_STATE_FAILED },
+	};
+
+	assert_int_equal(tj_metrics_new(&reg), 0);
+	assert_int_equal(tj_std_metrics_register(reg, &m), 0);
+	assert_int_equal(tj_std_metrics_feed_jobs(&m, jobs, 4), 0);
+	assert_int_equal(feed_gpu_use(&m, 4), 0);
+	text = render(reg);
+	assert_non_null(strstr(text, "# TYPE trainjob_jobs gauge\n"
+	                             "trainjob_jobs{gpu_class=\"\",namespace=\"team-b\",state="
+	                             "\"Complete\"} 0\n"
+	                             "trainjob_jobs{gpu_class=\"\",namespace=\"team-b\",state="
+	                             "\"Failed\"} 1\n"
+	                             "trainjob_jobs{gpu_class=\"\",namespace=\"team-b\",state="
+	                             "\"Pending\"} 0\n"));
+	assert_non_null(strstr(text, "trainjob_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "state=\"Failed\"} 0\n"
+	                             "trainjob_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "state=\"Pending\"} 1\n"
+	                             "trainjob_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "state=\"Queued\"} 0\n"
+	                             "trainjob_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "state=\"Restarting\"} 0\n"
+	                             "trainjob_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "state=\"Running\"} 2\n"
+	                             "trainjob_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "state=\"Suspended\"} 0\n"
+	                             "# HELP"));
+	assert_int_equal(count_lines_starting(text, "trainjob_jobs{"), 14);
+	assert_non_null(strstr(text, "namespace=\"team-b\",state=\"running\"} 8\n"));
+	free(text);
+
+	/* team-b's last job and pods are gone; team-a's second Running job too. */
+	assert_int_equal(tj_std_metrics_feed_jobs(&m, jobs, 2), 0);
+	assert_int_equal(feed_gpu_use(&m, 2), 0);
+	text = render(reg);
+	assert_null(strstr(text, "team-b"));
+	assert_int_equal(count_lines_starting(text, "trainjob_jobs{"), 7);
+	assert_non_null(strstr(text, "trainjob_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "state=\"Running\"} 1\n"));
+	assert_int_equal(count_lines_starting(text, "trainjob_job_gpus{"), 3);
+	assert_non_null(strstr(text, "trainjob_job_gpus{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "state=\"idle\"} 4\n"));
+	free(text);
+
+	/* No job and no pod left at all: neither family is written. */
+	assert_int_equal(tj_std_metrics_feed_jobs(&m, NULL, 0), 0);
+	assert_int_equal(feed_gpu_use(&m, 0), 0);
+	text = render(reg);
+	assert_null(strstr(text, "trainjob_jobs"));
+	assert_null(strstr(text, "trainjob_job_gpus"));
 	free(text);
 	tj_metrics_free(reg);
 }
@@ -584,20 +786,26 @@ static void test_std_feeders(void **state)
 
 	/* Per namespace, never per job. */
 	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_worker_restarts_total, "team-a/llm",
-	                                            "PodFailed", NULL, 1),
+	                                            "PodFailed", "gh200", 1),
 	                 0);
 	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_worker_restarts_total,
-	                                            "team-a/other", "PodFailed", NULL, 1),
+	                                            "team-a/other", "PodFailed", "gh200", 1),
 	                 0);
 	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_gpu_seconds_total, "team-b/x",
 	                                            "gh200", "wasted", 40),
 	                 0);
 	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_worker_restarts_total, "no-slash",
-	                                            "PodFailed", NULL, 1),
+	                                            "PodFailed", "gh200", 1),
 	                 -EINVAL);
 	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_worker_restarts_total, "/name",
-	                                            "PodFailed", NULL, 1),
+	                                            "PodFailed", "gh200", 1),
 	                 -EINVAL);
+	assert_int_equal(tj_std_metrics_observe_for_key(m.trainjob_queue_wait_seconds, "no-slash",
+	                                                "gh200", 1),
+	                 -EINVAL);
+	assert_int_equal(tj_std_metrics_observe_for_key(m.trainjob_queue_wait_seconds,
+	                                                "team-d/waited", "gh200", 90),
+	                 0);
 	/* A family of three labels needs both. */
 	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_gpu_seconds_total, "team-b/x",
 	                                            "gh200", NULL, 1),
@@ -609,13 +817,8 @@ static void test_std_feeders(void **state)
 	tj_std_metrics_count_status(&m, "team-c/j", "h100", "",
 	                            &(struct tj_gpu_seconds_outcomes){ 0, 0 }, -1);
 
-	/* GPUs of TrainJobs' pods, per class of the config. */
-	static struct tj_gpu_class two[] = { { .name = "gh200" }, { .name = "h100" } };
-	const struct tj_config cfg = { .classes = two, .n_classes = 2 };
-
-	assert_int_equal(tj_std_metrics_feed_gpu_use(
-	                         &m, &cfg, (struct tj_gpu_use[]){ { 16, 12, 4 }, { 8, 8, 0 } }),
-	                 0);
+	/* GPUs of TrainJobs' pods, per namespace and class of the config. */
+	assert_int_equal(feed_gpu_use(&m, 4), 0);
 
 	/* Reconciles. */
 	tj_std_metrics_observe_reconcile(&m, "trainjob", "error", 0.2);
@@ -647,28 +850,50 @@ static void test_std_feeders(void **state)
 	                             "\"10.0.0.1:6443\",verb=\"POST\"} 2\n"));
 	assert_non_null(strstr(text, "rest_client_request_duration_seconds_sum{host="
 	                             "\"10.0.0.1:6443\",verb=\"POST\"} 0.52\n"));
-	assert_non_null(strstr(text, "trainjob_worker_restarts_total{namespace=\"team-a\","
-	                             "reason=\"PodFailed\"} 2\n"));
+	assert_non_null(strstr(text, "trainjob_worker_restarts_total{gpu_class=\"gh200\","
+	                             "namespace=\"team-a\",reason=\"PodFailed\"} 2\n"));
 	assert_null(strstr(text, "llm"));
 	assert_non_null(strstr(text, "trainjob_gpu_seconds_total{gpu_class=\"gh200\",namespace="
 	                             "\"team-b\",outcome=\"wasted\"} 40\n"));
 	assert_non_null(strstr(text, "controller_runtime_reconcile_total{controller=\"trainjob\","
 	                             "result=\"error\"} 1\n"));
-	assert_non_null(strstr(text, "trainjob_worker_restarts_total{namespace=\"team-c\","
-	                             "reason=\"NodeNotReady\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_worker_restarts_total{gpu_class=\"h100\","
+	                             "namespace=\"team-c\",reason=\"NodeNotReady\"} 1\n"));
 	assert_non_null(strstr(text, "trainjob_gpu_seconds_total{gpu_class=\"h100\",namespace="
 	                             "\"team-c\",outcome=\"succeeded\"} 30\n"));
 	assert_non_null(strstr(text, "trainjob_gpu_seconds_total{gpu_class=\"h100\",namespace="
 	                             "\"team-c\",outcome=\"wasted\"} 16\n"));
-	assert_non_null(strstr(text, "trainjob_time_to_running_seconds_bucket{le=\"10\"} 0\n"
-	                             "trainjob_time_to_running_seconds_bucket{le=\"15\"} 1\n"));
-	assert_non_null(strstr(text, "trainjob_time_to_running_seconds_count 1\n"));
-	assert_non_null(strstr(text, "trainjob_job_gpus{gpu_class=\"gh200\",state=\"idle\"} 4\n"
-	                             "trainjob_job_gpus{gpu_class=\"gh200\",state=\"requested\"} "
-	                             "16\n"
-	                             "trainjob_job_gpus{gpu_class=\"gh200\",state=\"running\"} "
-	                             "12\n"
-	                             "trainjob_job_gpus{gpu_class=\"h100\",state=\"idle\"} 0\n"));
+	assert_non_null(strstr(text, "trainjob_time_to_running_seconds_bucket{gpu_class=\"h100\","
+	                             "namespace=\"team-c\",le=\"10\"} 0\n"
+	                             "trainjob_time_to_running_seconds_bucket{gpu_class=\"h100\","
+	                             "namespace=\"team-c\",le=\"15\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_time_to_running_seconds_count{gpu_class=\"h100\","
+	                             "namespace=\"team-c\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_queue_wait_seconds_bucket{gpu_class=\"gh200\","
+	                             "namespace=\"team-d\",le=\"60\"} 0\n"
+	                             "trainjob_queue_wait_seconds_bucket{gpu_class=\"gh200\","
+	                             "namespace=\"team-d\",le=\"120\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_job_gpus{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "state=\"idle\"} 4\n"
+	                             "trainjob_job_gpus{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "state=\"requested\"} 8\n"
+	                             "trainjob_job_gpus{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "state=\"running\"} 4\n"
+	                             "trainjob_job_gpus{gpu_class=\"gh200\",namespace=\"team-b\","
+	                             "state=\"idle\"} 0\n"
+	                             "trainjob_job_gpus{gpu_class=\"gh200\",namespace=\"team-b\","
+	                             "state=\"requested\"} 4\n"
+	                             "trainjob_job_gpus{gpu_class=\"gh200\",namespace=\"team-b\","
+	                             "state=\"running\"} 4\n"
+	                             "trainjob_job_gpus{gpu_class=\"h100\",namespace=\"team-b\","
+	                             "state=\"idle\"} 0\n"
+	                             "trainjob_job_gpus{gpu_class=\"h100\",namespace=\"team-b\","
+	                             "state=\"requested\"} 8\n"
+	                             "trainjob_job_gpus{gpu_class=\"h100\",namespace=\"team-b\","
+	                             "state=\"running\"} 8\n"
+	                             "# HELP"));
+	/* No series of a class whose GPUs a namespace's pods do not request. */
+	assert_null(strstr(text, "trainjob_job_gpus{gpu_class=\"h100\",namespace=\"team-a\""));
 	assert_non_null(strstr(text, "controller_runtime_reconcile_errors_total{controller="
 	                             "\"trainjob\"} 1\n"));
 	assert_non_null(strstr(text, "controller_runtime_reconcile_time_seconds_count{controller="
@@ -801,9 +1026,11 @@ int main(void)
 		cmocka_unit_test(test_number_format),
 		cmocka_unit_test(test_register_checks),
 		cmocka_unit_test(test_series_limits_and_kinds),
+		cmocka_unit_test(test_remove_series),
 		cmocka_unit_test(test_render_limit),
 		cmocka_unit_test(test_std_families),
 		cmocka_unit_test(test_std_feeders),
+		cmocka_unit_test(test_series_of_a_namespace_go_with_its_last_job),
 		cmocka_unit_test(test_time_to_running),
 		cmocka_unit_test(test_process_metrics),
 	};
