@@ -176,6 +176,23 @@ def metric(text, series, default=_NO_DEFAULT):
     raise AssertionError(f"no series {series}")
 
 
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def metric_sum(text, name, **labels):
+    """The sum of every series of name in a scrape whose labels include the given ones; 0
+    when none does. A total across the labels a test does not pin (a job's GPU class)."""
+    total = 0.0
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        head, value = line.rsplit(" ", 1)
+        have = dict(_LABEL.findall(head[len(name):]))
+        if all(have.get(k) == v for k, v in labels.items()):
+            total += float(value)
+    return total
+
+
 # ---------------------------------------------------------------------------------------
 # Nodes
 

@@ -17,7 +17,7 @@ import pytest
 from kubeflow.trainer import CustomTrainer
 
 from conftest import Controller
-from kube import (NOT_READY_LABEL, RANK, SIM, Watch, apply, condition, events, kubectl, kubectl_json, metric,
+from kube import (NOT_READY_LABEL, RANK, SIM, Watch, apply, condition, events, kubectl, kubectl_json, metric, metric_sum,
                   node_ready, pods, running, table, tj, trainjob, ts, wait_for, wait_state)
 from sdk import RUN_TIME, pod_annotations, train
 
@@ -460,12 +460,13 @@ def test_kubeflow_sdk_sees_a_queued_job_as_created_then_running(admitter, client
 
 
 def test_queue_metrics(admitter, namespace, gh200):
-    series = {
-        "admitted": 'trainjob_admissions_total{gpu_class="gh200"}',
-        "waited": "trainjob_queue_wait_seconds_count",
-    }
-    scrape = admitter.metrics()
-    before = {k: metric(scrape, v, 0.0) for k, v in series.items()}
+    def counts(scrape):
+        return {
+            "admitted": metric(scrape, 'trainjob_admissions_total{gpu_class="gh200"}', 0.0),
+            "waited": metric_sum(scrape, "trainjob_queue_wait_seconds_count", namespace=namespace, gpu_class="gh200"),
+        }
+
+    before = counts(admitter.metrics())
     apply(trainjob("hog", nodes=8, run_time="6s"), "-n", namespace)
     running(namespace, "hog", 8, timeout=60)
     apply(trainjob("waiter", nodes=1, run_time="2s"), "-n", namespace)
@@ -475,7 +476,7 @@ def test_queue_metrics(admitter, namespace, gh200):
     assert metric(now, 'trainjob_gpus{gpu_class="gh200",state="allocated"}') == 32
     wait_state(namespace, "waiter", "Complete", timeout=60)
     after = admitter.metrics()
-    assert metric(after, series["admitted"]) - before["admitted"] == 2
-    assert metric(after, series["waited"]) - before["waited"] == 2
+    assert counts(after)["admitted"] - before["admitted"] == 2
+    assert counts(after)["waited"] - before["waited"] == 2
     assert metric(after, 'trainjob_queue_jobs{gpu_class="gh200",reason="Resources"}', 0) == 0
     assert metric(after, "trainjob_backfills_total") >= 0

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from conftest import Controller, config_with_policy
-from kube import (ATTEMPT, NOT_READY_LABEL, apply, by_rank, condition, delete_node, events, kubectl, kubectl_json, metric,
+from kube import (ATTEMPT, NOT_READY_LABEL, apply, by_rank, condition, delete_node, events, kubectl, kubectl_json, metric_sum,
                   node_ready, pods, restore_node, running, tj, trainjob, ts, wait_for, wait_state)
 
 POLICY = """
@@ -37,7 +37,7 @@ def budgets_controller(session_controller_aside):
 
 
 def restarts_metric(ctl, namespace, reason):
-    return metric(ctl.metrics(), f'trainjob_worker_restarts_total{{namespace="{namespace}",reason="{reason}"}}', 0.0)
+    return metric_sum(ctl.metrics(), "trainjob_worker_restarts_total", namespace=namespace, reason=reason)
 
 
 def test_deleted_nodes_spend_the_infrastructure_budget_not_max_restarts(budgets_controller, namespace):

@@ -7,14 +7,14 @@ fails a pod on an annotation, marks a node NotReady on a label.
 The module runs its own controller with a failure policy that backs off for one second, so
 that a scenario takes seconds; the session's controller steps aside meanwhile."""
 
-import re
 import time
 
 import pytest
 
 from conftest import Controller, config_with_policy
 from kube import (ATTEMPT, NOT_READY_LABEL, RANK, SIM, PodWatch, apply, by_rank, condition, delete_node, events, kubectl,
-                  kubectl_json, node_ready, pods, restore_node, running, tj, trainjob, wait_for, wait_state)
+                  kubectl_json, metric_sum, node_ready, pods, restore_node, running, tj, trainjob, wait_for,
+                  wait_state)
 
 GPU_TAINT = "nvidia.com/gpu.unhealthy"
 
@@ -47,9 +47,7 @@ def fail_pod(namespace, pod, code):
 
 
 def restarts_metric(ctl, namespace, reason):
-    m = re.search(r'^trainjob_worker_restarts_total\{namespace="%s",reason="%s"\} (\S+)$' % (namespace, reason),
-                  ctl.metrics(), re.M)
-    return float(m.group(1)) if m else 0.0
+    return metric_sum(ctl.metrics(), "trainjob_worker_restarts_total", namespace=namespace, reason=reason)
 
 
 def only_attempt(namespace, name, attempt, n):
