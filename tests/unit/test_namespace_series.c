@@ -90,15 +90,15 @@ static void test_the_series_of_a_namespace_go_a_grace_period_after_its_last_job(
 	count(fx, "a/x");
 	count(fx, "b/y");
 	sweep(fx, both, 3, 100);
-	/* b's last job is gone at 200: its series stay while the grace period runs. */
+	/* b's last job was seen at 100: its series stay while the grace period runs. */
 	sweep(fx, only_a, 1, 200);
-	sweep(fx, only_a, 1, 200 + GRACE);
+	sweep(fx, only_a, 1, 100 + GRACE);
 	text = render(fx);
 	assert_true(has_line(text, RESTARTS_B ",reason=\"PodFailed\"} 1"));
 	assert_true(has_line(text, RUNNING_B " 1"));
 	free(text);
 
-	sweep(fx, only_a, 1, 200 + GRACE + 1);
+	sweep(fx, only_a, 1, 101 + GRACE);
 	text = render(fx);
 	assert_false(has_line(text, RESTARTS_B));
 	assert_false(has_line(text, "trainjob_time_to_running_seconds_bucket{gpu_class=\"gh200\","
@@ -153,6 +153,10 @@ static void test_a_job_seen_again_restarts_the_grace_period(void **state)
 	sweep(fx, NULL, 0, 200 + 2 * GRACE);
 	text = render(fx);
 	assert_true(has_line(text, RESTARTS_B ",reason=\"PodFailed\"} 1"));
+	free(text);
+	sweep(fx, NULL, 0, 201 + 2 * GRACE);
+	text = render(fx);
+	assert_false(has_line(text, RESTARTS_B));
 	free(text);
 }
 
