@@ -85,7 +85,8 @@ static struct seen *meet(struct tj_namespace_series *t, const char *namespace, u
 	if (!copy)
 		return NULL;
 	memmove(&t->seen[at + 1], &t->seen[at], (t->n_seen - at) * sizeof(*t->seen));
-	t->seen[at] = (struct seen){ copy, now_ms };
+	t->seen[at].namespace = copy;
+	t->seen[at].last_ms = now_ms;
 	t->n_seen++;
 	return &t->seen[at];
 }
