@@ -1,6 +1,7 @@
 #include "reconcilers/json.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,50 @@ cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value)
 			return el;
 	}
 	return NULL;
+}
+
+int tj_json_merge_map(cJSON *dst, const char *key, const cJSON *src)
+{
+	const cJSON *el;
+	cJSON *map;
+
+	if (!cJSON_IsObject(src))
+		return 0;
+	map = tj_json_object(dst, key);
+	if (!map)
+		return -ENOMEM;
+	cJSON_ArrayForEach(el, src)
+	{
+		if (tj_json_set(map, el->string, cJSON_Duplicate(el, true)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int tj_json_union_list(cJSON *dst, const char *key, const cJSON *src)
+{
+	const cJSON *el;
+	cJSON *list;
+
+	if (!cJSON_IsArray(src) || cJSON_GetArraySize(src) == 0)
+		return 0;
+	list = tj_json_array(dst, key);
+	if (!list)
+		return -ENOMEM;
+	cJSON_ArrayForEach(el, src)
+	{
+		const cJSON *have;
+		bool found = false;
+
+		cJSON_ArrayForEach(have, list)
+		{
+			if (cJSON_Compare(have, el, true))
+				found = true;
+		}
+		if (!found && tj_json_append(list, cJSON_Duplicate(el, true)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 void tj_time_format(int64_t t, char buf[static 21])

@@ -41,6 +41,14 @@ cJSON *tj_json_array(cJSON *obj, const char *key);
 /* The element of array whose member key is the string value ("name": "node"), or NULL. */
 cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value);
 
+/* Upserts every member of src into the object dst[key] (labels, nodeSelector); a src that
+ * is not an object is nothing to merge. -ENOMEM. */
+int tj_json_merge_map(cJSON *dst, const char *key, const cJSON *src);
+
+/* Adds the elements of src to the list dst[key] that are not already there (tolerations).
+ * -ENOMEM. */
+int tj_json_union_list(cJSON *dst, const char *key, const cJSON *src);
+
 /* a if it is set, else b: for defaults of optional strings. */
 static inline const char *tj_or(const char *a, const char *b)
 {

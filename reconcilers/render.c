@@ -12,6 +12,8 @@
 #include "informers/pod.h"
 #include "reconcilers/job_metadata.h"
 #include "reconcilers/json.h"
+#include "reconcilers/overrides.h"
+#include "reconcilers/steps.h"
 #include "reconcilers/termination.h"
 #include "reconcilers/walltime.h"
 
@@ -67,273 +69,6 @@ struct tj_render *tj_render_free(struct tj_render *r)
 static int add_dup(cJSON *array, const cJSON *item)
 {
 	return tj_json_append(array, cJSON_Duplicate(item, true));
-}
-
-/* Upserts every member of src into the object dst[key] (labels, nodeSelector). */
-static int merge_map(cJSON *dst, const char *key, const cJSON *src)
-{
-	const cJSON *el;
-	cJSON *map;
-
-	if (!cJSON_IsObject(src))
-		return 0;
-	map = tj_json_object(dst, key);
-	if (!map)
-		return -ENOMEM;
-	cJSON_ArrayForEach(el, src)
-	{
-		if (tj_json_set(map, el->string, cJSON_Duplicate(el, true)) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Upserts every element of src into the list dst[key], matching elements by the string
- * member merge_key (volumes and env by name, volumeMounts by mountPath): a strategic merge
- * patch's list semantics. */
-static int merge_list(cJSON *dst, const char *key, const cJSON *src, const char *merge_key)
-{
-	const cJSON *el;
-	cJSON *list;
-
-	if (!cJSON_IsArray(src))
-		return 0;
-	list = tj_json_array(dst, key);
-	if (!list)
-		return -ENOMEM;
-	cJSON_ArrayForEach(el, src)
-	{
-		const char *k = tj_json_string(el, merge_key);
-		cJSON *old = k ? tj_json_find_by(list, merge_key, k) : NULL;
-		cJSON *copy = cJSON_Duplicate(el, true);
-
-		if (!copy)
-			return -ENOMEM;
-		if (old) {
-			if (!cJSON_ReplaceItemViaPointer(list, old, copy)) {
-				cJSON_Delete(copy);
-				return -ENOMEM;
-			}
-		} else if (tj_json_append(list, copy) < 0) {
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-/* Merges objects recursively; lists and scalars of src replace those of dst (affinity). */
-static int merge_deep(cJSON *dst, const cJSON *src)
-{
-	const cJSON *el;
-
-	cJSON_ArrayForEach(el, src)
-	{
-		cJSON *old = cJSON_GetObjectItemCaseSensitive(dst, el->string);
-
-		if (cJSON_IsObject(el) && cJSON_IsObject(old)) {
-			if (merge_deep(old, el) < 0)
-				return -ENOMEM;
-		} else if (tj_json_set(dst, el->string, cJSON_Duplicate(el, true)) < 0) {
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-/* Adds the elements of src to dst[key] that are not already there (tolerations). */
-static int union_list(cJSON *dst, const char *key, const cJSON *src)
-{
-	const cJSON *el;
-	cJSON *list;
-
-	if (!cJSON_IsArray(src) || cJSON_GetArraySize(src) == 0)
-		return 0;
-	list = tj_json_array(dst, key);
-	if (!list)
-		return -ENOMEM;
-	cJSON_ArrayForEach(el, src)
-	{
-		const cJSON *have;
-		bool found = false;
-
-		cJSON_ArrayForEach(have, list)
-		{
-			if (cJSON_Compare(have, el, true))
-				found = true;
-		}
-		if (!found && add_dup(list, el) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static bool targets_node(const cJSON *override)
-{
-	return tj_json_find_by(cJSON_GetObjectItemCaseSensitive(override, "targetJobs"), "name",
-	                       "node") != NULL;
-}
-
-static int override_containers(cJSON *spec, const char *list_key, const cJSON *src,
-                               const char *path, struct tj_problem *why)
-{
-	const cJSON *el;
-	cJSON *list = cJSON_GetObjectItemCaseSensitive(spec, list_key);
-	int i = 0;
-
-	cJSON_ArrayForEach(el, src)
-	{
-		const char *name = tj_json_string(el, "name");
-		cJSON *c = name ? tj_json_find_by(list, "name", name) : NULL;
-		const cJSON *env = cJSON_GetObjectItemCaseSensitive(el, "env");
-
-		if (!c)
-			return tj_problem_set(
-			        why, "InvalidSpec",
-			        "%s.%s[%d]: the runtime's node pod has no %s named '%s'", path,
-			        list_key, i,
-			        strcmp(list_key, "containers") == 0 ? "container"
-			                                            : "init container",
-			        name ? name : "");
-		/* Kubeflow forbids env overrides of the trainer container: they belong in
-		 * spec.trainer.env, where the reserved names are checked. */
-		if (strcmp(name, "node") == 0 && cJSON_GetArraySize(env) > 0)
-			return tj_problem_set(why, "InvalidSpec",
-			                      "%s.%s[%d].env: the env of container node is set "
-			                      "through spec.trainer.env, not through overrides",
-			                      path, list_key, i);
-		if (merge_list(c, "env", env, "name") < 0 ||
-		    merge_list(c, "volumeMounts",
-		               cJSON_GetObjectItemCaseSensitive(el, "volumeMounts"),
-		               "mountPath") < 0)
-			return -ENOMEM;
-		i++;
-	}
-	return 0;
-}
-
-/* Applies one override's pod-spec part (a v2.0 PodSpecOverride or a v2.1 override's spec). */
-static int override_spec(cJSON *spec, const cJSON *o, const char *path, struct tj_problem *why)
-{
-	const char *sa = tj_json_string(o, "serviceAccountName");
-	const cJSON *affinity = cJSON_GetObjectItemCaseSensitive(o, "affinity");
-	int r;
-
-	if (sa && tj_json_set_string(spec, "serviceAccountName", sa) < 0)
-		return -ENOMEM;
-	if (cJSON_IsObject(affinity)) {
-		cJSON *a = tj_json_object(spec, "affinity");
-
-		if (!a || merge_deep(a, affinity) < 0)
-			return -ENOMEM;
-	}
-	if (merge_map(spec, "nodeSelector", cJSON_GetObjectItemCaseSensitive(o, "nodeSelector")) <
-	            0 ||
-	    union_list(spec, "tolerations", cJSON_GetObjectItemCaseSensitive(o, "tolerations")) <
-	            0 ||
-	    merge_list(spec, "volumes", cJSON_GetObjectItemCaseSensitive(o, "volumes"), "name") <
-	            0 ||
-	    merge_list(spec, "schedulingGates",
-	               cJSON_GetObjectItemCaseSensitive(o, "schedulingGates"), "name") < 0 ||
-	    merge_list(spec, "imagePullSecrets",
-	               cJSON_GetObjectItemCaseSensitive(o, "imagePullSecrets"), "name") < 0)
-		return -ENOMEM;
-	r = override_containers(spec, "initContainers",
-	                        cJSON_GetObjectItemCaseSensitive(o, "initContainers"), path, why);
-	if (r < 0)
-		return r;
-	return override_containers(spec, "containers",
-	                           cJSON_GetObjectItemCaseSensitive(o, "containers"), path, why);
-}
-
-/* Applies a pod template patch ({metadata: {labels, annotations}, spec}) to the pod; path
- * names the patch's spec in messages. */
-static int patch_pod_template(cJSON *pod, const cJSON *patch, const char *path,
-                              struct tj_problem *why)
-{
-	cJSON *meta = tj_json_object(pod, "metadata");
-	cJSON *spec = tj_json_object(pod, "spec");
-	const cJSON *from = cJSON_GetObjectItemCaseSensitive(patch, "spec");
-
-	if (!meta || !spec ||
-	    merge_map(meta, "labels", tj_json_path(patch, "metadata.labels")) < 0 ||
-	    merge_map(meta, "annotations", tj_json_path(patch, "metadata.annotations")) < 0)
-		return -ENOMEM;
-	return cJSON_IsObject(from) ? override_spec(spec, from, path, why) : 0;
-}
-
-static int apply_overrides(cJSON *pod, const char *json, bool v21, struct tj_problem *why)
-{
-	cJSON *list, *o;
-	int i = 0, r = 0;
-
-	if (!json)
-		return 0;
-	if (tj_json_parse(json, &list) < 0)
-		return -ENOMEM;
-	cJSON_ArrayForEach(o, list)
-	{
-		char path[64];
-
-		snprintf(path, sizeof(path), "spec.%s[%d]%s",
-		         v21 ? "podTemplateOverrides" : "podSpecOverrides", i, v21 ? ".spec" : "");
-		i++;
-		if (!targets_node(o))
-			continue;
-		if (v21)
-			r = patch_pod_template(pod, o, path, why);
-		else if (!tj_json_object(pod, "spec"))
-			r = -ENOMEM;
-		else
-			r = override_spec(tj_json_object(pod, "spec"), o, path, why);
-		if (r < 0)
-			break;
-	}
-	cJSON_Delete(list);
-	return r;
-}
-
-/* runtimePatches (the newest Kubeflow API; the SDK's RuntimePatch option): each patch's
- * trainingRuntimeSpec.template.spec.replicatedJobs[] entry named node carries the patch of
- * that job's pod template in template.spec.template, applied in the order of the list. The
- * JobSet's metadata goes on every pod and the Service, the node Job's on the node pods
- * (reconcilers/job_metadata.h). */
-static int apply_runtime_patches(cJSON *pod, const char *json, struct tj_problem *why)
-{
-	cJSON *list, *patch;
-	int i = 0, r = 0;
-
-	if (!json)
-		return 0;
-	if (tj_json_parse(json, &list) < 0)
-		return -ENOMEM;
-	cJSON_ArrayForEach(patch, list)
-	{
-		const cJSON *jobs =
-		        tj_json_path(patch, "trainingRuntimeSpec.template.spec.replicatedJobs");
-		const cJSON *job;
-		int j = 0;
-
-		cJSON_ArrayForEach(job, jobs)
-		{
-			char path[128];
-
-			snprintf(path, sizeof(path),
-			         "spec.runtimePatches[%d].trainingRuntimeSpec.template.spec."
-			         "replicatedJobs[%d].template.spec.template.spec",
-			         i, j);
-			j++;
-			if (strcmp(tj_or(tj_json_string(job, "name"), ""), "node") != 0)
-				continue;
-			r = patch_pod_template(pod, tj_json_path(job, "template.spec.template"),
-			                       path, why);
-			if (r < 0)
-				goto done;
-		}
-		i++;
-	}
-done:
-	cJSON_Delete(list);
-	return r;
 }
 
 static cJSON *string_array(char *const *v, size_t n)
@@ -707,7 +442,7 @@ static int apply_tolerations(cJSON *spec, const struct tj_gpu_class *cls)
 		    (t->effect && tj_json_set_string(o, "effect", t->effect) < 0))
 			goto out;
 	}
-	r = union_list(spec, "tolerations", list);
+	r = tj_json_union_list(spec, "tolerations", list);
 out:
 	cJSON_Delete(list);
 	return r;
@@ -788,8 +523,9 @@ static int start_pod(const struct tj_render_input *in, cJSON **ret, struct tj_pr
 	meta = tj_json_object(pod, "metadata");
 	if (!meta || tj_json_set_string(meta, "name", "") < 0 ||
 	    tj_json_set_string(meta, "namespace", in->job->namespace) < 0 ||
-	    merge_map(meta, "labels", tj_json_path(tmpl, "metadata.labels")) < 0 ||
-	    merge_map(meta, "annotations", tj_json_path(tmpl, "metadata.annotations")) < 0 ||
+	    tj_json_merge_map(meta, "labels", tj_json_path(tmpl, "metadata.labels")) < 0 ||
+	    tj_json_merge_map(meta, "annotations", tj_json_path(tmpl, "metadata.annotations")) <
+	            0 ||
 	    tj_job_metadata_apply(meta, in->job, rt, "node") < 0)
 		goto out;
 	spec = cJSON_DetachItemFromObjectCaseSensitive(tmpl, "spec");
@@ -839,11 +575,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	rc = start_pod(in, &pod, why);
 	if (rc < 0)
 		return rc;
-	rc = apply_overrides(pod, job->pod_spec_overrides, false, why);
-	if (rc == 0)
-		rc = apply_overrides(pod, job->pod_template_overrides, true, why);
-	if (rc == 0)
-		rc = apply_runtime_patches(pod, job->runtime_patches, why);
+	rc = tj_overrides_apply(pod, job, TJ_STEP_NODE, why);
 	if (rc < 0)
 		goto fail;
 	spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
