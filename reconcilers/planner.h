@@ -159,8 +159,10 @@ bool tj_planner_deadline(struct planner *p);
 bool tj_planner_refused(struct planner *p);
 
 /* trainjob_support.c: before any pod of the job exists, a runtime field nothing implements
- * (reason UnsupportedRuntime, reconcilers/runtime_support.h) or an override or patch field
- * the renderer does not apply (InvalidSpec, reconcilers/trainjob_support.h) fails the job.
+ * (reason UnsupportedRuntime, reconcilers/runtime_support.h), an override or patch field
+ * the renderer does not apply (InvalidSpec, reconcilers/trainjob_support.h), or one that
+ * targets a replicated job the runtime lacks or that its step cannot take (InvalidSpec,
+ * reconcilers/overrides.h) fails the job.
  * Then true (with p->oom set when memory ran out). */
 bool tj_planner_unsupported(struct planner *p);
 
@@ -213,7 +215,9 @@ void tj_planner_count_steps(struct planner *p, bool suspended);
 bool tj_planner_give_back(struct planner *p);
 
 /* plan_mpi.c: fails a job whose runtime's MPI policy cannot run (another implementation than
- * OpenMPI, a TrainJob setting the MPI env, ...: tj_mpi_validate); true if it did. */
+ * OpenMPI, a TrainJob setting the MPI env, ...: tj_mpi_validate), or, before its first pod
+ * and with the built-in admission, whose resourcesPerNode would give the launcher GPUs
+ * outside the node gang's reservation; true if it did. */
 bool tj_planner_mpi_refused(struct planner *p);
 
 /* plan_mpi.c: for an MPI runtime, the pods this plan creates get the MPI volumes, mounts and

@@ -6,6 +6,7 @@
 
 #include "informers/pod.h"
 #include "reconcilers/json.h"
+#include "reconcilers/overrides.h"
 #include "reconcilers/render.h"
 #include "reconcilers/termination.h"
 
@@ -155,6 +156,12 @@ int tj_render_step_pod(const struct tj_trainjob *job, const struct tj_step *step
 	}
 	if (tj_json_set(pod, "spec", spec) < 0)
 		goto out;
+	/* Kubeflow merges the overrides into the template before its plugins run: the names,
+	 * labels and initializer env below win over them. */
+	r = tj_overrides_apply(pod, job, step->name, why);
+	if (r < 0)
+		goto out;
+	r = -ENOMEM;
 	tj_step_pod_name(job->name, step, slot, attempt, name);
 	if (tj_json_set_string(meta, "name", name) < 0 ||
 	    tj_json_set_string(meta, "namespace", job->namespace) < 0 ||

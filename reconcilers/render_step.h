@@ -1,7 +1,8 @@
 /* Pods of the steps other than `node` (reconcilers/steps.h), and the objects every step
  * shares: the PVCs of the runtime's volumeClaimPolicies.
  *
- * A step pod is the step's pod template (with its Job template's labels), named and
+ * A step pod is the step's pod template (with its Job template's labels) and the TrainJob's
+ * overrides and patches that target the step (reconcilers/overrides.h), named and
  * labelled as a node pod is: the JobSet labels (jobset-name, replicatedjob-name = the step,
  * job-index, the completion index as label and annotation), the TrainJob's name, its
  * attempt; hostname `<J>-<step>-<j>-<k>` in the subdomain <J>; owned by the TrainJob;
@@ -28,7 +29,8 @@
 #include "reconcilers/trainjob.h"
 
 /* A new Pod for slot of step (not node) at attempt. -EINVAL with reason InvalidRuntime when
- * the template has no containers, or InvalidSpec for a spec.initializer of the wrong shape;
+ * the template has no containers, or InvalidSpec for a spec.initializer of the wrong shape
+ * or an override the template cannot take (tj_overrides_apply);
  * -ENOMEM. */
 int tj_render_step_pod(const struct tj_trainjob *job, const struct tj_step *step, int slot,
                        int attempt, cJSON **ret, struct tj_problem *why);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "reconcilers/json.h"
+#include "reconcilers/overrides.h"
 #include "reconcilers/planner.h"
 #include "reconcilers/runtime_support.h"
 
@@ -182,6 +183,8 @@ bool tj_planner_unsupported(struct planner *p)
 		return true;
 	}
 	r = tj_trainjob_support_check(p->job, &why);
+	if (r == 0)
+		r = tj_overrides_check(p->job, p->in->runtime, &why);
 	if (r == -ENOMEM)
 		p->oom = true;
 	else if (r < 0)
