@@ -9,19 +9,70 @@
 
 #include "reconcilers/json.h"
 #include "reconcilers/planner.h"
+#include "reconcilers/render_step.h"
 #include "reconcilers/steps.h"
+
+/* Whether the trainer's fields give GPUs to a step other than node that runs the trainer
+ * (the launcher): Kubeflow gives it resourcesPerNode as it gives the node step. A template
+ * that asks for GPUs by itself is create_step's refusal (plan_steps.c). 1, 0, or -ENOMEM. */
+static int trainer_gives_launcher_gpus(const struct planner *p)
+{
+	const struct tj_step_graph *g = &p->in->runtime->graph;
+	struct tj_problem why = { "", "" };
+
+	for (size_t i = 0; i < g->n; i++) {
+		const struct tj_step *s = &g->steps[i];
+		cJSON *tmpl, *c;
+		int r = 0;
+
+		if (strcmp(s->name, TJ_STEP_NODE) == 0 || strcmp(s->ancestor, "trainer") != 0)
+			continue;
+		if (tj_json_parse(s->pod_template, &tmpl) < 0)
+			return -ENOMEM;
+		c = tj_json_find_by(tj_json_path(tmpl, "spec.containers"), "name", "node");
+		if (c && !tj_render_pod_wants_gpus(tmpl, p->gpu_resource)) {
+			r = tj_render_apply_trainer(c, p->job, false, false, &why);
+			if (r == 0)
+				r = tj_render_pod_wants_gpus(tmpl, p->gpu_resource);
+			else if (r != -ENOMEM)
+				r = 0; /* a reserved env name: refused with the node pods */
+		}
+		cJSON_Delete(tmpl);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
 
 bool tj_planner_mpi_refused(struct planner *p)
 {
 	const struct tj_runtime *rt = p->in->runtime;
 	struct tj_problem why = { "", "" };
 	char name[TJ_NAME_MAX + 32];
+	int r;
 
 	snprintf(name, sizeof(name), "%s %s", tj_runtime_kind_name(rt->kind), rt->name);
 	if (tj_mpi_validate(&rt->mpi, name,
 	                    tj_step_graph_find(&rt->graph, "launcher") < rt->graph.n,
-	                    rt->node_template != NULL, p->job, &why) == 0)
+	                    rt->node_template != NULL, p->job, &why) < 0) {
+		tj_planner_fail(p, why.reason, why.message);
+		return true;
+	}
+	/* Only the node step is a gang the queue admits: a launcher with GPUs would hold them
+	 * outside its reservation. Checked before the first pod, as the launcher comes last. */
+	if (!rt->mpi.enabled || !p->in->admission || p->n_owned > 0 || p->st.start_time)
 		return false;
+	r = trainer_gives_launcher_gpus(p);
+	if (r == -ENOMEM)
+		p->oom = true;
+	if (r <= 0)
+		return r < 0;
+	tj_problem_set(&why, "InvalidSpec",
+	               "spec.trainer.resourcesPerNode: requests GPUs, which Kubeflow Trainer gives "
+	               "to the launcher of %s as well as to its nodes; only the node step is "
+	               "admitted as a gang here, so the launcher's GPUs would bypass the queue "
+	               "(request the GPUs in the node template of a runtime instead)",
+	               name);
 	tj_planner_fail(p, why.reason, why.message);
 	return true;
 }
@@ -72,7 +123,7 @@ static int apply_trainer(struct planner *p, cJSON *pod, const char *step)
 	c = tj_json_find_by(tj_json_path(pod, "spec.containers"), "name", "node");
 	if (!c)
 		return 0;
-	r = tj_render_apply_trainer(c, p->job, true, &why);
+	r = tj_render_apply_trainer(c, p->job, true, true, &why);
 	if (r < 0 && r != -ENOMEM)
 		tj_planner_fail(p, why.reason, why.message);
 	return r;

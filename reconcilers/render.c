@@ -102,7 +102,7 @@ fail:
 	return NULL;
 }
 
-int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool program,
+int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool program, bool with_env,
                             struct tj_problem *why)
 {
 	cJSON *env;
@@ -129,19 +129,22 @@ int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool progra
 		if (tj_json_set(c, "args", args) < 0)
 			return -ENOMEM;
 	}
-	env = tj_json_array(c, "env");
-	if (!env)
-		return -ENOMEM;
-	for (size_t i = 0; i < job->n_env; i++) {
-		const struct tj_env_var *v = &job->env[i];
-		cJSON *e, *old;
-
-		if (tj_render_env_reserved(v->name))
+	/* The names are checked on every pod of the trainer, so that a job is refused before
+	 * its first pod even when that pod takes no env. */
+	for (size_t i = 0; i < job->n_env; i++)
+		if (tj_render_env_reserved(job->env[i].name))
 			return tj_problem_set(
 			        why, "InvalidSpec",
 			        "spec.trainer.env[%zu].name: %s is set by the controller "
 			        "(torchrun wiring); remove it from the TrainJob",
-			        i, v->name);
+			        i, job->env[i].name);
+	env = with_env ? tj_json_array(c, "env") : NULL;
+	if (with_env && !env)
+		return -ENOMEM;
+	for (size_t i = 0; with_env && i < job->n_env; i++) {
+		const struct tj_env_var *v = &job->env[i];
+		cJSON *e, *old;
+
 		e = env_var(v->name, v->value, v->value_from);
 		if (!e)
 			return -ENOMEM;
@@ -571,6 +574,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	cJSON *pod = NULL, *spec, *node;
 	long gpus = 0;
 	int rc, procs = 1;
+	bool program;
 
 	rc = start_pod(in, &pod, why);
 	if (rc < 0)
@@ -581,7 +585,13 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
 	node = tj_json_find_by(cJSON_GetObjectItemCaseSensitive(spec, "containers"), "name",
 	                       "node");
-	rc = tj_render_apply_trainer(node, job, tj_mpi_runs_trainer(&in->runtime->mpi, pod), why);
+	/* Kubeflow gives the trainer's env to the step labelled trainjob-ancestor-step=trainer,
+	 * and with MPI's runLauncherAsNode to the node step too: without it, MPI nodes run the
+	 * runtime's sshd and get none. Their resources they always get, as the gang the
+	 * admission places is theirs. */
+	program = tj_mpi_runs_trainer(&in->runtime->mpi, pod);
+	rc = tj_render_apply_trainer(node, job, program,
+	                             program || in->runtime->mpi.run_launcher_as_node, why);
 	if (rc < 0)
 		goto fail;
 	rc = gpus_both_ways(node, in->gpu_class, &gpus, why);

@@ -2,8 +2,9 @@
  * "Child objects" and "Pod contents").
  *
  * A pod is built in layers, later layers winning, as Kubeflow Trainer orders them: the
- * runtime's pod template of the `node` replicated job; the TrainJob's podSpecOverrides (v2.0)
- * and podTemplateOverrides (v2.1) that target `node`; the TrainJob's trainer fields; then the
+ * runtime's pod template of the `node` replicated job; the TrainJob's podSpecOverrides (v2.0),
+ * podTemplateOverrides (v2.1) and runtimePatches that target `node` (overrides.h); the
+ * TrainJob's trainer fields; then the
  * fields the controller owns (placement, torchrun wiring, names, labels, owner; an MPI
  * runtime gets no torchrun wiring: its launcher starts the processes with mpirun).
  *
@@ -73,11 +74,11 @@ void tj_render_pod_name(const char *job, int rank, int attempt, char buf[static 
 /* True for the env names the controller sets (PET_NNODES, MASTER_ADDR, RANK, ...). */
 bool tj_render_env_reserved(const char *name);
 
-/* Applies the TrainJob's trainer fields to container c: env (a name the controller sets is
- * -EINVAL with reason InvalidSpec) and resourcesPerNode, and when program is set image,
- * command and args (Kubeflow gives those to the step labelled trainjob-ancestor-step=trainer
- * only: tj_mpi_runs_trainer). -ENOMEM. */
-int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool program,
+/* Applies the TrainJob's trainer fields to container c: resourcesPerNode; env when with_env
+ * is set (a name the controller sets is -EINVAL with reason InvalidSpec either way); and when
+ * program is set image, command and args (Kubeflow gives those to the step labelled
+ * trainjob-ancestor-step=trainer only: tj_mpi_runs_trainer). -ENOMEM. */
+int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool program, bool with_env,
                             struct tj_problem *why);
 
 /* Makes the TrainJob the controller owner of an object: metadata.ownerReferences with

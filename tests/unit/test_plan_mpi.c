@@ -16,13 +16,16 @@
 
 #define NOW 1795953600
 
-/* manifests/base/runtimes/deepspeed_distributed.yaml of Kubeflow Trainer v2.3.0, as JSON. */
-#define DEEPSPEED                                                                                  \
+/* manifests/base/runtimes/deepspeed_distributed.yaml of Kubeflow Trainer v2.3.0, as JSON;
+ * DEEPSPEED_AS_NODE(false) is the same without runLauncherAsNode. */
+#define DEEPSPEED DEEPSPEED_AS_NODE(true)
+#define DEEPSPEED_AS_NODE(as_node)                                                                 \
 	"{'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'ClusterTrainingRuntime',"           \
 	"'metadata':{'name':'deepspeed-distributed','labels':{'trainer.kubeflow.org/framework':"   \
 	"'deepspeed'}},'spec':{'mlPolicy':{'numNodes':1,'mpi':{'numProcPerNode':1,"                \
 	"'mpiImplementation':'OpenMPI','sshAuthMountPath':'/home/mpiuser/.ssh',"                   \
-	"'runLauncherAsNode':true}},'template':{'spec':{'network':{'publishNotReadyAddresses':"    \
+	"'runLauncherAsNode':" #as_node                                                            \
+	"}},'template':{'spec':{'network':{'publishNotReadyAddresses':"                            \
 	"true},'successPolicy':{'operator':'All','targetReplicatedJobs':['launcher']},"            \
 	"'replicatedJobs':[{'name':'node','template':{'spec':{'template':{'spec':{"                \
 	"'securityContext':{'fsGroup':1000},'containers':[{'name':'node','image':"                 \
@@ -51,7 +54,8 @@ struct fixture {
 	struct tj_plan *plan;
 };
 
-static void setup(struct fixture *f, const char *status_sq)
+static void setup_with(struct fixture *f, const char *runtime_sq, const char *spec_sq,
+                       const char *status_sq)
 {
 	char buf[4096];
 	cJSON *j;
@@ -62,13 +66,18 @@ static void setup(struct fixture *f, const char *status_sq)
 	         "'metadata':{'name':'vit','namespace':'team-a','uid':'uid-vit',"
 	         "'resourceVersion':'42','generation':2,"
 	         "'creationTimestamp':'2026-11-29T10:00:00Z'},'spec':%s%s%s}",
-	         JOB_SPEC, status_sq ? ",'status':" : "", status_sq ? status_sq : "");
+	         spec_sq, status_sq ? ",'status':" : "", status_sq ? status_sq : "");
 	j = jlit(buf);
 	assert_int_equal(tj_trainjob_from_json(j, &f->job), 0);
 	cJSON_Delete(j);
-	j = jlit(DEEPSPEED);
+	j = jlit(runtime_sq);
 	assert_int_equal(tj_runtime_from_json(j, &f->runtime), 0);
 	cJSON_Delete(j);
+}
+
+static void setup(struct fixture *f, const char *status_sq)
+{
+	setup_with(f, DEEPSPEED, JOB_SPEC, status_sq);
 }
 
 static void add_pod(struct fixture *f, const char *name, int rank, enum tj_pod_phase phase,
@@ -91,15 +100,21 @@ static void add_pod(struct fixture *f, const char *name, int rank, enum tj_pod_p
 	f->ptrs[f->n++] = p;
 }
 
-static void plan(struct fixture *f)
+static void plan_admitted(struct fixture *f, const struct tj_plan_admission *adm)
 {
 	assert_int_equal(tj_plan_trainjob(&(struct tj_plan_input){ .job = f->job,
 	                                                           .runtime = f->runtime,
 	                                                           .pods = f->ptrs,
 	                                                           .n_pods = f->n,
-	                                                           .now = NOW },
+	                                                           .now = NOW,
+	                                                           .admission = adm },
 	                                  &f->plan),
 	                 0);
+}
+
+static void plan(struct fixture *f)
+{
+	plan_admitted(f, NULL);
 }
 
 static void teardown(struct fixture *f)
@@ -248,6 +263,121 @@ static void test_launcher_success_completes_and_stops_nodes(void **state)
 	teardown(&f);
 }
 
+/* Kubeflow gives spec.trainer.env to the trainer step (the launcher) and, with
+ * runLauncherAsNode, to the node step too; without it the nodes run sshd and get none. */
+struct env_case {
+	const char *name;
+	const char *runtime;
+	int node_pods;
+	const char *want_node_env; /* of each node pod's container node */
+};
+
+static const struct env_case env_cases[] = {
+	{ "runLauncherAsNode: the nodes run the trainer too", DEEPSPEED_AS_NODE(true), 2,
+	  "[{'name':'E','value':'1'}]" },
+	{ "without it: the nodes only serve ssh", DEEPSPEED_AS_NODE(false), 3, "[]" },
+};
+
+static void test_trainer_env_of_node_pods(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(env_cases) / sizeof(env_cases[0]); i++) {
+		const struct env_case *c = &env_cases[i];
+		struct fixture f;
+		char pod[32];
+
+		print_message("# case: %s\n", c->name);
+		setup_with(&f, c->runtime, JOB_SPEC, NULL);
+		plan(&f);
+		assert_int_equal(count(f.plan, TJ_ACTION_CREATE_POD), c->node_pods);
+		for (int r = 0; r < c->node_pods; r++) {
+			snprintf(pod, sizeof(pod), "vit-node-0-%d-a0", r);
+			assert_json_equal(
+			        cJSON_GetObjectItem(
+			                container(find(f.plan, TJ_ACTION_CREATE_POD, pod)->object),
+			                "env"),
+			        c->want_node_env);
+		}
+		teardown(&f);
+	}
+}
+
+/* Without runLauncherAsNode the launcher still gets the trainer's env, once the three
+ * nodes are Ready. */
+static void test_launcher_gets_env_without_launcher_as_node(void **state)
+{
+	struct fixture f;
+
+	(void)state;
+	setup_with(&f, DEEPSPEED_AS_NODE(false), JOB_SPEC, STARTED);
+	add_pod(&f, "vit-node-0-0-a0", 0, TJ_POD_RUNNING, true);
+	add_pod(&f, "vit-node-0-1-a0", 1, TJ_POD_RUNNING, true);
+	add_pod(&f, "vit-node-0-2-a0", 2, TJ_POD_RUNNING, true);
+	plan(&f);
+	assert_string_equal(
+	        tj_json_string(
+	                cJSON_GetArrayItem(
+	                        cJSON_GetObjectItem(container(find(f.plan, TJ_ACTION_CREATE_POD,
+	                                                           "vit-launcher-0-0-a0")
+	                                                              ->object),
+	                                            "env"),
+	                        0),
+	                "name"),
+	        "E");
+	teardown(&f);
+}
+
+/* resourcesPerNode with GPUs reaches the launcher as Kubeflow gives it; with the queue's
+ * admission on that is refused before any pod, naming the field. Without GPUs, or without
+ * the admission, the job goes ahead. */
+struct gpu_case {
+	const char *name;
+	const char *resources; /* spec.trainer.resourcesPerNode */
+	bool admission;
+	const char *want_message; /* NULL: node pods created */
+};
+
+#define GPU_REFUSAL                                                                                \
+	"spec.trainer.resourcesPerNode: requests GPUs, which Kubeflow Trainer gives to the "       \
+	"launcher of ClusterTrainingRuntime deepspeed-distributed as well as to its nodes; only "  \
+	"the node step is admitted as a gang here, so the launcher's GPUs would bypass the queue " \
+	"(request the GPUs in the node template of a runtime instead)"
+
+static const struct gpu_case gpu_cases[] = {
+	{ "GPUs under the admission", "{'limits':{'nvidia.com/gpu':4}}", true, GPU_REFUSAL },
+	{ "GPUs as requests", "{'requests':{'nvidia.com/gpu':'2'}}", true, GPU_REFUSAL },
+	{ "CPUs only", "{'limits':{'cpu':'8','memory':'16Gi'}}", true, NULL },
+	{ "GPUs without the admission", "{'limits':{'nvidia.com/gpu':4}}", false, NULL },
+};
+
+static void test_launcher_gpus(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(gpu_cases) / sizeof(gpu_cases[0]); i++) {
+		const struct gpu_case *c = &gpu_cases[i];
+		const struct tj_plan_admission adm = { 0 };
+		struct fixture f;
+		char spec[1024];
+
+		print_message("# case: %s\n", c->name);
+		snprintf(spec, sizeof(spec),
+		         "{'runtimeRef':{'name':'deepspeed-distributed'},'trainer':{'numNodes':3,"
+		         "'command':['mpirun','python3','/train.py'],'resourcesPerNode':%s}}",
+		         c->resources);
+		setup_with(&f, DEEPSPEED, spec, NULL);
+		plan_admitted(&f, c->admission ? &adm : NULL);
+		if (c->want_message) {
+			assert_int_equal(f.plan->status.state, TJ_STATE_FAILED);
+			assert_string_equal(f.plan->status.reason, "InvalidSpec");
+			assert_string_equal(f.plan->status.message, c->want_message);
+			assert_int_equal(count(f.plan, TJ_ACTION_CREATE_POD), 0);
+		} else {
+			assert_int_not_equal(f.plan->status.state, TJ_STATE_FAILED);
+		}
+		teardown(&f);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +385,9 @@ int main(void)
 		cmocka_unit_test(test_no_launcher_before_nodes_ready),
 		cmocka_unit_test(test_launcher_once_nodes_ready),
 		cmocka_unit_test(test_launcher_success_completes_and_stops_nodes),
+		cmocka_unit_test(test_trainer_env_of_node_pods),
+		cmocka_unit_test(test_launcher_gets_env_without_launcher_as_node),
+		cmocka_unit_test(test_launcher_gpus),
 	};
 	return cmocka_run_group_tests_name("plan_mpi", tests, NULL, NULL);
 }
