@@ -5,6 +5,7 @@ hostfile ConfigMap with Kubeflow's contents, owned by the TrainJob, the env and 
 launcher and nodes, and the job Complete when the launcher is, with nothing left running."""
 
 import base64
+import json
 import os
 import subprocess
 import tempfile
@@ -192,3 +193,49 @@ def test_mpi_implementation_other_than_openmpi_is_refused(controller, namespace)
     assert job_pods(namespace, "refused") == []
     for kind, obj in (("secret", "refused-mpi-ssh-auth"), ("configmap", "refused-mpi-hostfile")):
         assert kubectl("get", kind, obj, "-n", namespace, check=False).returncode != 0
+
+
+def hostfile_of(namespace, name):
+    proc = kubectl("get", "configmap", f"{name}-mpi-hostfile", "-n", namespace, "-o", "json", check=False)
+    return json.loads(proc.stdout)["data"]["hostfile"] if proc.returncode == 0 else None
+
+
+def test_num_nodes_cannot_change_so_the_hostfile_stays_true(controller, namespace, kubeflow_module):
+    """Kubeflow Trainer makes spec.trainer immutable: an MPI job keeps the nodes its hostfile
+    names, suspended or not. The API server refuses the change and names the field."""
+    kubectl("apply", "-f", runtime_file(kubeflow_module, "deepspeed-distributed"))
+    name = "fixed"
+    apply(mpi_job(name, "deepspeed-distributed", nodes=2), "-n", namespace)
+    hostfile = wait_for("the hostfile", lambda: hostfile_of(namespace, name))
+    assert hostfile == f"{name}-node-0-0.{name} slots=1\n{name}-launcher-0-0.{name} slots=1\n"
+    for patch in ('{"spec":{"trainer":{"numNodes":3}}}',
+                  '{"spec":{"suspend":true,"trainer":{"numNodes":3}}}'):
+        proc = kubectl("patch", "tj", name, "-n", namespace, "--type", "merge", "-p", patch, check=False)
+        assert proc.returncode != 0, proc.stdout
+        assert "spec.trainer.numNodes: Invalid value" in proc.stderr, proc.stderr
+        assert "spec.trainer.numNodes is immutable" in proc.stderr, proc.stderr
+    kubectl("patch", "tj", name, "-n", namespace, "--type", "merge", "-p", '{"spec":{"suspend":true}}')
+    proc = kubectl("patch", "tj", name, "-n", namespace, "--type", "merge", "-p", '{"spec":{"trainer":{"numNodes":3}}}',
+                   check=False)
+    assert proc.returncode != 0 and "spec.trainer.numNodes is immutable" in proc.stderr, proc.stderr
+    assert tj(namespace, name)["spec"]["trainer"]["numNodes"] == 2
+    assert hostfile_of(namespace, name) == hostfile
+
+
+def test_launcher_given_gpus_by_resources_per_node_is_refused(controller, namespace, kubeflow_module):
+    """Kubeflow gives resourcesPerNode to the launcher too; only the node step is a gang the
+    queue admits, so a launcher with GPUs would hold them outside every reservation: the job
+    is refused before any pod exists, naming the field."""
+    kubectl("apply", "-f", runtime_file(kubeflow_module, "deepspeed-distributed"))
+    name = "gpu-launcher"
+    job = mpi_job(name, "deepspeed-distributed", nodes=2)
+    job["spec"]["trainer"]["resourcesPerNode"] = {"limits": {"nvidia.com/gpu": 4}}
+    apply(job, "-n", namespace)
+    failed = wait_state(namespace, name, "Failed", timeout=60)
+    status = failed["status"]
+    assert status["reason"] == "InvalidSpec", status
+    assert status["message"].startswith("spec.trainer.resourcesPerNode: requests GPUs"), status["message"]
+    assert "launcher of ClusterTrainingRuntime deepspeed-distributed" in status["message"], status["message"]
+    ev = wait_for("the Warning event", lambda: events(namespace, name, "Failed"))
+    assert ev[0]["type"] == "Warning" and "spec.trainer.resourcesPerNode" in ev[0]["message"], ev
+    assert job_pods(namespace, name) == []

@@ -1,0 +1,128 @@
+"""A TrainJob's overrides and runtime patches aimed at a step other than node, against the
+real control plane: a v2.1 podTemplateOverride and a runtimePatch of the dataset-initializer
+step show up in that step's pod (its labels and annotations, a nodeSelector, a volume and
+its mount, a sidecar's env) and in no other; a patch of a replicated job the runtime does
+not have is refused before any pod exists, with a reason that names the field and a
+Warning event, as Kubeflow Trainer's webhook refuses it."""
+
+from kube import SIM, apply, condition, events, kubectl_json, wait_for, wait_state
+
+STEP = "jobset.sigs.k8s.io/replicatedjob-name"
+ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
+
+RUNTIME = {
+    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "TrainingRuntime",
+    "metadata": {"name": "fetch-then-train"},
+    "spec": {
+        "mlPolicy": {"numNodes": 1, "torch": {"numProcPerNode": 1}},
+        "template": {"spec": {"replicatedJobs": [
+            {"name": "dataset-initializer",
+             "template": {"metadata": {"labels": {ANCESTOR: "dataset-initializer"}},
+                          "spec": {"template": {"spec": {"containers": [
+                              {"name": "dataset-initializer", "image": "ghcr.io/kubeflow/trainer/dataset-initializer"},
+                              {"name": "fetch", "image": "busybox", "command": ["sh", "-c", "true"]}]}}}}},
+            {"name": "node", "dependsOn": [{"name": "dataset-initializer", "status": "Complete"}],
+             "template": {"metadata": {"labels": {ANCESTOR: "trainer"}},
+                          "spec": {"template": {"spec": {"containers": [
+                              {"name": "node", "image": "pytorch/pytorch:2.7.1", "command": ["torchrun", "train.py"]}]}}}}},
+        ]}},
+    },
+}
+
+
+def trainjob(name, **spec):
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name},
+        "spec": {"runtimeRef": {"name": "fetch-then-train", "kind": "TrainingRuntime"}, **spec},
+    }
+
+
+def job_pods(namespace, name):
+    return kubectl_json("get", "pods", "-n", namespace, "-l", f"trainer.kubeflow.org/trainjob-name={name}")["items"]
+
+
+def of_step(pod_list, step):
+    return [p for p in pod_list if p["metadata"]["labels"].get(STEP) == step]
+
+
+def container(pod, name):
+    return next(c for c in pod["spec"]["containers"] if c["name"] == name)
+
+
+def test_override_and_patch_reach_the_dataset_initializer(controller, namespace):
+    apply(RUNTIME, "-n", namespace)
+    name = "fetch"
+    apply(trainjob(
+        name,
+        podTemplateOverrides=[
+            {"targetJobs": [{"name": "dataset-initializer"}],
+             "metadata": {"labels": {"team": "data"}, "annotations": {SIM + "run-time": "2s"}},
+             # The CPU nodes are the amd64 ones without a GPU taint.
+             "spec": {"nodeSelector": {"kubernetes.io/arch": "amd64"}}},
+            {"targetJobs": [{"name": "node"}], "metadata": {"annotations": {SIM + "run-time": "2s"}}},
+        ],
+        runtimePatches=[{
+            "manager": "example.com/data-team",
+            "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [{
+                "name": "dataset-initializer",
+                "template": {"metadata": {"labels": {"data-job": "yes"}},
+                             "spec": {"template": {"spec": {
+                                 "volumes": [{"name": "cache", "emptyDir": {}}],
+                                 "containers": [
+                                     {"name": "dataset-initializer", "volumeMounts": [{"name": "cache", "mountPath": "/cache"}]},
+                                     {"name": "fetch", "env": [{"name": "MIRROR", "value": "https://mirror.example.com"}]},
+                                 ]}}}},
+            }]}}},
+        }],
+    ), "-n", namespace)
+
+    init = wait_for("the dataset-initializer pod, scheduled",
+                    lambda: [p for p in of_step(job_pods(namespace, name), "dataset-initializer") if p["spec"].get("nodeName")])
+    assert len(init) == 1
+    pod = init[0]
+    labels, annotations = pod["metadata"]["labels"], pod["metadata"]["annotations"]
+    assert labels["team"] == "data" and labels["data-job"] == "yes", labels
+    assert labels[ANCESTOR] == "dataset-initializer" and labels[STEP] == "dataset-initializer"
+    assert annotations[SIM + "run-time"] == "2s"
+    assert pod["spec"]["nodeSelector"] == {"kubernetes.io/arch": "amd64"}
+    assert pod["spec"]["nodeName"].startswith("cpu-"), pod["spec"]["nodeName"]
+    assert {"name": "cache", "emptyDir": {}} in pod["spec"]["volumes"], pod["spec"]["volumes"]
+    assert {"name": "cache", "mountPath": "/cache"} in container(pod, "dataset-initializer")["volumeMounts"]
+    assert {"name": "MIRROR", "value": "https://mirror.example.com"} in container(pod, "fetch")["env"]
+
+    done = wait_state(namespace, name, "Complete", timeout=120)
+    assert condition(done, "Complete")["status"] == "True"
+    nodes = of_step(job_pods(namespace, name), "node")
+    assert len(nodes) == 1
+    node = nodes[0]
+    # What targets the initializer stays off the trainer's pod.
+    assert "team" not in node["metadata"]["labels"] and "data-job" not in node["metadata"]["labels"]
+    assert "cache" not in [v["name"] for v in node["spec"].get("volumes", [])]
+    assert "nodeSelector" not in node["spec"], node["spec"].get("nodeSelector")
+    assert node["status"]["phase"] == "Succeeded"
+
+
+def test_patch_of_a_step_the_runtime_lacks_is_refused(controller, namespace):
+    apply(RUNTIME, "-n", namespace)
+    name = "no-such-step"
+    apply(trainjob(name, runtimePatches=[{
+        "manager": "example.com/data-team",
+        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+            {"name": "model-initializer",
+             "template": {"spec": {"template": {"spec": {"nodeSelector": {"kubernetes.io/arch": "amd64"}}}}}}]}}},
+    }]), "-n", namespace)
+
+    failed = wait_state(namespace, name, "Failed", timeout=60)
+    status = failed["status"]
+    assert status["reason"] == "InvalidSpec", status
+    assert status["message"] == (
+        "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].name: TrainingRuntime "
+        "fetch-then-train has no replicated job 'model-initializer' (its replicated jobs: dataset-initializer, "
+        "node); an override or patch must name one of them"), status["message"]
+    assert condition(failed, "Failed")["reason"] == "InvalidSpec"
+    ev = wait_for("the Warning event", lambda: events(namespace, name, "Failed"))
+    assert ev[0]["type"] == "Warning" and "model-initializer" in ev[0]["message"], ev
+    assert job_pods(namespace, name) == []
