@@ -273,27 +273,36 @@ stage_soak() {
 	esac
 	local seconds=${TJC_SOAK_SECONDS:-300}
 	say soak "chaos soak, $seconds s, on the local cluster '$cluster'"
-	local venv ok=0 bad=0
+	local venv ok bad
 	meson_build soak build/release || return
 	venv=$(e2e_venv) || {
 		record soak 0 1
 		return
 	}
+	# First the invariants themselves, on made-up objects (tests/soak/test_checker.py).
+	local out rc
+	out=$(KUBECONFIG=/dev/null "$venv/bin/pytest" -q -p no:cacheprovider tests/soak 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -E '^(FAILED|ERROR)|passed|failed'
+	ok=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) passed.*/\1/p;s/^\([0-9]\+\) passed.*/\1/p' | tail -1)
+	bad=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) failed.*/\1/p;s/^\([0-9]\+\) failed.*/\1/p' | tail -1)
+	ok=${ok:-0} bad=${bad:-0}
+	((rc == 0 || bad > 0)) || bad=1
 	local -a env=(TJC_CLUSTER="$cluster" TJC_KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster")
 	# The faults delete nodes and restart the API server: always a cluster in a known state.
 	env "${env[@]}" deploy/local/cluster.sh down >/dev/null
 	if ! env "${env[@]}" deploy/local/cluster.sh up; then
 		env "${env[@]}" deploy/local/cluster.sh down
-		record soak 0 1
+		record soak "$ok" $((bad + 1))
 		return
 	fi
 	local -a seed=()
 	[[ -n ${TJC_SOAK_SEED:-} ]] && seed=(--seed "$TJC_SOAK_SEED")
 	if env "${env[@]}" KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster" TJC_BUILD_DIR="$repo/build/release" \
 		"$venv/bin/python" tests/soak/soak.py --duration "$seconds" "${seed[@]}"; then
-		ok=1
+		ok=$((ok + 1))
 	else
-		bad=1
+		bad=$((bad + 1))
 	fi
 	env "${env[@]}" deploy/local/cluster.sh down
 	record soak "$ok" "$bad"
