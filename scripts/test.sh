@@ -19,6 +19,11 @@
 #             runs instead of being skipped; it is not the default, as Kueue's first build
 #             adds to a fresh machine's first run (36 min on a shared two-core machine,
 #             11 min of CPU time) on top of the control plane's.
+#   soak      the chaos soak tests/soak/soak.py for TJC_SOAK_SECONDS (default 300; 3600 for
+#             a release check) with the seed TJC_SOAK_SEED (default: a new one, printed), on
+#             a cluster of its own that it always starts afresh and removes at its end:
+#             TJC_CLUSTER if given (with "-soak" appended when the e2e stage runs too, so
+#             the two never share), else "trainjob-soak".
 # Each stage builds what it uses, prints its own result line with its time, and the last
 # line counts the tests of all stages. A stage that ran no test at all has failed. A failure
 # anywhere makes the exit status non-zero, but later stages still run, so one run shows
@@ -39,7 +44,7 @@ fi
 # shellcheck source=deploy/local/env.sh
 . deploy/local/env.sh
 
-all_stages=(lint rules unit valgrind fuzz e2e)
+all_stages=(lint rules unit valgrind fuzz e2e soak)
 stages=("$@")
 ((${#stages[@]})) || stages=("${all_stages[@]}")
 
@@ -259,6 +264,48 @@ EOF
 	ok=${ok% *}
 	((started)) && deploy/local/cluster.sh down
 	record e2e "$ok" "$bad"
+}
+
+stage_soak() {
+	local cluster=${given_cluster:-trainjob-soak}
+	case " ${stages[*]} " in
+	*" e2e "*) [[ -n $given_cluster ]] && cluster=$given_cluster-soak ;;
+	esac
+	local seconds=${TJC_SOAK_SECONDS:-300}
+	say soak "chaos soak, $seconds s, on the local cluster '$cluster'"
+	local venv ok bad
+	meson_build soak build/release || return
+	venv=$(e2e_venv) || {
+		record soak 0 1
+		return
+	}
+	# First the invariants themselves, on made-up objects (tests/soak/test_checker.py).
+	local out rc
+	out=$(KUBECONFIG=/dev/null "$venv/bin/pytest" -q -p no:cacheprovider tests/soak 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -E '^(FAILED|ERROR)|passed|failed'
+	ok=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) passed.*/\1/p;s/^\([0-9]\+\) passed.*/\1/p' | tail -1)
+	bad=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) failed.*/\1/p;s/^\([0-9]\+\) failed.*/\1/p' | tail -1)
+	ok=${ok:-0} bad=${bad:-0}
+	((rc == 0 || bad > 0)) || bad=1
+	local -a env=(TJC_CLUSTER="$cluster" TJC_KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster")
+	# The faults delete nodes and restart the API server: always a cluster in a known state.
+	env "${env[@]}" deploy/local/cluster.sh down >/dev/null
+	if ! env "${env[@]}" deploy/local/cluster.sh up; then
+		env "${env[@]}" deploy/local/cluster.sh down
+		record soak "$ok" $((bad + 1))
+		return
+	fi
+	local -a seed=()
+	[[ -n ${TJC_SOAK_SEED:-} ]] && seed=(--seed "$TJC_SOAK_SEED")
+	if env "${env[@]}" KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster" TJC_BUILD_DIR="$repo/build/release" \
+		"$venv/bin/python" tests/soak/soak.py --duration "$seconds" "${seed[@]}"; then
+		ok=$((ok + 1))
+	else
+		bad=$((bad + 1))
+	fi
+	env "${env[@]}" deploy/local/cluster.sh down
+	record soak "$ok" "$bad"
 }
 
 scripts/install-deps.sh || exit 1

@@ -1,0 +1,294 @@
+"""The soak's invariant checker: it reads the cluster, never the controller's log.
+
+Two reflectors (a list, then a watch from its resourceVersion, a relist after a 410 or a
+broken stream, as client-go's do) keep a copy of the soak namespace's pods and TrainJobs,
+through `kubectl get --raw`. Every event is checked as it arrives; what may hold for a
+moment but not for long (a pod without its owner, a partial gang) is checked every second
+against a grace period."""
+
+import json
+import subprocess
+import threading
+import time
+import urllib.parse
+
+RANK = "trainjob.flame.dev/rank"
+ATTEMPT = "trainjob.flame.dev/attempt"
+STEP = "jobset.sigs.k8s.io/replicatedjob-name"
+
+
+class Violation(Exception):
+    """An invariant broken: its name and what was seen."""
+
+    def __init__(self, invariant, detail):
+        super().__init__(f"{invariant}: {detail}")
+        self.invariant = invariant
+        self.detail = detail
+
+
+def live(pod):
+    """Whether a pod runs or may still run: not finished and not being deleted."""
+    return pod.get("status", {}).get("phase") not in ("Succeeded", "Failed") and not pod["metadata"].get(
+        "deletionTimestamp"
+    )
+
+
+def owner_uid(obj):
+    for ref in obj["metadata"].get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref.get("uid")
+    return None
+
+
+class Reflector(threading.Thread):
+    """A list and watch of one resource path; calls sink(kind, type, obj) for every event
+    (type ADDED, MODIFIED, DELETED; a relist replays the whole list as SYNC events and a
+    DELETED for what vanished), under the checker's lock."""
+
+    def __init__(self, kind, path, checker):
+        super().__init__(name=f"reflector-{kind}", daemon=True)
+        self.kind, self.path, self.checker = kind, path, checker
+        self.store = {}  # uid -> object
+        self.rv = None
+        self.lists = 0
+        self.watches = 0
+        self.synced = threading.Event()
+        self.proc = None
+
+    def run(self):
+        while not self.checker.stopping.is_set():
+            try:
+                if self.rv is None:
+                    self.relist()
+                self.watch()
+            except (OSError, ValueError, subprocess.SubprocessError):
+                pass
+            self.checker.stopping.wait(0.5)
+
+    def relist(self):
+        out = subprocess.run(["kubectl", "get", "--raw", self.path, "--request-timeout=20s"],
+                             capture_output=True, text=True, timeout=30)
+        if out.returncode != 0:
+            return
+        body = json.loads(out.stdout)
+        items = {o["metadata"]["uid"]: o for o in body.get("items") or []}
+        with self.checker.lock:
+            for uid in list(self.store):
+                if uid not in items:
+                    self.checker.sink(self.kind, "DELETED", self.store.pop(uid))
+            for uid, o in items.items():
+                self.store[uid] = o
+                self.checker.sink(self.kind, "SYNC", o)
+            self.rv = body["metadata"]["resourceVersion"]
+            self.lists += 1
+        self.synced.set()
+
+    def watch(self):
+        if self.rv is None:
+            return
+        query = urllib.parse.urlencode(
+            {"watch": "1", "resourceVersion": self.rv, "allowWatchBookmarks": "true", "timeoutSeconds": "120"}
+        )
+        self.proc = subprocess.Popen(["kubectl", "get", "--raw", f"{self.path}?{query}"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.watches += 1
+        try:
+            for line in self.proc.stdout:
+                if self.checker.stopping.is_set():
+                    break
+                line = line.strip()
+                if not line:
+                    continue
+                ev = json.loads(line)
+                if ev["type"] == "ERROR":
+                    # 410 Gone ("too old resource version") and anything else the server
+                    # ends a watch with: start again from a fresh list.
+                    self.rv = None
+                    break
+                obj = ev["object"]
+                with self.checker.lock:
+                    self.rv = obj["metadata"]["resourceVersion"]
+                    if ev["type"] == "BOOKMARK":
+                        continue
+                    uid = obj["metadata"]["uid"]
+                    if ev["type"] == "DELETED":
+                        self.store.pop(uid, None)
+                    else:
+                        self.store[uid] = obj
+                    self.checker.sink(self.kind, ev["type"], obj)
+        finally:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+
+
+class Checker:
+    """The invariants of the soak, on the pods and TrainJobs of one namespace.
+
+    orphan_grace: how long a pod may live without a live owner TrainJob (the garbage
+    collector deletes it); gang_grace: how long a job may have some but not all of its ranks
+    live (pods finish a moment apart, a restart replaces them one by one). Both are counted
+    from when the API server last came back, since nothing can happen while it is away."""
+
+    def __init__(self, namespace, orphan_grace=60, gang_grace=60):
+        self.namespace = namespace
+        self.orphan_grace, self.gang_grace = orphan_grace, gang_grace
+        self.lock = threading.RLock()
+        self.stopping = threading.Event()
+        self.violation = None
+        self.api_back_at = time.monotonic()
+        self.api_away = False
+        self.restarts = {}  # TrainJob uid -> (restartCount, infrastructureRestarts) seen last
+        self.orphan_since = {}  # pod uid -> when it was first seen without a live owner
+        self.partial_since = {}  # TrainJob uid -> when it was first seen as a partial gang
+        self.events = 0
+        self.pods = Reflector("pod", f"/api/v1/namespaces/{namespace}/pods", self)
+        self.trainjobs = Reflector(
+            "trainjob", f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs", self)
+        self.ticker = threading.Thread(target=self.tick_loop, name="checker-tick", daemon=True)
+
+    def start(self):
+        self.pods.start()
+        self.trainjobs.start()
+        for r in (self.pods, self.trainjobs):
+            if not r.synced.wait(120):
+                raise RuntimeError(f"the {r.kind} list never answered")
+        self.ticker.start()
+
+    def stop(self):
+        self.stopping.set()
+        self.pods.stop()
+        self.trainjobs.stop()
+
+    def fail(self, invariant, detail):
+        if self.violation is None:
+            self.violation = Violation(invariant, detail)
+
+    def api_down(self):
+        with self.lock:
+            self.api_away = True
+
+    def api_restarted(self):
+        with self.lock:
+            self.api_away = False
+            self.api_back_at = time.monotonic()
+
+    # -- checked at every event ---------------------------------------------------------
+
+    def sink(self, kind, etype, obj):
+        self.events += 1
+        if kind == "trainjob" and etype != "DELETED":
+            self.check_restart_counts(obj)
+        if kind == "pod" and etype != "DELETED":
+            self.check_one_pod_per_rank(obj)
+
+    def check_restart_counts(self, job):
+        st = job.get("status") or {}
+        now = (st.get("restartCount") or 0, st.get("infrastructureRestarts") or 0)
+        uid = job["metadata"]["uid"]
+        before = self.restarts.get(uid, (0, 0))
+        if now[0] < before[0] or now[1] < before[1]:
+            self.fail("restart counts never go down",
+                      f"TrainJob {job['metadata']['name']} went from restartCount={before[0]} "
+                      f"infrastructureRestarts={before[1]} to {now[0]}/{now[1]} "
+                      f"(resourceVersion {job['metadata']['resourceVersion']})")
+        self.restarts[uid] = (max(now[0], before[0]), max(now[1], before[1]))
+
+    def check_one_pod_per_rank(self, pod):
+        if not live(pod):
+            return
+        key = self.rank_key(pod)
+        if key is None:
+            return
+        same = [p["metadata"]["name"] for p in self.pods.store.values()
+                if p["metadata"]["uid"] != pod["metadata"]["uid"] and live(p) and self.rank_key(p) == key]
+        if same:
+            self.fail("never two live pods of one rank and attempt",
+                      f"{pod['metadata']['name']} and {', '.join(same)} are both live for job uid {key[0]}, "
+                      f"step {key[1]}, rank {key[2]}, attempt {key[3]}")
+
+    @staticmethod
+    def rank_key(pod):
+        labels = pod["metadata"].get("labels") or {}
+        if RANK not in labels or ATTEMPT not in labels:
+            return None
+        # A replaced attempt's pods lose the step label; they are finished or being deleted,
+        # hence never live, so the pod name's step part is not needed.
+        return (owner_uid(pod), labels.get(STEP, "node"), labels[RANK], labels[ATTEMPT])
+
+    # -- checked every second, with a grace ---------------------------------------------
+
+    def tick_loop(self):
+        while not self.stopping.wait(1.0):
+            with self.lock:
+                if not self.api_away:
+                    self.check_graces(time.monotonic())
+
+    def live_jobs(self):
+        return {uid: j for uid, j in self.trainjobs.store.items() if not j["metadata"].get("deletionTimestamp")}
+
+    def check_graces(self, now):
+        jobs = self.live_jobs()
+        # Pods without a live owner.
+        seen = set()
+        for uid, p in self.pods.store.items():
+            if owner_uid(p) in jobs:
+                continue
+            seen.add(uid)
+            since = self.orphan_since.setdefault(uid, now)
+            if now - max(since, self.api_back_at) > self.orphan_grace:
+                self.fail("never a pod without a live owner for longer than the grace",
+                          f"pod {p['metadata']['name']} (owner uid {owner_uid(p)}, phase "
+                          f"{p.get('status', {}).get('phase')}) has had no live TrainJob for "
+                          f"{now - since:.0f} s (grace {self.orphan_grace} s)")
+        for uid in list(self.orphan_since):
+            if uid not in seen:
+                del self.orphan_since[uid]
+        # Partial gangs: some ranks of a job live, others not.
+        ranks = {}
+        for p in self.pods.store.values():
+            o = owner_uid(p)
+            if o in jobs and live(p) and RANK in (p["metadata"].get("labels") or {}):
+                ranks.setdefault(o, set()).add(p["metadata"]["labels"][RANK])
+        partial = set()
+        for uid, r in ranks.items():
+            n = ((jobs[uid].get("spec") or {}).get("trainer") or {}).get("numNodes") or 1
+            if len(r) >= n:
+                continue
+            partial.add(uid)
+            since = self.partial_since.setdefault(uid, now)
+            if now - max(since, self.api_back_at) > self.gang_grace:
+                self.fail("never a partial gang for longer than the grace",
+                          f"TrainJob {jobs[uid]['metadata']['name']} has had live pods for ranks "
+                          f"{sorted(r)} only, of {n}, for {now - since:.0f} s (grace {self.gang_grace} s)")
+        for uid in list(self.partial_since):
+            if uid not in partial:
+                del self.partial_since[uid]
+
+    # -- read by the soak -----------------------------------------------------------------
+
+    def job(self, name):
+        with self.lock:
+            return next((j for j in self.trainjobs.store.values() if j["metadata"]["name"] == name), None)
+
+    def live_pods_on(self, node):
+        """The jobs (by name) with a live pod bound or pinned to node."""
+        with self.lock:
+            out = set()
+            for p in self.pods.store.values():
+                ann = p["metadata"].get("annotations") or {}
+                if live(p) and node in (p["spec"].get("nodeName"), ann.get("trainjob.flame.dev/node")):
+                    out.add((p["metadata"].get("labels") or {}).get("trainer.kubeflow.org/trainjob-name"))
+            return out - {None}
+
+    def running_pods(self):
+        with self.lock:
+            return [p for p in self.pods.store.values()
+                    if live(p) and p.get("status", {}).get("phase") == "Running"]
+
+    def pods_of(self, uid):
+        with self.lock:
+            return [p for p in self.pods.store.values() if owner_uid(p) == uid]

@@ -1,0 +1,404 @@
+"""What the soak does to the cluster: the controller replicas it runs (and kills), and the
+faults, each a method of Faults that logs what it did and to which jobs."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+
+from conftest import free_port
+from kube import NOT_READY_LABEL, REPO, delete_node, kubectl, kubectl_json, metric
+from test_informers import CLUSTER_DIR, restart_apiserver
+from test_leader_election import identity
+from throttle import throttle_off, throttle_on
+
+LEASE = ("--leader-elect-lease-duration=8s", "--leader-elect-renew-deadline=6s",
+         "--leader-elect-retry-period=1s")
+
+
+class Replica:
+    """One controller process with --leader-elect, started again by the soak whenever it
+    ends, as the kubelet restarts a container; each start logs to a file of its own."""
+
+    def __init__(self, name, config, kubeconfig, namespace, logdir):
+        build = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
+        self.binary = os.path.join(build, "trainjob-controller")
+        self.name, self.config, self.namespace, self.logdir = name, config, namespace, logdir
+        self.kubeconfig = kubeconfig
+        self.proc = None
+        self.starts = 0
+        self.log_path = None
+        self.stopping = False  # set while the soak itself stops or restarts it
+        self.started_at = 0.0
+        self.backoff = 0  # seconds before the next restart after a short run
+
+    def start(self):
+        self.metrics_port, self.probe_port = free_port(), free_port()
+        self.starts += 1
+        self.log_path = os.path.join(self.logdir, f"controller-{self.name}-{self.starts}.log")
+        log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [self.binary, "--kubeconfig", self.kubeconfig, "--config", self.config,
+             "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}",
+             "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}",
+             "--leader-elect", "--leader-election-id=trainjob-soak",
+             f"--leader-election-namespace={self.namespace}", *LEASE],
+            stdout=log, stderr=log)
+        log.close()
+        self.started_at = time.monotonic()
+        self.stopping = False
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def ready(self):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.probe_port}/readyz", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def identity(self):
+        try:
+            return identity(self)
+        except AssertionError:
+            return None
+
+    def kill(self):
+        self.stopping = True
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def terminate(self, timeout=30):
+        """SIGTERM; returns the exit status, or None if it did not exit in time (then it is
+        killed)."""
+        self.stopping = True
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+
+    def metrics(self):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as r:
+            return r.read().decode()
+
+    def jobs_by_state(self, states):
+        text = self.metrics()
+        return {s: int(metric(text, f'trainjob_jobs{{state="{s}"}}', 0)) for s in states}
+
+
+def job_of(pod):
+    return (pod["metadata"].get("labels") or {}).get("trainer.kubeflow.org/trainjob-name")
+
+
+def lease_holder(namespace):
+    got = kubectl("get", "lease", "trainjob-soak", "-n", namespace, "-o", "json", check=False, timeout=20)
+    if got.returncode != 0:
+        return None
+    return json.loads(got.stdout).get("spec", {}).get("holderIdentity") or None
+
+
+def etcd_endpoint():
+    """The cluster's etcd, as kwokctl's configuration of its kube-apiserver names it."""
+    with open(os.path.join(CLUSTER_DIR, "kwok.yaml")) as f:
+        m = re.search(r"--etcd-servers=(\S+)", f.read())
+    if not m:
+        raise RuntimeError(f"no --etcd-servers in {CLUSTER_DIR}/kwok.yaml")
+    return m.group(1)
+
+
+def etcdctl(*args):
+    return subprocess.run(["etcdctl", "--endpoints", etcd_endpoint(), *args], capture_output=True, text=True,
+                          timeout=30, env={**os.environ, "ETCDCTL_API": "3"})
+
+
+# GPU classes whose nodes the faults may take away, with how many may be away at once: the
+# workload's jobs stay small enough (soak.py) to fit on what is left, so no job is refused
+# as never fitting because of a fault.
+NODE_BUDGET = {"gh200": 2, "h100": 1}
+
+
+def node_class(node):
+    name = node["metadata"]["name"]
+    return next((c for c in NODE_BUDGET if name.startswith(c + "-")), None)
+
+
+class Faults:
+    """The fault injector's actions. log(what) prints a line with the time; jobs records
+    on the soak's job table which jobs a fault touched (soak.Job.touched)."""
+
+    def __init__(self, rng, namespace, replicas, checker, jobs, log):
+        self.rng, self.namespace, self.replicas, self.checker = rng, namespace, replicas, checker
+        self.jobs, self.log = jobs, log
+        self.pending = []  # (monotonic time, description, callable): undo steps due later
+        self.not_ready = set()  # nodes labelled NotReady now
+        self.away = {c: 0 for c in NODE_BUDGET}  # per class, nodes NotReady or deleted
+        self.new_nodes = 0
+        self.suspended = set()
+        self.throttled = False
+        self.counts = {}
+
+    def later(self, delay, what, fn):
+        self.pending.append((time.monotonic() + delay, what, fn))
+
+    def run_due(self, now=None, all_of_them=False):
+        now = time.monotonic() if now is None else now
+        due = [p for p in self.pending if all_of_them or p[0] <= now]
+        self.pending = [p for p in self.pending if p not in due]
+        for _, what, fn in sorted(due, key=lambda p: p[0]):
+            self.log(what)
+            fn()
+
+    def touch(self, names, how):
+        for n in names:
+            if n in self.jobs:
+                self.jobs[n].touched.add(how)
+
+    def unfinished(self):
+        return [j for j in self.jobs.values() if not j.deleted and not j.finished(self.checker)]
+
+    def count(self, kind):
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+
+    # -- the controller -------------------------------------------------------------------
+
+    def leader(self):
+        holder = lease_holder(self.namespace)
+        return next((r for r in self.replicas if r.running() and holder and r.identity() == holder), None)
+
+    def kill9(self):
+        leader = self.leader()
+        target = leader if leader and self.rng.random() < 0.7 else self.rng.choice(self.replicas)
+        if not target.running():
+            return False
+        role = "leader" if target is leader else "follower"
+        self.log(f"fault kill9: kill -9 replica {target.name} ({role}, pid {target.proc.pid})")
+        target.kill()
+        self.later(self.rng.uniform(0.5, 4), f"restart replica {target.name} after kill -9", target.start)
+        return True
+
+    def failover(self):
+        leader = self.leader()
+        if leader is None:
+            return False
+        self.log(f"fault failover: SIGTERM to leader {leader.name} (pid {leader.proc.pid})")
+        rc = leader.terminate()
+        if rc != 0:
+            self.checker.fail("a replica stops cleanly on SIGTERM",
+                              f"replica {leader.name} exited {rc}; log {leader.log_path}")
+        self.later(self.rng.uniform(0.5, 4), f"restart replica {leader.name} after SIGTERM", leader.start)
+        return True
+
+    def supervise(self):
+        """Starts again any replica that ended by itself (a lost lease exits 1); one killed
+        by a signal the soak did not send has crashed."""
+        for r in self.replicas:
+            if r.proc is None or r.stopping or r.running():
+                continue
+            rc = r.proc.returncode
+            tail = [line[:300] for line in r.log().splitlines()[-3:]]
+            if rc < 0:
+                self.checker.fail("the controller never crashes",
+                                  f"replica {r.name} died of signal {-rc}; log {r.log_path}: {tail}")
+                return
+            # Restarted as the kubelet restarts a container: at once after a good run, with
+            # a doubling delay while it keeps ending soon after its start.
+            ran = time.monotonic() - r.started_at
+            r.backoff = 0 if ran > 30 else min(max(1, 2 * r.backoff), 16)
+            self.count("replica-exit")
+            self.log(f"replica {r.name} exited {rc} by itself after {ran:.0f} s "
+                     f"({tail[-1] if tail else 'no log'}); restarting it in {r.backoff} s")
+            r.stopping = True
+            self.later(r.backoff, f"restart replica {r.name}", r.start)
+
+    # -- the control plane ----------------------------------------------------------------
+
+    def apiserver(self):
+        self.log("fault apiserver: kill -9 kube-apiserver and start it again")
+        self.checker.api_down()
+        try:
+            restart_apiserver()
+        finally:
+            self.checker.api_restarted()
+        self.log("kube-apiserver is ready again")
+        return True
+
+    def compact(self):
+        status = etcdctl("endpoint", "status", "-w", "json")
+        if status.returncode != 0:
+            self.log(f"etcdctl endpoint status failed: {status.stderr.strip()}")
+            return False
+        rev = json.loads(status.stdout)[0]["Status"]["header"]["revision"]
+        out = etcdctl("compact", str(rev))
+        self.log(f"fault compact: etcd compacted at revision {rev}: {(out.stdout or out.stderr).strip()}")
+        return out.returncode == 0 or "compacted" in out.stderr
+
+    def throttle(self):
+        if self.throttled:
+            return False
+        throttle_on(self.namespace)
+        self.throttled = True
+        hold = self.rng.uniform(3, 15)
+        self.log(f"fault throttle: the controller's requests are answered 429 for {hold:.0f} s (APF)")
+
+        def off():
+            throttle_off()
+            self.throttled = False
+
+        self.later(hold, "the controller's requests pass APF again", off)
+        return True
+
+    # -- nodes ----------------------------------------------------------------------------
+
+    def candidates(self):
+        nodes = kubectl_json("get", "nodes", timeout=20)["items"]
+        return [n for n in nodes if node_class(n) and n["metadata"]["name"] not in self.not_ready
+                and self.away[node_class(n)] < NODE_BUDGET[node_class(n)]]
+
+    def node_not_ready(self):
+        nodes = self.candidates()
+        if not nodes:
+            return False
+        node = self.rng.choice(nodes)
+        name, cls = node["metadata"]["name"], node_class(node)
+        kubectl("label", "node", name, f"{NOT_READY_LABEL}=true", "--overwrite", timeout=20)
+        self.not_ready.add(name)
+        self.away[cls] += 1
+        hit = self.checker.live_pods_on(name)
+        self.touch(hit, "node")
+        hold = self.rng.uniform(3, 30)
+        self.log(f"fault node-not-ready: {name} NotReady for {hold:.0f} s (jobs on it: {sorted(hit)})")
+
+        def ready():
+            kubectl("label", "node", name, f"{NOT_READY_LABEL}-", check=False, timeout=20)
+            self.not_ready.discard(name)
+            self.away[cls] -= 1
+
+        self.later(hold, f"node {name} Ready again", ready)
+        return True
+
+    def node_replace(self):
+        nodes = self.candidates()
+        if not nodes:
+            return False
+        node = self.rng.choice(nodes)
+        name, cls = node["metadata"]["name"], node_class(node)
+        hit = self.checker.live_pods_on(name)
+        self.touch(hit, "node")
+        body = delete_node(name)
+        self.away[cls] += 1
+        self.new_nodes += 1
+        new = f"{cls}-soak-{self.new_nodes}"
+        body["metadata"]["name"] = new
+        body["metadata"]["labels"]["kubernetes.io/hostname"] = new
+        info = body["status"].get("nodeInfo") or {}
+        for k in ("machineID", "systemUUID", "bootID"):
+            if k in info:
+                info[k] = new
+        delay = self.rng.uniform(1, 10)
+        self.log(f"fault node-replace: deleted node {name} (jobs on it: {sorted(hit)}); {new} joins in {delay:.0f} s")
+
+        def join():
+            kubectl("create", "-f", "-", input=json.dumps(body), check=False, timeout=20)
+            self.away[cls] -= 1
+
+        self.later(delay, f"node {new} created", join)
+        return True
+
+    # -- pods and jobs --------------------------------------------------------------------
+
+    def pod_fail(self):
+        pods = [p for p in self.checker.running_pods() if job_of(p) in self.jobs]
+        if not pods:
+            return False
+        pod = self.rng.choice(pods)
+        job = job_of(pod)
+        code, reason = self.rng.choice([(1, "Error"), (2, "Error"), (3, "Error"), (137, "OOMKilled"),
+                                        (139, "Error"), (126, "ContainerCannotRun"), (127, "Error")])
+        kubectl("annotate", "pod", pod["metadata"]["name"], "-n", self.namespace, "--overwrite",
+                f"sim.trainjob.flame.dev/fail-exit-code={code}", f"sim.trainjob.flame.dev/fail-reason={reason}",
+                "sim.trainjob.flame.dev/fail-after=0s", check=False, timeout=20)
+        self.touch([job], "permanent-exit" if code in (126, 127) else "exit")
+        self.log(f"fault pod-fail: {pod['metadata']['name']} of {job} exits {code} ({reason})")
+        return True
+
+    def suspend(self):
+        jobs = [j for j in self.unfinished() if j.name not in self.suspended]
+        if not jobs:
+            return False
+        job = self.rng.choice(jobs)
+        kubectl("patch", "trainjob", job.name, "-n", self.namespace, "--type", "merge",
+                "-p", '{"spec":{"suspend":true}}', timeout=20)
+        self.suspended.add(job.name)
+        self.touch([job.name], "suspend")
+        hold = self.rng.uniform(3, 25)
+        self.log(f"fault suspend: {job.name} suspended for {hold:.0f} s")
+        self.later(hold, f"resume {job.name}", lambda: self.resume(job.name))
+        return True
+
+    def resume(self, name):
+        kubectl("patch", "trainjob", name, "-n", self.namespace, "--type", "merge",
+                "-p", '{"spec":{"suspend":false}}', check=False, timeout=20)
+        self.suspended.discard(name)
+
+    def delete_job(self):
+        jobs = [j for j in self.unfinished() if j.name not in self.suspended]
+        if not jobs:
+            return False
+        job = self.rng.choice(jobs)
+        kubectl("delete", "trainjob", job.name, "-n", self.namespace, "--wait=false", timeout=20)
+        job.deleted = True
+        self.log(f"fault delete-job: {job.name} deleted mid-run")
+        return True
+
+    KINDS = {
+        "kill9": 1.0,
+        "failover": 0.8,
+        "apiserver": 0.4,
+        "compact": 0.6,
+        "node_not_ready": 1.0,
+        "node_replace": 0.6,
+        "pod_fail": 1.4,
+        "suspend": 0.6,
+        "delete_job": 0.3,
+        "throttle": 0.5,
+    }
+
+    def inject(self):
+        """One fault, chosen by the seed; another is tried when the chosen one has no
+        target now (no running pod, every node of a class away)."""
+        kinds = list(self.KINDS)
+        weights = [self.KINDS[k] for k in kinds]
+        for _ in range(5):
+            kind = self.rng.choices(kinds, weights)[0]
+            try:
+                done = getattr(self, kind)()
+            except (AssertionError, subprocess.SubprocessError, OSError) as e:
+                if kind == "apiserver":
+                    raise  # a control plane that does not come back ends the soak
+                # A fault the API server refused (it may be busy after a restart) is no
+                # fault; the next one comes soon.
+                self.log(f"fault {kind} not done: {str(e).strip().splitlines()[-1:]}")
+                continue
+            if done:
+                self.count(kind)
+                return kind
+        return None
+
+    def heal(self):
+        """The end of the faults: every undo step now (nodes Ready, nodes joined, jobs
+        resumed, replicas started)."""
+        self.run_due(all_of_them=True)
+        for r in self.replicas:
+            if not r.running() and not self.checker.violation:
+                r.start()

@@ -1,0 +1,142 @@
+"""The soak's invariants themselves, on made-up objects and without a cluster: each one
+fails on the state it forbids and passes on the nearby states a healthy controller goes
+through (a replaced pod still terminating, a gang a moment after a failure, a job deleted a
+moment ago). The soak stage runs these before the soak."""
+
+import random
+
+import pytest
+
+from checker import Checker
+from soak import Job
+
+JOB_UID = "job-uid-1"
+
+
+def trainjob(name="j", uid=JOB_UID, nodes=2, restarts=0, infra=0, rv="1"):
+    return {
+        "metadata": {"name": name, "uid": uid, "resourceVersion": rv},
+        "spec": {"trainer": {"numNodes": nodes}},
+        "status": {"restartCount": restarts, "infrastructureRestarts": infra},
+    }
+
+
+def pod(name, rank, attempt=0, owner=JOB_UID, phase="Running", deleting=False):
+    meta = {
+        "name": name,
+        "uid": "uid-" + name,
+        "resourceVersion": "1",
+        "labels": {"trainjob.flame.dev/rank": str(rank), "trainjob.flame.dev/attempt": str(attempt),
+                   "jobset.sigs.k8s.io/replicatedjob-name": "node"},
+        "ownerReferences": [{"controller": True, "uid": owner, "kind": "TrainJob", "name": "j"}],
+    }
+    if deleting:
+        meta["deletionTimestamp"] = "2026-12-01T12:00:00Z"
+    return {"metadata": meta, "spec": {"nodeName": "gh200-0"}, "status": {"phase": phase}}
+
+
+@pytest.fixture
+def checker():
+    c = Checker("soak", orphan_grace=30, gang_grace=30)
+    c.api_back_at = 0.0  # the tests give their own clock to check_graces
+    job = trainjob()
+    c.trainjobs.store[JOB_UID] = job
+    return c
+
+
+def add(c, p):
+    c.pods.store[p["metadata"]["uid"]] = p
+    c.sink("pod", "ADDED", p)
+
+
+def test_two_live_pods_of_one_rank_and_attempt(checker):
+    add(checker, pod("j-node-0-0-a0", 0))
+    add(checker, pod("j-node-0-0-a0-dup", 0))
+    assert checker.violation.invariant == "never two live pods of one rank and attempt"
+
+
+@pytest.mark.parametrize("other", [
+    pod("old", 0, deleting=True),  # the pod it replaces is terminating
+    pod("done", 0, phase="Failed"),  # or finished
+    pod("next", 0, attempt=1),  # another attempt
+    pod("peer", 1),  # another rank
+])
+def test_one_live_pod_per_rank_and_attempt(checker, other):
+    add(checker, other)
+    add(checker, pod("j-node-0-0-a0", 0))
+    assert checker.violation is None
+
+
+def test_restart_counts_never_go_down(checker):
+    checker.sink("trainjob", "MODIFIED", trainjob(restarts=2, infra=1, rv="5"))
+    checker.sink("trainjob", "MODIFIED", trainjob(restarts=3, infra=1, rv="6"))
+    assert checker.violation is None
+    checker.sink("trainjob", "MODIFIED", trainjob(restarts=3, infra=0, rv="7"))
+    assert checker.violation.invariant == "restart counts never go down"
+
+
+def test_a_pod_without_its_trainjob_past_the_grace(checker):
+    add(checker, pod("orphan", 0, owner="gone"))
+    checker.check_graces(1000.0)
+    checker.check_graces(1029.0)
+    assert checker.violation is None
+    checker.check_graces(1031.0)
+    assert checker.violation.invariant == "never a pod without a live owner for longer than the grace"
+
+
+def test_the_grace_counts_from_the_api_servers_return(checker):
+    add(checker, pod("orphan", 0, owner="gone"))
+    checker.check_graces(1000.0)
+    checker.api_back_at = 1020.0
+    checker.check_graces(1040.0)
+    assert checker.violation is None
+    checker.check_graces(1051.0)
+    assert checker.violation is not None
+
+
+def test_a_partial_gang_past_the_grace(checker):
+    add(checker, pod("j-node-0-0-a0", 0))
+    add(checker, pod("j-node-0-1-a0", 1, phase="Succeeded"))
+    checker.check_graces(1000.0)
+    checker.check_graces(1029.0)
+    assert checker.violation is None
+    checker.check_graces(1031.0)
+    assert checker.violation.invariant == "never a partial gang for longer than the grace"
+
+
+def test_a_whole_gang_or_none_is_no_partial_gang(checker):
+    add(checker, pod("j-node-0-0-a0", 0))
+    add(checker, pod("j-node-0-1-a0", 1))
+    checker.check_graces(1000.0)
+    checker.check_graces(2000.0)
+    assert checker.violation is None
+    for p in list(checker.pods.store.values()):
+        p["status"]["phase"] = "Succeeded"
+    checker.check_graces(3000.0)
+    assert checker.violation is None
+
+
+def a_job(kind):
+    rng = random.Random(0)
+    while True:
+        j = Job(rng, 0)
+        if j.kind == kind:
+            return j
+
+
+def test_control_plane_faults_change_no_outcome():
+    j = a_job("runs")
+    j.deadline = None
+    j.touched.add("suspend")
+    assert j.allowed() == {("Complete", "AllPodsSucceeded")}
+
+
+def test_each_fault_allows_its_own_failure():
+    j = a_job("runs")
+    j.deadline = 900
+    j.touched.add("exit")
+    assert j.allowed() == {("Complete", "AllPodsSucceeded"), ("Failed", "ReachedMaxRestarts"),
+                           ("Failed", "DeadlineExceeded")}
+    j = a_job("exits-permanent")
+    j.touched.add("node")
+    assert j.allowed() == {("Failed", "PermanentFailure"), ("Failed", "ReachedMaxInfrastructureRestarts")}
