@@ -533,12 +533,12 @@ def trace_way(api, args, way, trace, namespace, capacity):
 
 
 def wait_schedulable(api, timeout=1200, product="NVIDIA-GH200-480GB"):
-    """Waits until no GH200 node carries a taint other than the GPU one. A new node is Ready
-    before kube-controller-manager lifts its node.kubernetes.io/not-ready taint, and with
-    thousands of nodes on two cores that takes minutes (about 4 nodes a second); until then
-    neither the scheduler nor the admission counts those nodes, and the capacity would grow
-    under the run."""
-    sel = urllib.parse.quote(f"nvidia.com/gpu.product={product}")
+    """Waits until no GH200 node (no node at all, with product None) carries a taint other
+    than the GPU one. A new node is Ready before kube-controller-manager lifts its
+    node.kubernetes.io/not-ready taint, and with thousands of nodes on two cores that takes
+    minutes (about 4 nodes a second); until then neither the scheduler nor the admission
+    counts those nodes, and the capacity would grow under the run."""
+    sel = urllib.parse.quote(f"nvidia.com/gpu.product={product}" if product else "type=kwok")
     deadline = last = time.monotonic()
     deadline += timeout
     while True:
@@ -548,10 +548,10 @@ def wait_schedulable(api, timeout=1200, product="NVIDIA-GH200-480GB"):
         if not tainted:
             return
         if time.monotonic() > deadline:
-            sys.exit(f"{tainted} of {len(nodes)} GH200 nodes are still tainted after {timeout} s")
+            sys.exit(f"{tainted} of {len(nodes)} {'GH200 ' if product else ''}nodes are still tainted after {timeout} s")
         if time.monotonic() - last >= 30:
             last = time.monotonic()
-            log(f"  {tainted} of {len(nodes)} GH200 nodes still tainted (not-ready): waiting")
+            log(f"  {tainted} of {len(nodes)} {'GH200 ' if product else ''}nodes still tainted (not-ready): waiting")
         time.sleep(5)
 
 

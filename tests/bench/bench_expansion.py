@@ -375,22 +375,22 @@ def free_port():
 
 
 class Controller:
-    def __init__(self, binary, kubeconfig, log_path, config=None):
+    def __init__(self, binary, kubeconfig, log_path, config=None, extra_args=(), ready_timeout=60):
         self.metrics_port, self.probe_port = free_port(), free_port()
         self.log = open(log_path, "a")
         self.proc = subprocess.Popen(
             [binary, "--kubeconfig", kubeconfig,
              "--config", config or os.path.join(REPO, "deploy", "config", "config.yaml"),
              "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}",
-             "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}"],
+             "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}", *extra_args],
             stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + ready_timeout
         while self._get(self.probe_port, "/readyz") is None or self._status != 200:
             if self.proc.poll() is not None:
                 sys.exit(f"the controller exited ({self.proc.returncode}); log: {log_path}")
             if time.monotonic() > deadline:
                 self.stop()
-                sys.exit(f"the controller was not ready within 60 s; log: {log_path}")
+                sys.exit(f"the controller was not ready within {ready_timeout} s; log: {log_path}")
             time.sleep(0.1)
 
     def _get(self, port, path):
@@ -512,7 +512,7 @@ def all_running(api, namespace, jobs):
 
 
 def controller_run(api, args, namespace, log_path):
-    c = Controller(args.binary, args.kubeconfig, log_path)
+    c = Controller(args.binary, args.kubeconfig, log_path, ready_timeout=getattr(args, "ready_timeout", 60))
     try:
         requests = [(f"{TJ_API}/namespaces/{namespace}/trainjobs",
                      json.dumps(trainjob(namespace, i, args.nodes)).encode()) for i in range(args.jobs)]
