@@ -76,6 +76,10 @@ from bench_expansion import (  # noqa: E402
     setup, trainjob)
 from bench_admission import wait_for_quiet, wait_schedulable  # noqa: E402
 
+sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
+# The e2e suite's restart of the API server: kill -9, the same command line, until ready.
+from kube import cluster_dir, restart_apiserver  # noqa: E402
+
 TRAINJOB_NODES = 8
 BG_LABEL = "bench.trainjob.flame.dev/scale"
 CHURN_LABEL = "bench.trainjob.flame.dev/churn"
@@ -427,7 +431,6 @@ def cold_starts(api, args, out):
     cpu = {"streaming": [], "paginated": []}
     rss, hwm, pods = [], [], None
     for k in range(args.rounds):
-        wait_for_quiet(args)
         for mode in ("streaming", "paginated"):
             c, ready, lines = start_controller(args, paginated=mode == "paginated")
             try:
@@ -545,19 +548,16 @@ class Churn:
         return elapsed
 
 
-def apiserver_pid(args):
-    cache = os.environ.get("TJC_CACHE", os.path.expanduser("~/.cache/trainjob-controller"))
-    work = os.environ.get("KWOK_WORKDIR", os.path.join(cache, "kwok"))
-    with open(os.path.join(work, "clusters", args.cluster, "pids", "kube-apiserver.pid")) as f:
+def apiserver_pid():
+    with open(os.path.join(cluster_dir(), "pids", "kube-apiserver.pid")) as f:
         return int(f.read().strip())
 
 
 def steady_state(api, args, out):
-    wait_for_quiet(args)
     c, _, _ = start_controller(args)
     try:
         time.sleep(args.settle)
-        api_pid = apiserver_pid(args)
+        api_pid = apiserver_pid()
 
         def window(churn):
             c0, a0, t0 = c.cpu_seconds(), proc_cpu(api_pid), time.monotonic()
@@ -593,7 +593,6 @@ def expansion(api, args, out):
     pods, _ = rendered_objects(args.binary, EXPANSION_NS, args.trainjobs, TRAINJOB_NODES)
     base, ctrl = [], []
     for i in range(args.runs):
-        wait_for_quiet(args)
         base.append(baseline_run(api, EXPANSION_NS, pods, args.connections))
         ctrl.append(controller_run(api, x, EXPANSION_NS, args.log_path))
         log(f"  run {i + 1}/{args.runs}: plain client {base[-1]['visible']:.2f} s, controller "
@@ -646,12 +645,6 @@ def wait_quiet_reconciles(c, quiet=3.0, timeout=300):
 
 
 def relist(api, args, out):
-    # The e2e suite's restart of the API server (kill -9, same command line, until ready).
-    os.environ["TJC_CLUSTER"] = args.cluster
-    sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
-    from test_informers import restart_apiserver
-
-    wait_for_quiet(args)
     c, _, _ = start_controller(args)
     try:
         reqs = [(f"{TJ_API}/namespaces/{EXPANSION_NS}/trainjobs",
@@ -705,6 +698,7 @@ def relist(api, args, out):
         wait_quiet_reconciles(c)
         w1 = writes(series(c))
         after_pods, after_jobs = trainjob_state(api)
+        rss, hwm = proc_status(c.proc.pid, "VmRSS"), proc_status(c.proc.pid, "VmHWM")
     finally:
         c.stop()
     delta = {k: w1[k] - w0[k] for k in w0}
@@ -720,6 +714,7 @@ def relist(api, args, out):
         "writes_after": {k: int(v) for k, v in delta.items()},
         "pods_and_restart_counts_unchanged": same,
         "no_half_relist": whole,
+        "rss_mib_after": rnd(rss / 1024, 1), "peak_mib": rnd(hwm / 1024, 1),
     }
     log(f"  after the relist: {delta['reconciles']:.0f} reconciles, {delta['pods_created']:.0f} pods "
         f"created, {delta['worker_restarts']:.0f} restarts, {delta['posts']:.0f} POST, "
@@ -826,7 +821,7 @@ def main():
     ap.add_argument("--skip", default="", help="phases to leave out: comma-separated of "
                                                "coldstart,churn,expansion,relist")
     ap.add_argument("--max-load", type=float, default=6.0, help="wait before each phase while the load is above")
-    ap.add_argument("--quiet-wait", type=float, default=120, help="most seconds to wait for that")
+    ap.add_argument("--quiet-wait", type=float, default=60, help="most seconds to wait for that")
     args = ap.parse_args()
     if args.self_test:
         self_test()
@@ -861,6 +856,7 @@ def main():
     args.kubeconfig = subprocess.run([CLUSTER_SH, "kubeconfig"], env=env, capture_output=True,
                                      text=True, check=True).stdout.strip()
     os.environ["KUBECONFIG"] = args.kubeconfig
+    os.environ["TJC_CLUSTER"] = args.cluster  # for cluster_dir()
     try:
         api = Api()
         setup(api, EXPANSION_NS)
@@ -880,6 +876,7 @@ def main():
         for name, phase in phases:
             if name in skip:
                 continue
+            wait_for_quiet(args)
             log(f"phase {name}")
             out["load"][name] = [round(x, 2) for x in os.getloadavg()]
             phase(api, args, out)

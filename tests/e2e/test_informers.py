@@ -10,23 +10,16 @@ import re
 from decimal import Decimal
 import select
 import signal
-import socket
 import subprocess
 import time
 
 import pytest
 
-from kube import REPO, apply, kubectl, kubectl_json, wait_for
+from kube import REPO, apply, kubectl, kubectl_json, restart_apiserver, wait_for
 
 BUILD = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
 TOOL = os.path.join(BUILD, "tests", "tools", "informer-dump")
 TRAINJOB = "trainer.kubeflow.org/trainjob-name"
-CACHE = os.environ.get("TJC_CACHE", os.path.expanduser("~/.cache/trainjob-controller"))
-CLUSTER_DIR = os.path.join(
-    os.environ.get("KWOK_WORKDIR", os.path.join(CACHE, "kwok")),
-    "clusters",
-    os.environ.get("TJC_CLUSTER", "trainjob"),
-)
 
 
 PINNED = "trainjob.flame.dev/node"
@@ -308,66 +301,6 @@ def test_caches_match_the_api_after_a_stall(namespace):
     assert cache == api
     assert all(p["attempt"] == 15 for p in cache.values())
     print("stats after the stall:", dump["stats"])
-
-
-def gone(pid):
-    """Whether process pid has exited, every thread of it: the leader of a multi-threaded
-    process shows as a zombie while its other threads still exit and hold its sockets."""
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
-                    return False
-    except FileNotFoundError:
-        pass
-    return True
-
-
-def port_free(port):
-    """Whether a server could listen on port now (with SO_REUSEADDR, as Go's listeners do)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("0.0.0.0", port))
-            return True
-        except OSError:
-            return False
-
-
-def restart_apiserver():
-    """Stops the cluster's kube-apiserver and starts it again with the same command line (the
-    binary runtime of kwokctl keeps its pid in pids/), then waits until it is ready."""
-    pidfile = os.path.join(CLUSTER_DIR, "pids", "kube-apiserver.pid")
-    pid = int(open(pidfile).read().strip())
-    argv = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")[:-1]
-    cwd = os.readlink(f"/proc/{pid}/cwd")
-    port = next(int(a.split(b"=", 1)[1]) for a in argv if a.startswith(b"--secure-port="))
-    # Killed, as by a crash or an OOM kill: a graceful stop drains watches for a minute.
-    os.kill(pid, signal.SIGKILL)
-    wait_for("the API server to stop", lambda: gone(pid), timeout=60)
-    wait_for(f"port {port} to be free", lambda: port_free(port), timeout=60)
-    logpath = os.path.join(CLUSTER_DIR, "logs", "kube-apiserver.log")
-    start = os.path.getsize(logpath)
-    with open(logpath, "ab") as log:
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=log, stderr=log, start_new_session=True)
-    with open(pidfile, "w") as f:
-        f.write(str(proc.pid))
-
-    def ready():
-        if proc.poll() is not None:
-            return f"exited with {proc.returncode}"
-        r = kubectl("get", "--raw", "/readyz", check=False, timeout=10)
-        return True if r.returncode == 0 else None
-
-    try:
-        state = wait_for("the API server to be ready", ready, timeout=120)
-    except AssertionError as e:
-        state = str(e)
-    if state is not True:
-        with open(logpath, "rb") as f:
-            f.seek(start)
-            tail = f.read().decode(errors="replace").splitlines()[-40:]
-        raise AssertionError(f"the restarted API server: {state}\n" + "\n".join(tail))
 
 
 @pytest.mark.skipif(
