@@ -71,7 +71,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_expansion import (  # noqa: E402
-    CLUSTER_SH, PODS_PER_NODE, REPO, TJ_API, TRAINJOB_LABEL, Api, Controller, PodWatch,
+    CLUSTER_SH, REPO, TJ_API, TRAINJOB_LABEL, Api, Controller, PodWatch,
     all_running, baseline_run, controller_run, delete_everything, log, rendered_objects,
     setup, trainjob)
 from bench_admission import wait_for_quiet, wait_schedulable  # noqa: E402
@@ -81,6 +81,11 @@ sys.path.insert(0, os.path.join(REPO, "tests", "e2e"))
 from kube import cluster_dir, restart_apiserver  # noqa: E402
 
 TRAINJOB_NODES = 8
+# The CPU request of the relist's TrainJobs: 100 pods fill a CPU node (32 cores) before its
+# 110 pod slots do. The admission counts CPU but not pod slots, and packs gangs onto the
+# fewest nodes: with 10m, as in bench_expansion.py, it pins 160 pods to one node of 110.
+RELIST_CPU = "320m"
+RELIST_PODS_PER_NODE = 100
 BG_LABEL = "bench.trainjob.flame.dev/scale"
 CHURN_LABEL = "bench.trainjob.flame.dev/churn"
 EXPANSION_NS = "bench-scale-expansion"
@@ -94,9 +99,9 @@ COLLECTIONS = ["/api/v1/pods", "/api/v1/nodes", f"{TJ_API}/trainjobs", f"{TJ_API
 
 
 def node_split(nodes, trainjobs):
-    """(gh200, h100, cpu): enough CPU nodes for every TrainJob pod and two more, the rest GPU
-    nodes, three GH200 for one H100."""
-    cpu = math.ceil(trainjobs * TRAINJOB_NODES / PODS_PER_NODE) + 2
+    """(gh200, h100, cpu): enough CPU nodes for every TrainJob pod of the relist (and two
+    more), the rest GPU nodes, three GH200 for one H100."""
+    cpu = math.ceil(trainjobs * TRAINJOB_NODES / RELIST_PODS_PER_NODE) + 2
     gpu = nodes - cpu
     if gpu < 1:
         raise ValueError(f"{nodes} nodes leave no GPU node beside the {cpu} CPU nodes "
@@ -540,12 +545,14 @@ class Churn:
         self.stopping.set()
         for t in self.threads:
             t.join(30)
-        elapsed = time.monotonic() - self.t0
-        sel = urllib.parse.quote(CHURN_LABEL + "=true")
-        self.api.call("DELETE", f"/api/v1/namespaces/{self.ns}/pods?labelSelector={sel}")
         if self.errors:
             sys.exit(f"{len(self.errors)} churn requests failed, first: {self.errors[0]}")
-        return elapsed
+        return time.monotonic() - self.t0
+
+    def clean(self):
+        """Deletes the churn pods still there."""
+        sel = urllib.parse.quote(CHURN_LABEL + "=true")
+        self.api.call("DELETE", f"/api/v1/namespaces/{self.ns}/pods?labelSelector={sel}")
 
 
 def apiserver_pid():
@@ -570,6 +577,7 @@ def steady_state(api, args, out):
         idle, api_idle, _ = window(None)
         churn = Churn(api, args)
         busy, api_busy, elapsed = window(churn)
+        churn.clean()
         rate = churn.done / elapsed
         log(f"  idle: controller {idle:.4f} CPU s/s; churn of {rate:.1f} events/s: controller "
             f"{busy:.4f} CPU s/s, API server {api_busy:.3f}")
@@ -644,11 +652,18 @@ def wait_quiet_reconciles(c, quiet=3.0, timeout=300):
     sys.exit(f"the reconciles did not go quiet within {timeout} s")
 
 
+def relist_trainjob(i):
+    """bench_expansion.py's TrainJob i, with RELIST_CPU per pod, so that every pod runs."""
+    tj = trainjob(EXPANSION_NS, i, TRAINJOB_NODES)
+    tj["spec"]["trainer"]["resourcesPerNode"]["requests"]["cpu"] = RELIST_CPU
+    return tj
+
+
 def relist(api, args, out):
     c, _, _ = start_controller(args)
     try:
-        reqs = [(f"{TJ_API}/namespaces/{EXPANSION_NS}/trainjobs",
-                 json.dumps(trainjob(EXPANSION_NS, i, TRAINJOB_NODES)).encode()) for i in range(args.trainjobs)]
+        reqs = [(f"{TJ_API}/namespaces/{EXPANSION_NS}/trainjobs", json.dumps(relist_trainjob(i)).encode())
+                for i in range(args.trainjobs)]
         watch = PodWatch(api, EXPANSION_NS, TRAINJOB_LABEL, args.trainjobs * TRAINJOB_NODES)
         _, t0 = api.create_all(reqs, args.connections)
         watch.wait(600)
@@ -728,8 +743,8 @@ def relist(api, args, out):
 
 
 def self_test():
-    assert node_split(500, 200) == (362, 121, 17), node_split(500, 200)
-    assert node_split(5000, 2000) == (3639, 1213, 148), node_split(5000, 2000)
+    assert node_split(500, 200) == (362, 120, 18), node_split(500, 200)
+    assert node_split(5000, 2000) == (3628, 1210, 162), node_split(5000, 2000)
     assert sum(node_split(50, 20)) == 50 and node_split(50, 20)[2] == 4
     try:
         node_split(10, 200)
