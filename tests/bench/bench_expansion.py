@@ -286,12 +286,19 @@ def wait_gone(api, namespace, timeout=300):
 
 
 def delete_everything(api, namespace):
-    """TrainJobs, their pods (at once, grace 0: no kubelet is waited for), Services, Events."""
-    api.call("DELETE", f"{TJ_API}/namespaces/{namespace}/trainjobs")
+    """TrainJobs, their pods (at once, grace 0: no kubelet is waited for), Services, Events.
+    A loaded API server ends a collection delete that outlasts its request timeout (60 s)
+    before it is through: the deletes are sent again until nothing is left."""
     sel = urllib.parse.quote(TRAINJOB_LABEL)
-    api.call("DELETE", f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}&gracePeriodSeconds=0")
-    api.call("DELETE", f"/api/v1/namespaces/{namespace}/services?labelSelector={sel}")
-    api.call("DELETE", f"/api/v1/namespaces/{namespace}/events")
+    for attempt in range(5):
+        try:
+            api.call("DELETE", f"{TJ_API}/namespaces/{namespace}/trainjobs")
+            api.call("DELETE", f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}&gracePeriodSeconds=0")
+            api.call("DELETE", f"/api/v1/namespaces/{namespace}/services?labelSelector={sel}")
+            api.call("DELETE", f"/api/v1/namespaces/{namespace}/events")
+            break
+        except (OSError, http.client.HTTPException) as e:
+            log(f"  a collection delete in {namespace} ended early ({e}): again")
     wait_gone(api, namespace)
 
 
