@@ -348,7 +348,10 @@ def restart_apiserver():
     def ready():
         if proc.poll() is not None:
             return f"exited with {proc.returncode}"
-        r = kubectl("get", "--raw", "/readyz", check=False, timeout=10)
+        try:
+            r = kubectl("get", "--raw", "/readyz", check=False, timeout=10)
+        except subprocess.TimeoutExpired:
+            return None  # a loaded machine: still starting
         return True if r.returncode == 0 else None
 
     try:
