@@ -894,7 +894,13 @@ def main():
             wait_for_quiet(args)
             log(f"phase {name}")
             out["load"][name] = [round(x, 2) for x in os.getloadavg()]
-            phase(api, args, out)
+            try:
+                phase(api, args, out)
+            except BaseException as e:
+                # The figures of the phases before stay on record.
+                out["failed"] = {"phase": name, "error": f"{type(e).__name__}: {e}"}
+                print(json.dumps(out), flush=True)
+                raise
     finally:
         if started and not args.keep_cluster:
             log(f"stopping cluster {args.cluster}")
