@@ -15,11 +15,13 @@ import time
 
 import pytest
 
-from kube import REPO, apply, kubectl, kubectl_json, restart_apiserver, wait_for
+from kube import REPO, apply, cluster_dir, kubectl, kubectl_json, restart_apiserver, wait_for
 
 BUILD = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
 TOOL = os.path.join(BUILD, "tests", "tools", "informer-dump")
 TRAINJOB = "trainer.kubeflow.org/trainjob-name"
+# The state folder of the cluster under test (tests/soak/faults.py reads it from here).
+CLUSTER_DIR = cluster_dir()
 
 
 PINNED = "trainjob.flame.dev/node"
