@@ -192,6 +192,14 @@ static bool tolerates(const struct tj_toleration *t, const struct tj_node_taint 
 
 /* Ready, not cordoned, healthy, and no NoSchedule or NoExecute taint that the class does
  * not tolerate. */
+/* The pods a node takes: its allocatable `pods`, which every kubelet reports (110 by
+ * default); a node that reports none is not limited by it here, as the scheduler's own
+ * check would then pass too. */
+static int64_t node_pod_slots(const struct tj_node *node)
+{
+	return node->allocatable.pods > 0 ? node->allocatable.pods : INT64_MAX;
+}
+
 static bool takes_new_pods(const struct tj_node *node, const struct tj_gpu_class *cls,
                            const struct tj_failure_policy *policy, int64_t now)
 {
@@ -318,6 +326,7 @@ static void add_used(struct tj_adm_resources *used, const struct tj_adm_resource
 	used->gpus += r->gpus;
 	used->cpu_milli += r->cpu_milli;
 	used->memory += r->memory;
+	used->pods += r->pods;
 }
 
 /* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours):
@@ -368,7 +377,8 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 			                  : NULL,
 			.schedulable = takes_new_pods(node, gc, fp, now),
 			.allocatable = { gc ? tj_node_allocatable_extended(node, gc->resource) : 0,
-			                 node->allocatable.cpu_milli, node->allocatable.memory },
+			                 node->allocatable.cpu_milli, node->allocatable.memory,
+			                 node_pod_slots(node) },
 		};
 		s->node_objs[k] = node;
 		s->refs[k] = (struct node_ref){ node->name, k };
@@ -394,7 +404,7 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 				continue;
 			r = (struct tj_adm_resources){
 				gc ? tj_pod_resources_extended(&pod->requests, gc->resource) : 0,
-				pod->requests.cpu_milli, pod->requests.memory
+				pod->requests.cpu_milli, pod->requests.memory, 1
 			};
 			add_used(&an->used, &r);
 			if (policy->n_limits && r.gpus)
@@ -836,7 +846,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 		tj_log_debug("admitter", "pod requests not fully read", TJ_STR("trainjob", e->key));
 	e->request =
 	        (struct tj_adm_resources){ cls ? tj_pod_resources_extended(&r, cls->resource) : 0,
-		                           r.cpu_milli, r.memory };
+		                           r.cpu_milli, r.memory, 1 };
 	/* As the scheduler will order the pods: spec.priority when the template sets it, else
 	 * the value of its PriorityClass (or of the global default); the TrainJob's annotation
 	 * wins over both. */

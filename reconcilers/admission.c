@@ -47,6 +47,7 @@ static void take(struct tj_adm_resources *free, const struct tj_adm_resources *r
 	free->gpus = sat_sub(free->gpus, req->gpus > 0 ? req->gpus : 0);
 	free->cpu_milli = sat_sub(free->cpu_milli, req->cpu_milli > 0 ? req->cpu_milli : 0);
 	free->memory = sat_sub(free->memory, req->memory > 0 ? req->memory : 0);
+	free->pods = sat_sub(free->pods, req->pods > 0 ? req->pods : 0);
 }
 
 /* Setup */
@@ -255,6 +256,7 @@ static int index_nodes(struct run *r)
 			sat_sub(node->allocatable.gpus, node->used.gpus),
 			sat_sub(node->allocatable.cpu_milli, node->used.cpu_milli),
 			sat_sub(node->allocatable.memory, node->used.memory),
+			sat_sub(node->allocatable.pods, node->used.pods),
 		};
 		st->capacity_gpus = sat_add(st->capacity_gpus, node->allocatable.gpus);
 		st->allocated_gpus = sat_add(st->allocated_gpus, node->used.gpus);
@@ -558,7 +560,7 @@ static int decide_avoiding(struct run *r, size_t b, size_t j, struct head *head)
 			continue;
 		slots[n] = s;
 		saved[n++] = r->free[s];
-		r->free[s] = (struct tj_adm_resources){ -1, -1, -1 };
+		r->free[s] = (struct tj_adm_resources){ -1, -1, -1, -1 };
 	}
 	size_t changed = n;
 

@@ -51,6 +51,9 @@ struct tj_adm_resources {
 	int64_t gpus;      /* of the class's extended resource */
 	int64_t cpu_milli; /* millicores */
 	int64_t memory;    /* bytes */
+	/* Pod slots: 1 in a pod's request, a node's allocatable `pods` (the kubelet's maxPods) in
+	 * an offer; 0 in a request asks for none, as for the others. */
+	int64_t pods;
 };
 
 struct tj_adm_node {

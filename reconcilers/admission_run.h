@@ -121,12 +121,14 @@ static inline int64_t sat_add(int64_t a, int64_t b)
 
 /* Resources */
 
-/* The three resources of a request or an offer, so that the rules apply to each alike. */
-static inline void components(const struct tj_adm_resources *r, int64_t out[3])
+/* The four resources of a request or an offer, so that the rules apply to each alike. */
+#define N_COMPONENTS 4
+static inline void components(const struct tj_adm_resources *r, int64_t out[N_COMPONENTS])
 {
 	out[0] = r->gpus;
 	out[1] = r->cpu_milli;
 	out[2] = r->memory;
+	out[3] = r->pods;
 }
 
 /* The hottest test of a run (every job looks at every node of its class): kept to plain
@@ -136,7 +138,8 @@ static inline bool holds_one(const struct tj_adm_resources *free,
 {
 	return (req->gpus <= 0 || free->gpus >= req->gpus) &&
 	       (req->cpu_milli <= 0 || free->cpu_milli >= req->cpu_milli) &&
-	       (req->memory <= 0 || free->memory >= req->memory);
+	       (req->memory <= 0 || free->memory >= req->memory) &&
+	       (req->pods <= 0 || free->pods >= req->pods);
 }
 
 /* How many pods of the request fit in `free`, counting no further than `limit`. A resource
@@ -145,11 +148,11 @@ static inline bool holds_one(const struct tj_adm_resources *free,
 static inline int64_t pods_on(const struct tj_adm_resources *free,
                               const struct tj_adm_resources *req, int64_t limit)
 {
-	int64_t f[3], q[3], n = limit, all;
+	int64_t f[N_COMPONENTS], q[N_COMPONENTS], n = limit, all;
 
 	components(free, f);
 	components(req, q);
-	for (int i = 0; i < 3 && n > 0; i++) {
+	for (int i = 0; i < N_COMPONENTS && n > 0; i++) {
 		if (q[i] <= 0)
 			continue;
 		if (f[i] < q[i])
@@ -166,6 +169,7 @@ static inline void give(struct tj_adm_resources *free, const struct tj_adm_resou
 	free->gpus = sat_add(free->gpus, back->gpus);
 	free->cpu_milli = sat_add(free->cpu_milli, back->cpu_milli);
 	free->memory = sat_add(free->memory, back->memory);
+	free->pods = sat_add(free->pods, back->pods);
 }
 
 static inline int64_t gang_gpus(const struct tj_adm_job *job)

@@ -32,6 +32,7 @@ struct node_row {
 	bool down; /* takes no new pods */
 	int64_t gpus, cpu, mem;
 	int64_t used_gpus, used_cpu, used_mem;
+	int64_t pod_slots, used_pods; /* allocatable pods and pods bound; 0, 0: not counted */
 };
 
 /* A node of gh200 as the local cluster has them: 4 GPUs, 72 CPUs, 480 GiB. */
@@ -51,6 +52,7 @@ struct job_row {
 	int cls;
 	int nodes, pods; /* pods 0: all of its nodes */
 	int64_t gpus, cpu, mem;
+	int64_t slots; /* pod slots per pod: 1 as the admitter asks, 0 asks none */
 	int32_t prio;
 	int64_t created;
 	int64_t walltime;
@@ -88,6 +90,51 @@ struct adm_case {
 #define POS(p, q) .position = p, .queue = q
 
 static const struct adm_case cases[] = {
+	/* Pod slots: a node takes no more pods than its kubelet's maxPods, GPUs or not */
+	{ .name = "a node with one pod slot left takes one rank, the next rank goes elsewhere",
+	  .nodes = { { .name = "p-1",
+	               .gpus = 4,
+	               .cpu = 72000,
+	               .mem = 480 * GIB,
+	               .pod_slots = 110,
+	               .used_pods = 109 },
+	             { .name = "p-2",
+	               .gpus = 4,
+	               .cpu = 72000,
+	               .mem = 480 * GIB,
+	               .pod_slots = 110 } },
+	  .jobs = { { .key = "team-a/two",
+	              .nodes = 2,
+	              .gpus = 1,
+	              .slots = 1,
+	              .created = 1,
+	              .on = { "p-1", "p-2" },
+	              .free = 2 } },
+	  .admitted = 1 },
+	{ .name = "a node whose pod slots are all taken holds no rank, though its GPUs are free",
+	  .nodes = { { .name = "p-1",
+	               .gpus = 4,
+	               .cpu = 72000,
+	               .mem = 480 * GIB,
+	               .pod_slots = 110,
+	               .used_pods = 110 },
+	             { .name = "p-2",
+	               .gpus = 4,
+	               .cpu = 72000,
+	               .mem = 480 * GIB,
+	               .pod_slots = 110,
+	               .used_pods = 110 } },
+	  .jobs = { { .key = "team-a/one",
+	              .nodes = 1,
+	              .gpus = 1,
+	              .slots = 1,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .message = "position 1 of 1 in gh200: needs 1 node x 1 GPU, 0 such nodes "
+	                         "free; expected start unknown" } },
+	  .admitted = 0 },
 	/* Nodes a job must avoid */
 	{ .name = "a restart keeps off the node of its last failure",
 	  .gh200 = 3,
@@ -854,8 +901,8 @@ static void add_node(struct built *b, const struct node_row *r)
 		.class_index = r->cls,
 		.domain = r->domain,
 		.schedulable = !r->down,
-		.allocatable = { r->gpus, r->cpu, r->mem },
-		.used = { r->used_gpus, r->used_cpu, r->used_mem },
+		.allocatable = { r->gpus, r->cpu, r->mem, r->pod_slots },
+		.used = { r->used_gpus, r->used_cpu, r->used_mem, r->used_pods },
 	};
 }
 
@@ -897,7 +944,7 @@ static void build(const struct adm_case *c, struct built *b)
 			.class_index = r->cls,
 			.num_nodes = r->nodes,
 			.num_pods = r->pods ? r->pods : r->nodes,
-			.request = { r->gpus, r->cpu, r->mem },
+			.request = { r->gpus, r->cpu, r->mem, r->slots },
 			.priority = r->prio,
 			.creation_time = r->created,
 			.walltime = r->walltime,
@@ -1006,15 +1053,15 @@ static void test_stats_per_class(void **state)
 {
 	const struct tj_adm_config config = { .backfill = true };
 	const struct tj_adm_node nodes[] = {
-		{ "gh-1", 0, NULL, true, { 4, 72000, 480 * GIB }, { 1, 0, 0 } },
-		{ "gh-2", 0, NULL, false, { 4, 72000, 480 * GIB }, { 4, 0, 0 } },
-		{ "l-1", 1, NULL, true, { 4, 72000, 480 * GIB }, { 0, 0, 0 } },
-		{ "cpu-1", -1, NULL, true, { 0, 16000, 64 * GIB }, { 0, 0, 0 } },
+		{ "gh-1", 0, NULL, true, { 4, 72000, 480 * GIB, 0 }, { 1, 0, 0, 0 } },
+		{ "gh-2", 0, NULL, false, { 4, 72000, 480 * GIB, 0 }, { 4, 0, 0, 0 } },
+		{ "l-1", 1, NULL, true, { 4, 72000, 480 * GIB, 0 }, { 0, 0, 0, 0 } },
+		{ "cpu-1", -1, NULL, true, { 0, 16000, 64 * GIB, 0 }, { 0, 0, 0, 0 } },
 	};
 	const struct tj_adm_job jobs[] = {
-		{ "a/l", "a", 1, 1, 1, { 2, 0, 0 }, 0, 1, 0, false, NULL, 0 },
-		{ "a/l2", "a", 1, 1, 1, { 4, 0, 0 }, 0, 2, 0, false, NULL, 0 },
-		{ "a/cpu", "a", -1, 1, 1, { 0, 4000, 0 }, 0, 3, 0, false, NULL, 0 },
+		{ "a/l", "a", 1, 1, 1, { 2, 0, 0, 0 }, 0, 1, 0, false, NULL, 0 },
+		{ "a/l2", "a", 1, 1, 1, { 4, 0, 0, 0 }, 0, 2, 0, false, NULL, 0 },
+		{ "a/cpu", "a", -1, 1, 1, { 0, 4000, 0, 0 }, 0, 3, 0, false, NULL, 0 },
 	};
 	const struct tj_adm_input in = {
 		.config = &config,
@@ -1077,9 +1124,10 @@ static void test_invalid_input(void **state)
 	for (int k = BAD_RELEASE_NODE; k <= BAD_NO_CONFIG; k++) {
 		struct tj_adm_quota quota = { "team-a", 0, 8 };
 		struct tj_adm_config config = { .backfill = true, .quotas = &quota, .n_quotas = 1 };
-		struct tj_adm_node node = { "gh-1", 0, NULL, true, { 4, 1000, GIB }, { 0, 0, 0 } };
-		struct tj_adm_release rel = { 0, NOW + 60, { 4, 0, 0 } };
-		struct tj_adm_job job = { "team-a/j", "team-a", 0, 1,     1,    { 4, 0, 0 },
+		struct tj_adm_node node = { "gh-1",        0, NULL, true, { 4, 1000, GIB, 0 },
+			                    { 0, 0, 0, 0 } };
+		struct tj_adm_release rel = { 0, NOW + 60, { 4, 0, 0, 0 } };
+		struct tj_adm_job job = { "team-a/j", "team-a", 0, 1,     1,    { 4, 0, 0, 0 },
 			                  0,          1,        0, false, NULL, 0 };
 		struct tj_adm_input in = {
 			.config = &config,
