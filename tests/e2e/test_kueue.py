@@ -21,7 +21,7 @@ import uuid
 import pytest
 
 from conftest import Controller
-from kube import RANK, SIM, PodWatch, condition, kubectl, kubectl_json, pods, running, tj, trainjob, ts, wait_for, wait_state
+from kube import ATTEMPT, RANK, SIM, PodWatch, Watch, condition, kubectl, kubectl_json, pods, running, tj, trainjob, ts, wait_for, wait_state
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
@@ -360,7 +360,10 @@ def pod_template_patch(body):
 
 
 def node_job(namespace, name):
-    return next(j for j in tj(namespace, name)["status"]["jobsStatus"] if j["name"] == "node")
+    """status.jobsStatus[] of the node step, once the status has one."""
+    def get():
+        return next((j for j in tj(namespace, name).get("status", {}).get("jobsStatus") or [] if j["name"] == "node"), None)
+    return wait_for(f"the jobsStatus of {name}", get, timeout=30)
 
 
 def test_pods_ready_is_true_once_every_pod_is_ready_as_kueue_reads_jobs_status(queues):
@@ -390,6 +393,7 @@ def test_a_job_whose_pods_cannot_start_is_evicted_at_the_pods_ready_timeout_and_
     body = kueue_job("stuck", nodes=2, run_time="10s", activeDeadlineSeconds=900)
     pod_template_patch(body)["spec"]["nodeSelector"][gate] = "yes"
     gh200 = f"{PRODUCT}={PRODUCTS['gh200']}"
+    jobs = Watch(a, "trainjobs")
     try:
         create(body, a)
         first_admission = admitted(a, "stuck")
@@ -420,16 +424,23 @@ def test_a_job_whose_pods_cannot_start_is_evicted_at_the_pods_ready_timeout_and_
         assert ts(condition(w, "Admitted")["lastTransitionTime"]) >= ts(requeue["requeueAt"])
         # An eviction is no failure of the job: the same attempt, no restart counted, and the
         # activeDeadlineSeconds clock started again at the resumption.
-        after = tj(a, "stuck")["status"]
+        after = wait_for("the new start time", lambda: (st := tj(a, "stuck")["status"]).get("deadline") and st.get("startTime")
+                         and ts(st["startTime"]) > ts(before["startTime"]) and st, timeout=30)
         assert after["restartCount"] == 0 and "infrastructureRestarts" not in after, after
-        assert ts(after["startTime"]) > ts(before["startTime"])
         assert ts(after["deadline"]) - ts(after["startTime"]) == 900
         assert {p["metadata"]["uid"] for p in again}.isdisjoint(p["metadata"]["uid"] for p in first)
         assert sorted(p["metadata"]["labels"][RANK] for p in again) == ["0", "1"]
-        assert all(p["metadata"]["labels"]["trainjob.flame.dev/attempt"] == "0" for p in again)
+        assert all(p["metadata"]["labels"][ATTEMPT] == "0" for p in again)
         wait_state(a, "stuck", "Complete", timeout=90)
     finally:
+        jobs.stop()
         kubectl("label", "nodes", "-l", gh200, f"{gate}-", check=False)
+    # Between the eviction and the new admission the job was Queued, in Kueue's words.
+    held = [o["status"] for o in (e["object"] for e in jobs.events())
+            if o["metadata"]["name"] == "stuck" and o.get("status", {}).get("state") == "Queued"]
+    assert held, "stuck was never Queued after its eviction"
+    assert any(st["reason"] == "Pending" and st["message"].startswith("Kueue: Exceeded the PodsReady timeout")
+               for st in held), held
 
 
 @pytest.fixture
