@@ -7,7 +7,8 @@ through their cohort, preempts a running job, whose pods go and which resumes la
 Kueue's waitForPodsReady reads the job's jobsStatus (Jobs counted as JobSet counts them):
 PodsReady once every pod is Ready, and a job whose pods cannot start is evicted at the
 timeout and requeued. Topology-aware scheduling places a job's ranks in one domain of a
-Topology of the nodes' block and rack labels, in Kueue's rank order.
+Topology of the nodes' block and rack labels, in Kueue's rank order; a job that fits no
+domain of the level it requires waits in Kueue, without pods, and its status says why.
 
 Needs a cluster that runs Kueue (TJC_KUEUE=1 deploy/local/cluster.sh up); skipped on one
 that does not. Each test makes ClusterQueues of its own (in a cohort of its own), so no
@@ -540,3 +541,18 @@ def test_topology_aware_scheduling_places_the_ranks_in_one_block_in_kueues_order
     assert len(blocks) == 1 and busy_block not in blocks, (blocks, busy_block)
     assert busy["spec"]["nodeName"] not in {p["spec"]["nodeName"] for p in got}
     wait_state(namespace, "tas", "Complete", timeout=90)
+
+
+def test_a_job_that_fits_no_single_rack_waits_in_kueue_with_its_reason_and_no_pod(tas_queue, namespace):
+    # 4 whole nodes in one rack, of racks of 2: the quota allows it, the topology never.
+    body = kueue_job("wide", nodes=4, run_time="5s")
+    pod_template_patch(body)["metadata"]["annotations"][REQUIRED_TOPOLOGY] = RACK
+    create(body, namespace)
+    pending = wait_for("Kueue to say why the job waits", lambda: wl_condition(namespace, "wide", "QuotaReserved", "False"), timeout=30)
+    assert "topology" in pending["message"], pending
+    st = wait_for("the job's status to give Kueue's reason", lambda: (st := tj(namespace, "wide").get("status", {})).get("state") == "Queued" and st, timeout=30)
+    pending = wl_condition(namespace, "wide", "QuotaReserved", "False")
+    assert st["message"] == "Kueue: " + pending["message"], (st, pending)
+    for _ in range(5):
+        assert tj(namespace, "wide")["spec"]["suspend"] is True and pods(namespace, "wide") == []
+        time.sleep(1)
