@@ -229,6 +229,8 @@ static void op_done(struct tj_response *resp, void *userdata)
 			fail(e, a, resp->rc, resp->error);
 		break;
 	case TJ_ACTION_DELETE_SERVICE:
+	case TJ_ACTION_DELETE_WORKLOAD:
+	case TJ_ACTION_DELETE_POD_GROUP:
 		if (resp->rc != 0 && !tj_status_is_not_found(st))
 			fail(e, a, resp->rc, resp->error);
 		break;
@@ -304,7 +306,11 @@ static int send_request(struct tj_execution *e, struct op *op)
 		return tj_kube_patch(client, &ref, TJ_PATCH_MERGE, a->object, NULL, op_done, op,
 		                     &op->request);
 	case TJ_ACTION_DELETE_SERVICE:
-		ref.resource = &tj_resource_services;
+	case TJ_ACTION_DELETE_WORKLOAD:
+	case TJ_ACTION_DELETE_POD_GROUP:
+		ref.resource = a->kind == TJ_ACTION_DELETE_SERVICE    ? &tj_resource_services
+		               : a->kind == TJ_ACTION_DELETE_WORKLOAD ? &tj_resource_workloads
+		                                                      : &tj_resource_podgroups;
 		ref.name = a->name;
 		return tj_kube_delete(client, &ref, NULL, op_done, op, &op->request);
 	case TJ_ACTION_CREATE_OBJECT: {

@@ -30,6 +30,8 @@ static const char *const action_names[] = {
 	[TJ_ACTION_CREATE_OBJECT] = "CreateObject",
 	[TJ_ACTION_CREATE_WORKLOAD] = "CreateWorkload",
 	[TJ_ACTION_CREATE_POD_GROUP] = "CreatePodGroup",
+	[TJ_ACTION_DELETE_WORKLOAD] = "DeleteWorkload",
+	[TJ_ACTION_DELETE_POD_GROUP] = "DeletePodGroup",
 };
 
 const char *tj_action_kind_name(enum tj_action_kind kind)
@@ -815,6 +817,8 @@ static bool deferrable(const struct planner *p, const struct tj_action *a)
 	switch (a->kind) {
 	case TJ_ACTION_CREATE_SERVICE:
 	case TJ_ACTION_DELETE_SERVICE:
+	case TJ_ACTION_DELETE_WORKLOAD:
+	case TJ_ACTION_DELETE_POD_GROUP:
 	case TJ_ACTION_EVENT:
 		return true;
 	case TJ_ACTION_PATCH_STATUS:

@@ -85,7 +85,8 @@
  *   (CREATE_OBJECT) with every batch of pods, and mounted in them.
  * - Native gang scheduling (in.native_gang): every batch of pod creates also posts the job's
  *   Workload and PodGroup (reconcilers/native_gang.h), and each pod names the PodGroup, so
- *   that kube-scheduler binds the gang whole or not at all.
+ *   that kube-scheduler binds the gang whole or not at all. The TTL's cleanup deletes them
+ *   with the pods and the Service.
  * - state: Pending until every rank's pod runs (an Unschedulable pod's scheduler message in
  *   status.message), Running while every rank's pod runs or has succeeded (reason
  *   AllPodsRunning only while all of them run), Restarting from a restart until every pod
@@ -145,6 +146,10 @@ enum tj_action_kind {
 	TJ_ACTION_CREATE_WORKLOAD,
 	/* POST object (a PodGroup, native_gang.h) to .../podgroups; AlreadyExists is success. */
 	TJ_ACTION_CREATE_POD_GROUP,
+	/* DELETE the Workload (the PodGroup) name of native gang scheduling; NotFound is
+	 * success. */
+	TJ_ACTION_DELETE_WORKLOAD,
+	TJ_ACTION_DELETE_POD_GROUP,
 };
 
 struct tj_action {

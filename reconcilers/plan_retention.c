@@ -103,14 +103,24 @@ void tj_planner_retire_pod(struct planner *p, const struct tj_pod *pod)
 	}
 }
 
+/* Deletes the child of the job's name that kind deletes (the Service, the PodGroup, the
+ * Workload). */
+static void delete_child(struct planner *p, enum tj_action_kind kind)
+{
+	struct tj_action *a = tj_planner_push(p, kind, SLOT_MUTATION);
+
+	if (a)
+		copy(a->name, sizeof(a->name), p->job->name);
+}
+
 /* The TTL of a job that was already finished when the plan began (a job that finishes in
  * this plan waits for its status to be written: its pods are what says it finished). */
 static bool clean_up(struct planner *p)
 {
 	const struct tj_retention_policy *policy = tj_config_retention(p->in->config);
 	int ttl = tj_retention_ttl(p->in->runtime, policy);
+	bool gang = p->in->native_gang;
 	int64_t wait = 0;
-	struct tj_action *a;
 
 	if (!job_finished(&p->job->status)) {
 		if (job_finished(&p->st) && ttl >= 0)
@@ -126,15 +136,19 @@ static bool clean_up(struct planner *p)
 	if (p->st.cleanup_time)
 		return true;
 	p->st.cleanup_time = p->in->now;
-	a = tj_planner_push(p, TJ_ACTION_DELETE_SERVICE, SLOT_MUTATION);
-	if (a)
-		copy(a->name, sizeof(a->name), p->job->name);
+	delete_child(p, TJ_ACTION_DELETE_SERVICE);
+	/* The gang's objects are the job's children as its pods are; the ownerReference would
+	 * remove them only with the TrainJob, which the TTL keeps. */
+	if (gang) {
+		delete_child(p, TJ_ACTION_DELETE_POD_GROUP);
+		delete_child(p, TJ_ACTION_DELETE_WORKLOAD);
+	}
 	/* No count of pods: a plan parked behind the write gate may be superseded by one made
 	 * after the pods are gone. */
 	tj_planner_event(p, false, "CleanedUp",
-	                 "ttlSecondsAfterFinished (%d s) passed: the job's pods and Service are "
-	                 "deleted; the TrainJob keeps its status",
-	                 ttl);
+	                 "ttlSecondsAfterFinished (%d s) passed: the job's pods%s are deleted; "
+	                 "the TrainJob keeps its status",
+	                 ttl, gang ? ", Service, PodGroup and Workload" : " and Service");
 	return true;
 }
 

@@ -10,7 +10,7 @@ packages=(
 	build-essential pkg-config meson ninja-build git ca-certificates curl openssl
 	libuv1-dev libcurl4-openssl-dev libfyaml-dev libcjson-dev libcmocka-dev libmicrohttpd-dev
 	clang clang-format clang-tidy cppcheck libclang-rt-14-dev valgrind
-	jq yq procps psmisc iproute2 python3 python3-venv
+	jq yq procps psmisc iproute2 python3 python3-venv util-linux mount
 	libgnutls28-dev openssh-client
 	prometheus python3-yaml
 	podman runc mmdebstrap

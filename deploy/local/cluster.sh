@@ -11,6 +11,8 @@
 #
 # Node counts (environment): TJC_GH200_NODES (8; arm64, 4 GPUs), TJC_H100_NODES (4; amd64,
 # 8 GPUs), TJC_CPU_NODES (2; amd64, no GPU). Raise them for benchmarks: thousands work.
+# GPU nodes are labelled with their rack and block (topology.flame.dev/rack, /block):
+# racks of 2 nodes, blocks of 4.
 # TJC_CLUSTER names the cluster (default "trainjob"), so several can run side by side.
 # TJC_NATIVE_GANG=1 turns on Kubernetes' native gang scheduling when the cluster is created:
 # the feature gates GenericWorkload and GangScheduling (kube-apiserver, kube-scheduler and
@@ -30,6 +32,12 @@ CPU_NODES=${TJC_CPU_NODES:-2}
 KWOK_VERSION=v0.8.0
 NATIVE_GANG=${TJC_NATIVE_GANG:-0}
 NATIVE_GANG_API=scheduling.k8s.io/v1alpha2
+# The GPU nodes' topology: racks of 2 nodes, blocks of 2 racks (gh200-0 and gh200-1 are
+# gh200-rack-0 of gh200-block-0).
+TOPOLOGY_BLOCK=topology.flame.dev/block
+TOPOLOGY_RACK=topology.flame.dev/rack
+NODES_PER_RACK=2
+NODES_PER_BLOCK=4
 
 say() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 die() {
@@ -79,15 +87,19 @@ kwok_stage_dir() {
 
 # One Node object per line of the node set, as JSON for kubectl apply. The GH200 and H100
 # nodes carry the labels NVIDIA's GPU feature discovery sets and the taint GPU operators
-# put on GPU nodes, so that only pods that tolerate it land there.
+# put on GPU nodes, so that only pods that tolerate it land there, and the labels of their
+# place in the network, as a topology-aware scheduler (Kueue's) reads them: the block and
+# the rack of each node (TOPOLOGY_BLOCK, TOPOLOGY_RACK; argument 7 is the node's index in
+# its class).
 node_json() {
-	local name=$1 arch=$2 cpu=$3 mem=$4 gpus=$5 product=$6
-	local labels taints alloc
+	local name=$1 arch=$2 cpu=$3 mem=$4 gpus=$5 product=$6 index=${7:-0}
+	local labels taints alloc class=${1%-*}
 	labels="\"kubernetes.io/arch\":\"$arch\",\"kubernetes.io/os\":\"linux\",\"kubernetes.io/hostname\":\"$name\",\"type\":\"kwok\""
 	taints="[]"
 	alloc="\"cpu\":\"$cpu\",\"memory\":\"$mem\",\"pods\":\"110\",\"ephemeral-storage\":\"1Ti\""
 	if ((gpus > 0)); then
 		labels+=",\"nvidia.com/gpu.present\":\"true\",\"nvidia.com/gpu.product\":\"$product\",\"nvidia.com/gpu.count\":\"$gpus\""
+		labels+=",\"$TOPOLOGY_BLOCK\":\"$class-block-$((index / NODES_PER_BLOCK))\",\"$TOPOLOGY_RACK\":\"$class-rack-$((index / NODES_PER_RACK))\""
 		taints='[{"key":"nvidia.com/gpu","value":"present","effect":"NoSchedule"}]'
 		alloc+=",\"nvidia.com/gpu\":\"$gpus\""
 	fi
@@ -99,10 +111,10 @@ node_list() {
 	local i
 	{
 		for ((i = 0; i < GH200_NODES; i++)); do
-			node_json "gh200-$i" arm64 72 480Gi 4 NVIDIA-GH200-480GB
+			node_json "gh200-$i" arm64 72 480Gi 4 NVIDIA-GH200-480GB "$i"
 		done
 		for ((i = 0; i < H100_NODES; i++)); do
-			node_json "h100-$i" amd64 96 1Ti 8 NVIDIA-H100-80GB-HBM3
+			node_json "h100-$i" amd64 96 1Ti 8 NVIDIA-H100-80GB-HBM3 "$i"
 		done
 		for ((i = 0; i < CPU_NODES; i++)); do
 			node_json "cpu-$i" amd64 32 128Gi 0 ""

@@ -9,8 +9,10 @@
 #   webhook configurations and the CRDs' conversion webhooks), and Kueue's internal
 #   certificate management (which writes a Secret and certificates for a Service name) is
 #   off. With it off Kueue also reads a certificate for its metrics server from the fixed
-#   path /etc/kueue/metrics/certs, even with metrics switched off; a throwaway pair is made
-#   there once per machine.
+#   path /etc/kueue/metrics/certs, even with metrics switched off. The script writes nothing
+#   under /etc: a throwaway pair is made in the cluster's own folder, and Kueue runs in a
+#   mount namespace of its own (unshare; a user namespace too when not run as root) whose
+#   /etc is a read-only overlay of that folder's etc/ on the machine's /etc.
 # - Only the integration trainer.kubeflow.org/trainjob is enabled, and only Kueue's own
 #   webhooks and the TrainJob ones are registered. The TrainJob webhooks see only the jobs
 #   that carry kueue.x-k8s.io/queue-name (an objectSelector): Kueue's mutating webhook would
@@ -85,16 +87,40 @@ kueue_certs() {
 	rm -f "$d/tls.csr"
 }
 
+# The files Kueue finds under /etc in its mount namespace (kueue_start): its metrics
+# certificate at the fixed path it reads.
+kueue_etc() { echo "$(kueue_dir)/etc"; }
+
 kueue_metrics_cert() {
-	local d=/etc/kueue/metrics/certs
+	local d
+	d="$(kueue_etc)/kueue/metrics/certs"
 	[[ -f $d/tls.crt && -f $d/tls.key ]] && return 0
-	mkdir -p "$d" 2>/dev/null && [[ -w $d ]] ||
-		die "Kueue reads a metrics certificate from $d, which cannot be written here; run 'sudo mkdir -p $d && sudo chown $(id -u) $d' once"
+	mkdir -p "$d"
 	openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=kueue-metrics" \
 		-addext "subjectAltName=IP:127.0.0.1" -keyout "$d/tls.key" -out "$d/tls.crt" 2>/dev/null
 }
 
-# Kueue's default configuration with the settings of the local cluster.
+# Starts Kueue in the background, its pid in kueue.pid: in a mount namespace of its own
+# (private, so nothing is seen outside it) whose /etc shows kueue_etc over the machine's
+# /etc. unshare and sh exec in place (setsid too, as a background job of a script is no
+# process group leader), so the pid recorded is Kueue's own.
+kueue_start() {
+	local dir=$1
+	local -a ns=(--mount)
+	((EUID == 0)) || ns=(--user --map-root-user --mount)
+	KUBECONFIG=$TJC_KUBECONFIG setsid unshare "${ns[@]}" -- sh -c \
+		'mount -t overlay overlay -o "lowerdir=$1:/etc" /etc && shift && exec "$@"' \
+		sh "$(kueue_etc)" "$TJC_BIN/kueue" --config "$dir/config.yaml" \
+		>>"$dir/kueue.log" 2>&1 </dev/null &
+	echo $! >"$dir/kueue.pid"
+}
+
+# Kueue's default configuration with the settings of the local cluster. waitForPodsReady
+# is on, as a cluster with gangs runs it: a job admitted whose pods are not all Ready (or
+# done) within 30 s is evicted and requeued, again after 5 s, 10 s, ... (at most 60 s), for
+# ever (no backoffLimitCount). The pods of the simulated nodes are Ready a second or two after
+# they are created, so only a job that cannot start meets the timeout; tests/e2e/test_kueue.py
+# counts on these numbers.
 kueue_config() {
 	local mod=$1 webhook=$2 health=$3
 	yq -y --arg certs "$(kueue_dir)/certs" --argjson webhook "$webhook" --arg health "127.0.0.1:$health" '
@@ -105,6 +131,8 @@ kueue_config() {
 		| .internalCertManagement = {enable: false}
 		| .integrations.frameworks = ["trainer.kubeflow.org/trainjob"]
 		| .featureGates = {VisibilityOnDemand: false}
+		| .waitForPodsReady = {timeout: "30s", blockAdmission: false,
+			requeuingStrategy: {timestamp: "Eviction", backoffBaseSeconds: 5, backoffMaxSeconds: 60}}
 	' "$mod/config/components/manager/controller_manager_config.yaml"
 }
 
@@ -139,6 +167,7 @@ kueue_webhooks() {
 kueue_up() {
 	command -v yq >/dev/null || die "yq is missing; run scripts/install-deps.sh"
 	command -v openssl >/dev/null || die "openssl is missing; run scripts/install-deps.sh"
+	command -v unshare >/dev/null || die "unshare (util-linux) is missing; run scripts/install-deps.sh"
 	if kueue_running; then
 		say "Kueue $(kueue_version) is already running"
 		return 0
@@ -171,9 +200,7 @@ kueue_up() {
 	kueue_webhooks "$mod" "$url" "$ca" |
 		k apply --server-side --force-conflicts --field-manager=trainjob-local-cluster -f - >/dev/null
 	say "Kueue: starting (log: $dir/kueue.log)"
-	KUBECONFIG=$TJC_KUBECONFIG setsid "$TJC_BIN/kueue" --config "$dir/config.yaml" \
-		>>"$dir/kueue.log" 2>&1 </dev/null &
-	echo $! >"$dir/kueue.pid"
+	kueue_start "$dir"
 	start=$SECONDS
 	until curl -sf "http://127.0.0.1:$health/readyz" >/dev/null 2>&1; do
 		kueue_running || die "Kueue exited; its log ends: $(tail -5 "$dir/kueue.log")"

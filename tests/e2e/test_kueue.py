@@ -4,6 +4,11 @@ tolerations of the ResourceFlavor it chose in a runtimePatches entry of its own,
 controller runs it with those on every pod; a job over quota waits in Kueue with no pod; a
 higher WorkloadPriorityClass, or a namespace reclaiming the quota another one borrowed
 through their cohort, preempts a running job, whose pods go and which resumes later.
+Kueue's waitForPodsReady reads the job's jobsStatus (Jobs counted as JobSet counts them):
+PodsReady once every pod is Ready, and a job whose pods cannot start is evicted at the
+timeout and requeued. Topology-aware scheduling places a job's ranks in one domain of a
+Topology of the nodes' block and rack labels, in Kueue's rank order; a job that fits no
+domain of the level it requires waits in Kueue, without pods, and its status says why.
 
 Needs a cluster that runs Kueue (TJC_KUEUE=1 deploy/local/cluster.sh up); skipped on one
 that does not. Each test makes ClusterQueues of its own (in a cohort of its own), so no
@@ -17,7 +22,7 @@ import uuid
 import pytest
 
 from conftest import Controller
-from kube import RANK, SIM, PodWatch, condition, kubectl, kubectl_json, pods, running, tj, ts, wait_for, wait_state
+from kube import ATTEMPT, RANK, SIM, PodWatch, Watch, condition, kubectl, kubectl_json, pods, running, tj, trainjob, ts, wait_for, wait_state
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS = "kueue.x-k8s.io/priority-class"
@@ -30,6 +35,13 @@ FLAVOR_TOLERATION_KEY = "kueue.flame.dev/flavor"
 SUFFIX = uuid.uuid4().hex[:6]
 FLAVOR = {c: f"{c}-{SUFFIX}" for c in PRODUCTS}
 LOW, HIGH = f"low-{SUFFIX}", f"high-{SUFFIX}"
+# Kueue's waitForPodsReady as deploy/local/kueue.sh configures it.
+PODS_READY_TIMEOUT = 30
+REQUEUE_BACKOFF_BASE = 5
+# The labels cluster.sh gives the GPU nodes: racks of 2 nodes, blocks of 2 racks.
+BLOCK, RACK, HOSTNAME = "topology.flame.dev/block", "topology.flame.dev/rack", "kubernetes.io/hostname"
+REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
 
 
 def kueue_runs():
@@ -340,3 +352,207 @@ def test_two_namespaces_share_a_cohort_and_the_lender_reclaims_its_quota(queues)
     wait_state(b, "owner", "Complete", timeout=90)
     running(a, "borrower", 4, timeout=90)
     wait_state(a, "borrower", "Complete", timeout=90)
+
+
+def pod_template_patch(body):
+    """The pod template of the job's own runtimePatches entry (kueue_job)."""
+    [rj] = body["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    return rj["template"]["spec"]["template"]
+
+
+def node_job(namespace, name):
+    """status.jobsStatus[] of the node step, once the status has one."""
+    def get():
+        return next((j for j in tj(namespace, name).get("status", {}).get("jobsStatus") or [] if j["name"] == "node"), None)
+    return wait_for(f"the jobsStatus of {name}", get, timeout=30)
+
+
+def test_pods_ready_is_true_once_every_pod_is_ready_as_kueue_reads_jobs_status(queues):
+    a, _, _, _ = queues
+    create(kueue_job("ready", nodes=2, run_time="15s"), a)
+    got = running(a, "ready", 2, timeout=60)
+    c = wait_for("Kueue to set PodsReady", lambda: wl_condition(a, "ready", "PodsReady"), timeout=30)
+    assert c["reason"] == "Started", c
+    # Not before the last of the pods was Ready: Kueue counts the Job of the node step as
+    # ready (1 of its 1 replica) only when all of its pods are, as JobSet does.
+    last_ready = max(ts(condition(p, "Ready")["lastTransitionTime"]) for p in got if condition(p, "Ready"))
+    assert all(condition(p, "Ready")["status"] == "True" for p in got)
+    assert ts(c["lastTransitionTime"]) >= last_ready
+    node = node_job(a, "ready")
+    assert (node["ready"], node["active"], node["succeeded"], node["failed"]) == (1, 1, 0, 0), node
+    # It runs to its end without an eviction: the pods were ready long before the timeout.
+    wait_state(a, "ready", "Complete", timeout=90)
+    wait_for("the Workload to be Finished", lambda: wl_condition(a, "ready", "Finished"), timeout=60)
+    assert wl_condition(a, "ready", "Evicted") is None
+    assert node_job(a, "ready")["succeeded"] == 1
+
+
+def test_a_job_whose_pods_cannot_start_is_evicted_at_the_pods_ready_timeout_and_requeued(queues):
+    a, _, _, _ = queues
+    # Its pods need a node label no node has yet: they stay Pending, unschedulable.
+    gate = f"e2e.flame.dev/pods-ready-{SUFFIX}"
+    body = kueue_job("stuck", nodes=2, run_time="10s", activeDeadlineSeconds=900)
+    pod_template_patch(body)["spec"]["nodeSelector"][gate] = "yes"
+    gh200 = f"{PRODUCT}={PRODUCTS['gh200']}"
+    jobs = Watch(a, "trainjobs")
+    try:
+        create(body, a)
+        first_admission = admitted(a, "stuck")
+        admitted_at = ts(condition(first_admission, "Admitted")["lastTransitionTime"])
+        first = wait_for("the pods of stuck", lambda: len(p := pods(a, "stuck")) == 2 and p, timeout=30)
+        assert all(p["status"].get("phase") == "Pending" and not p["spec"].get("nodeName") for p in first)
+        before = wait_for("stuck's start time", lambda: (st := tj(a, "stuck").get("status", {})).get("startTime") and st, timeout=30)
+        waiting = wait_for("Kueue to wait for the pods", lambda: wl_condition(a, "stuck", "PodsReady", "False"), timeout=30)
+        assert waiting["reason"] == "WaitForStart", waiting
+        assert node_job(a, "stuck")["ready"] == 0
+        # At the timeout Kueue evicts it and suspends the job; the controller deletes its pods.
+        evicted = wait_for("Kueue to evict stuck", lambda: wl_condition(a, "stuck", "Evicted"), timeout=PODS_READY_TIMEOUT + 30)
+        assert evicted["reason"] == "PodsReadyTimeout", evicted
+        assert "Exceeded the PodsReady timeout" in evicted["message"], evicted
+        evicted_at = ts(evicted["lastTransitionTime"])
+        assert PODS_READY_TIMEOUT <= evicted_at - admitted_at <= PODS_READY_TIMEOUT + 15, (admitted_at, evicted_at)
+        requeue = workload(a, "stuck")["status"]["requeueState"]
+        assert requeue["count"] == 1, requeue
+        assert REQUEUE_BACKOFF_BASE - 1 <= ts(requeue["requeueAt"]) - evicted_at <= REQUEUE_BACKOFF_BASE + 2, requeue
+        wait_for("stuck to be suspended", lambda: tj(a, "stuck")["spec"]["suspend"] is True, timeout=30)
+        wait_for("stuck's pods to go", lambda: pods(a, "stuck") == [], timeout=60)
+        # Now the nodes it needs are there: once requeued and admitted again, it starts.
+        kubectl("label", "nodes", "-l", gh200, f"{gate}=yes", "--overwrite")
+        again = running(a, "stuck", 2, timeout=60 + REQUEUE_BACKOFF_BASE)
+        ready = wait_for("PodsReady after the requeue", lambda: wl_condition(a, "stuck", "PodsReady"), timeout=30)
+        assert ready["reason"] == "Started", ready
+        w = workload(a, "stuck")
+        assert ts(condition(w, "Admitted")["lastTransitionTime"]) >= ts(requeue["requeueAt"])
+        # An eviction is no failure of the job: the same attempt, no restart counted, and the
+        # activeDeadlineSeconds clock started again at the resumption.
+        after = wait_for("the new start time", lambda: (st := tj(a, "stuck")["status"]).get("deadline") and st.get("startTime")
+                         and ts(st["startTime"]) > ts(before["startTime"]) and st, timeout=30)
+        assert after["restartCount"] == 0 and "infrastructureRestarts" not in after, after
+        assert ts(after["deadline"]) - ts(after["startTime"]) == 900
+        assert {p["metadata"]["uid"] for p in again}.isdisjoint(p["metadata"]["uid"] for p in first)
+        assert sorted(p["metadata"]["labels"][RANK] for p in again) == ["0", "1"]
+        assert all(p["metadata"]["labels"][ATTEMPT] == "0" for p in again)
+        wait_state(a, "stuck", "Complete", timeout=90)
+    finally:
+        jobs.stop()
+        kubectl("label", "nodes", "-l", gh200, f"{gate}-", check=False)
+    # Between the eviction and the new admission the job was Queued, in Kueue's words.
+    held = [o["status"] for o in (e["object"] for e in jobs.events())
+            if o["metadata"]["name"] == "stuck" and o.get("status", {}).get("state") == "Queued"]
+    assert held, "stuck was never Queued after its eviction"
+    assert any(st["reason"] == "Pending" and st["message"].startswith("Kueue: Exceeded the PodsReady timeout")
+               for st in held), held
+
+
+@pytest.fixture
+def tas_queue(kueue, namespace):
+    """A Topology of the nodes' block, rack and hostname labels, a ResourceFlavor of the GH200
+    nodes on it, and a ClusterQueue of that flavor behind the LocalQueue "team" of the test's
+    namespace. The flavor tolerates the GPU taint: Kueue places pods on the nodes whose
+    taints the pod set and the flavor tolerate, and the GPU class's tolerations are the
+    controller's, not in the pod sets. Yields the flavor's name."""
+    test = uuid.uuid4().hex[:6]
+    topology, flavor, cq = f"flame-{test}", f"gh200-tas-{test}", f"tas-{test}"
+    create(kueue_obj("Topology", topology, {"levels": [{"nodeLabel": BLOCK}, {"nodeLabel": RACK}, {"nodeLabel": HOSTNAME}]}))
+    create(kueue_obj("ResourceFlavor", flavor, {
+        "nodeLabels": {PRODUCT: PRODUCTS["gh200"]},
+        "topologyName": topology,
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    }))
+    create(kueue_obj("ClusterQueue", cq, {
+        "namespaceSelector": {},
+        "resourceGroups": [{"coveredResources": ["cpu", "memory", "nvidia.com/gpu"], "flavors": [{"name": flavor, "resources": [
+            {"name": "cpu", "nominalQuota": "1000"},
+            {"name": "memory", "nominalQuota": "10Ti"},
+            {"name": "nvidia.com/gpu", "nominalQuota": 32},
+        ]}]}],
+    }))
+    create(kueue_obj("LocalQueue", "team", {"clusterQueue": cq}), namespace)
+    wait_for("the TAS ClusterQueue to be active", lambda: (c := condition(kubectl_json("get", "clusterqueue", cq), "Active")) and c["status"] == "True", timeout=30)
+    yield flavor
+    kubectl("delete", "clusterqueue", cq, "--wait=false", check=False)
+    kubectl("delete", "resourceflavor", flavor, "--wait=false", check=False)
+    kubectl("delete", "topology", topology, "--wait=false", check=False)
+
+
+def assigned_domains(ta):
+    """A TopologyAssignment (levels and slices) as the node labels of each pod's domain, in
+    Kueue's rank order: domain after domain, each as many times as its pod count."""
+    out = []
+    for sl in ta["slices"]:
+        for i in range(sl["domainCount"]):
+            labels = {}
+            for level, v in zip(ta["levels"], sl["valuesPerLevel"]):
+                if "universal" in v:
+                    labels[level] = v["universal"]
+                else:
+                    ind = v["individual"]
+                    labels[level] = ind.get("prefix", "") + ind["roots"][i] + ind.get("suffix", "")
+            pc = sl["podCounts"]
+            out += [labels] * (pc["universal"] if "universal" in pc else pc["individual"][i])
+    return out
+
+
+def test_topology_aware_scheduling_places_the_ranks_in_one_block_in_kueues_order(tas_queue, namespace):
+    # A job outside Kueue holds one GH200 node, so one block has only 3 free nodes.
+    kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(trainjob("busy", nodes=1, run_time="60s")))
+    [busy] = running(namespace, "busy", 1, timeout=60)
+    nodes = {n["metadata"]["name"]: n["metadata"]["labels"] for n in kubectl_json("get", "nodes")["items"]}
+    busy_block = nodes[busy["spec"]["nodeName"]][BLOCK]
+    watch = PodWatch(namespace)
+    try:
+        body = kueue_job("tas", nodes=4, run_time="15s")
+        pod_template_patch(body)["metadata"]["annotations"][REQUIRED_TOPOLOGY] = BLOCK
+        create(body, namespace)
+        w = admitted(namespace, "tas")
+        got = running(namespace, "tas", 4, timeout=60)
+    finally:
+        watch.stop()
+    # Kueue read the request from the pod template, with the ranks of JobSet's labels.
+    [ps] = w["spec"]["podSets"]
+    req = ps["topologyRequest"]
+    assert req["required"] == BLOCK, req
+    assert req["podIndexLabel"] == "batch.kubernetes.io/job-completion-index", req
+    assert req["subGroupIndexLabel"] == "jobset.sigs.k8s.io/job-index" and req["subGroupCount"] == 1, req
+    [psa] = w["status"]["admission"]["podSetAssignments"]
+    assert psa["flavors"]["nvidia.com/gpu"] == tas_queue
+    domains = assigned_domains(psa["topologyAssignment"])
+    assert len(domains) == 4, psa["topologyAssignment"]
+    # Every pod was created behind Kueue's topology gate, with the workload's annotation and
+    # the pod set's label that Kueue's ungater finds it by (from Kueue's runtimePatches entry).
+    added = [e["object"] for e in watch.events() if e["type"] == "ADDED"
+             and e["object"]["metadata"]["labels"].get("trainer.kubeflow.org/trainjob-name") == "tas"]
+    assert len(added) == 4
+    for p in added:
+        assert p["spec"].get("schedulingGates") == [{"name": TOPOLOGY_GATE}], p["spec"].get("schedulingGates")
+    # Ungated, each rank in the domain Kueue gave that rank, and all of them in one block:
+    # not the busy node's.
+    blocks = set()
+    for rank, p in enumerate(got):
+        assert p["metadata"]["labels"][RANK] == str(rank)
+        assert not p["spec"].get("schedulingGates")
+        assert p["metadata"]["annotations"]["kueue.x-k8s.io/workload"] == w["metadata"]["name"]
+        assert p["metadata"]["labels"]["kueue.x-k8s.io/podset"] == "node"
+        want = domains[rank]
+        assert {k: p["spec"]["nodeSelector"].get(k) for k in want} == want, (rank, p["spec"]["nodeSelector"], want)
+        labels = nodes[p["spec"]["nodeName"]]
+        assert {k: labels.get(k) for k in want} == want, (rank, p["spec"]["nodeName"], want)
+        blocks.add(labels[BLOCK])
+    assert len(blocks) == 1 and busy_block not in blocks, (blocks, busy_block)
+    assert busy["spec"]["nodeName"] not in {p["spec"]["nodeName"] for p in got}
+    wait_state(namespace, "tas", "Complete", timeout=90)
+
+
+def test_a_job_that_fits_no_single_rack_waits_in_kueue_with_its_reason_and_no_pod(tas_queue, namespace):
+    # 4 whole nodes in one rack, of racks of 2: the quota allows it, the topology never.
+    body = kueue_job("wide", nodes=4, run_time="5s")
+    pod_template_patch(body)["metadata"]["annotations"][REQUIRED_TOPOLOGY] = RACK
+    create(body, namespace)
+    pending = wait_for("Kueue to say why the job waits", lambda: wl_condition(namespace, "wide", "QuotaReserved", "False"), timeout=30)
+    assert "topology" in pending["message"], pending
+    st = wait_for("the job's status to give Kueue's reason", lambda: (st := tj(namespace, "wide").get("status", {})).get("state") == "Queued" and st, timeout=30)
+    pending = wl_condition(namespace, "wide", "QuotaReserved", "False")
+    assert st["message"] == "Kueue: " + pending["message"], (st, pending)
+    for _ in range(5):
+        assert tj(namespace, "wide")["spec"]["suspend"] is True and pods(namespace, "wide") == []
+        time.sleep(1)

@@ -20,8 +20,9 @@ import uuid
 import pytest
 
 from conftest import Controller, install_crds
-from kube import REPO, Watch, apply, kubectl, kubectl_json, pods, running, trainjob, wait_for, wait_state
+from kube import REPO, Watch, apply, events, kubectl, kubectl_json, pods, running, tj, trainjob, wait_for, wait_state
 from test_admission import gh200_busy
+from test_failures import training_runtime_with_ttl
 
 API = "scheduling.k8s.io/v1alpha2"
 NODES = 5
@@ -216,3 +217,32 @@ def test_a_job_bigger_than_the_free_nodes_stays_unbound_whole_until_they_free_up
     finally:
         placement.stop()
     assert placement.longest_partial["big"] < BINDING_WINDOW, placement.partial_seen["big"][-5:]
+
+
+def test_the_ttl_deletes_the_jobs_podgroup_and_workload_with_its_pods(gang_controller, namespace, gh200):
+    """ttlSecondsAfterFinished removes a finished job's children and keeps the TrainJob: with
+    native gang scheduling its PodGroup and Workload are among them (their ownerReference
+    alone would keep them as long as the TrainJob)."""
+    training_runtime_with_ttl(namespace, 10)
+    body = trainjob("brief", nodes=2, run_time="3s")
+    body["spec"]["runtimeRef"] = {"name": "torch-ttl", "kind": "TrainingRuntime", "apiGroup": "trainer.kubeflow.org"}
+    apply(body, "-n", namespace)
+    group = API.split("/")[0]
+
+    def exists(kind):
+        return kubectl("get", f"{kind}.{group}", "brief", "-n", namespace, check=False).returncode == 0
+
+    wait_state(namespace, "brief", "Complete", timeout=90)
+    # Until the TTL the job keeps everything.
+    assert exists("podgroups") and exists("workloads")
+    assert len(pods(namespace, "brief")) == 2
+    wait_for("the TTL to delete the pods", lambda: pods(namespace, "brief") == [], timeout=60)
+    wait_for("the TTL to delete the PodGroup", lambda: not exists("podgroups"), timeout=30)
+    wait_for("the TTL to delete the Workload", lambda: not exists("workloads"), timeout=30)
+    job = wait_for("the cleanup to be recorded", lambda: (j := tj(namespace, "brief"))["status"].get("cleanupTime") and j)
+    assert job["status"]["state"] == "Complete"
+    msgs = [e["message"] for e in events(namespace, "brief", "CleanedUp")]
+    assert msgs and "the job's pods, Service, PodGroup and Workload are deleted" in msgs[0], msgs
+    # And nothing brings them back.
+    time.sleep(3)
+    assert not exists("podgroups") and not exists("workloads")

@@ -401,6 +401,50 @@ static void test_workload_and_pod_group(void **state)
 	run_clear(&refused);
 }
 
+/* The TTL's cleanup with native gang scheduling: DELETE of the PodGroup and the Workload of
+ * the job's name; one already gone is done, a refused one ends the plan. */
+static void test_workload_and_pod_group_deletes(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "DELETE",
+		  .path = SCHEDULING "/podgroups/vit",
+		  .status = 200,
+		  .body = "{}" },
+		{ .method = "DELETE",
+		  .path = SCHEDULING "/workloads/vit",
+		  .status = 404,
+		  .body = API_ERROR(404, "NotFound", "workload not found") },
+		{ .method = "DELETE",
+		  .path = SCHEDULING "/podgroups/vit",
+		  .status = 403,
+		  .body = API_ERROR(403, "Forbidden", "no delete") },
+	};
+	const struct act acts[] = {
+		{ .kind = TJ_ACTION_DELETE_POD_GROUP, .name = "vit", .deferrable = true },
+		{ .kind = TJ_ACTION_DELETE_WORKLOAD,
+		  .stage = 1,
+		  .name = "vit",
+		  .deferrable = true },
+	};
+	struct run r = { 0 }, refused = { 0 };
+
+	server_script(&fx->server, replies, 3);
+	start(fx, &r, acts, 2);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_equal(r.res.rc, 0);
+	assert_string_equal(server_trace(&fx->server, NULL),
+	                    "DELETE " SCHEDULING "/podgroups/vit|DELETE " SCHEDULING
+	                    "/workloads/vit|");
+	run_clear(&r);
+
+	start(fx, &refused, acts, 1);
+	SERVER_RUN_UNTIL(&fx->server, refused.done_calls == 1);
+	assert_int_equal(refused.res.rc, -EREMOTEIO);
+	assert_string_equal(refused.res.error, "DeletePodGroup vit: no delete");
+	run_clear(&refused);
+}
+
 /* The deadline's warning: a merge patch of each pod; a pod that is gone needs none. */
 static void test_pod_patch_is_a_merge_patch_and_not_found_is_success(void **state)
 {
@@ -1009,6 +1053,8 @@ int main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pod_patch_and_service_delete, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workload_and_pod_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_workload_and_pod_group_deletes, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_status_conflict_stops_the_plan, setup,
 		                                teardown),
 		cmocka_unit_test(test_failed_create_ends_the_plan),

@@ -2161,6 +2161,22 @@ static const struct plan_case native_gang_cases[] = {
 	  .want = { NULL },
 	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=2|start=1795957200" },
+	{ .name = "native gang: past its TTL the job's PodGroup and Workload go with its pods",
+	  .spec = SPEC4,
+	  .runtime_json = RUNTIME_TTL,
+	  .native_gang = true,
+	  .status = COMPLETE_AT("2026-11-29T11:50:00Z"),
+	  .pods = SUCCEEDED_ALL,
+	  .n_pods = 4,
+	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
+	            "0 DeletePod vit-node-0-2-a0", "0 DeletePod vit-node-0-3-a0",
+	            "0 DeleteService vit", "0 DeletePodGroup vit", "0 DeleteWorkload vit",
+	            "1 PatchStatus vit",
+	            "1 Event Normal CleanedUp: ttlSecondsAfterFinished (600 s) passed: the job's "
+	            "pods, Service, PodGroup and Workload are deleted; the TrainJob keeps its "
+	            "status" },
+	  .want_status = "Complete|AllPodsSucceeded|all 4 pods "
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/1/0/0" },
 };
 
 /* case: each pod names the job's PodGroup; the Workload and the PodGroup are the gang of
