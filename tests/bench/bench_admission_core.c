@@ -90,8 +90,8 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 		if (pick(&seed, 1, 100) <= busy_percent) {
 			int64_t gpus = pick(&seed, 1, 4);
 
-			node->used =
-			        (struct tj_adm_resources){ gpus, gpus * 16000, gpus * 100 * GIB, 0 };
+			node->used = (struct tj_adm_resources){ gpus, gpus * 16000,
+				                                gpus * 100 * GIB, 0 };
 			s->releases[s->in.n_releases++] =
 			        (struct tj_adm_release){ .node = i,
 				                         .at = NOW + pick(&seed, 10, 3600),
