@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kwok, kwokctl) from their Go modules into a cache outside the repo, and
-# Kueue (sigs.k8s.io/kueue/cmd/kueue) too when TJC_KUEUE=1.
+# Kueue (sigs.k8s.io/kueue/cmd/kueue) too when TJC_KUEUE=1, and Kubeflow Trainer's
+# trainer-controller-manager and JobSet's manager when TJC_KUBEFLOW=1 (for the side-by-side
+# benchmark, deploy/local/kubeflow-trainer.sh; nothing of them ships in the product).
 #
-# The pinned versions live in the three wrapper modules under tools/. Each binary set is
+# The pinned versions live in the wrapper modules under tools/. Each binary set is
 # stamped with a hash of its wrapper module, so a change of pin rebuilds it and nothing
 # else; a second run with unchanged pins returns at once.
 #
@@ -107,6 +109,17 @@ build_set() {
 			bash -c 'cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$TJC_BIN/kueue" sigs.k8s.io/kueue/cmd/kueue' \
 			_ "$here/tools/kueue"
 		;;
+	kubeflow)
+		# One wrapper module requires both, so Trainer builds with the JobSet its go.mod names.
+		say "kubeflow: building Kubeflow Trainer's trainer-controller-manager (a cold build takes 3-10 min on two cores)"
+		build_with_progress trainer-controller-manager \
+			bash -c 'cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$TJC_BIN/trainer-controller-manager" github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager' \
+			_ "$here/tools/kubeflow"
+		say "kubeflow: building JobSet's manager (about a minute more: most packages are shared)"
+		build_with_progress jobset-controller-manager \
+			bash -c 'cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$TJC_BIN/jobset-controller-manager" sigs.k8s.io/jobset' \
+			_ "$here/tools/kubeflow"
+		;;
 	esac
 	echo "$want" >"$stamp"
 }
@@ -127,5 +140,9 @@ build_set k8s "${k8s_bins[@]}"
 # Kueue is optional (TJC_KUEUE=1): only clusters that run it pay for its build.
 if [[ ${TJC_KUEUE:-0} == 1 ]]; then
 	build_set kueue kueue
+fi
+# So are Kubeflow Trainer and JobSet (TJC_KUBEFLOW=1), for the side-by-side benchmark only.
+if [[ ${TJC_KUBEFLOW:-0} == 1 ]]; then
+	build_set kubeflow trainer-controller-manager jobset-controller-manager
 fi
 say "all control-plane binaries are in $TJC_BIN"

@@ -18,6 +18,9 @@
 # the feature gates GenericWorkload and GangScheduling (kube-apiserver, kube-scheduler and
 # kube-controller-manager) and the API scheduling.k8s.io/v1alpha2 (Workload, PodGroup).
 # TJC_KUEUE=1 adds Kueue (deploy/local/kueue.sh) to the cluster that `up` starts or finds.
+# TJC_KCM_FLAGS passes flags to kube-controller-manager when the cluster is created, as
+# "--name=value" words, e.g. "--kube-api-qps=5000 --kube-api-burst=10000" (its client limits
+# are otherwise Kubernetes' defaults, 20 QPS and burst 30).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,6 +41,7 @@ TOPOLOGY_BLOCK=topology.flame.dev/block
 TOPOLOGY_RACK=topology.flame.dev/rack
 NODES_PER_RACK=2
 NODES_PER_BLOCK=4
+KCM_FLAGS=${TJC_KCM_FLAGS:-}
 
 say() { printf '[cluster %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 die() {
@@ -171,13 +175,31 @@ cluster_ports() {
 	) 9>"$dir/.lock"
 }
 
-# Our kwokctl.yaml with the ports of this cluster's block among its options (kwokctl reads
-# only one KwokctlConfiguration, so they go into a copy of ours).
+# TJC_KCM_FLAGS as kwokctl's extraArgs, a JSON list of {key, value}.
+kcm_extra_args() {
+	local w
+	for w in $KCM_FLAGS; do
+		[[ $w =~ ^--[a-z0-9-]+=.*$ ]] || die "TJC_KCM_FLAGS: '$w' is not of the form --name=value"
+		printf '%s\n' "$w"
+	done | jq -R 'capture("^--(?<key>[a-z0-9-]+)=(?<value>.*)$")' | jq -s .
+}
+
+# Our kwokctl.yaml with the ports of this cluster's block among its options and
+# TJC_KCM_FLAGS among kube-controller-manager's extraArgs (kwokctl reads only one
+# KwokctlConfiguration, so they go into a copy of ours).
 kwokctl_config() {
 	local -a p
 	mapfile -t p < <(cluster_ports)
 	((${#p[@]} >= 6)) || die "no ports for cluster '$TJC_CLUSTER'"
-	cat "$here/kwokctl.yaml"
+	if [[ -n $KCM_FLAGS ]]; then
+		local extra
+		extra=$(kcm_extra_args)
+		yq -y --argjson extra "$extra" \
+			'.componentsPatches |= map(if .name == "kube-controller-manager" then .extraArgs += $extra else . end)' \
+			"$here/kwokctl.yaml"
+	else
+		cat "$here/kwokctl.yaml"
+	fi
 	cat <<EOF
 options:
   etcdPort: ${p[0]}
@@ -236,7 +258,18 @@ check_features() {
 	if [[ $NATIVE_GANG == 1 ]] && ! k get --raw "/apis/$NATIVE_GANG_API" >/dev/null 2>&1; then
 		die "cluster '$TJC_CLUSTER' runs without native gang scheduling; bring it down first (cluster.sh down)"
 	fi
+	local w pidf
+	pidf="$(cluster_dir)/pids/kube-controller-manager.pid"
+	for w in $KCM_FLAGS; do
+		tr '\0' '\n' <"/proc/$(<"$pidf")/cmdline" | grep -qxF -- "$w" ||
+			die "cluster '$TJC_CLUSTER' runs kube-controller-manager without $w; bring it down first (cluster.sh down)"
+	done
 	return 0
+}
+
+# Kubeflow Trainer and JobSet (deploy/local/kubeflow-trainer.sh) stop with the cluster.
+kubeflow_down() {
+	[[ ! -d $TJC_CACHE/kubeflow/$TJC_CLUSTER ]] || "$here/kubeflow-trainer.sh" down
 }
 
 cmd_up() {
@@ -250,6 +283,7 @@ cmd_up() {
 		if [[ -d $(cluster_dir) ]]; then
 			say "cluster '$TJC_CLUSTER' exists but does not answer; recreating it"
 			kueue_down
+			kubeflow_down
 			"$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" delete cluster >/dev/null 2>&1 || true
 		fi
 		local stages config
@@ -262,7 +296,7 @@ cmd_up() {
 		mv "$config.new" "$config"
 		local -a features
 		mapfile -t features < <(feature_flags)
-		say "starting cluster '$TJC_CLUSTER' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)${features[*]:+ with ${features[*]}}"
+		say "starting cluster '$TJC_CLUSTER' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)${features[*]:+ with ${features[*]}}${KCM_FLAGS:+; kube-controller-manager $KCM_FLAGS}"
 		# PATH first holds our own kubectl, if one was built, for kwokctl's readiness checks.
 		PATH="$TJC_BIN:$PATH" "$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" \
 			-c "$here/node-stages.yaml" \
@@ -300,6 +334,7 @@ EOF
 cmd_down() {
 	if [[ -d $(cluster_dir) ]]; then
 		kueue_down
+		kubeflow_down
 		say "stopping cluster '$TJC_CLUSTER'"
 		"$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" delete cluster --kubeconfig "$TJC_KUBECONFIG" >/dev/null
 		rm -f "$TJC_KUBECONFIG" "$(ports_dir)/$TJC_CLUSTER".{ports,kwokctl.yaml}

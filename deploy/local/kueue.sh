@@ -24,6 +24,9 @@
 # - The visibility API server is off (VisibilityOnDemand): it binds a fixed port, and
 #   several clusters share this machine. Leader election is off: one replica.
 
+# shellcheck source=deploy/local/loopback.sh
+. "$here/loopback.sh"
+
 kueue_version() {
 	sed -n 's/^\s*sigs.k8s.io\/kueue \(v[0-9.]*\).*$/\1/p' "$here/tools/kueue/go.mod" | head -1
 }
@@ -58,34 +61,10 @@ kueue_ports() {
 	echo "${p[6]} ${p[7]}"
 }
 
-kueue_pid() {
-	local f
-	f="$(kueue_dir)/kueue.pid"
-	[[ -f $f ]] && cat "$f"
-}
-
-kueue_running() {
-	local pid state
-	pid=$(kueue_pid) || return 1
-	state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
-	[[ -n $state && $state != Z ]]
-}
+kueue_running() { pid_running "$(kueue_dir)/kueue.pid"; }
 
 # A CA and a serving certificate for 127.0.0.1, made once per cluster.
-kueue_certs() {
-	local d
-	d="$(kueue_dir)/certs"
-	[[ -f $d/tls.crt && -f $d/tls.key && -f $d/ca.crt ]] && return 0
-	mkdir -p "$d"
-	openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=trainjob-local-kueue-ca" \
-		-keyout "$d/ca.key" -out "$d/ca.crt" 2>/dev/null
-	openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" \
-		-keyout "$d/tls.key" -out "$d/tls.csr" 2>/dev/null
-	openssl x509 -req -in "$d/tls.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial \
-		-days 3650 -extfile <(printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n') \
-		-out "$d/tls.crt" 2>/dev/null
-	rm -f "$d/tls.csr"
-}
+kueue_certs() { loopback_certs "$(kueue_dir)/certs" trainjob-local-kueue-ca; }
 
 # The files Kueue finds under /etc in its mount namespace (kueue_start): its metrics
 # certificate at the fixed path it reads.
@@ -211,17 +190,11 @@ kueue_up() {
 }
 
 kueue_down() {
-	local pid dir
+	local dir
 	dir=$(kueue_dir)
 	if kueue_running; then
-		pid=$(kueue_pid)
 		say "stopping Kueue"
-		kill "$pid"
-		for _ in $(seq 30); do
-			kueue_running || break
-			sleep 1
-		done
-		kueue_running && kill -KILL "$pid"
+		stop_pid "$dir/kueue.pid"
 	fi
 	rm -rf "$dir"
 }

@@ -381,6 +381,22 @@ def free_port():
         return s.getsockname()[1]
 
 
+def cpu_seconds(pid):
+    """The CPU time of process pid: utime + stime."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_mib(pid):
+    """The peak resident memory of process pid (VmHWM), in MiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 class Controller:
     def __init__(self, binary, kubeconfig, log_path, config=None, extra_args=(), ready_timeout=60):
         self.metrics_port, self.probe_port = free_port(), free_port()
@@ -410,16 +426,10 @@ class Controller:
             return None
 
     def cpu_seconds(self):
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        return cpu_seconds(self.proc.pid)
 
     def peak_rss_mib(self):
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-        return float("nan")
+        return peak_rss_mib(self.proc.pid)
 
     def metrics(self):
         """The samples of the metrics endpoint, summed over labels: {name: value}."""
@@ -639,6 +649,11 @@ def setup(api, namespace):
         if time.monotonic() > deadline:
             sys.exit("the runtimes did not apply")
         time.sleep(1)
+    create_namespace(namespace)
+    delete_everything(api, namespace)
+
+
+def create_namespace(namespace):
     if kubectl("get", "namespace", namespace, check=False).returncode != 0:
         kubectl("create", "namespace", namespace)
     # Pods are created only once the namespace's default ServiceAccount exists.
@@ -647,7 +662,6 @@ def setup(api, namespace):
         if time.monotonic() > deadline:
             sys.exit(f"no default ServiceAccount in {namespace}")
         time.sleep(0.5)
-    delete_everything(api, namespace)
 
 
 def med(rows, key, f=None):
