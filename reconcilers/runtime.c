@@ -183,8 +183,10 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 	                            &rt->graph);
 	if (r < 0)
 		goto fail;
+	/* A graph that cannot run may stop at a node step before its template: jobs of such a
+	 * runtime fail with the graph's error, and no template is needed. */
 	node = tj_step_graph_find(&rt->graph, TJ_STEP_NODE);
-	if (node < rt->graph.n &&
+	if (node < rt->graph.n && rt->graph.steps[node].pod_template &&
 	    !(rt->node_template = strdup(rt->graph.steps[node].pod_template))) {
 		r = -ENOMEM;
 		goto fail;

@@ -328,6 +328,26 @@ static void test_mpi_policy(void **state)
 	tj_runtime_free(rt);
 }
 
+/* A node step refused before its template is read (too many replicas here, as a fuzzer
+ * found) leaves the runtime without a node template and with the graph's error, which
+ * fails its jobs; the projection itself must not read the missing template. */
+static void test_node_step_refused_before_its_template(void **state)
+{
+	cJSON *j = jlit("{'kind':'ClusterTrainingRuntime','metadata':{'name':'bad'},"
+	                "'spec':{'template':{'spec':{'replicatedJobs':["
+	                "{'name':'node','replicas':-1,'template':{'spec':{'template':{'spec':"
+	                "{'containers':[{'name':'node','image':'x'}]}}}}}]}}}}");
+	struct tj_runtime *rt = NULL;
+
+	assert_int_equal(tj_runtime_from_json(j, &rt), 0);
+	cJSON_Delete(j);
+	assert_non_null(rt->graph.error);
+	assert_non_null(strstr(rt->graph.error, "replicatedJobs[0] (node)"));
+	assert_null(rt->node_template);
+	tj_runtime_free(rt);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_settings_and_policy),
 		cmocka_unit_test(test_ttl),
 		cmocka_unit_test(test_mpi_policy),
+		cmocka_unit_test(test_node_step_refused_before_its_template),
 		cmocka_unit_test(test_not_a_runtime),
 		cmocka_unit_test(test_resolve_table),
 		cmocka_unit_test(test_gpu_class_table),
