@@ -44,7 +44,7 @@ fi
 # shellcheck source=deploy/local/env.sh
 . deploy/local/env.sh
 
-all_stages=(lint rules unit valgrind fuzz e2e soak)
+all_stages=(lint rules unit valgrind fuzz e2e)
 stages=("$@")
 ((${#stages[@]})) || stages=("${all_stages[@]}")
 
