@@ -190,8 +190,6 @@ static bool tolerates(const struct tj_toleration *t, const struct tj_node_taint 
 	return exists || strcmp(t->value ? t->value : "", taint->value ? taint->value : "") == 0;
 }
 
-/* Ready, not cordoned, healthy, and no NoSchedule or NoExecute taint that the class does
- * not tolerate. */
 /* The pods a node takes: its allocatable `pods`, which every kubelet reports (110 by
  * default); a node that reports none is not limited by it here, as the scheduler's own
  * check would then pass too. */
@@ -200,6 +198,8 @@ static int64_t node_pod_slots(const struct tj_node *node)
 	return node->allocatable.pods > 0 ? node->allocatable.pods : INT64_MAX;
 }
 
+/* Ready, not cordoned, healthy, and no NoSchedule or NoExecute taint that the class does
+ * not tolerate. */
 static bool takes_new_pods(const struct tj_node *node, const struct tj_gpu_class *cls,
                            const struct tj_failure_policy *policy, int64_t now)
 {
