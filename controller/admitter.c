@@ -552,24 +552,19 @@ static bool worth_telling(const struct tj_adm_decision *old, const struct tj_adm
 	       abs(dp) * POSITION_SHARE >= d->position;
 }
 
+/* The GPUs of every class; the queue's counts are read from the jobs' statuses at each
+ * scrape (tj_std_metrics_feed_jobs), by namespace as well. */
 static void publish_stats(struct tj_admitter *a, const struct tj_adm_result *res)
 {
 	const struct tj_std_metrics *m = a->metrics;
-	static const char *const reasons[] = { TJ_ADM_REASON_RESOURCES, TJ_ADM_REASON_PRIORITY,
-		                               TJ_ADM_REASON_QUOTA, TJ_ADM_REASON_NEVER };
 	size_t n = a->config ? a->config->n_classes : 0;
 
 	if (!m)
 		return;
-	for (size_t c = 0; c <= n; c++) {
+	for (size_t c = 0; c < n; c++) {
 		const struct tj_adm_class_stats *st = &res->classes[c];
-		const char *name = c < n ? a->config->classes[c].name : "";
+		const char *name = a->config->classes[c].name;
 
-		for (size_t r = 0; r < 4; r++)
-			tj_metric_set(m->trainjob_queue_jobs, TJ_LABELS(name, reasons[r]),
-			              (double)st->waiting[r]);
-		if (c == n)
-			continue;
 		tj_metric_set(m->trainjob_gpus, TJ_LABELS(name, "capacity"),
 		              (double)st->capacity_gpus);
 		tj_metric_set(m->trainjob_gpus, TJ_LABELS(name, "allocated"),

@@ -21,7 +21,7 @@ int tj_controller_job_series(const struct tj_controller *c, struct tj_job_series
 		const struct tj_gpu_class *cls = tj_controller_job_gpu_class(c, job);
 
 		out[n++] = (struct tj_job_series){ job->namespace, cls ? cls->name : "",
-			                           job->status.state };
+			                           job->status.state, job->status.reason };
 	}
 	*ret = out;
 	*ret_n = n;

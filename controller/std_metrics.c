@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "informers/store.h"
+#include "reconcilers/admission.h"
 
 /* controller-runtime's reconcile_time_seconds buckets; rest_client_request_duration_seconds
  * uses the same. */
@@ -55,7 +56,7 @@ static const char *const l_namespace_reason_class[] = { "namespace", "reason", "
 static const char *const l_name_event[] = { "name", "event", NULL };
 static const char *const l_resource[] = { "resource", NULL };
 static const char *const l_class[] = { "gpu_class", NULL };
-static const char *const l_class_reason[] = { "gpu_class", "reason", NULL };
+static const char *const l_namespace_class_reason[] = { "namespace", "gpu_class", "reason", NULL };
 static const char *const l_class_state[] = { "gpu_class", "state", NULL };
 static const char *const l_namespace_class[] = { "namespace", "gpu_class", NULL };
 static const char *const l_namespace_class_state[] = { "namespace", "gpu_class", "state", NULL };
@@ -184,9 +185,11 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		             "(attempts that failed), cancelled (jobs deleted before they ended)",
 		             l_namespace_class_outcome),
 		  &m.trainjob_gpu_seconds_total },
-		{ TJ_GAUGE("trainjob_queue_jobs",
-		           "TrainJobs waiting for admission, by GPU class and the reason they wait",
-		           l_class_reason),
+		{ TJ_GAUGE(
+		          "trainjob_queue_jobs",
+		          "TrainJobs waiting for admission, by namespace, GPU class and the reason "
+		          "they wait (their status.reason)",
+		          l_namespace_class_reason),
 		  &m.trainjob_queue_jobs },
 		{ TJ_HISTOGRAM("trainjob_queue_wait_seconds",
 		               "Seconds from a TrainJob's creation until its gang was admitted, by "
@@ -385,12 +388,29 @@ void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key
 		                               (double)running_after);
 }
 
+/* The reasons a Queued job waits for, in tj_adm_reason_index's order. */
+static const char *const queue_reasons[] = { TJ_ADM_REASON_RESOURCES, TJ_ADM_REASON_PRIORITY,
+	                                     TJ_ADM_REASON_QUOTA, TJ_ADM_REASON_NEVER };
+
+static int feed_queue(const struct tj_std_metrics *m, const struct tj_job_series *j)
+{
+	int reason = j->state == TJ_STATE_QUEUED && j->reason ? tj_adm_reason_index(j->reason) : -1;
+	int r = 0;
+
+	for (size_t k = 0; r >= 0 && k < sizeof(queue_reasons) / sizeof(queue_reasons[0]); k++)
+		r = tj_metric_add(m->trainjob_queue_jobs,
+		                  TJ_LABELS(j->namespace, j->gpu_class, queue_reasons[k]),
+		                  (int)k == reason ? 1 : 0);
+	return r;
+}
+
 int tj_std_metrics_feed_jobs(const struct tj_std_metrics *m, const struct tj_job_series *jobs,
                              size_t n_jobs)
 {
 	int r = 0;
 
 	tj_metric_remove_series(m->trainjob_jobs, NULL, NULL);
+	tj_metric_remove_series(m->trainjob_queue_jobs, NULL, NULL);
 	for (size_t i = 0; r >= 0 && i < n_jobs; i++) {
 		const struct tj_job_series *j = &jobs[i];
 		enum tj_state state = j->state == TJ_STATE_NONE ? TJ_STATE_PENDING : j->state;
@@ -404,6 +424,8 @@ int tj_std_metrics_feed_jobs(const struct tj_std_metrics *m, const struct tj_job
 			r = tj_metric_add(
 			        m->trainjob_jobs,
 			        TJ_LABELS(j->namespace, j->gpu_class, tj_state_name(state)), 1);
+		if (r >= 0)
+			r = feed_queue(m, j);
 	}
 	return r < 0 ? r : 0;
 }

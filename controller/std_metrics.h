@@ -119,15 +119,19 @@ void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key
                                  const struct tj_gpu_seconds_outcomes *gpu_seconds,
                                  int64_t running_after);
 
-/* One cached TrainJob as trainjob_jobs counts it (strings borrowed). */
+/* One cached TrainJob as trainjob_jobs and trainjob_queue_jobs count it (strings borrowed). */
 struct tj_job_series {
 	const char *namespace;
 	const char *gpu_class; /* "" when its runtime names no class of the config */
 	enum tj_state state;   /* TJ_STATE_NONE (not written yet) counts as Pending */
+	const char *reason;    /* its status.reason: why it waits when state is Queued */
 };
 
-/* Sets trainjob_jobs from every cached job, and nothing else: the series of a namespace and
- * class without a job are gone, and a pair with a job has every state, 0 where no job has it. */
+/* Sets trainjob_jobs and trainjob_queue_jobs from every cached job, and nothing else: the
+ * series of a namespace and class without a job are gone, and a pair with a job has every
+ * state and every reason to wait, 0 where no job has it. The queue is counted from the
+ * statuses, as kubectl and squeue show it, so every replica reports the same from its own
+ * cache. */
 int tj_std_metrics_feed_jobs(const struct tj_std_metrics *m, const struct tj_job_series *jobs,
                              size_t n_jobs);
 

@@ -126,9 +126,33 @@ def selectors(expr):
     return out
 
 
+def monitor_endpoints():
+    """The endpoints of the shipped ServiceMonitor and PodMonitor, by kind."""
+    found = {}
+    for name in ("servicemonitor.yaml", "podmonitor.yaml"):
+        with open(os.path.join(MONITORING, name)) as f:
+            for doc in yaml.safe_load_all(f):
+                spec = (doc or {}).get("spec") or {}
+                eps = spec.get("endpoints") or spec.get("podMetricsEndpoints")
+                if eps:
+                    found[doc["kind"]] = eps
+    return found
+
+
 def plain_scrape(target):
-    """The scrape job of a controller out of a cluster: plain HTTP on the loopback."""
-    return {"job_name": JOB, "static_configs": [{"targets": [target]}]}
+    """The scrape job of a controller out of a cluster, plain HTTP on the loopback, with what
+    the Prometheus Operator makes of the shipped ServiceMonitor: its targets carry the
+    namespace and pod of the controller's pod, and honor_labels is the endpoint's
+    honorLabels. Without it, Prometheus renames the namespace label of the series (the
+    TrainJobs' namespace) to exported_namespace, and every query by namespace reads the
+    controller's own."""
+    endpoint = monitor_endpoints()["ServiceMonitor"][0]
+    return {
+        "job_name": JOB,
+        "honor_labels": bool(endpoint.get("honorLabels")),
+        "static_configs": [{"targets": [target],
+                            "labels": {"namespace": "trainjob-system", "pod": "trainjob-controller-0"}}],
+    }
 
 
 class Prometheus:

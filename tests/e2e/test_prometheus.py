@@ -22,7 +22,7 @@ from conftest import Controller
 from kube import REPO, kubectl, wait_for
 from monitoring import (JOB, MONITORING, Prometheus, assert_every_alert_reads_series_that_exist,
                         assert_every_dashboard_query_returns_data, assert_every_rule_evaluates_without_error,
-                        controller_args, monitored_jobs, plain_scrape, selectors)
+                        controller_args, monitor_endpoints, monitored_jobs, plain_scrape, selectors)
 
 
 def test_selectors_of_an_expression():
@@ -34,6 +34,7 @@ def test_selectors_of_an_expression():
     assert selectors("histogram_quantile(0.9, sum by (le) (rate(h_bucket[1h]))) > 1e-9") == ["h_bucket"]
     assert selectors("max(a) / clamp_min(sum(b offset 5m), 1)") == ["a", "b"]
     assert selectors("sum without (x) (a) + sum(b) by (y)") == ["a", "b"]
+    assert selectors('sum by (s) (max by (n, c, s) (j{s=~"a|b"}))') == ['j{s=~"a|b"}']
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +117,32 @@ def test_jobs_by_namespace_and_class(monitored, jobs_ran):
                                           "Complete", "Failed")}
     want[("gh200", "Running")] = want[("gh200", "Complete")] = 1.0
     wait_for("the module's jobs in trainjob_jobs", lambda: states() == want, timeout=30)
+
+
+def test_queue_jobs_by_namespace_class_and_reason(monitored, jobs_ran):
+    """trainjob_queue_jobs has the module's namespace and class with every reason to wait, at
+    0 as none of its jobs waits; a series of the controller's own (workqueue_depth) keeps the
+    namespace of the controller's pod, which the scrape adds."""
+    _, prom = monitored
+    ns = jobs_ran
+
+    def reasons():
+        r = prom.query(f'trainjob_queue_jobs{{job="{JOB}",namespace="{ns}"}}')
+        return {(s["metric"]["gpu_class"], s["metric"]["reason"]): float(s["value"][1]) for s in r}
+
+    want = {("gh200", r): 0.0 for r in ("Resources", "Priority", "QuotaExceeded", "NeverFits")}
+    wait_for("the module's namespace in trainjob_queue_jobs", lambda: reasons() == want, timeout=30)
+    own = prom.query(f'workqueue_depth{{job="{JOB}"}}')
+    assert own and {s["metric"]["namespace"] for s in own} == {"trainjob-system"}
+
+
+def test_both_monitors_keep_the_jobs_namespace_label():
+    """The ServiceMonitor and the PodMonitor honour the series' labels: their namespace is the
+    TrainJobs', not renamed to make room for the controller pod's."""
+    found = monitor_endpoints()
+    assert set(found) == {"ServiceMonitor", "PodMonitor"}
+    for kind, endpoints in found.items():
+        assert all(e.get("honorLabels") is True for e in endpoints), kind
 
 
 def test_a_namespace_without_jobs_has_no_job_series(monitored, jobs_ran):

@@ -704,10 +704,10 @@ static void test_series_of_a_namespace_go_with_its_last_job(void **state)
 	struct tj_std_metrics m;
 	char *text;
 	const struct tj_job_series jobs[] = {
-		{ "team-a", "gh200", TJ_STATE_RUNNING },
-		{ "team-a", "gh200", TJ_STATE_NONE },
-		{ "team-a", "gh200", TJ_STATE_RUNNING },
-		{ "team-b", "", TJ_STATE_FAILED },
+		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning" },
+		{ "team-a", "gh200", TJ_STATE_NONE, "" },
+		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning" },
+		{ "team-b", "", TJ_STATE_FAILED, "ReachedMaxRestarts" },
 	};
 
 	assert_int_equal(tj_metrics_new(&reg), 0);
@@ -758,6 +758,59 @@ static void test_series_of_a_namespace_go_with_its_last_job(void **state)
 	text = render(reg);
 	assert_null(strstr(text, "trainjob_jobs"));
 	assert_null(strstr(text, "trainjob_job_gpus"));
+	free(text);
+	tj_metrics_free(reg);
+}
+
+/* trainjob_queue_jobs counts the Queued jobs of each namespace and class by the reason their
+ * status gives; every pair with a job has the four reasons, and a job that runs counts in
+ * none. */
+static void test_queue_counts_queued_jobs_by_namespace_and_reason(void **state)
+{
+	struct tj_metrics *reg;
+	struct tj_std_metrics m;
+	char *text;
+	const struct tj_job_series jobs[] = {
+		{ "team-a", "gh200", TJ_STATE_QUEUED, "Resources" },
+		{ "team-a", "gh200", TJ_STATE_QUEUED, "Resources" },
+		{ "team-a", "gh200", TJ_STATE_QUEUED, "Priority" },
+		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning" },
+		{ "team-b", "h100", TJ_STATE_QUEUED, "QuotaExceeded" },
+		{ "team-b", "h100", TJ_STATE_FAILED, "NeverFits" },
+		{ "team-c", "h100", TJ_STATE_RUNNING, "AllPodsRunning" },
+	};
+
+	assert_int_equal(tj_metrics_new(&reg), 0);
+	assert_int_equal(tj_std_metrics_register(reg, &m), 0);
+	assert_int_equal(tj_std_metrics_feed_jobs(&m, jobs, 7), 0);
+	text = render(reg);
+	assert_non_null(strstr(text, "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "reason=\"NeverFits\"} 0\n"
+	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "reason=\"Priority\"} 1\n"
+	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "reason=\"QuotaExceeded\"} 0\n"
+	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "reason=\"Resources\"} 2\n"));
+	assert_non_null(strstr(text, "trainjob_queue_jobs{gpu_class=\"h100\",namespace=\"team-b\","
+	                             "reason=\"NeverFits\"} 0\n"));
+	assert_non_null(strstr(text, "trainjob_queue_jobs{gpu_class=\"h100\",namespace=\"team-b\","
+	                             "reason=\"QuotaExceeded\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_queue_jobs{gpu_class=\"h100\",namespace=\"team-c\","
+	                             "reason=\"Resources\"} 0\n"));
+	assert_int_equal(count_lines_starting(text, "trainjob_queue_jobs{"), 12);
+	free(text);
+
+	/* The queue drained and team-b's jobs gone: team-a's series read 0, team-b has none. */
+	const struct tj_job_series later[] = {
+		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning" },
+	};
+	assert_int_equal(tj_std_metrics_feed_jobs(&m, later, 1), 0);
+	text = render(reg);
+	assert_null(strstr(text, "namespace=\"team-b\""));
+	assert_int_equal(count_lines_starting(text, "trainjob_queue_jobs{"), 4);
+	assert_non_null(strstr(text, "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "reason=\"Resources\"} 0\n"));
 	free(text);
 	tj_metrics_free(reg);
 }
@@ -1031,6 +1084,7 @@ int main(void)
 		cmocka_unit_test(test_std_families),
 		cmocka_unit_test(test_std_feeders),
 		cmocka_unit_test(test_series_of_a_namespace_go_with_its_last_job),
+		cmocka_unit_test(test_queue_counts_queued_jobs_by_namespace_and_reason),
 		cmocka_unit_test(test_time_to_running),
 		cmocka_unit_test(test_process_metrics),
 	};
