@@ -307,27 +307,34 @@ static void on_runtime_update(const void *old, const void *new_obj, void *userda
 	on_runtime(new_obj, userdata);
 }
 
-/* A node changed: its health may have changed, which matters to the jobs with pods on it. */
-static void on_node(const void *obj, void *userdata)
+/* A node changed: its health may have changed, which matters to the jobs with pods on it;
+ * kick: its capacity, or whether it takes new pods, may have changed too. */
+static void node_changed(struct tj_controller *c, const struct tj_node *node, bool kick)
 {
-	struct tj_controller *c = userdata;
-	const struct tj_node *node = obj;
 	struct tj_store_iter it;
 	const struct tj_pod *pod;
 
 	if (!c->synced)
 		return;
-	/* Its capacity, or whether it takes new pods, may have changed. */
-	tj_admitter_kick(c->admitter);
+	if (kick)
+		tj_admitter_kick(c->admitter);
 	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_NODE, node->name,
 	                    &it);
 	while ((pod = tj_store_iter_next(&it)))
 		on_pod(pod, c);
 }
 
+static void on_node(const void *obj, void *userdata)
+{
+	node_changed(userdata, obj, true);
+}
+
+/* A status report that changes nothing the queue reads is not worth a cycle: with thousands
+ * of nodes, their periodic reports alone would have the admission decide the whole queue
+ * again several times a second, and hold back the cycles of the events that free GPUs. */
 static void on_node_update(const void *old, const void *new_obj, void *userdata)
 {
-	on_node(new_obj, userdata);
+	node_changed(userdata, new_obj, !tj_node_same_placement(old, new_obj));
 }
 
 /* A list or watch failed: the reflector retries by itself, the log says why it waits. */

@@ -294,6 +294,53 @@ const struct tj_node_condition *tj_node_condition(const struct tj_node *node, co
 	return NULL;
 }
 
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool same_allocatable(const struct tj_node_allocatable *a,
+                             const struct tj_node_allocatable *b)
+{
+	if (a->cpu_milli != b->cpu_milli || a->memory != b->memory || a->pods != b->pods ||
+	    a->n_extended != b->n_extended)
+		return false;
+	for (uint8_t i = 0; i < a->n_extended; i++)
+		if (a->extended[i].value != b->extended[i].value ||
+		    !same_str(a->extended[i].name, b->extended[i].name))
+			return false;
+	return true;
+}
+
+bool tj_node_same_placement(const struct tj_node *a, const struct tj_node *b)
+{
+	if (a->unschedulable != b->unschedulable || !same_str(a->arch, b->arch) ||
+	    a->n_labels != b->n_labels || a->n_taints != b->n_taints ||
+	    a->n_conditions != b->n_conditions ||
+	    !same_allocatable(&a->allocatable, &b->allocatable))
+		return false;
+	for (size_t i = 0; i < a->n_labels; i++)
+		if (!same_str(a->labels[i].key, b->labels[i].key) ||
+		    !same_str(a->labels[i].value, b->labels[i].value))
+			return false;
+	for (size_t i = 0; i < a->n_taints; i++) {
+		const struct tj_node_taint *x = &a->taints[i], *y = &b->taints[i];
+
+		if (!same_str(x->key, y->key) || !same_str(x->value, y->value) ||
+		    !same_str(x->effect, y->effect) || x->time_added != y->time_added)
+			return false;
+	}
+	for (size_t i = 0; i < a->n_conditions; i++) {
+		const struct tj_node_condition *x = &a->conditions[i], *y = &b->conditions[i];
+
+		if (!same_str(x->type, y->type) || x->status != y->status ||
+		    !same_str(x->reason, y->reason) ||
+		    x->last_transition_time != y->last_transition_time)
+			return false;
+	}
+	return true;
+}
+
 struct tj_node *tj_node_free(struct tj_node *node)
 {
 	if (!node)

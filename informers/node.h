@@ -91,6 +91,13 @@ const char *tj_node_label(const struct tj_node *node, const char *key);
 /* The allocatable amount of the extended resource name, 0 if the node has none. */
 int64_t tj_node_allocatable_extended(const struct tj_node *node, const char *name);
 
+/* Whether two versions of a node are alike to whatever places pods on it or judges its
+ * health: spec.unschedulable, the arch, labels, taints, allocatable, and the conditions'
+ * type, status, reason and transition time. They may differ in what a kubelet's periodic
+ * status report alone moves (resourceVersion, lastHeartbeatTime), which thousands of nodes
+ * send every few minutes and which frees or takes nothing. */
+bool tj_node_same_placement(const struct tj_node *a, const struct tj_node *b);
+
 /* The node store (informers/store.h): keyed by name. */
 extern const struct tj_store_ops tj_node_store_ops;
 

@@ -688,6 +688,52 @@ static void test_node_labels_and_allocatable(void **state)
 	cJSON_Delete(obj);
 }
 
+/* A node's periodic status report (a new resourceVersion and heartbeat) leaves it the same
+ * for placement; a change of anything the queue or the health judge reads does not. */
+static void test_node_same_placement(void **state)
+{
+	static const char *const base =
+	        "{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"%s\",\"labels\":{\"a\":"
+	        "\"%s\"}},\"spec\":{\"unschedulable\":%s,\"taints\":[{\"key\":\"k\",\"effect\":"
+	        "\"%s\"}]},\"status\":{\"allocatable\":{\"nvidia.com/gpu\":\"%s\"},\"conditions\":"
+	        "[{\"type\":\"Ready\",\"status\":\"%s\",\"lastHeartbeatTime\":\"%s\","
+	        "\"lastTransitionTime\":\"2026-12-01T10:00:00Z\"}]}}";
+	static const struct {
+		const char *rv, *label, *unschedulable, *effect, *gpus, *ready, *heartbeat;
+		bool same;
+	} cases[] = {
+		{ "1", "x", "false", "NoSchedule", "4", "True", "2026-12-01T10:00:00Z", true },
+		{ "2", "x", "false", "NoSchedule", "4", "True", "2026-12-01T10:05:00Z", true },
+		{ "2", "y", "false", "NoSchedule", "4", "True", "2026-12-01T10:00:00Z", false },
+		{ "2", "x", "true", "NoSchedule", "4", "True", "2026-12-01T10:00:00Z", false },
+		{ "2", "x", "false", "NoExecute", "4", "True", "2026-12-01T10:00:00Z", false },
+		{ "2", "x", "false", "NoSchedule", "3", "True", "2026-12-01T10:00:00Z", false },
+		{ "2", "x", "false", "NoSchedule", "4", "False", "2026-12-01T10:00:00Z", false },
+	};
+	char text[1024];
+	struct tj_node *first, *n;
+	cJSON *obj;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), base, cases[i].rv, cases[i].label,
+		         cases[i].unschedulable, cases[i].effect, cases[i].gpus, cases[i].ready,
+		         cases[i].heartbeat);
+		obj = cJSON_Parse(text);
+		assert_non_null(obj);
+		assert_int_equal(tj_node_from_json(obj, &n), 0);
+		cJSON_Delete(obj);
+		if (i == 0) {
+			first = n;
+			continue;
+		}
+		assert_int_equal(tj_node_same_placement(first, n), cases[i].same);
+		assert_int_equal(tj_node_same_placement(n, first), cases[i].same);
+		tj_node_free(n);
+	}
+	assert_true(tj_node_same_placement(first, first));
+	tj_node_free(first);
+}
+
 static void test_node_limits_and_invalid(void **state)
 {
 	cJSON *obj = cJSON_Parse("{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"},"
@@ -860,6 +906,7 @@ int main(void)
 		cmocka_unit_test(test_pod_built_by_hand_is_freed),
 		cmocka_unit_test(test_node_fixtures),
 		cmocka_unit_test(test_node_labels_and_allocatable),
+		cmocka_unit_test(test_node_same_placement),
 		cmocka_unit_test(test_node_limits_and_invalid),
 		cmocka_unit_test(test_node_built_by_hand_is_freed),
 		cmocka_unit_test(test_parse_index),
