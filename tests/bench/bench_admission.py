@@ -91,7 +91,7 @@ the controller's work and not the user's creates:
 
 Every figure goes into one JSON line at the end; progress lines go to stderr. The controller
 is build/release/trainjob-controller (TJC_BUILD_DIR overrides the folder); its log is
-build/bench-admission-controller.log."""
+build/<cluster>-controller.log (the trace's or the scale run's cluster)."""
 
 import argparse
 import json
@@ -1035,7 +1035,10 @@ def main():
     args.binary = os.path.join(build, "trainjob-controller")
     if not os.access(args.binary, os.X_OK):
         sys.exit(f"no controller at {args.binary}: ninja -C {build} trainjob-controller")
-    args.log_path = os.path.join(REPO, "build", "bench-admission-controller.log")
+    # One log per cluster, so that runs of the ways on clusters of their own (--ways and
+    # --trace-cluster) can go side by side.
+    cluster = args.scale_cluster if args.part == "scale" else args.trace_cluster
+    args.log_path = os.path.join(REPO, "build", f"{cluster}-controller.log")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
     out = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     if args.part in ("all", "trace"):
