@@ -21,13 +21,20 @@ static void refill(struct tj_time_share *t, uint64_t now_ns)
 	t->last_ns = now_ns;
 }
 
+uint64_t tj_time_share_wait_credit(struct tj_time_share *t, uint64_t now_ns, uint64_t credit_ns)
+{
+	double floor_ns = -(double)credit_ns;
+
+	refill(t, now_ns);
+	if (t->balance_ns >= floor_ns)
+		return 0;
+	/* The debt beyond the credit is paid back at `share` per nanosecond of wall clock. */
+	return (uint64_t)ceil((floor_ns - t->balance_ns) / t->share);
+}
+
 uint64_t tj_time_share_wait(struct tj_time_share *t, uint64_t now_ns)
 {
-	refill(t, now_ns);
-	if (t->balance_ns >= 0)
-		return 0;
-	/* The debt is paid back at `share` per nanosecond of wall clock. */
-	return (uint64_t)ceil(-t->balance_ns / t->share);
+	return tj_time_share_wait_credit(t, now_ns, 0);
 }
 
 void tj_time_share_spend(struct tj_time_share *t, uint64_t took_ns, uint64_t now_ns)

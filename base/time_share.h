@@ -21,5 +21,10 @@ void tj_time_share_init(struct tj_time_share *t, double share, uint64_t burst_ns
  * backwards is taken as no time passing. */
 uint64_t tj_time_share_wait(struct tj_time_share *t, uint64_t now_ns);
 
+/* The same for work that may start while the debt is at most credit_ns: the work that
+ * matters most (the cycle after GPUs were freed) may borrow ahead of the share, within a
+ * bound, so the rest of the work still gets its share over time. */
+uint64_t tj_time_share_wait_credit(struct tj_time_share *t, uint64_t now_ns, uint64_t credit_ns);
+
 /* Charges work that ended at now_ns and took took_ns. */
 void tj_time_share_spend(struct tj_time_share *t, uint64_t took_ns, uint64_t now_ns);

@@ -24,6 +24,9 @@
 #define CYCLE_GAP_MS   10
 #define CYCLE_SHARE    (1.0 / 3)
 #define CYCLE_BURST_MS 150
+/* How far the cycle after freed GPUs may run ahead of the share: one long cycle's worth. A
+ * stream of ends still has its cycles held to the share, once the credit is spent. */
+#define CYCLE_CREDIT_MS 100
 /* A waiting job's status is written again when its place moved (among the first
  * POSITION_NEAR, by any step; further back, by a quarter of it): a queue of thousands would
  * otherwise rewrite every status whenever its head starts, and each start costs about
@@ -64,7 +67,8 @@ struct entry {
 	/* ADMITTED: when the event that started its cycle came, when the cycle started, and
 	 * when it was admitted (uv_hrtime), for the latency of the admission. */
 	uint64_t trigger_ns, cycle_ns, admitted_ns;
-	char **excluded; /* owned array of owned names: nodes its pods must avoid */
+	uint64_t held_ns; /* of the wait for the cycle, what the cycles' share held it back */
+	char **excluded;  /* owned array of owned names: nodes its pods must avoid */
 	size_t n_excluded;
 	/* A job without a GPU class that asks for extended resources (GPUs under a generic
 	 * runtime): no class says which nodes offer them, so the scheduler alone places it. */
@@ -92,6 +96,8 @@ struct tj_admitter {
 	/* uv_hrtime of the first kick since the last cycle started (the event the next cycle
 	 * answers), and of the running cycle's own first kick and start. */
 	uint64_t trigger_ns, cycle_trigger_ns, cycle_start_ns;
+	uint64_t held_ns, cycle_held_ns; /* the delay the next cycle was given, in ns */
+	uint64_t due_ms;                 /* uv_now at which the scheduled cycle runs */
 };
 
 /* ---- entries ---- */
@@ -520,6 +526,7 @@ static int take_admission(const struct tj_admitter *a, struct entry *e, const st
 	e->state = ENTRY_ADMITTED;
 	e->admitted_ms = now_ms;
 	e->trigger_ns = a->cycle_trigger_ns;
+	e->held_ns = a->cycle_held_ns;
 	e->cycle_ns = a->cycle_start_ns;
 	e->admitted_ns = uv_hrtime();
 	e->decision = *d;
@@ -685,6 +692,7 @@ static void on_timer(uv_timer_t *t)
 		return;
 	start = uv_hrtime();
 	a->cycle_trigger_ns = a->trigger_ns;
+	a->cycle_held_ns = a->held_ns;
 	a->cycle_start_ns = start;
 	decided = cycle(a);
 	took = uv_hrtime() - start;
@@ -704,21 +712,37 @@ static void on_period(uv_timer_t *t)
 	tj_admitter_kick(t->data);
 }
 
-void tj_admitter_kick(struct tj_admitter *a)
+static void kick(struct tj_admitter *a, bool freed)
 {
-	uint64_t now, delay = 0, owed_ms;
+	uint64_t now, delay = 0, owed_ms, credit = freed ? CYCLE_CREDIT_MS * 1000000ULL : 0;
 
-	if (!a->active || a->stopping || a->scheduled)
+	if (!a->active || a->stopping)
 		return;
 	now = uv_now(a->loop);
 	if (a->cycles && now - a->last_cycle_ms < CYCLE_GAP_MS)
 		delay = CYCLE_GAP_MS - (now - a->last_cycle_ms);
-	owed_ms = (tj_time_share_wait(&a->share, uv_hrtime()) + 999999) / 1000000;
+	owed_ms = (tj_time_share_wait_credit(&a->share, uv_hrtime(), credit) + 999999) / 1000000;
 	if (owed_ms > delay)
 		delay = owed_ms;
+	/* A cycle already due no later answers this event as well. One due later is brought
+	 * forward, and the event it answers is this one. */
+	if (a->scheduled && (!freed || a->due_ms <= now + delay))
+		return;
 	a->scheduled = true;
+	a->due_ms = now + delay;
 	a->trigger_ns = uv_hrtime();
+	a->held_ns = delay * 1000000;
 	uv_timer_start(&a->timer, on_timer, delay, 0);
+}
+
+void tj_admitter_kick(struct tj_admitter *a)
+{
+	kick(a, false);
+}
+
+void tj_admitter_kick_freed(struct tj_admitter *a)
+{
+	kick(a, true);
 }
 
 /* ---- the interface ---- */
@@ -884,6 +908,7 @@ static void observe_latency(const struct tj_admitter *a, const struct entry *e)
 	tj_log_info("admitter", "creating an admitted gang", TJ_STR("trainjob", e->key),
 	            TJ_INT("latencyUs", (long long)(now - e->trigger_ns) / 1000),
 	            TJ_INT("waitedForCycleUs", (long long)(e->cycle_ns - e->trigger_ns) / 1000),
+	            TJ_INT("heldForShareUs", (long long)e->held_ns / 1000),
 	            TJ_INT("cycleUs", (long long)(e->admitted_ns - e->cycle_ns) / 1000),
 	            TJ_INT("waitedForPlanUs", (long long)(now - e->admitted_ns) / 1000));
 }

@@ -82,5 +82,10 @@ void tj_admitter_forget(struct tj_admitter *a, const char *key);
 /* Capacity may have changed: a cycle runs soon (several calls share one cycle). */
 void tj_admitter_kick(struct tj_admitter *a);
 
+/* Capacity was freed (a pod that held a node ended or left it): the cycle that may start the
+ * next gang runs as soon as the loop allows, borrowing ahead of the cycles' share of the
+ * loop up to a bound, and sooner than one a plain kick already scheduled. */
+void tj_admitter_kick_freed(struct tj_admitter *a);
+
 /* Cycles run so far, for tests and logs. */
 unsigned long tj_admitter_cycles(const struct tj_admitter *a);

@@ -242,10 +242,14 @@ static void kick_if_capacity_changed(struct tj_controller *c, const struct tj_po
 {
 	const char *a = old ? holds_node(old) : NULL, *b = pod ? holds_node(pod) : NULL;
 
-	if (!c->synced || (!a && !b))
+	if (!c->synced || !a)
 		return;
-	if (!a || !b || strcmp(a, b) != 0 ||
-	    memcmp(&old->requests, &pod->requests, sizeof(pod->requests)) != 0)
+	/* Only what frees room can let a gang in: a pod that comes to hold a node takes room,
+	 * which the next cycle reads anyway (an admitted gang's pods were counted on their nodes
+	 * from the admission). */
+	if (!b || strcmp(a, b) != 0)
+		tj_admitter_kick_freed(c->admitter);
+	else if (memcmp(&old->requests, &pod->requests, sizeof(pod->requests)) != 0)
 		tj_admitter_kick(c->admitter);
 }
 
