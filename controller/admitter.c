@@ -13,6 +13,7 @@
 #include "reconcilers/admission.h"
 #include "reconcilers/gpu_use.h"
 #include "reconcilers/json.h"
+#include "reconcilers/launcher_hold.h"
 #include "reconcilers/node_health.h"
 
 /* Cycles follow each other at least this far apart, so that a burst of pod events is
@@ -60,6 +61,11 @@ struct entry {
 	char **nodes;     /* owned array of owned strings */
 	char **hostnames; /* owned array of owned strings */
 	size_t n_nodes;
+	/* The request of the launcher admitted with the gang (pods 0: none) and, ADMITTED and
+	 * CREATED, its node and that node's hostname label. */
+	struct tj_adm_resources launcher;
+	char *launcher_node;     /* owned; NULL without */
+	char *launcher_hostname; /* owned; NULL without */
 	uint64_t admitted_ms;
 	/* ADMITTED: when the event that started its cycle came, when the cycle started, and
 	 * when it was admitted (uv_hrtime), for the latency of the admission. */
@@ -106,6 +112,9 @@ static void entry_drop_nodes(struct entry *e)
 	free(e->hostnames);
 	e->nodes = e->hostnames = NULL;
 	e->n_nodes = 0;
+	free(e->launcher_node);
+	free(e->launcher_hostname);
+	e->launcher_node = e->launcher_hostname = NULL;
 }
 
 static void entry_drop_excluded(struct entry *e)
@@ -346,6 +355,35 @@ static int64_t walltime_end(struct tj_admitter *a, const struct tj_pod *pod)
 	return job->status.deadline;
 }
 
+/* A node pod that holds its launcher's place (reconcilers/launcher_hold.h) holds it on the
+ * launcher's node until the launcher pod exists, which then counts by itself: read from the
+ * cache, so that a controller that restarts between the admission and the launcher's
+ * create keeps the place. */
+static void add_hold(struct tj_admitter *a, struct snapshot *s, const struct tj_store *pods,
+                     const struct tj_pod *pod)
+{
+	const struct tj_admission_policy *policy = tj_config_admission(a->config);
+	const struct tj_gpu_class *gc;
+	struct tj_launcher_hold h;
+	struct tj_adm_resources r;
+	char key[TJ_STORE_KEY_MAX];
+	int n;
+	ssize_t k;
+
+	if (tj_launcher_hold_parse(pod->launcher_hold, &h) < 0)
+		return;
+	n = snprintf(key, sizeof(key), "%s/%s", pod->namespace, h.pod);
+	if (n < 0 || (size_t)n >= sizeof(key) || tj_store_get(pods, key) ||
+	    (k = find_node(s->refs, s->n_nodes, h.node)) < 0)
+		return;
+	gc = s->nodes[k].class_index >= 0 ? &a->config->classes[s->nodes[k].class_index] : NULL;
+	r = (struct tj_adm_resources){ gc ? tj_launcher_hold_extended(&h, gc->resource) : 0,
+		                       h.cpu_milli, h.memory, 1 };
+	add_used(&s->nodes[k].used, &r);
+	if (policy->n_limits && r.gpus)
+		add_usage(s, pod->namespace, s->nodes[k].class_index, r.gpus);
+}
+
 static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 {
 	const struct tj_config *config = a->config;
@@ -409,6 +447,8 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 			add_used(&an->used, &r);
 			if (policy->n_limits && r.gpus)
 				add_usage(s, pod->namespace, an->class_index, r.gpus);
+			if (pod->launcher_hold)
+				add_hold(a, s, pods, pod);
 			end = walltime_end(a, pod);
 			if (end)
 				add_release(s, i, end, &r);
@@ -428,15 +468,17 @@ static void add_reservations(struct tj_admitter *a, struct snapshot *s)
 	while ((e = tj_store_iter_next(&it))) {
 		if (e->state == ENTRY_WAITING || e->state == ENTRY_STARTING)
 			continue;
-		for (size_t i = 0; i < e->n_nodes; i++) {
-			ssize_t k = find_node(s->refs, s->n_nodes, e->nodes[i]);
+		for (size_t i = 0; i <= e->n_nodes; i++) {
+			const char *name = i < e->n_nodes ? e->nodes[i] : e->launcher_node;
+			const struct tj_adm_resources *r =
+			        i < e->n_nodes ? &e->request : &e->launcher;
+			ssize_t k = find_node(s->refs, s->n_nodes, name);
 
 			if (k < 0)
 				continue;
-			add_used(&s->nodes[k].used, &e->request);
-			if (policy->n_limits && e->request.gpus)
-				add_usage(s, e->namespace, s->nodes[k].class_index,
-				          e->request.gpus);
+			add_used(&s->nodes[k].used, r);
+			if (policy->n_limits && r->gpus)
+				add_usage(s, e->namespace, s->nodes[k].class_index, r->gpus);
 		}
 	}
 }
@@ -475,6 +517,7 @@ static int build_jobs(struct tj_admitter *a, struct snapshot *s, uint64_t now_ms
 			.walltime = e->walltime,
 			.restart = e->restart,
 			.excluded = &s->excluded[x],
+			.launcher = e->launcher,
 		};
 		for (size_t i = 0; i < e->n_excluded && x < n_excluded; i++) {
 			ssize_t node = find_node(s->refs, s->n_nodes, e->excluded[i]);
@@ -516,6 +559,15 @@ static int take_admission(const struct tj_admitter *a, struct entry *e, const st
 			if (!e->hostnames[i])
 				goto oom;
 		}
+	}
+	if (d->launcher_node != SIZE_MAX) {
+		const struct tj_node *node = s->node_objs[d->launcher_node];
+		const char *h = tj_node_label(node, "kubernetes.io/hostname");
+
+		e->launcher_node = strdup(node->name);
+		e->launcher_hostname = strdup(h && *h ? h : node->name);
+		if (!e->launcher_node || !e->launcher_hostname)
+			goto oom;
 	}
 	e->state = ENTRY_ADMITTED;
 	e->admitted_ms = now_ms;
@@ -822,6 +874,8 @@ bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job,
 		ret->nodes = (const char *const *)e->nodes;
 		ret->hostnames = (const char *const *)e->hostnames;
 		ret->n_nodes = e->n_nodes;
+		ret->launcher_node = e->launcher_node;
+		ret->launcher_hostname = e->launcher_hostname;
 		ret->decision = &e->decision;
 	} else if (e->decided) {
 		/* Waiting: the queue's verdict. Created: the admission's, for the plan that
@@ -867,6 +921,19 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	for (size_t i = 0; e->excluded && i < want->n_excluded; i++)
 		if ((e->excluded[e->n_excluded] = strdup(want->excluded[i])))
 			e->n_excluded++;
+	e->launcher = (struct tj_adm_resources){ 0 };
+	if (want->launcher) {
+		struct tj_pod_resources lr = { 0 };
+
+		if (tj_pod_spec_requests(cJSON_GetObjectItemCaseSensitive(want->launcher, "spec"),
+		                         &lr) < 0)
+			tj_log_debug("admitter", "launcher requests not fully read",
+			             TJ_STR("trainjob", e->key));
+		e->launcher = (struct tj_adm_resources){
+			cls ? tj_pod_resources_extended(&lr, cls->resource) : 0, lr.cpu_milli,
+			lr.memory, 1
+		};
+	}
 	e->num_nodes = want->num_nodes;
 	e->num_pods = want->num_pods;
 	e->walltime = want->walltime;
@@ -938,7 +1005,9 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 		return 0;
 	}
 	if (e->state == ENTRY_CREATED || e->state == ENTRY_STARTING ||
-	    (e->state == ENTRY_ADMITTED && (size_t)want->num_pods != e->n_nodes)) {
+	    (e->state == ENTRY_ADMITTED &&
+	     ((size_t)want->num_pods != e->n_nodes ||
+	      (want->launcher != NULL) != (e->launcher_node != NULL)))) {
 		/* More pods are missing than were admitted (creates that failed, a gang that
 		 * changed): the job is decided again. */
 		entry_requeue(e);
@@ -955,6 +1024,7 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 	    (before.num_pods != e->num_pods || before.priority != e->priority ||
 	     before.restart != e->restart || before.walltime != e->walltime ||
 	     memcmp(&before.request, &e->request, sizeof(e->request)) != 0 ||
+	     memcmp(&before.launcher, &e->launcher, sizeof(e->launcher)) != 0 ||
 	     strcmp(before.gpu_class, e->gpu_class) != 0 || !e->decided))
 		tj_admitter_kick(a);
 	return 0;
