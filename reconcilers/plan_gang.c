@@ -158,6 +158,8 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 static void announce_admission(struct planner *p, const char *const *assigned)
 {
 	const struct tj_plan_admission *adm = p->in->admission;
+	struct tj_launcher_hold hold;
+	const char *launcher = NULL;
 	char nodes[512];
 	size_t len = 0, shown = 0;
 	int n = 0;
@@ -181,9 +183,14 @@ static void announce_admission(struct planner *p, const char *const *assigned)
 	if ((size_t)n > shown && len < sizeof(nodes))
 		len += (size_t)snprintf(nodes + len, sizeof(nodes) - len, " and %zu more",
 		                        (size_t)n - shown);
-	if (adm->launcher_node && len < sizeof(nodes))
+	/* The launcher's place: admitted now, or held by a pod that exists. */
+	if (adm->launcher_node)
+		launcher = adm->launcher_node;
+	else if (tj_planner_mpi_hold(p, &hold))
+		launcher = hold.node;
+	if (launcher && len < sizeof(nodes))
 		snprintf(nodes + len, sizeof(nodes) - len, ", the launcher's place on %s",
-		         adm->launcher_node);
+		         launcher);
 	p->backfilled = adm->decision && adm->decision->verdict == TJ_ADM_ADMITTED &&
 	                adm->decision->backfilled;
 	tj_planner_event(p, false, "Admitted", "%d pod%s pinned to %s%s", n, n == 1 ? "" : "s",
