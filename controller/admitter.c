@@ -358,7 +358,7 @@ static int64_t walltime_end(struct tj_admitter *a, const struct tj_pod *pod)
 /* A node pod that holds its launcher's place (reconcilers/launcher_hold.h) holds it on the
  * launcher's node until the launcher pod exists, which then counts by itself: read from the
  * cache, so that a controller that restarts between the admission and the launcher's
- * create keeps the place. */
+ * create keeps the place. It comes free at the job's walltime end, as the pod does. */
 static void add_hold(struct tj_admitter *a, struct snapshot *s, const struct tj_store *pods,
                      const struct tj_pod *pod)
 {
@@ -367,6 +367,7 @@ static void add_hold(struct tj_admitter *a, struct snapshot *s, const struct tj_
 	struct tj_launcher_hold h;
 	struct tj_adm_resources r;
 	char key[TJ_STORE_KEY_MAX];
+	int64_t end;
 	int n;
 	ssize_t k;
 
@@ -382,6 +383,9 @@ static void add_hold(struct tj_admitter *a, struct snapshot *s, const struct tj_
 	add_used(&s->nodes[k].used, &r);
 	if (policy->n_limits && r.gpus)
 		add_usage(s, pod->namespace, s->nodes[k].class_index, r.gpus);
+	end = walltime_end(a, pod);
+	if (end)
+		add_release(s, (size_t)k, end, &r);
 }
 
 static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
