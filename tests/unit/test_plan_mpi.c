@@ -538,6 +538,41 @@ static void test_launcher_pinned_to_its_held_place(void **state)
 	free(hold);
 }
 
+/* The pods exist but no status recorded the start (the plan that created them lost its
+ * patch): the Admitted event is told again from the pods, the launcher's place from the
+ * hold. */
+static void test_admission_told_again_from_the_hold(void **state)
+{
+	const struct tj_plan_admission adm = { 0 };
+	const struct tj_action *ev = NULL;
+	char *hold = NULL;
+	cJSON *lp = jlit("{'metadata':{'name':'vit-launcher-0-0-a0'},'spec':{'containers':["
+	                 "{'name':'node','resources':{'limits':{'nvidia.com/gpu':4}}}]}}");
+	struct fixture f;
+
+	(void)state;
+	assert_int_equal(tj_launcher_hold_format(lp, "gh-3", "host-3", &hold), 0);
+	cJSON_Delete(lp);
+	setup_with(&f, DEEPSPEED_WITH("true", GH200_LABEL), GPU_JOB, NULL);
+	add_pod(&f, "vit-node-0-0-a0", 0, TJ_POD_PENDING, false);
+	add_pod(&f, "vit-node-0-1-a0", 1, TJ_POD_PENDING, false);
+	f.pods[0].node_name = f.pods[1].node_name = NULL;
+	f.pods[0].pinned_node = "gh-1";
+	f.pods[1].pinned_node = "gh-2";
+	f.pods[0].launcher_hold = hold;
+	plan_in(&f, &adm, &test_config);
+	for (size_t i = 0; i < f.plan->n_actions; i++)
+		if (f.plan->actions[i].kind == TJ_ACTION_EVENT &&
+		    strcmp(f.plan->actions[i].reason, "Admitted") == 0)
+			ev = &f.plan->actions[i];
+	assert_non_null(ev);
+	assert_string_equal(ev->message,
+	                    "2 pods pinned to gh-1, gh-2, the launcher's place on gh-3");
+	assert_false(f.plan->want.wanted);
+	teardown(&f);
+	free(hold);
+}
+
 /* The annotation's text: what format writes, parse reads back; anything else holds
  * nothing. */
 static void test_launcher_hold_text(void **state)
@@ -598,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_admitted_gang_holds_the_launchers_place),
 		cmocka_unit_test(test_admission_without_the_launcher_is_not_taken),
 		cmocka_unit_test(test_launcher_pinned_to_its_held_place),
+		cmocka_unit_test(test_admission_told_again_from_the_hold),
 		cmocka_unit_test(test_launcher_hold_text),
 	};
 	return cmocka_run_group_tests_name("plan_mpi", tests, NULL, NULL);
