@@ -184,56 +184,6 @@ static int class_index(const struct tj_config *config, const char *name)
 	return -1;
 }
 
-/* Kubernetes' rule: an empty key with Exists tolerates every taint; an empty effect
- * matches every effect; Exists ignores the value. */
-static bool tolerates(const struct tj_toleration *t, const struct tj_node_taint *taint)
-{
-	bool exists = t->operator_ && strcmp(t->operator_, "Exists") == 0;
-
-	if (t->effect && *t->effect && strcmp(t->effect, taint->effect) != 0)
-		return false;
-	if (!t->key || !*t->key)
-		return exists;
-	if (strcmp(t->key, taint->key) != 0)
-		return false;
-	return exists || strcmp(t->value ? t->value : "", taint->value ? taint->value : "") == 0;
-}
-
-/* The pods a node takes: its allocatable `pods`, which every kubelet reports (110 by
- * default); a node that reports none is not limited by it here, as the scheduler's own
- * check would then pass too. */
-static int64_t node_pod_slots(const struct tj_node *node)
-{
-	return node->allocatable.pods > 0 ? node->allocatable.pods : INT64_MAX;
-}
-
-/* Ready, not cordoned, healthy, and no NoSchedule or NoExecute taint that the class does
- * not tolerate. */
-static bool takes_new_pods(const struct tj_node *node, const struct tj_gpu_class *cls,
-                           const struct tj_failure_policy *policy, int64_t now)
-{
-	const struct tj_node_condition *ready = tj_node_condition(node, "Ready");
-	struct tj_node_health h;
-
-	if (node->unschedulable || !ready || ready->status != TJ_COND_TRUE)
-		return false;
-	tj_node_health_judge(node, policy, 0, now, &h);
-	if (h.fault != TJ_NODE_HEALTHY)
-		return false;
-	for (size_t i = 0; i < node->n_taints; i++) {
-		const struct tj_node_taint *taint = &node->taints[i];
-		bool ok = false;
-
-		if (!taint->effect || strcmp(taint->effect, "PreferNoSchedule") == 0)
-			continue;
-		for (size_t k = 0; cls && k < cls->n_tolerations && !ok; k++)
-			ok = tolerates(&cls->tolerations[k], taint);
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
 static bool is_terminal(const struct tj_pod *pod)
 {
 	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
@@ -355,37 +305,41 @@ static int64_t walltime_end(struct tj_admitter *a, const struct tj_pod *pod)
 	return job->status.deadline;
 }
 
+/* What a pod of namespace ns holds on node k until it ends (or until end, its walltime's,
+ * when not 0). */
+static void hold_on(struct snapshot *s, size_t k, const char *ns, const struct tj_adm_resources *r,
+                    int64_t end, bool quotas)
+{
+	add_used(&s->nodes[k].used, r);
+	if (quotas && r->gpus)
+		add_usage(s, ns, s->nodes[k].class_index, r->gpus);
+	if (end)
+		add_release(s, k, end, r);
+}
+
 /* A node pod that holds its launcher's place (reconcilers/launcher_hold.h) holds it on the
  * launcher's node until the launcher pod exists, which then counts by itself: read from the
  * cache, so that a controller that restarts between the admission and the launcher's
- * create keeps the place. It comes free at the job's walltime end, as the pod does. */
-static void add_hold(struct tj_admitter *a, struct snapshot *s, const struct tj_store *pods,
-                     const struct tj_pod *pod)
+ * create keeps the place. The node's index, with the request in *ret; -1 for none. */
+static ssize_t held_node(struct tj_admitter *a, struct snapshot *s, const struct tj_store *pods,
+                         const struct tj_pod *pod, struct tj_adm_resources *ret)
 {
-	const struct tj_admission_policy *policy = tj_config_admission(a->config);
-	const struct tj_gpu_class *gc;
+	const struct tj_gpu_class *cls;
 	struct tj_launcher_hold h;
-	struct tj_adm_resources r;
 	char key[TJ_STORE_KEY_MAX];
-	int64_t end;
 	int n;
 	ssize_t k;
 
-	if (tj_launcher_hold_parse(pod->launcher_hold, &h) < 0)
-		return;
+	if (!pod->launcher_hold || tj_launcher_hold_parse(pod->launcher_hold, &h) < 0)
+		return -1;
 	n = snprintf(key, sizeof(key), "%s/%s", pod->namespace, h.pod);
 	if (n < 0 || (size_t)n >= sizeof(key) || tj_store_get(pods, key) ||
 	    (k = find_node(s->refs, s->n_nodes, h.node)) < 0)
-		return;
-	gc = s->nodes[k].class_index >= 0 ? &a->config->classes[s->nodes[k].class_index] : NULL;
-	r = (struct tj_adm_resources){ gc ? tj_launcher_hold_extended(&h, gc->resource) : 0,
-		                       h.cpu_milli, h.memory, 1 };
-	add_used(&s->nodes[k].used, &r);
-	if (policy->n_limits && r.gpus)
-		add_usage(s, pod->namespace, s->nodes[k].class_index, r.gpus);
-	end = walltime_end(a, pod);
-	if (end)
-		add_release(s, (size_t)k, end, &r);
+		return -1;
+	cls = s->nodes[k].class_index >= 0 ? &a->config->classes[s->nodes[k].class_index] : NULL;
+	*ret = (struct tj_adm_resources){ cls ? tj_launcher_hold_extended(&h, cls->resource) : 0,
+		                          h.cpu_milli, h.memory, 1 };
+	return k;
 }
 
 static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
@@ -417,10 +371,10 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 			.domain = policy->topology_label
 			                  ? tj_node_label(node, policy->topology_label)
 			                  : NULL,
-			.schedulable = takes_new_pods(node, gc, fp, now),
+			.schedulable = tj_node_takes_new_pods(node, gc, fp, now),
 			.allocatable = { gc ? tj_node_allocatable_extended(node, gc->resource) : 0,
 			                 node->allocatable.cpu_milli, node->allocatable.memory,
-			                 node_pod_slots(node) },
+			                 tj_node_pod_slots(node) },
 		};
 		s->node_objs[k] = node;
 		s->refs[k] = (struct node_ref){ node->name, k };
@@ -441,6 +395,7 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 		while ((pod = tj_store_iter_next(&it))) {
 			struct tj_adm_resources r;
 			int64_t end;
+			ssize_t held;
 
 			if (is_terminal(pod))
 				continue;
@@ -448,14 +403,11 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 				gc ? tj_pod_resources_extended(&pod->requests, gc->resource) : 0,
 				pod->requests.cpu_milli, pod->requests.memory, 1
 			};
-			add_used(&an->used, &r);
-			if (policy->n_limits && r.gpus)
-				add_usage(s, pod->namespace, an->class_index, r.gpus);
-			if (pod->launcher_hold)
-				add_hold(a, s, pods, pod);
 			end = walltime_end(a, pod);
-			if (end)
-				add_release(s, i, end, &r);
+			hold_on(s, i, pod->namespace, &r, end, policy->n_limits > 0);
+			if ((held = held_node(a, s, pods, pod, &r)) >= 0)
+				hold_on(s, (size_t)held, pod->namespace, &r, end,
+				        policy->n_limits > 0);
 		}
 	}
 	return s->oom ? -ENOMEM : 0;
@@ -478,11 +430,8 @@ static void add_reservations(struct tj_admitter *a, struct snapshot *s)
 			        i < e->n_nodes ? &e->request : &e->launcher;
 			ssize_t k = find_node(s->refs, s->n_nodes, name);
 
-			if (k < 0)
-				continue;
-			add_used(&s->nodes[k].used, r);
-			if (policy->n_limits && r->gpus)
-				add_usage(s, e->namespace, s->nodes[k].class_index, r->gpus);
+			if (k >= 0)
+				hold_on(s, (size_t)k, e->namespace, r, 0, policy->n_limits > 0);
 		}
 	}
 }
@@ -537,9 +486,12 @@ static int build_jobs(struct tj_admitter *a, struct snapshot *s, uint64_t now_ms
 	return 0;
 }
 
-static char *dup_or_empty(const char *s)
+/* The node's kubernetes.io/hostname label, its name without one; NULL without memory. */
+static char *dup_hostname(const struct tj_node *node)
 {
-	return strdup(s ? s : "");
+	const char *h = tj_node_label(node, "kubernetes.io/hostname");
+
+	return strdup(h && *h ? h : node->name);
 }
 
 static int take_admission(const struct tj_admitter *a, struct entry *e, const struct snapshot *s,
@@ -553,26 +505,15 @@ static int take_admission(const struct tj_admitter *a, struct entry *e, const st
 		const struct tj_node *node = s->node_objs[d->nodes[i]];
 
 		e->nodes[i] = strdup(node->name);
-		e->hostnames[i] = dup_or_empty(tj_node_label(node, "kubernetes.io/hostname"));
+		e->hostnames[i] = dup_hostname(node);
 		e->n_nodes = (size_t)i + 1;
 		if (!e->nodes[i] || !e->hostnames[i])
 			goto oom;
-		if (!*e->hostnames[i]) {
-			free(e->hostnames[i]);
-			e->hostnames[i] = strdup(node->name);
-			if (!e->hostnames[i])
-				goto oom;
-		}
 	}
-	if (d->launcher_node != SIZE_MAX) {
-		const struct tj_node *node = s->node_objs[d->launcher_node];
-		const char *h = tj_node_label(node, "kubernetes.io/hostname");
-
-		e->launcher_node = strdup(node->name);
-		e->launcher_hostname = strdup(h && *h ? h : node->name);
-		if (!e->launcher_node || !e->launcher_hostname)
-			goto oom;
-	}
+	if (d->launcher_node != SIZE_MAX &&
+	    (!(e->launcher_node = strdup(s->node_objs[d->launcher_node]->name)) ||
+	     !(e->launcher_hostname = dup_hostname(s->node_objs[d->launcher_node]))))
+		goto oom;
 	e->state = ENTRY_ADMITTED;
 	e->admitted_ms = now_ms;
 	e->trigger_ns = a->cycle_trigger_ns;
@@ -889,7 +830,19 @@ bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job,
 	return true;
 }
 
-/* The request of one pod and its priority, from the rendered pod. */
+/* What one pod of spec asks for, with the requests as read in *r. A quantity the API server
+ * would refuse fails the create; until then, nothing. */
+static struct tj_adm_resources pod_request(const struct tj_gpu_class *cls, const cJSON *spec,
+                                           const char *key, struct tj_pod_resources *r)
+{
+	if (tj_pod_spec_requests(spec, r) < 0)
+		tj_log_debug("admitter", "pod requests not fully read", TJ_STR("trainjob", key));
+	return (struct tj_adm_resources){ cls ? tj_pod_resources_extended(r, cls->resource) : 0,
+		                          r->cpu_milli, r->memory, 1 };
+}
+
+/* The request of one pod (and of the launcher with it) and its priority, from the rendered
+ * pods. */
 static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
                       const struct tj_plan_want *want, struct entry *e)
 {
@@ -897,14 +850,14 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(want->pod, "spec");
 	const cJSON *prio = cJSON_GetObjectItemCaseSensitive(spec, "priority");
 	const cJSON *pc = cJSON_GetObjectItemCaseSensitive(spec, "priorityClassName");
-	struct tj_pod_resources r = { 0 };
+	struct tj_pod_resources r = { 0 }, lr = { 0 };
 
-	/* A quantity the API server would refuse fails the create; until then, nothing. */
-	if (tj_pod_spec_requests(spec, &r) < 0)
-		tj_log_debug("admitter", "pod requests not fully read", TJ_STR("trainjob", e->key));
-	e->request =
-	        (struct tj_adm_resources){ cls ? tj_pod_resources_extended(&r, cls->resource) : 0,
-		                           r.cpu_milli, r.memory, 1 };
+	e->request = pod_request(cls, spec, e->key, &r);
+	e->launcher =
+	        want->launcher
+	                ? pod_request(cls, cJSON_GetObjectItemCaseSensitive(want->launcher, "spec"),
+	                              e->key, &lr)
+	                : (struct tj_adm_resources){ 0 };
 	/* As the scheduler will order the pods: spec.priority when the template sets it, else
 	 * the value of its PriorityClass (or of the global default); the TrainJob's annotation
 	 * wins over both. */
@@ -925,19 +878,6 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	for (size_t i = 0; e->excluded && i < want->n_excluded; i++)
 		if ((e->excluded[e->n_excluded] = strdup(want->excluded[i])))
 			e->n_excluded++;
-	e->launcher = (struct tj_adm_resources){ 0 };
-	if (want->launcher) {
-		struct tj_pod_resources lr = { 0 };
-
-		if (tj_pod_spec_requests(cJSON_GetObjectItemCaseSensitive(want->launcher, "spec"),
-		                         &lr) < 0)
-			tj_log_debug("admitter", "launcher requests not fully read",
-			             TJ_STR("trainjob", e->key));
-		e->launcher = (struct tj_adm_resources){
-			cls ? tj_pod_resources_extended(&lr, cls->resource) : 0, lr.cpu_milli,
-			lr.memory, 1
-		};
-	}
 	e->num_nodes = want->num_nodes;
 	e->num_pods = want->num_pods;
 	e->walltime = want->walltime;
