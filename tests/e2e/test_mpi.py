@@ -12,7 +12,8 @@ import tempfile
 
 import pytest
 
-from kube import SIM, apply, condition, events, kubectl, kubectl_json, tj, wait_for, wait_state
+from conftest import Controller
+from kube import SIM, apply, condition, events, kubectl, kubectl_json, pods, tj, trainjob, wait_for, wait_state
 
 LABEL = "trainer.kubeflow.org/trainjob-name"
 STEP = "jobset.sigs.k8s.io/replicatedjob-name"
@@ -306,3 +307,48 @@ def test_launcher_with_gpus_is_admitted_with_its_gang_and_a_second_gang_waits_qu
     assert of_step(job_pods(namespace, name), "launcher")[0]["status"]["phase"] == "Succeeded"
     kubectl("delete", "trainjob", other, "-n", namespace, "--wait=false")
 
+
+def gh200_pods():
+    """The live pods on the GH200 nodes, or waiting for a GPU."""
+    nodes = {n["metadata"]["name"] for n in kubectl_json("get", "nodes", "-l", "nvidia.com/gpu.product=NVIDIA-GH200-480GB")["items"]}
+    return [p["metadata"]["name"] for p in kubectl_json("get", "pods", "-A")["items"]
+            if p["status"].get("phase") not in ("Succeeded", "Failed")
+            and (p["spec"].get("nodeName") in nodes
+                 or any("nvidia.com/gpu" in (c.get("resources", {}).get("limits") or {}) for c in p["spec"]["containers"]))]
+
+
+def test_launcher_place_is_kept_across_a_controller_restart(session_controller_aside, namespace, deepspeed_gh200):
+    """SIGKILL after the node pods are created, before the launcher: the controller that
+    starts next reads the launcher's place from the pods (nothing lived only in the dead
+    one's memory), keeps it from a rival job that would fit only with it (6 of the 8 GH200
+    nodes, where 2 hold node pods and 1 the launcher's place), and creates the launcher
+    there once the nodes are Ready. The session's controller steps aside meanwhile."""
+    wait_for("the GH200 nodes to be free", lambda: not gh200_pods(), timeout=180, interval=1)
+    name = "restarted"
+    # A client-side limit of 4 requests a second spreads the plan's writes over seconds.
+    slow = Controller("--kube-api-qps", "4", "--kube-api-burst", "1").start()
+    try:
+        apply(gpu_mpi_job(name, nodes=3), "-n", namespace)
+        wait_for("both node pods", lambda: len(of_step(job_pods(namespace, name), "node")) == 2, timeout=60, interval=0.1)
+    finally:
+        slow.kill()
+    assert of_step(job_pods(namespace, name), "launcher") == [], "the kill landed after the launcher was created: slow the controller further"
+    rank0 = kubectl_json("get", "pod", f"{name}-node-0-0-a0", "-n", namespace)
+    held = json.loads(rank0["metadata"]["annotations"][LAUNCHER_HOLD])["node"]
+    apply(trainjob("rival", nodes=6, run_time="3s"), "-n", namespace)
+
+    fresh = Controller().start()
+    try:
+        rival = wait_state(namespace, "rival", "Queued", timeout=60)["status"]
+        assert rival["reason"] == "Resources" and "needs 6 nodes x 4 GPUs, 5 such nodes free" in rival["message"], rival
+        launcher = wait_for("the launcher pod", lambda: of_step(job_pods(namespace, name), "launcher"), timeout=90)[0]
+        assert pinned_to(launcher) == held
+        bound = wait_for("the launcher bound to its node",
+                         lambda: (p := kubectl_json("get", "pod", launcher["metadata"]["name"], "-n", namespace))["spec"].get("nodeName") and p)
+        assert bound["spec"]["nodeName"] == held
+        assert pods(namespace, "rival") == []
+        wait_state(namespace, name, "Complete", timeout=120)
+        # Its nodes free again, the rival runs whole.
+        wait_for("the rival to run", lambda: tj(namespace, "rival").get("status", {}).get("state") in ("Running", "Complete"), timeout=90)
+    finally:
+        fresh.stop()
