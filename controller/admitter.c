@@ -61,8 +61,7 @@ struct entry {
 	char **nodes;     /* owned array of owned strings */
 	char **hostnames; /* owned array of owned strings */
 	size_t n_nodes;
-	/* The request of the launcher admitted with the gang (pods 0: none) and, ADMITTED and
-	 * CREATED, its node and that node's hostname label. */
+	/* The launcher admitted with the gang (pods 0: none); ADMITTED, CREATED: its node. */
 	struct tj_adm_resources launcher;
 	char *launcher_node;     /* owned; NULL without */
 	char *launcher_hostname; /* owned; NULL without */
@@ -288,10 +287,8 @@ static void add_used(struct tj_adm_resources *used, const struct tj_adm_resource
 	used->pods += r->pods;
 }
 
-/* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours):
- * its status.deadline, which the planner fixes at the start from activeDeadlineSeconds or
- * the config's defaultWalltime (reconcilers/walltime.h). */
-static int64_t walltime_end(struct tj_admitter *a, const struct tj_pod *pod)
+/* The TrainJob whose pod this is (its label, and its controller owner), or NULL. */
+static const struct tj_trainjob *owner_of(struct tj_admitter *a, const struct tj_pod *pod)
 {
 	const struct tj_store *jobs = store_of(a->informers->trainjobs);
 	const struct tj_trainjob *job;
@@ -299,14 +296,21 @@ static int64_t walltime_end(struct tj_admitter *a, const struct tj_pod *pod)
 
 	if (!pod->trainjob || !jobs || tj_pod_trainjob_key(pod, key, sizeof(key)) != 1 ||
 	    !(job = tj_store_get(jobs, key)))
-		return 0;
-	if (!pod->owner_uid || strcmp(pod->owner_uid, job->uid) != 0 || !job->status.start_time)
-		return 0;
-	return job->status.deadline;
+		return NULL;
+	return pod->owner_uid && strcmp(pod->owner_uid, job->uid) == 0 ? job : NULL;
 }
 
-/* What a pod of namespace ns holds on node k until it ends (or until end, its walltime's,
- * when not 0). */
+/* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours):
+ * its status.deadline, which the planner fixes at the start from activeDeadlineSeconds or
+ * the config's defaultWalltime (reconcilers/walltime.h). */
+static int64_t walltime_end(struct tj_admitter *a, const struct tj_pod *pod)
+{
+	const struct tj_trainjob *job = owner_of(a, pod);
+
+	return job && job->status.start_time ? job->status.deadline : 0;
+}
+
+/* What a pod of namespace ns holds on node k until it ends (or end, its walltime's end). */
 static void hold_on(struct snapshot *s, size_t k, const char *ns, const struct tj_adm_resources *r,
                     int64_t end, bool quotas)
 {
@@ -317,10 +321,10 @@ static void hold_on(struct snapshot *s, size_t k, const char *ns, const struct t
 		add_release(s, k, end, r);
 }
 
-/* A node pod that holds its launcher's place (reconcilers/launcher_hold.h) holds it on the
- * launcher's node until the launcher pod exists, which then counts by itself: read from the
- * cache, so that a controller that restarts between the admission and the launcher's
- * create keeps the place. The node's index, with the request in *ret; -1 for none. */
+/* A TrainJob's pod that holds its launcher's place (reconcilers/launcher_hold.h) holds it
+ * until the launcher exists, which then counts by itself: read from the cache, so that a
+ * restart between the admission and the launcher's create keeps it. The node's index,
+ * with the request in *ret; -1 for none. */
 static ssize_t held_node(struct tj_admitter *a, struct snapshot *s, const struct tj_store *pods,
                          const struct tj_pod *pod, struct tj_adm_resources *ret)
 {
@@ -330,7 +334,8 @@ static ssize_t held_node(struct tj_admitter *a, struct snapshot *s, const struct
 	int n;
 	ssize_t k;
 
-	if (!pod->launcher_hold || tj_launcher_hold_parse(pod->launcher_hold, &h) < 0)
+	if (!pod->launcher_hold || !owner_of(a, pod) ||
+	    tj_launcher_hold_parse(pod->launcher_hold, &h) < 0)
 		return -1;
 	n = snprintf(key, sizeof(key), "%s/%s", pod->namespace, h.pod);
 	if (n < 0 || (size_t)n >= sizeof(key) || tj_store_get(pods, key) ||
@@ -350,6 +355,7 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 	const struct tj_store *nodes = store_of(a->informers->nodes);
 	const struct tj_store *pods = store_of(a->informers->pods);
 	size_t n = nodes ? tj_store_len(nodes) : 0, k = 0;
+	bool quotas = policy->n_limits > 0;
 	struct tj_store_iter it;
 	const struct tj_node *node;
 
@@ -404,10 +410,9 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 				pod->requests.cpu_milli, pod->requests.memory, 1
 			};
 			end = walltime_end(a, pod);
-			hold_on(s, i, pod->namespace, &r, end, policy->n_limits > 0);
+			hold_on(s, i, pod->namespace, &r, end, quotas);
 			if ((held = held_node(a, s, pods, pod, &r)) >= 0)
-				hold_on(s, (size_t)held, pod->namespace, &r, end,
-				        policy->n_limits > 0);
+				hold_on(s, (size_t)held, pod->namespace, &r, end, quotas);
 		}
 	}
 	return s->oom ? -ENOMEM : 0;
@@ -853,11 +858,9 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	struct tj_pod_resources r = { 0 }, lr = { 0 };
 
 	e->request = pod_request(cls, spec, e->key, &r);
-	e->launcher =
-	        want->launcher
-	                ? pod_request(cls, cJSON_GetObjectItemCaseSensitive(want->launcher, "spec"),
-	                              e->key, &lr)
-	                : (struct tj_adm_resources){ 0 };
+	e->launcher = want->launcher
+	                      ? pod_request(cls, tj_json_path(want->launcher, "spec"), e->key, &lr)
+	                      : (struct tj_adm_resources){ 0 };
 	/* As the scheduler will order the pods: spec.priority when the template sets it, else
 	 * the value of its PriorityClass (or of the global default); the TrainJob's annotation
 	 * wins over both. */

@@ -656,14 +656,16 @@ static void test_a_new_trainjob_is_admitted_whole(void **state)
 	"position 1 of 1 in gh200: needs 2 nodes x 4 GPUs, 1 such node free; expected start "      \
 	"unknown"
 
-/* A new job of 2 nodes x 4 GPUs waits whole while blocker (a pod in the cache) keeps one of
- * the two GH200 nodes, and is admitted whole once blocker is deleted. */
-static void wait_until_the_blocker_goes(struct fixture *fx, const char *blocker)
+/* A new job of 2 nodes x 4 GPUs waits whole while blocker (a pod in the cache, of one of
+ * other_jobs, "" for none) keeps one of the two GH200 nodes, and is admitted whole once
+ * blocker is deleted. */
+static void wait_until_the_blocker_goes(struct fixture *fx, const char *other_jobs,
+                                        const char *blocker)
 {
 	int pods_watch;
 
 	fx->admission = true;
-	script_informers(fx, trainjob(fx, "42", "{}"), blocker);
+	script_informers(fx, body(fx, "%s%s", trainjob(fx, "42", "{}"), other_jobs), blocker);
 	const struct reply replies[] = {
 		{ .method = "PATCH",
 		  .path = STATUS,
@@ -722,7 +724,7 @@ static void test_a_job_waits_whole_until_its_gang_fits(void **state)
 {
 	struct fixture *fx = *state;
 
-	wait_until_the_blocker_goes(fx, NOTEBOOK_POD);
+	wait_until_the_blocker_goes(fx, "", NOTEBOOK_POD);
 	/* The notebook's end was the event that let the gang in: one latency observed. */
 	char *text;
 	size_t len;
@@ -741,10 +743,20 @@ static void test_a_job_waits_whole_until_its_gang_fits(void **state)
 
 /* A node pod of an MPI job, on gh200-0 without GPUs, that holds its launcher's place on
  * gh200-1 (reconcilers/launcher_hold.h) while the launcher does not exist yet: read from
- * the cache, as after a restart, the hold keeps gh200-1 as a bound pod would. */
+ * the cache, as after a restart, the hold keeps gh200-1 as a bound pod would. Its job is
+ * managed by another controller here, so that it plans nothing of its own. */
+#define HOLDER_JOB                                                                                 \
+	",{'apiVersion':'trainer.kubeflow.org/"                                                    \
+	"v1alpha1','kind':'TrainJob','metadata':{'name':'ds',"                                     \
+	"'namespace':'team-b','uid':'uid-ds-job','resourceVersion':'7','generation':1,"            \
+	"'creationTimestamp':'2026-11-29T10:00:00Z'},'spec':{'runtimeRef':{'name':'torch-gh200'}," \
+	"'managedBy':'example.com/other'}}"
 #define HOLDER_POD                                                                                 \
 	"{'kind':'Pod','metadata':{'name':'ds-node-0-0-a0','namespace':'team-b','uid':'uid-ds',"   \
-	"'resourceVersion':'9','annotations':{'trainjob.flame.dev/launcher-hold':'{\\\"pod\\\":"   \
+	"'resourceVersion':'9','labels':{'trainer.kubeflow.org/trainjob-name':'ds'},"              \
+	"'ownerReferences':[{'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob',"      \
+	"'name':'ds','uid':'uid-ds-job','controller':true}],'annotations':{'trainjob.flame.dev/"   \
+	"launcher-hold':'{\\\"pod\\\":"                                                            \
 	"\\\"ds-launcher-0-0-a0\\\",\\\"node\\\":\\\"gh200-1\\\",\\\"hostname\\\":\\\"gh200-"      \
 	"1\\\","                                                                                   \
 	"\\\"containers\\\":[{\\\"resources\\\":{\\\"requests\\\":{\\\"nvidia.com/"                \
@@ -754,7 +766,7 @@ static void test_a_job_waits_whole_until_its_gang_fits(void **state)
 
 static void test_a_launchers_held_place_is_counted_from_the_cache(void **state)
 {
-	wait_until_the_blocker_goes(*state, HOLDER_POD);
+	wait_until_the_blocker_goes(*state, HOLDER_JOB, HOLDER_POD);
 }
 
 int main(void)
