@@ -326,10 +326,12 @@ static int set_quantity(cJSON *obj, const char *section, const char *name, const
 	return sec ? tj_json_set_string(sec, name, value) : -ENOMEM;
 }
 
-/* resourcesPerNode replaces the runtime's resources of the node container, so it is set
- * only when the script asks for something; GPUs are limits (requests follow), memory is
- * both (Slurm enforces it as a limit), CPUs are requests (Slurm binds them, it does not
- * throttle them). */
+/* resourcesPerNode is merged over the runtime's resources of the node container, per
+ * resource (as Kubeflow merges it), so it is set only when the script asks for something,
+ * and then it names the GPUs too: a script that asks for CPUs or memory but no GPUs gets
+ * none, as in Slurm, not the runtime's. GPUs are limits (requests follow), memory is both
+ * (Slurm enforces it as a limit), CPUs are requests (Slurm binds them, it does not throttle
+ * them). */
 static int add_resources(cJSON *trainer, const struct shape *s, const struct placement *pl)
 {
 	const char *gpu = pl->gpu_class && pl->gpu_class->resource ? pl->gpu_class->resource
@@ -342,11 +344,9 @@ static int add_resources(cJSON *trainer, const struct shape *s, const struct pla
 	res = tj_json_object(trainer, "resourcesPerNode");
 	if (!res)
 		return -ENOMEM;
-	if (s->gpus > 0) {
-		snprintf(q, sizeof(q), "%d", s->gpus);
-		if (set_quantity(res, "limits", gpu, q) < 0)
-			return -ENOMEM;
-	}
+	snprintf(q, sizeof(q), "%d", s->gpus > 0 ? s->gpus : 0);
+	if (set_quantity(res, "limits", gpu, q) < 0)
+		return -ENOMEM;
 	if (s->mem_mib) {
 		quantity_mib(s->mem_mib, q);
 		if (set_quantity(res, "limits", "memory", q) < 0 ||

@@ -13,6 +13,7 @@
 #include "reconcilers/admission.h"
 #include "reconcilers/gpu_use.h"
 #include "reconcilers/json.h"
+#include "reconcilers/launcher_hold.h"
 #include "reconcilers/node_health.h"
 
 /* Cycles follow each other at least this far apart, so that a burst of pod events is
@@ -63,6 +64,10 @@ struct entry {
 	char **nodes;     /* owned array of owned strings */
 	char **hostnames; /* owned array of owned strings */
 	size_t n_nodes;
+	/* The launcher admitted with the gang (pods 0: none); ADMITTED, CREATED: its node. */
+	struct tj_adm_resources launcher;
+	char *launcher_node;     /* owned; NULL without */
+	char *launcher_hostname; /* owned; NULL without */
 	uint64_t admitted_ms;
 	/* ADMITTED: when the event that started its cycle came, when the cycle started, and
 	 * when it was admitted (uv_hrtime), for the latency of the admission. */
@@ -112,6 +117,9 @@ static void entry_drop_nodes(struct entry *e)
 	free(e->hostnames);
 	e->nodes = e->hostnames = NULL;
 	e->n_nodes = 0;
+	free(e->launcher_node);
+	free(e->launcher_hostname);
+	e->launcher_node = e->launcher_hostname = NULL;
 }
 
 static void entry_drop_excluded(struct entry *e)
@@ -179,56 +187,6 @@ static int class_index(const struct tj_config *config, const char *name)
 		if (strcmp(config->classes[i].name, name) == 0)
 			return (int)i;
 	return -1;
-}
-
-/* Kubernetes' rule: an empty key with Exists tolerates every taint; an empty effect
- * matches every effect; Exists ignores the value. */
-static bool tolerates(const struct tj_toleration *t, const struct tj_node_taint *taint)
-{
-	bool exists = t->operator_ && strcmp(t->operator_, "Exists") == 0;
-
-	if (t->effect && *t->effect && strcmp(t->effect, taint->effect) != 0)
-		return false;
-	if (!t->key || !*t->key)
-		return exists;
-	if (strcmp(t->key, taint->key) != 0)
-		return false;
-	return exists || strcmp(t->value ? t->value : "", taint->value ? taint->value : "") == 0;
-}
-
-/* The pods a node takes: its allocatable `pods`, which every kubelet reports (110 by
- * default); a node that reports none is not limited by it here, as the scheduler's own
- * check would then pass too. */
-static int64_t node_pod_slots(const struct tj_node *node)
-{
-	return node->allocatable.pods > 0 ? node->allocatable.pods : INT64_MAX;
-}
-
-/* Ready, not cordoned, healthy, and no NoSchedule or NoExecute taint that the class does
- * not tolerate. */
-static bool takes_new_pods(const struct tj_node *node, const struct tj_gpu_class *cls,
-                           const struct tj_failure_policy *policy, int64_t now)
-{
-	const struct tj_node_condition *ready = tj_node_condition(node, "Ready");
-	struct tj_node_health h;
-
-	if (node->unschedulable || !ready || ready->status != TJ_COND_TRUE)
-		return false;
-	tj_node_health_judge(node, policy, 0, now, &h);
-	if (h.fault != TJ_NODE_HEALTHY)
-		return false;
-	for (size_t i = 0; i < node->n_taints; i++) {
-		const struct tj_node_taint *taint = &node->taints[i];
-		bool ok = false;
-
-		if (!taint->effect || strcmp(taint->effect, "PreferNoSchedule") == 0)
-			continue;
-		for (size_t k = 0; cls && k < cls->n_tolerations && !ok; k++)
-			ok = tolerates(&cls->tolerations[k], taint);
-		if (!ok)
-			return false;
-	}
-	return true;
 }
 
 static bool is_terminal(const struct tj_pod *pod)
@@ -335,10 +293,8 @@ static void add_used(struct tj_adm_resources *used, const struct tj_adm_resource
 	used->pods += r->pods;
 }
 
-/* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours):
- * its status.deadline, which the planner fixes at the start from activeDeadlineSeconds or
- * the config's defaultWalltime (reconcilers/walltime.h). */
-static int64_t walltime_end(struct tj_admitter *a, const struct tj_pod *pod)
+/* The TrainJob whose pod this is (its label, and its controller owner), or NULL. */
+static const struct tj_trainjob *owner_of(struct tj_admitter *a, const struct tj_pod *pod)
 {
 	const struct tj_store *jobs = store_of(a->informers->trainjobs);
 	const struct tj_trainjob *job;
@@ -346,10 +302,55 @@ static int64_t walltime_end(struct tj_admitter *a, const struct tj_pod *pod)
 
 	if (!pod->trainjob || !jobs || tj_pod_trainjob_key(pod, key, sizeof(key)) != 1 ||
 	    !(job = tj_store_get(jobs, key)))
-		return 0;
-	if (!pod->owner_uid || strcmp(pod->owner_uid, job->uid) != 0 || !job->status.start_time)
-		return 0;
-	return job->status.deadline;
+		return NULL;
+	return pod->owner_uid && strcmp(pod->owner_uid, job->uid) == 0 ? job : NULL;
+}
+
+/* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours):
+ * its status.deadline, which the planner fixes at the start from activeDeadlineSeconds or
+ * the config's defaultWalltime (reconcilers/walltime.h). */
+static int64_t walltime_end(struct tj_admitter *a, const struct tj_pod *pod)
+{
+	const struct tj_trainjob *job = owner_of(a, pod);
+
+	return job && job->status.start_time ? job->status.deadline : 0;
+}
+
+/* What a pod of namespace ns holds on node k until it ends (or end, its walltime's end). */
+static void hold_on(struct snapshot *s, size_t k, const char *ns, const struct tj_adm_resources *r,
+                    int64_t end, bool quotas)
+{
+	add_used(&s->nodes[k].used, r);
+	if (quotas && r->gpus)
+		add_usage(s, ns, s->nodes[k].class_index, r->gpus);
+	if (end)
+		add_release(s, k, end, r);
+}
+
+/* A TrainJob's pod that holds its launcher's place (reconcilers/launcher_hold.h) holds it
+ * until the launcher exists, which then counts by itself: read from the cache, so that a
+ * restart between the admission and the launcher's create keeps it. The node's index,
+ * with the request in *ret; -1 for none. */
+static ssize_t held_node(struct tj_admitter *a, struct snapshot *s, const struct tj_store *pods,
+                         const struct tj_pod *pod, struct tj_adm_resources *ret)
+{
+	const struct tj_gpu_class *cls;
+	struct tj_launcher_hold h;
+	char key[TJ_STORE_KEY_MAX];
+	int n;
+	ssize_t k;
+
+	if (!pod->launcher_hold || !owner_of(a, pod) ||
+	    tj_launcher_hold_parse(pod->launcher_hold, &h) < 0)
+		return -1;
+	n = snprintf(key, sizeof(key), "%s/%s", pod->namespace, h.pod);
+	if (n < 0 || (size_t)n >= sizeof(key) || tj_store_get(pods, key) ||
+	    (k = find_node(s->refs, s->n_nodes, h.node)) < 0)
+		return -1;
+	cls = s->nodes[k].class_index >= 0 ? &a->config->classes[s->nodes[k].class_index] : NULL;
+	*ret = (struct tj_adm_resources){ cls ? tj_launcher_hold_extended(&h, cls->resource) : 0,
+		                          h.cpu_milli, h.memory, 1 };
+	return k;
 }
 
 static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
@@ -360,6 +361,7 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 	const struct tj_store *nodes = store_of(a->informers->nodes);
 	const struct tj_store *pods = store_of(a->informers->pods);
 	size_t n = nodes ? tj_store_len(nodes) : 0, k = 0;
+	bool quotas = policy->n_limits > 0;
 	struct tj_store_iter it;
 	const struct tj_node *node;
 
@@ -381,10 +383,10 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 			.domain = policy->topology_label
 			                  ? tj_node_label(node, policy->topology_label)
 			                  : NULL,
-			.schedulable = takes_new_pods(node, gc, fp, now),
+			.schedulable = tj_node_takes_new_pods(node, gc, fp, now),
 			.allocatable = { gc ? tj_node_allocatable_extended(node, gc->resource) : 0,
 			                 node->allocatable.cpu_milli, node->allocatable.memory,
-			                 node_pod_slots(node) },
+			                 tj_node_pod_slots(node) },
 		};
 		s->node_objs[k] = node;
 		s->refs[k] = (struct node_ref){ node->name, k };
@@ -405,6 +407,7 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 		while ((pod = tj_store_iter_next(&it))) {
 			struct tj_adm_resources r;
 			int64_t end;
+			ssize_t held;
 
 			if (is_terminal(pod))
 				continue;
@@ -412,12 +415,10 @@ static int build_nodes(struct tj_admitter *a, struct snapshot *s, int64_t now)
 				gc ? tj_pod_resources_extended(&pod->requests, gc->resource) : 0,
 				pod->requests.cpu_milli, pod->requests.memory, 1
 			};
-			add_used(&an->used, &r);
-			if (policy->n_limits && r.gpus)
-				add_usage(s, pod->namespace, an->class_index, r.gpus);
 			end = walltime_end(a, pod);
-			if (end)
-				add_release(s, i, end, &r);
+			hold_on(s, i, pod->namespace, &r, end, quotas);
+			if ((held = held_node(a, s, pods, pod, &r)) >= 0)
+				hold_on(s, (size_t)held, pod->namespace, &r, end, quotas);
 		}
 	}
 	return s->oom ? -ENOMEM : 0;
@@ -434,15 +435,14 @@ static void add_reservations(struct tj_admitter *a, struct snapshot *s)
 	while ((e = tj_store_iter_next(&it))) {
 		if (e->state == ENTRY_WAITING || e->state == ENTRY_STARTING)
 			continue;
-		for (size_t i = 0; i < e->n_nodes; i++) {
-			ssize_t k = find_node(s->refs, s->n_nodes, e->nodes[i]);
+		for (size_t i = 0; i <= e->n_nodes; i++) {
+			const char *name = i < e->n_nodes ? e->nodes[i] : e->launcher_node;
+			const struct tj_adm_resources *r =
+			        i < e->n_nodes ? &e->request : &e->launcher;
+			ssize_t k = find_node(s->refs, s->n_nodes, name);
 
-			if (k < 0)
-				continue;
-			add_used(&s->nodes[k].used, &e->request);
-			if (policy->n_limits && e->request.gpus)
-				add_usage(s, e->namespace, s->nodes[k].class_index,
-				          e->request.gpus);
+			if (k >= 0)
+				hold_on(s, (size_t)k, e->namespace, r, 0, policy->n_limits > 0);
 		}
 	}
 }
@@ -481,6 +481,7 @@ static int build_jobs(struct tj_admitter *a, struct snapshot *s, uint64_t now_ms
 			.walltime = e->walltime,
 			.restart = e->restart,
 			.excluded = &s->excluded[x],
+			.launcher = e->launcher,
 		};
 		for (size_t i = 0; i < e->n_excluded && x < n_excluded; i++) {
 			ssize_t node = find_node(s->refs, s->n_nodes, e->excluded[i]);
@@ -496,9 +497,12 @@ static int build_jobs(struct tj_admitter *a, struct snapshot *s, uint64_t now_ms
 	return 0;
 }
 
-static char *dup_or_empty(const char *s)
+/* The node's kubernetes.io/hostname label, its name without one; NULL without memory. */
+static char *dup_hostname(const struct tj_node *node)
 {
-	return strdup(s ? s : "");
+	const char *h = tj_node_label(node, "kubernetes.io/hostname");
+
+	return strdup(h && *h ? h : node->name);
 }
 
 static int take_admission(const struct tj_admitter *a, struct entry *e, const struct snapshot *s,
@@ -512,17 +516,15 @@ static int take_admission(const struct tj_admitter *a, struct entry *e, const st
 		const struct tj_node *node = s->node_objs[d->nodes[i]];
 
 		e->nodes[i] = strdup(node->name);
-		e->hostnames[i] = dup_or_empty(tj_node_label(node, "kubernetes.io/hostname"));
+		e->hostnames[i] = dup_hostname(node);
 		e->n_nodes = (size_t)i + 1;
 		if (!e->nodes[i] || !e->hostnames[i])
 			goto oom;
-		if (!*e->hostnames[i]) {
-			free(e->hostnames[i]);
-			e->hostnames[i] = strdup(node->name);
-			if (!e->hostnames[i])
-				goto oom;
-		}
 	}
+	if (d->launcher_node != SIZE_MAX &&
+	    (!(e->launcher_node = strdup(s->node_objs[d->launcher_node]->name)) ||
+	     !(e->launcher_hostname = dup_hostname(s->node_objs[d->launcher_node]))))
+		goto oom;
 	e->state = ENTRY_ADMITTED;
 	e->admitted_ms = now_ms;
 	e->trigger_ns = a->cycle_trigger_ns;
@@ -841,6 +843,8 @@ bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job,
 		ret->nodes = (const char *const *)e->nodes;
 		ret->hostnames = (const char *const *)e->hostnames;
 		ret->n_nodes = e->n_nodes;
+		ret->launcher_node = e->launcher_node;
+		ret->launcher_hostname = e->launcher_hostname;
 		ret->decision = &e->decision;
 	} else if (e->decided) {
 		/* Waiting: the queue's verdict. Created: the admission's, for the plan that
@@ -850,7 +854,19 @@ bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job,
 	return true;
 }
 
-/* The request of one pod and its priority, from the rendered pod. */
+/* What one pod of spec asks for, with the requests as read in *r. A quantity the API server
+ * would refuse fails the create; until then, nothing. */
+static struct tj_adm_resources pod_request(const struct tj_gpu_class *cls, const cJSON *spec,
+                                           const char *key, struct tj_pod_resources *r)
+{
+	if (tj_pod_spec_requests(spec, r) < 0)
+		tj_log_debug("admitter", "pod requests not fully read", TJ_STR("trainjob", key));
+	return (struct tj_adm_resources){ cls ? tj_pod_resources_extended(r, cls->resource) : 0,
+		                          r->cpu_milli, r->memory, 1 };
+}
+
+/* The request of one pod (and of the launcher with it) and its priority, from the rendered
+ * pods. */
 static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
                       const struct tj_plan_want *want, struct entry *e)
 {
@@ -858,14 +874,12 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(want->pod, "spec");
 	const cJSON *prio = cJSON_GetObjectItemCaseSensitive(spec, "priority");
 	const cJSON *pc = cJSON_GetObjectItemCaseSensitive(spec, "priorityClassName");
-	struct tj_pod_resources r = { 0 };
+	struct tj_pod_resources r = { 0 }, lr = { 0 };
 
-	/* A quantity the API server would refuse fails the create; until then, nothing. */
-	if (tj_pod_spec_requests(spec, &r) < 0)
-		tj_log_debug("admitter", "pod requests not fully read", TJ_STR("trainjob", e->key));
-	e->request =
-	        (struct tj_adm_resources){ cls ? tj_pod_resources_extended(&r, cls->resource) : 0,
-		                           r.cpu_milli, r.memory, 1 };
+	e->request = pod_request(cls, spec, e->key, &r);
+	e->launcher = want->launcher
+	                      ? pod_request(cls, tj_json_path(want->launcher, "spec"), e->key, &lr)
+	                      : (struct tj_adm_resources){ 0 };
 	/* As the scheduler will order the pods: spec.priority when the template sets it, else
 	 * the value of its PriorityClass (or of the global default); the TrainJob's annotation
 	 * wins over both. */
@@ -958,7 +972,9 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 		return 0;
 	}
 	if (e->state == ENTRY_CREATED || e->state == ENTRY_STARTING ||
-	    (e->state == ENTRY_ADMITTED && (size_t)want->num_pods != e->n_nodes)) {
+	    (e->state == ENTRY_ADMITTED &&
+	     ((size_t)want->num_pods != e->n_nodes ||
+	      (want->launcher != NULL) != (e->launcher_node != NULL)))) {
 		/* More pods are missing than were admitted (creates that failed, a gang that
 		 * changed): the job is decided again. */
 		entry_requeue(e);
@@ -975,6 +991,7 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 	    (before.num_pods != e->num_pods || before.priority != e->priority ||
 	     before.restart != e->restart || before.walltime != e->walltime ||
 	     memcmp(&before.request, &e->request, sizeof(e->request)) != 0 ||
+	     memcmp(&before.launcher, &e->launcher, sizeof(e->launcher)) != 0 ||
 	     strcmp(before.gpu_class, e->gpu_class) != 0 || !e->decided))
 		tj_admitter_kick(a);
 	return 0;

@@ -10,8 +10,10 @@
  * planning; the plan of an admitted job creates its pods pinned to the chosen nodes
  * (tj_admitter_admission hands it the decision). Nothing lives only here: after a restart
  * the queue is rebuilt from the plans of the cached TrainJobs, and the pods already created
- * are counted on their nodes through the pin annotation, so the order and the reservations
- * come back as they were. */
+ * are counted on their nodes through the pin annotation (and an MPI launcher admitted with
+ * its gang, until it is created, through the hold annotation of its first node pod:
+ * reconcilers/launcher_hold.h), so the order and the reservations come back as they
+ * were. */
 #pragma once
 
 #include <stdbool.h>

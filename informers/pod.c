@@ -17,7 +17,7 @@
 struct pod_source {
 	const char *namespace, *name, *uid, *resource_version, *owner_uid, *trainjob;
 	const char *node_name, *pinned_node, *reason, *message, *unschedulable_message;
-	const char *exit_reason, *disruption_reason;
+	const char *exit_reason, *disruption_reason, *launcher_hold;
 	/* The termination message from its tail offset on (see TJ_POD_TERMINATION_MAX). */
 	const char *termination_message;
 };
@@ -225,6 +225,9 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	src.trainjob = tj_field_string(labels, TJ_LABEL_TRAINJOB);
 	src.node_name = tj_field_string(obj, "spec", "nodeName");
 	src.pinned_node = tj_field_string(meta, "annotations", TJ_ANNOTATION_PINNED_NODE);
+	src.launcher_hold = tj_field_string(meta, "annotations", TJ_ANNOTATION_LAUNCHER_HOLD);
+	if (src.launcher_hold && strlen(src.launcher_hold) > TJ_POD_LAUNCHER_HOLD_MAX)
+		src.launcher_hold = NULL;
 	src.reason = tj_field_string(status, "reason");
 	src.message = tj_field_string(status, "message");
 
@@ -250,7 +253,7 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 
 	size = sizeof(*pod) + size_of(src.name) + size_of(src.uid) + size_of(src.resource_version) +
 	       size_of(src.message) + size_of(src.unschedulable_message) +
-	       size_of(src.termination_message);
+	       size_of(src.termination_message) + size_of(src.launcher_hold);
 	pod = malloc(size);
 	if (!pod)
 		return -ENOMEM;
@@ -263,6 +266,7 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	pod->message = pack(&cursor, src.message);
 	pod->unschedulable_message = pack(&cursor, src.unschedulable_message);
 	pod->termination_message = pack(&cursor, src.termination_message);
+	pod->launcher_hold = pack(&cursor, src.launcher_hold);
 	if ((r = intern(src.namespace, &pod->namespace)) < 0 ||
 	    (r = intern(src.owner_uid, &pod->owner_uid)) < 0 ||
 	    (r = intern(src.trainjob, &pod->trainjob)) < 0 ||
@@ -319,6 +323,7 @@ struct tj_pod *tj_pod_free(struct tj_pod *pod)
 		free(pod->exit_reason);
 		free(pod->disruption_reason);
 		free(pod->termination_message);
+		free(pod->launcher_hold);
 	}
 	free(pod);
 	return NULL;

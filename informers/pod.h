@@ -25,6 +25,11 @@
 /* The node the controller's admission chose for a pod, set on the pods it creates, so that
  * the pod counts against its node before the scheduler binds it. */
 #define TJ_ANNOTATION_PINNED_NODE TJ_LABEL_PREFIX "node"
+/* On the first node pod of a gang whose MPI launcher admission placed with it: the
+ * launcher's node and requests (reconcilers/launcher_hold.h), until the launcher exists. A
+ * longer value than TJ_POD_LAUNCHER_HOLD_MAX is not ours and is not kept. */
+#define TJ_ANNOTATION_LAUNCHER_HOLD TJ_LABEL_PREFIX "launcher-hold"
+#define TJ_POD_LAUNCHER_HOLD_MAX    2048
 /* The job's deadline (RFC 3339), written on its pods when they are warned of it
  * (reconcilers/walltime.h). */
 #define TJ_ANNOTATION_DEADLINE TJ_LABEL_PREFIX "deadline"
@@ -66,6 +71,7 @@ struct tj_pod {
 	 * FallbackToLogsOnError, the end of its log), its last TJ_POD_TERMINATION_MAX bytes
 	 * at most, cut between UTF-8 sequences; NULL if none */
 	char *termination_message;
+	char *launcher_hold;   /* owned; annotation TJ_ANNOTATION_LAUNCHER_HOLD, NULL if absent */
 	int64_t creation_time; /* metadata.creationTimestamp, unix seconds */
 	int64_t start_time;    /* status.startTime, unix seconds, 0 if unset */
 	int64_t deletion_time; /* metadata.deletionTimestamp, unix seconds, 0 if not deleting */

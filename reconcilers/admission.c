@@ -161,6 +161,7 @@ static void run_clear(struct run *r)
 	free(r->rooms);
 	free(r->cands);
 	free(r->ranks);
+	free(r->trial);
 	free(r->releases);
 	free(r->order);
 	free(r->bucket_jobs);
@@ -190,6 +191,7 @@ static int run_alloc(struct run *r)
 	r->rooms = calloc(nn, sizeof(*r->rooms));
 	r->cands = calloc(nn, sizeof(*r->cands));
 	r->ranks = calloc(TJ_MAX_NODES, sizeof(*r->ranks));
+	r->trial = calloc(nn, sizeof(*r->trial));
 	r->releases = calloc(in->n_releases + 1, sizeof(*r->releases));
 	r->order = calloc(nj, sizeof(*r->order));
 	r->bucket_jobs = calloc(nb, sizeof(*r->bucket_jobs));
@@ -198,7 +200,8 @@ static int run_alloc(struct run *r)
 	if (!r->slot_node || !r->bucket_slots || !r->node_slot || !r->domain || !r->n_domains ||
 	    !r->class_nodes || !r->bucket_nodes || !r->free || !r->later || !r->pods ||
 	    !r->reserved || !r->domain_pods || !r->chosen || !r->rooms || !r->cands || !r->ranks ||
-	    !r->releases || !r->order || !r->bucket_jobs || !r->accounts || !r->job_account)
+	    !r->trial || !r->releases || !r->order || !r->bucket_jobs || !r->accounts ||
+	    !r->job_account)
 		return -ENOMEM;
 	return 0;
 }
@@ -427,13 +430,34 @@ static void say_never_fits(const struct run *r, size_t b, const struct tj_adm_jo
  * comes back), counting no further than the whole job. */
 static int64_t most_pods(const struct run *r, size_t b, const struct tj_adm_job *job)
 {
-	int64_t total = 0;
+	int64_t total = 0, most = 0;
 
-	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1] && total < job->num_nodes;
-	     i++)
-		total += pods_on(&r->in->nodes[r->class_nodes[i]].allocatable, &job->request,
-		                 job->num_nodes - total);
-	return total;
+	if (!has_launcher(job)) {
+		for (size_t i = r->bucket_nodes[b];
+		     i < r->bucket_nodes[b + 1] && total < job->num_nodes; i++)
+			total += pods_on(&r->in->nodes[r->class_nodes[i]].allocatable,
+			                 &job->request, job->num_nodes - total);
+		return total;
+	}
+	/* With a launcher, on the node that loses the fewest ranks to it: the ranks each node
+	 * holds alone (up to the whole job), less what the launcher's node gives up. */
+	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1]; i++)
+		total = sat_add(total, pods_on(&r->in->nodes[r->class_nodes[i]].allocatable,
+		                               &job->request, job->num_nodes));
+	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1]; i++) {
+		const struct tj_adm_resources *alloc = &r->in->nodes[r->class_nodes[i]].allocatable;
+		struct tj_adm_resources rest = *alloc;
+		int64_t with;
+
+		if (!holds_one(alloc, &job->launcher))
+			continue;
+		take(&rest, &job->launcher);
+		with = sat_add(sat_sub(total, pods_on(alloc, &job->request, job->num_nodes)),
+		               pods_on(&rest, &job->request, job->num_nodes));
+		if (with > most)
+			most = with;
+	}
+	return most < job->num_nodes ? most : job->num_nodes;
 }
 
 static void wait_for(struct tj_adm_decision *d, const char *reason)
@@ -457,6 +481,11 @@ static int admit(struct run *r, size_t b, size_t j, bool backfilled)
 	for (int rank = 0; rank < job->num_pods; rank++) {
 		d->nodes[rank] = r->slot_node[r->ranks[rank]];
 		take(&r->free[r->ranks[rank]], &job->request);
+	}
+	d->launcher_node = SIZE_MAX;
+	if (has_launcher(job)) {
+		d->launcher_node = r->slot_node[r->launcher_slot];
+		take(&r->free[r->launcher_slot], &job->launcher);
 	}
 	r->era++;
 	if (r->job_account[j] != SIZE_MAX)
@@ -504,13 +533,13 @@ static int backfill(struct run *r, size_t b, size_t j, const struct head *head, 
 	struct shape_memo *m = tj_adm_memo_of(r, b, job);
 
 	if (!m || m->fits_elsewhere != 0) {
-		if (tj_adm_place(r, b, r->free, r->reserved, job))
+		if (tj_adm_place_gang(r, b, r->free, r->reserved, job))
 			return admit(r, b, j, true);
 		if (m)
 			m->fits_elsewhere = 0;
 	}
 	if (head->start > 0 && sat_add(in->now, job->walltime) <= head->start &&
-	    tj_adm_place(r, b, r->free, NULL, job))
+	    tj_adm_place_gang(r, b, r->free, NULL, job))
 		return admit(r, b, j, true);
 	return 0;
 }
@@ -534,7 +563,7 @@ static int decide(struct run *r, size_t b, size_t j, struct head *head)
 		return 0;
 	if (head->blocked)
 		return backfill(r, b, j, head, fits);
-	if (fits && tj_adm_place(r, b, r->free, NULL, job))
+	if (fits && tj_adm_place_gang(r, b, r->free, NULL, job))
 		return admit(r, b, j, false);
 	head->blocked = true;
 	head->start = tj_adm_reserve(r, b, job);

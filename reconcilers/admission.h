@@ -13,7 +13,10 @@
  * - Fit. A gang fits when every one of its pods fits at once, each with the job's request,
  *   on nodes of its class that take new pods. Several pods of one job may share a node when
  *   its free resources hold them. Nothing is admitted in part: a gang is placed whole or not
- *   at all.
+ *   at all. A gang may have one pod of another shape, its launcher (an MPI launcher that
+ *   asks for GPUs, created once the others are Ready): it is placed with them, on the node
+ *   that fits it best in what they leave (else first, and they in what it leaves), and it
+ *   counts in all a gang is judged by (quotas, the head's reservation, NeverFits).
  * - Node choice, to keep large jobs possible: with a topology domain on the nodes (the
  *   config's topology label), the gang goes into the fewest domains, preferring the one
  *   domain that holds it with the least room to spare; within that, best fit: the node with
@@ -106,6 +109,9 @@ struct tj_adm_job {
 	 * which its pods' affinity excludes); at most TJ_ADM_MAX_EXCLUDED are heeded. */
 	const size_t *excluded;
 	size_t n_excluded;
+	/* The request of the gang's launcher, a pod of another shape that needs a place now
+	 * with the others (created later, once they are Ready); pods 0: no launcher. */
+	struct tj_adm_resources launcher;
 };
 
 #define TJ_ADM_MAX_EXCLUDED 32
@@ -154,6 +160,8 @@ struct tj_adm_decision {
 	/* ADMITTED: num_pods indexes into nodes, the node of each pod that needs one, in rank
 	 * order. Owned by the result. */
 	size_t *nodes;
+	/* ADMITTED with a launcher: the index into nodes of its node; SIZE_MAX without. */
+	size_t launcher_node;
 	/* WAITING and NEVER_FITS: one of TJ_ADM_REASON_*, and a message a person can act on:
 	 * "position 3 of 7 in gh200: needs 5 nodes x 4 GPUs, 3 such nodes free; expected start
 	 * 10:40Z" (or "expected start unknown"), "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes

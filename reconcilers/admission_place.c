@@ -12,7 +12,8 @@ struct shape_memo *tj_adm_memo_of(struct run *r, size_t b, const struct tj_adm_j
 		struct shape_memo *m = &r->memos[i];
 
 		if (m->era == r->era && m->bucket == b && m->num_pods == job->num_pods &&
-		    memcmp(&m->request, &job->request, sizeof(m->request)) == 0)
+		    memcmp(&m->request, &job->request, sizeof(m->request)) == 0 &&
+		    memcmp(&m->launcher, &job->launcher, sizeof(m->launcher)) == 0)
 			return m;
 	}
 	return NULL;
@@ -36,10 +37,15 @@ bool tj_adm_survey(struct run *r, size_t b, const struct tj_adm_job *job, int *r
 		if (total < job->num_pods)
 			total += pods_on(&r->free[s], &job->request, job->num_pods - total);
 	}
+	/* A launcher needs a node in what the ranks leave: only a placement tells. */
+	bool fits = total >= job->num_pods &&
+	            (!has_launcher(job) || tj_adm_place_gang(r, b, r->free, NULL, job));
+
 	m = &r->memos[r->next_memo];
 	r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
-	*m = (struct shape_memo){ r->era, b, job->request, job->num_pods, total >= job->num_pods,
-		                  n,      -1 };
+	*m =
+	        (struct shape_memo){ r->era, b, job->request, job->launcher, job->num_pods, fits,
+		                     n,      -1 };
 	*ret_nodes = n;
 	return m->fits;
 }
@@ -189,6 +195,62 @@ bool tj_adm_place(struct run *r, size_t b, const struct tj_adm_resources *free, 
 	return true;
 }
 
+/* What a pod of req leaves of t (requests are never negative). */
+static void lessen(struct tj_adm_resources *t, const struct tj_adm_resources *req)
+{
+	t->gpus = sat_add(t->gpus, req->gpus > 0 ? -req->gpus : 0);
+	t->cpu_milli = sat_add(t->cpu_milli, req->cpu_milli > 0 ? -req->cpu_milli : 0);
+	t->memory = sat_add(t->memory, req->memory > 0 ? -req->memory : 0);
+	t->pods = sat_add(t->pods, req->pods > 0 ? -req->pods : 0);
+}
+
+/* The launcher's node in `free` less what the ranks of r->ranks (k of them) take there when
+ * ranked: best fit among the slots that hold it; false if none does. */
+static bool place_launcher(struct run *r, size_t b, const struct tj_adm_resources *free,
+                           const bool *avoid, const struct tj_adm_job *job, int64_t ranked)
+{
+	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1], best = SIZE_MAX;
+
+	memcpy(&r->trial[first], &free[first], (last - first) * sizeof(*r->trial));
+	for (int64_t rank = 0; rank < ranked; rank++)
+		lessen(&r->trial[r->ranks[rank]], &job->request);
+	for (size_t s = first; s < last; s++) {
+		struct candidate c = { r->trial[s].gpus, s };
+
+		if ((avoid && avoid[s]) || !holds_one(&r->trial[s], &job->launcher))
+			continue;
+		if (best == SIZE_MAX ||
+		    fits_better(&c, &(struct candidate){ r->trial[best].gpus, best }))
+			best = s;
+	}
+	if (best == SIZE_MAX)
+		return false;
+	r->launcher_slot = best;
+	return true;
+}
+
+bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *free,
+                       const bool *avoid, const struct tj_adm_job *job)
+{
+	size_t s;
+
+	if (!has_launcher(job))
+		return tj_adm_place(r, b, free, avoid, job);
+	if (tj_adm_place(r, b, free, avoid, job) &&
+	    place_launcher(r, b, free, avoid, job, job->num_pods))
+		return true;
+	/* The ranks took the nodes the launcher fits on: the launcher first, where it fits
+	 * best, and the ranks in what it leaves (place_launcher left `free` in trial). */
+	if (!place_launcher(r, b, free, avoid, job, 0))
+		return false;
+	s = r->launcher_slot;
+	lessen(&r->trial[s], &job->launcher);
+	if (!tj_adm_place(r, b, r->trial, avoid, job))
+		return false;
+	r->launcher_slot = s;
+	return true;
+}
+
 /* Reservation */
 
 /* The head's expected start: the first release time after which its gang fits in what is
@@ -219,9 +281,11 @@ int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job)
 			r->pods[s] = pods_on(&r->later[s], &job->request, k);
 			total += r->pods[s];
 		}
-		if (total >= k && tj_adm_place(r, b, r->later, NULL, job)) {
+		if (total >= k && tj_adm_place_gang(r, b, r->later, NULL, job)) {
 			for (int64_t rank = 0; rank < k; rank++)
 				r->reserved[r->ranks[rank]] = true;
+			if (has_launcher(job))
+				r->reserved[r->launcher_slot] = true;
 			r->era++;
 			r->res->classes[b].reserved_gpus = gang_gpus(job);
 			return at > r->in->now ? at : r->in->now;

@@ -70,6 +70,7 @@ struct shape_memo {
 	uint64_t era; /* run's era when computed; 0: empty */
 	size_t bucket;
 	struct tj_adm_resources request;
+	struct tj_adm_resources launcher;
 	int num_pods;
 	bool fits;          /* survey: the gang fits in what is free now */
 	int free_nodes;     /* survey: nodes that hold one of its pods */
@@ -101,6 +102,8 @@ struct run {
 	struct room *rooms;             /* owned; per domain, scratch of choose_domains */
 	struct candidate *cands;        /* owned; per slot, scratch of select_best */
 	size_t *ranks;                  /* owned; TJ_MAX_NODES: the slot of each rank placed */
+	size_t launcher_slot;           /* the slot of the launcher placed with them */
+	struct tj_adm_resources *trial; /* owned; per slot, scratch of tj_adm_place_gang */
 	struct release_key *releases;   /* owned; n_releases, by time */
 	size_t *order;                  /* owned; jobs in queue order, by bucket */
 	size_t *bucket_jobs;            /* owned; n_buckets + 1, into order */
@@ -174,13 +177,22 @@ static inline void give(struct tj_adm_resources *free, const struct tj_adm_resou
 	free->pods = sat_add(free->pods, back->pods);
 }
 
+static inline bool has_launcher(const struct tj_adm_job *job)
+{
+	return job->launcher.pods > 0;
+}
+
+/* The GPUs of the pods that need a place now: the ranks', and the launcher's. */
 static inline int64_t gang_gpus(const struct tj_adm_job *job)
 {
-	int64_t gpus;
+	int64_t gpus = 0;
 
-	if (job->request.gpus <= 0)
-		return 0;
-	return __builtin_mul_overflow(job->request.gpus, job->num_pods, &gpus) ? INT64_MAX : gpus;
+	if (job->request.gpus > 0 &&
+	    __builtin_mul_overflow(job->request.gpus, job->num_pods, &gpus))
+		return INT64_MAX;
+	if (has_launcher(job) && job->launcher.gpus > 0)
+		gpus = sat_add(gpus, job->launcher.gpus);
+	return gpus;
 }
 
 /* Node choice and reservation (admission_place.c) */
@@ -195,6 +207,11 @@ bool tj_adm_survey(struct run *r, size_t b, const struct tj_adm_job *job, int *r
  * writes the slot of each rank to r->ranks; false if the gang does not fit. */
 bool tj_adm_place(struct run *r, size_t b, const struct tj_adm_resources *free, const bool *avoid,
                   const struct tj_adm_job *job);
+
+/* tj_adm_place, and for a gang with a launcher its node too (r->launcher_slot): in what the
+ * ranks leave, else first, with the ranks in what it leaves. */
+bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *free,
+                       const bool *avoid, const struct tj_adm_job *job);
 
 /* The head's expected start (0: unknown); the nodes it would take then are reserved. */
 int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job);

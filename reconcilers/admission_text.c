@@ -42,8 +42,13 @@ void tj_adm_describe_gang(char *buf, size_t size, const struct tj_adm_job *job, 
 	tj_adm_describe_request(req, sizeof(req), &job->request);
 	if (pods != job->num_nodes)
 		snprintf(of, sizeof(of), " of %d", job->num_nodes);
-	snprintf(buf, size, "%d%s node%s%s%s", pods, of, tj_adm_plural(job->num_nodes),
-	         req[0] ? " x " : "", req);
+	int n = snprintf(buf, size, "%d%s node%s%s%s", pods, of, tj_adm_plural(job->num_nodes),
+	                 req[0] ? " x " : "", req);
+
+	if (job->launcher.pods <= 0 || n < 0 || (size_t)n >= size)
+		return;
+	tj_adm_describe_request(req, sizeof(req), &job->launcher);
+	snprintf(buf + n, size - (size_t)n, " and a launcher%s%s", req[0] ? " of " : "", req);
 }
 
 /* "10:40Z" on the day of `now`, "2026-12-02T10:40Z" on another, "unknown" for 0. */

@@ -129,3 +129,48 @@ void tj_node_health_judge(const struct tj_node *node, const struct tj_failure_po
 	}
 	*ret = h;
 }
+
+/* Kubernetes' rule: an empty key with Exists tolerates every taint; an empty effect
+ * matches every effect; Exists ignores the value. */
+static bool tolerates(const struct tj_toleration *t, const struct tj_node_taint *taint)
+{
+	bool exists = t->operator_ && strcmp(t->operator_, "Exists") == 0;
+
+	if (t->effect && *t->effect && strcmp(t->effect, taint->effect) != 0)
+		return false;
+	if (!t->key || !*t->key)
+		return exists;
+	if (strcmp(t->key, taint->key) != 0)
+		return false;
+	return exists || strcmp(t->value ? t->value : "", taint->value ? taint->value : "") == 0;
+}
+
+bool tj_node_takes_new_pods(const struct tj_node *node, const struct tj_gpu_class *cls,
+                            const struct tj_failure_policy *policy, int64_t now)
+{
+	const struct tj_node_condition *ready = tj_node_condition(node, "Ready");
+	struct tj_node_health h;
+
+	if (node->unschedulable || !ready || ready->status != TJ_COND_TRUE)
+		return false;
+	tj_node_health_judge(node, policy, 0, now, &h);
+	if (h.fault != TJ_NODE_HEALTHY)
+		return false;
+	for (size_t i = 0; i < node->n_taints; i++) {
+		const struct tj_node_taint *taint = &node->taints[i];
+		bool ok = false;
+
+		if (!taint->effect || strcmp(taint->effect, "PreferNoSchedule") == 0)
+			continue;
+		for (size_t k = 0; cls && k < cls->n_tolerations && !ok; k++)
+			ok = tolerates(&cls->tolerations[k], taint);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+int64_t tj_node_pod_slots(const struct tj_node *node)
+{
+	return node->allocatable.pods > 0 ? node->allocatable.pods : INT64_MAX;
+}

@@ -22,7 +22,10 @@
  * for grace_seconds. The age comes from the condition's lastTransitionTime or the taint's
  * timeAdded. A signal of unknown age (a deleted node; a taint without timeAdded, which the
  * API server writes only for NoExecute taints) counts as older than any grace period: there
- * is no later moment at which it would become more certain. */
+ * is no later moment at which it would become more certain.
+ *
+ * The admission asks the same judgement of a node it would place new pods on
+ * (tj_node_takes_new_pods), with the node's taints against the class's tolerations. */
 #pragma once
 
 #include <stdbool.h>
@@ -63,3 +66,15 @@ const char *tj_node_fault_reason(enum tj_node_fault fault);
  * field of *ret. */
 void tj_node_health_judge(const struct tj_node *node, const struct tj_failure_policy *policy,
                           int64_t grace_seconds, int64_t now, struct tj_node_health *ret);
+
+/* Whether the admission may place new pods of class cls (NULL: no class) on node: Ready, not
+ * cordoned, healthy (tj_node_health_judge), and no NoSchedule or NoExecute taint that the
+ * class does not tolerate (an empty key with Exists tolerates every taint, an empty effect
+ * matches every effect, Exists ignores the value, as Kubernetes rules). */
+bool tj_node_takes_new_pods(const struct tj_node *node, const struct tj_gpu_class *cls,
+                            const struct tj_failure_policy *policy, int64_t now);
+
+/* The pods a node takes: its allocatable `pods`, which every kubelet reports (110 by
+ * default); INT64_MAX for a node that reports none, which the scheduler's own check does not
+ * limit either. */
+int64_t tj_node_pod_slots(const struct tj_node *node);

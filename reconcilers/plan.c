@@ -886,6 +886,7 @@ static int finish(struct planner *p, struct tj_plan *plan)
 static void want_clear(struct tj_plan_want *w)
 {
 	cJSON_Delete(w->pod);
+	cJSON_Delete(w->launcher);
 	for (size_t i = 0; i < w->n_excluded; i++)
 		free(w->excluded[i]);
 	free(w->excluded);

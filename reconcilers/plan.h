@@ -75,7 +75,11 @@
  *   position and expected start; status.startTime, the start of the activeDeadlineSeconds
  *   clock, is written only when the pods are created. NeverFits fails the job. A pinned pod
  *   that stays unschedulable for pin_timeout gives the whole gang back: every live pod of
- *   the attempt is deleted, the start time cleared, and the job queued again.
+ *   the attempt is deleted, the start time cleared, and the job queued again. An MPI
+ *   launcher that asks for GPUs of the class is part of the gang (plan.want.launcher): its
+ *   node is admitted with the node pods', held in an annotation of the first node pod
+ *   created (reconcilers/launcher_hold.h), and the launcher, created once the nodes are
+ *   Ready, is pinned there.
  * - Steps (reconcilers/steps.h, plan_steps.c): the pods of the runtime's other replicated
  *   jobs are created once their dependsOn (and startupPolicy InOrder) are met; the node
  *   pods wait for theirs (state Pending, reason WaitingForSteps). A failed pod of a step is
@@ -185,6 +189,10 @@ struct tj_plan_admission {
 	/* Seconds a pinned pod may stay unschedulable before the whole gang is given back; 0:
 	 * never. */
 	int64_t pin_timeout;
+	/* admitted with the place of the gang's launcher (want.launcher): its node and that
+	 * node's hostname label (borrowed); NULL without. */
+	const char *launcher_node;
+	const char *launcher_hostname;
 };
 
 /* The gang a plan waits to have admitted: the controller puts it in the queue. */
@@ -203,6 +211,10 @@ struct tj_plan_want {
 	size_t n_excluded;
 	cJSON *pod; /* owned; the first missing rank's pod, for its requests
 	             * and its priorityClassName */
+	/* owned; the MPI launcher pod that needs its place with the gang (it asks for GPUs of
+	 * the class, and no node pod holds a place for it: reconcilers/launcher_hold.h), for
+	 * its requests; NULL for none */
+	cJSON *launcher;
 };
 
 struct tj_plan {

@@ -8,6 +8,7 @@
 
 #include "reconcilers/job_metadata.h"
 #include "reconcilers/json.h"
+#include "reconcilers/launcher_hold.h"
 #include "reconcilers/native_gang.h"
 
 /* The headless Service, posted with every batch of pods and until a status with the start
@@ -75,15 +76,35 @@ static bool has_live_pods(const struct planner *p)
 	return false;
 }
 
-static bool is_admitted(const struct planner *p, int missing)
+/* The admission is for this gang: its missing ranks, and the launcher's place when it
+ * needs one. */
+static bool is_admitted(const struct planner *p, int missing, const cJSON *launcher)
 {
 	const struct tj_plan_admission *adm = p->in->admission;
 
-	return !adm || (adm->admitted && adm->n_nodes == (size_t)missing);
+	return !adm || (adm->admitted && adm->n_nodes == (size_t)missing &&
+	                (adm->launcher_node != NULL) == (launcher != NULL));
 }
 
-/* The gang waits for admission: say what it needs, and what the queue said of it. */
-static void queue_gang(struct planner *p, const struct tj_render *render, int missing)
+/* The first pod of the batch holds the launcher's place (reconcilers/launcher_hold.h). */
+static int hold_launcher(cJSON *pod, const cJSON *launcher, const struct tj_plan_admission *adm)
+{
+	char *text = NULL;
+	int r = tj_launcher_hold_format(launcher, adm->launcher_node, adm->launcher_hostname,
+	                                &text);
+
+	if (r == 0)
+		r = tj_json_set_string(
+		        tj_json_object(tj_json_object(pod, "metadata"), "annotations"),
+		        TJ_ANNOTATION_LAUNCHER_HOLD, text);
+	free(text);
+	return r;
+}
+
+/* The gang waits for admission: say what it needs, and what the queue said of it. The
+ * launcher that needs a place with it (owned) goes into the want. */
+static void queue_gang(struct planner *p, const struct tj_render *render, int missing,
+                       cJSON *launcher)
 {
 	const struct tj_adm_decision *d = p->in->admission->decision;
 	const struct tj_gpu_class *cls = tj_render_gpu_class(render);
@@ -94,6 +115,7 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		first++;
 	p->queued = true;
 	if (d && d->verdict == TJ_ADM_NEVER_FITS) {
+		cJSON_Delete(launcher);
 		tj_planner_fail(p, TJ_ADM_REASON_NEVER, d->message);
 		return;
 	}
@@ -103,6 +125,7 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		.num_pods = missing,
 		.restart = restart,
 		.walltime = p->walltime.seconds,
+		.launcher = launcher,
 	};
 	copy(p->want.gpu_class, sizeof(p->want.gpu_class), cls ? cls->name : NULL);
 	if (tj_render_pod(render, first, p->st.restart_count, &p->want.pod) < 0 ||
@@ -135,6 +158,8 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 static void announce_admission(struct planner *p, const char *const *assigned)
 {
 	const struct tj_plan_admission *adm = p->in->admission;
+	struct tj_launcher_hold hold;
+	const char *launcher = NULL;
 	char nodes[512];
 	size_t len = 0, shown = 0;
 	int n = 0;
@@ -156,7 +181,16 @@ static void announce_admission(struct planner *p, const char *const *assigned)
 		}
 	}
 	if ((size_t)n > shown && len < sizeof(nodes))
-		snprintf(nodes + len, sizeof(nodes) - len, " and %zu more", (size_t)n - shown);
+		len += (size_t)snprintf(nodes + len, sizeof(nodes) - len, " and %zu more",
+		                        (size_t)n - shown);
+	/* The launcher's place: admitted now, or held by a pod that exists. */
+	if (adm->launcher_node)
+		launcher = adm->launcher_node;
+	else if (tj_planner_mpi_hold(p, &hold))
+		launcher = hold.node;
+	if (launcher && len < sizeof(nodes))
+		snprintf(nodes + len, sizeof(nodes) - len, ", the launcher's place on %s",
+		         launcher);
 	p->backfilled = adm->decision && adm->decision->verdict == TJ_ADM_ADMITTED &&
 	                adm->decision->backfilled;
 	tj_planner_event(p, false, "Admitted", "%d pod%s pinned to %s%s", n, n == 1 ? "" : "s",
@@ -167,6 +201,7 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 {
 	const struct tj_plan_admission *adm = p->in->admission;
 	const char **assigned = NULL;
+	cJSON *launcher = NULL;
 	int created = 0, missing = 0;
 	size_t pinned = 0;
 
@@ -193,13 +228,17 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 	for (int r = 0; adm && r < p->num_nodes; r++)
 		if (p->blocked[r])
 			return;
-	if (!is_admitted(p, missing)) {
-		queue_gang(p, render, missing);
+	if (adm && tj_planner_mpi_launcher(p, &launcher) < 0) {
+		p->oom = true;
+		return;
+	}
+	if (!is_admitted(p, missing, launcher)) {
+		queue_gang(p, render, missing, launcher);
 		return;
 	}
 	if (adm && !(assigned = calloc((size_t)p->num_nodes, sizeof(*assigned)))) {
 		p->oom = true;
-		return;
+		goto out;
 	}
 	for (int r = 0; r < p->num_nodes; r++) {
 		struct tj_action *a;
@@ -213,7 +252,8 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 		if (tj_render_pod(render, r, p->st.restart_count, &a->object) < 0 ||
 		    (p->in->native_gang && tj_native_gang_attach(a->object, p->job) < 0) ||
 		    (adm &&
-		     tj_render_pin(a->object, adm->nodes[pinned], adm->hostnames[pinned]) < 0)) {
+		     tj_render_pin(a->object, adm->nodes[pinned], adm->hostnames[pinned]) < 0) ||
+		    (launcher && created == 0 && hold_launcher(a->object, launcher, adm) < 0)) {
 			p->oom = true;
 			goto out;
 		}
@@ -230,6 +270,7 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 	if (created > 0)
 		post_service(p);
 out:
+	cJSON_Delete(launcher);
 	free(assigned);
 }
 

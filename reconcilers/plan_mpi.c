@@ -8,48 +8,16 @@
 #include <string.h>
 
 #include "reconcilers/json.h"
+#include "reconcilers/launcher_hold.h"
 #include "reconcilers/planner.h"
 #include "reconcilers/render_step.h"
 #include "reconcilers/steps.h"
-
-/* Whether the trainer's fields give GPUs to a step other than node that runs the trainer
- * (the launcher): Kubeflow gives it resourcesPerNode as it gives the node step. A template
- * that asks for GPUs by itself is create_step's refusal (plan_steps.c). 1, 0, or -ENOMEM. */
-static int trainer_gives_launcher_gpus(const struct planner *p)
-{
-	const struct tj_step_graph *g = &p->in->runtime->graph;
-	struct tj_problem why = { "", "" };
-
-	for (size_t i = 0; i < g->n; i++) {
-		const struct tj_step *s = &g->steps[i];
-		cJSON *tmpl, *c;
-		int r = 0;
-
-		if (strcmp(s->name, TJ_STEP_NODE) == 0 || strcmp(s->ancestor, "trainer") != 0)
-			continue;
-		if (tj_json_parse(s->pod_template, &tmpl) < 0)
-			return -ENOMEM;
-		c = tj_json_find_by(tj_json_path(tmpl, "spec.containers"), "name", "node");
-		if (c && !tj_render_pod_wants_gpus(tmpl, p->gpu_resource)) {
-			r = tj_render_apply_trainer(c, p->job, false, false, &why);
-			if (r == 0)
-				r = tj_render_pod_wants_gpus(tmpl, p->gpu_resource);
-			else if (r != -ENOMEM)
-				r = 0; /* a reserved env name: refused with the node pods */
-		}
-		cJSON_Delete(tmpl);
-		if (r != 0)
-			return r;
-	}
-	return 0;
-}
 
 bool tj_planner_mpi_refused(struct planner *p)
 {
 	const struct tj_runtime *rt = p->in->runtime;
 	struct tj_problem why = { "", "" };
 	char name[TJ_NAME_MAX + 32];
-	int r;
 
 	snprintf(name, sizeof(name), "%s %s", tj_runtime_kind_name(rt->kind), rt->name);
 	if (tj_mpi_validate(&rt->mpi, name,
@@ -58,23 +26,71 @@ bool tj_planner_mpi_refused(struct planner *p)
 		tj_planner_fail(p, why.reason, why.message);
 		return true;
 	}
-	/* Only the node step is a gang the queue admits: a launcher with GPUs would hold them
-	 * outside its reservation. Checked before the first pod, as the launcher comes last. */
-	if (!rt->mpi.enabled || !p->in->admission || p->n_owned > 0 || p->st.start_time)
+	return false;
+}
+
+/* The launcher step of an MPI runtime under the built-in admission with a GPU class, whose
+ * pods the plan tracks; g->n when there is none. */
+static size_t launcher_step(const struct planner *p)
+{
+	const struct tj_step_graph *g = &p->in->runtime->graph;
+	size_t i;
+
+	if (!p->in->runtime->mpi.enabled || !p->in->admission || !p->gpu_resource || g->error)
+		return g->n;
+	i = tj_step_graph_find(g, TJ_STEP_LAUNCHER);
+	return i < g->n && p->step_slots[i] ? i : g->n;
+}
+
+bool tj_planner_mpi_is_launcher(const struct planner *p, size_t step)
+{
+	return step == launcher_step(p);
+}
+
+bool tj_planner_mpi_hold(const struct planner *p, struct tj_launcher_hold *ret)
+{
+	if (launcher_step(p) == p->in->runtime->graph.n)
 		return false;
-	r = trainer_gives_launcher_gpus(p);
-	if (r == -ENOMEM)
-		p->oom = true;
-	if (r <= 0)
-		return r < 0;
-	tj_problem_set(&why, "InvalidSpec",
-	               "spec.trainer.resourcesPerNode: requests GPUs, which Kubeflow Trainer gives "
-	               "to the launcher of %s as well as to its nodes; only the node step is "
-	               "admitted as a gang here, so the launcher's GPUs would bypass the queue "
-	               "(request the GPUs in the node template of a runtime instead)",
-	               name);
-	tj_planner_fail(p, why.reason, why.message);
-	return true;
+	for (int r = 0; r < p->num_nodes; r++) {
+		const struct tj_pod *pod = p->current[r];
+
+		if (pod && !is_finished(pod) && !is_deleting(pod) && pod->launcher_hold &&
+		    tj_launcher_hold_parse(pod->launcher_hold, ret) == 0)
+			return true;
+	}
+	return false;
+}
+
+int tj_planner_mpi_launcher(struct planner *p, cJSON **ret)
+{
+	size_t i = launcher_step(p);
+	struct tj_launcher_hold hold;
+	struct tj_problem why = { "", "" };
+	cJSON *pod = NULL, *c;
+	int r;
+
+	*ret = NULL;
+	if (i == p->in->runtime->graph.n || p->step_slots[i][0] || tj_planner_mpi_hold(p, &hold))
+		return 0;
+	r = tj_render_step_pod(p->job, &p->in->runtime->graph.steps[i], 0, p->st.restart_count,
+	                       &pod, &why);
+	/* A launcher that cannot be rendered fails the job when it is created. */
+	if (r < 0)
+		return r == -ENOMEM ? r : 0;
+	/* Its requests as tj_planner_mpi_pods will make them: the trainer's resources merged
+	 * into its container node when it runs the trainer. */
+	c = tj_json_find_by(tj_json_path(pod, "spec.containers"), "name", "node");
+	if (c && tj_mpi_runs_trainer(&p->in->runtime->mpi, pod))
+		r = tj_render_apply_trainer(c, p->job, false, false, true, &why);
+	/* A reserved env name fails the job with the node pods; a quantity that is not one,
+	 * the API server refuses with the launcher. */
+	if (r < 0 || !tj_render_pod_wants_gpus(pod, p->gpu_resource) ||
+	    tj_pod_spec_requests(tj_json_path(pod, "spec"), &(struct tj_pod_resources){ 0 }) < 0) {
+		cJSON_Delete(pod);
+		return r == -ENOMEM ? r : 0;
+	}
+	*ret = pod;
+	return 0;
 }
 
 /* The GPUs of a node pod as the renderer makes it, for the slots. */
@@ -123,10 +139,24 @@ static int apply_trainer(struct planner *p, cJSON *pod, const char *step)
 	c = tj_json_find_by(tj_json_path(pod, "spec.containers"), "name", "node");
 	if (!c)
 		return 0;
-	r = tj_render_apply_trainer(c, p->job, true, true, &why);
+	r = tj_render_apply_trainer(c, p->job, true, true, true, &why);
 	if (r < 0 && r != -ENOMEM)
 		tj_planner_fail(p, why.reason, why.message);
 	return r;
+}
+
+/* The launcher goes to the place its gang holds for it, pinned as the ranks are and in
+ * their GPU class; without a hold (a gang created before holds existed) the scheduler
+ * places it. */
+static int place_launcher(struct planner *p, const struct tj_render *render, cJSON *pod)
+{
+	struct tj_launcher_hold hold;
+	int r;
+
+	if (!tj_planner_mpi_hold(p, &hold))
+		return 0;
+	r = tj_render_pin(pod, hold.node, hold.hostname);
+	return r < 0 ? r : tj_render_place_in_class(render, pod);
 }
 
 static void post(struct planner *p, cJSON *obj, bool ssh_key)
@@ -166,6 +196,8 @@ static int add_to_pods(struct planner *p, const struct tj_render *render, cJSON 
 			continue;
 		created = true;
 		r = apply_trainer(p, pod, step);
+		if (r == 0 && strcmp(step, TJ_STEP_LAUNCHER) == 0)
+			r = place_launcher(p, render, pod);
 		if (r == 0)
 			r = tj_mpi_apply_pod(pod, step, mpi, p->job->name, slots);
 		if (r < 0)

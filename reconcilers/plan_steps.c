@@ -2,12 +2,14 @@
  * order dependsOn and startupPolicy give them; a failed step through the failure policy;
  * the success policy; the claims every step mounts; jobsStatus per step.
  *
- * Admission: only the node step is a gang that waits in the queue of its GPU class. The
- * other steps (initializers, a launcher) are created as soon as their dependsOn are met,
- * outside the queue, as the scheduler places any pod: they hold no GPUs, and a job whose
- * node gang waits for its initializers would otherwise hold a reservation for nothing. A
- * step other than node that asks for GPUs would bypass the queue, so while the built-in
- * admission is on, such a runtime is refused (UnsupportedRuntime) and names the step. */
+ * Admission: the node step is a gang that waits in the queue of its GPU class, with the
+ * MPI launcher when it asks for GPUs (plan_gang.c): the launcher is created once its
+ * dependsOn are met, pinned to the place held for it. The other steps (initializers, a
+ * launcher without GPUs) are created as soon as their dependsOn are met, outside the queue,
+ * as the scheduler places any pod: they hold no GPUs, and a job whose node gang waits for
+ * its initializers would otherwise hold a reservation for nothing. Such a step that asks
+ * for GPUs would bypass the queue, so while the built-in admission is on, its runtime is
+ * refused (UnsupportedRuntime) and names the step. */
 #include "reconcilers/planner.h"
 
 #include <errno.h>
@@ -167,7 +169,9 @@ static bool create_step(struct planner *p, size_t i)
 			tj_planner_fail(p, why.reason, why.message);
 			return false;
 		}
-		if (p->in->admission && tj_render_pod_wants_gpus(pod, p->gpu_resource)) {
+		/* The launcher's place is admitted with the node pods (tj_planner_mpi_pods). */
+		if (!tj_planner_mpi_is_launcher(p, i) && p->in->admission &&
+		    tj_render_pod_wants_gpus(pod, p->gpu_resource)) {
 			cJSON_Delete(pod);
 			tj_problem_set(
 			        &why, "UnsupportedRuntime",

@@ -215,10 +215,24 @@ void tj_planner_count_steps(struct planner *p, bool suspended);
 bool tj_planner_give_back(struct planner *p);
 
 /* plan_mpi.c: fails a job whose runtime's MPI policy cannot run (another implementation than
- * OpenMPI, a TrainJob setting the MPI env, ...: tj_mpi_validate), or, before its first pod
- * and with the built-in admission, whose resourcesPerNode would give the launcher GPUs
- * outside the node gang's reservation; true if it did. */
+ * OpenMPI, a TrainJob setting the MPI env, ...: tj_mpi_validate); true if it did. */
 bool tj_planner_mpi_refused(struct planner *p);
+
+struct tj_launcher_hold;
+
+/* plan_mpi.c: whether step is the launcher step whose place the built-in admission holds
+ * (an MPI runtime, the admission on, a GPU class). */
+bool tj_planner_mpi_is_launcher(const struct planner *p, size_t step);
+
+/* plan_mpi.c: the place held for the launcher (reconcilers/launcher_hold.h) by a live node
+ * pod of the current attempt; false if none holds one. */
+bool tj_planner_mpi_hold(const struct planner *p, struct tj_launcher_hold *ret);
+
+/* plan_mpi.c: the launcher pod of the current attempt when it must be admitted with the
+ * gang: under the built-in admission, it asks for GPUs of the class (its template's, or
+ * resourcesPerNode's), it does not exist yet and no node pod holds its place. *ret is NULL
+ * otherwise. -ENOMEM. */
+int tj_planner_mpi_launcher(struct planner *p, cJSON **ret);
 
 /* plan_mpi.c: for an MPI runtime, the pods this plan creates get the MPI volumes, mounts and
  * launcher env, the launcher the trainer's fields, and the Secret and ConfigMap they mount

@@ -24,6 +24,7 @@ struct tj_render {
 	int procs;
 	bool torch; /* the torchrun wiring; an MPI launcher starts the processes instead */
 	const struct tj_gpu_class *gpu_class; /* borrowed from the input */
+	cJSON *placement; /* owned; the class's (and the exclusions') node affinity expressions */
 };
 
 static const char *const reserved_env[] = {
@@ -61,6 +62,7 @@ struct tj_render *tj_render_free(struct tj_render *r)
 	if (!r)
 		return NULL;
 	cJSON_Delete(r->pod);
+	cJSON_Delete(r->placement);
 	free(r->job_name);
 	free(r);
 	return NULL;
@@ -102,8 +104,78 @@ fail:
 	return NULL;
 }
 
+/* One side (limits, requests) of resourcesPerNode over the container's: per resource. A GPU
+ * the TrainJob sets on this side only leaves the template's other side, so that
+ * gpus_both_ways makes both sides the TrainJob's count: Kubeflow's merge would keep the
+ * template's other count there, a pod the API server refuses (an extended resource's
+ * request must equal its limit). */
+static int merge_side(cJSON *res, const cJSON *over, const char *side, const char *other)
+{
+	const cJSON *from = cJSON_GetObjectItemCaseSensitive(over, side), *el;
+	const cJSON *over_other = cJSON_GetObjectItemCaseSensitive(over, other);
+	cJSON *to;
+
+	if (!cJSON_IsObject(from))
+		return 0;
+	to = tj_json_object(res, side);
+	if (!to)
+		return -ENOMEM;
+	cJSON_ArrayForEach(el, from)
+	{
+		if (tj_json_set(to, el->string, cJSON_Duplicate(el, true)) < 0)
+			return -ENOMEM;
+		if (strstr(el->string, "gpu") &&
+		    !cJSON_GetObjectItemCaseSensitive(over_other, el->string))
+			cJSON_DeleteItemFromObjectCaseSensitive(
+			        cJSON_GetObjectItemCaseSensitive(res, other), el->string);
+	}
+	return 0;
+}
+
+/* resourcesPerNode over the container's resources as Kubeflow Trainer merges them (a
+ * strategic merge patch, MergeResourceRequirements in its pkg/util/trainingruntime): limits
+ * and requests per resource name, claims by name; what the TrainJob does not name keeps
+ * the template's value. */
+static int merge_resources(cJSON *c, const char *resources_per_node)
+{
+	cJSON *over = NULL, *res, *claims;
+	const cJSON *el;
+	int r = -ENOMEM;
+
+	if (!resources_per_node)
+		return 0;
+	if (tj_json_parse(resources_per_node, &over) < 0)
+		return -ENOMEM;
+	res = tj_json_object(c, "resources");
+	if (!res)
+		goto out;
+	if (merge_side(res, over, "limits", "requests") < 0 ||
+	    merge_side(res, over, "requests", "limits") < 0)
+		goto out;
+	if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(over, "claims"))) {
+		if (!(claims = tj_json_array(res, "claims")))
+			goto out;
+		cJSON_ArrayForEach(el, cJSON_GetObjectItemCaseSensitive(over, "claims"))
+		{
+			const char *name = tj_json_string(el, "name");
+			cJSON *old = name ? tj_json_find_by(claims, "name", name) : NULL;
+			cJSON *dup = cJSON_Duplicate(el, true);
+
+			if (!dup || (old ? !cJSON_ReplaceItemViaPointer(claims, old, dup)
+			                 : !cJSON_AddItemToArray(claims, dup))) {
+				cJSON_Delete(dup);
+				goto out;
+			}
+		}
+	}
+	r = 0;
+out:
+	cJSON_Delete(over);
+	return r;
+}
+
 int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool program, bool with_env,
-                            struct tj_problem *why)
+                            bool with_resources, struct tj_problem *why)
 {
 	cJSON *env;
 
@@ -155,14 +227,7 @@ int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool progra
 			return -ENOMEM;
 		}
 	}
-	if (job->resources_per_node) {
-		cJSON *res;
-
-		if (tj_json_parse(job->resources_per_node, &res) < 0 ||
-		    tj_json_set(c, "resources", res) < 0)
-			return -ENOMEM;
-	}
-	return 0;
+	return with_resources ? merge_resources(c, job->resources_per_node) : 0;
 }
 
 /* True for the resources the GPU rules apply to: the class's resource, or any name with
@@ -388,19 +453,6 @@ static int and_into_terms(cJSON *spec, const cJSON *exprs)
 	return 0;
 }
 
-static int apply_placement(cJSON *spec, const struct tj_render_input *in)
-{
-	cJSON *exprs = NULL;
-	int r;
-
-	r = placement_expressions(in, &exprs);
-	if (r < 0)
-		return r;
-	r = and_into_terms(spec, exprs);
-	cJSON_Delete(exprs);
-	return r;
-}
-
 int tj_render_pin(cJSON *pod, const char *node, const char *hostname)
 {
 	cJSON *exprs = cJSON_CreateArray();
@@ -423,6 +475,17 @@ out:
 const struct tj_gpu_class *tj_render_gpu_class(const struct tj_render *r)
 {
 	return r->gpu_class;
+}
+
+static int apply_tolerations(cJSON *spec, const struct tj_gpu_class *cls);
+
+int tj_render_place_in_class(const struct tj_render *r, cJSON *pod)
+{
+	cJSON *spec = tj_json_object(pod, "spec");
+
+	if (!spec || and_into_terms(spec, r->placement) < 0)
+		return -ENOMEM;
+	return apply_tolerations(spec, r->gpu_class);
 }
 
 static int apply_tolerations(cJSON *spec, const struct tj_gpu_class *cls)
@@ -571,7 +634,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 {
 	const struct tj_trainjob *job = in->job;
 	struct tj_render *r = NULL;
-	cJSON *pod = NULL, *spec, *node;
+	cJSON *pod = NULL, *spec, *node, *placement = NULL;
 	long gpus = 0;
 	int rc, procs = 1;
 	bool program;
@@ -587,10 +650,13 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	                       "node");
 	/* Kubeflow gives the trainer's env to the step labelled trainjob-ancestor-step=trainer,
 	 * and with MPI's runLauncherAsNode to the node step too: without it, MPI nodes run the
-	 * runtime's sshd and get none. Their resources they always get, as the gang the
-	 * admission places is theirs. */
+	 * runtime's sshd and get none. resourcesPerNode goes the same way (Kubeflow's
+	 * runtime info, pkg/runtime/core/trainingruntime.go): without runLauncherAsNode an
+	 * MPI runtime's nodes keep their template's resources and the launcher gets the
+	 * TrainJob's. */
 	program = tj_mpi_runs_trainer(&in->runtime->mpi, pod);
 	rc = tj_render_apply_trainer(node, job, program,
+	                             program || in->runtime->mpi.run_launcher_as_node,
 	                             program || in->runtime->mpi.run_launcher_as_node, why);
 	if (rc < 0)
 		goto fail;
@@ -604,7 +670,8 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 		goto fail;
 	rc = -ENOMEM;
 	drop_reserved_env(node);
-	if ((!in->runtime->mpi.enabled && add_port(node) < 0) || apply_placement(spec, in) < 0 ||
+	if ((!in->runtime->mpi.enabled && add_port(node) < 0) ||
+	    placement_expressions(in, &placement) < 0 || and_into_terms(spec, placement) < 0 ||
 	    apply_tolerations(spec, in->gpu_class) < 0 ||
 	    tj_json_set_string(spec, "restartPolicy", "Never") < 0 ||
 	    tj_walltime_add_volume(spec) < 0 || tj_termination_policy_default(spec) < 0 ||
@@ -616,6 +683,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	if (!r || !(r->job_name = strdup(job->name)))
 		goto fail;
 	r->pod = pod;
+	r->placement = placement;
 	r->num_nodes = job->num_nodes > 0 ? job->num_nodes : in->runtime->num_nodes;
 	r->procs = procs;
 	r->torch = !in->runtime->mpi.enabled;
@@ -625,6 +693,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 fail:
 	tj_render_free(r);
 	cJSON_Delete(pod);
+	cJSON_Delete(placement);
 	return rc;
 }
 

@@ -65,6 +65,11 @@ const struct tj_gpu_class *tj_render_gpu_class(const struct tj_render *r);
  * counts the pod on its node before it is bound. -ENOMEM. */
 int tj_render_pin(cJSON *pod, const char *node, const char *hostname);
 
+/* Places a pod of another step in the job's GPU class as the node pods are: the class's
+ * (and the excluded nodes') node affinity ANDed into every term, and the class's
+ * tolerations; for the launcher that admission placed with the gang. -ENOMEM. */
+int tj_render_place_in_class(const struct tj_render *r, cJSON *pod);
+
 /* Accepts NULL; returns NULL. */
 struct tj_render *tj_render_free(struct tj_render *r);
 
@@ -74,12 +79,15 @@ void tj_render_pod_name(const char *job, int rank, int attempt, char buf[static 
 /* True for the env names the controller sets (PET_NNODES, MASTER_ADDR, RANK, ...). */
 bool tj_render_env_reserved(const char *name);
 
-/* Applies the TrainJob's trainer fields to container c: resourcesPerNode; env when with_env
- * is set (a name the controller sets is -EINVAL with reason InvalidSpec either way); and when
- * program is set image, command and args (Kubeflow gives those to the step labelled
- * trainjob-ancestor-step=trainer only: tj_mpi_runs_trainer). -ENOMEM. */
+/* Applies the TrainJob's trainer fields to container c: resourcesPerNode when with_resources
+ * is set, merged over the container's resources as Kubeflow merges them (limits and
+ * requests per resource name, claims by name; a GPU set on one side only replaces the
+ * template's count on the other too); env when with_env is set (a name the controller sets
+ * is -EINVAL with reason InvalidSpec either way); and when program is set image, command
+ * and args (Kubeflow gives those to the step labelled trainjob-ancestor-step=trainer only:
+ * tj_mpi_runs_trainer). -ENOMEM. */
 int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool program, bool with_env,
-                            struct tj_problem *why);
+                            bool with_resources, struct tj_problem *why);
 
 /* Makes the TrainJob the controller owner of an object: metadata.ownerReferences with
  * controller and blockOwnerDeletion, so the object goes when the TrainJob does. -ENOMEM. */

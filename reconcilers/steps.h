@@ -30,6 +30,7 @@
 #define TJ_STEP_NAME_MAX   64 /* a replicated job's name is a DNS label */
 #define TJ_STEP_MAX_PODS   TJ_MAX_NODES
 #define TJ_STEP_NODE       "node"
+#define TJ_STEP_LAUNCHER   "launcher" /* the MPI launcher, as Kubeflow's constants name it */
 #define TJ_LABEL_ANCESTOR  "trainer.kubeflow.org/trainjob-ancestor-step"
 #define TJ_LABEL_JOB_INDEX "jobset.sigs.k8s.io/job-index"
 

@@ -12,7 +12,8 @@ import tempfile
 
 import pytest
 
-from kube import SIM, apply, condition, events, kubectl, kubectl_json, tj, wait_for, wait_state
+from conftest import Controller
+from kube import SIM, apply, condition, events, kubectl, kubectl_json, pods, tj, trainjob, wait_for, wait_state
 
 LABEL = "trainer.kubeflow.org/trainjob-name"
 STEP = "jobset.sigs.k8s.io/replicatedjob-name"
@@ -222,20 +223,132 @@ def test_num_nodes_cannot_change_so_the_hostfile_stays_true(controller, namespac
     assert hostfile_of(namespace, name) == hostfile
 
 
-def test_launcher_given_gpus_by_resources_per_node_is_refused(controller, namespace, kubeflow_module):
-    """Kubeflow gives resourcesPerNode to the launcher too; only the node step is a gang the
-    queue admits, so a launcher with GPUs would hold them outside every reservation: the job
-    is refused before any pod exists, naming the field."""
-    kubectl("apply", "-f", runtime_file(kubeflow_module, "deepspeed-distributed"))
-    name = "gpu-launcher"
-    job = mpi_job(name, "deepspeed-distributed", nodes=2)
+PINNED_NODE = "trainjob.flame.dev/node"
+LAUNCHER_HOLD = "trainjob.flame.dev/launcher-hold"
+GPU_CLASS = "trainjob.flame.dev/gpu-class"
+
+
+def gpu_mpi_job(name, nodes):
+    """An MPI job whose resourcesPerNode asks for a whole GH200 node: Kubeflow gives it to
+    the node pods (runLauncherAsNode) and to the launcher, which runs 30 s."""
+    job = mpi_job(name, "deepspeed-distributed", nodes)
     job["spec"]["trainer"]["resourcesPerNode"] = {"limits": {"nvidia.com/gpu": 4}}
-    apply(job, "-n", namespace)
-    failed = wait_state(namespace, name, "Failed", timeout=60)
-    status = failed["status"]
-    assert status["reason"] == "InvalidSpec", status
-    assert status["message"].startswith("spec.trainer.resourcesPerNode: requests GPUs"), status["message"]
-    assert "launcher of ClusterTrainingRuntime deepspeed-distributed" in status["message"], status["message"]
-    ev = wait_for("the Warning event", lambda: events(namespace, name, "Failed"))
-    assert ev[0]["type"] == "Warning" and "spec.trainer.resourcesPerNode" in ev[0]["message"], ev
-    assert job_pods(namespace, name) == []
+    job["spec"]["podTemplateOverrides"].append(
+        {"targetJobs": [{"name": "launcher"}], "metadata": {"annotations": {SIM + "run-time": "30s"}}})
+    return job
+
+
+def pinned_to(pod):
+    """The node the pod is pinned to, checked in its required affinity, and where it runs."""
+    node = pod["metadata"]["annotations"][PINNED_NODE]
+    terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    for term in terms:
+        assert {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]} in term["matchExpressions"], term
+    assert pod["spec"].get("nodeName") in (None, node), (pod["metadata"]["name"], pod["spec"].get("nodeName"), node)
+    return node
+
+
+@pytest.fixture
+def deepspeed_gh200(kubeflow_module):
+    """Kubeflow's deepspeed-distributed, unchanged, given the GH200 class by the operator's
+    label (as a cluster assigns its runtimes to GPU classes); the label goes afterwards."""
+    kubectl("apply", "-f", runtime_file(kubeflow_module, "deepspeed-distributed"))
+    kubectl("label", "clustertrainingruntime", "deepspeed-distributed", f"{GPU_CLASS}=gh200", "--overwrite")
+    try:
+        yield "deepspeed-distributed"
+    finally:
+        kubectl("label", "clustertrainingruntime", "deepspeed-distributed", f"{GPU_CLASS}-")
+
+
+def test_launcher_with_gpus_is_admitted_with_its_gang_and_a_second_gang_waits_queued(controller, namespace, deepspeed_gh200):
+    """resourcesPerNode with GPUs under the built-in admission: the gang admitted is the node
+    pods and the launcher, each pinned to a GH200 node of its own (4 GPUs each); the launcher
+    is created only once the nodes are Ready, on the node held for it from the admission on.
+    A second such gang, larger than what is left, waits Queued with no pod at all."""
+    name, other = "gpu-launcher", "gpu-launcher-2"
+    apply(gpu_mpi_job(name, nodes=3), "-n", namespace)
+
+    nodes = wait_for("2 Ready node pods", lambda: len(n := [p for p in of_step(job_pods(namespace, name), "node") if ready_since(p)]) == 2 and n,
+                     timeout=120)
+    rank0 = next(p for p in nodes if p["metadata"]["name"] == f"{name}-node-0-0-a0")
+    hold = json.loads(rank0["metadata"]["annotations"][LAUNCHER_HOLD])
+    assert hold["pod"] == f"{name}-launcher-0-0-a0", hold
+    assert hold["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] == "4", hold
+    node_nodes = [pinned_to(p) for p in nodes]
+    assert hold["node"] not in node_nodes and len(set(node_nodes)) == 2, (hold, node_nodes)
+    admitted = wait_for("the Admitted event", lambda: events(namespace, name, "Admitted"))
+    assert f"the launcher's place on {hold['node']}" in admitted[0]["message"], admitted
+
+    # While the first gang holds 3 of the 8 GH200 nodes, a gang of 7 node pods and a launcher
+    # cannot fit: it waits whole, with no pod.
+    apply(gpu_mpi_job(other, nodes=8), "-n", namespace)
+    queued = wait_state(namespace, other, "Queued", timeout=60)["status"]
+    assert queued["reason"] == "Resources", queued
+    assert "needs 7 nodes x 4 GPUs and a launcher of 4 GPUs" in queued["message"], queued["message"]
+    assert job_pods(namespace, other) == []
+
+    launcher = wait_for("the launcher pod", lambda: of_step(job_pods(namespace, name), "launcher"), timeout=60)
+    assert len(launcher) == 1
+    launcher = launcher[0]
+    assert all(ready_since(p) <= launcher["metadata"]["creationTimestamp"] for p in nodes)
+    assert pinned_to(launcher) == hold["node"]
+    assert node_container(launcher)["resources"]["limits"] == {"nvidia.com/gpu": "4"}
+    bound = wait_for("the launcher bound to its node",
+                     lambda: (p := kubectl_json("get", "pod", launcher["metadata"]["name"], "-n", namespace))["spec"].get("nodeName") and p)
+    assert bound["spec"]["nodeName"] == hold["node"]
+    assert job_pods(namespace, other) == []
+
+    done = wait_state(namespace, name, "Complete", timeout=120)
+    assert condition(done, "Complete")["status"] == "True"
+    wait_for("no pod of the job left running",
+             lambda: not [p for p in job_pods(namespace, name)
+                          if p["status"].get("phase") in ("Pending", "Running") and not p["metadata"].get("deletionTimestamp")],
+             timeout=60)
+    assert of_step(job_pods(namespace, name), "launcher")[0]["status"]["phase"] == "Succeeded"
+    kubectl("delete", "trainjob", other, "-n", namespace, "--wait=false")
+
+
+def gh200_pods():
+    """The live pods on the GH200 nodes, or waiting for a GPU."""
+    nodes = {n["metadata"]["name"] for n in kubectl_json("get", "nodes", "-l", "nvidia.com/gpu.product=NVIDIA-GH200-480GB")["items"]}
+    return [p["metadata"]["name"] for p in kubectl_json("get", "pods", "-A")["items"]
+            if p["status"].get("phase") not in ("Succeeded", "Failed")
+            and (p["spec"].get("nodeName") in nodes
+                 or any("nvidia.com/gpu" in (c.get("resources", {}).get("limits") or {}) for c in p["spec"]["containers"]))]
+
+
+def test_launcher_place_is_kept_across_a_controller_restart(session_controller_aside, namespace, deepspeed_gh200):
+    """SIGKILL after the node pods are created, before the launcher: the controller that
+    starts next reads the launcher's place from the pods (nothing lived only in the dead
+    one's memory), keeps it from a rival job that would fit only with it (6 of the 8 GH200
+    nodes, where 2 hold node pods and 1 the launcher's place), and creates the launcher
+    there once the nodes are Ready. The session's controller steps aside meanwhile."""
+    wait_for("the GH200 nodes to be free", lambda: not gh200_pods(), timeout=180, interval=1)
+    name = "restarted"
+    # A client-side limit of 4 requests a second spreads the plan's writes over seconds.
+    slow = Controller("--kube-api-qps", "4", "--kube-api-burst", "1").start()
+    try:
+        apply(gpu_mpi_job(name, nodes=3), "-n", namespace)
+        wait_for("both node pods", lambda: len(of_step(job_pods(namespace, name), "node")) == 2, timeout=60, interval=0.1)
+    finally:
+        slow.kill()
+    assert of_step(job_pods(namespace, name), "launcher") == [], "the kill landed after the launcher was created: slow the controller further"
+    rank0 = kubectl_json("get", "pod", f"{name}-node-0-0-a0", "-n", namespace)
+    held = json.loads(rank0["metadata"]["annotations"][LAUNCHER_HOLD])["node"]
+    apply(trainjob("rival", nodes=6, run_time="3s"), "-n", namespace)
+
+    fresh = Controller().start()
+    try:
+        rival = wait_state(namespace, "rival", "Queued", timeout=60)["status"]
+        assert rival["reason"] == "Resources" and "needs 6 nodes x 4 GPUs, 5 such nodes free" in rival["message"], rival
+        launcher = wait_for("the launcher pod", lambda: of_step(job_pods(namespace, name), "launcher"), timeout=90)[0]
+        assert pinned_to(launcher) == held
+        bound = wait_for("the launcher bound to its node",
+                         lambda: (p := kubectl_json("get", "pod", launcher["metadata"]["name"], "-n", namespace))["spec"].get("nodeName") and p)
+        assert bound["spec"]["nodeName"] == held
+        assert pods(namespace, "rival") == []
+        wait_state(namespace, name, "Complete", timeout=120)
+        # Its nodes free again, the rival runs whole.
+        wait_for("the rival to run", lambda: tj(namespace, "rival").get("status", {}).get("state") in ("Running", "Complete"), timeout=90)
+    finally:
+        fresh.stop()

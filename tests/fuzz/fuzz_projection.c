@@ -1,6 +1,7 @@
 /* libFuzzer target: the pod, node, PriorityClass and Kueue Workload projections (and the RFC 3339
  * parser they use) on arbitrary JSON. A projected object also goes through the pod or node store,
- * so that keys and index values made from hostile strings are exercised too. */
+ * so that keys and index values made from hostile strings are exercised too. A pod's launcher
+ * hold annotation, and the input as such an annotation's text, go through its parser. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "informers/projection.h"
 #include "informers/store.h"
 #include "informers/workload.h"
+#include "reconcilers/launcher_hold.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -32,13 +34,17 @@ static void through_store(const struct tj_store_ops *ops, void *obj)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	cJSON *obj = cJSON_ParseWithLength((const char *)data, size);
+	struct tj_launcher_hold hold;
 	char *text;
 	int64_t t;
 	void *p;
 
 	if (obj) {
-		if (tj_pod_project(obj, &p) == 0)
+		if (tj_pod_project(obj, &p) == 0) {
+			if (((struct tj_pod *)p)->launcher_hold)
+				tj_launcher_hold_parse(((struct tj_pod *)p)->launcher_hold, &hold);
 			through_store(&tj_pod_store_ops, p);
+		}
 		if (tj_node_project(obj, &p) == 0)
 			through_store(&tj_node_store_ops, p);
 		if (tj_priority_class_project(obj, &p) == 0)
@@ -52,6 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(text, data, size);
 		text[size] = '\0';
 		tj_rfc3339_parse(text, &t);
+		tj_launcher_hold_parse(text, &hold);
 		free(text);
 	}
 	return 0;

@@ -58,7 +58,11 @@ struct job_row {
 	int64_t walltime;
 	bool restart;
 	const char *avoid[3]; /* nodes the job's pods must avoid */
+	/* A launcher placed with the gang: its GPUs and millicores. */
+	bool launcher;
+	int64_t launcher_gpus, launcher_cpu;
 	/* expected */
+	const char *launcher_on; /* the launcher's node when admitted with one */
 	enum tj_adm_verdict verdict;
 	const char *reason; /* NULL: "" */
 	const char *on[MAX_PODS];
@@ -869,6 +873,126 @@ static const struct adm_case cases[] = {
 	              .start = NOW + 86400,
 	              .message = "position 1 of 1 in gh200: needs 2 of 5 nodes x 4 GPUs, 0 such "
 	                         "nodes free; expected start 2026-11-30T10:00Z" } } },
+
+	/* A launcher (an MPI launcher with GPUs) is placed with its gang */
+	{ .name = "launcher: a node of its own when the ranks fill theirs",
+	  .gh200 = 3,
+	  .jobs = { { .key = "team-a/ds",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .launcher = true,
+	              .launcher_gpus = 4,
+	              .on = { "gh-1", "gh-2" },
+	              .launcher_on = "gh-3",
+	              .free = 3 } },
+	  .admitted = 1,
+	  .check_stats = true,
+	  .stats = { .capacity_gpus = 12, .allocated_gpus = 12 } },
+	{ .name = "launcher: shares a rank's node when the rank leaves room for it",
+	  .gh200 = 2,
+	  .jobs = { { .key = "team-a/ds",
+	              .nodes = 2,
+	              .gpus = 2,
+	              .created = 1,
+	              .launcher = true,
+	              .launcher_gpus = 2,
+	              .on = { "gh-1", "gh-1" },
+	              .launcher_on = "gh-2",
+	              .free = 2 },
+	            { .key = "team-a/next",
+	              .nodes = 1,
+	              .gpus = 2,
+	              .created = 2,
+	              .on = { "gh-2" },
+	              .free = 1 } },
+	  .admitted = 2 },
+	{ .name = "launcher: placed first when the ranks would take the only node it fits on",
+	  .nodes = { { .name = "a",
+	               .gpus = 4,
+	               .cpu = 72000,
+	               .mem = 480 * GIB,
+	               .used_gpus = 3,
+	               .pod_slots = 110 },
+	             { .name = "b", .gpus = 4, .cpu = 8000, .mem = 480 * GIB, .pod_slots = 110 } },
+	  .jobs = { { .key = "team-a/ds",
+	              .nodes = 1,
+	              .gpus = 1,
+	              .cpu = 1000,
+	              .created = 1,
+	              .launcher = true,
+	              .launcher_gpus = 1,
+	              .launcher_cpu = 64000,
+	              .on = { "b" },
+	              .launcher_on = "a",
+	              .free = 2 } },
+	  .admitted = 1 },
+	{ .name = "launcher: no room for it keeps the whole gang queued, nothing in part",
+	  .gh200 = 3,
+	  .busy = 1,
+	  .jobs = { { .key = "team-a/ds",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .launcher = true,
+	              .launcher_gpus = 4,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .free = 2,
+	              .message = "position 1 of 1 in gh200: needs 2 nodes x 4 GPUs and a launcher "
+	                         "of 4 GPUs, 2 such nodes free; expected start unknown" } },
+	  .check_stats = true,
+	  .stats = { .capacity_gpus = 12, .allocated_gpus = 4, .waiting = { 1, 0, 0, 0 } } },
+	{ .name = "launcher: the head's reservation holds its node too",
+	  .gh200 = 3,
+	  .busy = 3,
+	  .busy_for = 600,
+	  .jobs = { { .key = "team-a/ds",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .launcher = true,
+	              .launcher_gpus = 4,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .start = NOW + 600,
+	              .message = "position 1 of 1 in gh200: needs 2 nodes x 4 GPUs and a launcher "
+	                         "of 4 GPUs, 0 such nodes free; expected start 10:10Z" } },
+	  .check_stats = true,
+	  .stats = { .capacity_gpus = 12,
+	             .allocated_gpus = 12,
+	             .reserved_gpus = 12,
+	             .waiting = { 1, 0, 0, 0 } } },
+	{ .name = "launcher: never fits when no node holds it beside the ranks",
+	  .gh200 = 2,
+	  .jobs = { { .key = "team-a/ds",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .launcher = true,
+	              .launcher_gpus = 4,
+	              .verdict = TJ_ADM_NEVER_FITS,
+	              .reason = "NeverFits",
+	              .free = 2,
+	              .message = "gh200 has 2 nodes of 4 GPUs: a job of 2 nodes x 4 GPUs and a "
+	                         "launcher of 4 GPUs never fits; at most 1" } } },
+	{ .name = "launcher: its GPUs count against the namespace's quota",
+	  .gh200 = 4,
+	  .quotas = { { "team-a", 0, 8 } },
+	  .jobs = { { .key = "team-a/ds",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .launcher = true,
+	              .launcher_gpus = 4,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "QuotaExceeded",
+	              POS(1, 1),
+	              .free = 4,
+	              .message = "namespace team-a holds 0 of its 8 gh200 GPUs; the job needs 12 "
+	                         "more" } } },
 };
 
 /* The input of a case, in storage the test owns. */
@@ -910,9 +1034,17 @@ static void build(const struct adm_case *c, struct built *b)
 {
 	size_t n;
 
+	bool launcher = false;
+
 	memset(b, 0, sizeof(*b));
+	for (size_t j = 0; j < MAX_JOBS; j++)
+		launcher = launcher || c->jobs[j].launcher;
 	for (int i = 0; i < c->gh200; i++) {
 		struct node_row r = GH(b->names[i], .down = i >= c->gh200 - c->down);
+
+		/* A launcher asks for a pod slot, as the admitter's requests do. */
+		if (launcher)
+			r.pod_slots = 110;
 
 		snprintf(b->names[i], sizeof(b->names[i]), "gh-%d", i + 1);
 		if (i < c->busy)
@@ -950,6 +1082,7 @@ static void build(const struct adm_case *c, struct built *b)
 			.walltime = r->walltime,
 			.restart = r->restart,
 			.excluded = b->excluded[n],
+			.launcher = { r->launcher_gpus, r->launcher_cpu, 0, r->launcher ? 1 : 0 },
 		};
 		while (b->jobs[n].n_excluded < 3 && r->avoid[b->jobs[n].n_excluded]) {
 			b->excluded[n][b->jobs[n].n_excluded] =
@@ -1002,6 +1135,12 @@ static void check_decision(const struct built *b, const struct job_row *r,
 	assert_non_null(d->nodes);
 	for (int i = 0; i < pods; i++)
 		assert_string_equal(b->nodes[d->nodes[i]].name, r->on[i]);
+	if (!r->launcher_on) {
+		assert_int_equal(d->launcher_node, SIZE_MAX);
+		return;
+	}
+	assert_true(d->launcher_node < b->n_nodes);
+	assert_string_equal(b->nodes[d->launcher_node].name, r->launcher_on);
 }
 
 static void test_admission_table(void **state)
@@ -1059,9 +1198,9 @@ static void test_stats_per_class(void **state)
 		{ "cpu-1", -1, NULL, true, { 0, 16000, 64 * GIB, 0 }, { 0, 0, 0, 0 } },
 	};
 	const struct tj_adm_job jobs[] = {
-		{ "a/l", "a", 1, 1, 1, { 2, 0, 0, 0 }, 0, 1, 0, false, NULL, 0 },
-		{ "a/l2", "a", 1, 1, 1, { 4, 0, 0, 0 }, 0, 2, 0, false, NULL, 0 },
-		{ "a/cpu", "a", -1, 1, 1, { 0, 4000, 0, 0 }, 0, 3, 0, false, NULL, 0 },
+		{ "a/l", "a", 1, 1, 1, { 2, 0, 0, 0 }, 0, 1, 0, false, NULL, 0, { 0 } },
+		{ "a/l2", "a", 1, 1, 1, { 4, 0, 0, 0 }, 0, 2, 0, false, NULL, 0, { 0 } },
+		{ "a/cpu", "a", -1, 1, 1, { 0, 4000, 0, 0 }, 0, 3, 0, false, NULL, 0, { 0 } },
 	};
 	const struct tj_adm_input in = {
 		.config = &config,
@@ -1127,8 +1266,8 @@ static void test_invalid_input(void **state)
 		struct tj_adm_node node = { "gh-1",        0, NULL, true, { 4, 1000, GIB, 0 },
 			                    { 0, 0, 0, 0 } };
 		struct tj_adm_release rel = { 0, NOW + 60, { 4, 0, 0, 0 } };
-		struct tj_adm_job job = { "team-a/j", "team-a", 0, 1,     1,    { 4, 0, 0, 0 },
-			                  0,          1,        0, false, NULL, 0 };
+		struct tj_adm_job job = { "team-a/j", "team-a", 0,     1,    1, { 4, 0, 0, 0 }, 0,
+			                  1,          0,        false, NULL, 0, { 0 } };
 		struct tj_adm_input in = {
 			.config = &config,
 			.class_names = class_names,

@@ -656,13 +656,16 @@ static void test_a_new_trainjob_is_admitted_whole(void **state)
 	"position 1 of 1 in gh200: needs 2 nodes x 4 GPUs, 1 such node free; expected start "      \
 	"unknown"
 
-static void test_a_job_waits_whole_until_its_gang_fits(void **state)
+/* A new job of 2 nodes x 4 GPUs waits whole while blocker (a pod in the cache, of one of
+ * other_jobs, "" for none) keeps one of the two GH200 nodes, and is admitted whole once
+ * blocker is deleted. */
+static void wait_until_the_blocker_goes(struct fixture *fx, const char *other_jobs,
+                                        const char *blocker)
 {
-	struct fixture *fx = *state;
 	int pods_watch;
 
 	fx->admission = true;
-	script_informers(fx, trainjob(fx, "42", "{}"), NOTEBOOK_POD);
+	script_informers(fx, body(fx, "%s%s", trainjob(fx, "42", "{}"), other_jobs), blocker);
 	const struct reply replies[] = {
 		{ .method = "PATCH",
 		  .path = STATUS,
@@ -691,7 +694,7 @@ static void test_a_job_waits_whole_until_its_gang_fits(void **state)
 	};
 	server_script(&fx->server, replies, sizeof(replies) / sizeof(replies[0]));
 	start(fx, true);
-	/* gh200-0's GPUs are the notebook's: one node free, the gang of two waits, no pod. */
+	/* One node free: the gang of two waits, no pod. */
 	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 2 && quiet(fx));
 	server_spin(&fx->server);
 	assert_string_equal(server_trace(&fx->server, "GET"), "PATCH " STATUS "|POST " EVENTS "|");
@@ -705,16 +708,23 @@ static void test_a_job_waits_whole_until_its_gang_fits(void **state)
 	        "'suspended':0}],'conditions':[]},'metadata':{'resourceVersion':'42'}}");
 	assert_non_null(strstr(fx->server.seen[write_index(&fx->server, 1)].body,
 	                       "\"reason\":\"Queued\",\"message\":\"" QUEUED_MSG "\""));
-	/* The notebook ends: the next cycle admits the whole gang. */
+	/* The blocker goes: the next cycle admits the whole gang. */
 	pods_watch = server_find(&fx->server, 0, "GET", ALL_PODS "?watch=1");
-	server_push(&fx->server, pods_watch,
-	            body(fx, "{'type':'DELETED','object':%s}\n", NOTEBOOK_POD));
+	server_push(&fx->server, pods_watch, body(fx, "{'type':'DELETED','object':%s}\n", blocker));
 	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 8 && quiet(fx));
 	server_spin(&fx->server);
 	assert_string_equal(server_trace(&fx->server, "GET"),
 	                    "PATCH " STATUS "|POST " EVENTS "|POST " PODS "|POST " PODS
 	                    "|POST " SERVICES "|PATCH " STATUS "|POST " EVENTS "|POST " EVENTS "|");
 	assert_admitted_writes(fx, 2);
+}
+
+/* gh200-0's GPUs are a notebook's. */
+static void test_a_job_waits_whole_until_its_gang_fits(void **state)
+{
+	struct fixture *fx = *state;
+
+	wait_until_the_blocker_goes(fx, "", NOTEBOOK_POD);
 	/* The notebook's end was the event that let the gang in: one latency observed. */
 	char *text;
 	size_t len;
@@ -731,6 +741,34 @@ static void test_a_job_waits_whole_until_its_gang_fits(void **state)
 	assert_null(strstr(fx->server.log, "\"level\":\"error\""));
 }
 
+/* A node pod of an MPI job, on gh200-0 without GPUs, that holds its launcher's place on
+ * gh200-1 (reconcilers/launcher_hold.h) while the launcher does not exist yet: read from
+ * the cache, as after a restart, the hold keeps gh200-1 as a bound pod would. Its job is
+ * managed by another controller here, so that it plans nothing of its own. */
+#define HOLDER_JOB                                                                                 \
+	",{'apiVersion':'trainer.kubeflow.org/"                                                    \
+	"v1alpha1','kind':'TrainJob','metadata':{'name':'ds',"                                     \
+	"'namespace':'team-b','uid':'uid-ds-job','resourceVersion':'7','generation':1,"            \
+	"'creationTimestamp':'2026-11-29T10:00:00Z'},'spec':{'runtimeRef':{'name':'torch-gh200'}," \
+	"'managedBy':'example.com/other'}}"
+#define HOLDER_POD                                                                                 \
+	"{'kind':'Pod','metadata':{'name':'ds-node-0-0-a0','namespace':'team-b','uid':'uid-ds',"   \
+	"'resourceVersion':'9','labels':{'trainer.kubeflow.org/trainjob-name':'ds'},"              \
+	"'ownerReferences':[{'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob',"      \
+	"'name':'ds','uid':'uid-ds-job','controller':true}],'annotations':{'trainjob.flame.dev/"   \
+	"launcher-hold':'{\\\"pod\\\":"                                                            \
+	"\\\"ds-launcher-0-0-a0\\\",\\\"node\\\":\\\"gh200-1\\\",\\\"hostname\\\":\\\"gh200-"      \
+	"1\\\","                                                                                   \
+	"\\\"containers\\\":[{\\\"resources\\\":{\\\"requests\\\":{\\\"nvidia.com/"                \
+	"gpu\\\":\\\"4\\\"}}}]}'}},"                                                               \
+	"'spec':{'nodeName':'gh200-0','containers':[{'name':'node'}]},'status':{'phase':'Running'" \
+	"}}"
+
+static void test_a_launchers_held_place_is_counted_from_the_cache(void **state)
+{
+	wait_until_the_blocker_goes(*state, HOLDER_JOB, HOLDER_POD);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -743,6 +781,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_only_the_leader_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_new_trainjob_is_admitted_whole, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_a_launchers_held_place_is_counted_from_the_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_job_waits_whole_until_its_gang_fits, setup,
 		                                teardown),
 	};

@@ -311,11 +311,91 @@ static void test_reasons(void **state)
 	                    "NodeCordonedForFault");
 }
 
+/* Whether the admission may place new pods on a node: Ready, not cordoned, healthy, and
+ * every NoSchedule or NoExecute taint tolerated by the class. */
+struct intake_case {
+	struct health_case node; /* its name, conditions, taints and cordon */
+	bool want_plain;         /* without a class (no toleration) */
+	bool want_gpu;           /* a class that tolerates nvidia.com/gpu (Exists, NoSchedule) */
+	bool want_any;           /* a class with a toleration of no key (Exists): every taint */
+};
+
+#define GPU_TAINT                                                                                  \
+	{                                                                                          \
+		"nvidia.com/gpu", "NoSchedule", 100                                                \
+	}
+
+static const struct intake_case intake_cases[] = {
+	{ { .name = "ready and untainted", .conditions = { READY_TRUE } }, true, true, true },
+	{ { .name = "cordoned", .unschedulable = true, .conditions = { READY_TRUE } },
+	  false,
+	  false,
+	  false },
+	{ { .name = "not ready",
+	    .conditions = { { "Ready", TJ_COND_FALSE, "KubeletNotReady", 10 } } },
+	  false,
+	  false,
+	  false },
+	{ { .name = "no Ready condition yet" }, false, false, false },
+	{ { .name = "a GPU taint", .conditions = { READY_TRUE }, .taints = { GPU_TAINT } },
+	  false,
+	  true,
+	  true },
+	{ { .name = "a tolerated taint beside one that is not",
+	    .conditions = { READY_TRUE },
+	    .taints = { GPU_TAINT, { "example.com/maintenance", "NoExecute", 100 } } },
+	  false,
+	  false,
+	  true },
+	{ { .name = "PreferNoSchedule keeps no pod off",
+	    .conditions = { READY_TRUE },
+	    .taints = { { "example.com/busy", "PreferNoSchedule", 100 } } },
+	  true,
+	  true,
+	  true },
+	{ { .name = "unreachable, however tolerant the class",
+	    .conditions = { READY_TRUE },
+	    .taints = { { "node.kubernetes.io/unreachable", "NoExecute", 100 } } },
+	  false,
+	  false,
+	  false },
+};
+
+static void test_takes_new_pods(void **state)
+{
+	struct tj_toleration tol = { "nvidia.com/gpu", "Exists", NULL, "NoSchedule" };
+	struct tj_toleration all = { NULL, "Exists", NULL, NULL };
+	struct tj_gpu_class gpu = { .tolerations = &tol, .n_tolerations = 1 };
+	struct tj_gpu_class any = { .tolerations = &all, .n_tolerations = 1 };
+
+	for (size_t i = 0; i < sizeof(intake_cases) / sizeof(intake_cases[0]); i++) {
+		const struct intake_case *c = &intake_cases[i];
+		struct tj_node_condition conds[MAX_ROWS];
+		struct tj_node_taint taints[MAX_ROWS];
+		struct tj_node node;
+
+		print_message("# case: %s\n", c->node.name);
+		build_node(&c->node, &node, conds, taints);
+		assert_int_equal(tj_node_takes_new_pods(&node, NULL, NULL, NOW), c->want_plain);
+		assert_int_equal(tj_node_takes_new_pods(&node, &gpu, NULL, NOW), c->want_gpu);
+		assert_int_equal(tj_node_takes_new_pods(&node, &any, NULL, NOW), c->want_any);
+	}
+}
+
+static void test_pod_slots(void **state)
+{
+	struct tj_node node = { .name = "n" };
+
+	assert_int_equal(tj_node_pod_slots(&node), INT64_MAX);
+	node.allocatable.pods = 110;
+	assert_int_equal(tj_node_pod_slots(&node), 110);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_health_table),
-		cmocka_unit_test(test_policy_signals),
+		cmocka_unit_test(test_health_table), cmocka_unit_test(test_takes_new_pods),
+		cmocka_unit_test(test_pod_slots),    cmocka_unit_test(test_policy_signals),
 		cmocka_unit_test(test_reasons),
 	};
 	return cmocka_run_group_tests_name("node_health", tests, NULL, NULL);

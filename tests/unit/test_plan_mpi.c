@@ -12,19 +12,23 @@
 
 #include "fixtures.h"
 #include "reconcilers/json.h"
+#include "reconcilers/launcher_hold.h"
 #include "reconcilers/plan.h"
 
 #define NOW 1795953600
 
 /* manifests/base/runtimes/deepspeed_distributed.yaml of Kubeflow Trainer v2.3.0, as JSON;
  * DEEPSPEED_AS_NODE(false) is the same without runLauncherAsNode. */
-#define DEEPSPEED DEEPSPEED_AS_NODE(true)
-#define DEEPSPEED_AS_NODE(as_node)                                                                 \
+#define DEEPSPEED                  DEEPSPEED_AS_NODE(true)
+#define DEEPSPEED_AS_NODE(as_node) DEEPSPEED_WITH(#as_node, "")
+/* The same labelled with a GPU class, as a cluster operator labels Kubeflow's runtime. */
+#define GH200_LABEL ",'trainjob.flame.dev/gpu-class':'gh200'"
+#define DEEPSPEED_WITH(as_node, labels)                                                            \
 	"{'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'ClusterTrainingRuntime',"           \
 	"'metadata':{'name':'deepspeed-distributed','labels':{'trainer.kubeflow.org/framework':"   \
-	"'deepspeed'}},'spec':{'mlPolicy':{'numNodes':1,'mpi':{'numProcPerNode':1,"                \
+	"'deepspeed'" labels "}},'spec':{'mlPolicy':{'numNodes':1,'mpi':{'numProcPerNode':1,"      \
 	"'mpiImplementation':'OpenMPI','sshAuthMountPath':'/home/mpiuser/.ssh',"                   \
-	"'runLauncherAsNode':" #as_node                                                            \
+	"'runLauncherAsNode':" as_node                                                             \
 	"}},'template':{'spec':{'network':{'publishNotReadyAddresses':"                            \
 	"true},'successPolicy':{'operator':'All','targetReplicatedJobs':['launcher']},"            \
 	"'replicatedJobs':[{'name':'node','template':{'spec':{'template':{'spec':{"                \
@@ -100,16 +104,23 @@ static void add_pod(struct fixture *f, const char *name, int rank, enum tj_pod_p
 	f->ptrs[f->n++] = p;
 }
 
-static void plan_admitted(struct fixture *f, const struct tj_plan_admission *adm)
+static void plan_in(struct fixture *f, const struct tj_plan_admission *adm,
+                    const struct tj_config *config)
 {
 	assert_int_equal(tj_plan_trainjob(&(struct tj_plan_input){ .job = f->job,
 	                                                           .runtime = f->runtime,
+	                                                           .config = config,
 	                                                           .pods = f->ptrs,
 	                                                           .n_pods = f->n,
 	                                                           .now = NOW,
 	                                                           .admission = adm },
 	                                  &f->plan),
 	                 0);
+}
+
+static void plan_admitted(struct fixture *f, const struct tj_plan_admission *adm)
+{
+	plan_in(f, adm, NULL);
 }
 
 static void plan(struct fixture *f)
@@ -327,27 +338,36 @@ static void test_launcher_gets_env_without_launcher_as_node(void **state)
 	teardown(&f);
 }
 
-/* resourcesPerNode with GPUs reaches the launcher as Kubeflow gives it; with the queue's
- * admission on that is refused before any pod, naming the field. Without GPUs, or without
- * the admission, the job goes ahead. */
+/* resourcesPerNode with GPUs reaches the launcher as Kubeflow gives it (and the nodes with
+ * runLauncherAsNode); under the built-in admission, with a GPU class, the launcher is part
+ * of the gang the plan wants admitted. Without a class no admission applies to GPUs (the
+ * scheduler places them): the pods go ahead. */
 struct gpu_case {
 	const char *name;
-	const char *resources; /* spec.trainer.resourcesPerNode */
-	bool admission;
-	const char *want_message; /* NULL: node pods created */
+	const char *runtime;
+	const char *resources;     /* spec.trainer.resourcesPerNode */
+	bool admission;            /* the built-in admission, with the class gh200 */
+	int want_pods;             /* node pods wanted (queued), or created without admission */
+	const char *want_node;     /* the node container's resources in the want; NULL: none */
+	const char *want_launcher; /* the launcher container's resources; NULL: no launcher */
 };
 
-#define GPU_REFUSAL                                                                                \
-	"spec.trainer.resourcesPerNode: requests GPUs, which Kubeflow Trainer gives to the "       \
-	"launcher of ClusterTrainingRuntime deepspeed-distributed as well as to its nodes; only "  \
-	"the node step is admitted as a gang here, so the launcher's GPUs would bypass the queue " \
-	"(request the GPUs in the node template of a runtime instead)"
-
 static const struct gpu_case gpu_cases[] = {
-	{ "GPUs under the admission", "{'limits':{'nvidia.com/gpu':4}}", true, GPU_REFUSAL },
-	{ "GPUs as requests", "{'requests':{'nvidia.com/gpu':'2'}}", true, GPU_REFUSAL },
-	{ "CPUs only", "{'limits':{'cpu':'8','memory':'16Gi'}}", true, NULL },
-	{ "GPUs without the admission", "{'limits':{'nvidia.com/gpu':4}}", false, NULL },
+	{ "GPUs in limits: the launcher is wanted with the gang",
+	  DEEPSPEED_WITH("true", GH200_LABEL), "{'limits':{'nvidia.com/gpu':4}}", true, 2,
+	  "{'limits':{'nvidia.com/gpu':4},'requests':{'nvidia.com/gpu':4}}",
+	  "{'limits':{'nvidia.com/gpu':4}}" },
+	{ "GPUs as requests", DEEPSPEED_WITH("true", GH200_LABEL),
+	  "{'requests':{'nvidia.com/gpu':'2'}}", true, 2,
+	  "{'requests':{'nvidia.com/gpu':'2'},'limits':{'nvidia.com/gpu':'2'}}",
+	  "{'requests':{'nvidia.com/gpu':'2'}}" },
+	{ "CPUs only: the launcher stays outside the queue", DEEPSPEED_WITH("true", GH200_LABEL),
+	  "{'limits':{'cpu':'8'}}", true, 2, "{'limits':{'cpu':'8'}}", NULL },
+	{ "without runLauncherAsNode the nodes keep their template's resources",
+	  DEEPSPEED_WITH("false", GH200_LABEL), "{'limits':{'nvidia.com/gpu':4}}", true, 3, NULL,
+	  "{'limits':{'nvidia.com/gpu':4}}" },
+	{ "GPUs without a class: no admission, the pods go ahead", DEEPSPEED,
+	  "{'limits':{'nvidia.com/gpu':4}}", false, 2, NULL, NULL },
 };
 
 static void test_launcher_gpus(void **state)
@@ -356,6 +376,7 @@ static void test_launcher_gpus(void **state)
 	for (size_t i = 0; i < sizeof(gpu_cases) / sizeof(gpu_cases[0]); i++) {
 		const struct gpu_case *c = &gpu_cases[i];
 		const struct tj_plan_admission adm = { 0 };
+		const struct tj_plan_want *w;
 		struct fixture f;
 		char spec[1024];
 
@@ -364,18 +385,239 @@ static void test_launcher_gpus(void **state)
 		         "{'runtimeRef':{'name':'deepspeed-distributed'},'trainer':{'numNodes':3,"
 		         "'command':['mpirun','python3','/train.py'],'resourcesPerNode':%s}}",
 		         c->resources);
-		setup_with(&f, DEEPSPEED, spec, NULL);
-		plan_admitted(&f, c->admission ? &adm : NULL);
-		if (c->want_message) {
-			assert_int_equal(f.plan->status.state, TJ_STATE_FAILED);
-			assert_string_equal(f.plan->status.reason, "InvalidSpec");
-			assert_string_equal(f.plan->status.message, c->want_message);
-			assert_int_equal(count(f.plan, TJ_ACTION_CREATE_POD), 0);
+		setup_with(&f, c->runtime, spec, NULL);
+		plan_in(&f, c->admission ? &adm : NULL, &test_config);
+		w = &f.plan->want;
+		assert_int_not_equal(f.plan->status.state, TJ_STATE_FAILED);
+		if (!c->admission) {
+			assert_int_equal(count(f.plan, TJ_ACTION_CREATE_POD), c->want_pods);
+			assert_false(w->wanted);
+			teardown(&f);
+			continue;
+		}
+		assert_int_equal(f.plan->status.state, TJ_STATE_QUEUED);
+		assert_int_equal(count(f.plan, TJ_ACTION_CREATE_POD), 0);
+		assert_true(w->wanted);
+		assert_int_equal(w->num_pods, c->want_pods);
+		if (c->want_node)
+			assert_json_equal(tj_json_path(container(w->pod), "resources"),
+			                  c->want_node);
+		else
+			assert_null(tj_json_path(container(w->pod), "resources"));
+		if (c->want_launcher) {
+			assert_non_null(w->launcher);
+			assert_string_equal(tj_json_string(w->launcher, "metadata.name"),
+			                    "vit-launcher-0-0-a0");
+			assert_json_equal(tj_json_path(container(w->launcher), "resources"),
+			                  c->want_launcher);
 		} else {
-			assert_int_not_equal(f.plan->status.state, TJ_STATE_FAILED);
+			assert_null(w->launcher);
 		}
 		teardown(&f);
 	}
+}
+
+#define GPU_JOB                                                                                    \
+	"{'runtimeRef':{'name':'deepspeed-distributed'},'trainer':{'numNodes':3,"                  \
+	"'command':['mpirun','python3','/train.py'],'resourcesPerNode':{'limits':{"                \
+	"'nvidia.com/gpu':4}}}}"
+
+static const char *const admitted_nodes[] = { "gh-1", "gh-2" };
+static const char *const admitted_hosts[] = { "host-1", "host-2" };
+
+/* The admitted gang: its node pods pinned, the first of them holding the launcher's place
+ * with what the launcher will request; the launcher itself not yet. */
+static void test_admitted_gang_holds_the_launchers_place(void **state)
+{
+	const struct tj_plan_admission adm = { .admitted = true,
+		                               .nodes = admitted_nodes,
+		                               .hostnames = admitted_hosts,
+		                               .n_nodes = 2,
+		                               .launcher_node = "gh-3",
+		                               .launcher_hostname = "host-3" };
+	const struct tj_action *rank0, *rank1, *ev = NULL;
+	struct tj_launcher_hold hold;
+	struct fixture f;
+
+	(void)state;
+	setup_with(&f, DEEPSPEED_WITH("true", GH200_LABEL), GPU_JOB, NULL);
+	plan_in(&f, &adm, &test_config);
+	assert_int_equal(count(f.plan, TJ_ACTION_CREATE_POD), 2);
+	assert_null(find(f.plan, TJ_ACTION_CREATE_POD, "vit-launcher-0-0-a0"));
+	rank0 = find(f.plan, TJ_ACTION_CREATE_POD, "vit-node-0-0-a0");
+	rank1 = find(f.plan, TJ_ACTION_CREATE_POD, "vit-node-0-1-a0");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(
+	                            tj_json_path(rank0->object, "metadata.annotations"),
+	                            "trainjob.flame.dev/node")),
+	                    "gh-1");
+	assert_int_equal(
+	        tj_launcher_hold_parse(cJSON_GetStringValue(cJSON_GetObjectItem(
+	                                       tj_json_path(rank0->object, "metadata.annotations"),
+	                                       "trainjob.flame.dev/launcher-hold")),
+	                               &hold),
+	        0);
+	assert_string_equal(hold.pod, "vit-launcher-0-0-a0");
+	assert_string_equal(hold.node, "gh-3");
+	assert_string_equal(hold.hostname, "host-3");
+	assert_int_equal(tj_launcher_hold_extended(&hold, "nvidia.com/gpu"), 4);
+	assert_null(cJSON_GetObjectItem(tj_json_path(rank1->object, "metadata.annotations"),
+	                                "trainjob.flame.dev/launcher-hold"));
+	for (size_t i = 0; i < f.plan->n_actions; i++)
+		if (f.plan->actions[i].kind == TJ_ACTION_EVENT &&
+		    strcmp(f.plan->actions[i].reason, "Admitted") == 0)
+			ev = &f.plan->actions[i];
+	assert_non_null(ev);
+	assert_string_equal(ev->message,
+	                    "2 pods pinned to gh-1, gh-2, the launcher's place on gh-3");
+	teardown(&f);
+}
+
+/* An admission of the node pods alone is not this gang's: it waits for one with the
+ * launcher's place, and creates nothing. */
+static void test_admission_without_the_launcher_is_not_taken(void **state)
+{
+	const struct tj_plan_admission adm = {
+		.admitted = true, .nodes = admitted_nodes, .hostnames = admitted_hosts, .n_nodes = 2
+	};
+	struct fixture f;
+
+	(void)state;
+	setup_with(&f, DEEPSPEED_WITH("true", GH200_LABEL), GPU_JOB, NULL);
+	plan_in(&f, &adm, &test_config);
+	assert_int_equal(count(f.plan, TJ_ACTION_CREATE_POD), 0);
+	assert_true(f.plan->want.wanted);
+	assert_non_null(f.plan->want.launcher);
+	teardown(&f);
+}
+
+/* The nodes Ready, the first holding the launcher's place: the launcher goes there, pinned
+ * as the ranks are, and nothing more is wanted. Without the hold (a gang created before it),
+ * the launcher is created for the scheduler to place. */
+static void test_launcher_pinned_to_its_held_place(void **state)
+{
+	const struct tj_plan_admission adm = { 0 };
+	const struct tj_action *launcher;
+	char *hold = NULL, *affinity;
+	cJSON *lp = jlit("{'metadata':{'name':'vit-launcher-0-0-a0'},'spec':{'containers':["
+	                 "{'name':'node','resources':{'limits':{'nvidia.com/gpu':4}}}]}}");
+	struct fixture f;
+
+	(void)state;
+	assert_int_equal(tj_launcher_hold_format(lp, "gh-3", "host-3", &hold), 0);
+	cJSON_Delete(lp);
+	for (int held = 1; held >= 0; held--) {
+		setup_with(&f, DEEPSPEED_WITH("true", GH200_LABEL), GPU_JOB, STARTED);
+		add_pod(&f, "vit-node-0-0-a0", 0, TJ_POD_RUNNING, true);
+		add_pod(&f, "vit-node-0-1-a0", 1, TJ_POD_RUNNING, true);
+		if (held)
+			f.pods[0].launcher_hold = hold;
+		plan_in(&f, &adm, &test_config);
+		assert_false(f.plan->want.wanted);
+		launcher = find(f.plan, TJ_ACTION_CREATE_POD, "vit-launcher-0-0-a0");
+		assert_non_null(launcher);
+		assert_json_equal(tj_json_path(container(launcher->object), "resources"),
+		                  "{'limits':{'nvidia.com/gpu':4}}");
+		if (held) {
+			assert_string_equal(
+			        cJSON_GetStringValue(cJSON_GetObjectItem(
+			                tj_json_path(launcher->object, "metadata.annotations"),
+			                "trainjob.flame.dev/node")),
+			        "gh-3");
+			affinity = cJSON_PrintUnformatted(
+			        tj_json_path(launcher->object, "spec.affinity"));
+			assert_non_null(affinity);
+			assert_non_null(strstr(affinity, "\"host-3\""));
+			free(affinity);
+		} else {
+			assert_null(cJSON_GetObjectItem(
+			        tj_json_path(launcher->object, "metadata.annotations"),
+			        "trainjob.flame.dev/node"));
+		}
+		teardown(&f);
+	}
+	free(hold);
+}
+
+/* The pods exist but no status recorded the start (the plan that created them lost its
+ * patch): the Admitted event is told again from the pods, the launcher's place from the
+ * hold. */
+static void test_admission_told_again_from_the_hold(void **state)
+{
+	const struct tj_plan_admission adm = { 0 };
+	const struct tj_action *ev = NULL;
+	char *hold = NULL;
+	cJSON *lp = jlit("{'metadata':{'name':'vit-launcher-0-0-a0'},'spec':{'containers':["
+	                 "{'name':'node','resources':{'limits':{'nvidia.com/gpu':4}}}]}}");
+	struct fixture f;
+
+	(void)state;
+	assert_int_equal(tj_launcher_hold_format(lp, "gh-3", "host-3", &hold), 0);
+	cJSON_Delete(lp);
+	setup_with(&f, DEEPSPEED_WITH("true", GH200_LABEL), GPU_JOB, NULL);
+	add_pod(&f, "vit-node-0-0-a0", 0, TJ_POD_PENDING, false);
+	add_pod(&f, "vit-node-0-1-a0", 1, TJ_POD_PENDING, false);
+	f.pods[0].node_name = f.pods[1].node_name = NULL;
+	f.pods[0].pinned_node = "gh-1";
+	f.pods[1].pinned_node = "gh-2";
+	f.pods[0].launcher_hold = hold;
+	plan_in(&f, &adm, &test_config);
+	for (size_t i = 0; i < f.plan->n_actions; i++)
+		if (f.plan->actions[i].kind == TJ_ACTION_EVENT &&
+		    strcmp(f.plan->actions[i].reason, "Admitted") == 0)
+			ev = &f.plan->actions[i];
+	assert_non_null(ev);
+	assert_string_equal(ev->message,
+	                    "2 pods pinned to gh-1, gh-2, the launcher's place on gh-3");
+	assert_false(f.plan->want.wanted);
+	teardown(&f);
+	free(hold);
+}
+
+/* The annotation's text: what format writes, parse reads back; anything else holds
+ * nothing. */
+static void test_launcher_hold_text(void **state)
+{
+	cJSON *lp = jlit("{'metadata':{'name':'ds-launcher-0-0-a1'},'spec':{'containers':["
+	                 "{'name':'node','resources':{'requests':{'cpu':'1500m','memory':'2Gi',"
+	                 "'nvidia.com/gpu':'2'}}},{'name':'side','resources':{'requests':{"
+	                 "'cpu':'500m'}}}]}}");
+	struct tj_launcher_hold h;
+	char *text = NULL, long_text[TJ_LAUNCHER_HOLD_MAX + 16];
+	static const char *const bad[] = {
+		"",
+		"not json",
+		"[]",
+		"{'pod':'p','node':'n'}",
+		"{'pod':'','node':'n','hostname':'h'}",
+	};
+
+	(void)state;
+	assert_int_equal(tj_launcher_hold_format(lp, "gh-1", NULL, &text), 0);
+	assert_int_equal(tj_launcher_hold_parse(text, &h), 0);
+	assert_string_equal(h.pod, "ds-launcher-0-0-a1");
+	assert_string_equal(h.node, "gh-1");
+	assert_string_equal(h.hostname, "gh-1");
+	assert_int_equal(h.cpu_milli, 2000);
+	assert_int_equal(h.memory, 2LL * 1024 * 1024 * 1024);
+	assert_int_equal(tj_launcher_hold_extended(&h, "nvidia.com/gpu"), 2);
+	assert_int_equal(tj_launcher_hold_extended(&h, "amd.com/gpu"), 0);
+	free(text);
+	cJSON_Delete(lp);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char dq[128];
+
+		snprintf(dq, sizeof(dq), "%s", bad[i]);
+		for (char *c = dq; *c; c++)
+			if (*c == '\'')
+				*c = '"';
+		assert_int_equal(tj_launcher_hold_parse(dq, &h), -EINVAL);
+	}
+	memset(long_text, ' ', sizeof(long_text) - 1);
+	long_text[sizeof(long_text) - 1] = '\0';
+	assert_int_equal(tj_launcher_hold_parse(long_text, &h), -EINVAL);
+	lp = jlit("{'spec':{}}");
+	assert_int_equal(tj_launcher_hold_format(lp, "gh-1", NULL, &text), -EINVAL);
+	cJSON_Delete(lp);
 }
 
 int main(void)
@@ -388,6 +630,11 @@ int main(void)
 		cmocka_unit_test(test_trainer_env_of_node_pods),
 		cmocka_unit_test(test_launcher_gets_env_without_launcher_as_node),
 		cmocka_unit_test(test_launcher_gpus),
+		cmocka_unit_test(test_admitted_gang_holds_the_launchers_place),
+		cmocka_unit_test(test_admission_without_the_launcher_is_not_taken),
+		cmocka_unit_test(test_launcher_pinned_to_its_held_place),
+		cmocka_unit_test(test_admission_told_again_from_the_hold),
+		cmocka_unit_test(test_launcher_hold_text),
 	};
 	return cmocka_run_group_tests_name("plan_mpi", tests, NULL, NULL);
 }

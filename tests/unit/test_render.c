@@ -186,6 +186,86 @@ static void test_procs_table(void **state)
 	}
 }
 
+/* resourcesPerNode over the node container's resources, as Kubeflow Trainer merges them
+ * (MergeResourceRequirements, a strategic merge patch): limits and requests per resource,
+ * claims by name, the rest of the template's kept. */
+#define RESOURCES_RUNTIME                                                                          \
+	"{'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'ClusterTrainingRuntime',"           \
+	"'metadata':{'name':'torch-gh200'},'spec':{'mlPolicy':{'numNodes':1,'torch':{}},"          \
+	"'template':{'spec':{'replicatedJobs':[{'name':'node','template':{'metadata':{'labels':"   \
+	"{'trainer.kubeflow.org/trainjob-ancestor-step':'trainer'}},'spec':{'template':{'spec':{"  \
+	"'containers':[{'name':'node','image':'x','resources':{'limits':{'nvidia.com/gpu':'4',"    \
+	"'memory':'200Gi'},'requests':{'nvidia.com/gpu':'4','cpu':'8'},'claims':[{'name':'a'}]}}"  \
+	"]}}}}}]}}}}"
+
+struct merge_case {
+	const char *name;
+	const char *resources_per_node; /* NULL: unset */
+	const char *want;               /* the node container's resources */
+};
+
+static const struct merge_case merge_cases[] = {
+	{ "unset: the template's resources", NULL,
+	  "{'limits':{'nvidia.com/gpu':'4','memory':'200Gi'},'requests':{'nvidia.com/gpu':'4',"
+	  "'cpu':'8'},'claims':[{'name':'a'}]}" },
+	{ "a limit the TrainJob names replaces the template's; the others stay",
+	  "{'limits':{'memory':'300Gi'}}",
+	  "{'limits':{'nvidia.com/gpu':'4','memory':'300Gi'},'requests':{'nvidia.com/gpu':'4',"
+	  "'cpu':'8'},'claims':[{'name':'a'}]}" },
+	{ "a request merges per name", "{'requests':{'cpu':'16','memory':'64Gi'}}",
+	  "{'limits':{'nvidia.com/gpu':'4','memory':'200Gi'},'requests':{'nvidia.com/gpu':'4',"
+	  "'cpu':'16','memory':'64Gi'},'claims':[{'name':'a'}]}" },
+	{ "GPUs in limits only: the request follows the TrainJob's count, not the template's",
+	  "{'limits':{'nvidia.com/gpu':2}}",
+	  "{'limits':{'nvidia.com/gpu':2,'memory':'200Gi'},'requests':{'cpu':'8',"
+	  "'nvidia.com/gpu':2},'claims':[{'name':'a'}]}" },
+	{ "GPUs on both sides", "{'limits':{'nvidia.com/gpu':1},'requests':{'nvidia.com/gpu':1}}",
+	  "{'limits':{'nvidia.com/gpu':1,'memory':'200Gi'},'requests':{'nvidia.com/gpu':1,"
+	  "'cpu':'8'},'claims':[{'name':'a'}]}" },
+	{ "claims merge by name", "{'claims':[{'name':'b'},{'name':'a','request':'r'}]}",
+	  "{'limits':{'nvidia.com/gpu':'4','memory':'200Gi'},'requests':{'nvidia.com/gpu':'4',"
+	  "'cpu':'8'},'claims':[{'name':'a','request':'r'},{'name':'b'}]}" },
+};
+
+static void test_resources_merge_table(void **state)
+{
+	for (size_t i = 0; i < sizeof(merge_cases) / sizeof(merge_cases[0]); i++) {
+		const struct merge_case *c = &merge_cases[i];
+		char spec[1024];
+		struct tj_trainjob *job;
+		struct tj_runtime *rt = NULL;
+		struct tj_render *r = NULL;
+		struct tj_problem why = { "", "" };
+		cJSON *pod = NULL, *j = jlit(RESOURCES_RUNTIME);
+
+		print_message("# case: %s\n", c->name);
+		assert_int_equal(tj_runtime_from_json(j, &rt), 0);
+		cJSON_Delete(j);
+		if (c->resources_per_node)
+			snprintf(spec, sizeof(spec),
+			         "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'"
+			         "resourcesPerNode':%s}}",
+			         c->resources_per_node);
+		else
+			snprintf(spec, sizeof(spec), "{'runtimeRef':{'name':'torch-gh200'}}");
+		job = make_job(spec);
+		assert_int_equal(
+		        tj_render_prepare(
+		                &(struct tj_render_input){ job, rt, &test_classes[0], NULL, 0 }, &r,
+		                &why),
+		        0);
+		assert_int_equal(tj_render_pod(r, 0, 0, &pod), 0);
+		assert_json_equal(
+		        tj_json_path(cJSON_GetArrayItem(tj_json_path(pod, "spec.containers"), 0),
+		                     "resources"),
+		        c->want);
+		cJSON_Delete(pod);
+		tj_render_free(r);
+		tj_runtime_free(rt);
+		tj_trainjob_free(job);
+	}
+}
+
 struct error_case {
 	const char *name;
 	const char *spec;
@@ -544,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_full_pod),
 		cmocka_unit_test(test_no_class_no_placement),
 		cmocka_unit_test(test_procs_table),
+		cmocka_unit_test(test_resources_merge_table),
 		cmocka_unit_test(test_errors_table),
 		cmocka_unit_test(test_overrides),
 		cmocka_unit_test(test_runtime_patches),

@@ -36,6 +36,13 @@ struct sbatch_case {
 };
 
 static const struct sbatch_case cases[] = {
+	{ "CPUs and memory without GPUs get none",
+	  "cpu-only.sh",
+	  { NULL },
+	  "cpu-only.yaml",
+	  0,
+	  "",
+	  1 },
 	{ "single GPU",
 	  "single-gpu.sh",
 	  { NULL },
