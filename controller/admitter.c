@@ -28,13 +28,6 @@
 /* How far the cycle after freed GPUs may run ahead of the share: one long cycle's worth. A
  * stream of ends still has its cycles held to the share, once the credit is spent. */
 #define CYCLE_CREDIT_MS 100
-/* A waiting job's status is written again when its place moved (among the first
- * POSITION_NEAR, by any step; further back, by a quarter of it): a queue of thousands would
- * otherwise rewrite every status whenever its head starts, and each start costs about
- * POSITION_NEAR + 4 ln(queue length) writes (40 at 5,000 jobs) instead. */
-#define POSITION_NEAR       5
-#define POSITION_SHARE      4
-#define EXPECTED_START_SLOP 60
 
 enum entry_state {
 	ENTRY_WAITING,  /* in the queue */
@@ -540,27 +533,6 @@ oom:
 	return -ENOMEM;
 }
 
-/* Whether a waiting job's status should be written again: its verdict or reason changed,
- * its expected start moved, or it moved in the queue where that is worth telling. */
-static bool worth_telling(const struct tj_adm_decision *old, const struct tj_adm_decision *d)
-{
-	int64_t ds = old->expected_start - d->expected_start;
-	int dp = old->position - d->position;
-
-	if (old->verdict != d->verdict || strcmp(old->reason, d->reason) != 0)
-		return true;
-	if ((old->expected_start == 0) != (d->expected_start == 0) || ds > EXPECTED_START_SLOP ||
-	    ds < -EXPECTED_START_SLOP)
-		return true;
-	/* The head also sees the length of the queue behind it, and the nodes free for it,
-	 * change. */
-	if (dp == 0)
-		return d->position == 1 &&
-		       (old->queue_length != d->queue_length || old->free_nodes != d->free_nodes);
-	return d->position <= POSITION_NEAR || old->position <= POSITION_NEAR ||
-	       abs(dp) * POSITION_SHARE >= d->position;
-}
-
 /* The GPUs of every class; the queue's counts are read from the jobs' statuses at each
  * scrape (tj_std_metrics_feed_jobs), by namespace as well. */
 static void publish_stats(struct tj_admitter *a, const struct tj_adm_result *res)
@@ -660,7 +632,7 @@ static size_t cycle(struct tj_admitter *a)
 		}
 		/* The entry keeps the decision last told, which its status shows, so that a job
 		 * drifting back one place a cycle is told once the drift is worth it. */
-		tell = !e->decided || worth_telling(&e->decision, d);
+		tell = !e->decided || tj_adm_worth_telling(&e->decision, d);
 		if (!tell)
 			continue;
 		tj_adm_say_deferred(&in, i, d);

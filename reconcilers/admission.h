@@ -199,5 +199,20 @@ struct tj_adm_result *tj_adm_result_free(struct tj_adm_result *res);
  * in->jobs[j]; any other decision is left as it is. */
 void tj_adm_say_deferred(const struct tj_adm_input *in, size_t j, struct tj_adm_decision *d);
 
+/* A waiting job's status is written again when its place moved (among the first
+ * TJ_ADM_POSITION_NEAR, by any step; further back, by a quarter of it): a queue of thousands
+ * would otherwise rewrite every status whenever its head starts, and each start costs about
+ * TJ_ADM_POSITION_NEAR + 4 ln(queue length) writes (40 at 5,000 jobs) instead. An expected
+ * start is told again when it moved by more than TJ_ADM_EXPECTED_START_SLOP seconds. */
+#define TJ_ADM_POSITION_NEAR       5
+#define TJ_ADM_POSITION_SHARE      4
+#define TJ_ADM_EXPECTED_START_SLOP 60
+
+/* Whether decision d of a job is worth writing to its status, old being the one its status
+ * shows: its verdict or reason changed, its expected start moved, or it moved in the queue
+ * where that is worth telling (the head also when the queue behind it or its free nodes
+ * changed). */
+bool tj_adm_worth_telling(const struct tj_adm_decision *old, const struct tj_adm_decision *d);
+
 /* "Resources" -> 0, "Priority" -> 1, "QuotaExceeded" -> 2, "NeverFits" -> 3; -1 otherwise. */
 int tj_adm_reason_index(const char *reason);

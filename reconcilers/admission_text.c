@@ -1,8 +1,10 @@
-/* The words of the queue's messages, as a person reads them in `kubectl describe`. */
+/* The words of the queue's messages, as a person reads them in `kubectl describe`, and when a
+ * decision is worth telling again. */
 #include "reconcilers/admission_text.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -112,4 +114,21 @@ void tj_adm_say_never_fits(struct tj_adm_decision *d, const char *class_name,
 	snprintf(d->message, sizeof(d->message),
 	         "%s has %s: a job of %s never fits; at most %" PRId64, class_name, size_text, gang,
 	         most);
+}
+
+bool tj_adm_worth_telling(const struct tj_adm_decision *old, const struct tj_adm_decision *d)
+{
+	int64_t ds = old->expected_start - d->expected_start;
+	int dp = old->position - d->position;
+
+	if (old->verdict != d->verdict || strcmp(old->reason, d->reason) != 0)
+		return true;
+	if ((old->expected_start == 0) != (d->expected_start == 0) ||
+	    ds > TJ_ADM_EXPECTED_START_SLOP || ds < -TJ_ADM_EXPECTED_START_SLOP)
+		return true;
+	if (dp == 0)
+		return d->position == 1 &&
+		       (old->queue_length != d->queue_length || old->free_nodes != d->free_nodes);
+	return d->position <= TJ_ADM_POSITION_NEAR || old->position <= TJ_ADM_POSITION_NEAR ||
+	       abs(dp) * TJ_ADM_POSITION_SHARE >= d->position;
 }

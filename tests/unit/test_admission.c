@@ -1328,12 +1328,63 @@ static void test_reason_index(void **state)
 	assert_int_equal(tj_adm_reason_index(NULL), -1);
 }
 
+/* When a waiting job's status is written again. */
+static void test_worth_telling(void **state)
+{
+	static const struct {
+		const char *name;
+		int old_position, position, old_length, length, old_free, free;
+		int64_t old_start, start;
+		const char *old_reason, *reason;
+		bool tell;
+	} tells[] = {
+		{ "nothing moved", 7, 7, 20, 20, 1, 1, 1000, 1000, "Priority", "Priority", false },
+		{ "the reason changed", 7, 7, 20, 20, 1, 1, 1000, 1000, "Priority", "Resources",
+		  true },
+		{ "the start moved within the slop", 7, 7, 20, 20, 1, 1, 1000, 1060, "Priority",
+		  "Priority", false },
+		{ "the start moved past it", 7, 7, 20, 20, 1, 1, 1000, 1061, "Priority", "Priority",
+		  true },
+		{ "the start became unknown", 7, 7, 20, 20, 1, 1, 1000, 0, "Priority", "Priority",
+		  true },
+		{ "one step near the head", 5, 4, 20, 20, 1, 1, 0, 0, "Priority", "Priority",
+		  true },
+		{ "one step far back", 41, 40, 60, 60, 1, 1, 0, 0, "Priority", "Priority", false },
+		{ "a quarter of its place", 50, 40, 60, 60, 1, 1, 0, 0, "Priority", "Priority",
+		  true },
+		{ "the head sees the queue grow", 1, 1, 20, 21, 1, 1, 0, 0, "Resources",
+		  "Resources", true },
+		{ "the head sees a node free", 1, 1, 20, 20, 1, 2, 0, 0, "Resources", "Resources",
+		  true },
+		{ "a job behind sees the queue grow", 3, 3, 20, 21, 1, 2, 0, 0, "Priority",
+		  "Priority", false },
+	};
+
+	for (size_t i = 0; i < sizeof(tells) / sizeof(tells[0]); i++) {
+		struct tj_adm_decision old = { .verdict = TJ_ADM_WAITING,
+			                       .position = tells[i].old_position,
+			                       .queue_length = tells[i].old_length,
+			                       .free_nodes = tells[i].old_free,
+			                       .expected_start = tells[i].old_start };
+		struct tj_adm_decision d = old;
+
+		d.position = tells[i].position;
+		d.queue_length = tells[i].length;
+		d.free_nodes = tells[i].free;
+		d.expected_start = tells[i].start;
+		snprintf(old.reason, sizeof(old.reason), "%s", tells[i].old_reason);
+		snprintf(d.reason, sizeof(d.reason), "%s", tells[i].reason);
+		if (tj_adm_worth_telling(&old, &d) != tells[i].tell)
+			fail_msg("case %s: want %d", tells[i].name, tells[i].tell);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_admission_table), cmocka_unit_test(test_stats_per_class),
 		cmocka_unit_test(test_empty_input),     cmocka_unit_test(test_invalid_input),
-		cmocka_unit_test(test_reason_index),
+		cmocka_unit_test(test_reason_index),    cmocka_unit_test(test_worth_telling),
 	};
 	return cmocka_run_group_tests_name("admission", tests, NULL, NULL);
 }
