@@ -688,9 +688,13 @@ static void test_node_labels_and_allocatable(void **state)
 	cJSON_Delete(obj);
 }
 
-/* A node's periodic status report (a new resourceVersion and heartbeat) leaves it the same
- * for placement; a change of anything the queue or the health judge reads does not. */
-static void test_node_same_placement(void **state)
+/* The node of one row of test_node_same_placement's table. */
+struct placement_row {
+	const char *rv, *label, *unschedulable, *effect, *gpus, *ready, *heartbeat;
+	bool same; /* as the first row's node */
+};
+
+static struct tj_node *placement_node(const struct placement_row *row)
 {
 	static const char *const base =
 	        "{\"metadata\":{\"name\":\"n\",\"resourceVersion\":\"%s\",\"labels\":{\"a\":"
@@ -698,10 +702,24 @@ static void test_node_same_placement(void **state)
 	        "\"%s\"}]},\"status\":{\"allocatable\":{\"nvidia.com/gpu\":\"%s\"},\"conditions\":"
 	        "[{\"type\":\"Ready\",\"status\":\"%s\",\"lastHeartbeatTime\":\"%s\","
 	        "\"lastTransitionTime\":\"2026-12-01T10:00:00Z\"}]}}";
-	static const struct {
-		const char *rv, *label, *unschedulable, *effect, *gpus, *ready, *heartbeat;
-		bool same;
-	} cases[] = {
+	char text[1024];
+	struct tj_node *n = NULL;
+	cJSON *obj;
+
+	snprintf(text, sizeof(text), base, row->rv, row->label, row->unschedulable, row->effect,
+	         row->gpus, row->ready, row->heartbeat);
+	obj = cJSON_Parse(text);
+	assert_non_null(obj);
+	assert_int_equal(tj_node_from_json(obj, &n), 0);
+	cJSON_Delete(obj);
+	return n;
+}
+
+/* A node's periodic status report (a new resourceVersion and heartbeat) leaves it the same
+ * for placement; a change of anything the queue or the health judge reads does not. */
+static void test_node_same_placement(void **state)
+{
+	static const struct placement_row rows[] = {
 		{ "1", "x", "false", "NoSchedule", "4", "True", "2026-12-01T10:00:00Z", true },
 		{ "2", "x", "false", "NoSchedule", "4", "True", "2026-12-01T10:05:00Z", true },
 		{ "2", "y", "false", "NoSchedule", "4", "True", "2026-12-01T10:00:00Z", false },
@@ -710,24 +728,13 @@ static void test_node_same_placement(void **state)
 		{ "2", "x", "false", "NoSchedule", "3", "True", "2026-12-01T10:00:00Z", false },
 		{ "2", "x", "false", "NoSchedule", "4", "False", "2026-12-01T10:00:00Z", false },
 	};
-	char text[1024];
-	struct tj_node *first, *n;
-	cJSON *obj;
+	struct tj_node *first = placement_node(&rows[0]);
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		snprintf(text, sizeof(text), base, cases[i].rv, cases[i].label,
-		         cases[i].unschedulable, cases[i].effect, cases[i].gpus, cases[i].ready,
-		         cases[i].heartbeat);
-		obj = cJSON_Parse(text);
-		assert_non_null(obj);
-		assert_int_equal(tj_node_from_json(obj, &n), 0);
-		cJSON_Delete(obj);
-		if (i == 0) {
-			first = n;
-			continue;
-		}
-		assert_int_equal(tj_node_same_placement(first, n), cases[i].same);
-		assert_int_equal(tj_node_same_placement(n, first), cases[i].same);
+	for (size_t i = 1; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct tj_node *n = placement_node(&rows[i]);
+
+		assert_int_equal(tj_node_same_placement(first, n), rows[i].same);
+		assert_int_equal(tj_node_same_placement(n, first), rows[i].same);
 		tj_node_free(n);
 	}
 	assert_true(tj_node_same_placement(first, first));
