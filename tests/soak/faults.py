@@ -10,7 +10,7 @@ import time
 import urllib.request
 
 from conftest import free_port
-from kube import NOT_READY_LABEL, REPO, delete_node, kubectl, kubectl_json, metric
+from kube import NOT_READY_LABEL, REPO, delete_node, kubectl, kubectl_json, metric_sum
 from test_informers import CLUSTER_DIR, restart_apiserver
 from test_leader_election import identity
 from throttle import throttle_off, throttle_on
@@ -107,8 +107,21 @@ class Replica:
             return r.read().decode()
 
     def jobs_by_state(self, states):
-        text = self.metrics()
-        return {s: int(metric(text, f'trainjob_jobs{{state="{s}"}}', 0)) for s in states}
+        return jobs_by_state(self.metrics(), states)
+
+
+def jobs_by_state(scrape, states):
+    """The TrainJobs a scrape's trainjob_jobs counts in each state: every state of states
+    (0 when no series has it) and any other state a series names, summed over the other
+    labels (namespace, gpu_class). Never one exact series: with labels besides state no
+    line is `trainjob_jobs{state="X"}`, and every state would read 0 whatever the cache
+    holds."""
+    names = list(states)
+    for line in scrape.splitlines():
+        m = re.match(r'trainjob_jobs\{(?:.*,)?state="([^"]*)"', line)
+        if m and m.group(1) not in names:
+            names.append(m.group(1))
+    return {s: int(metric_sum(scrape, "trainjob_jobs", state=s)) for s in names}
 
 
 def job_of(pod):

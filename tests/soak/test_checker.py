@@ -8,7 +8,8 @@ import random
 import pytest
 
 from checker import Checker
-from soak import Job
+from soak import STATES, Job
+from faults import jobs_by_state  # noqa: E402 (soak puts tests/e2e on the path)
 
 JOB_UID = "job-uid-1"
 
@@ -140,3 +141,28 @@ def test_each_fault_allows_its_own_failure():
     j = a_job("exits-permanent")
     j.touched.add("node")
     assert j.allowed() == {("Failed", "PermanentFailure"), ("Failed", "ReachedMaxInfrastructureRestarts")}
+
+
+def scrape(counts):
+    """A /metrics page as the controller writes trainjob_jobs: a series for every state of
+    each namespace and GPU class it caches jobs of, and trainjob_job_gpus beside it."""
+    lines = ["# HELP trainjob_jobs TrainJobs by namespace, GPU class and state", "# TYPE trainjob_jobs gauge"]
+    for (ns, cls), by_state in sorted(counts.items()):
+        for s in sorted(set(STATES) | set(by_state)):
+            lines.append(f'trainjob_jobs{{gpu_class="{cls}",namespace="{ns}",state="{s}"}} {by_state.get(s, 0)}')
+    lines += ["# TYPE trainjob_job_gpus gauge", 'trainjob_job_gpus{gpu_class="gh200",namespace="soak",state="idle"} 4']
+    return "\n".join(lines) + "\n"
+
+
+def test_the_cache_check_counts_trainjob_jobs_over_namespace_and_class():
+    # The end of seed 3961936805: 27 Complete and 20 Failed in the API server and in the
+    # replicas' caches, which the check had read as 0 in every state.
+    text = scrape({("soak", "gh200"): {"Complete": 19, "Failed": 15}, ("soak", "h100"): {"Complete": 8, "Failed": 5}})
+    want = {s: 0 for s in STATES} | {"Complete": 27, "Failed": 20}
+    assert jobs_by_state(text, STATES) == want
+
+
+def test_the_cache_check_sees_a_state_it_does_not_expect_and_an_empty_cache():
+    text = scrape({("soak", ""): {"Running": 1, "Lost": 2}})
+    assert jobs_by_state(text, STATES) == {s: 0 for s in STATES} | {"Running": 1, "Lost": 2}
+    assert jobs_by_state("", STATES) == {s: 0 for s in STATES}
