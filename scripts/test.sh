@@ -24,6 +24,8 @@
 #             a cluster of its own that it always starts afresh and removes at its end:
 #             TJC_CLUSTER if given (with "-soak" appended when the e2e stage runs too, so
 #             the two never share), else "trainjob-soak".
+#   soak-regressions  (only when named) the soak once for each seed of tests/soak/regressions,
+#             the seeds that once broke it, each on a fresh cluster as the soak's.
 # Each stage builds what it uses, prints its own result line with its time, and the last
 # line counts the tests of all stages. A stage that ran no test at all has failed. A failure
 # anywhere makes the exit status non-zero, but later stages still run, so one run shows
@@ -45,6 +47,8 @@ fi
 . deploy/local/env.sh
 
 all_stages=(lint rules unit valgrind fuzz e2e)
+# Stages run only when named: too long for every run.
+named_stages=(soak soak-regressions)
 stages=("$@")
 ((${#stages[@]})) || stages=("${all_stages[@]}")
 
@@ -266,54 +270,101 @@ EOF
 	record e2e "$ok" "$bad"
 }
 
-stage_soak() {
+# The soak's cluster: TJC_CLUSTER if given (with "-soak" appended when the e2e stage runs in
+# the same command, so the two never share), else trainjob-soak.
+soak_cluster() {
 	local cluster=${given_cluster:-trainjob-soak}
 	case " ${stages[*]} " in
 	*" e2e "*) [[ -n $given_cluster ]] && cluster=$given_cluster-soak ;;
 	esac
-	local seconds=${TJC_SOAK_SECONDS:-300}
+	echo "$cluster"
+}
+
+# The invariants themselves, on made-up objects (tests/soak/test_checker.py), with the venv
+# $1; prints the counts of passed and failed tests.
+soak_checker_tests() {
+	local out rc ok bad
+	out=$(KUBECONFIG=/dev/null "$1/bin/pytest" -q -p no:cacheprovider tests/soak 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | grep -E '^(FAILED|ERROR)|passed|failed' >&2
+	ok=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) passed.*/\1/p;s/^\([0-9]\+\) passed.*/\1/p' | tail -1)
+	bad=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) failed.*/\1/p;s/^\([0-9]\+\) failed.*/\1/p' | tail -1)
+	ok=${ok:-0} bad=${bad:-0}
+	((rc == 0 || bad > 0)) || bad=1
+	echo "$ok $bad"
+}
+
+# One soak on the cluster $1, started afresh and removed at the end (the faults delete nodes
+# and restart the API server: always a cluster in a known state), with the venv $2, for $3
+# seconds, with the seed $4 (empty: a new one). Its status is the soak's.
+soak_run() {
+	local cluster=$1 venv=$2 seconds=$3 rc=0
+	local -a seed=() env=(TJC_CLUSTER="$cluster" TJC_KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster")
+	[[ -n $4 ]] && seed=(--seed "$4")
+	env "${env[@]}" deploy/local/cluster.sh down >/dev/null
+	if ! env "${env[@]}" deploy/local/cluster.sh up; then
+		env "${env[@]}" deploy/local/cluster.sh down
+		return 1
+	fi
+	env "${env[@]}" KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster" TJC_BUILD_DIR="$repo/build/release" \
+		"$venv/bin/python" tests/soak/soak.py --duration "$seconds" "${seed[@]}" || rc=$?
+	env "${env[@]}" deploy/local/cluster.sh down
+	return "$rc"
+}
+
+stage_soak() {
+	local cluster seconds=${TJC_SOAK_SECONDS:-300} venv counts ok bad
+	cluster=$(soak_cluster)
 	say soak "chaos soak, $seconds s, on the local cluster '$cluster'"
-	local venv ok bad
 	meson_build soak build/release || return
 	venv=$(e2e_venv) || {
 		record soak 0 1
 		return
 	}
-	# First the invariants themselves, on made-up objects (tests/soak/test_checker.py).
-	local out rc
-	out=$(KUBECONFIG=/dev/null "$venv/bin/pytest" -q -p no:cacheprovider tests/soak 2>&1)
-	rc=$?
-	printf '%s\n' "$out" | grep -E '^(FAILED|ERROR)|passed|failed'
-	ok=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) passed.*/\1/p;s/^\([0-9]\+\) passed.*/\1/p' | tail -1)
-	bad=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) failed.*/\1/p;s/^\([0-9]\+\) failed.*/\1/p' | tail -1)
-	ok=${ok:-0} bad=${bad:-0}
-	((rc == 0 || bad > 0)) || bad=1
-	local -a env=(TJC_CLUSTER="$cluster" TJC_KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster")
-	# The faults delete nodes and restart the API server: always a cluster in a known state.
-	env "${env[@]}" deploy/local/cluster.sh down >/dev/null
-	if ! env "${env[@]}" deploy/local/cluster.sh up; then
-		env "${env[@]}" deploy/local/cluster.sh down
-		record soak "$ok" $((bad + 1))
-		return
-	fi
-	local -a seed=()
-	[[ -n ${TJC_SOAK_SEED:-} ]] && seed=(--seed "$TJC_SOAK_SEED")
-	if env "${env[@]}" KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster" TJC_BUILD_DIR="$repo/build/release" \
-		"$venv/bin/python" tests/soak/soak.py --duration "$seconds" "${seed[@]}"; then
+	counts=$(soak_checker_tests "$venv")
+	ok=${counts% *} bad=${counts#* }
+	if soak_run "$cluster" "$venv" "$seconds" "${TJC_SOAK_SEED:-}"; then
 		ok=$((ok + 1))
 	else
 		bad=$((bad + 1))
 	fi
-	env "${env[@]}" deploy/local/cluster.sh down
 	record soak "$ok" "$bad"
+}
+
+# Every seed of tests/soak/regressions (one a line: seed, seconds, what it found), each a
+# soak of its own on a fresh cluster; about 7 minutes a seed of 300 s, hence run by name.
+stage_soak_regressions() {
+	local cluster venv counts ok bad seed seconds what
+	local -a failed_seeds=()
+	cluster=$(soak_cluster)
+	say soak-regressions "the seeds of tests/soak/regressions, on the local cluster '$cluster'"
+	meson_build soak-regressions build/release || return
+	venv=$(e2e_venv) || {
+		record soak-regressions 0 1
+		return
+	}
+	counts=$(soak_checker_tests "$venv")
+	ok=${counts% *} bad=${counts#* }
+	while read -r seed seconds what; do
+		[[ -z $seed || $seed == \#* ]] && continue
+		echo "soak-regressions: seed $seed, $seconds s ($what)"
+		if soak_run "$cluster" "$venv" "$seconds" "$seed" </dev/null; then
+			ok=$((ok + 1))
+		else
+			bad=$((bad + 1))
+			failed_seeds+=("$seed")
+		fi
+	done <tests/soak/regressions
+	((${#failed_seeds[@]})) && echo "soak-regressions: failed seeds: ${failed_seeds[*]}"
+	record soak-regressions "$ok" "$bad"
 }
 
 scripts/install-deps.sh || exit 1
 for s in "${stages[@]}"; do
-	case " ${all_stages[*]} " in
-	*" $s "*) "stage_$s" ;;
+	case " ${all_stages[*]} ${named_stages[*]} " in
+	*" $s "*) "stage_${s//-/_}" ;;
 	*)
-		echo "test.sh: unknown stage '$s' (${all_stages[*]})" >&2
+		echo "test.sh: unknown stage '$s' (${all_stages[*]} ${named_stages[*]})" >&2
 		exit 2
 		;;
 	esac
