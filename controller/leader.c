@@ -220,6 +220,11 @@ void tj_microtime_now(char buf[static TJ_MICROTIME_LEN])
 	         (unsigned)(ts.tv_nsec / 1000) % 1000000u);
 }
 
+int tj_leader_lost_exit_status(bool stopping)
+{
+	return stopping ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
 int tj_leader_identity(const char *hostname, const uint8_t random[16], char *buf, size_t len)
 {
 	uint8_t u[16];

@@ -128,6 +128,14 @@ void tj_lease_record_release(const struct tj_lease_record *old, const char *now,
 /* The wall clock as a MicroTime ("2024-01-02T03:04:05.123456Z"). */
 void tj_microtime_now(char buf[static TJ_MICROTIME_LEN]);
 
+/* The exit status of a process whose lease is lost: EXIT_FAILURE while it runs, so that it
+ * restarts as a follower with no state of the old term (controller-runtime's "leader
+ * election lost"); EXIT_SUCCESS once a signal has begun its shutdown (stopping), as then the
+ * loss is part of stopping as asked: the renewals may be throttled (429) or the API server
+ * away while the writes drain, and controller-runtime's manager only logs what fails after
+ * its stop sequence has begun. Pure. */
+int tj_leader_lost_exit_status(bool stopping);
+
 /* hostname "_" a random UUID, as client-go's callers build it, so that two processes on one
  * host (or a restarted one) are never taken for each other. 0, or -E2BIG if it does not fit
  * (len must be at least 38 + the host name). */

@@ -252,13 +252,14 @@ static void started_leading(void *userdata)
 }
 
 /* controller-runtime ends the process when it loses the lease ("leader election lost"),
- * and the pod restarts as a follower: no state of the old term survives. */
+ * and the pod restarts as a follower: no state of the old term survives. A loss during a
+ * shutdown a signal began leaves that shutdown's status. */
 static void stopped_leading(void *userdata)
 {
 	struct run *r = userdata;
 
 	tj_controller_set_leading(r->controller, false);
-	r->exit_status = EXIT_FAILURE;
+	r->exit_status = tj_leader_lost_exit_status(tj_signals_stopping(r->signals));
 	tj_signals_shutdown(r->signals);
 }
 

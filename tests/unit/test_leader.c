@@ -346,6 +346,16 @@ static void test_identity(void **state)
 	assert_int_equal(tj_leader_identity("node-a", random, buf, 44), 0);
 }
 
+/* A lease lost while the process runs ends it with a failure, to restart as a follower; lost
+ * once a SIGTERM has begun the shutdown (its renewals answered 429 while the writes drain),
+ * the process still stops as it was asked, with 0. */
+static void test_lost_lease_exit_status(void **state)
+{
+	(void)state;
+	assert_int_equal(tj_leader_lost_exit_status(false), EXIT_FAILURE);
+	assert_int_equal(tj_leader_lost_exit_status(true), EXIT_SUCCESS);
+}
+
 static void test_microtime_shape(void **state)
 {
 	char t[TJ_MICROTIME_LEN];
@@ -373,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_timings_check_table),
 		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_microtime_shape),
+		cmocka_unit_test(test_lost_lease_exit_status),
 	};
 	return cmocka_run_group_tests_name("leader", tests, NULL, NULL);
 }
