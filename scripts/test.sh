@@ -46,9 +46,9 @@ fi
 # shellcheck source=deploy/local/env.sh
 . deploy/local/env.sh
 
-all_stages=(lint rules unit valgrind fuzz e2e)
+all_stages=(lint rules unit valgrind fuzz e2e soak)
 # Stages run only when named: too long for every run.
-named_stages=(soak soak-regressions)
+named_stages=(soak-regressions)
 stages=("$@")
 ((${#stages[@]})) || stages=("${all_stages[@]}")
 
