@@ -690,7 +690,8 @@ static void kick(struct tj_admitter *a, bool freed)
 {
 	uint64_t now, delay = 0, owed_ms, credit = freed ? CYCLE_CREDIT_MS * 1000000ULL : 0;
 
-	if (!a->active || a->stopping)
+	/* A cycle already scheduled answers a plain kick as well. */
+	if (!a->active || a->stopping || (a->scheduled && !freed))
 		return;
 	now = uv_now(a->loop);
 	if (a->cycles && now - a->last_cycle_ms < CYCLE_GAP_MS)
@@ -698,9 +699,9 @@ static void kick(struct tj_admitter *a, bool freed)
 	owed_ms = (tj_time_share_wait_credit(&a->share, uv_hrtime(), credit) + 999999) / 1000000;
 	if (owed_ms > delay)
 		delay = owed_ms;
-	/* A cycle already due no later answers this event as well. One due later is brought
-	 * forward, and the event it answers is this one. */
-	if (a->scheduled && (!freed || a->due_ms <= now + delay))
+	/* One due no later answers freed GPUs too; one due later is brought forward, and the
+	 * event it answers is this one. */
+	if (a->scheduled && a->due_ms <= now + delay)
 		return;
 	a->scheduled = true;
 	a->due_ms = now + delay;

@@ -18,15 +18,6 @@ static const char *or_empty(const char *s)
 	return s ? s : "";
 }
 
-static int64_t sat_sub(int64_t a, int64_t b)
-{
-	int64_t s;
-
-	if (__builtin_sub_overflow(a, b, &s))
-		return b < 0 ? INT64_MAX : INT64_MIN;
-	return s;
-}
-
 static size_t bucket_of(const struct tj_adm_input *in, int class_index)
 {
 	return class_index < 0 ? in->n_classes : (size_t)class_index;
@@ -40,14 +31,6 @@ static const char *class_name(const struct tj_adm_input *in, size_t bucket)
 static bool valid_class(const struct tj_adm_input *in, int class_index)
 {
 	return class_index >= -1 && (class_index < 0 || (size_t)class_index < in->n_classes);
-}
-
-static void take(struct tj_adm_resources *free, const struct tj_adm_resources *req)
-{
-	free->gpus = sat_sub(free->gpus, req->gpus > 0 ? req->gpus : 0);
-	free->cpu_milli = sat_sub(free->cpu_milli, req->cpu_milli > 0 ? req->cpu_milli : 0);
-	free->memory = sat_sub(free->memory, req->memory > 0 ? req->memory : 0);
-	free->pods = sat_sub(free->pods, req->pods > 0 ? req->pods : 0);
 }
 
 /* Setup */

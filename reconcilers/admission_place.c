@@ -195,15 +195,6 @@ bool tj_adm_place(struct run *r, size_t b, const struct tj_adm_resources *free, 
 	return true;
 }
 
-/* What a pod of req leaves of t (requests are never negative). */
-static void lessen(struct tj_adm_resources *t, const struct tj_adm_resources *req)
-{
-	t->gpus = sat_add(t->gpus, req->gpus > 0 ? -req->gpus : 0);
-	t->cpu_milli = sat_add(t->cpu_milli, req->cpu_milli > 0 ? -req->cpu_milli : 0);
-	t->memory = sat_add(t->memory, req->memory > 0 ? -req->memory : 0);
-	t->pods = sat_add(t->pods, req->pods > 0 ? -req->pods : 0);
-}
-
 /* The launcher's node in `free` less what the ranks of r->ranks (k of them) take there when
  * ranked: best fit among the slots that hold it; false if none does. */
 static bool place_launcher(struct run *r, size_t b, const struct tj_adm_resources *free,
@@ -213,7 +204,7 @@ static bool place_launcher(struct run *r, size_t b, const struct tj_adm_resource
 
 	memcpy(&r->trial[first], &free[first], (last - first) * sizeof(*r->trial));
 	for (int64_t rank = 0; rank < ranked; rank++)
-		lessen(&r->trial[r->ranks[rank]], &job->request);
+		take(&r->trial[r->ranks[rank]], &job->request);
 	for (size_t s = first; s < last; s++) {
 		struct candidate c = { r->trial[s].gpus, s };
 
@@ -244,7 +235,7 @@ bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *f
 	if (!place_launcher(r, b, free, avoid, job, 0))
 		return false;
 	s = r->launcher_slot;
-	lessen(&r->trial[s], &job->launcher);
+	take(&r->trial[s], &job->launcher);
 	if (!tj_adm_place(r, b, r->trial, avoid, job))
 		return false;
 	r->launcher_slot = s;

@@ -169,6 +169,24 @@ static inline int64_t pods_on(const struct tj_adm_resources *free,
 	return n;
 }
 
+static inline int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t s;
+
+	if (__builtin_sub_overflow(a, b, &s))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return s;
+}
+
+/* What a pod of req leaves of free (a negative request takes nothing). */
+static inline void take(struct tj_adm_resources *free, const struct tj_adm_resources *req)
+{
+	free->gpus = sat_sub(free->gpus, req->gpus > 0 ? req->gpus : 0);
+	free->cpu_milli = sat_sub(free->cpu_milli, req->cpu_milli > 0 ? req->cpu_milli : 0);
+	free->memory = sat_sub(free->memory, req->memory > 0 ? req->memory : 0);
+	free->pods = sat_sub(free->pods, req->pods > 0 ? req->pods : 0);
+}
+
 static inline void give(struct tj_adm_resources *free, const struct tj_adm_resources *back)
 {
 	free->gpus = sat_add(free->gpus, back->gpus);
