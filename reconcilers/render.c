@@ -104,6 +104,15 @@ fail:
 	return NULL;
 }
 
+/* True for the resources the GPU rules apply to: the class's resource, or any name with
+ * "gpu" in it (nvidia.com/gpu, amd.com/gpu) when no class is known. */
+static bool is_gpu_resource(const char *name, const struct tj_gpu_class *cls)
+{
+	if (cls && cls->resource && strcmp(name, cls->resource) == 0)
+		return true;
+	return strstr(name, "gpu") != NULL;
+}
+
 /* One side (limits, requests) of resourcesPerNode over the container's: per resource. A GPU
  * the TrainJob sets on this side only leaves the template's other side, so that
  * gpus_both_ways makes both sides the TrainJob's count: Kubeflow's merge would keep the
@@ -113,18 +122,14 @@ static int merge_side(cJSON *res, const cJSON *over, const char *side, const cha
 {
 	const cJSON *from = cJSON_GetObjectItemCaseSensitive(over, side), *el;
 	const cJSON *over_other = cJSON_GetObjectItemCaseSensitive(over, other);
-	cJSON *to;
 
 	if (!cJSON_IsObject(from))
 		return 0;
-	to = tj_json_object(res, side);
-	if (!to)
+	if (tj_json_merge_map(res, side, from) < 0)
 		return -ENOMEM;
 	cJSON_ArrayForEach(el, from)
 	{
-		if (tj_json_set(to, el->string, cJSON_Duplicate(el, true)) < 0)
-			return -ENOMEM;
-		if (strstr(el->string, "gpu") &&
+		if (is_gpu_resource(el->string, NULL) &&
 		    !cJSON_GetObjectItemCaseSensitive(over_other, el->string))
 			cJSON_DeleteItemFromObjectCaseSensitive(
 			        cJSON_GetObjectItemCaseSensitive(res, other), el->string);
@@ -228,15 +233,6 @@ int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool progra
 		}
 	}
 	return with_resources ? merge_resources(c, job->resources_per_node) : 0;
-}
-
-/* True for the resources the GPU rules apply to: the class's resource, or any name with
- * "gpu" in it (nvidia.com/gpu, amd.com/gpu) when no class is known. */
-static bool is_gpu_resource(const char *name, const struct tj_gpu_class *cls)
-{
-	if (cls && cls->resource && strcmp(name, cls->resource) == 0)
-		return true;
-	return strstr(name, "gpu") != NULL;
 }
 
 /* A whole-number quantity ("4", 4); -1 if it is not one. */
@@ -477,17 +473,6 @@ const struct tj_gpu_class *tj_render_gpu_class(const struct tj_render *r)
 	return r->gpu_class;
 }
 
-static int apply_tolerations(cJSON *spec, const struct tj_gpu_class *cls);
-
-int tj_render_place_in_class(const struct tj_render *r, cJSON *pod)
-{
-	cJSON *spec = tj_json_object(pod, "spec");
-
-	if (!spec || and_into_terms(spec, r->placement) < 0)
-		return -ENOMEM;
-	return apply_tolerations(spec, r->gpu_class);
-}
-
 static int apply_tolerations(cJSON *spec, const struct tj_gpu_class *cls)
 {
 	cJSON *list;
@@ -512,6 +497,15 @@ static int apply_tolerations(cJSON *spec, const struct tj_gpu_class *cls)
 out:
 	cJSON_Delete(list);
 	return r;
+}
+
+int tj_render_place_in_class(const struct tj_render *r, cJSON *pod)
+{
+	cJSON *spec = tj_json_object(pod, "spec");
+
+	if (!spec || and_into_terms(spec, r->placement) < 0)
+		return -ENOMEM;
+	return apply_tolerations(spec, r->gpu_class);
 }
 
 int tj_render_add_owner(cJSON *meta, const struct tj_trainjob *job)
