@@ -68,9 +68,15 @@ build() {
 	# --platform=$BUILDPLATFORM), so the base image is only ever needed for it. Podman 4.3
 	# sets BUILDPLATFORM for RUN but not in FROM lines unless it is passed explicitly.
 	local host=linux/$(dpkg --print-architecture)
+	local started=$SECONDS
 	pod build --pull=never --layers --network host "${ulimits[@]}" --platform "$platform" \
 		--build-arg BUILDPLATFORM="$host" \
 		-f "$repo/deploy/Containerfile" -t "$image:$arch" "$repo"
+	# Each rebuild leaves the image it replaced, and the layers only it used, untagged: in a
+	# vfs store every layer is a whole copy of its root, over 2 GiB a build. Remove those that
+	# are older than this build; its own layers stay as the next build's cache.
+	echo "image: removing the untagged images that earlier builds left"
+	pod image prune -f --filter "until=$((SECONDS - started + 1))s" >/dev/null
 }
 
 save() {
