@@ -9,7 +9,9 @@
 #   valgrind  the unit tests of the plain build under valgrind's memcheck
 #   fuzz      every libFuzzer target for a short while (TJC_FUZZ_SECONDS, default 15), with
 #             its final coverage; TJC_FUZZ_KEEP=1 merges what reached new coverage into
-#             tests/fuzz/corpus (the long mode: TJC_FUZZ_SECONDS=3600 TJC_FUZZ_KEEP=1)
+#             tests/fuzz/corpus (the long mode: TJC_FUZZ_SECONDS=3600 TJC_FUZZ_KEEP=1);
+#             TJC_FUZZ_TARGETS="fuzz_watch fuzz_config" runs only those, so that the long
+#             mode can be split between runs side by side (each target on a core of its own)
 #   e2e       the pytest suites in tests/e2e against a local cluster of the test command's
 #             own, "trainjob-test" (TJC_TEST_CLUSTER renames it), started for the stage and
 #             stopped at its end; so a demo's cluster and controller (scripts/demo.sh) are
@@ -188,6 +190,9 @@ stage_fuzz() {
 		[[ -f $t && -x $t ]] || continue
 		local name corpus work
 		name=$(basename "$t")
+		if [[ -n ${TJC_FUZZ_TARGETS:-} && " $TJC_FUZZ_TARGETS " != *" $name "* ]]; then
+			continue
+		fi
 		corpus=tests/fuzz/corpus/$name
 		work=$(mktemp -d)
 		[[ -d $corpus ]] && cp -r "$corpus"/. "$work"/
