@@ -641,9 +641,20 @@ def check_control_plane(env):
         sys.exit(f"the cluster is not whole: {proc.stderr.strip() or proc.stdout.strip()}")
 
 
+def wait_established(timeout=90):
+    """kubectl wait fails at once, rather than waiting, on a CRD so new that it has no
+    conditions yet: ask again until it answers."""
+    deadline = time.monotonic() + timeout
+    while kubectl("wait", "--for", "condition=Established", "--timeout=30s",
+                  "crd/trainjobs.trainer.kubeflow.org", check=False).returncode != 0:
+        if time.monotonic() > deadline:
+            sys.exit("the TrainJob CRD was not Established")
+        time.sleep(1)
+
+
 def setup(api, namespace):
     kubectl("apply", "-k", os.path.join(REPO, "crds"))
-    kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/trainjobs.trainer.kubeflow.org")
+    wait_established()
     deadline = time.monotonic() + 30
     while kubectl("apply", "-k", os.path.join(REPO, "crds", "runtimes"), check=False).returncode != 0:
         if time.monotonic() > deadline:

@@ -211,7 +211,13 @@ def main():
     api = Api(kubeconfig)
 
     kubectl("apply", "-k", os.path.join(REPO, "crds"))
-    kubectl("wait", "--for", "condition=Established", "--timeout=60s", "crd/trainjobs.trainer.kubeflow.org")
+    # kubectl wait fails at once on a CRD so new that it has no conditions yet: ask again.
+    deadline = time.monotonic() + 90
+    while subprocess.run(["kubectl", "wait", "--for", "condition=Established", "--timeout=30s",
+                          "crd/trainjobs.trainer.kubeflow.org"], capture_output=True).returncode != 0:
+        if time.monotonic() > deadline:
+            sys.exit("the TrainJob CRD was not Established")
+        time.sleep(1)
     kubectl("apply", "-k", os.path.join(REPO, "crds", "runtimes"))
     ns = "bench-failover-" + uuid.uuid4().hex[:6]
     kubectl("create", "namespace", ns)
