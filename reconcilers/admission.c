@@ -94,6 +94,25 @@ static int cmp_job(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Whether n keys of size bytes are in cmp's order already. */
+static bool in_order(const void *keys, size_t n, size_t size,
+                     int (*cmp)(const void *, const void *))
+{
+	const char *k = keys;
+
+	for (size_t i = 1; i < n; i++)
+		if (cmp(k + (i - 1) * size, k + i * size) > 0)
+			return false;
+	return true;
+}
+
+/* Sorts keys by cmp, in one pass when they are in order already. */
+static void sort_keys(void *keys, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (!in_order(keys, n, size, cmp))
+		qsort(keys, n, size, cmp);
+}
+
 static int validate(const struct tj_adm_input *in)
 {
 	if (!in->config || (in->n_classes && !in->class_names) || (in->n_nodes && !in->nodes) ||
@@ -215,6 +234,29 @@ static int number_domains(struct run *r)
 	return 0;
 }
 
+/* Orders n slot keys by class, keeping the order of each class's keys, by a counting sort. */
+static int partition_slots(struct slot_key *keys, size_t n, size_t n_buckets)
+{
+	struct slot_key *out = calloc(n + 1, sizeof(*out));
+	size_t *start = calloc(n_buckets + 1, sizeof(*start));
+
+	if (!out || !start) {
+		free(out);
+		free(start);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		start[keys[i].bucket + 1]++;
+	for (size_t b = 1; b <= n_buckets; b++)
+		start[b] += start[b - 1];
+	for (size_t i = 0; i < n; i++)
+		out[start[keys[i].bucket]++] = keys[i];
+	memcpy(keys, out, n * sizeof(*keys));
+	free(out);
+	free(start);
+	return 0;
+}
+
 /* The slots, their free resources and the capacity figures of each class. */
 static int index_nodes(struct run *r)
 {
@@ -230,7 +272,12 @@ static int index_nodes(struct run *r)
 			keys[n++] = (struct slot_key){ bucket_of(in, in->nodes[i].class_index),
 				                       or_empty(in->nodes[i].name), i };
 	}
-	qsort(keys, n, sizeof(*keys), cmp_slot);
+	/* Nodes given in name order need only a stable partition by class. */
+	if (partition_slots(keys, n, r->n_buckets) < 0) {
+		free(keys);
+		return -ENOMEM;
+	}
+	sort_keys(keys, n, sizeof(*keys), cmp_slot);
 	r->n_slots = n;
 	for (size_t s = 0; s < n; s++) {
 		const struct tj_adm_node *node = &in->nodes[keys[s].node];
@@ -279,9 +326,11 @@ static int order_jobs(struct run *r)
 			                    in->jobs[i].creation_time,
 			                    &in->jobs[i],
 			                    i };
-	qsort(keys, in->n_jobs, sizeof(*keys), cmp_job);
-	for (size_t i = 0; i < in->n_jobs; i++)
+	sort_keys(keys, in->n_jobs, sizeof(*keys), cmp_job);
+	for (size_t i = 0; i < in->n_jobs; i++) {
 		r->order[i] = keys[i].index;
+		r->res->decisions[keys[i].index].rank = i;
+	}
 	for (size_t b = 0, i = 0; b <= r->n_buckets; b++) {
 		while (i < in->n_jobs && keys[i].bucket < b)
 			i++;
@@ -290,7 +339,7 @@ static int order_jobs(struct run *r)
 	free(keys);
 	for (size_t i = 0; i < in->n_releases; i++)
 		r->releases[i] = (struct release_key){ in->releases[i].at, i };
-	qsort(r->releases, in->n_releases, sizeof(*r->releases), cmp_release);
+	sort_keys(r->releases, in->n_releases, sizeof(*r->releases), cmp_release);
 	return 0;
 }
 

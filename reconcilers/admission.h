@@ -138,7 +138,9 @@ struct tj_adm_input {
 	size_t n_releases;
 	const struct tj_adm_usage *usage;
 	size_t n_usage;
-	const struct tj_adm_job *jobs; /* the queue, in any order */
+	/* The queue, in any order; in the ranks of the last result's decisions, a queue that did
+	 * not change is not sorted again. The nodes likewise, in name order. */
+	const struct tj_adm_job *jobs;
 	size_t n_jobs;
 	int64_t now; /* unix seconds */
 };
@@ -173,6 +175,9 @@ struct tj_adm_decision {
 	int queue_length;       /* waiting jobs of its class */
 	int64_t expected_start; /* unix seconds; 0 if unknown or admitted */
 	int free_nodes;         /* nodes of its class that could take one of its pods now */
+	/* Its place in the order of all the jobs, class by class. Jobs given in this order the
+	 * next time (as the admitter does) are ordered in one pass instead of a sort. */
+	size_t rank;
 };
 
 struct tj_adm_class_stats {

@@ -9,7 +9,9 @@
  * walltimes end over the next hour (the steady state: a few gangs start, the head gets a
  * reservation, the rest backfill or wait), and "empty", every node free (a restarted
  * controller facing a full queue: thousands of gangs start in one run). Jobs: 1 to 8 nodes
- * of 1, 2 or 4 GPUs, three priorities, walltimes of 20 s to 1 h or none, ten namespaces. */
+ * of 1, 2 or 4 GPUs, three priorities, walltimes of 20 s to 1 h or none, ten namespaces.
+ * A third, "steady", is bench_admission.py's scale run: every node runs a whole-node rank
+ * of a 30-minute walltime but one gang's worth, and the queue holds gangs of 4 whole nodes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +89,16 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 			.schedulable = i % 200 != 7, /* a few cordoned */
 			.allocatable = { 4, 72000, 480 * GIB },
 		};
-		if (pick(&seed, 1, 100) <= busy_percent) {
+		if (busy_percent < 0) {
+			/* steady: every node but a gang's worth runs a whole-node rank */
+			if (i < 4 || i % 200 == 7)
+				continue;
+			node->used = node->allocatable;
+			s->releases[s->in.n_releases++] =
+			        (struct tj_adm_release){ .node = i,
+				                         .at = NOW + pick(&seed, 60, 1800),
+				                         .resources = node->used };
+		} else if (pick(&seed, 1, 100) <= busy_percent) {
 			int64_t gpus = pick(&seed, 1, 4);
 
 			node->used = (struct tj_adm_resources){ gpus, gpus * 16000,
@@ -116,6 +127,13 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 			.walltime = walltime,
 			.restart = pick(&seed, 0, 99) == 0,
 		};
+		if (busy_percent < 0) /* steady: the scale run's queue of whole-node gangs */
+			s->jobs[i] = (struct tj_adm_job){ .key = s->keys[i],
+				                          .namespace = ns,
+				                          .num_nodes = 4,
+				                          .request = { 4, 72000, 480 * GIB },
+				                          .creation_time = NOW - 86400 + (int64_t)i,
+				                          .walltime = 1800 };
 		s->jobs[i].num_pods = s->jobs[i].num_nodes;
 	}
 	s->in = (struct tj_adm_input){
@@ -143,6 +161,19 @@ static double seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int reorder(struct synthetic *s, const struct tj_adm_result *res)
+{
+	struct tj_adm_job *jobs = calloc(s->in.n_jobs + 1, sizeof(*jobs));
+
+	if (!jobs)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->in.n_jobs; i++)
+		jobs[res->decisions[i].rank] = s->jobs[i];
+	memcpy(s->jobs, jobs, s->in.n_jobs * sizeof(*jobs));
+	free(jobs);
+	return 0;
+}
+
 static int bench(const char *shape, int busy_percent, int runs, size_t n_jobs, size_t n_nodes)
 {
 	struct synthetic s;
@@ -153,6 +184,11 @@ static int bench(const char *shape, int busy_percent, int runs, size_t n_jobs, s
 	for (int i = 0; i < runs && err == 0; i++) {
 		double t;
 
+		/* As the admitter does: the jobs in the order of the last run's ranks. */
+		if (res && reorder(&s, res) < 0) {
+			err = -ENOMEM;
+			break;
+		}
 		res = tj_adm_result_free(res);
 		start = seconds();
 		err = tj_admit(&s.in, &res);
@@ -161,7 +197,7 @@ static int bench(const char *shape, int busy_percent, int runs, size_t n_jobs, s
 		worst = t > worst ? t : worst;
 	}
 	if (err == 0)
-		printf("%-5s %zu jobs on %zu nodes: %.2f ms per run (worst %.2f ms), %.0f "
+		printf("%-6s %zu jobs on %zu nodes: %.2f ms per run (worst %.2f ms), %.0f "
 		       "decisions/s; "
 		       "%zu admitted (%zu backfilled), %zu waiting for resources, %zu for "
 		       "priority\n",
@@ -187,6 +223,8 @@ int main(int argc, char **argv)
 	err = bench("busy", 90, runs, n_jobs, n_nodes);
 	if (err == 0)
 		err = bench("empty", 0, runs, n_jobs, n_nodes);
+	if (err == 0)
+		err = bench("steady", -1, runs, n_jobs, n_nodes);
 	if (err < 0)
 		fprintf(stderr, "tj_admit: %s\n", strerror(-err));
 	return err < 0;

@@ -1143,6 +1143,36 @@ static void check_decision(const struct built *b, const struct job_row *r,
 	assert_string_equal(b->nodes[d->launcher_node].name, r->launcher_on);
 }
 
+/* Given in the order of res's ranks, as the admitter gives them, the same decisions, and the
+ * ranks are that order: a permutation of the jobs. */
+static void check_in_rank_order(const struct adm_case *c, const struct built *b,
+                                const struct tj_adm_result *res)
+{
+	struct tj_adm_job jobs[MAX_JOBS];
+	const struct job_row *rows[MAX_JOBS];
+	bool seen[MAX_JOBS] = { false };
+	struct tj_adm_input in = b->in;
+	struct tj_adm_result *again = NULL;
+
+	for (size_t j = 0; j < b->in.n_jobs; j++) {
+		size_t rank = res->decisions[j].rank;
+
+		assert_true(rank < b->in.n_jobs);
+		assert_false(seen[rank]);
+		seen[rank] = true;
+		jobs[rank] = b->jobs[j];
+		rows[rank] = &c->jobs[j];
+	}
+	in.jobs = jobs;
+	assert_int_equal(tj_admit(&in, &again), 0);
+	for (size_t i = 0; i < in.n_jobs; i++) {
+		assert_int_equal(again->decisions[i].rank, i);
+		check_decision(b, rows[i], &again->decisions[i]);
+	}
+	assert_int_equal(again->admitted, res->admitted);
+	tj_adm_result_free(again);
+}
+
 static void test_admission_table(void **state)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -1158,6 +1188,7 @@ static void test_admission_table(void **state)
 			check_decision(&b, &c->jobs[j], &res->decisions[j]);
 		assert_int_equal(res->admitted, c->admitted);
 		assert_int_equal(res->backfilled, c->backfilled);
+		check_in_rank_order(c, &b, res);
 		/* With the waiting messages deferred, the same decisions, whose messages the
 		 * caller writes afterwards. */
 		struct tj_adm_result *deferred = NULL;
