@@ -841,8 +841,14 @@ def observe_freeings(rec, ys, args, n_nodes):
 def own_latency(log_path, offset):
     """The controller's own account of each admission after offset in its log (one line per
     admitted gang, as its creates go out): from the event that let the gang in to the
-    creates, and its three parts, p50 and p99 in ms."""
-    parts = {"latencyUs": [], "waitedForCycleUs": [], "cycleUs": [], "waitedForPlanUs": []}
+    creates, and its three parts, p50 and p99 in ms; of the cycle, its two parts (reading the
+    caches, deciding) and the CPU time the controller's thread had in it (the rest of the
+    cycle's wall time, other processes of the machine had the CPU)."""
+    names = {"latencyUs": "own_latency", "waitedForCycleUs": "own_wait_for_cycle",
+             "cycleUs": "own_cycle", "waitedForPlanUs": "own_wait_for_plan",
+             "cycleSnapshotUs": "own_cycle_snapshot", "cycleDecideUs": "own_cycle_decide",
+             "cycleCpuUs": "own_cycle_cpu"}
+    parts = {k: [] for k in names}
     with open(log_path, errors="replace") as f:
         f.seek(offset)
         for line in f:
@@ -857,15 +863,16 @@ def own_latency(log_path, offset):
                     v.append(rec[k] / 1000)
     out = {"own_latency_samples": len(parts["latencyUs"])}
     for k, v in parts.items():
-        name = {"latencyUs": "own_latency", "waitedForCycleUs": "own_wait_for_cycle",
-                "cycleUs": "own_cycle", "waitedForPlanUs": "own_wait_for_plan"}[k]
+        name = names[k]
         v.sort()
         out[f"{name}_p50_ms"] = round(pct(v, 50), 1) if v else None
         out[f"{name}_p99_ms"] = round(pct(v, 99), 1) if v else None
     log(f"  the controller's own time from the freeing event to the creates: p50 "
         f"{out['own_latency_p50_ms']} ms p99 {out['own_latency_p99_ms']} ms (waiting for the cycle p99 "
         f"{out['own_wait_for_cycle_p99_ms']} ms, the cycle p99 {out['own_cycle_p99_ms']} ms, waiting for "
-        f"the plan p99 {out['own_wait_for_plan_p99_ms']} ms)")
+        f"the plan p99 {out['own_wait_for_plan_p99_ms']} ms); the cycle read the caches in p99 "
+        f"{out['own_cycle_snapshot_p99_ms']} ms, decided in p99 {out['own_cycle_decide_p99_ms']} ms, "
+        f"and had p99 {out['own_cycle_cpu_p99_ms']} ms of CPU")
     return out
 
 

@@ -1,0 +1,441 @@
+#include "controller/admitter_queue.h"
+
+#include "controller/admitter.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "informers/resources.h"
+#include "reconcilers/gpu_use.h"
+#include "reconcilers/launcher_hold.h"
+#include "reconcilers/node_health.h"
+
+/* ---- entries ---- */
+
+void tj_queue_entry_drop_nodes(struct tj_queue_entry *e)
+{
+	for (size_t i = 0; i < e->n_nodes; i++) {
+		free(e->nodes[i]);
+		free(e->hostnames[i]);
+	}
+	free(e->nodes);
+	free(e->hostnames);
+	e->nodes = e->hostnames = NULL;
+	e->n_nodes = 0;
+	free(e->launcher_node);
+	free(e->launcher_hostname);
+	e->launcher_node = e->launcher_hostname = NULL;
+}
+
+void tj_queue_entry_drop_excluded(struct tj_queue_entry *e)
+{
+	for (size_t i = 0; i < e->n_excluded; i++)
+		free(e->excluded[i]);
+	free(e->excluded);
+	e->excluded = NULL;
+	e->n_excluded = 0;
+}
+
+void tj_queue_entry_free(void *obj)
+{
+	struct tj_queue_entry *e = obj;
+
+	tj_queue_entry_drop_nodes(e);
+	tj_queue_entry_drop_excluded(e);
+	free(e);
+}
+
+static int entry_key(const void *obj, char *buf, size_t size)
+{
+	const struct tj_queue_entry *e = obj;
+	size_t n = strlen(e->key);
+
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memcpy(buf, e->key, n + 1);
+	return 0;
+}
+
+const struct tj_store_ops tj_queue_entry_ops = {
+	.free = tj_queue_entry_free,
+	.key = entry_key,
+};
+
+/* Back into the queue, undecided: the next cycle decides it with the others. */
+void tj_queue_entry_requeue(struct tj_queue_entry *e)
+{
+	e->state = TJ_QUEUE_WAITING;
+	e->decided = false;
+	e->rank = SIZE_MAX;
+	tj_queue_entry_drop_nodes(e);
+}
+
+/* ---- what the caches say ---- */
+
+const struct tj_store *tj_queue_store_of(const struct tj_reflector *r)
+{
+	return r ? tj_reflector_store(r) : NULL;
+}
+
+int tj_queue_class_index(const struct tj_config *config, const char *name)
+{
+	for (size_t i = 0; config && name && *name && i < config->n_classes; i++)
+		if (strcmp(config->classes[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static bool is_terminal(const struct tj_pod *pod)
+{
+	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
+}
+
+/* ---- the snapshot ---- */
+
+static int node_ref_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct tj_queue_node_ref *)x)->name,
+	              ((const struct tj_queue_node_ref *)y)->name);
+}
+
+static int node_name_cmp(const void *x, const void *y)
+{
+	return strcmp((*(const struct tj_node *const *)x)->name,
+	              (*(const struct tj_node *const *)y)->name);
+}
+
+ssize_t tj_queue_find_node(const struct tj_queue_node_ref *refs, size_t n, const char *name)
+{
+	struct tj_queue_node_ref k = { name, 0 };
+	const struct tj_queue_node_ref *r =
+	        name ? bsearch(&k, refs, n, sizeof(*refs), node_ref_cmp) : NULL;
+
+	return r ? (ssize_t)r->index : -1;
+}
+
+void tj_queue_snapshot_clear(struct tj_queue_snapshot *s)
+{
+	free(s->nodes);
+	free(s->node_objs);
+	free(s->refs);
+	free(s->releases);
+	free(s->usage);
+	free(s->jobs);
+	free(s->job_entries);
+	free(s->excluded);
+}
+
+static bool grow(void **array, size_t *cap, size_t n, size_t size)
+{
+	void *p;
+	size_t c;
+
+	if (n < *cap)
+		return true;
+	c = *cap ? *cap * 2 : 64;
+	p = realloc(*array, c * size);
+	if (!p)
+		return false;
+	*array = p;
+	*cap = c;
+	return true;
+}
+
+static void add_usage(struct tj_queue_snapshot *s, const char *namespace, int cls, int64_t gpus)
+{
+	for (size_t i = 0; i < s->n_usage; i++)
+		if (s->usage[i].class_index == cls &&
+		    strcmp(s->usage[i].namespace, namespace) == 0) {
+			s->usage[i].gpus += gpus;
+			return;
+		}
+	if (!grow((void **)&s->usage, &s->cap_usage, s->n_usage, sizeof(*s->usage))) {
+		s->oom = true;
+		return;
+	}
+	s->usage[s->n_usage++] = (struct tj_adm_usage){ namespace, cls, gpus };
+}
+
+static void add_release(struct tj_queue_snapshot *s, size_t node, int64_t at,
+                        const struct tj_adm_resources *r)
+{
+	if (!grow((void **)&s->releases, &s->cap_releases, s->n_releases, sizeof(*s->releases))) {
+		s->oom = true;
+		return;
+	}
+	s->releases[s->n_releases++] = (struct tj_adm_release){ node, at, *r };
+}
+
+static void add_used(struct tj_adm_resources *used, const struct tj_adm_resources *r)
+{
+	used->gpus += r->gpus;
+	used->cpu_milli += r->cpu_milli;
+	used->memory += r->memory;
+	used->pods += r->pods;
+}
+
+/* The TrainJob whose pod this is (its label, and its controller owner), or NULL. */
+static const struct tj_trainjob *owner_of(const struct tj_queue_source *a, const struct tj_pod *pod)
+{
+	const struct tj_store *jobs = tj_queue_store_of(a->informers->trainjobs);
+	const struct tj_trainjob *job;
+	char key[TJ_STORE_KEY_MAX];
+
+	if (!pod->trainjob || !jobs || tj_pod_trainjob_key(pod, key, sizeof(key)) != 1 ||
+	    !(job = tj_store_get(jobs, key)))
+		return NULL;
+	return pod->owner_uid && strcmp(pod->owner_uid, job->uid) == 0 ? job : NULL;
+}
+
+/* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours):
+ * its status.deadline, which the planner fixes at the start from activeDeadlineSeconds or
+ * the config's defaultWalltime (reconcilers/walltime.h). */
+static int64_t walltime_end(const struct tj_queue_source *a, const struct tj_pod *pod)
+{
+	const struct tj_trainjob *job = owner_of(a, pod);
+
+	return job && job->status.start_time ? job->status.deadline : 0;
+}
+
+/* What a pod of namespace ns holds on node k until it ends (or end, its walltime's end). */
+static void hold_on(struct tj_queue_snapshot *s, size_t k, const char *ns,
+                    const struct tj_adm_resources *r, int64_t end, bool quotas)
+{
+	add_used(&s->nodes[k].used, r);
+	if (quotas && r->gpus)
+		add_usage(s, ns, s->nodes[k].class_index, r->gpus);
+	if (end)
+		add_release(s, k, end, r);
+}
+
+/* A TrainJob's pod that holds its launcher's place (reconcilers/launcher_hold.h) holds it
+ * until the launcher exists, which then counts by itself: read from the cache, so that a
+ * restart between the admission and the launcher's create keeps it. The node's index,
+ * with the request in *ret; -1 for none. */
+static ssize_t held_node(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
+                         const struct tj_store *pods, const struct tj_pod *pod,
+                         struct tj_adm_resources *ret)
+{
+	const struct tj_gpu_class *cls;
+	struct tj_launcher_hold h;
+	char key[TJ_STORE_KEY_MAX];
+	int n;
+	ssize_t k;
+
+	if (!pod->launcher_hold || !owner_of(a, pod) ||
+	    tj_launcher_hold_parse(pod->launcher_hold, &h) < 0)
+		return -1;
+	n = snprintf(key, sizeof(key), "%s/%s", pod->namespace, h.pod);
+	if (n < 0 || (size_t)n >= sizeof(key) || tj_store_get(pods, key) ||
+	    (k = tj_queue_find_node(s->refs, s->n_nodes, h.node)) < 0)
+		return -1;
+	cls = s->nodes[k].class_index >= 0 ? &a->config->classes[s->nodes[k].class_index] : NULL;
+	*ret = (struct tj_adm_resources){ cls ? tj_launcher_hold_extended(&h, cls->resource) : 0,
+		                          h.cpu_milli, h.memory, 1 };
+	return k;
+}
+
+static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot *s, int64_t now)
+{
+	const struct tj_config *config = a->config;
+	const struct tj_admission_policy *policy = tj_config_admission(config);
+	const struct tj_failure_policy *fp = tj_config_failure_policy(config);
+	const struct tj_store *nodes = tj_queue_store_of(a->informers->nodes);
+	const struct tj_store *pods = tj_queue_store_of(a->informers->pods);
+	size_t n = nodes ? tj_store_len(nodes) : 0, k = 0;
+	bool quotas = policy->n_limits > 0;
+	struct tj_store_iter it;
+	const struct tj_node *node;
+
+	s->nodes = calloc(n + 1, sizeof(*s->nodes));
+	s->node_objs = calloc(n + 1, sizeof(*s->node_objs));
+	s->refs = calloc(n + 1, sizeof(*s->refs));
+	if (!s->nodes || !s->node_objs || !s->refs)
+		return -ENOMEM;
+	/* In name order, which the decision keeps (tj_adm_input.nodes). */
+	if (nodes)
+		tj_store_iter_init(nodes, &it);
+	while (nodes && k < n && (node = tj_store_iter_next(&it)))
+		s->node_objs[k++] = node;
+	qsort(s->node_objs, k, sizeof(*s->node_objs), node_name_cmp);
+	n = k;
+	for (k = 0; k < n; k++) {
+		node = s->node_objs[k];
+		int cls = tj_gpu_class_of_node(config, node);
+		const struct tj_gpu_class *gc = cls >= 0 ? &config->classes[cls] : NULL;
+		struct tj_adm_node *an = &s->nodes[k];
+
+		*an = (struct tj_adm_node){
+			.name = node->name,
+			.class_index = cls,
+			.domain = policy->topology_label
+			                  ? tj_node_label(node, policy->topology_label)
+			                  : NULL,
+			.schedulable = tj_node_takes_new_pods(node, gc, fp, now),
+			.allocatable = { gc ? tj_node_allocatable_extended(node, gc->resource) : 0,
+			                 node->allocatable.cpu_milli, node->allocatable.memory,
+			                 tj_node_pod_slots(node) },
+		};
+		s->refs[k] = (struct tj_queue_node_ref){ node->name, k };
+	}
+	s->n_nodes = k;
+
+	/* Every pod that is bound or pinned to a node holds its requests there until it ends,
+	 * ours or not; ours come free at their job's walltime end. */
+	for (size_t i = 0; pods && i < s->n_nodes; i++) {
+		struct tj_adm_node *an = &s->nodes[i];
+		const struct tj_gpu_class *gc =
+		        an->class_index >= 0 ? &config->classes[an->class_index] : NULL;
+		const struct tj_pod *pod;
+
+		tj_store_iter_index(pods, TJ_POD_INDEX_NODE, an->name, &it);
+		while ((pod = tj_store_iter_next(&it))) {
+			struct tj_adm_resources r;
+			int64_t end;
+			ssize_t held;
+
+			if (is_terminal(pod))
+				continue;
+			r = (struct tj_adm_resources){
+				gc ? tj_pod_resources_extended(&pod->requests, gc->resource) : 0,
+				pod->requests.cpu_milli, pod->requests.memory, 1
+			};
+			end = walltime_end(a, pod);
+			hold_on(s, i, pod->namespace, &r, end, quotas);
+			if ((held = held_node(a, s, pods, pod, &r)) >= 0)
+				hold_on(s, (size_t)held, pod->namespace, &r, end, quotas);
+		}
+	}
+	return s->oom ? -ENOMEM : 0;
+}
+
+/* The gangs admitted but not yet in the cache hold their nodes. */
+static void add_reservations(const struct tj_queue_source *a, struct tj_queue_snapshot *s)
+{
+	const struct tj_admission_policy *policy = tj_config_admission(a->config);
+	struct tj_store_iter it;
+	const struct tj_queue_entry *e;
+
+	tj_store_iter_init(a->entries, &it);
+	while ((e = tj_store_iter_next(&it))) {
+		if (e->state == TJ_QUEUE_WAITING || e->state == TJ_QUEUE_STARTING)
+			continue;
+		for (size_t i = 0; i <= e->n_nodes; i++) {
+			const char *name = i < e->n_nodes ? e->nodes[i] : e->launcher_node;
+			const struct tj_adm_resources *r =
+			        i < e->n_nodes ? &e->request : &e->launcher;
+			ssize_t k = tj_queue_find_node(s->refs, s->n_nodes, name);
+
+			if (k >= 0)
+				hold_on(s, (size_t)k, e->namespace, r, 0, policy->n_limits > 0);
+		}
+	}
+}
+
+static bool waits(const struct tj_queue_entry *e)
+{
+	return e->state == TJ_QUEUE_WAITING && !e->unplaceable;
+}
+
+/* The waiting entries (of the n there are), into s->job_entries in the order of the last
+ * cycle, so that a queue that did not change needs no sort (tj_adm_input.jobs): those it
+ * ranked at their ranks, the others after them. */
+static int order_entries(const struct tj_queue_source *a, struct tj_queue_snapshot *s, size_t n,
+                         uint64_t now_ms)
+{
+	struct tj_store_iter it;
+	struct tj_queue_entry *e, **at, **rest;
+	size_t top = 0, n_rest = 0, k = 0;
+
+	tj_store_iter_init(a->entries, &it);
+	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it))) {
+		/* An admitted gang whose plan never came gives its nodes back. */
+		if (e->state == TJ_QUEUE_ADMITTED &&
+		    now_ms - e->admitted_ms > TJ_ADMITTER_ADMITTED_TIMEOUT_MS)
+			tj_queue_entry_requeue(e);
+		if (waits(e) && e->rank < n && e->rank >= top)
+			top = e->rank + 1;
+	}
+	at = calloc(top + 1, sizeof(*at));
+	rest = calloc(n + 1, sizeof(*rest));
+	if (!at || !rest) {
+		free(at);
+		free(rest);
+		return -ENOMEM;
+	}
+	tj_store_iter_init(a->entries, &it);
+	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it)) && n_rest < n) {
+		if (!waits(e))
+			continue;
+		if (e->rank < top && !at[e->rank])
+			at[e->rank] = e;
+		else
+			rest[n_rest++] = e;
+	}
+	for (size_t i = 0; i < top && k < n; i++)
+		if (at[i])
+			s->job_entries[k++] = at[i];
+	for (size_t i = 0; i < n_rest && k < n; i++)
+		s->job_entries[k++] = rest[i];
+	s->n_jobs = k;
+	free(at);
+	free(rest);
+	return 0;
+}
+
+static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot *s, uint64_t now_ms)
+{
+	size_t n = tj_store_len(a->entries), k = 0, n_excluded = 0, x = 0;
+	struct tj_store_iter it;
+	struct tj_queue_entry *e;
+
+	tj_store_iter_init(a->entries, &it);
+	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it)))
+		n_excluded += e->n_excluded;
+	s->jobs = calloc(n + 1, sizeof(*s->jobs));
+	s->job_entries = calloc(n + 1, sizeof(*s->job_entries));
+	s->excluded = calloc(n_excluded + 1, sizeof(*s->excluded));
+	if (!s->jobs || !s->job_entries || !s->excluded)
+		return -ENOMEM;
+	if (order_entries(a, s, n, now_ms) < 0)
+		return -ENOMEM;
+	for (k = 0; k < s->n_jobs; k++) {
+		e = s->job_entries[k];
+		s->jobs[k] = (struct tj_adm_job){
+			.key = e->key,
+			.namespace = e->namespace,
+			.class_index = tj_queue_class_index(a->config, e->gpu_class),
+			.num_nodes = e->num_nodes,
+			.num_pods = e->num_pods,
+			.request = e->request,
+			.priority = e->priority,
+			.creation_time = e->creation_time,
+			.walltime = e->walltime,
+			.restart = e->restart,
+			.excluded = &s->excluded[x],
+			.launcher = e->launcher,
+		};
+		for (size_t i = 0; i < e->n_excluded && x < n_excluded; i++) {
+			ssize_t node = tj_queue_find_node(s->refs, s->n_nodes, e->excluded[i]);
+
+			if (node >= 0) {
+				s->excluded[x++] = (size_t)node;
+				s->jobs[k].n_excluded++;
+			}
+		}
+	}
+	return 0;
+}
+
+int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
+                            int64_t now, uint64_t now_ms)
+{
+	int rc = build_nodes(src, s, now);
+
+	if (rc == 0) {
+		add_reservations(src, s);
+		rc = s->oom ? -ENOMEM : build_jobs(src, s, now_ms);
+	}
+	return rc;
+}

@@ -1,0 +1,120 @@
+/* The admitter's queue (controller/admitter.c runs its cycles): its entries, one per job
+ * that waits for its gang or was admitted, and the snapshot of the caches that a cycle
+ * decides on (reconcilers/admission.h: the nodes in name order, what every pod holds on
+ * them, the gangs admitted whose pods the cache does not show yet, and the waiting jobs in
+ * the order of the last cycle). Internal to the admitter. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "controller/config.h"
+#include "informers/informers.h"
+#include "reconcilers/admission.h"
+
+enum tj_queue_state {
+	TJ_QUEUE_WAITING,  /* in the queue */
+	TJ_QUEUE_ADMITTED, /* admitted, waiting for the plan that creates the gang */
+	TJ_QUEUE_CREATED,  /* the gang's creates were sent; its nodes stay reserved until the
+	                    * job's next plan, by when its pods are in the cache */
+	TJ_QUEUE_STARTING, /* its pods exist, but no status has recorded the start yet: the plan
+	                    * that will (a newer plan can supersede the one that created the pods,
+	                    * and drop its bookkeeping) still announces the admission as it was */
+};
+
+/* One job of the queue, keyed "namespace/name". */
+struct tj_queue_entry {
+	char key[TJ_STORE_KEY_MAX];
+	char namespace[TJ_NAME_MAX];
+	char gpu_class[TJ_NAME_MAX]; /* "" for none */
+	enum tj_queue_state state;
+	int num_nodes, num_pods;
+	struct tj_adm_resources request; /* of one pod; gpus of the class's resource */
+	int32_t priority;
+	int64_t creation_time;
+	int64_t walltime;
+	bool restart;
+	bool decided; /* decision holds the last cycle's verdict */
+	size_t rank;  /* its place in the last cycle's order (SIZE_MAX: none): the next cycle's */
+	struct tj_adm_decision decision; /* nodes always NULL: the names are below */
+	/* ADMITTED and CREATED: per pod, its node and that node's hostname label. */
+	char **nodes;     /* owned array of owned strings */
+	char **hostnames; /* owned array of owned strings */
+	size_t n_nodes;
+	/* The launcher admitted with the gang (pods 0: none); ADMITTED, CREATED: its node. */
+	struct tj_adm_resources launcher;
+	char *launcher_node;     /* owned; NULL without */
+	char *launcher_hostname; /* owned; NULL without */
+	uint64_t admitted_ms;
+	/* ADMITTED: when the event that started its cycle came, when the cycle started, and
+	 * when it was admitted (uv_hrtime), for the latency of the admission. */
+	uint64_t trigger_ns, cycle_ns, admitted_ns;
+	/* Of that cycle: the time it took to read the caches and to decide, and the CPU time
+	 * of the loop's thread until the admission (the rest of the wall time, other processes
+	 * had the CPU). */
+	uint64_t snapshot_ns, decide_ns, cpu_ns;
+	uint64_t held_ns; /* of the wait for the cycle, what the cycles' share held it back */
+	char **excluded;  /* owned array of owned names: nodes its pods must avoid */
+	size_t n_excluded;
+	/* A job without a GPU class that asks for extended resources (GPUs under a generic
+	 * runtime): no class says which nodes offer them, so the scheduler alone places it. */
+	bool unplaceable;
+};
+
+extern const struct tj_store_ops tj_queue_entry_ops;
+
+/* Frees an entry and what it owns (the store's free). */
+void tj_queue_entry_free(void *obj);
+void tj_queue_entry_drop_nodes(struct tj_queue_entry *e);
+void tj_queue_entry_drop_excluded(struct tj_queue_entry *e);
+
+/* Back into the queue, undecided: the next cycle decides it with the others. */
+void tj_queue_entry_requeue(struct tj_queue_entry *e);
+
+/* The store of a reflector, NULL without one. */
+const struct tj_store *tj_queue_store_of(const struct tj_reflector *r);
+
+/* The index of the GPU class name in config, -1 for none. */
+int tj_queue_class_index(const struct tj_config *config, const char *name);
+
+/* A node by name, through a sorted index. */
+struct tj_queue_node_ref {
+	const char *name;
+	size_t index;
+};
+
+/* The index of the node named name in refs (n, sorted by name), -1 if none. */
+ssize_t tj_queue_find_node(const struct tj_queue_node_ref *refs, size_t n, const char *name);
+
+/* What a cycle builds from the caches; freed at its end. */
+struct tj_queue_snapshot {
+	struct tj_adm_node *nodes;
+	const struct tj_node **node_objs;
+	struct tj_queue_node_ref *refs;
+	size_t n_nodes;
+	struct tj_adm_release *releases;
+	size_t n_releases, cap_releases;
+	struct tj_adm_usage *usage;
+	size_t n_usage, cap_usage;
+	struct tj_adm_job *jobs;
+	struct tj_queue_entry **job_entries;
+	size_t n_jobs;
+	size_t *excluded; /* the jobs' excluded nodes, as indexes */
+	bool oom;
+};
+
+/* What the snapshot reads. */
+struct tj_queue_source {
+	const struct tj_config *config;
+	struct tj_informers *informers; /* TrainJob, Pod and Node caches */
+	struct tj_store *entries;       /* the queue's entries */
+};
+
+/* Builds *s (zeroed) from src at now (unix seconds; now_ms: the loop's clock, for the
+ * admitted gangs whose plan never came: they go back to the queue). 0 or -ENOMEM; either
+ * way, tj_queue_snapshot_clear frees it. */
+int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
+                            int64_t now, uint64_t now_ms);
+
+void tj_queue_snapshot_clear(struct tj_queue_snapshot *s);
