@@ -559,10 +559,18 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 			tj_admitter_kick(a);
 		return 0;
 	}
+	bool same_gang = (size_t)want->num_pods == e->n_nodes &&
+	                 (want->launcher != NULL) == (e->launcher_node != NULL);
+
+	if (tj_queue_keeps_admission(e, want)) {
+		e->state = TJ_QUEUE_ADMITTED;
+		e->admitted_ms = uv_now(a->loop);
+		e->trigger_ns = 0;
+		a->enqueue_first(a->userdata, key);
+		return 0;
+	}
 	if (e->state == TJ_QUEUE_CREATED || e->state == TJ_QUEUE_STARTING ||
-	    (e->state == TJ_QUEUE_ADMITTED &&
-	     ((size_t)want->num_pods != e->n_nodes ||
-	      (want->launcher != NULL) != (e->launcher_node != NULL)))) {
+	    (e->state == TJ_QUEUE_ADMITTED && !same_gang)) {
 		/* More pods are missing than were admitted (creates that failed, a gang that
 		 * changed): the job is decided again. */
 		tj_queue_entry_requeue(e);

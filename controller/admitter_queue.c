@@ -71,6 +71,18 @@ void tj_queue_entry_requeue(struct tj_queue_entry *e)
 	tj_queue_entry_drop_nodes(e);
 }
 
+bool tj_queue_keeps_admission(const struct tj_queue_entry *e, const struct tj_plan_want *want)
+{
+	if (e->state != TJ_QUEUE_CREATED || want->restart || (size_t)want->num_pods != e->n_nodes ||
+	    (want->launcher != NULL) != (e->launcher_node != NULL))
+		return false;
+	for (size_t i = 0; i < want->n_excluded; i++)
+		for (size_t j = 0; j < e->n_nodes; j++)
+			if (e->nodes[j] && strcmp(want->excluded[i], e->nodes[j]) == 0)
+				return false;
+	return true;
+}
+
 /* ---- what the caches say ---- */
 
 const struct tj_store *tj_queue_store_of(const struct tj_reflector *r)

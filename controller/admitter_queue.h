@@ -12,6 +12,7 @@
 #include "controller/config.h"
 #include "informers/informers.h"
 #include "reconcilers/admission.h"
+#include "reconcilers/plan.h"
 
 enum tj_queue_state {
 	TJ_QUEUE_WAITING,  /* in the queue */
@@ -71,6 +72,15 @@ void tj_queue_entry_drop_excluded(struct tj_queue_entry *e);
 
 /* Back into the queue, undecided: the next cycle decides it with the others. */
 void tj_queue_entry_requeue(struct tj_queue_entry *e);
+
+/* Whether a plan that wants want of the job of e, whose gang was created (its creates all
+ * answered), creates the same pods again on the same nodes, which are still held for them,
+ * rather than having the job decided again: the cache does not show the pods yet (a watch
+ * far behind the API server, past the expectations' deadline), or they were deleted since.
+ * Deciding again could place a second gang where the first one's pods, not in the cache
+ * yet, already are. Not for a restart's replacements, another number of pods, or pods
+ * that must avoid one of those nodes. */
+bool tj_queue_keeps_admission(const struct tj_queue_entry *e, const struct tj_plan_want *want);
 
 /* The store of a reflector, NULL without one. */
 const struct tj_store *tj_queue_store_of(const struct tj_reflector *r);
