@@ -87,6 +87,32 @@ static uint64_t thread_cpu_ns(void)
 
 /* ---- one cycle ---- */
 
+/* A created gang's pods once more, on the nodes it was admitted on (TJ_QUEUE_CREATE_AGAIN):
+ * its next plan creates them, and adopts those that exist. */
+static void create_again(struct tj_admitter *a, struct tj_queue_entry *e)
+{
+	e->state = TJ_QUEUE_ADMITTED;
+	e->admitted_ms = uv_now(a->loop);
+	e->trigger_ns = 0;
+	a->enqueue_first(a->userdata, e->key);
+}
+
+/* The created gangs that a plan wanted again while the cache did not show their pods, and
+ * that the cache still does not show past the patience: planned again, as they come. */
+static void plan_lagging(struct tj_admitter *a, uint64_t now_ms)
+{
+	struct tj_store_iter it;
+	struct tj_queue_entry *e;
+
+	tj_store_iter_init(a->entries, &it);
+	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it)))
+		if (e->state == TJ_QUEUE_CREATED && e->lagging &&
+		    now_ms - e->created_ms >= TJ_QUEUE_CREATED_PATIENCE_MS) {
+			e->lagging = false;
+			a->enqueue(a->userdata, e->key);
+		}
+}
+
 /* The node's kubernetes.io/hostname label, its name without one; NULL without memory. */
 static char *dup_hostname(const struct tj_node *node)
 {
@@ -173,6 +199,7 @@ static size_t cycle(struct tj_admitter *a)
 
 	a->cycles++;
 	a->last_cycle_ms = now_ms;
+	plan_lagging(a, now_ms);
 	class_names = calloc(n_classes + 1, sizeof(*class_names));
 	quotas = calloc(policy->n_limits + 1, sizeof(*quotas));
 	rc = class_names && quotas ? tj_queue_snapshot_build(&src, &s, now, now_ms) : -ENOMEM;
@@ -523,6 +550,8 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 	if (admits) {
 		if (e && e->state == TJ_QUEUE_ADMITTED) {
 			e->state = TJ_QUEUE_CREATED;
+			e->created_ms = uv_now(a->loop);
+			e->lagging = false;
 			observe_latency(a, e);
 		}
 		return 0;
@@ -562,12 +591,18 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 	bool same_gang = (size_t)want->num_pods == e->n_nodes &&
 	                 (want->launcher != NULL) == (e->launcher_node != NULL);
 
-	if (tj_queue_keeps_admission(e, want)) {
-		e->state = TJ_QUEUE_ADMITTED;
-		e->admitted_ms = uv_now(a->loop);
-		e->trigger_ns = 0;
-		a->enqueue_first(a->userdata, key);
+	switch (e->state == TJ_QUEUE_CREATED ? tj_queue_created_again(e, want, uv_now(a->loop))
+	                                     : TJ_QUEUE_DECIDE_AGAIN) {
+	case TJ_QUEUE_WAIT_FOR_CACHE:
+		/* The pods' events plan the job again; a cycle past the patience, should none
+		 * come (create_again). */
+		e->lagging = true;
 		return 0;
+	case TJ_QUEUE_CREATE_AGAIN:
+		create_again(a, e);
+		return 0;
+	case TJ_QUEUE_DECIDE_AGAIN:
+		break;
 	}
 	if (e->state == TJ_QUEUE_CREATED || e->state == TJ_QUEUE_STARTING ||
 	    (e->state == TJ_QUEUE_ADMITTED && !same_gang)) {

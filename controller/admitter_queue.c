@@ -71,16 +71,27 @@ void tj_queue_entry_requeue(struct tj_queue_entry *e)
 	tj_queue_entry_drop_nodes(e);
 }
 
-bool tj_queue_keeps_admission(const struct tj_queue_entry *e, const struct tj_plan_want *want)
+/* Whether want's pods must avoid one of the nodes e was admitted on. */
+static bool avoids_admitted(const struct tj_queue_entry *e, const struct tj_plan_want *want)
 {
-	if (e->state != TJ_QUEUE_CREATED || want->restart || (size_t)want->num_pods != e->n_nodes ||
-	    (want->launcher != NULL) != (e->launcher_node != NULL))
-		return false;
 	for (size_t i = 0; i < want->n_excluded; i++)
 		for (size_t j = 0; j < e->n_nodes; j++)
 			if (e->nodes[j] && strcmp(want->excluded[i], e->nodes[j]) == 0)
-				return false;
-	return true;
+				return true;
+	return false;
+}
+
+enum tj_queue_again tj_queue_created_again(const struct tj_queue_entry *e,
+                                           const struct tj_plan_want *want, uint64_t now_ms)
+{
+	if (e->state != TJ_QUEUE_CREATED || avoids_admitted(e, want))
+		return TJ_QUEUE_DECIDE_AGAIN;
+	if (now_ms - e->created_ms < TJ_QUEUE_CREATED_PATIENCE_MS)
+		return TJ_QUEUE_WAIT_FOR_CACHE;
+	if (!want->restart && (size_t)want->num_pods == e->n_nodes &&
+	    (want->launcher != NULL) == (e->launcher_node != NULL))
+		return TJ_QUEUE_CREATE_AGAIN;
+	return TJ_QUEUE_DECIDE_AGAIN;
 }
 
 /* ---- what the caches say ---- */

@@ -48,6 +48,10 @@ struct tj_queue_entry {
 	char *launcher_node;     /* owned; NULL without */
 	char *launcher_hostname; /* owned; NULL without */
 	uint64_t admitted_ms;
+	/* CREATED: when the plan that creates the gang started; and whether a later plan
+	 * wanted its pods again before the cache showed them (tj_queue_created_again). */
+	uint64_t created_ms;
+	bool lagging;
 	/* ADMITTED: when the event that started its cycle came, when the cycle started, and
 	 * when it was admitted (uv_hrtime), for the latency of the admission. */
 	uint64_t trigger_ns, cycle_ns, admitted_ns;
@@ -73,14 +77,26 @@ void tj_queue_entry_drop_excluded(struct tj_queue_entry *e);
 /* Back into the queue, undecided: the next cycle decides it with the others. */
 void tj_queue_entry_requeue(struct tj_queue_entry *e);
 
-/* Whether a plan that wants want of the job of e, whose gang was created (its creates all
- * answered), creates the same pods again on the same nodes, which are still held for them,
- * rather than having the job decided again: the cache does not show the pods yet (a watch
- * far behind the API server, past the expectations' deadline), or they were deleted since.
- * Deciding again could place a second gang where the first one's pods, not in the cache
- * yet, already are. Not for a restart's replacements, another number of pods, or pods
- * that must avoid one of those nodes. */
-bool tj_queue_keeps_admission(const struct tj_queue_entry *e, const struct tj_plan_want *want);
+/* How long a created gang's pods may take to show in the cache before a plan that wants
+ * them again has the job decided again: a watch far behind an API server under load, or a
+ * relist after it failed, shows them tens of seconds after their creates were answered. */
+#define TJ_QUEUE_CREATED_PATIENCE_MS 120000
+
+enum tj_queue_again {
+	TJ_QUEUE_WAIT_FOR_CACHE, /* the pods exist: wait until the cache shows them */
+	TJ_QUEUE_CREATE_AGAIN,   /* the same pods again, on the same nodes */
+	TJ_QUEUE_DECIDE_AGAIN,   /* back into the queue */
+};
+
+/* What a plan at now_ms that wants want of the job of e, whose gang was created (its
+ * creates all answered; TJ_QUEUE_CREATED), leads to. Within the patience after the
+ * creates, unless want's pods must avoid one of the gang's nodes (a failure there), the
+ * cache is behind: wait for it. Deciding again could place a second gang where the first
+ * one's pods, not in the cache yet, already are. Past it, the whole gang missing is
+ * created again on its nodes, which are still held for it; anything else (a restart's
+ * replacements, part of the gang) is decided again. */
+enum tj_queue_again tj_queue_created_again(const struct tj_queue_entry *e,
+                                           const struct tj_plan_want *want, uint64_t now_ms);
 
 /* The store of a reflector, NULL without one. */
 const struct tj_store *tj_queue_store_of(const struct tj_reflector *r);

@@ -1,5 +1,5 @@
-/* The admitter's queue entries: when a plan that wants a created gang's pods again keeps the
- * admission (the same nodes) rather than having the job decided again. */
+/* The admitter's queue entries: what a plan that wants a created gang's pods again leads to
+ * (the cache behind, the same pods again, or the job decided again). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,38 +9,49 @@
 
 #include "controller/admitter_queue.h"
 
-struct keep_case {
+#define CREATED_MS 1000000
+#define PATIENCE   TJ_QUEUE_CREATED_PATIENCE_MS
+
+struct again_case {
 	const char *name;
 	enum tj_queue_state state;
+	uint64_t after_ms; /* since the creates */
 	int num_pods;      /* the plan wants pods for this many ranks */
-	bool restart;      /* a restart's replacements */
+	bool restart;      /* a restart's replacements, or part of the gang */
 	bool launcher;     /* the plan wants a launcher's place */
 	bool has_launcher; /* the admission has one */
 	const char *excluded;
-	bool keeps;
+	enum tj_queue_again again;
 };
 
-static const struct keep_case cases[] = {
-	{ "created, the cache shows none of its pods", TJ_QUEUE_CREATED, 2, false, false, false,
-	  NULL, true },
-	{ "created with its launcher", TJ_QUEUE_CREATED, 2, false, true, true, NULL, true },
-	{ "created, pods to avoid another node", TJ_QUEUE_CREATED, 2, false, false, false, "gh-9",
-	  true },
-	{ "created, its pods must avoid one of its nodes", TJ_QUEUE_CREATED, 2, false, false, false,
-	  "gh-1", false },
-	{ "a restart's replacements", TJ_QUEUE_CREATED, 2, true, false, false, NULL, false },
-	{ "fewer pods missing than admitted", TJ_QUEUE_CREATED, 1, false, false, false, NULL,
-	  false },
-	{ "a launcher wanted that was not admitted", TJ_QUEUE_CREATED, 2, false, true, false, NULL,
-	  false },
-	{ "a launcher admitted that is not wanted", TJ_QUEUE_CREATED, 2, false, false, true, NULL,
-	  false },
-	{ "admitted, not created yet", TJ_QUEUE_ADMITTED, 2, false, false, false, NULL, false },
-	{ "waiting", TJ_QUEUE_WAITING, 2, false, false, false, NULL, false },
-	{ "started", TJ_QUEUE_STARTING, 2, false, false, false, NULL, false },
+static const struct again_case cases[] = {
+	{ "the cache shows none of its pods yet", TJ_QUEUE_CREATED, 5000, 2, false, false, false,
+	  NULL, TJ_QUEUE_WAIT_FOR_CACHE },
+	{ "the cache shows part of the gang", TJ_QUEUE_CREATED, 5000, 1, true, false, false, NULL,
+	  TJ_QUEUE_WAIT_FOR_CACHE },
+	{ "pods to avoid another node", TJ_QUEUE_CREATED, 5000, 2, false, false, false, "gh-9",
+	  TJ_QUEUE_WAIT_FOR_CACHE },
+	{ "pods to avoid one of its nodes: a failure there", TJ_QUEUE_CREATED, 5000, 1, true, false,
+	  false, "gh-1", TJ_QUEUE_DECIDE_AGAIN },
+	{ "past the patience, the whole gang missing", TJ_QUEUE_CREATED, PATIENCE, 2, false, false,
+	  false, NULL, TJ_QUEUE_CREATE_AGAIN },
+	{ "past the patience, with its launcher", TJ_QUEUE_CREATED, PATIENCE + 1, 2, false, true,
+	  true, NULL, TJ_QUEUE_CREATE_AGAIN },
+	{ "past the patience, part of the gang", TJ_QUEUE_CREATED, PATIENCE, 1, true, false, false,
+	  NULL, TJ_QUEUE_DECIDE_AGAIN },
+	{ "past the patience, a restart of the whole gang", TJ_QUEUE_CREATED, PATIENCE, 2, true,
+	  false, false, NULL, TJ_QUEUE_DECIDE_AGAIN },
+	{ "past the patience, a launcher wanted that was not admitted", TJ_QUEUE_CREATED, PATIENCE,
+	  2, false, true, false, NULL, TJ_QUEUE_DECIDE_AGAIN },
+	{ "past the patience, a launcher admitted that is not wanted", TJ_QUEUE_CREATED, PATIENCE,
+	  2, false, false, true, NULL, TJ_QUEUE_DECIDE_AGAIN },
+	{ "admitted, not created yet", TJ_QUEUE_ADMITTED, 5000, 2, false, false, false, NULL,
+	  TJ_QUEUE_DECIDE_AGAIN },
+	{ "waiting", TJ_QUEUE_WAITING, 5000, 2, false, false, false, NULL, TJ_QUEUE_DECIDE_AGAIN },
+	{ "started", TJ_QUEUE_STARTING, 5000, 2, false, false, false, NULL, TJ_QUEUE_DECIDE_AGAIN },
 };
 
-static void test_keeps_admission_table(void **state)
+static void test_created_again_table(void **state)
 {
 	char *nodes[] = { "gh-0", "gh-1" };
 	char *launcher_node = "gh-0";
@@ -48,7 +59,7 @@ static void test_keeps_admission_table(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct keep_case *c = &cases[i];
+		const struct again_case *c = &cases[i];
 		char *excluded[] = { (char *)c->excluded };
 		struct tj_queue_entry e = {
 			.state = c->state,
@@ -56,6 +67,7 @@ static void test_keeps_admission_table(void **state)
 			.nodes = nodes,
 			.n_nodes = 2,
 			.launcher_node = c->has_launcher ? launcher_node : NULL,
+			.created_ms = CREATED_MS,
 		};
 		struct tj_plan_want want = {
 			.wanted = true,
@@ -68,14 +80,15 @@ static void test_keeps_admission_table(void **state)
 		};
 
 		print_message("# %s\n", c->name);
-		assert_int_equal(tj_queue_keeps_admission(&e, &want), c->keeps);
+		assert_int_equal(tj_queue_created_again(&e, &want, CREATED_MS + c->after_ms),
+		                 c->again);
 	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_keeps_admission_table),
+		cmocka_unit_test(test_created_again_table),
 	};
 	return cmocka_run_group_tests_name("admitter_queue", tests, NULL, NULL);
 }
