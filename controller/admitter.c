@@ -54,6 +54,7 @@ struct tj_admitter {
 	/* uv_hrtime of the first kick since the last cycle started (the event the next cycle
 	 * answers), and of the running cycle's own first kick and start. */
 	uint64_t trigger_ns, cycle_trigger_ns, cycle_start_ns;
+	uint64_t trigger_cpu_ns, cycle_trigger_cpu_ns; /* the loop thread's CPU clock then */
 	/* The running cycle's parts: when it had read the caches and when it had decided
 	 * (uv_hrtime), and the loop thread's CPU clock at its start. */
 	uint64_t cycle_snapshot_ns, cycle_decided_ns, cycle_cpu_ns;
@@ -145,6 +146,7 @@ static int take_admission(const struct tj_admitter *a, struct tj_queue_entry *e,
 	e->state = TJ_QUEUE_ADMITTED;
 	e->admitted_ms = now_ms;
 	e->trigger_ns = a->cycle_trigger_ns;
+	e->trigger_cpu_ns = a->cycle_trigger_cpu_ns;
 	e->held_ns = a->cycle_held_ns;
 	e->cycle_ns = a->cycle_start_ns;
 	e->admitted_ns = uv_hrtime();
@@ -296,6 +298,7 @@ static void on_timer(uv_timer_t *t)
 		return;
 	start = uv_hrtime();
 	a->cycle_trigger_ns = a->trigger_ns;
+	a->cycle_trigger_cpu_ns = a->trigger_cpu_ns;
 	a->cycle_held_ns = a->held_ns;
 	a->cycle_start_ns = start;
 	a->cycle_snapshot_ns = a->cycle_decided_ns = start;
@@ -344,6 +347,7 @@ static void kick(struct tj_admitter *a, bool freed)
 	a->scheduled = true;
 	a->due_ms = now + delay;
 	a->trigger_ns = uv_hrtime();
+	a->trigger_cpu_ns = thread_cpu_ns();
 	a->held_ns = delay * 1000000;
 	uv_timer_start(&a->timer, on_timer, delay, 0);
 }
@@ -520,7 +524,9 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 
 /* The gang's creates go out now: the controller's share of the time from the event that let
  * it in to its pods, in three parts for the log (the wait for the cycle, the cycle, and the
- * wait for the plan that creates it). */
+ * wait for the plan that creates it), and the loop thread's CPU time over the same span
+ * (busyUs: the controller's own work in it, without the time other processes of the
+ * machine had the CPU). */
 static void observe_latency(const struct tj_admitter *a, const struct tj_queue_entry *e)
 {
 	uint64_t now = uv_hrtime();
@@ -538,7 +544,8 @@ static void observe_latency(const struct tj_admitter *a, const struct tj_queue_e
 	            TJ_INT("cycleSnapshotUs", (long long)e->snapshot_ns / 1000),
 	            TJ_INT("cycleDecideUs", (long long)e->decide_ns / 1000),
 	            TJ_INT("cycleCpuUs", (long long)e->cpu_ns / 1000),
-	            TJ_INT("waitedForPlanUs", (long long)(now - e->admitted_ns) / 1000));
+	            TJ_INT("waitedForPlanUs", (long long)(now - e->admitted_ns) / 1000),
+	            TJ_INT("busyUs", (long long)(thread_cpu_ns() - e->trigger_cpu_ns) / 1000));
 }
 
 int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,

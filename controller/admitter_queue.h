@@ -59,6 +59,9 @@ struct tj_queue_entry {
 	 * of the loop's thread until the admission (the rest of the wall time, other processes
 	 * had the CPU). */
 	uint64_t snapshot_ns, decide_ns, cpu_ns;
+	/* The loop thread's CPU clock at the event: from it to the creates, the controller's
+	 * own work (its wall time less the time other processes had the CPU). */
+	uint64_t trigger_cpu_ns;
 	uint64_t held_ns; /* of the wait for the cycle, what the cycles' share held it back */
 	char **excluded;  /* owned array of owned names: nodes its pods must avoid */
 	size_t n_excluded;

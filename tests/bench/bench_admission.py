@@ -745,7 +745,8 @@ def run_scale(args):
         log(f"  plain client: the {len(reqs)} writes of {len(names)} decisions in {elapsed:.1f} s "
             f"({out['yardstick_decisions_per_s']} decisions/s)")
         out["goals"] = {"decisions_per_s_ge_500": (out.get("controller_decisions_per_s") or 0) >= 500,
-                        "freeing_p99_lt_100ms": (out.get("own_latency_p99_ms") or 1e9) < 100}
+                        "freeing_p99_lt_100ms": (out.get("own_latency_p99_ms") or 1e9) < 100,
+                        "freeing_busy_p99_lt_100ms": (out.get("own_busy_p99_ms") or 1e9) < 100}
         if not args.keep_cluster:
             kubectl("delete", "namespace", namespace, "--wait=false", check=False)
         return out
@@ -843,11 +844,13 @@ def own_latency(log_path, offset):
     admitted gang, as its creates go out): from the event that let the gang in to the
     creates, and its three parts, p50 and p99 in ms; of the cycle, its two parts (reading the
     caches, deciding) and the CPU time the controller's thread had in it (the rest of the
-    cycle's wall time, other processes of the machine had the CPU)."""
+    cycle's wall time, other processes of the machine had the CPU); and the CPU time of the
+    controller's thread from the event to the creates (its own work in that span, whatever
+    it was: the cycle, other events, the plan), p50 and p99."""
     names = {"latencyUs": "own_latency", "waitedForCycleUs": "own_wait_for_cycle",
              "cycleUs": "own_cycle", "waitedForPlanUs": "own_wait_for_plan",
              "cycleSnapshotUs": "own_cycle_snapshot", "cycleDecideUs": "own_cycle_decide",
-             "cycleCpuUs": "own_cycle_cpu"}
+             "cycleCpuUs": "own_cycle_cpu", "busyUs": "own_busy"}
     parts = {k: [] for k in names}
     with open(log_path, errors="replace") as f:
         f.seek(offset)
@@ -872,7 +875,8 @@ def own_latency(log_path, offset):
         f"{out['own_wait_for_cycle_p99_ms']} ms, the cycle p99 {out['own_cycle_p99_ms']} ms, waiting for "
         f"the plan p99 {out['own_wait_for_plan_p99_ms']} ms); the cycle read the caches in p99 "
         f"{out['own_cycle_snapshot_p99_ms']} ms, decided in p99 {out['own_cycle_decide_p99_ms']} ms, "
-        f"and had p99 {out['own_cycle_cpu_p99_ms']} ms of CPU")
+        f"and had p99 {out['own_cycle_cpu_p99_ms']} ms of CPU; the controller's CPU time from the "
+        f"event to the creates: p50 {out['own_busy_p50_ms']} ms p99 {out['own_busy_p99_ms']} ms")
     return out
 
 
