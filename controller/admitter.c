@@ -1,7 +1,5 @@
 #include "controller/admitter.h"
 
-#include "controller/admitter_queue.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +7,7 @@
 
 #include "base/number.h"
 #include "base/time_share.h"
+#include "controller/admitter_queue.h"
 #include "controller/log.h"
 #include "informers/priority_class.h"
 #include "informers/resources.h"
@@ -22,10 +21,10 @@
  * decided once; and they may take a third of the loop's wall clock over time (in CPU time:
  * a cycle the machine's other processes held up took no more from the loop's other work
  * than its CPU), so that deciding a long queue never starves the reconciles that create the
- * pods it admits. The
- * share is a budget with a burst, not a gap after each cycle: a cycle answers a freed node
- * at once unless the cycles before it have spent the third (a fixed gap of twice the last
- * cycle made most answers wait for it, 100 ms at p99 with 5,000 jobs queued). */
+ * pods it admits. The share is a budget with a burst, not a gap after each cycle: a cycle
+ * answers a freed node at once unless the cycles before it have spent the third (a fixed
+ * gap of twice the last cycle made most answers wait for it, 100 ms at p99 with 5,000 jobs
+ * queued). */
 #define CYCLE_GAP_MS   10
 #define CYCLE_SHARE    (1.0 / 3)
 #define CYCLE_BURST_MS 150

@@ -1,11 +1,10 @@
 #include "controller/admitter_queue.h"
 
-#include "controller/admitter.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/admitter.h"
 #include "informers/resources.h"
 #include "reconcilers/gpu_use.h"
 #include "reconcilers/launcher_hold.h"
