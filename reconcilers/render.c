@@ -337,29 +337,40 @@ static long container_cpus(const cJSON *c)
 }
 
 /* numProcPerNode: an integer as is; gpu = the GPU count; cpu = the CPU count (at least 1);
- * auto = the GPU count when GPUs are requested, else as cpu. */
+ * auto = the GPU count when GPUs are requested, else as cpu. At most TJ_MAX_PROCS_PER_NODE,
+ * as the TrainJob's own value: a GPU or CPU quantity in the billions would make no sense. */
 static int resolve_procs(const char *spec, long gpus, long cpus, int *ret, struct tj_problem *why)
 {
+	long n;
+	char *end;
+
 	if (strcmp(spec, "gpu") == 0) {
 		if (gpus <= 0)
 			return tj_problem_set(
 			        why, "InvalidSpec",
 			        "spec.trainer.numProcPerNode: gpu, but the node container "
 			        "requests no GPUs (spec.trainer.resourcesPerNode)");
-		*ret = (int)gpus;
+		n = gpus;
 	} else if (strcmp(spec, "auto") == 0 && gpus > 0) {
-		*ret = (int)gpus;
+		n = gpus;
 	} else if (strcmp(spec, "auto") == 0 || strcmp(spec, "cpu") == 0) {
-		*ret = cpus > 0 ? (int)cpus : 1;
+		n = cpus > 0 ? cpus : 1;
 	} else {
-		*ret = atoi(spec);
-		if (*ret <= 0)
+		errno = 0;
+		n = strtol(spec, &end, 10);
+		if (errno || end == spec || *end || n <= 0)
 			return tj_problem_set(
 			        why, "InvalidSpec",
 			        "numProcPerNode: '%s' is not a positive integer or one of "
 			        "auto, cpu, gpu",
 			        spec);
 	}
+	if (n > TJ_MAX_PROCS_PER_NODE)
+		return tj_problem_set(
+		        why, "InvalidSpec",
+		        "numProcPerNode: %s comes to %ld processes per node; at most %d", spec, n,
+		        TJ_MAX_PROCS_PER_NODE);
+	*ret = (int)n;
 	return 0;
 }
 
@@ -745,7 +756,7 @@ int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
 	     add_env(env, "PET_MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
 	     add_env(env, "MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
 	     add_env(env, "MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
-	     add_env(env, "WORLD_SIZE", "%d", r->num_nodes * r->procs) < 0 ||
+	     add_env(env, "WORLD_SIZE", "%lld", (long long)r->num_nodes * r->procs) < 0 ||
 	     add_env(env, "NODE_RANK", "%d", rank) < 0 || add_env(env, "RANK", "%d", rank) < 0 ||
 	     add_env(env, "LOCAL_WORLD_SIZE", "%d", r->procs) < 0))
 		goto fail;

@@ -528,7 +528,7 @@ static bool is_positive_int(const char *s)
 	if (!s || !*s || *s < '0' || *s > '9')
 		return false;
 	v = strtol(s, &end, 10);
-	return *end == '\0' && v > 0 && v <= 1024;
+	return *end == '\0' && v > 0 && v <= TJ_MAX_PROCS_PER_NODE;
 }
 
 int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret)

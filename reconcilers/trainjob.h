@@ -41,7 +41,9 @@
 #define TJ_MAX_CONDITIONS 3           /* Suspended, Complete, Failed */
 #define TJ_REASON_MAX     64
 #define TJ_MESSAGE_MAX    1024
-#define TJ_NAME_MAX       254 /* a DNS subdomain name and its NUL */
+/* The most processes per node (numProcPerNode, given or from the GPU or CPU count). */
+#define TJ_MAX_PROCS_PER_NODE 1024
+#define TJ_NAME_MAX           254 /* a DNS subdomain name and its NUL */
 
 /* A reason (CamelCase, as metav1.Condition wants) and a message a person can act on. */
 struct tj_problem {

@@ -292,6 +292,12 @@ static const struct error_case error_cases[] = {
 	  "InvalidSpec",
 	  "spec.trainer.numProcPerNode: gpu, but the node container requests no GPUs "
 	  "(spec.trainer.resourcesPerNode)" },
+	{ "numProcPerNode auto with billions of GPUs (found by fuzz_trainjob: WORLD_SIZE "
+	  "overflowed)",
+	  "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'resourcesPerNode':{'limits':{'nvidia."
+	  "com/gpu':'3340530688'}}}}",
+	  NULL, "InvalidSpec",
+	  "numProcPerNode: auto comes to 3340530688 processes per node; at most 1024" },
 	{ "fractional GPUs",
 	  "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'resourcesPerNode':{'limits':{'nvidia."
 	  "com/gpu':'0.5'}}}}",
