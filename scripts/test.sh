@@ -211,6 +211,10 @@ stage_fuzz() {
 		else
 			echo "$name: FAILED"
 			tail -40 "$work/log"
+			# The input that failed, kept for replaying it: $t <file>.
+			mkdir -p "$dir/artifacts"
+			cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* "$dir/artifacts/" 2>/dev/null &&
+				echo "$name: the failing input is kept in $dir/artifacts"
 			bad=$((bad + 1))
 		fi
 		rm -rf "$work"
