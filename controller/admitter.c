@@ -289,7 +289,7 @@ out:
 static void on_timer(uv_timer_t *t)
 {
 	struct tj_admitter *a = t->data;
-	uint64_t start, took;
+	uint64_t start, took, cpu;
 	size_t decided;
 
 	a->scheduled = false;
@@ -304,9 +304,10 @@ static void on_timer(uv_timer_t *t)
 	a->cycle_cpu_ns = thread_cpu_ns();
 	decided = cycle(a);
 	took = uv_hrtime() - start;
+	cpu = thread_cpu_ns() - a->cycle_cpu_ns;
 	/* What the cycle took from the loop's other work is its CPU time: while other processes
 	 * of the machine have the CPU, the rest of the loop waits as well. */
-	tj_time_share_spend(&a->share, thread_cpu_ns() - a->cycle_cpu_ns, start + took);
+	tj_time_share_spend(&a->share, cpu, start + took);
 	if (a->metrics) {
 		tj_metric_observe(a->metrics->trainjob_admission_cycle_duration_seconds, NULL,
 		                  (double)took / 1e9);
@@ -318,7 +319,7 @@ static void on_timer(uv_timer_t *t)
 	        TJ_INT("microseconds", (long long)(took / 1000)),
 	        TJ_INT("snapshotUs", (long long)(a->cycle_snapshot_ns - start) / 1000),
 	        TJ_INT("decideUs", (long long)(a->cycle_decided_ns - a->cycle_snapshot_ns) / 1000),
-	        TJ_INT("cpuUs", (long long)(thread_cpu_ns() - a->cycle_cpu_ns) / 1000));
+	        TJ_INT("cpuUs", (long long)cpu / 1000));
 }
 
 static void on_period(uv_timer_t *t)
@@ -594,9 +595,6 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 			tj_admitter_kick(a);
 		return 0;
 	}
-	bool same_gang = (size_t)want->num_pods == e->n_nodes &&
-	                 (want->launcher != NULL) == (e->launcher_node != NULL);
-
 	switch (e->state == TJ_QUEUE_CREATED ? tj_queue_created_again(e, want, uv_now(a->loop))
 	                                     : TJ_QUEUE_DECIDE_AGAIN) {
 	case TJ_QUEUE_WAIT_FOR_CACHE:
@@ -611,7 +609,7 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 		break;
 	}
 	if (e->state == TJ_QUEUE_CREATED || e->state == TJ_QUEUE_STARTING ||
-	    (e->state == TJ_QUEUE_ADMITTED && !same_gang)) {
+	    (e->state == TJ_QUEUE_ADMITTED && !tj_queue_same_gang(e, want))) {
 		/* More pods are missing than were admitted (creates that failed, a gang that
 		 * changed): the job is decided again. */
 		tj_queue_entry_requeue(e);

@@ -80,6 +80,12 @@ static bool avoids_admitted(const struct tj_queue_entry *e, const struct tj_plan
 	return false;
 }
 
+bool tj_queue_same_gang(const struct tj_queue_entry *e, const struct tj_plan_want *want)
+{
+	return (size_t)want->num_pods == e->n_nodes &&
+	       (want->launcher != NULL) == (e->launcher_node != NULL);
+}
+
 enum tj_queue_again tj_queue_created_again(const struct tj_queue_entry *e,
                                            const struct tj_plan_want *want, uint64_t now_ms)
 {
@@ -87,8 +93,7 @@ enum tj_queue_again tj_queue_created_again(const struct tj_queue_entry *e,
 		return TJ_QUEUE_DECIDE_AGAIN;
 	if (now_ms - e->created_ms < TJ_QUEUE_CREATED_PATIENCE_MS)
 		return TJ_QUEUE_WAIT_FOR_CACHE;
-	if (!want->restart && (size_t)want->num_pods == e->n_nodes &&
-	    (want->launcher != NULL) == (e->launcher_node != NULL))
+	if (!want->restart && tj_queue_same_gang(e, want))
 		return TJ_QUEUE_CREATE_AGAIN;
 	return TJ_QUEUE_DECIDE_AGAIN;
 }
@@ -409,18 +414,16 @@ static int order_entries(const struct tj_queue_source *a, struct tj_queue_snapsh
 static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot *s, uint64_t now_ms)
 {
 	size_t n = tj_store_len(a->entries), k = 0, n_excluded = 0, x = 0;
-	struct tj_store_iter it;
 	struct tj_queue_entry *e;
 
-	tj_store_iter_init(a->entries, &it);
-	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it)))
-		n_excluded += e->n_excluded;
 	s->jobs = calloc(n + 1, sizeof(*s->jobs));
 	s->job_entries = calloc(n + 1, sizeof(*s->job_entries));
-	s->excluded = calloc(n_excluded + 1, sizeof(*s->excluded));
-	if (!s->jobs || !s->job_entries || !s->excluded)
+	if (!s->jobs || !s->job_entries || order_entries(a, s, n, now_ms) < 0)
 		return -ENOMEM;
-	if (order_entries(a, s, n, now_ms) < 0)
+	for (k = 0; k < s->n_jobs; k++)
+		n_excluded += s->job_entries[k]->n_excluded;
+	s->excluded = calloc(n_excluded + 1, sizeof(*s->excluded));
+	if (!s->excluded)
 		return -ENOMEM;
 	for (k = 0; k < s->n_jobs; k++) {
 		e = s->job_entries[k];

@@ -98,6 +98,10 @@ enum tj_queue_again {
  * one's pods, not in the cache yet, already are. Past it, the whole gang missing is
  * created again on its nodes, which are still held for it; anything else (a restart's
  * replacements, part of the gang) is decided again. */
+/* Whether want asks for the gang e was admitted with: as many pods, and a launcher's place
+ * if and only if one was admitted. */
+bool tj_queue_same_gang(const struct tj_queue_entry *e, const struct tj_plan_want *want);
+
 enum tj_queue_again tj_queue_created_again(const struct tj_queue_entry *e,
                                            const struct tj_plan_want *want, uint64_t now_ms);
 
