@@ -33,6 +33,21 @@ def live(pod):
     )
 
 
+def cleanup_pending(pods, node_names):
+    """What Kubernetes' own collectors have still to do with pods, one line each: a pod being
+    deleted, or a pod bound to a node that no longer exists, which the pod GC deletes up to
+    a minute after the node went (40 s of quarantine, checked every 20 s), whatever its
+    phase. Until none is left, the pods may still change with no fault and no controller."""
+    left = []
+    for p in pods:
+        meta, node = p["metadata"], p.get("spec", {}).get("nodeName")
+        if meta.get("deletionTimestamp"):
+            left.append(f"pod {meta['name']} is being deleted")
+        elif node and node not in node_names:
+            left.append(f"pod {meta['name']} is bound to {node}, which no longer exists")
+    return left
+
+
 def owner_uid(obj):
     for ref in obj["metadata"].get("ownerReferences") or []:
         if ref.get("controller"):

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from checker import Checker
+from checker import Checker, cleanup_pending
 from soak import STATES, Job
 from faults import jobs_by_state  # noqa: E402 (soak puts tests/e2e on the path)
 
@@ -166,3 +166,17 @@ def test_the_cache_check_sees_a_state_it_does_not_expect_and_an_empty_cache():
     text = scrape({("soak", ""): {"Running": 1, "Lost": 2}})
     assert jobs_by_state(text, STATES) == {s: 0 for s in STATES} | {"Running": 1, "Lost": 2}
     assert jobs_by_state("", STATES) == {s: 0 for s in STATES}
+
+
+def test_the_pod_gc_has_work_left_on_a_deleted_node_or_a_pod_being_deleted():
+    done = pod("a-0", 0, phase="Succeeded")
+    gone = pod("b-0", 0, phase="Succeeded")
+    gone["spec"]["nodeName"] = "gh200-5"
+    unbound = pod("c-0", 0, phase="Pending")
+    del unbound["spec"]["nodeName"]
+    deleting = pod("d-0", 0, deleting=True)
+    assert cleanup_pending([done, unbound], {"gh200-0"}) == []
+    assert cleanup_pending([done, gone, unbound, deleting], {"gh200-0"}) == [
+        "pod b-0 is bound to gh200-5, which no longer exists",
+        "pod d-0 is being deleted",
+    ]
