@@ -8,7 +8,7 @@
 #include <strings.h>
 
 #include "base/fileio.h"
-#include "base/utf8.h"
+#include "base/yaml_guard.h"
 
 cJSON **tj_yaml_docs_free(cJSON **docs, size_t n)
 {
@@ -29,12 +29,12 @@ int tj_yaml_parse(const char *text, size_t len, const char *origin, cJSON ***ret
 	cJSON **docs = NULL;
 	size_t n = 0;
 	int r = -ENOMEM;
-	size_t bad = tj_utf8_invalid_at(text, len);
+	const char *why;
+	size_t bad = tj_yaml_refused_at(text, len, &why);
 
-	/* YAML is UTF-8 text; checking it first also keeps malformed bytes away from libfyaml
-	 * 0.7.12, whose scanner spins forever on some of them after a '%'. */
+	/* What would hang or crash libfyaml is refused before it reads the text. */
 	if (bad < len) {
-		snprintf(err, errlen, "%s: not valid UTF-8 (byte %zu)", origin, bad);
+		snprintf(err, errlen, "%s: %s (byte %zu)", origin, why, bad);
 		return -EINVAL;
 	}
 	/* Errors are collected, not printed, so that the caller reports them with the line. */

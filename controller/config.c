@@ -13,7 +13,7 @@
 #include <libfyaml.h>
 
 #include "base/fileio.h"
-#include "base/utf8.h"
+#include "base/yaml_guard.h"
 #include "controller/config_fields.h"
 #include "controller/config_walltime.h"
 
@@ -725,16 +725,16 @@ int tj_config_parse(const char *yaml, size_t len, const char *origin, struct tj_
 	}
 	if (all_blank(yaml, len))
 		return tj_cfg_fail(&p, 1, "", "the file is empty; it must list gpuClasses");
-	/* YAML is UTF-8 text. Checking it first also keeps malformed bytes away from libfyaml
-	 * 0.7.12, whose scanner spins forever on some of them after a '%' (a reload would
-	 * block the event loop). */
-	size_t bad = tj_utf8_invalid_at(yaml, len);
+	/* What would hang or crash libfyaml (a reload would block or kill the controller) is
+	 * refused before it reads the text. */
+	const char *why;
+	size_t bad = tj_yaml_refused_at(yaml, len, &why);
 	if (bad < len) {
 		int line = 1;
 
 		for (size_t i = 0; i < bad; i++)
 			line += yaml[i] == '\n';
-		return tj_cfg_fail(&p, line, "", "not valid UTF-8 (byte %zu)", bad);
+		return tj_cfg_fail(&p, line, "", "%s (byte %zu)", why, bad);
 	}
 
 	struct fy_diag_cfg diag_cfg;

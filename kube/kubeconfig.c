@@ -10,7 +10,7 @@
 
 #include <libfyaml.h>
 
-#include "base/utf8.h"
+#include "base/yaml_guard.h"
 
 /* Limit on what a kubeconfig can make us hold. */
 #define MAX_EXEC_ARGS 256
@@ -293,14 +293,14 @@ static int parse_doc(const struct tj_kube_doc *doc, char *err, size_t errlen,
 	struct fy_parse_cfg pcfg = { .flags = FYPCF_QUIET };
 	struct parsed_doc d = { .p = { .origin = doc->origin, .err = err, .errlen = errlen } };
 	struct fy_diag *diag;
+	const char *why;
 	size_t bad;
 	int r = 0;
 
-	/* A kubeconfig is UTF-8 text. Checking it first also keeps malformed bytes away from
-	 * libfyaml 0.7.12, whose scanner spins forever on some of them after a '%'. */
-	bad = tj_utf8_invalid_at(doc->yaml, doc->len);
+	/* What would hang or crash libfyaml is refused before it reads the text. */
+	bad = tj_yaml_refused_at(doc->yaml, doc->len, &why);
 	if (bad < doc->len)
-		return fail(&d.p, NULL, "not valid UTF-8 (byte %zu)", bad);
+		return fail(&d.p, NULL, "%s (byte %zu)", why, bad);
 	fy_diag_cfg_default(&dcfg);
 	dcfg.fp = NULL;
 	dcfg.colorize = false;

@@ -434,6 +434,10 @@ static const struct broken_case {
 	  "and 604800" },
 	{ "not UTF-8 (libfyaml would spin on it)", "gpuClasses: []\n%a\x8c\n",
 	  "test.yaml:2: not valid UTF-8 (byte 17)" },
+	{ "a tab indenting a block entry in an explicit key (libfyaml would crash on it)",
+	  "gpuClasses: []\n? a: \t- x\n",
+	  "test.yaml:2: a tab before '-', '?', ':', '|' or '>' (YAML indents with spaces; in "
+	  "quotes, write \\t) (byte 20)" },
 	{ "unknown admission field", "gpuClasses: []\nadmission:\n  backfil: true\n",
 	  "test.yaml:3: admission: unknown field \"backfil\" (expected enabled, backfill, "
 	  "neverFits, pinTimeoutSeconds, topologyLabel, namespaceLimits)" },

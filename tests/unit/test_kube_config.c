@@ -300,6 +300,9 @@ static const struct bad_case bad_cases[] = {
 	{ "truncated UTF-8 sequence", "a: b\n%\xc3", NULL, "/k: not valid UTF-8 (byte 6)" },
 	{ "overlong UTF-8", "a: \xc0\xaf\n", NULL, "/k: not valid UTF-8 (byte 3)" },
 	{ "UTF-16 surrogate", "a: \xed\xa0\x80\n", NULL, "/k: not valid UTF-8 (byte 3)" },
+	{ "a tab indenting a block entry in an explicit key", "? a: \t- x\n", NULL,
+	  "/k: a tab before '-', '?', ':', '|' or '>' (YAML indents with spaces; in quotes, "
+	  "write \\t) (byte 5)" },
 	{ "top level is a list", "- a\n- b\n", NULL,
 	  "/k: not a kubeconfig (the top level is not a mapping)" },
 	{ "clusters not a list", "clusters: {}\n", NULL, "/k: clusters: not a sequence" },

@@ -165,6 +165,14 @@ static void test_parse_errors(void **state)
 	                 -EINVAL);
 	assert_string_equal(err, "job.yaml: not valid UTF-8 (byte 17)");
 	assert_ptr_equal(docs, (cJSON **)0x1);
+	/* A tab as the indentation of a block entry in an explicit key: libfyaml 0.7.12 crashes
+	 * while it cleans up after refusing it. */
+	bad = "kind: TrainJob\n? a: \t- x\n";
+	assert_int_equal(tj_yaml_parse(bad, strlen(bad), "job.yaml", &docs, &n, err, sizeof(err)),
+	                 -EINVAL);
+	assert_string_equal(err, "job.yaml: a tab before '-', '?', ':', '|' or '>' (YAML indents "
+	                         "with spaces; in quotes, write \\t) (byte 20)");
+	assert_ptr_equal(docs, (cJSON **)0x1);
 }
 
 int main(void)
