@@ -18,6 +18,123 @@ cJSON **tj_yaml_docs_free(cJSON **docs, size_t n)
 	return NULL;
 }
 
+/* A plain scalar that JSON reads as a value of its own: null, true, false, or a number in
+ * JSON's grammar (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?). */
+static bool json_number(const char *s)
+{
+	if (*s == '-')
+		s++;
+	if (*s == '0')
+		s++;
+	else if (*s >= '1' && *s <= '9')
+		while (*s >= '0' && *s <= '9')
+			s++;
+	else
+		return false;
+	if (*s == '.') {
+		if (!(*++s >= '0' && *s <= '9'))
+			return false;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '+' || *s == '-')
+			s++;
+		if (!(*s >= '0' && *s <= '9'))
+			return false;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	return *s == '\0';
+}
+
+/* A scalar as libfyaml's JSON emitter (non type preserving) writes it: a plain one, untagged
+ * or tagged other than !!str and "!", is null when empty, else null, true, false or a number
+ * when it is written as JSON writes those; anything else is a string. */
+static cJSON *scalar_to_json(struct fy_node *node)
+{
+	size_t tag_len = 0;
+	const char *tag = fy_node_get_tag(node, &tag_len);
+	const char *text = fy_node_get_scalar0(node);
+	static const char str_tag[] = "tag:yaml.org,2002:str";
+	bool as_string =
+	        (tag && ((tag_len == 1 && tag[0] == '!') ||
+	                 (tag_len == sizeof(str_tag) - 1 && memcmp(tag, str_tag, tag_len) == 0)));
+
+	if (!text)
+		return NULL;
+	if (as_string || fy_node_get_style(node) != FYNS_PLAIN)
+		return cJSON_CreateString(text);
+	if (!*text || strcmp(text, "null") == 0)
+		return cJSON_CreateNull();
+	if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)
+		return cJSON_CreateBool(text[0] == 't');
+	if (json_number(text))
+		return cJSON_CreateNumber(strtod(text, NULL));
+	return cJSON_CreateString(text);
+}
+
+/* A document's node as a JSON tree, as the JSON emitter of libfyaml would write it and cJSON
+ * read it back, without the emitter: in libfyaml 0.7.12 it leaks the chunks of a scalar with
+ * many escapes ('a''b''c''d''e'). 0, -EINVAL for what JSON cannot hold (an alias, a key
+ * that is not a scalar), or -ENOMEM. The recursion is bounded by libfyaml's depth limit. */
+static int node_to_json(struct fy_node *node, cJSON **ret)
+{
+	cJSON *out = NULL, *child = NULL;
+	void *iter = NULL;
+	int r = -ENOMEM;
+
+	if (!node) {
+		out = cJSON_CreateNull();
+	} else if (fy_node_get_type(node) == FYNT_SCALAR) {
+		if (fy_node_get_style(node) == FYNS_ALIAS)
+			return -EINVAL;
+		out = scalar_to_json(node);
+	} else if (fy_node_get_type(node) == FYNT_SEQUENCE) {
+		struct fy_node *item;
+
+		out = cJSON_CreateArray();
+		while (out && (item = fy_node_sequence_iterate(node, &iter))) {
+			r = node_to_json(item, &child);
+			if (r < 0)
+				goto fail;
+			cJSON_AddItemToArray(out, child);
+		}
+	} else {
+		struct fy_node_pair *pair;
+
+		out = cJSON_CreateObject();
+		while (out && (pair = fy_node_mapping_iterate(node, &iter))) {
+			struct fy_node *key = fy_node_pair_key(pair);
+			const char *name = "";
+
+			r = -EINVAL;
+			if (key && (fy_node_get_type(key) != FYNT_SCALAR ||
+			            fy_node_get_style(key) == FYNS_ALIAS))
+				goto fail;
+			r = -ENOMEM;
+			if (key && !(name = fy_node_get_scalar0(key)))
+				goto fail;
+			r = node_to_json(fy_node_pair_value(pair), &child);
+			if (r < 0)
+				goto fail;
+			if (!cJSON_AddItemToObject(out, name, child)) {
+				cJSON_Delete(child);
+				r = -ENOMEM;
+				goto fail;
+			}
+		}
+	}
+	if (!out)
+		return -ENOMEM;
+	*ret = out;
+	return 0;
+fail:
+	cJSON_Delete(out);
+	return r;
+}
+
 int tj_yaml_parse(const char *text, size_t len, const char *origin, cJSON ***ret, size_t *ret_n,
                   char *err, size_t errlen)
 {
@@ -54,26 +171,23 @@ int tj_yaml_parse(const char *text, size_t len, const char *origin, cJSON ***ret
 	if (!docs || fy_parser_set_string(parser, text, len) < 0)
 		goto out;
 	while ((doc = fy_parse_load_document(parser))) {
-		char *json = NULL;
 		cJSON *tree;
 
 		if (!fy_document_root(doc)) {
 			fy_parse_document_destroy(parser, doc);
 			continue;
 		}
-		json = fy_emit_document_to_string(doc, FYECF_MODE_JSON_ONELINE);
+		r = node_to_json(fy_document_root(doc), &tree);
 		fy_parse_document_destroy(parser, doc);
-		tree = json ? cJSON_Parse(json) : NULL;
-		free(json);
+		if (r == -EINVAL)
+			snprintf(err, errlen, "%s: document %zu cannot be read as JSON", origin,
+			         n + 1);
+		if (r < 0)
+			goto out;
+		r = -ENOMEM;
 		if (cJSON_IsNull(tree)) { /* an empty document */
 			cJSON_Delete(tree);
 			continue;
-		}
-		if (!tree) {
-			r = -EINVAL;
-			snprintf(err, errlen, "%s: document %zu cannot be read as JSON", origin,
-			         n + 1);
-			goto out;
 		}
 		if (n == TJ_YAML_MAX_DOCS) {
 			cJSON_Delete(tree);

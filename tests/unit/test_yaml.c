@@ -144,6 +144,88 @@ static void test_parse_stream(void **state)
 	tj_yaml_docs_free(docs, n);
 }
 
+/* Each YAML value read into JSON as libfyaml's JSON emitter wrote it before the tree was
+ * built without it (the emitter leaks on quotes: the 'xx''y''z''q''r' case fails under
+ * AddressSanitizer with it). want is JSON, with " for the quotes. */
+struct read_case {
+	const char *yaml; /* the value of key a */
+	const char *want; /* the document, as JSON */
+};
+
+static const struct read_case read_cases[] = {
+	{ "null", "{\"a\":null}" },
+	{ "", "{\"a\":null}" },
+	{ "Null", "{\"a\":\"Null\"}" },
+	{ "~", "{\"a\":\"~\"}" },
+	{ "true", "{\"a\":true}" },
+	{ "false", "{\"a\":false}" },
+	{ "True", "{\"a\":\"True\"}" },
+	{ "yes", "{\"a\":\"yes\"}" },
+	{ "1", "{\"a\":1}" },
+	{ "-1", "{\"a\":-1}" },
+	{ "+1", "{\"a\":\"+1\"}" },
+	{ "01", "{\"a\":\"01\"}" },
+	{ "0x1F", "{\"a\":\"0x1F\"}" },
+	{ "1.5", "{\"a\":1.5}" },
+	{ "-1.5e-3", "{\"a\":-0.0015}" },
+	{ "1E3", "{\"a\":1000}" },
+	{ ".5", "{\"a\":\".5\"}" },
+	{ "1.", "{\"a\":\"1.\"}" },
+	{ "1e", "{\"a\":\"1e\"}" },
+	{ ".inf", "{\"a\":\".inf\"}" },
+	{ "12:30", "{\"a\":\"12:30\"}" },
+	{ "'1'", "{\"a\":\"1\"}" },
+	{ "\"true\"", "{\"a\":\"true\"}" },
+	{ "!!str 1", "{\"a\":\"1\"}" },
+	{ "! 1", "{\"a\":\"1\"}" },
+	{ "!<tag:yaml.org,2002:str> null", "{\"a\":\"null\"}" },
+	{ "!!int 1", "{\"a\":1}" },
+	{ "!custom", "{\"a\":null}" },
+	{ "'xx''y''z''q''r'", "{\"a\":\"xx'y'z'q'r\"}" },
+	{ "\"x\\ty\\u00e9\"", "{\"a\":\"x\\ty\\u00e9\"}" },
+	{ "|\n  one\n  two", "{\"a\":\"one\\ntwo\\n\"}" },
+	{ ">-\n  one\n  two", "{\"a\":\"one two\"}" },
+	{ "&x [1, ~, null, '', {b: c}]", "{\"a\":[1,\"~\",null,\"\",{\"b\":\"c\"}]}" },
+	{ "{1: x, null: y, true: z}", "{\"a\":{\"1\":\"x\",\"null\":\"y\",\"true\":\"z\"}}" },
+};
+
+static void test_parse_values(void **state)
+{
+	for (size_t i = 0; i < sizeof(read_cases) / sizeof(read_cases[0]); i++) {
+		const struct read_case *c = &read_cases[i];
+		char text[256], err[128];
+		cJSON **docs = NULL, *want = cJSON_Parse(c->want);
+		size_t n = 0;
+
+		print_message("# case: %s\n", c->yaml);
+		snprintf(text, sizeof(text), "a: %s\n", c->yaml);
+		assert_non_null(want);
+		assert_int_equal(
+		        tj_yaml_parse(text, strlen(text), "t", &docs, &n, err, sizeof(err)), 0);
+		assert_int_equal(n, 1);
+		assert_true(cJSON_Compare(docs[0], want, true));
+		tj_yaml_docs_free(docs, n);
+		cJSON_Delete(want);
+	}
+}
+
+/* What JSON cannot hold is refused by document: an alias, a key that is not a scalar. */
+static void test_parse_what_json_cannot_hold(void **state)
+{
+	static const char *const texts[] = { "a: &x 1\n---\nb: *x\n", "a: 1\n---\n? [1]\n: x\n" };
+	cJSON **docs = (cJSON **)0x1;
+	char err[128];
+	size_t n = 0;
+
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(
+		        tj_yaml_parse(texts[i], strlen(texts[i]), "t", &docs, &n, err, sizeof(err)),
+		        -EINVAL);
+		assert_string_equal(err, "t: document 2 cannot be read as JSON");
+		assert_ptr_equal(docs, (cJSON **)0x1);
+	}
+}
+
 static void test_parse_errors(void **state)
 {
 	const char *bad = "a: [1, 2\n";
@@ -181,6 +263,8 @@ int main(void)
 		cmocka_unit_test(test_scalars_round_trip),
 		cmocka_unit_test(test_block_layout),
 		cmocka_unit_test(test_parse_stream),
+		cmocka_unit_test(test_parse_values),
+		cmocka_unit_test(test_parse_what_json_cannot_hold),
 		cmocka_unit_test(test_parse_errors),
 	};
 	return cmocka_run_group_tests_name("yaml", tests, NULL, NULL);
