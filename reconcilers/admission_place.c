@@ -84,10 +84,22 @@ static void choose_domains(struct run *r, size_t nd, int64_t k)
 	r->chosen[r->rooms[best].domain] = true;
 }
 
-/* Best fit: fewer free GPUs first, then the name (slot order is name order). */
+/* Best fit: fewer free GPUs first; for a reservation, then fewer free now (the node a
+ * running job gives back before one that backfill could use meanwhile); then the name (slot
+ * order is name order). */
 static bool fits_better(const struct candidate *x, const struct candidate *y)
 {
-	return x->gpus != y->gpus ? x->gpus < y->gpus : x->slot < y->slot;
+	if (x->gpus != y->gpus)
+		return x->gpus < y->gpus;
+	if (x->now_gpus != y->now_gpus)
+		return x->now_gpus < y->now_gpus;
+	return x->slot < y->slot;
+}
+
+static struct candidate candidate(const struct run *r, const struct tj_adm_resources *free,
+                                  size_t s)
+{
+	return (struct candidate){ free[s].gpus, r->reserving ? r->free[s].gpus : 0, s };
 }
 
 static int cmp_candidate(const void *a, const void *b)
@@ -134,7 +146,7 @@ static size_t select_best(struct run *r, size_t b, const struct tj_adm_resources
 	size_t n = 0;
 
 	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
-		struct candidate c = { free[s].gpus, s };
+		struct candidate c = candidate(r, free, s);
 
 		if (r->pods[s] == 0 || !r->chosen[r->domain[s]])
 			continue;
@@ -206,12 +218,16 @@ static bool place_launcher(struct run *r, size_t b, const struct tj_adm_resource
 	for (int64_t rank = 0; rank < ranked; rank++)
 		take(&r->trial[r->ranks[rank]], &job->request);
 	for (size_t s = first; s < last; s++) {
-		struct candidate c = { r->trial[s].gpus, s };
+		struct candidate c = candidate(r, r->trial, s);
 
 		if ((avoid && avoid[s]) || !holds_one(&r->trial[s], &job->launcher))
 			continue;
-		if (best == SIZE_MAX ||
-		    fits_better(&c, &(struct candidate){ r->trial[best].gpus, best }))
+		if (best == SIZE_MAX) {
+			best = s;
+			continue;
+		}
+		struct candidate cur = candidate(r, r->trial, best);
+		if (fits_better(&c, &cur))
 			best = s;
 	}
 	if (best == SIZE_MAX)
@@ -272,7 +288,10 @@ int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job)
 			r->pods[s] = pods_on(&r->later[s], &job->request, k);
 			total += r->pods[s];
 		}
-		if (total >= k && tj_adm_place_gang(r, b, r->later, NULL, job)) {
+		r->reserving = true;
+		bool fits = total >= k && tj_adm_place_gang(r, b, r->later, NULL, job);
+		r->reserving = false;
+		if (fits) {
 			for (int64_t rank = 0; rank < k; rank++)
 				r->reserved[r->ranks[rank]] = true;
 			if (has_launcher(job))

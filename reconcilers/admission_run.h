@@ -41,7 +41,8 @@ struct job_key {
 
 /* A node a placement may use, ranked by best fit. */
 struct candidate {
-	int64_t gpus; /* free */
+	int64_t gpus;     /* free */
+	int64_t now_gpus; /* free now, when the placement is a reservation's; else 0 */
 	size_t slot;
 };
 
@@ -104,11 +105,15 @@ struct run {
 	size_t *ranks;                  /* owned; TJ_MAX_NODES: the slot of each rank placed */
 	size_t launcher_slot;           /* the slot of the launcher placed with them */
 	struct tj_adm_resources *trial; /* owned; per slot, scratch of tj_adm_place_gang */
-	struct release_key *releases;   /* owned; n_releases, by time */
-	size_t *order;                  /* owned; jobs in queue order, by bucket */
-	size_t *bucket_jobs;            /* owned; n_buckets + 1, into order */
-	struct account *accounts;       /* owned */
-	size_t *job_account;            /* owned; per job; SIZE_MAX: no limit */
+	/* While the head's reservation is placed: between nodes that fit alike then, those
+	 * that are busy now go first, so that what is free now stays out of the reservation,
+	 * for backfill, as long as it can. */
+	bool reserving;
+	struct release_key *releases; /* owned; n_releases, by time */
+	size_t *order;                /* owned; jobs in queue order, by bucket */
+	size_t *bucket_jobs;          /* owned; n_buckets + 1, into order */
+	struct account *accounts;     /* owned */
+	size_t *job_account;          /* owned; per job; SIZE_MAX: no limit */
 	/* Moves on whenever free or reserved changes, which makes every memo stale. */
 	uint64_t era;
 	struct shape_memo memos[SHAPE_MEMOS];

@@ -542,6 +542,38 @@ static const struct adm_case cases[] = {
 	             .reserved_gpus = 16,
 	             .waiting = { 1, 1, 0, 0 } } },
 
+	{ .name = "reservation: the nodes a running job gives back go first, and what is free now "
+	          "stays for backfill",
+	  .nodes = { GH("a-1"), GH("a-2"), GH("z-1", .used_gpus = 4), GH("z-2", .used_gpus = 4) },
+	  .releases = { { "z-1", 60, 4 }, { "z-2", 60, 4 } },
+	  .jobs = { { .key = "team-a/head",
+	              .nodes = 3,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .start = NOW + 60,
+	              .free = 2,
+	              .message = "position 1 of 1 in gh200: needs 3 nodes x 4 GPUs, 2 such nodes "
+	                         "free; expected start 10:01Z" },
+	            { .key = "team-a/long",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 2,
+	              .walltime = 3600,
+	              .on = { "a-2" },
+	              POS(0, 1),
+	              .free = 2,
+	              .backfilled = true } },
+	  .admitted = 1,
+	  .backfilled = 1,
+	  .check_stats = true,
+	  .stats = { .capacity_gpus = 16,
+	             .allocated_gpus = 12,
+	             .reserved_gpus = 12,
+	             .waiting = { 1, 0, 0, 0 } } },
+
 	/* Backfill */
 	{ .name = "backfill: B waits at the head for A; C (20 s) starts; D without a walltime "
 	          "or with 300 s waits",
