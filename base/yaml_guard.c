@@ -27,6 +27,9 @@ static bool tab_indents_indicator(const char *text, size_t len, size_t i)
 	return strchr("?:|>", text[i]) != NULL;
 }
 
+static const char tab_why[] = "a tab before '-', '?', ':', '|' or '>' "
+                              "(YAML indents with spaces; in quotes, write \\t)";
+
 size_t tj_yaml_refused_at(const char *text, size_t len, const char **ret_why)
 {
 	size_t bad = tj_utf8_invalid_at(text, len);
@@ -35,9 +38,7 @@ size_t tj_yaml_refused_at(const char *text, size_t len, const char **ret_why)
 	for (size_t i = 0; i < bad; i++) {
 		if (text[i] == '\t' && tab_indents_indicator(text, len, i + 1)) {
 			bad = i;
-			why = "a tab before '-', '?', ':', '|' or '>' (YAML indents with spaces; "
-			      "in quotes, "
-			      "write \\t)";
+			why = tab_why;
 			break;
 		}
 	}

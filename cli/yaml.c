@@ -52,18 +52,15 @@ static bool json_number(const char *s)
 /* A scalar as libfyaml's JSON emitter (non type preserving) writes it: a plain one, untagged
  * or tagged other than !!str and "!", is null when empty, else null, true, false or a number
  * when it is written as JSON writes those; anything else is a string. */
-static cJSON *scalar_to_json(struct fy_node *node)
+static cJSON *scalar_to_json(struct fy_node *node, const char *text)
 {
 	size_t tag_len = 0;
 	const char *tag = fy_node_get_tag(node, &tag_len);
-	const char *text = fy_node_get_scalar0(node);
 	static const char str_tag[] = "tag:yaml.org,2002:str";
 	bool as_string =
 	        (tag && ((tag_len == 1 && tag[0] == '!') ||
 	                 (tag_len == sizeof(str_tag) - 1 && memcmp(tag, str_tag, tag_len) == 0)));
 
-	if (!text)
-		return NULL;
 	if (as_string || fy_node_get_style(node) != FYNS_PLAIN)
 		return cJSON_CreateString(text);
 	if (!*text || strcmp(text, "null") == 0)
@@ -88,9 +85,13 @@ static int node_to_json(struct fy_node *node, cJSON **ret)
 	if (!node) {
 		out = cJSON_CreateNull();
 	} else if (fy_node_get_type(node) == FYNT_SCALAR) {
-		if (fy_node_get_style(node) == FYNS_ALIAS)
+		/* libfyaml has no text for an alias, nor for a scalar it fails to format. */
+		const char *text =
+		        fy_node_get_style(node) == FYNS_ALIAS ? NULL : fy_node_get_scalar0(node);
+
+		if (!text)
 			return -EINVAL;
-		out = scalar_to_json(node);
+		out = scalar_to_json(node, text);
 	} else if (fy_node_get_type(node) == FYNT_SEQUENCE) {
 		struct fy_node *item;
 
