@@ -105,19 +105,19 @@ struct run {
 	size_t *ranks;                  /* owned; TJ_MAX_NODES: the slot of each rank placed */
 	size_t launcher_slot;           /* the slot of the launcher placed with them */
 	struct tj_adm_resources *trial; /* owned; per slot, scratch of tj_adm_place_gang */
-	/* While the head's reservation is placed: between nodes that fit alike then, those
-	 * that are busy now go first, so that what is free now stays out of the reservation,
-	 * for backfill, as long as it can. */
-	bool reserving;
-	struct release_key *releases; /* owned; n_releases, by time */
-	size_t *order;                /* owned; jobs in queue order, by bucket */
-	size_t *bucket_jobs;          /* owned; n_buckets + 1, into order */
-	struct account *accounts;     /* owned */
-	size_t *job_account;          /* owned; per job; SIZE_MAX: no limit */
+	struct release_key *releases;   /* owned; n_releases, by time */
+	size_t *order;                  /* owned; jobs in queue order, by bucket */
+	size_t *bucket_jobs;            /* owned; n_buckets + 1, into order */
+	struct account *accounts;       /* owned */
+	size_t *job_account;            /* owned; per job; SIZE_MAX: no limit */
 	/* Moves on whenever free or reserved changes, which makes every memo stale. */
 	uint64_t era;
 	struct shape_memo memos[SHAPE_MEMOS];
 	size_t next_memo; /* the one replaced next */
+	/* While the head's reservation is placed: between nodes that fit alike then, those
+	 * that are busy now go first, so that what is free now stays out of the reservation,
+	 * for backfill, as long as it can. */
+	bool reserving;
 };
 
 static inline int64_t sat_add(int64_t a, int64_t b)
