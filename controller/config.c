@@ -665,37 +665,6 @@ static int parse_root(const struct tj_cfg_parser *p, struct fy_node *root, struc
 
 /* libfyaml reports syntax errors through its diagnostic output as
  * "<input>:LINE:COLUMN: error: MESSAGE"; the first error is kept. */
-struct syntax_error {
-	int line;
-	char message[160];
-};
-
-static void collect_diag(struct fy_diag *diag, void *user, const char *buf, size_t len)
-{
-	struct syntax_error *e = user;
-	static const char marker[] = ": error: ";
-	if (e->message[0])
-		return;
-	const char *found = memmem(buf, len, marker, sizeof(marker) - 1);
-	if (!found)
-		return;
-	/* Back over ":COLUMN" and ":LINE" to find the line number. */
-	const char *q = found;
-	int colons = 0;
-	while (q > buf && colons < 2)
-		if (*--q == ':')
-			colons++;
-	e->line = colons == 2 ? atoi(q + 1) : 1;
-	const char *msg = found + sizeof(marker) - 1;
-	size_t n = len - (size_t)(msg - buf);
-	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
-		n--;
-	if (n >= sizeof(e->message))
-		n = sizeof(e->message) - 1;
-	memcpy(e->message, msg, n);
-	e->message[n] = '\0';
-}
-
 static bool all_blank(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -710,7 +679,6 @@ int tj_config_parse(const char *yaml, size_t len, const char *origin, struct tj_
 	struct tj_cfg_parser p = { .origin = origin ? origin : "config",
 		                   .err = err,
 		                   .errlen = errlen };
-	struct syntax_error syntax = { 0 };
 	struct fy_diag *diag = NULL;
 	struct fy_document *doc = NULL;
 	struct tj_config *config = NULL;
@@ -737,20 +705,27 @@ int tj_config_parse(const char *yaml, size_t len, const char *origin, struct tj_
 		return tj_cfg_fail(&p, line, "", "%s (byte %zu)", why, bad);
 	}
 
+	/* Errors are collected, never formatted: libfyaml 0.7.12 crashes while it draws the
+	 * source line of an error under lines of many tabs (fuzz_config). */
 	struct fy_diag_cfg diag_cfg;
 	fy_diag_cfg_default(&diag_cfg);
 	diag_cfg.fp = NULL;
-	diag_cfg.output_fn = collect_diag;
-	diag_cfg.user = &syntax;
 	diag_cfg.colorize = false;
 	diag = fy_diag_create(&diag_cfg);
 	if (!diag)
 		return -ENOMEM;
+	fy_diag_set_collect_errors(diag, true);
 	struct fy_parse_cfg parse_cfg = { .flags = FYPCF_QUIET, .diag = diag };
 	doc = fy_document_build_from_string(&parse_cfg, yaml, len);
 	if (!doc) {
-		if (syntax.message[0])
-			r = tj_cfg_fail(&p, syntax.line, "", "%s", syntax.message);
+		void *iter = NULL;
+		struct fy_diag_error *e;
+
+		/* The first error: warnings (an unknown directive) may come before it. */
+		while ((e = fy_diag_errors_iterate(diag, &iter)) && e->type != FYET_ERROR)
+			;
+		if (e)
+			r = tj_cfg_fail(&p, e->line, "", "%s", e->msg);
 		else
 			r = tj_cfg_fail(&p, 1, "", "not a YAML document");
 		goto out_diag;

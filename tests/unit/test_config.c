@@ -125,6 +125,26 @@ static void test_shipped_config(void **state)
 	tj_config_free(config);
 }
 
+/* A syntax error under lines of many tabs (fuzz_config found it): libfyaml 0.7.12 crashed
+ * drawing the source line of the error; the error is collected instead, with its line. */
+static void test_syntax_error_under_tabs(void **state)
+{
+	const char *root = getenv("TJ_SOURCE_ROOT");
+	if (!root)
+		fail_msg("TJ_SOURCE_ROOT is not set; run the tests with meson test");
+	char path[4096], *text = NULL, err[512] = "";
+	size_t len = 0;
+	struct tj_config *config = NULL;
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus/fuzz_config/libfyaml-tabs-error-display",
+	         root);
+	assert_int_equal(tj_config_read_file(path, &text, &len, err, sizeof(err)), 0);
+	assert_int_equal(tj_config_parse(text, len, "test.yaml", &config, err, sizeof(err)),
+	                 -EINVAL);
+	assert_string_equal(err, "test.yaml:2: invalid multiline plain key");
+	assert_null(config);
+	free(text);
+}
+
 /* Every field, flow and block style, optional fields left out, the toleration default. */
 static void test_parse_full(void **state)
 {
@@ -726,11 +746,17 @@ static void test_parse_limits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_shipped_config),   cmocka_unit_test(test_parse_full),
-		cmocka_unit_test(test_parse_empty_list), cmocka_unit_test(test_parse_broken),
-		cmocka_unit_test(test_parse_limits),     cmocka_unit_test(test_failure_policy),
-		cmocka_unit_test(test_admission_policy), cmocka_unit_test(test_walltime_policy),
-		cmocka_unit_test(test_command_policy),   cmocka_unit_test(test_retention_policy),
+		cmocka_unit_test(test_shipped_config),
+		cmocka_unit_test(test_syntax_error_under_tabs),
+		cmocka_unit_test(test_parse_full),
+		cmocka_unit_test(test_parse_empty_list),
+		cmocka_unit_test(test_parse_broken),
+		cmocka_unit_test(test_parse_limits),
+		cmocka_unit_test(test_failure_policy),
+		cmocka_unit_test(test_admission_policy),
+		cmocka_unit_test(test_walltime_policy),
+		cmocka_unit_test(test_command_policy),
+		cmocka_unit_test(test_retention_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
