@@ -319,8 +319,8 @@ static int parse_doc(const struct tj_kube_doc *doc, char *err, size_t errlen,
 		 * client-go reads it. */
 		e = fy_diag_errors_iterate(diag, &iter);
 		if (e)
-			r = fail(&d.p, NULL, "not valid YAML: line %d, column %d: %s", e->line + 1,
-			         e->column + 1, e->msg);
+			r = fail(&d.p, NULL, "not valid YAML: line %d, column %d: %s", e->line,
+			         e->column, e->msg);
 		else
 			*ret = d;
 		goto out_diag;

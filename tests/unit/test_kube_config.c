@@ -295,7 +295,7 @@ struct bad_case {
 #define CONTEXT_OK "contexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
 
 static const struct bad_case bad_cases[] = {
-	{ "not YAML", "clusters: [\n", NULL, "/k: not valid YAML: line " },
+	{ "not YAML", "clusters: [\n", NULL, "/k: not valid YAML: line 2, column 1: " },
 	{ "invalid UTF-8 after a directive mark", "%\xff", NULL, "/k: not valid UTF-8 (byte 1)" },
 	{ "truncated UTF-8 sequence", "a: b\n%\xc3", NULL, "/k: not valid UTF-8 (byte 6)" },
 	{ "overlong UTF-8", "a: \xc0\xaf\n", NULL, "/k: not valid UTF-8 (byte 3)" },
