@@ -46,3 +46,13 @@ size_t tj_yaml_refused_at(const char *text, size_t len, const char **ret_why)
 		*ret_why = why;
 	return bad;
 }
+
+struct fy_diag_error *tj_yaml_first_error(struct fy_diag *diag)
+{
+	void *iter = NULL;
+	struct fy_diag_error *e;
+
+	while ((e = fy_diag_errors_iterate(diag, &iter)) && e->type != FYET_ERROR)
+		;
+	return e;
+}

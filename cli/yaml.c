@@ -200,8 +200,7 @@ int tj_yaml_parse(const char *text, size_t len, const char *origin, cJSON ***ret
 		docs[n++] = tree;
 	}
 	if (fy_parser_get_stream_error(parser)) {
-		void *iter = NULL;
-		struct fy_diag_error *e = fy_diag_errors_iterate(diag, &iter);
+		struct fy_diag_error *e = tj_yaml_first_error(diag);
 
 		r = -EINVAL;
 		if (e)

@@ -663,8 +663,6 @@ static int parse_root(const struct tj_cfg_parser *p, struct fy_node *root, struc
 	return parse_admission_of(p, root, config);
 }
 
-/* libfyaml reports syntax errors through its diagnostic output as
- * "<input>:LINE:COLUMN: error: MESSAGE"; the first error is kept. */
 static bool all_blank(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -718,12 +716,8 @@ int tj_config_parse(const char *yaml, size_t len, const char *origin, struct tj_
 	struct fy_parse_cfg parse_cfg = { .flags = FYPCF_QUIET, .diag = diag };
 	doc = fy_document_build_from_string(&parse_cfg, yaml, len);
 	if (!doc) {
-		void *iter = NULL;
-		struct fy_diag_error *e;
+		struct fy_diag_error *e = tj_yaml_first_error(diag);
 
-		/* The first error: warnings (an unknown directive) may come before it. */
-		while ((e = fy_diag_errors_iterate(diag, &iter)) && e->type != FYET_ERROR)
-			;
 		if (e)
 			r = tj_cfg_fail(&p, e->line, "", "%s", e->msg);
 		else

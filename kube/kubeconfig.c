@@ -311,13 +311,11 @@ static int parse_doc(const struct tj_kube_doc *doc, char *err, size_t errlen,
 	pcfg.diag = diag;
 	d.fyd = fy_document_build_from_string(&pcfg, doc->yaml, doc->len);
 	if (!d.fyd) {
-		struct fy_diag_error *e;
-		void *iter = NULL;
-
 		/* libfyaml builds no document from an empty stream (nothing, blanks or only
 		 * comments) and reports no error for it: that is an empty configuration, as
 		 * client-go reads it. */
-		e = fy_diag_errors_iterate(diag, &iter);
+		struct fy_diag_error *e = tj_yaml_first_error(diag);
+
 		if (e)
 			r = fail(&d.p, NULL, "not valid YAML: line %d, column %d: %s", e->line,
 			         e->column, e->msg);
