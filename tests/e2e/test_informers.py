@@ -124,10 +124,12 @@ def label_index(labels, key):
     return int(v) if re.fullmatch(r"0|[1-9][0-9]*", v) else -1
 
 
-def api_pods(namespace):
+def api_pods(namespace, items=None):
     """The API's pods in namespace (every one, not only TrainJobs'), projected as the cache
-    projects them; their containers have requests only, and no init containers."""
-    items = kubectl_json("get", "pods", "-n", namespace)["items"]
+    projects them; their containers have requests only, and no init containers. items: the
+    namespace's pods as listed already, instead of a list of its own."""
+    if items is None:
+        items = kubectl_json("get", "pods", "-n", namespace)["items"]
     pods = {}
     for p in items:
         m, st = p["metadata"], p.get("status", {})

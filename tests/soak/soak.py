@@ -331,20 +331,21 @@ class Soak:
     def check_informer_caches(self):
         """The informers that ran through every fault hold what a fresh list returns."""
 
-        def api_nodes():
+        def api_nodes(items=None):
             return sorted((n["metadata"]["name"], n["metadata"]["uid"], n["metadata"]["resourceVersion"])
-                          for n in kubectl_json("get", "nodes")["items"])
+                          for n in items or kubectl_json("get", "nodes")["items"])
 
         pending = []
 
         def quiet():
             # A pod on a deleted node is still to be removed by the pod GC, maybe only after
             # the dump (seed 3834603182): the pods are quiet once no such work is left.
-            nodes = {n["metadata"]["name"] for n in kubectl_json("get", "nodes")["items"]}
-            pending[:] = cleanup_pending(kubectl_json("get", "pods", "-n", NAMESPACE)["items"], nodes)
+            pods = kubectl_json("get", "pods", "-n", NAMESPACE)["items"]
+            nodes = kubectl_json("get", "nodes")["items"]
+            pending[:] = cleanup_pending(pods, {n["metadata"]["name"] for n in nodes})
             if pending:
                 return None
-            first = (api_pods(NAMESPACE), api_nodes())
+            first = (api_pods(NAMESPACE, pods), api_nodes(nodes))
             time.sleep(3)
             return first if (api_pods(NAMESPACE), api_nodes()) == first else None
 
