@@ -21,6 +21,9 @@
 #define MAX_JOBS      100000
 #define MAX_NODES     10000
 
+/* What each pod of the trace asks, and so holds on its node: the whole node's GPUs. */
+static const struct tj_adm_resources pod_request = { GPUS_PER_NODE, 1000, 1LL << 30, 1 };
+
 struct sim_job {
 	int nodes;
 	int64_t walltime, run;
@@ -110,7 +113,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 					.namespace = "sim",
 					.num_nodes = job->nodes,
 					.num_pods = job->nodes,
-					.request = { GPUS_PER_NODE, 1000, 1LL << 30, 1 },
+					.request = pod_request,
 					.creation_time = 1,
 					.walltime = job->walltime,
 				};
@@ -120,13 +123,11 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 			if (job->end <= now)
 				continue;
 			for (int p = 0; p < job->nodes; p++) {
-				nodes[job->on[p]].used =
-				        (struct tj_adm_resources){ GPUS_PER_NODE, 1000, 1LL << 30,
-					                           1 };
+				nodes[job->on[p]].used = pod_request;
 				releases[n_releases++] = (struct tj_adm_release){
 					.node = job->on[p],
 					.at = job->start + job->walltime,
-					.resources = { GPUS_PER_NODE, 1000, 1LL << 30, 1 },
+					.resources = pod_request,
 				};
 			}
 		}
