@@ -502,6 +502,9 @@ static void progress(struct planner *p)
 		                         p->st.message);
 		if (!p->st.completion_time)
 			p->st.completion_time = p->in->now;
+		/* The end is written at once, not behind the queue's bookkeeping at the write
+		 * gate: a later plan, past the deadline, would otherwise supersede it. */
+		p->status_first = true;
 		tj_planner_event(p, false, "Completed", "%s", p->st.message);
 		return;
 	}

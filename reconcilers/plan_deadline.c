@@ -92,6 +92,26 @@ static void warn_pods(struct planner *p)
 		                 TJ_DEADLINE_MOUNT_PATH, TJ_DEADLINE_FILE);
 }
 
+/* Whether every rank of the current attempt succeeded, each by the deadline (its container's
+ * finishedAt): the job met its walltime, however late the plan that sees it comes (a busy
+ * controller, or a slow watch, may plan it after the deadline has passed). Only for a job of
+ * the node step alone: with other steps, the success policy decides what completes it. */
+static bool succeeded_in_time(const struct planner *p)
+{
+	const struct tj_runtime *rt = p->in->runtime;
+
+	if (p->num_nodes < 1 || (rt && rt->graph.n > 1))
+		return false;
+	for (int r = 0; r < p->num_nodes; r++) {
+		const struct tj_pod *pod = p->current[r];
+
+		if (!pod || pod->phase != TJ_POD_SUCCEEDED || !pod->start_time ||
+		    pod->held_seconds < 0 || pod->start_time + pod->held_seconds > p->st.deadline)
+			return false;
+	}
+	return true;
+}
+
 bool tj_planner_deadline(struct planner *p)
 {
 	const struct tj_plan_input *in = p->in;
@@ -106,11 +126,13 @@ bool tj_planner_deadline(struct planner *p)
 		p->st.deadline = p->st.start_time + p->walltime.seconds;
 	if (!p->st.deadline)
 		return false;
-	if (in->now >= p->st.deadline) {
+	if (in->now >= p->st.deadline && !succeeded_in_time(p)) {
 		deadline_message(p, msg, sizeof(msg));
 		tj_planner_fail(p, "DeadlineExceeded", msg);
 		return true;
 	}
+	if (in->now >= p->st.deadline)
+		return false; /* the completion below says Complete */
 	requeue(p, p->st.deadline - in->now);
 	warn_at = tj_walltime_warning_at(
 	        p->st.start_time, p->st.deadline,

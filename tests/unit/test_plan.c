@@ -53,6 +53,7 @@ struct pod_row {
 	bool kept;                 /* labelled trainjob.flame.dev/failed-attempt */
 	const char *message;       /* the terminated container's message */
 	int64_t started;           /* seconds since status.startTime; 0: unset */
+	int32_t held;              /* seconds from status.startTime to its container's end */
 };
 
 struct plan_case {
@@ -168,6 +169,19 @@ static const struct tj_workload kueue_bare = { .namespace = "team-a",
 	"},'spec':{'template':{'spec':{'replicatedJobs':[{'name':'node','template':{'spec':{"      \
 	"'template':{'spec':{'containers':[{'name':'node','image':'x','command':['tail','-f',"     \
 	"'/dev/null']}]}}}}}]}}}}"
+
+/* A job of 2 nodes with activeDeadlineSeconds 3600, started at STARTED, so that its deadline
+ * is NOW, with both pods running in its status; and the status that fails it. */
+#define DEADLINE_3600_RUNNING2                                                                     \
+	.spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':3600,'trainer':{'"   \
+	        "numNodes':2}}",                                                                   \
+	.runtime = "torch-gh200",                                                                  \
+	.status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "           \
+	          "running','restartCount':0,'observedGeneration':2," STARTED                      \
+	          "," JOBS(1, 1, 0, 0) ",'conditions':[]}"
+#define DEADLINE_3600_EXCEEDED                                                                     \
+	"Failed|DeadlineExceeded|the job ran longer than spec.activeDeadlineSeconds "              \
+	"(3600 s)|restarts=0|Failed=DeadlineExceeded"
 
 static const struct plan_case cases[] = {
 	{ .name = "a new job creates the Service and one pod per rank",
@@ -836,21 +850,49 @@ static const struct plan_case cases[] = {
 	          "supported; use ClusterTrainingRuntime or "
 	          "TrainingRuntime|restarts=0|Failed=TrainingRuntimeNotSupported|jobs=0/0/0/0/0" },
 	{ .name = "activeDeadlineSeconds passed: Failed with DeadlineExceeded",
-	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':3600,'trainer':{'"
-	          "numNodes':2}}",
-	  .runtime = "torch-gh200",
-	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
-	            "running','restartCount':0,'observedGeneration':2," STARTED
-	            "," JOBS(1, 1, 0, 0) ",'conditions':[]}",
+	  DEADLINE_3600_RUNNING2,
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
 	  .n_pods = 2,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
 	            "1 DeletePod vit-node-0-1-a0",
 	            "1 Event Warning Failed: DeadlineExceeded: the job ran longer than "
 	            "spec.activeDeadlineSeconds (3600 s)" },
-	  .want_status =
-	          "Failed|DeadlineExceeded|the job ran longer than spec.activeDeadlineSeconds "
-	          "(3600 s)|restarts=0|Failed=DeadlineExceeded|jobs=1/1/0/0/0",
+	  .want_status = DEADLINE_3600_EXCEEDED "|jobs=1/1/0/0/0",
+	  .want_deadline = NOW },
+	{ .name = "the deadline has passed, but every pod had succeeded before it: Complete",
+	  DEADLINE_3600_RUNNING2,
+	  .pods = { { .rank = 0,
+	              .phase = TJ_POD_SUCCEEDED,
+	              .node = "gh200-1",
+	              .started = 3590,
+	              .held = 3500 },
+	            { .rank = 1,
+	              .phase = TJ_POD_SUCCEEDED,
+	              .node = "gh200-2",
+	              .started = 3590,
+	              .held = 3590 } },
+	  .n_pods = 2,
+	  .want = { "0 PatchStatus vit", "0 Event Normal Completed: all 2 pods succeeded" },
+	  .want_status = "Complete|AllPodsSucceeded|all 2 pods "
+	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/1/0/0",
+	  .want_deadline = NOW },
+	{ .name = "the deadline has passed and a pod succeeded only after it: DeadlineExceeded",
+	  DEADLINE_3600_RUNNING2,
+	  .pods = { { .rank = 0,
+	              .phase = TJ_POD_SUCCEEDED,
+	              .node = "gh200-1",
+	              .started = 3590,
+	              .held = 3500 },
+	            { .rank = 1,
+	              .phase = TJ_POD_SUCCEEDED,
+	              .node = "gh200-2",
+	              .started = 3590,
+	              .held = 3591 } },
+	  .n_pods = 2,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: DeadlineExceeded: the job ran longer than "
+	            "spec.activeDeadlineSeconds (3600 s)" },
+	  .want_status = DEADLINE_3600_EXCEEDED "|jobs=0/0/1/0/0",
 	  .want_deadline = NOW },
 	{ .name = "activeDeadlineSeconds not yet passed: the deadline is written, the pods are "
 	          "warned (100 s left, within the default 300 s), look again at the deadline",
@@ -1604,6 +1646,7 @@ static void pods_of(const struct plan_case *c, struct fixture *f)
 			.kept = row->kept,
 			.termination_message = (char *)row->message,
 			.start_time = row->started ? NOW - row->started : 0,
+			.held_seconds = row->held,
 		};
 		f->pod_ptrs[i] = p;
 	}
