@@ -123,7 +123,7 @@ static char *dup_hostname(const struct tj_node *node)
 
 static int take_admission(const struct tj_admitter *a, struct tj_queue_entry *e,
                           const struct tj_queue_snapshot *s, const struct tj_adm_decision *d,
-                          uint64_t now_ms)
+                          int64_t now, uint64_t now_ms)
 {
 	e->nodes = calloc((size_t)e->num_pods, sizeof(*e->nodes));
 	e->hostnames = calloc((size_t)e->num_pods, sizeof(*e->hostnames));
@@ -143,6 +143,7 @@ static int take_admission(const struct tj_admitter *a, struct tj_queue_entry *e,
 	     !(e->launcher_hostname = dup_hostname(s->node_objs[d->launcher_node]))))
 		goto oom;
 	e->state = TJ_QUEUE_ADMITTED;
+	e->admitted_at = now;
 	e->admitted_ms = now_ms;
 	e->trigger_ns = a->cycle_trigger_ns;
 	e->trigger_cpu_ns = a->cycle_trigger_cpu_ns;
@@ -250,7 +251,8 @@ static size_t cycle(struct tj_admitter *a)
 
 		e->rank = d->rank;
 
-		if (d->verdict == TJ_ADM_ADMITTED && take_admission(a, e, &s, d, now_ms) == 0) {
+		if (d->verdict == TJ_ADM_ADMITTED &&
+		    take_admission(a, e, &s, d, now, now_ms) == 0) {
 			tj_log_info("admitter", "admitted a gang", TJ_STR("trainjob", e->key),
 			            TJ_INT("pods", e->num_pods), TJ_STR("gpuClass", e->gpu_class),
 			            TJ_BOOL("backfilled", d->backfilled));

@@ -215,14 +215,33 @@ static const struct tj_trainjob *owner_of(const struct tj_queue_source *a, const
 	return pod->owner_uid && strcmp(pod->owner_uid, job->uid) == 0 ? job : NULL;
 }
 
+/* When an admitted gang's walltime ends, from its admission: 0 when it has none. */
+static int64_t admitted_end(const struct tj_queue_entry *e)
+{
+	if (e->walltime <= 0)
+		return 0;
+	return e->walltime > INT64_MAX - e->admitted_at ? INT64_MAX : e->admitted_at + e->walltime;
+}
+
 /* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours):
  * its status.deadline, which the planner fixes at the start from activeDeadlineSeconds or
- * the config's defaultWalltime (reconcilers/walltime.h). */
+ * the config's defaultWalltime (reconcilers/walltime.h). Until that status is in the cache,
+ * the admission the queue remembers tells it: a gang just admitted is held until its
+ * walltime ends, not for ever, or the head's reservation would look past it. */
 static int64_t walltime_end(const struct tj_queue_source *a, const struct tj_pod *pod)
 {
 	const struct tj_trainjob *job = owner_of(a, pod);
+	const struct tj_queue_entry *e;
+	char key[TJ_STORE_KEY_MAX];
 
-	return job && job->status.start_time ? job->status.deadline : 0;
+	if (!job)
+		return 0;
+	if (job->status.start_time)
+		return job->status.deadline;
+	if (tj_pod_trainjob_key(pod, key, sizeof(key)) != 1 ||
+	    !(e = tj_store_get(a->entries, key)) || e->state == TJ_QUEUE_WAITING)
+		return 0;
+	return admitted_end(e);
 }
 
 /* What a pod of namespace ns holds on node k until it ends (or end, its walltime's end). */
@@ -355,7 +374,8 @@ static void add_reservations(const struct tj_queue_source *a, struct tj_queue_sn
 			ssize_t k = tj_queue_find_node(s->refs, s->n_nodes, name);
 
 			if (k >= 0)
-				hold_on(s, (size_t)k, e->namespace, r, 0, policy->n_limits > 0);
+				hold_on(s, (size_t)k, e->namespace, r, admitted_end(e),
+				        policy->n_limits > 0);
 		}
 	}
 }

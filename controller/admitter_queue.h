@@ -48,6 +48,10 @@ struct tj_queue_entry {
 	char *launcher_node;     /* owned; NULL without */
 	char *launcher_hostname; /* owned; NULL without */
 	uint64_t admitted_ms;
+	/* ADMITTED, CREATED, STARTING: the cycle's clock (unix seconds) at the admission. The
+	 * job's walltime counts from about then, and until its status says so, the admission
+	 * is what tells when the gang gives its nodes back (for the head's reservation). */
+	int64_t admitted_at;
 	/* CREATED: when the plan that creates the gang started; and whether a later plan
 	 * wanted its pods again before the cache showed them (tj_queue_created_again). */
 	uint64_t created_ms;
