@@ -404,7 +404,8 @@ class Recorder:
             if j is None:
                 j = self.jobs[name] = {"nodes": tj["spec"]["trainer"]["numNodes"], "created": t,
                                        "queued_position": None, "queued": None, "ended": None,
-                                       "state": None, "reason": None, "updates": 0}
+                                       "state": None, "reason": None, "updates": 0,
+                                       "expected": []}
             elif typ == "MODIFIED":
                 j["updates"] += 1
             state = st.get("state")
@@ -415,6 +416,10 @@ class Recorder:
                     j["queued_position"] = t
             if state in ("Complete", "Failed") and j["ended"] is None:
                 j["ended"] = t
+            # The reservation's changes, for reading a timeline afterwards.
+            expected = st.get("expectedStartTime")
+            if expected and (not j["expected"] or j["expected"][-1][1] != expected):
+                j["expected"].append((t, expected))
 
     def _pod_event(self, typ, pod, t):
         meta, spec, st = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
@@ -518,7 +523,8 @@ def trace_way(api, args, way, trace, namespace, capacity):
     res = trace_figures({n: jobs[n] for n in names}, pods, capacity, t0, t_end)
     if args.timelines:
         with open(f"{args.timelines}-{way}.json", "w") as f:
-            json.dump({"t0": t0, "t_end": t_end, "capacity": capacity, "jobs": jobs, "pods": pods}, f)
+            json.dump({"t0": t0, "t_end": t_end, "capacity": capacity, "jobs": jobs, "pods": pods,
+                       "wall_minus_monotonic": time.time() - time.monotonic()}, f)
     res["controller_cpu_s"] = round(cpu, 2)
     res["controller_peak_mib"] = round(peak, 1)
     if not res["finished"]:

@@ -4,12 +4,18 @@
  * wait), apart from what the API server, the scheduler and the machine add to it, for FIFO
  * and backfill on the same trace.
  *
- *   sim_admission NODES < trace
+ *   sim_admission NODES [--overhead SECONDS] [--jobs] < trace
  *
  * The trace is one job a line, "nodes walltime run" (seconds), all submitted at 0 in that
  * order, each pod of 4 GPUs on nodes of 4 GPUs: tests/bench/bench_admission.py's trace,
  * printed by its make_trace (the README has the command). Prints one line per way and a
- * final JSON line. */
+ * final JSON line; with --jobs, first a line per job and way, "way index start end
+ * backfilled" (seconds), to set beside a cluster's timeline of the same trace.
+ *
+ * --overhead adds that many seconds (to a tenth) between a gang's admission and the start
+ * of its run, during which it holds its nodes without running: what a cluster adds to each
+ * start (the creates, the binding, the kubelet). The walltime counts from the admission, as
+ * on the cluster, and cuts a run that the overhead pushes past it. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +26,9 @@
 #define GPUS_PER_NODE 4
 #define MAX_JOBS      100000
 #define MAX_NODES     10000
+/* The simulation's clock ticks ten times a second, so that an overhead may be a fraction of
+ * a second; tj_admit only compares its times, so the unit does not matter to it. */
+#define TICKS 10
 
 /* What each pod of the trace asks, and so holds on its node: the whole node's GPUs. */
 static const struct tj_adm_resources pod_request = { GPUS_PER_NODE, 1000, 1LL << 30, 1 };
@@ -28,12 +37,13 @@ struct sim_job {
 	int nodes;
 	int64_t walltime, run;
 	int64_t start, end; /* -1 until started */
-	size_t *on;         /* owned; the node of each pod once started */
+	bool backfilled;
+	size_t *on; /* owned; the node of each pod once started */
 	char key[32];
 };
 
 struct outcome {
-	int64_t makespan;
+	double makespan;
 	double utilisation, mean_wait;
 	size_t backfilled, cycles;
 };
@@ -54,7 +64,9 @@ static int read_trace(struct sim_job **ret, size_t *ret_n)
 			free(jobs);
 			return -1;
 		}
-		jobs[n] = (struct sim_job){ .nodes = nodes, .walltime = wall, .run = run };
+		jobs[n] = (struct sim_job){ .nodes = nodes,
+			                    .walltime = wall * TICKS,
+			                    .run = run * TICKS };
 		snprintf(jobs[n].key, sizeof(jobs[n].key), "sim/j%05zu", n);
 		n++;
 	}
@@ -65,7 +77,7 @@ static int read_trace(struct sim_job **ret, size_t *ret_n)
 
 /* Runs the trace through tj_admit with backfill on or off. */
 static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool backfill,
-                    struct outcome *ret)
+                    int64_t overhead, struct outcome *ret)
 {
 	static const char *const classes[] = { "gh200" };
 	const struct tj_adm_config config = { .backfill = backfill,
@@ -92,6 +104,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 	}
 	for (size_t j = 0; j < n_jobs; j++) {
 		jobs[j].start = jobs[j].end = -1;
+		jobs[j].backfilled = false;
 		free(jobs[j].on);
 		jobs[j].on = NULL;
 	}
@@ -167,9 +180,12 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 				}
 				memcpy(job->on, d->nodes, job->nodes * sizeof(*job->on));
 				job->start = now;
-				job->end = now + job->run;
-				busy += (int64_t)job->nodes * job->run;
+				job->end = now + (overhead + job->run < job->walltime
+				                          ? overhead + job->run
+				                          : job->walltime);
+				busy += (int64_t)job->nodes * (job->end - now - overhead);
 				waits += now;
+				job->backfilled = d->backfilled;
 				ret->backfilled += d->backfilled;
 			}
 			tj_adm_result_free(res);
@@ -180,8 +196,8 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 				next = jobs[j].end;
 		if (next == INT64_MAX) {
 			fprintf(stderr,
-			        "sim_admission: nothing runs and nothing starts at %" PRId64 " s\n",
-			        now);
+			        "sim_admission: nothing runs and nothing starts at %.1f s\n",
+			        (double)now / TICKS);
 			goto out;
 		}
 		now = next;
@@ -189,9 +205,9 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 		for (size_t j = 0; j < n_jobs; j++)
 			done += jobs[j].start >= 0 && jobs[j].end <= now;
 	}
-	ret->makespan = now;
+	ret->makespan = (double)now / TICKS;
 	ret->utilisation = (double)busy / ((double)n_nodes * (double)now);
-	ret->mean_wait = (double)waits / (double)n_jobs;
+	ret->mean_wait = (double)waits / TICKS / (double)n_jobs;
 	rc = 0;
 out:
 	free(nodes);
@@ -202,17 +218,44 @@ out:
 	return rc;
 }
 
+static void print_jobs(const char *way, const struct sim_job *jobs, size_t n_jobs)
+{
+	for (size_t j = 0; j < n_jobs; j++)
+		printf("%s %zu %.1f %.1f %d\n", way, j, (double)jobs[j].start / TICKS,
+		       (double)jobs[j].end / TICKS, jobs[j].backfilled);
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: sim_admission NODES [--overhead SECONDS] [--jobs] < trace "
+	                "(lines: nodes walltime run)\n");
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	struct sim_job *jobs;
 	struct outcome fifo, backfill;
 	size_t n_jobs, n_nodes = argc > 1 ? strtoul(argv[1], NULL, 10) : 0;
-	int64_t work = 0;
+	int64_t work = 0, overhead = 0;
+	bool per_job = false;
 	int rc = 1;
 
-	if (argc != 2 || n_nodes < 1 || n_nodes > MAX_NODES) {
-		fprintf(stderr, "usage: sim_admission NODES < trace (lines: nodes walltime run)\n");
-		return 2;
+	if (n_nodes < 1 || n_nodes > MAX_NODES)
+		return usage();
+	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--jobs") == 0) {
+			per_job = true;
+		} else if (strcmp(argv[i], "--overhead") == 0 && i + 1 < argc) {
+			char *end;
+			double seconds = strtod(argv[++i], &end);
+
+			if (*end || !(seconds >= 0 && seconds <= 3600))
+				return usage();
+			overhead = (int64_t)(seconds * TICKS + 0.5);
+		} else {
+			return usage();
+		}
 	}
 	if (read_trace(&jobs, &n_jobs) < 0)
 		return 1;
@@ -222,23 +265,30 @@ int main(int argc, char **argv)
 	}
 	for (size_t j = 0; j < n_jobs; j++)
 		work += (int64_t)jobs[j].nodes * jobs[j].run;
-	if (simulate(jobs, n_jobs, n_nodes, false, &fifo) < 0 ||
-	    simulate(jobs, n_jobs, n_nodes, true, &backfill) < 0)
+	if (simulate(jobs, n_jobs, n_nodes, false, overhead, &fifo) < 0)
 		goto out;
-	printf("%zu jobs on %zu nodes, lower bound on the makespan %" PRId64 " s\n", n_jobs,
-	       n_nodes, (work + (int64_t)n_nodes - 1) / (int64_t)n_nodes);
-	printf("fifo:     makespan %" PRId64 " s, utilisation %.1f %%, wait mean %.0f s\n",
-	       fifo.makespan, 100 * fifo.utilisation, fifo.mean_wait);
-	printf("backfill: makespan %" PRId64 " s, utilisation %.1f %%, wait mean %.0f s, "
+	if (per_job)
+		print_jobs("fifo", jobs, n_jobs);
+	if (simulate(jobs, n_jobs, n_nodes, true, overhead, &backfill) < 0)
+		goto out;
+	if (per_job)
+		print_jobs("backfill", jobs, n_jobs);
+	printf("%zu jobs on %zu nodes, lower bound on the makespan %.0f s, overhead %.1f s a "
+	       "start\n",
+	       n_jobs, n_nodes, (double)work / TICKS / (double)n_nodes, (double)overhead / TICKS);
+	printf("fifo:     makespan %.1f s, utilisation %.1f %%, wait mean %.0f s\n", fifo.makespan,
+	       100 * fifo.utilisation, fifo.mean_wait);
+	printf("backfill: makespan %.1f s, utilisation %.1f %%, wait mean %.0f s, "
 	       "%zu backfilled\n",
 	       backfill.makespan, 100 * backfill.utilisation, backfill.mean_wait,
 	       backfill.backfilled);
-	printf("{\"jobs\": %zu, \"nodes\": %zu, \"fifo_makespan_s\": %" PRId64
-	       ", \"fifo_utilisation\": %.4f, \"fifo_wait_mean_s\": %.1f, "
-	       "\"backfill_makespan_s\": %" PRId64 ", \"backfill_utilisation\": %.4f, "
+	printf("{\"jobs\": %zu, \"nodes\": %zu, \"overhead_s\": %.1f, \"fifo_makespan_s\": %.1f, "
+	       "\"fifo_utilisation\": %.4f, \"fifo_wait_mean_s\": %.1f, "
+	       "\"backfill_makespan_s\": %.1f, \"backfill_utilisation\": %.4f, "
 	       "\"backfill_wait_mean_s\": %.1f, \"backfilled\": %zu}\n",
-	       n_jobs, n_nodes, fifo.makespan, fifo.utilisation, fifo.mean_wait, backfill.makespan,
-	       backfill.utilisation, backfill.mean_wait, backfill.backfilled);
+	       n_jobs, n_nodes, (double)overhead / TICKS, fifo.makespan, fifo.utilisation,
+	       fifo.mean_wait, backfill.makespan, backfill.utilisation, backfill.mean_wait,
+	       backfill.backfilled);
 	rc = 0;
 out:
 	for (size_t j = 0; j < n_jobs; j++)
