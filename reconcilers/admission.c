@@ -165,6 +165,7 @@ static void run_clear(struct run *r)
 	free(r->ranks);
 	free(r->trial);
 	free(r->releases);
+	free(r->admitted);
 	free(r->order);
 	free(r->bucket_jobs);
 	free(r->accounts);
@@ -195,6 +196,7 @@ static int run_alloc(struct run *r)
 	r->ranks = calloc(TJ_MAX_NODES, sizeof(*r->ranks));
 	r->trial = calloc(nn, sizeof(*r->trial));
 	r->releases = calloc(in->n_releases + 1, sizeof(*r->releases));
+	r->admitted = calloc(nj, sizeof(*r->admitted));
 	r->order = calloc(nj, sizeof(*r->order));
 	r->bucket_jobs = calloc(nb, sizeof(*r->bucket_jobs));
 	r->accounts = calloc(nj, sizeof(*r->accounts));
@@ -202,8 +204,8 @@ static int run_alloc(struct run *r)
 	if (!r->slot_node || !r->bucket_slots || !r->node_slot || !r->domain || !r->n_domains ||
 	    !r->class_nodes || !r->bucket_nodes || !r->free || !r->later || !r->pods ||
 	    !r->reserved || !r->domain_pods || !r->chosen || !r->rooms || !r->cands || !r->ranks ||
-	    !r->trial || !r->releases || !r->order || !r->bucket_jobs || !r->accounts ||
-	    !r->job_account)
+	    !r->trial || !r->releases || !r->admitted || !r->order || !r->bucket_jobs ||
+	    !r->accounts || !r->job_account)
 		return -ENOMEM;
 	return 0;
 }

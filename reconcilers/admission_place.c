@@ -260,13 +260,57 @@ bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *f
 
 /* Reservation */
 
+/* The gangs of bucket b this cycle admitted ahead of its head that have a walltime, into
+ * r->admitted by the time it ends: they run from now, and give their nodes back then, as
+ * the running jobs' releases do. Their count. */
+static size_t admitted_releases(struct run *r, size_t b, const struct tj_adm_job *head)
+{
+	size_t n = 0, h = (size_t)(head - r->in->jobs);
+
+	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1] && r->order[i] != h; i++) {
+		size_t j = r->order[i];
+		const struct tj_adm_job *job = &r->in->jobs[j];
+
+		if (r->res->decisions[j].verdict == TJ_ADM_ADMITTED && job->walltime > 0)
+			r->admitted[n++] =
+			        (struct release_key){ sat_add(r->in->now, job->walltime), j };
+	}
+	/* Few, and nearly in order: an insertion sort. */
+	for (size_t i = 1; i < n; i++) {
+		struct release_key k = r->admitted[i];
+		size_t m = i;
+
+		for (; m > 0 && r->admitted[m - 1].at > k.at; m--)
+			r->admitted[m] = r->admitted[m - 1];
+		r->admitted[m] = k;
+	}
+	return n;
+}
+
+/* What comes back to slot s (if it is of the bucket [first, last)) at a release, with the
+ * count of the head's pods the bucket could hold kept up to date. */
+static void give_back(struct run *r, size_t first, size_t last, ptrdiff_t s,
+                      const struct tj_adm_resources *back, const struct tj_adm_job *head,
+                      int64_t *total)
+{
+	if (s < (ptrdiff_t)first || s >= (ptrdiff_t)last)
+		return;
+	*total -= r->pods[s];
+	give(&r->later[s], back);
+	r->pods[s] = pods_on(&r->later[s], &head->request, head->num_pods);
+	*total += r->pods[s];
+}
+
 /* The head's expected start: the first release time after which its gang fits in what is
  * free now plus what the releases until then give back; 0 if no release makes it fit. The
- * nodes it would take then are reserved for it. Each release changes one node, so the count
- * of pods the class holds is kept up to date node by node instead of recounted. */
+ * releases are the running jobs' (the input's) and those of the gangs this cycle admitted
+ * ahead of it. The nodes it would take then are reserved for it. Each release changes one
+ * node, so the count of pods the class holds is kept up to date node by node instead of
+ * recounted. */
 int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job)
 {
 	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
+	size_t n_admitted = admitted_releases(r, b, job), i = 0, a = 0;
 	int64_t k = job->num_pods, total = 0;
 
 	memcpy(&r->later[first], &r->free[first], (last - first) * sizeof(*r->later));
@@ -274,19 +318,27 @@ int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job)
 		r->pods[s] = pods_on(&r->later[s], &job->request, k);
 		total += r->pods[s];
 	}
-	for (size_t i = 0; i < r->in->n_releases;) {
-		int64_t at = r->releases[i].at;
+	while (i < r->in->n_releases || a < n_admitted) {
+		int64_t at = i < r->in->n_releases ? r->releases[i].at : INT64_MAX;
 
+		if (a < n_admitted && r->admitted[a].at < at)
+			at = r->admitted[a].at;
 		for (; i < r->in->n_releases && r->releases[i].at == at; i++) {
 			const struct tj_adm_release *rel = &r->in->releases[r->releases[i].index];
-			ptrdiff_t s = r->node_slot[rel->node];
 
-			if (s < (ptrdiff_t)first || s >= (ptrdiff_t)last)
-				continue;
-			total -= r->pods[s];
-			give(&r->later[s], &rel->resources);
-			r->pods[s] = pods_on(&r->later[s], &job->request, k);
-			total += r->pods[s];
+			give_back(r, first, last, r->node_slot[rel->node], &rel->resources, job,
+			          &total);
+		}
+		for (; a < n_admitted && r->admitted[a].at == at; a++) {
+			const struct tj_adm_job *done = &r->in->jobs[r->admitted[a].index];
+			const struct tj_adm_decision *d = &r->res->decisions[r->admitted[a].index];
+
+			for (int rank = 0; rank < done->num_pods; rank++)
+				give_back(r, first, last, r->node_slot[d->nodes[rank]],
+				          &done->request, job, &total);
+			if (d->launcher_node != SIZE_MAX)
+				give_back(r, first, last, r->node_slot[d->launcher_node],
+				          &done->launcher, job, &total);
 		}
 		r->reserving = true;
 		bool fits = total >= k && tj_adm_place_gang(r, b, r->later, NULL, job);

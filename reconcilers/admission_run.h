@@ -106,10 +106,13 @@ struct run {
 	size_t launcher_slot;           /* the slot of the launcher placed with them */
 	struct tj_adm_resources *trial; /* owned; per slot, scratch of tj_adm_place_gang */
 	struct release_key *releases;   /* owned; n_releases, by time */
-	size_t *order;                  /* owned; jobs in queue order, by bucket */
-	size_t *bucket_jobs;            /* owned; n_buckets + 1, into order */
-	struct account *accounts;       /* owned */
-	size_t *job_account;            /* owned; per job; SIZE_MAX: no limit */
+	/* owned; n_jobs, scratch of tj_adm_reserve: the gangs this cycle admitted ahead of the
+	 * head, by the time their walltime gives their nodes back (index: into jobs) */
+	struct release_key *admitted;
+	size_t *order;            /* owned; jobs in queue order, by bucket */
+	size_t *bucket_jobs;      /* owned; n_buckets + 1, into order */
+	struct account *accounts; /* owned */
+	size_t *job_account;      /* owned; per job; SIZE_MAX: no limit */
 	/* Moves on whenever free or reserved changes, which makes every memo stale. */
 	uint64_t era;
 	struct shape_memo memos[SHAPE_MEMOS];
