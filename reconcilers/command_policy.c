@@ -433,7 +433,11 @@ static size_t unwrap(const struct tj_sh_token *const *w, size_t n, size_t i, boo
 					i++;
 					break;
 				}
-				i += strcmp(w[i]->text, "-u") == 0 || strcmp(w[i]->text, "-C") == 0;
+				/* The option's argument, when there is one: "env -u" alone at
+				 * the end runs nothing. */
+				i += (strcmp(w[i]->text, "-u") == 0 ||
+				      strcmp(w[i]->text, "-C") == 0) &&
+				     i + 1 < n;
 			}
 			continue;
 		} else if (strcmp(name, "command") != 0 && strcmp(name, "builtin") != 0 &&

@@ -121,6 +121,11 @@ static const struct command_case cases[] = {
 
 	/* Accepted: near misses that end by themselves. */
 	{ { "python", "train.py" }, 0, false, TJ_COMMAND_OK, NULL },
+	/* env with an option that lacks its argument runs nothing (found by fuzz_shell: the
+	 * command's index went past the last word). */
+	{ { "env", "-u" }, 0, false, TJ_COMMAND_OK, NULL },
+	{ SH("env -C"), 0, false, TJ_COMMAND_OK, NULL },
+	{ SH("exit) env <nv -u<"), 0, false, TJ_COMMAND_OK, NULL },
 	{ { "torchrun", "--nproc-per-node=4", "train.py" }, 3600, false, TJ_COMMAND_OK, NULL },
 	{ SH("python train.py; sleep 5"), 0, false, TJ_COMMAND_OK, NULL },
 	{ SH("sleep 10 && torchrun --nproc-per-node=4 train.py"), 3600, false, TJ_COMMAND_OK,
