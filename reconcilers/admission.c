@@ -113,6 +113,11 @@ static void sort_keys(void *keys, size_t n, size_t size, int (*cmp)(const void *
 		qsort(keys, n, size, cmp);
 }
 
+void tj_adm_sort_releases(struct release_key *keys, size_t n)
+{
+	sort_keys(keys, n, sizeof(*keys), cmp_release);
+}
+
 static int validate(const struct tj_adm_input *in)
 {
 	if (!in->config || (in->n_classes && !in->class_names) || (in->n_nodes && !in->nodes) ||
@@ -341,7 +346,7 @@ static int order_jobs(struct run *r)
 	free(keys);
 	for (size_t i = 0; i < in->n_releases; i++)
 		r->releases[i] = (struct release_key){ in->releases[i].at, i };
-	sort_keys(r->releases, in->n_releases, sizeof(*r->releases), cmp_release);
+	tj_adm_sort_releases(r->releases, in->n_releases);
 	return 0;
 }
 

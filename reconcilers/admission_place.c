@@ -275,15 +275,7 @@ static size_t admitted_releases(struct run *r, size_t b, const struct tj_adm_job
 			r->admitted[n++] =
 			        (struct release_key){ sat_add(r->in->now, job->walltime), j };
 	}
-	/* Few, and nearly in order: an insertion sort. */
-	for (size_t i = 1; i < n; i++) {
-		struct release_key k = r->admitted[i];
-		size_t m = i;
-
-		for (; m > 0 && r->admitted[m - 1].at > k.at; m--)
-			r->admitted[m] = r->admitted[m - 1];
-		r->admitted[m] = k;
-	}
+	tj_adm_sort_releases(r->admitted, n);
 	return n;
 }
 

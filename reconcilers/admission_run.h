@@ -239,5 +239,8 @@ bool tj_adm_place(struct run *r, size_t b, const struct tj_adm_resources *free, 
 bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *free,
                        const bool *avoid, const struct tj_adm_job *job);
 
+/* Sorts release keys by time, then index (in one pass when they are in order already). */
+void tj_adm_sort_releases(struct release_key *keys, size_t n);
+
 /* The head's expected start (0: unknown); the nodes it would take then are reserved. */
 int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job);

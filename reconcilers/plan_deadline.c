@@ -126,13 +126,13 @@ bool tj_planner_deadline(struct planner *p)
 		p->st.deadline = p->st.start_time + p->walltime.seconds;
 	if (!p->st.deadline)
 		return false;
-	if (in->now >= p->st.deadline && !succeeded_in_time(p)) {
+	if (in->now >= p->st.deadline) {
+		if (succeeded_in_time(p))
+			return false; /* the completion below says Complete */
 		deadline_message(p, msg, sizeof(msg));
 		tj_planner_fail(p, "DeadlineExceeded", msg);
 		return true;
 	}
-	if (in->now >= p->st.deadline)
-		return false; /* the completion below says Complete */
 	requeue(p, p->st.deadline - in->now);
 	warn_at = tj_walltime_warning_at(
 	        p->st.start_time, p->st.deadline,

@@ -472,9 +472,8 @@ static const struct adm_case cases[] = {
 	             .reserved_gpus = 24,
 	             .waiting = { 1, 0, 0, 0 } } },
 	{ .name = "reservation: a gang admitted ahead of the head in the same cycle gives its "
-	          "nodes "
-	          "back at its walltime's end, and a later job that would hold the head's last "
-	          "node past then waits",
+	          "nodes back at its walltime's end, and a later job that would hold the head's "
+	          "last node past then waits",
 	  .gh200 = 4,
 	  .jobs = { { .key = "team-a/first",
 	              .nodes = 3,

@@ -179,6 +179,12 @@ static const struct tj_workload kueue_bare = { .namespace = "team-a",
 	.status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "           \
 	          "running','restartCount':0,'observedGeneration':2," STARTED                      \
 	          "," JOBS(1, 1, 0, 0) ",'conditions':[]}"
+/* A pod of such a job, started 3590 s before NOW, that succeeded `held` s after the job's
+ * start (its container's finishedAt). */
+#define SUCCEEDED_AFTER(r, on, held_s)                                                             \
+	{                                                                                          \
+		.rank = r, .phase = TJ_POD_SUCCEEDED, .node = on, .started = 3590, .held = held_s  \
+	}
 #define DEADLINE_3600_EXCEEDED                                                                     \
 	"Failed|DeadlineExceeded|the job ran longer than spec.activeDeadlineSeconds "              \
 	"(3600 s)|restarts=0|Failed=DeadlineExceeded"
@@ -861,16 +867,7 @@ static const struct plan_case cases[] = {
 	  .want_deadline = NOW },
 	{ .name = "the deadline has passed, but every pod had succeeded before it: Complete",
 	  DEADLINE_3600_RUNNING2,
-	  .pods = { { .rank = 0,
-	              .phase = TJ_POD_SUCCEEDED,
-	              .node = "gh200-1",
-	              .started = 3590,
-	              .held = 3500 },
-	            { .rank = 1,
-	              .phase = TJ_POD_SUCCEEDED,
-	              .node = "gh200-2",
-	              .started = 3590,
-	              .held = 3590 } },
+	  .pods = { SUCCEEDED_AFTER(0, "gh200-1", 3500), SUCCEEDED_AFTER(1, "gh200-2", 3590) },
 	  .n_pods = 2,
 	  .want = { "0 PatchStatus vit", "0 Event Normal Completed: all 2 pods succeeded" },
 	  .want_status = "Complete|AllPodsSucceeded|all 2 pods "
@@ -878,16 +875,7 @@ static const struct plan_case cases[] = {
 	  .want_deadline = NOW },
 	{ .name = "the deadline has passed and a pod succeeded only after it: DeadlineExceeded",
 	  DEADLINE_3600_RUNNING2,
-	  .pods = { { .rank = 0,
-	              .phase = TJ_POD_SUCCEEDED,
-	              .node = "gh200-1",
-	              .started = 3590,
-	              .held = 3500 },
-	            { .rank = 1,
-	              .phase = TJ_POD_SUCCEEDED,
-	              .node = "gh200-2",
-	              .started = 3590,
-	              .held = 3591 } },
+	  .pods = { SUCCEEDED_AFTER(0, "gh200-1", 3500), SUCCEEDED_AFTER(1, "gh200-2", 3591) },
 	  .n_pods = 2,
 	  .want = { "0 PatchStatus vit",
 	            "0 Event Warning Failed: DeadlineExceeded: the job ran longer than "
