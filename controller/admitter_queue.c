@@ -202,14 +202,15 @@ static void add_used(struct tj_adm_resources *used, const struct tj_adm_resource
 	used->pods += r->pods;
 }
 
-/* The TrainJob whose pod this is (its label, and its controller owner), or NULL. */
-static const struct tj_trainjob *owner_of(const struct tj_queue_source *a, const struct tj_pod *pod)
+/* The TrainJob whose pod this is (its label, and its controller owner), or NULL; its store
+ * key into key (TJ_STORE_KEY_MAX bytes). */
+static const struct tj_trainjob *owner_of(const struct tj_queue_source *a, const struct tj_pod *pod,
+                                          char *key)
 {
 	const struct tj_store *jobs = tj_queue_store_of(a->informers->trainjobs);
 	const struct tj_trainjob *job;
-	char key[TJ_STORE_KEY_MAX];
 
-	if (!pod->trainjob || !jobs || tj_pod_trainjob_key(pod, key, sizeof(key)) != 1 ||
+	if (!pod->trainjob || !jobs || tj_pod_trainjob_key(pod, key, TJ_STORE_KEY_MAX) != 1 ||
 	    !(job = tj_store_get(jobs, key)))
 		return NULL;
 	return pod->owner_uid && strcmp(pod->owner_uid, job->uid) == 0 ? job : NULL;
@@ -230,16 +231,15 @@ static int64_t admitted_end(const struct tj_queue_entry *e)
  * walltime ends, not for ever, or the head's reservation would look past it. */
 static int64_t walltime_end(const struct tj_queue_source *a, const struct tj_pod *pod)
 {
-	const struct tj_trainjob *job = owner_of(a, pod);
-	const struct tj_queue_entry *e;
 	char key[TJ_STORE_KEY_MAX];
+	const struct tj_trainjob *job = owner_of(a, pod, key);
+	const struct tj_queue_entry *e;
 
 	if (!job)
 		return 0;
 	if (job->status.start_time)
 		return job->status.deadline;
-	if (tj_pod_trainjob_key(pod, key, sizeof(key)) != 1 ||
-	    !(e = tj_store_get(a->entries, key)) || e->state == TJ_QUEUE_WAITING)
+	if (!(e = tj_store_get(a->entries, key)) || e->state == TJ_QUEUE_WAITING)
 		return 0;
 	return admitted_end(e);
 }
@@ -269,7 +269,7 @@ static ssize_t held_node(const struct tj_queue_source *a, struct tj_queue_snapsh
 	int n;
 	ssize_t k;
 
-	if (!pod->launcher_hold || !owner_of(a, pod) ||
+	if (!pod->launcher_hold || !owner_of(a, pod, key) ||
 	    tj_launcher_hold_parse(pod->launcher_hold, &h) < 0)
 		return -1;
 	n = snprintf(key, sizeof(key), "%s/%s", pod->namespace, h.pod);
