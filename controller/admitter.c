@@ -1,6 +1,8 @@
 #include "controller/admitter.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -54,6 +56,8 @@ struct tj_admitter {
 	 * answers), and of the running cycle's own first kick and start. */
 	uint64_t trigger_ns, cycle_trigger_ns, cycle_start_ns;
 	uint64_t trigger_cpu_ns, cycle_trigger_cpu_ns; /* the loop thread's CPU clock then */
+	uint64_t trigger_wait_ns,
+	        cycle_trigger_wait_ns; /* and its run-queue wait (thread_wait_ns) */
 	/* The running cycle's parts: when it had read the caches and when it had decided
 	 * (uv_hrtime), and the loop thread's CPU clock at its start. */
 	uint64_t cycle_snapshot_ns, cycle_decided_ns, cycle_cpu_ns;
@@ -83,6 +87,26 @@ static uint64_t thread_cpu_ns(void)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The time the calling thread has spent runnable but waiting for a CPU, in ns: the second
+ * field of its schedstat, the part of its wall time that other processes of the machine
+ * took. 0 where the kernel does not keep it. */
+static uint64_t thread_wait_ns(void)
+{
+	char buf[96];
+	unsigned long long run, wait;
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return sscanf(buf, "%llu %llu", &run, &wait) == 2 ? (uint64_t)wait : 0;
 }
 
 /* ---- one cycle ---- */
@@ -147,6 +171,7 @@ static int take_admission(const struct tj_admitter *a, struct tj_queue_entry *e,
 	e->admitted_ms = now_ms;
 	e->trigger_ns = a->cycle_trigger_ns;
 	e->trigger_cpu_ns = a->cycle_trigger_cpu_ns;
+	e->trigger_wait_ns = a->cycle_trigger_wait_ns;
 	e->held_ns = a->cycle_held_ns;
 	e->cycle_ns = a->cycle_start_ns;
 	e->admitted_ns = uv_hrtime();
@@ -300,6 +325,7 @@ static void on_timer(uv_timer_t *t)
 	start = uv_hrtime();
 	a->cycle_trigger_ns = a->trigger_ns;
 	a->cycle_trigger_cpu_ns = a->trigger_cpu_ns;
+	a->cycle_trigger_wait_ns = a->trigger_wait_ns;
 	a->cycle_held_ns = a->held_ns;
 	a->cycle_start_ns = start;
 	a->cycle_snapshot_ns = a->cycle_decided_ns = start;
@@ -350,6 +376,7 @@ static void kick(struct tj_admitter *a, bool freed)
 	a->due_ms = now + delay;
 	a->trigger_ns = uv_hrtime();
 	a->trigger_cpu_ns = thread_cpu_ns();
+	a->trigger_wait_ns = thread_wait_ns();
 	a->held_ns = delay * 1000000;
 	uv_timer_start(&a->timer, on_timer, delay, 0);
 }
@@ -526,12 +553,13 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 
 /* The gang's creates go out now: the controller's share of the time from the event that let
  * it in to its pods, in three parts for the log (the wait for the cycle, the cycle, and the
- * wait for the plan that creates it), and the loop thread's CPU time over the same span
+ * wait for the plan that creates it), the loop thread's CPU time over the same span
  * (busyUs: the controller's own work in it, without the time other processes of the
- * machine had the CPU). */
+ * machine had the CPU), and the time in it the thread was ready to run but waited for a CPU
+ * (runQueueUs: latencyUs less it is the controller's time on a machine of its own). */
 static void observe_latency(const struct tj_admitter *a, const struct tj_queue_entry *e)
 {
-	uint64_t now = uv_hrtime();
+	uint64_t now = uv_hrtime(), wait = thread_wait_ns();
 
 	if (!e->trigger_ns || now < e->trigger_ns)
 		return;
@@ -547,7 +575,10 @@ static void observe_latency(const struct tj_admitter *a, const struct tj_queue_e
 	            TJ_INT("cycleDecideUs", (long long)e->decide_ns / 1000),
 	            TJ_INT("cycleCpuUs", (long long)e->cpu_ns / 1000),
 	            TJ_INT("waitedForPlanUs", (long long)(now - e->admitted_ns) / 1000),
-	            TJ_INT("busyUs", (long long)(thread_cpu_ns() - e->trigger_cpu_ns) / 1000));
+	            TJ_INT("busyUs", (long long)(thread_cpu_ns() - e->trigger_cpu_ns) / 1000),
+	            TJ_INT("runQueueUs", wait > e->trigger_wait_ns
+	                                         ? (long long)(wait - e->trigger_wait_ns) / 1000
+	                                         : 0));
 }
 
 int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,

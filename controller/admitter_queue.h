@@ -66,6 +66,9 @@ struct tj_queue_entry {
 	/* The loop thread's CPU clock at the event: from it to the creates, the controller's
 	 * own work (its wall time less the time other processes had the CPU). */
 	uint64_t trigger_cpu_ns;
+	/* Its run-queue wait then: from it to the creates, the time other processes of the
+	 * machine kept the ready thread from a CPU. */
+	uint64_t trigger_wait_ns;
 	uint64_t held_ns; /* of the wait for the cycle, what the cycles' share held it back */
 	char **excluded;  /* owned array of owned names: nodes its pods must avoid */
 	size_t n_excluded;

@@ -5,7 +5,7 @@
 #   rules     the alerts of deploy/monitoring with promtool: check rules, and their unit tests
 #             (tests/promtool)
 #   unit      the cmocka unit tests (meson suite "unit"), in a plain build and under
-#             ASan+UBSan
+#             ASan+UBSan; and the benchmarks' self-tests (tests/bench/*.py --self-test)
 #   valgrind  the unit tests of the plain build under valgrind's memcheck
 #   fuzz      every libFuzzer target for a short while (TJC_FUZZ_SECONDS, default 15), with
 #             its final coverage; TJC_FUZZ_KEEP=1 merges what reached new coverage into
@@ -158,6 +158,24 @@ stage_unit() {
 	say unit-sanitizers "cmocka unit tests under AddressSanitizer and UBSan"
 	meson_build unit-sanitizers build/sanitize -Db_sanitize=address,undefined -Db_lundef=false &&
 		meson_unit unit-sanitizers build/sanitize
+	say bench-self-tests "the benchmarks' figures, parsers and fits on made-up data"
+	bench_self_tests
+}
+
+# Each benchmark's --self-test (no cluster): a benchmark that misread its data would print
+# wrong figures and still exit 0.
+bench_self_tests() {
+	local ok=0 bad=0 b out
+	for b in tests/bench/bench_admission.py tests/bench/bench_scale.py tests/bench/bench_vs_kubeflow.py; do
+		if out=$(python3 "$b" --self-test 2>&1); then
+			ok=$((ok + 1))
+		else
+			printf '%s\n' "$out" | tail -20
+			echo "FAILED: $b --self-test"
+			bad=$((bad + 1))
+		fi
+	done
+	record bench-self-tests "$ok" "$bad"
 }
 
 # The plain build's unit tests under memcheck, through the test setup "valgrind" of
