@@ -731,6 +731,15 @@ const char *tj_reflector_last_error(const struct tj_reflector *r)
 	return r->last_error;
 }
 
+bool tj_reflector_watching(const struct tj_reflector *r, uint64_t *since)
+{
+	if (!r->watch_call || r->streaming || r->relist)
+		return false;
+	if (since)
+		*since = r->watch_start_ms;
+	return true;
+}
+
 void tj_reflector_stats(const struct tj_reflector *r, struct tj_reflector_stats *ret)
 {
 	*ret = r->stats;

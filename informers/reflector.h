@@ -178,6 +178,13 @@ int tj_reflector_write_back(struct tj_reflector *r, const cJSON *obj);
 /* The last resourceVersion seen (list, event or bookmark), "" before the first list. */
 const char *tj_reflector_resource_version(const struct tj_reflector *r);
 
+/* Whether the reflector is watching: a watch open after the last list landed, and no list,
+ * streaming list or backoff wait in progress. Then *since (may be NULL) is when that watch
+ * opened (uv_now, ms). While it is not, its cache may be behind the server by however long
+ * the next backoff wait is (up to twice TJ_REFLECTOR_BACKOFF_CAP_MS), with no event to say
+ * so. */
+bool tj_reflector_watching(const struct tj_reflector *r, uint64_t *since);
+
 /* The last failure, for a person ("list pods: 403 Forbidden: ..."), "" if none yet. */
 const char *tj_reflector_last_error(const struct tj_reflector *r);
 

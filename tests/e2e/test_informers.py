@@ -111,10 +111,11 @@ def start_dump(*extra):
     raise AssertionError(f"informer-dump did not sync: {proc.stderr.read()}")
 
 
-def finish_dump(proc):
-    """Asks informer-dump to print its caches (after a quiet period) and returns them."""
+def finish_dump(proc, timeout=120):
+    """Asks informer-dump to print its caches (after a quiet period, once its informers
+    watch) and returns them."""
     proc.send_signal(signal.SIGUSR1)
-    out, err = proc.communicate(timeout=120)
+    out, err = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, err
     return json.loads(out)
 

@@ -353,7 +353,9 @@ class Soak:
             wait_for("the pods and nodes to stop changing", quiet, timeout=180, interval=1)
         except AssertionError as e:
             raise AssertionError(f"{e}; left to the collectors: {pending[:5]}") from None
-        dump, self.dump = finish_dump(self.dump), None
+        # After a run of faults an informer may wait out a backoff of up to a minute before
+        # it relists, and the dump waits for it (seed 211909789).
+        dump, self.dump = finish_dump(self.dump, timeout=300), None
         api = api_pods(NAMESPACE)
         cache = cache_pods(dump, NAMESPACE)
         nodes = api_nodes()

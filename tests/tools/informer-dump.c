@@ -9,7 +9,10 @@
  * once both caches have synced: the time since start, the CPU time used, the peak and current
  * resident size, and the heap in use (mallinfo2). Without
  * --wait-signal the caches are printed once no event has arrived for --quiet-ms (default
- * 2000) after the sync; with it, only after SIGUSR1 and then the same quiet period. stdout
+ * 2000) after the sync; with it, only after SIGUSR1 and then the same quiet period. Either
+ * way, also only once both informers have been watching for that long: a reflector waiting
+ * out a backoff before a relist (up to a minute after a run of failures) hears of no event,
+ * yet its cache is behind the server; stderr says so while it waits. stdout
  * gets {"pods": [...], "nodes": [...], "stats": {...}}; exit 0. The caches fill from
  * streaming lists where the server offers them, or from paginated lists only with
  * --paginated-lists (the controller's flag of the same name). */
@@ -38,7 +41,7 @@ struct state {
 	uint64_t start_ms, synced_ms, last_event_ms, quiet_ms;
 	uint64_t pod_events_at_sync; /* a streaming list's initial events are watch events too */
 	uint64_t events;
-	bool wait_signal, signalled, synced_reported;
+	bool wait_signal, signalled, synced_reported, told_behind;
 	int exit_code;
 };
 
@@ -253,6 +256,14 @@ static void stop(struct state *s, int code)
 	uv_close((uv_handle_t *)&s->sigusr1, NULL);
 }
 
+/* Whether reflector r has been watching for the quiet period (tj_reflector_watching). */
+static bool watching_long_enough(const struct state *s, const struct tj_reflector *r, uint64_t now)
+{
+	uint64_t since;
+
+	return tj_reflector_watching(r, &since) && now - since >= s->quiet_ms;
+}
+
 static void on_tick(uv_timer_t *t)
 {
 	struct state *s = t->data;
@@ -284,6 +295,16 @@ static void on_tick(uv_timer_t *t)
 		return;
 	if (now - s->last_event_ms < s->quiet_ms)
 		return;
+	if (!watching_long_enough(s, s->inf->pods, now) ||
+	    !watching_long_enough(s, s->inf->nodes, now)) {
+		if (!s->told_behind) {
+			fprintf(stderr, "waiting for the informers to watch again (pods: %s)\n",
+			        tj_reflector_last_error(s->inf->pods));
+			fflush(stderr);
+			s->told_behind = true;
+		}
+		return;
+	}
 	dump(s);
 	stop(s, 0);
 }

@@ -644,6 +644,33 @@ static void test_http_410_and_429(void **state)
 	fake_free(f);
 }
 
+/* Watching only with a watch open after the last list: never in the backoff wait before a
+ * relist, nor while the relist is in flight (the cache may be behind then). */
+static void test_watching_only_between_a_list_and_a_broken_watch(void **state)
+{
+	struct fake *f = fake_new();
+	uint64_t since = 0;
+
+	assert_false(tj_reflector_watching(f->r, NULL));
+	list_initial(f);
+	assert_true(tj_reflector_watching(f->r, &since));
+	assert_int_equal(since, uv_now(&f->loop));
+	end_watch(f, -EREMOTEIO, 410, 410, "Gone");
+	assert_false(tj_reflector_watching(f->r, NULL)); /* waiting to relist */
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(f->lists, 3);
+	assert_false(tj_reflector_watching(f->r, NULL)); /* the relist in flight */
+	answer_page(f, "200", "", "[]");
+	assert_true(tj_reflector_watching(f->r, &since));
+	/* 429: the same version again, after a wait. */
+	send_error(f, 429, "TooManyRequests");
+	end_watch(f, 0, 0, 0, NULL);
+	assert_false(tj_reflector_watching(f->r, NULL));
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_true(tj_reflector_watching(f->r, NULL));
+	fake_free(f);
+}
+
 static void test_list_failures_retry(void **state)
 {
 	struct fake *f = fake_new();
@@ -1015,8 +1042,10 @@ static void test_streaming_list_lands_at_its_bookmark_and_goes_on_watching(void 
 	assert_false(tj_reflector_has_synced(f->r));
 	assert_string_equal(f->log, "");
 	assert_string_equal(tj_reflector_resource_version(f->r), "");
+	assert_false(tj_reflector_watching(f->r, NULL)); /* a list, though a watch is open */
 	send_bookmark(f, "100", true);
 	assert_true(tj_reflector_has_synced(f->r));
+	assert_true(tj_reflector_watching(f->r, NULL));
 	assert_string_equal(sorted_log(f), "add p0@90; add p1@95; synced(2); ");
 	assert_string_equal(tj_reflector_resource_version(f->r), "100");
 	/* The same stream goes on as the watch. */
@@ -1131,6 +1160,7 @@ int main(void)
 		cmocka_unit_test(test_write_back),
 		cmocka_unit_test(test_expired_relists_and_synthesises_deletes),
 		cmocka_unit_test(test_http_410_and_429),
+		cmocka_unit_test(test_watching_only_between_a_list_and_a_broken_watch),
 		cmocka_unit_test(test_list_failures_retry),
 		cmocka_unit_test(test_list_without_items_is_refused),
 		cmocka_unit_test(test_relist_swaps_at_the_last_page),
