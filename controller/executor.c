@@ -16,7 +16,7 @@ struct op {
 	struct tj_execution *execution; /* borrowed */
 	struct tj_action *action;       /* borrowed from the plan */
 	struct tj_request *request;     /* borrowed; NULL once answered */
-	bool urgent;                    /* counted in the gate while in flight */
+	bool urgent; /* counted in the gate while in flight, as urgent or as deferrable */
 	bool sent;
 };
 
@@ -181,6 +181,8 @@ static void op_done(struct tj_response *resp, void *userdata)
 	if (op->urgent) {
 		e->urgent--;
 		tj_write_gate_urgent_end(e->config.gate);
+	} else {
+		tj_write_gate_deferred_end(e->config.gate);
 	}
 	switch (a->kind) {
 	case TJ_ACTION_CREATE_POD:
@@ -339,6 +341,8 @@ static void send_write(struct tj_execution *e, struct op *op)
 	if (op->urgent) {
 		e->urgent++;
 		tj_write_gate_urgent_begin(e->config.gate);
+	} else {
+		tj_write_gate_deferred_begin(e->config.gate);
 	}
 	rc = send_request(e, op);
 	/* The request holds the serialised body: the tree is of no more use (800 rendered pods
@@ -349,6 +353,8 @@ static void send_write(struct tj_execution *e, struct op *op)
 		if (op->urgent) {
 			e->urgent--;
 			tj_write_gate_urgent_end(e->config.gate);
+		} else {
+			tj_write_gate_deferred_end(e->config.gate);
 		}
 		fail(e, op->action, rc, "could not send the request");
 		e->pending--;
@@ -526,6 +532,8 @@ void tj_execution_cancel(struct tj_execution *e)
 		if (e->ops[i].request) {
 			if (e->ops[i].urgent)
 				tj_write_gate_urgent_end(e->config.gate);
+			else
+				tj_write_gate_deferred_end(e->config.gate);
 			tj_request_cancel(e->ops[i].request);
 		}
 	if (e->refusal_request)

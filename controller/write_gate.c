@@ -34,9 +34,15 @@ static bool shut(const struct tj_write_gate *g)
 	       (g->config.busy && g->config.busy(g->config.userdata));
 }
 
+/* As many deferrable writes in flight as may be (unless the gate is open for good). */
+static bool full(const struct tj_write_gate *g)
+{
+	return !g->flushed && g->stats.deferred_in_flight >= TJ_WRITE_GATE_MAX_DEFERRED;
+}
+
 bool tj_write_gate_open(const struct tj_write_gate *g)
 {
-	return !g || (!g->head && !shut(g));
+	return !g || (!g->head && !shut(g) && !full(g));
 }
 
 static void unlink_waiter(struct tj_write_gate *g, struct tj_write_gate_waiter *w)
@@ -67,7 +73,8 @@ static void on_check(uv_timer_t *t)
 		struct tj_write_gate_waiter *w = g->head;
 		bool expired = now - w->since_ms >= g->config.max_wait_ms;
 
-		if (!open && !expired)
+		/* The writes a release sends count at once: the next waiter looks again. */
+		if ((!open && !expired) || full(g))
 			break;
 		if (!open)
 			g->stats.expired_total++;
@@ -101,6 +108,18 @@ void tj_write_gate_urgent_end(struct tj_write_gate *g)
 		return;
 	g->last_urgent_ms = uv_now(g->loop);
 	--g->stats.urgent_in_flight;
+}
+
+void tj_write_gate_deferred_begin(struct tj_write_gate *g)
+{
+	if (g)
+		g->stats.deferred_in_flight++;
+}
+
+void tj_write_gate_deferred_end(struct tj_write_gate *g)
+{
+	if (g && g->stats.deferred_in_flight > 0)
+		g->stats.deferred_in_flight--;
 }
 
 void tj_write_gate_wait(struct tj_write_gate *g, struct tj_write_gate_waiter *w,

@@ -10,8 +10,12 @@
  * reconciles wait to start, and lets them go once the burst is through (nothing urgent for
  * 50 ms), at a bounded pace. On a quiet controller the gate is open and nothing waits.
  *
- * A waiter never waits longer than max_wait_ms: under endless load, the bookkeeping still
- * happens. Waiters are released in the order they came. Everything runs on one libuv loop. */
+ * A waiter never waits longer than max_wait_ms for urgent work: under endless load, the
+ * bookkeeping still happens. But at most TJ_WRITE_GATE_MAX_DEFERRED deferrable writes are in
+ * flight at once, whatever the wait: thousands of status patches sent together (a queue of
+ * thousands of jobs whose positions moved) would sit in the API server's queue for this
+ * client ahead of the next pod creates, and past its request timeout on a busy server.
+ * Waiters are released in the order they came. Everything runs on one libuv loop. */
 #pragma once
 
 #include <stdbool.h>
@@ -19,8 +23,11 @@
 
 #include <uv.h>
 
-/* Default bound on a deferred write's wait. */
+/* Default bound on a deferred write's wait for urgent work. */
 #define TJ_WRITE_GATE_MAX_WAIT_MS 5000
+/* Deferrable writes in flight at most (as many as the benchmarks' plain client has
+ * connections: at the tens of milliseconds a status patch takes, hundreds a second). */
+#define TJ_WRITE_GATE_MAX_DEFERRED 32
 
 struct tj_write_gate;
 
@@ -49,12 +56,18 @@ int tj_write_gate_new(uv_loop_t *loop, const struct tj_write_gate_config *config
 void tj_write_gate_urgent_begin(struct tj_write_gate *g);
 void tj_write_gate_urgent_end(struct tj_write_gate *g);
 
+/* A deferrable write was sent, or was answered (or cancelled). */
+void tj_write_gate_deferred_begin(struct tj_write_gate *g);
+void tj_write_gate_deferred_end(struct tj_write_gate *g);
+
 /* Whether a deferrable write may go now: no urgent write in flight or answered in the last
- * 50 ms, nothing busy, and no earlier waiter still waiting. A NULL gate is always open. */
+ * 50 ms, nothing busy, fewer than TJ_WRITE_GATE_MAX_DEFERRED deferrable writes in flight, and
+ * no earlier waiter still waiting. A NULL gate is always open. */
 bool tj_write_gate_open(const struct tj_write_gate *g);
 
 /* Queues w; release(w, userdata) runs from the loop once the gate opens (or w has waited
- * max_wait_ms), never from inside this call. */
+ * max_wait_ms and fewer than TJ_WRITE_GATE_MAX_DEFERRED deferrable writes are in flight),
+ * never from inside this call. */
 void tj_write_gate_wait(struct tj_write_gate *g, struct tj_write_gate_waiter *w,
                         void (*release)(struct tj_write_gate_waiter *w, void *userdata),
                         void *userdata);
@@ -66,9 +79,10 @@ void tj_write_gate_flush(struct tj_write_gate *g);
 /* Takes w out of the queue if it still waits; its release will not run. */
 void tj_write_gate_cancel(struct tj_write_gate *g, struct tj_write_gate_waiter *w);
 
-/* Urgent writes in flight, and waiters. */
+/* Writes in flight, and waiters. */
 struct tj_write_gate_stats {
 	uint64_t urgent_in_flight;
+	uint64_t deferred_in_flight;
 	uint64_t waiting;
 	uint64_t deferred_total; /* waits so far */
 	uint64_t expired_total;  /* waits that ended by max_wait_ms rather than by the gate */

@@ -186,6 +186,67 @@ static void test_cancel(void **state)
 	fx_free(fx);
 }
 
+/* A released waiter sends its deferrable write. */
+static void released_sends(struct tj_write_gate_waiter *w, void *userdata)
+{
+	struct named_waiter *n = userdata;
+
+	released(w, userdata);
+	tj_write_gate_deferred_begin(n->fx->gate);
+}
+
+static void answer_one(uv_timer_t *t)
+{
+	tj_write_gate_deferred_end(((struct fx *)t->data)->gate);
+}
+
+/* case: at most TJ_WRITE_GATE_MAX_DEFERRED deferrable writes in flight, even for a waiter
+ * past max_wait_ms: each answer lets one more go. An extra end does not wrap the count. */
+static void test_deferred_in_flight_are_bounded(void **state)
+{
+	struct fx *fx = fx_new(20);
+	struct named_waiter a, b;
+	struct tj_write_gate_stats st;
+	uv_timer_t first, second;
+
+	for (int i = 0; i < TJ_WRITE_GATE_MAX_DEFERRED - 1; i++)
+		tj_write_gate_deferred_begin(fx->gate);
+	assert_true(tj_write_gate_open(fx->gate));
+	tj_write_gate_deferred_begin(fx->gate);
+	assert_false(tj_write_gate_open(fx->gate));
+	a.fx = b.fx = fx;
+	a.name = "a";
+	b.name = "b";
+	tj_write_gate_wait(fx->gate, &a.w, released_sends, &a);
+	tj_write_gate_wait(fx->gate, &b.w, released_sends, &b);
+	uv_timer_init(&fx->loop, &first);
+	uv_timer_init(&fx->loop, &second);
+	first.data = second.data = fx;
+	uv_timer_start(&first, answer_one, 60, 0);
+	uv_timer_start(&second, answer_one, 100, 0);
+	uint64_t start = uv_now(&fx->loop);
+
+	uv_run(&fx->loop, UV_RUN_ONCE);
+	while (strlen(fx->log) < 1)
+		uv_run(&fx->loop, UV_RUN_ONCE);
+	assert_string_equal(fx->log, "a");
+	assert_true(fx->released_at - start >= 60);
+	uv_run(&fx->loop, UV_RUN_DEFAULT);
+	assert_string_equal(fx->log, "ab");
+	assert_true(fx->released_at - start >= 100);
+	tj_write_gate_stats(fx->gate, &st);
+	assert_int_equal(st.deferred_in_flight, TJ_WRITE_GATE_MAX_DEFERRED);
+	assert_int_equal(st.expired_total, 0);
+	for (int i = 0; i <= TJ_WRITE_GATE_MAX_DEFERRED; i++)
+		tj_write_gate_deferred_end(fx->gate);
+	tj_write_gate_stats(fx->gate, &st);
+	assert_int_equal(st.deferred_in_flight, 0);
+	assert_true(tj_write_gate_open(fx->gate));
+	uv_close((uv_handle_t *)&first, NULL);
+	uv_close((uv_handle_t *)&second, NULL);
+	fx_free(fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -194,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_busy_queue_shuts_the_gate),
 		cmocka_unit_test(test_wait_is_bounded),
 		cmocka_unit_test(test_cancel),
+		cmocka_unit_test(test_deferred_in_flight_are_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
