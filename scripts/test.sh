@@ -57,6 +57,9 @@ stages=("$@")
 passed=0
 failed=0
 failed_stages=()
+# What a failed stage said of its failure, repeated at the end (a log cut to its last lines
+# still shows it): one line each.
+failure_notes=()
 
 stage_start=$SECONDS
 say() {
@@ -336,7 +339,14 @@ soak_run() {
 		return 1
 	fi
 	env "${env[@]}" KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster" TJC_BUILD_DIR="$repo/build/release" \
-		"$venv/bin/python" tests/soak/soak.py --duration "$seconds" "${seed[@]}" || rc=$?
+		"$venv/bin/python" tests/soak/soak.py --duration "$seconds" "${seed[@]}" 2>&1 |
+		tee "$TJC_CACHE/soak-last.log"
+	rc=${PIPESTATUS[0]}
+	if ((rc != 0)); then
+		local note
+		note=$(grep -E -A1 '^soak: (FAILED|ERROR)' "$TJC_CACHE/soak-last.log" | cut -c1-600 | tr '\n' ' ')
+		failure_notes+=("${note:-soak: exit status $rc with no verdict line (its output is above)}")
+	fi
 	env "${env[@]}" deploy/local/cluster.sh down
 	return "$rc"
 }
@@ -402,6 +412,9 @@ done
 echo
 if ((${#failed_stages[@]})); then
 	echo "FAILED stages: ${failed_stages[*]}"
+	for note in "${failure_notes[@]}"; do
+		echo "  $note"
+	done
 fi
 echo "all: $passed passed, $failed failed"
 ((failed == 0))
