@@ -56,8 +56,8 @@ struct tj_admitter {
 	 * answers), and of the running cycle's own first kick and start. */
 	uint64_t trigger_ns, cycle_trigger_ns, cycle_start_ns;
 	uint64_t trigger_cpu_ns, cycle_trigger_cpu_ns; /* the loop thread's CPU clock then */
-	uint64_t trigger_wait_ns,
-	        cycle_trigger_wait_ns; /* and its run-queue wait (thread_wait_ns) */
+	/* and its run-queue wait then (thread_wait_ns) */
+	uint64_t trigger_wait_ns, cycle_trigger_wait_ns;
 	/* The running cycle's parts: when it had read the caches and when it had decided
 	 * (uv_hrtime), and the loop thread's CPU clock at its start. */
 	uint64_t cycle_snapshot_ns, cycle_decided_ns, cycle_cpu_ns;
@@ -559,10 +559,11 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
  * (runQueueUs: latencyUs less it is the controller's time on a machine of its own). */
 static void observe_latency(const struct tj_admitter *a, const struct tj_queue_entry *e)
 {
-	uint64_t now = uv_hrtime(), wait = thread_wait_ns();
+	uint64_t now = uv_hrtime(), wait;
 
 	if (!e->trigger_ns || now < e->trigger_ns)
 		return;
+	wait = thread_wait_ns();
 	if (a->metrics)
 		tj_metric_observe(a->metrics->trainjob_admission_latency_seconds, NULL,
 		                  (double)(now - e->trigger_ns) / 1e9);

@@ -170,6 +170,29 @@ static bool report_refusal(struct tj_execution *e)
 	return rc == 0;
 }
 
+/* A write of op went out: counted in flight, as urgent (by the execution and the gate) or
+ * as deferrable (by the gate). */
+static void count_sent(struct tj_execution *e, const struct op *op)
+{
+	if (op->urgent) {
+		e->urgent++;
+		tj_write_gate_urgent_begin(e->config.gate);
+	} else {
+		tj_write_gate_deferred_begin(e->config.gate);
+	}
+}
+
+/* The write of op is no longer in flight: answered, not sent after all, or cancelled. */
+static void count_done(struct tj_execution *e, const struct op *op)
+{
+	if (op->urgent) {
+		e->urgent--;
+		tj_write_gate_urgent_end(e->config.gate);
+	} else {
+		tj_write_gate_deferred_end(e->config.gate);
+	}
+}
+
 static void op_done(struct tj_response *resp, void *userdata)
 {
 	struct op *op = userdata;
@@ -178,12 +201,7 @@ static void op_done(struct tj_response *resp, void *userdata)
 	const struct tj_status *st = &resp->status;
 
 	op->request = NULL;
-	if (op->urgent) {
-		e->urgent--;
-		tj_write_gate_urgent_end(e->config.gate);
-	} else {
-		tj_write_gate_deferred_end(e->config.gate);
-	}
+	count_done(e, op);
 	switch (a->kind) {
 	case TJ_ACTION_CREATE_POD:
 		if (resp->rc == 0) {
@@ -338,24 +356,14 @@ static void send_write(struct tj_execution *e, struct op *op)
 	int rc;
 
 	op->sent = true;
-	if (op->urgent) {
-		e->urgent++;
-		tj_write_gate_urgent_begin(e->config.gate);
-	} else {
-		tj_write_gate_deferred_begin(e->config.gate);
-	}
+	count_sent(e, op);
 	rc = send_request(e, op);
 	/* The request holds the serialised body: the tree is of no more use (800 rendered pods
 	 * of a burst would otherwise stay in memory until their jobs' executions end). */
 	cJSON_Delete(op->action->object);
 	op->action->object = NULL;
 	if (rc < 0) {
-		if (op->urgent) {
-			e->urgent--;
-			tj_write_gate_urgent_end(e->config.gate);
-		} else {
-			tj_write_gate_deferred_end(e->config.gate);
-		}
+		count_done(e, op);
 		fail(e, op->action, rc, "could not send the request");
 		e->pending--;
 	}
@@ -530,10 +538,7 @@ void tj_execution_cancel(struct tj_execution *e)
 	tj_write_gate_cancel(e->config.gate, &e->waiter);
 	for (size_t i = 0; i < e->n_ops; i++)
 		if (e->ops[i].request) {
-			if (e->ops[i].urgent)
-				tj_write_gate_urgent_end(e->config.gate);
-			else
-				tj_write_gate_deferred_end(e->config.gate);
+			count_done(e, &e->ops[i]);
 			tj_request_cancel(e->ops[i].request);
 		}
 	if (e->refusal_request)
