@@ -274,32 +274,75 @@ def count(api, path):
     return len(api.json("GET", path)["items"])
 
 
-def wait_gone(api, namespace, timeout=300):
-    paths = [f"/api/v1/namespaces/{namespace}/pods?labelSelector={urllib.parse.quote(TRAINJOB_LABEL)}",
-             f"{TJ_API}/namespaces/{namespace}/trainjobs",
-             f"/api/v1/namespaces/{namespace}/services?labelSelector={urllib.parse.quote(TRAINJOB_LABEL)}"]
-    deadline = time.monotonic() + timeout
-    while any(count(api, p) for p in paths):
-        if time.monotonic() > deadline:
-            sys.exit(f"the objects of {namespace} were not gone within {timeout} s")
-        time.sleep(1)
-
-
-def delete_everything(api, namespace):
-    """TrainJobs, their pods (at once, grace 0: no kubelet is waited for), Services, Events.
-    A loaded API server ends a collection delete that outlasts its request timeout (60 s)
-    before it is through: the deletes are sent again until nothing is left."""
+def remaining(api, namespace):
+    """How many of the runs' pods, TrainJobs and Services are left in namespace."""
     sel = urllib.parse.quote(TRAINJOB_LABEL)
-    for attempt in range(5):
+    paths = [f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}",
+             f"{TJ_API}/namespaces/{namespace}/trainjobs",
+             f"/api/v1/namespaces/{namespace}/services?labelSelector={sel}"]
+    return sum(count(api, p) for p in paths)
+
+
+def delete_pods(api, namespace, connections=32):
+    """Every pod of the runs in namespace, one DELETE each (grace 0: no kubelet is waited
+    for) over `connections` connections at once. A collection delete is no faster: the API
+    server deletes a collection one object at a time, and ends the request at its timeout
+    (60 s) whether or not it is through, which thousands of pods on a loaded machine are not."""
+    sel = urllib.parse.quote(TRAINJOB_LABEL)
+    names = [p["metadata"]["name"] for p in
+             api.json("GET", f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}")["items"]]
+    work = queue.SimpleQueue()
+    for n in names:
+        work.put(n)
+
+    def worker():
+        conn = api.connect()
         try:
-            api.call("DELETE", f"{TJ_API}/namespaces/{namespace}/trainjobs")
-            api.call("DELETE", f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}&gracePeriodSeconds=0")
-            api.call("DELETE", f"/api/v1/namespaces/{namespace}/services?labelSelector={sel}")
-            api.call("DELETE", f"/api/v1/namespaces/{namespace}/events")
-            break
-        except (OSError, http.client.HTTPException) as e:
-            log(f"  a collection delete in {namespace} ended early ({e}): again")
-    wait_gone(api, namespace)
+            while True:
+                try:
+                    name = work.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    api.call("DELETE", f"/api/v1/namespaces/{namespace}/pods/{name}?gracePeriodSeconds=0",
+                             conn=conn)
+                except (OSError, http.client.HTTPException):
+                    conn.close()
+                    conn = api.connect()  # what is left is counted and deleted again
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(min(connections, len(names)))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def delete_everything(api, namespace, timeout=900):
+    """TrainJobs, their pods, Services, Events; again until nothing is left (a collection
+    delete on a loaded API server can end at its timeout before it is through)."""
+    sel = urllib.parse.quote(TRAINJOB_LABEL)
+    paths = [f"{TJ_API}/namespaces/{namespace}/trainjobs",
+             f"/api/v1/namespaces/{namespace}/services?labelSelector={sel}",
+             f"/api/v1/namespaces/{namespace}/events"]
+    deadline = time.monotonic() + timeout
+    for attempt in range(1, 1000):
+        for path in paths:
+            try:
+                status, data = api.call("DELETE", path)
+                if status >= 300:
+                    log(f"  DELETE {path.split('?')[0]}: {status} {data[:120]!r}")
+            except (OSError, http.client.HTTPException) as e:
+                log(f"  DELETE {path.split('?')[0]} ended early ({e})")
+        delete_pods(api, namespace)
+        left = remaining(api, namespace)
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            sys.exit(f"{left} objects of {namespace} were not gone within {timeout} s")
+        log(f"  {left} objects left in {namespace} after {attempt} round(s) of deletes: again")
+        time.sleep(1)
 
 
 # ---- the objects ----
