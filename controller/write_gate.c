@@ -24,14 +24,19 @@ struct tj_write_gate {
 	bool flushed;            /* open for good */
 };
 
-/* Urgent writes in flight or a moment ago, or work queued that may bring some. */
+/* Urgent writes in flight or a moment ago. */
+static bool urgent(const struct tj_write_gate *g)
+{
+	return g->stats.urgent_in_flight > 0 ||
+	       (g->last_urgent_ms && uv_now(g->loop) - g->last_urgent_ms < QUIET_MS);
+}
+
+/* Urgent writes, or work queued that may bring some. */
 static bool shut(const struct tj_write_gate *g)
 {
 	if (g->flushed)
 		return false;
-	return g->stats.urgent_in_flight > 0 ||
-	       (g->last_urgent_ms && uv_now(g->loop) - g->last_urgent_ms < QUIET_MS) ||
-	       (g->config.busy && g->config.busy(g->config.userdata));
+	return urgent(g) || (g->config.busy && g->config.busy(g->config.userdata));
 }
 
 /* As many deferrable writes in flight as may be (unless the gate is open for good). */
@@ -65,13 +70,14 @@ static void on_check(uv_timer_t *t)
 	struct tj_write_gate *g = t->data;
 	uint64_t now = uv_now(g->loop);
 	bool open = !shut(g);
+	uint64_t bound = urgent(g) ? g->config.max_hold_ms : g->config.max_wait_ms;
 	/* Only the waiters queued now: a release may queue new ones, which wait for the next
 	 * look. */
 	struct tj_write_gate_waiter *last = g->tail;
 
 	for (int n = 0; g->head && n < RELEASE_BATCH; n++) {
 		struct tj_write_gate_waiter *w = g->head;
-		bool expired = now - w->since_ms >= g->config.max_wait_ms;
+		bool expired = now - w->since_ms >= bound;
 
 		/* The writes a release sends count at once: the next waiter looks again. */
 		if ((!open && !expired) || full(g))
@@ -177,6 +183,10 @@ int tj_write_gate_new(uv_loop_t *loop, const struct tj_write_gate_config *config
 	g->config = *config;
 	if (!g->config.max_wait_ms)
 		g->config.max_wait_ms = TJ_WRITE_GATE_MAX_WAIT_MS;
+	if (!g->config.max_hold_ms)
+		g->config.max_hold_ms = TJ_WRITE_GATE_MAX_HOLD_MS;
+	if (g->config.max_hold_ms < g->config.max_wait_ms)
+		g->config.max_hold_ms = g->config.max_wait_ms;
 	rc = uv_timer_init(loop, &g->timer);
 	if (rc < 0) {
 		free(g);

@@ -1,6 +1,6 @@
 /* The write gate on a real libuv loop: open when idle, shut while urgent writes are in flight
- * or the queue is busy, waiters released in order and never from inside the call, the bound on
- * a wait, and cancel. */
+ * or the queue is busy, waiters released in order and never from inside the call, the bounds on
+ * a wait (for queued work, and the longer one while urgent writes go out), and cancel. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -40,17 +40,23 @@ static void released(struct tj_write_gate_waiter *w, void *userdata)
 	n->fx->released_at = uv_now(&n->fx->loop);
 }
 
-static struct fx *fx_new(uint64_t max_wait_ms)
+static struct fx *fx_new_hold(uint64_t max_wait_ms, uint64_t max_hold_ms)
 {
 	static struct fx fx;
 	struct tj_write_gate_config cfg = { .busy = is_busy,
 		                            .userdata = &fx,
-		                            .max_wait_ms = max_wait_ms };
+		                            .max_wait_ms = max_wait_ms,
+		                            .max_hold_ms = max_hold_ms };
 
 	memset(&fx, 0, sizeof(fx));
 	assert_int_equal(uv_loop_init(&fx.loop), 0);
 	assert_int_equal(tj_write_gate_new(&fx.loop, &cfg, &fx.gate), 0);
 	return &fx;
+}
+
+static struct fx *fx_new(uint64_t max_wait_ms)
+{
+	return fx_new_hold(max_wait_ms, 0);
 }
 
 static void fx_free(struct fx *fx)
@@ -147,10 +153,31 @@ static void test_busy_queue_shuts_the_gate(void **state)
 	fx_free(fx);
 }
 
-/* case: under endless load a waiter still goes after max_wait_ms, counted as expired. */
+/* case: under an endless queue a waiter still goes after max_wait_ms, counted as expired. */
 static void test_wait_is_bounded(void **state)
 {
-	struct fx *fx = fx_new(30);
+	struct fx *fx = fx_new_hold(30, 10000);
+	struct named_waiter a;
+	struct tj_write_gate_stats st;
+
+	fx->busy = true;
+	uint64_t start = uv_now(&fx->loop);
+
+	wait_named(fx, &a, "a");
+	uv_run(&fx->loop, UV_RUN_DEFAULT);
+	assert_string_equal(fx->log, "a");
+	assert_true(fx->released_at - start >= 30);
+	assert_true(fx->released_at - start < 10000);
+	tj_write_gate_stats(fx->gate, &st);
+	assert_int_equal(st.expired_total, 1);
+	fx_free(fx);
+}
+
+/* case: while urgent writes go out, a waiter is held past max_wait_ms, until max_hold_ms;
+ * a hold shorter than the wait counts as the wait. */
+static void test_urgent_writes_hold_up_to_max_hold(void **state)
+{
+	struct fx *fx = fx_new_hold(20, 80);
 	struct named_waiter a;
 	struct tj_write_gate_stats st;
 
@@ -161,10 +188,19 @@ static void test_wait_is_bounded(void **state)
 	wait_named(fx, &a, "a");
 	uv_run(&fx->loop, UV_RUN_DEFAULT);
 	assert_string_equal(fx->log, "a");
-	assert_true(fx->released_at - start >= 30);
+	assert_true(fx->released_at - start >= 80);
 	tj_write_gate_stats(fx->gate, &st);
 	assert_int_equal(st.expired_total, 1);
 	assert_int_equal(st.urgent_in_flight, 1);
+	fx_free(fx);
+
+	fx = fx_new_hold(30, 5);
+	tj_write_gate_urgent_begin(fx->gate);
+	start = uv_now(&fx->loop);
+	wait_named(fx, &a, "a");
+	uv_run(&fx->loop, UV_RUN_DEFAULT);
+	assert_string_equal(fx->log, "a");
+	assert_true(fx->released_at - start >= 30);
 	fx_free(fx);
 }
 
@@ -254,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_waiters_go_after_the_urgent_writes),
 		cmocka_unit_test(test_busy_queue_shuts_the_gate),
 		cmocka_unit_test(test_wait_is_bounded),
+		cmocka_unit_test(test_urgent_writes_hold_up_to_max_hold),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_deferred_in_flight_are_bounded),
 	};
