@@ -72,6 +72,7 @@ static int add_informer(uv_loop_t *loop, struct tj_informers *inf, size_t slot,
 		.handlers = ic->handlers,
 		.seed = config->seed ? config->seed + (uint32_t)slot : 0,
 		.streaming_list = !config->paginated_lists,
+		.turns = &inf->turns,
 	};
 
 	if (!ic->project)
@@ -136,16 +137,18 @@ fail:
 
 #define N_INFORMERS 7
 
-/* The reflectors of the set, NULL where one is left out. */
+/* The reflectors of the set, NULL where one is left out, in the order they start: their
+ * streaming lists take turns in it, and the pods, by far the most, come last, so that the
+ * small lists are not held up behind them. */
 static void list_all(const struct tj_informers *inf, struct tj_reflector **all)
 {
 	all[0] = inf->trainjobs;
 	all[1] = inf->training_runtimes;
 	all[2] = inf->cluster_training_runtimes;
-	all[3] = inf->pods;
-	all[4] = inf->nodes;
-	all[5] = inf->priority_classes;
-	all[6] = inf->workloads;
+	all[3] = inf->nodes;
+	all[4] = inf->priority_classes;
+	all[5] = inf->workloads;
+	all[6] = inf->pods;
 }
 
 int tj_informers_start(struct tj_informers *inf)

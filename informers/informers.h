@@ -65,6 +65,7 @@ struct tj_informers {
 	struct tj_reflector *workloads;                 /* owned; NULL if left out */
 	char *namespace;                                /* owned; NULL = all */
 	struct tj_kube_listwatch lw[7];
+	struct tj_list_turns turns; /* of the reflectors' streaming lists */
 };
 
 int tj_informers_new(uv_loop_t *loop, const struct tj_informers_config *config,

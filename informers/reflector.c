@@ -105,6 +105,11 @@ struct tj_reflector {
 	 * TJ_REFLECTOR_STREAM_TRIES times in a row. */
 	bool stream, streaming, stream_off;
 	unsigned stream_failures;
+	struct tj_list_turns *turns;       /* borrowed; NULL if none */
+	struct tj_reflector *next_in_turn; /* in turns' waiting line */
+	bool waiting_turn;
+	uint64_t turn_events; /* watch_events at the last check of the holder's progress */
+	uint64_t turn_idle_ms;
 
 	char *rv;             /* owned; last resourceVersion seen, NULL before the first list */
 	char *list_rv;        /* owned; resourceVersion of the list in progress */
@@ -442,13 +447,99 @@ static void request_page(struct tj_reflector *r)
 
 static void start_stream(struct tj_reflector *r);
 
+/* ---- turns of streaming lists ---- */
+
+static void release_turn(struct tj_reflector *r);
+
+/* Every idle period while r streams holding the turn: if its stream has received nothing
+ * since the last check, r passes the turn on and goes on streaming. */
+static void on_turn_check(uv_timer_t *timer)
+{
+	struct tj_reflector *r = timer->data;
+
+	if (r->watch_events == r->turn_events) {
+		uv_timer_stop(&r->timer);
+		release_turn(r);
+		return;
+	}
+	r->turn_events = r->watch_events;
+}
+
+/* Whether r may stream now; if not, it waits in line and lists when its turn comes. */
+static bool take_turn(struct tj_reflector *r)
+{
+	struct tj_list_turns *t = r->turns;
+
+	if (!t || t->holder == r)
+		return true;
+	if (!t->holder) {
+		t->holder = r;
+		return true;
+	}
+	if (!r->waiting_turn) {
+		r->waiting_turn = true;
+		r->next_in_turn = NULL;
+		if (t->last)
+			t->last->next_in_turn = r;
+		else
+			t->first = r;
+		t->last = r;
+	}
+	return false;
+}
+
+/* The holder's initial events are in, or its stream ended: the first in line lists next,
+ * from its timer (a new request is not opened from inside another one's callback). */
+static void release_turn(struct tj_reflector *r)
+{
+	struct tj_list_turns *t = r->turns;
+	struct tj_reflector *next;
+
+	if (!t || t->holder != r)
+		return;
+	next = t->first;
+	t->holder = next;
+	if (!next)
+		return;
+	t->first = next->next_in_turn;
+	if (!t->first)
+		t->last = NULL;
+	next->waiting_turn = false;
+	next->next_in_turn = NULL;
+	next->pending = TJ_REFLECTOR_RELIST;
+	uv_timer_start(&next->timer, on_timer, 0, 0);
+}
+
+/* A reflector that goes away leaves the line, or passes the turn on. */
+static void leave_turns(struct tj_reflector *r)
+{
+	struct tj_list_turns *t = r->turns;
+	struct tj_reflector **p;
+
+	if (!t)
+		return;
+	release_turn(r);
+	if (!r->waiting_turn)
+		return;
+	for (p = &t->first; *p; p = &(*p)->next_in_turn) {
+		if (*p != r)
+			continue;
+		*p = r->next_in_turn;
+		break;
+	}
+	t->last = NULL;
+	for (struct tj_reflector *w = t->first; w; w = w->next_in_turn)
+		t->last = w;
+	r->waiting_turn = false;
+}
+
 static void start_list(struct tj_reflector *r)
 {
 	drop_relist(r);
-	if (r->stream && !r->stream_off)
-		start_stream(r);
-	else
+	if (!r->stream || r->stream_off)
 		request_page(r);
+	else if (take_turn(r))
+		start_stream(r);
 }
 
 /* The bookmark that ends a streaming list's initial events. */
@@ -486,6 +577,8 @@ static int end_stream(struct tj_reflector *r, const char *rv)
 	r->streaming = false;
 	r->stream_failures = 0;
 	r->stats.streamed_lists++;
+	uv_timer_stop(&r->timer);
+	release_turn(r);
 	land_relist(r);
 	return 0;
 }
@@ -502,6 +595,8 @@ static void stream_failed(struct tj_reflector *r, const struct tj_response *resp
 
 	r->streaming = false;
 	r->stats.list_errors++;
+	uv_timer_stop(&r->timer);
+	release_turn(r);
 	fail(r, "streaming list",
 	     resp->rc < 0 ? resp->error : "the stream ended before its initial events did");
 	drop_relist(r);
@@ -625,7 +720,13 @@ static void start_stream(struct tj_reflector *r)
 	rc = open_watch(r, &opts);
 	if (rc < 0) {
 		r->streaming = false;
+		release_turn(r);
 		abort_list(r, strerror(-rc));
+		return;
+	}
+	if (r->turns) {
+		r->turn_events = 0;
+		uv_timer_start(&r->timer, on_turn_check, r->turn_idle_ms, r->turn_idle_ms);
 	}
 }
 
@@ -647,6 +748,8 @@ int tj_reflector_new(uv_loop_t *loop, const struct tj_reflector_config *config,
 	r->handlers = config->handlers;
 	r->page_size = config->page_size ? config->page_size : TJ_REFLECTOR_PAGE_SIZE;
 	r->stream = config->streaming_list;
+	r->turns = config->turns;
+	r->turn_idle_ms = config->turn_idle_ms ? config->turn_idle_ms : TJ_REFLECTOR_TURN_IDLE_MS;
 	r->rng = config->seed ? config->seed : uv_hrtime() | 1;
 	tj_backoff_init(&r->backoff,
 	                config->backoff_initial_ms ? config->backoff_initial_ms
@@ -770,6 +873,7 @@ struct tj_reflector *tj_reflector_free(struct tj_reflector *r)
 	if (r->watch_call)
 		r->lw.cancel_watch(r->watch_call);
 	r->list_call = r->watch_call = NULL;
+	leave_turns(r);
 	uv_close((uv_handle_t *)&r->timer, on_closed);
 	return NULL;
 }

@@ -299,27 +299,37 @@ static void on_synced(void *ud)
 	logf_(ud, "synced(%zu); ", tj_store_len(tj_reflector_store(f->r)));
 }
 
-static struct fake *fake_new_with(const struct tj_store_ops *ops, bool streaming)
+/* Makes f's reflector on loop, f its fake server and the handlers' target. */
+static void fake_attach(struct fake *f, uv_loop_t *loop, const struct tj_store_ops *ops,
+                        bool streaming, struct tj_list_turns *turns)
 {
-	static struct fake f;
 	struct tj_reflector_config cfg = {
 		.name = "pods",
-		.lw = { fake_list, fake_cancel, fake_watch, fake_cancel, &f },
+		.lw = { fake_list, fake_cancel, fake_watch, fake_cancel, f },
 		.label_selector = TJ_LABEL_TRAINJOB,
 		.project = tj_pod_project,
 		.store_ops = ops,
-		.handlers = { on_add, on_update, on_delete, on_synced, on_error, &f },
+		.handlers = { on_add, on_update, on_delete, on_synced, on_error, f },
 		.backoff_initial_ms = 1,
 		.backoff_cap_ms = 4,
 		.seed = 42,
 		.streaming_list = streaming,
+		.turns = turns,
+		.turn_idle_ms = 20,
 	};
 
+	f->streaming = streaming;
+	clear_seen(f);
+	assert_int_equal(tj_reflector_new(loop, &cfg, &f->r), 0);
+}
+
+static struct fake *fake_new_with(const struct tj_store_ops *ops, bool streaming)
+{
+	static struct fake f;
+
 	memset(&f, 0, sizeof(f));
-	f.streaming = streaming;
-	clear_seen(&f);
 	assert_int_equal(uv_loop_init(&f.loop), 0);
-	assert_int_equal(tj_reflector_new(&f.loop, &cfg, &f.r), 0);
+	fake_attach(&f, &f.loop, ops, streaming, NULL);
 	return &f;
 }
 
@@ -1149,6 +1159,100 @@ static void test_streaming_list_not_found_streams_again(void **state)
 	fake_free(f);
 }
 
+/* Three streaming reflectors on one loop that share turns, started in the order a, b, c;
+ * returns a, whose loop it is. */
+static struct fake *start_three_in_turns(struct fake *b, struct fake *c,
+                                         struct tj_list_turns *turns)
+{
+	struct fake *a = fake_new_with(&tj_pod_store_ops, true);
+
+	tj_reflector_free(a->r);
+	memset(b, 0, sizeof(*b));
+	memset(c, 0, sizeof(*c));
+	fake_attach(a, &a->loop, &tj_pod_store_ops, true, turns);
+	fake_attach(b, &a->loop, &tj_pod_store_ops, true, turns);
+	fake_attach(c, &a->loop, &tj_pod_store_ops, true, turns);
+	assert_int_equal(tj_reflector_start(a->r), 0);
+	assert_int_equal(tj_reflector_start(b->r), 0);
+	assert_int_equal(tj_reflector_start(c->r), 0);
+	return a;
+}
+
+/* Three reflectors share the turns of their streaming lists: one streams at a time, in the
+ * order they started; a holder passes the turn on when its initial events are in, when its
+ * stream ends, or when it has received nothing for the idle period, and then goes on
+ * streaming beside the next one. */
+static void test_streaming_lists_take_turns(void **state)
+{
+	static struct fake b, c;
+	struct tj_list_turns turns = { 0 };
+	struct fake *a = start_three_in_turns(&b, &c, &turns);
+
+	assert_int_equal(a->watches, 1);
+	assert_streaming_watch(a);
+	assert_int_equal(b.watches + c.watches + b.lists + c.lists, 0);
+	/* a's initial events are in: b streams next, c still waits. */
+	assert_int_equal(send_event(a, TJ_WATCH_ADDED, pod_json("p0", "90", "n1")), 0);
+	send_bookmark(a, "100", true);
+	assert_true(tj_reflector_has_synced(a->r));
+	assert_int_equal(b.watches, 0);
+	uv_run(&a->loop, UV_RUN_NOWAIT);
+	assert_int_equal(b.watches, 1);
+	assert_streaming_watch(&b);
+	assert_int_equal(c.watches, 0);
+	/* b makes progress and keeps the turn over one check; idle over the next, it passes the
+	 * turn on and goes on streaming. */
+	assert_int_equal(send_event(&b, TJ_WATCH_ADDED, pod_json("p1", "91", "n1")), 0);
+	uv_run(&a->loop, UV_RUN_ONCE);
+	uv_run(&a->loop, UV_RUN_NOWAIT);
+	assert_int_equal(c.watches, 0);
+	uv_run(&a->loop, UV_RUN_ONCE);
+	uv_run(&a->loop, UV_RUN_NOWAIT);
+	assert_int_equal(c.watches, 1);
+	assert_streaming_watch(&c);
+	assert_non_null(b.on_done);
+	assert_false(tj_reflector_has_synced(b.r));
+	/* c's stream ends before its initial events: it streams again after its backoff. */
+	end_watch(&c, 0, 0, 0, NULL);
+	while (c.watches < 2)
+		uv_run(&a->loop, UV_RUN_ONCE);
+	assert_streaming_watch(&c);
+	send_bookmark(&b, "101", true);
+	send_bookmark(&c, "102", true);
+	assert_true(tj_reflector_has_synced(b.r));
+	assert_true(tj_reflector_has_synced(c.r));
+	assert_string_equal(b.log, "add p1@91; synced(1); ");
+	assert_null(turns.holder);
+	assert_null(turns.first);
+	tj_reflector_free(b.r);
+	tj_reflector_free(c.r);
+	fake_free(a);
+}
+
+/* A reflector freed while it waits leaves the line; one freed while it streams passes the
+ * turn on. */
+static void test_freed_reflectors_leave_the_turns(void **state)
+{
+	static struct fake b, c;
+	struct tj_list_turns turns = { 0 };
+	struct fake *a = start_three_in_turns(&b, &c, &turns);
+
+	tj_reflector_free(b.r);
+	assert_ptr_equal(turns.first, c.r);
+	assert_ptr_equal(turns.last, c.r);
+	tj_reflector_free(a->r);
+	assert_ptr_equal(turns.holder, c.r);
+	assert_null(turns.first);
+	assert_null(turns.last);
+	uv_run(&a->loop, UV_RUN_NOWAIT);
+	assert_int_equal(c.watches, 1);
+	assert_int_equal(b.watches, 0);
+	tj_reflector_free(c.r);
+	assert_null(turns.holder);
+	uv_run(&a->loop, UV_RUN_DEFAULT);
+	assert_int_equal(uv_loop_close(&a->loop), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1171,6 +1275,8 @@ int main(void)
 		cmocka_unit_test(test_streaming_list_refused_falls_back_to_pages),
 		cmocka_unit_test(test_streaming_list_that_keeps_breaking_falls_back),
 		cmocka_unit_test(test_streaming_list_not_found_streams_again),
+		cmocka_unit_test(test_streaming_lists_take_turns),
+		cmocka_unit_test(test_freed_reflectors_leave_the_turns),
 	};
 	return cmocka_run_group_tests_name("reflector", tests, NULL, NULL);
 }
