@@ -882,6 +882,15 @@ def main():
     os.environ["TJC_CLUSTER"] = args.cluster  # for cluster_dir()
     try:
         api = Api()
+        if not started:
+            # A cluster left up by an earlier run keeps that run's nodes: record what it has.
+            out["sizes"]["cluster_reused"] = True
+            for key, selector in (("gh200", "nvidia.com/gpu.product=NVIDIA-GH200-480GB"),
+                                  ("h100", "nvidia.com/gpu.product=NVIDIA-H100-80GB-HBM3"),
+                                  ("cpu", "!nvidia.com/gpu.product")):
+                out["sizes"][key] = plain_list(
+                    api, f"/api/v1/nodes?labelSelector={urllib.parse.quote(selector)}", exact=True)
+            out["sizes"]["nodes"] = sum(out["sizes"][k] for k in ("gh200", "h100", "cpu"))
         setup(api, EXPANSION_NS)
         log("waiting until no node carries the not-ready taint")
         wait_schedulable(api, product=None)
