@@ -514,23 +514,29 @@ static void release_turn(struct tj_reflector *r)
 static void leave_turns(struct tj_reflector *r)
 {
 	struct tj_list_turns *t = r->turns;
-	struct tj_reflector **p;
+	struct tj_reflector **p, *prev = NULL;
 
 	if (!t)
 		return;
 	release_turn(r);
 	if (!r->waiting_turn)
 		return;
-	for (p = &t->first; *p; p = &(*p)->next_in_turn) {
-		if (*p != r)
-			continue;
-		*p = r->next_in_turn;
-		break;
-	}
-	t->last = NULL;
-	for (struct tj_reflector *w = t->first; w; w = w->next_in_turn)
-		t->last = w;
+	/* r is in the line: it waits. */
+	for (p = &t->first; *p != r; p = &(*p)->next_in_turn)
+		prev = *p;
+	*p = r->next_in_turn;
+	if (t->last == r)
+		t->last = prev;
 	r->waiting_turn = false;
+}
+
+/* r's streaming list is over (its initial events are in, or it failed): the check of its
+ * progress stops and the turn passes on. */
+static void stream_over(struct tj_reflector *r)
+{
+	r->streaming = false;
+	uv_timer_stop(&r->timer);
+	release_turn(r);
 }
 
 static void start_list(struct tj_reflector *r)
@@ -574,11 +580,9 @@ static int end_stream(struct tj_reflector *r, const char *rv)
 
 	if (rc < 0)
 		return rc;
-	r->streaming = false;
+	stream_over(r);
 	r->stream_failures = 0;
 	r->stats.streamed_lists++;
-	uv_timer_stop(&r->timer);
-	release_turn(r);
 	land_relist(r);
 	return 0;
 }
@@ -593,10 +597,8 @@ static void stream_failed(struct tj_reflector *r, const struct tj_response *resp
 	long http = resp->rc == -EREMOTEIO ? resp->http_status : 0;
 	bool refused = http == 400 || http == 405 || http == 422 || http == 501;
 
-	r->streaming = false;
+	stream_over(r);
 	r->stats.list_errors++;
-	uv_timer_stop(&r->timer);
-	release_turn(r);
 	fail(r, "streaming list",
 	     resp->rc < 0 ? resp->error : "the stream ended before its initial events did");
 	drop_relist(r);
@@ -719,8 +721,7 @@ static void start_stream(struct tj_reflector *r)
 	r->streaming = true;
 	rc = open_watch(r, &opts);
 	if (rc < 0) {
-		r->streaming = false;
-		release_turn(r);
+		stream_over(r);
 		abort_list(r, strerror(-rc));
 		return;
 	}
