@@ -16,7 +16,8 @@
  * allocated: the sizes are known first, so the pod and its strings take one allocation. */
 struct pod_source {
 	const char *namespace, *name, *uid, *resource_version, *owner_uid, *trainjob;
-	const char *node_name, *pinned_node, *reason, *message, *unschedulable_message;
+	const char *node_name, *pinned_node, *nominated_node, *reason, *message,
+	        *unschedulable_message;
 	const char *exit_reason, *disruption_reason, *launcher_hold;
 	/* The termination message from its tail offset on (see TJ_POD_TERMINATION_MAX). */
 	const char *termination_message;
@@ -50,6 +51,20 @@ static const char *controller_owner_uid(const cJSON *meta)
 	cJSON_ArrayForEach(ref, tj_field(meta, "ownerReferences")) if (
 	        tj_field_bool(ref, "controller")) return tj_field_string(ref, "uid");
 	return NULL;
+}
+
+static bool has_gate(const cJSON *spec, const char *name)
+{
+	const cJSON *gate;
+
+	cJSON_ArrayForEach(gate, tj_field(spec, "schedulingGates"))
+	{
+		const char *n = tj_field_string(gate, "name");
+
+		if (n && strcmp(n, name) == 0)
+			return true;
+	}
+	return false;
 }
 
 static int label_index(const cJSON *labels, const char *key)
@@ -155,6 +170,18 @@ static int32_t held_seconds(int64_t start, int64_t finished, int64_t deletion_re
 	return stop - start > INT32_MAX ? INT32_MAX : (int32_t)(stop - start);
 }
 
+/* API defaulting sets 30 s when the spec does not say; a negative value is refused. */
+static int32_t termination_grace(const cJSON *spec)
+{
+	const cJSON *g = tj_field(spec, "terminationGracePeriodSeconds");
+
+	if (!cJSON_IsNumber(g))
+		return 30;
+	if (g->valuedouble <= 0)
+		return 0;
+	return g->valuedouble >= INT32_MAX ? INT32_MAX : (int32_t)g->valuedouble;
+}
+
 static size_t size_of(const char *s)
 {
 	return s ? strlen(s) + 1 : 0;
@@ -192,6 +219,7 @@ static void unref_interned(struct tj_pod *pod)
 	pod->namespace = tj_intern_unref(pod->namespace);
 	pod->owner_uid = tj_intern_unref(pod->owner_uid);
 	pod->pinned_node = tj_intern_unref(pod->pinned_node);
+	pod->nominated_node = tj_intern_unref(pod->nominated_node);
 	pod->trainjob = tj_intern_unref(pod->trainjob);
 	pod->node_name = tj_intern_unref(pod->node_name);
 	pod->reason = tj_intern_unref(pod->reason);
@@ -225,6 +253,9 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	src.trainjob = tj_field_string(labels, TJ_LABEL_TRAINJOB);
 	src.node_name = tj_field_string(obj, "spec", "nodeName");
 	src.pinned_node = tj_field_string(meta, "annotations", TJ_ANNOTATION_PINNED_NODE);
+	src.nominated_node = tj_field_string(status, "nominatedNodeName");
+	if (src.nominated_node && !*src.nominated_node)
+		src.nominated_node = NULL;
 	src.launcher_hold = tj_field_string(meta, "annotations", TJ_ANNOTATION_LAUNCHER_HOLD);
 	if (src.launcher_hold && strlen(src.launcher_hold) > TJ_POD_LAUNCHER_HOLD_MAX)
 		src.launcher_hold = NULL;
@@ -239,6 +270,8 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	tmp.deletion_time = time_at(meta, "deletionTimestamp");
 	tmp.start_time = time_at(status, "startTime");
 	tmp.deadline = time_at(tj_field(meta, "annotations"), TJ_ANNOTATION_DEADLINE);
+	tmp.termination_grace = termination_grace(tj_field(obj, "spec"));
+	tmp.gated = has_gate(tj_field(obj, "spec"), TJ_SCHEDULING_GATE);
 	read_conditions(status, &tmp, &src);
 	tmp.held_seconds = held_seconds(tmp.start_time, read_termination(status, &tmp, &src),
 	                                deletion_requested(meta, tmp.deletion_time));
@@ -272,6 +305,7 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	    (r = intern(src.trainjob, &pod->trainjob)) < 0 ||
 	    (r = intern(src.node_name, &pod->node_name)) < 0 ||
 	    (r = intern(src.pinned_node, &pod->pinned_node)) < 0 ||
+	    (r = intern(src.nominated_node, &pod->nominated_node)) < 0 ||
 	    (r = intern(src.reason, &pod->reason)) < 0 ||
 	    (r = intern(src.exit_reason, &pod->exit_reason)) < 0 ||
 	    (r = intern(src.disruption_reason, &pod->disruption_reason)) < 0)
@@ -317,6 +351,7 @@ struct tj_pod *tj_pod_free(struct tj_pod *pod)
 		free(pod->trainjob);
 		free(pod->node_name);
 		free(pod->pinned_node);
+		free(pod->nominated_node);
 		free(pod->unschedulable_message);
 		free(pod->reason);
 		free(pod->message);
@@ -359,7 +394,7 @@ static int pod_by_trainjob(const void *obj, char *buf, size_t size)
 static int pod_by_node(const void *obj, char *buf, size_t size)
 {
 	const struct tj_pod *pod = obj;
-	const char *node = pod->node_name ? pod->node_name : pod->pinned_node;
+	const char *node = tj_pod_node_of(pod);
 	int n;
 
 	if (!node)

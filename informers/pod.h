@@ -30,6 +30,9 @@
  * longer value than TJ_POD_LAUNCHER_HOLD_MAX is not ours and is not kept. */
 #define TJ_ANNOTATION_LAUNCHER_HOLD TJ_LABEL_PREFIX "launcher-hold"
 #define TJ_POD_LAUNCHER_HOLD_MAX    2048
+/* The scheduling gate that holds a gang's pods back until every pod of the gang exists
+ * (reconcilers/plan.h, "Admission"): kube-scheduler leaves a pod with a gate alone. */
+#define TJ_SCHEDULING_GATE TJ_LABEL_PREFIX "gang"
 /* The job's deadline (RFC 3339), written on its pods when they are warned of it
  * (reconcilers/walltime.h). */
 #define TJ_ANNOTATION_DEADLINE TJ_LABEL_PREFIX "deadline"
@@ -43,7 +46,8 @@ enum tj_pod_phase {
 };
 
 /* A pod from tj_pod_from_json() is one allocation: the struct followed by its own strings.
- * Its namespace, owner_uid, trainjob, node_name, pinned_node, reason, exit_reason,
+ * Its namespace, owner_uid, trainjob, node_name, pinned_node, nominated_node, reason,
+ * exit_reason,
  * disruption_reason and the names of its extended requests are interned: they point into the
  * shared string table (informers/intern.h) and hold one reference each; never modify them.
  * A pod built field by field (in a test) leaves packed false and owns each string as a
@@ -61,6 +65,9 @@ struct tj_pod {
 	char *trainjob;         /* owned; label TJ_LABEL_TRAINJOB, NULL if absent */
 	char *node_name;        /* owned; spec.nodeName, NULL until scheduled */
 	char *pinned_node;      /* owned; annotation TJ_ANNOTATION_PINNED_NODE, NULL if absent */
+	/* owned; status.nominatedNodeName: the node kube-scheduler holds for the pod while the
+	 * pods it preempts there go, NULL if none */
+	char *nominated_node;
 	char *unschedulable_message; /* owned; that condition's message, NULL otherwise */
 	char *reason;                /* owned; status.reason (Evicted, ...), NULL if unset */
 	char *message;               /* owned; status.message, NULL if unset */
@@ -93,10 +100,14 @@ struct tj_pod {
 	 * a pod that never started. An offset rather than a time, so that it fits in what was
 	 * the struct's tail padding (68 years of seconds). */
 	int32_t held_seconds;
+	/* spec.terminationGracePeriodSeconds (30 when unset, as API defaulting makes it), capped
+	 * at INT32_MAX: how long the pod may hold its node after it is told to stop. */
+	int32_t termination_grace;
 	bool terminated;
 	bool ready;         /* condition Ready=True */
 	bool unschedulable; /* condition PodScheduled=False with reason Unschedulable */
 	bool kept;          /* labelled TJ_LABEL_FAILED_ATTEMPT */
+	bool gated;         /* spec.schedulingGates names TJ_SCHEDULING_GATE */
 	bool packed;        /* true if made by tj_pod_from_json(): see above */
 };
 
@@ -104,6 +115,15 @@ struct tj_pod {
 static inline bool tj_pod_terminal(const struct tj_pod *pod)
 {
 	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
+}
+
+/* The node the pod uses or will: spec.nodeName once bound, else the node our admission
+ * pinned it to, else the node kube-scheduler nominated it for; NULL for none. */
+static inline const char *tj_pod_node_of(const struct tj_pod *pod)
+{
+	return pod->node_name     ? pod->node_name
+	       : pod->pinned_node ? pod->pinned_node
+	                          : pod->nominated_node;
 }
 
 /* Projects a Pod object (the "object" of a watch event, or a list item) into a new struct.
@@ -116,8 +136,8 @@ int tj_pod_key(const struct tj_pod *pod, char *buf, size_t size);
 /* The pod store (informers/store.h): keyed "namespace/name", with these indexes. */
 enum {
 	TJ_POD_INDEX_TRAINJOB, /* "namespace/trainjob" from the label TJ_LABEL_TRAINJOB */
-	/* spec.nodeName, or pinned_node while the pod is not bound: the pods of one node are
-	 * every pod that uses it or will. */
+	/* spec.nodeName, or pinned_node while the pod is not bound, or nominated_node while it
+	 * is neither: the pods of one node are every pod that uses it or will. */
 	TJ_POD_INDEX_NODE,
 };
 extern const struct tj_store_ops tj_pod_store_ops;

@@ -459,6 +459,48 @@ static void test_pod_pinned_node_and_requests(void **state)
 	assert_int_equal(tj_intern_count(), 0);
 }
 
+/* The node kube-scheduler nominated a pod for, and its termination grace: what the
+ * admission's ledger reads of a pod that is not ours (reconcilers/capacity.h). */
+static void test_pod_nominated_node_and_grace(void **state)
+{
+	cJSON *a = cJSON_Parse("{\"metadata\":{\"namespace\":\"a\",\"name\":\"p\"},"
+	                       "\"spec\":{\"terminationGracePeriodSeconds\":600},"
+	                       "\"status\":{\"phase\":\"Pending\","
+	                       "\"nominatedNodeName\":\"gh200-002\"}}");
+	cJSON *b = cJSON_Parse("{\"metadata\":{\"namespace\":\"a\",\"name\":\"q\"},"
+	                       "\"status\":{\"nominatedNodeName\":\"\"}}");
+	cJSON *c = cJSON_Parse("{\"metadata\":{\"namespace\":\"a\",\"name\":\"r\"},"
+	                       "\"spec\":{\"nodeName\":\"gh200-001\","
+	                       "\"terminationGracePeriodSeconds\":1e12},"
+	                       "\"status\":{\"nominatedNodeName\":\"gh200-002\"}}");
+	struct tj_pod *pa, *pb, *pc;
+	char key[64];
+
+	assert_int_equal(tj_pod_from_json(a, &pa), 0);
+	assert_int_equal(tj_pod_from_json(b, &pb), 0);
+	assert_int_equal(tj_pod_from_json(c, &pc), 0);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	cJSON_Delete(c);
+	assert_string_equal(pa->nominated_node, "gh200-002");
+	assert_string_equal(tj_pod_node_of(pa), "gh200-002");
+	assert_int_equal(pa->termination_grace, 600);
+	assert_int_equal(tj_pod_store_ops.index[TJ_POD_INDEX_NODE](pa, key, sizeof(key)), 1);
+	assert_string_equal(key, "gh200-002");
+	/* An empty nomination is none; an unset grace is the API's default of 30 s. */
+	assert_null(pb->nominated_node);
+	assert_null(tj_pod_node_of(pb));
+	assert_int_equal(pb->termination_grace, 30);
+	assert_int_equal(tj_pod_store_ops.index[TJ_POD_INDEX_NODE](pb, key, sizeof(key)), 0);
+	/* A bound pod is indexed by its node, whatever it was nominated for. */
+	assert_string_equal(tj_pod_node_of(pc), "gh200-001");
+	assert_int_equal(pc->termination_grace, INT32_MAX);
+	tj_pod_free(pa);
+	tj_pod_free(pb);
+	tj_pod_free(pc);
+	assert_int_equal(tj_intern_count(), 0);
+}
+
 /* The termination message: its last TJ_POD_TERMINATION_MAX bytes, cut between UTF-8
  * sequences; and the label of a pod kept for its logs. */
 static void test_pod_termination_message_and_kept(void **state)
@@ -511,6 +553,7 @@ static void test_pod_built_by_hand_is_freed(void **state)
 	p->node_name = strdup("node-1");
 	p->exit_reason = strdup("Error");
 	p->pinned_node = strdup("node-2");
+	p->nominated_node = strdup("node-3");
 	p->owner_uid = strdup("u");
 	/* Names of extended requests are borrowed in a pod built by hand. */
 	p->requests.n_extended = 1;
@@ -909,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_pod_odd_values),
 		cmocka_unit_test(test_pod_strings_are_interned),
 		cmocka_unit_test(test_pod_pinned_node_and_requests),
+		cmocka_unit_test(test_pod_nominated_node_and_grace),
 		cmocka_unit_test(test_pod_termination_message_and_kept),
 		cmocka_unit_test(test_pod_built_by_hand_is_freed),
 		cmocka_unit_test(test_node_fixtures),
