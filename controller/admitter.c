@@ -42,9 +42,16 @@ struct tj_admitter {
 	void (*enqueue)(void *userdata, const char *key);
 	void (*enqueue_first)(void *userdata, const char *key);
 	void *userdata;
-	struct tj_store *entries; /* owned */
-	uv_timer_t timer;         /* the next cycle */
-	uv_timer_t period;        /* the cycle without events */
+	bool kueue;                /* Kueue admits the jobs labelled for it */
+	struct tj_store *entries;  /* owned */
+	struct tj_store *refusals; /* owned; struct tj_queue_refusals */
+	/* The jobs awaited before the first cycle (tj_admitter_await), since when, and how
+	 * many there were. */
+	struct tj_store *awaiting; /* owned; struct awaited */
+	uint64_t awaiting_since_ms;
+	size_t awaited;
+	uv_timer_t timer;  /* the next cycle */
+	uv_timer_t period; /* the cycle without events */
 	int open_handles;
 	bool active;
 	bool scheduled;
@@ -64,6 +71,74 @@ struct tj_admitter {
 	uint64_t held_ns, cycle_held_ns; /* the delay the next cycle was given, in ns */
 	uint64_t due_ms;                 /* uv_now at which the scheduled cycle runs */
 };
+
+/* ---- the rebuild of the queue ---- */
+
+struct awaited {
+	char key[TJ_STORE_KEY_MAX];
+};
+
+static int awaited_key(const void *obj, char *buf, size_t size)
+{
+	const struct awaited *w = obj;
+
+	return snprintf(buf, size, "%s", w->key) < (int)size ? 0 : -ENAMETOOLONG;
+}
+
+static const struct tj_store_ops awaited_ops = {
+	.free = free,
+	.key = awaited_key,
+};
+
+static void clear_awaiting(struct tj_admitter *a)
+{
+	struct tj_store *empty;
+
+	/* Without memory for an empty store the keys stay, but nothing waits for them. */
+	if (tj_store_len(a->awaiting) && tj_store_new(&awaited_ops, &empty) == 0) {
+		tj_store_swap(a->awaiting, empty);
+		tj_store_free(empty);
+	}
+	a->awaited = 0;
+}
+
+static void stop_awaiting(struct tj_admitter *a, bool done)
+{
+	uint64_t took = uv_now(a->loop) - a->awaiting_since_ms;
+
+	if (!a->awaited)
+		return;
+	if (done)
+		tj_log_info("admitter", "the queue is rebuilt: every cached job was planned",
+		            TJ_INT("jobs", (long long)a->awaited), TJ_INT("ms", (long long)took));
+	else
+		tj_log_warn("admitter", "the queue is decided before every cached job was planned",
+		            TJ_INT("jobs", (long long)a->awaited),
+		            TJ_INT("notPlanned", (long long)tj_store_len(a->awaiting)),
+		            TJ_INT("ms", (long long)took));
+	clear_awaiting(a);
+}
+
+/* A job awaited for the rebuild has been planned (or is gone). */
+static void planned(struct tj_admitter *a, const char *key)
+{
+	if (a->awaited && tj_store_delete(a->awaiting, key, NULL) == 0 &&
+	    tj_store_len(a->awaiting) == 0) {
+		stop_awaiting(a, true);
+		tj_admitter_kick(a);
+	}
+}
+
+/* Whether cycles wait for the rebuild; past its bound, they wait no more. */
+static bool rebuilding(struct tj_admitter *a)
+{
+	if (!a->awaited)
+		return false;
+	if (uv_now(a->loop) - a->awaiting_since_ms < TJ_ADMITTER_REBUILD_MAX_MS)
+		return true;
+	stop_awaiting(a, false);
+	return false;
+}
 
 /* ---- entries ---- */
 
@@ -137,34 +212,21 @@ static void plan_lagging(struct tj_admitter *a, uint64_t now_ms)
 		}
 }
 
-/* The node's kubernetes.io/hostname label, its name without one; NULL without memory. */
-static char *dup_hostname(const struct tj_node *node)
-{
-	const char *h = tj_node_label(node, "kubernetes.io/hostname");
-
-	return strdup(h && *h ? h : node->name);
-}
-
 static int take_admission(const struct tj_admitter *a, struct tj_queue_entry *e,
                           const struct tj_queue_snapshot *s, const struct tj_adm_decision *d,
                           int64_t now, uint64_t now_ms)
 {
 	e->nodes = calloc((size_t)e->num_pods, sizeof(*e->nodes));
-	e->hostnames = calloc((size_t)e->num_pods, sizeof(*e->hostnames));
-	if (!e->nodes || !e->hostnames)
+	if (!e->nodes)
 		goto oom;
 	for (int i = 0; i < e->num_pods; i++) {
-		const struct tj_node *node = s->node_objs[d->nodes[i]];
-
-		e->nodes[i] = strdup(node->name);
-		e->hostnames[i] = dup_hostname(node);
+		e->nodes[i] = strdup(s->node_objs[d->nodes[i]]->name);
 		e->n_nodes = (size_t)i + 1;
-		if (!e->nodes[i] || !e->hostnames[i])
+		if (!e->nodes[i])
 			goto oom;
 	}
 	if (d->launcher_node != SIZE_MAX &&
-	    (!(e->launcher_node = strdup(s->node_objs[d->launcher_node]->name)) ||
-	     !(e->launcher_hostname = dup_hostname(s->node_objs[d->launcher_node]))))
+	    !(e->launcher_node = strdup(s->node_objs[d->launcher_node]->name)))
 		goto oom;
 	e->state = TJ_QUEUE_ADMITTED;
 	e->admitted_at = now;
@@ -212,7 +274,7 @@ static void publish_stats(struct tj_admitter *a, const struct tj_adm_result *res
 /* Returns the jobs it decided. */
 static size_t cycle(struct tj_admitter *a)
 {
-	const struct tj_queue_source src = { a->config, a->informers, a->entries };
+	const struct tj_queue_source src = { a->config, a->informers, a->entries, a->refusals };
 	struct tj_queue_snapshot s = { 0 };
 	struct tj_adm_result *res = NULL;
 	const char **class_names = NULL;
@@ -322,6 +384,10 @@ static void on_timer(uv_timer_t *t)
 	a->scheduled = false;
 	if (!a->active || a->stopping)
 		return;
+	if (rebuilding(a)) {
+		/* The last awaited plan kicks the cycle; the bound, the period's kick. */
+		return;
+	}
 	start = uv_hrtime();
 	a->cycle_trigger_ns = a->trigger_ns;
 	a->cycle_trigger_cpu_ns = a->trigger_cpu_ns;
@@ -402,7 +468,13 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 	if (!a)
 		return -ENOMEM;
 	rc = tj_store_new(&tj_queue_entry_ops, &a->entries);
+	if (rc == 0)
+		rc = tj_store_new(&tj_queue_refusals_ops, &a->refusals);
+	if (rc == 0)
+		rc = tj_store_new(&awaited_ops, &a->awaiting);
 	if (rc < 0) {
+		tj_store_free(a->entries);
+		tj_store_free(a->refusals);
 		free(a);
 		return rc;
 	}
@@ -412,6 +484,7 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 	a->enqueue = config->enqueue;
 	a->enqueue_first = config->enqueue_first ? config->enqueue_first : config->enqueue;
 	a->userdata = config->userdata;
+	a->kueue = config->kueue;
 	tj_time_share_init(&a->share, CYCLE_SHARE, CYCLE_BURST_MS * 1000000ULL, uv_hrtime());
 	uv_timer_init(loop, &a->timer);
 	uv_timer_init(loop, &a->period);
@@ -427,6 +500,8 @@ static void on_closed(uv_handle_t *h)
 
 	if (--a->open_handles == 0) {
 		tj_store_free(a->entries);
+		tj_store_free(a->refusals);
+		tj_store_free(a->awaiting);
 		free(a);
 	}
 }
@@ -465,7 +540,25 @@ void tj_admitter_set_active(struct tj_admitter *a, bool active)
 		uv_timer_stop(&a->period);
 		uv_timer_stop(&a->timer);
 		a->scheduled = false;
+		clear_awaiting(a);
 	}
+}
+
+void tj_admitter_await(struct tj_admitter *a, const char *key)
+{
+	struct awaited *w;
+
+	if (!a->active || a->stopping || strlen(key) >= sizeof(w->key) ||
+	    !(w = calloc(1, sizeof(*w))))
+		return;
+	strcpy(w->key, key);
+	if (!a->awaited)
+		a->awaiting_since_ms = uv_now(a->loop);
+	if (tj_store_upsert(a->awaiting, w, NULL) < 0) {
+		free(w);
+		return;
+	}
+	a->awaited = tj_store_len(a->awaiting);
 }
 
 bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
@@ -474,7 +567,7 @@ bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job,
 	const struct tj_admission_policy *policy = tj_config_admission(a->config);
 	const struct tj_queue_entry *e;
 
-	if (!policy->enabled || job->kueue || !tj_trainjob_is_ours(job))
+	if (!policy->enabled || (job->kueue && a->kueue) || !tj_trainjob_is_ours(job))
 		return false;
 	*ret = (struct tj_plan_admission){ .pin_timeout = policy->pin_timeout_seconds };
 	e = entry_get(a, key);
@@ -485,10 +578,8 @@ bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job,
 	if (e->state == TJ_QUEUE_ADMITTED) {
 		ret->admitted = true;
 		ret->nodes = (const char *const *)e->nodes;
-		ret->hostnames = (const char *const *)e->hostnames;
 		ret->n_nodes = e->n_nodes;
 		ret->launcher_node = e->launcher_node;
-		ret->launcher_hostname = e->launcher_hostname;
 		ret->decision = &e->decision;
 	} else if (e->decided) {
 		/* Waiting: the queue's verdict. Created: the admission's, for the plan that
@@ -507,6 +598,40 @@ static struct tj_adm_resources pod_request(const struct tj_gpu_class *cls, const
 		tj_log_debug("admitter", "pod requests not fully read", TJ_STR("trainjob", key));
 	return (struct tj_adm_resources){ cls ? tj_pod_resources_extended(r, cls->resource) : 0,
 		                          r->cpu_milli, r->memory, 1 };
+}
+
+/* For a job without a GPU class (config: the classes; NULL for a job of a class) whose pods
+ * ask for extended resources: what one pod (and the launcher) asks of each class's
+ * resource, into e->class_requests (NULL when they ask for no class's: the job is left to
+ * the scheduler, e->unplaceable). r and lr are the pod's and the launcher's requests, whose
+ * names are still the rendered pods'. */
+static void read_class_requests(const struct tj_config *config, const struct tj_pod_resources *r,
+                                const struct tj_pod_resources *lr, struct tj_queue_entry *e)
+{
+	size_t n = config ? config->n_classes : 0;
+	bool any = false;
+
+	free(e->class_requests);
+	e->class_requests = NULL;
+	e->n_class_requests = 0;
+	e->unplaceable = false;
+	if (!config || r->n_extended == 0)
+		return;
+	e->class_requests = calloc(2 * n + 1, sizeof(*e->class_requests));
+	for (size_t c = 0; e->class_requests && c < n; c++) {
+		const char *res = config->classes[c].resource;
+
+		e->class_requests[2 * c].gpus = tj_pod_resources_extended(r, res);
+		e->class_requests[2 * c + 1].gpus = tj_pod_resources_extended(lr, res);
+		any = any || e->class_requests[2 * c].gpus > 0;
+	}
+	if (!any) {
+		free(e->class_requests);
+		e->class_requests = NULL;
+		e->unplaceable = true;
+		return;
+	}
+	e->n_class_requests = n;
 }
 
 /* The request of one pod (and of the launcher with it) and its priority, from the rendered
@@ -538,7 +663,15 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 		e->priority = (int32_t)strtol(job->priority, NULL, 10);
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", want->gpu_class);
 	snprintf(e->namespace, sizeof(e->namespace), "%s", job->namespace);
-	e->unplaceable = !cls && r.n_extended > 0;
+	read_class_requests(cls ? NULL : a->config, &r, &lr, e);
+	e->placement = tj_placement_free(e->placement);
+	char problem[TJ_PLACEMENT_PROBLEM_MAX] = "";
+
+	if (tj_placement_compile(spec, &e->placement, problem, sizeof(problem)) < 0)
+		tj_log_info("admitter",
+		            "the pods' placement is not read; every node of the class "
+		            "counts for it",
+		            TJ_STR("trainjob", e->key), TJ_STR("problem", problem));
 	tj_queue_entry_drop_excluded(e);
 	e->excluded = calloc(want->n_excluded + 1, sizeof(*e->excluded));
 	for (size_t i = 0; e->excluded && i < want->n_excluded; i++)
@@ -588,6 +721,7 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 	struct tj_queue_entry *e = entry_get(a, key);
 	int rc;
 
+	planned(a, key);
 	if (admits) {
 		if (e && e->state == TJ_QUEUE_ADMITTED) {
 			e->state = TJ_QUEUE_CREATED;
@@ -653,6 +787,7 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 	}
 	/* A shallow copy, for the scalars only: read_want frees what the entry owns. */
 	struct tj_queue_entry before = *e;
+	uint64_t placed = e->placement ? tj_placement_hash(e->placement) : 0;
 
 	read_want(a, job, want, e);
 	/* The plans of a queued job repeat the same want: only a change is worth a cycle. */
@@ -661,14 +796,52 @@ int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const
 	     before.restart != e->restart || before.walltime != e->walltime ||
 	     memcmp(&before.request, &e->request, sizeof(e->request)) != 0 ||
 	     memcmp(&before.launcher, &e->launcher, sizeof(e->launcher)) != 0 ||
-	     strcmp(before.gpu_class, e->gpu_class) != 0 || !e->decided))
+	     strcmp(before.gpu_class, e->gpu_class) != 0 || !e->decided ||
+	     placed != (e->placement ? tj_placement_hash(e->placement) : 0)))
 		tj_admitter_kick(a);
 	return 0;
 }
 
-void tj_admitter_release(struct tj_admitter *a, const char *key)
+/* The job's refusals, made when it has none; NULL without memory. */
+static struct tj_queue_refusals *refusals_for(struct tj_admitter *a, const char *key)
+{
+	struct tj_queue_refusals *r = (struct tj_queue_refusals *)tj_store_get(a->refusals, key);
+
+	if (r)
+		return r;
+	if (!(r = calloc(1, sizeof(*r))) || strlen(key) >= sizeof(r->key)) {
+		free(r);
+		return NULL;
+	}
+	strcpy(r->key, key);
+	if (tj_store_upsert(a->refusals, r, NULL) < 0) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void tj_admitter_refused(struct tj_admitter *a, const char *key, const char (*nodes)[TJ_NAME_MAX],
+                         size_t n)
+{
+	struct tj_queue_refusals *r;
+
+	if (n == 0 || !(r = refusals_for(a, key)))
+		return;
+	tj_queue_refusals_add(r, nodes, n, uv_now(a->loop) + TJ_PLAN_REFUSAL_MINUTES * 60000ULL);
+	for (size_t i = 0; i < n; i++)
+		tj_log_info("admitter", "a node refused a pinned pod: the job keeps off it",
+		            TJ_STR("trainjob", key), TJ_STR("node", nodes[i]),
+		            TJ_INT("minutes", TJ_PLAN_REFUSAL_MINUTES));
+}
+
+void tj_admitter_release(struct tj_admitter *a, const char *key, int64_t hold_seconds)
 {
 	struct tj_queue_entry *e = entry_get(a, key);
+	struct tj_queue_refusals *r;
+
+	if (hold_seconds > 0 && (r = refusals_for(a, key)))
+		r->hold_until_ms = uv_now(a->loop) + (uint64_t)hold_seconds * 1000;
 
 	if (e && e->state != TJ_QUEUE_WAITING) {
 		tj_queue_entry_requeue(e);
@@ -678,6 +851,8 @@ void tj_admitter_release(struct tj_admitter *a, const char *key)
 
 void tj_admitter_forget(struct tj_admitter *a, const char *key)
 {
+	tj_store_delete(a->refusals, key, NULL);
+	planned(a, key);
 	if (tj_store_delete(a->entries, key, NULL) == 0)
 		tj_admitter_kick(a);
 }

@@ -43,6 +43,10 @@ struct tj_admitter_config {
 	void (*enqueue)(void *userdata, const char *key);
 	void (*enqueue_first)(void *userdata, const char *key);
 	void *userdata;
+	/* Kueue admits the jobs that carry its queue label (--kueue). Without it the label
+	 * means nothing here: such a job is queued by the built-in admission as any other, so
+	 * that no label walks past the queue on a cluster without Kueue. */
+	bool kueue;
 };
 
 int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
@@ -57,14 +61,25 @@ void tj_admitter_set_config(struct tj_admitter *a, const struct tj_config *confi
 /* Cycles run only while active (the controller leads and its caches have synced). */
 void tj_admitter_set_active(struct tj_admitter *a, bool active);
 
+/* The longest the first cycle after the admitter becomes active waits for the jobs it awaits
+ * (tj_admitter_await): a plan that keeps failing must not hold the queue for good. */
+#define TJ_ADMITTER_REBUILD_MAX_MS 30000
+
+/* The queue is being rebuilt: key, a job cached when the admitter became active, has not been
+ * planned yet. No cycle runs until every awaited job has been planned once (its want told,
+ * or it is forgotten) or TJ_ADMITTER_REBUILD_MAX_MS have passed since the first awaited, so
+ * that the first cycles after a restart or a failover decide the whole queue in its order,
+ * not whatever was planned first, and a head not planned yet keeps its reservation. */
+void tj_admitter_await(struct tj_admitter *a, const char *key);
+
 /* Stops the timers; the admitter is freed after the loop has closed them. */
 void tj_admitter_stop(struct tj_admitter *a);
 
 /* Whether the built-in admission applies to job: it is on in the config, the job is ours,
- * no other admitter owns it (Kueue's queue label), and its pods can be placed (a job
- * without a GPU class that asks for extended resources is left to the scheduler). If so, fills *ret
- * with the job's decision (its strings are valid until the next cycle, which never runs during a
- * reconcile) and returns true. */
+ * no other admitter owns it (Kueue's queue label, with the Kueue integration on), and its pods can
+ * be placed (a job without a GPU class that asks for extended resources is left to the scheduler).
+ * If so, fills *ret with the job's decision (its strings are valid until the next cycle, which
+ * never runs during a reconcile) and returns true. */
 bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
                            struct tj_plan_admission *ret);
 
@@ -74,9 +89,15 @@ bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job,
 int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
                      const struct tj_plan_want *want, bool admits);
 
+/* The nodes that refused the pinned pods of the job's gang (plan.refused), as its plan gave
+ * the gang back: the job's gangs keep off them for TJ_PLAN_REFUSAL_MINUTES. */
+void tj_admitter_refused(struct tj_admitter *a, const char *key, const char (*nodes)[TJ_NAME_MAX],
+                         size_t n);
+
 /* The creates of an admitted gang failed: its nodes go back to the queue, and the job is
- * decided again. */
-void tj_admitter_release(struct tj_admitter *a, const char *key);
+ * decided again, not before hold_seconds (a gang whose creates the API server refused is
+ * not admitted again at once: the refusal, a quota, a webhook, most often still holds). */
+void tj_admitter_release(struct tj_admitter *a, const char *key, int64_t hold_seconds);
 
 /* The job is gone. */
 void tj_admitter_forget(struct tj_admitter *a, const char *key);

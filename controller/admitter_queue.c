@@ -6,6 +6,7 @@
 
 #include "controller/admitter.h"
 #include "informers/resources.h"
+#include "reconcilers/capacity.h"
 #include "reconcilers/gpu_use.h"
 #include "reconcilers/launcher_hold.h"
 #include "reconcilers/node_health.h"
@@ -14,17 +15,13 @@
 
 void tj_queue_entry_drop_nodes(struct tj_queue_entry *e)
 {
-	for (size_t i = 0; i < e->n_nodes; i++) {
+	for (size_t i = 0; i < e->n_nodes; i++)
 		free(e->nodes[i]);
-		free(e->hostnames[i]);
-	}
 	free(e->nodes);
-	free(e->hostnames);
-	e->nodes = e->hostnames = NULL;
+	e->nodes = NULL;
 	e->n_nodes = 0;
 	free(e->launcher_node);
-	free(e->launcher_hostname);
-	e->launcher_node = e->launcher_hostname = NULL;
+	e->launcher_node = NULL;
 }
 
 void tj_queue_entry_drop_excluded(struct tj_queue_entry *e)
@@ -42,24 +39,61 @@ void tj_queue_entry_free(void *obj)
 
 	tj_queue_entry_drop_nodes(e);
 	tj_queue_entry_drop_excluded(e);
+	tj_placement_free(e->placement);
+	free(e->class_requests);
 	free(e);
+}
+
+static int copy_key(const char *key, char *buf, size_t size)
+{
+	size_t n = strlen(key);
+
+	if (n >= size)
+		return -ENAMETOOLONG;
+	memcpy(buf, key, n + 1);
+	return 0;
 }
 
 static int entry_key(const void *obj, char *buf, size_t size)
 {
-	const struct tj_queue_entry *e = obj;
-	size_t n = strlen(e->key);
-
-	if (n >= size)
-		return -ENAMETOOLONG;
-	memcpy(buf, e->key, n + 1);
-	return 0;
+	return copy_key(((const struct tj_queue_entry *)obj)->key, buf, size);
 }
 
 const struct tj_store_ops tj_queue_entry_ops = {
 	.free = tj_queue_entry_free,
 	.key = entry_key,
 };
+
+static int refusals_key(const void *obj, char *buf, size_t size)
+{
+	return copy_key(((const struct tj_queue_refusals *)obj)->key, buf, size);
+}
+
+const struct tj_store_ops tj_queue_refusals_ops = {
+	.free = free,
+	.key = refusals_key,
+};
+
+void tj_queue_refusals_add(struct tj_queue_refusals *r, const char (*nodes)[TJ_NAME_MAX], size_t n,
+                           uint64_t until_ms)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		while (k < r->n && strcmp(r->nodes[k], nodes[i]) != 0)
+			k++;
+		if (k == r->n && r->n < TJ_PLAN_MAX_REFUSED) {
+			r->n++;
+		} else if (k == r->n) {
+			k = 0;
+			for (size_t j = 1; j < r->n; j++)
+				if (r->until_ms[j] < r->until_ms[k])
+					k = j;
+		}
+		snprintf(r->nodes[k], sizeof(r->nodes[k]), "%s", nodes[i]);
+		r->until_ms[k] = until_ms;
+	}
+}
 
 /* Back into the queue, undecided: the next cycle decides it with the others. */
 void tj_queue_entry_requeue(struct tj_queue_entry *e)
@@ -113,11 +147,6 @@ int tj_queue_class_index(const struct tj_config *config, const char *name)
 	return -1;
 }
 
-static bool is_terminal(const struct tj_pod *pod)
-{
-	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
-}
-
 /* ---- the snapshot ---- */
 
 static int node_ref_cmp(const void *x, const void *y)
@@ -151,6 +180,11 @@ void tj_queue_snapshot_clear(struct tj_queue_snapshot *s)
 	free(s->jobs);
 	free(s->job_entries);
 	free(s->excluded);
+	for (size_t i = 0; i < s->n_eligibility; i++) {
+		free(s->eligibility[i].allowed);
+		free(s->eligibility[i].why);
+	}
+	free(s->eligibility);
 }
 
 static bool grow(void **array, size_t *cap, size_t n, size_t size)
@@ -327,8 +361,8 @@ static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot
 	}
 	s->n_nodes = k;
 
-	/* Every pod that is bound or pinned to a node holds its requests there until it ends,
-	 * ours or not; ours come free at their job's walltime end. */
+	/* Every pod that is bound, pinned or nominated to a node holds its requests there until
+	 * it ends, ours or not (reconcilers/capacity.h says until when). */
 	for (size_t i = 0; pods && i < s->n_nodes; i++) {
 		struct tj_adm_node *an = &s->nodes[i];
 		const struct tj_gpu_class *gc =
@@ -338,19 +372,19 @@ static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot
 		tj_store_iter_index(pods, TJ_POD_INDEX_NODE, an->name, &it);
 		while ((pod = tj_store_iter_next(&it))) {
 			struct tj_adm_resources r;
-			int64_t end;
+			struct tj_hold h;
 			ssize_t held;
 
-			if (is_terminal(pod))
+			tj_hold_of(pod, walltime_end(a, pod), &h);
+			if (h.kind == TJ_HOLD_NONE)
 				continue;
 			r = (struct tj_adm_resources){
 				gc ? tj_pod_resources_extended(&pod->requests, gc->resource) : 0,
 				pod->requests.cpu_milli, pod->requests.memory, 1
 			};
-			end = walltime_end(a, pod);
-			hold_on(s, i, pod->namespace, &r, end, quotas);
+			hold_on(s, i, pod->namespace, &r, h.end, quotas);
 			if ((held = held_node(a, s, pods, pod, &r)) >= 0)
-				hold_on(s, (size_t)held, pod->namespace, &r, end, quotas);
+				hold_on(s, (size_t)held, pod->namespace, &r, h.end, quotas);
 		}
 	}
 	return s->oom ? -ENOMEM : 0;
@@ -380,9 +414,12 @@ static void add_reservations(const struct tj_queue_source *a, struct tj_queue_sn
 	}
 }
 
-static bool waits(const struct tj_queue_entry *e)
+static bool waits(const struct tj_queue_source *a, const struct tj_queue_entry *e, uint64_t now_ms)
 {
-	return e->state == TJ_QUEUE_WAITING && !e->unplaceable;
+	const struct tj_queue_refusals *r = a->refusals ? tj_store_get(a->refusals, e->key) : NULL;
+
+	return e->state == TJ_QUEUE_WAITING && !e->unplaceable &&
+	       (!r || now_ms >= r->hold_until_ms);
 }
 
 /* The waiting entries (of the n there are), into s->job_entries in the order of the last
@@ -401,7 +438,7 @@ static int order_entries(const struct tj_queue_source *a, struct tj_queue_snapsh
 		if (e->state == TJ_QUEUE_ADMITTED &&
 		    now_ms - e->admitted_ms > TJ_ADMITTER_ADMITTED_TIMEOUT_MS)
 			tj_queue_entry_requeue(e);
-		if (waits(e) && e->rank < n && e->rank >= top)
+		if (waits(a, e, now_ms) && e->rank < n && e->rank >= top)
 			top = e->rank + 1;
 	}
 	at = calloc(top + 1, sizeof(*at));
@@ -413,7 +450,7 @@ static int order_entries(const struct tj_queue_source *a, struct tj_queue_snapsh
 	}
 	tj_store_iter_init(a->entries, &it);
 	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it)) && n_rest < n) {
-		if (!waits(e))
+		if (!waits(a, e, now_ms))
 			continue;
 		if (e->rank < top && !at[e->rank])
 			at[e->rank] = e;
@@ -431,6 +468,98 @@ static int order_entries(const struct tj_queue_source *a, struct tj_queue_snapsh
 	return 0;
 }
 
+/* The nodes that refused the job's pods and still count (now_ms before their time). */
+static const struct tj_queue_refusals *refusals_of(const struct tj_queue_source *a,
+                                                   const struct tj_queue_entry *e)
+{
+	return a->refusals ? tj_store_get(a->refusals, e->key) : NULL;
+}
+
+/* Adds node name to job's excluded nodes (at most TJ_ADM_MAX_EXCLUDED), if it is cached. */
+static void exclude(struct tj_queue_snapshot *s, struct tj_adm_job *job, size_t *x, size_t cap,
+                    const char *name)
+{
+	ssize_t node = tj_queue_find_node(s->refs, s->n_nodes, name);
+
+	if (node >= 0 && *x < cap && job->n_excluded < TJ_ADM_MAX_EXCLUDED) {
+		s->excluded[(*x)++] = (size_t)node;
+		job->n_excluded++;
+	}
+}
+
+/* The nodes placement p allows, shared by every job of class cls with an equal placement:
+ * one pass over the nodes per distinct placement and cycle, where most of a queue shares a
+ * few (a class's own affinity and tolerations); allowed NULL when it allows every node of
+ * the class, as most do, which costs the decision nothing. NULL without memory. */
+static const struct tj_queue_eligibility *eligible_nodes(struct tj_queue_snapshot *s,
+                                                         const struct tj_placement *p, int cls)
+{
+	uint64_t hash = tj_placement_hash(p);
+	struct tj_queue_eligibility *e;
+	size_t in_class = 0;
+
+	for (size_t i = 0; i < s->n_eligibility; i++) {
+		e = &s->eligibility[i];
+		if (e->hash == hash && e->class_index == cls && tj_placement_equal(e->placement, p))
+			return e;
+	}
+	if (!grow((void **)&s->eligibility, &s->cap_eligibility, s->n_eligibility,
+	          sizeof(*s->eligibility))) {
+		s->oom = true;
+		return NULL;
+	}
+	e = &s->eligibility[s->n_eligibility];
+	*e = (struct tj_queue_eligibility){ .placement = p, .hash = hash, .class_index = cls };
+	e->allowed = calloc(s->n_nodes + 1, sizeof(bool));
+	e->why = calloc(1, TJ_PLACEMENT_WHY_MAX);
+	s->n_eligibility++;
+	if (!e->allowed || !e->why) {
+		s->oom = true;
+		return NULL;
+	}
+	for (size_t k = 0; k < s->n_nodes; k++) {
+		bool mine = s->nodes[k].class_index == cls;
+		char *why = mine && !e->why[0] ? e->why : NULL;
+
+		e->allowed[k] = tj_placement_allows(p, s->node_objs[k], why, TJ_PLACEMENT_WHY_MAX);
+		in_class += mine;
+		e->n_allowed += mine && e->allowed[k];
+	}
+	if (e->n_allowed == in_class) {
+		free(e->allowed);
+		e->allowed = NULL;
+	}
+	return e;
+}
+
+/* The class a job without one is queued in this cycle (its class_requests): the one whose
+ * nodes its placement allows the most of. Its requests of that class's resource go into job
+ * and e. */
+static void choose_class(struct tj_queue_snapshot *s, struct tj_queue_entry *e,
+                         struct tj_adm_job *job)
+{
+	size_t best = SIZE_MAX, most = 0;
+
+	for (size_t c = 0; c < e->n_class_requests; c++) {
+		const struct tj_queue_eligibility *el;
+		size_t n;
+
+		if (e->class_requests[2 * c].gpus <= 0)
+			continue;
+		el = e->placement ? eligible_nodes(s, e->placement, (int)c) : NULL;
+		n = el ? el->n_allowed : 0;
+		if (best == SIZE_MAX || n > most) {
+			best = c;
+			most = n;
+		}
+	}
+	if (best == SIZE_MAX)
+		return;
+	job->class_index = (int)best;
+	job->request.gpus = e->request.gpus = e->class_requests[2 * best].gpus;
+	job->launcher.gpus = e->launcher.gpus = e->class_requests[2 * best + 1].gpus;
+}
+
 static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot *s, uint64_t now_ms)
 {
 	size_t n = tj_store_len(a->entries), k = 0, n_excluded = 0, x = 0;
@@ -440,8 +569,11 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 	s->job_entries = calloc(n + 1, sizeof(*s->job_entries));
 	if (!s->jobs || !s->job_entries || order_entries(a, s, n, now_ms) < 0)
 		return -ENOMEM;
-	for (k = 0; k < s->n_jobs; k++)
-		n_excluded += s->job_entries[k]->n_excluded;
+	for (k = 0; k < s->n_jobs; k++) {
+		const struct tj_queue_refusals *r = refusals_of(a, s->job_entries[k]);
+
+		n_excluded += s->job_entries[k]->n_excluded + (r ? r->n : 0);
+	}
 	s->excluded = calloc(n_excluded + 1, sizeof(*s->excluded));
 	if (!s->excluded)
 		return -ENOMEM;
@@ -461,14 +593,23 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 			.excluded = &s->excluded[x],
 			.launcher = e->launcher,
 		};
-		for (size_t i = 0; i < e->n_excluded && x < n_excluded; i++) {
-			ssize_t node = tj_queue_find_node(s->refs, s->n_nodes, e->excluded[i]);
+		if (e->class_requests)
+			choose_class(s, e, &s->jobs[k]);
+		const struct tj_queue_eligibility *el =
+		        e->placement ? eligible_nodes(s, e->placement, s->jobs[k].class_index)
+		                     : NULL;
 
-			if (node >= 0) {
-				s->excluded[x++] = (size_t)node;
-				s->jobs[k].n_excluded++;
-			}
+		if (el && el->allowed) {
+			s->jobs[k].eligible = el->allowed;
+			s->jobs[k].ineligible_why = el->why;
 		}
+		const struct tj_queue_refusals *r = refusals_of(a, e);
+
+		for (size_t i = 0; i < e->n_excluded; i++)
+			exclude(s, &s->jobs[k], &x, n_excluded, e->excluded[i]);
+		for (size_t i = 0; r && i < r->n; i++)
+			if (now_ms < r->until_ms[i])
+				exclude(s, &s->jobs[k], &x, n_excluded, r->nodes[i]);
 	}
 	return 0;
 }
@@ -482,5 +623,5 @@ int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_s
 		add_reservations(src, s);
 		rc = s->oom ? -ENOMEM : build_jobs(src, s, now_ms);
 	}
-	return rc;
+	return rc == 0 && s->oom ? -ENOMEM : rc;
 }

@@ -12,6 +12,7 @@
 #include "controller/config.h"
 #include "informers/informers.h"
 #include "reconcilers/admission.h"
+#include "reconcilers/placement.h"
 #include "reconcilers/plan.h"
 
 enum tj_queue_state {
@@ -39,14 +40,12 @@ struct tj_queue_entry {
 	bool decided; /* decision holds the last cycle's verdict */
 	size_t rank;  /* its place in the last cycle's order (SIZE_MAX: none): the next cycle's */
 	struct tj_adm_decision decision; /* nodes always NULL: the names are below */
-	/* ADMITTED and CREATED: per pod, its node and that node's hostname label. */
-	char **nodes;     /* owned array of owned strings */
-	char **hostnames; /* owned array of owned strings */
+	/* ADMITTED and CREATED: per pod, its node. */
+	char **nodes; /* owned array of owned strings */
 	size_t n_nodes;
 	/* The launcher admitted with the gang (pods 0: none); ADMITTED, CREATED: its node. */
 	struct tj_adm_resources launcher;
-	char *launcher_node;     /* owned; NULL without */
-	char *launcher_hostname; /* owned; NULL without */
+	char *launcher_node; /* owned; NULL without */
 	uint64_t admitted_ms;
 	/* ADMITTED, CREATED, STARTING: the cycle's clock (unix seconds) at the admission. The
 	 * job's walltime counts from about then, and until its status says so, the admission
@@ -72,12 +71,42 @@ struct tj_queue_entry {
 	uint64_t held_ns; /* of the wait for the cycle, what the cycles' share held it back */
 	char **excluded;  /* owned array of owned names: nodes its pods must avoid */
 	size_t n_excluded;
-	/* A job without a GPU class that asks for extended resources (GPUs under a generic
-	 * runtime): no class says which nodes offer them, so the scheduler alone places it. */
+	/* A job without a GPU class whose pods ask for a class's extended resource (GPUs under
+	 * a generic runtime such as Kubeflow's torch-distributed): per class of the config, what
+	 * one pod and the launcher ask of its resource (0: nothing); owned; NULL for a job of
+	 * a class, or asking for no class's resource. Each cycle queues it in the class where
+	 * its placement allows the most nodes (the first of the config on a tie). */
+	struct tj_adm_resources *class_requests; /* n_classes pairs: request, launcher */
+	size_t n_class_requests;
+	/* A job without a GPU class that asks for an extended resource no class offers: no
+	 * class says which nodes offer it, so the scheduler alone places it. */
 	bool unplaceable;
+	/* The nodes its pods may go to as the scheduler judges them (its rendered pod's node
+	 * selector, affinity, tolerations and extended requests); owned; NULL: every node of
+	 * its class (a spec the placement could not read, which the API server refuses). */
+	struct tj_placement *placement;
 };
 
 extern const struct tj_store_ops tj_queue_entry_ops;
+
+/* The nodes that refused a job's pinned pods, each until a time (reconcilers/plan.h,
+ * plan.refused), keyed "namespace/name" as the entries; kept apart from the entry, which a
+ * given-back gang's plan drops before the next one queues it again. */
+struct tj_queue_refusals {
+	char key[TJ_STORE_KEY_MAX];
+	char nodes[TJ_PLAN_MAX_REFUSED][TJ_NAME_MAX];
+	uint64_t until_ms[TJ_PLAN_MAX_REFUSED]; /* the loop's clock */
+	size_t n;
+	/* The API server refused the gang's creates: it waits, undecided, until then. */
+	uint64_t hold_until_ms;
+};
+
+extern const struct tj_store_ops tj_queue_refusals_ops;
+
+/* Adds the nodes to r (a node already there has its time renewed; when r is full, the
+ * refusal that ends first makes room), each refused until until_ms. */
+void tj_queue_refusals_add(struct tj_queue_refusals *r, const char (*nodes)[TJ_NAME_MAX], size_t n,
+                           uint64_t until_ms);
 
 /* Frees an entry and what it owns (the store's free). */
 void tj_queue_entry_free(void *obj);
@@ -141,7 +170,22 @@ struct tj_queue_snapshot {
 	struct tj_queue_entry **job_entries;
 	size_t n_jobs;
 	size_t *excluded; /* the jobs' excluded nodes, as indexes */
+	/* The distinct placements of the jobs, each with the nodes it allows (a flag per
+	 * node; NULL where it allows every node of its class), which the jobs share. */
+	struct tj_queue_eligibility *eligibility;
+	size_t n_eligibility, cap_eligibility;
 	bool oom;
+};
+
+struct tj_queue_eligibility {
+	const struct tj_placement *placement; /* borrowed from an entry */
+	uint64_t hash;
+	int class_index;
+	bool *allowed;    /* owned; per node of the snapshot; NULL: every node of the class */
+	size_t n_allowed; /* nodes of the class it allows */
+	/* owned, TJ_PLACEMENT_WHY_MAX bytes (apart from the array, which grows): why the
+	 * scheduler would refuse the first node of the class it does not allow */
+	char *why;
 };
 
 /* What the snapshot reads. */
@@ -149,6 +193,7 @@ struct tj_queue_source {
 	const struct tj_config *config;
 	struct tj_informers *informers; /* TrainJob, Pod and Node caches */
 	struct tj_store *entries;       /* the queue's entries */
+	struct tj_store *refusals;      /* struct tj_queue_refusals; NULL: none */
 };
 
 /* Builds *s (zeroed) from src at now (unix seconds; now_ms: the loop's clock, for the

@@ -195,7 +195,10 @@ static void enqueue_key_first(void *userdata, const char *key)
 	add_key(userdata, key, true);
 }
 
-static void enqueue_all(struct tj_controller *c)
+/* Every TrainJob once more; with await, as the admitter becomes active: the queue it
+ * rebuilds from their plans is decided once all of them have been planned
+ * (tj_admitter_await). */
+static void enqueue_all(struct tj_controller *c, bool await)
 {
 	struct tj_store_iter it;
 	const struct tj_trainjob *job;
@@ -203,8 +206,11 @@ static void enqueue_all(struct tj_controller *c)
 
 	tj_store_iter_init(tj_reflector_store(c->informers->trainjobs), &it);
 	while ((job = tj_store_iter_next(&it)))
-		if (tj_trainjob_store_ops.key(job, key, sizeof(key)) == 0)
+		if (tj_trainjob_store_ops.key(job, key, sizeof(key)) == 0) {
+			if (await)
+				tj_admitter_await(c->admitter, key);
 			enqueue(c, key);
+		}
 }
 
 static void on_trainjob(const void *obj, void *userdata)
@@ -232,9 +238,7 @@ static void on_pod(const void *obj, void *userdata)
 /* Whether a pod holds resources on a node, for the admitter's capacity. */
 static const char *holds_node(const struct tj_pod *pod)
 {
-	if (pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED)
-		return NULL;
-	return pod->node_name ? pod->node_name : pod->pinned_node;
+	return tj_pod_terminal(pod) ? NULL : tj_pod_node_of(pod);
 }
 
 static void kick_if_capacity_changed(struct tj_controller *c, const struct tj_pod *old,
@@ -246,10 +250,12 @@ static void kick_if_capacity_changed(struct tj_controller *c, const struct tj_po
 		return;
 	/* Only what frees room can let a gang in: a pod that comes to hold a node takes room,
 	 * which the next cycle reads anyway (an admitted gang's pods were counted on their nodes
-	 * from the admission). */
+	 * from the admission). A pod told to stop frees nothing yet, but its end is now known,
+	 * which moves the head's expected start and reservation. */
 	if (!b || strcmp(a, b) != 0)
 		tj_admitter_kick_freed(c->admitter);
-	else if (memcmp(&old->requests, &pod->requests, sizeof(pod->requests)) != 0)
+	else if (memcmp(&old->requests, &pod->requests, sizeof(pod->requests)) != 0 ||
+	         old->deletion_time != pod->deletion_time)
 		tj_admitter_kick(c->admitter);
 }
 
@@ -354,7 +360,7 @@ static void on_priority_class(const void *obj, void *userdata)
 	struct tj_controller *c = userdata;
 
 	if (c->synced)
-		enqueue_all(c);
+		enqueue_all(c, false);
 }
 
 static void on_priority_class_update(const void *old, const void *new_obj, void *userdata)
@@ -392,7 +398,7 @@ static void on_synced(void *userdata)
 	        TJ_INT("pods", (long long)tj_store_len(tj_reflector_store(c->informers->pods))),
 	        TJ_INT("nodes", (long long)tj_store_len(tj_reflector_store(c->informers->nodes))));
 	tj_admitter_set_active(c->admitter, c->leading && !c->stopping);
-	enqueue_all(c);
+	enqueue_all(c, true);
 }
 
 /* ---- reconciling one key ---- */
@@ -511,11 +517,15 @@ static void executed(struct tj_execution_result *res, void *userdata)
 		tj_std_metrics_count_status(c->metrics, r->key, r->gpu_class, r->restart_reason,
 		                            &r->gpu_seconds, r->running_after);
 	/* The gang is created once its pods are (a status patch of a later stage may still
-	 * meet a conflict); a gang whose creates failed gives its nodes back. */
-	if (r->admits && res->pods_created + res->pods_adopted > 0)
+	 * meet a conflict). A gang whose creates the API server refused gives its nodes back:
+	 * the pods created before the refusal wait behind their gate, and its next plan deletes
+	 * them. An answer that says nothing of the creates (a timeout, a 5xx, a lost
+	 * connection: the pods may exist) keeps the nodes until the cache shows the pods or the
+	 * patience runs out (admitter_queue.h), so that no other gang is placed on them. */
+	if (r->admits && res->refusal != TJ_REFUSAL_NONE)
+		tj_admitter_release(c->admitter, r->key, TJ_REFUSAL_RETRY_SECONDS);
+	else if (r->admits && res->pods_created + res->pods_adopted > 0)
 		count_admission(c, r);
-	else if (r->admits)
-		tj_admitter_release(c->admitter, r->key);
 	if (res->rc == 0) {
 		tj_workqueue_forget(c->queue, r->key);
 		observe(c, r, "success");
@@ -694,6 +704,8 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	free(pods);
 	if (rc < 0)
 		return rc;
+	tj_admitter_refused(c->admitter, r->key, (const char(*)[TJ_NAME_MAX])plan->refused,
+	                    plan->n_refused);
 	rc = tj_admitter_want(c->admitter, job, r->key, &plan->want, plan->admits);
 	/* The rendered pod told the admitter the gang's requests and priority; a plan parked
 	 * behind the write gate must not hold it (thousands of queued jobs park at once). */
@@ -748,7 +760,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	        c->expectations, r->key, plan, uv_now(c->loop) + EXPECTATION_TIMEOUT_MS,
 	        start_execution, &(struct execute_call){ &ec, &obj, (int64_t)now, &r->execution });
 	if (rc < 0 && r->admits)
-		tj_admitter_release(c->admitter, r->key);
+		tj_admitter_release(c->admitter, r->key, 0);
 	return rc;
 }
 
@@ -848,7 +860,8 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	                                                   .metrics = c->metrics,
 	                                                   .enqueue = enqueue_key,
 	                                                   .enqueue_first = enqueue_key_first,
-	                                                   .userdata = c },
+	                                                   .userdata = c,
+	                                                   .kueue = config->kueue },
 	                     &c->admitter);
 	if (rc < 0)
 		goto fail;
@@ -886,7 +899,7 @@ void tj_controller_set_config(struct tj_controller *c, const struct tj_config *c
 {
 	c->config = config;
 	tj_admitter_set_config(c->admitter, config);
-	enqueue_all(c);
+	enqueue_all(c, false);
 }
 
 int tj_controller_start(struct tj_controller *c)
@@ -901,7 +914,7 @@ void tj_controller_set_leading(struct tj_controller *c, bool leading)
 	c->leading = leading;
 	tj_admitter_set_active(c->admitter, leading && c->synced && !c->stopping);
 	if (leading)
-		enqueue_all(c);
+		enqueue_all(c, true);
 }
 
 void tj_controller_queue_stats(const struct tj_controller *c, struct tj_workqueue_stats *ret)

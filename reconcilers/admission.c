@@ -169,6 +169,9 @@ static void run_clear(struct run *r)
 	free(r->cands);
 	free(r->ranks);
 	free(r->trial);
+	free(r->avoiding);
+	free(r->kept);
+	free(r->kept_slots);
 	free(r->releases);
 	free(r->admitted);
 	free(r->order);
@@ -200,6 +203,9 @@ static int run_alloc(struct run *r)
 	r->cands = calloc(nn, sizeof(*r->cands));
 	r->ranks = calloc(TJ_MAX_NODES, sizeof(*r->ranks));
 	r->trial = calloc(nn, sizeof(*r->trial));
+	r->avoiding = calloc(nn, sizeof(*r->avoiding));
+	r->kept = calloc(nn, sizeof(*r->kept));
+	r->kept_slots = calloc(nn, sizeof(*r->kept_slots));
 	r->releases = calloc(in->n_releases + 1, sizeof(*r->releases));
 	r->admitted = calloc(nj, sizeof(*r->admitted));
 	r->order = calloc(nj, sizeof(*r->order));
@@ -209,8 +215,8 @@ static int run_alloc(struct run *r)
 	if (!r->slot_node || !r->bucket_slots || !r->node_slot || !r->domain || !r->n_domains ||
 	    !r->class_nodes || !r->bucket_nodes || !r->free || !r->later || !r->pods ||
 	    !r->reserved || !r->domain_pods || !r->chosen || !r->rooms || !r->cands || !r->ranks ||
-	    !r->trial || !r->releases || !r->admitted || !r->order || !r->bucket_jobs ||
-	    !r->accounts || !r->job_account)
+	    !r->trial || !r->avoiding || !r->kept || !r->kept_slots || !r->releases ||
+	    !r->admitted || !r->order || !r->bucket_jobs || !r->accounts || !r->job_account)
 		return -ENOMEM;
 	return 0;
 }
@@ -440,6 +446,12 @@ static int open_accounts(struct run *r)
 
 /* Messages */
 
+/* Whether job may use node i of the input (its eligibility). */
+static bool may_use(const struct tj_adm_job *job, size_t i)
+{
+	return !job->eligible || job->eligible[i];
+}
+
 /* "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes x 4 GPUs never fits; at most 8". The
  * nodes counted are those of the class that hold one of its pods when empty; their size is
  * told when they are all alike, in the resource the request is described by. */
@@ -453,7 +465,7 @@ static void say_never_fits(const struct run *r, size_t b, const struct tj_adm_jo
 	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1]; i++) {
 		const struct tj_adm_resources *alloc = &r->in->nodes[r->class_nodes[i]].allocatable;
 
-		if (!holds_one(alloc, &job->request))
+		if (!may_use(job, r->class_nodes[i]) || !holds_one(alloc, &job->request))
 			continue;
 		tj_adm_describe_node(text, sizeof(text), alloc, &job->request);
 		if (n++ == 0)
@@ -465,8 +477,8 @@ static void say_never_fits(const struct run *r, size_t b, const struct tj_adm_jo
 
 /* Decisions */
 
-/* The most pods of the job the class holds when empty, every node counted (a cordoned node
- * comes back), counting no further than the whole job. */
+/* The most pods of the job the class holds when empty, every node it may use counted (a
+ * cordoned node comes back), counting no further than the whole job. */
 static int64_t most_pods(const struct run *r, size_t b, const struct tj_adm_job *job)
 {
 	int64_t total = 0, most = 0;
@@ -474,21 +486,23 @@ static int64_t most_pods(const struct run *r, size_t b, const struct tj_adm_job 
 	if (!has_launcher(job)) {
 		for (size_t i = r->bucket_nodes[b];
 		     i < r->bucket_nodes[b + 1] && total < job->num_nodes; i++)
-			total += pods_on(&r->in->nodes[r->class_nodes[i]].allocatable,
-			                 &job->request, job->num_nodes - total);
+			if (may_use(job, r->class_nodes[i]))
+				total += pods_on(&r->in->nodes[r->class_nodes[i]].allocatable,
+				                 &job->request, job->num_nodes - total);
 		return total;
 	}
 	/* With a launcher, on the node that loses the fewest ranks to it: the ranks each node
 	 * holds alone (up to the whole job), less what the launcher's node gives up. */
 	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1]; i++)
-		total = sat_add(total, pods_on(&r->in->nodes[r->class_nodes[i]].allocatable,
-		                               &job->request, job->num_nodes));
+		if (may_use(job, r->class_nodes[i]))
+			total = sat_add(total, pods_on(&r->in->nodes[r->class_nodes[i]].allocatable,
+			                               &job->request, job->num_nodes));
 	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1]; i++) {
 		const struct tj_adm_resources *alloc = &r->in->nodes[r->class_nodes[i]].allocatable;
 		struct tj_adm_resources rest = *alloc;
 		int64_t with;
 
-		if (!holds_one(alloc, &job->launcher))
+		if (!may_use(job, r->class_nodes[i]) || !holds_one(alloc, &job->launcher))
 			continue;
 		take(&rest, &job->launcher);
 		with = sat_add(sat_sub(total, pods_on(alloc, &job->request, job->num_nodes)),
@@ -560,14 +574,16 @@ static bool over_quota(struct run *r, size_t b, size_t j)
 
 /* A job behind a blocked head: it starts now only if that cannot delay the head, that is
  * if it keeps off the head's reserved nodes, or if its walltime ends by the head's expected
- * start. Without a walltime nobody can tell when it ends, so it waits. */
+ * start. Without a walltime nobody can tell when it ends: it may still keep off the
+ * reserved nodes, but only of a head that has them (an expected start); behind a head whose
+ * start is unknown, it waits, so that a stream of such jobs cannot starve the head. */
 static int backfill(struct run *r, size_t b, size_t j, const struct head *head, bool fits)
 {
 	const struct tj_adm_job *job = &r->in->jobs[j];
 	const struct tj_adm_input *in = r->in;
 
 	wait_for(&r->res->decisions[j], fits ? TJ_ADM_REASON_PRIORITY : TJ_ADM_REASON_RESOURCES);
-	if (!fits || !in->config->backfill || job->walltime <= 0)
+	if (!fits || !in->config->backfill || (job->walltime <= 0 && head->start <= 0))
 		return 0;
 	struct shape_memo *m = tj_adm_memo_of(r, b, job);
 
@@ -577,7 +593,8 @@ static int backfill(struct run *r, size_t b, size_t j, const struct head *head, 
 		if (m)
 			m->fits_elsewhere = 0;
 	}
-	if (head->start > 0 && sat_add(in->now, job->walltime) <= head->start &&
+	if (job->walltime > 0 && head->start > 0 &&
+	    sat_add(in->now, job->walltime) <= head->start &&
 	    tj_adm_place_gang(r, b, r->free, NULL, job))
 		return admit(r, b, j, true);
 	return 0;
@@ -611,31 +628,43 @@ static int decide(struct run *r, size_t b, size_t j, struct head *head)
 	return 0;
 }
 
-/* A job kept off some nodes sees them full while it is decided; they are given back as
- * they were afterwards, in reverse, so that a node named twice comes back whole. */
+/* Slot s of bucket b, for the job decided now, holds nothing (keep_off). */
+static void keep_off(struct run *r, size_t b, ptrdiff_t s)
+{
+	if (s < (ptrdiff_t)r->bucket_slots[b] || s >= (ptrdiff_t)r->bucket_slots[b + 1] ||
+	    r->avoiding[s])
+		return;
+	r->avoiding[s] = true;
+	r->kept[s] = r->free[s];
+	r->kept_slots[r->n_kept++] = (size_t)s;
+	r->free[s] = (struct tj_adm_resources){ -1, -1, -1, -1 };
+}
+
+/* A job kept off some nodes (those it must avoid, those it may not use) sees them full while
+ * it is decided, and no release on them counts for its reservation (give_back); they are
+ * given back as they were afterwards. */
 static int decide_avoiding(struct run *r, size_t b, size_t j, struct head *head)
 {
 	const struct tj_adm_job *job = &r->in->jobs[j];
-	struct tj_adm_resources saved[TJ_ADM_MAX_EXCLUDED] = { { 0 } };
-	ptrdiff_t slots[TJ_ADM_MAX_EXCLUDED] = { 0 };
-	size_t n = 0;
 	int err;
 
-	for (size_t i = 0; i < job->n_excluded && n < TJ_ADM_MAX_EXCLUDED; i++) {
-		ptrdiff_t s = r->node_slot[job->excluded[i]];
-
-		if (s < (ptrdiff_t)r->bucket_slots[b] || s >= (ptrdiff_t)r->bucket_slots[b + 1])
-			continue;
-		slots[n] = s;
-		saved[n++] = r->free[s];
-		r->free[s] = (struct tj_adm_resources){ -1, -1, -1, -1 };
-	}
-	size_t changed = n;
+	r->n_kept = 0;
+	for (size_t i = 0; i < job->n_excluded && i < TJ_ADM_MAX_EXCLUDED; i++)
+		keep_off(r, b, r->node_slot[job->excluded[i]]);
+	for (size_t s = r->bucket_slots[b]; job->eligible && s < r->bucket_slots[b + 1]; s++)
+		if (!job->eligible[r->slot_node[s]])
+			keep_off(r, b, (ptrdiff_t)s);
+	size_t changed = r->n_kept;
 
 	r->era += changed > 0;
 	err = decide(r, b, j, head);
-	while (n-- > 0)
-		r->free[slots[n]] = saved[n];
+	for (size_t i = 0; i < changed; i++) {
+		size_t s = r->kept_slots[i];
+
+		r->free[s] = r->kept[s];
+		r->avoiding[s] = false;
+	}
+	r->n_kept = 0;
 	r->era += changed > 0;
 	return err;
 }

@@ -8,8 +8,9 @@
  * - Capacity. A node of a class takes new pods when the caller says so (Ready, not cordoned,
  *   no taint the class does not tolerate, healthy). What is free on it is its allocatable
  *   GPUs (the class's extended resource), CPU and memory minus what is used: the requests of
- *   every non-terminal pod bound to it or pinned to it, ours or not, and the reservations of
- *   admitted gangs whose pods the cache has not shown yet.
+ *   every pod that holds it (reconcilers/capacity.h: bound, pinned or nominated there), ours
+ *   or not, and the reservations of admitted gangs whose pods the cache has not shown yet.
+ *   Which nodes of its class a job may use at all is its eligibility (tj_adm_job.eligible).
  * - Fit. A gang fits when every one of its pods fits at once, each with the job's request,
  *   on nodes of its class that take new pods. Several pods of one job may share a node when
  *   its free resources hold them. Nothing is admitted in part: a gang is placed whole or not
@@ -31,13 +32,19 @@
  * - Backfill (EASY, as Slurm's backfill scheduler): a job behind the head starts now only if
  *   it fits in what is free now and either its own walltime ends no later than the head's
  *   expected start, or it leaves the head's reserved nodes alone. A job without a walltime
- *   is never backfilled past a head whose gang is blocked. With backfill off the queue is
+ *   starts behind a blocked head only off the head's reserved nodes, and only when the head
+ *   has a reservation (an expected start). With backfill off the queue is
  *   strict FIFO per class: nothing starts behind a blocked head.
  * - Quotas (Slurm's GrpTRES). A job whose namespace would hold more GPUs of the class than
  *   the namespace's limit waits with reason QuotaExceeded; it does not block the jobs
  *   behind it, and it is not a head.
  * - Never fits. A job whose gang does not fit even on an empty class (too few nodes of that
- *   size) is NeverFits, with the most nodes of that size the class has; it is not a head.
+ *   size that it may use) is NeverFits, with the most nodes of that size the class has; it is
+ *   not a head. Every node of the class counts, those that take no new pods now too (a
+ *   cordoned or NotReady node comes back).
+ * - Nodes a job must avoid (where its last worker failed) or may not use (its eligibility)
+ *   are, for that job alone, nodes with nothing free: they hold none of its pods now, and no
+ *   release on them counts toward its expected start.
  * - Reasons of a waiting job: Resources (it does not fit in what is free now, or it is the
  *   head), Priority (it would fit now, but starting it would delay the head), QuotaExceeded,
  *   NeverFits. */
@@ -112,6 +119,16 @@ struct tj_adm_job {
 	/* The request of the gang's launcher, a pod of another shape that needs a place now
 	 * with the others (created later, once they are Ready); pods 0: no launcher. */
 	struct tj_adm_resources launcher;
+	/* Per node of the input (borrowed; jobs that ask the same may share one): whether the
+	 * job's pods may go there as the scheduler judges it (reconcilers/placement.h: its
+	 * node selector and affinity, its tolerations, the resources the node offers at all).
+	 * NULL: every node of its class. A node it may not use is, for the job, as one it must
+	 * avoid, and counts neither in its NeverFits verdict nor in its reservation. */
+	const bool *eligible;
+	/* With eligible: why the scheduler would refuse the nodes of the class the job may not
+	 * use (the first one's reason, in the scheduler's words), for its NeverFits message;
+	 * borrowed; NULL for none. */
+	const char *ineligible_why;
 };
 
 #define TJ_ADM_MAX_EXCLUDED 32

@@ -285,7 +285,8 @@ static void give_back(struct run *r, size_t first, size_t last, ptrdiff_t s,
                       const struct tj_adm_resources *back, const struct tj_adm_job *head,
                       int64_t *total)
 {
-	if (s < (ptrdiff_t)first || s >= (ptrdiff_t)last)
+	/* A node the head must avoid or may not use gives it nothing back. */
+	if (s < (ptrdiff_t)first || s >= (ptrdiff_t)last || r->avoiding[s])
 		return;
 	*total -= r->pods[s];
 	give(&r->later[s], back);

@@ -105,7 +105,13 @@ struct run {
 	size_t *ranks;                  /* owned; TJ_MAX_NODES: the slot of each rank placed */
 	size_t launcher_slot;           /* the slot of the launcher placed with them */
 	struct tj_adm_resources *trial; /* owned; per slot, scratch of tj_adm_place_gang */
-	struct release_key *releases;   /* owned; n_releases, by time */
+	/* While one job is decided: the slots it must avoid or may not use (avoiding), what is
+	 * free on them for the others (kept), and which they are (n_kept of them). */
+	bool *avoiding;                /* owned; per slot */
+	struct tj_adm_resources *kept; /* owned; per slot */
+	size_t *kept_slots;            /* owned; per slot */
+	size_t n_kept;
+	struct release_key *releases; /* owned; n_releases, by time */
 	/* owned; n_jobs, scratch of tj_adm_reserve: the gangs this cycle admitted ahead of the
 	 * head, by the time their walltime gives their nodes back (index: into jobs) */
 	struct release_key *admitted;

@@ -100,7 +100,8 @@ void tj_adm_say_never_fits(struct tj_adm_decision *d, const char *class_name,
                            const struct tj_adm_job *job, int64_t most, int n_nodes,
                            const char *node_size)
 {
-	char gang[128], size_text[128];
+	char gang[128], size_text[128], others[TJ_MESSAGE_MAX / 2] = "";
+	bool restricted = job->eligible && job->ineligible_why && *job->ineligible_why;
 
 	if (n_nodes && node_size[0])
 		snprintf(size_text, sizeof(size_text), "%d node%s of %s", n_nodes,
@@ -110,10 +111,13 @@ void tj_adm_say_never_fits(struct tj_adm_decision *d, const char *class_name,
 		         tj_adm_plural(n_nodes));
 	else
 		snprintf(size_text, sizeof(size_text), "no node that holds such a pod");
+	if (restricted)
+		snprintf(others, sizeof(others), "%s its pods may use (not the others: %s)",
+		         n_nodes ? " that" : " among those", job->ineligible_why);
 	tj_adm_describe_gang(gang, sizeof(gang), job, job->num_nodes);
 	snprintf(d->message, sizeof(d->message),
-	         "%s has %s: a job of %s never fits; at most %" PRId64, class_name, size_text, gang,
-	         most);
+	         "%s has %s%s: a job of %s never fits; at most %" PRId64, class_name, size_text,
+	         others, gang, most);
 }
 
 bool tj_adm_worth_telling(const struct tj_adm_decision *old, const struct tj_adm_decision *d)

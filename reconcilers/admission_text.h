@@ -32,7 +32,10 @@ void tj_adm_describe_node(char *buf, size_t size, const struct tj_adm_resources 
                           const struct tj_adm_resources *req);
 
 /* "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes x 4 GPUs never fits; at most 8": n_nodes
- * nodes of the class hold one of its pods, all of node_size ("" when they differ). */
+ * nodes of the class hold one of its pods, all of node_size ("" when they differ). When the
+ * job may use only some nodes of the class, job->ineligible_why says why not the others:
+ * "gh200 has 2 nodes of 4 GPUs that its pods may use (not the others: node(s) didn't match
+ * Pod's node affinity/selector): ...". */
 void tj_adm_say_never_fits(struct tj_adm_decision *d, const char *class_name,
                            const struct tj_adm_job *job, int64_t most, int n_nodes,
                            const char *node_size);

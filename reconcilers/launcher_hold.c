@@ -17,8 +17,7 @@ static int set_quantity(cJSON *obj, const char *name, int64_t v, const char *suf
 	return tj_json_set_string(obj, name, text);
 }
 
-int tj_launcher_hold_format(const cJSON *launcher, const char *node, const char *hostname,
-                            char **ret)
+int tj_launcher_hold_format(const cJSON *launcher, const char *node, char **ret)
 {
 	const char *name = tj_json_string(launcher, "metadata.name");
 	struct tj_pod_resources req;
@@ -30,8 +29,7 @@ int tj_launcher_hold_format(const cJSON *launcher, const char *node, const char 
 	r = -ENOMEM;
 	hold = cJSON_CreateObject();
 	if (!hold || tj_json_set_string(hold, "pod", name) < 0 ||
-	    tj_json_set_string(hold, "node", node) < 0 ||
-	    tj_json_set_string(hold, "hostname", hostname ? hostname : node) < 0)
+	    tj_json_set_string(hold, "node", node) < 0)
 		goto out;
 	container = cJSON_CreateObject();
 	if (tj_json_append(tj_json_array(hold, "containers"), container) == 0)
@@ -72,7 +70,6 @@ int tj_launcher_hold_parse(const char *text, struct tj_launcher_hold *ret)
 		goto out;
 	if (copy_name(h.pod, sizeof(h.pod), tj_json_string(obj, "pod")) < 0 ||
 	    copy_name(h.node, sizeof(h.node), tj_json_string(obj, "node")) < 0 ||
-	    copy_name(h.hostname, sizeof(h.hostname), tj_json_string(obj, "hostname")) < 0 ||
 	    tj_pod_spec_requests(obj, &req) < 0)
 		goto out;
 	h.cpu_milli = req.cpu_milli;

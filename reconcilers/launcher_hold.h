@@ -7,11 +7,12 @@
  * there, after a restart of the controller as before it.
  *
  * The annotation's value is compact JSON:
- *   {"pod":"<launcher pod>","node":"<node>","hostname":"<kubernetes.io/hostname>",
+ *   {"pod":"<launcher pod>","node":"<node>",
  *    "containers":[{"resources":{"requests":{"cpu":"500m","memory":"1073741824",
  *                                            "nvidia.com/gpu":"4"}}}]}
  * whose containers are the launcher's effective requests (informers/resources.h), so that
- * it reads as a pod spec. */
+ * it reads as a pod spec. (An older controller also wrote the node's hostname label, which
+ * is read past: the launcher is pinned by the node's name.) */
 #pragma once
 
 #include <stdint.h>
@@ -27,9 +28,8 @@
 #define TJ_RESOURCE_NAME_MAX 64
 
 struct tj_launcher_hold {
-	char pod[TJ_NAME_MAX];      /* the launcher pod whose place it is */
-	char node[TJ_NAME_MAX];     /* the node admission chose */
-	char hostname[TJ_NAME_MAX]; /* that node's kubernetes.io/hostname label */
+	char pod[TJ_NAME_MAX];  /* the launcher pod whose place it is */
+	char node[TJ_NAME_MAX]; /* the node admission chose */
 	int64_t cpu_milli, memory;
 	uint8_t n_extended;
 	struct {
@@ -39,10 +39,9 @@ struct tj_launcher_hold {
 };
 
 /* The annotation's value for the launcher pod launcher (its metadata.name and its spec's
- * requests) held on node, whose hostname label is hostname (node when NULL). -EINVAL for a
- * launcher without a name or with a quantity that is not one; -ENOMEM. */
-int tj_launcher_hold_format(const cJSON *launcher, const char *node, const char *hostname,
-                            char **ret);
+ * requests) held on node. -EINVAL for a launcher without a name or with a quantity that is
+ * not one; -ENOMEM. */
+int tj_launcher_hold_format(const cJSON *launcher, const char *node, char **ret);
 
 /* Reads an annotation's value; -EINVAL if it is not one tj_launcher_hold_format makes (too
  * long, not JSON, a name missing or too long). *ret is written only on success. */

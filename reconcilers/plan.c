@@ -882,6 +882,8 @@ static int finish(struct planner *p, struct tj_plan *plan)
 	p->want = (struct tj_plan_want){ 0 };
 	plan->admits = p->admits;
 	plan->backfilled = p->backfilled;
+	memcpy(plan->refused, p->refused, sizeof(plan->refused));
+	plan->n_refused = p->n_refused;
 	memcpy(plan->gpu_class, p->gpu_class, sizeof(plan->gpu_class));
 	return 0;
 }

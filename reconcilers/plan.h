@@ -179,21 +179,26 @@ struct tj_action {
 /* What the built-in admission (reconcilers/admission.h) says of a job's gang. */
 struct tj_plan_admission {
 	/* The gang may be created now: for each rank that needs a pod, in rank order, the node
-	 * it is pinned to and that node's kubernetes.io/hostname label (borrowed). */
+	 * it is pinned to (borrowed). */
 	bool admitted;
 	const char *const *nodes;
-	const char *const *hostnames;
 	size_t n_nodes;
 	/* The queue's verdict (borrowed), or NULL while the job has not been looked at yet. */
 	const struct tj_adm_decision *decision;
 	/* Seconds a pinned pod may stay unschedulable before the whole gang is given back; 0:
 	 * never. */
 	int64_t pin_timeout;
-	/* admitted with the place of the gang's launcher (want.launcher): its node and that
-	 * node's hostname label (borrowed); NULL without. */
+	/* admitted with the place of the gang's launcher (want.launcher): its node (borrowed);
+	 * NULL without. */
 	const char *launcher_node;
-	const char *launcher_hostname;
 };
+
+/* The most nodes one give-back reports as refusing the gang's pods, and how long the
+ * admission keeps the job off them: long enough for what kept the pod off (a foreign pod, a
+ * taint, a quota of the node) to go, short enough that a node fixed meanwhile is not lost
+ * to the job for good. */
+#define TJ_PLAN_MAX_REFUSED     16
+#define TJ_PLAN_REFUSAL_MINUTES 10
 
 /* The gang a plan waits to have admitted: the controller puts it in the queue. */
 struct tj_plan_want {
@@ -237,6 +242,11 @@ struct tj_plan {
 	struct tj_plan_want want;
 	/* The plan creates an admitted gang, ahead of a blocked head (for the metric). */
 	bool admits, backfilled;
+	/* The nodes whose pinned pods the scheduler would not take within the pin timeout, as
+	 * the plan gave the gang back: the admission keeps the job off them for a while, so
+	 * that it is never placed on the same wrong nodes twice. */
+	char refused[TJ_PLAN_MAX_REFUSED][TJ_NAME_MAX];
+	size_t n_refused;
 	/* The GPU class of the job's runtime, "" for none (the metrics' label). */
 	char gpu_class[TJ_NAME_MAX];
 };

@@ -3,6 +3,7 @@
  * scheduler cannot place a pinned pod. */
 #include "reconcilers/planner.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,7 @@
 #include "reconcilers/json.h"
 #include "reconcilers/launcher_hold.h"
 #include "reconcilers/native_gang.h"
+#include "reconcilers/refusal.h"
 
 /* The headless Service, posted with every batch of pods and until a status with the start
  * time is written (a later stage than the Service, so that a controller that stops in
@@ -90,8 +92,7 @@ static bool is_admitted(const struct planner *p, int missing, const cJSON *launc
 static int hold_launcher(cJSON *pod, const cJSON *launcher, const struct tj_plan_admission *adm)
 {
 	char *text = NULL;
-	int r = tj_launcher_hold_format(launcher, adm->launcher_node, adm->launcher_hostname,
-	                                &text);
+	int r = tj_launcher_hold_format(launcher, adm->launcher_node, &text);
 
 	if (r == 0)
 		r = tj_json_set_string(
@@ -99,6 +100,21 @@ static int hold_launcher(cJSON *pod, const cJSON *launcher, const struct tj_plan
 		        TJ_ANNOTATION_LAUNCHER_HOLD, text);
 	free(text);
 	return r;
+}
+
+/* The built-in queue has the job although it asks for Kueue's: the controller runs without
+ * the Kueue integration, and nobody else would admit it. Said with the queue's first
+ * verdict (the plan before it writes nothing), whether it queues, admits or fails the job. */
+static void say_kueue_label_ignored(struct planner *p)
+{
+	enum tj_state was = p->job->status.state;
+
+	if (!p->job->kueue || p->job->status.start_time || was == TJ_STATE_QUEUED ||
+	    was == TJ_STATE_RESTARTING)
+		return;
+	tj_planner_event(p, true, "KueueLabelIgnored",
+	                 "the label " TJ_LABEL_KUEUE_QUEUE " is ignored: this controller runs "
+	                 "without Kueue (--kueue), so the job is queued by its own admission");
 }
 
 /* The gang waits for admission: say what it needs, and what the queue said of it. The
@@ -114,6 +130,8 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 	while (first < p->num_nodes && (p->current[first] || p->blocked[first]))
 		first++;
 	p->queued = true;
+	if (d)
+		say_kueue_label_ignored(p);
 	if (d && d->verdict == TJ_ADM_NEVER_FITS) {
 		cJSON_Delete(launcher);
 		tj_planner_fail(p, TJ_ADM_REASON_NEVER, d->message);
@@ -193,8 +211,96 @@ static void announce_admission(struct planner *p, const char *const *assigned)
 		         launcher);
 	p->backfilled = adm->decision && adm->decision->verdict == TJ_ADM_ADMITTED &&
 	                adm->decision->backfilled;
+	say_kueue_label_ignored(p);
 	tj_planner_event(p, false, "Admitted", "%d pod%s pinned to %s%s", n, n == 1 ? "" : "s",
 	                 nodes, p->backfilled ? " (backfilled ahead of the queue's head)" : "");
+}
+
+/* Holds a pod back with the gang's scheduling gate: created with its gang, it holds no node
+ * until every pod of the gang exists (ungate), so that a create the API server refuses
+ * (a ResourceQuota, a LimitRange, a webhook) never leaves part of a gang running. */
+static int gate(cJSON *pod)
+{
+	cJSON *gate = cJSON_CreateObject();
+
+	if (!gate || tj_json_set_string(gate, "name", TJ_SCHEDULING_GATE) < 0) {
+		cJSON_Delete(gate);
+		return -ENOMEM;
+	}
+	return tj_json_append(tj_json_array(tj_json_object(pod, "spec"), "schedulingGates"), gate);
+}
+
+/* Every pod of the gang exists: the gates of those that still have it are lifted, leaving
+ * the gates of the runtime's own template (a pod's gates can only be removed). The uid in
+ * the body makes the patch fail rather than touch a newer pod of that name. */
+static void ungate(struct planner *p, const struct tj_render *render)
+{
+	const cJSON *own = NULL;
+	cJSON *pod = NULL;
+	bool any = false;
+
+	for (int r = 0; r < p->num_nodes && !any; r++)
+		any = p->current[r] && p->current[r]->gated && !is_deleting(p->current[r]) &&
+		      !is_finished(p->current[r]);
+	if (!any)
+		return;
+	if (tj_render_pod(render, 0, p->st.restart_count, &pod) < 0) {
+		p->oom = true;
+		return;
+	}
+	own = tj_json_path(pod, "spec.schedulingGates");
+	for (int r = 0; r < p->num_nodes; r++) {
+		const struct tj_pod *cur = p->current[r];
+		struct tj_action *a;
+		cJSON *spec;
+
+		if (!cur || !cur->gated || is_deleting(cur) || is_finished(cur))
+			continue;
+		if (!(a = tj_planner_push(p, TJ_ACTION_PATCH_POD, SLOT_MUTATION)))
+			break;
+		copy(a->name, sizeof(a->name), cur->name);
+		a->object = cJSON_CreateObject();
+		spec = tj_json_object(a->object, "spec");
+		if (!spec ||
+		    tj_json_set_string(tj_json_object(a->object, "metadata"), "uid", cur->uid) <
+		            0 ||
+		    tj_json_set(spec, "schedulingGates",
+		                own ? cJSON_Duplicate(own, true) : cJSON_CreateNull()) < 0) {
+			p->oom = true;
+			break;
+		}
+	}
+	cJSON_Delete(pod);
+}
+
+/* A gang whose creates the API server refused in part (the status says FailedCreate): the
+ * pods that were created wait behind their gate, holding no node; they are deleted, so that
+ * the gang is created again whole, once the refusal is lifted. True if so. */
+static bool drop_refused_gang(struct planner *p)
+{
+	int gated = 0;
+
+	if (strcmp(p->job->status.reason, TJ_REASON_FAILED_CREATE) != 0)
+		return false;
+	for (int r = 0; r < p->num_nodes; r++) {
+		const struct tj_pod *cur = p->current[r];
+
+		if (cur && cur->gated && !is_deleting(cur) && !is_finished(cur)) {
+			tj_planner_delete_pod(p, cur);
+			gated++;
+		}
+	}
+	if (!gated)
+		return false;
+	tj_planner_set_state(p, p->st.restart_count > 0 ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
+	                     TJ_REASON_FAILED_CREATE,
+	                     "%s; the %d pod%s of the gang created before it held no node and "
+	                     "%s deleted, and the gang is created again whole once it can be",
+	                     p->job->status.message, gated, gated == 1 ? "" : "s",
+	                     gated == 1 ? "is" : "are");
+	tj_planner_event(p, true, "GangRefused", "%s", p->st.message);
+	p->queued = true;
+	return true;
 }
 
 void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
@@ -219,8 +325,12 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 		}
 		if (p->in->native_gang && has_unbound_pods(p))
 			post_native_gang(p);
+		if (adm)
+			ungate(p, render);
 		return;
 	}
+	if (adm && drop_refused_gang(p))
+		return;
 	if (tj_planner_backing_off(p))
 		return;
 	/* A replaced attempt's pods go before the new gang is admitted, whole: the ranks whose
@@ -252,7 +362,7 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 		if (tj_render_pod(render, r, p->st.restart_count, &a->object) < 0 ||
 		    (p->in->native_gang && tj_native_gang_attach(a->object, p->job) < 0) ||
 		    (adm &&
-		     tj_render_pin(a->object, adm->nodes[pinned], adm->hostnames[pinned]) < 0) ||
+		     (tj_render_pin(a->object, adm->nodes[pinned]) < 0 || gate(a->object) < 0)) ||
 		    (launcher && created == 0 && hold_launcher(a->object, launcher, adm) < 0)) {
 			p->oom = true;
 			goto out;
@@ -274,9 +384,22 @@ out:
 	free(assigned);
 }
 
-/* A pinned pod the scheduler still cannot place after pin_timeout: something outside the
- * controller took its node. The whole gang goes back to the queue, since a partial gang
- * holds GPUs that nobody can use; the walltime clock of a first start stops with it. */
+/* Notes the node a stuck pod was pinned to, once, in plan.refused. */
+static void note_refused(struct planner *p, const struct tj_pod *pod)
+{
+	if (!pod->pinned_node || p->n_refused >= TJ_PLAN_MAX_REFUSED)
+		return;
+	for (size_t i = 0; i < p->n_refused; i++)
+		if (strcmp(p->refused[i], pod->pinned_node) == 0)
+			return;
+	copy(p->refused[p->n_refused++], TJ_NAME_MAX, pod->pinned_node);
+}
+
+/* A pinned pod the scheduler still cannot place after pin_timeout: something the admission
+ * did not see keeps it off its node. The whole gang goes back to the queue, since a partial
+ * gang holds GPUs that nobody can use; the walltime clock of a first start stops with it;
+ * and the nodes that refused its pods are named (plan.refused), so that the admission keeps
+ * the job off them for a while. */
 bool tj_planner_give_back(struct planner *p)
 {
 	const struct tj_plan_admission *adm = p->in->admission;
@@ -284,7 +407,7 @@ bool tj_planner_give_back(struct planner *p)
 
 	if (!adm || adm->pin_timeout <= 0)
 		return false;
-	for (int r = 0; r < p->num_nodes && !stuck; r++) {
+	for (int r = 0; r < p->num_nodes; r++) {
 		const struct tj_pod *pod = p->current[r];
 		int64_t age;
 
@@ -292,10 +415,12 @@ bool tj_planner_give_back(struct planner *p)
 		    (pod->node_name && *pod->node_name))
 			continue;
 		age = p->in->now - pod->creation_time;
-		if (age >= adm->pin_timeout)
-			stuck = pod;
-		else
+		if (age >= adm->pin_timeout) {
+			stuck = stuck ? stuck : pod;
+			note_refused(p, pod);
+		} else {
 			requeue(p, adm->pin_timeout - age);
+		}
 	}
 	if (!stuck)
 		return false;
@@ -307,10 +432,10 @@ bool tj_planner_give_back(struct planner *p)
 	tj_planner_set_state(
 	        p, p->st.restart_count > 0 ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
 	        TJ_ADM_REASON_RESOURCES,
-	        "rank %d could not be scheduled on its node within %lld s (%s); the gang was "
-	        "given back and waits for admission again",
-	        stuck->rank, (long long)adm->pin_timeout,
-	        tj_or(stuck->unschedulable_message, "unschedulable"));
+	        "rank %d could not be scheduled on its node %s within %lld s (%s); the gang was "
+	        "given back and waits for admission again, kept off that node for %d minutes",
+	        stuck->rank, tj_or(stuck->pinned_node, "?"), (long long)adm->pin_timeout,
+	        tj_or(stuck->unschedulable_message, "unschedulable"), TJ_PLAN_REFUSAL_MINUTES);
 	tj_planner_event(p, true, "GangReleased", "%s", p->st.message);
 	p->queued = true;
 	return true;

@@ -155,7 +155,7 @@ static int place_launcher(struct planner *p, const struct tj_render *render, cJS
 
 	if (!tj_planner_mpi_hold(p, &hold))
 		return 0;
-	r = tj_render_pin(pod, hold.node, hold.hostname);
+	r = tj_render_pin(pod, hold.node);
 	return r < 0 ? r : tj_render_place_in_class(render, pod);
 }
 

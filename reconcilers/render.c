@@ -24,7 +24,7 @@ struct tj_render {
 	int procs;
 	bool torch; /* the torchrun wiring; an MPI launcher starts the processes instead */
 	const struct tj_gpu_class *gpu_class; /* borrowed from the input */
-	cJSON *placement; /* owned; the class's (and the exclusions') node affinity expressions */
+	cJSON *placement; /* owned; the class's (and the exclusions') node selector term */
 };
 
 static const char *const reserved_env[] = {
@@ -396,15 +396,18 @@ fail:
 	return NULL;
 }
 
-/* The placement requirements as matchExpressions: the class's node labels, its architecture,
- * and the excluded nodes. */
-static int placement_expressions(const struct tj_render_input *in, cJSON **ret)
+/* The placement requirements as a node selector term: the class's node labels and its
+ * architecture (matchExpressions), and the excluded nodes by name (matchFields
+ * metadata.name NotIn, as the DaemonSet controller names nodes: a node's hostname label may
+ * differ from its name, and need not be unique). */
+static int placement_term(const struct tj_render_input *in, cJSON **ret)
 {
 	const struct tj_gpu_class *cls = in->gpu_class;
-	cJSON *exprs = cJSON_CreateArray();
+	cJSON *term = cJSON_CreateObject(),
+	      *exprs = term ? tj_json_array(term, "matchExpressions") : NULL;
 
 	if (!exprs)
-		return -ENOMEM;
+		goto fail;
 	for (size_t i = 0; cls && i < cls->n_node_labels; i++) {
 		const char *v = cls->node_labels[i].value;
 
@@ -419,23 +422,44 @@ static int placement_expressions(const struct tj_render_input *in, cJSON **ret)
 			goto fail;
 	}
 	if (in->n_excluded_nodes > 0 &&
-	    tj_json_append(exprs, match_expression("kubernetes.io/hostname", "NotIn",
-	                                           in->excluded_nodes, in->n_excluded_nodes)) < 0)
+	    tj_json_append(tj_json_array(term, "matchFields"),
+	                   match_expression("metadata.name", "NotIn", in->excluded_nodes,
+	                                    in->n_excluded_nodes)) < 0)
 		goto fail;
-	*ret = exprs;
+	*ret = term;
 	return 0;
 fail:
-	cJSON_Delete(exprs);
+	cJSON_Delete(term);
 	return -ENOMEM;
 }
 
-/* Required node affinity: the terms of a nodeSelector are ORed, so the expressions are
- * ANDed into every term the template or overrides brought, or form the only term. */
-static int and_into_terms(cJSON *spec, const cJSON *exprs)
+/* Appends a copy of every requirement of list `name` of `from` to that list of `to`. */
+static int and_list(cJSON *to, const cJSON *from, const char *name)
+{
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(from, name), *e;
+	cJSON *into;
+
+	if (cJSON_GetArraySize(list) == 0)
+		return 0;
+	if (!(into = tj_json_array(to, name)))
+		return -ENOMEM;
+	cJSON_ArrayForEach(e, list)
+	{
+		if (add_dup(into, e) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Required node affinity: the terms of a nodeSelector are ORed, so the requirements of
+ * `and` (a term: matchExpressions and matchFields) are ANDed into every term the template
+ * or overrides brought, or form the only term. */
+static int and_into_terms(cJSON *spec, const cJSON *and)
 {
 	cJSON *required, *terms, *term;
 
-	if (cJSON_GetArraySize(exprs) == 0)
+	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(and, "matchExpressions")) == 0 &&
+	    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(and, "matchFields")) == 0)
 		return 0;
 	required = tj_json_object(tj_json_object(tj_json_object(spec, "affinity"), "nodeAffinity"),
 	                          "requiredDuringSchedulingIgnoredDuringExecution");
@@ -446,36 +470,28 @@ static int and_into_terms(cJSON *spec, const cJSON *exprs)
 		return -ENOMEM;
 	cJSON_ArrayForEach(term, terms)
 	{
-		cJSON *list = tj_json_array(term, "matchExpressions");
-		const cJSON *e;
-
-		if (!list)
+		if (and_list(term, and, "matchExpressions") < 0 ||
+		    and_list(term, and, "matchFields") < 0)
 			return -ENOMEM;
-		cJSON_ArrayForEach(e, exprs)
-		{
-			if (add_dup(list, e) < 0)
-				return -ENOMEM;
-		}
 	}
 	return 0;
 }
 
-int tj_render_pin(cJSON *pod, const char *node, const char *hostname)
+int tj_render_pin(cJSON *pod, const char *node)
 {
-	cJSON *exprs = cJSON_CreateArray();
-	const char *v = hostname ? hostname : node;
+	cJSON *term = cJSON_CreateObject();
 	int r = -ENOMEM;
 
-	if (!exprs ||
-	    tj_json_append(exprs, match_expression("kubernetes.io/hostname", "In", &v, 1)) < 0)
+	if (!term || tj_json_append(tj_json_array(term, "matchFields"),
+	                            match_expression("metadata.name", "In", &node, 1)) < 0)
 		goto out;
-	r = and_into_terms(tj_json_object(pod, "spec"), exprs);
+	r = and_into_terms(tj_json_object(pod, "spec"), term);
 	if (r == 0)
 		r = tj_json_set_string(
 		        tj_json_object(tj_json_object(pod, "metadata"), "annotations"),
 		        TJ_ANNOTATION_PINNED_NODE, node);
 out:
-	cJSON_Delete(exprs);
+	cJSON_Delete(term);
 	return r;
 }
 
@@ -676,7 +692,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	rc = -ENOMEM;
 	drop_reserved_env(node);
 	if ((!in->runtime->mpi.enabled && add_port(node) < 0) ||
-	    placement_expressions(in, &placement) < 0 || and_into_terms(spec, placement) < 0 ||
+	    placement_term(in, &placement) < 0 || and_into_terms(spec, placement) < 0 ||
 	    apply_tolerations(spec, in->gpu_class) < 0 ||
 	    tj_json_set_string(spec, "restartPolicy", "Never") < 0 ||
 	    tj_walltime_add_volume(spec) < 0 || tj_termination_policy_default(spec) < 0 ||

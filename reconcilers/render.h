@@ -33,7 +33,7 @@ struct tj_render_input {
 	const struct tj_trainjob *job;
 	const struct tj_runtime *runtime;
 	const struct tj_gpu_class *gpu_class; /* NULL: no GPU placement */
-	/* Nodes the pods must avoid (where a rank failed): kubernetes.io/hostname NotIn. */
+	/* Nodes the pods must avoid (where a rank failed): matchFields metadata.name NotIn. */
 	const char *const *excluded_nodes;
 	size_t n_excluded_nodes;
 };
@@ -59,11 +59,12 @@ int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
 const struct tj_gpu_class *tj_render_gpu_class(const struct tj_render *r);
 
 /* Pins a rendered pod to one node, chosen by admission: required node affinity
- * kubernetes.io/hostname In [hostname] (the node's label; its name when NULL), ANDed into
- * every term, so the scheduler stays the final check but cannot move the pod elsewhere;
- * and the annotation TJ_ANNOTATION_PINNED_NODE naming the node, by which the capacity
- * counts the pod on its node before it is bound. -ENOMEM. */
-int tj_render_pin(cJSON *pod, const char *node, const char *hostname);
+ * matchFields metadata.name In [node] (the node's name, as the DaemonSet controller pins its
+ * pods: the kubernetes.io/hostname label may differ from it), ANDed into every term, so the
+ * scheduler stays the final check but cannot move the pod elsewhere; and the annotation
+ * TJ_ANNOTATION_PINNED_NODE naming the node, by which the capacity counts the pod on its
+ * node before it is bound. -ENOMEM. */
+int tj_render_pin(cJSON *pod, const char *node);
 
 /* Places a pod of another step in the job's GPU class as the node pods are: the class's
  * (and the excluded nodes') node affinity ANDed into every term, and the class's

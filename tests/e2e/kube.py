@@ -110,6 +110,10 @@ def tj(namespace, name):
     return kubectl_json("get", "trainjob", name, "-n", namespace)
 
 
+# terminationGracePeriodSeconds of a pod that does not set it: at its deadline a job's pods
+# are told to stop and may hold their nodes that much longer, so a reservation counts it.
+GRACE = 30
+
 FAILED_ATTEMPT = "trainjob.flame.dev/failed-attempt"
 
 

@@ -243,7 +243,7 @@ def pinned_to(pod):
     node = pod["metadata"]["annotations"][PINNED_NODE]
     terms = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     for term in terms:
-        assert {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]} in term["matchExpressions"], term
+        assert {"key": "metadata.name", "operator": "In", "values": [node]} in term["matchFields"], term
     assert pod["spec"].get("nodeName") in (None, node), (pod["metadata"]["name"], pod["spec"].get("nodeName"), node)
     return node
 

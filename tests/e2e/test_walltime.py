@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import Controller
-from kube import REPO, PodWatch, apply, condition, events, kubectl, pods, running, table, tj, trainjob, wait_for, wait_state
+from kube import GRACE, REPO, PodWatch, apply, condition, events, kubectl, pods, running, table, tj, trainjob, wait_for, wait_state
 from test_admission import gh200_busy
 
 DEFAULT, MAX, WARNING = 60, 120, 20
@@ -139,6 +139,6 @@ def test_the_queue_reserves_with_the_default_walltime(walltime_controller, names
         return s.get("state") == "Queued" and s.get("expectedStartTime") and s
 
     s = wait_for("head's reservation", reserved, timeout=30)
-    assert s["expectedStartTime"] == deadline, (s, deadline)
+    assert ts(s["expectedStartTime"]) == ts(deadline) + GRACE, (s, deadline)
     assert pods(namespace, "head") == []
     kubectl("delete", "tj", "holder", "head", "-n", namespace, "--wait=false")

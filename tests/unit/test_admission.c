@@ -58,6 +58,8 @@ struct job_row {
 	int64_t walltime;
 	bool restart;
 	const char *avoid[3]; /* nodes the job's pods must avoid */
+	const char *only[4];  /* the nodes its pods may use (its eligibility); none: every node */
+	const char *why;      /* why not the others, for its NeverFits message */
 	/* A launcher placed with the gang: its GPUs and millicores. */
 	bool launcher;
 	int64_t launcher_gpus, launcher_cpu;
@@ -140,6 +142,127 @@ static const struct adm_case cases[] = {
 	                         "free; expected start unknown" } },
 	  .admitted = 0 },
 	/* Nodes a job must avoid */
+	{ .name = "a node a restart must avoid gives its reservation nothing back (R1): its "
+	          "expected start is when another node frees, and a job that ends by then is "
+	          "backfilled",
+	  .gh200 = 2,
+	  .busy = 1,
+	  .nodes = { { .name = "gh-big",
+	               .gpus = 8,
+	               .cpu = 72000,
+	               .mem = 480 * GIB,
+	               .used_gpus = 8 } },
+	  .releases = { { "gh-big", 100, 4 }, { "gh-big", 100, 4 }, { "gh-1", 1000, 4 } },
+	  .jobs = { { .key = "team-a/again",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .restart = true,
+	              .avoid = { "gh-big" },
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .start = NOW + 1000,
+	              .free = 1,
+	              .message = "position 1 of 1 in gh200: needs 2 nodes x 4 GPUs, 1 such node "
+	                         "free; expected start 10:16Z" },
+	            { .key = "team-a/short",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 2,
+	              .walltime = 500,
+	              .on = { "gh-2" },
+	              .queue = 1,
+	              .free = 1,
+	              .backfilled = true } },
+	  .admitted = 1,
+	  .backfilled = 1 },
+	/* Eligibility: the nodes a job's selectors, affinity, tolerations and resources allow */
+	{ .name = "a job whose selector allows two nodes goes there, not where best fit would "
+	          "put it",
+	  .gh200 = 4,
+	  .jobs = { { .key = "team-a/rack2",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .only = { "gh-3", "gh-4" },
+	              .on = { "gh-3", "gh-4" },
+	              .free = 2 } },
+	  .admitted = 1 },
+	{ .name = "a job whose selector allows fewer nodes than it needs never fits, and says "
+	          "how many it may use",
+	  .gh200 = 4,
+	  .jobs = { { .key = "team-a/rack2",
+	              .nodes = 3,
+	              .gpus = 4,
+	              .created = 1,
+	              .only = { "gh-3", "gh-4" },
+	              .why = "node(s) didn't match Pod's node affinity/selector",
+	              .verdict = TJ_ADM_NEVER_FITS,
+	              .reason = "NeverFits",
+	              POS(0, 0),
+	              .free = 2,
+	              .message = "gh200 has 2 nodes of 4 GPUs that its pods may use (not the "
+	                         "others: node(s) didn't match Pod's node affinity/selector): a "
+	                         "job of 3 nodes x 4 GPUs never fits; at most 2" } },
+	  .admitted = 0 },
+	{ .name = "a head that may use only some nodes is reserved there, and only their "
+	          "releases count for its start; a job behind it uses the others",
+	  .gh200 = 4,
+	  .busy = 4,
+	  .releases = { { "gh-1", 100, 4 },
+	                { "gh-2", 100, 4 },
+	                { "gh-3", 2000, 4 },
+	                { "gh-4", 2000, 4 } },
+	  .jobs = { { .key = "team-a/rack2",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .only = { "gh-3", "gh-4" },
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 2),
+	              .start = NOW + 2000,
+	              .message = "position 1 of 2 in gh200: needs 2 nodes x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:33Z" },
+	            { .key = "team-a/any",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 2,
+	              .walltime = 5000,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(2, 2),
+	              .message = "position 2 of 2 in gh200: needs 2 nodes x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" } },
+	  .admitted = 0 },
+	/* A job without a walltime behind a blocked head (R5) */
+	{ .name = "a job without a walltime starts off the nodes the head has reserved",
+	  .gh200 = 4,
+	  .busy = 2,
+	  .busy_for = 1000,
+	  .jobs = { { .key = "team-a/wide",
+	              .nodes = 3,
+	              .gpus = 4,
+	              .created = 1,
+	              .walltime = 3600,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .start = NOW + 1000,
+	              .free = 2,
+	              .message = "position 1 of 1 in gh200: needs 3 nodes x 4 GPUs, 2 such nodes "
+	                         "free; expected start 10:16Z" },
+	            { .key = "team-a/open-ended",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 2,
+	              .on = { "gh-4" },
+	              .queue = 1,
+	              .free = 2,
+	              .backfilled = true } },
+	  .admitted = 1,
+	  .backfilled = 1 },
 	{ .name = "a restart keeps off the node of its last failure",
 	  .gh200 = 3,
 	  .jobs = { { .key = "team-a/again",
@@ -1072,6 +1195,7 @@ struct built {
 	size_t n_releases;
 	struct tj_adm_job jobs[MAX_JOBS];
 	size_t excluded[MAX_JOBS][3];
+	bool eligible[MAX_JOBS][MAX_NODES * 2];
 	char namespaces[MAX_JOBS][32];
 	struct tj_adm_input in;
 };
@@ -1151,6 +1275,11 @@ static void build(const struct adm_case *c, struct built *b)
 			.excluded = b->excluded[n],
 			.launcher = { r->launcher_gpus, r->launcher_cpu, 0, r->launcher ? 1 : 0 },
 		};
+		for (size_t k = 0; k < 4 && r->only[k]; k++) {
+			b->eligible[n][node_index(b, r->only[k])] = true;
+			b->jobs[n].eligible = b->eligible[n];
+		}
+		b->jobs[n].ineligible_why = r->why;
 		while (b->jobs[n].n_excluded < 3 && r->avoid[b->jobs[n].n_excluded]) {
 			b->excluded[n][b->jobs[n].n_excluded] =
 			        node_index(b, r->avoid[b->jobs[n].n_excluded]);
@@ -1296,9 +1425,37 @@ static void test_stats_per_class(void **state)
 		{ "cpu-1", -1, NULL, true, { 0, 16000, 64 * GIB, 0 }, { 0, 0, 0, 0 } },
 	};
 	const struct tj_adm_job jobs[] = {
-		{ "a/l", "a", 1, 1, 1, { 2, 0, 0, 0 }, 0, 1, 0, false, NULL, 0, { 0 } },
-		{ "a/l2", "a", 1, 1, 1, { 4, 0, 0, 0 }, 0, 2, 0, false, NULL, 0, { 0 } },
-		{ "a/cpu", "a", -1, 1, 1, { 0, 4000, 0, 0 }, 0, 3, 0, false, NULL, 0, { 0 } },
+		{ "a/l", "a", 1, 1, 1, { 2, 0, 0, 0 }, 0, 1, 0, false, NULL, 0, { 0 }, NULL, NULL },
+		{ "a/l2",
+		  "a",
+		  1,
+		  1,
+		  1,
+		  { 4, 0, 0, 0 },
+		  0,
+		  2,
+		  0,
+		  false,
+		  NULL,
+		  0,
+		  { 0 },
+		  NULL,
+		  NULL },
+		{ "a/cpu",
+		  "a",
+		  -1,
+		  1,
+		  1,
+		  { 0, 4000, 0, 0 },
+		  0,
+		  3,
+		  0,
+		  false,
+		  NULL,
+		  0,
+		  { 0 },
+		  NULL,
+		  NULL },
 	};
 	const struct tj_adm_input in = {
 		.config = &config,
@@ -1364,8 +1521,9 @@ static void test_invalid_input(void **state)
 		struct tj_adm_node node = { "gh-1",        0, NULL, true, { 4, 1000, GIB, 0 },
 			                    { 0, 0, 0, 0 } };
 		struct tj_adm_release rel = { 0, NOW + 60, { 4, 0, 0, 0 } };
-		struct tj_adm_job job = { "team-a/j", "team-a", 0,     1,    1, { 4, 0, 0, 0 }, 0,
-			                  1,          0,        false, NULL, 0, { 0 } };
+		struct tj_adm_job job = { "team-a/j",     "team-a", 0,     1,    1,
+			                  { 4, 0, 0, 0 }, 0,        1,     0,    false,
+			                  NULL,           0,        { 0 }, NULL, NULL };
 		struct tj_adm_input in = {
 			.config = &config,
 			.class_names = class_names,

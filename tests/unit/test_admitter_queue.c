@@ -1,9 +1,11 @@
 /* The admitter's queue entries: what a plan that wants a created gang's pods again leads to
- * (the cache behind, the same pods again, or the job decided again). */
+ * (the cache behind, the same pods again, or the job decided again); and the nodes that
+ * refused a job's pinned pods, each kept until its time. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -85,10 +87,41 @@ static void test_created_again_table(void **state)
 	}
 }
 
+/* A node named again has its time renewed, not a second row; when every row is taken, the
+ * refusal that ends first makes room. */
+static void test_refusals_renew_and_make_room(void **state)
+{
+	struct tj_queue_refusals r = { .key = "team-a/j" };
+	char nodes[TJ_PLAN_MAX_REFUSED + 1][TJ_NAME_MAX];
+
+	(void)state;
+	for (size_t i = 0; i <= TJ_PLAN_MAX_REFUSED; i++)
+		snprintf(nodes[i], sizeof(nodes[i]), "gh-%zu", i);
+	tj_queue_refusals_add(&r, (const char(*)[TJ_NAME_MAX])nodes, 2, 1000);
+	assert_int_equal(r.n, 2);
+	assert_string_equal(r.nodes[0], "gh-0");
+	assert_string_equal(r.nodes[1], "gh-1");
+	tj_queue_refusals_add(&r, (const char(*)[TJ_NAME_MAX]) & nodes[1], 1, 5000);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.until_ms[0], 1000);
+	assert_int_equal(r.until_ms[1], 5000);
+	/* Fill every row, gh-0 (until 1000) ending first; one more takes its row. */
+	tj_queue_refusals_add(&r, (const char(*)[TJ_NAME_MAX]) & nodes[2], TJ_PLAN_MAX_REFUSED - 2,
+	                      3000);
+	assert_int_equal(r.n, TJ_PLAN_MAX_REFUSED);
+	tj_queue_refusals_add(&r, (const char(*)[TJ_NAME_MAX]) & nodes[TJ_PLAN_MAX_REFUSED], 1,
+	                      9000);
+	assert_int_equal(r.n, TJ_PLAN_MAX_REFUSED);
+	assert_string_equal(r.nodes[0], nodes[TJ_PLAN_MAX_REFUSED]);
+	assert_int_equal(r.until_ms[0], 9000);
+	assert_string_equal(r.nodes[1], "gh-1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_created_again_table),
+		cmocka_unit_test(test_refusals_renew_and_make_room),
 	};
 	return cmocka_run_group_tests_name("admitter_queue", tests, NULL, NULL);
 }

@@ -605,10 +605,10 @@ static void assert_admitted_writes(const struct fixture *fx, int first)
 
 		assert_non_null(strstr(b, rank ? "\"trainjob.flame.dev/node\":\"gh200-1\""
 		                               : "\"trainjob.flame.dev/node\":\"gh200-0\""));
-		assert_non_null(strstr(b, rank ? "{\"key\":\"kubernetes.io/hostname\",\"operator\":"
-		                                 "\"In\",\"values\":[\"gh200-1\"]}"
-		                               : "{\"key\":\"kubernetes.io/hostname\",\"operator\":"
-		                                 "\"In\",\"values\":[\"gh200-0\"]}"));
+		assert_non_null(strstr(b, rank ? "\"matchFields\":[{\"key\":\"metadata.name\","
+		                                 "\"operator\":\"In\",\"values\":[\"gh200-1\"]}]"
+		                               : "\"matchFields\":[{\"key\":\"metadata.name\","
+		                                 "\"operator\":\"In\",\"values\":[\"gh200-0\"]}]"));
 	}
 	assert_non_null(
 	        strstr(s->seen[write_index(s, first + 3)].body, "\"startTime\":\"" NOW_S "\""));

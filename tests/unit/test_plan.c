@@ -54,6 +54,7 @@ struct pod_row {
 	const char *message;       /* the terminated container's message */
 	int64_t started;           /* seconds since status.startTime; 0: unset */
 	int32_t held;              /* seconds from status.startTime to its container's end */
+	bool gated;                /* held back by the gang's scheduling gate */
 };
 
 struct plan_case {
@@ -1635,6 +1636,7 @@ static void pods_of(const struct plan_case *c, struct fixture *f)
 			.termination_message = (char *)row->message,
 			.start_time = row->started ? NOW - row->started : 0,
 			.held_seconds = row->held,
+			.gated = row->gated,
 		};
 		f->pod_ptrs[i] = p;
 	}
@@ -1936,7 +1938,6 @@ static const struct tj_adm_decision admitted_backfill = {
 	.backfilled = true,
 };
 static const char *const four_nodes[] = { "gh200-1", "gh200-2", "gh200-3", "gh200-4" };
-static const char *const four_hosts[] = { "host-1", "host-2", "host-3", "host-4" };
 
 static const struct tj_plan_admission adm_none = { .pin_timeout = 60 };
 static const struct tj_plan_admission adm_waiting = { .decision = &waiting_second,
@@ -1944,15 +1945,12 @@ static const struct tj_plan_admission adm_waiting = { .decision = &waiting_secon
 static const struct tj_plan_admission adm_never = { .decision = &never_fits, .pin_timeout = 60 };
 static const struct tj_plan_admission adm_four = { .admitted = true,
 	                                           .nodes = four_nodes,
-	                                           .hostnames = four_hosts,
 	                                           .n_nodes = 4,
 	                                           .decision = &admitted_backfill,
 	                                           .pin_timeout = 60 };
-static const struct tj_plan_admission adm_two = { .admitted = true,
-	                                          .nodes = four_nodes,
-	                                          .hostnames = four_hosts,
-	                                          .n_nodes = 2,
-	                                          .pin_timeout = 60 };
+static const struct tj_plan_admission adm_two = {
+	.admitted = true, .nodes = four_nodes, .n_nodes = 2, .pin_timeout = 60
+};
 
 #define WAITING_MSG                                                                                \
 	"position 2 of 3 in gh200: needs 4 nodes x 4 GPUs, 1 such node free; expected start "      \
@@ -1963,13 +1961,18 @@ static const struct tj_plan_admission adm_two = { .admitted = true,
 	"'startTime':null," JOBS(0, 0, 0, 0) ",'conditions':[]}"
 #define PINNED_UNSCHEDULABLE(r, msg, age)                                                          \
 	{                                                                                          \
-		r, 0, TJ_POD_PENDING, false, NULL, false, 0, NULL, NULL, msg, NULL, NULL, age      \
+		r, 0, TJ_POD_PENDING, false, NULL, false, 0, NULL, NULL, msg, NULL, NULL, age,     \
+		        "gh200-4"                                                                  \
 	}
 
 #define PINNED(r, node)                                                                            \
 	{                                                                                          \
 		r, 0, TJ_POD_PENDING, false, NULL, false, 0, NULL, NULL, NULL, NULL, NULL, 1, node \
 	}
+
+#define KUEUE_IGNORED                                                                              \
+	"the label kueue.x-k8s.io/queue-name is ignored: this controller runs without Kueue "      \
+	"(--kueue), so the job is queued by its own admission"
 
 static const struct plan_case admission_cases[] = {
 	{ .name = "a new job waits for its first verdict: no pod, and only its status",
@@ -1984,6 +1987,24 @@ static const struct plan_case admission_cases[] = {
 	  .runtime = "torch-gh200",
 	  .admission = &adm_waiting,
 	  .want = { "0 PatchStatus vit", "0 Event Normal Queued: " WAITING_MSG },
+	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=2|start=1795957200" },
+	{ .name = "the Kueue label without Kueue: queued here, and a warning says so with the "
+	          "first verdict",
+	  .labels = "{'kueue.x-k8s.io/queue-name':'user-queue'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .admission = &adm_waiting,
+	  .want = { "0 PatchStatus vit", "0 Event Warning KueueLabelIgnored: " KUEUE_IGNORED,
+	            "0 Event Normal Queued: " WAITING_MSG },
+	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=2|start=1795957200" },
+	{ .name = "the Kueue label without Kueue, told once: a job already queued says nothing",
+	  .labels = "{'kueue.x-k8s.io/queue-name':'user-queue'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = QUEUED_STATUS,
+	  .admission = &adm_waiting,
 	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=2|start=1795957200" },
 	{ .name = "a queued job whose verdict did not change writes nothing",
@@ -2082,11 +2103,50 @@ static const struct plan_case admission_cases[] = {
 	            "0 DeletePod vit-node-0-2-a0", "0 DeletePod vit-node-0-3-a0",
 	            "1 PatchStatus vit",
 	            "1 Event Warning GangReleased: rank 3 could not be scheduled on its node "
-	            "within 60 s (node(s) didn't match Pod's node affinity); the gang was given "
-	            "back and waits for admission again" },
-	  .want_status = "Queued|Resources|rank 3 could not be scheduled on its node within 60 s "
-	                 "(node(s) didn't match Pod's node affinity); the gang was given back and "
-	                 "waits for admission again|restarts=0||jobs=1/0/0/0/0" },
+	            "gh200-4 within 60 s (node(s) didn't match Pod's node affinity); the gang was "
+	            "given back and waits for admission again, kept off that node for 10 "
+	            "minutes" },
+	  .want_status = "Queued|Resources|rank 3 could not be scheduled on its node gh200-4 "
+	                 "within 60 s (node(s) didn't match Pod's node affinity); the gang was "
+	                 "given back and waits for admission again, kept off that node for 10 "
+	                 "minutes|restarts=0||jobs=1/0/0/0/0" },
+	{ .name = "every pod of the gang exists: the gates of those still held back are lifted",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods "
+	            "running'," STARTED "}",
+	  .admission = &adm_none,
+	  .pods = { { .rank = 0, .phase = TJ_POD_PENDING, .pinned = "gh200-1", .gated = true },
+	            { .rank = 1, .phase = TJ_POD_PENDING, .pinned = "gh200-2", .gated = true },
+	            { .rank = 2, .phase = TJ_POD_PENDING, .pinned = "gh200-3" },
+	            { .rank = 3, .phase = TJ_POD_PENDING, .pinned = "gh200-4", .gated = true } },
+	  .n_pods = 4,
+	  .want = { "0 PatchPod vit-node-0-0-a0", "0 PatchPod vit-node-0-1-a0",
+	            "0 PatchPod vit-node-0-3-a0", "1 PatchStatus vit" },
+	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=1/0/0/0/0" },
+	{ .name = "a gang refused in part: the pods created before the refusal, gated, are "
+	          "deleted, and the gang queues again whole",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status =
+	          "{'state':'Pending','reason':'FailedCreate','message':'pods \\\"vit-node-0-1-a0"
+	          "\\\" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=4, "
+	          "used: requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4'}",
+	  .admission = &adm_none,
+	  .pods = { { .rank = 0, .phase = TJ_POD_PENDING, .pinned = "gh200-1", .gated = true } },
+	  .n_pods = 1,
+	  .want = { "0 DeletePod vit-node-0-0-a0", "1 PatchStatus vit",
+	            "1 Event Warning GangRefused: pods \"vit-node-0-1-a0\" is forbidden: exceeded "
+	            "quota: gpus, requested: requests.nvidia.com/gpu=4, used: "
+	            "requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4; the 1 pod of "
+	            "the gang created before it held no node and is deleted, and the gang is "
+	            "created again whole once it can be" },
+	  .want_status = "Queued|FailedCreate|pods \"vit-node-0-1-a0\" is forbidden: exceeded "
+	                 "quota: gpus, requested: requests.nvidia.com/gpu=4, used: "
+	                 "requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4; the 1 pod "
+	                 "of the gang created before it held no node and is deleted, and the gang "
+	                 "is created again whole once it can be|restarts=0||jobs=1/0/0/0/0",
+	  .want_requeue = 30 },
 	{ .name = "a restart's replacements wait in the queue as Restarting, ahead of the rest",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -2251,8 +2311,10 @@ static const struct tj_walltime_policy walltime_1h = {
 };
 
 #define GIVEN_BACK                                                                                 \
-	"rank 0 could not be scheduled on its node within 60 s (0/8 nodes are available); the "    \
-	"gang was given back and waits for admission again"
+	"rank 0 could not be scheduled on its node gh200-4 within 60 s (0/8 nodes are "            \
+	"available); "                                                                             \
+	"the gang was given back and waits for admission again, kept off that node for 10 "        \
+	"minutes"
 #define SPEC2 "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}"
 /* A job of two running pods, started at 11:00, with that deadline in its status. */
 #define RUNNING2_UNTIL(deadline)                                                                   \
@@ -2485,11 +2547,39 @@ static void test_deadline_table(void **state)
 	run_table(deadline_cases, sizeof(deadline_cases) / sizeof(deadline_cases[0]));
 }
 
-/* An admitted pod is pinned to its node, by the node's hostname label, on top of the
- * class's placement, and says so in an annotation. */
+static const struct plan_case *admission_case(const char *prefix)
+{
+	for (size_t i = 0; i < sizeof(admission_cases) / sizeof(admission_cases[0]); i++)
+		if (strncmp(admission_cases[i].name, prefix, strlen(prefix)) == 0)
+			return &admission_cases[i];
+	fail_msg("no case %s", prefix);
+	return NULL;
+}
+
+/* A gang given back names the nodes that refused its pinned pods, once each, so that the
+ * admission keeps the job off them; a gang that is not given back names none. */
+static void test_given_back_gang_names_the_refusing_nodes(void **state)
+{
+	struct fixture f;
+	struct tj_plan *plan = plan_case(admission_case("a pinned pod unschedulable past the "
+	                                                "timeout gives the whole gang back"),
+	                                 &f);
+
+	assert_int_equal(plan->n_refused, 1);
+	assert_string_equal(plan->refused[0], "gh200-4");
+	tj_plan_free(plan);
+	fixture_clear(&f);
+	plan = plan_case(admission_case("a pinned pod unschedulable within the timeout"), &f);
+	assert_int_equal(plan->n_refused, 0);
+	tj_plan_free(plan);
+	fixture_clear(&f);
+}
+
+/* An admitted pod is pinned to its node, by the node's name (matchFields, as the DaemonSet
+ * controller pins), on top of the class's placement, and says so in an annotation. */
 static void test_pinned_pod(void **state)
 {
-	const struct plan_case *c = &admission_cases[4];
+	const struct plan_case *c = admission_case("an admitted gang is created whole");
 	struct fixture f;
 	struct tj_plan *plan = plan_case(c, &f);
 	const struct tj_action *a = action_of(plan, TJ_ACTION_CREATE_POD, 2);
@@ -2506,13 +2596,29 @@ static void test_pinned_pod(void **state)
 	                                "nodeSelectorTerms"),
 	        "[{'matchExpressions':["
 	        "{'key':'nvidia.com/gpu.product','operator':'In','values':['NVIDIA-GH200-480GB']},"
-	        "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']},"
-	        "{'key':'kubernetes.io/hostname','operator':'In','values':['host-3']}]}]");
+	        "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']}],"
+	        "'matchFields':[{'key':'metadata.name','operator':'In','values':['gh200-3']}]}]");
 	assert_string_equal(
 	        cJSON_GetObjectItemCaseSensitive(tj_json_path(a->object, "metadata.annotations"),
 	                                         "trainjob.flame.dev/node")
 	                ->valuestring,
 	        "gh200-3");
+	/* Held back until every pod of the gang exists. */
+	assert_json_equal(tj_json_path(a->object, "spec.schedulingGates"),
+	                  "[{'name':'trainjob.flame.dev/gang'}]");
+	tj_plan_free(plan);
+	fixture_clear(&f);
+}
+
+/* The gates lifted: the template's own gates stay (none here), the uid guards the pod. */
+static void test_ungate_patch(void **state)
+{
+	struct fixture f;
+	struct tj_plan *plan = plan_case(
+	        admission_case("every pod of the gang exists: the gates of those still held"), &f);
+
+	assert_json_equal(action_of(plan, TJ_ACTION_PATCH_POD, 0)->object,
+	                  "{'metadata':{'uid':'vit-node-0-0-a0'},'spec':{'schedulingGates':null}}");
 	tj_plan_free(plan);
 	fixture_clear(&f);
 }
@@ -2657,8 +2763,8 @@ static void test_excluded_nodes(void **state)
 	                                "nodeSelectorTerms"),
 	        "[{'matchExpressions':["
 	        "{'key':'nvidia.com/gpu.product','operator':'In','values':['NVIDIA-GH200-480GB']},"
-	        "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']},"
-	        "{'key':'kubernetes.io/hostname','operator':'NotIn','values':['gh200-2',"
+	        "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']}],"
+	        "'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['gh200-2',"
 	        "'gh200-4']}]}]");
 	tj_plan_free(plan);
 	fixture_clear(&f);
@@ -2684,8 +2790,9 @@ static void test_replacement_pod(void **state)
 	        terms,
 	        "[{'matchExpressions':["
 	        "{'key':'nvidia.com/gpu.product','operator':'In','values':['NVIDIA-GH200-480GB']},"
-	        "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']},"
-	        "{'key':'kubernetes.io/hostname','operator':'NotIn','values':['gh200-2']}]}]");
+	        "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']}],"
+	        "'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['gh200-2']}]}"
+	        "]");
 	assert_json_equal(
 	        action_of(plan, TJ_ACTION_CREATE_SERVICE, 0)->object,
 	        "{'apiVersion':'v1','kind':'Service','metadata':{'name':'vit',"
@@ -2753,6 +2860,8 @@ int main(void)
 		cmocka_unit_test(test_excluded_nodes),
 		cmocka_unit_test(test_admission_table),
 		cmocka_unit_test(test_pinned_pod),
+		cmocka_unit_test(test_given_back_gang_names_the_refusing_nodes),
+		cmocka_unit_test(test_ungate_patch),
 		cmocka_unit_test(test_native_gang_objects),
 		cmocka_unit_test(test_deadline_table),
 	};

@@ -423,18 +423,14 @@ static void test_launcher_gpus(void **state)
 	"'nvidia.com/gpu':4}}}}"
 
 static const char *const admitted_nodes[] = { "gh-1", "gh-2" };
-static const char *const admitted_hosts[] = { "host-1", "host-2" };
 
 /* The admitted gang: its node pods pinned, the first of them holding the launcher's place
  * with what the launcher will request; the launcher itself not yet. */
 static void test_admitted_gang_holds_the_launchers_place(void **state)
 {
-	const struct tj_plan_admission adm = { .admitted = true,
-		                               .nodes = admitted_nodes,
-		                               .hostnames = admitted_hosts,
-		                               .n_nodes = 2,
-		                               .launcher_node = "gh-3",
-		                               .launcher_hostname = "host-3" };
+	const struct tj_plan_admission adm = {
+		.admitted = true, .nodes = admitted_nodes, .n_nodes = 2, .launcher_node = "gh-3"
+	};
 	const struct tj_action *rank0, *rank1, *ev = NULL;
 	struct tj_launcher_hold hold;
 	struct fixture f;
@@ -458,7 +454,6 @@ static void test_admitted_gang_holds_the_launchers_place(void **state)
 	        0);
 	assert_string_equal(hold.pod, "vit-launcher-0-0-a0");
 	assert_string_equal(hold.node, "gh-3");
-	assert_string_equal(hold.hostname, "host-3");
 	assert_int_equal(tj_launcher_hold_extended(&hold, "nvidia.com/gpu"), 4);
 	assert_null(cJSON_GetObjectItem(tj_json_path(rank1->object, "metadata.annotations"),
 	                                "trainjob.flame.dev/launcher-hold"));
@@ -476,9 +471,9 @@ static void test_admitted_gang_holds_the_launchers_place(void **state)
  * launcher's place, and creates nothing. */
 static void test_admission_without_the_launcher_is_not_taken(void **state)
 {
-	const struct tj_plan_admission adm = {
-		.admitted = true, .nodes = admitted_nodes, .hostnames = admitted_hosts, .n_nodes = 2
-	};
+	const struct tj_plan_admission adm = { .admitted = true,
+		                               .nodes = admitted_nodes,
+		                               .n_nodes = 2 };
 	struct fixture f;
 
 	(void)state;
@@ -503,7 +498,7 @@ static void test_launcher_pinned_to_its_held_place(void **state)
 	struct fixture f;
 
 	(void)state;
-	assert_int_equal(tj_launcher_hold_format(lp, "gh-3", "host-3", &hold), 0);
+	assert_int_equal(tj_launcher_hold_format(lp, "gh-3", &hold), 0);
 	cJSON_Delete(lp);
 	for (int held = 1; held >= 0; held--) {
 		setup_with(&f, DEEPSPEED_WITH("true", GH200_LABEL), GPU_JOB, STARTED);
@@ -526,7 +521,8 @@ static void test_launcher_pinned_to_its_held_place(void **state)
 			affinity = cJSON_PrintUnformatted(
 			        tj_json_path(launcher->object, "spec.affinity"));
 			assert_non_null(affinity);
-			assert_non_null(strstr(affinity, "\"host-3\""));
+			assert_non_null(strstr(affinity, "{\"key\":\"metadata.name\",\"operator\":"
+			                                 "\"In\",\"values\":[\"gh-3\"]}"));
 			free(affinity);
 		} else {
 			assert_null(cJSON_GetObjectItem(
@@ -551,7 +547,7 @@ static void test_admission_told_again_from_the_hold(void **state)
 	struct fixture f;
 
 	(void)state;
-	assert_int_equal(tj_launcher_hold_format(lp, "gh-3", "host-3", &hold), 0);
+	assert_int_equal(tj_launcher_hold_format(lp, "gh-3", &hold), 0);
 	cJSON_Delete(lp);
 	setup_with(&f, DEEPSPEED_WITH("true", GH200_LABEL), GPU_JOB, NULL);
 	add_pod(&f, "vit-node-0-0-a0", 0, TJ_POD_PENDING, false);
@@ -584,19 +580,14 @@ static void test_launcher_hold_text(void **state)
 	struct tj_launcher_hold h;
 	char *text = NULL, long_text[TJ_LAUNCHER_HOLD_MAX + 16];
 	static const char *const bad[] = {
-		"",
-		"not json",
-		"[]",
-		"{'pod':'p','node':'n'}",
-		"{'pod':'','node':'n','hostname':'h'}",
+		"", "not json", "[]", "{'pod':'p'}", "{'pod':'','node':'n'}",
 	};
 
 	(void)state;
-	assert_int_equal(tj_launcher_hold_format(lp, "gh-1", NULL, &text), 0);
+	assert_int_equal(tj_launcher_hold_format(lp, "gh-1", &text), 0);
 	assert_int_equal(tj_launcher_hold_parse(text, &h), 0);
 	assert_string_equal(h.pod, "ds-launcher-0-0-a1");
 	assert_string_equal(h.node, "gh-1");
-	assert_string_equal(h.hostname, "gh-1");
 	assert_int_equal(h.cpu_milli, 2000);
 	assert_int_equal(h.memory, 2LL * 1024 * 1024 * 1024);
 	assert_int_equal(tj_launcher_hold_extended(&h, "nvidia.com/gpu"), 2);
@@ -616,7 +607,7 @@ static void test_launcher_hold_text(void **state)
 	long_text[sizeof(long_text) - 1] = '\0';
 	assert_int_equal(tj_launcher_hold_parse(long_text, &h), -EINVAL);
 	lp = jlit("{'spec':{}}");
-	assert_int_equal(tj_launcher_hold_format(lp, "gh-1", NULL, &text), -EINVAL);
+	assert_int_equal(tj_launcher_hold_format(lp, "gh-1", &text), -EINVAL);
 	cJSON_Delete(lp);
 }
 

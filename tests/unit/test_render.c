@@ -86,8 +86,9 @@ static void test_full_pod(void **state)
 	        "'affinity':{'nodeAffinity':{'requiredDuringSchedulingIgnoredDuringExecution':{"
 	        "'nodeSelectorTerms':[{'matchExpressions':["
 	        "{'key':'nvidia.com/gpu.product','operator':'In','values':['NVIDIA-GH200-480GB']},"
-	        "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']},"
-	        "{'key':'kubernetes.io/hostname','operator':'NotIn','values':['gh200-7']}]}]}}},"
+	        "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']}],"
+	        "'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['gh200-7']}]}]}"
+	        "}},"
 	        "'tolerations':[{'key':'nvidia.com/"
 	        "gpu','operator':'Exists','effect':'NoSchedule'}],"
 	        "'restartPolicy':'Never','subdomain':'vit','hostname':'vit-node-0-2'}}");
