@@ -64,7 +64,7 @@ static void render(const struct tj_trainjob *job, const struct tj_runtime *rt)
 	            &why) < 0)
 		return;
 	if (tj_render_pod(r, 0, 0, &pod) == 0)
-		tj_render_pin(pod, "node-a", NULL);
+		tj_render_pin(pod, "node-a");
 	cJSON_Delete(pod);
 	tj_render_free(r);
 }
