@@ -510,6 +510,12 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	if (res->trainjob && tj_reflector_write_back(c->informers->trainjobs, res->trainjob) < 0)
 		tj_log_error("controller", "could not cache the patched TrainJob",
 		             TJ_STR("trainjob", r->key));
+	/* Likewise the refusal the executor recorded: a plan made before the watch brings it
+	 * would take a gang refused in part for one still being created. */
+	if (res->refused_trainjob &&
+	    tj_reflector_write_back(c->informers->trainjobs, res->refused_trainjob) < 0)
+		tj_log_error("controller", "could not cache the refusal's TrainJob",
+		             TJ_STR("trainjob", r->key));
 	/* What the status patch decided (a restart, GPU-seconds, the first Running) is counted
 	 * once that patch (stage 0) succeeded, even if a later stage failed: the retry will not
 	 * decide it again. */

@@ -49,6 +49,7 @@ static void execution_closed(uv_handle_t *h)
 
 	tj_plan_free(e->plan);
 	cJSON_Delete(e->result.trainjob);
+	cJSON_Delete(e->result.refused_trainjob);
 	free(e->ops);
 	free(e->namespace);
 	free(e->name);
@@ -135,7 +136,10 @@ static void refusal_recorded(struct tj_response *resp, void *userdata)
 	struct tj_execution *e = userdata;
 
 	e->refusal_request = NULL;
-	if (resp->rc < 0)
+	/* The TrainJob as recorded goes to the caller, for the next plan to read at once. */
+	if (resp->rc == 0)
+		e->result.refused_trainjob = tj_response_take_body(resp);
+	else
 		snprintf(e->result.error + strlen(e->result.error),
 		         sizeof(e->result.error) - strlen(e->result.error),
 		         "; the status could not record it: %s", resp->error);

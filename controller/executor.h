@@ -44,6 +44,9 @@ struct tj_execution_result {
 	 * written into the TrainJob's status, with a Warning event FailedCreate, before done
 	 * runs; a NAMESPACE_TERMINATING one is not, and the caller does not retry. */
 	enum tj_refusal refusal;
+	/* The TrainJob as the status patch that recorded the refusal returned it (owned by the
+	 * result, as trainjob), or NULL: what the next plan must read. */
+	cJSON *refused_trainjob;
 };
 
 typedef void (*tj_execute_done_fn)(struct tj_execution_result *res, void *userdata);

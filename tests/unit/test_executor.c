@@ -169,6 +169,7 @@ static void on_done(struct tj_execution_result *res, void *userdata)
 	r->done_calls++;
 	r->res = *res;
 	res->trainjob = NULL; /* taken */
+	res->refused_trainjob = NULL;
 }
 
 static void on_parked(void *userdata)
@@ -200,7 +201,8 @@ static void start(struct fixture *fx, struct run *r, const struct act *acts, siz
 static void run_clear(struct run *r)
 {
 	cJSON_Delete(r->res.trainjob);
-	r->res.trainjob = NULL;
+	cJSON_Delete(r->res.refused_trainjob);
+	r->res.trainjob = r->res.refused_trainjob = NULL;
 }
 
 /* The request whose body names the object name (creates of one stage go out concurrently,
@@ -740,9 +742,12 @@ static void test_failed_create_ends_the_plan(void **state)
 			assert_non_null(strstr(fx->server.seen[event].body, "\"FailedCreate\""));
 			assert_non_null(strstr(fx->server.seen[event].body, fc->want_event));
 			assert_non_null(strstr(fx->server.seen[event].body, "\"Warning\""));
+			/* What the patch returned, for the next plan to read at once. */
+			assert_non_null(r.res.refused_trainjob);
 		} else {
 			assert_int_equal(patch, -1);
 			assert_int_equal(event, -1);
+			assert_null(r.res.refused_trainjob);
 		}
 		assert_int_equal(r.res.rc, -EREMOTEIO);
 		assert_int_equal(r.res.refusal, fc->refusal);
