@@ -586,6 +586,7 @@ bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job,
 		 * records the start when the one that created the pods lost its status patch. */
 		ret->decision = &e->decision;
 	}
+	ret->creating = e->state == TJ_QUEUE_CREATED;
 	return true;
 }
 

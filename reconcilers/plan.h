@@ -191,6 +191,11 @@ struct tj_plan_admission {
 	/* admitted with the place of the gang's launcher (want.launcher): its node (borrowed);
 	 * NULL without. */
 	const char *launcher_node;
+	/* The gang's creates went out and were not refused: pods of it that the cache does not
+	 * show yet are behind, not missing. Without it (and without an admission), a gang
+	 * whose pods exist only in part, all still behind their gate, was refused or cut short
+	 * (a controller stopped mid-creation): its pods are deleted and it queues again whole. */
+	bool creating;
 };
 
 /* The most nodes one give-back reports as refusing the gang's pods, and how long the

@@ -273,32 +273,39 @@ static void ungate(struct planner *p, const struct tj_render *render)
 	cJSON_Delete(pod);
 }
 
-/* A gang whose creates the API server refused in part (the status says FailedCreate): the
- * pods that were created wait behind their gate, holding no node; they are deleted, so that
- * the gang is created again whole, once the refusal is lifted. True if so. */
-static bool drop_refused_gang(struct planner *p)
+/* A gang whose pods exist only in part, the others neither admitted nor being created: the
+ * API server refused a create (the status says FailedCreate, once the executor has written
+ * it), or a controller stopped in the middle of the creates. The pods that were created wait
+ * behind their gate, holding no node; they are deleted, so that the gang is created again
+ * whole, once it can be. True if so. */
+static bool drop_partial_gang(struct planner *p)
 {
+	const struct tj_plan_admission *adm = p->in->admission;
+	bool refused = strcmp(p->job->status.reason, TJ_REASON_FAILED_CREATE) == 0;
 	int gated = 0;
 
-	if (strcmp(p->job->status.reason, TJ_REASON_FAILED_CREATE) != 0)
+	if (adm->admitted || adm->creating)
 		return false;
 	for (int r = 0; r < p->num_nodes; r++) {
 		const struct tj_pod *cur = p->current[r];
 
-		if (cur && cur->gated && !is_deleting(cur) && !is_finished(cur)) {
-			tj_planner_delete_pod(p, cur);
-			gated++;
-		}
+		if (cur && !is_deleting(cur) && !is_finished(cur) && !cur->gated)
+			return false; /* part of the gang runs: its missing ranks are a restart */
+		gated += cur && cur->gated && !is_deleting(cur) && !is_finished(cur);
 	}
 	if (!gated)
 		return false;
-	tj_planner_set_state(p, p->st.restart_count > 0 ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
-	                     TJ_REASON_FAILED_CREATE,
-	                     "%s; the %d pod%s of the gang created before it held no node and "
-	                     "%s deleted, and the gang is created again whole once it can be",
-	                     p->job->status.message, gated, gated == 1 ? "" : "s",
-	                     gated == 1 ? "is" : "are");
-	tj_planner_event(p, true, "GangRefused", "%s", p->st.message);
+	for (int r = 0; r < p->num_nodes; r++)
+		if (p->current[r] && p->current[r]->gated && !is_deleting(p->current[r]))
+			tj_planner_delete_pod(p, p->current[r]);
+	tj_planner_set_state(
+	        p, p->st.restart_count > 0 ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
+	        refused ? TJ_REASON_FAILED_CREATE : TJ_ADM_REASON_RESOURCES,
+	        "%s%s%d pod%s of the gang, created before the rest, held no node and %s deleted; "
+	        "the gang is created again whole once it can be",
+	        refused ? p->job->status.message : "the gang's creates stopped part way", "; the ",
+	        gated, gated == 1 ? "" : "s", gated == 1 ? "is" : "are");
+	tj_planner_event(p, true, refused ? "GangRefused" : "GangIncomplete", "%s", p->st.message);
 	p->queued = true;
 	return true;
 }
@@ -329,7 +336,7 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 			ungate(p, render);
 		return;
 	}
-	if (adm && drop_refused_gang(p))
+	if (adm && drop_partial_gang(p))
 		return;
 	if (tj_planner_backing_off(p))
 		return;

@@ -1940,6 +1940,7 @@ static const struct tj_adm_decision admitted_backfill = {
 static const char *const four_nodes[] = { "gh200-1", "gh200-2", "gh200-3", "gh200-4" };
 
 static const struct tj_plan_admission adm_none = { .pin_timeout = 60 };
+static const struct tj_plan_admission adm_creating = { .pin_timeout = 60, .creating = true };
 static const struct tj_plan_admission adm_waiting = { .decision = &waiting_second,
 	                                              .pin_timeout = 60 };
 static const struct tj_plan_admission adm_never = { .decision = &never_fits, .pin_timeout = 60 };
@@ -1970,6 +1971,9 @@ static const struct tj_plan_admission adm_two = {
 		r, 0, TJ_POD_PENDING, false, NULL, false, 0, NULL, NULL, NULL, NULL, NULL, 1, node \
 	}
 
+#define INCOMPLETE                                                                                 \
+	"the gang's creates stopped part way; the 2 pods of the gang, created before the rest, "   \
+	"held no node and are deleted; the gang is created again whole once it can be"
 #define KUEUE_IGNORED                                                                              \
 	"the label kueue.x-k8s.io/queue-name is ignored: this controller runs without Kueue "      \
 	"(--kueue), so the job is queued by its own admission"
@@ -2139,14 +2143,34 @@ static const struct plan_case admission_cases[] = {
 	            "1 Event Warning GangRefused: pods \"vit-node-0-1-a0\" is forbidden: exceeded "
 	            "quota: gpus, requested: requests.nvidia.com/gpu=4, used: "
 	            "requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4; the 1 pod of "
-	            "the gang created before it held no node and is deleted, and the gang is "
+	            "the gang, created before the rest, held no node and is deleted; the gang is "
 	            "created again whole once it can be" },
 	  .want_status = "Queued|FailedCreate|pods \"vit-node-0-1-a0\" is forbidden: exceeded "
 	                 "quota: gpus, requested: requests.nvidia.com/gpu=4, used: "
 	                 "requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4; the 1 pod "
-	                 "of the gang created before it held no node and is deleted, and the gang "
-	                 "is created again whole once it can be|restarts=0||jobs=1/0/0/0/0",
+	                 "of the gang, created before the rest, held no node and is deleted; the "
+	                 "gang is created again whole once it can be|restarts=0||jobs=1/0/0/0/0",
 	  .want_requeue = 30 },
+	{ .name = "a gang whose creates stopped part way (a controller killed): its gated pods "
+	          "are deleted, and it queues again whole",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .admission = &adm_none,
+	  .pods = { { .rank = 0, .phase = TJ_POD_PENDING, .pinned = "gh200-1", .gated = true },
+	            { .rank = 2, .phase = TJ_POD_PENDING, .pinned = "gh200-3", .gated = true } },
+	  .n_pods = 2,
+	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-2-a0",
+	            "1 PatchStatus vit", "1 Event Warning GangIncomplete: " INCOMPLETE },
+	  .want_status = "Queued|Resources|" INCOMPLETE "|restarts=0||jobs=1/0/0/0/0" },
+	{ .name = "a gang being created whose pods the cache shows in part: nothing is deleted",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .admission = &adm_creating,
+	  .pods = { { .rank = 0, .phase = TJ_POD_PENDING, .pinned = "gh200-1", .gated = true } },
+	  .n_pods = 1,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Restarting|Resources|waiting for admission|restarts=0||jobs=1/0/0/0/0",
+	  .want_queue = "pods=3/4 restart=1 class=gh200 walltime=0|pos=0|start=0" },
 	{ .name = "a restart's replacements wait in the queue as Restarting, ahead of the rest",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
