@@ -512,9 +512,16 @@ free_plan:
 	return rc;
 }
 
+/* A refusal of the job's still goes into its status, though its stage's other writes were
+ * dropped: the plan that supersedes this one cannot know of it, and it is what the job's
+ * author must read. */
 static void superseded(uv_timer_t *t)
 {
-	finish(t->data);
+	struct tj_execution *e = t->data;
+
+	if (e->result.rc != 0 && report_refusal(e))
+		return;
+	finish(e);
 }
 
 bool tj_execution_supersede(struct tj_execution *e)

@@ -32,7 +32,8 @@ struct tj_execution_result {
 	 * error worth logging; the watch brings the new object and the key runs again. */
 	bool conflict;
 	/* Ended by tj_execution_supersede: the writes that waited for the gate were dropped
-	 * unsent, and with them the events of their stage. */
+	 * unsent, and with them the events of their stage; a refusal of a write already
+	 * answered is still recorded (refusal). */
 	bool superseded;
 	/* The TrainJob as the status patch returned it (owned by the result; the callback may
 	 * take it by setting the pointer to NULL), or NULL. */

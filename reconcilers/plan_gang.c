@@ -306,6 +306,10 @@ static bool drop_partial_gang(struct planner *p)
 	        refused ? p->job->status.message : "the gang's creates stopped part way", "; the ",
 	        gated, gated == 1 ? "" : "s", gated == 1 ? "is" : "are");
 	tj_planner_event(p, true, refused ? "GangRefused" : "GangIncomplete", "%s", p->st.message);
+	/* Said before the deletes, which no later plan repeats: the pods' deletion plans the
+	 * job again at once, and that plan would supersede a status and events left for the
+	 * write gate. */
+	p->status_first = true;
 	p->queued = true;
 	return true;
 }

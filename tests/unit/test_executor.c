@@ -964,6 +964,48 @@ static void test_supersede_drops_the_waiting_writes(void **state)
 	run_clear(&r);
 }
 
+/* A gang's create refused while its Service waits for the gate: a newer plan supersedes the
+ * execution, and the refusal still goes into the status, for that plan and the author. */
+static void test_supersede_still_records_a_refusal(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST",
+		  .path = PODS,
+		  .status = 403,
+		  .body = API_ERROR(403, "Forbidden", "pods is forbidden: exceeded quota: gpu") },
+		{ .method = "PATCH",
+		  .path = STATUS,
+		  .status = 200,
+		  .body = "{\"kind\":\"TrainJob\"}" },
+	};
+	const struct act acts[] = {
+		CREATE_POD(0, "vit-node-0-0"),
+		CREATE_SERVICE(0, true),
+		PATCH_STATUS(1, true, "{'status':{'state':'Pending'}}"),
+	};
+	struct run r = { 0 };
+
+	make_gate(fx);
+	fx->busy = true;
+	server_script(&fx->server, replies, 2);
+	start(fx, &r, acts, 3);
+	SERVER_RUN_UNTIL(&fx->server, r.parked_calls == 1);
+	assert_true(tj_execution_supersede(r.e));
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	fx->busy = false;
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|PATCH " STATUS "|");
+	assert_request_body(&fx->server, 1,
+	                    "{'status':{'state':'Pending','reason':'FailedCreate','message':'pods "
+	                    "is forbidden: exceeded quota: gpu'}}");
+	assert_true(r.res.superseded);
+	assert_int_equal(r.res.refusal, TJ_REFUSAL_RETRY);
+	assert_non_null(r.res.refused_trainjob);
+	assert_int_equal(r.res.services_created, 0);
+	run_clear(&r);
+}
+
 static void test_cancel_in_the_middle_of_a_stage(void **state)
 {
 	struct fixture *fx = *state;
@@ -1074,6 +1116,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_an_urgent_status_patch_holds_the_job, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_supersede_drops_the_waiting_writes, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_supersede_still_records_a_refusal, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_in_the_middle_of_a_stage, setup,
 		                                teardown),

@@ -2139,7 +2139,7 @@ static const struct plan_case admission_cases[] = {
 	  .admission = &adm_none,
 	  .pods = { { .rank = 0, .phase = TJ_POD_PENDING, .pinned = "gh200-1", .gated = true } },
 	  .n_pods = 1,
-	  .want = { "0 DeletePod vit-node-0-0-a0", "1 PatchStatus vit",
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
 	            "1 Event Warning GangRefused: pods \"vit-node-0-1-a0\" is forbidden: exceeded "
 	            "quota: gpus, requested: requests.nvidia.com/gpu=4, used: "
 	            "requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4; the 1 pod of "
@@ -2159,8 +2159,8 @@ static const struct plan_case admission_cases[] = {
 	  .pods = { { .rank = 0, .phase = TJ_POD_PENDING, .pinned = "gh200-1", .gated = true },
 	            { .rank = 2, .phase = TJ_POD_PENDING, .pinned = "gh200-3", .gated = true } },
 	  .n_pods = 2,
-	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-2-a0",
-	            "1 PatchStatus vit", "1 Event Warning GangIncomplete: " INCOMPLETE },
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-2-a0", "1 Event Warning GangIncomplete: " INCOMPLETE },
 	  .want_status = "Queued|Resources|" INCOMPLETE "|restarts=0||jobs=1/0/0/0/0" },
 	{ .name = "a gang being created whose pods the cache shows in part: nothing is deleted",
 	  .spec = SPEC4,
