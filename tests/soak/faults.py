@@ -23,6 +23,8 @@ LEASE = ("--leader-elect-lease-duration=8s", "--leader-elect-renew-deadline=6s",
 # saying so.
 SHUTDOWN_GRACE_S = 30
 GRACE_ENDED = "shutdown did not finish within the grace period"
+# The namespace of the pods of no TrainJob that the foreign_pod fault runs beside the jobs.
+FOREIGN = "soak-foreign"
 
 
 def grace_ended(log_path):
@@ -173,6 +175,8 @@ class Faults:
         self.new_nodes = 0
         self.suspended = set()
         self.throttled = False
+        self.foreign = 0
+        self.quota_on = False
         self.counts = {}
 
     def later(self, delay, what, fn):
@@ -349,6 +353,60 @@ class Faults:
         self.later(delay, f"node {new} created", join)
         return True
 
+    # -- what else holds or limits capacity ------------------------------------------------
+
+    def foreign_pod(self):
+        """A pod of no TrainJob (a notebook, in a namespace of its own) takes all the GPUs of
+        one node for a while, placed by the scheduler as a user's pod is: the admission must
+        count it, or a gang pinned there waits for its pin timeout."""
+        nodes = [n for n in self.candidates() if node_class(n) in NODE_BUDGET]
+        if not nodes:
+            return False
+        node = self.rng.choice(nodes)
+        name = node["metadata"]["name"]
+        gpus = node["status"]["allocatable"].get("nvidia.com/gpu", "0")
+        self.foreign += 1
+        pod = f"notebook-{self.foreign}"
+        hold = self.rng.uniform(5, 30)
+        kubectl("create", "namespace", FOREIGN, check=False, timeout=20)
+        body = {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": pod, "namespace": FOREIGN,
+                             "annotations": {"sim.trainjob.flame.dev/run-time": "10m"}},
+                "spec": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                         "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                             "nodeSelectorTerms": [{"matchFields": [
+                                 {"key": "metadata.name", "operator": "In", "values": [name]}]}]}}},
+                         "containers": [{"name": "lab", "image": "busybox",
+                                         "resources": {"requests": {"nvidia.com/gpu": gpus},
+                                                       "limits": {"nvidia.com/gpu": gpus}}}]}}
+        kubectl("create", "-f", "-", input=json.dumps(body), timeout=20)
+        self.log(f"fault foreign-pod: {FOREIGN}/{pod} asks for the {gpus} GPUs of {name} for {hold:.0f} s")
+        self.later(hold, f"pod {FOREIGN}/{pod} deleted",
+                   lambda: kubectl("delete", "pod", pod, "-n", FOREIGN, "--wait=false", check=False, timeout=20))
+        return True
+
+    def quota(self):
+        """A ResourceQuota on the namespace's GPUs for a while, at most what its jobs hold
+        or a little more: a gang's creates are refused in part, and no rank of it may run
+        without the others."""
+        if self.quota_on:
+            return False
+        hard = self.rng.choice([0, 4, 8, 12])
+        hold = self.rng.uniform(5, 20)
+        body = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "soak-gpus"},
+                "spec": {"hard": {"requests.nvidia.com/gpu": str(hard)}}}
+        kubectl("apply", "-n", self.namespace, "-f", "-", input=json.dumps(body), timeout=20)
+        self.quota_on = True
+        self.log(f"fault quota: the namespace may request {hard} GPUs for {hold:.0f} s")
+
+        def lift():
+            kubectl("delete", "resourcequota", "soak-gpus", "-n", self.namespace, "--wait=false",
+                    check=False, timeout=20)
+            self.quota_on = False
+
+        self.later(hold, "quota lifted", lift)
+        return True
+
     # -- pods and jobs --------------------------------------------------------------------
 
     def pod_fail(self):
@@ -406,6 +464,8 @@ class Faults:
         "suspend": 0.6,
         "delete_job": 0.3,
         "throttle": 0.5,
+        "foreign_pod": 0.6,
+        "quota": 0.4,
     }
 
     def inject(self):

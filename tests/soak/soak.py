@@ -17,8 +17,10 @@ Faults, one every 2 to 6 s: kill -9 of a replica (the leader more often), SIGTER
 leader (a failover; it must exit 0), kill -9 of kube-apiserver and its restart, etcd
 compaction at the newest revision (etcdctl), a node NotReady for a while, a node deleted and
 a new one joining, a running pod failing with a random exit code, a job suspended and
-resumed, a job deleted mid-run, and the controller's requests answered 429 for a while by
-API Priority and Fairness (throttle.py; the replicas run as a ServiceAccount of their own).
+resumed, a job deleted mid-run, the controller's requests answered 429 for a while by
+API Priority and Fairness (throttle.py; the replicas run as a ServiceAccount of their own),
+a pod of no TrainJob taking a node's GPUs for a while, and a ResourceQuota on the
+namespace's GPUs for a while (gangs refused in part).
 
 Invariants, all the time: never two live pods of one rank and attempt of one job; never a
 pod without a live owner TrainJob for longer than a grace; never some but not all ranks of
