@@ -32,6 +32,11 @@
 /* How often the queue is decided again without any event: backfill windows and expected
  * starts move with the clock. */
 #define TJ_ADMITTER_PERIOD_MS 15000
+/* How long a gang whose creates the API server refused waits before it is admitted again
+ * (tj_admitter_release): long enough that a refusal that holds (a full quota, a missing
+ * ServiceAccount) costs a few writes a minute, short enough that its fix is seen within the
+ * next cycles (the period's cycle retries it, so 10 to 25 s after the refusal). */
+#define TJ_ADMITTER_REFUSED_HOLD_S 10
 
 struct tj_admitter;
 

@@ -529,7 +529,7 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	 * connection: the pods may exist) keeps the nodes until the cache shows the pods or the
 	 * patience runs out (admitter_queue.h), so that no other gang is placed on them. */
 	if (r->admits && res->refusal != TJ_REFUSAL_NONE)
-		tj_admitter_release(c->admitter, r->key, TJ_REFUSAL_RETRY_SECONDS);
+		tj_admitter_release(c->admitter, r->key, TJ_ADMITTER_REFUSED_HOLD_S);
 	else if (r->admits && res->pods_created + res->pods_adopted > 0)
 		count_admission(c, r);
 	if (res->rc == 0) {

@@ -364,7 +364,7 @@ static int compile_term(const struct compile *c, const cJSON *t, const char *pat
 
 static int compile_affinity(const struct compile *c, const cJSON *spec, struct tj_placement *p)
 {
-	const cJSON *affinity, *node_affinity, *required, *terms, *t;
+	const cJSON *affinity = NULL, *node_affinity = NULL, *required = NULL, *terms, *t;
 	char path[FIELD_PATH_MAX];
 	size_t n, i = 0;
 	int r;
