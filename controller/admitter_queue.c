@@ -535,12 +535,14 @@ static const struct tj_queue_eligibility *eligible_nodes(struct tj_queue_snapsho
 /* The class a job without one is queued in this cycle (its class_requests): the one whose
  * nodes its placement allows the most of. Its requests of that class's resource go into job
  * and e. */
-static void choose_class(struct tj_queue_snapshot *s, struct tj_queue_entry *e,
-                         struct tj_adm_job *job)
+static void choose_class(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
+                         struct tj_queue_entry *e, struct tj_adm_job *job)
 {
 	size_t best = SIZE_MAX, most = 0;
 
-	for (size_t c = 0; c < e->n_class_requests; c++) {
+	/* Read before a reload of the config, the requests may name more classes than it has
+	 * now: those are past its end, and no class of it. */
+	for (size_t c = 0; c < e->n_class_requests && c < a->config->n_classes; c++) {
 		const struct tj_queue_eligibility *el;
 		size_t n;
 
@@ -594,7 +596,7 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 			.launcher = e->launcher,
 		};
 		if (e->class_requests)
-			choose_class(s, e, &s->jobs[k]);
+			choose_class(a, s, e, &s->jobs[k]);
 		const struct tj_queue_eligibility *el =
 		        e->placement ? eligible_nodes(s, e->placement, s->jobs[k].class_index)
 		                     : NULL;
