@@ -258,6 +258,17 @@ static int64_t admitted_end(const struct tj_queue_entry *e)
 	return e->walltime > INT64_MAX - e->admitted_at ? INT64_MAX : e->admitted_at + e->walltime;
 }
 
+/* When an admitted gang whose pods the cache does not show yet gives its nodes back: its
+ * walltime's end, and the grace its pods have to stop (reconcilers/capacity.h); 0 when it
+ * has no walltime. */
+static int64_t admitted_gang_end(const struct tj_queue_entry *e)
+{
+	int64_t end = admitted_end(e);
+
+	return end && e->grace > 0 ? (end > INT64_MAX - e->grace ? INT64_MAX : end + e->grace)
+	                           : end;
+}
+
 /* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours):
  * its status.deadline, which the planner fixes at the start from activeDeadlineSeconds or
  * the config's defaultWalltime (reconcilers/walltime.h). Until that status is in the cache,
@@ -408,7 +419,7 @@ static void add_reservations(const struct tj_queue_source *a, struct tj_queue_sn
 			ssize_t k = tj_queue_find_node(s->refs, s->n_nodes, name);
 
 			if (k >= 0)
-				hold_on(s, (size_t)k, e->namespace, r, admitted_end(e),
+				hold_on(s, (size_t)k, e->namespace, r, admitted_gang_end(e),
 				        policy->n_limits > 0);
 		}
 	}
@@ -591,6 +602,7 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 			.priority = e->priority,
 			.creation_time = e->creation_time,
 			.walltime = e->walltime,
+			.grace = e->grace,
 			.restart = e->restart,
 			.excluded = &s->excluded[x],
 			.launcher = e->launcher,

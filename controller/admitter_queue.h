@@ -36,6 +36,7 @@ struct tj_queue_entry {
 	int32_t priority;
 	int64_t creation_time;
 	int64_t walltime;
+	int64_t grace; /* its pods' terminationGracePeriodSeconds */
 	bool restart;
 	bool decided; /* decision holds the last cycle's verdict */
 	size_t rank;  /* its place in the last cycle's order (SIZE_MAX: none): the next cycle's */

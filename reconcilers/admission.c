@@ -573,10 +573,11 @@ static bool over_quota(struct run *r, size_t b, size_t j)
 }
 
 /* A job behind a blocked head: it starts now only if that cannot delay the head, that is
- * if it keeps off the head's reserved nodes, or if its walltime ends by the head's expected
- * start. Without a walltime nobody can tell when it ends: it may still keep off the
- * reserved nodes, but only of a head that has them (an expected start); behind a head whose
- * start is unknown, it waits, so that a stream of such jobs cannot starve the head. */
+ * if it keeps off the head's reserved nodes, or if its walltime, and the grace its pods
+ * have to stop after it, end by the head's expected start. Without a walltime nobody can
+ * tell when it ends: it may still keep off the reserved nodes, but only of a head that has
+ * them (an expected start); behind a head whose start is unknown, it waits, so that a
+ * stream of such jobs cannot starve the head. */
 static int backfill(struct run *r, size_t b, size_t j, const struct head *head, bool fits)
 {
 	const struct tj_adm_job *job = &r->in->jobs[j];
@@ -594,7 +595,7 @@ static int backfill(struct run *r, size_t b, size_t j, const struct head *head, 
 			m->fits_elsewhere = 0;
 	}
 	if (job->walltime > 0 && head->start > 0 &&
-	    sat_add(in->now, job->walltime) <= head->start &&
+	    sat_add(in->now, sat_add(job->walltime, job->grace)) <= head->start &&
 	    tj_adm_place_gang(r, b, r->free, NULL, job))
 		return admit(r, b, j, true);
 	return 0;

@@ -30,11 +30,12 @@
  *   start, and the nodes it would take then are reserved for it. Without releases that let
  *   it fit (something runs without a walltime), its expected start is unknown (0).
  * - Backfill (EASY, as Slurm's backfill scheduler): a job behind the head starts now only if
- *   it fits in what is free now and either its own walltime ends no later than the head's
- *   expected start, or it leaves the head's reserved nodes alone. A job without a walltime
- *   starts behind a blocked head only off the head's reserved nodes, and only when the head
- *   has a reservation (an expected start). With backfill off the queue is
- *   strict FIFO per class: nothing starts behind a blocked head.
+ *   it fits in what is free now and either its own walltime, with the grace its pods have
+ *   to stop after it, ends no later than the head's expected start, or it leaves the head's
+ *   reserved nodes alone. A job without a walltime starts behind a blocked head only off the
+ *   head's reserved nodes, and only when the head has a reservation (an expected start).
+ *   With backfill off the queue is strict FIFO per class: nothing starts behind a blocked
+ *   head.
  * - Quotas (Slurm's GrpTRES). A job whose namespace would hold more GPUs of the class than
  *   the namespace's limit waits with reason QuotaExceeded; it does not block the jobs
  *   behind it, and it is not a head.
@@ -109,6 +110,9 @@ struct tj_adm_job {
 	int32_t priority;
 	int64_t creation_time; /* unix seconds */
 	int64_t walltime;      /* the effective walltime (walltime.h); 0: none */
+	/* The seconds its pods may take to stop once the walltime ends (their
+	 * terminationGracePeriodSeconds): it gives its nodes back that much later. */
+	int64_t grace;
 	/* Replacements for a job that was running (a restart) or whose gang is partly created:
 	 * ahead of every queued job of its class, and never NeverFits for want of patience. */
 	bool restart;

@@ -261,8 +261,8 @@ bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *f
 /* Reservation */
 
 /* The gangs of bucket b this cycle admitted ahead of its head that have a walltime, into
- * r->admitted by the time it ends: they run from now, and give their nodes back then, as
- * the running jobs' releases do. Their count. */
+ * r->admitted by the time it ends and their pods have stopped: they run from now, and give
+ * their nodes back then, as the running jobs' releases do. Their count. */
 static size_t admitted_releases(struct run *r, size_t b, const struct tj_adm_job *head)
 {
 	size_t n = 0, h = (size_t)(head - r->in->jobs);
@@ -272,8 +272,9 @@ static size_t admitted_releases(struct run *r, size_t b, const struct tj_adm_job
 		const struct tj_adm_job *job = &r->in->jobs[j];
 
 		if (r->res->decisions[j].verdict == TJ_ADM_ADMITTED && job->walltime > 0)
-			r->admitted[n++] =
-			        (struct release_key){ sat_add(r->in->now, job->walltime), j };
+			r->admitted[n++] = (struct release_key){
+				sat_add(r->in->now, sat_add(job->walltime, job->grace)), j
+			};
 	}
 	tj_adm_sort_releases(r->admitted, n);
 	return n;
