@@ -635,18 +635,6 @@ static void read_class_requests(const struct tj_config *config, const struct tj_
 	e->n_class_requests = n;
 }
 
-/* The pods' terminationGracePeriodSeconds: 30 when the spec does not say, as API defaulting
- * makes it. */
-static int64_t termination_grace(const cJSON *spec)
-{
-	const cJSON *g = cJSON_GetObjectItemCaseSensitive(spec, "terminationGracePeriodSeconds");
-	int64_t v;
-
-	if (!cJSON_IsNumber(g))
-		return 30;
-	return tj_double_to_int64(g->valuedouble, 0, INT32_MAX, &v) ? v : 30;
-}
-
 /* The request of one pod (and of the launcher with it) and its priority, from the rendered
  * pods. */
 static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
@@ -693,7 +681,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	e->num_nodes = want->num_nodes;
 	e->num_pods = want->num_pods;
 	e->walltime = want->walltime;
-	e->grace = termination_grace(spec);
+	e->grace = tj_pod_spec_termination_grace(spec);
 	e->restart = want->restart;
 	e->creation_time = job->creation_time;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/number.h"
 #include "controller/admitter.h"
 #include "informers/resources.h"
 #include "reconcilers/capacity.h"
@@ -255,7 +256,7 @@ static int64_t admitted_end(const struct tj_queue_entry *e)
 {
 	if (e->walltime <= 0)
 		return 0;
-	return e->walltime > INT64_MAX - e->admitted_at ? INT64_MAX : e->admitted_at + e->walltime;
+	return tj_add_capped(e->admitted_at, e->walltime);
 }
 
 /* When an admitted gang whose pods the cache does not show yet gives its nodes back: its
@@ -265,8 +266,7 @@ static int64_t admitted_gang_end(const struct tj_queue_entry *e)
 {
 	int64_t end = admitted_end(e);
 
-	return end && e->grace > 0 ? (end > INT64_MAX - e->grace ? INT64_MAX : end + e->grace)
-	                           : end;
+	return end && e->grace > 0 ? tj_add_capped(end, e->grace) : end;
 }
 
 /* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours):
@@ -425,9 +425,16 @@ static void add_reservations(const struct tj_queue_source *a, struct tj_queue_sn
 	}
 }
 
+/* The job's refusals (tj_queue_refusals): the nodes that refused its pods, and its hold. */
+static const struct tj_queue_refusals *refusals_of(const struct tj_queue_source *a,
+                                                   const struct tj_queue_entry *e)
+{
+	return a->refusals ? tj_store_get(a->refusals, e->key) : NULL;
+}
+
 static bool waits(const struct tj_queue_source *a, const struct tj_queue_entry *e, uint64_t now_ms)
 {
-	const struct tj_queue_refusals *r = a->refusals ? tj_store_get(a->refusals, e->key) : NULL;
+	const struct tj_queue_refusals *r = refusals_of(a, e);
 
 	return e->state == TJ_QUEUE_WAITING && !e->unplaceable &&
 	       (!r || now_ms >= r->hold_until_ms);
@@ -477,13 +484,6 @@ static int order_entries(const struct tj_queue_source *a, struct tj_queue_snapsh
 	free(at);
 	free(rest);
 	return 0;
-}
-
-/* The nodes that refused the job's pods and still count (now_ms before their time). */
-static const struct tj_queue_refusals *refusals_of(const struct tj_queue_source *a,
-                                                   const struct tj_queue_entry *e)
-{
-	return a->refusals ? tj_store_get(a->refusals, e->key) : NULL;
 }
 
 /* Adds node name to job's excluded nodes (at most TJ_ADM_MAX_EXCLUDED), if it is cached. */

@@ -170,14 +170,13 @@ static int32_t held_seconds(int64_t start, int64_t finished, int64_t deletion_re
 	return stop - start > INT32_MAX ? INT32_MAX : (int32_t)(stop - start);
 }
 
-/* API defaulting sets 30 s when the spec does not say; a negative value is refused. */
-static int32_t termination_grace(const cJSON *spec)
+int32_t tj_pod_spec_termination_grace(const cJSON *pod_spec)
 {
-	const cJSON *g = tj_field(spec, "terminationGracePeriodSeconds");
+	const cJSON *g = tj_field(pod_spec, "terminationGracePeriodSeconds");
 
 	if (!cJSON_IsNumber(g))
 		return 30;
-	if (g->valuedouble <= 0)
+	if (!(g->valuedouble > 0))
 		return 0;
 	return g->valuedouble >= INT32_MAX ? INT32_MAX : (int32_t)g->valuedouble;
 }
@@ -270,7 +269,7 @@ int tj_pod_from_json(const cJSON *obj, struct tj_pod **ret)
 	tmp.deletion_time = time_at(meta, "deletionTimestamp");
 	tmp.start_time = time_at(status, "startTime");
 	tmp.deadline = time_at(tj_field(meta, "annotations"), TJ_ANNOTATION_DEADLINE);
-	tmp.termination_grace = termination_grace(tj_field(obj, "spec"));
+	tmp.termination_grace = tj_pod_spec_termination_grace(tj_field(obj, "spec"));
 	tmp.gated = has_gate(tj_field(obj, "spec"), TJ_SCHEDULING_GATE);
 	read_conditions(status, &tmp, &src);
 	tmp.held_seconds = held_seconds(tmp.start_time, read_termination(status, &tmp, &src),

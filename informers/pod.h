@@ -157,6 +157,11 @@ int tj_pod_trainjob_key(const struct tj_pod *pod, char *buf, size_t size);
 int tj_pod_collect_owned(const struct tj_store *store, const char *job_key, const char *owner_uid,
                          size_t max, const struct tj_pod ***ret, size_t *ret_n);
 
+/* A pod spec's terminationGracePeriodSeconds: 30 when it does not say, as API defaulting
+ * makes it; 0 for a value that is not positive, INT32_MAX past it. For the cached pods and
+ * the pods the controller renders alike. */
+int32_t tj_pod_spec_termination_grace(const cJSON *pod_spec);
+
 /* tj_pod_from_json() as a reflector projection (tj_project_fn). */
 int tj_pod_project(const cJSON *obj, void **ret);
 

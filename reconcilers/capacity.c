@@ -2,10 +2,7 @@
 
 #include <stddef.h>
 
-static int64_t add_seconds(int64_t t, int64_t seconds)
-{
-	return t > INT64_MAX - seconds ? INT64_MAX : t + seconds;
-}
+#include "base/number.h"
 
 void tj_hold_of(const struct tj_pod *pod, int64_t job_deadline, struct tj_hold *ret)
 {
@@ -23,9 +20,9 @@ void tj_hold_of(const struct tj_pod *pod, int64_t job_deadline, struct tj_hold *
 		if (pod->deletion_time > 0)
 			h.end = pod->deletion_time;
 		else if (job_deadline > 0)
-			h.end = add_seconds(job_deadline, pod->termination_grace > 0
-			                                          ? pod->termination_grace
-			                                          : 0);
+			h.end = tj_add_capped(job_deadline, pod->termination_grace > 0
+			                                            ? pod->termination_grace
+			                                            : 0);
 	}
 	*ret = h;
 }

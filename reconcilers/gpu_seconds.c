@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "base/number.h"
+
 int64_t tj_gpu_seconds_of_pod(const struct tj_pod *pod, const char *resource, int64_t from,
                               int64_t to)
 {
@@ -19,11 +21,6 @@ int64_t tj_gpu_seconds_of_pod(const struct tj_pod *pod, const char *resource, in
 		return 0;
 	/* Requests are bounded by what a node has; a product beyond int64 is no real pod. */
 	return gpus > INT64_MAX / (stop - start) ? INT64_MAX : gpus * (stop - start);
-}
-
-static int64_t add(int64_t a, int64_t b)
-{
-	return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
 /* What the pods held between the old status's mark and now. */
@@ -44,9 +41,9 @@ static void window(const struct tj_gpu_seconds_input *in, int attempt, struct wi
 		int64_t s = tj_gpu_seconds_of_pod(pod, in->resource, in->old->gpu_seconds_until,
 		                                  in->now);
 
-		w->held = add(w->held, s);
+		w->held = tj_add_capped(w->held, s);
 		if (pod->attempt >= 0 && pod->attempt < attempt)
-			w->earlier_attempts = add(w->earlier_attempts, s);
+			w->earlier_attempts = tj_add_capped(w->earlier_attempts, s);
 		if (s > 0 && pod->deletion_time)
 			w->deleting = true;
 		if (s > 0 && in->deletes && in->deletes[i])
@@ -70,7 +67,7 @@ bool tj_gpu_seconds_count(const struct tj_gpu_seconds_input *in, struct tj_train
 	int64_t total, wasted = old->wasted_gpu_seconds;
 
 	window(in, st->restart_count, &w);
-	total = add(old->gpu_seconds, w.held);
+	total = tj_add_capped(old->gpu_seconds, w.held);
 
 	/* Whether the plan writes the status anyway, judged without the counts. */
 	st->gpu_seconds = old->gpu_seconds;
@@ -87,11 +84,11 @@ bool tj_gpu_seconds_count(const struct tj_gpu_seconds_input *in, struct tj_train
 		if (in->gang)
 			wasted = total;
 		else if (failed)
-			wasted = add(wasted,
-			             tj_gpu_seconds_of_pod(failed, in->resource, 0, in->now));
+			wasted = tj_add_capped(
+			        wasted, tj_gpu_seconds_of_pod(failed, in->resource, 0, in->now));
 	} else if (in->gang) {
 		/* The pods of a failed attempt, still stopping after its restart. */
-		wasted = add(wasted, w.earlier_attempts);
+		wasted = tj_add_capped(wasted, w.earlier_attempts);
 	}
 	st->gpu_seconds = total;
 	st->wasted_gpu_seconds = wasted < total ? wasted : total;
@@ -129,6 +126,6 @@ int64_t tj_gpu_seconds_cancelled(const struct tj_gpu_seconds_input *in)
 	if (old->state == TJ_STATE_COMPLETE || old->state == TJ_STATE_FAILED)
 		return 0;
 	window(in, old->restart_count, &w);
-	total = add(old->gpu_seconds, w.held);
+	total = tj_add_capped(old->gpu_seconds, w.held);
 	return total > old->wasted_gpu_seconds ? total - old->wasted_gpu_seconds : 0;
 }
