@@ -70,6 +70,8 @@ struct tj_admitter {
 	uint64_t cycle_snapshot_ns, cycle_decided_ns, cycle_cpu_ns;
 	uint64_t held_ns, cycle_held_ns; /* the delay the next cycle was given, in ns */
 	uint64_t due_ms;                 /* uv_now at which the scheduled cycle runs */
+	struct tj_queue_gone_node gone[TJ_QUEUE_MAX_GONE]; /* nodes deleted a short while ago */
+	size_t n_gone;
 };
 
 /* ---- the rebuild of the queue ---- */
@@ -220,13 +222,13 @@ static int take_admission(const struct tj_admitter *a, struct tj_queue_entry *e,
 	if (!e->nodes)
 		goto oom;
 	for (int i = 0; i < e->num_pods; i++) {
-		e->nodes[i] = strdup(s->node_objs[d->nodes[i]]->name);
+		e->nodes[i] = strdup(s->nodes[d->nodes[i]].name);
 		e->n_nodes = (size_t)i + 1;
 		if (!e->nodes[i])
 			goto oom;
 	}
 	if (d->launcher_node != SIZE_MAX &&
-	    !(e->launcher_node = strdup(s->node_objs[d->launcher_node]->name)))
+	    !(e->launcher_node = strdup(s->nodes[d->launcher_node].name)))
 		goto oom;
 	e->state = TJ_QUEUE_ADMITTED;
 	e->admitted_at = now;
@@ -274,7 +276,8 @@ static void publish_stats(struct tj_admitter *a, const struct tj_adm_result *res
 /* Returns the jobs it decided. */
 static size_t cycle(struct tj_admitter *a)
 {
-	const struct tj_queue_source src = { a->config, a->informers, a->entries, a->refusals };
+	const struct tj_queue_source src = { a->config,   a->informers, a->entries,
+		                             a->refusals, a->gone,      a->n_gone };
 	struct tj_queue_snapshot s = { 0 };
 	struct tj_adm_result *res = NULL;
 	const char **class_names = NULL;
@@ -323,6 +326,8 @@ static size_t cycle(struct tj_admitter *a)
 		.n_releases = s.n_releases,
 		.usage = s.usage,
 		.n_usage = s.n_usage,
+		.quota_limits = s.quota_limits,
+		.n_quota_limits = s.n_quota_limits,
 		.jobs = s.jobs,
 		.n_jobs = s.n_jobs,
 		.now = now,
@@ -457,6 +462,13 @@ void tj_admitter_kick_freed(struct tj_admitter *a)
 	kick(a, true);
 }
 
+void tj_admitter_node_gone(struct tj_admitter *a, const struct tj_node *node)
+{
+	if (a->config)
+		tj_queue_gone_add(a->gone, &a->n_gone, a->config, node, uv_now(a->loop));
+	kick(a, false);
+}
+
 /* ---- the interface ---- */
 
 int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
@@ -569,7 +581,8 @@ bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job,
 
 	if (!policy->enabled || (job->kueue && a->kueue) || !tj_trainjob_is_ours(job))
 		return false;
-	*ret = (struct tj_plan_admission){ .pin_timeout = policy->pin_timeout_seconds };
+	*ret = (struct tj_plan_admission){ .pin_timeout = policy->pin_timeout_seconds,
+		                           .restart_wait = policy->restart_wait_seconds };
 	e = entry_get(a, key);
 	if (!e)
 		return true;
@@ -635,6 +648,18 @@ static void read_class_requests(const struct tj_config *config, const struct tj_
 	e->n_class_requests = n;
 }
 
+/* What one pod (spec) and the launcher (NULL without) count for in ResourceQuotas. A spec
+ * the API server would refuse counts for nothing: its create fails anyway. */
+static void read_quota_use(const cJSON *spec, const cJSON *launcher, struct tj_queue_entry *e)
+{
+	e->quota_pod = tj_quota_pod_free(e->quota_pod);
+	e->quota_launcher = tj_quota_pod_free(e->quota_launcher);
+	if (tj_quota_pod_of(spec, &e->quota_pod) < 0 ||
+	    (launcher && tj_quota_pod_of(launcher, &e->quota_launcher) < 0))
+		tj_log_info("admitter", "what the pods count for in ResourceQuotas is not read",
+		            TJ_STR("trainjob", e->key));
+}
+
 /* The request of one pod (and of the launcher with it) and its priority, from the rendered
  * pods. */
 static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
@@ -673,6 +698,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 		            "the pods' placement is not read; every node of the class "
 		            "counts for it",
 		            TJ_STR("trainjob", e->key), TJ_STR("problem", problem));
+	read_quota_use(spec, tj_json_path(want->launcher, "spec"), e);
 	tj_queue_entry_drop_excluded(e);
 	e->excluded = calloc(want->n_excluded + 1, sizeof(*e->excluded));
 	for (size_t i = 0; e->excluded && i < want->n_excluded; i++)

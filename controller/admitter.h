@@ -107,6 +107,10 @@ void tj_admitter_release(struct tj_admitter *a, const char *key, int64_t hold_se
 /* The job is gone. */
 void tj_admitter_forget(struct tj_admitter *a, const char *key);
 
+/* The node cache has dropped node: for a while, NeverFits still counts it (a node being
+ * replaced comes back); a cycle runs soon. */
+void tj_admitter_node_gone(struct tj_admitter *a, const struct tj_node *node);
+
 /* Capacity may have changed: a cycle runs soon (several calls share one cycle). */
 void tj_admitter_kick(struct tj_admitter *a);
 

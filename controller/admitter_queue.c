@@ -41,6 +41,8 @@ void tj_queue_entry_free(void *obj)
 	tj_queue_entry_drop_nodes(e);
 	tj_queue_entry_drop_excluded(e);
 	tj_placement_free(e->placement);
+	tj_quota_pod_free(e->quota_pod);
+	tj_quota_pod_free(e->quota_launcher);
 	free(e->class_requests);
 	free(e);
 }
@@ -156,12 +158,6 @@ static int node_ref_cmp(const void *x, const void *y)
 	              ((const struct tj_queue_node_ref *)y)->name);
 }
 
-static int node_name_cmp(const void *x, const void *y)
-{
-	return strcmp((*(const struct tj_node *const *)x)->name,
-	              (*(const struct tj_node *const *)y)->name);
-}
-
 ssize_t tj_queue_find_node(const struct tj_queue_node_ref *refs, size_t n, const char *name)
 {
 	struct tj_queue_node_ref k = { name, 0 };
@@ -181,6 +177,8 @@ void tj_queue_snapshot_clear(struct tj_queue_snapshot *s)
 	free(s->jobs);
 	free(s->job_entries);
 	free(s->excluded);
+	free(s->quota_limits);
+	free(s->charges);
 	for (size_t i = 0; i < s->n_eligibility; i++) {
 		free(s->eligibility[i].allowed);
 		free(s->eligibility[i].why);
@@ -327,35 +325,118 @@ static ssize_t held_node(const struct tj_queue_source *a, struct tj_queue_snapsh
 	return k;
 }
 
-static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot *s, int64_t now)
+/* A node of the snapshot before it is read: cached, or gone a short while ago. */
+struct node_source {
+	const char *name;
+	const struct tj_node *node;            /* NULL: gone */
+	const struct tj_queue_gone_node *gone; /* NULL: cached */
+};
+
+static int node_source_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct node_source *)x)->name, ((const struct node_source *)y)->name);
+}
+
+void tj_queue_gone_add(struct tj_queue_gone_node *gone, size_t *n, const struct tj_config *config,
+                       const struct tj_node *node, uint64_t now_ms)
+{
+	int cls = tj_gpu_class_of_node(config, node);
+	const struct tj_gpu_class *gc;
+	size_t at = *n;
+
+	if (cls < 0)
+		return;
+	gc = &config->classes[cls];
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(gone[i].name, node->name) == 0) {
+			at = i;
+			break;
+		}
+	if (at == TJ_QUEUE_MAX_GONE) {
+		at = 0;
+		for (size_t i = 1; i < *n; i++)
+			if (gone[i].until_ms < gone[at].until_ms)
+				at = i;
+	}
+	gone[at] = (struct tj_queue_gone_node){
+		.allocatable = { tj_node_allocatable_extended(node, gc->resource),
+		                 node->allocatable.cpu_milli, node->allocatable.memory,
+		                 tj_node_pod_slots(node) },
+		.until_ms = now_ms + TJ_QUEUE_GONE_MS,
+	};
+	snprintf(gone[at].name, sizeof(gone[at].name), "%s", node->name);
+	snprintf(gone[at].gpu_class, sizeof(gone[at].gpu_class), "%s", gc->name);
+	if (at == *n)
+		(*n)++;
+}
+
+/* The snapshot's nodes, in name order (tj_adm_input.nodes): the cached ones, and those gone a
+ * short while ago whose name no cached node has, of a class the config still has. */
+static int gather_nodes(const struct tj_queue_source *a, const struct tj_store *nodes,
+                        uint64_t now_ms, struct node_source **ret, size_t *ret_n)
+{
+	size_t n = nodes ? tj_store_len(nodes) : 0, k = 0;
+	struct node_source *all = calloc(n + a->n_gone + 1, sizeof(*all));
+	struct tj_store_iter it;
+	const struct tj_node *node;
+
+	if (!all)
+		return -ENOMEM;
+	if (nodes)
+		tj_store_iter_init(nodes, &it);
+	while (nodes && k < n && (node = tj_store_iter_next(&it)))
+		all[k++] = (struct node_source){ node->name, node, NULL };
+	for (size_t i = 0; i < a->n_gone; i++) {
+		const struct tj_queue_gone_node *g = &a->gone[i];
+
+		if (now_ms < g->until_ms && !(nodes && tj_store_get(nodes, g->name)) &&
+		    tj_queue_class_index(a->config, g->gpu_class) >= 0)
+			all[k++] = (struct node_source){ g->name, NULL, g };
+	}
+	qsort(all, k, sizeof(*all), node_source_cmp);
+	*ret = all;
+	*ret_n = k;
+	return 0;
+}
+
+static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot *s, int64_t now,
+                       uint64_t now_ms)
 {
 	const struct tj_config *config = a->config;
 	const struct tj_admission_policy *policy = tj_config_admission(config);
 	const struct tj_failure_policy *fp = tj_config_failure_policy(config);
 	const struct tj_store *nodes = tj_queue_store_of(a->informers->nodes);
 	const struct tj_store *pods = tj_queue_store_of(a->informers->pods);
-	size_t n = nodes ? tj_store_len(nodes) : 0, k = 0;
+	struct node_source *all;
+	size_t n, k;
 	bool quotas = policy->n_limits > 0;
 	struct tj_store_iter it;
-	const struct tj_node *node;
 
+	if (gather_nodes(a, nodes, now_ms, &all, &n) < 0)
+		return -ENOMEM;
 	s->nodes = calloc(n + 1, sizeof(*s->nodes));
 	s->node_objs = calloc(n + 1, sizeof(*s->node_objs));
 	s->refs = calloc(n + 1, sizeof(*s->refs));
-	if (!s->nodes || !s->node_objs || !s->refs)
+	if (!s->nodes || !s->node_objs || !s->refs) {
+		free(all);
 		return -ENOMEM;
-	/* In name order, which the decision keeps (tj_adm_input.nodes). */
-	if (nodes)
-		tj_store_iter_init(nodes, &it);
-	while (nodes && k < n && (node = tj_store_iter_next(&it)))
-		s->node_objs[k++] = node;
-	qsort(s->node_objs, k, sizeof(*s->node_objs), node_name_cmp);
-	n = k;
+	}
 	for (k = 0; k < n; k++) {
-		node = s->node_objs[k];
+		const struct tj_node *node = all[k].node;
+		struct tj_adm_node *an = &s->nodes[k];
+
+		s->node_objs[k] = node;
+		s->refs[k] = (struct tj_queue_node_ref){ all[k].name, k };
+		if (!node) {
+			*an = (struct tj_adm_node){
+				.name = all[k].name,
+				.class_index = tj_queue_class_index(config, all[k].gone->gpu_class),
+				.allocatable = all[k].gone->allocatable,
+			};
+			continue;
+		}
 		int cls = tj_gpu_class_of_node(config, node);
 		const struct tj_gpu_class *gc = cls >= 0 ? &config->classes[cls] : NULL;
-		struct tj_adm_node *an = &s->nodes[k];
 
 		*an = (struct tj_adm_node){
 			.name = node->name,
@@ -368,8 +449,8 @@ static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot
 			                 node->allocatable.cpu_milli, node->allocatable.memory,
 			                 tj_node_pod_slots(node) },
 		};
-		s->refs[k] = (struct tj_queue_node_ref){ node->name, k };
 	}
+	free(all);
 	s->n_nodes = k;
 
 	/* Every pod that is bound, pinned or nominated to a node holds its requests there until
@@ -532,7 +613,9 @@ static const struct tj_queue_eligibility *eligible_nodes(struct tj_queue_snapsho
 		bool mine = s->nodes[k].class_index == cls;
 		char *why = mine && !e->why[0] ? e->why : NULL;
 
-		e->allowed[k] = tj_placement_allows(p, s->node_objs[k], why, TJ_PLACEMENT_WHY_MAX);
+		/* A node that is gone has no labels left to judge: see tj_queue_gone_node. */
+		e->allowed[k] = !s->node_objs[k] ||
+		                tj_placement_allows(p, s->node_objs[k], why, TJ_PLACEMENT_WHY_MAX);
 		in_class += mine;
 		e->n_allowed += mine && e->allowed[k];
 	}
@@ -631,11 +714,13 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
                             int64_t now, uint64_t now_ms)
 {
-	int rc = build_nodes(src, s, now);
+	int rc = build_nodes(src, s, now, now_ms);
 
 	if (rc == 0) {
 		add_reservations(src, s);
 		rc = s->oom ? -ENOMEM : build_jobs(src, s, now_ms);
 	}
+	if (rc == 0 && !s->oom)
+		rc = tj_queue_quotas_build(src, s);
 	return rc == 0 && s->oom ? -ENOMEM : rc;
 }

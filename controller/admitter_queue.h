@@ -14,6 +14,7 @@
 #include "reconcilers/admission.h"
 #include "reconcilers/placement.h"
 #include "reconcilers/plan.h"
+#include "reconcilers/quota.h"
 
 enum tj_queue_state {
 	TJ_QUEUE_WAITING,  /* in the queue */
@@ -86,6 +87,9 @@ struct tj_queue_entry {
 	 * selector, affinity, tolerations and extended requests); owned; NULL: every node of
 	 * its class (a spec the placement could not read, which the API server refuses). */
 	struct tj_placement *placement;
+	/* What one pod and the launcher count for in the namespace's ResourceQuotas (owned;
+	 * NULL: nothing read, or no launcher). */
+	struct tj_quota_pod *quota_pod, *quota_launcher;
 };
 
 extern const struct tj_store_ops tj_queue_entry_ops;
@@ -160,7 +164,7 @@ ssize_t tj_queue_find_node(const struct tj_queue_node_ref *refs, size_t n, const
 /* What a cycle builds from the caches; freed at its end. */
 struct tj_queue_snapshot {
 	struct tj_adm_node *nodes;
-	const struct tj_node **node_objs;
+	const struct tj_node **node_objs; /* NULL for a node that is gone (tj_queue_gone_node) */
 	struct tj_queue_node_ref *refs;
 	size_t n_nodes;
 	struct tj_adm_release *releases;
@@ -175,6 +179,12 @@ struct tj_queue_snapshot {
 	 * node; NULL where it allows every node of its class), which the jobs share. */
 	struct tj_queue_eligibility *eligibility;
 	size_t n_eligibility, cap_eligibility;
+	/* The limits of the ResourceQuotas of the jobs' namespaces, and what each job's pods
+	 * use of them (the jobs' charges point into it). */
+	struct tj_adm_quota_limit *quota_limits;
+	size_t n_quota_limits;
+	struct tj_adm_quota_charge *charges;
+	size_t n_charges, cap_charges;
 	bool oom;
 };
 
@@ -189,12 +199,36 @@ struct tj_queue_eligibility {
 	char *why;
 };
 
+/* A node of a GPU class deleted a short while ago, as a node being replaced is: until
+ * TJ_QUEUE_GONE_MS after its deletion (or until a node of its name is back) the snapshot
+ * keeps it as a node that takes no new pods, so that NeverFits still counts it, as Slurm
+ * counts a partition's DOWN nodes. Its labels are gone with it: every job of its class may
+ * use it, for NeverFits, which at worst lets a job with a node selector wait that long
+ * before it fails. */
+#define TJ_QUEUE_GONE_MS  (10 * 60 * 1000)
+#define TJ_QUEUE_MAX_GONE 256
+
+struct tj_queue_gone_node {
+	char name[TJ_NAME_MAX];
+	char gpu_class[TJ_NAME_MAX];
+	struct tj_adm_resources allocatable; /* gpus of the class's resource */
+	uint64_t until_ms;                   /* the loop's clock */
+};
+
+/* Remembers node, which the node cache has just dropped, in gone (n of TJ_QUEUE_MAX_GONE),
+ * if it is of a GPU class of config; when gone is full, the node remembered longest ago
+ * makes room. */
+void tj_queue_gone_add(struct tj_queue_gone_node *gone, size_t *n, const struct tj_config *config,
+                       const struct tj_node *node, uint64_t now_ms);
+
 /* What the snapshot reads. */
 struct tj_queue_source {
 	const struct tj_config *config;
-	struct tj_informers *informers; /* TrainJob, Pod and Node caches */
-	struct tj_store *entries;       /* the queue's entries */
-	struct tj_store *refusals;      /* struct tj_queue_refusals; NULL: none */
+	struct tj_informers *informers;        /* TrainJob, Pod and Node caches */
+	struct tj_store *entries;              /* the queue's entries */
+	struct tj_store *refusals;             /* struct tj_queue_refusals; NULL: none */
+	const struct tj_queue_gone_node *gone; /* nodes deleted a short while ago */
+	size_t n_gone;
 };
 
 /* Builds *s (zeroed) from src at now (unix seconds; now_ms: the loop's clock, for the
@@ -204,3 +238,8 @@ int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_s
                             int64_t now, uint64_t now_ms);
 
 void tj_queue_snapshot_clear(struct tj_queue_snapshot *s);
+
+/* The ResourceQuota limits of the jobs of s (built by tj_queue_snapshot_build) and their
+ * charges, from src's quota cache (admitter_quota.c); the gangs admitted whose pods the
+ * quotas may not count yet count as used. 0 or -ENOMEM. */
+int tj_queue_quotas_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s);

@@ -390,8 +390,8 @@ static int parse_failure_policy(const struct tj_cfg_parser *p, struct fy_node *n
 }
 
 static const char *const admission_fields[] = {
-	"enabled",       "backfill",        "neverFits", "pinTimeoutSeconds",
-	"topologyLabel", "namespaceLimits", NULL,
+	"enabled",       "backfill",        "neverFits",          "pinTimeoutSeconds",
+	"topologyLabel", "namespaceLimits", "restartWaitSeconds", NULL,
 };
 static const char *const limit_fields[] = { "namespace", "gpuClass", "maxGPUs", NULL };
 
@@ -441,7 +441,7 @@ static int parse_admission(const struct tj_cfg_parser *p, struct fy_node *node, 
 	int r = tj_cfg_check_mapping(
 	        p, node, line, path, admission_fields,
 	        "enabled, backfill, neverFits, pinTimeoutSeconds, topologyLabel, "
-	        "namespaceLimits");
+	        "namespaceLimits, restartWaitSeconds");
 
 	if (r < 0)
 		return r;
@@ -454,6 +454,8 @@ static int parse_admission(const struct tj_cfg_parser *p, struct fy_node *node, 
 	    (r = tj_cfg_field_bool(p, node, line, path, "backfill", &a->backfill)) < 0 ||
 	    (r = tj_cfg_field_int(p, node, line, path, "pinTimeoutSeconds", 0, 86400,
 	                          &a->pin_timeout_seconds)) < 0 ||
+	    (r = tj_cfg_field_int(p, node, line, path, "restartWaitSeconds", 0, 604800,
+	                          &a->restart_wait_seconds)) < 0 ||
 	    (r = tj_cfg_field_string(p, node, line, path, "neverFits", false, 8, &never)) < 0)
 		return r;
 	if (never && strcmp(never, "Fail") != 0 && strcmp(never, "Wait") != 0)

@@ -35,6 +35,7 @@
  *     backfill: true                 # false: strict FIFO per class
  *     neverFits: Fail                # or Wait
  *     pinTimeoutSeconds: 60          # 0..86400; 0 never gives a gang back
+ *     restartWaitSeconds: 600        # 0..604800; 0: a restart waits for its room for ever
  *     topologyLabel: topology.flame.dev/rack   # optional label key
  *     namespaceLimits:               # at most 256; namespace "*" = every other namespace
  *       - {namespace: team-a, gpuClass: gh200, maxGPUs: 16}   # a class of gpuClasses

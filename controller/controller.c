@@ -15,6 +15,7 @@
 #include "controller/write_gate.h"
 #include "informers/informers.h"
 #include "informers/priority_class.h"
+#include "informers/resource_quota.h"
 #include "informers/workload.h"
 #include "reconcilers/gpu_seconds.h"
 #include "reconcilers/plan.h"
@@ -339,6 +340,15 @@ static void on_node(const void *obj, void *userdata)
 	node_changed(userdata, obj, true);
 }
 
+static void on_node_delete(const void *obj, void *userdata)
+{
+	struct tj_controller *c = userdata;
+
+	if (c->synced)
+		tj_admitter_node_gone(c->admitter, obj);
+	node_changed(c, obj, true);
+}
+
 /* A status report that changes nothing the queue reads is not worth a cycle: with thousands
  * of nodes, their periodic reports alone would have the admission decide the whole queue
  * again several times a second, and hold back the cycles of the events that free GPUs. */
@@ -366,6 +376,20 @@ static void on_priority_class(const void *obj, void *userdata)
 static void on_priority_class_update(const void *old, const void *new_obj, void *userdata)
 {
 	on_priority_class(new_obj, userdata);
+}
+
+/* A ResourceQuota changed (its hard limits, or what it holds): the queue may move. */
+static void on_resource_quota(const void *obj, void *userdata)
+{
+	struct tj_controller *c = userdata;
+
+	if (c->synced)
+		tj_admitter_kick(c->admitter);
+}
+
+static void on_resource_quota_update(const void *old, const void *new_obj, void *userdata)
+{
+	on_resource_quota(new_obj, userdata);
 }
 
 /* A Workload changed: its TrainJob is planned again, with what Kueue now says. */
@@ -812,7 +836,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 		                                  on_synced,  on_informer_error, NULL };
 	struct tj_reflector_handlers pods = { on_pod_add, on_pod_update,     on_pod_delete,
 		                              on_synced,  on_informer_error, NULL };
-	struct tj_reflector_handlers nodes = { on_node,   on_node_update,    on_node,
+	struct tj_reflector_handlers nodes = { on_node,   on_node_update,    on_node_delete,
 		                               on_synced, on_informer_error, NULL };
 	/* A class's value changes the order of the queue. */
 	struct tj_reflector_handlers priority_classes = {
@@ -821,6 +845,9 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	};
 	struct tj_reflector_handlers workloads = { on_workload, on_workload_update, on_workload,
 		                                   on_synced,   on_informer_error,  NULL };
+	struct tj_reflector_handlers quotas = { on_resource_quota, on_resource_quota_update,
+		                                on_resource_quota, on_synced,
+		                                on_informer_error, NULL };
 	int rc;
 
 	if (!c)
@@ -832,7 +859,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	c->clock = config->clock;
 	c->native_gang = config->native_gang;
 	trainjobs.userdata = runtimes.userdata = pods.userdata = nodes.userdata = c;
-	priority_classes.userdata = workloads.userdata = c;
+	priority_classes.userdata = workloads.userdata = quotas.userdata = c;
 
 	struct tj_informers_config ic = {
 		.client = config->client,
@@ -848,6 +875,8 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 		                      priority_classes },
 		.workloads = { config->kueue ? tj_workload_project : NULL, &tj_workload_store_ops,
 		               workloads },
+		.resource_quotas = { tj_resource_quota_project, &tj_resource_quota_store_ops,
+		                     quotas },
 	};
 	rc = tj_informers_new(loop, &ic, &c->informers);
 	if (rc < 0)

@@ -49,7 +49,7 @@ struct run {
 	struct tj_signals *signals;           /* owned */
 	/* What the counters fed from the queue's and the gate's totals have been given. */
 	uint64_t adds_seen, retries_seen, deferred_seen, expired_seen;
-	struct tj_reflector_seen reflectors_seen[6];
+	struct tj_reflector_seen reflectors_seen[7];
 	struct tj_namespace_series *namespaces; /* owned */
 	const struct tj_config *classes;        /* borrowed: the built-in ones or config's */
 	int exit_status;
@@ -86,6 +86,7 @@ static void collect_reflectors(struct run *r)
 		{ "pods", inf->pods },
 		{ "nodes", inf->nodes },
 		{ "priorityclasses", inf->priority_classes },
+		{ "resourcequotas", inf->resource_quotas },
 	};
 	struct tj_reflector_stats st;
 

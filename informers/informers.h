@@ -49,6 +49,8 @@ struct tj_informers_config {
 	struct tj_informer_config priority_classes;
 	/* Kueue's Workloads; left out unless its project is set (tj_workload_project). */
 	struct tj_informer_config workloads;
+	/* ResourceQuotas; left out unless its project is set (tj_resource_quota_project). */
+	struct tj_informer_config resource_quotas;
 	uint32_t seed; /* of the reflectors' jitter; 0 = from the clock */
 	/* Fill the caches from paginated lists only; by default each list is first tried as a
 	 * streaming list (tj_reflector_config.streaming_list). */
@@ -63,8 +65,9 @@ struct tj_informers {
 	struct tj_reflector *nodes;                     /* owned */
 	struct tj_reflector *priority_classes;          /* owned; NULL if left out */
 	struct tj_reflector *workloads;                 /* owned; NULL if left out */
+	struct tj_reflector *resource_quotas;           /* owned; NULL if left out */
 	char *namespace;                                /* owned; NULL = all */
-	struct tj_kube_listwatch lw[7];
+	struct tj_kube_listwatch lw[8];
 	struct tj_list_turns turns; /* of the reflectors' streaming lists */
 };
 

@@ -16,6 +16,7 @@ const struct tj_resource tj_resource_persistentvolumeclaims = { "", "v1", "persi
 	                                                        true };
 const struct tj_resource tj_resource_secrets = { "", "v1", "secrets", true };
 const struct tj_resource tj_resource_configmaps = { "", "v1", "configmaps", true };
+const struct tj_resource tj_resource_resourcequotas = { "", "v1", "resourcequotas", true };
 const struct tj_resource tj_resource_leases = { "coordination.k8s.io", "v1", "leases", true };
 const struct tj_resource tj_resource_priorityclasses = { "scheduling.k8s.io", "v1",
 	                                                 "priorityclasses", false };

@@ -23,6 +23,7 @@ struct tj_resource {
 
 extern const struct tj_resource tj_resource_pods;
 extern const struct tj_resource tj_resource_nodes;
+extern const struct tj_resource tj_resource_resourcequotas;
 extern const struct tj_resource tj_resource_priorityclasses;
 extern const struct tj_resource tj_resource_services;
 extern const struct tj_resource tj_resource_events;

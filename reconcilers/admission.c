@@ -2,6 +2,7 @@
 #include "reconcilers/admission_run.h"
 
 #include "reconcilers/admission_text.h"
+#include "reconcilers/quota.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -122,7 +123,8 @@ static int validate(const struct tj_adm_input *in)
 {
 	if (!in->config || (in->n_classes && !in->class_names) || (in->n_nodes && !in->nodes) ||
 	    (in->n_releases && !in->releases) || (in->n_usage && !in->usage) ||
-	    (in->n_jobs && !in->jobs) || (in->config->n_quotas && !in->config->quotas))
+	    (in->n_jobs && !in->jobs) || (in->config->n_quotas && !in->config->quotas) ||
+	    (in->n_quota_limits && !in->quota_limits))
 		return -EINVAL;
 	for (size_t i = 0; i < in->n_nodes; i++)
 		if (!valid_class(in, in->nodes[i].class_index))
@@ -141,10 +143,13 @@ static int validate(const struct tj_adm_input *in)
 
 		if (!valid_class(in, j->class_index) || j->num_pods < 1 ||
 		    j->num_nodes < j->num_pods || j->num_nodes > TJ_MAX_NODES ||
-		    (j->n_excluded && !j->excluded))
+		    (j->n_excluded && !j->excluded) || (j->n_charges && !j->charges))
 			return -EINVAL;
 		for (size_t k = 0; k < j->n_excluded; k++)
 			if (j->excluded[k] >= in->n_nodes)
+				return -EINVAL;
+		for (size_t k = 0; k < j->n_charges; k++)
+			if (j->charges[k].limit >= in->n_quota_limits)
 				return -EINVAL;
 	}
 	return 0;
@@ -178,6 +183,7 @@ static void run_clear(struct run *r)
 	free(r->bucket_jobs);
 	free(r->accounts);
 	free(r->job_account);
+	free(r->quota_used);
 }
 
 static int run_alloc(struct run *r)
@@ -212,6 +218,11 @@ static int run_alloc(struct run *r)
 	r->bucket_jobs = calloc(nb, sizeof(*r->bucket_jobs));
 	r->accounts = calloc(nj, sizeof(*r->accounts));
 	r->job_account = calloc(nj, sizeof(*r->job_account));
+	r->quota_used = calloc(in->n_quota_limits + 1, sizeof(*r->quota_used));
+	if (!r->quota_used)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_quota_limits; i++)
+		r->quota_used[i] = in->quota_limits[i].used;
 	if (!r->slot_node || !r->bucket_slots || !r->node_slot || !r->domain || !r->n_domains ||
 	    !r->class_nodes || !r->bucket_nodes || !r->free || !r->later || !r->pods ||
 	    !r->reserved || !r->domain_pods || !r->chosen || !r->rooms || !r->cands || !r->ranks ||
@@ -544,6 +555,9 @@ static int admit(struct run *r, size_t b, size_t j, bool backfilled)
 	if (r->job_account[j] != SIZE_MAX)
 		r->accounts[r->job_account[j]].held =
 		        sat_add(r->accounts[r->job_account[j]].held, gang_gpus(job));
+	for (size_t i = 0; i < job->n_charges; i++)
+		r->quota_used[job->charges[i].limit] =
+		        sat_add(r->quota_used[job->charges[i].limit], job->charges[i].now);
 	r->res->classes[b].allocated_gpus =
 	        sat_add(r->res->classes[b].allocated_gpus, gang_gpus(job));
 	r->res->admitted++;
@@ -570,6 +584,48 @@ static bool over_quota(struct run *r, size_t b, size_t j)
 	         " more",
 	         or_empty(job->namespace), a->held, a->limit, class_name(r->in, b), need);
 	return true;
+}
+
+/* Whether one of the namespace's ResourceQuotas keeps the job from starting: its whole gang
+ * needs more than a hard limit (NeverFits, unless it is a restart, whose live pods the quota
+ * counts already), or its pods would take the quota past it now (it waits). Either way the
+ * message names the quota and the resource. */
+static bool over_resource_quota(struct run *r, size_t j)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	struct tj_adm_decision *d = &r->res->decisions[j];
+
+	for (size_t i = 0; i < job->n_charges; i++) {
+		const struct tj_adm_quota_charge *c = &job->charges[i];
+		const struct tj_adm_quota_limit *l = &r->in->quota_limits[c->limit];
+		char hard[32], used[32], need[32];
+
+		tj_quota_format(hard, sizeof(hard), l->hard);
+		if (!job->restart && c->whole > l->hard) {
+			wait_for(d, TJ_ADM_REASON_QUOTA);
+			if (!r->in->config->wait_if_never_fits)
+				d->verdict = TJ_ADM_NEVER_FITS;
+			tj_quota_format(need, sizeof(need), c->whole);
+			snprintf(d->message, sizeof(d->message),
+			         "ResourceQuota %s of namespace %s allows %s %s in all; the job's "
+			         "gang "
+			         "needs %s: it never fits",
+			         or_empty(l->quota), or_empty(l->namespace), hard,
+			         or_empty(l->resource), need);
+			return true;
+		}
+		if (sat_add(r->quota_used[c->limit], c->now) <= l->hard)
+			continue;
+		wait_for(d, TJ_ADM_REASON_QUOTA);
+		tj_quota_format(used, sizeof(used), r->quota_used[c->limit]);
+		tj_quota_format(need, sizeof(need), c->now);
+		snprintf(d->message, sizeof(d->message),
+		         "ResourceQuota %s of namespace %s: %s has %s of %s used; the job needs %s",
+		         or_empty(l->quota), or_empty(l->namespace), or_empty(l->resource), used,
+		         hard, need);
+		return true;
+	}
+	return false;
 }
 
 /* A job behind a blocked head: it starts now only if that cannot delay the head, that is
@@ -616,7 +672,7 @@ static int decide(struct run *r, size_t b, size_t j, struct head *head)
 		say_never_fits(r, b, job, most, d);
 		return 0;
 	}
-	if (over_quota(r, b, j))
+	if (over_resource_quota(r, j) || over_quota(r, b, j))
 		return 0;
 	if (head->blocked)
 		return backfill(r, b, j, head, fits);

@@ -39,6 +39,12 @@
  * - Quotas (Slurm's GrpTRES). A job whose namespace would hold more GPUs of the class than
  *   the namespace's limit waits with reason QuotaExceeded; it does not block the jobs
  *   behind it, and it is not a head.
+ * - ResourceQuotas (the API server's). A job whose pods would take one of its namespace's
+ *   ResourceQuotas past its hard limit on a resource waits with reason QuotaExceeded, the
+ *   message naming the quota and the resource, as for the quotas above; one whose whole gang
+ *   needs more than the hard limit itself can never start: it is NeverFits with reason
+ *   QuotaExceeded (it fails, or waits when NeverFits jobs wait). What the jobs admitted in a
+ *   cycle use counts against the next.
  * - Never fits. A job whose gang does not fit even on an empty class (too few nodes of that
  *   size that it may use) is NeverFits, with the most nodes of that size the class has; it is
  *   not a head. Every node of the class counts, those that take no new pods now too (a
@@ -133,9 +139,29 @@ struct tj_adm_job {
 	 * use (the first one's reason, in the scheduler's words), for its NeverFits message;
 	 * borrowed; NULL for none. */
 	const char *ineligible_why;
+	/* The ResourceQuota limits that count its pods (borrowed). */
+	const struct tj_adm_quota_charge *charges;
+	size_t n_charges;
 };
 
 #define TJ_ADM_MAX_EXCLUDED 32
+
+/* A limit of one of a namespace's ResourceQuotas on a resource its pods use
+ * (informers/resource_quota.h, reconcilers/quota.h); amounts in thousandths. */
+struct tj_adm_quota_limit {
+	const char *namespace, *quota, *resource; /* borrowed */
+	int64_t hard;
+	/* What it holds now: the quota's status.used, and what the gangs admitted before this
+	 * cycle will use whose pods it may not count yet. */
+	int64_t used;
+};
+
+/* What a job's pods use of one such limit. */
+struct tj_adm_quota_charge {
+	size_t limit;  /* index into tj_adm_input.quota_limits */
+	int64_t now;   /* of the pods that need one now (num_pods, and the launcher) */
+	int64_t whole; /* of the whole gang (num_nodes, and the launcher) */
+};
 
 struct tj_adm_config {
 	bool backfill;
@@ -159,6 +185,8 @@ struct tj_adm_input {
 	size_t n_releases;
 	const struct tj_adm_usage *usage;
 	size_t n_usage;
+	const struct tj_adm_quota_limit *quota_limits;
+	size_t n_quota_limits;
 	/* The queue, in any order; in the ranks of the last result's decisions, a queue that did
 	 * not change is not sorted again. The nodes likewise, in name order. */
 	const struct tj_adm_job *jobs;
@@ -169,7 +197,7 @@ struct tj_adm_input {
 enum tj_adm_verdict {
 	TJ_ADM_ADMITTED,
 	TJ_ADM_WAITING,
-	TJ_ADM_NEVER_FITS, /* fail the job (config wait_if_never_fits off) */
+	TJ_ADM_NEVER_FITS, /* fail the job, with the reason (config wait_if_never_fits off) */
 };
 
 #define TJ_ADM_REASON_RESOURCES "Resources"
@@ -189,7 +217,9 @@ struct tj_adm_decision {
 	 * "position 3 of 7 in gh200: needs 5 nodes x 4 GPUs, 3 such nodes free; expected start
 	 * 10:40Z" (or "expected start unknown"), "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes
 	 * x 4 GPUs never fits; at most 8", "namespace team-a holds 16 of its 16 gh200 GPUs; the
-	 * job needs 8 more". */
+	 * job needs 8 more", "ResourceQuota gpus of namespace team-a: requests.nvidia.com/gpu has 4
+	 * of 8 used; the job needs 8" (or "...allows 4 in all; the job's gang needs 8: it never
+	 * fits"). */
 	char reason[TJ_REASON_MAX];
 	char message[TJ_MESSAGE_MAX];
 	int position;           /* 1-based among the waiting jobs of its class; 0 if admitted */

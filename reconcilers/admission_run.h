@@ -119,6 +119,8 @@ struct run {
 	size_t *bucket_jobs;      /* owned; n_buckets + 1, into order */
 	struct account *accounts; /* owned */
 	size_t *job_account;      /* owned; per job; SIZE_MAX: no limit */
+	/* owned; per ResourceQuota limit of the input: its used, plus what this round admitted */
+	int64_t *quota_used;
 	/* Moves on whenever free or reserved changes, which makes every memo stale. */
 	uint64_t era;
 	struct shape_memo memos[SHAPE_MEMOS];

@@ -75,7 +75,9 @@
  *   position and expected start; status.startTime, the start of the activeDeadlineSeconds
  *   clock, is written only when the pods are created. NeverFits fails the job. A pinned pod
  *   that stays unschedulable for pin_timeout gives the whole gang back: every live pod of
- *   the attempt is deleted, the start time cleared, and the job queued again. An MPI
+ *   the attempt is deleted, the start time cleared, and the job queued again. A restart
+ *   whose replacements have waited restart_wait since the failure, while its live ranks
+ *   hold their GPUs, gives those back too (GangReleased) and waits whole. An MPI
  *   launcher that asks for GPUs of the class is part of the gang (plan.want.launcher): its
  *   node is admitted with the node pods', held in an annotation of the first node pod
  *   created (reconcilers/launcher_hold.h), and the launcher, created once the nodes are
@@ -188,6 +190,10 @@ struct tj_plan_admission {
 	/* Seconds a pinned pod may stay unschedulable before the whole gang is given back; 0:
 	 * never. */
 	int64_t pin_timeout;
+	/* Seconds a restart's replacements may wait, from the failure (last_failure.time),
+	 * while the job's live ranks hold their nodes; then those are deleted too and the gang
+	 * waits whole, with a reservation of its own. 0: for ever. */
+	int64_t restart_wait;
 	/* admitted with the place of the gang's launcher (want.launcher): its node (borrowed);
 	 * NULL without. */
 	const char *launcher_node;

@@ -117,6 +117,36 @@ static void say_kueue_label_ignored(struct planner *p)
 	                 "without Kueue (--kueue), so the job is queued by its own admission");
 }
 
+/* A restart whose replacements have waited restart_wait since the failure, while the job's
+ * live ranks hold their nodes, gives those back: a partial gang holds GPUs nobody can use,
+ * and whole, the job is the head of its class with a reservation of its own, which a
+ * restart's few replacements may never get on a full class. Until then, the plan runs again
+ * when the wait ends. */
+static bool give_back_live_ranks(struct planner *p)
+{
+	const struct tj_plan_admission *adm = p->in->admission;
+	int64_t since = p->st.last_failure.time, waited = p->in->now - since;
+	int live = 0;
+
+	if (adm->restart_wait <= 0 || since <= 0 || !has_live_pods(p))
+		return false;
+	if (waited < adm->restart_wait) {
+		requeue(p, adm->restart_wait - waited);
+		return false;
+	}
+	for (int r = 0; r < p->num_nodes; r++)
+		live += p->current[r] && !is_finished(p->current[r]) && !is_deleting(p->current[r]);
+	tj_planner_delete_live_pods(p);
+	tj_planner_set_state(p, TJ_STATE_RESTARTING, TJ_ADM_REASON_RESOURCES,
+	                     "the replacements found no room within %lld s of the failure of rank "
+	                     "%d; the %d live ranks gave their nodes back, and the gang waits "
+	                     "for admission whole",
+	                     (long long)adm->restart_wait, p->st.last_failure.rank, live);
+	tj_planner_event(p, true, "GangReleased", "%s", p->st.message);
+	p->queued = true;
+	return true;
+}
+
 /* The gang waits for admission: say what it needs, and what the queue said of it. The
  * launcher that needs a place with it (owned) goes into the want. */
 static void queue_gang(struct planner *p, const struct tj_render *render, int missing,
@@ -134,7 +164,11 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		say_kueue_label_ignored(p);
 	if (d && d->verdict == TJ_ADM_NEVER_FITS) {
 		cJSON_Delete(launcher);
-		tj_planner_fail(p, TJ_ADM_REASON_NEVER, d->message);
+		tj_planner_fail(p, d->reason, d->message);
+		return;
+	}
+	if (d && d->verdict == TJ_ADM_WAITING && give_back_live_ranks(p)) {
+		cJSON_Delete(launcher);
 		return;
 	}
 	p->want = (struct tj_plan_want){

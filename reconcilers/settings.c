@@ -99,6 +99,7 @@ static const struct tj_admission_policy default_admission = {
 	.enabled = true,
 	.backfill = true,
 	.pin_timeout_seconds = 60,
+	.restart_wait_seconds = 600,
 };
 
 const struct tj_admission_policy *tj_config_admission(const struct tj_config *config)

@@ -88,6 +88,10 @@ struct tj_admission_policy {
 	bool wait_if_never_fits; /* neverFits: Wait; else a job that never fits fails */
 	/* Seconds a pinned pod may stay unschedulable before its gang is given back. */
 	int pin_timeout_seconds;
+	/* Seconds a restart's replacements may wait for room, from the failure, while the
+	 * job's live ranks hold their GPUs, before those are given back too and the gang waits
+	 * whole; 0: for ever. */
+	int restart_wait_seconds;
 	/* owned; a node label whose value is a topology domain (rack, NVLink domain); NULL */
 	char *topology_label;
 	struct tj_namespace_limit *limits; /* owned array */

@@ -16,9 +16,9 @@ import uuid
 import pytest
 from kubeflow.trainer import CustomTrainer
 
-from conftest import Controller
-from kube import (GRACE, NOT_READY_LABEL, RANK, SIM, Watch, apply, condition, events, kubectl, kubectl_json, metric, metric_sum,
-                  node_ready, pods, running, table, tj, trainjob, ts, wait_for, wait_state)
+from conftest import Controller, config_with_policy
+from kube import (GRACE, NOT_READY_LABEL, RANK, SIM, Watch, apply, condition, delete_node, events, kubectl, kubectl_json, metric,
+                  metric_sum, node_ready, pods, restore_node, running, table, tj, trainjob, ts, wait_for, wait_state)
 from sdk import RUN_TIME, pod_annotations, train
 
 GH200_PRODUCT = "NVIDIA-GH200-480GB"
@@ -294,6 +294,58 @@ def test_job_larger_than_its_class_fails_never_fits_in_one_step(admitter, namesp
     assert events(namespace, "huge", "Queued") == []
     failed = events(namespace, "huge", "Failed")
     assert failed and "NeverFits" in failed[0]["message"] and failed[0]["type"] == "Warning", failed
+
+
+def test_a_job_as_wide_as_its_class_waits_while_a_node_is_replaced(admitter, namespace, gh200):
+    # A node being replaced is gone from the API for a while: NeverFits still counts it, so
+    # a job of all 8 nodes waits for it instead of failing, and runs once it is back.
+    body = delete_node(gh200[-1])
+    try:
+        wait_for("the node to be gone", lambda: len(kubectl_json("get", "nodes", "-l", GH200_SELECTOR)["items"]) == 7, timeout=30)
+        apply(trainjob("wide", nodes=8, run_time="3s"), "-n", namespace)
+        s = queued(namespace, "wide", reason="Resources", timeout=60)
+        assert "needs 8 nodes x 4 GPUs, 7 such nodes free" in s["message"], s
+        time.sleep(3)  # no change of mind
+        assert status(namespace, "wide").get("state") == "Queued"
+        assert pods(namespace, "wide") == []
+    finally:
+        restore_node(body)
+    pinned_whole(running(namespace, "wide", 8, timeout=120))
+
+
+def test_a_replacement_that_finds_no_room_gives_the_live_ranks_back_and_the_gang_waits_whole(admitter, namespace, gh200):
+    # Two 4-node jobs fill the class; a worker of the first fails, and its replacement must
+    # avoid the failed node: no room. After restartWaitSeconds its 3 live ranks give their
+    # nodes back too, and the job waits whole until the second job is done.
+    policy = """failurePolicy:
+  maxRestarts: 3
+  restartBackoff:
+    initialSeconds: 1
+    maxSeconds: 2
+admission:
+  restartWaitSeconds: 10
+"""
+    admitter.stop()
+    try:
+        c = Controller("--config", config_with_policy(policy)).start()
+        try:
+            apply(trainjob("worker", nodes=4, run_time="300s", annotations={"trainjob.flame.dev/restart-policy": "Worker"}), "-n", namespace)
+            running(namespace, "worker", 4, timeout=60)
+            apply(trainjob("other", nodes=4, run_time="60s"), "-n", namespace)
+            running(namespace, "other", 4, timeout=60)
+            victim = [p for p in pods(namespace, "worker") if p["metadata"]["labels"][RANK] == "1"][0]
+            kubectl("annotate", "pod", victim["metadata"]["name"], "-n", namespace, f"{SIM}fail-exit-code=1")
+            released = wait_for("the live ranks given back", lambda: events(namespace, "worker", "GangReleased"), timeout=90)
+            assert "the 3 live ranks gave their nodes back, and the gang waits for admission whole" in released[0]["message"], released
+            wait_for("no live pod of the job", lambda: not [p for p in pods(namespace, "worker")
+                                                            if p["status"].get("phase") not in TERMINAL and not p["metadata"].get("deletionTimestamp")], timeout=60)
+            assert status(namespace, "worker").get("state") == "Restarting"
+            assert running(namespace, "other", 4, timeout=5)
+            pinned_whole(running(namespace, "worker", 4, timeout=120))
+        finally:
+            c.stop()
+    finally:
+        admitter.start()
 
 
 def test_walltime_of_a_queued_job_counts_from_its_admission(admitter, namespace, gh200):
@@ -622,21 +674,82 @@ def test_a_gpu_job_on_a_runtime_without_a_class_starts_whole_or_waits(admitter, 
     assert pods(namespace, "untolerated") == []
 
 
-def test_a_resource_quota_never_leaves_part_of_a_gang_running(admitter, namespace, gh200):
-    # The namespace may request 4 GPUs: the second pod of a gang of 2 x 4 is refused. The
-    # pods wait behind their scheduling gate until all exist, so the first never holds a
-    # node; it is deleted and the gang waits, FailedCreate naming the quota.
-    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpus"},
-             "spec": {"hard": {"requests.nvidia.com/gpu": "4"}}}
+def bound_alone(watch_events, job, gang):
+    """The pods of the job bound to a node while fewer than `gang` of its pods existed (not
+    being deleted): none, if no gang of it ever ran in part."""
+    alone, live = [], {}
+    for e in watch_events:
+        p = e["object"]
+        name = p["metadata"]["name"]
+        if job_of(p) != job:
+            continue
+        if e["type"] == "DELETED":
+            live.pop(name, None)
+            continue
+        live[name] = p
+        if p["spec"].get("nodeName") and len([q for q in live.values() if not q["metadata"].get("deletionTimestamp")]) < gang:
+            alone.append(name)
+    return alone
+
+
+def gpu_quota(gpus):
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpus"},
+            "spec": {"hard": {"requests.nvidia.com/gpu": str(gpus)}}}
+
+
+def test_a_gang_its_resource_quota_cannot_hold_now_waits_naming_it_then_runs_whole(admitter, namespace, gh200):
+    # The namespace may request 8 GPUs; one 4-GPU job holds 4 of them, so a gang of 2 x 4
+    # waits, Queued/QuotaExceeded naming the quota, with no pod, and starts whole once the
+    # first job is done.
+    apply(gpu_quota(8), "-n", namespace)
+    watch = Watch(namespace)
+    try:
+        apply(trainjob("first", nodes=1, run_time="15s"), "-n", namespace)
+        running(namespace, "first", 1, timeout=60)
+        wait_for("the quota to count the first job", lambda: kubectl_json("get", "resourcequota", "gpus", "-n", namespace)["status"].get("used", {}).get("requests.nvidia.com/gpu") == "4", timeout=30)
+        apply(trainjob("pair", nodes=2, run_time="3s"), "-n", namespace)
+        s = queued(namespace, "pair", reason="QuotaExceeded", timeout=60)
+        assert s["message"] == "ResourceQuota gpus of namespace %s: requests.nvidia.com/gpu has 4 of 8 used; the job needs 8" % namespace, s
+        assert pods(namespace, "pair") == []
+        got = running(namespace, "pair", 2, timeout=120)
+        pinned_whole(got)
+        wait_state(namespace, "pair", "Complete", timeout=60)
+    finally:
+        watch.stop()
+    assert not bound_alone(watch.events(), "pair", 2)
+    assert not events(namespace, "pair", "GangRefused")
+
+
+def test_a_gang_its_resource_quota_can_never_hold_fails_saying_so(admitter, namespace, gh200):
+    apply(gpu_quota(4), "-n", namespace)
+    apply(trainjob("toolarge", nodes=2, run_time="3s"), "-n", namespace)
+    j = wait_state(namespace, "toolarge", "Failed", timeout=60)
+    assert j["status"]["reason"] == "QuotaExceeded", j["status"]
+    assert j["status"]["message"] == ("ResourceQuota gpus of namespace %s allows 4 requests.nvidia.com/gpu in all; the job's gang "
+                                      "needs 8: it never fits" % namespace), j["status"]
+    assert pods(namespace, "toolarge") == []
+
+
+def test_a_create_refused_past_what_the_admission_reads_never_leaves_part_of_a_gang_running(admitter, namespace, gh200):
+    # A LimitRange gives every container a memory request the TrainJob does not ask for; the
+    # ResourceQuota on memory holds one such pod, not two. The admission reads the quota but
+    # not the LimitRange, so it lets the gang through, and the API server refuses its second
+    # pod. The pods wait behind their scheduling gate until all exist, so the first never
+    # holds a node; it is deleted and the gang waits, FailedCreate naming the quota.
+    limits = {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "memory"},
+              "spec": {"limits": [{"type": "Container", "defaultRequest": {"memory": "100Mi"}, "default": {"memory": "100Mi"}}]}}
+    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "mem"},
+             "spec": {"hard": {"requests.memory": "150Mi"}}}
+    apply(limits, "-n", namespace)
     apply(quota, "-n", namespace)
     watch = Watch(namespace)
     try:
         apply(trainjob("split", nodes=2, run_time="3s"), "-n", namespace)
         s = wait_for("the refusal in the status", lambda: (s := status(namespace, "split")).get("reason") == "FailedCreate" and s, timeout=60)
-        assert "exceeded quota: gpus" in s["message"], s
+        assert "exceeded quota: mem" in s["message"], s
         wait_for("the GangRefused event", lambda: events(namespace, "split", "GangRefused"), timeout=60)
         time.sleep(10)  # several tries more
-        quota["spec"]["hard"]["requests.nvidia.com/gpu"] = "8"
+        quota["spec"]["hard"]["requests.memory"] = "1Gi"
         apply(quota, "-n", namespace)
         got = running(namespace, "split", 2, timeout=120)
         pinned_whole(got)
@@ -645,15 +758,4 @@ def test_a_resource_quota_never_leaves_part_of_a_gang_running(admitter, namespac
         watch.stop()
     # Never one rank bound without the other: until both pods of an attempt existed, none
     # was bound to a node.
-    bound_alone = []
-    live = {}
-    for e in watch.events():
-        p = e["object"]
-        name = p["metadata"]["name"]
-        if e["type"] == "DELETED":
-            live.pop(name, None)
-            continue
-        live[name] = p
-        if p["spec"].get("nodeName") and len([q for q in live.values() if not q["metadata"].get("deletionTimestamp")]) < 2:
-            bound_alone.append(name)
-    assert not bound_alone, bound_alone
+    assert not bound_alone(watch.events(), "split", 2)

@@ -1,7 +1,7 @@
-/* libFuzzer target: the pod, node, PriorityClass and Kueue Workload projections (and the RFC 3339
- * parser they use) on arbitrary JSON. A projected object also goes through the pod or node store,
- * so that keys and index values made from hostile strings are exercised too. A pod's launcher
- * hold annotation, and the input as such an annotation's text, go through its parser. */
+/* libFuzzer target: the pod, node, PriorityClass, ResourceQuota and Kueue Workload projections
+ * (and the RFC 3339 parser they use) on arbitrary JSON. A projected object also goes through its
+ * store, so that keys and index values made from hostile strings are exercised too. A pod's
+ * launcher hold annotation, and the input as such an annotation's text, go through its parser. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "informers/pod.h"
 #include "informers/priority_class.h"
 #include "informers/projection.h"
+#include "informers/resource_quota.h"
 #include "informers/store.h"
 #include "informers/workload.h"
 #include "reconcilers/launcher_hold.h"
@@ -49,6 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			through_store(&tj_node_store_ops, p);
 		if (tj_priority_class_project(obj, &p) == 0)
 			through_store(&tj_priority_class_store_ops, p);
+		if (tj_resource_quota_project(obj, &p) == 0)
+			through_store(&tj_resource_quota_store_ops, p);
 		if (tj_workload_project(obj, &p) == 0)
 			through_store(&tj_workload_store_ops, p);
 		cJSON_Delete(obj);

@@ -387,8 +387,10 @@ class Faults:
 
     def quota(self):
         """A ResourceQuota on the namespace's GPUs for a while, at most what its jobs hold
-        or a little more: a gang's creates are refused in part, and no rank of it may run
-        without the others."""
+        or a little more: the gangs it cannot hold wait (QuotaExceeded; those larger than
+        the quota too, the soak's policy being neverFits: Wait, since the quota is lifted
+        again), a gang admitted just before it has its creates refused in part, and no rank
+        of any gang may run without the others."""
         if self.quota_on:
             return False
         hard = self.rng.choice([0, 4, 8, 12])

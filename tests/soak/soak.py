@@ -63,7 +63,7 @@ POLICY = """failurePolicy:
 admission:
   enabled: true
   backfill: true
-  neverFits: Fail
+  neverFits: Wait
   pinTimeoutSeconds: 20
 """
 STATES = ("Pending", "Queued", "Running", "Restarting", "Suspended", "Complete", "Failed")

@@ -61,6 +61,9 @@ struct job_row {
 	const char *avoid[3]; /* nodes the job's pods must avoid */
 	const char *only[4];  /* the nodes its pods may use (its eligibility); none: every node */
 	const char *why;      /* why not the others, for its NeverFits message */
+	/* What its pods use of the case's ResourceQuota limits. */
+	struct tj_adm_quota_charge charges[2];
+	size_t n_charges;
 	/* A launcher placed with the gang: its GPUs and millicores. */
 	bool launcher;
 	int64_t launcher_gpus, launcher_cpu;
@@ -88,6 +91,7 @@ struct adm_case {
 	struct release_row releases[MAX_RELEASES];
 	struct tj_adm_quota quotas[MAX_QUOTAS];
 	struct tj_adm_usage usage[MAX_QUOTAS];
+	struct tj_adm_quota_limit limits[MAX_QUOTAS]; /* ResourceQuotas; up to the first unnamed */
 	struct job_row jobs[MAX_JOBS];
 	size_t admitted, backfilled;
 	bool check_stats; /* of gh200 */
@@ -1009,6 +1013,140 @@ static const struct adm_case cases[] = {
 	              .free = 7 } },
 	  .admitted = 2 },
 
+	/* ResourceQuotas */
+	{ .name = "ResourceQuota: a gang its quota cannot hold now waits, naming it; it blocks "
+	          "nobody",
+	  .gh200 = 8,
+	  .limits = { { "team-a", "gpus", "requests.nvidia.com/gpu", 8000, 4000 } },
+	  .jobs = { { .key = "team-a/big",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .charges = { { 0, 8000, 8000 } },
+	              .n_charges = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "QuotaExceeded",
+	              POS(1, 1),
+	              .free = 8,
+	              .message = "ResourceQuota gpus of namespace team-a: requests.nvidia.com/gpu "
+	                         "has 4 of 8 used; the job needs 8" },
+	            { .key = "team-b/other",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 2,
+	              .on = { "gh-1", "gh-2" },
+	              POS(0, 1),
+	              .free = 8 },
+	            { .key = "team-a/small",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 3,
+	              .charges = { { 0, 4000, 4000 } },
+	              .n_charges = 1,
+	              .on = { "gh-3" },
+	              POS(0, 1),
+	              .free = 6 } },
+	  .admitted = 2 },
+	{ .name = "ResourceQuota: what this round admits counts against the next job, limit by "
+	          "limit",
+	  .gh200 = 8,
+	  .limits = { { "team-a", "gpus", "requests.nvidia.com/gpu", 8000, 0 },
+	              { "team-a", "pods", "pods", 2000, 0 } },
+	  .jobs = { { .key = "team-a/p",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .charges = { { 0, 4000, 4000 }, { 1, 1000, 1000 } },
+	              .n_charges = 2,
+	              .on = { "gh-1" },
+	              POS(0, 2),
+	              .free = 8 },
+	            { .key = "team-a/q",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 2,
+	              .charges = { { 0, 8000, 8000 }, { 1, 2000, 2000 } },
+	              .n_charges = 2,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "QuotaExceeded",
+	              POS(1, 2),
+	              .free = 7,
+	              .message = "ResourceQuota gpus of namespace team-a: requests.nvidia.com/gpu "
+	                         "has 4 of 8 used; the job needs 8" },
+	            { .key = "team-a/r",
+	              .nodes = 2,
+	              .gpus = 0,
+	              .cpu = 500,
+	              .created = 3,
+	              .charges = { { 1, 2000, 2000 } },
+	              .n_charges = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "QuotaExceeded",
+	              POS(2, 2),
+	              .free = 8,
+	              .message = "ResourceQuota pods of namespace team-a: pods has 1 of 2 used; "
+	                         "the job needs 2" } },
+	  .admitted = 1 },
+	{ .name = "ResourceQuota: a gang larger than the hard limit never fits, and blocks nobody",
+	  .gh200 = 8,
+	  .limits = { { "team-a", "gpus", "requests.nvidia.com/gpu", 4000, 0 } },
+	  .jobs = { { .key = "team-a/split",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .charges = { { 0, 8000, 8000 } },
+	              .n_charges = 1,
+	              .verdict = TJ_ADM_NEVER_FITS,
+	              .reason = "QuotaExceeded",
+	              .free = 8,
+	              .message = "ResourceQuota gpus of namespace team-a allows 4 "
+	                         "requests.nvidia.com/gpu in all; the job's gang needs 8: it "
+	                         "never fits" },
+	            { .key = "team-a/one",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 2,
+	              .charges = { { 0, 4000, 4000 } },
+	              .n_charges = 1,
+	              .on = { "gh-1" },
+	              .free = 8 } },
+	  .admitted = 1 },
+	{ .name = "ResourceQuota: with NeverFits jobs waiting, a gang larger than the hard limit "
+	          "waits",
+	  .gh200 = 8,
+	  .wait_if_never_fits = true,
+	  .limits = { { "team-a", "gpus", "requests.nvidia.com/gpu", 4000, 0 } },
+	  .jobs = { { .key = "team-a/split",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .charges = { { 0, 8000, 8000 } },
+	              .n_charges = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "QuotaExceeded",
+	              POS(1, 1),
+	              .free = 8,
+	              .message = "ResourceQuota gpus of namespace team-a allows 4 "
+	                         "requests.nvidia.com/gpu in all; the job's gang needs 8: it "
+	                         "never fits" } } },
+	{ .name = "ResourceQuota: a restart past the quota waits for it, never fails",
+	  .gh200 = 8,
+	  .limits = { { "team-a", "gpus", "requests.nvidia.com/gpu", 4000, 4000 } },
+	  .jobs = { { .key = "team-a/restart",
+	              .nodes = 2,
+	              .pods = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .restart = true,
+	              .charges = { { 0, 4000, 8000 } },
+	              .n_charges = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "QuotaExceeded",
+	              POS(1, 1),
+	              .free = 8,
+	              .message = "ResourceQuota gpus of namespace team-a: requests.nvidia.com/gpu "
+	                         "has 4 of 4 used; the job needs 4" } } },
+
 	/* NeverFits */
 	{ .name = "never fits: more nodes than the class has fails, and blocks nobody",
 	  .gh200 = 8,
@@ -1333,6 +1471,8 @@ static void build(const struct adm_case *c, struct built *b)
 			.restart = r->restart,
 			.excluded = b->excluded[n],
 			.launcher = { r->launcher_gpus, r->launcher_cpu, 0, r->launcher ? 1 : 0 },
+			.charges = r->n_charges ? r->charges : NULL,
+			.n_charges = r->n_charges,
 		};
 		for (size_t k = 0; k < 4 && r->only[k]; k++) {
 			b->eligible[n][node_index(b, r->only[k])] = true;
@@ -1367,6 +1507,9 @@ static void build(const struct adm_case *c, struct built *b)
 	};
 	while (b->in.n_usage < MAX_QUOTAS && c->usage[b->in.n_usage].namespace)
 		b->in.n_usage++;
+	b->in.quota_limits = c->limits;
+	while (b->in.n_quota_limits < MAX_QUOTAS && c->limits[b->in.n_quota_limits].namespace)
+		b->in.n_quota_limits++;
 }
 
 static void check_decision(const struct built *b, const struct job_row *r,
@@ -1558,6 +1701,8 @@ enum breakage {
 	BAD_NO_PODS,
 	BAD_MORE_PODS_THAN_NODES,
 	BAD_QUOTA_CLASS,
+	BAD_CHARGE_LIMIT,
+	BAD_CHARGES_NULL,
 	BAD_NO_CONFIG,
 };
 
@@ -1570,12 +1715,17 @@ static void test_invalid_input(void **state)
 		struct tj_adm_node node = { "gh-1",        0, NULL, true, { 4, 1000, GIB, 0 },
 			                    { 0, 0, 0, 0 } };
 		struct tj_adm_release rel = { 0, NOW + 60, { 4, 0, 0, 0 } };
+		struct tj_adm_quota_limit limit = { "team-a", "gpus", "requests.nvidia.com/gpu",
+			                            8000, 0 };
+		struct tj_adm_quota_charge charge = { 0, 4000, 4000 };
 		struct tj_adm_job job = { .key = "team-a/j",
 			                  .namespace = "team-a",
 			                  .num_nodes = 1,
 			                  .num_pods = 1,
 			                  .request = { 4, 0, 0, 0 },
-			                  .creation_time = 1 };
+			                  .creation_time = 1,
+			                  .charges = &charge,
+			                  .n_charges = 1 };
 		struct tj_adm_input in = {
 			.config = &config,
 			.class_names = class_names,
@@ -1584,6 +1734,8 @@ static void test_invalid_input(void **state)
 			.n_nodes = 1,
 			.releases = &rel,
 			.n_releases = 1,
+			.quota_limits = &limit,
+			.n_quota_limits = 1,
 			.jobs = &job,
 			.n_jobs = 1,
 			.now = NOW,
@@ -1613,6 +1765,12 @@ static void test_invalid_input(void **state)
 			break;
 		case BAD_QUOTA_CLASS:
 			quota.class_index = 5;
+			break;
+		case BAD_CHARGE_LIMIT:
+			charge.limit = 1;
+			break;
+		case BAD_CHARGES_NULL:
+			job.charges = NULL;
 			break;
 		case BAD_NO_CONFIG:
 			in.config = NULL;

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -117,11 +118,68 @@ static void test_refusals_renew_and_make_room(void **state)
 	assert_string_equal(r.nodes[1], "gh-1");
 }
 
+static struct tj_kv gh200_labels[] = { { "nvidia.com/gpu.product", "GH200" } };
+static struct tj_gpu_class gone_classes[] = {
+	{ .name = "gh200",
+	  .resource = "nvidia.com/gpu",
+	  .arch = "arm64",
+	  .node_labels = gh200_labels,
+	  .n_node_labels = 1 },
+};
+static const struct tj_config gone_config = { .classes = gone_classes, .n_classes = 1 };
+static struct tj_node_label gh_label[] = { { "nvidia.com/gpu.product", "GH200" } };
+
+/* A deleted node of a class is remembered with its class and size for TJ_QUEUE_GONE_MS; one
+ * of no class is not; deleted again, its time is renewed; a full list drops the node that
+ * was to be forgotten first. */
+static void test_gone_nodes_kept_renewed_and_make_room(void **state)
+{
+	static struct tj_queue_gone_node gone[TJ_QUEUE_MAX_GONE];
+	struct tj_node gh = { .name = "gh-1", .arch = "arm64", .labels = gh_label, .n_labels = 1 };
+	struct tj_node cpu = { .name = "cpu-1", .arch = "amd64" };
+	char name[32];
+	size_t n = 0;
+
+	gh.allocatable = (struct tj_node_allocatable){
+		.cpu_milli = 72000,
+		.memory = 1024,
+		.pods = 110,
+		.n_extended = 1,
+		.extended = { { "nvidia.com/gpu", 4 } },
+	};
+	tj_queue_gone_add(gone, &n, &gone_config, &cpu, 1000);
+	assert_int_equal(n, 0);
+	tj_queue_gone_add(gone, &n, &gone_config, &gh, 1000);
+	assert_int_equal(n, 1);
+	assert_string_equal(gone[0].name, "gh-1");
+	assert_string_equal(gone[0].gpu_class, "gh200");
+	assert_int_equal(gone[0].allocatable.gpus, 4);
+	assert_int_equal(gone[0].allocatable.cpu_milli, 72000);
+	assert_int_equal(gone[0].allocatable.memory, 1024);
+	assert_int_equal(gone[0].allocatable.pods, 110);
+	assert_int_equal(gone[0].until_ms, 1000 + TJ_QUEUE_GONE_MS);
+	tj_queue_gone_add(gone, &n, &gone_config, &gh, 5000);
+	assert_int_equal(n, 1);
+	assert_int_equal(gone[0].until_ms, 5000 + TJ_QUEUE_GONE_MS);
+	for (size_t i = 1; i < TJ_QUEUE_MAX_GONE; i++) {
+		snprintf(name, sizeof(name), "gh-x%zu", i);
+		gh.name = name;
+		tj_queue_gone_add(gone, &n, &gone_config, &gh, 10000 + i);
+	}
+	assert_int_equal(n, TJ_QUEUE_MAX_GONE);
+	gh.name = "gh-new";
+	tj_queue_gone_add(gone, &n, &gone_config, &gh, 20000);
+	assert_int_equal(n, TJ_QUEUE_MAX_GONE);
+	assert_string_equal(gone[0].name, "gh-new");
+	assert_string_equal(gone[1].name, "gh-x1");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_created_again_table),
 		cmocka_unit_test(test_refusals_renew_and_make_room),
+		cmocka_unit_test(test_gone_nodes_kept_renewed_and_make_room),
 	};
 	return cmocka_run_group_tests_name("admitter_queue", tests, NULL, NULL);
 }

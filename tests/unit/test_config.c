@@ -313,6 +313,7 @@ static void test_admission_policy(void **state)
 	assert_true(d->backfill);
 	assert_false(d->wait_if_never_fits);
 	assert_int_equal(d->pin_timeout_seconds, 60);
+	assert_int_equal(d->restart_wait_seconds, 600);
 	assert_null(d->topology_label);
 	assert_int_equal(d->n_limits, 0);
 
@@ -327,6 +328,7 @@ static void test_admission_policy(void **state)
 	                  "  backfill: false\n"
 	                  "  neverFits: Wait\n"
 	                  "  pinTimeoutSeconds: 0\n"
+	                  "  restartWaitSeconds: 0\n"
 	                  "  topologyLabel: topology.flame.dev/rack\n"
 	                  "  namespaceLimits:\n"
 	                  "    - {namespace: team-a, gpuClass: gh200, maxGPUs: 16}\n"
@@ -336,6 +338,7 @@ static void test_admission_policy(void **state)
 	assert_false(a->backfill);
 	assert_true(a->wait_if_never_fits);
 	assert_int_equal(a->pin_timeout_seconds, 0);
+	assert_int_equal(a->restart_wait_seconds, 0);
 	assert_string_equal(a->topology_label, "topology.flame.dev/rack");
 	assert_int_equal(a->n_limits, 2);
 	assert_string_equal(a->limits[0].namespace, "team-a");
@@ -460,7 +463,7 @@ static const struct broken_case {
 	  "quotes, write \\t) (byte 20)" },
 	{ "unknown admission field", "gpuClasses: []\nadmission:\n  backfil: true\n",
 	  "test.yaml:3: admission: unknown field \"backfil\" (expected enabled, backfill, "
-	  "neverFits, pinTimeoutSeconds, topologyLabel, namespaceLimits)" },
+	  "neverFits, pinTimeoutSeconds, topologyLabel, namespaceLimits, restartWaitSeconds)" },
 	{ "admission not a mapping", "gpuClasses: []\nadmission: [on]\n",
 	  "test.yaml:2: admission: must be a mapping" },
 	{ "enabled not a boolean", "gpuClasses: []\nadmission:\n  enabled: yes\n",
@@ -470,6 +473,10 @@ static const struct broken_case {
 	{ "pinTimeoutSeconds negative", "gpuClasses: []\nadmission:\n  pinTimeoutSeconds: -1\n",
 	  "test.yaml:3: admission.pinTimeoutSeconds: \"-1\" is not an integer between 0 and "
 	  "86400" },
+	{ "restartWaitSeconds too large",
+	  "gpuClasses: []\nadmission:\n  restartWaitSeconds: 604801\n",
+	  "test.yaml:3: admission.restartWaitSeconds: \"604801\" is not an integer between 0 and "
+	  "604800" },
 	{ "topologyLabel not a label key", "gpuClasses: []\nadmission:\n  topologyLabel: a b\n",
 	  "test.yaml:3: admission.topologyLabel: \"a b\" is not a label key" },
 	{ "limit of an unknown class",

@@ -30,6 +30,7 @@
 #define ALL_PODS        "/api/v1/pods"
 #define NODES           "/api/v1/nodes"
 #define PRIORITYCLASSES "/apis/scheduling.k8s.io/v1/priorityclasses"
+#define RESOURCEQUOTAS  "/api/v1/resourcequotas"
 #define PODS            "/api/v1/namespaces/team-a/pods"
 #define SERVICES        "/api/v1/namespaces/team-a/services"
 #define EVENTS          "/api/v1/namespaces/team-a/events"
@@ -174,6 +175,11 @@ static void script_informers(struct fixture *fx, const char *trainjobs, const ch
 		  .status = 200,
 		  .body = list_of(fx, "") },
 		{ .method = "GET",
+		  .path = RESOURCEQUOTAS,
+		  .query = "limit=",
+		  .status = 200,
+		  .body = list_of(fx, "") },
+		{ .method = "GET",
 		  .path = TRAINJOBS,
 		  .query = "watch=1",
 		  .status = 200,
@@ -205,6 +211,12 @@ static void script_informers(struct fixture *fx, const char *trainjobs, const ch
 		  .keep_open = true },
 		{ .method = "GET",
 		  .path = PRIORITYCLASSES,
+		  .query = "watch=1",
+		  .status = 200,
+		  .chunked = true,
+		  .keep_open = true },
+		{ .method = "GET",
+		  .path = RESOURCEQUOTAS,
 		  .query = "watch=1",
 		  .status = 200,
 		  .chunked = true,

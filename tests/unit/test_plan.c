@@ -1933,6 +1933,12 @@ static const struct tj_adm_decision never_fits = {
 	.reason = TJ_ADM_REASON_NEVER,
 	.message = "gh200 has 2 nodes of 4 GPUs: a job of 4 nodes x 4 GPUs never fits; at most 2",
 };
+static const struct tj_adm_decision quota_never_fits = {
+	.verdict = TJ_ADM_NEVER_FITS,
+	.reason = TJ_ADM_REASON_QUOTA,
+	.message = "ResourceQuota gpus of namespace ns allows 8 requests.nvidia.com/gpu in all; "
+	           "the job's gang needs 16: it never fits",
+};
 static const struct tj_adm_decision admitted_backfill = {
 	.verdict = TJ_ADM_ADMITTED,
 	.backfilled = true,
@@ -1941,9 +1947,18 @@ static const char *const four_nodes[] = { "gh200-1", "gh200-2", "gh200-3", "gh20
 
 static const struct tj_plan_admission adm_none = { .pin_timeout = 60 };
 static const struct tj_plan_admission adm_creating = { .pin_timeout = 60, .creating = true };
+#define RESTART_GIVEN_BACK                                                                         \
+	"the replacements found no room within 600 s of the failure of rank 1; the 3 live ranks "  \
+	"gave their nodes back, and the gang waits for admission whole"
+
+static const struct tj_plan_admission adm_waiting_patient = { .decision = &waiting_second,
+	                                                      .pin_timeout = 60,
+	                                                      .restart_wait = 600 };
 static const struct tj_plan_admission adm_waiting = { .decision = &waiting_second,
 	                                              .pin_timeout = 60 };
 static const struct tj_plan_admission adm_never = { .decision = &never_fits, .pin_timeout = 60 };
+static const struct tj_plan_admission adm_quota_never = { .decision = &quota_never_fits,
+	                                                  .pin_timeout = 60 };
 static const struct tj_plan_admission adm_four = { .admitted = true,
 	                                           .nodes = four_nodes,
 	                                           .n_nodes = 4,
@@ -2074,6 +2089,18 @@ static const struct plan_case admission_cases[] = {
 	            "nodes x 4 GPUs never fits; at most 2" },
 	  .want_status = "Failed|NeverFits|gh200 has 2 nodes of 4 GPUs: a job of 4 nodes x 4 GPUs "
 	                 "never fits; at most 2|restarts=0|Failed=NeverFits|jobs=0/0/0/0/0" },
+	{ .name = "a job its namespace's ResourceQuota can never hold fails with the quota's "
+	          "reason",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .admission = &adm_quota_never,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: QuotaExceeded: ResourceQuota gpus of namespace ns "
+	            "allows 8 requests.nvidia.com/gpu in all; the job's gang needs 16: it never "
+	            "fits" },
+	  .want_status = "Failed|QuotaExceeded|ResourceQuota gpus of namespace ns allows 8 "
+	                 "requests.nvidia.com/gpu in all; the job's gang needs 16: it never "
+	                 "fits|restarts=0|Failed=QuotaExceeded|jobs=0/0/0/0/0" },
 	{ .name = "a pinned pod unschedulable within the timeout: the scheduler's word, and a "
 	          "look when it ends",
 	  .spec = SPEC4,
@@ -2198,6 +2225,41 @@ static const struct plan_case admission_cases[] = {
 	  .n_pods = 1,
 	  .want = { NULL },
 	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/0/0" },
+	{ .name = "a worker's replacement that waits within restartWaitSeconds keeps the live "
+	          "ranks, and looks again when it ends",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,"
+	            "'observedGeneration':2," STARTED
+	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
+	            "Error','exitCode':1,'time':'2026-11-29T11:58:00Z'}," JOBS(
+	                    3, 0, 0, 0) ",'conditions':[]}",
+	  .admission = &adm_waiting_patient,
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(2, "gh200-3"), RUNNING(3, "gh200-4") },
+	  .n_pods = 3,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Restarting|Resources|" WAITING_MSG "|restarts=1||jobs=1/0/0/0/0",
+	  .want_queue = "pods=1/4 restart=1 class=gh200 walltime=0 avoid=gh200-2|pos=2|start="
+	                "1795957200",
+	  .want_requeue = 480 },
+	{ .name = "a worker's replacement that waited past restartWaitSeconds gives the live "
+	          "ranks back, and the gang waits whole",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,"
+	            "'observedGeneration':2," STARTED
+	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
+	            "Error','exitCode':1,'time':'2026-11-29T11:50:00Z'}," JOBS(
+	                    3, 0, 0, 0) ",'conditions':[]}",
+	  .admission = &adm_waiting_patient,
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(2, "gh200-3"), RUNNING(3, "gh200-4") },
+	  .n_pods = 3,
+	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-2-a0",
+	            "0 DeletePod vit-node-0-3-a0", "1 PatchStatus vit",
+	            "1 Event Warning GangReleased: " RESTART_GIVEN_BACK },
+	  .want_status = "Restarting|Resources|" RESTART_GIVEN_BACK "|restarts=1||jobs=1/0/0/0/0" },
 };
 
 static void test_admission_table(void **state)
