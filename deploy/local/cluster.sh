@@ -81,7 +81,7 @@ is_up() {
 
 # KWOK's own pod stages come from the kwok module in the Go module cache (downloaded by
 # build-control-plane.sh), so the repository carries only the stages it writes itself: the
-# node stages (node-stages.yaml) and the pods' run and failure (stages.yaml).
+# node stages (node-stages.yaml) and the pods' run, failure and deletion (stages.yaml).
 kwok_stage_dir() {
 	local d="$GOMODCACHE/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage"
 	[[ -d $d ]] || (cd "$here/tools/kwok" && go mod download sigs.k8s.io/kwok >/dev/null)
@@ -301,7 +301,6 @@ cmd_up() {
 		PATH="$TJC_BIN:$PATH" "$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" \
 			-c "$here/node-stages.yaml" \
 			-c "$stages/pod/fast/pod-ready.yaml" \
-			-c "$stages/pod/fast/pod-delete.yaml" \
 			-c "$here/stages.yaml" \
 			-c "$config" \
 			create cluster --runtime binary \

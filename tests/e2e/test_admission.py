@@ -9,6 +9,7 @@ controller (the shipped config: admission on, backfill on, NeverFits fails), ins
 session's, so that it can kill and restart it."""
 
 import json
+import random
 import re
 import time
 import uuid
@@ -25,6 +26,9 @@ GH200_PRODUCT = "NVIDIA-GH200-480GB"
 GH200_SELECTOR = f"nvidia.com/gpu.product={GH200_PRODUCT}"
 PINNED_NODE = "trainjob.flame.dev/node"
 PRIORITY = "trainjob.flame.dev/priority"
+GANG_GATE = "trainjob.flame.dev/gang"
+# deploy/local/stages.yaml: a deleted pod with it stays Terminating until its deletionTimestamp.
+IGNORE_SIGTERM = SIM + "ignore-sigterm"
 TERMINAL = ("Succeeded", "Failed")
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
@@ -151,6 +155,34 @@ def one_pod_per_rank_at_any_time(watch_events, job):
             assert len(live[rank]) == 1, f"rank {rank} of {job} had two pods at once: {live[rank]}"
 
 
+def gated(pod):
+    return any(g.get("name") == GANG_GATE for g in pod["spec"].get("schedulingGates") or [])
+
+
+def released_only_whole(watch_events, job, size):
+    """In the order the API server saw it, no pod of the job lost the gang's scheduling gate
+    or got a node while fewer than `size` pods of the job existed (not being deleted).
+    Returns the uids of the pods that were ever bound, by rank."""
+    live, released, bound = set(), set(), {}
+    for e in watch_events:
+        o = e["object"]
+        if job_of(o) != job:
+            continue
+        uid = o["metadata"]["uid"]
+        if e["type"] == "DELETED" or o["metadata"].get("deletionTimestamp"):
+            live.discard(uid)
+        else:
+            live.add(uid)
+        node = o["spec"].get("nodeName")
+        if node:
+            bound.setdefault(int(o["metadata"]["labels"][RANK]), set()).add(uid)
+        if (node or not gated(o)) and uid not in released:
+            released.add(uid)
+            assert len(live) >= size, (f"{o['metadata']['name']} of {job} was released (gate lifted or bound to "
+                                       f"{node}) while {len(live)} of its {size} pods existed")
+    return bound
+
+
 def test_second_of_two_five_node_jobs_waits_with_no_pod_then_runs_whole(admitter, namespace, gh200):
     watch = Watch(namespace)
     try:
@@ -269,6 +301,63 @@ def test_backfill_starts_a_short_job_ahead_of_the_blocked_head_and_never_one_wit
     finally:
         watch.stop()
     assert len(created_when_it_fit(watch.events(), "b", "a")) == 8
+
+
+def test_a_cancelled_jobs_terminating_pods_hold_their_nodes_until_their_deletion_timestamp(admitter, namespace, gh200):
+    # a's pods ignore SIGTERM (deploy/local/stages.yaml): once deleted they stay Terminating
+    # for their whole grace period of 300 s, as a kubelet keeps a pod until it kills it.
+    slow_to_stop = gh200_runtime_in(namespace, terminationGracePeriodSeconds=300)
+    watch = Watch(namespace)
+    try:
+        apply(trainjob("a", nodes=6, run_time="30m", runtimeRef=slow_to_stop, pod_annotations={IGNORE_SIGTERM: "true"}),
+              "-n", namespace)
+        a_pods = running(namespace, "a", 6, timeout=60)
+        assert {p["spec"]["terminationGracePeriodSeconds"] for p in a_pods} == {300}
+        a_nodes = {p["spec"]["nodeName"] for p in a_pods}
+        apply(trainjob("b", nodes=8, run_time="5s"), "-n", namespace)
+        s = queued(namespace, "b", queuePosition=1)
+        assert "expected start unknown" in s["message"], s["message"]  # a has no walltime
+
+        kubectl("delete", "trainjob", "a", "-n", namespace)  # as kubectl scancel cancels it
+        deleted = time.time()
+        terminating = wait_for("a's pods to be Terminating", lambda: (p := pods(namespace, "a")) and len(p) == 6 and all(
+            x["metadata"].get("deletionTimestamp") for x in p) and p, timeout=60)
+        ends = [ts(p["metadata"]["deletionTimestamp"]) for p in terminating]
+        assert all(e >= deleted + 290 for e in ends), (
+            f"a's pods end at {ends}, not 300 s after their deletion at {deleted:.0f}: does the cluster predate "
+            "deploy/local/stages.yaml's trainjob-pod-delete-at-grace-end? (cluster.sh down, then up)")
+        assert {p["metadata"]["uid"] for p in pods(namespace, "a")} == {p["metadata"]["uid"] for p in a_pods}, "gone early"
+
+        # The head waits for the end of their grace, which its expected start now says.
+        b = wait_for("b's expected start", lambda: (s := queued(namespace, "b", queuePosition=1)).get("expectedStartTime") and s)
+        assert abs(ts(b["expectedStartTime"]) - max(ends)) <= 3, (b["expectedStartTime"], ends)
+        assert "2 such nodes free" in b["message"], b["message"]
+
+        # c's walltime of 10 hours ends long after b's start: it fits, but waits for b.
+        apply(trainjob("c", nodes=1, run_time="30m", activeDeadlineSeconds=36000), "-n", namespace)
+        queued(namespace, "c", reason="Priority", queuePosition=2)
+        time.sleep(1.1)  # creation times are in seconds: d is younger
+        # d's walltime of 60 s (and its pods' 30 s to stop) ends before b's start: backfilled.
+        apply(trainjob("d", nodes=1, run_time="5s", activeDeadlineSeconds=60), "-n", namespace)
+        (d_node,) = pinned_whole(running(namespace, "d", 1, timeout=60))
+        assert d_node not in a_nodes
+        admitted = wait_for("d's Admitted event", lambda: events(namespace, "d", "Admitted"), timeout=15)
+        assert "backfilled" in admitted[0]["message"], admitted
+        wait_state(namespace, "d", "Complete", timeout=60)
+
+        # d's node is free again; c still waits, and b's start has not moved.
+        s = queued(namespace, "c", reason="Priority", queuePosition=2)
+        assert "2 such nodes free" in s["message"], s["message"]
+        assert queued(namespace, "b", queuePosition=1)["expectedStartTime"] == b["expectedStartTime"]
+        assert len(pods(namespace, "a")) == 6 and time.time() < min(ends), "a's pods went before the test was done"
+    finally:
+        watch.stop()
+        kubectl("delete", "trainjobs", "--all", "-n", namespace, "--timeout=60s", check=False)
+        # The held pods go at once when forced.
+        kubectl("delete", "pods", "--all", "-n", namespace, "--grace-period=0", "--force", check=False)
+        wait_for("the namespace's pods to go", lambda: not kubectl_json("get", "pods", "-n", namespace)["items"], timeout=60)
+    started = {job_of(e["object"]) for e in watch.events()}
+    assert started == {"a", "d"}, f"pods of {started - {'a', 'd'}} were created"
 
 
 def test_job_larger_than_its_class_fails_never_fits_in_one_step(admitter, namespace):
@@ -456,15 +545,24 @@ def test_controller_killed_mid_admission_creates_the_gang_once_whole_in_order(ad
                 apply(trainjob(name, nodes=8, run_time="4s"), "-n", namespace)
                 time.sleep(1.1)  # creation times are in seconds
             wait_for("the queue's order", lambda: [status(namespace, n).get("queuePosition") for n in order] == [1, 2, 3], timeout=60)
-            wait_for("the gang's creation to begin", lambda: pods(namespace, "gang"), timeout=60, interval=0.1)
+            # Killed once two of its pods exist (there are 8 to create, 4 a second at most).
+            wait_for("the gang's creation to begin", lambda: len(pods(namespace, "gang")) >= 2, timeout=60, interval=0.1)
         finally:
             slow.kill()
-        partial = len(pods(namespace, "gang"))
-        assert partial < 8, "the kill landed after the gang was created: slow the controller further"
+        partial = pods(namespace, "gang")
+        assert len(partial) < 8, "the kill landed after the gang was created: slow the controller further"
+        # Killed between the gated creates and the ungating: what exists waits behind the gate.
+        for p in partial:
+            assert gated(p) and not p["spec"].get("nodeName"), (p["metadata"]["name"], p["spec"].get("schedulingGates"),
+                                                                p["spec"].get("nodeName"))
         admitter.start()
         got = running(namespace, "gang", 8, timeout=60)
         pinned_whole(got)
         assert sorted(int(p["metadata"]["labels"][RANK]) for p in pods(namespace, "gang")) == list(range(8))
+        # The half-created gang was undone, and created again whole.
+        incomplete = wait_for("the GangIncomplete event", lambda: events(namespace, "gang", "GangIncomplete"), timeout=15)
+        assert incomplete[0]["type"] == "Warning", incomplete
+        assert not {p["metadata"]["uid"] for p in partial} & {p["metadata"]["uid"] for p in got}
         assert pods(namespace, "next") == [] and pods(namespace, "last") == []
         wait_for("the same order after the restart", lambda: [status(namespace, n).get("queuePosition") for n in order[1:]] == [1, 2], timeout=10)
         running(namespace, "next", 8, timeout=60)
@@ -475,7 +573,65 @@ def test_controller_killed_mid_admission_creates_the_gang_once_whole_in_order(ad
             admitter.start()
     evs = watch.events()
     one_pod_per_rank_at_any_time(evs, "gang")
+    # Each rank was bound once, by one pod: the gang ran once, whole.
+    bound = released_only_whole(evs, "gang", 8)
+    assert {rank: len(uids) for rank, uids in bound.items()} == {rank: 1 for rank in range(8)}, bound
+    assert not {p["metadata"]["uid"] for p in partial} & set().union(*bound.values())
     assert len(created_when_it_fit(evs, "next", "gang")) == 8
+    released_only_whole(evs, "next", 8)
+
+
+def test_after_a_restart_the_first_jobs_admitted_are_the_top_of_a_queue_of_200(admitter, namespace, gh200):
+    """After a restart the queue is decided only once every cached job has been planned: the
+    first jobs admitted are the top of the order, not the first ones the restart planned."""
+    priorities = list(range(1, 201))
+    random.Random(4).shuffle(priorities)  # created in no order of priority
+    names = {p: f"job-{i:03d}" for i, p in enumerate(priorities)}
+    top = {names[p] for p in range(193, 201)}
+    apply(trainjob("hog", nodes=8, run_time="30m"), "-n", namespace)
+    running(namespace, "hog", 8, timeout=60)
+    jobs = [trainjob(names[p], nodes=1, run_time="30m", annotations={PRIORITY: str(p)}) for p in priorities]
+    kubectl("create", "-f", "-", "-n", namespace, input=json.dumps({"apiVersion": "v1", "kind": "List", "items": jobs}))
+    watch = None
+    try:
+        def states():
+            return [j.get("status", {}).get("state") for j in kubectl_json("get", "trainjobs", "-n", namespace)["items"]
+                    if j["metadata"]["name"] != "hog"]
+
+        wait_for("the 200 jobs to be Queued", lambda: states().count("Queued") == 200, timeout=120, interval=1)
+        wait_for("the top of the queue", lambda: status(namespace, names[200]).get("queuePosition") == 1, timeout=30)
+
+        admitter.stop()
+        kubectl("delete", "trainjob", "hog", "-n", namespace)
+        wait_for("the hog's pods to go", lambda: not pods(namespace, "hog"), timeout=90)
+        watch = Watch(namespace)
+        log_before = len(admitter.log())
+        admitter.start()
+
+        def with_pods():
+            return {job_of(p) for p in kubectl_json("get", "pods", "-n", namespace)["items"]}
+
+        wait_for("8 jobs to have pods", lambda: len(with_pods()) >= 8, timeout=90)
+        assert with_pods() == top, f"admitted {sorted(with_pods())}, the top is {sorted(top)}"
+        for name in top:
+            running(namespace, name, 1, timeout=60)
+        # The nodes are full: nothing else starts, whatever more time the controller has.
+        assert with_pods() == top
+        log = admitter.log()[log_before:]
+        assert "the queue is rebuilt" in log, log[-3000:]
+        assert "the queue is decided before every cached job was planned" not in log
+    finally:
+        if watch:
+            watch.stop()
+        if admitter.proc.poll() is not None:
+            admitter.start()
+        # The queued jobs first: each job deleted while it runs would let the next one start.
+        kubectl("delete", "trainjobs", "-n", namespace, "--ignore-not-found", "--wait=false",
+                *[names[p] for p in range(1, 193)], check=False)
+        kubectl("delete", "trainjobs", "--all", "-n", namespace, "--timeout=120s", check=False)
+        wait_for("the namespace's pods to go", lambda: not kubectl_json("get", "pods", "-n", namespace)["items"], timeout=90)
+    created = [job_of(e["object"]) for e in watch.events() if e["type"] == "ADDED"]
+    assert len(created) == 8 and set(created) == top, created
 
 
 def test_jobs_that_another_admitter_owns_are_left_alone(admitter, namespace, gh200):
@@ -559,14 +715,20 @@ def test_an_override_that_selects_a_rack_is_admitted_there_whole(admitter, names
     assert events(namespace, "racked", "GangReleased") == []
 
 
-def test_a_runtime_that_selects_a_rack_is_admitted_there_and_a_wider_job_never_fits(admitter, namespace, gh200):
+def gh200_runtime_in(namespace, **pod_spec):
+    """The shipped torch-gh200 as a TrainingRuntime of the namespace, the spec of its node
+    pods updated with pod_spec; the runtimeRef that names it."""
     rt = kubectl_json("get", "clustertrainingruntime", "torch-gh200")
     node_job = next(j for j in rt["spec"]["template"]["spec"]["replicatedJobs"] if j["name"] == "node")
-    node_job["template"]["spec"]["template"]["spec"]["nodeSelector"] = {RACK: "gh200-rack-1"}
+    node_job["template"]["spec"]["template"]["spec"].update(pod_spec)
     apply({"apiVersion": rt["apiVersion"], "kind": "TrainingRuntime",
            "metadata": {"name": "torch-gh200", "labels": rt["metadata"].get("labels", {})}, "spec": rt["spec"]},
           "-n", namespace)
-    ref = {"name": "torch-gh200", "kind": "TrainingRuntime", "apiGroup": "trainer.kubeflow.org"}
+    return {"name": "torch-gh200", "kind": "TrainingRuntime", "apiGroup": "trainer.kubeflow.org"}
+
+
+def test_a_runtime_that_selects_a_rack_is_admitted_there_and_a_wider_job_never_fits(admitter, namespace, gh200):
+    ref = gh200_runtime_in(namespace, nodeSelector={RACK: "gh200-rack-1"})
     apply(trainjob("in-rack", nodes=2, run_time="3s", runtimeRef=ref), "-n", namespace)
     got = running(namespace, "in-rack", 2, timeout=60)
     assert sorted(pinned_whole(got)) == nodes_of_rack("gh200-rack-1")
