@@ -45,6 +45,7 @@ struct tj_admitter {
 	bool kueue;                /* Kueue admits the jobs labelled for it */
 	struct tj_store *entries;  /* owned */
 	struct tj_store *refusals; /* owned; struct tj_queue_refusals */
+	struct tj_ledger *ledger;  /* owned; what the pods hold, per node */
 	/* The jobs awaited before the first cycle (tj_admitter_await), since when, and how
 	 * many there were. */
 	struct tj_store *awaiting; /* owned; struct awaited */
@@ -276,8 +277,9 @@ static void publish_stats(struct tj_admitter *a, const struct tj_adm_result *res
 /* Returns the jobs it decided. */
 static size_t cycle(struct tj_admitter *a)
 {
-	const struct tj_queue_source src = { a->config,   a->informers, a->entries,
-		                             a->refusals, a->gone,      a->n_gone };
+	/* The cycle's number (a->cycles once counted) stamps the ledger's nodes it reads. */
+	const struct tj_queue_source src = { a->config, a->informers, a->entries, a->refusals,
+		                             a->gone,   a->n_gone,    a->ledger,  a->cycles + 1 };
 	struct tj_queue_snapshot s = { 0 };
 	struct tj_adm_result *res = NULL;
 	const char **class_names = NULL;
@@ -462,6 +464,13 @@ void tj_admitter_kick_freed(struct tj_admitter *a)
 	kick(a, true);
 }
 
+void tj_admitter_pod_changed(struct tj_admitter *a, const struct tj_pod *old,
+                             const struct tj_pod *pod)
+{
+	tj_ledger_touch_pod(a->ledger, old);
+	tj_ledger_touch_pod(a->ledger, pod);
+}
+
 void tj_admitter_node_gone(struct tj_admitter *a, const struct tj_node *node)
 {
 	if (a->config)
@@ -484,9 +493,12 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 		rc = tj_store_new(&tj_queue_refusals_ops, &a->refusals);
 	if (rc == 0)
 		rc = tj_store_new(&awaited_ops, &a->awaiting);
+	if (rc == 0)
+		rc = tj_ledger_new(&a->ledger);
 	if (rc < 0) {
 		tj_store_free(a->entries);
 		tj_store_free(a->refusals);
+		tj_store_free(a->awaiting);
 		free(a);
 		return rc;
 	}
@@ -514,6 +526,7 @@ static void on_closed(uv_handle_t *h)
 		tj_store_free(a->entries);
 		tj_store_free(a->refusals);
 		tj_store_free(a->awaiting);
+		tj_ledger_free(a->ledger);
 		free(a);
 	}
 }
@@ -546,6 +559,8 @@ void tj_admitter_set_active(struct tj_admitter *a, bool active)
 		return;
 	a->active = active;
 	if (active) {
+		/* Pods changed unheard while another replica led, or before the caches synced. */
+		tj_ledger_invalidate(a->ledger);
 		uv_timer_start(&a->period, on_period, TJ_ADMITTER_PERIOD_MS, TJ_ADMITTER_PERIOD_MS);
 		tj_admitter_kick(a);
 	} else {

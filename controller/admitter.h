@@ -107,6 +107,12 @@ void tj_admitter_release(struct tj_admitter *a, const char *key, int64_t hold_se
 /* The job is gone. */
 void tj_admitter_forget(struct tj_admitter *a, const char *key);
 
+/* A pod of the cache changed (old: before, NULL when added; pod: after, NULL when deleted):
+ * what it holds is counted again on the nodes it used and uses. Called for every pod event,
+ * whether the controller leads or not. */
+void tj_admitter_pod_changed(struct tj_admitter *a, const struct tj_pod *old,
+                             const struct tj_pod *pod);
+
 /* The node cache has dropped node: for a while, NeverFits still counts it (a node being
  * replaced comes back); a cycle runs soon. */
 void tj_admitter_node_gone(struct tj_admitter *a, const struct tj_node *node);

@@ -267,24 +267,35 @@ static int64_t admitted_gang_end(const struct tj_queue_entry *e)
 	return end && e->grace > 0 ? tj_add_capped(end, e->grace) : end;
 }
 
-/* The walltime end of the job a pod belongs to, or 0 when it has none (or is not ours):
- * its status.deadline, which the planner fixes at the start from activeDeadlineSeconds or
- * the config's defaultWalltime (reconcilers/walltime.h). Until that status is in the cache,
- * the admission the queue remembers tells it: a gang just admitted is held until its
- * walltime ends, not for ever, or the head's reservation would look past it. */
-static int64_t walltime_end(const struct tj_queue_source *a, const struct tj_pod *pod)
+/* The walltime end of the TrainJob key whose pods have the controller owner owner_uid, or 0
+ * when it has none (or they are not its): its status.deadline, which the planner fixes at
+ * the start from activeDeadlineSeconds or the config's defaultWalltime
+ * (reconcilers/walltime.h). Until that status is in the cache, the admission the queue
+ * remembers tells it: a gang just admitted is held until its walltime ends, not for ever,
+ * or the head's reservation would look past it. */
+static int64_t job_end(const struct tj_queue_source *a, const char *key, const char *owner_uid)
 {
-	char key[TJ_STORE_KEY_MAX];
-	const struct tj_trainjob *job = owner_of(a, pod, key);
+	const struct tj_store *jobs = tj_queue_store_of(a->informers->trainjobs);
+	const struct tj_trainjob *job = jobs ? tj_store_get(jobs, key) : NULL;
 	const struct tj_queue_entry *e;
 
-	if (!job)
+	if (!job || !owner_uid || strcmp(owner_uid, job->uid) != 0)
 		return 0;
 	if (job->status.start_time)
 		return job->status.deadline;
 	if (!(e = tj_store_get(a->entries, key)) || e->state == TJ_QUEUE_WAITING)
 		return 0;
 	return admitted_end(e);
+}
+
+/* The same for the job a pod belongs to (its label, and its controller owner). */
+static int64_t walltime_end(const struct tj_queue_source *a, const struct tj_pod *pod)
+{
+	char key[TJ_STORE_KEY_MAX];
+
+	if (!pod->trainjob || tj_pod_trainjob_key(pod, key, sizeof(key)) != 1)
+		return 0;
+	return job_end(a, key, pod->owner_uid);
 }
 
 /* What a pod of namespace ns holds on node k until it ends (or end, its walltime's end). */
@@ -399,6 +410,40 @@ static int gather_nodes(const struct tj_queue_source *a, const struct tj_store *
 	return 0;
 }
 
+/* What node i holds, from its entry in the ledger: its pods' use, the ends known, the ends
+ * of its TrainJobs' walltimes as their statuses (or the queue) tell them now, and the places
+ * its pods hold for launchers on other nodes. */
+static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapshot *s, size_t i,
+                        const struct tj_ledger_node *ln, const struct tj_store *pods, bool quotas)
+{
+	add_used(&s->nodes[i].used, &ln->used);
+	if (quotas)
+		for (size_t k = 0; k < ln->n_usage; k++)
+			add_usage(s, ln->usage[k].namespace, s->nodes[i].class_index,
+			          ln->usage[k].gpus);
+	for (size_t k = 0; k < ln->n_releases; k++)
+		add_release(s, i, ln->releases[k].at, &ln->releases[k].held);
+	for (size_t k = 0; k < ln->n_groups; k++) {
+		const struct tj_ledger_group *g = &ln->groups[k];
+		int64_t end = job_end(a, g->job_key, g->owner_uid);
+
+		if (end > 0)
+			add_release(s, i, tj_add_capped(end, g->grace), &g->held);
+	}
+	for (size_t k = 0; pods && k < ln->n_holders; k++) {
+		const struct tj_pod *pod = tj_store_get(pods, ln->holders[k]);
+		struct tj_adm_resources r;
+		struct tj_hold h;
+		ssize_t held;
+
+		if (!pod)
+			continue;
+		tj_hold_of(pod, walltime_end(a, pod), &h);
+		if (h.kind != TJ_HOLD_NONE && (held = held_node(a, s, pods, pod, &r)) >= 0)
+			hold_on(s, (size_t)held, pod->namespace, &r, h.end, quotas);
+	}
+}
+
 static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot *s, int64_t now,
                        uint64_t now_ms)
 {
@@ -410,7 +455,6 @@ static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot
 	struct node_source *all;
 	size_t n, k;
 	bool quotas = policy->n_limits > 0;
-	struct tj_store_iter it;
 
 	if (gather_nodes(a, nodes, now_ms, &all, &n) < 0)
 		return -ENOMEM;
@@ -454,31 +498,22 @@ static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot
 	s->n_nodes = k;
 
 	/* Every pod that is bound, pinned or nominated to a node holds its requests there until
-	 * it ends, ours or not (reconcilers/capacity.h says until when). */
-	for (size_t i = 0; pods && i < s->n_nodes; i++) {
-		struct tj_adm_node *an = &s->nodes[i];
-		const struct tj_gpu_class *gc =
-		        an->class_index >= 0 ? &config->classes[an->class_index] : NULL;
-		const struct tj_pod *pod;
+	 * it ends, ours or not (reconcilers/capacity.h says until when), as the ledger keeps
+	 * them per node. */
+	for (size_t i = 0; i < s->n_nodes && !s->oom; i++) {
+		const struct tj_gpu_class *gc = s->nodes[i].class_index >= 0
+		                                        ? &config->classes[s->nodes[i].class_index]
+		                                        : NULL;
+		const struct tj_ledger_node *ln = tj_ledger_get(
+		        a->ledger, s->nodes[i].name, gc ? gc->resource : NULL, pods, a->stamp);
 
-		tj_store_iter_index(pods, TJ_POD_INDEX_NODE, an->name, &it);
-		while ((pod = tj_store_iter_next(&it))) {
-			struct tj_adm_resources r;
-			struct tj_hold h;
-			ssize_t held;
-
-			tj_hold_of(pod, walltime_end(a, pod), &h);
-			if (h.kind == TJ_HOLD_NONE)
-				continue;
-			r = (struct tj_adm_resources){
-				gc ? tj_pod_resources_extended(&pod->requests, gc->resource) : 0,
-				pod->requests.cpu_milli, pod->requests.memory, 1
-			};
-			hold_on(s, i, pod->namespace, &r, h.end, quotas);
-			if ((held = held_node(a, s, pods, pod, &r)) >= 0)
-				hold_on(s, (size_t)held, pod->namespace, &r, h.end, quotas);
+		if (!ln) {
+			s->oom = true;
+			break;
 		}
+		read_ledger(a, s, i, ln, pods, quotas);
 	}
+	tj_ledger_sweep(a->ledger, a->stamp);
 	return s->oom ? -ENOMEM : 0;
 }
 

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "controller/config.h"
+#include "controller/ledger.h"
 #include "informers/informers.h"
 #include "reconcilers/admission.h"
 #include "reconcilers/placement.h"
@@ -229,6 +230,11 @@ struct tj_queue_source {
 	struct tj_store *refusals;             /* struct tj_queue_refusals; NULL: none */
 	const struct tj_queue_gone_node *gone; /* nodes deleted a short while ago */
 	size_t n_gone;
+	/* What the pods hold per node, kept between cycles (controller/ledger.h); the nodes the
+	 * snapshot reads are marked with stamp, a number no earlier snapshot used, and the
+	 * others forgotten. */
+	struct tj_ledger *ledger;
+	uint64_t stamp;
 };
 
 /* Builds *s (zeroed) from src at now (unix seconds; now_ms: the loop's clock, for the

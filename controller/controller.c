@@ -262,18 +262,21 @@ static void kick_if_capacity_changed(struct tj_controller *c, const struct tj_po
 
 static void on_pod_add(const void *obj, void *userdata)
 {
+	tj_admitter_pod_changed(((struct tj_controller *)userdata)->admitter, NULL, obj);
 	kick_if_capacity_changed(userdata, NULL, obj);
 	on_pod(obj, userdata);
 }
 
 static void on_pod_delete(const void *obj, void *userdata)
 {
+	tj_admitter_pod_changed(((struct tj_controller *)userdata)->admitter, obj, NULL);
 	kick_if_capacity_changed(userdata, obj, NULL);
 	on_pod(obj, userdata);
 }
 
 static void on_pod_update(const void *old, const void *new_obj, void *userdata)
 {
+	tj_admitter_pod_changed(((struct tj_controller *)userdata)->admitter, old, new_obj);
 	kick_if_capacity_changed(userdata, old, new_obj);
 	on_pod(new_obj, userdata);
 }

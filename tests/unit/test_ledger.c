@@ -1,0 +1,198 @@
+/* The admitter's ledger of holds per node (controller/ledger.h): what a node's pods hold and
+ * until when, counted once and again only when a pod of the node changed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/ledger.h"
+
+#define GPU "nvidia.com/gpu"
+
+/* A pod of namespace ns: its name, node (bound), TrainJob (NULL: none) and owner, its
+ * GPUs and millicores, phase, deletionTimestamp (NULL: none), grace, and more (JSON, may be
+ * empty, starting with a comma) in its metadata. */
+static void put_pod(struct tj_store *pods, const char *ns, const char *name, const char *node,
+                    const char *job, int gpus, int cpu, const char *phase, const char *deleting,
+                    int grace, const char *more)
+{
+	char text[2048];
+	cJSON *obj;
+	void *pod;
+
+	snprintf(text, sizeof(text),
+	         "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\",\"uid\":\"u-%s\"%s%s%s%s%s"
+	         "%s%s%s},"
+	         "\"spec\":{\"nodeName\":\"%s\",\"terminationGracePeriodSeconds\":%d,"
+	         "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"" GPU
+	         "\":\"%d\",\"cpu\":\"%dm\"}}}]},\"status\":{\"phase\":\"%s\"}}",
+	         ns, name, name,
+	         job ? ",\"labels\":{\"trainer.kubeflow.org/trainjob-name\":\"" : "",
+	         job ? job : "",
+	         job ? "\"},\"ownerReferences\":[{\"controller\":true,\"uid\":\"uid-" : "",
+	         job ? job : "",
+	         job ? "\",\"kind\":\"TrainJob\",\"name\":\"x\",\"apiVersion\":\"v\"}]" : "",
+	         deleting ? ",\"deletionTimestamp\":\"" : "", deleting ? deleting : "",
+	         deleting ? "\"" : "", node, grace, gpus, cpu, phase);
+	if (more && *more) {
+		/* more goes into the metadata: before its closing brace */
+		char *end = strstr(text, "},\"spec\"");
+		char tail[2048];
+
+		snprintf(tail, sizeof(tail), "%s", end);
+		snprintf(end, sizeof(text) - (size_t)(end - text), "%s%s", more, tail);
+	}
+	obj = cJSON_Parse(text);
+	assert_non_null(obj);
+	assert_int_equal(tj_pod_project(obj, &pod), 0);
+	cJSON_Delete(obj);
+	assert_int_equal(tj_store_upsert(pods, pod, NULL), 0);
+}
+
+static const struct tj_pod *pod_of(const struct tj_store *pods, const char *key)
+{
+	const struct tj_pod *p = tj_store_get(pods, key);
+
+	assert_non_null(p);
+	return p;
+}
+
+/* Every kind of pod on one node, counted once. */
+static void test_a_node_counts_what_its_pods_hold(void **state)
+{
+	struct tj_store *pods;
+	struct tj_ledger *l;
+	const struct tj_ledger_node *n;
+
+	assert_int_equal(tj_store_new(&tj_pod_store_ops, &pods), 0);
+	assert_int_equal(tj_ledger_new(&l), 0);
+	/* two ranks of one TrainJob: one group, ended by the job's walltime */
+	put_pod(pods, "a", "j-0", "gh-1", "j", 2, 1000, "Running", NULL, 30, NULL);
+	put_pod(pods, "a", "j-1", "gh-1", "j", 2, 1000, "Running", NULL, 30, NULL);
+	/* a pod being deleted: free at its deletionTimestamp */
+	put_pod(pods, "b", "k-0", "gh-1", "k", 0, 500, "Running", "2026-11-29T12:05:00Z", 300,
+	        NULL);
+	/* a pod of no TrainJob: used, no end */
+	put_pod(pods, "c", "notebook", "gh-1", NULL, 0, 250, "Running", NULL, 30, NULL);
+	/* a pod that has ended holds nothing */
+	put_pod(pods, "a", "done", "gh-1", "old", 4, 1000, "Succeeded", NULL, 30, NULL);
+	/* a pod of another node */
+	put_pod(pods, "a", "elsewhere", "gh-2", "j", 4, 1000, "Running", NULL, 30, NULL);
+
+	n = tj_ledger_get(l, "gh-1", GPU, pods, 1);
+	assert_non_null(n);
+	assert_string_equal(n->name, "gh-1");
+	assert_false(n->stale);
+	assert_int_equal(n->used.gpus, 4);
+	assert_int_equal(n->used.cpu_milli, 2750);
+	assert_int_equal(n->used.pods, 4);
+	assert_int_equal(n->n_releases, 1);
+	assert_int_equal(n->releases[0].at, 1795953900);
+	assert_int_equal(n->releases[0].held.cpu_milli, 500);
+	assert_int_equal(n->n_groups, 1);
+	assert_string_equal(n->groups[0].job_key, "a/j");
+	assert_string_equal(n->groups[0].owner_uid, "uid-j");
+	assert_int_equal(n->groups[0].grace, 30);
+	assert_int_equal(n->groups[0].held.gpus, 4);
+	assert_int_equal(n->groups[0].held.pods, 2);
+	assert_int_equal(n->n_usage, 1);
+	assert_string_equal(n->usage[0].namespace, "a");
+	assert_int_equal(n->usage[0].gpus, 4);
+	assert_int_equal(n->n_holders, 0);
+	/* Without a class, no GPUs count. */
+	n = tj_ledger_get(l, "gh-1", NULL, pods, 2);
+	assert_int_equal(n->used.gpus, 0);
+	assert_int_equal(n->used.cpu_milli, 2750);
+	assert_int_equal(n->n_usage, 0);
+	tj_ledger_free(l);
+	tj_store_free(pods);
+}
+
+/* A node is counted again only when a pod of it was touched, or all were invalidated; a node
+ * no cycle read is forgotten. */
+static void test_a_node_is_counted_again_only_when_touched(void **state)
+{
+	struct tj_store *pods;
+	struct tj_ledger *l;
+	const struct tj_ledger_node *n;
+	void *old = NULL;
+
+	assert_int_equal(tj_store_new(&tj_pod_store_ops, &pods), 0);
+	assert_int_equal(tj_ledger_new(&l), 0);
+	put_pod(pods, "a", "p", "gh-1", NULL, 4, 1000, "Running", NULL, 30, NULL);
+	n = tj_ledger_get(l, "gh-1", GPU, pods, 1);
+	assert_int_equal(n->used.gpus, 4);
+	assert_non_null(tj_ledger_get(l, "gh-2", GPU, pods, 1));
+	assert_int_equal(tj_ledger_len(l), 2);
+
+	/* The pod ends; unheard, the count stays. */
+	put_pod(pods, "a", "p", "gh-1", NULL, 4, 1000, "Succeeded", NULL, 30, NULL);
+	assert_int_equal(tj_ledger_get(l, "gh-1", GPU, pods, 2)->used.gpus, 4);
+	/* Heard: counted again. */
+	tj_ledger_touch_pod(l, pod_of(pods, "a/p"));
+	assert_true(n->stale);
+	assert_int_equal(tj_ledger_get(l, "gh-1", GPU, pods, 3)->used.gpus, 0);
+
+	/* A pod moves from gh-1 to gh-3: both nodes it used are touched. */
+	put_pod(pods, "a", "q", "gh-1", NULL, 1, 0, "Running", NULL, 30, NULL);
+	tj_ledger_touch_pod(l, pod_of(pods, "a/q"));
+	assert_int_equal(tj_ledger_get(l, "gh-1", GPU, pods, 4)->used.gpus, 1);
+	assert_int_equal(tj_ledger_get(l, "gh-3", GPU, pods, 4)->used.gpus, 0);
+	assert_int_equal(tj_store_delete(pods, "a/q", &old), 0);
+	put_pod(pods, "a", "q", "gh-3", NULL, 1, 0, "Running", NULL, 30, NULL);
+	tj_ledger_touch_pod(l, old);
+	tj_ledger_touch_pod(l, pod_of(pods, "a/q"));
+	tj_pod_store_ops.free(old);
+	assert_int_equal(tj_ledger_get(l, "gh-1", GPU, pods, 5)->used.gpus, 0);
+	assert_int_equal(tj_ledger_get(l, "gh-3", GPU, pods, 5)->used.gpus, 1);
+
+	/* Invalidated: everything is counted again. */
+	put_pod(pods, "a", "r", "gh-3", NULL, 2, 0, "Running", NULL, 30, NULL);
+	assert_int_equal(tj_ledger_get(l, "gh-3", GPU, pods, 6)->used.gpus, 1);
+	tj_ledger_invalidate(l);
+	assert_int_equal(tj_ledger_get(l, "gh-3", GPU, pods, 7)->used.gpus, 3);
+
+	/* Counted in another resource: counted again. */
+	assert_int_equal(tj_ledger_get(l, "gh-3", "amd.com/gpu", pods, 8)->used.gpus, 0);
+
+	/* The nodes not read at stamp 8 are forgotten. */
+	tj_ledger_sweep(l, 8);
+	assert_int_equal(tj_ledger_len(l), 1);
+	tj_ledger_touch_pod(l, NULL);
+	tj_ledger_free(l);
+	tj_store_free(pods);
+	assert_null(tj_ledger_free(NULL));
+}
+
+/* A pod that holds an MPI launcher's place is named for the cycle to judge. */
+static void test_a_launcher_hold_is_named(void **state)
+{
+	struct tj_store *pods;
+	struct tj_ledger *l;
+	const struct tj_ledger_node *n;
+
+	assert_int_equal(tj_store_new(&tj_pod_store_ops, &pods), 0);
+	assert_int_equal(tj_ledger_new(&l), 0);
+	put_pod(pods, "a", "m-0", "gh-1", "m", 4, 0, "Running", NULL, 30,
+	        ",\"annotations\":{\"trainjob.flame.dev/launcher-hold\":\"x\"}");
+	n = tj_ledger_get(l, "gh-1", GPU, pods, 1);
+	assert_int_equal(n->n_holders, 1);
+	assert_string_equal(n->holders[0], "a/m-0");
+	tj_ledger_free(l);
+	tj_store_free(pods);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_node_counts_what_its_pods_hold),
+		cmocka_unit_test(test_a_node_is_counted_again_only_when_touched),
+		cmocka_unit_test(test_a_launcher_hold_is_named),
+	};
+
+	return cmocka_run_group_tests_name("ledger", tests, NULL, NULL);
+}
