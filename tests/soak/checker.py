@@ -2,9 +2,10 @@
 
 Two reflectors (a list, then a watch from its resourceVersion, a relist after a 410 or a
 broken stream, as client-go's do) keep a copy of the soak namespace's pods and TrainJobs,
-through `kubectl get --raw`. Every event is checked as it arrives; what may hold for a
-moment but not for long (a pod without its owner, a partial gang) is checked every second
-against a grace period."""
+through `kubectl get --raw`, and a third the nodes' labels. Every event is checked as it
+arrives; what may hold for a moment but not for long (a pod without its owner, a partial
+gang) is checked every second against a grace period, and a pod's binding once the nodes'
+watch has caught up with it (the selector check below)."""
 
 import json
 import subprocess
@@ -15,6 +16,7 @@ import urllib.parse
 RANK = "trainjob.flame.dev/rank"
 ATTEMPT = "trainjob.flame.dev/attempt"
 STEP = "jobset.sigs.k8s.io/replicatedjob-name"
+PINNED = "trainjob.flame.dev/node"
 
 
 class Violation(Exception):
@@ -46,6 +48,19 @@ def cleanup_pending(pods, node_names):
         elif node and node not in node_names:
             left.append(f"pod {meta['name']} is bound to {node}, which no longer exists")
     return left
+
+
+def resource_version(obj):
+    """An object's resourceVersion as a number: the cluster has one etcd, whose revisions
+    order the versions of every object, pods and nodes alike."""
+    try:
+        return int(obj["metadata"]["resourceVersion"])
+    except (KeyError, TypeError, ValueError):
+        return 0
+
+
+def selects(selector, labels):
+    return labels is not None and all(labels.get(k) == v for k, v in selector.items())
 
 
 def owner_uid(obj):
@@ -146,11 +161,18 @@ class Checker:
     orphan_grace: how long a pod may live without a live owner TrainJob (the garbage
     collector deletes it); gang_grace: how long a job may have some but not all of its ranks
     live (pods finish a moment apart, a restart replaces them one by one). Both are counted
-    from when the API server last came back, since nothing can happen while it is away."""
+    from when the API server last came back, since nothing can happen while it is away.
 
-    def __init__(self, namespace, orphan_grace=60, gang_grace=60):
+    A pod of a TrainJob whose podTemplateOverrides select nodes (a nodeSelector) must be
+    bound to a node with those labels: the node's labels are those it had between the last
+    version of the pod seen unbound and the first seen bound (by resourceVersion, so that a
+    label taken off just after the binding, or put back just before it, is judged as the
+    scheduler saw it). A binding is judged once the nodes' watch has reached its version,
+    or binding_wait seconds after it was seen if no node event comes."""
+
+    def __init__(self, namespace, orphan_grace=60, gang_grace=60, binding_wait=20):
         self.namespace = namespace
-        self.orphan_grace, self.gang_grace = orphan_grace, gang_grace
+        self.orphan_grace, self.gang_grace, self.binding_wait = orphan_grace, gang_grace, binding_wait
         self.lock = threading.RLock()
         self.stopping = threading.Event()
         self.violation = None
@@ -159,13 +181,23 @@ class Checker:
         self.restarts = {}  # TrainJob uid -> (restartCount, infrastructureRestarts) seen last
         self.orphan_since = {}  # pod uid -> when it was first seen without a live owner
         self.partial_since = {}  # TrainJob uid -> when it was first seen as a partial gang
+        self.node_labels = {}  # node name -> [(resourceVersion, labels)], an entry at each change
+        self.unbound_rv = {}  # pod uid -> resourceVersion of its newest version seen unbound
+        self.bound = set()  # pod uids whose binding has been seen
+        self.bindings = []  # bindings of pods with a selector, to judge
+        self.selector_checks = 0  # bindings judged
         self.events = 0
         self.pods = Reflector("pod", f"/api/v1/namespaces/{namespace}/pods", self)
         self.trainjobs = Reflector(
             "trainjob", f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs", self)
+        self.nodes = Reflector("node", "/api/v1/nodes", self)
         self.ticker = threading.Thread(target=self.tick_loop, name="checker-tick", daemon=True)
 
     def start(self):
+        # The nodes first, so that no binding is seen before its node.
+        self.nodes.start()
+        if not self.nodes.synced.wait(120):
+            raise RuntimeError("the node list never answered")
         self.pods.start()
         self.trainjobs.start()
         for r in (self.pods, self.trainjobs):
@@ -177,6 +209,7 @@ class Checker:
         self.stopping.set()
         self.pods.stop()
         self.trainjobs.stop()
+        self.nodes.stop()
 
     def fail(self, invariant, detail):
         if self.violation is None:
@@ -199,6 +232,12 @@ class Checker:
             self.check_restart_counts(obj)
         if kind == "pod" and etype != "DELETED":
             self.check_one_pod_per_rank(obj)
+            self.note_binding(obj)
+        if kind == "pod" and etype == "DELETED":
+            self.unbound_rv.pop(obj["metadata"]["uid"], None)
+            self.bound.discard(obj["metadata"]["uid"])
+        if kind == "node" and etype != "DELETED":
+            self.note_node(obj)
 
     def check_restart_counts(self, job):
         st = job.get("status") or {}
@@ -234,6 +273,73 @@ class Checker:
         # hence never live, so the pod name's step part is not needed.
         return (owner_uid(pod), labels.get(STEP, "node"), labels[RANK], labels[ATTEMPT])
 
+    def note_node(self, node):
+        """A new entry in the node's label history when its labels changed."""
+        history = self.node_labels.setdefault(node["metadata"]["name"], [])
+        labels = node["metadata"].get("labels") or {}
+        if not history or history[-1][1] != labels:
+            history.append((resource_version(node), dict(labels)))
+            del history[:-50]
+
+    def selector_of(self, pod):
+        """The nodeSelector the pod's TrainJob asks for its step (podTemplateOverrides), {}
+        if none or if the job is gone."""
+        job = self.trainjobs.store.get(owner_uid(pod))
+        if job is None:
+            return {}
+        step = (pod["metadata"].get("labels") or {}).get(STEP, "node")
+        selector = {}
+        for o in (job.get("spec") or {}).get("podTemplateOverrides") or []:
+            if any(t.get("name") == step for t in o.get("targetJobs") or []):
+                selector.update((o.get("spec") or {}).get("nodeSelector") or {})
+        return selector
+
+    def note_binding(self, pod):
+        uid, node = pod["metadata"]["uid"], pod.get("spec", {}).get("nodeName")
+        if not node:
+            self.unbound_rv[uid] = resource_version(pod)
+            return
+        if uid in self.bound:
+            return
+        self.bound.add(uid)
+        selector = self.selector_of(pod)
+        if not selector:
+            return
+        self.bindings.append({
+            "pod": pod["metadata"]["name"],
+            "job": (pod["metadata"].get("labels") or {}).get("trainer.kubeflow.org/trainjob-name"),
+            "node": node, "selector": selector,
+            # A pod first seen bound (a relist) was bound at some version before: any the
+            # history holds.
+            "after": self.unbound_rv.pop(uid, 0), "seen": resource_version(pod), "at": time.monotonic(),
+        })
+
+    def labels_between(self, node, after, seen):
+        """The label sets the node had from version after to version seen (the first one
+        known if it was first seen later); [] if the node was never seen."""
+        history = self.node_labels.get(node) or []
+        start = max([i for i, (rv, _) in enumerate(history) if rv <= after] or [0])
+        within = [labels for rv, labels in history[start:] if rv <= seen]
+        return within or [labels for _, labels in history[:1]]
+
+    def check_bindings(self, now):
+        caught_up = resource_version({"metadata": {"resourceVersion": self.nodes.rv}})
+        left = []
+        for b in self.bindings:
+            if caught_up < b["seen"] and now - b["at"] < self.binding_wait:
+                left.append(b)
+                continue
+            self.selector_checks += 1
+            had = self.labels_between(b["node"], b["after"], b["seen"])
+            if had and not any(selects(b["selector"], labels) for labels in had):
+                keys = sorted(b["selector"])
+                self.fail("a pod of a job that selects its nodes is bound only to a node its selector allows",
+                          f"pod {b['pod']} of TrainJob {b['job']} (nodeSelector {b['selector']}) was bound to "
+                          f"{b['node']} (seen at resourceVersion {b['seen']}, unbound at {b['after'] or '?'}), "
+                          f"whose labels {keys} were "
+                          f"{[{k: labels.get(k) for k in keys} for labels in had]} meanwhile")
+        self.bindings = left
+
     # -- checked every second, with a grace ---------------------------------------------
 
     def tick_loop(self):
@@ -241,6 +347,7 @@ class Checker:
             with self.lock:
                 if not self.api_away:
                     self.check_graces(time.monotonic())
+                    self.check_bindings(time.monotonic())
 
     def live_jobs(self):
         return {uid: j for uid, j in self.trainjobs.store.items() if not j["metadata"].get("deletionTimestamp")}
@@ -288,6 +395,12 @@ class Checker:
     def job(self, name):
         with self.lock:
             return next((j for j in self.trainjobs.store.values() if j["metadata"]["name"] == name), None)
+
+    def pinned_unbound_on(self):
+        """The nodes (by name) some live pod is pinned to and not bound yet."""
+        with self.lock:
+            return {(p["metadata"].get("annotations") or {}).get(PINNED) for p in self.pods.store.values()
+                    if live(p) and not p["spec"].get("nodeName")} - {None}
 
     def live_pods_on(self, node):
         """The jobs (by name) with a live pod bound or pinned to node."""

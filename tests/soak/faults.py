@@ -25,6 +25,9 @@ SHUTDOWN_GRACE_S = 30
 GRACE_ENDED = "shutdown did not finish within the grace period"
 # The namespace of the pods of no TrainJob that the foreign_pod fault runs beside the jobs.
 FOREIGN = "soak-foreign"
+# The label of a GPU node's block (deploy/local/cluster.sh: 4 nodes, gh200-block-0 is
+# gh200-0 to gh200-3), which some of the soak's jobs select and the relabel fault takes off.
+BLOCK = "topology.flame.dev/block"
 
 
 def grace_ended(log_path):
@@ -177,6 +180,7 @@ class Faults:
         self.throttled = False
         self.foreign = 0
         self.quota_on = False
+        self.relabeled = {}  # node -> the block label the relabel fault took off it
         self.counts = {}
 
     def later(self, delay, what, fn):
@@ -326,7 +330,8 @@ class Faults:
         return True
 
     def node_replace(self):
-        nodes = self.candidates()
+        # Not a node without its block label: its replacement would join without it.
+        nodes = [n for n in self.candidates() if n["metadata"]["name"] not in self.relabeled]
         if not nodes:
             return False
         node = self.rng.choice(nodes)
@@ -409,6 +414,66 @@ class Faults:
         self.later(hold, "quota lifted", lift)
         return True
 
+    def relabel(self):
+        """A GPU node loses its block label for a while, and gets it back: a gang pinned
+        there before meets a node its nodeSelector no longer allows (given back after the
+        pin timeout, and kept off that node), and the gangs of that block decided meanwhile
+        must not pick it (the checker's selector invariant). A node a pod is pinned to and
+        not bound yet is taken first, then one of a block an unfinished job selects."""
+        if self.relabeled:
+            return False
+        nodes = [n for n in kubectl_json("get", "nodes", timeout=20)["items"]
+                 if node_class(n) and BLOCK in (n["metadata"].get("labels") or {})]
+        if not nodes:
+            return False
+        pinned = self.checker.pinned_unbound_on()
+        wanted = {j.block for j in self.unfinished() if j.block}
+        node = self.rng.choice([n for n in nodes if n["metadata"]["name"] in pinned]
+                               or [n for n in nodes if n["metadata"]["labels"][BLOCK] in wanted] or nodes)
+        name, block = node["metadata"]["name"], node["metadata"]["labels"][BLOCK]
+        # Recorded first: the restore puts it back even if the answer is lost.
+        self.relabeled[name] = block
+        try:
+            kubectl("label", "node", name, f"{BLOCK}-", timeout=20)
+        except (AssertionError, subprocess.SubprocessError):
+            self.later(0, f"node {name} keeps {BLOCK}={block} (the fault was not done)", lambda: self.unrelabel(name))
+            raise
+        hit = self.checker.live_pods_on(name)
+        self.touch(hit, "relabel")
+        hold = self.rng.uniform(5, 40)
+        self.log(f"fault relabel: {name} loses {BLOCK}={block} for {hold:.0f} s "
+                 f"({'a pod pinned there unbound, ' if name in pinned else ''}jobs on it: {sorted(hit)})")
+        self.later(hold, f"node {name} labelled {BLOCK}={block} again", lambda: self.unrelabel(name))
+        return True
+
+    def unrelabel(self, name):
+        """Puts the block label back on a node the relabel fault took it off; tried again
+        2 s later if the API server refuses (a node that no longer exists is done)."""
+        block = self.relabeled.get(name)
+        if block is None:
+            return
+        try:
+            got = kubectl("label", "node", name, f"{BLOCK}={block}", "--overwrite", check=False, timeout=20)
+            if got.returncode == 0 or "NotFound" in got.stderr:
+                del self.relabeled[name]
+                return
+            why = got.stderr.strip()[:200]
+        except subprocess.SubprocessError as e:
+            why = str(e)
+        self.log(f"labelling node {name} {BLOCK}={block} again failed: {why}; again in 2 s")
+        self.later(2, f"node {name} labelled {BLOCK}={block} again (another try)", lambda: self.unrelabel(name))
+
+    def restore(self):
+        """What the faults change that must not outlive the soak, put back now, even if the
+        soak stopped early (the soak's close): the nodes' block labels."""
+        for name in list(self.relabeled):
+            try:
+                self.unrelabel(name)
+            except OSError as e:
+                self.log(f"labelling node {name} {BLOCK}={self.relabeled[name]} again failed: {e}")
+        if self.relabeled:
+            self.log(f"nodes left without their {BLOCK} label: {self.relabeled}")
+
     # -- pods and jobs --------------------------------------------------------------------
 
     def pod_fail(self):
@@ -468,6 +533,7 @@ class Faults:
         "throttle": 0.5,
         "foreign_pod": 0.6,
         "quota": 0.4,
+        "relabel": 0.6,
     }
 
     def inject(self):

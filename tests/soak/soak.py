@@ -19,13 +19,15 @@ compaction at the newest revision (etcdctl), a node NotReady for a while, a node
 a new one joining, a running pod failing with a random exit code, a job suspended and
 resumed, a job deleted mid-run, the controller's requests answered 429 for a while by
 API Priority and Fairness (throttle.py; the replicas run as a ServiceAccount of their own),
-a pod of no TrainJob taking a node's GPUs for a while, and a ResourceQuota on the
-namespace's GPUs for a while (gangs refused in part).
+a pod of no TrainJob taking a node's GPUs for a while, a ResourceQuota on the
+namespace's GPUs for a while (gangs refused in part), and a GPU node's block label taken off
+for a while (one job in five selects a block with a nodeSelector).
 
 Invariants, all the time: never two live pods of one rank and attempt of one job; never a
 pod without a live owner TrainJob for longer than a grace; never some but not all ranks of
-a job live for longer than a grace (a partial gang); restart counts never go down; the
-controller never dies of a signal and stops cleanly on SIGTERM. At the end (after a drain
+a job live for longer than a grace (a partial gang); a pod of a job that selects its nodes
+is bound only to a node its selector allows; restart counts never go down; the controller
+never dies of a signal and stops cleanly on SIGTERM. At the end (after a drain
 time): every TrainJob is Complete or Failed with a reason its policy and the faults it met
 allow, no finished job holds a live pod, the deleted jobs and their pods are gone, every
 replica's TrainJob cache (its trainjob_jobs gauge) counts the states the API server holds,
@@ -44,7 +46,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 
 from checker import Checker, Violation, cleanup_pending, live  # noqa: E402
 from conftest import config_with_policy, install_crds  # noqa: E402
-from faults import Faults, Replica, lease_holder  # noqa: E402
+from faults import BLOCK, Faults, Replica, lease_holder  # noqa: E402
 from kube import REPO, apply, condition, kubectl, kubectl_json, trainjob, wait_for  # noqa: E402
 from test_informers import api_pods, cache_pods, finish_dump, start_dump  # noqa: E402
 from throttle import controller_kubeconfig  # noqa: E402
@@ -67,6 +69,11 @@ admission:
   pinTimeoutSeconds: 20
 """
 STATES = ("Pending", "Queued", "Running", "Restarting", "Suspended", "Complete", "Failed")
+# The blocks of each class (BLOCK, 4 nodes each on deploy/local/cluster.sh's node set) that a
+# job may select: one job in five does, and is then 3 nodes at most, so that it still fits
+# while the faults take nodes of its block away.
+BLOCKS = {"gh200": ["gh200-block-0", "gh200-block-1"], "h100": ["h100-block-0"]}
+BLOCK_NODES = 4
 START = time.monotonic()
 
 
@@ -97,6 +104,10 @@ class Job:
             self.fail_code = rng.choice([126, 127])
         elif rng.random() < 0.3:
             self.deadline = 900  # a walltime it never reaches
+        self.block = None
+        if rng.random() < 0.2:
+            self.block = rng.choice(BLOCKS[self.cls])
+            self.nodes = min(self.nodes, BLOCK_NODES - 1)
         self.deleted = False
         self.touched = set()
 
@@ -107,13 +118,18 @@ class Job:
                        "sim.trainjob.flame.dev/fail-after": "2s"}
         ann = {} if self.max_restarts is None else {"trainjob.flame.dev/max-restarts": str(self.max_restarts)}
         spec = {} if self.deadline is None else {"activeDeadlineSeconds": self.deadline}
-        return trainjob(self.name, nodes=self.nodes, gpus=self.gpus, runtime=f"torch-{self.cls}",
+        body = trainjob(self.name, nodes=self.nodes, gpus=self.gpus, runtime=f"torch-{self.cls}",
                         run_time=f"{self.run_time}s", pod_annotations=pod_ann, annotations=ann, **spec)
+        if self.block:
+            # As a user selects nodes: a podTemplateOverrides nodeSelector on the node pods.
+            body["spec"]["podTemplateOverrides"][0]["spec"] = {"nodeSelector": {BLOCK: self.block}}
+        return body
 
     def allowed(self):
         """The (condition, reason) pairs the job may end with, given its policy and the
         faults it met; the control plane's faults (kills, failovers, API server restarts,
-        compactions) and suspensions must change nothing."""
+        compactions), suspensions and a node's block label taken off (a gang given back
+        before it ran) must change nothing."""
         if self.kind == "walltime":
             ok = {("Failed", "DeadlineExceeded")}
         elif self.kind == "exits":
@@ -128,7 +144,7 @@ class Job:
             ok.add(("Failed", "PermanentFailure"))
         if "node" in self.touched:
             ok.add(("Failed", "ReachedMaxInfrastructureRestarts"))
-        if self.deadline is not None and self.touched - {"suspend"}:
+        if self.deadline is not None and self.touched - {"suspend", "relabel"}:
             ok.add(("Failed", "DeadlineExceeded"))
         return ok
 
@@ -136,7 +152,8 @@ class Job:
         return outcome(checker.job(self.name)) is not None
 
     def describe(self):
-        return (f"{self.name} ({self.cls}, {self.nodes}x{self.gpus} GPUs, {self.kind}, run {self.run_time} s, "
+        where = f" in {self.block}" if self.block else ""
+        return (f"{self.name} ({self.cls}, {self.nodes}x{self.gpus} GPUs{where}, {self.kind}, run {self.run_time} s, "
                 f"max-restarts {self.max_restarts}, deadline {self.deadline}, faults {sorted(self.touched) or 'none'})")
 
 
@@ -179,6 +196,12 @@ class Soak:
 
     def setup(self):
         install_crds()
+        # The blocks the jobs select must be whole, or a job of one may never fit.
+        blocks = [(n["metadata"].get("labels") or {}).get(BLOCK) for n in kubectl_json("get", "nodes")["items"]]
+        short = {b: blocks.count(b) for bs in BLOCKS.values() for b in bs if blocks.count(b) < BLOCK_NODES}
+        if short:
+            raise RuntimeError(f"blocks of fewer than {BLOCK_NODES} nodes (by {BLOCK}): {short}; the soak's jobs "
+                               "select them (deploy/local/cluster.sh's default node counts make them whole)")
         kubectl("create", "namespace", NAMESPACE, check=False)
         wait_for("the soak namespace's default ServiceAccount",
                  lambda: kubectl("get", "serviceaccount", "default", "-n", NAMESPACE, check=False).returncode == 0,
@@ -375,6 +398,8 @@ class Soak:
         log(f"the informers' caches equal a fresh list: {len(api)} pods, {len(nodes)} nodes")
 
     def close(self):
+        if self.faults:
+            self.faults.restore()
         self.checker.stop()
         for r in self.replicas:
             if r.running():
@@ -413,7 +438,8 @@ def main():
         soak.close()
     c = soak.checker
     print(f"soak: PASSED, seed {args.seed}: {len(soak.jobs)} TrainJobs, faults {soak.faults.counts}; "
-          f"the checker saw {c.events} events, listed pods {c.pods.lists} and TrainJobs {c.trainjobs.lists} times",
+          f"the checker saw {c.events} events, listed pods {c.pods.lists} and TrainJobs {c.trainjobs.lists} times, "
+          f"judged {c.selector_checks} bindings of jobs that select a block",
           flush=True)
     return 0
 

@@ -4,6 +4,7 @@ through (a replaced pod still terminating, a gang a moment after a failure, a jo
 moment ago). The soak stage runs these before the soak."""
 
 import random
+import time
 
 import pytest
 
@@ -22,18 +23,18 @@ def trainjob(name="j", uid=JOB_UID, nodes=2, restarts=0, infra=0, rv="1"):
     }
 
 
-def pod(name, rank, attempt=0, owner=JOB_UID, phase="Running", deleting=False):
+def pod(name, rank, attempt=0, owner=JOB_UID, phase="Running", deleting=False, node="gh200-0", rv=1):
     meta = {
         "name": name,
         "uid": "uid-" + name,
-        "resourceVersion": "1",
+        "resourceVersion": str(rv),
         "labels": {"trainjob.flame.dev/rank": str(rank), "trainjob.flame.dev/attempt": str(attempt),
                    "jobset.sigs.k8s.io/replicatedjob-name": "node"},
         "ownerReferences": [{"controller": True, "uid": owner, "kind": "TrainJob", "name": "j"}],
     }
     if deleting:
         meta["deletionTimestamp"] = "2026-12-01T12:00:00Z"
-    return {"metadata": meta, "spec": {"nodeName": "gh200-0"}, "status": {"phase": phase}}
+    return {"metadata": meta, "spec": {"nodeName": node} if node else {}, "status": {"phase": phase}}
 
 
 @pytest.fixture
@@ -180,3 +181,101 @@ def test_the_pod_gc_has_work_left_on_a_deleted_node_or_a_pod_being_deleted():
         "pod b-0 is bound to gh200-5, which no longer exists",
         "pod d-0 is being deleted",
     ]
+
+
+# A pod of a job that selects a block is bound only to a node of that block, judged by the
+# node's labels at the binding's resourceVersion.
+
+BLOCK = "topology.flame.dev/block"
+SELECTOR = {BLOCK: "gh200-block-0"}
+
+
+def node(name, rv, block="gh200-block-0"):
+    labels = {"kubernetes.io/hostname": name} | ({BLOCK: block} if block else {})
+    return {"metadata": {"name": name, "uid": "uid-" + name, "resourceVersion": str(rv), "labels": labels}}
+
+
+def see_node(c, n):
+    c.nodes.store[n["metadata"]["uid"]] = n
+    c.nodes.rv = n["metadata"]["resourceVersion"]
+    c.sink("node", "MODIFIED", n)
+
+
+@pytest.fixture
+def selecting(checker):
+    job = checker.trainjobs.store[JOB_UID]
+    job["spec"]["podTemplateOverrides"] = [{"targetJobs": [{"name": "node"}], "spec": {"nodeSelector": SELECTOR}}]
+    see_node(checker, node("gh200-0", 10))
+    see_node(checker, node("gh200-4", 11, block="gh200-block-1"))
+    return checker
+
+
+def bind(c, name, node_name, unbound_rv, bound_rv):
+    add(c, pod(name, 0, node=None, rv=unbound_rv))
+    p = pod(name, 0, node=node_name, rv=bound_rv)
+    c.pods.store[p["metadata"]["uid"]] = p
+    c.sink("pod", "MODIFIED", p)
+
+
+def test_a_pod_bound_in_its_block(selecting):
+    bind(selecting, "j-node-0-0-a0", "gh200-0", 20, 21)
+    see_node(selecting, node("gh200-5", 22))  # the nodes' watch passes the binding
+    selecting.check_bindings(time.monotonic())
+    assert selecting.violation is None and selecting.selector_checks == 1
+
+
+def test_a_pod_bound_outside_its_block(selecting):
+    bind(selecting, "j-node-0-0-a0", "gh200-4", 20, 21)
+    see_node(selecting, node("gh200-5", 22))
+    selecting.check_bindings(time.monotonic())
+    assert selecting.violation.invariant == (
+        "a pod of a job that selects its nodes is bound only to a node its selector allows")
+    assert "gh200-4" in selecting.violation.detail
+
+
+def test_a_pod_bound_to_a_node_whose_label_was_taken_off(selecting):
+    see_node(selecting, node("gh200-0", 15, block=None))
+    bind(selecting, "j-node-0-0-a0", "gh200-0", 20, 21)
+    selecting.check_bindings(time.monotonic() + 100)  # no node event since: judged after the wait
+    assert selecting.violation is not None
+
+
+def test_a_label_taken_off_just_after_the_binding_is_no_violation(selecting):
+    # The node's event comes first, but its version is after the binding's.
+    see_node(selecting, node("gh200-0", 22, block=None))
+    bind(selecting, "j-node-0-0-a0", "gh200-0", 20, 21)
+    selecting.check_bindings(time.monotonic())
+    assert selecting.violation is None and selecting.selector_checks == 1
+
+
+def test_a_label_put_back_just_before_the_binding_is_judged_once_the_nodes_watch_has_it(selecting):
+    see_node(selecting, node("gh200-0", 15, block=None))
+    bind(selecting, "j-node-0-0-a0", "gh200-0", 20, 22)
+    selecting.check_bindings(time.monotonic())  # the nodes' watch is at 15: not judged yet
+    assert selecting.violation is None and selecting.selector_checks == 0
+    see_node(selecting, node("gh200-0", 21))  # the label came back at 21, before the binding
+    selecting.check_bindings(time.monotonic())  # at 21, a change at 22 may still come
+    assert selecting.selector_checks == 0
+    see_node(selecting, node("gh200-5", 23))
+    selecting.check_bindings(time.monotonic())
+    assert selecting.violation is None and selecting.selector_checks == 1
+
+
+def test_a_job_that_selects_no_node_is_not_judged(checker):
+    see_node(checker, node("gh200-4", 11, block="gh200-block-1"))
+    bind(checker, "j-node-0-0-a0", "gh200-4", 20, 21)
+    checker.check_bindings(time.monotonic() + 100)
+    assert checker.violation is None and checker.selector_checks == 0 and checker.bindings == []
+
+
+def test_a_selecting_job_names_its_block_in_its_manifest():
+    rng = random.Random(1)
+    jobs = [Job(rng, i) for i in range(200)]
+    picked = [j for j in jobs if j.block]
+    assert 20 < len(picked) < 60
+    for j in picked:
+        assert j.nodes <= 3 and j.block.startswith(j.cls + "-block-")
+        assert j.manifest()["spec"]["podTemplateOverrides"][0]["spec"] == {"nodeSelector": {BLOCK: j.block}}
+    j = next(j for j in jobs if j.kind == "runs" and j.deadline is None)
+    j.touched.add("relabel")
+    assert j.allowed() == {("Complete", "AllPodsSucceeded")}
