@@ -76,22 +76,28 @@ def test_runtime_patches_example_waits_for_its_service_account_then_runs(control
     assert condition(done, "Complete")["status"] == "True"
 
 
-def test_a_job_over_its_gpu_quota_is_pending_until_the_quota_is_raised(controller, namespace):
-    apply({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpu"},
-           "spec": {"hard": {"requests.nvidia.com/gpu": "2"}}}, "-n", namespace)
+def test_a_create_refused_by_a_quota_waits_until_the_quota_is_raised(controller, namespace):
+    # The admission holds back a gang its ResourceQuotas cannot hold (test_admission.py), but
+    # not what it does not read: here a LimitRange gives the container a memory request the
+    # TrainJob does not ask for, and the quota on memory refuses the pod at its create.
+    apply({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "memory"},
+           "spec": {"limits": [{"type": "Container", "defaultRequest": {"memory": "100Mi"}, "default": {"memory": "100Mi"}}]}},
+          "-n", namespace)
+    apply({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "mem"},
+           "spec": {"hard": {"requests.memory": "50Mi"}}}, "-n", namespace)
     wait_for("the quota to be counted",
-             lambda: kubectl_json("get", "resourcequota", "gpu", "-n", namespace).get("status", {}).get("hard"))
+             lambda: kubectl_json("get", "resourcequota", "mem", "-n", namespace).get("status", {}).get("hard"))
     apply(trainjob("over", nodes=1, gpus=4), "-n", namespace)
 
-    st = refused(namespace, "over", "Pending", "exceeded quota: gpu")
-    assert "requests.nvidia.com/gpu=4" in st["message"]
-    failed_create_event(namespace, "over", "exceeded quota: gpu")
+    st = refused(namespace, "over", "Pending", "exceeded quota: mem")
+    assert "requests.memory=100Mi" in st["message"], st["message"]
+    failed_create_event(namespace, "over", "exceeded quota: mem")
     assert pods(namespace, "over") == []
     row = kubectl("get", "tj", "over", "-n", namespace, "--no-headers").stdout.split()
     assert row[1:3] == ["Pending", "FailedCreate"], row
 
-    kubectl("patch", "resourcequota", "gpu", "-n", namespace, "--type", "merge",
-            "-p", '{"spec":{"hard":{"requests.nvidia.com/gpu":"8"}}}')
+    kubectl("patch", "resourcequota", "mem", "-n", namespace, "--type", "merge",
+            "-p", '{"spec":{"hard":{"requests.memory":"1Gi"}}}')
     wait_for("the job's pod", lambda: len(pods(namespace, "over")) == 1, timeout=60)
     done = wait_state(namespace, "over", "Complete", timeout=90)
     assert done["status"]["reason"] != "FailedCreate"
