@@ -282,59 +282,19 @@ static size_t cycle(struct tj_admitter *a)
 		                             a->gone,   a->n_gone,    a->ledger,  a->cycles + 1 };
 	struct tj_queue_snapshot s = { 0 };
 	struct tj_adm_result *res = NULL;
-	const char **class_names = NULL;
-	const struct tj_admission_policy *policy = tj_config_admission(a->config);
-	size_t n_classes = a->config ? a->config->n_classes : 0;
 	uint64_t now_ms = uv_now(a->loop);
 	int64_t now = now_seconds();
-	struct tj_adm_quota *quotas = NULL;
 	size_t decided = 0;
 	int rc;
 
 	a->cycles++;
 	a->last_cycle_ms = now_ms;
 	plan_lagging(a, now_ms);
-	class_names = calloc(n_classes + 1, sizeof(*class_names));
-	quotas = calloc(policy->n_limits + 1, sizeof(*quotas));
-	rc = class_names && quotas ? tj_queue_snapshot_build(&src, &s, now, now_ms) : -ENOMEM;
+	rc = tj_queue_snapshot_build(&src, &s, now, now_ms);
 	if (rc < 0)
 		goto out;
 	a->cycle_snapshot_ns = uv_hrtime();
-	for (size_t i = 0; i < n_classes; i++)
-		class_names[i] = a->config->classes[i].name;
-	size_t n_quotas = 0;
-	for (size_t i = 0; i < policy->n_limits; i++) {
-		int cls = tj_queue_class_index(a->config, policy->limits[i].gpu_class);
-
-		if (cls >= 0)
-			quotas[n_quotas++] =
-			        (struct tj_adm_quota){ policy->limits[i].namespace, cls,
-				                       policy->limits[i].max_gpus };
-	}
-	struct tj_adm_config ac = {
-		.backfill = policy->backfill,
-		.wait_if_never_fits = policy->wait_if_never_fits,
-		.quotas = quotas,
-		.n_quotas = n_quotas,
-		.defer_waiting_messages = true,
-	};
-	struct tj_adm_input in = {
-		.config = &ac,
-		.class_names = class_names,
-		.n_classes = n_classes,
-		.nodes = s.nodes,
-		.n_nodes = s.n_nodes,
-		.releases = s.releases,
-		.n_releases = s.n_releases,
-		.usage = s.usage,
-		.n_usage = s.n_usage,
-		.quota_limits = s.quota_limits,
-		.n_quota_limits = s.n_quota_limits,
-		.jobs = s.jobs,
-		.n_jobs = s.n_jobs,
-		.now = now,
-	};
-	rc = tj_admit(&in, &res);
+	rc = tj_admit(&s.input, &res);
 	if (rc < 0)
 		goto out;
 	a->cycle_decided_ns = uv_hrtime();
@@ -362,7 +322,7 @@ static size_t cycle(struct tj_admitter *a)
 		if (d->verdict == TJ_ADM_ADMITTED ||
 		    (e->decided && !tj_adm_worth_telling(&e->decision, d)))
 			continue;
-		tj_adm_say_deferred(&in, i, d);
+		tj_adm_say_deferred(&s.input, i, d);
 		e->decision = *d;
 		e->decision.nodes = NULL;
 		e->decided = true;
@@ -375,8 +335,6 @@ out:
 		tj_log_error("admitter", "could not decide the queue", TJ_ERR(rc));
 	tj_adm_result_free(res);
 	tj_queue_snapshot_clear(&s);
-	free(class_names);
-	free(quotas);
 	return decided;
 }
 

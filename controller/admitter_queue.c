@@ -179,6 +179,8 @@ void tj_queue_snapshot_clear(struct tj_queue_snapshot *s)
 	free(s->excluded);
 	free(s->quota_limits);
 	free(s->charges);
+	free(s->class_names);
+	free(s->quotas);
 	for (size_t i = 0; i < s->n_eligibility; i++) {
 		free(s->eligibility[i].allowed);
 		free(s->eligibility[i].why);
@@ -746,6 +748,52 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 	return 0;
 }
 
+/* s->input, the decision's input over the snapshot, with the config's policy. */
+static int build_input(const struct tj_config *config, struct tj_queue_snapshot *s, int64_t now)
+{
+	const struct tj_admission_policy *policy = tj_config_admission(config);
+	size_t n_classes = config ? config->n_classes : 0, n_quotas = 0;
+
+	s->class_names = calloc(n_classes + 1, sizeof(*s->class_names));
+	s->quotas = calloc(policy->n_limits + 1, sizeof(*s->quotas));
+	if (!s->class_names || !s->quotas)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_classes; i++)
+		s->class_names[i] = config->classes[i].name;
+	for (size_t i = 0; i < policy->n_limits; i++) {
+		int cls = tj_queue_class_index(config, policy->limits[i].gpu_class);
+
+		if (cls >= 0)
+			s->quotas[n_quotas++] =
+			        (struct tj_adm_quota){ policy->limits[i].namespace, cls,
+				                       policy->limits[i].max_gpus };
+	}
+	s->adm_config = (struct tj_adm_config){
+		.backfill = policy->backfill,
+		.wait_if_never_fits = policy->wait_if_never_fits,
+		.quotas = s->quotas,
+		.n_quotas = n_quotas,
+		.defer_waiting_messages = true,
+	};
+	s->input = (struct tj_adm_input){
+		.config = &s->adm_config,
+		.class_names = s->class_names,
+		.n_classes = n_classes,
+		.nodes = s->nodes,
+		.n_nodes = s->n_nodes,
+		.releases = s->releases,
+		.n_releases = s->n_releases,
+		.usage = s->usage,
+		.n_usage = s->n_usage,
+		.quota_limits = s->quota_limits,
+		.n_quota_limits = s->n_quota_limits,
+		.jobs = s->jobs,
+		.n_jobs = s->n_jobs,
+		.now = now,
+	};
+	return 0;
+}
+
 int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
                             int64_t now, uint64_t now_ms)
 {
@@ -757,5 +805,7 @@ int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_s
 	}
 	if (rc == 0 && !s->oom)
 		rc = tj_queue_quotas_build(src, s);
+	if (rc == 0 && !s->oom)
+		rc = build_input(src->config, s, now);
 	return rc == 0 && s->oom ? -ENOMEM : rc;
 }

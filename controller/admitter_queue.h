@@ -186,6 +186,13 @@ struct tj_queue_snapshot {
 	size_t n_quota_limits;
 	struct tj_adm_quota_charge *charges;
 	size_t n_charges, cap_charges;
+	/* The decision's input over all of the above (tj_admit; the waiting messages deferred),
+	 * and what it holds of the config: the class names, and the namespace limits of the
+	 * classes it has. It points into the snapshot, which must not move once built. */
+	const char **class_names;
+	struct tj_adm_quota *quotas;
+	struct tj_adm_config adm_config;
+	struct tj_adm_input input;
 	bool oom;
 };
 

@@ -260,24 +260,29 @@ static void kick_if_capacity_changed(struct tj_controller *c, const struct tj_po
 		tj_admitter_kick(c->admitter);
 }
 
+/* A pod changed (old NULL when added, pod NULL when deleted): the admitter's ledger hears of
+ * it whether the controller leads or not, and a cycle runs if room was freed. */
+static void pod_changed(struct tj_controller *c, const struct tj_pod *old, const struct tj_pod *pod)
+{
+	tj_admitter_pod_changed(c->admitter, old, pod);
+	kick_if_capacity_changed(c, old, pod);
+}
+
 static void on_pod_add(const void *obj, void *userdata)
 {
-	tj_admitter_pod_changed(((struct tj_controller *)userdata)->admitter, NULL, obj);
-	kick_if_capacity_changed(userdata, NULL, obj);
+	pod_changed(userdata, NULL, obj);
 	on_pod(obj, userdata);
 }
 
 static void on_pod_delete(const void *obj, void *userdata)
 {
-	tj_admitter_pod_changed(((struct tj_controller *)userdata)->admitter, obj, NULL);
-	kick_if_capacity_changed(userdata, obj, NULL);
+	pod_changed(userdata, obj, NULL);
 	on_pod(obj, userdata);
 }
 
 static void on_pod_update(const void *old, const void *new_obj, void *userdata)
 {
-	tj_admitter_pod_changed(((struct tj_controller *)userdata)->admitter, old, new_obj);
-	kick_if_capacity_changed(userdata, old, new_obj);
+	pod_changed(userdata, old, new_obj);
 	on_pod(new_obj, userdata);
 }
 

@@ -1,6 +1,7 @@
 #include "controller/ledger.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,11 +282,11 @@ void tj_ledger_sweep(struct tj_ledger *l, uint64_t stamp)
 		}
 		gone[n_gone++] = n->name;
 	}
-	/* The names are the entries' own: each is read before its entry goes. */
+	/* The names are the entries' own: each is copied before its entry goes. */
 	for (size_t i = 0; i < n_gone; i++) {
 		char key[TJ_STORE_KEY_MAX];
 
-		if (node_key(entry(l, gone[i]), key, sizeof(key)) == 0)
+		if (snprintf(key, sizeof(key), "%s", gone[i]) < (int)sizeof(key))
 			tj_store_delete(l->nodes, key, NULL);
 	}
 	free(gone);

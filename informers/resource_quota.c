@@ -70,18 +70,19 @@ struct tj_resource_quota *tj_resource_quota_free(struct tj_resource_quota *q)
 	return NULL;
 }
 
-/* A quantity of a quota, in thousandths; one too large for them is no limit. */
-static int read_amount(const cJSON *v, int64_t *ret)
+int tj_quota_amount_json(const cJSON *q, int64_t *ret)
 {
-	int r = tj_quantity_json_milli(v, ret);
+	int64_t v;
+	int r = tj_quantity_json_milli(q, &v);
 
-	if (r == -ERANGE && !(cJSON_IsString(v) && v->valuestring[0] == '-') &&
-	    !(cJSON_IsNumber(v) && v->valuedouble < 0)) {
+	if (r == -ERANGE && !(cJSON_IsString(q) && q->valuestring[0] == '-') &&
+	    !(cJSON_IsNumber(q) && q->valuedouble < 0)) {
 		*ret = TJ_QUOTA_UNLIMITED;
 		return 0;
 	}
-	if (r < 0 || *ret < 0)
+	if (r < 0 || v < 0)
 		return -EINVAL;
+	*ret = v;
 	return 0;
 }
 
@@ -176,8 +177,8 @@ static int read_limits(const cJSON *obj, struct tj_resource_quota *q)
 		struct tj_quota_limit *l = &q->limits[q->n_limits];
 		const cJSON *u = cJSON_GetObjectItemCaseSensitive(used, h->string);
 
-		if (!h->string || read_amount(h, &l->hard) < 0 ||
-		    (u && read_amount(u, &l->used) < 0))
+		if (!h->string || tj_quota_amount_json(h, &l->hard) < 0 ||
+		    (u && tj_quota_amount_json(u, &l->used) < 0))
 			return -EINVAL;
 		if (!(l->resource = strdup(h->string)))
 			return -ENOMEM;

@@ -63,6 +63,11 @@ struct tj_resource_quota {
 	size_t n_limits;
 };
 
+/* A quantity as quotas and their pods count it: in thousandths, rounded up; one too large
+ * for that is TJ_QUOTA_UNLIMITED. -EINVAL for one that is not a quantity or is negative;
+ * *ret is written only on success. */
+int tj_quota_amount_json(const cJSON *q, int64_t *ret);
+
 /* Projects a ResourceQuota. -EINVAL without a namespace or a name, for a quantity that is not
  * one, a scope or operator the API server refuses (an operator other than Exists on Terminating,
  * NotTerminating, BestEffort, NotBestEffort or CrossNamespacePodAffinity, In or NotIn without

@@ -69,13 +69,20 @@ static bool has_unbound_pods(const struct planner *p)
 	return false;
 }
 
+/* The live pods of the current attempt. */
+static int live_pods(const struct planner *p)
+{
+	int n = 0;
+
+	for (int r = 0; r < p->num_nodes; r++)
+		n += p->current[r] && !is_finished(p->current[r]) && !is_deleting(p->current[r]);
+	return n;
+}
+
 /* Whether a live pod of the current attempt exists: the gang was created, in part at least. */
 static bool has_live_pods(const struct planner *p)
 {
-	for (int r = 0; r < p->num_nodes; r++)
-		if (p->current[r] && !is_finished(p->current[r]) && !is_deleting(p->current[r]))
-			return true;
-	return false;
+	return live_pods(p) > 0;
 }
 
 /* The admission is for this gang: its missing ranks, and the launcher's place when it
@@ -126,16 +133,14 @@ static bool give_back_live_ranks(struct planner *p)
 {
 	const struct tj_plan_admission *adm = p->in->admission;
 	int64_t since = p->st.last_failure.time, waited = p->in->now - since;
-	int live = 0;
+	int live = live_pods(p);
 
-	if (adm->restart_wait <= 0 || since <= 0 || !has_live_pods(p))
+	if (adm->restart_wait <= 0 || since <= 0 || live == 0)
 		return false;
 	if (waited < adm->restart_wait) {
 		requeue(p, adm->restart_wait - waited);
 		return false;
 	}
-	for (int r = 0; r < p->num_nodes; r++)
-		live += p->current[r] && !is_finished(p->current[r]) && !is_deleting(p->current[r]);
 	tj_planner_delete_live_pods(p);
 	tj_planner_set_state(p, TJ_STATE_RESTARTING, TJ_ADM_REASON_RESOURCES,
 	                     "the replacements found no room within %lld s of the failure of rank "

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "base/number.h"
-#include "base/quantity.h"
 #include "informers/projection.h"
 
 /* Per resource name of the pod, in thousandths: one container's, or a sum or maximum. */
@@ -31,18 +30,6 @@ static int slot_of(struct names *names, const char *name)
 	return (int)names->n++;
 }
 
-static int read_amount(const cJSON *q, int64_t *ret)
-{
-	int r = tj_quantity_json_milli(q, ret);
-
-	if (r == -ERANGE && !(cJSON_IsString(q) && q->valuestring[0] == '-') &&
-	    !(cJSON_IsNumber(q) && q->valuedouble < 0)) {
-		*ret = INT64_MAX;
-		return 0;
-	}
-	return r < 0 || *ret < 0 ? -EINVAL : 0;
-}
-
 /* Adds a resource list (name: quantity) to t, leaving out the names that skip has. */
 static int add_list(const cJSON *list, const cJSON *skip, struct names *names, struct tally *t)
 {
@@ -60,7 +47,7 @@ static int add_list(const cJSON *list, const cJSON *skip, struct names *names, s
 			continue;
 		if ((s = slot_of(names, q->string)) < 0)
 			return s;
-		if ((r = read_amount(q, &v)) < 0)
+		if ((r = tj_quota_amount_json(q, &v)) < 0)
 			return r;
 		t->v[s] = tj_add_capped(t->v[s], v);
 	}
@@ -114,7 +101,7 @@ static int pod_level(const cJSON *spec, bool limits, struct names *names, struct
 			continue;
 		if ((s = slot_of(names, native[i])) < 0)
 			return s;
-		if ((r = read_amount(q, &v)) < 0)
+		if ((r = tj_quota_amount_json(q, &v)) < 0)
 			return r;
 		t->v[s] = v;
 	}
@@ -182,7 +169,7 @@ static bool sets_compute(const cJSON *list)
 		const cJSON *q = cJSON_GetObjectItemCaseSensitive(list, native[i]);
 		int64_t v;
 
-		if (q && (read_amount(q, &v) < 0 || v != 0))
+		if (q && (tj_quota_amount_json(q, &v) < 0 || v != 0))
 			return true;
 	}
 	return false;

@@ -676,51 +676,11 @@ static void spent(double *ms, struct clocks from, struct clocks to)
 	ms[CPU] += (double)(to.cpu - from.cpu) / 1e6;
 }
 
-/* Decides the queue of s, with the input built as the admitter's cycle builds it. */
-static int decide(const struct cluster *c, struct tj_queue_snapshot *s, struct outcome *out)
+/* Decides the queue of s, on the input the snapshot built for it, as the admitter does. */
+static int decide(struct tj_queue_snapshot *s, struct outcome *out)
 {
-	const struct tj_admission_policy *policy = tj_config_admission(c->config);
-	size_t n_classes = c->config->n_classes, n_quotas = 0;
-	const char **class_names = calloc(n_classes + 1, sizeof(*class_names));
-	struct tj_adm_quota *quotas = calloc(policy->n_limits + 1, sizeof(*quotas));
 	struct tj_adm_result *res = NULL;
-	int rc = class_names && quotas ? 0 : -ENOMEM;
-
-	for (size_t i = 0; rc == 0 && i < n_classes; i++)
-		class_names[i] = c->config->classes[i].name;
-	for (size_t i = 0; rc == 0 && i < policy->n_limits; i++) {
-		int cls = tj_queue_class_index(c->config, policy->limits[i].gpu_class);
-
-		if (cls >= 0)
-			quotas[n_quotas++] =
-			        (struct tj_adm_quota){ policy->limits[i].namespace, cls,
-				                       policy->limits[i].max_gpus };
-	}
-	const struct tj_adm_config ac = {
-		.backfill = policy->backfill,
-		.wait_if_never_fits = policy->wait_if_never_fits,
-		.quotas = quotas,
-		.n_quotas = n_quotas,
-		.defer_waiting_messages = true,
-	};
-	const struct tj_adm_input in = {
-		.config = &ac,
-		.class_names = class_names,
-		.n_classes = n_classes,
-		.nodes = s->nodes,
-		.n_nodes = s->n_nodes,
-		.releases = s->releases,
-		.n_releases = s->n_releases,
-		.usage = s->usage,
-		.n_usage = s->n_usage,
-		.quota_limits = s->quota_limits,
-		.n_quota_limits = s->n_quota_limits,
-		.jobs = s->jobs,
-		.n_jobs = s->n_jobs,
-		.now = NOW,
-	};
-	if (rc == 0)
-		rc = tj_admit(&in, &res);
+	int rc = tj_admit(&s->input, &res);
 	/* As the admitter takes the decisions: the ranks, for the next cycle's order, and the
 	 * decisions worth telling, their messages written. An admitted job stays in the queue:
 	 * every cycle must decide the same queue (none is, with every GPU taken). */
@@ -736,7 +696,7 @@ static int decide(const struct cluster *c, struct tj_queue_snapshot *s, struct o
 		if (d->verdict == TJ_ADM_ADMITTED ||
 		    (e->decided && !tj_adm_worth_telling(&e->decision, d)))
 			continue;
-		tj_adm_say_deferred(&in, i, d);
+		tj_adm_say_deferred(&s->input, i, d);
 		e->decision = *d;
 		e->decision.nodes = NULL;
 		e->decided = true;
@@ -747,8 +707,6 @@ static int decide(const struct cluster *c, struct tj_queue_snapshot *s, struct o
 		memcpy(out->waiting, res->classes[0].waiting, sizeof(out->waiting));
 	}
 	tj_adm_result_free(res);
-	free(class_names);
-	free(quotas);
 	return rc;
 }
 
@@ -850,7 +808,7 @@ static int cycle(struct cluster *c, struct cycle_times *t, struct outcome *out, 
 	rc = tj_queue_snapshot_build(&src, &s, NOW, NOW_MS);
 	built = clocks_now();
 	if (rc == 0)
-		rc = decide(c, &s, out);
+		rc = decide(&s, out);
 	decided = checked = clocks_now();
 	if (rc == 0 && seen) {
 		rc = check_snapshot(c, &s, seen);
