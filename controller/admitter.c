@@ -417,22 +417,43 @@ void tj_admitter_kick(struct tj_admitter *a)
 	kick(a, false);
 }
 
-void tj_admitter_kick_freed(struct tj_admitter *a)
+/* Whether a pod holds resources on a node. */
+static const char *holds_node(const struct tj_pod *pod)
 {
-	kick(a, true);
+	return tj_pod_terminal(pod) ? NULL : tj_pod_node_of(pod);
 }
 
 void tj_admitter_pod_changed(struct tj_admitter *a, const struct tj_pod *old,
                              const struct tj_pod *pod)
 {
+	const char *was = old ? holds_node(old) : NULL, *is = pod ? holds_node(pod) : NULL;
+
 	tj_ledger_touch_pod(a->ledger, old);
 	tj_ledger_touch_pod(a->ledger, pod);
+	if (!was)
+		return;
+	/* Only what frees room can let a gang in: a pod that comes to hold a node takes room,
+	 * which the next cycle reads anyway (an admitted gang's pods were counted on their
+	 * nodes from the admission). A pod told to stop frees nothing yet, but its end is now
+	 * known, which moves the head's expected start and reservation. */
+	if (!is || strcmp(was, is) != 0)
+		kick(a, true);
+	else if (memcmp(&old->requests, &pod->requests, sizeof(pod->requests)) != 0 ||
+	         old->deletion_time != pod->deletion_time)
+		kick(a, false);
 }
 
-void tj_admitter_node_gone(struct tj_admitter *a, const struct tj_node *node)
+void tj_admitter_node_changed(struct tj_admitter *a, const struct tj_node *old,
+                              const struct tj_node *node)
 {
-	if (a->config)
-		tj_queue_gone_add(a->gone, &a->n_gone, a->config, node, uv_now(a->loop));
+	/* A status report that changes nothing the queue reads is not worth a cycle: with
+	 * thousands of nodes, their periodic reports alone would have the admission decide
+	 * the whole queue again several times a second, and hold back the cycles of the
+	 * events that free GPUs. */
+	if (old && node && tj_node_same_placement(old, node))
+		return;
+	if (!node && a->config)
+		tj_queue_gone_add(a->gone, &a->n_gone, a->config, old, uv_now(a->loop));
 	kick(a, false);
 }
 
@@ -546,16 +567,16 @@ void tj_admitter_await(struct tj_admitter *a, const char *key)
 	a->awaited = tj_store_len(a->awaiting);
 }
 
-bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
-                           struct tj_plan_admission *ret)
+bool tj_admitter_ticket(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
+                        struct tj_admission_ticket *ret)
 {
 	const struct tj_admission_policy *policy = tj_config_admission(a->config);
 	const struct tj_queue_entry *e;
 
 	if (!policy->enabled || (job->kueue && a->kueue) || !tj_trainjob_is_ours(job))
 		return false;
-	*ret = (struct tj_plan_admission){ .pin_timeout = policy->pin_timeout_seconds,
-		                           .restart_wait = policy->restart_wait_seconds };
+	*ret = (struct tj_admission_ticket){ .pin_timeout = policy->pin_timeout_seconds,
+		                             .restart_wait = policy->restart_wait_seconds };
 	e = entry_get(a, key);
 	if (!e)
 		return true;
@@ -716,7 +737,10 @@ static void observe_latency(const struct tj_admitter *a, const struct tj_queue_e
 	                                         : 0));
 }
 
-int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
+/* What the job's new plan wants: a gang admitted (want->wanted), or nothing. admits: the
+ * plan creates the admitted gang, whose nodes stay reserved until a later plan no longer
+ * wants anything (its pods are in the cache by then). 0 or -ENOMEM. */
+static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
                      const struct tj_plan_want *want, bool admits)
 {
 	struct tj_queue_entry *e = entry_get(a, key);
@@ -822,8 +846,10 @@ static struct tj_queue_refusals *refusals_for(struct tj_admitter *a, const char 
 	return r;
 }
 
-void tj_admitter_refused(struct tj_admitter *a, const char *key, const char (*nodes)[TJ_NAME_MAX],
-                         size_t n)
+/* The nodes that refused the pinned pods of the job's gang, as its plan gave the gang back:
+ * the job's gangs keep off them for TJ_PLAN_REFUSAL_MINUTES. */
+static void keep_off(struct tj_admitter *a, const char *key, const char (*nodes)[TJ_NAME_MAX],
+                     size_t n)
 {
 	struct tj_queue_refusals *r;
 
@@ -836,7 +862,9 @@ void tj_admitter_refused(struct tj_admitter *a, const char *key, const char (*no
 		            TJ_INT("minutes", TJ_PLAN_REFUSAL_MINUTES));
 }
 
-void tj_admitter_release(struct tj_admitter *a, const char *key, int64_t hold_seconds)
+/* The creates of an admitted gang failed: its nodes go back to the queue, and the job is
+ * decided again, not before hold_seconds. */
+static void release(struct tj_admitter *a, const char *key, int64_t hold_seconds)
 {
 	struct tj_queue_entry *e = entry_get(a, key);
 	struct tj_queue_refusals *r;
@@ -847,6 +875,27 @@ void tj_admitter_release(struct tj_admitter *a, const char *key, int64_t hold_se
 	if (e && e->state != TJ_QUEUE_WAITING) {
 		tj_queue_entry_requeue(e);
 		tj_admitter_kick(a);
+	}
+}
+
+int tj_admitter_commit(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
+                       const struct tj_gang_request *gang)
+{
+	keep_off(a, key, (const char(*)[TJ_NAME_MAX])gang->refused, gang->n_refused);
+	return want_gang(a, job, key, &gang->want, gang->admits);
+}
+
+void tj_admitter_outcome(struct tj_admitter *a, const char *key, enum tj_gang_outcome outcome)
+{
+	switch (outcome) {
+	case TJ_GANG_SENT:
+		break;
+	case TJ_GANG_REFUSED:
+		release(a, key, TJ_ADMITTER_REFUSED_HOLD_S);
+		break;
+	case TJ_GANG_NOT_SENT:
+		release(a, key, 0);
+		break;
 	}
 }
 

@@ -1,14 +1,19 @@
 /* The admitter: the controller's side of gang admission (reconcilers/admission.h holds the
  * decisions). It keeps the queue, the jobs whose plans wait for their gang to be admitted,
- * and the capacity ledger: the gangs admitted whose pods the pod cache does not show yet,
- * counted on their nodes so that nothing is promised twice.
+ * and the capacity ledger: what the pods hold on each node, and the gangs admitted whose
+ * pods the pod cache does not show yet, counted on their nodes so that nothing is promised
+ * twice.
  *
- * The flow for one job: its plan finds pods missing and says what it wants
- * (tj_admitter_want); the admitter runs an admission cycle soon after (and after every
- * change of capacity: a pod that ends, a node that changes), which decides every waiting job
- * of the queue at once from the caches; the jobs whose decision changed are queued for
- * planning; the plan of an admitted job creates its pods pinned to the chosen nodes
- * (tj_admitter_admission hands it the decision). Nothing lives only here: after a restart
+ * It is a loop of its own beside the reconciles, and the two meet through plain values.
+ * A reconcile gathers the job's ticket (tj_admitter_ticket: the queue's verdict, and for an
+ * admitted gang the node of each rank), plans from it (reconcilers/plan.h, a pure
+ * function), and commits: the plan's API writes go to the executor, its admission actions
+ * (struct tj_gang_request: the gang it wants admitted, the gang it creates, the nodes that
+ * refused its pods) to the admitter (tj_admitter_commit), and once the writes are answered,
+ * what became of the creates (tj_admitter_outcome). The admitter hears every pod and node
+ * event (what they hold, what they free) and decides the whole queue in a cycle soon after
+ * a want or a change of capacity; the jobs whose verdict changed are queued for planning,
+ * an admitted one ahead of the rest. Nothing lives only here: after a restart
  * the queue is rebuilt from the plans of the cached TrainJobs, and the pods already created
  * are counted on their nodes through the pin annotation (and an MPI launcher admitted with
  * its gang, until it is created, through the hold annotation of its first node pod:
@@ -33,7 +38,7 @@
  * starts move with the clock. */
 #define TJ_ADMITTER_PERIOD_MS 15000
 /* How long a gang whose creates the API server refused waits before it is admitted again
- * (tj_admitter_release): long enough that a refusal that holds (a full quota, a missing
+ * (TJ_GANG_REFUSED): long enough that a refusal that holds (a full quota, a missing
  * ServiceAccount) costs a few writes a minute, short enough that its fix is seen within the
  * next cycles (the period's cycle retries it, so 10 to 25 s after the refusal). */
 #define TJ_ADMITTER_REFUSED_HOLD_S 10
@@ -80,50 +85,58 @@ void tj_admitter_await(struct tj_admitter *a, const char *key);
 /* Stops the timers; the admitter is freed after the loop has closed them. */
 void tj_admitter_stop(struct tj_admitter *a);
 
-/* Whether the built-in admission applies to job: it is on in the config, the job is ours,
- * no other admitter owns it (Kueue's queue label, with the Kueue integration on), and its pods can
- * be placed (a job without a GPU class that asks for extended resources is left to the scheduler).
- * If so, fills *ret with the job's decision (its strings are valid until the next cycle, which
- * never runs during a reconcile) and returns true. */
-bool tj_admitter_admission(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
-                           struct tj_plan_admission *ret);
+/* Gather: whether the built-in admission applies to job (it is on in the config, the job
+ * is ours, no other admitter owns it: Kueue's queue label, with the Kueue integration on;
+ * and its pods can be placed). If so, fills *ret with the job's ticket (its strings are
+ * valid until the next cycle, which never runs during a reconcile) and returns true. */
+bool tj_admitter_ticket(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
+                        struct tj_admission_ticket *ret);
 
-/* What the job's new plan wants: a gang admitted (want->wanted), or nothing. admits: the
- * plan creates the admitted gang, whose nodes stay reserved until a later plan no longer
- * wants anything (its pods are in the cache by then). 0 or -ENOMEM. */
-int tj_admitter_want(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
-                     const struct tj_plan_want *want, bool admits);
+/* Commit: what the job's new plan asks of the queue (plan.gang). The nodes that refused
+ * its pinned pods are kept off for TJ_PLAN_REFUSAL_MINUTES; the gang it wants is queued
+ * or updated (one that changed nothing the queue reads starts no cycle), or taken off the
+ * queue when it wants none; the gang it creates (gang->admits) keeps its nodes until the
+ * cache shows its pods. 0 or -ENOMEM. */
+int tj_admitter_commit(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
+                       const struct tj_gang_request *gang);
 
-/* The nodes that refused the pinned pods of the job's gang (plan.refused), as its plan gave
- * the gang back: the job's gangs keep off them for TJ_PLAN_REFUSAL_MINUTES. */
-void tj_admitter_refused(struct tj_admitter *a, const char *key, const char (*nodes)[TJ_NAME_MAX],
-                         size_t n);
+/* What became of the creates of a plan that created its admitted gang (gang->admits). */
+enum tj_gang_outcome {
+	/* They went out, and were not refused; an answer that says nothing of them (a timeout,
+	 * a 5xx, a lost connection: the pods may exist) is one too. The nodes stay the gang's
+	 * until the cache shows its pods or the patience runs out (admitter_queue.h). */
+	TJ_GANG_SENT,
+	/* The API server refused one: the nodes go back to the queue, and the job is decided
+	 * again no sooner than TJ_ADMITTER_REFUSED_HOLD_S (the refusal, a quota, a webhook, most
+	 * often still holds). */
+	TJ_GANG_REFUSED,
+	/* The plan's execution could not start: the nodes go back to the queue at once. */
+	TJ_GANG_NOT_SENT,
+};
 
-/* The creates of an admitted gang failed: its nodes go back to the queue, and the job is
- * decided again, not before hold_seconds (a gang whose creates the API server refused is
- * not admitted again at once: the refusal, a quota, a webhook, most often still holds). */
-void tj_admitter_release(struct tj_admitter *a, const char *key, int64_t hold_seconds);
+void tj_admitter_outcome(struct tj_admitter *a, const char *key, enum tj_gang_outcome outcome);
 
 /* The job is gone. */
 void tj_admitter_forget(struct tj_admitter *a, const char *key);
 
 /* A pod of the cache changed (old: before, NULL when added; pod: after, NULL when deleted):
  * what it holds is counted again on the nodes it used and uses. Called for every pod event,
- * whether the controller leads or not. */
+ * whether the controller leads or not. When room was freed (a pod that held a node ended or
+ * left it), the cycle that may start the next gang runs as soon as the loop allows,
+ * borrowing ahead of the cycles' share of the loop up to a bound; when a pod's requests or
+ * its end changed, a cycle runs soon. */
 void tj_admitter_pod_changed(struct tj_admitter *a, const struct tj_pod *old,
                              const struct tj_pod *pod);
 
-/* The node cache has dropped node: for a while, NeverFits still counts it (a node being
- * replaced comes back); a cycle runs soon. */
-void tj_admitter_node_gone(struct tj_admitter *a, const struct tj_node *node);
+/* A node of the cache changed (old NULL when added, node NULL when deleted): a cycle runs
+ * soon, unless nothing the queue reads changed. A node deleted still counts for NeverFits
+ * for a while (a node being replaced comes back). */
+void tj_admitter_node_changed(struct tj_admitter *a, const struct tj_node *old,
+                              const struct tj_node *node);
 
-/* Capacity may have changed: a cycle runs soon (several calls share one cycle). */
+/* Something else the queue reads changed (a ResourceQuota): a cycle runs soon (several
+ * calls share one cycle). */
 void tj_admitter_kick(struct tj_admitter *a);
-
-/* Capacity was freed (a pod that held a node ended or left it): the cycle that may start the
- * next gang runs as soon as the loop allows, borrowing ahead of the cycles' share of the
- * loop up to a bound, and sooner than one a plain kick already scheduled. */
-void tj_admitter_kick_freed(struct tj_admitter *a);
 
 /* Cycles run so far, for tests and logs. */
 unsigned long tj_admitter_cycles(const struct tj_admitter *a);

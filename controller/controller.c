@@ -236,53 +236,30 @@ static void on_pod(const void *obj, void *userdata)
 		enqueue(userdata, key);
 }
 
-/* Whether a pod holds resources on a node, for the admitter's capacity. */
-static const char *holds_node(const struct tj_pod *pod)
-{
-	return tj_pod_terminal(pod) ? NULL : tj_pod_node_of(pod);
-}
-
-static void kick_if_capacity_changed(struct tj_controller *c, const struct tj_pod *old,
-                                     const struct tj_pod *pod)
-{
-	const char *a = old ? holds_node(old) : NULL, *b = pod ? holds_node(pod) : NULL;
-
-	if (!c->synced || !a)
-		return;
-	/* Only what frees room can let a gang in: a pod that comes to hold a node takes room,
-	 * which the next cycle reads anyway (an admitted gang's pods were counted on their nodes
-	 * from the admission). A pod told to stop frees nothing yet, but its end is now known,
-	 * which moves the head's expected start and reservation. */
-	if (!b || strcmp(a, b) != 0)
-		tj_admitter_kick_freed(c->admitter);
-	else if (memcmp(&old->requests, &pod->requests, sizeof(pod->requests)) != 0 ||
-	         old->deletion_time != pod->deletion_time)
-		tj_admitter_kick(c->admitter);
-}
-
-/* A pod changed (old NULL when added, pod NULL when deleted): the admitter's ledger hears of
- * it whether the controller leads or not, and a cycle runs if room was freed. */
-static void pod_changed(struct tj_controller *c, const struct tj_pod *old, const struct tj_pod *pod)
-{
-	tj_admitter_pod_changed(c->admitter, old, pod);
-	kick_if_capacity_changed(c, old, pod);
-}
-
+/* A pod changed (old NULL when added, pod NULL when deleted): the admitter hears of it
+ * whether the controller leads or not (its ledger of what the pods hold), and its job is
+ * planned again. */
 static void on_pod_add(const void *obj, void *userdata)
 {
-	pod_changed(userdata, NULL, obj);
+	struct tj_controller *c = userdata;
+
+	tj_admitter_pod_changed(c->admitter, NULL, obj);
 	on_pod(obj, userdata);
 }
 
 static void on_pod_delete(const void *obj, void *userdata)
 {
-	pod_changed(userdata, obj, NULL);
+	struct tj_controller *c = userdata;
+
+	tj_admitter_pod_changed(c->admitter, obj, NULL);
 	on_pod(obj, userdata);
 }
 
 static void on_pod_update(const void *old, const void *new_obj, void *userdata)
 {
-	pod_changed(userdata, old, new_obj);
+	struct tj_controller *c = userdata;
+
+	tj_admitter_pod_changed(c->admitter, old, new_obj);
 	on_pod(new_obj, userdata);
 }
 
@@ -326,17 +303,20 @@ static void on_runtime_update(const void *old, const void *new_obj, void *userda
 	on_runtime(new_obj, userdata);
 }
 
-/* A node changed: its health may have changed, which matters to the jobs with pods on it;
- * kick: its capacity, or whether it takes new pods, may have changed too. */
-static void node_changed(struct tj_controller *c, const struct tj_node *node, bool kick)
+/* A node changed (old NULL when added, node NULL when deleted): the admitter hears of it
+ * (its capacity, or whether it takes new pods, may have changed), and its health may have
+ * changed, which matters to the jobs with pods on it. */
+static void node_changed(struct tj_controller *c, const struct tj_node *old,
+                         const struct tj_node *node)
 {
 	struct tj_store_iter it;
 	const struct tj_pod *pod;
 
 	if (!c->synced)
 		return;
-	if (kick)
-		tj_admitter_kick(c->admitter);
+	tj_admitter_node_changed(c->admitter, old, node);
+	if (!node)
+		node = old;
 	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_NODE, node->name,
 	                    &it);
 	while ((pod = tj_store_iter_next(&it)))
@@ -345,24 +325,17 @@ static void node_changed(struct tj_controller *c, const struct tj_node *node, bo
 
 static void on_node(const void *obj, void *userdata)
 {
-	node_changed(userdata, obj, true);
+	node_changed(userdata, NULL, obj);
 }
 
 static void on_node_delete(const void *obj, void *userdata)
 {
-	struct tj_controller *c = userdata;
-
-	if (c->synced)
-		tj_admitter_node_gone(c->admitter, obj);
-	node_changed(c, obj, true);
+	node_changed(userdata, obj, NULL);
 }
 
-/* A status report that changes nothing the queue reads is not worth a cycle: with thousands
- * of nodes, their periodic reports alone would have the admission decide the whole queue
- * again several times a second, and hold back the cycles of the events that free GPUs. */
 static void on_node_update(const void *old, const void *new_obj, void *userdata)
 {
-	node_changed(userdata, new_obj, !tj_node_same_placement(old, new_obj));
+	node_changed(userdata, old, new_obj);
 }
 
 /* A list or watch failed: the reflector retries by itself, the log says why it waits. */
@@ -560,9 +533,12 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	 * them. An answer that says nothing of the creates (a timeout, a 5xx, a lost
 	 * connection: the pods may exist) keeps the nodes until the cache shows the pods or the
 	 * patience runs out (admitter_queue.h), so that no other gang is placed on them. */
-	if (r->admits && res->refusal != TJ_REFUSAL_NONE)
-		tj_admitter_release(c->admitter, r->key, TJ_ADMITTER_REFUSED_HOLD_S);
-	else if (r->admits && res->pods_created + res->pods_adopted > 0)
+	if (r->admits)
+		tj_admitter_outcome(c->admitter, r->key,
+		                    res->refusal != TJ_REFUSAL_NONE ? TJ_GANG_REFUSED
+		                                                    : TJ_GANG_SENT);
+	if (r->admits && res->refusal == TJ_REFUSAL_NONE &&
+	    res->pods_created + res->pods_adopted > 0)
 		count_admission(c, r);
 	if (res->rc == 0) {
 		tj_workqueue_forget(c->queue, r->key);
@@ -678,16 +654,129 @@ static bool only_bookkeeping(const struct tj_plan *plan)
 	       plan->n_actions;
 }
 
+/* What a reconcile plans from: the caches' view of the job, and the admission's ticket. */
+struct gathered {
+	struct tj_plan_input in;
+	const struct tj_pod **pods; /* owned */
+	struct tj_problem why;
+	struct tj_admission_ticket ticket;
+};
+
+/* Gather: the job's runtime, its pods, its Workload and the queue's ticket, from the
+ * caches. 0, or -E2BIG (more pods than a job may own), -ENOMEM. */
+static int gather(struct tj_controller *c, const struct reconcile *r, const struct tj_trainjob *job,
+                  uint64_t now, struct gathered *g)
+{
+	const struct tj_runtime *runtime = NULL;
+	size_t n_pods = 0;
+	int rc;
+
+	g->why = (struct tj_problem){ "", "" };
+	if (tj_runtime_resolve(job, lookup_runtime, c, &runtime, &g->why) < 0)
+		runtime = NULL;
+	rc = tj_pod_collect_owned(tj_reflector_store(c->informers->pods), r->key, job->uid,
+	                          MAX_PODS_PER_JOB, &g->pods, &n_pods);
+	if (rc == -E2BIG)
+		tj_log_error("reconciler", "TrainJob owns more pods than the planner takes",
+		             TJ_STR("trainjob", r->key), TJ_INT("limit", MAX_PODS_PER_JOB));
+	if (rc < 0)
+		return rc;
+	g->in = (struct tj_plan_input){
+		.job = job,
+		.runtime = runtime,
+		.runtime_problem = runtime ? NULL : &g->why,
+		.config = c->config,
+		.pods = g->pods,
+		.n_pods = n_pods,
+		.node_lookup = lookup_node,
+		.node_ctx = c,
+		.ticket = tj_admitter_ticket(c->admitter, job, r->key, &g->ticket) ? &g->ticket
+		                                                                   : NULL,
+		.workload = c->informers->workloads
+		                    ? tj_workload_of(tj_reflector_store(c->informers->workloads),
+		                                     r->key, job->uid)
+		                    : NULL,
+		.now = (int64_t)(now / 1000000000ull),
+		.native_gang = c->native_gang,
+	};
+	return 0;
+}
+
+/* Commit: the plan's admission actions go to the queue, its API writes to the executor
+ * (whose answer, executed(), tells the queue what became of an admitted gang's creates).
+ * Takes the plan. 0 or a negative errno; on success the reconcile has ended or its
+ * execution runs. */
+static int commit(struct tj_controller *c, struct reconcile *r, const struct gathered *g,
+                  uint64_t now, struct tj_plan *plan)
+{
+	const struct tj_trainjob *job = g->in.job;
+	int rc;
+
+	rc = tj_admitter_commit(c->admitter, job, r->key, &plan->gang);
+	/* The rendered pod told the admitter the gang's requests and priority; a plan parked
+	 * behind the write gate must not hold it (thousands of queued jobs park at once). */
+	cJSON_Delete(plan->gang.want.pod);
+	plan->gang.want.pod = NULL;
+	if (rc < 0) {
+		tj_plan_free(plan);
+		return rc;
+	}
+	/* The first plan of a job that waits for admission writes nothing: the cycle that
+	 * the want started decides it within milliseconds and queues it again, and that plan
+	 * writes the queue's verdict. */
+	if (plan->gang.want.wanted && !g->ticket.decision && only_bookkeeping(plan)) {
+		tj_plan_free(plan);
+		observe(c, r, "success");
+		reconcile_end(r);
+		return 0;
+	}
+	r->admits = plan->gang.admits;
+	r->backfilled = plan->gang.backfilled;
+	r->first_start = plan->gang.admits && !job->status.start_time;
+	r->creation_time = job->creation_time;
+	r->creates = count_actions(plan, TJ_ACTION_CREATE_POD);
+	memcpy(r->gpu_class, plan->gpu_class, sizeof(r->gpu_class));
+	tj_gpu_seconds_outcomes(&job->status, &plan->status, &r->gpu_seconds);
+	r->running_after = tj_std_metrics_time_to_running(&job->status, &plan->status,
+	                                                  job->creation_time, g->in.now);
+	requeue_after(c, r->key, plan->requeue_after);
+	if (plan->n_actions == 0) {
+		tj_plan_free(plan);
+		tj_workqueue_forget(c->queue, r->key);
+		observe(c, r, "success");
+		reconcile_end(r);
+		return 0;
+	}
+	struct tj_event_object obj = { job->namespace, job->name, job->uid };
+	struct tj_execute_config ec = {
+		.client = c->client,
+		.recorder = c->recorder,
+		.gate = c->gate,
+		.done = executed,
+		.parked = parked,
+		/* A queued job's verdict must not hold up the plan that creates its gang. */
+		.park_in_flight = plan->gang.want.wanted && !plan->gang.admits,
+		.userdata = r,
+	};
+
+	memcpy(r->restart_reason, plan->restart_reason, sizeof(r->restart_reason));
+	/* The plan's pod creates are expected in the cache before the job is planned again
+	 * (its expectations were met, and so forgotten, before it was planned). */
+	rc = tj_expectations_start_plan(
+	        c->expectations, r->key, plan, uv_now(c->loop) + EXPECTATION_TIMEOUT_MS,
+	        start_execution, &(struct execute_call){ &ec, &obj, (int64_t)now, &r->execution });
+	if (rc < 0 && r->admits)
+		tj_admitter_outcome(c->admitter, r->key, TJ_GANG_NOT_SENT);
+	return rc;
+}
+
+/* One key: gather, plan (a pure function of what was gathered), commit. */
 static int reconcile(struct tj_controller *c, struct reconcile *r)
 {
 	const struct tj_trainjob *job =
 	        tj_store_get(tj_reflector_store(c->informers->trainjobs), r->key);
-	const struct tj_runtime *runtime = NULL;
-	struct tj_problem why = { "", "" };
-	const struct tj_pod **pods = NULL;
-	size_t n_pods = 0;
+	struct gathered g = { 0 };
 	struct tj_plan *plan = NULL;
-	struct tj_plan_admission admission = { 0 };
 	uint64_t now = now_ns(c), wait_ms = 0;
 	int rc;
 
@@ -710,96 +799,13 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		reconcile_end(r);
 		return 0;
 	}
-	if (tj_runtime_resolve(job, lookup_runtime, c, &runtime, &why) < 0)
-		runtime = NULL;
-	rc = tj_pod_collect_owned(tj_reflector_store(c->informers->pods), r->key, job->uid,
-	                          MAX_PODS_PER_JOB, &pods, &n_pods);
-	if (rc == -E2BIG)
-		tj_log_error("reconciler", "TrainJob owns more pods than the planner takes",
-		             TJ_STR("trainjob", r->key), TJ_INT("limit", MAX_PODS_PER_JOB));
+	rc = gather(c, r, job, now, &g);
+	if (rc == 0)
+		rc = tj_plan_trainjob(&g.in, &plan);
+	free(g.pods);
 	if (rc < 0)
 		return rc;
-	struct tj_plan_input in = {
-		.job = job,
-		.runtime = runtime,
-		.runtime_problem = runtime ? NULL : &why,
-		.config = c->config,
-		.pods = pods,
-		.n_pods = n_pods,
-		.node_lookup = lookup_node,
-		.node_ctx = c,
-		.admission = tj_admitter_admission(c->admitter, job, r->key, &admission)
-		                     ? &admission
-		                     : NULL,
-		.workload = c->informers->workloads
-		                    ? tj_workload_of(tj_reflector_store(c->informers->workloads),
-		                                     r->key, job->uid)
-		                    : NULL,
-		.now = (int64_t)(now / 1000000000ull),
-		.native_gang = c->native_gang,
-	};
-	rc = tj_plan_trainjob(&in, &plan);
-	free(pods);
-	if (rc < 0)
-		return rc;
-	tj_admitter_refused(c->admitter, r->key, (const char(*)[TJ_NAME_MAX])plan->refused,
-	                    plan->n_refused);
-	rc = tj_admitter_want(c->admitter, job, r->key, &plan->want, plan->admits);
-	/* The rendered pod told the admitter the gang's requests and priority; a plan parked
-	 * behind the write gate must not hold it (thousands of queued jobs park at once). */
-	cJSON_Delete(plan->want.pod);
-	plan->want.pod = NULL;
-	if (rc < 0) {
-		tj_plan_free(plan);
-		return rc;
-	}
-	/* The first plan of a job that waits for admission writes nothing: the cycle that
-	 * the want started decides it within milliseconds and queues it again, and that plan
-	 * writes the queue's verdict. */
-	if (plan->want.wanted && !admission.decision && only_bookkeeping(plan)) {
-		tj_plan_free(plan);
-		observe(c, r, "success");
-		reconcile_end(r);
-		return 0;
-	}
-	r->admits = plan->admits;
-	r->backfilled = plan->backfilled;
-	r->first_start = plan->admits && !job->status.start_time;
-	r->creation_time = job->creation_time;
-	r->creates = count_actions(plan, TJ_ACTION_CREATE_POD);
-	memcpy(r->gpu_class, plan->gpu_class, sizeof(r->gpu_class));
-	tj_gpu_seconds_outcomes(&job->status, &plan->status, &r->gpu_seconds);
-	r->running_after = tj_std_metrics_time_to_running(&job->status, &plan->status,
-	                                                  job->creation_time, in.now);
-	requeue_after(c, r->key, plan->requeue_after);
-	if (plan->n_actions == 0) {
-		tj_plan_free(plan);
-		tj_workqueue_forget(c->queue, r->key);
-		observe(c, r, "success");
-		reconcile_end(r);
-		return 0;
-	}
-	struct tj_event_object obj = { job->namespace, job->name, job->uid };
-	struct tj_execute_config ec = {
-		.client = c->client,
-		.recorder = c->recorder,
-		.gate = c->gate,
-		.done = executed,
-		.parked = parked,
-		/* A queued job's verdict must not hold up the plan that creates its gang. */
-		.park_in_flight = plan->want.wanted && !plan->admits,
-		.userdata = r,
-	};
-
-	memcpy(r->restart_reason, plan->restart_reason, sizeof(r->restart_reason));
-	/* The plan's pod creates are expected in the cache before the job is planned again
-	 * (its expectations were met, and so forgotten, before it was planned). */
-	rc = tj_expectations_start_plan(
-	        c->expectations, r->key, plan, uv_now(c->loop) + EXPECTATION_TIMEOUT_MS,
-	        start_execution, &(struct execute_call){ &ec, &obj, (int64_t)now, &r->execution });
-	if (rc < 0 && r->admits)
-		tj_admitter_release(c->admitter, r->key, 0);
-	return rc;
+	return commit(c, r, &g, now, plan);
 }
 
 static void process(struct tj_workqueue *q, const char *key, void *userdata)

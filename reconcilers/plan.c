@@ -878,12 +878,8 @@ static int finish(struct planner *p, struct tj_plan *plan)
 	plan->requeue_after = p->requeue_after;
 	memcpy(plan->restart_reason, p->restart_reason, sizeof(plan->restart_reason));
 	plan->status = p->st;
-	plan->want = p->want;
-	p->want = (struct tj_plan_want){ 0 };
-	plan->admits = p->admits;
-	plan->backfilled = p->backfilled;
-	memcpy(plan->refused, p->refused, sizeof(plan->refused));
-	plan->n_refused = p->n_refused;
+	plan->gang = p->request;
+	p->request.want = (struct tj_plan_want){ 0 };
 	memcpy(plan->gpu_class, p->gpu_class, sizeof(plan->gpu_class));
 	return 0;
 }
@@ -905,7 +901,7 @@ struct tj_plan *tj_plan_free(struct tj_plan *plan)
 	for (size_t i = 0; i < plan->n_actions; i++)
 		cJSON_Delete(plan->actions[i].object);
 	free(plan->actions);
-	want_clear(&plan->want);
+	want_clear(&plan->gang.want);
 	free(plan);
 	return NULL;
 }
@@ -969,7 +965,7 @@ out:
 		free(p.step_slots[i]);
 		free(p.step_blocked[i]);
 	}
-	want_clear(&p.want);
+	want_clear(&p.request.want);
 	if (r < 0) {
 		tj_plan_free(plan);
 		return r;

@@ -178,8 +178,11 @@ struct tj_action {
 	bool ssh_key;
 };
 
-/* What the built-in admission (reconcilers/admission.h) says of a job's gang. */
-struct tj_plan_admission {
+/* The admission's ticket: what the built-in admission (reconcilers/admission.h) says of a
+ * job's gang, gathered before the plan and taken by it as input. A plain value: the plan
+ * calls nothing back; its strings are borrowed from the queue, which decides nothing while a
+ * plan is being made. */
+struct tj_admission_ticket {
 	/* The gang may be created now: for each rank that needs a pod, in rank order, the node
 	 * it is pinned to (borrowed). */
 	bool admitted;
@@ -233,6 +236,23 @@ struct tj_plan_want {
 	cJSON *launcher;
 };
 
+/* The plan's admission actions: a plain value the controller hands to the queue
+ * (controller/admitter.h, tj_admitter_commit) as it hands the other actions to the API
+ * server. */
+struct tj_gang_request {
+	/* Set when the plan would create pods but its gang is not admitted (yet): the plan
+	 * writes the Queued status instead, and the queue decides the gang. */
+	struct tj_plan_want want;
+	/* The plan creates the gang its ticket admitted (its nodes stay reserved until the
+	 * cache shows its pods), ahead of a blocked head when backfilled (for the metric). */
+	bool admits, backfilled;
+	/* The nodes whose pinned pods the scheduler would not take within the pin timeout, as
+	 * the plan gave the gang back: the admission keeps the job off them for a while, so
+	 * that it is never placed on the same wrong nodes twice. */
+	char refused[TJ_PLAN_MAX_REFUSED][TJ_NAME_MAX];
+	size_t n_refused;
+};
+
 struct tj_plan {
 	struct tj_action *actions; /* owned array of n_actions, in stage order */
 	size_t n_actions;
@@ -248,16 +268,8 @@ struct tj_plan {
 	 * NodeCordonedForFault. The label of trainjob_worker_restarts_total{reason}, counted
 	 * once the plan has been executed. */
 	char restart_reason[TJ_REASON_MAX];
-	/* Set when the plan would create pods but its gang is not admitted (yet): the plan
-	 * writes the Queued status instead. */
-	struct tj_plan_want want;
-	/* The plan creates an admitted gang, ahead of a blocked head (for the metric). */
-	bool admits, backfilled;
-	/* The nodes whose pinned pods the scheduler would not take within the pin timeout, as
-	 * the plan gave the gang back: the admission keeps the job off them for a while, so
-	 * that it is never placed on the same wrong nodes twice. */
-	char refused[TJ_PLAN_MAX_REFUSED][TJ_NAME_MAX];
-	size_t n_refused;
+	/* What the plan asks of the admission, which the controller hands to the queue. */
+	struct tj_gang_request gang;
 	/* The GPU class of the job's runtime, "" for none (the metrics' label). */
 	char gpu_class[TJ_NAME_MAX];
 };
@@ -282,7 +294,7 @@ struct tj_plan_input {
 	void *node_ctx;
 	/* NULL: no built-in admission for this job (switched off, Kueue or another admitter):
 	 * missing pods are created at once. */
-	const struct tj_plan_admission *admission;
+	const struct tj_admission_ticket *ticket;
 	/* Kueue's Workload of the job (informers/workload.h); NULL without one, or when the
 	 * controller does not watch them. */
 	const struct tj_workload *workload;

@@ -89,14 +89,14 @@ static bool has_live_pods(const struct planner *p)
  * needs one. */
 static bool is_admitted(const struct planner *p, int missing, const cJSON *launcher)
 {
-	const struct tj_plan_admission *adm = p->in->admission;
+	const struct tj_admission_ticket *adm = p->in->ticket;
 
 	return !adm || (adm->admitted && adm->n_nodes == (size_t)missing &&
 	                (adm->launcher_node != NULL) == (launcher != NULL));
 }
 
 /* The first pod of the batch holds the launcher's place (reconcilers/launcher_hold.h). */
-static int hold_launcher(cJSON *pod, const cJSON *launcher, const struct tj_plan_admission *adm)
+static int hold_launcher(cJSON *pod, const cJSON *launcher, const struct tj_admission_ticket *adm)
 {
 	char *text = NULL;
 	int r = tj_launcher_hold_format(launcher, adm->launcher_node, &text);
@@ -131,7 +131,7 @@ static void say_kueue_label_ignored(struct planner *p)
  * when the wait ends. */
 static bool give_back_live_ranks(struct planner *p)
 {
-	const struct tj_plan_admission *adm = p->in->admission;
+	const struct tj_admission_ticket *adm = p->in->ticket;
 	int64_t since = p->st.last_failure.time, waited = p->in->now - since;
 	int live = live_pods(p);
 
@@ -157,7 +157,7 @@ static bool give_back_live_ranks(struct planner *p)
 static void queue_gang(struct planner *p, const struct tj_render *render, int missing,
                        cJSON *launcher)
 {
-	const struct tj_adm_decision *d = p->in->admission->decision;
+	const struct tj_adm_decision *d = p->in->ticket->decision;
 	const struct tj_gpu_class *cls = tj_render_gpu_class(render);
 	bool restart = p->st.start_time != 0 || has_live_pods(p);
 	int first = 0;
@@ -176,7 +176,7 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		cJSON_Delete(launcher);
 		return;
 	}
-	p->want = (struct tj_plan_want){
+	p->request.want = (struct tj_plan_want){
 		.wanted = true,
 		.num_nodes = p->num_nodes,
 		.num_pods = missing,
@@ -184,19 +184,19 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		.walltime = p->walltime.seconds,
 		.launcher = launcher,
 	};
-	copy(p->want.gpu_class, sizeof(p->want.gpu_class), cls ? cls->name : NULL);
-	if (tj_render_pod(render, first, p->st.restart_count, &p->want.pod) < 0 ||
-	    (p->n_excluded &&
-	     !(p->want.excluded = calloc(p->n_excluded, sizeof(*p->want.excluded))))) {
+	copy(p->request.want.gpu_class, sizeof(p->request.want.gpu_class), cls ? cls->name : NULL);
+	if (tj_render_pod(render, first, p->st.restart_count, &p->request.want.pod) < 0 ||
+	    (p->n_excluded && !(p->request.want.excluded = calloc(
+	                                p->n_excluded, sizeof(*p->request.want.excluded))))) {
 		p->oom = true;
 		return;
 	}
 	for (size_t i = 0; i < p->n_excluded; i++) {
-		if (!(p->want.excluded[i] = strdup(p->excluded[i]))) {
+		if (!(p->request.want.excluded[i] = strdup(p->excluded[i]))) {
 			p->oom = true;
 			return;
 		}
-		p->want.n_excluded = i + 1;
+		p->request.want.n_excluded = i + 1;
 	}
 	tj_planner_set_state(p, restart ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
 	                     d ? d->reason : TJ_ADM_REASON_RESOURCES, "%s",
@@ -214,7 +214,7 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
  * retry, which records the start, tells it. */
 static void announce_admission(struct planner *p, const char *const *assigned)
 {
-	const struct tj_plan_admission *adm = p->in->admission;
+	const struct tj_admission_ticket *adm = p->in->ticket;
 	struct tj_launcher_hold hold;
 	const char *launcher = NULL;
 	char nodes[512];
@@ -248,11 +248,12 @@ static void announce_admission(struct planner *p, const char *const *assigned)
 	if (launcher && len < sizeof(nodes))
 		snprintf(nodes + len, sizeof(nodes) - len, ", the launcher's place on %s",
 		         launcher);
-	p->backfilled = adm->decision && adm->decision->verdict == TJ_ADM_ADMITTED &&
-	                adm->decision->backfilled;
+	p->request.backfilled = adm->decision && adm->decision->verdict == TJ_ADM_ADMITTED &&
+	                        adm->decision->backfilled;
 	say_kueue_label_ignored(p);
 	tj_planner_event(p, false, "Admitted", "%d pod%s pinned to %s%s", n, n == 1 ? "" : "s",
-	                 nodes, p->backfilled ? " (backfilled ahead of the queue's head)" : "");
+	                 nodes,
+	                 p->request.backfilled ? " (backfilled ahead of the queue's head)" : "");
 }
 
 /* Holds a pod back with the gang's scheduling gate: created with its gang, it holds no node
@@ -319,7 +320,7 @@ static void ungate(struct planner *p, const struct tj_render *render)
  * whole, once it can be. True if so. */
 static bool drop_partial_gang(struct planner *p)
 {
-	const struct tj_plan_admission *adm = p->in->admission;
+	const struct tj_admission_ticket *adm = p->in->ticket;
 	bool refused = strcmp(p->job->status.reason, TJ_REASON_FAILED_CREATE) == 0;
 	int gated = 0;
 
@@ -355,7 +356,7 @@ static bool drop_partial_gang(struct planner *p)
 
 void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 {
-	const struct tj_plan_admission *adm = p->in->admission;
+	const struct tj_admission_ticket *adm = p->in->ticket;
 	const char **assigned = NULL;
 	cJSON *launcher = NULL;
 	int created = 0, missing = 0;
@@ -422,7 +423,7 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 		created++;
 	}
 	if (adm && created > 0) {
-		p->admits = true;
+		p->request.admits = true;
 		announce_admission(p, assigned);
 	}
 	if (created > 0 && p->in->native_gang)
@@ -437,12 +438,12 @@ out:
 /* Notes the node a stuck pod was pinned to, once, in plan.refused. */
 static void note_refused(struct planner *p, const struct tj_pod *pod)
 {
-	if (!pod->pinned_node || p->n_refused >= TJ_PLAN_MAX_REFUSED)
+	if (!pod->pinned_node || p->request.n_refused >= TJ_PLAN_MAX_REFUSED)
 		return;
-	for (size_t i = 0; i < p->n_refused; i++)
-		if (strcmp(p->refused[i], pod->pinned_node) == 0)
+	for (size_t i = 0; i < p->request.n_refused; i++)
+		if (strcmp(p->request.refused[i], pod->pinned_node) == 0)
 			return;
-	copy(p->refused[p->n_refused++], TJ_NAME_MAX, pod->pinned_node);
+	copy(p->request.refused[p->request.n_refused++], TJ_NAME_MAX, pod->pinned_node);
 }
 
 /* A pinned pod the scheduler still cannot place after pin_timeout: something the admission
@@ -452,7 +453,7 @@ static void note_refused(struct planner *p, const struct tj_pod *pod)
  * the job off them for a while. */
 bool tj_planner_give_back(struct planner *p)
 {
-	const struct tj_plan_admission *adm = p->in->admission;
+	const struct tj_admission_ticket *adm = p->in->ticket;
 	const struct tj_pod *stuck = NULL;
 
 	if (!adm || adm->pin_timeout <= 0)

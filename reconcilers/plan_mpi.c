@@ -36,7 +36,7 @@ static size_t launcher_step(const struct planner *p)
 	const struct tj_step_graph *g = &p->in->runtime->graph;
 	size_t i;
 
-	if (!p->in->runtime->mpi.enabled || !p->in->admission || !p->gpu_resource || g->error)
+	if (!p->in->runtime->mpi.enabled || !p->in->ticket || !p->gpu_resource || g->error)
 		return g->n;
 	i = tj_step_graph_find(g, TJ_STEP_LAUNCHER);
 	return i < g->n && p->step_slots[i] ? i : g->n;

@@ -170,7 +170,7 @@ static bool create_step(struct planner *p, size_t i)
 			return false;
 		}
 		/* The launcher's place is admitted with the node pods (tj_planner_mpi_pods). */
-		if (!tj_planner_mpi_is_launcher(p, i) && p->in->admission &&
+		if (!tj_planner_mpi_is_launcher(p, i) && p->in->ticket &&
 		    tj_render_pod_wants_gpus(pod, p->gpu_resource)) {
 			cJSON_Delete(pod);
 			tj_problem_set(

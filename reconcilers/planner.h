@@ -56,11 +56,8 @@ struct planner {
 	bool status_first; /* the plan decided a restart or a failure */
 	bool stale;        /* the cached TrainJob is older than its pods: no actions */
 	bool queued; /* the gang waits for admission, or never fits: no progress from the pods */
-	struct tj_plan_want want;
-	char refused[TJ_PLAN_MAX_REFUSED][TJ_NAME_MAX]; /* plan.refused */
-	size_t n_refused;
-	bool admits, backfilled;
-	const char *const *excluded; /* borrowed; the nodes replacements avoid */
+	struct tj_gang_request request; /* plan.gang */
+	const char *const *excluded;    /* borrowed; the nodes replacements avoid */
 	char gpu_class[TJ_NAME_MAX];
 	const char *gpu_resource; /* borrowed; the class's resource, NULL without a class */
 	bool gang;                /* restart policy Gang */

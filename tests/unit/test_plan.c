@@ -79,7 +79,7 @@ struct plan_case {
 	const char *want_restart_reason; /* NULL: "" */
 	int want_infra;                  /* status.infrastructureRestarts the plan arrives at */
 	/* The built-in admission's word on the job; NULL: no admission. */
-	const struct tj_plan_admission *admission;
+	const struct tj_admission_ticket *ticket;
 	/* "pods=<n>/<nodes> restart=<0|1> class=<c> walltime=<s>|pos=<p>|start=<t>": what the
 	 * plan wants admitted, and the status's queue fields; NULL: "-|pos=0|start=0". */
 	const char *want_queue;
@@ -1711,7 +1711,7 @@ static void summarize(const struct tj_trainjob_status *s, char *buf, size_t size
 
 static void summarize_queue(const struct tj_plan *plan, char *buf, size_t size)
 {
-	const struct tj_plan_want *w = &plan->want;
+	const struct tj_plan_want *w = &plan->gang.want;
 	char want[512] = "-";
 
 	if (w->wanted) {
@@ -1770,7 +1770,7 @@ static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
 	                                         .n_pods = c->n_pods,
 	                                         .node_lookup = c->n_nodes ? lookup_node : NULL,
 	                                         .node_ctx = f,
-	                                         .admission = c->admission,
+	                                         .ticket = c->ticket,
 	                                         .workload = c->workload,
 	                                         .now = NOW,
 	                                         .native_gang = c->native_gang },
@@ -1945,26 +1945,26 @@ static const struct tj_adm_decision admitted_backfill = {
 };
 static const char *const four_nodes[] = { "gh200-1", "gh200-2", "gh200-3", "gh200-4" };
 
-static const struct tj_plan_admission adm_none = { .pin_timeout = 60 };
-static const struct tj_plan_admission adm_creating = { .pin_timeout = 60, .creating = true };
+static const struct tj_admission_ticket adm_none = { .pin_timeout = 60 };
+static const struct tj_admission_ticket adm_creating = { .pin_timeout = 60, .creating = true };
 #define RESTART_GIVEN_BACK                                                                         \
 	"the replacements found no room within 600 s of the failure of rank 1; the 3 live ranks "  \
 	"gave their nodes back, and the gang waits for admission whole"
 
-static const struct tj_plan_admission adm_waiting_patient = { .decision = &waiting_second,
-	                                                      .pin_timeout = 60,
-	                                                      .restart_wait = 600 };
-static const struct tj_plan_admission adm_waiting = { .decision = &waiting_second,
-	                                              .pin_timeout = 60 };
-static const struct tj_plan_admission adm_never = { .decision = &never_fits, .pin_timeout = 60 };
-static const struct tj_plan_admission adm_quota_never = { .decision = &quota_never_fits,
-	                                                  .pin_timeout = 60 };
-static const struct tj_plan_admission adm_four = { .admitted = true,
-	                                           .nodes = four_nodes,
-	                                           .n_nodes = 4,
-	                                           .decision = &admitted_backfill,
-	                                           .pin_timeout = 60 };
-static const struct tj_plan_admission adm_two = {
+static const struct tj_admission_ticket adm_waiting_patient = { .decision = &waiting_second,
+	                                                        .pin_timeout = 60,
+	                                                        .restart_wait = 600 };
+static const struct tj_admission_ticket adm_waiting = { .decision = &waiting_second,
+	                                                .pin_timeout = 60 };
+static const struct tj_admission_ticket adm_never = { .decision = &never_fits, .pin_timeout = 60 };
+static const struct tj_admission_ticket adm_quota_never = { .decision = &quota_never_fits,
+	                                                    .pin_timeout = 60 };
+static const struct tj_admission_ticket adm_four = { .admitted = true,
+	                                             .nodes = four_nodes,
+	                                             .n_nodes = 4,
+	                                             .decision = &admitted_backfill,
+	                                             .pin_timeout = 60 };
+static const struct tj_admission_ticket adm_two = {
 	.admitted = true, .nodes = four_nodes, .n_nodes = 2, .pin_timeout = 60
 };
 
@@ -1997,14 +1997,14 @@ static const struct plan_case admission_cases[] = {
 	{ .name = "a new job waits for its first verdict: no pod, and only its status",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .admission = &adm_none,
+	  .ticket = &adm_none,
 	  .want = { "0 PatchStatus vit" },
 	  .want_status = "Queued|Resources|waiting for admission|restarts=0||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=0|start=0" },
 	{ .name = "a queued job shows its place, its need and its expected start",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .admission = &adm_waiting,
+	  .ticket = &adm_waiting,
 	  .want = { "0 PatchStatus vit", "0 Event Normal Queued: " WAITING_MSG },
 	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=2|start=1795957200" },
@@ -2013,7 +2013,7 @@ static const struct plan_case admission_cases[] = {
 	  .labels = "{'kueue.x-k8s.io/queue-name':'user-queue'}",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .admission = &adm_waiting,
+	  .ticket = &adm_waiting,
 	  .want = { "0 PatchStatus vit", "0 Event Warning KueueLabelIgnored: " KUEUE_IGNORED,
 	            "0 Event Normal Queued: " WAITING_MSG },
 	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
@@ -2023,14 +2023,14 @@ static const struct plan_case admission_cases[] = {
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
 	  .status = QUEUED_STATUS,
-	  .admission = &adm_waiting,
+	  .ticket = &adm_waiting,
 	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=2|start=1795957200" },
 	{ .name = "a queued job whose verdict did not change writes nothing",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
 	  .status = QUEUED_STATUS,
-	  .admission = &adm_waiting,
+	  .ticket = &adm_waiting,
 	  .want = { NULL },
 	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=2|start=1795957200" },
@@ -2039,7 +2039,7 @@ static const struct plan_case admission_cases[] = {
 	          "'numNodes':4,'resourcesPerNode':{'limits':{'nvidia.com/gpu':4}}}}",
 	  .runtime = "torch-gh200",
 	  .status = QUEUED_STATUS,
-	  .admission = &adm_waiting,
+	  .ticket = &adm_waiting,
 	  .want = { NULL },
 	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=30|pos=2|start=1795957200" },
@@ -2048,7 +2048,7 @@ static const struct plan_case admission_cases[] = {
 	          "'numNodes':4,'resourcesPerNode':{'limits':{'nvidia.com/gpu':4}}}}",
 	  .runtime = "torch-gh200",
 	  .status = QUEUED_STATUS,
-	  .admission = &adm_four,
+	  .ticket = &adm_four,
 	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreatePod vit-node-0-1-a0",
 	            "0 CreatePod vit-node-0-2-a0", "0 CreatePod vit-node-0-3-a0",
 	            "0 CreateService vit", "1 PatchStatus vit",
@@ -2064,7 +2064,7 @@ static const struct plan_case admission_cases[] = {
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
 	  .status = QUEUED_STATUS,
-	  .admission = &adm_none,
+	  .ticket = &adm_none,
 	  .pods = { PINNED(0, "gh200-5"), PINNED(1, "gh200-6"), PINNED(2, "gh200-7"),
 	            PINNED(3, "gh200-8") },
 	  .n_pods = 4,
@@ -2076,14 +2076,14 @@ static const struct plan_case admission_cases[] = {
 	{ .name = "an admission for fewer pods than are missing is no admission",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .admission = &adm_two,
+	  .ticket = &adm_two,
 	  .want = { "0 PatchStatus vit" },
 	  .want_status = "Queued|Resources|waiting for admission|restarts=0||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=0|start=0" },
 	{ .name = "a job that never fits fails at once",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .admission = &adm_never,
+	  .ticket = &adm_never,
 	  .want = { "0 PatchStatus vit",
 	            "0 Event Warning Failed: NeverFits: gh200 has 2 nodes of 4 GPUs: a job of 4 "
 	            "nodes x 4 GPUs never fits; at most 2" },
@@ -2093,7 +2093,7 @@ static const struct plan_case admission_cases[] = {
 	          "reason",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .admission = &adm_quota_never,
+	  .ticket = &adm_quota_never,
 	  .want = { "0 PatchStatus vit",
 	            "0 Event Warning Failed: QuotaExceeded: ResourceQuota gpus of namespace ns "
 	            "allows 8 requests.nvidia.com/gpu in all; the job's gang needs 16: it never "
@@ -2107,7 +2107,7 @@ static const struct plan_case admission_cases[] = {
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods "
 	            "running'," STARTED "}",
-	  .admission = &adm_none,
+	  .ticket = &adm_none,
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
 	            PINNED_UNSCHEDULABLE(3,
 	                                 "0/8 nodes are available: 1 Insufficient "
@@ -2124,7 +2124,7 @@ static const struct plan_case admission_cases[] = {
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods "
 	            "running'," STARTED "}",
-	  .admission = &adm_none,
+	  .ticket = &adm_none,
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2"), RUNNING(2, "gh200-3"),
 	            PINNED_UNSCHEDULABLE(3, "node(s) didn't match Pod's node affinity", 61) },
 	  .n_pods = 4,
@@ -2146,7 +2146,7 @@ static const struct plan_case admission_cases[] = {
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Pending','reason':'PodsStarting','message':'0 of 4 pods "
 	            "running'," STARTED "}",
-	  .admission = &adm_none,
+	  .ticket = &adm_none,
 	  .pods = { { .rank = 0, .phase = TJ_POD_PENDING, .pinned = "gh200-1", .gated = true },
 	            { .rank = 1, .phase = TJ_POD_PENDING, .pinned = "gh200-2", .gated = true },
 	            { .rank = 2, .phase = TJ_POD_PENDING, .pinned = "gh200-3" },
@@ -2163,7 +2163,7 @@ static const struct plan_case admission_cases[] = {
 	          "{'state':'Pending','reason':'FailedCreate','message':'pods \\\"vit-node-0-1-a0"
 	          "\\\" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=4, "
 	          "used: requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4'}",
-	  .admission = &adm_none,
+	  .ticket = &adm_none,
 	  .pods = { { .rank = 0, .phase = TJ_POD_PENDING, .pinned = "gh200-1", .gated = true } },
 	  .n_pods = 1,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
@@ -2182,7 +2182,7 @@ static const struct plan_case admission_cases[] = {
 	          "are deleted, and it queues again whole",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .admission = &adm_none,
+	  .ticket = &adm_none,
 	  .pods = { { .rank = 0, .phase = TJ_POD_PENDING, .pinned = "gh200-1", .gated = true },
 	            { .rank = 2, .phase = TJ_POD_PENDING, .pinned = "gh200-3", .gated = true } },
 	  .n_pods = 2,
@@ -2192,7 +2192,7 @@ static const struct plan_case admission_cases[] = {
 	{ .name = "a gang being created whose pods the cache shows in part: nothing is deleted",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .admission = &adm_creating,
+	  .ticket = &adm_creating,
 	  .pods = { { .rank = 0, .phase = TJ_POD_PENDING, .pinned = "gh200-1", .gated = true } },
 	  .n_pods = 1,
 	  .want = { "0 PatchStatus vit" },
@@ -2206,7 +2206,7 @@ static const struct plan_case admission_cases[] = {
 	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
 	            "Error','exitCode':1,'time':'2026-11-29T11:00:00Z'}," JOBS(
 	                    0, 0, 0, 0) ",'conditions':[]}",
-	  .admission = &adm_waiting,
+	  .ticket = &adm_waiting,
 	  .want = { "0 PatchStatus vit" },
 	  .want_status = "Restarting|Resources|" WAITING_MSG "|restarts=1||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=1 class=gh200 walltime=0 avoid=gh200-2|pos=2|start="
@@ -2219,7 +2219,7 @@ static const struct plan_case admission_cases[] = {
 	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
 	            "Error','exitCode':1,'time':'2026-11-29T11:00:00Z'}," JOBS(
 	                    0, 0, 0, 0) ",'conditions':[]}",
-	  .admission = &adm_waiting,
+	  .ticket = &adm_waiting,
 	  .pods = { { 2, 0, TJ_POD_RUNNING, true, "gh200-3", true, 0, NULL, NULL, NULL, NULL,
 	              NULL } },
 	  .n_pods = 1,
@@ -2235,7 +2235,7 @@ static const struct plan_case admission_cases[] = {
 	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
 	            "Error','exitCode':1,'time':'2026-11-29T11:58:00Z'}," JOBS(
 	                    3, 0, 0, 0) ",'conditions':[]}",
-	  .admission = &adm_waiting_patient,
+	  .ticket = &adm_waiting_patient,
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(2, "gh200-3"), RUNNING(3, "gh200-4") },
 	  .n_pods = 3,
 	  .want = { "0 PatchStatus vit" },
@@ -2253,7 +2253,7 @@ static const struct plan_case admission_cases[] = {
 	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
 	            "Error','exitCode':1,'time':'2026-11-29T11:50:00Z'}," JOBS(
 	                    3, 0, 0, 0) ",'conditions':[]}",
-	  .admission = &adm_waiting_patient,
+	  .ticket = &adm_waiting_patient,
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(2, "gh200-3"), RUNNING(3, "gh200-4") },
 	  .n_pods = 3,
 	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-2-a0",
@@ -2334,7 +2334,7 @@ static const struct plan_case native_gang_cases[] = {
 	  .runtime = "torch-gh200",
 	  .native_gang = true,
 	  .status = QUEUED_STATUS,
-	  .admission = &adm_waiting,
+	  .ticket = &adm_waiting,
 	  .want = { NULL },
 	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=2|start=1795957200" },
@@ -2590,7 +2590,7 @@ static const struct plan_case deadline_cases[] = {
 	  .runtime = "torch-gh200",
 	  .walltime = &walltime_1h,
 	  .status = QUEUED_STATUS,
-	  .admission = &adm_waiting,
+	  .ticket = &adm_waiting,
 	  .want = { NULL },
 	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=3600|pos=2|start=1795957200" },
@@ -2604,7 +2604,7 @@ static const struct plan_case deadline_cases[] = {
 	  .pods = { PINNED_UNSCHEDULABLE(0, "0/8 nodes are available", 61), PENDING(1), PENDING(2),
 	            PENDING(3) },
 	  .n_pods = 4,
-	  .admission = &adm_none,
+	  .ticket = &adm_none,
 	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
 	            "0 DeletePod vit-node-0-2-a0", "0 DeletePod vit-node-0-3-a0",
 	            "1 PatchStatus vit", "1 Event Warning GangReleased: " GIVEN_BACK },
@@ -2651,12 +2651,12 @@ static void test_given_back_gang_names_the_refusing_nodes(void **state)
 	                                                "timeout gives the whole gang back"),
 	                                 &f);
 
-	assert_int_equal(plan->n_refused, 1);
-	assert_string_equal(plan->refused[0], "gh200-4");
+	assert_int_equal(plan->gang.n_refused, 1);
+	assert_string_equal(plan->gang.refused[0], "gh200-4");
 	tj_plan_free(plan);
 	fixture_clear(&f);
 	plan = plan_case(admission_case("a pinned pod unschedulable within the timeout"), &f);
-	assert_int_equal(plan->n_refused, 0);
+	assert_int_equal(plan->gang.n_refused, 0);
 	tj_plan_free(plan);
 	fixture_clear(&f);
 }
@@ -2671,10 +2671,10 @@ static void test_pinned_pod(void **state)
 	const struct tj_action *a = action_of(plan, TJ_ACTION_CREATE_POD, 2);
 
 	/* What the admission metrics are counted by. */
-	assert_true(plan->admits);
-	assert_true(plan->backfilled);
+	assert_true(plan->gang.admits);
+	assert_true(plan->gang.backfilled);
 	assert_string_equal(plan->gpu_class, "gh200");
-	assert_false(plan->want.wanted);
+	assert_false(plan->gang.want.wanted);
 
 	assert_json_equal(
 	        tj_json_path(a->object, "spec.affinity.nodeAffinity."

@@ -104,7 +104,7 @@ static void add_pod(struct fixture *f, const char *name, int rank, enum tj_pod_p
 	f->ptrs[f->n++] = p;
 }
 
-static void plan_in(struct fixture *f, const struct tj_plan_admission *adm,
+static void plan_in(struct fixture *f, const struct tj_admission_ticket *adm,
                     const struct tj_config *config)
 {
 	assert_int_equal(tj_plan_trainjob(&(struct tj_plan_input){ .job = f->job,
@@ -113,12 +113,12 @@ static void plan_in(struct fixture *f, const struct tj_plan_admission *adm,
 	                                                           .pods = f->ptrs,
 	                                                           .n_pods = f->n,
 	                                                           .now = NOW,
-	                                                           .admission = adm },
+	                                                           .ticket = adm },
 	                                  &f->plan),
 	                 0);
 }
 
-static void plan_admitted(struct fixture *f, const struct tj_plan_admission *adm)
+static void plan_admitted(struct fixture *f, const struct tj_admission_ticket *adm)
 {
 	plan_in(f, adm, NULL);
 }
@@ -375,7 +375,7 @@ static void test_launcher_gpus(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(gpu_cases) / sizeof(gpu_cases[0]); i++) {
 		const struct gpu_case *c = &gpu_cases[i];
-		const struct tj_plan_admission adm = { 0 };
+		const struct tj_admission_ticket adm = { 0 };
 		const struct tj_plan_want *w;
 		struct fixture f;
 		char spec[1024];
@@ -387,7 +387,7 @@ static void test_launcher_gpus(void **state)
 		         c->resources);
 		setup_with(&f, c->runtime, spec, NULL);
 		plan_in(&f, c->admission ? &adm : NULL, &test_config);
-		w = &f.plan->want;
+		w = &f.plan->gang.want;
 		assert_int_not_equal(f.plan->status.state, TJ_STATE_FAILED);
 		if (!c->admission) {
 			assert_int_equal(count(f.plan, TJ_ACTION_CREATE_POD), c->want_pods);
@@ -428,7 +428,7 @@ static const char *const admitted_nodes[] = { "gh-1", "gh-2" };
  * with what the launcher will request; the launcher itself not yet. */
 static void test_admitted_gang_holds_the_launchers_place(void **state)
 {
-	const struct tj_plan_admission adm = {
+	const struct tj_admission_ticket adm = {
 		.admitted = true, .nodes = admitted_nodes, .n_nodes = 2, .launcher_node = "gh-3"
 	};
 	const struct tj_action *rank0, *rank1, *ev = NULL;
@@ -471,17 +471,17 @@ static void test_admitted_gang_holds_the_launchers_place(void **state)
  * launcher's place, and creates nothing. */
 static void test_admission_without_the_launcher_is_not_taken(void **state)
 {
-	const struct tj_plan_admission adm = { .admitted = true,
-		                               .nodes = admitted_nodes,
-		                               .n_nodes = 2 };
+	const struct tj_admission_ticket adm = { .admitted = true,
+		                                 .nodes = admitted_nodes,
+		                                 .n_nodes = 2 };
 	struct fixture f;
 
 	(void)state;
 	setup_with(&f, DEEPSPEED_WITH("true", GH200_LABEL), GPU_JOB, NULL);
 	plan_in(&f, &adm, &test_config);
 	assert_int_equal(count(f.plan, TJ_ACTION_CREATE_POD), 0);
-	assert_true(f.plan->want.wanted);
-	assert_non_null(f.plan->want.launcher);
+	assert_true(f.plan->gang.want.wanted);
+	assert_non_null(f.plan->gang.want.launcher);
 	teardown(&f);
 }
 
@@ -490,7 +490,7 @@ static void test_admission_without_the_launcher_is_not_taken(void **state)
  * the launcher is created for the scheduler to place. */
 static void test_launcher_pinned_to_its_held_place(void **state)
 {
-	const struct tj_plan_admission adm = { 0 };
+	const struct tj_admission_ticket adm = { 0 };
 	const struct tj_action *launcher;
 	char *hold = NULL, *affinity;
 	cJSON *lp = jlit("{'metadata':{'name':'vit-launcher-0-0-a0'},'spec':{'containers':["
@@ -507,7 +507,7 @@ static void test_launcher_pinned_to_its_held_place(void **state)
 		if (held)
 			f.pods[0].launcher_hold = hold;
 		plan_in(&f, &adm, &test_config);
-		assert_false(f.plan->want.wanted);
+		assert_false(f.plan->gang.want.wanted);
 		launcher = find(f.plan, TJ_ACTION_CREATE_POD, "vit-launcher-0-0-a0");
 		assert_non_null(launcher);
 		assert_json_equal(tj_json_path(container(launcher->object), "resources"),
@@ -539,7 +539,7 @@ static void test_launcher_pinned_to_its_held_place(void **state)
  * hold. */
 static void test_admission_told_again_from_the_hold(void **state)
 {
-	const struct tj_plan_admission adm = { 0 };
+	const struct tj_admission_ticket adm = { 0 };
 	const struct tj_action *ev = NULL;
 	char *hold = NULL;
 	cJSON *lp = jlit("{'metadata':{'name':'vit-launcher-0-0-a0'},'spec':{'containers':["
@@ -564,7 +564,7 @@ static void test_admission_told_again_from_the_hold(void **state)
 	assert_non_null(ev);
 	assert_string_equal(ev->message,
 	                    "2 pods pinned to gh-1, gh-2, the launcher's place on gh-3");
-	assert_false(f.plan->want.wanted);
+	assert_false(f.plan->gang.want.wanted);
 	teardown(&f);
 	free(hold);
 }

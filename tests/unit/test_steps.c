@@ -651,7 +651,7 @@ static void run_step_case(const struct step_case *c)
 	struct tj_runtime *rt = NULL;
 	struct tj_trainjob *job;
 	struct tj_plan *plan = NULL;
-	struct tj_plan_admission adm = { .admitted = false };
+	struct tj_admission_ticket adm = { .admitted = false };
 	char buf[8192], got[2048];
 	size_t n_want = 0, len = 0;
 	cJSON *j;
@@ -680,7 +680,7 @@ static void run_step_case(const struct step_case *c)
 	                                 .config = &test_config,
 	                                 .pods = (const struct tj_pod *const *)pods,
 	                                 .n_pods = c->n_pods,
-	                                 .admission = c->admission ? &adm : NULL,
+	                                 .ticket = c->admission ? &adm : NULL,
 	                                 .now = NOW,
 	                         },
 	                         &plan),
