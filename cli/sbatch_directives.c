@@ -577,10 +577,21 @@ static int opt_account(struct ctx *c, const char *v)
 	return 0;
 }
 
+/* --qos: the tier, in the annotation the admission reads; the controller says whether the
+ * namespace may use it. */
 static int opt_qos(struct ctx *c, const char *v)
 {
-	tj_sbatch_note(c->notes, "--qos: no QOS here; the queue orders jobs by the annotation "
-	                         "trainjob.flame.dev/priority");
+	size_t len = strlen(v);
+
+	if (!len || len >= sizeof(c->opts->qos))
+		return refuse(c, "%s is not a QOS tier's name", v);
+	for (size_t i = 0; i < len; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') || v[i] == '-'))
+			return refuse(c,
+			              "%s is not a QOS tier's name (lower case letters, "
+			              "digits and -)",
+			              v);
+	memcpy(c->opts->qos, v, len + 1);
 	return 0;
 }
 
@@ -636,7 +647,7 @@ static const struct option options[] = {
 	{ "mail-type", 0, TAKES_VALUE, opt_mail, 0 },
 	{ "mail-user", 0, TAKES_VALUE, opt_mail, 0 },
 	{ "account", 'A', TAKES_VALUE, opt_account, 0 },
-	{ "qos", 'q', TAKES_VALUE, opt_qos, 0 },
+	{ "qos", 'q', TAKES_VALUE, opt_qos, WHERE(where_qos) },
 	{ "ntasks", 'n', TAKES_VALUE, opt_ntasks, 0 },
 };
 

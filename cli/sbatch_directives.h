@@ -91,6 +91,8 @@ struct tj_sbatch_opts {
 	int where_time;
 	char partition[TJ_SBATCH_WORD_MAX]; /* -p */
 	int where_partition;
+	char qos[TJ_SBATCH_WORD_MAX]; /* -q: the QOS tier (reconcilers/qos.h) */
+	int where_qos;
 	int signal_seconds;              /* --signal=[B:]SIG@SECONDS */
 	char signal[TJ_SBATCH_WORD_MAX]; /* the signal as written */
 	int where_signal;

@@ -589,6 +589,8 @@ static int add_metadata(cJSON *job, const struct job_ctx *j, const char *name)
 	if (!ann || tj_json_set_string(ann, TJ_ANNOTATION_PARTITION, j->pl->partition) < 0 ||
 	    (j->in->user && tj_json_set_string(ann, TJ_ANNOTATION_SUBMITTED_BY, j->in->user) < 0))
 		return -ENOMEM;
+	if (o->where_qos && tj_json_set_string(ann, TJ_LABEL_PREFIX "qos", o->qos) < 0)
+		return -ENOMEM;
 	if (o->where_signal) {
 		snprintf(buf, sizeof(buf), "%d", o->signal_seconds);
 		if (tj_json_set_string(ann, TJ_ANNOTATION_DEADLINE_WARNING, buf) < 0)

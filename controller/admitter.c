@@ -681,6 +681,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 		                             cJSON_IsString(pc) ? pc->valuestring : NULL);
 	if (job->priority)
 		e->priority = (int32_t)strtol(job->priority, NULL, 10);
+	e->tier = want->tier;
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", want->gpu_class);
 	snprintf(e->namespace, sizeof(e->namespace), "%s", job->namespace);
 	read_class_requests(cls ? NULL : a->config, &r, &lr, e);
@@ -818,7 +819,8 @@ static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const
 	/* The plans of a queued job repeat the same want: only a change is worth a cycle. */
 	if (e->state == TJ_QUEUE_WAITING &&
 	    (before.num_pods != e->num_pods || before.priority != e->priority ||
-	     before.restart != e->restart || before.walltime != e->walltime ||
+	     before.tier != e->tier || before.restart != e->restart ||
+	     before.walltime != e->walltime ||
 	     memcmp(&before.request, &e->request, sizeof(e->request)) != 0 ||
 	     memcmp(&before.launcher, &e->launcher, sizeof(e->launcher)) != 0 ||
 	     strcmp(before.gpu_class, e->gpu_class) != 0 || !e->decided ||

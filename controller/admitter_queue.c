@@ -720,6 +720,7 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 			.num_pods = e->num_pods,
 			.request = e->request,
 			.priority = e->priority,
+			.tier = e->tier,
 			.creation_time = e->creation_time,
 			.walltime = e->walltime,
 			.grace = e->grace,

@@ -36,6 +36,7 @@ struct tj_queue_entry {
 	int num_nodes, num_pods;
 	struct tj_adm_resources request; /* of one pod; gpus of the class's resource */
 	int32_t priority;
+	int tier; /* the priority of its QOS tier */
 	int64_t creation_time;
 	int64_t walltime;
 	int64_t grace; /* its pods' terminationGracePeriodSeconds */

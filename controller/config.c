@@ -15,6 +15,7 @@
 #include "base/fileio.h"
 #include "base/yaml_guard.h"
 #include "controller/config_fields.h"
+#include "controller/config_qos.h"
 #include "controller/config_walltime.h"
 
 static const char *const class_fields[] = { "name",       "resource",    "arch",
@@ -390,8 +391,8 @@ static int parse_failure_policy(const struct tj_cfg_parser *p, struct fy_node *n
 }
 
 static const char *const admission_fields[] = {
-	"enabled",       "backfill",        "neverFits",          "pinTimeoutSeconds",
-	"topologyLabel", "namespaceLimits", "restartWaitSeconds", NULL,
+	"enabled",         "backfill",           "neverFits", "pinTimeoutSeconds", "topologyLabel",
+	"namespaceLimits", "restartWaitSeconds", "qos",       "namespaces",        NULL,
 };
 static const char *const limit_fields[] = { "namespace", "gpuClass", "maxGPUs", NULL };
 
@@ -441,7 +442,7 @@ static int parse_admission(const struct tj_cfg_parser *p, struct fy_node *node, 
 	int r = tj_cfg_check_mapping(
 	        p, node, line, path, admission_fields,
 	        "enabled, backfill, neverFits, pinTimeoutSeconds, topologyLabel, "
-	        "namespaceLimits, restartWaitSeconds");
+	        "namespaceLimits, restartWaitSeconds, qos, namespaces");
 
 	if (r < 0)
 		return r;
@@ -450,6 +451,8 @@ static int parse_admission(const struct tj_cfg_parser *p, struct fy_node *node, 
 	a->topology_label = NULL;
 	a->limits = NULL;
 	a->n_limits = 0;
+	if ((r = tj_cfg_parse_qos(p, node, line, a)) < 0)
+		return r;
 	if ((r = tj_cfg_field_bool(p, node, line, path, "enabled", &a->enabled)) < 0 ||
 	    (r = tj_cfg_field_bool(p, node, line, path, "backfill", &a->backfill)) < 0 ||
 	    (r = tj_cfg_field_int(p, node, line, path, "pinTimeoutSeconds", 0, 86400,

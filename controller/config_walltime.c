@@ -14,7 +14,7 @@ static const char *const class_fields[] = { "defaultWalltime", "maxWalltime", NU
 static const char *const namespace_fields[] = { "namespace", "gpuClass", "defaultWalltime",
 	                                        "maxWalltime", NULL };
 
-static int parse_duration(const struct tj_cfg_parser *p, struct fy_node *mapping, int line,
+int tj_cfg_field_walltime(const struct tj_cfg_parser *p, struct fy_node *mapping, int line,
                           const char *path, const char *key, long long *ret)
 {
 	struct fy_node_pair *pair = tj_cfg_find_pair(mapping, key);
@@ -41,10 +41,11 @@ static int parse_duration(const struct tj_cfg_parser *p, struct fy_node *mapping
 static int parse_limits(const struct tj_cfg_parser *p, struct fy_node *node, int line,
                         const char *path, struct tj_walltime_limits *limits)
 {
-	int r = parse_duration(p, node, line, path, "defaultWalltime", &limits->default_seconds);
+	int r = tj_cfg_field_walltime(p, node, line, path, "defaultWalltime",
+	                              &limits->default_seconds);
 
 	if (r == 0)
-		r = parse_duration(p, node, line, path, "maxWalltime", &limits->max_seconds);
+		r = tj_cfg_field_walltime(p, node, line, path, "maxWalltime", &limits->max_seconds);
 	if (r == 0 && limits->default_seconds && limits->max_seconds &&
 	    limits->default_seconds > limits->max_seconds)
 		r = tj_cfg_fail(p, line, path,

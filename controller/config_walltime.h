@@ -24,3 +24,8 @@
  * which it names. 0, -EINVAL (the message in p's buffer) or -ENOMEM. */
 int tj_cfg_parse_walltime(const struct tj_cfg_parser *p, struct fy_node *root,
                           struct tj_config *config);
+
+/* An optional walltime field of mapping (key, in the form above), into *ret in seconds; *ret
+ * keeps its value when the field is absent or null. */
+int tj_cfg_field_walltime(const struct tj_cfg_parser *p, struct fy_node *mapping, int line,
+                          const char *path, const char *key, long long *ret);

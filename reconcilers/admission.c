@@ -75,26 +75,6 @@ static int cmp_release(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Queue order: restarts, then priority (higher first), creation (older first), the key. */
-static int cmp_job(const void *a, const void *b)
-{
-	const struct job_key *x = a, *y = b;
-	int c;
-
-	if (x->bucket != y->bucket)
-		return x->bucket < y->bucket ? -1 : 1;
-	if (x->restart != y->restart)
-		return x->restart ? -1 : 1;
-	if (x->priority != y->priority)
-		return x->priority > y->priority ? -1 : 1;
-	if (x->creation_time != y->creation_time)
-		return x->creation_time < y->creation_time ? -1 : 1;
-	c = strcmp(or_empty(x->job->key), or_empty(y->job->key));
-	if (c)
-		return c;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
 /* Whether n keys of size bytes are in cmp's order already. */
 static bool in_order(const void *keys, size_t n, size_t size,
                      int (*cmp)(const void *, const void *))
@@ -107,8 +87,7 @@ static bool in_order(const void *keys, size_t n, size_t size,
 	return true;
 }
 
-/* Sorts keys by cmp, in one pass when they are in order already. */
-static void sort_keys(void *keys, size_t n, size_t size, int (*cmp)(const void *, const void *))
+void tj_adm_sort_keys(void *keys, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
 	if (!in_order(keys, n, size, cmp))
 		qsort(keys, n, size, cmp);
@@ -116,7 +95,7 @@ static void sort_keys(void *keys, size_t n, size_t size, int (*cmp)(const void *
 
 void tj_adm_sort_releases(struct release_key *keys, size_t n)
 {
-	sort_keys(keys, n, sizeof(*keys), cmp_release);
+	tj_adm_sort_keys(keys, n, sizeof(*keys), cmp_release);
 }
 
 static int validate(const struct tj_adm_input *in)
@@ -301,7 +280,7 @@ static int index_nodes(struct run *r)
 		free(keys);
 		return -ENOMEM;
 	}
-	sort_keys(keys, n, sizeof(*keys), cmp_slot);
+	tj_adm_sort_keys(keys, n, sizeof(*keys), cmp_slot);
 	r->n_slots = n;
 	for (size_t s = 0; s < n; s++) {
 		const struct tj_adm_node *node = &in->nodes[keys[s].node];
@@ -335,6 +314,19 @@ static int index_nodes(struct run *r)
 	return number_domains(r);
 }
 
+static struct job_key job_key_of(const struct tj_adm_input *in, size_t i)
+{
+	const struct tj_adm_job *job = &in->jobs[i];
+
+	return (struct job_key){ .bucket = bucket_of(in, job->class_index),
+		                 .restart = job->restart,
+		                 .tier = job->tier,
+		                 .priority = job->priority,
+		                 .creation_time = job->creation_time,
+		                 .job = job,
+		                 .index = i };
+}
+
 /* Every job's place in the queue of its class. */
 static int order_jobs(struct run *r)
 {
@@ -344,13 +336,11 @@ static int order_jobs(struct run *r)
 	if (!keys)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->n_jobs; i++)
-		keys[i] = (struct job_key){ bucket_of(in, in->jobs[i].class_index),
-			                    in->jobs[i].restart,
-			                    in->jobs[i].priority,
-			                    in->jobs[i].creation_time,
-			                    &in->jobs[i],
-			                    i };
-	sort_keys(keys, in->n_jobs, sizeof(*keys), cmp_job);
+		keys[i] = job_key_of(in, i);
+	if (tj_adm_order_jobs(keys, in->n_jobs) < 0) {
+		free(keys);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < in->n_jobs; i++) {
 		r->order[i] = keys[i].index;
 		r->res->decisions[keys[i].index].rank = i;
@@ -428,12 +418,7 @@ static int open_accounts(struct run *r)
 	if (!keys)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->n_jobs; i++)
-		keys[i] = (struct job_key){ bucket_of(in, in->jobs[i].class_index),
-			                    in->jobs[i].restart,
-			                    in->jobs[i].priority,
-			                    in->jobs[i].creation_time,
-			                    &in->jobs[i],
-			                    i };
+		keys[i] = job_key_of(in, i);
 	qsort(keys, in->n_jobs, sizeof(*keys), cmp_account_key);
 	for (size_t i = 0; i < in->n_jobs; i++) {
 		const struct tj_adm_job *job = keys[i].job;

@@ -24,7 +24,10 @@
  *   the fewest free GPUs that still holds a pod (so partly used nodes fill up first and whole
  *   nodes stay whole), then the name, so the choice is deterministic.
  * - Order. Per class: restarts of running jobs first (a failed worker's replacements), then
- *   priority (higher first), then creation time (older first), then the key.
+ *   the QOS tier's priority (higher first), then creation time (older first), then the key.
+ *   A job's own priority reorders only the jobs of its namespace and tier among the places
+ *   their creation times gave them (admission_order.c): no priority a job sets on itself
+ *   takes it past another namespace's job.
  * - Reservation. The first job of a class that does not fit is the head. From the walltime
  *   ends of what runs (releases), the earliest time at which its gang fits is its expected
  *   start, and the nodes it would take then are reserved for it. Without releases that let
@@ -113,9 +116,10 @@ struct tj_adm_job {
 	int num_nodes;                   /* the job's ranks, for messages and NeverFits */
 	int num_pods;                    /* ranks that need a pod now (1..num_nodes) */
 	struct tj_adm_resources request; /* of one pod */
-	int32_t priority;
-	int64_t creation_time; /* unix seconds */
-	int64_t walltime;      /* the effective walltime (walltime.h); 0: none */
+	int tier;                        /* the priority of its QOS tier (reconcilers/qos.h) */
+	int32_t priority;                /* its own: orders only its namespace's jobs */
+	int64_t creation_time;           /* unix seconds */
+	int64_t walltime;                /* the effective walltime (walltime.h); 0: none */
 	/* The seconds its pods may take to stop once the walltime ends (their
 	 * terminationGracePeriodSeconds): it gives its nodes back that much later. */
 	int64_t grace;

@@ -33,10 +33,16 @@ struct release_key {
 struct job_key {
 	size_t bucket;
 	bool restart;
+	int tier;
 	int32_t priority;
 	int64_t creation_time;
 	const struct tj_adm_job *job;
 	size_t index;
+	/* The place in time the job takes in its class's queue (admission_order.c): its
+	 * creation time, or another job's of its namespace and tier, as their own priorities
+	 * swap them; and its rank among those of its namespace and tier. */
+	int64_t place;
+	size_t own_rank;
 };
 
 /* A node a placement may use, ranked by best fit. */
@@ -249,6 +255,14 @@ bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *f
 
 /* Sorts release keys by time, then index (in one pass when they are in order already). */
 void tj_adm_sort_releases(struct release_key *keys, size_t n);
+
+/* Sorts n keys of size bytes by cmp, in one pass when they are in order already. */
+void tj_adm_sort_keys(void *keys, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
+/* admission_order.c: sorts the keys of the jobs (bucket, restart, tier, priority,
+ * creation_time, job and index filled in) into the queue's order, filling place and
+ * own_rank. 0 or -ENOMEM. */
+int tj_adm_order_jobs(struct job_key *keys, size_t n);
 
 /* The head's expected start (0: unknown); the nodes it would take then are reserved. */
 int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job);

@@ -224,6 +224,7 @@ struct tj_plan_want {
 	bool restart;
 	int64_t walltime;            /* the effective walltime (walltime.h); 0 for none */
 	char gpu_class[TJ_NAME_MAX]; /* the runtime's class, "" for none */
+	int tier;                    /* the priority of its QOS tier (qos.h) */
 	/* The nodes its pods must avoid (owned array of owned names): where its last worker
 	 * failed, and unhealthy nodes of its pods. */
 	char **excluded;

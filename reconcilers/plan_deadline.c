@@ -28,6 +28,14 @@ bool tj_planner_walltime(struct planner *p, const struct tj_gpu_class *cls)
 		tj_planner_fail(p, why.reason, why.message);
 		return true;
 	}
+	/* Its QOS tier likewise: a tier taken from its namespace while it runs holds for the
+	 * jobs that start after. */
+	p->qos = tj_qos_resolve(tj_config_admission(p->in->config), p->job->namespace, p->job->qos,
+	                        &why);
+	if (!p->st.start_time && (!p->qos || tj_qos_walltime(p->qos, &p->walltime, &why) < 0)) {
+		tj_planner_fail(p, why.reason, why.message);
+		return true;
+	}
 	return false;
 }
 

@@ -182,6 +182,7 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		.num_pods = missing,
 		.restart = restart,
 		.walltime = p->walltime.seconds,
+		.tier = p->qos ? p->qos->priority : 0,
 		.launcher = launcher,
 	};
 	copy(p->request.want.gpu_class, sizeof(p->request.want.gpu_class), cls ? cls->name : NULL);

@@ -11,6 +11,7 @@
 
 #include "reconcilers/node_health.h"
 #include "reconcilers/plan.h"
+#include "reconcilers/qos.h"
 #include "reconcilers/render.h"
 #include "reconcilers/walltime.h"
 
@@ -72,6 +73,9 @@ struct planner {
 	bool *blocked;                 /* owned; the rank still has a pod of another attempt */
 	int num_nodes;
 	struct tj_walltime walltime; /* resolved by tj_planner_walltime */
+	/* The job's QOS tier, resolved by tj_planner_walltime; NULL for a started job whose
+	 * tier the config no longer allows it. */
+	const struct tj_qos_tier *qos;
 	/* The newest attempt of the pods kept for their logs, or to be (retention.h); -1. */
 	int newest_kept;
 	/* borrowed; the failed container's termination message, for the Failed event */
@@ -141,9 +145,10 @@ void tj_planner_delete_live_pods(struct planner *p);
  * be run again when it ends). */
 bool tj_planner_backing_off(struct planner *p);
 
-/* plan_deadline.c: resolves the job's walltime (p->walltime) for its GPU class; a job that
- * asks for more than the maximum, before its deadline is fixed, or whose warning annotation
- * is malformed, is failed: then true. */
+/* plan_deadline.c: resolves the job's walltime (p->walltime) for its GPU class and its QOS
+ * tier (p->qos); a job that asks for more than the maximum or for a tier its namespace may
+ * not use, before it starts, or whose warning annotation is malformed, is failed: then
+ * true. */
 bool tj_planner_walltime(struct planner *p, const struct tj_gpu_class *cls);
 
 /* plan_deadline.c: the deadline of a started job. Fixes status.deadline, fails the job

@@ -117,6 +117,17 @@ struct tj_admission_policy *tj_admission_policy_free(struct tj_admission_policy 
 	}
 	free(policy->limits);
 	free(policy->topology_label);
+	for (size_t i = 0; i < policy->n_tiers; i++)
+		free(policy->tiers[i].name);
+	free(policy->tiers);
+	for (size_t i = 0; i < policy->n_qos_namespaces; i++) {
+		struct tj_qos_namespace *q = &policy->qos_namespaces[i];
+
+		free(q->namespace);
+		free_strings(q->allowed, q->n_allowed);
+		free(q->default_tier);
+	}
+	free(policy->qos_namespaces);
 	free(policy);
 	return NULL;
 }

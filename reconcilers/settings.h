@@ -81,6 +81,25 @@ struct tj_namespace_limit {
 
 #define TJ_CONFIG_MAX_NAMESPACE_LIMITS 256
 
+/* A QOS tier (Slurm's QOS; reconcilers/qos.h): the jobs of a tier of higher priority come
+ * first in their class's queue, whatever their own priority. */
+struct tj_qos_tier {
+	char *name; /* owned; a DNS label */
+	int priority;
+	long long max_walltime_seconds; /* maxWalltimeSeconds; 0: none */
+};
+
+/* Which tiers a namespace's jobs may ask for, and the one they get without asking. */
+struct tj_qos_namespace {
+	char *namespace; /* owned; "*": every namespace without an entry of its own */
+	char **allowed;  /* owned array of owned tier names */
+	size_t n_allowed;
+	char *default_tier; /* owned; one of allowed */
+};
+
+#define TJ_CONFIG_MAX_QOS_TIERS      16
+#define TJ_CONFIG_MAX_QOS_NAMESPACES 256
+
 /* Gang admission (reconcilers/admission.h, controller/admitter.h). */
 struct tj_admission_policy {
 	bool enabled;            /* off: pods are created at once, the scheduler alone decides */
@@ -96,6 +115,11 @@ struct tj_admission_policy {
 	char *topology_label;
 	struct tj_namespace_limit *limits; /* owned array */
 	size_t n_limits;
+	/* owned arrays; NULL: the built-in tiers and namespace rules (reconcilers/qos.h) */
+	struct tj_qos_tier *tiers;
+	size_t n_tiers;
+	struct tj_qos_namespace *qos_namespaces;
+	size_t n_qos_namespaces;
 };
 
 /* The walltime limits of a GPU class, of a namespace, or of a namespace for one class. */

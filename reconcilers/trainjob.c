@@ -407,6 +407,7 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->restart_policy);
 	free(job->node_grace_period);
 	free(job->priority);
+	free(job->qos);
 	free(job->deadline_warning);
 	free(job->runtime_api_group);
 	free(job->runtime_kind);
@@ -465,6 +466,7 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->node_grace_period =
 	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_NODE_GRACE_PERIOD));
 	job->priority = dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_PRIORITY));
+	job->qos = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "qos"));
 	job->deadline_warning =
 	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_DEADLINE_WARNING));
 	job->kueue =
@@ -594,6 +596,12 @@ int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret)
 			                      "between -1000000000 and 1000000000",
 			                      TJ_ANNOTATION_PRIORITY, job->priority);
 	}
+	if (job->qos && (!*job->qos || strlen(job->qos) > 63))
+		return tj_problem_set(
+		        ret, "InvalidSpec",
+		        "metadata.annotations[%s]: '%.80s' is not a QOS tier's name (a "
+		        "DNS label)",
+		        TJ_LABEL_PREFIX "qos", job->qos);
 	if (job->node_grace_period) {
 		char *end;
 		long v = strtol(job->node_grace_period, &end, 10);

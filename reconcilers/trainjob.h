@@ -167,7 +167,9 @@ struct tj_trainjob {
 	/* owned; annotation trainjob.flame.dev/node-grace-period-seconds, NULL if absent */
 	char *node_grace_period;
 	char *priority; /* owned; annotation trainjob.flame.dev/priority, NULL if absent */
-	bool kueue;     /* labelled kueue.x-k8s.io/queue-name */
+	char *qos;  /* owned; annotation trainjob.flame.dev/qos (reconcilers/qos.h), NULL if absent
+	             */
+	bool kueue; /* labelled kueue.x-k8s.io/queue-name */
 	/* owned; annotation trainjob.flame.dev/deadline-warning-seconds, NULL if absent */
 	char *deadline_warning;
 

@@ -26,6 +26,7 @@ GH200_PRODUCT = "NVIDIA-GH200-480GB"
 GH200_SELECTOR = f"nvidia.com/gpu.product={GH200_PRODUCT}"
 PINNED_NODE = "trainjob.flame.dev/node"
 PRIORITY = "trainjob.flame.dev/priority"
+QOS = "trainjob.flame.dev/qos"
 GANG_GATE = "trainjob.flame.dev/gang"
 # deploy/local/stages.yaml: a deleted pod with it stays Terminating until its deletionTimestamp.
 IGNORE_SIGTERM = SIM + "ignore-sigterm"
@@ -470,6 +471,50 @@ def test_a_later_job_of_higher_priority_is_admitted_first(admitter, namespace, g
     evs = watch.events()
     assert len(created_when_it_fit(evs, "urgent", "hog")) == 8
     assert len(created_when_it_fit(evs, "early", "urgent")) == 8
+
+
+def test_a_self_set_priority_reorders_only_its_own_namespace_and_a_tier_goes_first(admitter, namespace, gh200):
+    """The QOS tier orders the queue first; a priority a job sets on itself moves it only
+    among the jobs of its own namespace and tier, never past another namespace's earlier
+    job; a tier the namespace may not use fails the job before any pod (the shipped config:
+    normal by default, low allowed everywhere, high nowhere)."""
+    other = "e2e-" + uuid.uuid4().hex[:8]
+    kubectl("create", "namespace", other)
+    try:
+        wait_for(f"the default ServiceAccount of {other}",
+                 lambda: kubectl("get", "serviceaccount", "default", "-n", other, check=False).returncode == 0, timeout=60)
+        apply(trainjob("hog", nodes=8, run_time="15s"), "-n", namespace)
+        running(namespace, "hog", 8, timeout=60)
+        apply(trainjob("scavenger", nodes=8, run_time="3s", annotations={QOS: "low"}), "-n", namespace)
+        time.sleep(1.1)  # creation times are in seconds
+        apply(trainjob("early", nodes=8, run_time="3s"), "-n", namespace)
+        time.sleep(1.1)
+        apply(trainjob("plain", nodes=8, run_time="3s"), "-n", other)
+        time.sleep(1.1)
+        apply(trainjob("urgent", nodes=8, run_time="3s", annotations={PRIORITY: "1000000000"}), "-n", other)
+        apply(trainjob("vip", nodes=8, run_time="3s", annotations={QOS: "high"}), "-n", namespace)
+        failed = wait_state(namespace, "vip", "Failed", timeout=30)["status"]
+        assert failed["reason"] == "PolicyViolation", failed
+        assert 'QOS "high" is not allowed there' in failed["message"] and "may use: normal, low" in failed["message"], failed
+        assert pods(namespace, "vip") == []
+
+        order = [(namespace, "early"), (other, "urgent"), (other, "plain"), (namespace, "scavenger")]
+        wait_for("the queue's order", lambda: [status(ns, n).get("queuePosition") for ns, n in order] == [1, 2, 3, 4], timeout=60)
+        watch = Watch(namespace)
+        try:
+            running(namespace, "early", 8, timeout=90)
+            assert pods(other, "urgent") == [] and pods(namespace, "scavenger") == []
+        finally:
+            watch.stop()
+        assert len(created_when_it_fit(watch.events(), "early", "hog")) == 8
+        wait_state(namespace, "early", "Complete", timeout=60)
+        running(other, "urgent", 8, timeout=90)
+        assert pods(other, "plain") == []
+        for ns, name in ((other, "urgent"), (other, "plain"), (namespace, "scavenger")):
+            wait_state(ns, name, "Complete", timeout=90)
+    finally:
+        kubectl("delete", "trainjobs", "--all", "-n", other, "--timeout=60s", check=False)
+        kubectl("delete", "namespace", other, "--wait=false", check=False)
 
 
 def forget_deleted_nodes(admitter):

@@ -54,6 +54,7 @@ struct job_row {
 	int64_t gpus, cpu, mem;
 	int64_t slots; /* pod slots per pod: 1 as the admitter asks, 0 asks none */
 	int32_t prio;
+	int tier; /* its QOS tier's priority */
 	int64_t created;
 	int64_t walltime;
 	int64_t grace; /* its pods' termination grace */
@@ -582,6 +583,57 @@ static const struct adm_case cases[] = {
 	  .admitted = 1 },
 
 	/* Order */
+	{ .name = "order: the QOS tier first; a job's own priority only among its namespace's jobs",
+	  .gh200 = 1,
+	  .busy = 1,
+	  .jobs = { { .key = "team-a/old",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 10,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(2, 5),
+	              .message = "position 2 of 5 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" },
+	            { .key = "team-b/self",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 20,
+	              .prio = 1000000000,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(3, 5),
+	              .message = "position 3 of 5 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" },
+	            { .key = "team-b/early",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 15,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(4, 5),
+	              .message = "position 4 of 5 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" },
+	            { .key = "team-c/high",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 30,
+	              .tier = 1000,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 5),
+	              .message = "position 1 of 5 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" },
+	            { .key = "team-d/low",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .tier = -1000,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(5, 5),
+	              .message = "position 5 of 5 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" } } },
 	{ .name = "order: restarts, then priority, then creation time, then the key",
 	  .gh200 = 1,
 	  .jobs = { { .key = "team-a/e",
@@ -1465,6 +1517,7 @@ static void build(const struct adm_case *c, struct built *b)
 			.num_pods = r->pods ? r->pods : r->nodes,
 			.request = { r->gpus, r->cpu, r->mem, r->slots },
 			.priority = r->prio,
+			.tier = r->tier,
 			.creation_time = r->created,
 			.walltime = r->walltime,
 			.grace = r->grace,

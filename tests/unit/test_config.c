@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "controller/config.h"
+#include "reconcilers/qos.h"
 
 static struct tj_config *parse_ok(const char *yaml)
 {
@@ -116,6 +117,24 @@ static void test_shipped_config(void **state)
 	assert_int_equal(a->pin_timeout_seconds, 60);
 	assert_null(a->topology_label);
 	assert_int_equal(a->n_limits, 0);
+	/* And the built-in QOS tiers and namespace rule. */
+	size_t n_builtin;
+	const struct tj_qos_tier *builtin = tj_qos_tiers(NULL, &n_builtin);
+
+	assert_int_equal(a->n_tiers, n_builtin);
+	for (size_t i = 0; i < n_builtin; i++) {
+		assert_string_equal(a->tiers[i].name, builtin[i].name);
+		assert_int_equal(a->tiers[i].priority, builtin[i].priority);
+		assert_int_equal(a->tiers[i].max_walltime_seconds, 0);
+	}
+	const struct tj_qos_namespace *rule = tj_qos_namespace_rule(a, "team-a"),
+	                              *builtin_rule = tj_qos_namespace_rule(NULL, "team-a");
+
+	assert_string_equal(rule->namespace, "*");
+	assert_int_equal(rule->n_allowed, builtin_rule->n_allowed);
+	for (size_t i = 0; i < rule->n_allowed; i++)
+		assert_string_equal(rule->allowed[i], builtin_rule->allowed[i]);
+	assert_string_equal(rule->default_tier, builtin_rule->default_tier);
 	/* And the retention defaults. */
 	assert_non_null(config->retention);
 	assert_int_equal(config->retention->ttl_seconds_after_finished,
@@ -348,6 +367,39 @@ static void test_admission_policy(void **state)
 	assert_int_equal(a->limits[1].max_gpus, 24);
 	tj_config_free(config);
 
+	/* QOS tiers of the operator's, and which namespace may use which. */
+	config =
+	        parse_ok("gpuClasses: []\n"
+	                 "admission:\n"
+	                 "  qos:\n"
+	                 "    - {name: normal, priority: 0}\n"
+	                 "    - {name: urgent, priority: 5000, maxWalltime: 4h}\n"
+	                 "  namespaces:\n"
+	                 "    - {namespace: '*', allowed: [normal], default: normal}\n"
+	                 "    - {namespace: team-a, allowed: [normal, urgent], default: urgent}\n");
+	a = tj_config_admission(config);
+	assert_int_equal(a->n_tiers, 2);
+	assert_string_equal(a->tiers[1].name, "urgent");
+	assert_int_equal(a->tiers[1].priority, 5000);
+	assert_int_equal(a->tiers[1].max_walltime_seconds, 4 * 3600);
+	assert_int_equal(a->tiers[0].max_walltime_seconds, 0);
+	assert_int_equal(a->n_qos_namespaces, 2);
+	assert_string_equal(a->qos_namespaces[1].namespace, "team-a");
+	assert_int_equal(a->qos_namespaces[1].n_allowed, 2);
+	assert_string_equal(a->qos_namespaces[1].allowed[1], "urgent");
+	assert_string_equal(a->qos_namespaces[1].default_tier, "urgent");
+	tj_config_free(config);
+
+	/* Namespace rules alone name the built-in tiers. */
+	config = parse_ok("gpuClasses: []\n"
+	                  "admission:\n"
+	                  "  namespaces:\n"
+	                  "    - {namespace: team-a, allowed: [normal, high], default: normal}\n");
+	a = tj_config_admission(config);
+	assert_null(a->tiers);
+	assert_int_equal(a->n_qos_namespaces, 1);
+	tj_config_free(config);
+
 	/* An empty section keeps every default. */
 	config = parse_ok("gpuClasses: []\nadmission: {}\n");
 	a = tj_config_admission(config);
@@ -463,7 +515,8 @@ static const struct broken_case {
 	  "quotes, write \\t) (byte 20)" },
 	{ "unknown admission field", "gpuClasses: []\nadmission:\n  backfil: true\n",
 	  "test.yaml:3: admission: unknown field \"backfil\" (expected enabled, backfill, "
-	  "neverFits, pinTimeoutSeconds, topologyLabel, namespaceLimits, restartWaitSeconds)" },
+	  "neverFits, pinTimeoutSeconds, topologyLabel, namespaceLimits, restartWaitSeconds, qos, "
+	  "namespaces)" },
 	{ "admission not a mapping", "gpuClasses: []\nadmission: [on]\n",
 	  "test.yaml:2: admission: must be a mapping" },
 	{ "enabled not a boolean", "gpuClasses: []\nadmission:\n  enabled: yes\n",
@@ -473,6 +526,47 @@ static const struct broken_case {
 	{ "pinTimeoutSeconds negative", "gpuClasses: []\nadmission:\n  pinTimeoutSeconds: -1\n",
 	  "test.yaml:3: admission.pinTimeoutSeconds: \"-1\" is not an integer between 0 and "
 	  "86400" },
+	{ "qos without namespaces",
+	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: normal, priority: 0}\n",
+	  "test.yaml:3: admission.namespaces: is required with admission.qos: which tiers each "
+	  "namespace may use, and its default" },
+	{ "qos tier without a priority",
+	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: normal}\n  namespaces: []\n",
+	  "test.yaml:4: admission.qos[0]: missing required field \"priority\"" },
+	{ "qos tier name not a label",
+	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: Gold, priority: 1}\n  namespaces: []\n",
+	  "test.yaml:4: admission.qos[0]: name \"Gold\" is not a DNS label" },
+	{ "qos tier twice",
+	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1}\n"
+	  "    - {name: a, priority: 2}\n  namespaces: []\n",
+	  "test.yaml:5: admission.qos[1]: a second tier \"a\" (also qos[0])" },
+	{ "qos tier unknown field",
+	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1, preempts: [b]}\n"
+	  "  namespaces: []\n",
+	  "test.yaml:4: admission.qos[0]: unknown field \"preempts\" (expected name, priority, "
+	  "maxWalltime)" },
+	{ "qos maxWalltime malformed",
+	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1, maxWalltime: 2x}\n"
+	  "  namespaces: []\n",
+	  "test.yaml:4: admission.qos[0].maxWalltime: \"2x\" is not a walltime (seconds, or d, h, "
+	  "m, s in that order, like 90m or 1d12h) between 1s and 366d" },
+	{ "namespace allows an unknown tier",
+	  "gpuClasses: []\nadmission:\n  namespaces:\n"
+	  "    - {namespace: team-a, allowed: [normal, gold], default: normal}\n",
+	  "test.yaml:4: admission.namespaces[0].allowed[1]: \"gold\" is not a tier of qos" },
+	{ "namespace default not allowed",
+	  "gpuClasses: []\nadmission:\n  namespaces:\n"
+	  "    - {namespace: team-a, allowed: [low], default: normal}\n",
+	  "test.yaml:4: admission.namespaces[0]: default \"normal\" is not one of allowed" },
+	{ "namespace twice",
+	  "gpuClasses: []\nadmission:\n  namespaces:\n"
+	  "    - {namespace: '*', allowed: [low], default: low}\n"
+	  "    - {namespace: '*', allowed: [normal], default: normal}\n",
+	  "test.yaml:5: admission.namespaces[1]: a second entry for namespace \"*\" (also "
+	  "namespaces[0])" },
+	{ "namespace without allowed",
+	  "gpuClasses: []\nadmission:\n  namespaces:\n    - {namespace: team-a, default: normal}\n",
+	  "test.yaml:4: admission.namespaces[0]: missing required field \"allowed\"" },
 	{ "restartWaitSeconds too large",
 	  "gpuClasses: []\nadmission:\n  restartWaitSeconds: 604801\n",
 	  "test.yaml:3: admission.restartWaitSeconds: \"604801\" is not an integer between 0 and "

@@ -490,6 +490,18 @@ static const struct plan_case cases[] = {
 	                 "not supported by this controller: the field is not applied to the pods; "
 	                 "remove it (crds/README.md lists what is "
 	                 "supported)|restarts=0|Failed=InvalidSpec|jobs=0/0/0/0/0" },
+	{ .name = "a QOS tier the namespace may not use fails the job before any pod",
+	  .annotations = "{'trainjob.flame.dev/qos':'high'}",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{}"),
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: PolicyViolation: metadata.annotations[trainjob.flame."
+	            "dev/qos]: QOS \"high\" is not allowed there; namespace team-a may use: "
+	            "normal, "
+	            "low" },
+	  .want_status = "Failed|PolicyViolation|metadata.annotations[trainjob.flame.dev/qos]: QOS "
+	                 "\"high\" is not allowed there; namespace team-a may use: normal, "
+	                 "low|restarts=0|Failed=PolicyViolation|jobs=0/0/0/0/0" },
 	{ .name = "a runtime's activeDeadlineSeconds is the walltime of a job that sets none",
 	  .spec = "{'runtimeRef':{'name':'torch-x'},'trainer':{'numNodes':1}}",
 	  .runtime_json = RUNTIME_MORE("{}", "'activeDeadlineSeconds':600,", ""),

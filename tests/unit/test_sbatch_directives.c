@@ -292,9 +292,11 @@ static const struct script_case script_cases[] = {
 	  "pod\n"
 	  "--mail-*: no mail is sent; kubectl get trainjobs and kubectl describe show the job's "
 	  "state and events\n"
-	  "--account: the namespace is the account here; the job goes to the namespace (-n)\n"
-	  "--qos: no QOS here; the queue orders jobs by the annotation "
-	  "trainjob.flame.dev/priority\n" },
+	  "--account: the namespace is the account here; the job goes to the namespace (-n)\n" },
+	{ "--qos takes a tier's name", "#SBATCH --qos=High\n", -EINVAL,
+	  "line 1: #SBATCH --qos=High: High is not a QOS tier's name (lower case letters, digits "
+	  "and -)",
+	  "" },
 };
 
 static void test_scripts(void **state)

@@ -1,0 +1,129 @@
+/* The queue's order (admission.h): per class, the restarts of running jobs first, then the
+ * higher QOS tier, then the place in time, then the key.
+ *
+ * A job's own priority (the annotation trainjob.flame.dev/priority, else its pods'
+ * PriorityClass) reorders only the jobs of its own namespace and tier: those jobs keep the
+ * places in time their creation gave them as a set, and their priorities say which of them
+ * takes which place (as Slurm's `scontrol top` moves a job ahead of the user's other jobs
+ * only). So a namespace puts its own urgent job first among its jobs, and no priority it
+ * sets on itself takes it past a job of another namespace that came before. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reconcilers/admission_run.h"
+
+static const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+/* By class, restarts first, then the higher tier. */
+static int cmp_class_tier(const struct job_key *x, const struct job_key *y)
+{
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	if (x->restart != y->restart)
+		return x->restart ? -1 : 1;
+	if (x->tier != y->tier)
+		return x->tier > y->tier ? -1 : 1;
+	return 0;
+}
+
+/* The jobs of one namespace and tier together, in the order of their own priorities (higher
+ * first), then creation (older first), then the key. */
+static int cmp_own(const void *a, const void *b)
+{
+	const struct job_key *x = a, *y = b;
+	int c = cmp_class_tier(x, y);
+
+	if (c)
+		return c;
+	c = strcmp(or_empty(x->job->namespace), or_empty(y->job->namespace));
+	if (c)
+		return c;
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	if (x->creation_time != y->creation_time)
+		return x->creation_time < y->creation_time ? -1 : 1;
+	c = strcmp(or_empty(x->job->key), or_empty(y->job->key));
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static bool same_group(const struct job_key *x, const struct job_key *y)
+{
+	return cmp_class_tier(x, y) == 0 &&
+	       strcmp(or_empty(x->job->namespace), or_empty(y->job->namespace)) == 0;
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* The queue: restarts, tier (higher first), place (earlier first); between jobs of one
+ * place, those of a namespace in their own order, then the key. */
+static int cmp_queue(const void *a, const void *b)
+{
+	const struct job_key *x = a, *y = b;
+	int c = cmp_class_tier(x, y);
+
+	if (c)
+		return c;
+	if (x->place != y->place)
+		return x->place < y->place ? -1 : 1;
+	c = strcmp(or_empty(x->job->namespace), or_empty(y->job->namespace));
+	if (c)
+		return c;
+	if (x->own_rank != y->own_rank)
+		return x->own_rank < y->own_rank ? -1 : 1;
+	c = strcmp(or_empty(x->job->key), or_empty(y->job->key));
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Whether any two jobs of one namespace and tier have different priorities: only then do
+ * places move. Most queues have none, and are sorted once. */
+static bool priorities_differ(const struct job_key *keys, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (keys[i].priority != keys[0].priority)
+			return true;
+	return false;
+}
+
+int tj_adm_order_jobs(struct job_key *keys, size_t n)
+{
+	int64_t *times;
+
+	for (size_t i = 0; i < n; i++) {
+		keys[i].place = keys[i].creation_time;
+		keys[i].own_rank = 0;
+	}
+	if (priorities_differ(keys, n)) {
+		times = calloc(n + 1, sizeof(*times));
+		if (!times)
+			return -ENOMEM;
+		tj_adm_sort_keys(keys, n, sizeof(*keys), cmp_own);
+		for (size_t start = 0, end; start < n; start = end) {
+			for (end = start + 1; end < n && same_group(&keys[start], &keys[end]);
+			     end++)
+				;
+			for (size_t i = start; i < end; i++)
+				times[i - start] = keys[i].creation_time;
+			qsort(times, end - start, sizeof(*times), cmp_time);
+			for (size_t i = start; i < end; i++) {
+				keys[i].place = times[i - start];
+				keys[i].own_rank = i - start;
+			}
+		}
+		free(times);
+	}
+	tj_adm_sort_keys(keys, n, sizeof(*keys), cmp_queue);
+	return 0;
+}
