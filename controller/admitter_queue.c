@@ -771,6 +771,7 @@ static int build_input(const struct tj_config *config, struct tj_queue_snapshot 
 	}
 	s->adm_config = (struct tj_adm_config){
 		.backfill = policy->backfill,
+		.reservations = policy->backfill_depth,
 		.wait_if_never_fits = policy->wait_if_never_fits,
 		.quotas = s->quotas,
 		.n_quotas = n_quotas,

@@ -391,8 +391,17 @@ static int parse_failure_policy(const struct tj_cfg_parser *p, struct fy_node *n
 }
 
 static const char *const admission_fields[] = {
-	"enabled",         "backfill",           "neverFits", "pinTimeoutSeconds", "topologyLabel",
-	"namespaceLimits", "restartWaitSeconds", "qos",       "namespaces",        NULL,
+	"enabled",
+	"backfill",
+	"neverFits",
+	"pinTimeoutSeconds",
+	"topologyLabel",
+	"namespaceLimits",
+	"restartWaitSeconds",
+	"qos",
+	"namespaces",
+	"backfillDepth",
+	NULL,
 };
 static const char *const limit_fields[] = { "namespace", "gpuClass", "maxGPUs", NULL };
 
@@ -442,7 +451,7 @@ static int parse_admission(const struct tj_cfg_parser *p, struct fy_node *node, 
 	int r = tj_cfg_check_mapping(
 	        p, node, line, path, admission_fields,
 	        "enabled, backfill, neverFits, pinTimeoutSeconds, topologyLabel, "
-	        "namespaceLimits, restartWaitSeconds, qos, namespaces");
+	        "namespaceLimits, restartWaitSeconds, qos, namespaces, backfillDepth");
 
 	if (r < 0)
 		return r;
@@ -455,6 +464,8 @@ static int parse_admission(const struct tj_cfg_parser *p, struct fy_node *node, 
 		return r;
 	if ((r = tj_cfg_field_bool(p, node, line, path, "enabled", &a->enabled)) < 0 ||
 	    (r = tj_cfg_field_bool(p, node, line, path, "backfill", &a->backfill)) < 0 ||
+	    (r = tj_cfg_field_int(p, node, line, path, "backfillDepth", 1, 1000,
+	                          &a->backfill_depth)) < 0 ||
 	    (r = tj_cfg_field_int(p, node, line, path, "pinTimeoutSeconds", 0, 86400,
 	                          &a->pin_timeout_seconds)) < 0 ||
 	    (r = tj_cfg_field_int(p, node, line, path, "restartWaitSeconds", 0, 604800,

@@ -147,6 +147,9 @@ static void run_clear(struct run *r)
 	free(r->later);
 	free(r->pods);
 	free(r->reserved);
+	free(r->reserved_until);
+	free(r->locked);
+	free(r->unlocks);
 	free(r->domain_pods);
 	free(r->chosen);
 	free(r->rooms);
@@ -182,6 +185,9 @@ static int run_alloc(struct run *r)
 	r->later = calloc(nn, sizeof(*r->later));
 	r->pods = calloc(nn, sizeof(*r->pods));
 	r->reserved = calloc(nn, sizeof(*r->reserved));
+	r->reserved_until = calloc(nn, sizeof(*r->reserved_until));
+	r->locked = calloc(nn, sizeof(*r->locked));
+	r->unlocks = calloc(nn, sizeof(*r->unlocks));
 	r->domain_pods = calloc(nn, sizeof(*r->domain_pods));
 	r->chosen = calloc(nn, sizeof(*r->chosen));
 	r->rooms = calloc(nn, sizeof(*r->rooms));
@@ -206,7 +212,8 @@ static int run_alloc(struct run *r)
 	    !r->class_nodes || !r->bucket_nodes || !r->free || !r->later || !r->pods ||
 	    !r->reserved || !r->domain_pods || !r->chosen || !r->rooms || !r->cands || !r->ranks ||
 	    !r->trial || !r->avoiding || !r->kept || !r->kept_slots || !r->releases ||
-	    !r->admitted || !r->order || !r->bucket_jobs || !r->accounts || !r->job_account)
+	    !r->admitted || !r->order || !r->bucket_jobs || !r->accounts || !r->job_account ||
+	    !r->reserved_until || !r->locked || !r->unlocks)
 		return -ENOMEM;
 	return 0;
 }
@@ -613,63 +620,6 @@ static bool over_resource_quota(struct run *r, size_t j)
 	return false;
 }
 
-/* A job behind a blocked head: it starts now only if that cannot delay the head, that is
- * if it keeps off the head's reserved nodes, or if its walltime, and the grace its pods
- * have to stop after it, end by the head's expected start. Without a walltime nobody can
- * tell when it ends: it may still keep off the reserved nodes, but only of a head that has
- * them (an expected start); behind a head whose start is unknown, it waits, so that a
- * stream of such jobs cannot starve the head. */
-static int backfill(struct run *r, size_t b, size_t j, const struct head *head, bool fits)
-{
-	const struct tj_adm_job *job = &r->in->jobs[j];
-	const struct tj_adm_input *in = r->in;
-
-	wait_for(&r->res->decisions[j], fits ? TJ_ADM_REASON_PRIORITY : TJ_ADM_REASON_RESOURCES);
-	if (!fits || !in->config->backfill || (job->walltime <= 0 && head->start <= 0))
-		return 0;
-	struct shape_memo *m = tj_adm_memo_of(r, b, job);
-
-	if (!m || m->fits_elsewhere != 0) {
-		if (tj_adm_place_gang(r, b, r->free, r->reserved, job))
-			return admit(r, b, j, true);
-		if (m)
-			m->fits_elsewhere = 0;
-	}
-	if (job->walltime > 0 && head->start > 0 &&
-	    sat_add(in->now, sat_add(job->walltime, job->grace)) <= head->start &&
-	    tj_adm_place_gang(r, b, r->free, NULL, job))
-		return admit(r, b, j, true);
-	return 0;
-}
-
-static int decide(struct run *r, size_t b, size_t j, struct head *head)
-{
-	const struct tj_adm_job *job = &r->in->jobs[j];
-	struct tj_adm_decision *d = &r->res->decisions[j];
-	bool fits = tj_adm_survey(r, b, job, &d->free_nodes);
-	int64_t most = 0;
-
-	/* A restart has held its nodes before: it waits for them rather than fail. */
-	if (!job->restart && (most = most_pods(r, b, job)) < job->num_nodes) {
-		wait_for(d, TJ_ADM_REASON_NEVER);
-		if (!r->in->config->wait_if_never_fits)
-			d->verdict = TJ_ADM_NEVER_FITS;
-		say_never_fits(r, b, job, most, d);
-		return 0;
-	}
-	if (over_resource_quota(r, j) || over_quota(r, b, j))
-		return 0;
-	if (head->blocked)
-		return backfill(r, b, j, head, fits);
-	if (fits && tj_adm_place_gang(r, b, r->free, NULL, job))
-		return admit(r, b, j, false);
-	head->blocked = true;
-	head->start = tj_adm_reserve(r, b, job);
-	d->expected_start = head->start;
-	wait_for(d, TJ_ADM_REASON_RESOURCES);
-	return 0;
-}
-
 /* Slot s of bucket b, for the job decided now, holds nothing (keep_off). */
 static void keep_off(struct run *r, size_t b, ptrdiff_t s)
 {
@@ -682,10 +632,110 @@ static void keep_off(struct run *r, size_t b, ptrdiff_t s)
 	r->free[s] = (struct tj_adm_resources){ -1, -1, -1, -1 };
 }
 
+/* A job behind a blocked head: it starts now only if that cannot delay any job with a
+ * reservation, that is if it keeps off every reserved node, or if its walltime, and the
+ * grace its pods have to stop after it, end by the earliest of their expected starts.
+ * Without a walltime nobody can tell when it ends: it may still keep off the reserved
+ * nodes, but only when every job with a reservation has an expected start; behind one whose
+ * start is unknown, it waits, so that a stream of such jobs cannot starve it. */
+static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads, bool fits)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	const struct tj_adm_input *in = r->in;
+
+	wait_for(&r->res->decisions[j], fits ? TJ_ADM_REASON_PRIORITY : TJ_ADM_REASON_RESOURCES);
+	if (!fits || !in->config->backfill || (job->walltime <= 0 && heads->unknown))
+		return 0;
+	struct shape_memo *m = tj_adm_memo_of(r, b, job);
+
+	if (!m || m->fits_elsewhere != 0) {
+		if (tj_adm_place_gang(r, b, r->free, r->reserved, job))
+			return admit(r, b, j, true);
+		if (m)
+			m->fits_elsewhere = 0;
+	}
+	if (job->walltime > 0 && heads->first_start > 0 &&
+	    sat_add(in->now, sat_add(job->walltime, job->grace)) <= heads->first_start &&
+	    tj_adm_place_gang(r, b, r->free, NULL, job))
+		return admit(r, b, j, true);
+	return 0;
+}
+
+/* The reservation of a blocked job (reason Resources or Priority already said), on what the
+ * reservations of the jobs ahead of it leave: their nodes hold nothing for it until the
+ * last of those jobs on each would end (never, for one without a walltime). */
+static void reserve(struct run *r, size_t b, size_t j, struct heads *heads)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	struct tj_adm_decision *d = &r->res->decisions[j];
+	size_t n_unlocks = 0;
+	int64_t start, until;
+
+	for (size_t s = r->bucket_slots[b]; heads->n && s < r->bucket_slots[b + 1]; s++) {
+		if (!r->reserved[s])
+			continue;
+		r->locked[s] = true;
+		if (r->reserved_until[s] != INT64_MAX)
+			r->unlocks[n_unlocks++] = (struct release_key){ r->reserved_until[s], s };
+	}
+	tj_adm_sort_releases(r->unlocks, n_unlocks);
+	start = tj_adm_reserve(r, b, job, r->unlocks, n_unlocks);
+	until = start && job->walltime > 0 ? sat_add(start, sat_add(job->walltime, job->grace))
+	                                   : INT64_MAX;
+	for (int rank = 0; start && rank < job->num_pods; rank++) {
+		size_t s = r->ranks[rank];
+
+		if (r->reserved_until[s] < until)
+			r->reserved_until[s] = until;
+	}
+	if (start && has_launcher(job) && r->reserved_until[r->launcher_slot] < until)
+		r->reserved_until[r->launcher_slot] = until;
+	d->expected_start = start;
+	heads->n++;
+	if (!start)
+		heads->unknown = true;
+	else if (!heads->first_start || start < heads->first_start)
+		heads->first_start = start;
+}
+
+static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	struct tj_adm_decision *d = &r->res->decisions[j];
+	bool fits = tj_adm_survey(r, b, job, &d->free_nodes);
+	int64_t most = 0;
+	int err;
+
+	/* A restart has held its nodes before: it waits for them rather than fail. */
+	if (!job->restart && (most = most_pods(r, b, job)) < job->num_nodes) {
+		wait_for(d, TJ_ADM_REASON_NEVER);
+		if (!r->in->config->wait_if_never_fits)
+			d->verdict = TJ_ADM_NEVER_FITS;
+		say_never_fits(r, b, job, most, d);
+		return 0;
+	}
+	if (over_resource_quota(r, j) || over_quota(r, b, j))
+		return 0;
+	if (heads->n) {
+		err = backfill(r, b, j, heads, fits);
+		if (err == 0 && d->verdict == TJ_ADM_WAITING &&
+		    heads->n < (size_t)(r->in->config->reservations > 1
+		                                ? r->in->config->reservations
+		                                : 1))
+			reserve(r, b, j, heads);
+		return err;
+	}
+	if (fits && tj_adm_place_gang(r, b, r->free, NULL, job))
+		return admit(r, b, j, false);
+	wait_for(d, TJ_ADM_REASON_RESOURCES);
+	reserve(r, b, j, heads);
+	return 0;
+}
+
 /* A job kept off some nodes (those it must avoid, those it may not use) sees them full while
  * it is decided, and no release on them counts for its reservation (give_back); they are
  * given back as they were afterwards. */
-static int decide_avoiding(struct run *r, size_t b, size_t j, struct head *head)
+static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *heads)
 {
 	const struct tj_adm_job *job = &r->in->jobs[j];
 	int err;
@@ -699,7 +749,7 @@ static int decide_avoiding(struct run *r, size_t b, size_t j, struct head *head)
 	size_t changed = r->n_kept;
 
 	r->era += changed > 0;
-	err = decide(r, b, j, head);
+	err = decide(r, b, j, heads);
 	for (size_t i = 0; i < changed; i++) {
 		size_t s = r->kept_slots[i];
 
@@ -771,10 +821,10 @@ int tj_admit(const struct tj_adm_input *in, struct tj_adm_result **ret)
 	if (err == 0)
 		err = open_accounts(&r);
 	for (size_t b = 0; b < r.n_buckets && err == 0; b++) {
-		struct head head = { 0 };
+		struct heads heads = { 0 };
 
 		for (size_t i = r.bucket_jobs[b]; i < r.bucket_jobs[b + 1] && err == 0; i++)
-			err = decide_avoiding(&r, b, r.order[i], &head);
+			err = decide_avoiding(&r, b, r.order[i], &heads);
 		number_waiting(&r, b);
 	}
 	run_clear(&r);

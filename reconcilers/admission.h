@@ -31,14 +31,18 @@
  * - Reservation. The first job of a class that does not fit is the head. From the walltime
  *   ends of what runs (releases), the earliest time at which its gang fits is its expected
  *   start, and the nodes it would take then are reserved for it. Without releases that let
- *   it fit (something runs without a walltime), its expected start is unknown (0).
- * - Backfill (EASY, as Slurm's backfill scheduler): a job behind the head starts now only if
- *   it fits in what is free now and either its own walltime, with the grace its pods have
- *   to stop after it, ends no later than the head's expected start, or it leaves the head's
- *   reserved nodes alone. A job without a walltime starts behind a blocked head only off the
- *   head's reserved nodes, and only when the head has a reservation (an expected start).
- *   With backfill off the queue is strict FIFO per class: nothing starts behind a blocked
- *   head.
+ *   it fit (something runs without a walltime), its expected start is unknown (0). The jobs
+ *   behind it that cannot backfill get a reservation too, in the queue's order, up to the
+ *   config's reservations in all (Slurm's backfill depth), each on what the reservations
+ *   before it leave: no node reserved for a job ahead counts for it, ever (a conservative
+ *   start: never one that would delay a job ahead).
+ * - Backfill (as Slurm's backfill scheduler): a job behind a blocked head starts now only if
+ *   it fits in what is free now and delays no job that has a reservation: it leaves every
+ *   reserved node alone, or its own walltime, with the grace its pods have to stop after
+ *   it, ends no later than the earliest expected start of them. A job without a walltime
+ *   starts behind a blocked head only off the reserved nodes, and only when every job with
+ *   a reservation has an expected start. With backfill off the queue is strict FIFO per
+ *   class: nothing starts behind a blocked head.
  * - Quotas (Slurm's GrpTRES). A job whose namespace would hold more GPUs of the class than
  *   the namespace's limit waits with reason QuotaExceeded; it does not block the jobs
  *   behind it, and it is not a head.
@@ -177,6 +181,9 @@ struct tj_adm_config {
 	 * to write with tj_adm_say_deferred for the decisions it tells: a queue of thousands
 	 * costs more to describe than to decide, and most of it is not told again. */
 	bool defer_waiting_messages;
+	/* How many blocked jobs of a class get a reservation and an expected start, in the
+	 * queue's order (Slurm's backfill depth); 0 counts as 1, the head alone. */
+	int reservations;
 };
 
 struct tj_adm_input {
@@ -238,7 +245,7 @@ struct tj_adm_decision {
 struct tj_adm_class_stats {
 	int64_t capacity_gpus;  /* allocatable of the nodes that take new pods */
 	int64_t allocated_gpus; /* used on them */
-	int64_t reserved_gpus;  /* held for the head's expected start */
+	int64_t reserved_gpus;  /* held for the expected starts of the reservations */
 	size_t waiting[4];      /* by reason: Resources, Priority, QuotaExceeded, NeverFits */
 };
 

@@ -289,34 +289,44 @@ static void give_back(struct run *r, size_t first, size_t last, ptrdiff_t s,
 	/* A node the head must avoid or may not use gives it nothing back. */
 	if (s < (ptrdiff_t)first || s >= (ptrdiff_t)last || r->avoiding[s])
 		return;
+	/* One a job ahead holds counts once it gives it back (unlock). */
+	if (r->locked[s]) {
+		give(&r->later[s], back);
+		return;
+	}
 	*total -= r->pods[s];
 	give(&r->later[s], back);
 	r->pods[s] = pods_on(&r->later[s], &head->request, head->num_pods);
 	*total += r->pods[s];
 }
 
-/* The head's expected start: the first release time after which its gang fits in what is
- * free now plus what the releases until then give back; 0 if no release makes it fit. The
- * releases are the running jobs' (the input's) and those of the gangs this cycle admitted
- * ahead of it. The nodes it would take then are reserved for it. Each release changes one
- * node, so the count of pods the class holds is kept up to date node by node instead of
- * recounted. */
-int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job)
+/* A blocked job's expected start: the first release time after which its gang fits in what
+ * is free now plus what the releases until then give back; 0 if no release makes it fit. The
+ * releases are the running jobs' (the input's), those of the gangs this cycle admitted ahead
+ * of it, and the ends of the reservations ahead of it (unlocks). The nodes it would take then are
+ * reserved for it. Each release changes one node, so the count of pods the class holds is kept up
+ * to date node by node instead of recounted. */
+int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job,
+                       const struct release_key *unlocks, size_t n_unlocks)
 {
 	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
-	size_t n_admitted = admitted_releases(r, b, job), i = 0, a = 0;
-	int64_t k = job->num_pods, total = 0;
+	size_t n_admitted = admitted_releases(r, b, job), i = 0, a = 0, u = 0;
+	int64_t k = job->num_pods, total = 0, start = 0;
+	bool locks = false;
 
 	memcpy(&r->later[first], &r->free[first], (last - first) * sizeof(*r->later));
 	for (size_t s = first; s < last; s++) {
-		r->pods[s] = pods_on(&r->later[s], &job->request, k);
+		locks = locks || r->locked[s];
+		r->pods[s] = r->locked[s] ? 0 : pods_on(&r->later[s], &job->request, k);
 		total += r->pods[s];
 	}
-	while (i < r->in->n_releases || a < n_admitted) {
+	while (i < r->in->n_releases || a < n_admitted || u < n_unlocks) {
 		int64_t at = i < r->in->n_releases ? r->releases[i].at : INT64_MAX;
 
 		if (a < n_admitted && r->admitted[a].at < at)
 			at = r->admitted[a].at;
+		if (u < n_unlocks && unlocks[u].at < at)
+			at = unlocks[u].at;
 		for (; i < r->in->n_releases && r->releases[i].at == at; i++) {
 			const struct tj_adm_release *rel = &r->in->releases[r->releases[i].index];
 
@@ -334,8 +344,18 @@ int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job)
 				give_back(r, first, last, r->node_slot[d->launcher_node],
 				          &done->launcher, job, &total);
 		}
+		for (; u < n_unlocks && unlocks[u].at == at; u++) {
+			size_t s = unlocks[u].index;
+
+			r->locked[s] = false;
+			if (!r->avoiding[s]) {
+				r->pods[s] = pods_on(&r->later[s], &job->request, k);
+				total += r->pods[s];
+			}
+		}
 		r->reserving = true;
-		bool fits = total >= k && tj_adm_place_gang(r, b, r->later, NULL, job);
+		bool fits = total >= k &&
+		            tj_adm_place_gang(r, b, r->later, locks ? r->locked : NULL, job);
 		r->reserving = false;
 		if (fits) {
 			for (int64_t rank = 0; rank < k; rank++)
@@ -343,9 +363,12 @@ int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job)
 			if (has_launcher(job))
 				r->reserved[r->launcher_slot] = true;
 			r->era++;
-			r->res->classes[b].reserved_gpus = gang_gpus(job);
-			return at > r->in->now ? at : r->in->now;
+			r->res->classes[b].reserved_gpus += gang_gpus(job);
+			start = at > r->in->now ? at : r->in->now;
+			break;
 		}
 	}
-	return 0;
+	for (size_t s = first; locks && s < last; s++)
+		r->locked[s] = false;
+	return start;
 }

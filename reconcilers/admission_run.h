@@ -65,9 +65,13 @@ struct account {
 };
 
 /* The first job of a class that does not fit now. */
-struct head {
-	bool blocked;  /* the jobs behind it may only backfill */
-	int64_t start; /* its expected start; 0: unknown */
+/* The blocked jobs of a class that have a reservation so far, the first at most the
+ * config's reservations (Slurm's backfill depth): the jobs behind them may only backfill,
+ * delaying none of them. */
+struct heads {
+	size_t n;
+	bool unknown;        /* one of them has no expected start (and reserves nothing) */
+	int64_t first_start; /* the earliest expected start among the others; 0: none */
 };
 
 /* What the free nodes of a class hold of one shape of gang, as long as nothing changes them:
@@ -103,7 +107,14 @@ struct run {
 	struct tj_adm_resources *free;  /* owned; per slot: free now */
 	struct tj_adm_resources *later; /* owned; per slot: free at a release time */
 	int64_t *pods;                  /* owned; per slot: pods of one request it holds */
-	bool *reserved;                 /* owned; per slot: held for its class's head */
+	bool *reserved;                 /* owned; per slot: held for a reservation of its class */
+	/* owned; per slot: when the last reservation holding it gives it back (its start plus
+	 * its walltime and grace); INT64_MAX: never known (a job without a walltime) */
+	int64_t *reserved_until;
+	/* owned; per slot, while a reservation behind others is placed: held for one of them
+	 * still (nothing of it counts for the job), and scratch of their ends by time */
+	bool *locked;
+	struct release_key *unlocks;
 	int64_t *domain_pods;           /* owned; per domain of the bucket being placed */
 	bool *chosen;                   /* owned; per domain: the placement may use it */
 	struct room *rooms;             /* owned; per domain, scratch of choose_domains */
@@ -264,5 +275,8 @@ void tj_adm_sort_keys(void *keys, size_t n, size_t size, int (*cmp)(const void *
  * own_rank. 0 or -ENOMEM. */
 int tj_adm_order_jobs(struct job_key *keys, size_t n);
 
-/* The head's expected start (0: unknown); the nodes it would take then are reserved. */
-int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job);
+/* A blocked job's expected start (0: unknown); the nodes it would take then are reserved.
+ * The slots marked in r->locked hold nothing for it until their unlock (n_unlocks of them,
+ * by time; a locked slot with none never frees); the marks are cleared on return. */
+int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job,
+                       const struct release_key *unlocks, size_t n_unlocks);

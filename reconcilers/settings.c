@@ -98,6 +98,7 @@ static void free_strings(char **strings, size_t n)
 static const struct tj_admission_policy default_admission = {
 	.enabled = true,
 	.backfill = true,
+	.backfill_depth = 8,
 	.pin_timeout_seconds = 60,
 	.restart_wait_seconds = 600,
 };

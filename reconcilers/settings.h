@@ -102,8 +102,11 @@ struct tj_qos_namespace {
 
 /* Gang admission (reconcilers/admission.h, controller/admitter.h). */
 struct tj_admission_policy {
-	bool enabled;            /* off: pods are created at once, the scheduler alone decides */
-	bool backfill;           /* off: a strict FIFO per class */
+	bool enabled;  /* off: pods are created at once, the scheduler alone decides */
+	bool backfill; /* off: a strict FIFO per class */
+	/* How many blocked jobs of a class get a reservation that backfill may not delay, and
+	 * an expected start (Slurm's backfill depth); at least 1. */
+	int backfill_depth;
 	bool wait_if_never_fits; /* neverFits: Wait; else a job that never fits fails */
 	/* Seconds a pinned pod may stay unschedulable before its gang is given back. */
 	int pin_timeout_seconds;

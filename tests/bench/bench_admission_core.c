@@ -3,8 +3,10 @@
  * again as the controller does after every capacity change. Reports the time per run and
  * the decisions per second (jobs decided per run / time per run).
  *
- *   build/tests/bench/bench_admission_core [runs] [jobs] [nodes] [busy|empty|steady]
+ *   build/tests/bench/bench_admission_core [runs] [jobs] [nodes] [busy|empty|steady|all] [depth]
  *
+ * depth is the backfill depth (admission.backfillDepth: how many blocked jobs get a
+ * reservation), 8 as shipped.
  * Two shapes of the cluster: "busy", 90 % of the nodes in use by running jobs whose
  * walltimes end over the next hour (the steady state: a few gangs start, the head gets a
  * reservation, the rest backfill or wait), and "empty", every node free (a restarted
@@ -24,6 +26,9 @@
 #define RACK      32
 #define GIB       (1024LL * 1024 * 1024)
 #define LABEL_MAX 32
+
+/* The backfill depth of every run (argv[5]). */
+static int depth = 8;
 
 /* A fixed sequence, so that every run of the benchmark decides the same queue. */
 static uint64_t next_random(uint64_t *state)
@@ -79,7 +84,8 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 		return -ENOMEM;
 	/* steady as the admitter decides: the waiting jobs' messages left to the few it tells */
 	s->config = (struct tj_adm_config){ .backfill = true,
-		                            .defer_waiting_messages = busy_percent < 0 };
+		                            .defer_waiting_messages = busy_percent < 0,
+		                            .reservations = depth };
 	for (size_t i = 0; i < n_nodes; i++) {
 		struct tj_adm_node *node = &s->nodes[i];
 
@@ -220,13 +226,15 @@ int main(int argc, char **argv)
 	int runs = argc > 1 ? atoi(argv[1]) : 20;
 	size_t n_jobs = argc > 2 ? strtoul(argv[2], NULL, 10) : 5000;
 	size_t n_nodes = argc > 3 ? strtoul(argv[3], NULL, 10) : 2000;
-	const char *only = argc > 4 ? argv[4] : NULL;
+	const char *only = argc > 4 && strcmp(argv[4], "all") != 0 ? argv[4] : NULL;
 	int err = 0, ran = 0;
 
+	depth = argc > 5 ? atoi(argv[5]) : depth;
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
 		ran += !only || strcmp(only, shapes[i].name) == 0;
-	if (runs < 1 || n_jobs < 1 || n_nodes < 1 || !ran) {
-		fprintf(stderr, "usage: %s [runs] [jobs] [nodes] [busy|empty|steady]\n", argv[0]);
+	if (runs < 1 || n_jobs < 1 || n_nodes < 1 || !ran || depth < 1) {
+		fprintf(stderr, "usage: %s [runs] [jobs] [nodes] [busy|empty|steady|all] [depth]\n",
+		        argv[0]);
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]) && err == 0; i++)

@@ -82,7 +82,8 @@ struct job_row {
 
 struct adm_case {
 	const char *name;
-	bool fifo; /* backfill off */
+	bool fifo;        /* backfill off */
+	int reservations; /* the backfill depth; 0: the head alone */
 	bool wait_if_never_fits;
 	/* gh200 nodes gh-1..gh-N of GH(); the first `busy` of them fully used, until NOW +
 	 * busy_for when set; the last `down` of them take no new pods. */
@@ -937,6 +938,93 @@ static const struct adm_case cases[] = {
 	                         "free; expected start unknown" } },
 	  .admitted = 1,
 	  .backfilled = 1 },
+	{ .name = "backfill depth 2: the second blocked job gets a reservation after the first's "
+	          "end, and a job that would delay it waits",
+	  .gh200 = 4,
+	  .busy = 2,
+	  .busy_for = 100,
+	  .reservations = 2,
+	  .jobs = { { .key = "team-a/a",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .walltime = 100,
+	              .only = { "gh-1", "gh-2" },
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 3),
+	              .start = NOW + 100,
+	              .message = "position 1 of 3 in gh200: needs 2 nodes x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:01Z" },
+	            { .key = "team-a/b",
+	              .nodes = 4,
+	              .gpus = 4,
+	              .created = 2,
+	              .walltime = 100,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(2, 3),
+	              .start = NOW + 200,
+	              .free = 2,
+	              .message = "position 2 of 3 in gh200: needs 4 nodes x 4 GPUs, 2 such nodes "
+	                         "free; expected start 10:03Z" },
+	            { .key = "team-a/c",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 3,
+	              .walltime = 500,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Priority",
+	              POS(3, 3),
+	              .free = 2,
+	              .message = "position 3 of 3 in gh200: needs 1 node x 4 GPUs, 2 such nodes "
+	                         "free; expected start unknown" } },
+	  .check_stats = true,
+	  .stats = { .capacity_gpus = 16,
+	             .allocated_gpus = 8,
+	             .reserved_gpus = 24,
+	             .waiting = { 2, 1, 0, 0 } } },
+	{ .name = "backfill depth 1: the same queue; only the head is protected, and the job "
+	          "behind "
+	          "it backfills where the second would go",
+	  .gh200 = 4,
+	  .busy = 2,
+	  .busy_for = 100,
+	  .reservations = 1,
+	  .jobs = { { .key = "team-a/a",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .walltime = 100,
+	              .only = { "gh-1", "gh-2" },
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 2),
+	              .start = NOW + 100,
+	              .message = "position 1 of 2 in gh200: needs 2 nodes x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:01Z" },
+	            { .key = "team-a/b",
+	              .nodes = 4,
+	              .gpus = 4,
+	              .created = 2,
+	              .walltime = 100,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(2, 2),
+	              .free = 2,
+	              .message = "position 2 of 2 in gh200: needs 4 nodes x 4 GPUs, 2 such nodes "
+	                         "free; expected start unknown" },
+	            { .key = "team-a/c",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 3,
+	              .walltime = 500,
+	              .on = { "gh-3" },
+	              POS(0, 2),
+	              .free = 2,
+	              .backfilled = true } },
+	  .admitted = 1,
+	  .backfilled = 1 },
 	{ .name = "backfill off: strict FIFO, nothing starts behind a blocked head",
 	  .fifo = true,
 	  .gh200 = 8,
@@ -1541,6 +1629,7 @@ static void build(const struct adm_case *c, struct built *b)
 	b->config = (struct tj_adm_config){
 		.backfill = !c->fifo,
 		.wait_if_never_fits = c->wait_if_never_fits,
+		.reservations = c->reservations,
 		.quotas = c->quotas,
 	};
 	while (b->config.n_quotas < MAX_QUOTAS && c->quotas[b->config.n_quotas].namespace)

@@ -117,6 +117,7 @@ static void test_shipped_config(void **state)
 	assert_int_equal(a->pin_timeout_seconds, 60);
 	assert_null(a->topology_label);
 	assert_int_equal(a->n_limits, 0);
+	assert_int_equal(a->backfill_depth, tj_config_admission(NULL)->backfill_depth);
 	/* And the built-in QOS tiers and namespace rule. */
 	size_t n_builtin;
 	const struct tj_qos_tier *builtin = tj_qos_tiers(NULL, &n_builtin);
@@ -333,6 +334,7 @@ static void test_admission_policy(void **state)
 	assert_false(d->wait_if_never_fits);
 	assert_int_equal(d->pin_timeout_seconds, 60);
 	assert_int_equal(d->restart_wait_seconds, 600);
+	assert_int_equal(d->backfill_depth, 8);
 	assert_null(d->topology_label);
 	assert_int_equal(d->n_limits, 0);
 
@@ -348,6 +350,7 @@ static void test_admission_policy(void **state)
 	                  "  neverFits: Wait\n"
 	                  "  pinTimeoutSeconds: 0\n"
 	                  "  restartWaitSeconds: 0\n"
+	                  "  backfillDepth: 3\n"
 	                  "  topologyLabel: topology.flame.dev/rack\n"
 	                  "  namespaceLimits:\n"
 	                  "    - {namespace: team-a, gpuClass: gh200, maxGPUs: 16}\n"
@@ -358,6 +361,7 @@ static void test_admission_policy(void **state)
 	assert_true(a->wait_if_never_fits);
 	assert_int_equal(a->pin_timeout_seconds, 0);
 	assert_int_equal(a->restart_wait_seconds, 0);
+	assert_int_equal(a->backfill_depth, 3);
 	assert_string_equal(a->topology_label, "topology.flame.dev/rack");
 	assert_int_equal(a->n_limits, 2);
 	assert_string_equal(a->limits[0].namespace, "team-a");
@@ -516,7 +520,7 @@ static const struct broken_case {
 	{ "unknown admission field", "gpuClasses: []\nadmission:\n  backfil: true\n",
 	  "test.yaml:3: admission: unknown field \"backfil\" (expected enabled, backfill, "
 	  "neverFits, pinTimeoutSeconds, topologyLabel, namespaceLimits, restartWaitSeconds, qos, "
-	  "namespaces)" },
+	  "namespaces, backfillDepth)" },
 	{ "admission not a mapping", "gpuClasses: []\nadmission: [on]\n",
 	  "test.yaml:2: admission: must be a mapping" },
 	{ "enabled not a boolean", "gpuClasses: []\nadmission:\n  enabled: yes\n",
