@@ -122,8 +122,9 @@ enum tj_dependency_outcome {
 
 struct tj_dependency_verdict {
 	enum tj_dependency_outcome outcome;
-	/* While WAITING on a delay (after:NAME+MINUTES) of a job that has started: the earliest
-	 * such delay's end, when the verdict may change without any job changing; else 0. */
+	/* While WAITING on a delay (after:NAME+MINUTES) that has begun to run, NAME having
+	 * started or ended: the earliest such delay's end, when the verdict may change without
+	 * any job changing, so the caller looks again then; else 0. */
 	int64_t wake_at;
 	/* "" when SATISFIED. WAITING: "waits for prep to complete (afterok:prep)"; NEVER:
 	 * "afterok:prep can never be met: prep failed". Several terms are joined, and those
