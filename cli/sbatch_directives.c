@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/plugin.h"
+#include "reconcilers/dependency.h"
 
 void tj_sbatch_note(struct tj_sbatch_notes *notes, const char *fmt, ...)
 {
@@ -595,6 +596,26 @@ static int opt_qos(struct ctx *c, const char *v)
 	return 0;
 }
 
+/* --dependency: the annotation the controller holds the job by; checked here so that a
+ * typo is told at once. Names are TrainJob names of the namespace, not job ids. */
+static int opt_dependency(struct ctx *c, const char *v)
+{
+	struct tj_dependency dep;
+	struct tj_problem why = { "", "" };
+
+	if (strlen(v) >= sizeof(c->opts->dependency))
+		return refuse(c, "a dependency list is at most %zu characters",
+		              sizeof(c->opts->dependency) - 1);
+	if (tj_dependency_parse(v, &dep, &why) < 0) {
+		/* The controller's message names the annotation; here the option is named. */
+		const char *rest = strstr(why.message, "]: ");
+
+		return refuse(c, "%s", rest ? rest + 3 : why.message);
+	}
+	strcpy(c->opts->dependency, v);
+	return 0;
+}
+
 static int opt_ntasks(struct ctx *c, const char *v)
 {
 	return refuse(c, "a total task count is not supported: give -N and --ntasks-per-node");
@@ -648,6 +669,7 @@ static const struct option options[] = {
 	{ "mail-user", 0, TAKES_VALUE, opt_mail, 0 },
 	{ "account", 'A', TAKES_VALUE, opt_account, 0 },
 	{ "qos", 'q', TAKES_VALUE, opt_qos, WHERE(where_qos) },
+	{ "dependency", 'd', TAKES_VALUE, opt_dependency, WHERE(where_dependency) },
 	{ "ntasks", 'n', TAKES_VALUE, opt_ntasks, 0 },
 };
 

@@ -591,6 +591,13 @@ static int add_metadata(cJSON *job, const struct job_ctx *j, const char *name)
 		return -ENOMEM;
 	if (o->where_qos && tj_json_set_string(ann, TJ_LABEL_PREFIX "qos", o->qos) < 0)
 		return -ENOMEM;
+	if (o->where_dependency &&
+	    tj_json_set_string(ann, TJ_LABEL_PREFIX "dependency", o->dependency) < 0)
+		return -ENOMEM;
+	/* The job's name in Slurm's sense, which names its singleton group: an array's
+	 * TrainJobs are named apart, and share it. */
+	if (o->n_array && tj_json_set_string(ann, TJ_LABEL_PREFIX "job-name", j->base) < 0)
+		return -ENOMEM;
 	if (o->where_signal) {
 		snprintf(buf, sizeof(buf), "%d", o->signal_seconds);
 		if (tj_json_set_string(ann, TJ_ANNOTATION_DEADLINE_WARNING, buf) < 0)

@@ -9,6 +9,7 @@
 #include "controller/admitter.h"
 #include "controller/executor.h"
 #include "controller/expectations.h"
+#include "controller/job_lookup.h"
 #include "controller/log.h"
 #include "controller/stores.h"
 #include "controller/workqueue.h"
@@ -214,6 +215,19 @@ static void enqueue_all(struct tj_controller *c, bool await)
 		}
 }
 
+static void enqueue_dependent(const char *key, void *userdata)
+{
+	enqueue(userdata, key);
+}
+
+/* A job of job's namespace came, went or changed its state: the jobs of the namespace that
+ * wait for a dependency are planned again. */
+static void enqueue_dependents(struct tj_controller *c, const struct tj_trainjob *job)
+{
+	tj_job_lookup_dependents(tj_reflector_store(c->informers->trainjobs), job->namespace,
+	                         enqueue_dependent, c);
+}
+
 static void on_trainjob(const void *obj, void *userdata)
 {
 	char key[TJ_STORE_KEY_MAX];
@@ -222,9 +236,20 @@ static void on_trainjob(const void *obj, void *userdata)
 		enqueue(userdata, key);
 }
 
+static void on_trainjob_add(const void *obj, void *userdata)
+{
+	on_trainjob(obj, userdata);
+	enqueue_dependents(userdata, obj);
+}
+
 static void on_trainjob_update(const void *old, const void *new_obj, void *userdata)
 {
+	const struct tj_trainjob *was = old, *is = new_obj;
+
 	on_trainjob(new_obj, userdata);
+	if (was->status.state != is->status.state ||
+	    was->status.start_time != is->status.start_time)
+		enqueue_dependents(userdata, is);
 }
 
 static void on_pod(const void *obj, void *userdata)
@@ -273,6 +298,7 @@ static void on_trainjob_delete(const void *obj, void *userdata)
 		count_cancelled(c, obj, key);
 	}
 	on_trainjob(obj, userdata);
+	enqueue_dependents(c, obj);
 }
 
 /* A runtime changed: the TrainJobs that name it may now be able to start (DESIGN.md: a job
@@ -660,6 +686,7 @@ struct gathered {
 	const struct tj_pod **pods; /* owned */
 	struct tj_problem why;
 	struct tj_admission_ticket ticket;
+	struct tj_job_lookup jobs; /* the namespace's jobs, for a dependency */
 };
 
 /* Gather: the job's runtime, its pods, its Workload and the queue's ticket, from the
@@ -672,6 +699,7 @@ static int gather(struct tj_controller *c, const struct reconcile *r, const stru
 	int rc;
 
 	g->why = (struct tj_problem){ "", "" };
+	tj_job_lookup_init(&g->jobs, tj_reflector_store(c->informers->trainjobs), job);
 	if (tj_runtime_resolve(job, lookup_runtime, c, &runtime, &g->why) < 0)
 		runtime = NULL;
 	rc = tj_pod_collect_owned(tj_reflector_store(c->informers->pods), r->key, job->uid,
@@ -690,6 +718,7 @@ static int gather(struct tj_controller *c, const struct reconcile *r, const stru
 		.n_pods = n_pods,
 		.node_lookup = lookup_node,
 		.node_ctx = c,
+		.jobs = &g->jobs.lookup,
 		.ticket = tj_admitter_ticket(c->admitter, job, r->key, &g->ticket) ? &g->ticket
 		                                                                   : NULL,
 		.workload = c->informers->workloads
@@ -803,6 +832,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 	if (rc == 0)
 		rc = tj_plan_trainjob(&g.in, &plan);
 	free(g.pods);
+	tj_job_lookup_clear(&g.jobs);
 	if (rc < 0)
 		return rc;
 	return commit(c, r, &g, now, plan);
@@ -843,7 +873,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
                       struct tj_controller **ret)
 {
 	struct tj_controller *c = calloc(1, sizeof(*c));
-	struct tj_reflector_handlers trainjobs = { on_trainjob,        on_trainjob_update,
+	struct tj_reflector_handlers trainjobs = { on_trainjob_add,    on_trainjob_update,
 		                                   on_trainjob_delete, on_synced,
 		                                   on_informer_error,  NULL };
 	struct tj_reflector_handlers runtimes = { on_runtime, on_runtime_update, on_runtime,

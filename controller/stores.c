@@ -1,5 +1,8 @@
 #include "controller/stores.h"
 
+#include <errno.h>
+#include <stdio.h>
+
 #include "reconcilers/runtime.h"
 #include "reconcilers/trainjob.h"
 
@@ -25,9 +28,18 @@ static const char *trainjob_version(const void *obj)
 	return ((const struct tj_trainjob *)obj)->resource_version;
 }
 
+static int trainjob_by_namespace(const void *obj, char *buf, size_t size)
+{
+	const struct tj_trainjob *job = obj;
+
+	return snprintf(buf, size, "%s", job->namespace) < (int)size ? 1 : -ENAMETOOLONG;
+}
+
 const struct tj_store_ops tj_trainjob_store_ops = {
 	.free = trainjob_free,
 	.key = trainjob_key,
+	.index = { [TJ_TRAINJOB_INDEX_NAMESPACE] = trainjob_by_namespace },
+	.n_indexes = 1,
 	.version = trainjob_version,
 };
 

@@ -8,6 +8,10 @@
 #include "informers/store.h"
 
 extern const struct tj_store_ops tj_trainjob_store_ops;
+/* The TrainJob cache's index: by namespace. */
+enum {
+	TJ_TRAINJOB_INDEX_NAMESPACE
+};
 extern const struct tj_store_ops tj_runtime_store_ops;
 
 /* Projections for the reflector: 0 and *ret, or a negative errno. */

@@ -46,11 +46,15 @@
 /* On a TrainJob: its dependency list. */
 #define TJ_ANNOTATION_DEPENDENCY TJ_LABEL_PREFIX "dependency"
 /* On a TrainJob: its job name in Slurm's sense, which names its singleton group. */
-#define TJ_ANNOTATION_JOB_NAME    TJ_LABEL_PREFIX "job-name"
+#define TJ_ANNOTATION_JOB_NAME TJ_LABEL_PREFIX "job-name"
 
-#define TJ_DEPENDENCY_MAX_TERMS   32
-#define TJ_DEPENDENCY_MAX_LENGTH  4096   /* characters of the annotation */
-#define TJ_DEPENDENCY_MAX_MINUTES 527040 /* after:NAME+MINUTES: 366 days */
+/* The reasons of a job its dependency holds (Queued) or fails (Failed), Slurm's words. */
+#define TJ_REASON_DEPENDENCY       "Dependency"
+#define TJ_REASON_DEPENDENCY_NEVER "DependencyNeverSatisfied"
+
+#define TJ_DEPENDENCY_MAX_TERMS    32
+#define TJ_DEPENDENCY_MAX_LENGTH   4096   /* characters of the annotation */
+#define TJ_DEPENDENCY_MAX_MINUTES  527040 /* after:NAME+MINUTES: 366 days */
 
 enum tj_dependency_type {
 	TJ_DEPENDENCY_AFTER,

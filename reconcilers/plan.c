@@ -791,7 +791,7 @@ static int decide(struct planner *p)
 		p->st.start_time = 0;
 		tj_planner_event(p, false, "Resumed", "TrainJob is resumed");
 	}
-	if (tj_planner_deadline(p))
+	if (tj_planner_dependency(p) || tj_planner_deadline(p))
 		goto out;
 	if (find_failure(p, gang, &failed)) {
 		tj_planner_restart(p, &failed, gang, max_restarts);

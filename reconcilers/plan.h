@@ -278,6 +278,8 @@ struct tj_plan {
 /* Finds a node in the Node cache; NULL if there is no such node. */
 typedef const struct tj_node *(*tj_node_lookup_fn)(void *ctx, const char *name);
 
+struct tj_dependency_lookup;
+
 struct tj_plan_input {
 	const struct tj_trainjob *job;
 	/* The resolved runtime (tj_runtime_resolve), or NULL with runtime_problem saying why. */
@@ -293,6 +295,9 @@ struct tj_plan_input {
 	 * not find has been deleted. */
 	tj_node_lookup_fn node_lookup;
 	void *node_ctx;
+	/* The TrainJobs of the job's namespace, for its dependency (reconcilers/dependency.h);
+	 * NULL: none are known (the offline view), and a dependency holds nothing. */
+	const struct tj_dependency_lookup *jobs;
 	/* NULL: no built-in admission for this job (switched off, Kueue or another admitter):
 	 * missing pods are created at once. */
 	const struct tj_admission_ticket *ticket;

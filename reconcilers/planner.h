@@ -151,6 +151,10 @@ bool tj_planner_backing_off(struct planner *p);
  * true. */
 bool tj_planner_walltime(struct planner *p, const struct tj_gpu_class *cls);
 
+/* plan_dependency.c: a job that has not started waits for its dependency (Queued,
+ * Dependency) or fails when it can never be met: then true. */
+bool tj_planner_dependency(struct planner *p);
+
 /* plan_deadline.c: the deadline of a started job. Fixes status.deadline, fails the job
  * (DeadlineExceeded) when it has passed, and returns true then; otherwise warns the pods
  * once the warning is due and asks to plan again at the warning and at the deadline. A job

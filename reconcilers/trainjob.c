@@ -408,6 +408,8 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->node_grace_period);
 	free(job->priority);
 	free(job->qos);
+	free(job->dependency);
+	free(job->job_name);
 	free(job->deadline_warning);
 	free(job->runtime_api_group);
 	free(job->runtime_kind);
@@ -467,6 +469,8 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_NODE_GRACE_PERIOD));
 	job->priority = dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_PRIORITY));
 	job->qos = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "qos"));
+	job->dependency = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "dependency"));
+	job->job_name = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "job-name"));
 	job->deadline_warning =
 	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_DEADLINE_WARNING));
 	job->kueue =

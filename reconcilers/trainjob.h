@@ -167,8 +167,12 @@ struct tj_trainjob {
 	/* owned; annotation trainjob.flame.dev/node-grace-period-seconds, NULL if absent */
 	char *node_grace_period;
 	char *priority; /* owned; annotation trainjob.flame.dev/priority, NULL if absent */
-	char *qos;  /* owned; annotation trainjob.flame.dev/qos (reconcilers/qos.h), NULL if absent
-	             */
+	/* owned; annotation trainjob.flame.dev/qos (reconcilers/qos.h), NULL if absent */
+	char *qos;
+	/* owned; annotations trainjob.flame.dev/dependency and job-name
+	 * (reconcilers/dependency.h), NULL if absent */
+	char *dependency;
+	char *job_name;
 	bool kueue; /* labelled kueue.x-k8s.io/queue-name */
 	/* owned; annotation trainjob.flame.dev/deadline-warning-seconds, NULL if absent */
 	char *deadline_warning;

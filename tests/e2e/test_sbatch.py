@@ -158,8 +158,8 @@ def test_help_version_and_bad_input(tmp_path):
     unknown = sbatch("--frobnicate", "x.sh", check=False)
     assert unknown.returncode == 2
     assert unknown.stderr == "kubectl sbatch: unknown option --frobnicate (see --help)\n"
-    path = script(tmp_path, "dep.sh", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --dependency=afterok:7\necho\n")
+    path = script(tmp_path, "resv.sh", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --reservation=maint\necho\n")
     refused = sbatch("--dry-run", path, check=False)
     assert refused.returncode == 1
-    assert refused.stderr == (f"kubectl sbatch: {path}: line 3: #SBATCH --dependency=afterok:7: not supported "
+    assert refused.stderr == (f"kubectl sbatch: {path}: line 3: #SBATCH --reservation=maint: not supported "
                               "by kubectl sbatch (see kubectl sbatch --help)\n")

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
+#include "reconcilers/dependency.h"
 #include "reconcilers/json.h"
 #include "reconcilers/plan.h"
 
@@ -93,7 +94,42 @@ struct plan_case {
 	const struct tj_workload *workload;
 	/* The API server serves the Workload API (plan input native_gang). */
 	bool native_gang;
+	/* The namespace's other TrainJobs, for a dependency; NULL: none known. */
+	const struct tj_dependency_lookup *jobs;
 };
+
+/* A TrainJob of the namespace, as a dependency reads it. */
+struct other_job {
+	const char *name;
+	struct tj_dependency_job job;
+};
+
+static bool find_other(void *userdata, const char *name, struct tj_dependency_job *ret)
+{
+	for (const struct other_job *o = userdata; o->name; o++)
+		if (strcmp(o->name, name) == 0) {
+			*ret = o->job;
+			return true;
+		}
+	return false;
+}
+
+static const struct other_job prep_running[] = {
+	{ "prep", { TJ_STATE_RUNNING, NOW - 600, NOW - 300, 0 } }, { NULL }
+};
+static const struct other_job prep_complete[] = {
+	{ "prep", { TJ_STATE_COMPLETE, NOW - 600, NOW - 300, NOW - 60 } }, { NULL }
+};
+static const struct other_job prep_failed[] = {
+	{ "prep", { TJ_STATE_FAILED, NOW - 600, NOW - 300, NOW - 60 } }, { NULL }
+};
+static const struct tj_dependency_lookup jobs_prep_running = { find_other, NULL,
+	                                                       (void *)prep_running };
+static const struct tj_dependency_lookup jobs_prep_complete = { find_other, NULL,
+	                                                        (void *)prep_complete };
+static const struct tj_dependency_lookup jobs_prep_failed = { find_other, NULL,
+	                                                      (void *)prep_failed };
+static const struct tj_dependency_lookup jobs_none = { find_other, NULL, (void *)&prep_running[1] };
 
 #define KUEUE_QUEUE "{'kueue.x-k8s.io/queue-name':'team'}"
 
@@ -490,6 +526,57 @@ static const struct plan_case cases[] = {
 	                 "not supported by this controller: the field is not applied to the pods; "
 	                 "remove it (crds/README.md lists what is "
 	                 "supported)|restarts=0|Failed=InvalidSpec|jobs=0/0/0/0/0" },
+	{ .name = "a dependency not met yet holds the job Queued, without a pod",
+	  .annotations = "{'trainjob.flame.dev/dependency':'afterok:prep'}",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{}"),
+	  .jobs = &jobs_prep_running,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Normal Dependency: waits for prep to complete (afterok:prep)" },
+	  .want_status = "Queued|Dependency|waits for prep to complete "
+	                 "(afterok:prep)|restarts=0||jobs=0/0/0/0/0",
+	  .want_requeue = 60 },
+	{ .name = "a dependency met lets the job start",
+	  .annotations = "{'trainjob.flame.dev/dependency':'afterok:prep'}",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{}"),
+	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0",
+	  .jobs = &jobs_prep_complete,
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
+	            "torch-x" } },
+	{ .name = "a dependency that can never be met fails the job",
+	  .annotations = "{'trainjob.flame.dev/dependency':'afterok:prep'}",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{}"),
+	  .jobs = &jobs_prep_failed,
+	  .want = { "0 PatchStatus vit", "0 Event Warning Failed: DependencyNeverSatisfied: "
+	                                 "afterok:prep can never be met: prep failed" },
+	  .want_status = "Failed|DependencyNeverSatisfied|afterok:prep can never be met: prep "
+	                 "failed|restarts=0|Failed=DependencyNeverSatisfied|jobs=0/0/0/0/0" },
+	{ .name = "a dependency on a job the namespace does not have fails after a minute",
+	  .annotations = "{'trainjob.flame.dev/dependency':'afterany:prep'}",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{}"),
+	  .jobs = &jobs_none,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: DependencyNeverSatisfied: afterany:prep can never be "
+	            "met: the namespace has no TrainJob prep" },
+	  .want_status = "Failed|DependencyNeverSatisfied|afterany:prep can never be met: the "
+	                 "namespace has no TrainJob "
+	                 "prep|restarts=0|Failed=DependencyNeverSatisfied|jobs=0/0/0/0/0" },
+	{ .name = "a malformed dependency fails the job",
+	  .annotations = "{'trainjob.flame.dev/dependency':'afterok'}",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{}"),
+	  .jobs = &jobs_prep_running,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: InvalidSpec: "
+	            "metadata.annotations[trainjob.flame.dev/dependency]: character 8: afterok "
+	            "needs a TrainJob name (afterok:NAME)" },
+	  .want_status = "Failed|InvalidSpec|metadata.annotations[trainjob.flame.dev/dependency]: "
+	                 "character 8: afterok needs a TrainJob name "
+	                 "(afterok:NAME)|restarts=0|Failed=InvalidSpec|jobs=0/0/0/0/0" },
 	{ .name = "a QOS tier the namespace may not use fails the job before any pod",
 	  .annotations = "{'trainjob.flame.dev/qos':'high'}",
 	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
@@ -1783,6 +1870,7 @@ static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
 	                                         .node_lookup = c->n_nodes ? lookup_node : NULL,
 	                                         .node_ctx = f,
 	                                         .ticket = c->ticket,
+	                                         .jobs = c->jobs,
 	                                         .workload = c->workload,
 	                                         .now = NOW,
 	                                         .native_gang = c->native_gang },

@@ -100,7 +100,7 @@ static const struct sbatch_case cases[] = {
 	  NULL,
 	  1,
 	  "kubectl sbatch: " TJ_SOURCE_ROOT_MARK DATA
-	  "unknown-directive.sh: line 4: #SBATCH --dependency=afterok:4242: not supported by "
+	  "unknown-directive.sh: line 4: #SBATCH --reservation=maint: not supported by "
 	  "kubectl sbatch (see kubectl sbatch --help)\n",
 	  0 },
 	{ "--gpus that does not divide",

@@ -76,6 +76,11 @@ static void test_memory(void **state)
 
 /* One option, as the command line gives it; the result is checked by a predicate on the
  * options, or the exact message. */
+static bool dependency(const struct tj_sbatch_opts *o)
+{
+	return strcmp(o->dependency, "afterok:prep:eval,singleton") == 0;
+}
+
 struct option_case {
 	const char *arg, *next;
 	int rc;
@@ -224,7 +229,9 @@ static const struct option_case option_cases[] = {
 	{ "--ntasks=16", NULL, -EINVAL,
 	  "--ntasks=16: a total task count is not supported: give -N and --ntasks-per-node", NULL },
 	{ "--time", NULL, -EINVAL, "--time: needs a value", NULL },
-	{ "--dependency=afterok:1", NULL, 0, NULL, NULL },
+	{ "--dependency=afterok:prep:eval,singleton", NULL, 1, NULL, dependency },
+	{ "-d", "afterok", -EINVAL,
+	  "-d afterok: character 8: afterok needs a TrainJob name (afterok:NAME)", NULL },
 	{ "--nodes-extra=1", NULL, 0, NULL, NULL },
 };
 
@@ -269,8 +276,8 @@ static const struct script_case script_cases[] = {
 	  "#!/bin/bash\n#SBATCH -N 2\necho hi\n#SBATCH --bogus\n", 0, "",
 	  "line 4: #SBATCH after the first command is ignored, as sbatch ignores it\n" },
 	{ "an unknown directive names its line",
-	  "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --dependency=afterok:1234\n", -EINVAL,
-	  "line 3: #SBATCH --dependency=afterok:1234: not supported by kubectl sbatch (see "
+	  "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --reservation=maint\n", -EINVAL,
+	  "line 3: #SBATCH --reservation=maint: not supported by kubectl sbatch (see "
 	  "kubectl sbatch --help)",
 	  "" },
 	{ "-n in a script is --ntasks", "#!/bin/bash\n#SBATCH -n 8\n", -EINVAL,

@@ -1,5 +1,5 @@
 #!/bin/bash
 #SBATCH --job-name=after-prep
 #SBATCH --nodes=1
-#SBATCH --dependency=afterok:4242
+#SBATCH --reservation=maint
 python train.py
