@@ -10,6 +10,7 @@
 #include "base/number.h"
 #include "base/time_share.h"
 #include "controller/admitter_queue.h"
+#include "controller/admitter_share.h"
 #include "controller/log.h"
 #include "informers/priority_class.h"
 #include "informers/resources.h"
@@ -73,6 +74,7 @@ struct tj_admitter {
 	uint64_t due_ms;                 /* uv_now at which the scheduled cycle runs */
 	struct tj_queue_gone_node gone[TJ_QUEUE_MAX_GONE]; /* nodes deleted a short while ago */
 	size_t n_gone;
+	struct tj_fair_shares shares; /* the namespaces' usage, read now and then */
 };
 
 /* ---- the rebuild of the queue ---- */
@@ -275,6 +277,36 @@ static void publish_stats(struct tj_admitter *a, const struct tj_adm_result *res
 }
 
 /* Returns the jobs it decided. */
+static bool has_account(const char *const *values, void *ctx)
+{
+	const struct tj_fair_shares *fs = ctx;
+
+	for (size_t i = 0; i < fs->n; i++)
+		if (strcmp(fs->accounts[i].namespace, values[0]) == 0)
+			return true;
+	return false;
+}
+
+/* The namespaces' fair share, as just read; the series of namespaces gone go too. */
+static void publish_shares(const struct tj_admitter *a)
+{
+	const struct tj_std_metrics *m = a->metrics;
+
+	if (!m)
+		return;
+	tj_metric_remove_series(m->trainjob_fair_share_usage_gpu_seconds, has_account,
+	                        (void *)&a->shares);
+	tj_metric_remove_series(m->trainjob_fair_share_factor, has_account, (void *)&a->shares);
+	for (size_t i = 0; i < a->shares.n; i++) {
+		const struct tj_fair_share_account *acc = &a->shares.accounts[i];
+
+		tj_metric_set(m->trainjob_fair_share_usage_gpu_seconds, TJ_LABELS(acc->namespace),
+		              acc->usage);
+		tj_metric_set(m->trainjob_fair_share_factor, TJ_LABELS(acc->namespace),
+		              acc->factor);
+	}
+}
+
 static size_t cycle(struct tj_admitter *a)
 {
 	/* The cycle's number (a->cycles once counted) stamps the ledger's nodes it reads. */
@@ -291,6 +323,11 @@ static size_t cycle(struct tj_admitter *a)
 	a->last_cycle_ms = now_ms;
 	plan_lagging(a, now_ms);
 	rc = tj_queue_snapshot_build(&src, &s, now, now_ms);
+	if (rc == 0 && tj_fair_shares_apply(&a->shares, &src, &s, now) < 0)
+		tj_log_warn("admitter",
+		            "no memory for the fair share: the queue is ordered by age");
+	if (rc == 0 && a->shares.read_at == now)
+		publish_shares(a);
 	if (rc < 0)
 		goto out;
 	a->cycle_snapshot_ns = uv_hrtime();
@@ -506,6 +543,7 @@ static void on_closed(uv_handle_t *h)
 		tj_store_free(a->refusals);
 		tj_store_free(a->awaiting);
 		tj_ledger_free(a->ledger);
+		tj_fair_shares_clear(&a->shares);
 		free(a);
 	}
 }

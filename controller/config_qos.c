@@ -6,10 +6,11 @@
 #include <string.h>
 
 #include "controller/config_walltime.h"
+#include "reconcilers/fair_share.h"
 #include "reconcilers/qos.h"
 
 static const char *const tier_fields[] = { "name", "priority", "maxWalltime", NULL };
-static const char *const namespace_fields[] = { "namespace", "allowed", "default", NULL };
+static const char *const namespace_fields[] = { "namespace", "allowed", "default", "share", NULL };
 
 static int parse_tier(const struct tj_cfg_parser *p, struct fy_node *node, int line,
                       const char *path, struct tj_qos_tier *t)
@@ -107,8 +108,9 @@ static int parse_namespace(const struct tj_cfg_parser *p, struct fy_node *node, 
                            struct tj_qos_namespace *q)
 {
 	int r = tj_cfg_check_mapping(p, node, line, path, namespace_fields,
-	                             "namespace, allowed, default");
+	                             "namespace, allowed, default, share");
 	bool allowed = false;
+	int share = 1;
 
 	if (r < 0)
 		return r;
@@ -132,7 +134,9 @@ static int parse_namespace(const struct tj_cfg_parser *p, struct fy_node *node, 
 	if (!allowed)
 		return tj_cfg_fail(p, tj_cfg_field_line(node, "default", line), path,
 		                   "default \"%s\" is not one of allowed", q->default_tier);
-	return 0;
+	r = tj_cfg_field_int(p, node, line, path, "share", 1, TJ_FAIR_SHARE_MAX_SHARE, &share);
+	q->share = share;
+	return r;
 }
 
 static int parse_namespaces(const struct tj_cfg_parser *p, struct fy_node *seq, int seq_line,

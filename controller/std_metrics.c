@@ -56,6 +56,7 @@ static const char *const l_namespace_reason_class[] = { "namespace", "reason", "
 static const char *const l_name_event[] = { "name", "event", NULL };
 static const char *const l_resource[] = { "resource", NULL };
 static const char *const l_class[] = { "gpu_class", NULL };
+static const char *const l_namespace[] = { "namespace", NULL };
 static const char *const l_namespace_class_reason[] = { "namespace", "gpu_class", "reason", NULL };
 static const char *const l_class_state[] = { "gpu_class", "state", NULL };
 static const char *const l_namespace_class[] = { "namespace", "gpu_class", NULL };
@@ -218,6 +219,16 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		           "pods hold (allocated), and what the head of the queue has reserved",
 		           l_class_state),
 		  &m.trainjob_gpus },
+		{ TJ_GAUGE("trainjob_fair_share_usage_gpu_seconds",
+		           "A namespace's GPU-seconds for fair share: its TrainJobs' recorded "
+		           "GPU-seconds, each decayed by its age with admission.fairShareHalfLife",
+		           l_namespace),
+		  &m.trainjob_fair_share_usage_gpu_seconds },
+		{ TJ_GAUGE("trainjob_fair_share_factor",
+		           "A namespace's fair-share factor, 2^(-usage/share), both normalized: 1 "
+		           "for one that used nothing, 0.5 for one that used its share",
+		           l_namespace),
+		  &m.trainjob_fair_share_factor },
 		{ TJ_GAUGE("trainjob_job_gpus",
 		           "GPUs of TrainJobs' pods by namespace and the class of their node: "
 		           "requested (held or waited for), running, and idle (running in a gang "

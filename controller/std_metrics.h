@@ -59,7 +59,10 @@ struct tj_std_metrics {
 	/* gauge {namespace, gpu_class, state}: reconcilers/gpu_use.h */
 	struct tj_metric *trainjob_job_gpus;
 	struct tj_metric *trainjob_admissions_total; /* counter {gpu_class} */
-	struct tj_metric *trainjob_backfills_total;  /* counter */
+	/* gauges {namespace}: reconcilers/fair_share.h */
+	struct tj_metric *trainjob_fair_share_usage_gpu_seconds;
+	struct tj_metric *trainjob_fair_share_factor;
+	struct tj_metric *trainjob_backfills_total; /* counter */
 	/* the write gate (controller/write_gate.h) */
 	struct tj_metric *trainjob_write_gate_waiting;        /* gauge */
 	struct tj_metric *trainjob_write_gate_deferred_total; /* counter */

@@ -344,7 +344,7 @@ static int order_jobs(struct run *r)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->n_jobs; i++)
 		keys[i] = job_key_of(in, i);
-	if (tj_adm_order_jobs(keys, in->n_jobs) < 0) {
+	if (tj_adm_order_jobs(keys, in->n_jobs, in->now) < 0) {
 		free(keys);
 		return -ENOMEM;
 	}

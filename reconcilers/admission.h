@@ -24,7 +24,9 @@
  *   the fewest free GPUs that still holds a pod (so partly used nodes fill up first and whole
  *   nodes stay whole), then the name, so the choice is deterministic.
  * - Order. Per class: restarts of running jobs first (a failed worker's replacements), then
- *   the QOS tier's priority (higher first), then creation time (older first), then the key.
+ *   the QOS tier's priority (higher first), then the fair-share priority (higher first: the
+ *   namespace's fair-share points plus the job's age points, reconcilers/fair_share.h), then
+ *   creation time (older first), then the key.
  *   A job's own priority reorders only the jobs of its namespace and tier among the places
  *   their creation times gave them (admission_order.c): no priority a job sets on itself
  *   takes it past another namespace's job.
@@ -121,9 +123,12 @@ struct tj_adm_job {
 	int num_pods;                    /* ranks that need a pod now (1..num_nodes) */
 	struct tj_adm_resources request; /* of one pod */
 	int tier;                        /* the priority of its QOS tier (reconcilers/qos.h) */
-	int32_t priority;                /* its own: orders only its namespace's jobs */
-	int64_t creation_time;           /* unix seconds */
-	int64_t walltime;                /* the effective walltime (walltime.h); 0: none */
+	/* Its namespace's fair-share points (reconcilers/fair_share.h), 0..10000: inside a
+	 * tier, with the job's age points, higher first. */
+	int fair_share;
+	int32_t priority;      /* its own: orders only its namespace's jobs */
+	int64_t creation_time; /* unix seconds */
+	int64_t walltime;      /* the effective walltime (walltime.h); 0: none */
 	/* The seconds its pods may take to stop once the walltime ends (their
 	 * terminationGracePeriodSeconds): it gives its nodes back that much later. */
 	int64_t grace;

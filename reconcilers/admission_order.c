@@ -1,5 +1,7 @@
 /* The queue's order (admission.h): per class, the restarts of running jobs first, then the
- * higher QOS tier, then the place in time, then the key.
+ * higher QOS tier, then the higher fair-share priority (the namespace's fair-share points
+ * and the age of the job's place, reconcilers/fair_share.h), then the place in time, then
+ * the key.
  *
  * A job's own priority (the annotation trainjob.flame.dev/priority, else its pods'
  * PriorityClass) reorders only the jobs of its own namespace and tier: those jobs keep the
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "reconcilers/admission_run.h"
+#include "reconcilers/fair_share.h"
 
 static const char *or_empty(const char *s)
 {
@@ -65,8 +68,9 @@ static int cmp_time(const void *a, const void *b)
 	return *x < *y ? -1 : *x > *y;
 }
 
-/* The queue: restarts, tier (higher first), place (earlier first); between jobs of one
- * place, those of a namespace in their own order, then the key. */
+/* The queue: restarts, tier (higher first), fair-share priority (higher first), place
+ * (earlier first); between jobs of one place, those of a namespace in their own order,
+ * then the key. */
 static int cmp_queue(const void *a, const void *b)
 {
 	const struct job_key *x = a, *y = b;
@@ -74,6 +78,8 @@ static int cmp_queue(const void *a, const void *b)
 
 	if (c)
 		return c;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
 	if (x->place != y->place)
 		return x->place < y->place ? -1 : 1;
 	c = strcmp(or_empty(x->job->namespace), or_empty(y->job->namespace));
@@ -97,7 +103,7 @@ static bool priorities_differ(const struct job_key *keys, size_t n)
 	return false;
 }
 
-int tj_adm_order_jobs(struct job_key *keys, size_t n)
+int tj_adm_order_jobs(struct job_key *keys, size_t n, int64_t now)
 {
 	int64_t *times;
 
@@ -124,6 +130,9 @@ int tj_adm_order_jobs(struct job_key *keys, size_t n)
 		}
 		free(times);
 	}
+	for (size_t i = 0; i < n; i++)
+		keys[i].score = (int64_t)keys[i].job->fair_share +
+		                tj_fair_share_age_points(keys[i].place, now);
 	tj_adm_sort_keys(keys, n, sizeof(*keys), cmp_queue);
 	return 0;
 }

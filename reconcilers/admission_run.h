@@ -43,6 +43,7 @@ struct job_key {
 	 * swap them; and its rank among those of its namespace and tier. */
 	int64_t place;
 	size_t own_rank;
+	int64_t score; /* the fair-share priority at place: higher first */
 };
 
 /* A node a placement may use, ranked by best fit. */
@@ -271,9 +272,9 @@ void tj_adm_sort_releases(struct release_key *keys, size_t n);
 void tj_adm_sort_keys(void *keys, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 /* admission_order.c: sorts the keys of the jobs (bucket, restart, tier, priority,
- * creation_time, job and index filled in) into the queue's order, filling place and
- * own_rank. 0 or -ENOMEM. */
-int tj_adm_order_jobs(struct job_key *keys, size_t n);
+ * creation_time, job and index filled in) into the queue's order at now, filling place,
+ * own_rank and score. 0 or -ENOMEM. */
+int tj_adm_order_jobs(struct job_key *keys, size_t n, int64_t now);
 
 /* A blocked job's expected start (0: unknown); the nodes it would take then are reserved.
  * The slots marked in r->locked hold nothing for it until their unlock (n_unlocks of them,

@@ -15,7 +15,8 @@ static const struct tj_qos_namespace builtin_namespaces[] = {
 	{ .namespace = (char *)"*",
 	  .allowed = (char **)builtin_allowed,
 	  .n_allowed = 2,
-	  .default_tier = (char *)"normal" },
+	  .default_tier = (char *)"normal",
+	  .share = 1 },
 };
 
 const struct tj_qos_tier *tj_qos_tiers(const struct tj_admission_policy *policy, size_t *n)

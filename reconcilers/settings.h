@@ -95,6 +95,7 @@ struct tj_qos_namespace {
 	char **allowed;  /* owned array of owned tier names */
 	size_t n_allowed;
 	char *default_tier; /* owned; one of allowed */
+	long long share;    /* its fair share (reconcilers/fair_share.h), > 0 */
 };
 
 #define TJ_CONFIG_MAX_QOS_TIERS      16
@@ -123,6 +124,8 @@ struct tj_admission_policy {
 	size_t n_tiers;
 	struct tj_qos_namespace *qos_namespaces;
 	size_t n_qos_namespaces;
+	/* Seconds over which a namespace's GPU usage counts half (reconcilers/fair_share.h). */
+	long long fair_share_half_life;
 };
 
 /* The walltime limits of a GPU class, of a namespace, or of a namespace for one class. */

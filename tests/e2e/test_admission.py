@@ -473,18 +473,31 @@ def test_a_later_job_of_higher_priority_is_admitted_first(admitter, namespace, g
     assert len(created_when_it_fit(evs, "early", "urgent")) == 8
 
 
+def other_namespace():
+    """A namespace of the test's own beside the fixture's, once it can take pods."""
+    name = "e2e-" + uuid.uuid4().hex[:8]
+    kubectl("create", "namespace", name)
+    wait_for(f"the default ServiceAccount of {name}",
+             lambda: kubectl("get", "serviceaccount", "default", "-n", name, check=False).returncode == 0, timeout=60)
+    return name
+
+
+def drop_namespaces(*names):
+    for name in names:
+        kubectl("delete", "trainjobs", "--all", "-n", name, "--timeout=60s", check=False)
+        kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
 def test_a_self_set_priority_reorders_only_its_own_namespace_and_a_tier_goes_first(admitter, namespace, gh200):
     """The QOS tier orders the queue first; a priority a job sets on itself moves it only
     among the jobs of its own namespace and tier, never past another namespace's earlier
     job; a tier the namespace may not use fails the job before any pod (the shipped config:
-    normal by default, low allowed everywhere, high nowhere)."""
-    other = "e2e-" + uuid.uuid4().hex[:8]
-    kubectl("create", "namespace", other)
+    normal by default, low allowed everywhere, high nowhere). The two namespaces have used
+    no GPUs: the hog runs in a third, so that fair share does not tell them apart."""
+    other, third = other_namespace(), other_namespace()
     try:
-        wait_for(f"the default ServiceAccount of {other}",
-                 lambda: kubectl("get", "serviceaccount", "default", "-n", other, check=False).returncode == 0, timeout=60)
-        apply(trainjob("hog", nodes=8, run_time="15s"), "-n", namespace)
-        running(namespace, "hog", 8, timeout=60)
+        apply(trainjob("hog", nodes=8, run_time="15s"), "-n", third)
+        running(third, "hog", 8, timeout=60)
         apply(trainjob("scavenger", nodes=8, run_time="3s", annotations={QOS: "low"}), "-n", namespace)
         time.sleep(1.1)  # creation times are in seconds
         apply(trainjob("early", nodes=8, run_time="3s"), "-n", namespace)
@@ -500,21 +513,47 @@ def test_a_self_set_priority_reorders_only_its_own_namespace_and_a_tier_goes_fir
 
         order = [(namespace, "early"), (other, "urgent"), (other, "plain"), (namespace, "scavenger")]
         wait_for("the queue's order", lambda: [status(ns, n).get("queuePosition") for ns, n in order] == [1, 2, 3, 4], timeout=60)
-        watch = Watch(namespace)
-        try:
-            running(namespace, "early", 8, timeout=90)
-            assert pods(other, "urgent") == [] and pods(namespace, "scavenger") == []
-        finally:
-            watch.stop()
-        assert len(created_when_it_fit(watch.events(), "early", "hog")) == 8
+        running(namespace, "early", 8, timeout=90)
+        assert pods(other, "urgent") == [] and pods(namespace, "scavenger") == []
         wait_state(namespace, "early", "Complete", timeout=60)
         running(other, "urgent", 8, timeout=90)
         assert pods(other, "plain") == []
         for ns, name in ((other, "urgent"), (other, "plain"), (namespace, "scavenger")):
             wait_state(ns, name, "Complete", timeout=90)
     finally:
-        kubectl("delete", "trainjobs", "--all", "-n", other, "--timeout=60s", check=False)
-        kubectl("delete", "namespace", other, "--wait=false", check=False)
+        drop_namespaces(other, third)
+
+
+def test_a_namespace_that_used_less_goes_ahead_of_a_backlog_and_a_restart_keeps_the_order(admitter, namespace, gh200):
+    """Fair share: a namespace that has run jobs queues behind one that has used nothing,
+    whatever their creation order, and the order survives a controller restart (the usage
+    is read from the TrainJobs' recorded GPU-seconds)."""
+    newcomer, third = other_namespace(), other_namespace()
+    try:
+        apply(trainjob("warmup", nodes=8, run_time="5s"), "-n", namespace)
+        done = wait_state(namespace, "warmup", "Complete", timeout=90)["status"]
+        assert done.get("gpuSeconds", 0) >= 8 * 4 * 4, done
+        apply(trainjob("blocker", nodes=8, run_time="25s"), "-n", third)
+        running(third, "blocker", 8, timeout=60)
+        for name in ("backlog-1", "backlog-2"):
+            apply(trainjob(name, nodes=8, run_time="3s"), "-n", namespace)
+            time.sleep(1.1)
+        apply(trainjob("fresh", nodes=8, run_time="3s"), "-n", newcomer)
+        order = [(newcomer, "fresh"), (namespace, "backlog-1"), (namespace, "backlog-2")]
+        wait_for("the queue's order", lambda: [status(ns, n).get("queuePosition") for ns, n in order] == [1, 2, 3], timeout=60)
+        log_before = len(admitter.log())
+        admitter.stop()
+        admitter.start()
+        wait_for("the restarted controller to rebuild its queue", lambda: "the queue is rebuilt" in admitter.log()[log_before:], timeout=60)
+        time.sleep(2)
+        assert [status(ns, n).get("queuePosition") for ns, n in order] == [1, 2, 3]
+        # The restarted controller admits the newcomer first once the blocker ends.
+        running(newcomer, "fresh", 8, timeout=90)
+        assert pods(namespace, "backlog-1") == []
+        for ns, name in order:
+            wait_state(ns, name, "Complete", timeout=90)
+    finally:
+        drop_namespaces(newcomer, third)
 
 
 def forget_deleted_nodes(admitter):

@@ -55,6 +55,7 @@ struct job_row {
 	int64_t slots; /* pod slots per pod: 1 as the admitter asks, 0 asks none */
 	int32_t prio;
 	int tier; /* its QOS tier's priority */
+	int fs;   /* its namespace's fair-share points */
 	int64_t created;
 	int64_t walltime;
 	int64_t grace; /* its pods' termination grace */
@@ -634,6 +635,40 @@ static const struct adm_case cases[] = {
 	              .reason = "Resources",
 	              POS(5, 5),
 	              .message = "position 5 of 5 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" } } },
+	{ .name = "order: inside a tier, the namespace that used less of its share first",
+	  .gh200 = 1,
+	  .busy = 1,
+	  .jobs = { { .key = "team-a/backlog",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 10,
+	              .fs = 2500,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(2, 3),
+	              .message = "position 2 of 3 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" },
+	            { .key = "team-b/newcomer",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 20,
+	              .fs = 10000,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 3),
+	              .message = "position 1 of 3 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" },
+	            { .key = "team-b/low",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 5,
+	              .fs = 10000,
+	              .tier = -1000,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(3, 3),
+	              .message = "position 3 of 3 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
 	                         "free; expected start unknown" } } },
 	{ .name = "order: restarts, then priority, then creation time, then the key",
 	  .gh200 = 1,
@@ -1606,6 +1641,7 @@ static void build(const struct adm_case *c, struct built *b)
 			.request = { r->gpus, r->cpu, r->mem, r->slots },
 			.priority = r->prio,
 			.tier = r->tier,
+			.fair_share = r->fs,
 			.creation_time = r->created,
 			.walltime = r->walltime,
 			.grace = r->grace,

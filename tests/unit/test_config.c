@@ -118,6 +118,7 @@ static void test_shipped_config(void **state)
 	assert_null(a->topology_label);
 	assert_int_equal(a->n_limits, 0);
 	assert_int_equal(a->backfill_depth, tj_config_admission(NULL)->backfill_depth);
+	assert_int_equal(a->fair_share_half_life, tj_config_admission(NULL)->fair_share_half_life);
 	/* And the built-in QOS tiers and namespace rule. */
 	size_t n_builtin;
 	const struct tj_qos_tier *builtin = tj_qos_tiers(NULL, &n_builtin);
@@ -372,15 +373,16 @@ static void test_admission_policy(void **state)
 	tj_config_free(config);
 
 	/* QOS tiers of the operator's, and which namespace may use which. */
-	config =
-	        parse_ok("gpuClasses: []\n"
-	                 "admission:\n"
-	                 "  qos:\n"
-	                 "    - {name: normal, priority: 0}\n"
-	                 "    - {name: urgent, priority: 5000, maxWalltime: 4h}\n"
-	                 "  namespaces:\n"
-	                 "    - {namespace: '*', allowed: [normal], default: normal}\n"
-	                 "    - {namespace: team-a, allowed: [normal, urgent], default: urgent}\n");
+	config = parse_ok("gpuClasses: []\n"
+	                  "admission:\n"
+	                  "  qos:\n"
+	                  "    - {name: normal, priority: 0}\n"
+	                  "    - {name: urgent, priority: 5000, maxWalltime: 4h}\n"
+	                  "  namespaces:\n"
+	                  "    - {namespace: '*', allowed: [normal], default: normal}\n"
+	                  "    - {namespace: team-a, allowed: [normal, urgent], default: urgent,"
+	                  " share: 3}\n"
+	                  "  fairShareHalfLife: 2d\n");
 	a = tj_config_admission(config);
 	assert_int_equal(a->n_tiers, 2);
 	assert_string_equal(a->tiers[1].name, "urgent");
@@ -392,6 +394,9 @@ static void test_admission_policy(void **state)
 	assert_int_equal(a->qos_namespaces[1].n_allowed, 2);
 	assert_string_equal(a->qos_namespaces[1].allowed[1], "urgent");
 	assert_string_equal(a->qos_namespaces[1].default_tier, "urgent");
+	assert_int_equal(a->qos_namespaces[1].share, 3);
+	assert_int_equal(a->qos_namespaces[0].share, 1);
+	assert_int_equal(a->fair_share_half_life, 2 * 86400);
 	tj_config_free(config);
 
 	/* Namespace rules alone name the built-in tiers. */
@@ -520,7 +525,7 @@ static const struct broken_case {
 	{ "unknown admission field", "gpuClasses: []\nadmission:\n  backfil: true\n",
 	  "test.yaml:3: admission: unknown field \"backfil\" (expected enabled, backfill, "
 	  "neverFits, pinTimeoutSeconds, topologyLabel, namespaceLimits, restartWaitSeconds, qos, "
-	  "namespaces, backfillDepth)" },
+	  "namespaces, backfillDepth, fairShareHalfLife)" },
 	{ "admission not a mapping", "gpuClasses: []\nadmission: [on]\n",
 	  "test.yaml:2: admission: must be a mapping" },
 	{ "enabled not a boolean", "gpuClasses: []\nadmission:\n  enabled: yes\n",

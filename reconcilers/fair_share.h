@@ -1,0 +1,49 @@
+/* Fair share between namespaces, as Slurm's classic fair-share factor: inside a QOS tier
+ * (reconcilers/qos.h) the queue puts first the jobs of the namespaces that have used the
+ * least of what their share entitles them to. Pure functions of the TrainJobs' recorded
+ * GPU-seconds, the shares and the time.
+ *
+ * - Usage. A namespace's usage is the GPU-seconds its TrainJobs hold (status.gpuSeconds,
+ *   reconcilers/gpu_seconds.h, counted as they run), each job's decayed by its age with a
+ *   half-life (admission.fairShare.halfLife, 7 days unless set): a job's seconds count as
+ *   used at the middle of the time it held GPUs (from its startTime to the moment they are
+ *   counted until). They are read from the TrainJobs themselves, so a restarted controller
+ *   or a new leader sees the same usage and orders the queue as the old one did.
+ * - Share. The config's admission.namespaces[].share (1 unless set; "*"'s for the others).
+ *   A namespace's normalized share is its share over the sum of the shares of the
+ *   namespaces that have used GPUs or wait for them.
+ * - Factor. F = 2^(-U/S), U the namespace's usage over all the namespaces' usage, S its
+ *   normalized share: 1 for a namespace that used nothing, 0.5 for one that used exactly
+ *   its share, towards 0 past it.
+ * - Priority inside a tier: 10000 x F plus up to 1000 for age (the time the job has waited,
+ *   growing linearly to a cap of 7 days, as Slurm's PriorityWeightAge and PriorityMaxAge),
+ *   higher first. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TJ_FAIR_SHARE_WEIGHT     10000
+#define TJ_FAIR_SHARE_AGE_WEIGHT 1000
+#define TJ_FAIR_SHARE_MAX_AGE    (7 * 86400)
+#define TJ_FAIR_SHARE_HALF_LIFE  (7 * 86400) /* the default */
+#define TJ_FAIR_SHARE_MAX_SHARE  1000000
+
+/* The GPU-seconds a job held, decayed to now: gpu_seconds held between start and until
+ * (unix seconds; until 0 or before start: at start). */
+double tj_fair_share_decayed(int64_t gpu_seconds, int64_t start, int64_t until, int64_t now,
+                             int64_t half_life);
+
+struct tj_fair_share_account {
+	const char *namespace; /* borrowed */
+	double usage;          /* decayed GPU-seconds */
+	double share;          /* the configured share, > 0 */
+	double factor;         /* out: 2^(-U/S) */
+	int points;            /* out: factor x TJ_FAIR_SHARE_WEIGHT, rounded */
+};
+
+/* Fills factor and points of each of the n accounts from their usage and share. */
+void tj_fair_share_factors(struct tj_fair_share_account *accounts, size_t n);
+
+/* The age points of a job that has waited since place (unix seconds). */
+int tj_fair_share_age_points(int64_t place, int64_t now);
