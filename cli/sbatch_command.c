@@ -116,7 +116,10 @@ static const struct tj_plugin_spec spec = {
 	        "  -D, --chdir DIR            --export ALL|NONE|VAR[=VALUE],...\n"
 	        "  --container-image IMAGE    --container-mounts CLAIM[/DIR]:PATH[:ro],...\n"
 	        "  --container-workdir DIR    --exclusive            -C, --constraint CLASS\n"
-	        "  -a, --array INDEXES        accepted with a note: -o, -e, --mail-*, -A, -q\n",
+	        "  -a, --array INDEXES        -q, --qos TIER         -H, --hold\n"
+	        "  -d, --dependency LIST      (afterok:NAME[:NAME], afternotok, afterany, after,\n"
+	        "                             singleton; ',' all, '?' any; TrainJob names)\n"
+	        "  accepted with a note: -o, -e, --mail-*, -A\n",
 	.on_option = on_option,
 	.stop_at_operand = true,
 	.min_operands = 1,

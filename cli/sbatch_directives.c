@@ -475,6 +475,14 @@ static int opt_exclusive(struct ctx *c, const char *v)
 	return 0;
 }
 
+static int opt_hold(struct ctx *c, const char *v)
+{
+	if (v)
+		return refuse(c, "takes no value");
+	c->opts->hold = true;
+	return 0;
+}
+
 static int opt_constraint(struct ctx *c, const char *v)
 {
 	char lower[TJ_SBATCH_WORD_MAX];
@@ -661,6 +669,7 @@ static const struct option options[] = {
 	{ "image", 0, COMMAND_LINE_VALUE, opt_image, WHERE(where_image) },
 	{ "container-mounts", 0, TAKES_VALUE, opt_mounts, WHERE(where_mounts) },
 	{ "exclusive", 0, FLAG, opt_exclusive, WHERE(where_exclusive) },
+	{ "hold", 'H', FLAG, opt_hold, WHERE(where_hold) },
 	{ "constraint", 'C', TAKES_VALUE, opt_constraint, WHERE(where_constraint) },
 	{ "array", 'a', TAKES_VALUE, opt_array, WHERE(where_array) },
 	{ "output", 'o', TAKES_VALUE, opt_output, 0 },

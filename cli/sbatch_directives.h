@@ -113,6 +113,8 @@ struct tj_sbatch_opts {
 	int where_mounts;
 	bool exclusive; /* --exclusive */
 	int where_exclusive;
+	bool hold; /* -H: submitted held (kubectl scontrol release lets it queue) */
+	int where_hold;
 	char constraint[TJ_SBATCH_WORD_MAX]; /* -C: a GPU class */
 	int where_constraint;
 

@@ -591,6 +591,8 @@ static int add_metadata(cJSON *job, const struct job_ctx *j, const char *name)
 		return -ENOMEM;
 	if (o->where_qos && tj_json_set_string(ann, TJ_LABEL_PREFIX "qos", o->qos) < 0)
 		return -ENOMEM;
+	if (o->hold && tj_json_set_string(ann, TJ_LABEL_PREFIX "hold", "true") < 0)
+		return -ENOMEM;
 	if (o->where_dependency &&
 	    tj_json_set_string(ann, TJ_LABEL_PREFIX "dependency", o->dependency) < 0)
 		return -ENOMEM;

@@ -51,10 +51,12 @@
 /* The reasons of a job its dependency holds (Queued) or fails (Failed), Slurm's words. */
 #define TJ_REASON_DEPENDENCY       "Dependency"
 #define TJ_REASON_DEPENDENCY_NEVER "DependencyNeverSatisfied"
+/* The reason of a job its owner holds (Queued), Slurm's word. */
+#define TJ_REASON_HELD            "JobHeldUser"
 
-#define TJ_DEPENDENCY_MAX_TERMS    32
-#define TJ_DEPENDENCY_MAX_LENGTH   4096   /* characters of the annotation */
-#define TJ_DEPENDENCY_MAX_MINUTES  527040 /* after:NAME+MINUTES: 366 days */
+#define TJ_DEPENDENCY_MAX_TERMS   32
+#define TJ_DEPENDENCY_MAX_LENGTH  4096   /* characters of the annotation */
+#define TJ_DEPENDENCY_MAX_MINUTES 527040 /* after:NAME+MINUTES: 366 days */
 
 enum tj_dependency_type {
 	TJ_DEPENDENCY_AFTER,

@@ -1,9 +1,11 @@
-/* The dependency of a plan (plan.h, reconcilers/dependency.h): a job that has not started
- * waits, Queued with reason Dependency, until the TrainJobs it names have done what it asks
- * for, and fails with DependencyNeverSatisfied once they can no longer do it (a name the
- * namespace has no TrainJob of counts as one not started for the first minute of the
- * dependent's life). A job that has started, or has pods, is past its dependency: the
- * annotation no longer holds it. */
+/* What holds a job of a plan (plan.h) before it starts. A hold (the annotation
+ * trainjob.flame.dev/hold: "true", kubectl scontrol hold) keeps it Queued with reason
+ * JobHeldUser, out of the admission queue, until it is released. Its dependency
+ * (reconcilers/dependency.h) keeps it Queued with reason Dependency until the TrainJobs it
+ * names have done what it asks for, and fails with DependencyNeverSatisfied once they can no longer
+ * do it (a name the namespace has no TrainJob of counts as one not started for the first minute of
+ * the dependent's life). A job that has started, or has pods, is past both: the annotations no
+ * longer hold it. */
 #include "reconcilers/planner.h"
 
 #include <string.h>
@@ -56,7 +58,20 @@ bool tj_planner_dependency(struct planner *p)
 	struct tj_problem why = { "", "" };
 	int64_t wake;
 
-	if (!job->dependency || !p->in->jobs || p->st.start_time || has_live_pods(p))
+	if (p->st.start_time || has_live_pods(p))
+		return false;
+	if (job->hold && strcmp(job->hold, "true") == 0) {
+		tj_planner_set_state(p, TJ_STATE_QUEUED, TJ_REASON_HELD,
+		                     "held (trainjob.flame.dev/hold); kubectl scontrol release %s "
+		                     "lets it queue",
+		                     job->name);
+		if (p->st.state != job->status.state ||
+		    strcmp(p->st.reason, job->status.reason) != 0)
+			tj_planner_event(p, false, TJ_REASON_HELD, "%s", p->st.message);
+		p->queued = true;
+		return true;
+	}
+	if (!job->dependency || !p->in->jobs)
 		return false;
 	if (tj_dependency_parse(job->dependency, &dep, &why) < 0) {
 		tj_planner_fail(p, why.reason, why.message);

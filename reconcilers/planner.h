@@ -151,8 +151,8 @@ bool tj_planner_backing_off(struct planner *p);
  * true. */
 bool tj_planner_walltime(struct planner *p, const struct tj_gpu_class *cls);
 
-/* plan_dependency.c: a job that has not started waits for its dependency (Queued,
- * Dependency) or fails when it can never be met: then true. */
+/* plan_dependency.c: a job that has not started waits while held (Queued, JobHeldUser) or
+ * for its dependency (Queued, Dependency), or fails when that can never be met: then true. */
 bool tj_planner_dependency(struct planner *p);
 
 /* plan_deadline.c: the deadline of a started job. Fixes status.deadline, fails the job

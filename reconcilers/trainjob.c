@@ -410,6 +410,7 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->qos);
 	free(job->dependency);
 	free(job->job_name);
+	free(job->hold);
 	free(job->deadline_warning);
 	free(job->runtime_api_group);
 	free(job->runtime_kind);
@@ -471,6 +472,7 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->qos = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "qos"));
 	job->dependency = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "dependency"));
 	job->job_name = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "job-name"));
+	job->hold = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "hold"));
 	job->deadline_warning =
 	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_DEADLINE_WARNING));
 	job->kueue =
@@ -600,6 +602,10 @@ int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret)
 			                      "between -1000000000 and 1000000000",
 			                      TJ_ANNOTATION_PRIORITY, job->priority);
 	}
+	if (job->hold && strcmp(job->hold, "true") != 0 && strcmp(job->hold, "false") != 0)
+		return tj_problem_set(ret, "InvalidSpec",
+		                      "metadata.annotations[%s]: '%.80s' is not true or false",
+		                      TJ_LABEL_PREFIX "hold", job->hold);
 	if (job->qos && (!*job->qos || strlen(job->qos) > 63))
 		return tj_problem_set(
 		        ret, "InvalidSpec",

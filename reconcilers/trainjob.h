@@ -173,6 +173,9 @@ struct tj_trainjob {
 	 * (reconcilers/dependency.h), NULL if absent */
 	char *dependency;
 	char *job_name;
+	/* owned; annotation trainjob.flame.dev/hold ("true": held before it starts, as
+	 * scontrol hold), NULL if absent */
+	char *hold;
 	bool kueue; /* labelled kueue.x-k8s.io/queue-name */
 	/* owned; annotation trainjob.flame.dev/deadline-warning-seconds, NULL if absent */
 	char *deadline_warning;

@@ -1,11 +1,17 @@
-"""Dependencies between TrainJobs against the real control plane (README, "Dependencies"):
-a job that names others in trainjob.flame.dev/dependency waits, Queued with reason
-Dependency and no pod, until they have done what it asks for, and fails when they no
-longer can, in Slurm's words; the jobs are applied together, the dependent first."""
+"""Dependencies between TrainJobs and holds against the real control plane (README,
+"Dependencies"): a job that names others in trainjob.flame.dev/dependency waits, Queued with
+reason Dependency and no pod, until they have done what it asks for, and fails when they no
+longer can, in Slurm's words; the jobs are applied together, the dependent first. kubectl
+scontrol (the build's kubectl-scontrol on PATH) holds, releases, tops and shows jobs."""
 
 import json
+import os
+import subprocess
+import time
 
-from kube import SIM, apply, kubectl, pods, running, tj, trainjob, wait_for, wait_state
+from kube import REPO, SIM, apply, kubectl, pods, running, tj, trainjob, wait_for, wait_state
+
+BUILD = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
 
 DEPENDENCY = "trainjob.flame.dev/dependency"
 FAILS = {SIM + "fail-exit-code": "3", SIM + "fail-after": "4s"}
@@ -62,3 +68,45 @@ def test_a_dependency_on_no_job_fails_after_a_minute_and_a_malformed_one_at_once
     assert status(namespace, "orphan")["reason"] == "Dependency"
     failed = wait_state(namespace, "orphan", "Failed", timeout=120)["status"]
     assert failed["message"] == "afterok:nothing can never be met: the namespace has no TrainJob nothing", failed
+
+
+def scontrol(namespace, *args, check=True):
+    """kubectl scontrol -n namespace ...: kubectl finds kubectl-scontrol on PATH."""
+    env = dict(os.environ, PATH=BUILD + os.pathsep + os.environ["PATH"])
+    proc = subprocess.run(["kubectl", "scontrol", "-n", namespace, *args], capture_output=True, text=True, env=env, timeout=60)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"kubectl scontrol {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+def test_a_held_job_waits_past_its_dependency_until_released(controller, namespace):
+    apply_all(namespace,
+              trainjob("later", nodes=1, gpus=1, run_time="3s", annotations={DEPENDENCY: "afterok:first"}),
+              trainjob("first", nodes=1, gpus=1, run_time="6s"))
+    wait_for("later to wait for first", lambda: status(namespace, "later").get("reason") == "Dependency", timeout=30)
+    assert scontrol(namespace, "hold", "later").stdout == f"held TrainJob {namespace}/later\n"
+    wait_for("later to be held", lambda: status(namespace, "later").get("reason") == "JobHeldUser", timeout=30)
+    wait_state(namespace, "first", "Complete", timeout=60)
+    time.sleep(3)
+    assert status(namespace, "later")["reason"] == "JobHeldUser" and pods(namespace, "later") == []
+    shown = scontrol(namespace, "show", "job", "later").stdout
+    assert "JobState=PENDING Reason=JobHeldUser Dependency=afterok:first Hold=yes" in shown, shown
+    refused = scontrol(namespace, "hold", "first", check=False)
+    assert refused.returncode == 1 and "first is COMPLETED: only a pending job can be held" in refused.stderr, refused.stderr
+    assert scontrol(namespace, "release", "later").stdout == f"released TrainJob {namespace}/later\n"
+    wait_state(namespace, "later", "Complete", timeout=60)
+
+
+def test_top_puts_a_queued_job_first_among_its_namespaces(controller, namespace):
+    apply(trainjob("hog", nodes=8, run_time="15s"), "-n", namespace)
+    running(namespace, "hog", 8, timeout=60)
+    for name in ("first", "second"):
+        apply(trainjob(name, nodes=8, run_time="3s"), "-n", namespace)
+        time.sleep(1.1)  # creation times are in seconds
+    wait_for("the queue", lambda: [status(namespace, n).get("queuePosition") for n in ("first", "second")] == [1, 2], timeout=30)
+    out = scontrol(namespace, "top", "second").stdout
+    assert out.startswith(f"TrainJob {namespace}/second goes first"), out
+    wait_for("second on top", lambda: [status(namespace, n).get("queuePosition") for n in ("second", "first")] == [1, 2], timeout=30)
+    running(namespace, "second", 8, timeout=90)
+    assert pods(namespace, "first") == []
+    wait_state(namespace, "first", "Complete", timeout=90)

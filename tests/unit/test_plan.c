@@ -526,6 +526,34 @@ static const struct plan_case cases[] = {
 	                 "not supported by this controller: the field is not applied to the pods; "
 	                 "remove it (crds/README.md lists what is "
 	                 "supported)|restarts=0|Failed=InvalidSpec|jobs=0/0/0/0/0" },
+	{ .name = "a held job waits Queued, without a pod, whatever its dependency says",
+	  .annotations = "{'trainjob.flame.dev/hold':'true','trainjob.flame.dev/dependency':"
+	                 "'afterok:prep'}",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{}"),
+	  .jobs = &jobs_prep_complete,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Normal JobHeldUser: held (trainjob.flame.dev/hold); kubectl scontrol "
+	            "release vit lets it queue" },
+	  .want_status = "Queued|JobHeldUser|held (trainjob.flame.dev/hold); kubectl scontrol "
+	                 "release vit lets it queue|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "a released job (hold false) starts",
+	  .annotations = "{'trainjob.flame.dev/hold':'false'}",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{}"),
+	  .jobs = &jobs_prep_complete,
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime torch-x" },
+	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0" },
+	{ .name = "a hold that is not true or false fails the job",
+	  .annotations = "{'trainjob.flame.dev/hold':'yes'}",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{}"),
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: InvalidSpec: "
+	            "metadata.annotations[trainjob.flame.dev/hold]: 'yes' is not true or false" },
+	  .want_status = "Failed|InvalidSpec|metadata.annotations[trainjob.flame.dev/hold]: 'yes' "
+	                 "is not true or false|restarts=0|Failed=InvalidSpec|jobs=0/0/0/0/0" },
 	{ .name = "a dependency not met yet holds the job Queued, without a pod",
 	  .annotations = "{'trainjob.flame.dev/dependency':'afterok:prep'}",
 	  .spec = "{'runtimeRef':{'name':'torch-x'}}",

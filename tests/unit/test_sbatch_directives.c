@@ -76,6 +76,11 @@ static void test_memory(void **state)
 
 /* One option, as the command line gives it; the result is checked by a predicate on the
  * options, or the exact message. */
+static bool held(const struct tj_sbatch_opts *o)
+{
+	return o->hold;
+}
+
 static bool dependency(const struct tj_sbatch_opts *o)
 {
 	return strcmp(o->dependency, "afterok:prep:eval,singleton") == 0;
@@ -230,6 +235,8 @@ static const struct option_case option_cases[] = {
 	  "--ntasks=16: a total task count is not supported: give -N and --ntasks-per-node", NULL },
 	{ "--time", NULL, -EINVAL, "--time: needs a value", NULL },
 	{ "--dependency=afterok:prep:eval,singleton", NULL, 1, NULL, dependency },
+	{ "-H", NULL, 1, NULL, held },
+	{ "--hold=yes", NULL, -EINVAL, "--hold=yes: takes no value", NULL },
 	{ "-d", "afterok", -EINVAL,
 	  "-d afterok: character 8: afterok needs a TrainJob name (afterok:NAME)", NULL },
 	{ "--nodes-extra=1", NULL, 0, NULL, NULL },
