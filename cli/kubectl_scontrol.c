@@ -69,10 +69,14 @@ static int annotate(struct tj_plugin *p, const struct tj_slurm_job *j, const cha
 	return r;
 }
 
-/* Whether the job has not started: Slurm holds and tops only pending jobs. */
+/* Whether the job waits in the queue, its pods not created yet: Slurm holds and tops only
+ * pending jobs, and a job whose pods exist is past the queue. */
 static bool pending(const struct tj_plugin *p, const struct tj_slurm_job *j, const char *what)
 {
-	if (j->state == TJ_SLURM_PENDING && !j->job->status.start_time)
+	enum tj_state st = j->job->status.state;
+
+	if (j->state == TJ_SLURM_PENDING && !j->job->status.start_time &&
+	    (st == TJ_STATE_NONE || st == TJ_STATE_QUEUED))
 		return true;
 	tj_plugin_error(p, "%s is %s: only a pending job can be %s", j->job->name,
 	                tj_slurm_state_name(j->state), what);
