@@ -78,8 +78,14 @@ static bool pending(const struct tj_plugin *p, const struct tj_slurm_job *j, con
 	if (j->state == TJ_SLURM_PENDING && !j->job->status.start_time &&
 	    (st == TJ_STATE_NONE || st == TJ_STATE_QUEUED))
 		return true;
-	tj_plugin_error(p, "%s is %s: only a pending job can be %s", j->job->name,
-	                tj_slurm_state_name(j->state), what);
+	if (j->state == TJ_SLURM_PENDING)
+		tj_plugin_error(p,
+		                "%s has left the queue (its pods are being created): only a "
+		                "job that waits in the queue can be %s",
+		                j->job->name, what);
+	else
+		tj_plugin_error(p, "%s is %s: only a pending job can be %s", j->job->name,
+		                tj_slurm_state_name(j->state), what);
 	return false;
 }
 
