@@ -146,6 +146,26 @@ static void test_shipped_config(void **state)
 	tj_config_free(config);
 }
 
+/* The site config of deploy/overlays/flame parses, and gives every job a walltime. */
+static void test_flame_config(void **state)
+{
+	const char *root = getenv("TJ_SOURCE_ROOT");
+	char path[4096];
+	struct tj_config *config = NULL;
+	char err[512] = "";
+
+	assert_non_null(root);
+	snprintf(path, sizeof(path), "%s/deploy/overlays/flame/config.yaml", root);
+	if (tj_config_load_file(path, &config, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_non_null(tj_config_find_class(config, "gh200"));
+	assert_int_equal(tj_config_walltime(config)->cluster.default_seconds, 24 * 3600);
+	assert_int_equal(tj_config_walltime(config)->cluster.max_seconds, 72 * 3600);
+	assert_int_equal(tj_qos_find(tj_config_admission(config), "high")->max_walltime_seconds,
+	                 24 * 3600);
+	tj_config_free(config);
+}
+
 /* A syntax error under lines of many tabs (fuzz_config found it): libfyaml 0.7.12 crashed
  * drawing the source line of the error; the error is collected instead, with its line. */
 static void test_syntax_error_under_tabs(void **state)
@@ -857,6 +877,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_shipped_config),
+		cmocka_unit_test(test_flame_config),
 		cmocka_unit_test(test_syntax_error_under_tabs),
 		cmocka_unit_test(test_parse_full),
 		cmocka_unit_test(test_parse_empty_list),
