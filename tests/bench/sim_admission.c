@@ -4,11 +4,17 @@
  * wait), apart from what the API server, the scheduler and the machine add to it, for FIFO
  * and backfill on the same trace.
  *
- *   sim_admission NODES [--overhead SECONDS] [--jobs] < trace
+ *   sim_admission NODES [--overhead SECONDS] [--jobs] [--shares A:B:...] [--depth N] < trace
  *
- * The trace is one job a line, "nodes walltime run" (seconds), all submitted at 0 in that
- * order, each pod of 4 GPUs on nodes of 4 GPUs: tests/bench/bench_admission.py's trace,
- * printed by its make_trace (the README has the command). Prints one line per way and a
+ * The trace is one job a line, "nodes walltime run [namespace]" (seconds; the namespace a
+ * number from 0, 0 when absent), all submitted at 0 in that order, each pod of 4 GPUs on
+ * nodes of 4 GPUs: tests/bench/bench_admission.py's trace, printed by its make_trace (the
+ * README has the command). The queue is the controller's: backfill depth 8 (--depth), and fair
+ * share between the namespaces (reconcilers/fair_share.h) with the shares of --shares (1 each
+ * unless given; usage is the GPU-seconds each namespace's jobs ran, the run being far
+ * shorter than the half-life). With more than one namespace it also prints each one's part
+ * of the GPU-seconds over the busy period (until a namespace has no job left waiting)
+ * against its share. Prints one line per way and a
  * final JSON line; with --jobs, first a line per job and way, "way index start end
  * backfilled" (seconds), to set beside a cluster's timeline of the same trace.
  *
@@ -22,19 +28,22 @@
 #include <string.h>
 
 #include "reconcilers/admission.h"
+#include "reconcilers/fair_share.h"
 
 #define GPUS_PER_NODE 4
 #define MAX_JOBS      100000
 #define MAX_NODES     10000
 /* The simulation's clock ticks ten times a second, so that an overhead may be a fraction of
  * a second; tj_admit only compares its times, so the unit does not matter to it. */
-#define TICKS 10
+#define TICKS          10
+#define MAX_NAMESPACES 16
 
 /* What each pod of the trace asks, and so holds on its node: the whole node's GPUs. */
 static const struct tj_adm_resources pod_request = { GPUS_PER_NODE, 1000, 1LL << 30, 1 };
 
 struct sim_job {
 	int nodes;
+	int ns; /* the namespace, 0 .. MAX_NAMESPACES - 1 */
 	int64_t walltime, run;
 	int64_t start, end; /* -1 until started */
 	bool backfilled;
@@ -46,27 +55,68 @@ struct outcome {
 	double makespan;
 	double utilisation, mean_wait;
 	size_t backfilled, cycles;
+	/* Each namespace's node-ticks run until the busy period ends (busy_until: the first
+	 * time a namespace has no job left waiting). */
+	int64_t busy_until;
+	double ns_part[MAX_NAMESPACES];
 };
+
+static size_t n_namespaces = 1;
+static int depth = 8; /* the backfill depth (admission.backfillDepth) */
+static double shares[MAX_NAMESPACES] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+static const char *const ns_names[MAX_NAMESPACES] = { "ns0",  "ns1",  "ns2",  "ns3", "ns4",  "ns5",
+	                                              "ns6",  "ns7",  "ns8",  "ns9", "ns10", "ns11",
+	                                              "ns12", "ns13", "ns14", "ns15" };
+
+/* The node-ticks a job ran from its start until t. */
+static int64_t ran_until(const struct sim_job *job, int64_t t)
+{
+	int64_t end = job->end < t ? job->end : t;
+
+	return job->start >= 0 && end > job->start ? (int64_t)job->nodes * (end - job->start) : 0;
+}
+
+/* The fair-share points of each namespace at now, from what its jobs ran so far. */
+static void fair_points(const struct sim_job *jobs, size_t n_jobs, int64_t now,
+                        int points[MAX_NAMESPACES])
+{
+	struct tj_fair_share_account a[MAX_NAMESPACES];
+
+	for (size_t k = 0; k < n_namespaces; k++)
+		a[k] = (struct tj_fair_share_account){ .namespace = ns_names[k],
+			                               .share = shares[k] };
+	for (size_t j = 0; j < n_jobs; j++)
+		a[jobs[j].ns].usage += (double)ran_until(&jobs[j], now);
+	tj_fair_share_factors(a, n_namespaces);
+	for (size_t k = 0; k < n_namespaces; k++)
+		points[k] = a[k].points;
+}
 
 static int read_trace(struct sim_job **ret, size_t *ret_n)
 {
 	struct sim_job *jobs = calloc(MAX_JOBS, sizeof(*jobs));
 	size_t n = 0;
-	int nodes;
+	int nodes, ns, got;
 	long long wall, run;
+	char line[256];
 
 	if (!jobs)
 		return -1;
-	while (n < MAX_JOBS && scanf("%d %lld %lld", &nodes, &wall, &run) == 3) {
-		if (nodes < 1 || nodes > MAX_NODES || wall < 1 || run < 1 || run > wall) {
+	while (n < MAX_JOBS && fgets(line, sizeof(line), stdin)) {
+		ns = 0;
+		got = sscanf(line, "%d %lld %lld %d", &nodes, &wall, &run, &ns);
+		if (got < 3 || nodes < 1 || nodes > MAX_NODES || wall < 1 || run < 1 ||
+		    run > wall || ns < 0 || ns >= MAX_NAMESPACES) {
 			fprintf(stderr, "sim_admission: line %zu: bad job %d %lld %lld\n", n + 1,
 			        nodes, wall, run);
 			free(jobs);
 			return -1;
 		}
-		jobs[n] = (struct sim_job){ .nodes = nodes,
-			                    .walltime = wall * TICKS,
-			                    .run = run * TICKS };
+		jobs[n] = (struct sim_job){
+			.nodes = nodes, .ns = ns, .walltime = wall * TICKS, .run = run * TICKS
+		};
+		if ((size_t)ns >= n_namespaces)
+			n_namespaces = (size_t)ns + 1;
 		snprintf(jobs[n].key, sizeof(jobs[n].key), "sim/j%05zu", n);
 		n++;
 	}
@@ -81,7 +131,9 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 {
 	static const char *const classes[] = { "gh200" };
 	const struct tj_adm_config config = { .backfill = backfill,
-		                              .defer_waiting_messages = true };
+		                              .defer_waiting_messages = true,
+		                              .reservations = depth };
+	int points[MAX_NAMESPACES];
 	struct tj_adm_node *nodes = calloc(n_nodes, sizeof(*nodes));
 	char(*names)[32] = calloc(n_nodes, sizeof(*names));
 	struct tj_adm_job *queue = calloc(n_jobs, sizeof(*queue));
@@ -114,6 +166,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 		int64_t next = INT64_MAX;
 
 		/* The cluster now: who runs where, and when each running job's walltime ends. */
+		fair_points(jobs, n_jobs, now, points);
 		for (size_t i = 0; i < n_nodes; i++)
 			nodes[i].used = (struct tj_adm_resources){ 0 };
 		n_releases = 0;
@@ -123,7 +176,8 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 			if (job->start < 0) {
 				queue[n_queue] = (struct tj_adm_job){
 					.key = job->key,
-					.namespace = "sim",
+					.namespace = ns_names[job->ns],
+					.fair_share = points[job->ns],
 					.num_nodes = job->nodes,
 					.num_pods = job->nodes,
 					.request = pod_request,
@@ -143,6 +197,18 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 					.resources = pod_request,
 				};
 			}
+		}
+		/* The busy period ends when a namespace has no job left waiting. */
+		if (!ret->busy_until) {
+			bool has[MAX_NAMESPACES] = { false };
+			size_t waiting = 0;
+
+			for (size_t q = 0; q < n_queue; q++)
+				has[jobs[queued[q]].ns] = true;
+			for (size_t k = 0; k < n_namespaces; k++)
+				waiting += has[k];
+			if (waiting < n_namespaces)
+				ret->busy_until = now;
 		}
 		if (n_queue > 0) {
 			const struct tj_adm_input in = {
@@ -205,6 +271,14 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 		for (size_t j = 0; j < n_jobs; j++)
 			done += jobs[j].start >= 0 && jobs[j].end <= now;
 	}
+	if (!ret->busy_until)
+		ret->busy_until = now;
+	double total = 0;
+
+	for (size_t j = 0; j < n_jobs; j++)
+		total += (double)ran_until(&jobs[j], ret->busy_until);
+	for (size_t j = 0; j < n_jobs && total > 0; j++)
+		ret->ns_part[jobs[j].ns] += (double)ran_until(&jobs[j], ret->busy_until) / total;
 	ret->makespan = (double)now / TICKS;
 	ret->utilisation = (double)busy / ((double)n_nodes * (double)now);
 	ret->mean_wait = (double)waits / TICKS / (double)n_jobs;
@@ -227,9 +301,48 @@ static void print_jobs(const char *way, const struct sim_job *jobs, size_t n_job
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: sim_admission NODES [--overhead SECONDS] [--jobs] < trace "
-	                "(lines: nodes walltime run)\n");
+	fprintf(stderr, "usage: sim_admission NODES [--overhead SECONDS] [--jobs] "
+	                "[--shares A:B:...] [--depth N] < trace (lines: nodes walltime run "
+	                "[namespace])\n");
 	return 2;
+}
+
+/* "2:1:1": the shares of namespaces 0, 1, 2. */
+static int parse_shares(const char *s)
+{
+	for (size_t k = 0; k < MAX_NAMESPACES && *s; k++) {
+		char *end;
+		double v = strtod(s, &end);
+
+		if (end == s || !(v > 0 && v <= TJ_FAIR_SHARE_MAX_SHARE) || (*end && *end != ':'))
+			return -1;
+		shares[k] = v;
+		s = *end ? end + 1 : end;
+	}
+	return *s ? -1 : 0;
+}
+
+/* Each namespace's part of the GPU-seconds over the busy period against its share, and the
+ * largest relative gap between the two. */
+static double print_parts(const char *way, const struct outcome *o)
+{
+	double sum = 0, worst = 0;
+
+	for (size_t k = 0; k < n_namespaces; k++)
+		sum += shares[k];
+	printf("%s: over the busy period (%.0f s)", way, (double)o->busy_until / TICKS);
+	for (size_t k = 0; k < n_namespaces; k++) {
+		double want = shares[k] / sum, gap = (o->ns_part[k] - want) / want;
+
+		printf("%s ns%zu %.1f %% (share %.1f %%)", k ? "," : "", k, 100 * o->ns_part[k],
+		       100 * want);
+		if (gap < 0)
+			gap = -gap;
+		if (gap > worst)
+			worst = gap;
+	}
+	printf("; largest gap %.1f %% of a share\n", 100 * worst);
+	return worst;
 }
 
 int main(int argc, char **argv)
@@ -246,6 +359,13 @@ int main(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--jobs") == 0) {
 			per_job = true;
+		} else if (strcmp(argv[i], "--depth") == 0 && i + 1 < argc) {
+			depth = atoi(argv[++i]);
+			if (depth < 1 || depth > 1000)
+				return usage();
+		} else if (strcmp(argv[i], "--shares") == 0 && i + 1 < argc) {
+			if (parse_shares(argv[++i]) < 0)
+				return usage();
 		} else if (strcmp(argv[i], "--overhead") == 0 && i + 1 < argc) {
 			char *end;
 			double seconds = strtod(argv[++i], &end);
@@ -282,13 +402,17 @@ int main(int argc, char **argv)
 	       "%zu backfilled\n",
 	       backfill.makespan, 100 * backfill.utilisation, backfill.mean_wait,
 	       backfill.backfilled);
+	double fifo_gap = n_namespaces > 1 ? print_parts("fifo", &fifo) : 0;
+	double backfill_gap = n_namespaces > 1 ? print_parts("backfill", &backfill) : 0;
+
 	printf("{\"jobs\": %zu, \"nodes\": %zu, \"overhead_s\": %.1f, \"fifo_makespan_s\": %.1f, "
 	       "\"fifo_utilisation\": %.4f, \"fifo_wait_mean_s\": %.1f, "
 	       "\"backfill_makespan_s\": %.1f, \"backfill_utilisation\": %.4f, "
-	       "\"backfill_wait_mean_s\": %.1f, \"backfilled\": %zu}\n",
+	       "\"backfill_wait_mean_s\": %.1f, \"backfilled\": %zu, \"namespaces\": %zu, "
+	       "\"fifo_share_gap\": %.4f, \"backfill_share_gap\": %.4f}\n",
 	       n_jobs, n_nodes, (double)overhead / TICKS, fifo.makespan, fifo.utilisation,
 	       fifo.mean_wait, backfill.makespan, backfill.utilisation, backfill.mean_wait,
-	       backfill.backfilled);
+	       backfill.backfilled, n_namespaces, fifo_gap, backfill_gap);
 	rc = 0;
 out:
 	for (size_t j = 0; j < n_jobs; j++)
