@@ -397,9 +397,9 @@ fail:
 }
 
 /* The placement requirements as a node selector term: the class's node labels and its
- * architecture (matchExpressions), and the excluded nodes by name (matchFields
- * metadata.name NotIn, as the DaemonSet controller names nodes: a node's hostname label may
- * differ from its name, and need not be unique). */
+ * architecture (matchExpressions), and the excluded nodes by name (a matchFields
+ * metadata.name NotIn for each, as the DaemonSet controller names nodes: a node's hostname label
+ * may differ from its name, and need not be unique). */
 static int placement_term(const struct tj_render_input *in, cJSON **ret)
 {
 	const struct tj_gpu_class *cls = in->gpu_class;
@@ -421,11 +421,12 @@ static int placement_term(const struct tj_render_input *in, cJSON **ret)
 		if (tj_json_append(exprs, match_expression("kubernetes.io/arch", "In", &v, 1)) < 0)
 			goto fail;
 	}
-	if (in->n_excluded_nodes > 0 &&
-	    tj_json_append(tj_json_array(term, "matchFields"),
-	                   match_expression("metadata.name", "NotIn", in->excluded_nodes,
-	                                    in->n_excluded_nodes)) < 0)
-		goto fail;
+	/* The API server takes one value per requirement on a node's field: one NotIn each. */
+	for (size_t i = 0; i < in->n_excluded_nodes; i++)
+		if (tj_json_append(tj_json_array(term, "matchFields"),
+		                   match_expression("metadata.name", "NotIn",
+		                                    &in->excluded_nodes[i], 1)) < 0)
+			goto fail;
 	*ret = term;
 	return 0;
 fail:

@@ -2963,7 +2963,8 @@ static void test_patch_bodies(void **state)
 }
 
 /* Replacements avoid the last failed node and every unhealthy node the job's pods are on,
- * each once, and stay within the GPU class. */
+ * each once, and stay within the GPU class: one requirement a node, as the API server
+ * takes a single value in a requirement on a node's field (two in one were refused). */
 static void test_excluded_nodes(void **state)
 {
 	struct fixture f;
@@ -2978,8 +2979,8 @@ static void test_excluded_nodes(void **state)
 	        "[{'matchExpressions':["
 	        "{'key':'nvidia.com/gpu.product','operator':'In','values':['NVIDIA-GH200-480GB']},"
 	        "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']}],"
-	        "'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['gh200-2',"
-	        "'gh200-4']}]}]");
+	        "'matchFields':[{'key':'metadata.name','operator':'NotIn','values':['gh200-2']},"
+	        "{'key':'metadata.name','operator':'NotIn','values':['gh200-4']}]}]");
 	tj_plan_free(plan);
 	fixture_clear(&f);
 }
