@@ -663,7 +663,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", want->gpu_class);
 	snprintf(e->namespace, sizeof(e->namespace), "%s", job->namespace);
 	read_class_requests(cls ? NULL : a->config, &r, &lr, e);
-	e->placement = tj_placement_free(e->placement);
+	e->placement = tj_placement_unref(e->placement);
 	char problem[TJ_PLACEMENT_PROBLEM_MAX] = "";
 
 	if (tj_placement_compile(spec, &e->placement, problem, sizeof(problem)) < 0)

@@ -40,7 +40,7 @@ void tj_queue_entry_free(void *obj)
 
 	tj_queue_entry_drop_nodes(e);
 	tj_queue_entry_drop_excluded(e);
-	tj_placement_free(e->placement);
+	tj_placement_unref(e->placement);
 	tj_quota_pod_free(e->quota_pod);
 	tj_quota_pod_free(e->quota_launcher);
 	free(e->class_requests);
