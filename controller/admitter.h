@@ -113,6 +113,12 @@ void tj_admitter_forget(struct tj_admitter *a, const char *key);
 void tj_admitter_pod_changed(struct tj_admitter *a, const struct tj_pod *old,
                              const struct tj_pod *pod);
 
+/* A node of the cache changed (old: before, NULL when added; node: after, NULL when deleted):
+ * what it offers is judged again, and the nodes put in order again when one came or went.
+ * Called for every node event, whether the controller leads or not. */
+void tj_admitter_node_changed(struct tj_admitter *a, const struct tj_node *old,
+                              const struct tj_node *node);
+
 /* The node cache has dropped node: for a while, NeverFits still counts it (a node being
  * replaced comes back); a cycle runs soon. */
 void tj_admitter_node_gone(struct tj_admitter *a, const struct tj_node *node);

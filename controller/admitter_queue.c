@@ -170,8 +170,8 @@ ssize_t tj_queue_find_node(const struct tj_queue_node_ref *refs, size_t n, const
 void tj_queue_snapshot_clear(struct tj_queue_snapshot *s)
 {
 	free(s->nodes);
-	free(s->node_objs);
 	free(s->refs);
+	free(s->read_at);
 	free(s->releases);
 	free(s->usage);
 	free(s->jobs);
@@ -338,16 +338,10 @@ static ssize_t held_node(const struct tj_queue_source *a, struct tj_queue_snapsh
 	return k;
 }
 
-/* A node of the snapshot before it is read: cached, or gone a short while ago. */
-struct node_source {
-	const char *name;
-	const struct tj_node *node;            /* NULL: gone */
-	const struct tj_queue_gone_node *gone; /* NULL: cached */
-};
-
-static int node_source_cmp(const void *x, const void *y)
+static int gone_cmp(const void *x, const void *y)
 {
-	return strcmp(((const struct node_source *)x)->name, ((const struct node_source *)y)->name);
+	return strcmp((*(const struct tj_queue_gone_node *const *)x)->name,
+	              (*(const struct tj_queue_gone_node *const *)y)->name);
 }
 
 void tj_queue_gone_add(struct tj_queue_gone_node *gone, size_t *n, const struct tj_config *config,
@@ -383,33 +377,22 @@ void tj_queue_gone_add(struct tj_queue_gone_node *gone, size_t *n, const struct 
 		(*n)++;
 }
 
-/* The snapshot's nodes, in name order (tj_adm_input.nodes): the cached ones, and those gone a
- * short while ago whose name no cached node has, of a class the config still has. */
-static int gather_nodes(const struct tj_queue_source *a, const struct tj_store *nodes,
-                        uint64_t now_ms, struct node_source **ret, size_t *ret_n)
+/* The nodes gone a short while ago that the snapshot keeps, into kept (TJ_QUEUE_MAX_GONE), in
+ * name order: those whose name no cached node has, of a class the config still has. */
+static size_t gone_kept(const struct tj_queue_source *a, const struct tj_store *nodes,
+                        uint64_t now_ms, const struct tj_queue_gone_node **kept)
 {
-	size_t n = nodes ? tj_store_len(nodes) : 0, k = 0;
-	struct node_source *all = calloc(n + a->n_gone + 1, sizeof(*all));
-	struct tj_store_iter it;
-	const struct tj_node *node;
+	size_t k = 0;
 
-	if (!all)
-		return -ENOMEM;
-	if (nodes)
-		tj_store_iter_init(nodes, &it);
-	while (nodes && k < n && (node = tj_store_iter_next(&it)))
-		all[k++] = (struct node_source){ node->name, node, NULL };
-	for (size_t i = 0; i < a->n_gone; i++) {
+	for (size_t i = 0; i < a->n_gone && k < TJ_QUEUE_MAX_GONE; i++) {
 		const struct tj_queue_gone_node *g = &a->gone[i];
 
 		if (now_ms < g->until_ms && !(nodes && tj_store_get(nodes, g->name)) &&
 		    tj_queue_class_index(a->config, g->gpu_class) >= 0)
-			all[k++] = (struct node_source){ g->name, NULL, g };
+			kept[k++] = g;
 	}
-	qsort(all, k, sizeof(*all), node_source_cmp);
-	*ret = all;
-	*ret_n = k;
-	return 0;
+	qsort(kept, k, sizeof(*kept), gone_cmp);
+	return k;
 }
 
 /* What node i holds, from its entry in the ledger: its pods' use, the ends known, the ends
@@ -446,76 +429,62 @@ static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapsho
 	}
 }
 
-static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot *s, int64_t now,
+/* The snapshot's nodes, in name order (tj_adm_input.nodes): the cached ones, as the ledger
+ * judged them, and those gone a short while ago; what each holds. */
+static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
                        uint64_t now_ms)
 {
 	const struct tj_config *config = a->config;
-	const struct tj_admission_policy *policy = tj_config_admission(config);
-	const struct tj_failure_policy *fp = tj_config_failure_policy(config);
 	const struct tj_store *nodes = tj_queue_store_of(a->informers->nodes);
 	const struct tj_store *pods = tj_queue_store_of(a->informers->pods);
-	struct node_source *all;
-	size_t n, k;
-	bool quotas = policy->n_limits > 0;
+	const struct tj_queue_gone_node *gone[TJ_QUEUE_MAX_GONE];
+	struct tj_ledger_node *const *order;
+	size_t n_order, n_gone, n, i = 0, j = 0;
+	bool quotas = tj_config_admission(config)->n_limits > 0;
 
-	if (gather_nodes(a, nodes, now_ms, &all, &n) < 0)
+	if (tj_ledger_read(a->ledger, config, nodes, pods, &order, &n_order) < 0)
 		return -ENOMEM;
+	s->read = (struct tj_eligibility_nodes){ a->ledger, order, n_order, nodes };
+	n_gone = gone_kept(a, nodes, now_ms, gone);
+	n = n_order + n_gone;
 	s->nodes = calloc(n + 1, sizeof(*s->nodes));
-	s->node_objs = calloc(n + 1, sizeof(*s->node_objs));
 	s->refs = calloc(n + 1, sizeof(*s->refs));
-	if (!s->nodes || !s->node_objs || !s->refs) {
-		free(all);
+	s->read_at = calloc(n + 1, sizeof(*s->read_at));
+	if (!s->nodes || !s->refs || !s->read_at)
 		return -ENOMEM;
-	}
-	for (k = 0; k < n; k++) {
-		const struct tj_node *node = all[k].node;
-		struct tj_adm_node *an = &s->nodes[k];
+	/* The two lists are each in name order, and no name is in both. */
+	for (size_t k = 0; k < n; k++) {
+		if (j == n_gone || (i < n_order && strcmp(order[i]->name, gone[j]->name) < 0)) {
+			const struct tj_ledger_node *ln = order[i];
 
-		s->node_objs[k] = node;
-		s->refs[k] = (struct tj_queue_node_ref){ all[k].name, k };
-		if (!node) {
-			*an = (struct tj_adm_node){
-				.name = all[k].name,
-				.class_index = tj_queue_class_index(config, all[k].gone->gpu_class),
-				.allocatable = all[k].gone->allocatable,
+			s->nodes[k] = (struct tj_adm_node){
+				.name = ln->name,
+				.class_index = ln->class_index,
+				.domain = ln->domain,
+				.schedulable = ln->schedulable,
+				.allocatable = ln->allocatable,
 			};
-			continue;
-		}
-		int cls = tj_gpu_class_of_node(config, node);
-		const struct tj_gpu_class *gc = cls >= 0 ? &config->classes[cls] : NULL;
+			s->read_at[k] = i++;
+		} else {
+			const struct tj_queue_gone_node *g = gone[j++];
 
-		*an = (struct tj_adm_node){
-			.name = node->name,
-			.class_index = cls,
-			.domain = policy->topology_label
-			                  ? tj_node_label(node, policy->topology_label)
-			                  : NULL,
-			.schedulable = tj_node_takes_new_pods(node, gc, fp, now),
-			.allocatable = { gc ? tj_node_allocatable_extended(node, gc->resource) : 0,
-			                 node->allocatable.cpu_milli, node->allocatable.memory,
-			                 tj_node_pod_slots(node) },
-		};
+			s->nodes[k] = (struct tj_adm_node){
+				.name = g->name,
+				.class_index = tj_queue_class_index(config, g->gpu_class),
+				.allocatable = g->allocatable,
+			};
+			s->read_at[k] = SIZE_MAX;
+		}
+		s->refs[k] = (struct tj_queue_node_ref){ s->nodes[k].name, k };
 	}
-	free(all);
-	s->n_nodes = k;
+	s->n_nodes = n;
 
 	/* Every pod that is bound, pinned or nominated to a node holds its requests there until
 	 * it ends, ours or not (reconcilers/capacity.h says until when), as the ledger keeps
 	 * them per node. */
-	for (size_t i = 0; i < s->n_nodes && !s->oom; i++) {
-		const struct tj_gpu_class *gc = s->nodes[i].class_index >= 0
-		                                        ? &config->classes[s->nodes[i].class_index]
-		                                        : NULL;
-		const struct tj_ledger_node *ln = tj_ledger_get(
-		        a->ledger, s->nodes[i].name, gc ? gc->resource : NULL, pods, a->stamp);
-
-		if (!ln) {
-			s->oom = true;
-			break;
-		}
-		read_ledger(a, s, i, ln, pods, quotas);
-	}
-	tj_ledger_sweep(a->ledger, a->stamp);
+	for (size_t k = 0; k < n && !s->oom; k++)
+		if (s->read_at[k] != SIZE_MAX)
+			read_ledger(a, s, k, order[s->read_at[k]], pods, quotas);
 	return s->oom ? -ENOMEM : 0;
 }
 
@@ -616,20 +585,21 @@ static void exclude(struct tj_queue_snapshot *s, struct tj_adm_job *job, size_t 
 	}
 }
 
-/* The nodes placement p allows, shared by every job of class cls with an equal placement:
- * one pass over the nodes per distinct placement and cycle, where most of a queue shares a
- * few (a class's own affinity and tolerations); allowed NULL when it allows every node of
- * the class, as most do, which costs the decision nothing. NULL without memory. */
-static const struct tj_queue_eligibility *eligible_nodes(struct tj_queue_snapshot *s,
-                                                         const struct tj_placement *p, int cls)
+/* The nodes placement p allows, shared by every job of class cls with an equal placement (the
+ * same pointer, since the jobs' placements are interned: tj_eligibility_intern), from the
+ * flags the eligibility cache keeps per node between cycles; allowed NULL when it allows every
+ * node of the class, as most do, which costs the decision nothing. NULL without memory. */
+static const struct tj_queue_eligibility *eligible_nodes(const struct tj_queue_source *a,
+                                                         struct tj_queue_snapshot *s,
+                                                         struct tj_placement *p, int cls)
 {
-	uint64_t hash = tj_placement_hash(p);
 	struct tj_queue_eligibility *e;
-	size_t in_class = 0;
+	const bool *flags;
+	size_t in_class = 0, refused = SIZE_MAX;
 
 	for (size_t i = 0; i < s->n_eligibility; i++) {
 		e = &s->eligibility[i];
-		if (e->hash == hash && e->class_index == cls && tj_placement_equal(e->placement, p))
+		if (e->placement == p && e->class_index == cls)
 			return e;
 	}
 	if (!grow((void **)&s->eligibility, &s->cap_eligibility, s->n_eligibility,
@@ -638,24 +608,29 @@ static const struct tj_queue_eligibility *eligible_nodes(struct tj_queue_snapsho
 		return NULL;
 	}
 	e = &s->eligibility[s->n_eligibility];
-	*e = (struct tj_queue_eligibility){ .placement = p, .hash = hash, .class_index = cls };
+	*e = (struct tj_queue_eligibility){ .placement = p, .class_index = cls };
 	e->allowed = calloc(s->n_nodes + 1, sizeof(bool));
 	e->why = calloc(1, TJ_PLACEMENT_WHY_MAX);
 	s->n_eligibility++;
-	if (!e->allowed || !e->why) {
+	if (!e->allowed || !e->why ||
+	    tj_eligibility_flags(a->eligibility, p, &s->read, a->stamp, &flags) < 0) {
 		s->oom = true;
 		return NULL;
 	}
 	for (size_t k = 0; k < s->n_nodes; k++) {
 		bool mine = s->nodes[k].class_index == cls;
-		char *why = mine && !e->why[0] ? e->why : NULL;
 
 		/* A node that is gone has no labels left to judge: see tj_queue_gone_node. */
-		e->allowed[k] = !s->node_objs[k] ||
-		                tj_placement_allows(p, s->node_objs[k], why, TJ_PLACEMENT_WHY_MAX);
+		e->allowed[k] = s->read_at[k] == SIZE_MAX || flags[s->read_at[k]];
 		in_class += mine;
 		e->n_allowed += mine && e->allowed[k];
+		if (mine && !e->allowed[k] && refused == SIZE_MAX)
+			refused = k;
 	}
+	/* Why the scheduler would refuse the first node of the class it does not allow. */
+	if (refused != SIZE_MAX)
+		tj_placement_allows(p, tj_store_get(s->read.nodes, s->nodes[refused].name), e->why,
+		                    TJ_PLACEMENT_WHY_MAX);
 	if (e->n_allowed == in_class) {
 		free(e->allowed);
 		e->allowed = NULL;
@@ -679,7 +654,7 @@ static void choose_class(const struct tj_queue_source *a, struct tj_queue_snapsh
 
 		if (e->class_requests[2 * c].gpus <= 0)
 			continue;
-		el = e->placement ? eligible_nodes(s, e->placement, (int)c) : NULL;
+		el = e->placement ? eligible_nodes(a, s, e->placement, (int)c) : NULL;
 		n = el ? el->n_allowed : 0;
 		if (best == SIZE_MAX || n > most) {
 			best = c;
@@ -727,10 +702,11 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 			.excluded = &s->excluded[x],
 			.launcher = e->launcher,
 		};
+		tj_eligibility_intern(a->eligibility, &e->placement);
 		if (e->class_requests)
 			choose_class(a, s, e, &s->jobs[k]);
 		const struct tj_queue_eligibility *el =
-		        e->placement ? eligible_nodes(s, e->placement, s->jobs[k].class_index)
+		        e->placement ? eligible_nodes(a, s, e->placement, s->jobs[k].class_index)
 		                     : NULL;
 
 		if (el && el->allowed) {
@@ -797,11 +773,12 @@ static int build_input(const struct tj_config *config, struct tj_queue_snapshot 
 int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
                             int64_t now, uint64_t now_ms)
 {
-	int rc = build_nodes(src, s, now, now_ms);
+	int rc = build_nodes(src, s, now_ms);
 
 	if (rc == 0) {
 		add_reservations(src, s);
 		rc = s->oom ? -ENOMEM : build_jobs(src, s, now_ms);
+		tj_eligibility_sweep(src->eligibility, src->stamp);
 	}
 	if (rc == 0 && !s->oom)
 		rc = tj_queue_quotas_build(src, s);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "controller/config.h"
+#include "controller/eligibility.h"
 #include "controller/ledger.h"
 #include "informers/informers.h"
 #include "reconcilers/admission.h"
@@ -164,10 +165,13 @@ ssize_t tj_queue_find_node(const struct tj_queue_node_ref *refs, size_t n, const
 
 /* What a cycle builds from the caches; freed at its end. */
 struct tj_queue_snapshot {
-	struct tj_adm_node *nodes;
-	const struct tj_node **node_objs; /* NULL for a node that is gone (tj_queue_gone_node) */
+	struct tj_adm_node *nodes; /* their names and domains borrowed from the ledger */
 	struct tj_queue_node_ref *refs;
 	size_t n_nodes;
+	/* The ledger's nodes it read, and per node of the snapshot its place among them
+	 * (SIZE_MAX for a node that is gone, tj_queue_gone_node). */
+	struct tj_eligibility_nodes read;
+	size_t *read_at;
 	struct tj_adm_release *releases;
 	size_t n_releases, cap_releases;
 	struct tj_adm_usage *usage;
@@ -197,8 +201,7 @@ struct tj_queue_snapshot {
 };
 
 struct tj_queue_eligibility {
-	const struct tj_placement *placement; /* borrowed from an entry */
-	uint64_t hash;
+	const struct tj_placement *placement; /* borrowed from an entry; shared by equal ones */
 	int class_index;
 	bool *allowed;    /* owned; per node of the snapshot; NULL: every node of the class */
 	size_t n_allowed; /* nodes of the class it allows */
@@ -237,10 +240,13 @@ struct tj_queue_source {
 	struct tj_store *refusals;             /* struct tj_queue_refusals; NULL: none */
 	const struct tj_queue_gone_node *gone; /* nodes deleted a short while ago */
 	size_t n_gone;
-	/* What the pods hold per node, kept between cycles (controller/ledger.h); the nodes the
-	 * snapshot reads are marked with stamp, a number no earlier snapshot used, and the
-	 * others forgotten. */
+	/* What each node offers and what the pods hold on it, kept between cycles
+	 * (controller/ledger.h), and the nodes the jobs' placements allow
+	 * (controller/eligibility.h), whose placements the snapshot shares among equal ones;
+	 * the placements it asks for are marked with stamp, a number no earlier snapshot used,
+	 * and the others forgotten. */
 	struct tj_ledger *ledger;
+	struct tj_eligibility *eligibility;
 	uint64_t stamp;
 };
 

@@ -343,15 +343,20 @@ static void node_changed(struct tj_controller *c, const struct tj_node *node, bo
 		on_pod(pod, c);
 }
 
+/* The admitter's ledger hears of every node event, whether the controller leads or not. */
 static void on_node(const void *obj, void *userdata)
 {
-	node_changed(userdata, obj, true);
+	struct tj_controller *c = userdata;
+
+	tj_admitter_node_changed(c->admitter, NULL, obj);
+	node_changed(c, obj, true);
 }
 
 static void on_node_delete(const void *obj, void *userdata)
 {
 	struct tj_controller *c = userdata;
 
+	tj_admitter_node_changed(c->admitter, obj, NULL);
 	if (c->synced)
 		tj_admitter_node_gone(c->admitter, obj);
 	node_changed(c, obj, true);
@@ -362,7 +367,10 @@ static void on_node_delete(const void *obj, void *userdata)
  * again several times a second, and hold back the cycles of the events that free GPUs. */
 static void on_node_update(const void *old, const void *new_obj, void *userdata)
 {
-	node_changed(userdata, new_obj, !tj_node_same_placement(old, new_obj));
+	struct tj_controller *c = userdata;
+
+	tj_admitter_node_changed(c->admitter, old, new_obj);
+	node_changed(c, new_obj, !tj_node_same_placement(old, new_obj));
 }
 
 /* A list or watch failed: the reflector retries by itself, the log says why it waits. */
