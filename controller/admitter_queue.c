@@ -395,11 +395,31 @@ static size_t gone_kept(const struct tj_queue_source *a, const struct tj_store *
 	return k;
 }
 
+/* The walltime end of the TrainJob last looked up for a node's pods (job_end): the ranks of
+ * a gang mostly lie on nodes next to each other in name order, as the admission picks them,
+ * so the next node's asks for it again. */
+struct last_job {
+	const char *key, *owner_uid; /* borrowed from the ledger; key NULL: none yet */
+	int64_t end;
+};
+
+static int64_t group_end(const struct tj_queue_source *a, struct last_job *last,
+                         const struct tj_ledger_group *g)
+{
+	if (!last->key || strcmp(last->key, g->job_key) != 0 ||
+	    (last->owner_uid && g->owner_uid ? strcmp(last->owner_uid, g->owner_uid) != 0
+	                                     : last->owner_uid != g->owner_uid))
+		*last = (struct last_job){ g->job_key, g->owner_uid,
+			                   job_end(a, g->job_key, g->owner_uid) };
+	return last->end;
+}
+
 /* What node i holds, from its entry in the ledger: its pods' use, the ends known, the ends
  * of its TrainJobs' walltimes as their statuses (or the queue) tell them now, and the places
  * its pods hold for launchers on other nodes. */
 static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapshot *s, size_t i,
-                        const struct tj_ledger_node *ln, const struct tj_store *pods, bool quotas)
+                        const struct tj_ledger_node *ln, const struct tj_store *pods, bool quotas,
+                        struct last_job *last)
 {
 	add_used(&s->nodes[i].used, &ln->used);
 	if (quotas)
@@ -410,7 +430,7 @@ static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapsho
 		add_release(s, i, ln->releases[k].at, &ln->releases[k].held);
 	for (size_t k = 0; k < ln->n_groups; k++) {
 		const struct tj_ledger_group *g = &ln->groups[k];
-		int64_t end = job_end(a, g->job_key, g->owner_uid);
+		int64_t end = group_end(a, last, g);
 
 		if (end > 0)
 			add_release(s, i, tj_add_capped(end, g->grace), &g->held);
@@ -441,17 +461,22 @@ static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot
 	struct tj_ledger_node *const *order;
 	size_t n_order, n_gone, n, i = 0, j = 0;
 	bool quotas = tj_config_admission(config)->n_limits > 0;
+	struct last_job last = { 0 };
 
 	if (tj_ledger_read(a->ledger, config, nodes, pods, &order, &n_order) < 0)
 		return -ENOMEM;
 	s->read = (struct tj_eligibility_nodes){ a->ledger, order, n_order, nodes };
 	n_gone = gone_kept(a, nodes, now_ms, gone);
 	n = n_order + n_gone;
-	s->nodes = calloc(n + 1, sizeof(*s->nodes));
-	s->refs = calloc(n + 1, sizeof(*s->refs));
-	s->read_at = calloc(n + 1, sizeof(*s->read_at));
-	if (!s->nodes || !s->refs || !s->read_at)
+	/* Each node's fields are all written below; most nodes of a cluster of TrainJobs run
+	 * one whose walltime releases what it holds. */
+	s->nodes = malloc((n + 1) * sizeof(*s->nodes));
+	s->refs = malloc((n + 1) * sizeof(*s->refs));
+	s->read_at = malloc((n + 1) * sizeof(*s->read_at));
+	s->releases = malloc((n + 1) * sizeof(*s->releases));
+	if (!s->nodes || !s->refs || !s->read_at || !s->releases)
 		return -ENOMEM;
+	s->cap_releases = n + 1;
 	/* The two lists are each in name order, and no name is in both. */
 	for (size_t k = 0; k < n; k++) {
 		if (j == n_gone || (i < n_order && strcmp(order[i]->name, gone[j]->name) < 0)) {
@@ -484,31 +509,23 @@ static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot
 	 * them per node. */
 	for (size_t k = 0; k < n && !s->oom; k++)
 		if (s->read_at[k] != SIZE_MAX)
-			read_ledger(a, s, k, order[s->read_at[k]], pods, quotas);
+			read_ledger(a, s, k, order[s->read_at[k]], pods, quotas, &last);
 	return s->oom ? -ENOMEM : 0;
 }
 
-/* The gangs admitted but not yet in the cache hold their nodes. */
-static void add_reservations(const struct tj_queue_source *a, struct tj_queue_snapshot *s)
+/* A gang admitted but not yet in the cache (e: ADMITTED or CREATED) holds its nodes. */
+static void hold_reserved(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
+                          const struct tj_queue_entry *e)
 {
-	const struct tj_admission_policy *policy = tj_config_admission(a->config);
-	struct tj_store_iter it;
-	const struct tj_queue_entry *e;
+	bool quotas = tj_config_admission(a->config)->n_limits > 0;
 
-	tj_store_iter_init(a->entries, &it);
-	while ((e = tj_store_iter_next(&it))) {
-		if (e->state == TJ_QUEUE_WAITING || e->state == TJ_QUEUE_STARTING)
-			continue;
-		for (size_t i = 0; i <= e->n_nodes; i++) {
-			const char *name = i < e->n_nodes ? e->nodes[i] : e->launcher_node;
-			const struct tj_adm_resources *r =
-			        i < e->n_nodes ? &e->request : &e->launcher;
-			ssize_t k = tj_queue_find_node(s->refs, s->n_nodes, name);
+	for (size_t i = 0; i <= e->n_nodes; i++) {
+		const char *name = i < e->n_nodes ? e->nodes[i] : e->launcher_node;
+		const struct tj_adm_resources *r = i < e->n_nodes ? &e->request : &e->launcher;
+		ssize_t k = tj_queue_find_node(s->refs, s->n_nodes, name);
 
-			if (k >= 0)
-				hold_on(s, (size_t)k, e->namespace, r, admitted_gang_end(e),
-				        policy->n_limits > 0);
-		}
+		if (k >= 0)
+			hold_on(s, (size_t)k, e->namespace, r, admitted_gang_end(e), quotas);
 	}
 }
 
@@ -516,60 +533,62 @@ static void add_reservations(const struct tj_queue_source *a, struct tj_queue_sn
 static const struct tj_queue_refusals *refusals_of(const struct tj_queue_source *a,
                                                    const struct tj_queue_entry *e)
 {
-	return a->refusals ? tj_store_get(a->refusals, e->key) : NULL;
+	return a->refusals && tj_store_len(a->refusals) ? tj_store_get(a->refusals, e->key) : NULL;
 }
 
 static bool waits(const struct tj_queue_source *a, const struct tj_queue_entry *e, uint64_t now_ms)
 {
-	const struct tj_queue_refusals *r = refusals_of(a, e);
+	const struct tj_queue_refusals *r;
 
-	return e->state == TJ_QUEUE_WAITING && !e->unplaceable &&
-	       (!r || now_ms >= r->hold_until_ms);
+	if (e->state != TJ_QUEUE_WAITING || e->unplaceable)
+		return false;
+	r = refusals_of(a, e);
+	return !r || now_ms >= r->hold_until_ms;
 }
 
-/* The waiting entries (of the n there are), into s->job_entries in the order of the last
- * cycle, so that a queue that did not change needs no sort (tj_adm_input.jobs): those it
- * ranked at their ranks, the others after them. */
-static int order_entries(const struct tj_queue_source *a, struct tj_queue_snapshot *s, size_t n,
-                         uint64_t now_ms)
+/* One pass over the entries. The gangs admitted but not yet in the cache hold their nodes; an
+ * admitted gang whose plan never came goes back to the queue (its nodes held this cycle
+ * still). The waiting entries go into s->job_entries (room for every entry) in the order of
+ * the last cycle, so that a queue that did not change needs no sort (tj_adm_input.jobs):
+ * those it ranked at their ranks, the others after them. */
+static int take_entries(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
+                        uint64_t now_ms)
 {
+	size_t n = tj_store_len(a->entries), n_waiting = 0, top = 0, k = 0;
+	struct tj_queue_entry *e, **waiting = malloc((n + 1) * sizeof(*waiting)), **at;
 	struct tj_store_iter it;
-	struct tj_queue_entry *e, **at, **rest;
-	size_t top = 0, n_rest = 0, k = 0;
 
+	if (!waiting)
+		return -ENOMEM;
 	tj_store_iter_init(a->entries, &it);
-	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it))) {
-		/* An admitted gang whose plan never came gives its nodes back. */
+	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it)) && n_waiting < n) {
+		if (e->state == TJ_QUEUE_ADMITTED || e->state == TJ_QUEUE_CREATED)
+			hold_reserved(a, s, e);
 		if (e->state == TJ_QUEUE_ADMITTED &&
 		    now_ms - e->admitted_ms > TJ_ADMITTER_ADMITTED_TIMEOUT_MS)
 			tj_queue_entry_requeue(e);
-		if (waits(a, e, now_ms) && e->rank < n && e->rank >= top)
-			top = e->rank + 1;
-	}
-	at = calloc(top + 1, sizeof(*at));
-	rest = calloc(n + 1, sizeof(*rest));
-	if (!at || !rest) {
-		free(at);
-		free(rest);
-		return -ENOMEM;
-	}
-	tj_store_iter_init(a->entries, &it);
-	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it)) && n_rest < n) {
 		if (!waits(a, e, now_ms))
 			continue;
-		if (e->rank < top && !at[e->rank])
-			at[e->rank] = e;
-		else
-			rest[n_rest++] = e;
+		waiting[n_waiting++] = e;
+		if (e->rank < n && e->rank >= top)
+			top = e->rank + 1;
 	}
-	for (size_t i = 0; i < top && k < n; i++)
+	if (!(at = calloc(top + 1, sizeof(*at)))) {
+		free(waiting);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n_waiting; i++)
+		if (waiting[i]->rank < top && !at[waiting[i]->rank])
+			at[waiting[i]->rank] = waiting[i];
+	for (size_t i = 0; i < top; i++)
 		if (at[i])
 			s->job_entries[k++] = at[i];
-	for (size_t i = 0; i < n_rest && k < n; i++)
-		s->job_entries[k++] = rest[i];
+	for (size_t i = 0; i < n_waiting; i++)
+		if (!(waiting[i]->rank < top && at[waiting[i]->rank] == waiting[i]))
+			s->job_entries[k++] = waiting[i];
 	s->n_jobs = k;
 	free(at);
-	free(rest);
+	free(waiting);
 	return 0;
 }
 
@@ -672,10 +691,14 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 {
 	size_t n = tj_store_len(a->entries), k = 0, n_excluded = 0, x = 0;
 	struct tj_queue_entry *e;
+	/* Most of a queue is of one class: its index is looked up once per run of it. */
+	const char *class_name = NULL;
+	int class_index = -1;
 
-	s->jobs = calloc(n + 1, sizeof(*s->jobs));
-	s->job_entries = calloc(n + 1, sizeof(*s->job_entries));
-	if (!s->jobs || !s->job_entries || order_entries(a, s, n, now_ms) < 0)
+	/* Each job's fields are all written below. */
+	s->jobs = malloc((n + 1) * sizeof(*s->jobs));
+	s->job_entries = malloc((n + 1) * sizeof(*s->job_entries));
+	if (!s->jobs || !s->job_entries || take_entries(a, s, now_ms) < 0)
 		return -ENOMEM;
 	for (k = 0; k < s->n_jobs; k++) {
 		const struct tj_queue_refusals *r = refusals_of(a, s->job_entries[k]);
@@ -687,10 +710,14 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 		return -ENOMEM;
 	for (k = 0; k < s->n_jobs; k++) {
 		e = s->job_entries[k];
+		if (!class_name || strcmp(class_name, e->gpu_class) != 0) {
+			class_name = e->gpu_class;
+			class_index = tj_queue_class_index(a->config, class_name);
+		}
 		s->jobs[k] = (struct tj_adm_job){
 			.key = e->key,
 			.namespace = e->namespace,
-			.class_index = tj_queue_class_index(a->config, e->gpu_class),
+			.class_index = class_index,
 			.num_nodes = e->num_nodes,
 			.num_pods = e->num_pods,
 			.request = e->request,
@@ -776,8 +803,7 @@ int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_s
 	int rc = build_nodes(src, s, now_ms);
 
 	if (rc == 0) {
-		add_reservations(src, s);
-		rc = s->oom ? -ENOMEM : build_jobs(src, s, now_ms);
+		rc = build_jobs(src, s, now_ms);
 		tj_eligibility_sweep(src->eligibility, src->stamp);
 	}
 	if (rc == 0 && !s->oom)

@@ -401,10 +401,13 @@ int tj_ledger_read(struct tj_ledger *l, const struct tj_config *config,
                    const struct tj_store *nodes, const struct tj_store *pods,
                    struct tj_ledger_node *const **ret, size_t *ret_n)
 {
+	uint64_t before;
+
 	if (config != l->config) {
 		tj_ledger_invalidate(l);
 		l->config = config;
 	}
+	before = l->judgements;
 	/* A count that differs means a node came or went unheard. */
 	if ((l->reorder || l->n_order != (nodes ? tj_store_len(nodes) : 0)) &&
 	    make_order(l, nodes) < 0)
@@ -427,6 +430,10 @@ int tj_ledger_read(struct tj_ledger *l, const struct tj_config *config,
 			if (judge(l, n, node) < 0)
 				return -ENOMEM;
 		}
+		/* Its class, and so the resource its pods' GPUs count in, changes only with a
+		 * judgement. */
+		if (!n->stale && n->judged_at <= before)
+			continue;
 		gc = n->class_index >= 0 ? &config->classes[n->class_index] : NULL;
 		if (count(n, gc ? gc->resource : NULL, pods) < 0)
 			return -ENOMEM;

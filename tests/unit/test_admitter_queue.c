@@ -14,6 +14,7 @@
 
 #include <uv.h>
 
+#include "controller/admitter.h"
 #include "controller/admitter_queue.h"
 #include "fixtures.h"
 #include "idle_reflector.h"
@@ -500,6 +501,73 @@ static void test_snapshot_drops_a_node_deleted_unheard(void **state)
 	cycles_teardown(&c);
 }
 
+/* The entry of key in c's queue. */
+static struct tj_queue_entry *entry_of(struct cycles *c, const char *key)
+{
+	struct tj_queue_entry *e = (struct tj_queue_entry *)tj_store_get(c->entries, key);
+
+	assert_non_null(e);
+	return e;
+}
+
+/* e admitted (at admitted_ms) or created on node. */
+static void admit_on(struct tj_queue_entry *e, enum tj_queue_state state, const char *node,
+                     uint64_t admitted_ms)
+{
+	e->state = state;
+	e->nodes = calloc(1, sizeof(*e->nodes));
+	assert_non_null(e->nodes);
+	e->nodes[0] = strdup(node);
+	e->n_nodes = 1;
+	e->admitted_ms = admitted_ms;
+}
+
+/* The waiting jobs come in the order of the last cycle's ranks, those without one after
+ * them; a gang admitted or created but not in the cache holds its node, and one whose plan
+ * never came holds it this cycle still, and waits again. */
+static void test_snapshot_orders_by_rank_and_holds_admitted_gangs(void **state)
+{
+	struct cycles c;
+	struct tj_queue_snapshot s = { 0 };
+	struct tj_queue_source src;
+	bool c_seen = false, late_seen = false;
+
+	(void)state;
+	cycles_setup(&c);
+	put_node(&c, "gh-1", "GH200", "arm64", "b1", NULL, false);
+	put_node(&c, "gh-2", "GH200", "arm64", "b1", NULL, false);
+	entry_of(&c, "team-a/a")->rank = 1;
+	entry_of(&c, "team-a/b")->rank = 0;
+	admit_on(entry_of(&c, "team-a/in-b1"), TJ_QUEUE_CREATED, "gh-2", 90000);
+	admit_on(entry_of(&c, "team-a/no-toleration"), TJ_QUEUE_ADMITTED, "gh-1", 1000);
+	put_entry(&c, "c", 104, "{}");
+	src = (struct tj_queue_source){
+		.config = &block_config,
+		.informers = &c.informers,
+		.entries = c.entries,
+		.ledger = c.ledger,
+		.eligibility = c.eligibility,
+		.stamp = 1,
+	};
+	assert_int_equal(tj_queue_snapshot_build(&src, &s, 1795953600,
+	                                         1000 + TJ_ADMITTER_ADMITTED_TIMEOUT_MS + 1),
+	                 0);
+	assert_int_equal(s.n_jobs, 4);
+	assert_string_equal(s.jobs[0].key, "team-a/b");
+	assert_string_equal(s.jobs[1].key, "team-a/a");
+	for (size_t i = 2; i < 4; i++) {
+		c_seen = c_seen || strcmp(s.jobs[i].key, "team-a/c") == 0;
+		late_seen = late_seen || strcmp(s.jobs[i].key, "team-a/no-toleration") == 0;
+	}
+	assert_true(c_seen && late_seen);
+	assert_int_equal(entry_of(&c, "team-a/no-toleration")->state, TJ_QUEUE_WAITING);
+	assert_int_equal(s.nodes[0].used.gpus, 4);
+	assert_int_equal(s.nodes[1].used.gpus, 4);
+	assert_int_equal(s.nodes[0].used.pods, 1);
+	tj_queue_snapshot_clear(&s);
+	cycles_teardown(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -508,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_gone_nodes_kept_renewed_and_make_room),
 		cmocka_unit_test(test_snapshot_shows_node_changes_as_a_fresh_one),
 		cmocka_unit_test(test_snapshot_drops_a_node_deleted_unheard),
+		cmocka_unit_test(test_snapshot_orders_by_rank_and_holds_admitted_gangs),
 	};
 	return cmocka_run_group_tests_name("admitter_queue", tests, NULL, NULL);
 }
