@@ -114,7 +114,8 @@ int tj_ledger_read(struct tj_ledger *l, const struct tj_config *config,
  * the same places of the array. */
 uint64_t tj_ledger_layout(const struct tj_ledger *l);
 
-/* Counts the judgements of nodes: a node judged after a read had n judged_at > n. */
+/* Counts the judgements of nodes so far: a node judged after the count was n has a
+ * judged_at greater than n. */
 uint64_t tj_ledger_judgements(const struct tj_ledger *l);
 
 /* Nodes it keeps, for tests. */
