@@ -390,7 +390,8 @@ static int make_order(struct tj_ledger *l, const struct tj_store *nodes)
 		e->seen = l->layout;
 		l->order[k++] = e;
 	}
-	qsort(l->order, k, sizeof(*l->order), by_name);
+	if (k > 1)
+		qsort(l->order, k, sizeof(*l->order), by_name);
 	sweep(l);
 	l->n_order = k;
 	l->reorder = false;
