@@ -395,9 +395,9 @@ static size_t gone_kept(const struct tj_queue_source *a, const struct tj_store *
 	return k;
 }
 
-/* The walltime end of the TrainJob last looked up for a node's pods (job_end): the ranks of
- * a gang mostly lie on nodes next to each other in name order, as the admission picks them,
- * so the next node's asks for it again. */
+/* The walltime end of the TrainJob last looked up for a node's pods (job_end), kept for the
+ * next node: the ranks of a gang mostly lie on nodes next to each other in name order, as the
+ * admission picks them, so the next node most often asks for the same job. */
 struct last_job {
 	const char *key, *owner_uid; /* borrowed from the ledger; key NULL: none yet */
 	int64_t end;
