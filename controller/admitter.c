@@ -43,10 +43,11 @@ struct tj_admitter {
 	void (*enqueue)(void *userdata, const char *key);
 	void (*enqueue_first)(void *userdata, const char *key);
 	void *userdata;
-	bool kueue;                /* Kueue admits the jobs labelled for it */
-	struct tj_store *entries;  /* owned */
-	struct tj_store *refusals; /* owned; struct tj_queue_refusals */
-	struct tj_ledger *ledger;  /* owned; what the pods hold, per node */
+	bool kueue;                         /* Kueue admits the jobs labelled for it */
+	struct tj_store *entries;           /* owned */
+	struct tj_store *refusals;          /* owned; struct tj_queue_refusals */
+	struct tj_ledger *ledger;           /* owned; what each node offers and its pods hold */
+	struct tj_eligibility *eligibility; /* owned; the nodes the queue's placements allow */
 	/* The jobs awaited before the first cycle (tj_admitter_await), since when, and how
 	 * many there were. */
 	struct tj_store *awaiting; /* owned; struct awaited */
@@ -309,9 +310,18 @@ static void publish_shares(const struct tj_admitter *a)
 
 static size_t cycle(struct tj_admitter *a)
 {
-	/* The cycle's number (a->cycles once counted) stamps the ledger's nodes it reads. */
-	const struct tj_queue_source src = { a->config, a->informers, a->entries, a->refusals,
-		                             a->gone,   a->n_gone,    a->ledger,  a->cycles + 1 };
+	/* The cycle's number (a->cycles once counted) stamps the placements it asks for. */
+	const struct tj_queue_source src = {
+		.config = a->config,
+		.informers = a->informers,
+		.entries = a->entries,
+		.refusals = a->refusals,
+		.gone = a->gone,
+		.n_gone = a->n_gone,
+		.ledger = a->ledger,
+		.eligibility = a->eligibility,
+		.stamp = a->cycles + 1,
+	};
 	struct tj_queue_snapshot s = { 0 };
 	struct tj_adm_result *res = NULL;
 	uint64_t now_ms = uv_now(a->loop);
@@ -483,6 +493,8 @@ void tj_admitter_pod_changed(struct tj_admitter *a, const struct tj_pod *old,
 void tj_admitter_node_changed(struct tj_admitter *a, const struct tj_node *old,
                               const struct tj_node *node)
 {
+	/* What the node offers is judged again, whether the controller leads or not. */
+	tj_ledger_node_changed(a->ledger, old, node);
 	/* A status report that changes nothing the queue reads is not worth a cycle: with
 	 * thousands of nodes, their periodic reports alone would have the admission decide
 	 * the whole queue again several times a second, and hold back the cycles of the
@@ -511,10 +523,13 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 		rc = tj_store_new(&awaited_ops, &a->awaiting);
 	if (rc == 0)
 		rc = tj_ledger_new(&a->ledger);
+	if (rc == 0)
+		rc = tj_eligibility_new(&a->eligibility);
 	if (rc < 0) {
 		tj_store_free(a->entries);
 		tj_store_free(a->refusals);
 		tj_store_free(a->awaiting);
+		tj_ledger_free(a->ledger);
 		free(a);
 		return rc;
 	}
@@ -544,6 +559,7 @@ static void on_closed(uv_handle_t *h)
 		tj_store_free(a->awaiting);
 		tj_ledger_free(a->ledger);
 		tj_fair_shares_clear(&a->shares);
+		tj_eligibility_free(a->eligibility);
 		free(a);
 	}
 }
@@ -567,6 +583,8 @@ struct tj_admitter *tj_admitter_free(struct tj_admitter *a)
 void tj_admitter_set_config(struct tj_admitter *a, const struct tj_config *config)
 {
 	a->config = config;
+	/* Every node is judged again by the new classes and policies. */
+	tj_ledger_invalidate(a->ledger);
 	tj_admitter_kick(a);
 }
 
@@ -723,7 +741,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", want->gpu_class);
 	snprintf(e->namespace, sizeof(e->namespace), "%s", job->namespace);
 	read_class_requests(cls ? NULL : a->config, &r, &lr, e);
-	e->placement = tj_placement_free(e->placement);
+	e->placement = tj_placement_unref(e->placement);
 	char problem[TJ_PLACEMENT_PROBLEM_MAX] = "";
 
 	if (tj_placement_compile(spec, &e->placement, problem, sizeof(problem)) < 0)
@@ -731,6 +749,8 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 		            "the pods' placement is not read; every node of the class "
 		            "counts for it",
 		            TJ_STR("trainjob", e->key), TJ_STR("problem", problem));
+	/* Shared with the jobs of an equal placement, which the cycle finds by its pointer. */
+	tj_eligibility_intern(a->eligibility, &e->placement);
 	read_quota_use(spec, tj_json_path(want->launcher, "spec"), e);
 	tj_queue_entry_drop_excluded(e);
 	e->excluded = calloc(want->n_excluded + 1, sizeof(*e->excluded));

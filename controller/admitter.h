@@ -128,9 +128,11 @@ void tj_admitter_forget(struct tj_admitter *a, const char *key);
 void tj_admitter_pod_changed(struct tj_admitter *a, const struct tj_pod *old,
                              const struct tj_pod *pod);
 
-/* A node of the cache changed (old NULL when added, node NULL when deleted): a cycle runs
- * soon, unless nothing the queue reads changed. A node deleted still counts for NeverFits
- * for a while (a node being replaced comes back). */
+/* A node of the cache changed (old: before, NULL when added; node: after, NULL when deleted):
+ * what it offers is judged again, and the nodes put in order again when one came or went.
+ * Called for every node event, whether the controller leads or not. A cycle runs soon,
+ * unless nothing the queue reads changed; a node deleted still counts for NeverFits for a
+ * while (a node being replaced comes back). */
 void tj_admitter_node_changed(struct tj_admitter *a, const struct tj_node *old,
                               const struct tj_node *node);
 

@@ -40,7 +40,7 @@ void tj_queue_entry_free(void *obj)
 
 	tj_queue_entry_drop_nodes(e);
 	tj_queue_entry_drop_excluded(e);
-	tj_placement_free(e->placement);
+	tj_placement_unref(e->placement);
 	tj_quota_pod_free(e->quota_pod);
 	tj_quota_pod_free(e->quota_launcher);
 	free(e->class_requests);
@@ -170,8 +170,8 @@ ssize_t tj_queue_find_node(const struct tj_queue_node_ref *refs, size_t n, const
 void tj_queue_snapshot_clear(struct tj_queue_snapshot *s)
 {
 	free(s->nodes);
-	free(s->node_objs);
 	free(s->refs);
+	free(s->read_at);
 	free(s->releases);
 	free(s->usage);
 	free(s->jobs);
@@ -338,16 +338,10 @@ static ssize_t held_node(const struct tj_queue_source *a, struct tj_queue_snapsh
 	return k;
 }
 
-/* A node of the snapshot before it is read: cached, or gone a short while ago. */
-struct node_source {
-	const char *name;
-	const struct tj_node *node;            /* NULL: gone */
-	const struct tj_queue_gone_node *gone; /* NULL: cached */
-};
-
-static int node_source_cmp(const void *x, const void *y)
+static int gone_cmp(const void *x, const void *y)
 {
-	return strcmp(((const struct node_source *)x)->name, ((const struct node_source *)y)->name);
+	return strcmp((*(const struct tj_queue_gone_node *const *)x)->name,
+	              (*(const struct tj_queue_gone_node *const *)y)->name);
 }
 
 void tj_queue_gone_add(struct tj_queue_gone_node *gone, size_t *n, const struct tj_config *config,
@@ -383,40 +377,49 @@ void tj_queue_gone_add(struct tj_queue_gone_node *gone, size_t *n, const struct 
 		(*n)++;
 }
 
-/* The snapshot's nodes, in name order (tj_adm_input.nodes): the cached ones, and those gone a
- * short while ago whose name no cached node has, of a class the config still has. */
-static int gather_nodes(const struct tj_queue_source *a, const struct tj_store *nodes,
-                        uint64_t now_ms, struct node_source **ret, size_t *ret_n)
+/* The nodes gone a short while ago that the snapshot keeps, into kept (TJ_QUEUE_MAX_GONE), in
+ * name order: those whose name no cached node has, of a class the config still has. */
+static size_t gone_kept(const struct tj_queue_source *a, const struct tj_store *nodes,
+                        uint64_t now_ms, const struct tj_queue_gone_node **kept)
 {
-	size_t n = nodes ? tj_store_len(nodes) : 0, k = 0;
-	struct node_source *all = calloc(n + a->n_gone + 1, sizeof(*all));
-	struct tj_store_iter it;
-	const struct tj_node *node;
+	size_t k = 0;
 
-	if (!all)
-		return -ENOMEM;
-	if (nodes)
-		tj_store_iter_init(nodes, &it);
-	while (nodes && k < n && (node = tj_store_iter_next(&it)))
-		all[k++] = (struct node_source){ node->name, node, NULL };
-	for (size_t i = 0; i < a->n_gone; i++) {
+	for (size_t i = 0; i < a->n_gone && k < TJ_QUEUE_MAX_GONE; i++) {
 		const struct tj_queue_gone_node *g = &a->gone[i];
 
 		if (now_ms < g->until_ms && !(nodes && tj_store_get(nodes, g->name)) &&
 		    tj_queue_class_index(a->config, g->gpu_class) >= 0)
-			all[k++] = (struct node_source){ g->name, NULL, g };
+			kept[k++] = g;
 	}
-	qsort(all, k, sizeof(*all), node_source_cmp);
-	*ret = all;
-	*ret_n = k;
-	return 0;
+	qsort(kept, k, sizeof(*kept), gone_cmp);
+	return k;
+}
+
+/* The walltime end of the TrainJob last looked up for a node's pods (job_end), kept for the
+ * next node: the ranks of a gang mostly lie on nodes next to each other in name order, as the
+ * admission picks them, so the next node most often asks for the same job. */
+struct last_job {
+	const char *key, *owner_uid; /* borrowed from the ledger; key NULL: none yet */
+	int64_t end;
+};
+
+static int64_t group_end(const struct tj_queue_source *a, struct last_job *last,
+                         const struct tj_ledger_group *g)
+{
+	if (!last->key || strcmp(last->key, g->job_key) != 0 ||
+	    (last->owner_uid && g->owner_uid ? strcmp(last->owner_uid, g->owner_uid) != 0
+	                                     : last->owner_uid != g->owner_uid))
+		*last = (struct last_job){ g->job_key, g->owner_uid,
+			                   job_end(a, g->job_key, g->owner_uid) };
+	return last->end;
 }
 
 /* What node i holds, from its entry in the ledger: its pods' use, the ends known, the ends
  * of its TrainJobs' walltimes as their statuses (or the queue) tell them now, and the places
  * its pods hold for launchers on other nodes. */
 static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapshot *s, size_t i,
-                        const struct tj_ledger_node *ln, const struct tj_store *pods, bool quotas)
+                        const struct tj_ledger_node *ln, const struct tj_store *pods, bool quotas,
+                        struct last_job *last)
 {
 	add_used(&s->nodes[i].used, &ln->used);
 	if (quotas)
@@ -427,7 +430,7 @@ static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapsho
 		add_release(s, i, ln->releases[k].at, &ln->releases[k].held);
 	for (size_t k = 0; k < ln->n_groups; k++) {
 		const struct tj_ledger_group *g = &ln->groups[k];
-		int64_t end = job_end(a, g->job_key, g->owner_uid);
+		int64_t end = group_end(a, last, g);
 
 		if (end > 0)
 			add_release(s, i, tj_add_capped(end, g->grace), &g->held);
@@ -446,100 +449,83 @@ static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapsho
 	}
 }
 
-static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot *s, int64_t now,
+/* The snapshot's nodes, in name order (tj_adm_input.nodes): the cached ones, as the ledger
+ * judged them, and those gone a short while ago; what each holds. */
+static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
                        uint64_t now_ms)
 {
 	const struct tj_config *config = a->config;
-	const struct tj_admission_policy *policy = tj_config_admission(config);
-	const struct tj_failure_policy *fp = tj_config_failure_policy(config);
 	const struct tj_store *nodes = tj_queue_store_of(a->informers->nodes);
 	const struct tj_store *pods = tj_queue_store_of(a->informers->pods);
-	struct node_source *all;
-	size_t n, k;
-	bool quotas = policy->n_limits > 0;
+	const struct tj_queue_gone_node *gone[TJ_QUEUE_MAX_GONE];
+	struct tj_ledger_node *const *order;
+	size_t n_order, n_gone, n, i = 0, j = 0;
+	bool quotas = tj_config_admission(config)->n_limits > 0;
+	struct last_job last = { 0 };
 
-	if (gather_nodes(a, nodes, now_ms, &all, &n) < 0)
+	if (tj_ledger_read(a->ledger, config, nodes, pods, &order, &n_order) < 0)
 		return -ENOMEM;
-	s->nodes = calloc(n + 1, sizeof(*s->nodes));
-	s->node_objs = calloc(n + 1, sizeof(*s->node_objs));
-	s->refs = calloc(n + 1, sizeof(*s->refs));
-	if (!s->nodes || !s->node_objs || !s->refs) {
-		free(all);
+	s->read = (struct tj_eligibility_nodes){ a->ledger, order, n_order, nodes };
+	n_gone = gone_kept(a, nodes, now_ms, gone);
+	n = n_order + n_gone;
+	/* Each node's fields are all written below; most nodes of a cluster of TrainJobs run
+	 * one whose walltime releases what it holds. */
+	s->nodes = malloc((n + 1) * sizeof(*s->nodes));
+	s->refs = malloc((n + 1) * sizeof(*s->refs));
+	s->read_at = malloc((n + 1) * sizeof(*s->read_at));
+	s->releases = malloc((n + 1) * sizeof(*s->releases));
+	if (!s->nodes || !s->refs || !s->read_at || !s->releases)
 		return -ENOMEM;
-	}
-	for (k = 0; k < n; k++) {
-		const struct tj_node *node = all[k].node;
-		struct tj_adm_node *an = &s->nodes[k];
+	s->cap_releases = n + 1;
+	/* The two lists are each in name order, and no name is in both. */
+	for (size_t k = 0; k < n; k++) {
+		if (j == n_gone || (i < n_order && strcmp(order[i]->name, gone[j]->name) < 0)) {
+			const struct tj_ledger_node *ln = order[i];
 
-		s->node_objs[k] = node;
-		s->refs[k] = (struct tj_queue_node_ref){ all[k].name, k };
-		if (!node) {
-			*an = (struct tj_adm_node){
-				.name = all[k].name,
-				.class_index = tj_queue_class_index(config, all[k].gone->gpu_class),
-				.allocatable = all[k].gone->allocatable,
+			s->nodes[k] = (struct tj_adm_node){
+				.name = ln->name,
+				.class_index = ln->class_index,
+				.domain = ln->domain,
+				.schedulable = ln->schedulable,
+				.allocatable = ln->allocatable,
 			};
-			continue;
-		}
-		int cls = tj_gpu_class_of_node(config, node);
-		const struct tj_gpu_class *gc = cls >= 0 ? &config->classes[cls] : NULL;
+			s->read_at[k] = i++;
+		} else {
+			const struct tj_queue_gone_node *g = gone[j++];
 
-		*an = (struct tj_adm_node){
-			.name = node->name,
-			.class_index = cls,
-			.domain = policy->topology_label
-			                  ? tj_node_label(node, policy->topology_label)
-			                  : NULL,
-			.schedulable = tj_node_takes_new_pods(node, gc, fp, now),
-			.allocatable = { gc ? tj_node_allocatable_extended(node, gc->resource) : 0,
-			                 node->allocatable.cpu_milli, node->allocatable.memory,
-			                 tj_node_pod_slots(node) },
-		};
+			s->nodes[k] = (struct tj_adm_node){
+				.name = g->name,
+				.class_index = tj_queue_class_index(config, g->gpu_class),
+				.allocatable = g->allocatable,
+			};
+			s->read_at[k] = SIZE_MAX;
+		}
+		s->refs[k] = (struct tj_queue_node_ref){ s->nodes[k].name, k };
 	}
-	free(all);
-	s->n_nodes = k;
+	s->n_nodes = n;
 
 	/* Every pod that is bound, pinned or nominated to a node holds its requests there until
 	 * it ends, ours or not (reconcilers/capacity.h says until when), as the ledger keeps
 	 * them per node. */
-	for (size_t i = 0; i < s->n_nodes && !s->oom; i++) {
-		const struct tj_gpu_class *gc = s->nodes[i].class_index >= 0
-		                                        ? &config->classes[s->nodes[i].class_index]
-		                                        : NULL;
-		const struct tj_ledger_node *ln = tj_ledger_get(
-		        a->ledger, s->nodes[i].name, gc ? gc->resource : NULL, pods, a->stamp);
-
-		if (!ln) {
-			s->oom = true;
-			break;
-		}
-		read_ledger(a, s, i, ln, pods, quotas);
-	}
-	tj_ledger_sweep(a->ledger, a->stamp);
+	for (size_t k = 0; k < n && !s->oom; k++)
+		if (s->read_at[k] != SIZE_MAX)
+			read_ledger(a, s, k, order[s->read_at[k]], pods, quotas, &last);
 	return s->oom ? -ENOMEM : 0;
 }
 
-/* The gangs admitted but not yet in the cache hold their nodes. */
-static void add_reservations(const struct tj_queue_source *a, struct tj_queue_snapshot *s)
+/* A gang admitted but not yet in the cache (e: ADMITTED or CREATED) holds its nodes. */
+static void hold_reserved(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
+                          const struct tj_queue_entry *e)
 {
-	const struct tj_admission_policy *policy = tj_config_admission(a->config);
-	struct tj_store_iter it;
-	const struct tj_queue_entry *e;
+	bool quotas = tj_config_admission(a->config)->n_limits > 0;
 
-	tj_store_iter_init(a->entries, &it);
-	while ((e = tj_store_iter_next(&it))) {
-		if (e->state == TJ_QUEUE_WAITING || e->state == TJ_QUEUE_STARTING)
-			continue;
-		for (size_t i = 0; i <= e->n_nodes; i++) {
-			const char *name = i < e->n_nodes ? e->nodes[i] : e->launcher_node;
-			const struct tj_adm_resources *r =
-			        i < e->n_nodes ? &e->request : &e->launcher;
-			ssize_t k = tj_queue_find_node(s->refs, s->n_nodes, name);
+	for (size_t i = 0; i <= e->n_nodes; i++) {
+		const char *name = i < e->n_nodes ? e->nodes[i] : e->launcher_node;
+		const struct tj_adm_resources *r = i < e->n_nodes ? &e->request : &e->launcher;
+		ssize_t k = tj_queue_find_node(s->refs, s->n_nodes, name);
 
-			if (k >= 0)
-				hold_on(s, (size_t)k, e->namespace, r, admitted_gang_end(e),
-				        policy->n_limits > 0);
-		}
+		if (k >= 0)
+			hold_on(s, (size_t)k, e->namespace, r, admitted_gang_end(e), quotas);
 	}
 }
 
@@ -547,60 +533,62 @@ static void add_reservations(const struct tj_queue_source *a, struct tj_queue_sn
 static const struct tj_queue_refusals *refusals_of(const struct tj_queue_source *a,
                                                    const struct tj_queue_entry *e)
 {
-	return a->refusals ? tj_store_get(a->refusals, e->key) : NULL;
+	return a->refusals && tj_store_len(a->refusals) ? tj_store_get(a->refusals, e->key) : NULL;
 }
 
 static bool waits(const struct tj_queue_source *a, const struct tj_queue_entry *e, uint64_t now_ms)
 {
-	const struct tj_queue_refusals *r = refusals_of(a, e);
+	const struct tj_queue_refusals *r;
 
-	return e->state == TJ_QUEUE_WAITING && !e->unplaceable &&
-	       (!r || now_ms >= r->hold_until_ms);
+	if (e->state != TJ_QUEUE_WAITING || e->unplaceable)
+		return false;
+	r = refusals_of(a, e);
+	return !r || now_ms >= r->hold_until_ms;
 }
 
-/* The waiting entries (of the n there are), into s->job_entries in the order of the last
- * cycle, so that a queue that did not change needs no sort (tj_adm_input.jobs): those it
- * ranked at their ranks, the others after them. */
-static int order_entries(const struct tj_queue_source *a, struct tj_queue_snapshot *s, size_t n,
-                         uint64_t now_ms)
+/* One pass over the entries. The gangs admitted but not yet in the cache hold their nodes; an
+ * admitted gang whose plan never came goes back to the queue (its nodes held this cycle
+ * still). The waiting entries go into s->job_entries (room for every entry) in the order of
+ * the last cycle, so that a queue that did not change needs no sort (tj_adm_input.jobs):
+ * those it ranked at their ranks, the others after them. */
+static int take_entries(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
+                        uint64_t now_ms)
 {
+	size_t n = tj_store_len(a->entries), n_waiting = 0, top = 0, k = 0;
+	struct tj_queue_entry *e, **waiting = malloc((n + 1) * sizeof(*waiting)), **at;
 	struct tj_store_iter it;
-	struct tj_queue_entry *e, **at, **rest;
-	size_t top = 0, n_rest = 0, k = 0;
 
+	if (!waiting)
+		return -ENOMEM;
 	tj_store_iter_init(a->entries, &it);
-	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it))) {
-		/* An admitted gang whose plan never came gives its nodes back. */
+	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it)) && n_waiting < n) {
+		if (e->state == TJ_QUEUE_ADMITTED || e->state == TJ_QUEUE_CREATED)
+			hold_reserved(a, s, e);
 		if (e->state == TJ_QUEUE_ADMITTED &&
 		    now_ms - e->admitted_ms > TJ_ADMITTER_ADMITTED_TIMEOUT_MS)
 			tj_queue_entry_requeue(e);
-		if (waits(a, e, now_ms) && e->rank < n && e->rank >= top)
-			top = e->rank + 1;
-	}
-	at = calloc(top + 1, sizeof(*at));
-	rest = calloc(n + 1, sizeof(*rest));
-	if (!at || !rest) {
-		free(at);
-		free(rest);
-		return -ENOMEM;
-	}
-	tj_store_iter_init(a->entries, &it);
-	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it)) && n_rest < n) {
 		if (!waits(a, e, now_ms))
 			continue;
-		if (e->rank < top && !at[e->rank])
-			at[e->rank] = e;
-		else
-			rest[n_rest++] = e;
+		waiting[n_waiting++] = e;
+		if (e->rank < n && e->rank >= top)
+			top = e->rank + 1;
 	}
-	for (size_t i = 0; i < top && k < n; i++)
+	if (!(at = calloc(top + 1, sizeof(*at)))) {
+		free(waiting);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n_waiting; i++)
+		if (waiting[i]->rank < top && !at[waiting[i]->rank])
+			at[waiting[i]->rank] = waiting[i];
+	for (size_t i = 0; i < top; i++)
 		if (at[i])
 			s->job_entries[k++] = at[i];
-	for (size_t i = 0; i < n_rest && k < n; i++)
-		s->job_entries[k++] = rest[i];
+	for (size_t i = 0; i < n_waiting; i++)
+		if (!(waiting[i]->rank < top && at[waiting[i]->rank] == waiting[i]))
+			s->job_entries[k++] = waiting[i];
 	s->n_jobs = k;
 	free(at);
-	free(rest);
+	free(waiting);
 	return 0;
 }
 
@@ -616,20 +604,21 @@ static void exclude(struct tj_queue_snapshot *s, struct tj_adm_job *job, size_t 
 	}
 }
 
-/* The nodes placement p allows, shared by every job of class cls with an equal placement:
- * one pass over the nodes per distinct placement and cycle, where most of a queue shares a
- * few (a class's own affinity and tolerations); allowed NULL when it allows every node of
- * the class, as most do, which costs the decision nothing. NULL without memory. */
-static const struct tj_queue_eligibility *eligible_nodes(struct tj_queue_snapshot *s,
-                                                         const struct tj_placement *p, int cls)
+/* The nodes placement p allows, shared by every job of class cls with an equal placement (the
+ * same pointer, since the jobs' placements are interned: tj_eligibility_intern), from the
+ * flags the eligibility cache keeps per node between cycles; allowed NULL when it allows every
+ * node of the class, as most do, which costs the decision nothing. NULL without memory. */
+static const struct tj_queue_eligibility *eligible_nodes(const struct tj_queue_source *a,
+                                                         struct tj_queue_snapshot *s,
+                                                         struct tj_placement *p, int cls)
 {
-	uint64_t hash = tj_placement_hash(p);
 	struct tj_queue_eligibility *e;
-	size_t in_class = 0;
+	const bool *flags;
+	size_t in_class = 0, refused = SIZE_MAX;
 
 	for (size_t i = 0; i < s->n_eligibility; i++) {
 		e = &s->eligibility[i];
-		if (e->hash == hash && e->class_index == cls && tj_placement_equal(e->placement, p))
+		if (e->placement == p && e->class_index == cls)
 			return e;
 	}
 	if (!grow((void **)&s->eligibility, &s->cap_eligibility, s->n_eligibility,
@@ -638,24 +627,29 @@ static const struct tj_queue_eligibility *eligible_nodes(struct tj_queue_snapsho
 		return NULL;
 	}
 	e = &s->eligibility[s->n_eligibility];
-	*e = (struct tj_queue_eligibility){ .placement = p, .hash = hash, .class_index = cls };
+	*e = (struct tj_queue_eligibility){ .placement = p, .class_index = cls };
 	e->allowed = calloc(s->n_nodes + 1, sizeof(bool));
 	e->why = calloc(1, TJ_PLACEMENT_WHY_MAX);
 	s->n_eligibility++;
-	if (!e->allowed || !e->why) {
+	if (!e->allowed || !e->why ||
+	    tj_eligibility_flags(a->eligibility, p, &s->read, a->stamp, &flags) < 0) {
 		s->oom = true;
 		return NULL;
 	}
 	for (size_t k = 0; k < s->n_nodes; k++) {
 		bool mine = s->nodes[k].class_index == cls;
-		char *why = mine && !e->why[0] ? e->why : NULL;
 
 		/* A node that is gone has no labels left to judge: see tj_queue_gone_node. */
-		e->allowed[k] = !s->node_objs[k] ||
-		                tj_placement_allows(p, s->node_objs[k], why, TJ_PLACEMENT_WHY_MAX);
+		e->allowed[k] = s->read_at[k] == SIZE_MAX || flags[s->read_at[k]];
 		in_class += mine;
 		e->n_allowed += mine && e->allowed[k];
+		if (mine && !e->allowed[k] && refused == SIZE_MAX)
+			refused = k;
 	}
+	/* Why the scheduler would refuse the first node of the class it does not allow. */
+	if (refused != SIZE_MAX)
+		tj_placement_allows(p, tj_store_get(s->read.nodes, s->nodes[refused].name), e->why,
+		                    TJ_PLACEMENT_WHY_MAX);
 	if (e->n_allowed == in_class) {
 		free(e->allowed);
 		e->allowed = NULL;
@@ -679,7 +673,7 @@ static void choose_class(const struct tj_queue_source *a, struct tj_queue_snapsh
 
 		if (e->class_requests[2 * c].gpus <= 0)
 			continue;
-		el = e->placement ? eligible_nodes(s, e->placement, (int)c) : NULL;
+		el = e->placement ? eligible_nodes(a, s, e->placement, (int)c) : NULL;
 		n = el ? el->n_allowed : 0;
 		if (best == SIZE_MAX || n > most) {
 			best = c;
@@ -697,10 +691,14 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 {
 	size_t n = tj_store_len(a->entries), k = 0, n_excluded = 0, x = 0;
 	struct tj_queue_entry *e;
+	/* Most of a queue is of one class: its index is looked up once per run of it. */
+	const char *class_name = NULL;
+	int class_index = -1;
 
-	s->jobs = calloc(n + 1, sizeof(*s->jobs));
-	s->job_entries = calloc(n + 1, sizeof(*s->job_entries));
-	if (!s->jobs || !s->job_entries || order_entries(a, s, n, now_ms) < 0)
+	/* Each job's fields are all written below. */
+	s->jobs = malloc((n + 1) * sizeof(*s->jobs));
+	s->job_entries = malloc((n + 1) * sizeof(*s->job_entries));
+	if (!s->jobs || !s->job_entries || take_entries(a, s, now_ms) < 0)
 		return -ENOMEM;
 	for (k = 0; k < s->n_jobs; k++) {
 		const struct tj_queue_refusals *r = refusals_of(a, s->job_entries[k]);
@@ -712,10 +710,14 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 		return -ENOMEM;
 	for (k = 0; k < s->n_jobs; k++) {
 		e = s->job_entries[k];
+		if (!class_name || strcmp(class_name, e->gpu_class) != 0) {
+			class_name = e->gpu_class;
+			class_index = tj_queue_class_index(a->config, class_name);
+		}
 		s->jobs[k] = (struct tj_adm_job){
 			.key = e->key,
 			.namespace = e->namespace,
-			.class_index = tj_queue_class_index(a->config, e->gpu_class),
+			.class_index = class_index,
 			.num_nodes = e->num_nodes,
 			.num_pods = e->num_pods,
 			.request = e->request,
@@ -728,10 +730,11 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 			.excluded = &s->excluded[x],
 			.launcher = e->launcher,
 		};
+		tj_eligibility_intern(a->eligibility, &e->placement);
 		if (e->class_requests)
 			choose_class(a, s, e, &s->jobs[k]);
 		const struct tj_queue_eligibility *el =
-		        e->placement ? eligible_nodes(s, e->placement, s->jobs[k].class_index)
+		        e->placement ? eligible_nodes(a, s, e->placement, s->jobs[k].class_index)
 		                     : NULL;
 
 		if (el && el->allowed) {
@@ -799,11 +802,11 @@ static int build_input(const struct tj_config *config, struct tj_queue_snapshot 
 int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
                             int64_t now, uint64_t now_ms)
 {
-	int rc = build_nodes(src, s, now, now_ms);
+	int rc = build_nodes(src, s, now_ms);
 
 	if (rc == 0) {
-		add_reservations(src, s);
-		rc = s->oom ? -ENOMEM : build_jobs(src, s, now_ms);
+		rc = build_jobs(src, s, now_ms);
+		tj_eligibility_sweep(src->eligibility, src->stamp);
 	}
 	if (rc == 0 && !s->oom)
 		rc = tj_queue_quotas_build(src, s);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "controller/config.h"
+#include "controller/eligibility.h"
 #include "controller/ledger.h"
 #include "informers/informers.h"
 #include "reconcilers/admission.h"
@@ -31,7 +32,7 @@ enum tj_queue_state {
 struct tj_queue_entry {
 	char key[TJ_STORE_KEY_MAX];
 	char namespace[TJ_NAME_MAX];
-	char gpu_class[TJ_NAME_MAX]; /* "" for none */
+	/* From here to gpu_class, what each cycle reads of every entry, together in memory. */
 	enum tj_queue_state state;
 	int num_nodes, num_pods;
 	struct tj_adm_resources request; /* of one pod; gpus of the class's resource */
@@ -43,12 +44,29 @@ struct tj_queue_entry {
 	bool restart;
 	bool decided; /* decision holds the last cycle's verdict */
 	size_t rank;  /* its place in the last cycle's order (SIZE_MAX: none): the next cycle's */
+	struct tj_adm_resources launcher; /* of the launcher admitted with the gang; pods 0: none */
+	char **excluded; /* owned array of owned names: nodes its pods must avoid */
+	size_t n_excluded;
+	/* A job without a GPU class whose pods ask for a class's extended resource (GPUs under
+	 * a generic runtime such as Kubeflow's torch-distributed): per class of the config, what
+	 * one pod and the launcher ask of its resource (0: nothing); owned; NULL for a job of
+	 * a class, or asking for no class's resource. Each cycle queues it in the class where
+	 * its placement allows the most nodes (the first of the config on a tie). */
+	struct tj_adm_resources *class_requests; /* n_classes pairs: request, launcher */
+	size_t n_class_requests;
+	/* A job without a GPU class that asks for an extended resource no class offers: no
+	 * class says which nodes offer it, so the scheduler alone places it. */
+	bool unplaceable;
+	/* The nodes its pods may go to as the scheduler judges them (its rendered pod's node
+	 * selector, affinity, tolerations and extended requests); owned; NULL: every node of
+	 * its class (a spec the placement could not read, which the API server refuses). */
+	struct tj_placement *placement;
+	char gpu_class[TJ_NAME_MAX];     /* "" for none */
 	struct tj_adm_decision decision; /* nodes always NULL: the names are below */
 	/* ADMITTED and CREATED: per pod, its node. */
 	char **nodes; /* owned array of owned strings */
 	size_t n_nodes;
-	/* The launcher admitted with the gang (pods 0: none); ADMITTED, CREATED: its node. */
-	struct tj_adm_resources launcher;
+	/* ADMITTED, CREATED: the node of the launcher admitted with the gang. */
 	char *launcher_node; /* owned; NULL without */
 	uint64_t admitted_ms;
 	/* ADMITTED, CREATED, STARTING: the cycle's clock (unix seconds) at the admission. The
@@ -73,22 +91,6 @@ struct tj_queue_entry {
 	 * machine kept the ready thread from a CPU. */
 	uint64_t trigger_wait_ns;
 	uint64_t held_ns; /* of the wait for the cycle, what the cycles' share held it back */
-	char **excluded;  /* owned array of owned names: nodes its pods must avoid */
-	size_t n_excluded;
-	/* A job without a GPU class whose pods ask for a class's extended resource (GPUs under
-	 * a generic runtime such as Kubeflow's torch-distributed): per class of the config, what
-	 * one pod and the launcher ask of its resource (0: nothing); owned; NULL for a job of
-	 * a class, or asking for no class's resource. Each cycle queues it in the class where
-	 * its placement allows the most nodes (the first of the config on a tie). */
-	struct tj_adm_resources *class_requests; /* n_classes pairs: request, launcher */
-	size_t n_class_requests;
-	/* A job without a GPU class that asks for an extended resource no class offers: no
-	 * class says which nodes offer it, so the scheduler alone places it. */
-	bool unplaceable;
-	/* The nodes its pods may go to as the scheduler judges them (its rendered pod's node
-	 * selector, affinity, tolerations and extended requests); owned; NULL: every node of
-	 * its class (a spec the placement could not read, which the API server refuses). */
-	struct tj_placement *placement;
 	/* What one pod and the launcher count for in the namespace's ResourceQuotas (owned;
 	 * NULL: nothing read, or no launcher). */
 	struct tj_quota_pod *quota_pod, *quota_launcher;
@@ -165,10 +167,13 @@ ssize_t tj_queue_find_node(const struct tj_queue_node_ref *refs, size_t n, const
 
 /* What a cycle builds from the caches; freed at its end. */
 struct tj_queue_snapshot {
-	struct tj_adm_node *nodes;
-	const struct tj_node **node_objs; /* NULL for a node that is gone (tj_queue_gone_node) */
+	struct tj_adm_node *nodes; /* their names and domains borrowed from the ledger */
 	struct tj_queue_node_ref *refs;
 	size_t n_nodes;
+	/* The ledger's nodes it read, and per node of the snapshot its place among them
+	 * (SIZE_MAX for a node that is gone, tj_queue_gone_node). */
+	struct tj_eligibility_nodes read;
+	size_t *read_at;
 	struct tj_adm_release *releases;
 	size_t n_releases, cap_releases;
 	struct tj_adm_usage *usage;
@@ -198,8 +203,7 @@ struct tj_queue_snapshot {
 };
 
 struct tj_queue_eligibility {
-	const struct tj_placement *placement; /* borrowed from an entry */
-	uint64_t hash;
+	const struct tj_placement *placement; /* borrowed from an entry; shared by equal ones */
 	int class_index;
 	bool *allowed;    /* owned; per node of the snapshot; NULL: every node of the class */
 	size_t n_allowed; /* nodes of the class it allows */
@@ -238,10 +242,13 @@ struct tj_queue_source {
 	struct tj_store *refusals;             /* struct tj_queue_refusals; NULL: none */
 	const struct tj_queue_gone_node *gone; /* nodes deleted a short while ago */
 	size_t n_gone;
-	/* What the pods hold per node, kept between cycles (controller/ledger.h); the nodes the
-	 * snapshot reads are marked with stamp, a number no earlier snapshot used, and the
-	 * others forgotten. */
+	/* What each node offers and what the pods hold on it, kept between cycles
+	 * (controller/ledger.h), and the nodes the jobs' placements allow
+	 * (controller/eligibility.h), whose placements the snapshot shares among equal ones;
+	 * the placements it asks for are marked with stamp, a number no earlier snapshot used,
+	 * and the others forgotten. */
 	struct tj_ledger *ledger;
+	struct tj_eligibility *eligibility;
 	uint64_t stamp;
 };
 

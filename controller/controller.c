@@ -330,17 +330,17 @@ static void on_runtime_update(const void *old, const void *new_obj, void *userda
 }
 
 /* A node changed (old NULL when added, node NULL when deleted): the admitter hears of it
- * (its capacity, or whether it takes new pods, may have changed), and its health may have
- * changed, which matters to the jobs with pods on it. */
+ * whether the controller leads or not (what the node offers, whether it takes new pods),
+ * and its health may have changed, which matters to the jobs with pods on it. */
 static void node_changed(struct tj_controller *c, const struct tj_node *old,
                          const struct tj_node *node)
 {
 	struct tj_store_iter it;
 	const struct tj_pod *pod;
 
+	tj_admitter_node_changed(c->admitter, old, node);
 	if (!c->synced)
 		return;
-	tj_admitter_node_changed(c->admitter, old, node);
 	if (!node)
 		node = old;
 	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_NODE, node->name,

@@ -7,9 +7,17 @@
 
 #include "base/number.h"
 #include "reconcilers/capacity.h"
+#include "reconcilers/gpu_use.h"
+#include "reconcilers/node_health.h"
 
 struct tj_ledger {
 	struct tj_store *nodes; /* owned; struct tj_ledger_node by name */
+	/* owned array of the entries (the store's) of the nodes of the node cache, by name */
+	struct tj_ledger_node **order;
+	size_t n_order, cap_order;
+	bool reorder;                   /* a node came or went since the order was made */
+	const struct tj_config *config; /* borrowed: what the nodes were judged with */
+	uint64_t layout, judgements;
 };
 
 static void node_clear(struct tj_ledger_node *n)
@@ -42,6 +50,7 @@ static void node_free(void *obj)
 
 	node_clear(n);
 	free(n->name);
+	free(n->domain);
 	free(n);
 }
 
@@ -80,6 +89,7 @@ struct tj_ledger *tj_ledger_free(struct tj_ledger *l)
 {
 	if (!l)
 		return NULL;
+	free(l->order);
 	tj_store_free(l->nodes);
 	free(l);
 	return NULL;
@@ -100,14 +110,29 @@ void tj_ledger_touch_pod(struct tj_ledger *l, const struct tj_pod *pod)
 		n->stale = true;
 }
 
+void tj_ledger_node_changed(struct tj_ledger *l, const struct tj_node *old,
+                            const struct tj_node *node)
+{
+	const struct tj_node *any = node ? node : old;
+	struct tj_ledger_node *n = any ? entry(l, any->name) : NULL;
+
+	if (!old || !node)
+		l->reorder = true;
+	if (n)
+		n->judged = false;
+}
+
 void tj_ledger_invalidate(struct tj_ledger *l)
 {
 	struct tj_store_iter it;
 	struct tj_ledger_node *n;
 
 	tj_store_iter_init(l->nodes, &it);
-	while ((n = (struct tj_ledger_node *)tj_store_iter_next(&it)))
+	while ((n = (struct tj_ledger_node *)tj_store_iter_next(&it))) {
 		n->stale = true;
+		n->judged = false;
+	}
+	l->reorder = true;
 }
 
 static void add_resources(struct tj_adm_resources *to, const struct tj_adm_resources *r)
@@ -236,33 +261,78 @@ static bool same_resource(const char *a, const char *b)
 	return a && b ? strcmp(a, b) == 0 : a == b;
 }
 
-const struct tj_ledger_node *tj_ledger_get(struct tj_ledger *l, const char *name,
-                                           const char *resource, const struct tj_store *pods,
-                                           uint64_t stamp)
+/* The entry of node name, new (stale, not judged) if the ledger has none; NULL without
+ * memory. */
+static struct tj_ledger_node *entry_for(struct tj_ledger *l, const char *name)
 {
 	struct tj_ledger_node *n = entry(l, name);
 
-	if (!n) {
-		if (!(n = calloc(1, sizeof(*n))) || !(n->name = strdup(name))) {
-			free(n);
-			return NULL;
-		}
-		if (tj_store_upsert(l->nodes, n, NULL) < 0) {
-			node_free(n);
-			return NULL;
-		}
-		n->stale = true;
-	}
-	if ((n->stale || !same_resource(n->resource, resource)) &&
-	    count_node(n, resource, pods) < 0) {
-		n->stale = true;
+	if (n)
+		return n;
+	if (!(n = calloc(1, sizeof(*n))) || !(n->name = strdup(name))) {
+		free(n);
 		return NULL;
 	}
-	n->seen = stamp;
+	if (tj_store_upsert(l->nodes, n, NULL) < 0) {
+		node_free(n);
+		return NULL;
+	}
+	n->stale = true;
 	return n;
 }
 
-void tj_ledger_sweep(struct tj_ledger *l, uint64_t stamp)
+/* Counts n again from pods if it is stale or was counted in another resource. */
+static int count(struct tj_ledger_node *n, const char *resource, const struct tj_store *pods)
+{
+	if (!n->stale && same_resource(n->resource, resource))
+		return 0;
+	if (count_node(n, resource, pods) < 0) {
+		n->stale = true;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct tj_ledger_node *tj_ledger_get(struct tj_ledger *l, const char *name,
+                                           const char *resource, const struct tj_store *pods)
+{
+	struct tj_ledger_node *n = entry_for(l, name);
+
+	return n && count(n, resource, pods) == 0 ? n : NULL;
+}
+
+/* What node offers, into n. Whether it takes new pods does not depend on the time: a health
+ * signal of any age refuses them (tj_node_takes_new_pods judges with no grace). */
+static int judge(struct tj_ledger *l, struct tj_ledger_node *n, const struct tj_node *node)
+{
+	const struct tj_config *config = l->config;
+	const char *label = tj_config_admission(config)->topology_label;
+	const char *domain = label ? tj_node_label(node, label) : NULL;
+	int cls = tj_gpu_class_of_node(config, node);
+	const struct tj_gpu_class *gc = cls >= 0 ? &config->classes[cls] : NULL;
+
+	free(n->domain);
+	if (!(n->domain = domain ? strdup(domain) : NULL) && domain)
+		return -ENOMEM;
+	n->class_index = cls;
+	n->schedulable = tj_node_takes_new_pods(node, gc, tj_config_failure_policy(config), 0);
+	n->allocatable = (struct tj_adm_resources){
+		gc ? tj_node_allocatable_extended(node, gc->resource) : 0,
+		node->allocatable.cpu_milli, node->allocatable.memory, tj_node_pod_slots(node)
+	};
+	n->judged = true;
+	n->judged_at = ++l->judgements;
+	return 0;
+}
+
+static int by_name(const void *x, const void *y)
+{
+	return strcmp((*(struct tj_ledger_node *const *)x)->name,
+	              (*(struct tj_ledger_node *const *)y)->name);
+}
+
+/* Forgets the entries whose node the last ordering did not find. */
+static void sweep(struct tj_ledger *l)
 {
 	struct tj_store_iter it;
 	const struct tj_ledger_node *n;
@@ -271,7 +341,7 @@ void tj_ledger_sweep(struct tj_ledger *l, uint64_t stamp)
 
 	tj_store_iter_init(l->nodes, &it);
 	while ((n = tj_store_iter_next(&it))) {
-		if (n->seen == stamp)
+		if (n->seen == l->layout)
 			continue;
 		if (n_gone == cap) {
 			char **p = realloc(gone, (cap = cap ? 2 * cap : 16) * sizeof(*gone));
@@ -290,6 +360,98 @@ void tj_ledger_sweep(struct tj_ledger *l, uint64_t stamp)
 			tj_store_delete(l->nodes, key, NULL);
 	}
 	free(gone);
+}
+
+/* Makes the order again from the node cache: an entry for each of its nodes (judged now if it
+ * is new or changed), sorted by name; the others forgotten. */
+static int make_order(struct tj_ledger *l, const struct tj_store *nodes)
+{
+	size_t n = nodes ? tj_store_len(nodes) : 0, k = 0;
+	struct tj_store_iter it;
+	const struct tj_node *node;
+
+	if (n > l->cap_order) {
+		struct tj_ledger_node **p = realloc(l->order, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		l->order = p;
+		l->cap_order = n;
+	}
+	l->layout++;
+	l->n_order = 0;
+	if (nodes)
+		tj_store_iter_init(nodes, &it);
+	while (nodes && k < n && (node = tj_store_iter_next(&it))) {
+		struct tj_ledger_node *e = entry_for(l, node->name);
+
+		if (!e || (!e->judged && judge(l, e, node) < 0))
+			return -ENOMEM;
+		e->seen = l->layout;
+		l->order[k++] = e;
+	}
+	if (k > 1)
+		qsort(l->order, k, sizeof(*l->order), by_name);
+	sweep(l);
+	l->n_order = k;
+	l->reorder = false;
+	return 0;
+}
+
+int tj_ledger_read(struct tj_ledger *l, const struct tj_config *config,
+                   const struct tj_store *nodes, const struct tj_store *pods,
+                   struct tj_ledger_node *const **ret, size_t *ret_n)
+{
+	uint64_t before;
+
+	if (config != l->config) {
+		tj_ledger_invalidate(l);
+		l->config = config;
+	}
+	before = l->judgements;
+	/* A count that differs means a node came or went unheard. */
+	if ((l->reorder || l->n_order != (nodes ? tj_store_len(nodes) : 0)) &&
+	    make_order(l, nodes) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n_order; i++) {
+		struct tj_ledger_node *n = l->order[i];
+		const struct tj_gpu_class *gc;
+
+		if (!n->judged) {
+			const struct tj_node *node = nodes ? tj_store_get(nodes, n->name) : NULL;
+
+			/* Gone unheard: the order is made again, which judges every node it keeps,
+			 * and read from its start. */
+			if (!node) {
+				if (make_order(l, nodes) < 0)
+					return -ENOMEM;
+				i = (size_t)-1;
+				continue;
+			}
+			if (judge(l, n, node) < 0)
+				return -ENOMEM;
+		}
+		/* Its class, and so the resource its pods' GPUs count in, changes only with a
+		 * judgement. */
+		if (!n->stale && n->judged_at <= before)
+			continue;
+		gc = n->class_index >= 0 ? &config->classes[n->class_index] : NULL;
+		if (count(n, gc ? gc->resource : NULL, pods) < 0)
+			return -ENOMEM;
+	}
+	*ret = l->order;
+	*ret_n = l->n_order;
+	return 0;
+}
+
+uint64_t tj_ledger_layout(const struct tj_ledger *l)
+{
+	return l->layout;
+}
+
+uint64_t tj_ledger_judgements(const struct tj_ledger *l)
+{
+	return l->judgements;
 }
 
 size_t tj_ledger_len(const struct tj_ledger *l)

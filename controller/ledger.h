@@ -1,24 +1,31 @@
-/* The admitter's ledger of holds, per node: what the pods that use a node hold on it
- * (reconcilers/capacity.h judges each pod), kept between admission cycles and rebuilt for a
- * node only when one of its pods changed, so that a cycle reads what every node holds
- * without walking every pod of the cluster (thousands of nodes each run tens of pods of no
- * TrainJob, and most cycles follow the change of one of them).
+/* The admitter's ledger, per node: what each node of the node cache offers (its GPU class,
+ * whether it takes new pods, its allocatable, its topology domain), and what the pods that
+ * use it hold on it (reconcilers/capacity.h judges each pod), with the nodes kept in name
+ * order. All of it is kept between admission cycles and worked out again only where
+ * something changed, so that a cycle reads every node without sorting thousands of names,
+ * judging every node's health and class, or walking every pod of the cluster (thousands of
+ * nodes each run tens of pods of no TrainJob, and most cycles follow the change of one of
+ * them).
  *
- * What a node's entry keeps depends on its pods alone: what they use; the ends already
- * known (a pod being deleted ends at its deletionTimestamp); and, per TrainJob, what its
- * pods there hold until the job's walltime ends, which the cycle reads from the job's status
- * (or the queue) each time, since a job's start moves it without any pod changing. The
- * controller tells the ledger of every pod it hears of (tj_ledger_touch_pod, the node the
- * pod used and the one it uses now); a node no cycle asked for again is forgotten. */
+ * What a node's entry keeps depends on the node and its pods alone: what it offers, judged
+ * from its object and the config; what its pods use; the ends already known (a pod being
+ * deleted ends at its deletionTimestamp); and, per TrainJob, what its pods there hold until
+ * the job's walltime ends, which the cycle reads from the job's status (or the queue) each
+ * time, since a job's start moves it without any pod changing. The controller tells the
+ * ledger of every node and every pod it hears of (tj_ledger_node_changed; tj_ledger_touch_pod,
+ * the node the pod used and the one it uses now); a node the node cache no longer has is
+ * forgotten. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "informers/node.h"
 #include "informers/pod.h"
 #include "informers/store.h"
 #include "reconcilers/admission.h"
+#include "reconcilers/settings.h"
 
 /* Pods of one TrainJob on the node whose end is its walltime's (none is being deleted). */
 struct tj_ledger_group {
@@ -41,10 +48,19 @@ struct tj_ledger_usage {
 };
 
 struct tj_ledger_node {
-	char *name;     /* owned */
+	char *name; /* owned */
+	/* What the node offers, judged from its object and the config; judged again only once
+	 * the node or the config changed. */
+	bool judged;
+	uint64_t judged_at; /* the ledger's count of judgements then (tj_ledger_judgements) */
+	int class_index;    /* its GPU class in the config, -1 for none */
+	bool schedulable;   /* it takes new pods (tj_node_takes_new_pods) */
+	struct tj_adm_resources allocatable; /* gpus of its class's resource */
+	char *domain; /* owned; the value of the admission's topology label, NULL without */
+	/* What its pods hold: */
 	char *resource; /* owned; the GPU class's resource it was counted in, NULL for none */
 	bool stale;     /* a pod of it changed since it was counted */
-	uint64_t seen;  /* the stamp of the last cycle that read it */
+	uint64_t seen;  /* the ledger's count of orderings when the node cache last had it */
 	struct tj_adm_resources used;
 	struct tj_ledger_release *releases; /* owned */
 	size_t n_releases;
@@ -69,18 +85,38 @@ struct tj_ledger *tj_ledger_free(struct tj_ledger *l);
  * is counted again when next read. */
 void tj_ledger_touch_pod(struct tj_ledger *l, const struct tj_pod *pod);
 
-/* Every node is counted again when next read (the caches may have changed unheard). */
+/* A node of the node cache changed (old: before, NULL when added; node: after, NULL when
+ * deleted): it is judged again when next read, and the name order is made again when a node
+ * came or went. */
+void tj_ledger_node_changed(struct tj_ledger *l, const struct tj_node *old,
+                            const struct tj_node *node);
+
+/* Every node is judged and counted again, and the order made again, when next read (the
+ * caches or the config may have changed unheard). */
 void tj_ledger_invalidate(struct tj_ledger *l);
 
 /* The entry of node name, counted from pods (the pod cache and its node index) when it is
- * stale, new, or was counted in another resource (gpus of resource; NULL: no GPUs); marked
- * seen at stamp. NULL without memory. */
+ * stale, new, or was counted in another resource (gpus of resource; NULL: no GPUs). NULL
+ * without memory. */
 const struct tj_ledger_node *tj_ledger_get(struct tj_ledger *l, const char *name,
-                                           const char *resource, const struct tj_store *pods,
-                                           uint64_t stamp);
+                                           const char *resource, const struct tj_store *pods);
 
-/* Forgets the nodes not read at stamp. */
-void tj_ledger_sweep(struct tj_ledger *l, uint64_t stamp);
+/* The nodes of the node cache (nodes; NULL: none), in name order, into *ret (an array the
+ * ledger keeps until the next read, n of them in *ret_n): each judged with config when it
+ * changed (a node event; config another than the last read's; a node missing from the
+ * entries), and counted from pods when one of its pods changed. The entries of nodes the
+ * cache no longer has are forgotten. 0 or -ENOMEM. */
+int tj_ledger_read(struct tj_ledger *l, const struct tj_config *config,
+                   const struct tj_store *nodes, const struct tj_store *pods,
+                   struct tj_ledger_node *const **ret, size_t *ret_n);
+
+/* Counts the times the order was made again: while it stays, the nodes of two reads are at
+ * the same places of the array. */
+uint64_t tj_ledger_layout(const struct tj_ledger *l);
+
+/* Counts the judgements of nodes so far: a node judged after the count was n has a
+ * judged_at greater than n. */
+uint64_t tj_ledger_judgements(const struct tj_ledger *l);
 
 /* Nodes it keeps, for tests. */
 size_t tj_ledger_len(const struct tj_ledger *l);

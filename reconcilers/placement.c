@@ -78,6 +78,7 @@ struct tj_placement {
 	struct request requests[TJ_RESOURCES_MAX_EXTENDED]; /* n_requests, sorted by name */
 	uint8_t n_requests;
 	uint64_t hash;
+	size_t refs; /* the holders of this placement: the last one's unref frees it */
 };
 
 static void requirements_free(struct requirement *r, size_t n)
@@ -91,9 +92,15 @@ static void requirements_free(struct requirement *r, size_t n)
 	free(r);
 }
 
-struct tj_placement *tj_placement_free(struct tj_placement *p)
+struct tj_placement *tj_placement_ref(struct tj_placement *p)
 {
-	if (!p)
+	p->refs++;
+	return p;
+}
+
+struct tj_placement *tj_placement_unref(struct tj_placement *p)
+{
+	if (!p || --p->refs > 0)
 		return NULL;
 	for (size_t i = 0; i < p->n_selector; i++) {
 		free(p->selector[i].key);
@@ -322,7 +329,7 @@ static int compile_requirement(const struct compile *c, const cJSON *e, const ch
 }
 
 /* The requirements of the list key of a term, into *ret (n entries, counted as they are
- * made, so that tj_placement_free() frees what a failure leaves). */
+ * made, so that tj_placement_unref() frees what a failure leaves). */
 static int compile_requirements(const struct compile *c, const cJSON *term, const char *path,
                                 const char *key, bool field, struct requirement **ret,
                                 size_t *ret_n)
@@ -654,6 +661,7 @@ int tj_placement_compile(const cJSON *pod_spec, struct tj_placement **ret, char 
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	p->refs = 1;
 	if ((r = compile_selector(&c, pod_spec, p)) < 0 ||
 	    (r = compile_affinity(&c, pod_spec, p)) < 0 ||
 	    (r = compile_tolerations(&c, pod_spec, p)) < 0 ||
@@ -663,7 +671,7 @@ int tj_placement_compile(const cJSON *pod_spec, struct tj_placement **ret, char 
 	*ret = p;
 	return 0;
 free_placement:
-	tj_placement_free(p);
+	tj_placement_unref(p);
 	return r;
 }
 

@@ -87,5 +87,9 @@ uint64_t tj_placement_hash(const struct tj_placement *p);
 /* Whether a and b are the same constraints in that form, and so allow the same nodes. */
 bool tj_placement_equal(const struct tj_placement *a, const struct tj_placement *b);
 
-/* Frees the placement. Accepts NULL; returns NULL. */
-struct tj_placement *tj_placement_free(struct tj_placement *p);
+/* A compiled placement is shared by reference: a new one has one, which its compiler holds;
+ * tj_placement_ref takes another (and returns p); tj_placement_unref drops one and frees the
+ * placement with the last. Unref accepts NULL; returns NULL. A shared placement is never
+ * changed: whoever holds it reads the same constraints. */
+struct tj_placement *tj_placement_ref(struct tj_placement *p);
+struct tj_placement *tj_placement_unref(struct tj_placement *p);

@@ -37,6 +37,7 @@
 
 #include <uv.h>
 
+#include "../unit/idle_reflector.h"
 #include "controller/admitter_queue.h"
 #include "controller/config.h"
 #include "controller/stores.h"
@@ -134,43 +135,8 @@ static void rfc3339(int64_t t, char *buf, size_t size)
 
 /* ---- the caches, without an API server ---- */
 
-/* The reflectors are never started: their list and watch are never called. */
-static int no_list(void *ctx, const struct tj_list_options *opts, tj_response_fn fn, void *userdata,
-                   void **ret_call)
-{
-	return -ENOTSUP;
-}
-
-static int no_watch(void *ctx, const struct tj_watch_options *opts, tj_watch_event_fn on_event,
-                    tj_watch_done_fn on_done, void *userdata, void **ret_call)
-{
-	return -ENOTSUP;
-}
-
-static void no_cancel(void *call)
-{
-}
-
-static int reflector_new(uv_loop_t *loop, const char *name, tj_project_fn project,
-                         const struct tj_store_ops *ops, struct tj_reflector **ret)
-{
-	const struct tj_reflector_config config = {
-		.name = name,
-		.lw = { no_list, no_cancel, no_watch, no_cancel, NULL },
-		.project = project,
-		.store_ops = ops,
-		.seed = 1,
-	};
-
-	return tj_reflector_new(loop, &config, ret);
-}
-
-/* The cache of r, to fill. It is read-only to all but the reflector, which fills it from
- * its lists and watches; without an API server, the benchmark stands in for them. */
-static struct tj_store *cache_of(const struct tj_reflector *r)
-{
-	return (struct tj_store *)tj_reflector_store(r);
-}
+/* The reflectors are never started (tests/unit/idle_reflector.h): the benchmark stands in
+ * for their lists and watches. */
 
 /* Projects obj into r's cache, as the reflector does with a list item. */
 static int cache_put(const struct tj_reflector *r, tj_project_fn project,
@@ -179,7 +145,7 @@ static int cache_put(const struct tj_reflector *r, tj_project_fn project,
 	void *projected;
 	int rc = project(obj, &projected);
 
-	if (rc == 0 && (rc = tj_store_upsert(cache_of(r), projected, NULL)) < 0)
+	if (rc == 0 && (rc = tj_store_upsert(idle_reflector_store(r), projected, NULL)) < 0)
 		ops->free(projected);
 	return rc;
 }
@@ -193,8 +159,9 @@ struct cluster {
 	cJSON *rank_pod, *small_pod;   /* owned; the pods' templates */
 	unsigned *generation;          /* owned; per pod slot, the times it was replaced */
 	uint64_t resource_version;
-	struct tj_ledger *ledger; /* owned; what the pods hold per node, between cycles */
-	uint64_t cycles;          /* snapshots built: the ledger's stamps */
+	struct tj_ledger *ledger; /* owned; what the nodes offer and hold, between cycles */
+	struct tj_eligibility *eligibility; /* owned; the nodes the placements allow */
+	uint64_t cycles; /* snapshots built: the stamps of the placements they ask for */
 };
 
 /* ---- the shape ---- */
@@ -406,7 +373,8 @@ static int add_pods(struct cluster *c)
 		struct tj_pod *pod;
 
 		rc = make_pod(c, slot / PODS_PER_NODE, slot % PODS_PER_NODE, 0, &pod);
-		if (rc == 0 && (rc = tj_store_upsert(cache_of(c->informers.pods), pod, NULL)) < 0)
+		if (rc == 0 &&
+		    (rc = tj_store_upsert(idle_reflector_store(c->informers.pods), pod, NULL)) < 0)
 			tj_pod_free(pod);
 	}
 	free(order);
@@ -506,7 +474,8 @@ static int cluster_build(struct cluster *c)
 	cJSON *spec;
 	int rc;
 
-	if (uv_loop_init(&c->loop) < 0 || tj_ledger_new(&c->ledger) < 0)
+	if (uv_loop_init(&c->loop) < 0 || tj_ledger_new(&c->ledger) < 0 ||
+	    tj_eligibility_new(&c->eligibility) < 0)
 		return -ENOMEM;
 	c->loop_open = true;
 	rc = tj_config_load_file(TJ_CONFIG_FILE, &c->config, err, sizeof(err));
@@ -516,14 +485,14 @@ static int cluster_build(struct cluster *c)
 	}
 	if (!tj_config_find_class(c->config, CLASS))
 		return -EINVAL;
-	rc = reflector_new(&c->loop, "trainjobs", tj_trainjob_store_project, &tj_trainjob_store_ops,
-	                   &c->informers.trainjobs);
+	rc = idle_reflector_new(&c->loop, "trainjobs", tj_trainjob_store_project,
+	                        &tj_trainjob_store_ops, &c->informers.trainjobs);
 	if (rc == 0)
-		rc = reflector_new(&c->loop, "pods", tj_pod_project, &tj_pod_store_ops,
-		                   &c->informers.pods);
+		rc = idle_reflector_new(&c->loop, "pods", tj_pod_project, &tj_pod_store_ops,
+		                        &c->informers.pods);
 	if (rc == 0)
-		rc = reflector_new(&c->loop, "nodes", tj_node_project, &tj_node_store_ops,
-		                   &c->informers.nodes);
+		rc = idle_reflector_new(&c->loop, "nodes", tj_node_project, &tj_node_store_ops,
+		                        &c->informers.nodes);
 	if (rc == 0)
 		rc = tj_store_new(&tj_queue_entry_ops, &c->entries);
 	if (rc == 0)
@@ -559,6 +528,7 @@ static int cluster_build(struct cluster *c)
 static void cluster_free(struct cluster *c)
 {
 	c->ledger = tj_ledger_free(c->ledger);
+	c->eligibility = tj_eligibility_free(c->eligibility);
 	tj_reflector_free(c->informers.trainjobs);
 	tj_reflector_free(c->informers.pods);
 	tj_reflector_free(c->informers.nodes);
@@ -583,7 +553,7 @@ static void cluster_free(struct cluster *c)
  * handlers tell it, before old is freed. */
 static int pods_changed(struct cluster *c, const struct tj_pod *old, struct tj_pod *new)
 {
-	struct tj_store *pods = cache_of(c->informers.pods);
+	struct tj_store *pods = idle_reflector_store(c->informers.pods);
 	char key[TJ_STORE_KEY_MAX];
 	void *gone = NULL;
 	int rc = tj_pod_key(old, key, sizeof(key));
@@ -797,6 +767,7 @@ static int cycle(struct cluster *c, struct cycle_times *t, struct outcome *out, 
 		.informers = &c->informers,
 		.entries = c->entries,
 		.ledger = c->ledger,
+		.eligibility = c->eligibility,
 		.stamp = ++c->cycles,
 	};
 	struct tj_queue_snapshot s = { 0 };

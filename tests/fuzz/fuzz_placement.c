@@ -53,8 +53,8 @@ static void judge(const cJSON *spec)
 	if (tj_placement_compile(spec, &again, NULL, 0) == 0 &&
 	    (!tj_placement_equal(p, again) || tj_placement_hash(p) != tj_placement_hash(again)))
 		abort();
-	tj_placement_free(again);
-	tj_placement_free(p);
+	tj_placement_unref(again);
+	tj_placement_unref(p);
 }
 
 /* The scopes of a quota each, one per scope and operator. A pod is in exactly one of

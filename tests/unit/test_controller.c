@@ -135,14 +135,19 @@ static const char *pod(struct fixture *fx, int rank, bool running)
 	            running ? "True" : "False");
 }
 
-/* The lists of the informers (the TrainJobs and pods given, the runtime torch-gh200, the
- * nodes gh200-0 and gh200-1) and their watches, which stay open. */
-static void script_informers(struct fixture *fx, const char *trainjobs, const char *pods)
+/* The lists of the informers (the TrainJobs and pods given, the runtime torch-gh200, and the
+ * nodes given, NULL for gh200-0 and gh200-1 as NODE_FMT makes them) and their watches, which
+ * stay open. */
+static void script_informers(struct fixture *fx, const char *trainjobs, const char *pods,
+                             const char *given_nodes)
 {
 	char runtime[4096], nodes[2048];
 
 	snprintf(runtime, sizeof(runtime), RUNTIME_FMT, "torch-gh200");
-	snprintf(nodes, sizeof(nodes), NODE_FMT "," NODE_FMT, 0, 0, 1, 1);
+	if (given_nodes)
+		snprintf(nodes, sizeof(nodes), "%s", given_nodes);
+	else
+		snprintf(nodes, sizeof(nodes), NODE_FMT "," NODE_FMT, 0, 0, 1, 1);
 	const struct reply replies[] = {
 		{ .method = "GET",
 		  .path = TRAINJOBS,
@@ -378,7 +383,7 @@ static bool quiet(const struct fixture *fx)
  * answers back. */
 static void script_new_job(struct fixture *fx, bool pod_hold)
 {
-	script_informers(fx, trainjob(fx, "42", "{}"), "");
+	script_informers(fx, trainjob(fx, "42", "{}"), "", NULL);
 	const struct reply replies[] = {
 		{ .method = "POST",
 		  .path = PODS,
@@ -481,7 +486,7 @@ static void test_status_conflict_is_retried_from_the_watched_object(void **state
 	int watch, first;
 
 	snprintf(pods, sizeof(pods), "%s,%s", pod(fx, 0, true), pod(fx, 1, true));
-	script_informers(fx, trainjob(fx, "42", STARTED_STATUS), pods);
+	script_informers(fx, trainjob(fx, "42", STARTED_STATUS), pods, NULL);
 	const struct reply replies[] = {
 		{ .method = "PATCH",
 		  .path = STATUS,
@@ -668,16 +673,21 @@ static void test_a_new_trainjob_is_admitted_whole(void **state)
 	"position 1 of 1 in gh200: needs 2 nodes x 4 GPUs, 1 such node free; expected start "      \
 	"unknown"
 
-/* A new job of 2 nodes x 4 GPUs waits whole while blocker (a pod in the cache, of one of
- * other_jobs, "" for none) keeps one of the two GH200 nodes, and is admitted whole once
- * blocker is deleted. */
-static void wait_until_the_blocker_goes(struct fixture *fx, const char *other_jobs,
-                                        const char *blocker)
-{
-	int pods_watch;
+/* How one of the two GH200 nodes is kept from a new job: a pod in the cache (pods; of one of
+ * other_jobs, "" for none) or the node itself (nodes, NULL for NODE_FMT's); and the watch
+ * event that ends it (on the watch of path). */
+struct blocker {
+	const char *other_jobs, *pods, *nodes;
+	const char *path, *event;
+};
 
+/* A new job of 2 nodes x 4 GPUs waits whole while b keeps one of the two GH200 nodes, and is
+ * admitted whole once b's event comes. */
+static void wait_until_the_blocker_goes(struct fixture *fx, const struct blocker *b)
+{
 	fx->admission = true;
-	script_informers(fx, body(fx, "%s%s", trainjob(fx, "42", "{}"), other_jobs), blocker);
+	script_informers(fx, body(fx, "%s%s", trainjob(fx, "42", "{}"), b->other_jobs), b->pods,
+	                 b->nodes);
 	const struct reply replies[] = {
 		{ .method = "PATCH",
 		  .path = STATUS,
@@ -721,8 +731,8 @@ static void wait_until_the_blocker_goes(struct fixture *fx, const char *other_jo
 	assert_non_null(strstr(fx->server.seen[write_index(&fx->server, 1)].body,
 	                       "\"reason\":\"Queued\",\"message\":\"" QUEUED_MSG "\""));
 	/* The blocker goes: the next cycle admits the whole gang. */
-	pods_watch = server_find(&fx->server, 0, "GET", ALL_PODS "?watch=1");
-	server_push(&fx->server, pods_watch, body(fx, "{'type':'DELETED','object':%s}\n", blocker));
+	server_push(&fx->server, server_find(&fx->server, 0, "GET", b->path),
+	            body(fx, "%s\n", b->event));
 	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 8 && quiet(fx));
 	server_spin(&fx->server);
 	assert_string_equal(server_trace(&fx->server, "GET"),
@@ -736,7 +746,10 @@ static void test_a_job_waits_whole_until_its_gang_fits(void **state)
 {
 	struct fixture *fx = *state;
 
-	wait_until_the_blocker_goes(fx, "", NOTEBOOK_POD);
+	const struct blocker notebook = { "", NOTEBOOK_POD, NULL, ALL_PODS "?watch=1",
+		                          "{'type':'DELETED','object':" NOTEBOOK_POD "}" };
+
+	wait_until_the_blocker_goes(fx, &notebook);
 	/* The notebook's end was the event that let the gang in: one latency observed. */
 	char *text;
 	size_t len;
@@ -778,7 +791,39 @@ static void test_a_job_waits_whole_until_its_gang_fits(void **state)
 
 static void test_a_launchers_held_place_is_counted_from_the_cache(void **state)
 {
-	wait_until_the_blocker_goes(*state, HOLDER_JOB, HOLDER_POD);
+	const struct blocker holder = { HOLDER_JOB, HOLDER_POD, NULL, ALL_PODS "?watch=1",
+		                        "{'type':'DELETED','object':" HOLDER_POD "}" };
+
+	wait_until_the_blocker_goes(*state, &holder);
+}
+
+/* gh200-0 cordoned, as a watch event then uncordons it: the admission's ledger hears of the
+ * node's change and judges it again, and the next cycle admits the gang. */
+#define CORDONED_NODE                                                                              \
+	"{'kind':'Node','metadata':{'name':'gh200-0','uid':'uid-node-0','resourceVersion':'3',"    \
+	"'labels':{'kubernetes.io/arch':'arm64','nvidia.com/gpu.product':'NVIDIA-GH200-480GB'}},"  \
+	"'spec':{'unschedulable':true},"                                                           \
+	"'status':{'allocatable':{'nvidia.com/gpu':'4','cpu':'72','memory':'480Gi'},"              \
+	"'conditions':[{'type':'Ready','status':'True',"                                           \
+	"'lastTransitionTime':'2026-11-29T09:00:00Z'}]}}"
+#define UNCORDONED_NODE                                                                            \
+	"{'kind':'Node','metadata':{'name':'gh200-0','uid':'uid-node-0','resourceVersion':'4',"    \
+	"'labels':{'kubernetes.io/arch':'arm64','nvidia.com/gpu.product':'NVIDIA-GH200-480GB'}},"  \
+	"'status':{'allocatable':{'nvidia.com/gpu':'4','cpu':'72','memory':'480Gi'},"              \
+	"'conditions':[{'type':'Ready','status':'True',"                                           \
+	"'lastTransitionTime':'2026-11-29T09:00:00Z'}]}}"
+
+static void test_a_job_waits_until_a_cordoned_node_comes_back(void **state)
+{
+	struct fixture *fx = *state;
+	char nodes[2048];
+
+	snprintf(nodes, sizeof(nodes), CORDONED_NODE "," NODE_FMT, 1, 1);
+	const struct blocker cordon = { "", "", nodes, NODES "?watch=1",
+		                        "{'type':'MODIFIED','object':" UNCORDONED_NODE "}" };
+
+	wait_until_the_blocker_goes(fx, &cordon);
+	assert_null(strstr(fx->server.log, "\"level\":\"error\""));
 }
 
 int main(void)
@@ -797,6 +842,8 @@ int main(void)
 		        test_a_launchers_held_place_is_counted_from_the_cache, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_job_waits_whole_until_its_gang_fits, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(test_a_job_waits_until_a_cordoned_node_comes_back,
+		                                setup, teardown),
 	};
 	return cmocka_run_group_tests_name("controller", tests, NULL, NULL);
 }

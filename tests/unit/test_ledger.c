@@ -83,7 +83,7 @@ static void test_a_node_counts_what_its_pods_hold(void **state)
 	/* a pod of another node */
 	put_pod(pods, "a", "elsewhere", "gh-2", "j", 4, 1000, "Running", NULL, 30, NULL);
 
-	n = tj_ledger_get(l, "gh-1", GPU, pods, 1);
+	n = tj_ledger_get(l, "gh-1", GPU, pods);
 	assert_non_null(n);
 	assert_string_equal(n->name, "gh-1");
 	assert_false(n->stale);
@@ -104,7 +104,7 @@ static void test_a_node_counts_what_its_pods_hold(void **state)
 	assert_int_equal(n->usage[0].gpus, 4);
 	assert_int_equal(n->n_holders, 0);
 	/* Without a class, no GPUs count. */
-	n = tj_ledger_get(l, "gh-1", NULL, pods, 2);
+	n = tj_ledger_get(l, "gh-1", NULL, pods);
 	assert_int_equal(n->used.gpus, 0);
 	assert_int_equal(n->used.cpu_milli, 2750);
 	assert_int_equal(n->n_usage, 0);
@@ -113,55 +113,58 @@ static void test_a_node_counts_what_its_pods_hold(void **state)
 }
 
 /* A node is counted again only when a pod of it was touched, or all were invalidated; a node
- * no cycle read is forgotten. */
+ * the node cache does not have is forgotten. */
 static void test_a_node_is_counted_again_only_when_touched(void **state)
 {
 	struct tj_store *pods;
 	struct tj_ledger *l;
 	const struct tj_ledger_node *n;
+	struct tj_ledger_node *const *order;
+	size_t n_order;
 	void *old = NULL;
 
 	assert_int_equal(tj_store_new(&tj_pod_store_ops, &pods), 0);
 	assert_int_equal(tj_ledger_new(&l), 0);
 	put_pod(pods, "a", "p", "gh-1", NULL, 4, 1000, "Running", NULL, 30, NULL);
-	n = tj_ledger_get(l, "gh-1", GPU, pods, 1);
+	n = tj_ledger_get(l, "gh-1", GPU, pods);
 	assert_int_equal(n->used.gpus, 4);
-	assert_non_null(tj_ledger_get(l, "gh-2", GPU, pods, 1));
+	assert_non_null(tj_ledger_get(l, "gh-2", GPU, pods));
 	assert_int_equal(tj_ledger_len(l), 2);
 
 	/* The pod ends; unheard, the count stays. */
 	put_pod(pods, "a", "p", "gh-1", NULL, 4, 1000, "Succeeded", NULL, 30, NULL);
-	assert_int_equal(tj_ledger_get(l, "gh-1", GPU, pods, 2)->used.gpus, 4);
+	assert_int_equal(tj_ledger_get(l, "gh-1", GPU, pods)->used.gpus, 4);
 	/* Heard: counted again. */
 	tj_ledger_touch_pod(l, pod_of(pods, "a/p"));
 	assert_true(n->stale);
-	assert_int_equal(tj_ledger_get(l, "gh-1", GPU, pods, 3)->used.gpus, 0);
+	assert_int_equal(tj_ledger_get(l, "gh-1", GPU, pods)->used.gpus, 0);
 
 	/* A pod moves from gh-1 to gh-3: both nodes it used are touched. */
 	put_pod(pods, "a", "q", "gh-1", NULL, 1, 0, "Running", NULL, 30, NULL);
 	tj_ledger_touch_pod(l, pod_of(pods, "a/q"));
-	assert_int_equal(tj_ledger_get(l, "gh-1", GPU, pods, 4)->used.gpus, 1);
-	assert_int_equal(tj_ledger_get(l, "gh-3", GPU, pods, 4)->used.gpus, 0);
+	assert_int_equal(tj_ledger_get(l, "gh-1", GPU, pods)->used.gpus, 1);
+	assert_int_equal(tj_ledger_get(l, "gh-3", GPU, pods)->used.gpus, 0);
 	assert_int_equal(tj_store_delete(pods, "a/q", &old), 0);
 	put_pod(pods, "a", "q", "gh-3", NULL, 1, 0, "Running", NULL, 30, NULL);
 	tj_ledger_touch_pod(l, old);
 	tj_ledger_touch_pod(l, pod_of(pods, "a/q"));
 	tj_pod_store_ops.free(old);
-	assert_int_equal(tj_ledger_get(l, "gh-1", GPU, pods, 5)->used.gpus, 0);
-	assert_int_equal(tj_ledger_get(l, "gh-3", GPU, pods, 5)->used.gpus, 1);
+	assert_int_equal(tj_ledger_get(l, "gh-1", GPU, pods)->used.gpus, 0);
+	assert_int_equal(tj_ledger_get(l, "gh-3", GPU, pods)->used.gpus, 1);
 
 	/* Invalidated: everything is counted again. */
 	put_pod(pods, "a", "r", "gh-3", NULL, 2, 0, "Running", NULL, 30, NULL);
-	assert_int_equal(tj_ledger_get(l, "gh-3", GPU, pods, 6)->used.gpus, 1);
+	assert_int_equal(tj_ledger_get(l, "gh-3", GPU, pods)->used.gpus, 1);
 	tj_ledger_invalidate(l);
-	assert_int_equal(tj_ledger_get(l, "gh-3", GPU, pods, 7)->used.gpus, 3);
+	assert_int_equal(tj_ledger_get(l, "gh-3", GPU, pods)->used.gpus, 3);
 
 	/* Counted in another resource: counted again. */
-	assert_int_equal(tj_ledger_get(l, "gh-3", "amd.com/gpu", pods, 8)->used.gpus, 0);
+	assert_int_equal(tj_ledger_get(l, "gh-3", "amd.com/gpu", pods)->used.gpus, 0);
 
-	/* The nodes not read at stamp 8 are forgotten. */
-	tj_ledger_sweep(l, 8);
-	assert_int_equal(tj_ledger_len(l), 1);
+	/* A read forgets the nodes the node cache does not have: here, none. */
+	assert_int_equal(tj_ledger_read(l, NULL, NULL, pods, &order, &n_order), 0);
+	assert_int_equal(n_order, 0);
+	assert_int_equal(tj_ledger_len(l), 0);
 	tj_ledger_touch_pod(l, NULL);
 	tj_ledger_free(l);
 	tj_store_free(pods);
@@ -179,11 +182,100 @@ static void test_a_launcher_hold_is_named(void **state)
 	assert_int_equal(tj_ledger_new(&l), 0);
 	put_pod(pods, "a", "m-0", "gh-1", "m", 4, 0, "Running", NULL, 30,
 	        ",\"annotations\":{\"trainjob.flame.dev/launcher-hold\":\"x\"}");
-	n = tj_ledger_get(l, "gh-1", GPU, pods, 1);
+	n = tj_ledger_get(l, "gh-1", GPU, pods);
 	assert_int_equal(n->n_holders, 1);
 	assert_string_equal(n->holders[0], "a/m-0");
 	tj_ledger_free(l);
 	tj_store_free(pods);
+}
+
+/* A Ready node of class gh (label product=gh), cordoned or not, into nodes; the ledger hears
+ * of it. */
+static void put_node(struct tj_ledger *l, struct tj_store *nodes, const char *name, bool cordoned)
+{
+	char text[512];
+	void *node, *old = NULL;
+	cJSON *obj;
+
+	snprintf(text, sizeof(text),
+	         "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"product\":\"gh\"}},"
+	         "\"spec\":{\"unschedulable\":%s},\"status\":{\"allocatable\":{\"" GPU
+	         "\":\"4\"},\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+	         name, cordoned ? "true" : "false");
+	obj = cJSON_Parse(text);
+	assert_non_null(obj);
+	assert_int_equal(tj_node_project(obj, &node), 0);
+	cJSON_Delete(obj);
+	assert_int_equal(tj_store_upsert(nodes, node, &old), 0);
+	tj_ledger_node_changed(l, old, node);
+	tj_node_store_ops.free(old);
+}
+
+/* The nodes are read in name order, each judged once and again only after it changed; the
+ * order is made again only when a node came or went. */
+static void test_nodes_are_judged_again_only_when_changed(void **state)
+{
+	static struct tj_kv labels[] = { { "product", "gh" } };
+	static struct tj_gpu_class classes[] = {
+		{ .name = "gh", .resource = GPU, .node_labels = labels, .n_node_labels = 1 },
+	};
+	const struct tj_config config = { .classes = classes, .n_classes = 1 };
+	struct tj_store *nodes, *pods;
+	struct tj_ledger *l;
+	struct tj_ledger_node *const *order;
+	size_t n;
+	uint64_t layout, judged[2];
+
+	assert_int_equal(tj_store_new(&tj_node_store_ops, &nodes), 0);
+	assert_int_equal(tj_store_new(&tj_pod_store_ops, &pods), 0);
+	assert_int_equal(tj_ledger_new(&l), 0);
+	put_node(l, nodes, "gh-2", false);
+	put_node(l, nodes, "gh-1", false);
+	put_pod(pods, "a", "p", "gh-2", NULL, 4, 1000, "Running", NULL, 30, NULL);
+	assert_int_equal(tj_ledger_read(l, &config, nodes, pods, &order, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(order[0]->name, "gh-1");
+	assert_string_equal(order[1]->name, "gh-2");
+	assert_int_equal(order[1]->class_index, 0);
+	assert_true(order[1]->schedulable);
+	assert_int_equal(order[1]->allocatable.gpus, 4);
+	assert_int_equal(order[1]->used.gpus, 4);
+	layout = tj_ledger_layout(l);
+	judged[0] = order[0]->judged_at;
+	judged[1] = order[1]->judged_at;
+
+	/* Nothing changed: nothing judged again, the same order. */
+	assert_int_equal(tj_ledger_read(l, &config, nodes, pods, &order, &n), 0);
+	assert_int_equal(order[0]->judged_at, judged[0]);
+	assert_int_equal(order[1]->judged_at, judged[1]);
+	assert_int_equal(tj_ledger_layout(l), layout);
+
+	/* gh-2 cordoned: judged again alone, in the same order. */
+	put_node(l, nodes, "gh-2", true);
+	assert_int_equal(tj_ledger_read(l, &config, nodes, pods, &order, &n), 0);
+	assert_int_equal(order[0]->judged_at, judged[0]);
+	assert_true(order[1]->judged_at > judged[1]);
+	assert_true(order[1]->judged_at <= tj_ledger_judgements(l));
+	assert_false(order[1]->schedulable);
+	assert_int_equal(tj_ledger_layout(l), layout);
+
+	/* A node comes: the order is made again. */
+	put_node(l, nodes, "gh-0", false);
+	assert_int_equal(tj_ledger_read(l, &config, nodes, pods, &order, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(order[0]->name, "gh-0");
+	assert_true(tj_ledger_layout(l) > layout);
+
+	/* Another config: every node judged again, here of no class. */
+	const struct tj_config none = { 0 };
+
+	assert_int_equal(tj_ledger_read(l, &none, nodes, pods, &order, &n), 0);
+	assert_int_equal(order[2]->class_index, -1);
+	assert_int_equal(order[2]->used.gpus, 0);
+	assert_int_equal(order[2]->used.cpu_milli, 1000);
+	tj_ledger_free(l);
+	tj_store_free(pods);
+	tj_store_free(nodes);
 }
 
 int main(void)
@@ -192,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_a_node_counts_what_its_pods_hold),
 		cmocka_unit_test(test_a_node_is_counted_again_only_when_touched),
 		cmocka_unit_test(test_a_launcher_hold_is_named),
+		cmocka_unit_test(test_nodes_are_judged_again_only_when_changed),
 	};
 
 	return cmocka_run_group_tests_name("ledger", tests, NULL, NULL);

@@ -380,7 +380,7 @@ static void test_allows_table(void **state)
 		assert_int_equal(tj_placement_allows(p, &node, why, sizeof(why)), c->allowed);
 		assert_string_equal(why, c->why);
 		assert_int_equal(tj_placement_allows(p, &node, NULL, 0), c->allowed);
-		assert_null(tj_placement_free(p));
+		assert_null(tj_placement_unref(p));
 	}
 }
 
@@ -399,8 +399,25 @@ static void test_why_truncated(void **state)
 	assert_false(tj_placement_allows(p, &node, why, sizeof(why)));
 	assert_string_equal(why, "node(s)");
 	cJSON_Delete(spec);
-	tj_placement_free(p);
-	assert_null(tj_placement_free(NULL));
+	tj_placement_unref(p);
+	assert_null(tj_placement_unref(NULL));
+}
+
+/* A placement shared by two holders stays whole until the second lets go. */
+static void test_shared_until_the_last_unref(void **state)
+{
+	struct tj_placement *p = NULL;
+	cJSON *spec = jlit("{'nodeSelector':{'a':'b'}}");
+	uint64_t hash;
+
+	assert_int_equal(tj_placement_compile(spec, &p, NULL, 0), 0);
+	hash = tj_placement_hash(p);
+	assert_ptr_equal(tj_placement_ref(p), p);
+	assert_null(tj_placement_unref(p));
+	assert_int_equal(tj_placement_hash(p), hash);
+	assert_true(tj_placement_equal(p, p));
+	assert_null(tj_placement_unref(p));
+	cJSON_Delete(spec);
 }
 
 struct problem_case {
@@ -575,7 +592,7 @@ static void test_limits(void **state)
 		print_message("# case: %s\n", c->problem);
 		assert_int_equal(tj_placement_compile(at, &p, problem, sizeof(problem)), 0);
 		assert_string_equal(problem, "");
-		p = tj_placement_free(p);
+		p = tj_placement_unref(p);
 		assert_int_equal(tj_placement_compile(beyond, &p, problem, sizeof(problem)),
 		                 -E2BIG);
 		assert_string_equal(problem, c->problem);
@@ -685,8 +702,8 @@ static void test_hash_table(void **state)
 			assert_int_equal(tj_placement_hash(a), tj_placement_hash(b));
 		else
 			assert_int_not_equal(tj_placement_hash(a), tj_placement_hash(b));
-		tj_placement_free(a);
-		tj_placement_free(b);
+		tj_placement_unref(a);
+		tj_placement_unref(b);
 		cJSON_Delete(ja);
 		cJSON_Delete(jb);
 	}
@@ -695,9 +712,12 @@ static void test_hash_table(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_allows_table),   cmocka_unit_test(test_why_truncated),
-		cmocka_unit_test(test_problems_table), cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_allows_table),
+		cmocka_unit_test(test_why_truncated),
+		cmocka_unit_test(test_problems_table),
+		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_hash_table),
+		cmocka_unit_test(test_shared_until_the_last_unref),
 	};
 	return cmocka_run_group_tests_name("placement", tests, NULL, NULL);
 }
