@@ -94,21 +94,32 @@ static int read_usage(struct tj_fair_shares *fs, const struct tj_queue_source *s
 	return 0;
 }
 
+/* Sets the points of s's jobs from fs; whether a job's namespace was missing from fs while
+ * fs has room for it. A namespace fs does not know has used nothing. */
+static bool set_points(const struct tj_fair_shares *fs, struct tj_queue_snapshot *s)
+{
+	bool missing = false;
+
+	for (size_t i = 0; i < s->n_jobs; i++) {
+		const struct tj_fair_share_account *a = find(fs, s->jobs[i].namespace);
+
+		s->jobs[i].fair_share = a ? a->points : TJ_FAIR_SHARE_WEIGHT;
+		missing = missing || (!a && fs->n < TJ_FAIR_SHARES_MAX);
+	}
+	return missing;
+}
+
 int tj_fair_shares_apply(struct tj_fair_shares *fs, const struct tj_queue_source *src,
                          struct tj_queue_snapshot *s, int64_t now)
 {
 	bool stale =
 	        !fs->read_at || now - fs->read_at >= TJ_FAIR_SHARES_PERIOD_S || now < fs->read_at;
-	int rc = 0;
+	int rc;
 
-	for (size_t i = 0; i < s->n_jobs && !stale; i++)
-		stale = !find(fs, s->jobs[i].namespace) && fs->n < TJ_FAIR_SHARES_MAX;
-	if (stale)
-		rc = read_usage(fs, src, s, now);
-	for (size_t i = 0; i < s->n_jobs; i++) {
-		const struct tj_fair_share_account *a = find(fs, s->jobs[i].namespace);
-
-		s->jobs[i].fair_share = a ? a->points : TJ_FAIR_SHARE_WEIGHT;
-	}
+	/* Most cycles read nothing again: one lookup a job. */
+	if (!stale && !set_points(fs, s))
+		return 0;
+	rc = read_usage(fs, src, s, now);
+	set_points(fs, s);
 	return rc;
 }

@@ -14,11 +14,6 @@
 /* How messages name class -1. */
 #define NO_CLASS_NAME "nodes without a GPU class"
 
-static const char *or_empty(const char *s)
-{
-	return s ? s : "";
-}
-
 static size_t bucket_of(const struct tj_adm_input *in, int class_index)
 {
 	return class_index < 0 ? in->n_classes : (size_t)class_index;

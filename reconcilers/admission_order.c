@@ -16,11 +16,6 @@
 #include "reconcilers/admission_run.h"
 #include "reconcilers/fair_share.h"
 
-static const char *or_empty(const char *s)
-{
-	return s ? s : "";
-}
-
 /* By class, restarts first, then the higher tier. */
 static int cmp_class_tier(const struct job_key *x, const struct job_key *y)
 {
@@ -31,6 +26,16 @@ static int cmp_class_tier(const struct job_key *x, const struct job_key *y)
 	if (x->tier != y->tier)
 		return x->tier > y->tier ? -1 : 1;
 	return 0;
+}
+
+/* Last, the key, then the place in the input. */
+static int cmp_key_index(const struct job_key *x, const struct job_key *y)
+{
+	int c = strcmp(or_empty(x->job->key), or_empty(y->job->key));
+
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
 }
 
 /* The jobs of one namespace and tier together, in the order of their own priorities (higher
@@ -49,10 +54,7 @@ static int cmp_own(const void *a, const void *b)
 		return x->priority > y->priority ? -1 : 1;
 	if (x->creation_time != y->creation_time)
 		return x->creation_time < y->creation_time ? -1 : 1;
-	c = strcmp(or_empty(x->job->key), or_empty(y->job->key));
-	if (c)
-		return c;
-	return x->index < y->index ? -1 : x->index > y->index;
+	return cmp_key_index(x, y);
 }
 
 static bool same_group(const struct job_key *x, const struct job_key *y)
@@ -87,10 +89,7 @@ static int cmp_queue(const void *a, const void *b)
 		return c;
 	if (x->own_rank != y->own_rank)
 		return x->own_rank < y->own_rank ? -1 : 1;
-	c = strcmp(or_empty(x->job->key), or_empty(y->job->key));
-	if (c)
-		return c;
-	return x->index < y->index ? -1 : x->index > y->index;
+	return cmp_key_index(x, y);
 }
 
 /* Whether any two jobs of one namespace and tier have different priorities: only then do

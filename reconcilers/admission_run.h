@@ -149,6 +149,12 @@ struct run {
 	bool reserving;
 };
 
+/* A name of the input, "" where it has none. */
+static inline const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
 static inline int64_t sat_add(int64_t a, int64_t b)
 {
 	int64_t s;
