@@ -280,12 +280,7 @@ static void publish_stats(struct tj_admitter *a, const struct tj_adm_result *res
 /* Returns the jobs it decided. */
 static bool has_account(const char *const *values, void *ctx)
 {
-	const struct tj_fair_shares *fs = ctx;
-
-	for (size_t i = 0; i < fs->n; i++)
-		if (strcmp(fs->accounts[i].namespace, values[0]) == 0)
-			return true;
-	return false;
+	return tj_fair_shares_find(ctx, values[0]) != NULL;
 }
 
 /* The namespaces' fair share, as just read; the series of namespaces gone go too. */

@@ -14,7 +14,8 @@ static int cmp_account(const void *a, const void *b)
 	return strcmp(x->namespace, y->namespace);
 }
 
-static struct tj_fair_share_account *find(const struct tj_fair_shares *fs, const char *ns)
+const struct tj_fair_share_account *tj_fair_shares_find(const struct tj_fair_shares *fs,
+                                                        const char *ns)
 {
 	struct tj_fair_share_account key = { .namespace = ns };
 
@@ -101,7 +102,8 @@ static bool set_points(const struct tj_fair_shares *fs, struct tj_queue_snapshot
 	bool missing = false;
 
 	for (size_t i = 0; i < s->n_jobs; i++) {
-		const struct tj_fair_share_account *a = find(fs, s->jobs[i].namespace);
+		const struct tj_fair_share_account *a =
+		        tj_fair_shares_find(fs, s->jobs[i].namespace);
 
 		s->jobs[i].fair_share = a ? a->points : TJ_FAIR_SHARE_WEIGHT;
 		missing = missing || (!a && fs->n < TJ_FAIR_SHARES_MAX);

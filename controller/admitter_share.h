@@ -26,4 +26,8 @@ struct tj_fair_shares {
 int tj_fair_shares_apply(struct tj_fair_shares *fs, const struct tj_queue_source *src,
                          struct tj_queue_snapshot *s, int64_t now);
 
+/* The account of namespace ns, or NULL. */
+const struct tj_fair_share_account *tj_fair_shares_find(const struct tj_fair_shares *fs,
+                                                        const char *ns);
+
 void tj_fair_shares_clear(struct tj_fair_shares *fs);
