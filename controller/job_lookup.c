@@ -82,9 +82,9 @@ void tj_job_lookup_dependents(const struct tj_store *store, const char *namespac
 	const struct tj_trainjob *t;
 	char key[TJ_STORE_KEY_MAX];
 
-	tj_store_iter_index(store, TJ_TRAINJOB_INDEX_NAMESPACE, namespace, &it);
+	tj_store_iter_index(store, TJ_TRAINJOB_INDEX_DEPENDENT, namespace, &it);
 	while ((t = tj_store_iter_next(&it)))
-		if (t->dependency && !t->status.start_time &&
+		if (!t->status.start_time &&
 		    tj_store_key_of(key, sizeof(key), t->namespace, t->name) == 0)
 			fn(key, userdata);
 }

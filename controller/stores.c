@@ -35,11 +35,19 @@ static int trainjob_by_namespace(const void *obj, char *buf, size_t size)
 	return snprintf(buf, size, "%s", job->namespace) < (int)size ? 1 : -ENAMETOOLONG;
 }
 
+static int dependent_by_namespace(const void *obj, char *buf, size_t size)
+{
+	const struct tj_trainjob *job = obj;
+
+	return job->dependency ? trainjob_by_namespace(obj, buf, size) : 0;
+}
+
 const struct tj_store_ops tj_trainjob_store_ops = {
 	.free = trainjob_free,
 	.key = trainjob_key,
-	.index = { [TJ_TRAINJOB_INDEX_NAMESPACE] = trainjob_by_namespace },
-	.n_indexes = 1,
+	.index = { [TJ_TRAINJOB_INDEX_NAMESPACE] = trainjob_by_namespace,
+	           [TJ_TRAINJOB_INDEX_DEPENDENT] = dependent_by_namespace },
+	.n_indexes = 2,
 	.version = trainjob_version,
 };
 

@@ -8,9 +8,11 @@
 #include "informers/store.h"
 
 extern const struct tj_store_ops tj_trainjob_store_ops;
-/* The TrainJob cache's index: by namespace. */
+/* The TrainJob cache's indexes: every job by namespace, and by namespace the jobs that name
+ * a dependency (those a change of another job of the namespace may let start). */
 enum {
-	TJ_TRAINJOB_INDEX_NAMESPACE
+	TJ_TRAINJOB_INDEX_NAMESPACE,
+	TJ_TRAINJOB_INDEX_DEPENDENT,
 };
 extern const struct tj_store_ops tj_runtime_store_ops;
 
