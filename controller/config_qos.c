@@ -9,14 +9,17 @@
 #include "reconcilers/fair_share.h"
 #include "reconcilers/qos.h"
 
-static const char *const tier_fields[] = { "name", "priority", "maxWalltime", NULL };
+static const char *const tier_fields[] = {
+	"name", "priority", "maxWalltime", "preempts", "preemptAfterSeconds", NULL
+};
 static const char *const namespace_fields[] = { "namespace", "allowed", "default", "share", NULL };
 
 static int parse_tier(const struct tj_cfg_parser *p, struct fy_node *node, int line,
                       const char *path, struct tj_qos_tier *t)
 {
 	int r = tj_cfg_check_mapping(p, node, line, path, tier_fields,
-	                             "name, priority, maxWalltime");
+	                             "name, priority, maxWalltime, preempts, preemptAfterSeconds");
+	int after = 0;
 
 	if (r < 0)
 		return r;
@@ -33,7 +36,46 @@ static int parse_tier(const struct tj_cfg_parser *p, struct fy_node *node, int l
 	                     &t->priority);
 	if (r < 0)
 		return r;
+	r = tj_cfg_field_int(p, node, line, path, "preemptAfterSeconds", 0, 366 * 86400, &after);
+	t->preempt_after_seconds = after;
+	if (r < 0)
+		return r;
 	return tj_cfg_field_walltime(p, node, line, path, "maxWalltime", &t->max_walltime_seconds);
+}
+
+/* The tiers of t's preempts, each a tier of a other than t itself, as a mask (settings.h). */
+static int parse_preempts(const struct tj_cfg_parser *p, struct fy_node *node, int line,
+                          const char *path, const struct tj_admission_policy *a,
+                          struct tj_qos_tier *t)
+{
+	char sub[64], item_path[80], *name = NULL;
+	struct fy_node *seq = NULL, *item;
+	int seq_line = line, r;
+	void *iter = NULL;
+
+	snprintf(sub, sizeof(sub), "%s.preempts", path);
+	r = tj_cfg_field_sequence(p, node, line, sub, "preempts", TJ_CONFIG_MAX_QOS_TIERS, &seq,
+	                          &seq_line);
+	for (size_t i = 0; r == 0 && seq && (item = fy_node_sequence_iterate(seq, &iter)); i++) {
+		int item_line = tj_cfg_line(item, seq_line);
+		const struct tj_qos_tier *victim;
+
+		snprintf(item_path, sizeof(item_path), "%s[%zu]", sub, i);
+		r = tj_cfg_scalar_dup(p, item, item_line, item_path, TJ_LABEL_NAME_MAX, &name);
+		if (r < 0)
+			break;
+		victim = tj_qos_find(a, name);
+		if (!victim)
+			r = tj_cfg_fail(p, item_line, item_path, "\"%s\" is not a tier of qos",
+			                name);
+		else if (victim == t)
+			r = tj_cfg_fail(p, item_line, item_path, "a tier cannot preempt itself");
+		else
+			t->preempts |= 1u << (victim - a->tiers);
+		free(name);
+		name = NULL;
+	}
+	return r;
 }
 
 static int parse_tiers(const struct tj_cfg_parser *p, struct fy_node *seq, int seq_line,
@@ -63,6 +105,16 @@ static int parse_tiers(const struct tj_cfg_parser *p, struct fy_node *seq, int s
 	}
 	if (!a->n_tiers)
 		return tj_cfg_fail(p, seq_line, "admission.qos", "names no tier");
+	/* Once every tier is named, the tiers each may preempt. */
+	iter = NULL;
+	for (size_t i = 0; (item = fy_node_sequence_iterate(seq, &iter)); i++) {
+		char sub[48];
+
+		snprintf(sub, sizeof(sub), "admission.qos[%zu]", i);
+		r = parse_preempts(p, item, tj_cfg_line(item, seq_line), sub, a, &a->tiers[i]);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 

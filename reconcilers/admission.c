@@ -14,11 +14,6 @@
 /* How messages name class -1. */
 #define NO_CLASS_NAME "nodes without a GPU class"
 
-static size_t bucket_of(const struct tj_adm_input *in, int class_index)
-{
-	return class_index < 0 ? in->n_classes : (size_t)class_index;
-}
-
 static const char *class_name(const struct tj_adm_input *in, size_t bucket)
 {
 	return bucket == in->n_classes ? NO_CLASS_NAME : or_empty(in->class_names[bucket]);
@@ -112,6 +107,17 @@ static int validate(const struct tj_adm_input *in)
 	for (size_t i = 0; i < in->config->n_quotas; i++)
 		if (!valid_class(in, in->config->quotas[i].class_index))
 			return -EINVAL;
+	if (in->n_running && !in->running)
+		return -EINVAL;
+	for (size_t i = 0; i < in->n_running; i++) {
+		const struct tj_adm_running *g = &in->running[i];
+
+		if (!valid_class(in, g->class_index) || (g->n_holds && !g->holds))
+			return -EINVAL;
+		for (size_t k = 0; k < g->n_holds; k++)
+			if (g->holds[k].node >= in->n_nodes)
+				return -EINVAL;
+	}
 	for (size_t i = 0; i < in->n_jobs; i++) {
 		const struct tj_adm_job *j = &in->jobs[i];
 
@@ -161,6 +167,10 @@ static void run_clear(struct run *r)
 	free(r->accounts);
 	free(r->job_account);
 	free(r->quota_used);
+	free(r->preempt_free);
+	free(r->reserved_ahead);
+	free(r->taken);
+	free(r->victims);
 }
 
 static int run_alloc(struct run *r)
@@ -210,7 +220,13 @@ static int run_alloc(struct run *r)
 	    !r->admitted || !r->order || !r->bucket_jobs || !r->accounts || !r->job_account ||
 	    !r->reserved_until || !r->locked || !r->unlocks)
 		return -ENOMEM;
-	return 0;
+	if (!in->n_running)
+		return 0;
+	r->preempt_free = calloc(nn, sizeof(*r->preempt_free));
+	r->reserved_ahead = calloc(nn, sizeof(*r->reserved_ahead));
+	r->taken = calloc(in->n_running, sizeof(*r->taken));
+	r->victims = calloc(in->n_running, sizeof(*r->victims));
+	return r->preempt_free && r->reserved_ahead && r->taken && r->victims ? 0 : -ENOMEM;
 }
 
 /* Numbers the topology domains of each class in name order, so that comparing two domain
@@ -274,8 +290,9 @@ static int index_nodes(struct run *r)
 	for (size_t i = 0; i < in->n_nodes; i++) {
 		r->node_slot[i] = -1;
 		if (in->nodes[i].schedulable)
-			keys[n++] = (struct slot_key){ bucket_of(in, in->nodes[i].class_index),
-				                       or_empty(in->nodes[i].name), i };
+			keys[n++] =
+			        (struct slot_key){ bucket_of_class(in, in->nodes[i].class_index),
+				                   or_empty(in->nodes[i].name), i };
 	}
 	/* Nodes given in name order need only a stable partition by class. */
 	if (partition_slots(keys, n, r->n_buckets) < 0) {
@@ -308,11 +325,12 @@ static int index_nodes(struct run *r)
 	/* Every node of a class, taking pods or not, by a counting sort on the class: the counts
 	 * become the ends of the ranges, and filling from the back turns them into the starts. */
 	for (size_t i = 0; i < in->n_nodes; i++)
-		r->bucket_nodes[bucket_of(in, in->nodes[i].class_index)]++;
+		r->bucket_nodes[bucket_of_class(in, in->nodes[i].class_index)]++;
 	for (size_t b = 1; b <= r->n_buckets; b++)
 		r->bucket_nodes[b] += r->bucket_nodes[b - 1];
 	for (size_t i = in->n_nodes; i-- > 0;)
-		r->class_nodes[--r->bucket_nodes[bucket_of(in, in->nodes[i].class_index)]] = i;
+		r->class_nodes[--r->bucket_nodes[bucket_of_class(in, in->nodes[i].class_index)]] =
+		        i;
 	return number_domains(r);
 }
 
@@ -320,7 +338,7 @@ static struct job_key job_key_of(const struct tj_adm_input *in, size_t i)
 {
 	const struct tj_adm_job *job = &in->jobs[i];
 
-	return (struct job_key){ .bucket = bucket_of(in, job->class_index),
+	return (struct job_key){ .bucket = bucket_of_class(in, job->class_index),
 		                 .restart = job->restart,
 		                 .tier = job->tier,
 		                 .priority = job->priority,
@@ -658,23 +676,47 @@ static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads
 
 /* The reservation of a blocked job (reason Resources or Priority already said), on what the
  * reservations of the jobs ahead of it leave: their nodes hold nothing for it until the
- * last of those jobs on each would end (never, for one without a walltime). */
-static void reserve(struct run *r, size_t b, size_t j, struct heads *heads)
+ * last of those jobs on each would end (never, for one without a walltime). A job that
+ * preempts (admission_preempt.c) reserves instead the nodes it takes once its victims are
+ * gone, from their stop on. */
+static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 {
 	const struct tj_adm_job *job = &r->in->jobs[j];
 	struct tj_adm_decision *d = &r->res->decisions[j];
-	size_t n_unlocks = 0;
-	int64_t start, until;
+	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1], n_unlocks = 0;
+	bool may_preempt = tj_adm_wants_victims(r, job, 0);
+	int64_t start, until, stop;
 
-	for (size_t s = r->bucket_slots[b]; heads->n && s < r->bucket_slots[b + 1]; s++) {
+	for (size_t s = first; heads->n && s < last; s++) {
 		if (!r->reserved[s])
 			continue;
 		r->locked[s] = true;
 		if (r->reserved_until[s] != INT64_MAX)
 			r->unlocks[n_unlocks++] = (struct release_key){ r->reserved_until[s], s };
 	}
+	if (may_preempt)
+		memcpy(&r->reserved_ahead[first], &r->reserved[first],
+		       (last - first) * sizeof(*r->reserved));
 	tj_adm_sort_releases(r->unlocks, n_unlocks);
 	start = tj_adm_reserve(r, b, job, r->unlocks, n_unlocks);
+	if (may_preempt && tj_adm_wants_victims(r, job, start)) {
+		stop = tj_adm_preempt(r, b, j, r->reserved_ahead);
+		if (stop < 0)
+			return (int)stop;
+		if (stop > 0) {
+			/* Its reservation is where it goes once they are gone. */
+			memcpy(&r->reserved[first], &r->reserved_ahead[first],
+			       (last - first) * sizeof(*r->reserved));
+			for (int rank = 0; rank < job->num_pods; rank++)
+				r->reserved[r->ranks[rank]] = true;
+			if (has_launcher(job))
+				r->reserved[r->launcher_slot] = true;
+			r->era++;
+			if (!start)
+				r->res->classes[b].reserved_gpus += gang_gpus(job);
+			start = stop;
+		}
+	}
 	until = start && job->walltime > 0 ? sat_add(start, sat_add(job->walltime, job->grace))
 	                                   : INT64_MAX;
 	for (int rank = 0; start && rank < job->num_pods; rank++) {
@@ -691,6 +733,7 @@ static void reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 		heads->unknown = true;
 	else if (!heads->first_start || start < heads->first_start)
 		heads->first_start = start;
+	return 0;
 }
 
 static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
@@ -717,14 +760,13 @@ static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
 		    heads->n < (size_t)(r->in->config->reservations > 1
 		                                ? r->in->config->reservations
 		                                : 1))
-			reserve(r, b, j, heads);
+			err = reserve(r, b, j, heads);
 		return err;
 	}
 	if (fits && tj_adm_place_gang(r, b, r->free, NULL, job))
 		return admit(r, b, j, false);
 	wait_for(d, TJ_ADM_REASON_RESOURCES);
-	reserve(r, b, j, heads);
-	return 0;
+	return reserve(r, b, j, heads);
 }
 
 /* A job kept off some nodes (those it must avoid, those it may not use) sees them full while
@@ -783,10 +825,14 @@ void tj_adm_say_deferred(const struct tj_adm_input *in, size_t j, struct tj_adm_
 {
 	const struct tj_adm_job *job = &in->jobs[j];
 
-	if (d->verdict == TJ_ADM_WAITING && (strcmp(d->reason, TJ_ADM_REASON_RESOURCES) == 0 ||
-	                                     strcmp(d->reason, TJ_ADM_REASON_PRIORITY) == 0))
-		tj_adm_say_waiting(d, class_name(in, bucket_of(in, job->class_index)), job,
-		                   in->now);
+	if (d->verdict != TJ_ADM_WAITING || (strcmp(d->reason, TJ_ADM_REASON_RESOURCES) != 0 &&
+	                                     strcmp(d->reason, TJ_ADM_REASON_PRIORITY) != 0))
+		return;
+	tj_adm_say_waiting(d, class_name(in, bucket_of_class(in, job->class_index)), job, in->now);
+	if (d->n_victims)
+		tj_adm_say_preempting(d, in->running);
+	else if (job->preempting)
+		tj_adm_say_preempting(d, NULL);
 }
 
 int tj_admit(const struct tj_adm_input *in, struct tj_adm_result **ret)
@@ -835,8 +881,10 @@ struct tj_adm_result *tj_adm_result_free(struct tj_adm_result *res)
 {
 	if (!res)
 		return NULL;
-	for (size_t i = 0; i < res->n_decisions && res->decisions; i++)
+	for (size_t i = 0; i < res->n_decisions && res->decisions; i++) {
 		free(res->decisions[i].nodes);
+		free(res->decisions[i].victims);
+	}
 	free(res->decisions);
 	free(res->classes);
 	free(res);

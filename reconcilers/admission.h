@@ -61,6 +61,19 @@
  * - Nodes a job must avoid (where its last worker failed) or may not use (its eligibility)
  *   are, for that job alone, nodes with nothing free: they hold none of its pods now, and no
  *   release on them counts toward its expected start.
+ * - Preemption (as Slurm's QOS preemption, PreemptMode=REQUEUE). A blocked job that gets a
+ *   reservation (one of the first of its class, the backfill depth) and whose tier may
+ *   preempt others (tj_adm_job.preempts) preempts when its expected start is unknown or
+ *   later than its tier's preempt_after: among the running gangs of its class in the tiers
+ *   it may preempt (tj_adm_input.running), it chooses victims in order, lowest tier first,
+ *   then the most recently started, until its whole gang fits in what is free now plus
+ *   what they hold (off the nodes reserved for the jobs ahead, and those it must avoid);
+ *   then it spares every victim it can still do without, the last chosen first, so that no
+ *   victim is one too many. Its expected start is the latest of their stops (now plus each
+ *   one's grace: they are told, then stopped); the nodes it will take are reserved for it.
+ *   A job whose gang does not fit even then preempts nothing. A victim is chosen
+ *   once per cycle; a job whose victims are still on their way out (preempting) waits for
+ *   them and chooses no others.
  * - Reasons of a waiting job: Resources (it does not fit in what is free now, or it is the
  *   head), Priority (it would fit now, but starting it would delay the head), QuotaExceeded,
  *   NeverFits. */
@@ -105,6 +118,27 @@ struct tj_adm_usage {
 	const char *namespace; /* borrowed */
 	int class_index;
 	int64_t gpus;
+};
+
+/* What a running gang holds on one node. */
+struct tj_adm_hold {
+	size_t node; /* index into nodes */
+	struct tj_adm_resources resources;
+};
+
+/* A running gang that a queued job of a tier above it may preempt (its pods are not being
+ * deleted, and it is not being preempted already: a gang on its way out is only its
+ * releases, at its stop). */
+struct tj_adm_running {
+	const char *key; /* borrowed; "namespace/name" */
+	int class_index;
+	int tier;      /* the priority of its QOS tier: lower tiers are preempted first */
+	unsigned qos;  /* the index of its tier, the bit of tj_adm_job.preempts that names it */
+	int64_t start; /* unix seconds: the most recently started are preempted first */
+	/* The seconds it is told before its pods are stopped (their termination grace). */
+	int64_t grace;
+	const struct tj_adm_hold *holds; /* borrowed; n_holds */
+	size_t n_holds;
 };
 
 /* The most GPUs of a class one namespace may hold; namespace "*" is every namespace
@@ -155,6 +189,13 @@ struct tj_adm_job {
 	/* The ResourceQuota limits that count its pods (borrowed). */
 	const struct tj_adm_quota_charge *charges;
 	size_t n_charges;
+	/* Preemption: the tiers whose running gangs it may preempt (bit i: tj_adm_running.qos
+	 * i; 0: none), and how far away its expected start must be before it does. */
+	uint32_t preempts;
+	int64_t preempt_after;
+	/* Gangs it preempted are still on their way out: it waits for them, preempting no
+	 * others. */
+	bool preempting;
 };
 
 #define TJ_ADM_MAX_EXCLUDED 32
@@ -203,6 +244,9 @@ struct tj_adm_input {
 	size_t n_usage;
 	const struct tj_adm_quota_limit *quota_limits;
 	size_t n_quota_limits;
+	/* The running gangs queued jobs may preempt (NULL: none). */
+	const struct tj_adm_running *running;
+	size_t n_running;
 	/* The queue, in any order; in the ranks of the last result's decisions, a queue that did
 	 * not change is not sorted again. The nodes likewise, in name order. */
 	const struct tj_adm_job *jobs;
@@ -245,6 +289,10 @@ struct tj_adm_decision {
 	/* Its place in the order of all the jobs, class by class. Jobs given in this order the
 	 * next time (as the admitter does) are ordered in one pass instead of a sort. */
 	size_t rank;
+	/* WAITING: the running gangs it preempts now (indexes into running, in the order they
+	 * were chosen); owned by the result; NULL and 0 for none. */
+	size_t *victims;
+	size_t n_victims;
 };
 
 struct tj_adm_class_stats {
@@ -259,6 +307,7 @@ struct tj_adm_result {
 	size_t n_decisions;
 	struct tj_adm_class_stats *classes; /* owned; n_classes + 1: the last is class -1 */
 	size_t admitted, backfilled;
+	size_t preempting; /* jobs that preempt in this result */
 };
 
 /* Decides every job of the queue. Returns 0, or -ENOMEM (-EINVAL for an index out of range). */

@@ -46,6 +46,15 @@ struct job_key {
 	int64_t score; /* the fair-share priority at place: higher first */
 };
 
+/* A running gang a job may preempt, with what orders the candidates copied in. */
+struct victim {
+	int tier;
+	int64_t start;
+	const char *key;
+	size_t index; /* into running */
+	bool spared;  /* the gang fits without it */
+};
+
 /* A node a placement may use, ranked by best fit. */
 struct candidate {
 	int64_t gpus;     /* free */
@@ -143,6 +152,14 @@ struct run {
 	uint64_t era;
 	struct shape_memo memos[SHAPE_MEMOS];
 	size_t next_memo; /* the one replaced next */
+	/* Preemption (admission_preempt.c), allocated with the run when there are running
+	 * gangs: per slot, what is free once the victims chosen so far are gone, and the
+	 * reserved flags of the jobs ahead; per running gang, whether a job of this run chose
+	 * it, and the scratch of the candidates. */
+	struct tj_adm_resources *preempt_free;
+	bool *reserved_ahead;
+	bool *taken;
+	struct victim *victims;
 	/* While the head's reservation is placed: between nodes that fit alike then, those
 	 * that are busy now go first, so that what is free now stays out of the reservation,
 	 * for backfill, as long as it can. */
@@ -153,6 +170,12 @@ struct run {
 static inline const char *or_empty(const char *s)
 {
 	return s ? s : "";
+}
+
+/* The bucket of a class index: the class, or n_classes for class -1. */
+static inline size_t bucket_of_class(const struct tj_adm_input *in, int class_index)
+{
+	return class_index < 0 ? in->n_classes : (size_t)class_index;
 }
 
 static inline int64_t sat_add(int64_t a, int64_t b)
@@ -270,6 +293,16 @@ bool tj_adm_place(struct run *r, size_t b, const struct tj_adm_resources *free, 
  * ranks leave, else first, with the ranks in what it leaves. */
 bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *free,
                        const bool *avoid, const struct tj_adm_job *job);
+
+/* admission_preempt.c: whether job, blocked with expected start start (0: unknown), preempts
+ * now (it may, its victims of earlier cycles are gone, and its start is far enough). */
+bool tj_adm_wants_victims(const struct run *r, const struct tj_adm_job *job, int64_t start);
+
+/* Chooses the victims of job j of bucket b (admission.h, "Preemption"), its gang placed off
+ * the slots of ahead (the reservations of the jobs ahead of it): on success, the decision
+ * holds them, r->ranks (and r->launcher_slot) the gang's nodes once they are gone, and the
+ * latest of their stops is returned; 0 when no set of victims makes it fit; -ENOMEM. */
+int64_t tj_adm_preempt(struct run *r, size_t b, size_t j, const bool *ahead);
 
 /* Sorts release keys by time, then index (in one pass when they are in order already). */
 void tj_adm_sort_releases(struct release_key *keys, size_t n);

@@ -136,3 +136,25 @@ bool tj_adm_worth_telling(const struct tj_adm_decision *old, const struct tj_adm
 	return d->position <= TJ_ADM_POSITION_NEAR || old->position <= TJ_ADM_POSITION_NEAR ||
 	       abs(dp) * TJ_ADM_POSITION_SHARE >= d->position;
 }
+
+void tj_adm_say_preempting(struct tj_adm_decision *d, const struct tj_adm_running *running)
+{
+	size_t len = strlen(d->message);
+	int n;
+
+	if (!running) {
+		snprintf(d->message + len, sizeof(d->message) - len,
+		         "; waiting for the jobs it preempted to stop");
+		return;
+	}
+	n = snprintf(d->message + len, sizeof(d->message) - len,
+	             "; preempting %zu job%s of lower tiers:", d->n_victims,
+	             tj_adm_plural((int64_t)d->n_victims));
+	for (size_t i = 0; n > 0 && i < d->n_victims; i++) {
+		len = strlen(d->message);
+		if (len + 1 >= sizeof(d->message))
+			break;
+		n = snprintf(d->message + len, sizeof(d->message) - len, "%s %s", i ? "," : "",
+		             running[d->victims[i]].key ? running[d->victims[i]].key : "");
+	}
+}

@@ -39,3 +39,8 @@ void tj_adm_describe_node(char *buf, size_t size, const struct tj_adm_resources 
 void tj_adm_say_never_fits(struct tj_adm_decision *d, const char *class_name,
                            const struct tj_adm_job *job, int64_t most, int n_nodes,
                            const char *node_size);
+
+/* Adds to a waiting job's message the gangs it preempts now (d->victims, into running):
+ * "; preempting 2 jobs of lower tiers: team-b/scav-1, team-b/scav-2"; with running NULL,
+ * that those it preempted before are still stopping. */
+void tj_adm_say_preempting(struct tj_adm_decision *d, const struct tj_adm_running *running);

@@ -3,10 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+/* normal and high preempt low, the scavenger tier; high preempts normal too. */
 static const struct tj_qos_tier builtin_tiers[] = {
-	{ .name = (char *)"normal", .priority = 0 },
+	{ .name = (char *)"normal", .priority = 0, .preempts = 1u << 1 },
 	{ .name = (char *)"low", .priority = -1000 },
-	{ .name = (char *)"high", .priority = 1000 },
+	{ .name = (char *)"high", .priority = 1000, .preempts = 1u << 0 | 1u << 1 },
 };
 
 static char *const builtin_allowed[] = { (char *)"normal", (char *)"low" };

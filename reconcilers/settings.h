@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Limits on what the settings may hold; a config file beyond them is rejected. */
 #define TJ_CONFIG_MAX_CLASSES     64
@@ -87,6 +88,12 @@ struct tj_qos_tier {
 	char *name; /* owned; a DNS label */
 	int priority;
 	long long max_walltime_seconds; /* maxWalltimeSeconds; 0: none */
+	/* The tiers whose running jobs its queued jobs may preempt (reconcilers/qos.h): bit i
+	 * for the i-th tier of the policy's list (or of the built-in ones). */
+	uint32_t preempts;
+	/* A queued job preempts only when its expected start is unknown or further away than
+	 * this (preemptAfterSeconds; 0: whenever it cannot start now). */
+	long long preempt_after_seconds;
 };
 
 /* Which tiers a namespace's jobs may ask for, and the one they get without asking. */

@@ -47,6 +47,20 @@ struct release_row {
 	int64_t gpus;
 };
 
+/* A running gang a job may preempt: its pods hold `gpus` GPUs on each of its nodes (added
+ * to what those nodes use). */
+struct running_row {
+	const char *key;
+	int tier;        /* its tier's priority */
+	unsigned qos;    /* its tier's index */
+	int64_t started; /* seconds before NOW */
+	int64_t grace;
+	const char *on[3];
+	int64_t gpus;
+};
+
+#define MAX_RUNNING 4
+
 struct job_row {
 	const char *key; /* "namespace/name" */
 	int cls;
@@ -69,8 +83,14 @@ struct job_row {
 	/* A launcher placed with the gang: its GPUs and millicores. */
 	bool launcher;
 	int64_t launcher_gpus, launcher_cpu;
+	/* The tiers it may preempt (bits of running_row.qos), after how long, and whether its
+	 * victims of earlier cycles are still stopping. */
+	uint32_t preempts;
+	int64_t preempt_after;
+	bool preempting;
 	/* expected */
-	const char *launcher_on; /* the launcher's node when admitted with one */
+	const char *victims[MAX_RUNNING]; /* the keys of the gangs it preempts, in order */
+	const char *launcher_on;          /* the launcher's node when admitted with one */
 	enum tj_adm_verdict verdict;
 	const char *reason; /* NULL: "" */
 	const char *on[MAX_PODS];
@@ -96,6 +116,7 @@ struct adm_case {
 	struct tj_adm_usage usage[MAX_QUOTAS];
 	struct tj_adm_quota_limit limits[MAX_QUOTAS]; /* ResourceQuotas; up to the first unnamed */
 	struct job_row jobs[MAX_JOBS];
+	struct running_row running[MAX_RUNNING];
 	size_t admitted, backfilled;
 	bool check_stats; /* of gh200 */
 	struct tj_adm_class_stats stats;
@@ -1554,6 +1575,256 @@ static const struct adm_case cases[] = {
 	              .free = 4,
 	              .message = "namespace team-a holds 0 of its 8 gh200 GPUs; the job needs 12 "
 	                         "more" } } },
+	/* Preemption */
+	{ .name = "a normal job preempts the most recently started gang of the lowest tier, and "
+	          "no more than it needs; its expected start is the victim's stop",
+	  .gh200 = 4,
+	  .running = { { .key = "low/old",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 500,
+	                 .grace = 120,
+	                 .on = { "gh-1" },
+	                 .gpus = 4 },
+	               { .key = "low/new",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 100,
+	                 .grace = 120,
+	                 .on = { "gh-2" },
+	                 .gpus = 4 },
+	               { .key = "team-b/normal",
+	                 .tier = 0,
+	                 .qos = 0,
+	                 .started = 50,
+	                 .grace = 30,
+	                 .on = { "gh-3", "gh-4" },
+	                 .gpus = 4 } },
+	  .jobs = { { .key = "team-a/urgent",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .walltime = 3600,
+	              .preempts = 1u << 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .start = NOW + 120,
+	              .victims = { "low/new" },
+	              .message = "position 1 of 1 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:02Z; preempting 1 job of lower tiers: "
+	                         "low/new" } } },
+	{ .name = "a victim the gang can do without is spared: the recent gang that frees too "
+	          "little is left running, the older one that makes room is preempted",
+	  .nodes = { GH("n-1", .used_gpus = 2), GH("n-2") },
+	  .running = { { .key = "low/half",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 10,
+	                 .grace = 60,
+	                 .on = { "n-1" },
+	                 .gpus = 2 },
+	               { .key = "low/whole",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 200,
+	                 .grace = 60,
+	                 .on = { "n-2" },
+	                 .gpus = 4 } },
+	  .jobs = { { .key = "team-a/one",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .preempts = 1u << 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .start = NOW + 60,
+	              .victims = { "low/whole" },
+	              .message = "position 1 of 1 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:01Z; preempting 1 job of lower tiers: "
+	                         "low/whole" } } },
+	{ .name = "nothing is preempted when the gangs of the tiers a job may preempt cannot make "
+	          "room for its whole gang, nor is a gang of another tier",
+	  .gh200 = 2,
+	  .running = { { .key = "team-b/normal",
+	                 .tier = 0,
+	                 .qos = 0,
+	                 .started = 10,
+	                 .grace = 30,
+	                 .on = { "gh-1" },
+	                 .gpus = 4 },
+	               { .key = "low/a",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 20,
+	                 .grace = 30,
+	                 .on = { "gh-2" },
+	                 .gpus = 4 } },
+	  .jobs = { { .key = "team-a/two",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .preempts = 1u << 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .message = "position 1 of 1 in gh200: needs 2 nodes x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" } } },
+	{ .name = "an expected start within preemptAfter preempts nothing; the job behind it, "
+	          "whose start is unknown, preempts off the nodes reserved for the first",
+	  .reservations = 2,
+	  .nodes = { GH("n-1"), GH("n-2") },
+	  .releases = { { "n-1", 100, 4 } },
+	  .running = { { .key = "low/a",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 300,
+	                 .grace = 30,
+	                 .on = { "n-1" },
+	                 .gpus = 4 },
+	               { .key = "low/b",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 400,
+	                 .grace = 30,
+	                 .on = { "n-2" },
+	                 .gpus = 4 } },
+	  .jobs = { { .key = "team-a/patient",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .walltime = 3600,
+	              .preempts = 1u << 1,
+	              .preempt_after = 300,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 2),
+	              .start = NOW + 100,
+	              .message = "position 1 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:01Z" },
+	            { .key = "team-a/hurried",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 2,
+	              .walltime = 3600,
+	              .preempts = 1u << 1,
+	              .preempt_after = 60,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(2, 2),
+	              .start = NOW + 30,
+	              .victims = { "low/b" },
+	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:00Z; preempting 1 job of lower tiers: "
+	                         "low/b" } } },
+	{ .name = "a job whose victims are still stopping waits for them and preempts no more",
+	  .nodes = { GH("n-1"), GH("n-2", .used_gpus = 4) },
+	  .releases = { { "n-2", 20, 4 } },
+	  .running = { { .key = "low/a",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 300,
+	                 .grace = 30,
+	                 .on = { "n-1" },
+	                 .gpus = 4 } },
+	  .jobs = { { .key = "team-a/waiting",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .preempts = 1u << 1,
+	              .preempting = true,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .start = NOW + 20,
+	              .message = "position 1 of 1 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:00Z; waiting for the jobs it preempted "
+	                         "to stop" } } },
+	{ .name = "two preemptors of one cycle never share a victim: the first takes the most "
+	          "recent, the second the next",
+	  .reservations = 2,
+	  .nodes = { GH("n-1"), GH("n-2") },
+	  .running = { { .key = "low/a",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 300,
+	                 .grace = 30,
+	                 .on = { "n-1" },
+	                 .gpus = 4 },
+	               { .key = "low/b",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 100,
+	                 .grace = 30,
+	                 .on = { "n-2" },
+	                 .gpus = 4 } },
+	  .jobs = { { .key = "team-a/x",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .preempts = 1u << 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 2),
+	              .start = NOW + 30,
+	              .victims = { "low/b" },
+	              .message = "position 1 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:00Z; preempting 1 job of lower tiers: "
+	                         "low/b" },
+	            { .key = "team-a/y",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 2,
+	              .preempts = 1u << 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(2, 2),
+	              .start = NOW + 30,
+	              .victims = { "low/a" },
+	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:00Z; preempting 1 job of lower tiers: "
+	                         "low/a" } } },
+	{ .name = "only the jobs that get a reservation (the backfill depth) preempt: with the "
+	          "head alone, the second waits without victims",
+	  .nodes = { GH("n-1"), GH("n-2") },
+	  .running = { { .key = "low/a",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 300,
+	                 .grace = 30,
+	                 .on = { "n-1" },
+	                 .gpus = 4 },
+	               { .key = "low/b",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 100,
+	                 .grace = 30,
+	                 .on = { "n-2" },
+	                 .gpus = 4 } },
+	  .jobs = { { .key = "team-a/x",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .preempts = 1u << 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 2),
+	              .start = NOW + 30,
+	              .victims = { "low/b" },
+	              .message = "position 1 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:00Z; preempting 1 job of lower tiers: "
+	                         "low/b" },
+	            { .key = "team-a/y",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 2,
+	              .preempts = 1u << 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(2, 2),
+	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" } } },
 };
 
 /* The input of a case, in storage the test owns. */
@@ -1568,6 +1839,8 @@ struct built {
 	size_t excluded[MAX_JOBS][3];
 	bool eligible[MAX_JOBS][MAX_NODES * 2];
 	char namespaces[MAX_JOBS][32];
+	struct tj_adm_running running[MAX_RUNNING];
+	struct tj_adm_hold holds[MAX_RUNNING][3];
 	struct tj_adm_input in;
 };
 
@@ -1594,7 +1867,7 @@ static void add_node(struct built *b, const struct node_row *r)
 
 static void build(const struct adm_case *c, struct built *b)
 {
-	size_t n;
+	size_t n, n_running = 0;
 
 	bool launcher = false;
 
@@ -1650,6 +1923,9 @@ static void build(const struct adm_case *c, struct built *b)
 			.launcher = { r->launcher_gpus, r->launcher_cpu, 0, r->launcher ? 1 : 0 },
 			.charges = r->n_charges ? r->charges : NULL,
 			.n_charges = r->n_charges,
+			.preempts = r->preempts,
+			.preempt_after = r->preempt_after,
+			.preempting = r->preempting,
 		};
 		for (size_t k = 0; k < 4 && r->only[k]; k++) {
 			b->eligible[n][node_index(b, r->only[k])] = true;
@@ -1661,6 +1937,25 @@ static void build(const struct adm_case *c, struct built *b)
 			        node_index(b, r->avoid[b->jobs[n].n_excluded]);
 			b->jobs[n].n_excluded++;
 		}
+	}
+	for (size_t v = 0; v < MAX_RUNNING && c->running[v].key; v++) {
+		const struct running_row *r = &c->running[v];
+		struct tj_adm_running *g = &b->running[v];
+
+		*g = (struct tj_adm_running){ .key = r->key,
+			                      .tier = r->tier,
+			                      .qos = r->qos,
+			                      .start = NOW - r->started,
+			                      .grace = r->grace,
+			                      .holds = b->holds[v] };
+		for (size_t k = 0; k < 3 && r->on[k]; k++) {
+			size_t i = node_index(b, r->on[k]);
+
+			b->holds[v][g->n_holds++] =
+			        (struct tj_adm_hold){ i, { .gpus = r->gpus, .pods = 1 } };
+			b->nodes[i].used.gpus += r->gpus;
+		}
+		n_running = v + 1;
 	}
 	b->config = (struct tj_adm_config){
 		.backfill = !c->fifo,
@@ -1682,6 +1977,8 @@ static void build(const struct adm_case *c, struct built *b)
 		.jobs = b->jobs,
 		.n_jobs = n,
 		.now = NOW,
+		.running = b->running,
+		.n_running = n_running,
 	};
 	while (b->in.n_usage < MAX_QUOTAS && c->usage[b->in.n_usage].namespace)
 		b->in.n_usage++;
@@ -1704,6 +2001,14 @@ static void check_decision(const struct built *b, const struct job_row *r,
 	assert_int_equal(d->queue_length, r->queue);
 	assert_int_equal(d->expected_start, r->start);
 	assert_int_equal(d->free_nodes, r->free);
+	for (size_t v = 0; v < MAX_RUNNING; v++) {
+		if (!r->victims[v]) {
+			assert_int_equal(d->n_victims, v);
+			break;
+		}
+		assert_true(v < d->n_victims);
+		assert_string_equal(b->running[d->victims[v]].key, r->victims[v]);
+	}
 	if (r->verdict != TJ_ADM_ADMITTED) {
 		assert_null(d->nodes);
 		return;

@@ -396,15 +396,22 @@ static void test_admission_policy(void **state)
 	config = parse_ok("gpuClasses: []\n"
 	                  "admission:\n"
 	                  "  qos:\n"
-	                  "    - {name: normal, priority: 0}\n"
-	                  "    - {name: urgent, priority: 5000, maxWalltime: 4h}\n"
+	                  "    - {name: normal, priority: 0, preempts: [scavenger]}\n"
+	                  "    - {name: urgent, priority: 5000, maxWalltime: 4h,\n"
+	                  "       preempts: [scavenger, normal], preemptAfterSeconds: 600}\n"
+	                  "    - {name: scavenger, priority: -10}\n"
 	                  "  namespaces:\n"
 	                  "    - {namespace: '*', allowed: [normal], default: normal}\n"
 	                  "    - {namespace: team-a, allowed: [normal, urgent], default: urgent,"
 	                  " share: 3}\n"
 	                  "  fairShareHalfLife: 2d\n");
 	a = tj_config_admission(config);
-	assert_int_equal(a->n_tiers, 2);
+	assert_int_equal(a->n_tiers, 3);
+	assert_int_equal(a->tiers[0].preempts, 1u << 2);
+	assert_int_equal(a->tiers[0].preempt_after_seconds, 0);
+	assert_int_equal(a->tiers[1].preempts, 1u << 2 | 1u << 0);
+	assert_int_equal(a->tiers[1].preempt_after_seconds, 600);
+	assert_int_equal(a->tiers[2].preempts, 0);
 	assert_string_equal(a->tiers[1].name, "urgent");
 	assert_int_equal(a->tiers[1].priority, 5000);
 	assert_int_equal(a->tiers[1].max_walltime_seconds, 4 * 3600);
@@ -570,10 +577,24 @@ static const struct broken_case {
 	  "    - {name: a, priority: 2}\n  namespaces: []\n",
 	  "test.yaml:5: admission.qos[1]: a second tier \"a\" (also qos[0])" },
 	{ "qos tier unknown field",
+	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1, preempt: [b]}\n"
+	  "  namespaces: []\n",
+	  "test.yaml:4: admission.qos[0]: unknown field \"preempt\" (expected name, priority, "
+	  "maxWalltime, preempts, preemptAfterSeconds)" },
+	{ "qos tier preempts an unknown tier",
 	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1, preempts: [b]}\n"
 	  "  namespaces: []\n",
-	  "test.yaml:4: admission.qos[0]: unknown field \"preempts\" (expected name, priority, "
-	  "maxWalltime)" },
+	  "test.yaml:4: admission.qos[0].preempts[0]: \"b\" is not a tier of qos" },
+	{ "qos tier preempts itself",
+	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1, preempts: [a]}\n"
+	  "  namespaces: []\n",
+	  "test.yaml:4: admission.qos[0].preempts[0]: a tier cannot preempt itself" },
+	{ "qos tier preemptAfterSeconds negative",
+	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1, preemptAfterSeconds: "
+	  "-1}\n"
+	  "  namespaces: []\n",
+	  "test.yaml:4: admission.qos[0].preemptAfterSeconds: \"-1\" is not an integer between 0 "
+	  "and 31622400" },
 	{ "qos maxWalltime malformed",
 	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1, maxWalltime: 2x}\n"
 	  "  namespaces: []\n",
