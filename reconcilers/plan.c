@@ -636,6 +636,12 @@ static int status_patch(struct planner *p)
 	body = cJSON_CreateObject();
 	status = tj_trainjob_status_to_json(&p->st);
 	a->object = body;
+	/* A preemption that ended (the job stopped, or ran to its end first) goes. */
+	if (status && !p->st.preempt_at && p->job->status.preempt_at &&
+	    tj_json_set(status, "preemption", cJSON_CreateNull()) < 0) {
+		cJSON_Delete(status);
+		status = NULL;
+	}
 	if (!body || !status || tj_json_set(body, "status", status) < 0 ||
 	    tj_json_set_string(tj_json_object(body, "metadata"), "resourceVersion",
 	                       p->job->resource_version) < 0)
@@ -791,7 +797,7 @@ static int decide(struct planner *p)
 		p->st.start_time = 0;
 		tj_planner_event(p, false, "Resumed", "TrainJob is resumed");
 	}
-	if (tj_planner_dependency(p) || tj_planner_deadline(p))
+	if (tj_planner_dependency(p) || tj_planner_deadline(p) || tj_planner_preempt(p))
 		goto out;
 	if (find_failure(p, gang, &failed)) {
 		tj_planner_restart(p, &failed, gang, max_restarts);
@@ -928,6 +934,7 @@ int tj_plan_trainjob(const struct tj_plan_input *in, struct tj_plan **ret)
 		plan->requeue_after = 1;
 		goto out;
 	}
+	tj_planner_preempt_settle(&p);
 	tj_planner_retain(&p);
 	/* After the TTL the pods are gone; the counts they had stay the job's record. */
 	if (!p.st.cleanup_time)

@@ -205,6 +205,11 @@ struct tj_admission_ticket {
 	 * whose pods exist only in part, all still behind their gate, was refused or cut short
 	 * (a controller stopped mid-creation): its pods are deleted and it queues again whole. */
 	bool creating;
+	/* The queue preempts the running job for a job of a higher QOS tier (admission.h,
+	 * "Preemption"): its pods stop at preempt_at (unix seconds; 0: no preemption), for
+	 * preempted_by ("namespace/name", borrowed). */
+	int64_t preempt_at;
+	const char *preempted_by;
 };
 
 /* The most nodes one give-back reports as refusing the gang's pods, and how long the

@@ -63,23 +63,22 @@ static void deadline_message(const struct planner *p, char *buf, size_t size)
 	snprintf(buf, size, "the job ran past its deadline (status.deadline %s)", when);
 }
 
-/* Writes the deadline on the live pods of the current attempt that do not show it yet. */
-static void warn_pods(struct planner *p)
+int tj_planner_warn_pods(struct planner *p, int64_t end)
 {
 	char when[21];
 	int warned = 0;
 
-	tj_time_format(p->st.deadline, when);
+	tj_time_format(end, when);
 	for (int r = 0; r < p->num_nodes; r++) {
 		const struct tj_pod *pod = p->current[r];
 		struct tj_action *a;
 		cJSON *annotations;
 
-		if (!pod || is_finished(pod) || is_deleting(pod) || pod->deadline == p->st.deadline)
+		if (!pod || is_finished(pod) || is_deleting(pod) || pod->deadline == end)
 			continue;
 		a = tj_planner_push(p, TJ_ACTION_PATCH_POD, SLOT_MUTATION);
 		if (!a)
-			return;
+			return warned;
 		copy(a->name, sizeof(a->name), pod->name);
 		a->object = cJSON_CreateObject();
 		annotations = a->object ? tj_json_object(tj_json_object(a->object, "metadata"),
@@ -88,13 +87,22 @@ static void warn_pods(struct planner *p)
 		if (!annotations ||
 		    tj_json_set_string(annotations, TJ_ANNOTATION_DEADLINE, when) < 0) {
 			p->oom = true;
-			return;
+			return warned;
 		}
 		warned++;
 	}
+	return warned;
+}
+
+/* Writes the deadline on the live pods of the current attempt that do not show it yet. */
+static void warn_pods(struct planner *p)
+{
+	char when[21];
+
+	tj_time_format(p->st.deadline, when);
 	/* The same words at every plan that warns (a pod seen before its patch is in the cache
 	 * is warned twice), so that the events aggregate into one. */
-	if (warned)
+	if (tj_planner_warn_pods(p, p->st.deadline))
 		tj_planner_event(p, false, "DeadlineWarning",
 		                 "the job ends at %s: its pods have the deadline in %s/%s", when,
 		                 TJ_DEADLINE_MOUNT_PATH, TJ_DEADLINE_FILE);
@@ -147,7 +155,7 @@ bool tj_planner_deadline(struct planner *p)
 	        tj_walltime_warning_seconds(p->job->deadline_warning, in->config));
 	if (in->now < warn_at)
 		requeue(p, warn_at - in->now);
-	else
-		warn_pods(p);
+	else if (!p->st.preempt_at || p->st.preempt_at > p->st.deadline)
+		warn_pods(p); /* unless a preemption stops it first, and its warning is the one */
 	return false;
 }

@@ -160,6 +160,19 @@ bool tj_planner_dependency(struct planner *p);
  * once the warning is due and asks to plan again at the warning and at the deadline. A job
  * without a start has no deadline. */
 bool tj_planner_deadline(struct planner *p);
+
+/* plan_deadline.c: writes end in the deadline annotation of the live pods of the current
+ * attempt that do not show it yet (their file /etc/trainjob/deadline); how many. */
+int tj_planner_warn_pods(struct planner *p, int64_t end);
+
+/* plan_preempt.c: the preemption of a running job (plan.h): recorded when the ticket first
+ * asks for it, its pods told the stop time, and at that time stopped, the job back in the
+ * queue. True when the plan is decided (the job was stopped). */
+bool tj_planner_preempt(struct planner *p);
+
+/* plan_preempt.c: a job that no longer runs (it ended, or went back to the queue) is not
+ * being preempted. */
+void tj_planner_preempt_settle(struct planner *p);
 /* refusal.c: a create the API server refused for good (422, 400) left state Failed with
  * reason FailedCreate in the status (reconcilers/refusal.h): the job is failed, with the
  * API's message. Then true. One refused for now (Pending) is planned again within

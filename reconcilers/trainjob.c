@@ -320,6 +320,13 @@ void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status
 	s.gpu_seconds = json_count(status, "gpuSeconds");
 	s.wasted_gpu_seconds = json_count(status, "wastedGpuSeconds");
 	s.gpu_seconds_until = take_time(status, "gpuSecondsCountedUntil");
+	el = tj_json_path(status, "preemption");
+	if (cJSON_IsObject(el) && (s.preempt_at = take_time(el, "stopAt")))
+		copy_string(s.preempted_by, sizeof(s.preempted_by), tj_json_string(el, "by"));
+	s.preemptions = json_int(status, "preemptions", 0);
+	if (s.preemptions < 0)
+		s.preemptions = 0;
+	s.preempted_gpu_seconds = json_count(status, "preemptedGpuSeconds");
 	{
 		const cJSON *og = tj_json_path(status, "observedGeneration");
 
@@ -738,6 +745,24 @@ static int add_conditions(cJSON *status, const struct tj_trainjob_status *s)
 /* The GPU-seconds only grow and their time only advances, so a patch never has to clear
  * them: absent until there is something to count, which keeps them out of the status of a
  * job that holds no GPU. */
+/* status.preemption while the job is being preempted (a patch that ends it sets it to null
+ * itself), and the counts of its preemptions once there were any. */
+static int add_preemption(cJSON *status, const struct tj_trainjob_status *s)
+{
+	cJSON *p;
+
+	if (s->preempt_at && (!(p = tj_json_object(status, "preemption")) ||
+	                      add_time(p, "stopAt", s->preempt_at) < 0 ||
+	                      tj_json_set_string(p, "by", s->preempted_by) < 0))
+		return -ENOMEM;
+	if (s->preemptions && add_int(status, "preemptions", s->preemptions) < 0)
+		return -ENOMEM;
+	if (s->preempted_gpu_seconds &&
+	    add_int(status, "preemptedGpuSeconds", (double)s->preempted_gpu_seconds) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 static int add_gpu_seconds(cJSON *status, const struct tj_trainjob_status *s)
 {
 	if (s->gpu_seconds && add_int(status, "gpuSeconds", (double)s->gpu_seconds) < 0)
@@ -773,7 +798,7 @@ cJSON *tj_trainjob_status_to_json(const struct tj_trainjob_status *s)
 	                                      : cJSON_CreateNull()) < 0 ||
 	    add_int(status, "observedGeneration", (double)s->observed_generation) < 0 ||
 	    add_jobs_status(status, s) < 0 || add_conditions(status, s) < 0 ||
-	    add_gpu_seconds(status, s) < 0) {
+	    add_gpu_seconds(status, s) < 0 || add_preemption(status, s) < 0) {
 		cJSON_Delete(status);
 		return NULL;
 	}
@@ -809,7 +834,9 @@ bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
 	    a->observed_generation != b->observed_generation ||
 	    a->has_jobs_status != b->has_jobs_status || a->n_conditions != b->n_conditions ||
 	    a->gpu_seconds != b->gpu_seconds || a->wasted_gpu_seconds != b->wasted_gpu_seconds ||
-	    a->gpu_seconds_until != b->gpu_seconds_until)
+	    a->gpu_seconds_until != b->gpu_seconds_until || a->preempt_at != b->preempt_at ||
+	    strcmp(a->preempted_by, b->preempted_by) != 0 || a->preemptions != b->preemptions ||
+	    a->preempted_gpu_seconds != b->preempted_gpu_seconds)
 		return false;
 	if (a->has_jobs_status && (a->n_jobs != b->n_jobs ||
 	                           memcmp(a->jobs, b->jobs, a->n_jobs * sizeof(a->jobs[0])) != 0))

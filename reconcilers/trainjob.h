@@ -44,6 +44,7 @@
 /* The most processes per node (numProcPerNode, given or from the GPU or CPU count). */
 #define TJ_MAX_PROCS_PER_NODE 1024
 #define TJ_NAME_MAX           254 /* a DNS subdomain name and its NUL */
+#define TJ_KEY_MAX            320 /* "namespace/name" and its NUL */
 
 /* A reason (CamelCase, as metav1.Condition wants) and a message a person can act on. */
 struct tj_problem {
@@ -145,6 +146,14 @@ struct tj_trainjob_status {
 	int64_t gpu_seconds;
 	int64_t wasted_gpu_seconds;
 	int64_t gpu_seconds_until;
+	/* Preemption (reconcilers/plan.h): while the running job is being preempted, when its
+	 * pods stop (unix seconds; 0: it is not) and the job that preempts it ("namespace/name");
+	 * then, over its life, how often it was preempted and the GPU-seconds those attempts
+	 * held (status.preemption, status.preemptions, status.preemptedGpuSeconds). */
+	int64_t preempt_at;
+	char preempted_by[TJ_KEY_MAX];
+	int preemptions;
+	int64_t preempted_gpu_seconds;
 };
 
 struct tj_env_var {

@@ -96,6 +96,9 @@ struct plan_case {
 	bool native_gang;
 	/* The namespace's other TrainJobs, for a dependency; NULL: none known. */
 	const struct tj_dependency_lookup *jobs;
+	/* The status's preemption the plan arrives at: its stop time, and the count. */
+	int64_t want_preempt_at;
+	int want_preemptions;
 };
 
 /* A TrainJob of the namespace, as a dependency reads it. */
@@ -1953,6 +1956,8 @@ static void run_table(const struct plan_case *table, size_t n)
 		assert_string_equal(plan->restart_reason,
 		                    c->want_restart_reason ? c->want_restart_reason : "");
 		assert_int_equal(plan->status.infrastructure_restarts, c->want_infra);
+		assert_int_equal(plan->status.preempt_at, c->want_preempt_at);
+		assert_int_equal(plan->status.preemptions, c->want_preemptions);
 		summarize_queue(plan, got, sizeof(got));
 		assert_string_equal(got, c->want_queue ? c->want_queue : "-|pos=0|start=0");
 		tj_plan_free(plan);
@@ -2761,6 +2766,89 @@ static void test_deadline_table(void **state)
 	run_table(deadline_cases, sizeof(deadline_cases) / sizeof(deadline_cases[0]));
 }
 
+static const struct tj_admission_ticket adm_preempt = { .pin_timeout = 60,
+	                                                .preempt_at = NOW + 30,
+	                                                .preempted_by = "team-a/urgent" };
+
+#define PREEMPTION_AT(t) "'preemption':{'stopAt':'" t "','by':'team-a/urgent'}"
+#define PREEMPTED_WARNING                                                                          \
+	"Preempted: preempted by team-a/urgent, of a higher QOS tier: its pods have the stop "     \
+	"time 2026-11-29T12:00:30Z in /etc/trainjob/deadline and are stopped then; the job goes "  \
+	"back to the queue, its restart count unchanged"
+#define PREEMPTED_MESSAGE                                                                          \
+	"preempted by team-a/urgent at 2026-11-29T12:00:00Z: back in the queue, to start again "   \
+	"from the beginning or its last checkpoint"
+
+static const struct plan_case preempt_cases[] = {
+	{ .name = "the queue preempts a running job: recorded, its pods told the stop time in "
+	          "their deadline file, and the job looked at again then",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(1, 1, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .ticket = &adm_preempt,
+	  .want = { "0 PatchPod vit-node-0-0-a0", "0 PatchPod vit-node-0-1-a0", "1 PatchStatus vit",
+	            "1 Event Warning " PREEMPTED_WARNING },
+	  .want_status = "Running|AllPodsRunning|2 of 2 pods running|restarts=0||jobs=1/1/0/0/0",
+	  .want_requeue = 30,
+	  .want_preempt_at = NOW + 30 },
+	{ .name = "a preemption recorded holds without the ticket (a new leader): the pods "
+	          "that do not show the stop time yet are told",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(1, 1, 0,
+	                     0) ",'conditions':[]," PREEMPTION_AT("2026-11-29T12:00:20Z") "}",
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .ticket = &adm_none,
+	  .want = { "0 PatchPod vit-node-0-0-a0", "0 PatchPod vit-node-0-1-a0" },
+	  .want_status = "Running|AllPodsRunning|2 of 2 pods running|restarts=0||jobs=1/1/0/0/0",
+	  .want_requeue = 20,
+	  .want_preempt_at = NOW + 20 },
+	{ .name = "at the stop time the pods are deleted and the job is Queued, Preempted: not a "
+	          "restart, its walltime clock stopped",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':7200,'trainer':{"
+	          "'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':1,'observedGeneration':2," STARTED
+	            ",'deadline':'2026-11-29T13:00:00Z'," JOBS(
+	                    1, 1, 0, 0) ",'conditions':[],"
+	                                "'preemptions':1," PREEMPTION_AT(NOW_S) "}",
+	  .pods = { RUNNING_A(0, 1, "gh200-1"), RUNNING_A(1, 1, "gh200-2") },
+	  .n_pods = 2,
+	  .ticket = &adm_none,
+	  .want = { "0 DeletePod vit-node-0-0-a1", "0 DeletePod vit-node-0-1-a1",
+	            "1 PatchStatus vit",
+	            "1 Event Normal Preempted: " PREEMPTED_MESSAGE "; its pods are deleted" },
+	  .want_status = "Queued|Preempted|" PREEMPTED_MESSAGE "|restarts=1||jobs=1/1/0/0/0",
+	  .want_preemptions = 2 },
+	{ .name = "a job that runs to its end before the stop time is no longer being preempted",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'1 of 1 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(1, 1, 0,
+	                     0) ",'conditions':[]," PREEMPTION_AT("2026-11-29T12:00:20Z") "}",
+	  .pods = { SUCCEEDED_AFTER(0, "gh200-1", 100) },
+	  .n_pods = 1,
+	  .ticket = &adm_none,
+	  .want = { "0 PatchStatus vit", "0 Event Normal Completed: all 1 pods succeeded" },
+	  .want_status = "Complete|AllPodsSucceeded|all 1 pods succeeded|restarts=0|"
+	                 "Complete=AllPodsSucceeded|jobs=0/0/1/0/0",
+	  .want_requeue = 20 },
+};
+
+static void test_preempt_table(void **state)
+{
+	run_table(preempt_cases, sizeof(preempt_cases) / sizeof(preempt_cases[0]));
+}
+
 static const struct plan_case *admission_case(const char *prefix)
 {
 	for (size_t i = 0; i < sizeof(admission_cases) / sizeof(admission_cases[0]); i++)
@@ -3079,6 +3167,7 @@ int main(void)
 		cmocka_unit_test(test_ungate_patch),
 		cmocka_unit_test(test_native_gang_objects),
 		cmocka_unit_test(test_deadline_table),
+		cmocka_unit_test(test_preempt_table),
 	};
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
