@@ -9,6 +9,7 @@
 
 #include "base/number.h"
 #include "base/time_share.h"
+#include "controller/admitter_preempt.h"
 #include "controller/admitter_queue.h"
 #include "controller/admitter_share.h"
 #include "controller/log.h"
@@ -19,6 +20,7 @@
 #include "reconcilers/json.h"
 #include "reconcilers/launcher_hold.h"
 #include "reconcilers/node_health.h"
+#include "reconcilers/qos.h"
 
 /* Cycles follow each other at least this far apart, so that a burst of pod events is
  * decided once; and they may take a third of the loop's wall clock over time (in CPU time:
@@ -46,6 +48,7 @@ struct tj_admitter {
 	bool kueue;                         /* Kueue admits the jobs labelled for it */
 	struct tj_store *entries;           /* owned */
 	struct tj_store *refusals;          /* owned; struct tj_queue_refusals */
+	struct tj_store *preemptions;       /* owned; struct tj_preemption */
 	struct tj_ledger *ledger;           /* owned; what each node offers and its pods hold */
 	struct tj_eligibility *eligibility; /* owned; the nodes the queue's placements allow */
 	/* The jobs awaited before the first cycle (tj_admitter_await), since when, and how
@@ -303,6 +306,29 @@ static void publish_shares(const struct tj_admitter *a)
 	}
 }
 
+/* A running job chosen as a victim (controller/admitter_preempt.h): its plan, which tells
+ * its pods and records the preemption, goes first. */
+static void preempted(void *userdata, const struct tj_adm_running *victim, const char *by,
+                      int64_t at)
+{
+	struct tj_admitter *a = userdata;
+	const struct tj_admission_policy *policy = tj_config_admission(a->config);
+	size_t n_tiers;
+	const struct tj_qos_tier *tiers = tj_qos_tiers(policy, &n_tiers);
+	const char *tier = victim->qos < n_tiers ? tiers[victim->qos].name : "";
+	const char *cls = victim->class_index >= 0 && a->config &&
+	                                  (size_t)victim->class_index < a->config->n_classes
+	                          ? a->config->classes[victim->class_index].name
+	                          : "";
+
+	tj_log_info("admitter", "preempting a running gang", TJ_STR("trainjob", victim->key),
+	            TJ_STR("by", by), TJ_STR("qos", tier),
+	            TJ_INT("stopIn", (int)(at - now_seconds())));
+	if (a->metrics)
+		tj_metric_add(a->metrics->trainjob_preemptions_total, TJ_LABELS(tier, cls), 1);
+	a->enqueue_first(a->userdata, victim->key);
+}
+
 static size_t cycle(struct tj_admitter *a)
 {
 	/* The cycle's number (a->cycles once counted) stamps the placements it asks for. */
@@ -316,6 +342,7 @@ static size_t cycle(struct tj_admitter *a)
 		.ledger = a->ledger,
 		.eligibility = a->eligibility,
 		.stamp = a->cycles + 1,
+		.preemptions = a->preemptions,
 	};
 	struct tj_queue_snapshot s = { 0 };
 	struct tj_adm_result *res = NULL;
@@ -340,6 +367,8 @@ static size_t cycle(struct tj_admitter *a)
 	if (rc < 0)
 		goto out;
 	a->cycle_decided_ns = uv_hrtime();
+	if (res->preempting && tj_preemptions_take(&src, &s, res, now, preempted, a) < 0)
+		tj_log_error("admitter", "no memory to record the victims of a preemption");
 	/* The admitted gangs first, so that their creates wait for no message of the others. */
 	for (size_t i = 0; i < s.n_jobs; i++) {
 		struct tj_queue_entry *e = s.job_entries[i];
@@ -517,6 +546,8 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 	if (rc == 0)
 		rc = tj_store_new(&awaited_ops, &a->awaiting);
 	if (rc == 0)
+		rc = tj_store_new(&tj_preemption_ops, &a->preemptions);
+	if (rc == 0)
 		rc = tj_ledger_new(&a->ledger);
 	if (rc == 0)
 		rc = tj_eligibility_new(&a->eligibility);
@@ -524,6 +555,7 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 		tj_store_free(a->entries);
 		tj_store_free(a->refusals);
 		tj_store_free(a->awaiting);
+		tj_store_free(a->preemptions);
 		tj_ledger_free(a->ledger);
 		free(a);
 		return rc;
@@ -552,6 +584,7 @@ static void on_closed(uv_handle_t *h)
 		tj_store_free(a->entries);
 		tj_store_free(a->refusals);
 		tj_store_free(a->awaiting);
+		tj_store_free(a->preemptions);
 		tj_ledger_free(a->ledger);
 		tj_fair_shares_clear(&a->shares);
 		tj_eligibility_free(a->eligibility);
@@ -628,6 +661,7 @@ bool tj_admitter_ticket(struct tj_admitter *a, const struct tj_trainjob *job, co
 		return false;
 	*ret = (struct tj_admission_ticket){ .pin_timeout = policy->pin_timeout_seconds,
 		                             .restart_wait = policy->restart_wait_seconds };
+	tj_preemption_of(a->preemptions, job, key, &ret->preempt_at, &ret->preempted_by);
 	e = entry_get(a, key);
 	if (!e)
 		return true;
@@ -733,6 +767,8 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	if (job->priority)
 		e->priority = (int32_t)strtol(job->priority, NULL, 10);
 	e->tier = want->tier;
+	e->preempts = want->preempts;
+	e->preempt_after = want->preempt_after;
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", want->gpu_class);
 	snprintf(e->namespace, sizeof(e->namespace), "%s", job->namespace);
 	read_class_requests(cls ? NULL : a->config, &r, &lr, e);
@@ -873,6 +909,7 @@ static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const
 	if (e->state == TJ_QUEUE_WAITING &&
 	    (before.num_pods != e->num_pods || before.priority != e->priority ||
 	     before.tier != e->tier || before.restart != e->restart ||
+	     before.preempts != e->preempts || before.preempt_after != e->preempt_after ||
 	     before.walltime != e->walltime ||
 	     memcmp(&before.request, &e->request, sizeof(e->request)) != 0 ||
 	     memcmp(&before.launcher, &e->launcher, sizeof(e->launcher)) != 0 ||

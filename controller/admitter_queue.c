@@ -6,6 +6,7 @@
 
 #include "base/number.h"
 #include "controller/admitter.h"
+#include "controller/admitter_preempt.h"
 #include "informers/resources.h"
 #include "reconcilers/capacity.h"
 #include "reconcilers/gpu_use.h"
@@ -179,6 +180,8 @@ void tj_queue_snapshot_clear(struct tj_queue_snapshot *s)
 	free(s->excluded);
 	free(s->quota_limits);
 	free(s->charges);
+	free(s->running);
+	free(s->holds);
 	free(s->class_names);
 	free(s->quotas);
 	for (size_t i = 0; i < s->n_eligibility; i++) {
@@ -275,14 +278,25 @@ static int64_t admitted_gang_end(const struct tj_queue_entry *e)
  * (reconcilers/walltime.h). Until that status is in the cache, the admission the queue
  * remembers tells it: a gang just admitted is held until its walltime ends, not for ever,
  * or the head's reservation would look past it. */
-static int64_t job_end(const struct tj_queue_source *a, const char *key, const char *owner_uid)
+static int64_t job_end(const struct tj_queue_source *a, const char *key, const char *owner_uid,
+                       bool *preempted)
 {
 	const struct tj_store *jobs = tj_queue_store_of(a->informers->trainjobs);
 	const struct tj_trainjob *job = jobs ? tj_store_get(jobs, key) : NULL;
 	const struct tj_queue_entry *e;
+	const char *by;
+	int64_t at;
 
+	*preempted = false;
 	if (!job || !owner_uid || strcmp(owner_uid, job->uid) != 0)
 		return 0;
+	/* A job being preempted gives its nodes back at its stop, when its pods are deleted
+	 * (reconcilers/admission.h): the victims' grace is the time they were told before. */
+	if (tj_preemption_of(a->preemptions, job, key, &at, &by) &&
+	    (!job->status.deadline || at < job->status.deadline)) {
+		*preempted = true;
+		return at;
+	}
 	if (job->status.start_time)
 		return job->status.deadline;
 	if (!(e = tj_store_get(a->entries, key)) || e->state == TJ_QUEUE_WAITING)
@@ -294,10 +308,11 @@ static int64_t job_end(const struct tj_queue_source *a, const char *key, const c
 static int64_t walltime_end(const struct tj_queue_source *a, const struct tj_pod *pod)
 {
 	char key[TJ_STORE_KEY_MAX];
+	bool preempted;
 
 	if (!pod->trainjob || tj_pod_trainjob_key(pod, key, sizeof(key)) != 1)
 		return 0;
-	return job_end(a, key, pod->owner_uid);
+	return job_end(a, key, pod->owner_uid, &preempted);
 }
 
 /* What a pod of namespace ns holds on node k until it ends (or end, its walltime's end). */
@@ -401,6 +416,7 @@ static size_t gone_kept(const struct tj_queue_source *a, const struct tj_store *
 struct last_job {
 	const char *key, *owner_uid; /* borrowed from the ledger; key NULL: none yet */
 	int64_t end;
+	bool preempted; /* the end is a preemption's stop */
 };
 
 static int64_t group_end(const struct tj_queue_source *a, struct last_job *last,
@@ -408,9 +424,12 @@ static int64_t group_end(const struct tj_queue_source *a, struct last_job *last,
 {
 	if (!last->key || strcmp(last->key, g->job_key) != 0 ||
 	    (last->owner_uid && g->owner_uid ? strcmp(last->owner_uid, g->owner_uid) != 0
-	                                     : last->owner_uid != g->owner_uid))
-		*last = (struct last_job){ g->job_key, g->owner_uid,
-			                   job_end(a, g->job_key, g->owner_uid) };
+	                                     : last->owner_uid != g->owner_uid)) {
+		bool preempted;
+		int64_t end = job_end(a, g->job_key, g->owner_uid, &preempted);
+
+		*last = (struct last_job){ g->job_key, g->owner_uid, end, preempted };
+	}
 	return last->end;
 }
 
@@ -433,7 +452,8 @@ static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapsho
 		int64_t end = group_end(a, last, g);
 
 		if (end > 0)
-			add_release(s, i, tj_add_capped(end, g->grace), &g->held);
+			add_release(s, i, last->preempted ? end : tj_add_capped(end, g->grace),
+			            &g->held);
 	}
 	for (size_t k = 0; pods && k < ln->n_holders; k++) {
 		const struct tj_pod *pod = tj_store_get(pods, ln->holders[k]);
@@ -729,6 +749,8 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 			.restart = e->restart,
 			.excluded = &s->excluded[x],
 			.launcher = e->launcher,
+			.preempts = e->preempts,
+			.preempt_after = e->preempt_after,
 		};
 		tj_eligibility_intern(a->eligibility, &e->placement);
 		if (e->class_requests)
@@ -794,6 +816,8 @@ static int build_input(const struct tj_config *config, struct tj_queue_snapshot 
 		.n_quota_limits = s->n_quota_limits,
 		.jobs = s->jobs,
 		.n_jobs = s->n_jobs,
+		.running = s->running,
+		.n_running = s->n_running,
 		.now = now,
 	};
 	return 0;
@@ -810,6 +834,8 @@ int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_s
 	}
 	if (rc == 0 && !s->oom)
 		rc = tj_queue_quotas_build(src, s);
+	if (rc == 0 && !s->oom)
+		rc = tj_queue_running_build(src, s, now);
 	if (rc == 0 && !s->oom)
 		rc = build_input(src->config, s, now);
 	return rc == 0 && s->oom ? -ENOMEM : rc;

@@ -38,6 +38,9 @@ struct tj_queue_entry {
 	struct tj_adm_resources request; /* of one pod; gpus of the class's resource */
 	int32_t priority;
 	int tier; /* the priority of its QOS tier */
+	/* Its tier's preemption: the tiers it may preempt (settings.h), after how long. */
+	uint32_t preempts;
+	int64_t preempt_after;
 	int64_t creation_time;
 	int64_t walltime;
 	int64_t grace; /* its pods' terminationGracePeriodSeconds */
@@ -192,6 +195,11 @@ struct tj_queue_snapshot {
 	size_t n_quota_limits;
 	struct tj_adm_quota_charge *charges;
 	size_t n_charges, cap_charges;
+	/* The running gangs a queued job may preempt, and what they hold on each node
+	 * (controller/admitter_preempt.h). */
+	struct tj_adm_running *running;
+	size_t n_running;
+	struct tj_adm_hold *holds;
 	/* The decision's input over all of the above (tj_admit; the waiting messages deferred),
 	 * and what it holds of the config: the class names, and the namespace limits of the
 	 * classes it has. It points into the snapshot, which must not move once built. */
@@ -250,6 +258,8 @@ struct tj_queue_source {
 	struct tj_ledger *ledger;
 	struct tj_eligibility *eligibility;
 	uint64_t stamp;
+	/* The victims chosen by earlier cycles (controller/admitter_preempt.h); NULL: none. */
+	struct tj_store *preemptions;
 };
 
 /* Builds *s (zeroed) from src at now (unix seconds; now_ms: the loop's clock, for the

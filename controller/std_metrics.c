@@ -57,6 +57,7 @@ static const char *const l_name_event[] = { "name", "event", NULL };
 static const char *const l_resource[] = { "resource", NULL };
 static const char *const l_class[] = { "gpu_class", NULL };
 static const char *const l_namespace[] = { "namespace", NULL };
+static const char *const l_qos_class[] = { "qos", "gpu_class", NULL };
 static const char *const l_namespace_class_reason[] = { "namespace", "gpu_class", "reason", NULL };
 static const char *const l_class_state[] = { "gpu_class", "state", NULL };
 static const char *const l_namespace_class[] = { "namespace", "gpu_class", NULL };
@@ -229,6 +230,12 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		           "for one that used nothing, 0.5 for one that used its share",
 		           l_namespace),
 		  &m.trainjob_fair_share_factor },
+		{ TJ_COUNTER(
+		          "trainjob_preemptions_total",
+		          "Running TrainJobs preempted for a queued job of a higher QOS tier, by "
+		          "the preempted job's tier and GPU class",
+		          l_qos_class),
+		  &m.trainjob_preemptions_total },
 		{ TJ_GAUGE("trainjob_job_gpus",
 		           "GPUs of TrainJobs' pods by namespace and the class of their node: "
 		           "requested (held or waited for), running, and idle (running in a gang "

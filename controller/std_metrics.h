@@ -62,6 +62,8 @@ struct tj_std_metrics {
 	/* gauges {namespace}: reconcilers/fair_share.h */
 	struct tj_metric *trainjob_fair_share_usage_gpu_seconds;
 	struct tj_metric *trainjob_fair_share_factor;
+	/* counter {qos, gpu_class}: running gangs preempted, by the victim's QOS tier */
+	struct tj_metric *trainjob_preemptions_total;
 	struct tj_metric *trainjob_backfills_total; /* counter */
 	/* the write gate (controller/write_gate.h) */
 	struct tj_metric *trainjob_write_gate_waiting;        /* gauge */

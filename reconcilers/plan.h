@@ -230,6 +230,9 @@ struct tj_plan_want {
 	int64_t walltime;            /* the effective walltime (walltime.h); 0 for none */
 	char gpu_class[TJ_NAME_MAX]; /* the runtime's class, "" for none */
 	int tier;                    /* the priority of its QOS tier (qos.h) */
+	/* Its tier's preemption (settings.h): the tiers it may preempt, and after how long. */
+	uint32_t preempts;
+	int64_t preempt_after;
 	/* The nodes its pods must avoid (owned array of owned names): where its last worker
 	 * failed, and unhealthy nodes of its pods. */
 	char **excluded;

@@ -3,11 +3,15 @@
 #include <stdio.h>
 #include <string.h>
 
-/* normal and high preempt low, the scavenger tier; high preempts normal too. */
+/* normal and high preempt low, the scavenger tier; high preempts normal too, for a start
+ * more than 5 minutes away. */
 static const struct tj_qos_tier builtin_tiers[] = {
 	{ .name = (char *)"normal", .priority = 0, .preempts = 1u << 1 },
 	{ .name = (char *)"low", .priority = -1000 },
-	{ .name = (char *)"high", .priority = 1000, .preempts = 1u << 0 | 1u << 1 },
+	{ .name = (char *)"high",
+	  .priority = 1000,
+	  .preempts = 1u << 0 | 1u << 1,
+	  .preempt_after_seconds = 300 },
 };
 
 static char *const builtin_allowed[] = { (char *)"normal", (char *)"low" };

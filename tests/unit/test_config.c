@@ -128,6 +128,9 @@ static void test_shipped_config(void **state)
 		assert_string_equal(a->tiers[i].name, builtin[i].name);
 		assert_int_equal(a->tiers[i].priority, builtin[i].priority);
 		assert_int_equal(a->tiers[i].max_walltime_seconds, 0);
+		assert_int_equal(a->tiers[i].preempts, builtin[i].preempts);
+		assert_int_equal(a->tiers[i].preempt_after_seconds,
+		                 builtin[i].preempt_after_seconds);
 	}
 	const struct tj_qos_namespace *rule = tj_qos_namespace_rule(a, "team-a"),
 	                              *builtin_rule = tj_qos_namespace_rule(NULL, "team-a");

@@ -1,0 +1,290 @@
+#include "controller/admitter_preempt.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reconcilers/qos.h"
+
+static int preemption_key(const void *obj, char *buf, size_t size)
+{
+	const struct tj_preemption *p = obj;
+
+	return snprintf(buf, size, "%s", p->key) < (int)size ? 0 : -ENAMETOOLONG;
+}
+
+static int preemption_by(const void *obj, char *buf, size_t size)
+{
+	const struct tj_preemption *p = obj;
+
+	return snprintf(buf, size, "%s", p->by) < (int)size ? 1 : -ENAMETOOLONG;
+}
+
+const struct tj_store_ops tj_preemption_ops = {
+	.free = free,
+	.key = preemption_key,
+	.index = { preemption_by },
+	.n_indexes = 1,
+};
+
+bool tj_preemption_of(const struct tj_store *records, const struct tj_trainjob *job,
+                      const char *key, int64_t *at, const char **by)
+{
+	const struct tj_preemption *p;
+
+	if (!job->status.start_time)
+		return false;
+	if (job->status.preempt_at) {
+		*at = job->status.preempt_at;
+		*by = job->status.preempted_by;
+		return true;
+	}
+	p = records ? tj_store_get(records, key) : NULL;
+	if (!p || p->start != job->status.start_time)
+		return false;
+	*at = p->at;
+	*by = p->by;
+	return true;
+}
+
+/* The records whose time is over, or whose victim is gone or runs again, go. */
+static int forget_over(const struct tj_queue_source *src, int64_t now)
+{
+	const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
+	char(*keys)[TJ_STORE_KEY_MAX];
+	struct tj_store_iter it;
+	const struct tj_preemption *p;
+	size_t n = 0;
+
+	if (!src->preemptions || !tj_store_len(src->preemptions))
+		return 0;
+	keys = calloc(tj_store_len(src->preemptions), sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	tj_store_iter_init(src->preemptions, &it);
+	while ((p = tj_store_iter_next(&it))) {
+		const struct tj_trainjob *job = jobs ? tj_store_get(jobs, p->key) : NULL;
+
+		if (now >= p->until || !job ||
+		    (job->status.start_time && job->status.start_time != p->start))
+			memcpy(keys[n++], p->key, sizeof(keys[0]));
+	}
+	for (size_t i = 0; i < n; i++)
+		tj_store_delete(src->preemptions, keys[i], NULL);
+	free(keys);
+	return 0;
+}
+
+/* What one job's pods hold on one node, before the gangs are put together. */
+struct part {
+	const char *key; /* borrowed from the ledger */
+	size_t node;
+	struct tj_adm_resources held;
+	int64_t grace;
+};
+
+static int part_cmp(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c)
+		return c;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* The tiers the queue's jobs may preempt now; the jobs whose victims are still stopping
+ * (a record names them, or a victim's status) are marked preempting and count for none. */
+static uint32_t wanted_tiers(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
+                             const struct tj_store *stopping)
+{
+	uint32_t mask = 0;
+
+	for (size_t k = 0; k < s->n_jobs; k++) {
+		struct tj_adm_job *job = &s->jobs[k];
+
+		if (!job->preempts)
+			continue;
+		job->preempting =
+		        (src->preemptions &&
+		         tj_store_index_count(src->preemptions, TJ_PREEMPTION_INDEX_BY, job->key) >
+		                 0) ||
+		        (stopping &&
+		         tj_store_index_count(stopping, TJ_PREEMPTION_INDEX_BY, job->key) > 0);
+		if (!job->preempting)
+			mask |= job->preempts;
+	}
+	return mask;
+}
+
+/* The job of a group, if it is a running gang a job may preempt: ours, started, not being
+ * preempted (a victim being preempted is added to stopping instead), of a tier in mask. */
+static const struct tj_trainjob *candidate(const struct tj_queue_source *src,
+                                           const struct tj_ledger_group *g,
+                                           const struct tj_qos_tier **ret_tier)
+{
+	const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
+	const struct tj_trainjob *job = jobs ? tj_store_get(jobs, g->job_key) : NULL;
+	struct tj_problem why;
+
+	if (!job || !g->owner_uid || strcmp(g->owner_uid, job->uid) != 0 ||
+	    !job->status.start_time || job->deletion_time || !tj_trainjob_is_ours(job) ||
+	    job->status.state == TJ_STATE_COMPLETE || job->status.state == TJ_STATE_FAILED)
+		return NULL;
+	*ret_tier =
+	        tj_qos_resolve(tj_config_admission(src->config), job->namespace, job->qos, &why);
+	return *ret_tier ? job : NULL;
+}
+
+/* Puts the parts (sorted by job) together into s->running, one gang per job. */
+static int gather(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
+                  struct part *parts, size_t n)
+{
+	const struct tj_admission_policy *policy = tj_config_admission(src->config);
+	size_t n_tiers, g = 0;
+	const struct tj_qos_tier *tiers = tj_qos_tiers(policy, &n_tiers);
+
+	qsort(parts, n, sizeof(*parts), part_cmp);
+	s->running = calloc(n + 1, sizeof(*s->running));
+	s->holds = calloc(n + 1, sizeof(*s->holds));
+	if (!s->running || !s->holds)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct tj_adm_running *r = &s->running[g];
+
+		s->holds[i] = (struct tj_adm_hold){ parts[i].node, parts[i].held };
+		if (i > 0 && strcmp(parts[i - 1].key, parts[i].key) == 0) {
+			s->running[g - 1].n_holds++;
+			continue;
+		}
+		const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
+		const struct tj_trainjob *job = tj_store_get(jobs, parts[i].key);
+		const struct tj_qos_tier *tier;
+		struct tj_problem why;
+
+		tier = tj_qos_resolve(policy, job->namespace, job->qos, &why);
+		*r = (struct tj_adm_running){
+			.key = parts[i].key,
+			.class_index = s->nodes[parts[i].node].class_index,
+			.tier = tier ? tier->priority : 0,
+			.qos = tier ? (unsigned)(tier - tiers) : 32,
+			.start = job->status.start_time,
+			.grace = parts[i].grace,
+			.holds = &s->holds[i],
+			.n_holds = 1,
+		};
+		g++;
+	}
+	s->n_running = g;
+	return 0;
+}
+
+int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
+                           int64_t now)
+{
+	const struct tj_admission_policy *policy = tj_config_admission(src->config);
+	struct tj_store *stopping = NULL;
+	struct part *parts = NULL;
+	size_t n = 0, cap = 0, n_tiers;
+	const struct tj_qos_tier *tiers = tj_qos_tiers(policy, &n_tiers);
+	uint32_t mask;
+	int rc = forget_over(src, now);
+
+	if (rc < 0)
+		return rc;
+	/* The victims being preempted by their statuses, for the jobs that preempt them (after
+	 * a restart the records are gone; the statuses stay). */
+	rc = tj_store_new(&tj_preemption_ops, &stopping);
+	for (size_t k = 0; rc == 0 && k < s->n_nodes; k++) {
+		const struct tj_ledger_node *ln =
+		        s->read_at[k] != SIZE_MAX ? s->read.order[s->read_at[k]] : NULL;
+
+		for (size_t i = 0; ln && rc == 0 && i < ln->n_groups; i++) {
+			const struct tj_qos_tier *tier;
+			const struct tj_trainjob *job = candidate(src, &ln->groups[i], &tier);
+			struct tj_preemption *p;
+
+			if (!job || !job->status.preempt_at ||
+			    tj_store_get(stopping, ln->groups[i].job_key))
+				continue;
+			p = calloc(1, sizeof(*p));
+			if (!p) {
+				rc = -ENOMEM;
+				break;
+			}
+			snprintf(p->key, sizeof(p->key), "%s", ln->groups[i].job_key);
+			snprintf(p->by, sizeof(p->by), "%s", job->status.preempted_by);
+			if ((rc = tj_store_upsert(stopping, p, NULL)) < 0)
+				free(p);
+		}
+	}
+	mask = rc == 0 ? wanted_tiers(src, s, stopping) : 0;
+	for (size_t k = 0; rc == 0 && mask && k < s->n_nodes; k++) {
+		const struct tj_ledger_node *ln =
+		        s->read_at[k] != SIZE_MAX ? s->read.order[s->read_at[k]] : NULL;
+
+		for (size_t i = 0; ln && i < ln->n_groups; i++) {
+			const struct tj_ledger_group *g = &ln->groups[i];
+			const struct tj_qos_tier *tier;
+			const struct tj_trainjob *job = candidate(src, g, &tier);
+			int64_t at;
+			const char *by;
+			size_t q;
+
+			if (!job || tj_preemption_of(src->preemptions, job, g->job_key, &at, &by))
+				continue;
+			q = (size_t)(tier - tiers);
+			if (q >= 32 || !(mask >> q & 1u))
+				continue;
+			if (n == cap) {
+				struct part *grown =
+				        realloc(parts, (cap * 2 + 16) * sizeof(*parts));
+
+				if (!grown) {
+					rc = -ENOMEM;
+					break;
+				}
+				parts = grown;
+				cap = cap * 2 + 16;
+			}
+			parts[n++] = (struct part){ g->job_key, k, g->held, g->grace };
+		}
+	}
+	if (rc == 0 && n)
+		rc = gather(src, s, parts, n);
+	free(parts);
+	tj_store_free(stopping);
+	return rc;
+}
+
+int tj_preemptions_take(const struct tj_queue_source *src, const struct tj_queue_snapshot *s,
+                        const struct tj_adm_result *res, int64_t now,
+                        void (*chosen)(void *userdata, const struct tj_adm_running *victim,
+                                       const char *by, int64_t at),
+                        void *userdata)
+{
+	for (size_t j = 0; src->preemptions && j < res->n_decisions; j++) {
+		const struct tj_adm_decision *d = &res->decisions[j];
+
+		for (size_t v = 0; v < d->n_victims; v++) {
+			const struct tj_adm_running *g = &s->running[d->victims[v]];
+			struct tj_preemption *p = calloc(1, sizeof(*p));
+			int64_t grace = g->grace > 0 ? g->grace : 0;
+
+			if (!p)
+				return -ENOMEM;
+			snprintf(p->key, sizeof(p->key), "%s", g->key);
+			snprintf(p->by, sizeof(p->by), "%s", s->jobs[j].key);
+			p->start = g->start;
+			p->at = now + grace;
+			p->until = p->at + grace + 5;
+			if (tj_store_upsert(src->preemptions, p, NULL) < 0) {
+				free(p);
+				return -ENOMEM;
+			}
+			if (chosen)
+				chosen(userdata, g, p->by, p->at);
+		}
+	}
+	return 0;
+}
