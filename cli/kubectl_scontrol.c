@@ -75,7 +75,7 @@ static bool pending(const struct tj_plugin *p, const struct tj_slurm_job *j, con
 {
 	enum tj_state st = j->job->status.state;
 
-	if (j->state == TJ_SLURM_PENDING && !j->job->status.start_time &&
+	if (tj_slurm_state_waiting(j->state) && !j->job->status.start_time &&
 	    (st == TJ_STATE_NONE || st == TJ_STATE_QUEUED))
 		return true;
 	if (j->state == TJ_SLURM_PENDING)
@@ -127,7 +127,7 @@ static int top(struct tj_plugin *p, const struct tj_slurm_jobs *jobs)
 	for (size_t i = 0; i < jobs->n; i++) {
 		const struct tj_slurm_job *o = &jobs->jobs[i];
 
-		if (o != j && o->state == TJ_SLURM_PENDING && own_priority(o->job) > highest)
+		if (o != j && tj_slurm_state_waiting(o->state) && own_priority(o->job) > highest)
 			highest = own_priority(o->job);
 	}
 	if (own_priority(j->job) > highest) {

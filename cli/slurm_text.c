@@ -23,6 +23,7 @@ static const struct {
 	[TJ_SLURM_FAILED] = { "F", "FAILED" },
 	[TJ_SLURM_TIMEOUT] = { "TO", "TIMEOUT" },
 	[TJ_SLURM_CANCELLED] = { "CA", "CANCELLED" },
+	[TJ_SLURM_PREEMPTED] = { "PR", "PREEMPTED" },
 };
 
 enum tj_slurm_state tj_slurm_state_of(const struct tj_trainjob *job, bool live_pods)
@@ -47,13 +48,21 @@ enum tj_slurm_state tj_slurm_state_of(const struct tj_trainjob *job, bool live_p
 			return TJ_SLURM_COMPLETING;
 		return strcmp(st->reason, "DeadlineExceeded") == 0 ? TJ_SLURM_TIMEOUT
 		                                                   : TJ_SLURM_FAILED;
+	case TJ_STATE_QUEUED:
+		/* Back in the queue after a preemption, until it runs again. */
+		return st->preemptions > 0 && !st->start_time ? TJ_SLURM_PREEMPTED
+		                                              : TJ_SLURM_PENDING;
 	case TJ_STATE_NONE:
 	case TJ_STATE_PENDING:
-	case TJ_STATE_QUEUED:
 	case TJ_STATE_COUNT:
 		break;
 	}
 	return TJ_SLURM_PENDING;
+}
+
+bool tj_slurm_state_waiting(enum tj_slurm_state s)
+{
+	return s == TJ_SLURM_PENDING || s == TJ_SLURM_PREEMPTED;
 }
 
 const char *tj_slurm_state_letters(enum tj_slurm_state s)

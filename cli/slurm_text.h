@@ -18,6 +18,7 @@ enum tj_slurm_state {
 	TJ_SLURM_FAILED,     /* F */
 	TJ_SLURM_TIMEOUT,    /* TO: Failed with DeadlineExceeded (the walltime) */
 	TJ_SLURM_CANCELLED,  /* CA: being deleted */
+	TJ_SLURM_PREEMPTED,  /* PR: preempted, and Queued again (status.preemptions) */
 	TJ_SLURM_STATE_COUNT,
 };
 
@@ -28,6 +29,9 @@ enum tj_slurm_state tj_slurm_state_of(const struct tj_trainjob *job, bool live_p
 /* "PD", "R", ... and "PENDING", "RUNNING", ... */
 const char *tj_slurm_state_letters(enum tj_slurm_state s);
 const char *tj_slurm_state_name(enum tj_slurm_state s);
+
+/* True when the job waits in the queue: PD, or PR (preempted, waiting to run again). */
+bool tj_slurm_state_waiting(enum tj_slurm_state s);
 
 /* True when the job has ended (CD, F, TO, CA). */
 bool tj_slurm_state_finished(enum tj_slurm_state s);

@@ -56,7 +56,7 @@ int tj_squeue_parse_states(const char *list, struct tj_squeue_options *o, char *
 static void nodelist(const struct tj_slurm_job *j, char *buf, size_t size)
 {
 	const struct tj_trainjob_status *st = &j->job->status;
-	bool waits = j->state == TJ_SLURM_PENDING || j->state == TJ_SLURM_REQUEUED;
+	bool waits = tj_slurm_state_waiting(j->state) || j->state == TJ_SLURM_REQUEUED;
 
 	if (j->n_nodes > 0 && !(waits && j->job->status.state == TJ_STATE_QUEUED)) {
 		tj_slurm_hostlist((const char *const *)j->nodes, j->n_nodes, buf, size);
@@ -139,7 +139,7 @@ int tj_squeue_print(FILE *out, const struct tj_slurm_jobs *jobs, const struct tj
 		if (!o->states[j->state])
 			continue;
 		/* --start lists the jobs that wait, as squeue --start does. */
-		if (o->start && j->state != TJ_SLURM_PENDING && j->state != TJ_SLURM_REQUEUED)
+		if (o->start && !tj_slurm_state_waiting(j->state) && j->state != TJ_SLURM_REQUEUED)
 			continue;
 		r = add_row(t, j, o, now);
 	}

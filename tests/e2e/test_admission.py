@@ -556,6 +556,51 @@ def test_a_namespace_that_used_less_goes_ahead_of_a_backlog_and_a_restart_keeps_
         drop_namespaces(newcomer, third)
 
 
+def test_a_low_job_on_idle_gpus_is_preempted_by_a_normal_job_and_later_completes_unrestarted(admitter, namespace, gh200):
+    """Preemption (README, "Preemption"), with the shipped tiers (normal preempts low): a
+    scavenger job of tier low fills the idle GH200 nodes; a normal job that then needs half
+    of them preempts it. The low job's pods are told the stop time (their deadline
+    annotation, the file /etc/trainjob/deadline) and deleted at the end of their grace; the
+    normal job starts within that grace plus a few seconds; the low job goes back to the
+    queue, uncharged (restart count 0), and later runs to Complete; the preemption is in its
+    status, its events and the metrics."""
+    series = 'trainjob_preemptions_total{gpu_class="gh200",qos="low"}'
+    before = metric(admitter.metrics(), series, 0.0)
+    apply(trainjob("scavenger", nodes=8, run_time="25s", annotations={QOS: "low"}), "-n", namespace)
+    running(namespace, "scavenger", 8, timeout=60)
+    first_start = started(namespace, "scavenger")
+    asked = time.time()
+    apply(trainjob("urgent", nodes=4, run_time="5s"), "-n", namespace)
+
+    told = wait_for("the scavenger's preemption in its status",
+                    lambda: status(namespace, "scavenger").get("preemption"), timeout=30)
+    assert told["by"] == f"{namespace}/urgent", told
+    stop = ts(told["stopAt"])
+    assert GRACE - 3 <= stop - asked <= GRACE + 5, (told, asked)
+    wait_for("the stop time on every scavenger pod",
+             lambda: all(p["metadata"].get("annotations", {}).get("trainjob.flame.dev/deadline") == told["stopAt"]
+                         for p in pods(namespace, "scavenger")), timeout=30)
+    warned = events(namespace, "scavenger", "Preempted")
+    assert any(f"preempted by {namespace}/urgent" in e["message"] and e["type"] == "Warning" for e in warned), warned
+    assert pods(namespace, "urgent") == []
+    queued_urgent = status(namespace, "urgent")
+    assert queued_urgent.get("state") == "Queued", queued_urgent
+    assert re.search("preempting 1 job of lower tiers|waiting for the jobs it preempted to stop", queued_urgent.get("message", "")), queued_urgent
+
+    running(namespace, "urgent", 4, timeout=GRACE + 30)
+    assert time.time() - asked <= GRACE + 15, "the normal job started later than the grace plus a few seconds"
+    back = status(namespace, "scavenger")
+    assert back.get("state") == "Queued" and back.get("preemptions") == 1, back
+    assert back.get("restartCount", 0) == 0 and "preemption" not in back, back
+    assert back.get("preemptedGpuSeconds", 0) >= 8 * 4 * (GRACE - 5), back
+
+    done = wait_state(namespace, "scavenger", "Complete", timeout=120)["status"]
+    assert done.get("restartCount", 0) == 0 and done.get("preemptions") == 1, done
+    assert ts(done["startTime"]) > first_start, "the walltime clock starts again at the new admission"
+    wait_state(namespace, "urgent", "Complete", timeout=30)
+    assert metric(admitter.metrics(), series, 0.0) - before == 1
+
+
 def forget_deleted_nodes(admitter):
     """A node of a class deleted in the last 10 minutes still counts for NeverFits (a node
     being replaced comes back): the nodes a test added for itself and deleted must not make

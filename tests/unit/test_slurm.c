@@ -39,6 +39,12 @@ static const struct state_case state_cases[] = {
 	{ "{'state':'Failed','reason':'DeadlineExceeded'}", false, false, "TO" },
 	{ "{'state':'Failed','reason':'DeadlineExceeded'}", false, true, "CG" },
 	{ "{'state':'Running','reason':'AllPodsRunning'}", true, true, "CA" },
+	/* Preempted: PR while it waits to run again, R once it does. */
+	{ "{'state':'Queued','reason':'Preempted','preemptions':1}", false, false, "PR" },
+	{ "{'state':'Queued','reason':'Resources','preemptions':2}", false, false, "PR" },
+	{ "{'state':'Running','reason':'AllPodsRunning','preemptions':1,"
+	  "'startTime':'2026-11-29T10:00:00Z'}",
+	  false, true, "R" },
 };
 
 static struct tj_trainjob *job_with(const char *name, const char *spec, const char *status,
