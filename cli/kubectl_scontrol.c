@@ -2,8 +2,10 @@
  * set and remove the annotation trainjob.flame.dev/hold, which keeps a job that has not
  * started out of the queue (Queued, JobHeldUser); top puts a queued job first among the
  * queued jobs of its namespace and tier, through its own priority (the annotation
- * trainjob.flame.dev/priority, which orders only the jobs of its namespace); show job
- * prints what the controller knows of a job, as scontrol show job does. */
+ * trainjob.flame.dev/priority, which orders only the jobs of its namespace); requeue sends a
+ * running job back to the queue, not as a restart, through the annotation
+ * trainjob.flame.dev/requeue (the time of the request); show job prints what the controller
+ * knows of a job, as scontrol show job does. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "cli/plugin.h"
 #include "cli/slurm_jobs.h"
+#include "reconcilers/json.h"
 
 #define ANNOTATION_HOLD     TJ_LABEL_PREFIX "hold"
 #define ANNOTATION_PRIORITY TJ_LABEL_PREFIX "priority"
@@ -19,10 +22,12 @@
 
 static const struct tj_plugin_spec spec = {
 	.name = "scontrol",
-	.synopsis = "[-n NAMESPACE] hold|release NAME... | top NAME | show job NAME",
+	.synopsis = "[-n NAMESPACE] hold|release|requeue NAME... | top NAME | show job NAME",
 	.summary = "Slurm's scontrol for TrainJobs:\n"
 	           "  hold NAME...      keeps pending jobs out of the queue (Queued, JobHeldUser)\n"
 	           "  release NAME...   lets held jobs queue again\n"
+	           "  requeue NAME...   stops running jobs and queues them again (not a restart:\n"
+	           "                    they start over, from their last checkpoint)\n"
 	           "  top NAME          puts a queued job first among the queued jobs of its\n"
 	           "                    namespace and QOS tier (never past another namespace's)\n"
 	           "  show job NAME     prints the job's state, reason, QOS, dependency and times",
@@ -103,6 +108,31 @@ static int hold_or_release(struct tj_plugin *p, const struct tj_slurm_jobs *jobs
 		}
 		printf("%s TrainJob %s/%s\n", hold ? "held" : "released", j->job->namespace,
 		       j->job->name);
+	}
+	return rc;
+}
+
+/* Sends running jobs back to the queue: the controller stops a run that started by the
+ * time of the request, once. */
+static int requeue_jobs(struct tj_plugin *p, const struct tj_slurm_jobs *jobs, int64_t now)
+{
+	int rc = TJ_PLUGIN_EXIT_SUCCESS;
+	char when[21];
+
+	tj_time_format(now, when);
+	for (size_t i = 1; i < p->n_operands; i++) {
+		const struct tj_slurm_job *j = find(p, jobs, p->operands[i]);
+
+		if (j && (!j->job->status.start_time || tj_slurm_state_finished(j->state))) {
+			tj_plugin_error(p, "%s is %s: only a running job can be requeued",
+			                j->job->name, tj_slurm_state_name(j->state));
+			j = NULL;
+		}
+		if (!j || annotate(p, j, TJ_ANNOTATION_REQUEUE, when) < 0) {
+			rc = TJ_PLUGIN_EXIT_FAILURE;
+			continue;
+		}
+		printf("requeued TrainJob %s/%s\n", j->job->namespace, j->job->name);
 	}
 	return rc;
 }
@@ -193,9 +223,10 @@ int main(int argc, char **argv)
 		return rc;
 	op = p.operands[0];
 	if (strcmp(op, "hold") != 0 && strcmp(op, "release") != 0 && strcmp(op, "top") != 0 &&
-	    strcmp(op, "show") != 0) {
-		tj_plugin_error(&p, "'%s' is not a command here: hold, release, top or show job",
-		                op);
+	    strcmp(op, "requeue") != 0 && strcmp(op, "show") != 0) {
+		tj_plugin_error(
+		        &p, "'%s' is not a command here: hold, release, requeue, top or show job",
+		        op);
 		tj_plugin_close(&p);
 		return TJ_PLUGIN_EXIT_USAGE;
 	}
@@ -205,6 +236,8 @@ int main(int argc, char **argv)
 		goto out;
 	if (strcmp(op, "hold") == 0 || strcmp(op, "release") == 0)
 		rc = hold_or_release(&p, &jobs, strcmp(op, "hold") == 0);
+	else if (strcmp(op, "requeue") == 0)
+		rc = requeue_jobs(&p, &jobs, (int64_t)time(NULL));
 	else if (strcmp(op, "top") == 0)
 		rc = top(&p, &jobs);
 	else

@@ -7,16 +7,20 @@
  * can checkpoint; at the stop time the pods are deleted and the job goes back to the queue,
  * Queued with reason Preempted. Nothing of it is a failure: the restart count and the
  * budgets stay as they were, the walltime clock starts again at the next admission, and
- * the GPU-seconds of the stopped attempt are counted as preempted. */
+ * the GPU-seconds of the stopped attempt are counted as preempted. kubectl scontrol requeue
+ * (the annotation trainjob.flame.dev/requeue, the time of the request) stops a running job
+ * the same way, at once, with reason Requeued; each request once (status.lastRequeueTime). */
 #include "reconcilers/planner.h"
 
 #include <string.h>
 
+#include "base/rfc3339.h"
 #include "reconcilers/gpu_seconds.h"
 #include "reconcilers/json.h"
 #include "reconcilers/walltime.h"
 
 #define TJ_REASON_PREEMPTED "Preempted"
+#define TJ_REASON_REQUEUED  "Requeued"
 
 void tj_planner_preempt_settle(struct planner *p)
 {
@@ -38,6 +42,41 @@ static int64_t attempt_gpu_seconds(const struct planner *p)
 	return total;
 }
 
+/* Stops the running job and queues it again (reason, and the message already in
+ * p->st.message's place, made by the caller): its pods are deleted, nothing of it is a
+ * failure, and its walltime clock starts again at its next admission. */
+static void stop(struct planner *p, const char *reason)
+{
+	tj_planner_delete_live_pods(p);
+	tj_planner_event(p, false, reason, "%s; its pods are deleted", p->st.message);
+	/* As a resume: nothing of the stopped attempt's deadline is waited for. */
+	p->requeue_after = 0;
+	p->st.start_time = 0;
+	p->st.deadline = 0;
+	p->st.preempt_at = 0;
+	p->st.preempted_by[0] = '\0';
+}
+
+/* kubectl scontrol requeue: a request made once the run had started, and not carried out
+ * yet, stops it now. */
+static bool requeue_asked(struct planner *p)
+{
+	int64_t asked;
+	char when[21];
+
+	if (!p->job->requeue || tj_rfc3339_parse(p->job->requeue, &asked) < 0 ||
+	    asked < p->st.start_time || asked <= p->st.requeued_at)
+		return false;
+	p->st.requeued_at = asked;
+	tj_time_format(asked, when);
+	tj_planner_set_state(p, TJ_STATE_QUEUED, TJ_REASON_REQUEUED,
+	                     "requeued at %s (%s): back in the queue, to start again from the "
+	                     "beginning or its last checkpoint; not a restart",
+	                     when, TJ_ANNOTATION_REQUEUE);
+	stop(p, TJ_REASON_REQUEUED);
+	return true;
+}
+
 bool tj_planner_preempt(struct planner *p)
 {
 	const struct tj_admission_ticket *t = p->in->ticket;
@@ -45,6 +84,8 @@ bool tj_planner_preempt(struct planner *p)
 
 	if (!p->st.start_time)
 		return false;
+	if (requeue_asked(p))
+		return true;
 	if (!p->st.preempt_at && t && t->preempt_at) {
 		p->st.preempt_at = t->preempt_at;
 		copy(p->st.preempted_by, sizeof(p->st.preempted_by), t->preempted_by);
@@ -66,18 +107,10 @@ bool tj_planner_preempt(struct planner *p)
 	tj_time_format(p->st.preempt_at, when);
 	p->st.preempted_gpu_seconds += attempt_gpu_seconds(p);
 	p->st.preemptions++;
-	tj_planner_delete_live_pods(p);
 	tj_planner_set_state(p, TJ_STATE_QUEUED, TJ_REASON_PREEMPTED,
 	                     "preempted by %s at %s: back in the queue, to start again from the "
 	                     "beginning or its last checkpoint",
 	                     p->st.preempted_by, when);
-	tj_planner_event(p, false, TJ_REASON_PREEMPTED, "%s; its pods are deleted", p->st.message);
-	/* As a resume: the walltime clock starts again at the next admission, and nothing of
-	 * the stopped attempt's deadline is waited for. */
-	p->requeue_after = 0;
-	p->st.start_time = 0;
-	p->st.deadline = 0;
-	p->st.preempt_at = 0;
-	p->st.preempted_by[0] = '\0';
+	stop(p, TJ_REASON_PREEMPTED);
 	return true;
 }

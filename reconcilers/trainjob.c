@@ -327,6 +327,7 @@ void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status
 	if (s.preemptions < 0)
 		s.preemptions = 0;
 	s.preempted_gpu_seconds = json_count(status, "preemptedGpuSeconds");
+	s.requeued_at = take_time(status, "lastRequeueTime");
 	{
 		const cJSON *og = tj_json_path(status, "observedGeneration");
 
@@ -418,6 +419,7 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->dependency);
 	free(job->job_name);
 	free(job->hold);
+	free(job->requeue);
 	free(job->deadline_warning);
 	free(job->runtime_api_group);
 	free(job->runtime_kind);
@@ -480,6 +482,7 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->dependency = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "dependency"));
 	job->job_name = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "job-name"));
 	job->hold = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "hold"));
+	job->requeue = dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_REQUEUE));
 	job->deadline_warning =
 	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_DEADLINE_WARNING));
 	job->kueue =
@@ -549,6 +552,7 @@ static bool is_positive_int(const char *s)
 int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret)
 {
 	size_t max_name;
+	int64_t requested;
 
 	if (job->spec_error)
 		return tj_problem_set(ret, "InvalidSpec", "%s", job->spec_error);
@@ -613,6 +617,11 @@ int tj_trainjob_validate(const struct tj_trainjob *job, struct tj_problem *ret)
 		return tj_problem_set(ret, "InvalidSpec",
 		                      "metadata.annotations[%s]: '%.80s' is not true or false",
 		                      TJ_LABEL_PREFIX "hold", job->hold);
+	if (job->requeue && tj_rfc3339_parse(job->requeue, &requested) < 0)
+		return tj_problem_set(ret, "InvalidSpec",
+		                      "metadata.annotations[%s]: '%.80s' is not an RFC 3339 time "
+		                      "(kubectl scontrol requeue writes it)",
+		                      TJ_ANNOTATION_REQUEUE, job->requeue);
 	if (job->qos && (!*job->qos || strlen(job->qos) > 63))
 		return tj_problem_set(
 		        ret, "InvalidSpec",
@@ -760,6 +769,8 @@ static int add_preemption(cJSON *status, const struct tj_trainjob_status *s)
 	if (s->preempted_gpu_seconds &&
 	    add_int(status, "preemptedGpuSeconds", (double)s->preempted_gpu_seconds) < 0)
 		return -ENOMEM;
+	if (s->requeued_at && add_time(status, "lastRequeueTime", s->requeued_at) < 0)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -836,7 +847,8 @@ bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
 	    a->gpu_seconds != b->gpu_seconds || a->wasted_gpu_seconds != b->wasted_gpu_seconds ||
 	    a->gpu_seconds_until != b->gpu_seconds_until || a->preempt_at != b->preempt_at ||
 	    strcmp(a->preempted_by, b->preempted_by) != 0 || a->preemptions != b->preemptions ||
-	    a->preempted_gpu_seconds != b->preempted_gpu_seconds)
+	    a->preempted_gpu_seconds != b->preempted_gpu_seconds ||
+	    a->requeued_at != b->requeued_at)
 		return false;
 	if (a->has_jobs_status && (a->n_jobs != b->n_jobs ||
 	                           memcmp(a->jobs, b->jobs, a->n_jobs * sizeof(a->jobs[0])) != 0))

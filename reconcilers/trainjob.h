@@ -45,6 +45,7 @@
 #define TJ_MAX_PROCS_PER_NODE 1024
 #define TJ_NAME_MAX           254 /* a DNS subdomain name and its NUL */
 #define TJ_KEY_MAX            320 /* "namespace/name" and its NUL */
+#define TJ_ANNOTATION_REQUEUE TJ_LABEL_PREFIX "requeue"
 
 /* A reason (CamelCase, as metav1.Condition wants) and a message a person can act on. */
 struct tj_problem {
@@ -154,6 +155,9 @@ struct tj_trainjob_status {
 	char preempted_by[TJ_KEY_MAX];
 	int preemptions;
 	int64_t preempted_gpu_seconds;
+	/* The request of trainjob.flame.dev/requeue last carried out (unix seconds; 0: none),
+	 * status.lastRequeueTime: each request is carried out once. */
+	int64_t requeued_at;
 };
 
 struct tj_env_var {
@@ -185,6 +189,10 @@ struct tj_trainjob {
 	/* owned; annotation trainjob.flame.dev/hold ("true": held before it starts, as
 	 * scontrol hold), NULL if absent */
 	char *hold;
+	/* owned; annotation trainjob.flame.dev/requeue (kubectl scontrol requeue): the time of
+	 * the request, RFC 3339; a run that started by then goes back to the queue. NULL if
+	 * absent. */
+	char *requeue;
 	bool kueue; /* labelled kueue.x-k8s.io/queue-name */
 	/* owned; annotation trainjob.flame.dev/deadline-warning-seconds, NULL if absent */
 	char *deadline_warning;

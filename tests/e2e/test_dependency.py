@@ -2,7 +2,7 @@
 "Dependencies"): a job that names others in trainjob.flame.dev/dependency waits, Queued with
 reason Dependency and no pod, until they have done what it asks for, and fails when they no
 longer can, in Slurm's words; the jobs are applied together, the dependent first. kubectl
-scontrol (the build's kubectl-scontrol on PATH) holds, releases, tops and shows jobs."""
+scontrol (the build's kubectl-scontrol on PATH) holds, releases, requeues, tops and shows jobs."""
 
 import json
 import os
@@ -111,3 +111,23 @@ def test_top_puts_a_queued_job_first_among_its_namespaces(controller, namespace)
     running(namespace, "second", 8, timeout=90)
     assert pods(namespace, "first") == []
     wait_state(namespace, "first", "Complete", timeout=90)
+
+
+def test_requeue_sends_a_running_job_back_to_the_queue_uncharged(controller, namespace):
+    """kubectl scontrol requeue: the running job's pods are deleted and it is Queued with
+    reason Requeued, then runs again to Complete, its restart count still 0 and its
+    walltime clock started again; a job that does not run cannot be requeued."""
+    apply(trainjob("long", nodes=2, gpus=1, run_time="20s"), "-n", namespace)
+    first = running(namespace, "long", 2, timeout=60)
+    first_start = ts(wait_for("long's startTime", lambda: status(namespace, "long").get("startTime"), timeout=30))
+    time.sleep(1.1)  # the request comes after the start, in seconds
+    assert scontrol(namespace, "requeue", "long").stdout == f"requeued TrainJob {namespace}/long\n"
+    back = wait_for("long to be requeued", lambda: (s := status(namespace, "long")).get("reason") == "Requeued" and s, timeout=30)
+    assert back["state"] == "Queued" and "not a restart" in back["message"], back
+    again = running(namespace, "long", 2, timeout=60)
+    assert {p["metadata"]["uid"] for p in again}.isdisjoint({p["metadata"]["uid"] for p in first})
+    done = wait_state(namespace, "long", "Complete", timeout=90)["status"]
+    assert done.get("restartCount", 0) == 0 and ts(done["startTime"]) > first_start, done
+    assert done.get("lastRequeueTime"), done
+    refused = scontrol(namespace, "requeue", "long", check=False)
+    assert refused.returncode == 1 and "long is COMPLETED: only a running job can be requeued" in refused.stderr, refused.stderr

@@ -2844,6 +2844,57 @@ static const struct plan_case preempt_cases[] = {
 	  .want_requeue = 20 },
 };
 
+#define REQUEUED_MESSAGE                                                                           \
+	"requeued at 2026-11-29T11:30:00Z (trainjob.flame.dev/requeue): back in the queue, to "    \
+	"start again from the beginning or its last checkpoint; not a restart"
+
+static const struct plan_case requeue_cases[] = {
+	{ .name = "kubectl scontrol requeue: a request made after the start stops the run at "
+	          "once and queues it again, not as a restart",
+	  .annotations = "{'trainjob.flame.dev/requeue':'2026-11-29T11:30:00Z'}",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(1, 1, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .ticket = &adm_none,
+	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
+	            "1 PatchStatus vit",
+	            "1 Event Normal Requeued: " REQUEUED_MESSAGE "; its pods are deleted" },
+	  .want_status = "Queued|Requeued|" REQUEUED_MESSAGE "|restarts=0||jobs=1/1/0/0/0" },
+	{ .name = "a request carried out already, or made before the run started, stops nothing",
+	  .annotations = "{'trainjob.flame.dev/requeue':'2026-11-29T11:30:00Z'}",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2,"
+	            "'startTime':'2026-11-29T11:40:00Z','lastRequeueTime':'2026-11-29T11:30:00Z',"
+	            "" JOBS(1, 1, 0, 0) ",'conditions':[]}",
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(1, "gh200-2") },
+	  .n_pods = 2,
+	  .ticket = &adm_none,
+	  .want_status = "Running|AllPodsRunning|2 of 2 pods running|restarts=0||jobs=1/1/0/0/0" },
+	{ .name = "a requeue annotation that is not a time is refused, naming it",
+	  .annotations = "{'trainjob.flame.dev/requeue':'now'}",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1}}",
+	  .runtime = "torch-gh200",
+	  .ticket = &adm_none,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: InvalidSpec: metadata.annotations[trainjob.flame.dev/"
+	            "requeue]: 'now' is not an RFC 3339 time (kubectl scontrol requeue writes "
+	            "it)" },
+	  .want_status = "Failed|InvalidSpec|metadata.annotations[trainjob.flame.dev/requeue]: "
+	                 "'now' is not an RFC 3339 time (kubectl scontrol requeue writes "
+	                 "it)|restarts=0|Failed=InvalidSpec|jobs=0/0/0/0/0" },
+};
+
+static void test_requeue_table(void **state)
+{
+	run_table(requeue_cases, sizeof(requeue_cases) / sizeof(requeue_cases[0]));
+}
+
 static void test_preempt_table(void **state)
 {
 	run_table(preempt_cases, sizeof(preempt_cases) / sizeof(preempt_cases[0]));
@@ -3168,6 +3219,7 @@ int main(void)
 		cmocka_unit_test(test_native_gang_objects),
 		cmocka_unit_test(test_deadline_table),
 		cmocka_unit_test(test_preempt_table),
+		cmocka_unit_test(test_requeue_table),
 	};
 	return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
