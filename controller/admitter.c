@@ -9,7 +9,7 @@
 
 #include "base/number.h"
 #include "base/time_share.h"
-#include "controller/admitter_preempt.h"
+#include "controller/admitter_qos.h"
 #include "controller/admitter_queue.h"
 #include "controller/admitter_share.h"
 #include "controller/log.h"
@@ -306,7 +306,7 @@ static void publish_shares(const struct tj_admitter *a)
 	}
 }
 
-/* A running job chosen as a victim (controller/admitter_preempt.h): its plan, which tells
+/* A running job chosen as a victim (controller/admitter_qos.h): its plan, which tells
  * its pods and records the preemption, goes first. */
 static void preempted(void *userdata, const struct tj_adm_running *victim, const char *by,
                       int64_t at)
@@ -769,6 +769,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	e->tier = want->tier;
 	e->preempts = want->preempts;
 	e->preempt_after = want->preempt_after;
+	e->qos = want->qos;
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", want->gpu_class);
 	snprintf(e->namespace, sizeof(e->namespace), "%s", job->namespace);
 	read_class_requests(cls ? NULL : a->config, &r, &lr, e);
@@ -910,6 +911,7 @@ static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const
 	    (before.num_pods != e->num_pods || before.priority != e->priority ||
 	     before.tier != e->tier || before.restart != e->restart ||
 	     before.preempts != e->preempts || before.preempt_after != e->preempt_after ||
+	     before.qos != e->qos ||
 	     before.walltime != e->walltime ||
 	     memcmp(&before.request, &e->request, sizeof(e->request)) != 0 ||
 	     memcmp(&before.launcher, &e->launcher, sizeof(e->launcher)) != 0 ||

@@ -6,7 +6,7 @@
 
 #include "base/number.h"
 #include "controller/admitter.h"
-#include "controller/admitter_preempt.h"
+#include "controller/admitter_qos.h"
 #include "informers/resources.h"
 #include "reconcilers/capacity.h"
 #include "reconcilers/gpu_use.h"
@@ -182,6 +182,7 @@ void tj_queue_snapshot_clear(struct tj_queue_snapshot *s)
 	free(s->charges);
 	free(s->running);
 	free(s->holds);
+	free(s->tier_limits);
 	free(s->class_names);
 	free(s->quotas);
 	for (size_t i = 0; i < s->n_eligibility; i++) {
@@ -818,6 +819,8 @@ static int build_input(const struct tj_config *config, struct tj_queue_snapshot 
 		.n_jobs = s->n_jobs,
 		.running = s->running,
 		.n_running = s->n_running,
+		.tier_limits = s->tier_limits,
+		.n_tier_limits = s->n_tier_limits,
 		.now = now,
 	};
 	return 0;
@@ -836,6 +839,8 @@ int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_s
 		rc = tj_queue_quotas_build(src, s);
 	if (rc == 0 && !s->oom)
 		rc = tj_queue_running_build(src, s, now);
+	if (rc == 0 && !s->oom)
+		rc = tj_queue_tier_limits_build(src, s);
 	if (rc == 0 && !s->oom)
 		rc = build_input(src->config, s, now);
 	return rc == 0 && s->oom ? -ENOMEM : rc;

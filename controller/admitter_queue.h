@@ -41,6 +41,7 @@ struct tj_queue_entry {
 	/* Its tier's preemption: the tiers it may preempt (settings.h), after how long. */
 	uint32_t preempts;
 	int64_t preempt_after;
+	unsigned qos; /* its tier's index (qos.h); 32 or more: none */
 	int64_t creation_time;
 	int64_t walltime;
 	int64_t grace; /* its pods' terminationGracePeriodSeconds */
@@ -196,10 +197,13 @@ struct tj_queue_snapshot {
 	struct tj_adm_quota_charge *charges;
 	size_t n_charges, cap_charges;
 	/* The running gangs a queued job may preempt, and what they hold on each node
-	 * (controller/admitter_preempt.h). */
+	 * (controller/admitter_qos.h). */
 	struct tj_adm_running *running;
 	size_t n_running;
 	struct tj_adm_hold *holds;
+	/* The QOS tiers' GPU limits of the queued jobs' namespaces (admitter_qos.h). */
+	struct tj_adm_tier_limit *tier_limits;
+	size_t n_tier_limits;
 	/* The decision's input over all of the above (tj_admit; the waiting messages deferred),
 	 * and what it holds of the config: the class names, and the namespace limits of the
 	 * classes it has. It points into the snapshot, which must not move once built. */
@@ -258,7 +262,7 @@ struct tj_queue_source {
 	struct tj_ledger *ledger;
 	struct tj_eligibility *eligibility;
 	uint64_t stamp;
-	/* The victims chosen by earlier cycles (controller/admitter_preempt.h); NULL: none. */
+	/* The victims chosen by earlier cycles (controller/admitter_qos.h); NULL: none. */
 	struct tj_store *preemptions;
 };
 

@@ -10,7 +10,8 @@
 #include "reconcilers/qos.h"
 
 static const char *const tier_fields[] = {
-	"name", "priority", "maxWalltime", "preempts", "preemptAfterSeconds", NULL
+	"name", "priority", "maxWalltime", "preempts", "preemptAfterSeconds", "maxGPUsPerNamespace",
+	NULL
 };
 static const char *const namespace_fields[] = { "namespace", "allowed", "default", "share", NULL };
 
@@ -18,8 +19,9 @@ static int parse_tier(const struct tj_cfg_parser *p, struct fy_node *node, int l
                       const char *path, struct tj_qos_tier *t)
 {
 	int r = tj_cfg_check_mapping(p, node, line, path, tier_fields,
-	                             "name, priority, maxWalltime, preempts, preemptAfterSeconds");
-	int after = 0;
+	                             "name, priority, maxWalltime, preempts, preemptAfterSeconds, "
+	                             "maxGPUsPerNamespace");
+	int after = 0, max_gpus = 0;
 
 	if (r < 0)
 		return r;
@@ -38,6 +40,10 @@ static int parse_tier(const struct tj_cfg_parser *p, struct fy_node *node, int l
 		return r;
 	r = tj_cfg_field_int(p, node, line, path, "preemptAfterSeconds", 0, 366 * 86400, &after);
 	t->preempt_after_seconds = after;
+	if (r < 0)
+		return r;
+	r = tj_cfg_field_int(p, node, line, path, "maxGPUsPerNamespace", 0, 1000000, &max_gpus);
+	t->max_gpus_per_namespace = max_gpus;
 	if (r < 0)
 		return r;
 	return tj_cfg_field_walltime(p, node, line, path, "maxWalltime", &t->max_walltime_seconds);

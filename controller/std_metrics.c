@@ -408,7 +408,8 @@ void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key
 
 /* The reasons a Queued job waits for, in tj_adm_reason_index's order. */
 static const char *const queue_reasons[] = { TJ_ADM_REASON_RESOURCES, TJ_ADM_REASON_PRIORITY,
-	                                     TJ_ADM_REASON_QUOTA, TJ_ADM_REASON_NEVER };
+	                                     TJ_ADM_REASON_QUOTA, TJ_ADM_REASON_NEVER,
+	                                     TJ_ADM_REASON_QOS_GPUS };
 
 static int feed_queue(const struct tj_std_metrics *m, const struct tj_job_series *j)
 {

@@ -118,9 +118,13 @@ static int validate(const struct tj_adm_input *in)
 			if (g->holds[k].node >= in->n_nodes)
 				return -EINVAL;
 	}
+	if (in->n_tier_limits && !in->tier_limits)
+		return -EINVAL;
 	for (size_t i = 0; i < in->n_jobs; i++) {
 		const struct tj_adm_job *j = &in->jobs[i];
 
+		if (j->tier_limit > in->n_tier_limits)
+			return -EINVAL;
 		if (!valid_class(in, j->class_index) || j->num_pods < 1 ||
 		    j->num_nodes < j->num_pods || j->num_nodes > TJ_MAX_NODES ||
 		    (j->n_excluded && !j->excluded) || (j->n_charges && !j->charges))
@@ -167,6 +171,7 @@ static void run_clear(struct run *r)
 	free(r->accounts);
 	free(r->job_account);
 	free(r->quota_used);
+	free(r->tier_used);
 	free(r->preempt_free);
 	free(r->reserved_ahead);
 	free(r->taken);
@@ -209,8 +214,11 @@ static int run_alloc(struct run *r)
 	r->accounts = calloc(nj, sizeof(*r->accounts));
 	r->job_account = calloc(nj, sizeof(*r->job_account));
 	r->quota_used = calloc(in->n_quota_limits + 1, sizeof(*r->quota_used));
-	if (!r->quota_used)
+	r->tier_used = calloc(in->n_tier_limits + 1, sizeof(*r->tier_used));
+	if (!r->quota_used || !r->tier_used)
 		return -ENOMEM;
+	for (size_t i = 0; i < in->n_tier_limits; i++)
+		r->tier_used[i] = in->tier_limits[i].used;
 	for (size_t i = 0; i < in->n_quota_limits; i++)
 		r->quota_used[i] = in->quota_limits[i].used;
 	if (!r->slot_node || !r->bucket_slots || !r->node_slot || !r->domain || !r->n_domains ||
@@ -563,6 +571,9 @@ static int admit(struct run *r, size_t b, size_t j, bool backfilled)
 	for (size_t i = 0; i < job->n_charges; i++)
 		r->quota_used[job->charges[i].limit] =
 		        sat_add(r->quota_used[job->charges[i].limit], job->charges[i].now);
+	if (job->tier_limit)
+		r->tier_used[job->tier_limit - 1] =
+		        sat_add(r->tier_used[job->tier_limit - 1], gang_gpus(job));
 	r->res->classes[b].allocated_gpus =
 	        sat_add(r->res->classes[b].allocated_gpus, gang_gpus(job));
 	r->res->admitted++;
@@ -631,6 +642,44 @@ static bool over_resource_quota(struct run *r, size_t j)
 		return true;
 	}
 	return false;
+}
+
+/* Whether the job would take its namespace past its QOS tier's limit of GPUs: it waits,
+ * told why; a gang larger than the limit itself never fits (a restart, whose live pods
+ * count already, only waits). */
+static bool over_tier_limit(struct run *r, size_t j)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	struct tj_adm_decision *d = &r->res->decisions[j];
+	const struct tj_adm_tier_limit *l;
+	int64_t need = gang_gpus(job), whole;
+
+	if (!job->tier_limit || need == 0)
+		return false;
+	l = &r->in->tier_limits[job->tier_limit - 1];
+	whole = job->num_pods == job->num_nodes
+	                ? need
+	                : sat_add(need, (job->num_nodes - job->num_pods) *
+	                                        (job->request.gpus > 0 ? job->request.gpus : 0));
+	if (!job->restart && whole > l->max_gpus) {
+		wait_for(d, TJ_ADM_REASON_QOS_GPUS);
+		if (!r->in->config->wait_if_never_fits)
+			d->verdict = TJ_ADM_NEVER_FITS;
+		snprintf(d->message, sizeof(d->message),
+		         "QOS %s allows namespace %s %" PRId64
+		         " GPUs; the job's gang needs %" PRId64 ": it never fits",
+		         or_empty(l->tier), or_empty(l->namespace), l->max_gpus, whole);
+		return true;
+	}
+	if (sat_add(r->tier_used[job->tier_limit - 1], need) <= l->max_gpus)
+		return false;
+	wait_for(d, TJ_ADM_REASON_QOS_GPUS);
+	snprintf(d->message, sizeof(d->message),
+	         "namespace %s holds %" PRId64 " of the %" PRId64 " GPUs QOS %s allows it; the job "
+	         "needs %" PRId64 " more",
+	         or_empty(l->namespace), r->tier_used[job->tier_limit - 1], l->max_gpus,
+	         or_empty(l->tier), need);
+	return true;
 }
 
 /* Slot s of bucket b, for the job decided now, holds nothing (keep_off). */
@@ -752,7 +801,7 @@ static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
 		say_never_fits(r, b, job, most, d);
 		return 0;
 	}
-	if (over_resource_quota(r, j) || over_quota(r, b, j))
+	if (over_resource_quota(r, j) || over_quota(r, b, j) || over_tier_limit(r, j))
 		return 0;
 	if (heads->n) {
 		err = backfill(r, b, j, heads, fits);
@@ -894,13 +943,11 @@ struct tj_adm_result *tj_adm_result_free(struct tj_adm_result *res)
 int tj_adm_reason_index(const char *reason)
 {
 	static const char *const reasons[] = {
-		TJ_ADM_REASON_RESOURCES,
-		TJ_ADM_REASON_PRIORITY,
-		TJ_ADM_REASON_QUOTA,
-		TJ_ADM_REASON_NEVER,
+		TJ_ADM_REASON_RESOURCES, TJ_ADM_REASON_PRIORITY, TJ_ADM_REASON_QUOTA,
+		TJ_ADM_REASON_NEVER,     TJ_ADM_REASON_QOS_GPUS,
 	};
 
-	for (int i = 0; reason && i < 4; i++)
+	for (int i = 0; reason && i < 5; i++)
 		if (strcmp(reason, reasons[i]) == 0)
 			return i;
 	return -1;

@@ -54,6 +54,11 @@
  *   needs more than the hard limit itself can never start: it is NeverFits with reason
  *   QuotaExceeded (it fails, or waits when NeverFits jobs wait). What the jobs admitted in a
  *   cycle use counts against the next.
+ * - QOS limits (Slurm's QOS MaxTRESPerAccount for GPUs). A job whose namespace would hold
+ *   more GPUs in its QOS tier, of every class together, than the tier allows a namespace
+ *   waits with reason QOSMaxGRESPerNamespace; it does not block the jobs behind it. One whose
+ *   gang alone needs more is NeverFits with that reason. What a cycle admits counts against
+ *   the next job.
  * - Never fits. A job whose gang does not fit even on an empty class (too few nodes of that
  *   size that it may use) is NeverFits, with the most nodes of that size the class has; it is
  *   not a head. Every node of the class counts, those that take no new pods now too (a
@@ -141,6 +146,16 @@ struct tj_adm_running {
 	size_t n_holds;
 };
 
+/* The most GPUs one namespace may hold in a QOS tier, every class together. */
+struct tj_adm_tier_limit {
+	const char *namespace; /* borrowed */
+	const char *tier;      /* borrowed; the tier's name, for messages */
+	int64_t max_gpus;
+	/* What the namespace's jobs of the tier hold now, and the gangs admitted before this
+	 * cycle whose pods the caches do not show yet. */
+	int64_t used;
+};
+
 /* The most GPUs of a class one namespace may hold; namespace "*" is every namespace
  * without a limit of its own. */
 struct tj_adm_quota {
@@ -196,6 +211,8 @@ struct tj_adm_job {
 	/* Gangs it preempted are still on their way out: it waits for them, preempting no
 	 * others. */
 	bool preempting;
+	/* 1 + the index into tier_limits of its namespace's limit in its tier; 0: none. */
+	size_t tier_limit;
 };
 
 #define TJ_ADM_MAX_EXCLUDED 32
@@ -244,6 +261,9 @@ struct tj_adm_input {
 	size_t n_usage;
 	const struct tj_adm_quota_limit *quota_limits;
 	size_t n_quota_limits;
+	/* The QOS tiers' limits of the jobs' namespaces (NULL: none). */
+	const struct tj_adm_tier_limit *tier_limits;
+	size_t n_tier_limits;
 	/* The running gangs queued jobs may preempt (NULL: none). */
 	const struct tj_adm_running *running;
 	size_t n_running;
@@ -264,6 +284,7 @@ enum tj_adm_verdict {
 #define TJ_ADM_REASON_PRIORITY  "Priority"
 #define TJ_ADM_REASON_QUOTA     "QuotaExceeded"
 #define TJ_ADM_REASON_NEVER     "NeverFits"
+#define TJ_ADM_REASON_QOS_GPUS  "QOSMaxGRESPerNamespace"
 
 struct tj_adm_decision {
 	enum tj_adm_verdict verdict;
@@ -299,7 +320,8 @@ struct tj_adm_class_stats {
 	int64_t capacity_gpus;  /* allocatable of the nodes that take new pods */
 	int64_t allocated_gpus; /* used on them */
 	int64_t reserved_gpus;  /* held for the expected starts of the reservations */
-	size_t waiting[4];      /* by reason: Resources, Priority, QuotaExceeded, NeverFits */
+	/* by reason: Resources, Priority, QuotaExceeded, NeverFits, QOSMaxGRESPerNamespace */
+	size_t waiting[5];
 };
 
 struct tj_adm_result {
@@ -335,5 +357,6 @@ void tj_adm_say_deferred(const struct tj_adm_input *in, size_t j, struct tj_adm_
  * changed). */
 bool tj_adm_worth_telling(const struct tj_adm_decision *old, const struct tj_adm_decision *d);
 
-/* "Resources" -> 0, "Priority" -> 1, "QuotaExceeded" -> 2, "NeverFits" -> 3; -1 otherwise. */
+/* "Resources" -> 0, "Priority" -> 1, "QuotaExceeded" -> 2, "NeverFits" -> 3,
+ * "QOSMaxGRESPerNamespace" -> 4; -1 otherwise. */
 int tj_adm_reason_index(const char *reason);

@@ -148,6 +148,8 @@ struct run {
 	size_t *job_account;      /* owned; per job; SIZE_MAX: no limit */
 	/* owned; per ResourceQuota limit of the input: its used, plus what this round admitted */
 	int64_t *quota_used;
+	/* owned; per QOS tier limit of the input: its used, plus what this round admitted */
+	int64_t *tier_used;
 	/* Moves on whenever free or reserved changes, which makes every memo stale. */
 	uint64_t era;
 	struct shape_memo memos[SHAPE_MEMOS];

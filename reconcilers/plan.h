@@ -233,6 +233,7 @@ struct tj_plan_want {
 	/* Its tier's preemption (settings.h): the tiers it may preempt, and after how long. */
 	uint32_t preempts;
 	int64_t preempt_after;
+	unsigned qos; /* the index of its tier in the policy's list (qos.h); 32 or more: none */
 	/* The nodes its pods must avoid (owned array of owned names): where its last worker
 	 * failed, and unhealthy nodes of its pods. */
 	char **excluded;

@@ -185,6 +185,7 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		.tier = p->qos ? p->qos->priority : 0,
 		.preempts = p->qos ? p->qos->preempts : 0,
 		.preempt_after = p->qos ? p->qos->preempt_after_seconds : 0,
+		.qos = tj_qos_index(tj_config_admission(p->in->config), p->qos),
 		.launcher = launcher,
 	};
 	copy(p->request.want.gpu_class, sizeof(p->request.want.gpu_class), cls ? cls->name : NULL);

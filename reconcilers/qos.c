@@ -34,6 +34,14 @@ const struct tj_qos_tier *tj_qos_tiers(const struct tj_admission_policy *policy,
 	return builtin_tiers;
 }
 
+unsigned tj_qos_index(const struct tj_admission_policy *policy, const struct tj_qos_tier *tier)
+{
+	size_t n;
+	const struct tj_qos_tier *tiers = tj_qos_tiers(policy, &n);
+
+	return tier && tier >= tiers && tier < tiers + n ? (unsigned)(tier - tiers) : 32;
+}
+
 const struct tj_qos_tier *tj_qos_find(const struct tj_admission_policy *policy, const char *name)
 {
 	size_t n;

@@ -33,6 +33,9 @@
 /* The tiers in force: the config's, or the built-in ones. */
 const struct tj_qos_tier *tj_qos_tiers(const struct tj_admission_policy *policy, size_t *n);
 
+/* The index of tier among the tiers in force (tj_qos_tiers); 32 for NULL. */
+unsigned tj_qos_index(const struct tj_admission_policy *policy, const struct tj_qos_tier *tier);
+
 /* The tier of that name, or NULL. */
 const struct tj_qos_tier *tj_qos_find(const struct tj_admission_policy *policy, const char *name);
 

@@ -94,6 +94,9 @@ struct tj_qos_tier {
 	/* A queued job preempts only when its expected start is unknown or further away than
 	 * this (preemptAfterSeconds; 0: whenever it cannot start now). */
 	long long preempt_after_seconds;
+	/* The most GPUs (of every class together) one namespace's jobs may hold in the tier
+	 * (maxGPUsPerNamespace, Slurm's QOS MaxTRESPerAccount=gres/gpu); 0: no limit. */
+	long long max_gpus_per_namespace;
 };
 
 /* Which tiers a namespace's jobs may ask for, and the one they get without asking. */

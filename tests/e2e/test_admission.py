@@ -601,6 +601,46 @@ def test_a_low_job_on_idle_gpus_is_preempted_by_a_normal_job_and_later_completes
     assert metric(admitter.metrics(), series, 0.0) - before == 1
 
 
+def test_a_namespace_at_its_tiers_gpu_limit_waits_without_blocking_others(admitter, namespace, gh200):
+    """A QOS tier's maxGPUsPerNamespace (Slurm's QOS MaxTRESPerAccount): a job that would
+    take its namespace past the GPUs its tier allows it waits, QOSMaxGRESPerNamespace, and
+    the jobs of other namespaces behind it start; one whose gang alone is larger fails."""
+    policy = """failurePolicy:
+  maxRestarts: 3
+admission:
+  qos:
+    - {name: normal, priority: 0, maxGPUsPerNamespace: 8}
+    - {name: low, priority: -1000}
+  namespaces:
+    - {namespace: "*", allowed: [normal, low], default: normal}
+"""
+    other = other_namespace()
+    admitter.stop()
+    try:
+        c = Controller("--config", config_with_policy(policy)).start()
+        try:
+            apply(trainjob("first", nodes=2, run_time="12s"), "-n", namespace)
+            running(namespace, "first", 2, timeout=60)
+            apply(trainjob("second", nodes=1, run_time="3s"), "-n", namespace)
+            waiting = queued(namespace, "second", reason="QOSMaxGRESPerNamespace")
+            assert waiting["message"] == (f"namespace {namespace} holds 8 of the 8 GPUs QOS normal allows it; "
+                                          "the job needs 4 more"), waiting
+            time.sleep(1.1)
+            apply(trainjob("elsewhere", nodes=1, run_time="3s"), "-n", other)
+            running(other, "elsewhere", 1, timeout=60)
+            assert pods(namespace, "second") == []
+            apply(trainjob("huge", nodes=3, run_time="3s"), "-n", namespace)
+            failed = wait_state(namespace, "huge", "Failed", timeout=30)["status"]
+            assert failed["reason"] == "QOSMaxGRESPerNamespace" and "it never fits" in failed["message"], failed
+            wait_state(namespace, "first", "Complete", timeout=60)
+            wait_state(namespace, "second", "Complete", timeout=60)
+        finally:
+            c.stop()
+    finally:
+        drop_namespaces(other)
+        admitter.start()
+
+
 def forget_deleted_nodes(admitter):
     """A node of a class deleted in the last 10 minutes still counts for NeverFits (a node
     being replaced comes back): the nodes a test added for itself and deleted must not make

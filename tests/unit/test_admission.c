@@ -88,6 +88,7 @@ struct job_row {
 	uint32_t preempts;
 	int64_t preempt_after;
 	bool preempting;
+	size_t tier_limit; /* 1 + index into the case's tier_limits; 0: none */
 	/* expected */
 	const char *victims[MAX_RUNNING]; /* the keys of the gangs it preempts, in order */
 	const char *launcher_on;          /* the launcher's node when admitted with one */
@@ -117,6 +118,7 @@ struct adm_case {
 	struct tj_adm_quota_limit limits[MAX_QUOTAS]; /* ResourceQuotas; up to the first unnamed */
 	struct job_row jobs[MAX_JOBS];
 	struct running_row running[MAX_RUNNING];
+	struct tj_adm_tier_limit tier_limits[2]; /* up to the first unnamed */
 	size_t admitted, backfilled;
 	bool check_stats; /* of gh200 */
 	struct tj_adm_class_stats stats;
@@ -1575,6 +1577,42 @@ static const struct adm_case cases[] = {
 	              .free = 4,
 	              .message = "namespace team-a holds 0 of its 8 gh200 GPUs; the job needs 12 "
 	                         "more" } } },
+	/* QOS tier limits */
+	{ .name = "a namespace at its QOS tier's GPU limit waits, QOSMaxGRESPerNamespace, without "
+	          "blocking the jobs behind it; a gang larger than the limit never fits",
+	  .gh200 = 4,
+	  .tier_limits = { { .namespace = "team-a", .tier = "high", .max_gpus = 8, .used = 4 } },
+	  .jobs = { { .key = "team-a/big",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .tier_limit = 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "QOSMaxGRESPerNamespace",
+	              POS(1, 1),
+	              .free = 4,
+	              .message = "namespace team-a holds 4 of the 8 GPUs QOS high allows it; the "
+	                         "job needs 8 more" },
+	            { .key = "team-a/small",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 2,
+	              .tier_limit = 1,
+	              .on = { "gh-1" },
+	              .queue = 1,
+	              .free = 4 },
+	            { .key = "team-a/huge",
+	              .nodes = 3,
+	              .gpus = 4,
+	              .created = 3,
+	              .tier_limit = 1,
+	              .verdict = TJ_ADM_NEVER_FITS,
+	              .reason = "QOSMaxGRESPerNamespace",
+	              .queue = 1,
+	              .free = 3,
+	              .message = "QOS high allows namespace team-a 8 GPUs; the job's gang needs "
+	                         "12: it never fits" } },
+	  .admitted = 1 },
 	/* Preemption */
 	{ .name = "a normal job preempts the most recently started gang of the lowest tier, and "
 	          "no more than it needs; its expected start is the victim's stop",
@@ -1926,6 +1964,7 @@ static void build(const struct adm_case *c, struct built *b)
 			.preempts = r->preempts,
 			.preempt_after = r->preempt_after,
 			.preempting = r->preempting,
+			.tier_limit = r->tier_limit,
 		};
 		for (size_t k = 0; k < 4 && r->only[k]; k++) {
 			b->eligible[n][node_index(b, r->only[k])] = true;
@@ -1985,6 +2024,9 @@ static void build(const struct adm_case *c, struct built *b)
 	b->in.quota_limits = c->limits;
 	while (b->in.n_quota_limits < MAX_QUOTAS && c->limits[b->in.n_quota_limits].namespace)
 		b->in.n_quota_limits++;
+	b->in.tier_limits = c->tier_limits;
+	while (b->in.n_tier_limits < 2 && c->tier_limits[b->in.n_tier_limits].namespace)
+		b->in.n_tier_limits++;
 }
 
 static void check_decision(const struct built *b, const struct job_row *r,

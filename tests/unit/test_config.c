@@ -401,7 +401,8 @@ static void test_admission_policy(void **state)
 	                  "  qos:\n"
 	                  "    - {name: normal, priority: 0, preempts: [scavenger]}\n"
 	                  "    - {name: urgent, priority: 5000, maxWalltime: 4h,\n"
-	                  "       preempts: [scavenger, normal], preemptAfterSeconds: 600}\n"
+	                  "       preempts: [scavenger, normal], preemptAfterSeconds: 600,\n"
+	                  "       maxGPUsPerNamespace: 16}\n"
 	                  "    - {name: scavenger, priority: -10}\n"
 	                  "  namespaces:\n"
 	                  "    - {namespace: '*', allowed: [normal], default: normal}\n"
@@ -414,6 +415,8 @@ static void test_admission_policy(void **state)
 	assert_int_equal(a->tiers[0].preempt_after_seconds, 0);
 	assert_int_equal(a->tiers[1].preempts, 1u << 2 | 1u << 0);
 	assert_int_equal(a->tiers[1].preempt_after_seconds, 600);
+	assert_int_equal(a->tiers[1].max_gpus_per_namespace, 16);
+	assert_int_equal(a->tiers[0].max_gpus_per_namespace, 0);
 	assert_int_equal(a->tiers[2].preempts, 0);
 	assert_string_equal(a->tiers[1].name, "urgent");
 	assert_int_equal(a->tiers[1].priority, 5000);
@@ -583,7 +586,7 @@ static const struct broken_case {
 	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1, preempt: [b]}\n"
 	  "  namespaces: []\n",
 	  "test.yaml:4: admission.qos[0]: unknown field \"preempt\" (expected name, priority, "
-	  "maxWalltime, preempts, preemptAfterSeconds)" },
+	  "maxWalltime, preempts, preemptAfterSeconds, maxGPUsPerNamespace)" },
 	{ "qos tier preempts an unknown tier",
 	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1, preempts: [b]}\n"
 	  "  namespaces: []\n",

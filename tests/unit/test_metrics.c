@@ -789,6 +789,8 @@ static void test_queue_counts_queued_jobs_by_namespace_and_reason(void **state)
 	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
 	                             "reason=\"Priority\"} 1\n"
 	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "reason=\"QOSMaxGRESPerNamespace\"} 0\n"
+	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
 	                             "reason=\"QuotaExceeded\"} 0\n"
 	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
 	                             "reason=\"Resources\"} 2\n"));
@@ -798,7 +800,7 @@ static void test_queue_counts_queued_jobs_by_namespace_and_reason(void **state)
 	                             "reason=\"QuotaExceeded\"} 1\n"));
 	assert_non_null(strstr(text, "trainjob_queue_jobs{gpu_class=\"h100\",namespace=\"team-c\","
 	                             "reason=\"Resources\"} 0\n"));
-	assert_int_equal(count_lines_starting(text, "trainjob_queue_jobs{"), 12);
+	assert_int_equal(count_lines_starting(text, "trainjob_queue_jobs{"), 15);
 	free(text);
 
 	/* The queue drained and team-b's jobs gone: team-a's series read 0, team-b has none. */
@@ -808,7 +810,7 @@ static void test_queue_counts_queued_jobs_by_namespace_and_reason(void **state)
 	assert_int_equal(tj_std_metrics_feed_jobs(&m, later, 1), 0);
 	text = render(reg);
 	assert_null(strstr(text, "namespace=\"team-b\""));
-	assert_int_equal(count_lines_starting(text, "trainjob_queue_jobs{"), 4);
+	assert_int_equal(count_lines_starting(text, "trainjob_queue_jobs{"), 5);
 	assert_non_null(strstr(text, "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
 	                             "reason=\"Resources\"} 0\n"));
 	free(text);

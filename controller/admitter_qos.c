@@ -1,4 +1,4 @@
-#include "controller/admitter_preempt.h"
+#include "controller/admitter_qos.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -285,6 +285,97 @@ int tj_preemptions_take(const struct tj_queue_source *src, const struct tj_queue
 			if (chosen)
 				chosen(userdata, g, p->by, p->at);
 		}
+	}
+	return 0;
+}
+
+/* The limit of namespace ns in tier qos among s's, or SIZE_MAX. */
+static size_t find_limit(const struct tj_queue_snapshot *s, const char *ns, unsigned qos,
+                         const char *const *tier_names)
+{
+	for (size_t i = 0; i < s->n_tier_limits; i++)
+		if (s->tier_limits[i].tier == tier_names[qos] &&
+		    strcmp(s->tier_limits[i].namespace, ns) == 0)
+			return i;
+	return SIZE_MAX;
+}
+
+int tj_queue_tier_limits_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s)
+{
+	const struct tj_admission_policy *policy = tj_config_admission(src->config);
+	const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
+	const char *names[TJ_CONFIG_MAX_QOS_TIERS + 1] = { NULL };
+	size_t n_tiers, n = 0;
+	const struct tj_qos_tier *tiers = tj_qos_tiers(policy, &n_tiers);
+	struct tj_store_iter it;
+	const struct tj_queue_entry *e;
+	bool any = false;
+
+	for (size_t t = 0; t < n_tiers && t < TJ_CONFIG_MAX_QOS_TIERS; t++) {
+		names[t] = tiers[t].name;
+		any = any || tiers[t].max_gpus_per_namespace > 0;
+	}
+	if (!any)
+		return 0;
+	s->tier_limits = calloc(s->n_jobs + 1, sizeof(*s->tier_limits));
+	if (!s->tier_limits)
+		return -ENOMEM;
+	for (size_t k = 0; k < s->n_jobs; k++) {
+		const struct tj_queue_entry *q = s->job_entries[k];
+		size_t i;
+
+		if (q->qos >= n_tiers || tiers[q->qos].max_gpus_per_namespace <= 0)
+			continue;
+		i = find_limit(s, q->namespace, q->qos, names);
+		if (i == SIZE_MAX) {
+			i = n++;
+			s->tier_limits[i] = (struct tj_adm_tier_limit){
+				.namespace = q->namespace,
+				.tier = names[q->qos],
+				.max_gpus = tiers[q->qos].max_gpus_per_namespace,
+			};
+			s->n_tier_limits = n;
+		}
+		s->jobs[k].tier_limit = i + 1;
+	}
+	if (!n)
+		return 0;
+	/* What the namespaces' running jobs of those tiers hold, every class together. */
+	for (size_t k = 0; k < s->n_nodes; k++) {
+		const struct tj_ledger_node *ln =
+		        s->read_at[k] != SIZE_MAX ? s->read.order[s->read_at[k]] : NULL;
+
+		for (size_t g = 0; ln && g < ln->n_groups; g++) {
+			const struct tj_trainjob *job =
+			        jobs ? tj_store_get(jobs, ln->groups[g].job_key) : NULL;
+			struct tj_problem why;
+			const struct tj_qos_tier *tier;
+			size_t i;
+
+			if (!job)
+				continue;
+			tier = tj_qos_resolve(policy, job->namespace, job->qos, &why);
+			if (!tier || tier->max_gpus_per_namespace <= 0 ||
+			    (i = find_limit(s, job->namespace, tj_qos_index(policy, tier),
+			                    names)) == SIZE_MAX)
+				continue;
+			s->tier_limits[i].used += ln->groups[g].held.gpus;
+		}
+	}
+	/* The gangs admitted whose pods the cache does not show yet. */
+	tj_store_iter_init(src->entries, &it);
+	while ((e = tj_store_iter_next(&it))) {
+		size_t i;
+		int64_t gpus;
+
+		if ((e->state != TJ_QUEUE_ADMITTED && e->state != TJ_QUEUE_CREATED) ||
+		    e->qos >= n_tiers ||
+		    (i = find_limit(s, e->namespace, e->qos, names)) == SIZE_MAX)
+			continue;
+		gpus = (int64_t)e->n_nodes * (e->request.gpus > 0 ? e->request.gpus : 0);
+		if (e->launcher_node && e->launcher.gpus > 0)
+			gpus += e->launcher.gpus;
+		s->tier_limits[i].used += gpus;
 	}
 	return 0;
 }

@@ -40,6 +40,12 @@ bool tj_preemption_of(const struct tj_store *records, const struct tj_trainjob *
 int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
                            int64_t now);
 
+/* Fills the snapshot's QOS tier limits (s->tier_limits) for the queued jobs whose tier
+ * limits the GPUs a namespace may hold in it, with what each namespace holds in the tier
+ * (its running jobs' pods on the nodes read, and its gangs admitted whose pods the cache
+ * does not show yet), and points the jobs at them. 0 or -ENOMEM. */
+int tj_queue_tier_limits_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s);
+
 /* Records the victims of the decisions of res (over s) in src->preemptions, each stopping
  * at its stop; calls chosen for each. 0 or -ENOMEM. */
 int tj_preemptions_take(const struct tj_queue_source *src, const struct tj_queue_snapshot *s,
