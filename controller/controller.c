@@ -40,6 +40,7 @@ struct reconcile {
 	 * go back to the queue. */
 	bool admits, backfilled, first_start;
 	char gpu_class[TJ_NAME_MAX];
+	char qos[64];
 	/* The GPU-seconds the plan's status patch decides, counted once it is written. */
 	struct tj_gpu_seconds_outcomes gpu_seconds;
 	int64_t creation_time;
@@ -525,8 +526,8 @@ static void count_admission(struct tj_controller *c, const struct reconcile *r)
 	if (r->backfilled)
 		tj_metric_add(m->trainjob_backfills_total, NULL, 1);
 	if (r->first_start && r->creation_time)
-		tj_std_metrics_observe_for_key(
-		        m->trainjob_queue_wait_seconds, r->key, r->gpu_class,
+		tj_std_metrics_observe_queue_wait(
+		        m, r->key, r->gpu_class, r->qos,
 		        (double)((int64_t)(now_ns(c) / 1000000000ull) - r->creation_time));
 }
 
@@ -765,6 +766,7 @@ static int commit(struct tj_controller *c, struct reconcile *r, const struct gat
 	r->creation_time = job->creation_time;
 	r->creates = count_actions(plan, TJ_ACTION_CREATE_POD);
 	memcpy(r->gpu_class, plan->gpu_class, sizeof(r->gpu_class));
+	memcpy(r->qos, plan->qos, sizeof(r->qos));
 	tj_gpu_seconds_outcomes(&job->status, &plan->status, &r->gpu_seconds);
 	r->running_after = tj_std_metrics_time_to_running(&job->status, &plan->status,
 	                                                  job->creation_time, g->in.now);

@@ -58,6 +58,7 @@ static const char *const l_resource[] = { "resource", NULL };
 static const char *const l_class[] = { "gpu_class", NULL };
 static const char *const l_namespace[] = { "namespace", NULL };
 static const char *const l_qos_class[] = { "qos", "gpu_class", NULL };
+static const char *const l_namespace_class_qos[] = { "namespace", "gpu_class", "qos", NULL };
 static const char *const l_namespace_class_reason[] = { "namespace", "gpu_class", "reason", NULL };
 static const char *const l_class_state[] = { "gpu_class", "state", NULL };
 static const char *const l_namespace_class[] = { "namespace", "gpu_class", NULL };
@@ -195,8 +196,8 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		  &m.trainjob_queue_jobs },
 		{ TJ_HISTOGRAM("trainjob_queue_wait_seconds",
 		               "Seconds from a TrainJob's creation until its gang was admitted, by "
-		               "namespace and GPU class",
-		               l_namespace_class, queue_wait_buckets),
+		               "namespace, GPU class and QOS tier",
+		               l_namespace_class_qos, queue_wait_buckets),
 		  &m.trainjob_queue_wait_seconds },
 		{ TJ_HISTOGRAM(
 		          "trainjob_admission_latency_seconds",
@@ -362,6 +363,17 @@ int tj_std_metrics_observe_for_key(struct tj_metric *m, const char *key, const c
 	int r = key_namespace(key, namespace);
 
 	return r < 0 ? r : tj_metric_observe(m, TJ_LABELS(namespace, gpu_class), value);
+}
+
+int tj_std_metrics_observe_queue_wait(const struct tj_std_metrics *m, const char *key,
+                                      const char *gpu_class, const char *qos, double value)
+{
+	char namespace[TJ_STORE_KEY_MAX];
+	int r = key_namespace(key, namespace);
+
+	return r < 0 ? r
+	             : tj_metric_observe(m->trainjob_queue_wait_seconds,
+	                                 TJ_LABELS(namespace, gpu_class, qos), value);
 }
 
 void tj_std_metrics_observe_request(const struct tj_http_observation *o, void *userdata)

@@ -50,9 +50,10 @@ struct tj_std_metrics {
 	/* counter {namespace, gpu_class, outcome}: reconcilers/gpu_seconds.h */
 	struct tj_metric *trainjob_gpu_seconds_total;
 	/* gang admission (controller/admitter.h) */
-	struct tj_metric *trainjob_queue_jobs;                /* gauge {gpu_class, reason} */
-	struct tj_metric *trainjob_queue_wait_seconds;        /* histogram {namespace, gpu_class} */
-	struct tj_metric *trainjob_admission_latency_seconds; /* histogram */
+	struct tj_metric *trainjob_queue_jobs; /* gauge {gpu_class, reason} */
+	/* histogram {namespace, gpu_class, qos} */
+	struct tj_metric *trainjob_queue_wait_seconds;
+	struct tj_metric *trainjob_admission_latency_seconds;        /* histogram */
 	struct tj_metric *trainjob_admission_cycle_duration_seconds; /* histogram */
 	struct tj_metric *trainjob_admission_decisions_total;        /* counter */
 	struct tj_metric *trainjob_gpus;                             /* gauge {gpu_class, state} */
@@ -112,6 +113,10 @@ int64_t tj_std_metrics_time_to_running(const struct tj_trainjob_status *old,
 
 /* Observes value in a histogram labelled {namespace, gpu_class}, the namespace taken from key
  * as tj_std_metrics_add_for_key takes it. -EINVAL for a key without a namespace. */
+/* trainjob_queue_wait_seconds{namespace (of key), gpu_class, qos}. */
+int tj_std_metrics_observe_queue_wait(const struct tj_std_metrics *m, const char *key,
+                                      const char *gpu_class, const char *qos, double value);
+
 int tj_std_metrics_observe_for_key(struct tj_metric *m, const char *key, const char *gpu_class,
                                    double value);
 

@@ -887,6 +887,7 @@ static int finish(struct planner *p, struct tj_plan *plan)
 	plan->gang = p->request;
 	p->request.want = (struct tj_plan_want){ 0 };
 	memcpy(plan->gpu_class, p->gpu_class, sizeof(plan->gpu_class));
+	copy(plan->qos, sizeof(plan->qos), p->qos ? p->qos->name : NULL);
 	return 0;
 }
 

@@ -282,6 +282,8 @@ struct tj_plan {
 	struct tj_gang_request gang;
 	/* The GPU class of the job's runtime, "" for none (the metrics' label). */
 	char gpu_class[TJ_NAME_MAX];
+	/* The job's QOS tier, "" when none was resolved (the metrics' label). */
+	char qos[64];
 };
 
 /* Finds a node in the Node cache; NULL if there is no such node. */

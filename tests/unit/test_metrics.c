@@ -855,11 +855,9 @@ static void test_std_feeders(void **state)
 	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_worker_restarts_total, "/name",
 	                                            "PodFailed", "gh200", 1),
 	                 -EINVAL);
-	assert_int_equal(tj_std_metrics_observe_for_key(m.trainjob_queue_wait_seconds, "no-slash",
-	                                                "gh200", 1),
+	assert_int_equal(tj_std_metrics_observe_queue_wait(&m, "no-slash", "gh200", "normal", 1),
 	                 -EINVAL);
-	assert_int_equal(tj_std_metrics_observe_for_key(m.trainjob_queue_wait_seconds,
-	                                                "team-d/waited", "gh200", 90),
+	assert_int_equal(tj_std_metrics_observe_queue_wait(&m, "team-d/waited", "gh200", "low", 90),
 	                 0);
 	/* A family of three labels needs both. */
 	assert_int_equal(tj_std_metrics_add_for_key(m.trainjob_gpu_seconds_total, "team-b/x",
@@ -925,9 +923,9 @@ static void test_std_feeders(void **state)
 	assert_non_null(strstr(text, "trainjob_time_to_running_seconds_count{gpu_class=\"h100\","
 	                             "namespace=\"team-c\"} 1\n"));
 	assert_non_null(strstr(text, "trainjob_queue_wait_seconds_bucket{gpu_class=\"gh200\","
-	                             "namespace=\"team-d\",le=\"60\"} 0\n"
+	                             "namespace=\"team-d\",qos=\"low\",le=\"60\"} 0\n"
 	                             "trainjob_queue_wait_seconds_bucket{gpu_class=\"gh200\","
-	                             "namespace=\"team-d\",le=\"120\"} 1\n"));
+	                             "namespace=\"team-d\",qos=\"low\",le=\"120\"} 1\n"));
 	assert_non_null(strstr(text, "trainjob_job_gpus{gpu_class=\"gh200\",namespace=\"team-a\","
 	                             "state=\"idle\"} 4\n"
 	                             "trainjob_job_gpus{gpu_class=\"gh200\",namespace=\"team-a\","
