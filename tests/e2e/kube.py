@@ -367,3 +367,49 @@ def restart_apiserver():
             f.seek(start)
             tail = f.read().decode(errors="replace").splitlines()[-40:]
         raise AssertionError(f"the restarted API server: {state}\n" + "\n".join(tail))
+
+
+# The GH200 nodes of the local cluster, which the queue's scenarios fill.
+GH200_PRODUCT = "NVIDIA-GH200-480GB"
+GH200_SELECTOR = f"nvidia.com/gpu.product={GH200_PRODUCT}"
+TERMINAL = ("Succeeded", "Failed")
+
+
+def takes_pods(node):
+    """Ready, not cordoned, no taint but the GPU nodes' own, not made NotReady by a test."""
+    ready = any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"].get("conditions") or [])
+    taints = [t for t in node["spec"].get("taints") or [] if t["key"] != "nvidia.com/gpu"]
+    return ready and not node["spec"].get("unschedulable") and not taints and NOT_READY_LABEL not in node["metadata"]["labels"]
+
+
+def gh200_busy():
+    """What keeps the GH200 nodes from being free: their non-terminal pods (of any namespace,
+    Terminating ones too), pods that wait for a GPU, and TrainJobs waiting in a queue."""
+    nodes = {n["metadata"]["name"]: n for n in kubectl_json("get", "nodes", "-l", GH200_SELECTOR)["items"]}
+    busy = [f"node {name} does not take pods" for name, n in nodes.items() if not takes_pods(n)]
+    for p in kubectl_json("get", "pods", "-A")["items"]:
+        if p["status"].get("phase") in TERMINAL:
+            continue
+        node = p["spec"].get("nodeName")
+        wants_gpu = any("nvidia.com/gpu" in (c.get("resources", {}).get("requests") or {}) for c in p["spec"]["containers"])
+        if node in nodes or (not node and wants_gpu):
+            busy.append(f"pod {p['metadata']['namespace']}/{p['metadata']['name']} on {node or '(unbound)'}")
+    for j in kubectl_json("get", "trainjobs", "-A")["items"]:
+        if j.get("status", {}).get("state") == "Queued":
+            busy.append(f"TrainJob {j['metadata']['namespace']}/{j['metadata']['name']} is queued")
+    return sorted(nodes), busy
+
+
+def other_namespace():
+    """A namespace of the test's own beside the fixture's, once it can take pods."""
+    name = "e2e-" + uuid.uuid4().hex[:8]
+    kubectl("create", "namespace", name)
+    wait_for(f"the default ServiceAccount of {name}",
+             lambda: kubectl("get", "serviceaccount", "default", "-n", name, check=False).returncode == 0, timeout=60)
+    return name
+
+
+def drop_namespaces(*names):
+    for name in names:
+        kubectl("delete", "trainjobs", "--all", "-n", name, "--timeout=60s", check=False)
+        kubectl("delete", "namespace", name, "--wait=false", check=False)

@@ -18,19 +18,17 @@ import pytest
 from kubeflow.trainer import CustomTrainer
 
 from conftest import Controller, config_with_policy
-from kube import (GRACE, NOT_READY_LABEL, RANK, SIM, Watch, apply, condition, delete_node, events, kubectl, kubectl_json, metric,
-                  metric_sum, node_ready, pods, restore_node, running, table, tj, trainjob, ts, wait_for, wait_state)
+from kube import (GH200_SELECTOR, GRACE, NOT_READY_LABEL, RANK, SIM, TERMINAL, Watch, apply, condition, delete_node,
+                  drop_namespaces, events, gh200_busy, kubectl, kubectl_json, metric, metric_sum, node_ready, other_namespace, pods,
+                  restore_node, running, table, tj, trainjob, ts, wait_for, wait_state)
 from sdk import RUN_TIME, pod_annotations, train
 
-GH200_PRODUCT = "NVIDIA-GH200-480GB"
-GH200_SELECTOR = f"nvidia.com/gpu.product={GH200_PRODUCT}"
 PINNED_NODE = "trainjob.flame.dev/node"
 PRIORITY = "trainjob.flame.dev/priority"
 QOS = "trainjob.flame.dev/qos"
 GANG_GATE = "trainjob.flame.dev/gang"
 # deploy/local/stages.yaml: a deleted pod with it stays Terminating until its deletionTimestamp.
 IGNORE_SIGTERM = SIM + "ignore-sigterm"
-TERMINAL = ("Succeeded", "Failed")
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
@@ -42,31 +40,6 @@ def admitter(session_controller_aside):
         yield c
     finally:
         c.stop()
-
-
-def takes_pods(node):
-    """Ready, not cordoned, no taint but the GPU nodes' own, not made NotReady by a test."""
-    ready = any(c["type"] == "Ready" and c["status"] == "True" for c in node["status"].get("conditions") or [])
-    taints = [t for t in node["spec"].get("taints") or [] if t["key"] != "nvidia.com/gpu"]
-    return ready and not node["spec"].get("unschedulable") and not taints and NOT_READY_LABEL not in node["metadata"]["labels"]
-
-
-def gh200_busy():
-    """What keeps the GH200 nodes from being free: their non-terminal pods (of any namespace,
-    Terminating ones too), pods that wait for a GPU, and TrainJobs waiting in a queue."""
-    nodes = {n["metadata"]["name"]: n for n in kubectl_json("get", "nodes", "-l", GH200_SELECTOR)["items"]}
-    busy = [f"node {name} does not take pods" for name, n in nodes.items() if not takes_pods(n)]
-    for p in kubectl_json("get", "pods", "-A")["items"]:
-        if p["status"].get("phase") in TERMINAL:
-            continue
-        node = p["spec"].get("nodeName")
-        wants_gpu = any("nvidia.com/gpu" in (c.get("resources", {}).get("requests") or {}) for c in p["spec"]["containers"])
-        if node in nodes or (not node and wants_gpu):
-            busy.append(f"pod {p['metadata']['namespace']}/{p['metadata']['name']} on {node or '(unbound)'}")
-    for j in kubectl_json("get", "trainjobs", "-A")["items"]:
-        if j.get("status", {}).get("state") == "Queued":
-            busy.append(f"TrainJob {j['metadata']['namespace']}/{j['metadata']['name']} is queued")
-    return sorted(nodes), busy
 
 
 @pytest.fixture
@@ -471,21 +444,6 @@ def test_a_later_job_of_higher_priority_is_admitted_first(admitter, namespace, g
     evs = watch.events()
     assert len(created_when_it_fit(evs, "urgent", "hog")) == 8
     assert len(created_when_it_fit(evs, "early", "urgent")) == 8
-
-
-def other_namespace():
-    """A namespace of the test's own beside the fixture's, once it can take pods."""
-    name = "e2e-" + uuid.uuid4().hex[:8]
-    kubectl("create", "namespace", name)
-    wait_for(f"the default ServiceAccount of {name}",
-             lambda: kubectl("get", "serviceaccount", "default", "-n", name, check=False).returncode == 0, timeout=60)
-    return name
-
-
-def drop_namespaces(*names):
-    for name in names:
-        kubectl("delete", "trainjobs", "--all", "-n", name, "--timeout=60s", check=False)
-        kubectl("delete", "namespace", name, "--wait=false", check=False)
 
 
 def test_a_self_set_priority_reorders_only_its_own_namespace_and_a_tier_goes_first(admitter, namespace, gh200):

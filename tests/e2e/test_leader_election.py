@@ -15,7 +15,8 @@ import uuid
 import pytest
 
 from conftest import Controller
-from kube import apply, decode_stream, kubectl, metric, kubectl_json, pods, trainjob, wait_for, wait_state
+from kube import (apply, decode_stream, drop_namespaces, gh200_busy, kubectl, metric, kubectl_json, other_namespace, pods, running, tj,
+                  trainjob, wait_for, wait_state)
 
 LEASE_S, RENEW_S, RETRY_S = 4, 3, 0.5
 FAST = (
@@ -194,3 +195,40 @@ def test_leader_that_finds_another_holder_exits_nonzero(replicas, namespace):
     assert replicas.holder() == "intruder"
     assert replicas.status(follower) == 0
     assert follower.get("/readyz", follower.probe_port) == 200
+
+
+def test_a_new_leader_orders_the_queue_as_the_old_one_did(replicas, namespace):
+    """Fair share across a failover (README, "The queue"): a namespace that has run jobs
+    queues behind one that has used nothing; after the leader stops, the new leader reads
+    the same usage from the TrainJobs and keeps the order (the positions it writes do not
+    move), and admits the newcomer first."""
+    wait_for("the GH200 nodes to be free", lambda: not gh200_busy()[1], timeout=240, interval=1)
+    a, b = replicas.start(), replicas.start()
+    leader, follower = replicas.leader_and_follower(a, b)
+    newcomer, third = other_namespace(), other_namespace()
+
+    def positions(jobs):
+        return [tj(ns, n).get("status", {}).get("queuePosition") for ns, n in jobs]
+
+    try:
+        apply(trainjob("warmup", nodes=8, run_time="5s"), "-n", namespace)
+        assert wait_state(namespace, "warmup", "Complete")["status"].get("gpuSeconds", 0) > 0
+        apply(trainjob("blocker", nodes=8, run_time="25s"), "-n", third)
+        running(third, "blocker", 8, timeout=60)
+        for name in ("backlog-1", "backlog-2"):
+            apply(trainjob(name, nodes=8, run_time="3s"), "-n", namespace)
+            time.sleep(1.1)  # creation times are in seconds
+        apply(trainjob("fresh", nodes=8, run_time="3s"), "-n", newcomer)
+        order = [(newcomer, "fresh"), (namespace, "backlog-1"), (namespace, "backlog-2")]
+        wait_for("the queue's order", lambda: positions(order) == [1, 2, 3], timeout=60)
+        leader.stop()
+        wait_for("the follower to take over", lambda: replicas.holder() == identity(follower), timeout=30)
+        wait_for("the new leader to rebuild its queue", lambda: "the queue is rebuilt" in follower.log(), timeout=60)
+        time.sleep(2)  # its first cycles have written what they decided
+        assert positions(order) == [1, 2, 3]
+        running(newcomer, "fresh", 8, timeout=90)
+        assert pods(namespace, "backlog-1") == []
+        for ns, name in order:
+            wait_state(ns, name, "Complete", timeout=90)
+    finally:
+        drop_namespaces(newcomer, third)
