@@ -190,6 +190,7 @@ void tj_queue_snapshot_clear(struct tj_queue_snapshot *s)
 		free(s->eligibility[i].why);
 	}
 	free(s->eligibility);
+	*s = (struct tj_queue_snapshot){ 0 };
 }
 
 static bool grow(void **array, size_t *cap, size_t n, size_t size)

@@ -268,7 +268,7 @@ struct tj_queue_source {
 
 /* Builds *s (zeroed) from src at now (unix seconds; now_ms: the loop's clock, for the
  * admitted gangs whose plan never came: they go back to the queue). 0 or -ENOMEM; either
- * way, tj_queue_snapshot_clear frees it. */
+ * way, tj_queue_snapshot_clear frees it (and zeroes it for the next build). */
 int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
                             int64_t now, uint64_t now_ms);
 

@@ -1,0 +1,289 @@
+/* The QOS part of an admission cycle's snapshot (controller/admitter_qos.h): the running
+ * gangs a queued job may preempt, read from the ledger with their tiers; the victims of
+ * earlier cycles kept out of them and released at their stop, their preemptor waiting; and
+ * the GPUs a namespace holds in a tier that limits them. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <uv.h>
+
+#include "controller/admitter_qos.h"
+#include "controller/stores.h"
+#include "fixtures.h"
+#include "idle_reflector.h"
+
+#define NOW 1795953600 /* 2026-11-29T12:00:00Z */
+
+static struct tj_kv qos_gh200_labels[] = { { "nvidia.com/gpu.product", "GH200" } };
+static struct tj_gpu_class classes[] = {
+	{ .name = "gh200",
+	  .resource = "nvidia.com/gpu",
+	  .node_labels = qos_gh200_labels,
+	  .n_node_labels = 1 },
+};
+static struct tj_admission_policy builtin_tiers = { .enabled = true };
+static const struct tj_config config = { .classes = classes,
+	                                 .n_classes = 1,
+	                                 .admission = &builtin_tiers };
+
+struct fixture {
+	uv_loop_t loop;
+	struct tj_informers informers;
+	struct tj_store *entries, *preemptions;
+	struct tj_ledger *ledger;
+	struct tj_eligibility *eligibility;
+};
+
+static void put_node(struct fixture *f, const char *name)
+{
+	char text[1024];
+	void *node;
+	cJSON *obj;
+
+	snprintf(text, sizeof(text),
+	         "{'metadata':{'name':'%s','labels':{'nvidia.com/gpu.product':'GH200'}},"
+	         "'spec':{},'status':{'allocatable':{'cpu':'72','memory':'480Gi','pods':'110',"
+	         "'nvidia.com/gpu':'4'},'conditions':[{'type':'Ready','status':'True'}]}}",
+	         name);
+	obj = jlit(text);
+	assert_int_equal(tj_node_project(obj, &node), 0);
+	cJSON_Delete(obj);
+	assert_int_equal(tj_store_upsert(idle_reflector_store(f->informers.nodes), node, NULL), 0);
+	tj_ledger_node_changed(f->ledger, NULL, node);
+}
+
+/* A running TrainJob ns/name of tier qos (NULL: its namespace's default), started at
+ * start, with a pod of 4 GPUs on node; status_more goes into its status. */
+static void put_running(struct fixture *f, const char *ns, const char *name, const char *qos,
+                        const char *node, const char *status_more)
+{
+	char text[2048], ann[128] = "";
+	void *obj_out;
+	cJSON *obj;
+
+	if (qos)
+		snprintf(ann, sizeof(ann), ",'annotations':{'trainjob.flame.dev/qos':'%s'}", qos);
+	snprintf(text, sizeof(text),
+	         "{'metadata':{'namespace':'%s','name':'%s','uid':'uid-%s'%s},"
+	         "'spec':{'runtimeRef':{'name':'torch-gh200'}},"
+	         "'status':{'state':'Running','startTime':'2026-11-29T11:00:00Z'%s}}",
+	         ns, name, name, ann, status_more ? status_more : "");
+	obj = jlit(text);
+	assert_int_equal(tj_trainjob_store_project(obj, &obj_out), 0);
+	cJSON_Delete(obj);
+	assert_int_equal(
+	        tj_store_upsert(idle_reflector_store(f->informers.trainjobs), obj_out, NULL), 0);
+	snprintf(text, sizeof(text),
+	         "{'metadata':{'namespace':'%s','name':'%s-0','uid':'p-%s',"
+	         "'labels':{'trainer.kubeflow.org/trainjob-name':'%s'},"
+	         "'ownerReferences':[{'controller':true,'uid':'uid-%s','kind':'TrainJob',"
+	         "'name':'%s','apiVersion':'trainer.kubeflow.org/v1alpha1'}]},"
+	         "'spec':{'nodeName':'%s','terminationGracePeriodSeconds':30,"
+	         "'containers':[{'name':'c','resources':{'requests':{'nvidia.com/gpu':'4'}}}]},"
+	         "'status':{'phase':'Running'}}",
+	         ns, name, name, name, name, name, node);
+	obj = jlit(text);
+	assert_int_equal(tj_pod_project(obj, &obj_out), 0);
+	cJSON_Delete(obj);
+	assert_int_equal(tj_store_upsert(idle_reflector_store(f->informers.pods), obj_out, NULL),
+	                 0);
+	tj_ledger_touch_pod(f->ledger, obj_out);
+}
+
+/* A waiting job team-a/name of one 4-GPU pod, of tier qos (its index), that may preempt the
+ * tiers of preempts. */
+static void put_waiting(struct fixture *f, const char *name, unsigned qos, uint32_t preempts)
+{
+	struct tj_queue_entry *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	snprintf(e->key, sizeof(e->key), "team-a/%s", name);
+	snprintf(e->namespace, sizeof(e->namespace), "team-a");
+	snprintf(e->gpu_class, sizeof(e->gpu_class), "gh200");
+	e->state = TJ_QUEUE_WAITING;
+	e->rank = SIZE_MAX;
+	e->num_nodes = e->num_pods = 1;
+	e->request = (struct tj_adm_resources){ 4, 0, 0, 1 };
+	e->creation_time = NOW - 60;
+	e->qos = qos;
+	e->preempts = preempts;
+	assert_int_equal(tj_store_upsert(f->entries, e, NULL), 0);
+}
+
+static void setup(struct fixture *f)
+{
+	*f = (struct fixture){ 0 };
+	assert_int_equal(uv_loop_init(&f->loop), 0);
+	assert_int_equal(idle_reflector_new(&f->loop, "nodes", tj_node_project, &tj_node_store_ops,
+	                                    &f->informers.nodes),
+	                 0);
+	assert_int_equal(idle_reflector_new(&f->loop, "pods", tj_pod_project, &tj_pod_store_ops,
+	                                    &f->informers.pods),
+	                 0);
+	assert_int_equal(idle_reflector_new(&f->loop, "trainjobs", tj_trainjob_store_project,
+	                                    &tj_trainjob_store_ops, &f->informers.trainjobs),
+	                 0);
+	assert_int_equal(tj_store_new(&tj_queue_entry_ops, &f->entries), 0);
+	assert_int_equal(tj_store_new(&tj_preemption_ops, &f->preemptions), 0);
+	assert_int_equal(tj_ledger_new(&f->ledger), 0);
+	assert_int_equal(tj_eligibility_new(&f->eligibility), 0);
+	put_node(f, "gh-1");
+	put_node(f, "gh-2");
+	put_node(f, "gh-3");
+}
+
+static void teardown(struct fixture *f)
+{
+	tj_ledger_free(f->ledger);
+	tj_eligibility_free(f->eligibility);
+	tj_store_free(f->entries);
+	tj_store_free(f->preemptions);
+	tj_reflector_free(f->informers.nodes);
+	tj_reflector_free(f->informers.pods);
+	tj_reflector_free(f->informers.trainjobs);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	assert_int_equal(uv_loop_close(&f->loop), 0);
+}
+
+static struct tj_queue_source source(struct fixture *f, const struct tj_config *c)
+{
+	return (struct tj_queue_source){ .config = c,
+		                         .informers = &f->informers,
+		                         .entries = f->entries,
+		                         .ledger = f->ledger,
+		                         .eligibility = f->eligibility,
+		                         .stamp = 1,
+		                         .preemptions = f->preemptions };
+}
+
+static const struct tj_adm_release *release_on(const struct tj_queue_snapshot *s, const char *node)
+{
+	for (size_t i = 0; i < s->n_releases; i++)
+		if (strcmp(s->nodes[s->releases[i].node].name, node) == 0)
+			return &s->releases[i];
+	return NULL;
+}
+
+/* A normal job that may preempt low sees the low gang, not the normal one; once a cycle
+ * chose the low gang, it is no candidate, its node frees at its stop, and the job that
+ * preempts it waits for it; a victim preempted by its status alone (a new leader) too. */
+static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
+{
+	struct fixture f;
+	struct tj_queue_snapshot s = { 0 };
+	struct tj_queue_source src;
+	struct tj_adm_result res = { 0 };
+	struct tj_adm_decision d = { 0 };
+	size_t victim = 0;
+
+	(void)state;
+	setup(&f);
+	src = source(&f, &config);
+	put_running(&f, "team-b", "scav", "low", "gh-1", NULL);
+	put_running(&f, "team-c", "run", NULL, "gh-2", NULL);
+	put_waiting(&f, "urgent", 0, 1u << 1);
+	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW, 1000), 0);
+	assert_int_equal(s.n_running, 1);
+	assert_string_equal(s.running[0].key, "team-b/scav");
+	assert_int_equal(s.running[0].qos, 1);
+	assert_int_equal(s.running[0].tier, -1000);
+	assert_int_equal(s.running[0].grace, 30);
+	assert_int_equal(s.running[0].start, NOW - 3600);
+	assert_int_equal(s.running[0].n_holds, 1);
+	assert_string_equal(s.nodes[s.running[0].holds[0].node].name, "gh-1");
+	assert_int_equal(s.running[0].holds[0].resources.gpus, 4);
+	assert_false(s.jobs[0].preempting);
+	assert_ptr_equal(s.input.running, s.running);
+
+	/* The cycle chooses it: recorded, stopping 30 s on. */
+	d.victims = &victim;
+	d.n_victims = 1;
+	res.decisions = &d;
+	res.n_decisions = 1;
+	assert_int_equal(tj_preemptions_take(&src, &s, &res, NOW, NULL, NULL), 0);
+	assert_int_equal(tj_store_len(f.preemptions), 1);
+	tj_queue_snapshot_clear(&s);
+	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW + 1, 2000), 0);
+	assert_int_equal(s.n_running, 0);
+	assert_true(s.jobs[0].preempting);
+	assert_non_null(release_on(&s, "gh-1"));
+	assert_int_equal(release_on(&s, "gh-1")->at, NOW + 30);
+	tj_queue_snapshot_clear(&s);
+
+	/* Past the record's time it is forgotten; the victim's status still says it stops. */
+	put_running(&f, "team-b", "scav", "low", "gh-1",
+	            ",'preemption':{'stopAt':'2026-11-29T12:00:30Z','by':'team-a/urgent'}");
+	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW + 120, 3000), 0);
+	assert_int_equal(tj_store_len(f.preemptions), 0);
+	assert_int_equal(s.n_running, 0);
+	assert_true(s.jobs[0].preempting);
+	tj_queue_snapshot_clear(&s);
+	teardown(&f);
+}
+
+/* A tier's maxGPUsPerNamespace: the queued job of that tier points at its namespace's limit,
+ * which counts the namespace's running pods of the tier (not those of another tier or
+ * namespace); a tier without one gives no limit. */
+static void test_tier_limits_count_the_namespace_in_the_tier(void **state)
+{
+	static struct tj_qos_tier tiers[] = {
+		{ .name = (char *)"normal", .priority = 0, .max_gpus_per_namespace = 8 },
+		{ .name = (char *)"low", .priority = -1000 },
+	};
+	static char *allowed[] = { (char *)"normal", (char *)"low" };
+	static struct tj_qos_namespace rules[] = {
+		{ .namespace = (char *)"*",
+		  .allowed = allowed,
+		  .n_allowed = 2,
+		  .default_tier = (char *)"normal",
+		  .share = 1 },
+	};
+	static struct tj_admission_policy policy = { .enabled = true,
+		                                     .tiers = tiers,
+		                                     .n_tiers = 2,
+		                                     .qos_namespaces = rules,
+		                                     .n_qos_namespaces = 1 };
+	static const struct tj_config limited = { .classes = classes,
+		                                  .n_classes = 1,
+		                                  .admission = &policy };
+	struct fixture f;
+	struct tj_queue_snapshot s = { 0 };
+	struct tj_queue_source src;
+
+	(void)state;
+	setup(&f);
+	src = source(&f, &limited);
+	put_running(&f, "team-a", "mine", NULL, "gh-1", NULL);
+	put_running(&f, "team-a", "scav", "low", "gh-2", NULL);
+	put_running(&f, "team-b", "theirs", NULL, "gh-3", NULL);
+	put_waiting(&f, "next", 0, 0);
+	put_waiting(&f, "cheap", 1, 0);
+	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW, 1000), 0);
+	assert_int_equal(s.n_tier_limits, 1);
+	assert_string_equal(s.tier_limits[0].namespace, "team-a");
+	assert_string_equal(s.tier_limits[0].tier, "normal");
+	assert_int_equal(s.tier_limits[0].max_gpus, 8);
+	assert_int_equal(s.tier_limits[0].used, 4);
+	for (size_t k = 0; k < s.n_jobs; k++)
+		assert_int_equal(s.jobs[k].tier_limit,
+		                 strcmp(s.jobs[k].key, "team-a/next") == 0 ? 1 : 0);
+	assert_ptr_equal(s.input.tier_limits, s.tier_limits);
+	tj_queue_snapshot_clear(&s);
+	teardown(&f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_running_gangs_and_the_victims_on_their_way_out),
+		cmocka_unit_test(test_tier_limits_count_the_namespace_in_the_tier),
+	};
+	return cmocka_run_group_tests_name("admitter_qos", tests, NULL, NULL);
+}
