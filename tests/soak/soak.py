@@ -19,7 +19,8 @@ compaction at the newest revision (etcdctl), a node NotReady for a while, a node
 a new one joining, a running pod failing with a random exit code, a job suspended and
 resumed, a job deleted mid-run, the controller's requests answered 429 for a while by
 API Priority and Fairness (throttle.py; the replicas run as a ServiceAccount of their own),
-a pod of no TrainJob taking a node's GPUs for a while, a ResourceQuota on the
+a pod of no TrainJob taking a node's GPUs for a while, preemptions (one job in five is of the
+scavenger tier low, which the normal jobs preempt), a ResourceQuota on the
 namespace's GPUs for a while (gangs refused in part), and a GPU node's block label taken off
 for a while (one job in five selects a block with a nodeSelector).
 
@@ -84,8 +85,11 @@ def log(what):
 class Job:
     """One TrainJob of the workload, its policy, and the faults that touched it."""
 
-    def __init__(self, rng, index):
+    def __init__(self, rng, index, low=False):
         self.name = f"soak-{index:04d}"
+        # Of the scavenger tier: normal jobs that need its nodes preempt it (README,
+        # "Preemption"); it goes back to the queue and still ends as its kind says.
+        self.low = low
         self.cls = rng.choice(["gh200", "gh200", "h100"])
         # Small enough to fit on what the node faults leave (faults.NODE_BUDGET).
         self.nodes = rng.randint(1, 4) if self.cls == "gh200" else rng.randint(1, 2)
@@ -117,6 +121,8 @@ class Job:
             pod_ann = {"sim.trainjob.flame.dev/fail-exit-code": str(self.fail_code),
                        "sim.trainjob.flame.dev/fail-after": "2s"}
         ann = {} if self.max_restarts is None else {"trainjob.flame.dev/max-restarts": str(self.max_restarts)}
+        if self.low:
+            ann["trainjob.flame.dev/qos"] = "low"
         spec = {} if self.deadline is None else {"activeDeadlineSeconds": self.deadline}
         body = trainjob(self.name, nodes=self.nodes, gpus=self.gpus, runtime=f"torch-{self.cls}",
                         run_time=f"{self.run_time}s", pod_annotations=pod_ann, annotations=ann, **spec)
@@ -153,6 +159,7 @@ class Job:
 
     def describe(self):
         where = f" in {self.block}" if self.block else ""
+        where += ", QOS low" if self.low else ""
         return (f"{self.name} ({self.cls}, {self.nodes}x{self.gpus} GPUs{where}, {self.kind}, run {self.run_time} s, "
                 f"max-restarts {self.max_restarts}, deadline {self.deadline}, faults {sorted(self.touched) or 'none'})")
 
@@ -219,7 +226,9 @@ class Soak:
             f"logs in {self.logdir}")
 
     def submit(self, rng):
-        job = Job(rng, len(self.jobs))
+        # Drawn apart from rng, so that a seed's jobs are otherwise the ones they were.
+        low = random.Random(f"{self.args.seed}/qos/{len(self.jobs)}").random() < 0.2
+        job = Job(rng, len(self.jobs), low)
         for _ in range(10):
             if apply(job.manifest(), "-n", NAMESPACE, check=False).returncode == 0:
                 break
