@@ -117,8 +117,8 @@ static uint32_t wanted_tiers(const struct tj_queue_source *src, struct tj_queue_
 	return mask;
 }
 
-/* The job of a group, if it is a running gang a job may preempt: ours, started, not being
- * preempted (a victim being preempted is added to stopping instead), of a tier in mask. */
+/* The job of a group, if it is a running gang: ours, started, not ended; with ret_tier, of
+ * a tier it resolves to (*ret_tier). */
 static const struct tj_trainjob *candidate(const struct tj_queue_source *src,
                                            const struct tj_ledger_group *g,
                                            const struct tj_qos_tier **ret_tier)
@@ -131,9 +131,35 @@ static const struct tj_trainjob *candidate(const struct tj_queue_source *src,
 	    !job->status.start_time || job->deletion_time || !tj_trainjob_is_ours(job) ||
 	    job->status.state == TJ_STATE_COMPLETE || job->status.state == TJ_STATE_FAILED)
 		return NULL;
+	if (!ret_tier)
+		return job;
 	*ret_tier =
 	        tj_qos_resolve(tj_config_admission(src->config), job->namespace, job->qos, &why);
 	return *ret_tier ? job : NULL;
+}
+
+/* The candidate of the group looked at last, for the next: a gang's pods lie on nodes next to
+ * each other in name order, so the next node most often holds the same job. */
+struct last_candidate {
+	const char *key, *owner_uid; /* borrowed from the ledger; key NULL: none yet */
+	const struct tj_trainjob *job;
+	const struct tj_qos_tier *tier;
+};
+
+static const struct tj_trainjob *candidate_cached(const struct tj_queue_source *src,
+                                                  const struct tj_ledger_group *g,
+                                                  struct last_candidate *last,
+                                                  const struct tj_qos_tier **ret_tier)
+{
+	if (!last->key || strcmp(last->key, g->job_key) != 0 || !g->owner_uid || !last->owner_uid ||
+	    strcmp(last->owner_uid, g->owner_uid) != 0) {
+		last->key = g->job_key;
+		last->owner_uid = g->owner_uid;
+		last->tier = NULL;
+		last->job = candidate(src, g, &last->tier);
+	}
+	*ret_tier = last->tier;
+	return last->job;
 }
 
 /* Puts the parts (sorted by job) together into s->running, one gang per job. */
@@ -200,8 +226,7 @@ int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_sn
 		        s->read_at[k] != SIZE_MAX ? s->read.order[s->read_at[k]] : NULL;
 
 		for (size_t i = 0; ln && rc == 0 && i < ln->n_groups; i++) {
-			const struct tj_qos_tier *tier;
-			const struct tj_trainjob *job = candidate(src, &ln->groups[i], &tier);
+			const struct tj_trainjob *job = candidate(src, &ln->groups[i], NULL);
 			struct tj_preemption *p;
 
 			if (!job || !job->status.preempt_at ||
@@ -219,6 +244,8 @@ int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_sn
 		}
 	}
 	mask = rc == 0 ? wanted_tiers(src, s, stopping) : 0;
+	struct last_candidate last = { 0 };
+
 	for (size_t k = 0; rc == 0 && mask && k < s->n_nodes; k++) {
 		const struct tj_ledger_node *ln =
 		        s->read_at[k] != SIZE_MAX ? s->read.order[s->read_at[k]] : NULL;
@@ -226,7 +253,7 @@ int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_sn
 		for (size_t i = 0; ln && i < ln->n_groups; i++) {
 			const struct tj_ledger_group *g = &ln->groups[i];
 			const struct tj_qos_tier *tier;
-			const struct tj_trainjob *job = candidate(src, g, &tier);
+			const struct tj_trainjob *job = candidate_cached(src, g, &last, &tier);
 			int64_t at;
 			const char *by;
 			size_t q;
