@@ -209,37 +209,44 @@ int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_sn
                            int64_t now)
 {
 	const struct tj_admission_policy *policy = tj_config_admission(src->config);
+	const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
 	struct tj_store *stopping = NULL;
 	struct part *parts = NULL;
 	size_t n = 0, cap = 0, n_tiers;
 	const struct tj_qos_tier *tiers = tj_qos_tiers(policy, &n_tiers);
-	uint32_t mask;
+	uint32_t mask = 0;
 	int rc = forget_over(src, now);
 
 	if (rc < 0)
 		return rc;
+	for (size_t k = 0; k < s->n_jobs && !mask; k++)
+		mask |= s->jobs[k].preempts;
+	if (!mask)
+		return 0; /* no queued job may preempt */
 	/* The victims being preempted by their statuses, for the jobs that preempt them (after
 	 * a restart the records are gone; the statuses stay). */
 	rc = tj_store_new(&tj_preemption_ops, &stopping);
-	for (size_t k = 0; rc == 0 && k < s->n_nodes; k++) {
-		const struct tj_ledger_node *ln =
-		        s->read_at[k] != SIZE_MAX ? s->read.order[s->read_at[k]] : NULL;
+	if (rc == 0 && jobs) {
+		struct tj_store_iter it;
+		const struct tj_trainjob *job;
 
-		for (size_t i = 0; ln && rc == 0 && i < ln->n_groups; i++) {
-			const struct tj_trainjob *job = candidate(src, &ln->groups[i], NULL);
+		tj_store_iter_init(jobs, &it);
+		while (rc == 0 && (job = tj_store_iter_next(&it))) {
 			struct tj_preemption *p;
 
-			if (!job || !job->status.preempt_at ||
-			    tj_store_get(stopping, ln->groups[i].job_key))
+			if (!job->status.preempt_at || !job->status.start_time ||
+			    job->status.state == TJ_STATE_COMPLETE ||
+			    job->status.state == TJ_STATE_FAILED)
 				continue;
-			p = calloc(1, sizeof(*p));
-			if (!p) {
+			if (!(p = calloc(1, sizeof(*p)))) {
 				rc = -ENOMEM;
 				break;
 			}
-			snprintf(p->key, sizeof(p->key), "%s", ln->groups[i].job_key);
 			snprintf(p->by, sizeof(p->by), "%s", job->status.preempted_by);
-			if ((rc = tj_store_upsert(stopping, p, NULL)) < 0)
+			rc = tj_store_key_of(p->key, sizeof(p->key), job->namespace, job->name);
+			if (rc == 0)
+				rc = tj_store_upsert(stopping, p, NULL);
+			if (rc < 0)
 				free(p);
 		}
 	}

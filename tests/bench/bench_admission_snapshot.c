@@ -44,6 +44,7 @@
 #include "informers/node.h"
 #include "informers/pod.h"
 #include "informers/resources.h"
+#include "reconcilers/qos.h"
 #include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
 
@@ -454,6 +455,15 @@ static int add_entry(struct cluster *c, const cJSON *spec, size_t job, int32_t p
 	e->request = (struct tj_adm_resources){ tj_pod_resources_extended(&r, cls->resource),
 		                                r.cpu_milli, r.memory, 1 };
 	e->priority = priority;
+	/* Of its namespace's default tier, normal, which may preempt low (the shipped config):
+	 * each cycle reads the running gangs for the tiers it may preempt. */
+	const struct tj_admission_policy *policy = tj_config_admission(c->config);
+	const struct tj_qos_tier *tier = tj_qos_find(policy, "normal");
+
+	e->qos = tj_qos_index(policy, tier);
+	e->tier = tier ? tier->priority : 0;
+	e->preempts = tier ? tier->preempts : 0;
+	e->preempt_after = tier ? tier->preempt_after_seconds : 0;
 	e->creation_time = created;
 	e->walltime = walltime;
 	e->grace = tj_pod_spec_termination_grace(spec);
