@@ -420,6 +420,8 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->job_name);
 	free(job->hold);
 	free(job->requeue);
+	free(job->submitted_by);
+	free(job->partition);
 	free(job->deadline_warning);
 	free(job->runtime_api_group);
 	free(job->runtime_kind);
@@ -483,6 +485,9 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->job_name = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "job-name"));
 	job->hold = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "hold"));
 	job->requeue = dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_REQUEUE));
+	job->submitted_by =
+	        dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "submitted-by"));
+	job->partition = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "partition"));
 	job->deadline_warning =
 	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_DEADLINE_WARNING));
 	job->kueue =

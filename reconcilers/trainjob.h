@@ -193,6 +193,11 @@ struct tj_trainjob {
 	 * the request, RFC 3339; a run that started by then goes back to the queue. NULL if
 	 * absent. */
 	char *requeue;
+	/* owned; the annotations trainjob.flame.dev/submitted-by and partition that kubectl
+	 * sbatch writes, NULL if absent: kept in the job's accounting record
+	 * (reconcilers/accounting.h) */
+	char *submitted_by;
+	char *partition;
 	bool kueue; /* labelled kueue.x-k8s.io/queue-name */
 	/* owned; annotation trainjob.flame.dev/deadline-warning-seconds, NULL if absent */
 	char *deadline_warning;
