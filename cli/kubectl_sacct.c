@@ -94,7 +94,8 @@ int main(int argc, char **argv)
 		return TJ_PLUGIN_EXIT_USAGE;
 	}
 	rc = TJ_PLUGIN_EXIT_FAILURE;
-	if (tj_plugin_connect(&p) < 0 || tj_slurm_jobs_fetch(&p, s.all_namespaces, now, &jobs) < 0)
+	if (tj_plugin_connect(&p) < 0 ||
+	    tj_slurm_jobs_fetch_records(&p, s.all_namespaces, true, now, &jobs) < 0)
 		goto out;
 	if (tj_sacct_print(stdout, &jobs, &s.format, s.parsable, since, now) < 0) {
 		tj_plugin_error(&p, "%s", strerror(ENOMEM));

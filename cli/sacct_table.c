@@ -98,10 +98,16 @@ int tj_sacct_parse_format(const char *spec, struct tj_sacct_format *ret, char *e
 	return 0;
 }
 
+/* When the job ended: its completion, else its deletion (a job cancelled); 0 while it runs. */
+static int64_t ended(const struct tj_trainjob *job)
+{
+	return job->status.completion_time ? job->status.completion_time : job->deletion_time;
+}
+
 static int64_t elapsed(const struct tj_trainjob *job, int64_t now)
 {
 	int64_t start = job->status.start_time;
-	int64_t end = job->status.completion_time ? job->status.completion_time : now;
+	int64_t end = ended(job) ? ended(job) : now;
 
 	return start && end > start ? end - start : 0;
 }
@@ -138,7 +144,7 @@ static void cell(const struct tj_slurm_job *j, int field, int64_t now, char *buf
 		tj_slurm_time(st->start_time, buf, size);
 		break;
 	case F_END:
-		tj_slurm_time(st->completion_time, buf, size);
+		tj_slurm_time(ended(job), buf, size);
 		break;
 	case F_ELAPSED:
 		tj_slurm_duration(elapsed(job, now), buf, size);
@@ -183,7 +189,7 @@ static bool right_aligned(int field)
 /* sacct lists jobs that were eligible after -S: here, jobs that had not ended by then. */
 static bool selected(const struct tj_slurm_job *j, int64_t since)
 {
-	int64_t end = j->job->status.completion_time;
+	int64_t end = ended(j->job);
 
 	return !since || !end || end >= since;
 }

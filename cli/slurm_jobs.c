@@ -1,11 +1,13 @@
 #include "cli/slurm_jobs.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "informers/pod.h"
 #include "kube/request.h"
+#include "reconcilers/accounting.h"
 #include "reconcilers/gpu_seconds.h"
 #include "reconcilers/json.h"
 
@@ -191,8 +193,72 @@ static int list_all(struct tj_plugin *p, const struct tj_ref *ref, const char *s
 	return 0;
 }
 
+/* The records of a ConfigMap of accounting records, as TrainJob objects added to jobs. */
+static void add_records(const cJSON *cm, cJSON *jobs)
+{
+	const cJSON *v;
+
+	cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(cm, "data"))
+	{
+		cJSON *obj = cJSON_IsString(v)
+		                     ? tj_accounting_object(v->valuestring, strlen(v->valuestring))
+		                     : NULL;
+
+		if (obj && cJSON_GetArraySize(jobs) < TJ_SLURM_MAX_OBJECTS)
+			cJSON_AddItemToArray(jobs, obj);
+		else
+			cJSON_Delete(obj);
+	}
+}
+
+/* The accounting records of the deleted TrainJobs (reconcilers/accounting.h) of the
+ * namespace, or of every namespace, added to jobs. Records the user may not read are left
+ * out, said on stderr. */
+static void fetch_records(struct tj_plugin *p, const char *ns, cJSON *jobs)
+{
+	if (!ns) {
+		struct tj_ref ref = { .resource = &tj_resource_configmaps };
+		cJSON *cms = NULL;
+		const cJSON *cm;
+
+		if (list_all(p, &ref, TJ_ACCOUNTING_LABEL "=true", &cms) < 0) {
+			fprintf(stderr, "kubectl %s: the deleted jobs' records are left out\n",
+			        p->spec->name);
+			return;
+		}
+		cJSON_ArrayForEach(cm, cms) add_records(cm, jobs);
+		cJSON_Delete(cms);
+		return;
+	}
+	struct tj_ref ref = { .resource = &tj_resource_configmaps,
+		              .namespace = ns,
+		              .name = TJ_ACCOUNTING_CONFIGMAP };
+	struct tj_plugin_reply reply;
+	int r;
+
+	tj_plugin_reply_init(&reply);
+	r = tj_kube_get(p->client, &ref, tj_plugin_reply_fn, &reply, NULL);
+	if (r == 0)
+		r = tj_plugin_wait(p, &reply);
+	if (r == 0)
+		add_records(reply.body, jobs);
+	else if (reply.http_status != 404)
+		fprintf(stderr,
+		        "kubectl %s: could not read the deleted jobs' records (ConfigMap %s of "
+		        "namespace %s): %s; they are left out\n",
+		        p->spec->name, TJ_ACCOUNTING_CONFIGMAP, ns,
+		        reply.error[0] ? reply.error : strerror(-r));
+	tj_plugin_reply_clear(&reply);
+}
+
 int tj_slurm_jobs_fetch(struct tj_plugin *p, bool all_namespaces, int64_t now,
                         struct tj_slurm_jobs *ret)
+{
+	return tj_slurm_jobs_fetch_records(p, all_namespaces, false, now, ret);
+}
+
+int tj_slurm_jobs_fetch_records(struct tj_plugin *p, bool all_namespaces, bool records, int64_t now,
+                                struct tj_slurm_jobs *ret)
 {
 	const char *ns = all_namespaces ? NULL : p->namespace;
 	struct tj_ref jobs_ref = { .resource = &tj_resource_trainjobs, .namespace = ns };
@@ -201,6 +267,8 @@ int tj_slurm_jobs_fetch(struct tj_plugin *p, bool all_namespaces, int64_t now,
 	int r;
 
 	r = list_all(p, &jobs_ref, NULL, &jobs);
+	if (r == 0 && records)
+		fetch_records(p, ns, jobs);
 	if (r == 0 && cJSON_GetArraySize(jobs) > 0)
 		r = list_all(p, &pods_ref, TJ_LABEL_TRAINJOB, &pods);
 	if (r == 0) {

@@ -46,6 +46,12 @@ int tj_slurm_jobs_from_lists(const cJSON *trainjobs, const cJSON *pods, int64_t 
 
 /* Lists the TrainJobs and their pods in p->namespace, or in every namespace, and builds the
  * jobs. Prints one line through the plugin and returns a negative errno code on failure. */
+/* tj_slurm_jobs_fetch, and with records, the deleted jobs' accounting records too
+ * (reconcilers/accounting.h), as jobs without pods: those deleted before they ended
+ * CANCELLED. */
+int tj_slurm_jobs_fetch_records(struct tj_plugin *p, bool all_namespaces, bool records, int64_t now,
+                                struct tj_slurm_jobs *ret);
+
 int tj_slurm_jobs_fetch(struct tj_plugin *p, bool all_namespaces, int64_t now,
                         struct tj_slurm_jobs *ret);
 

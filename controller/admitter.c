@@ -9,6 +9,7 @@
 
 #include "base/number.h"
 #include "base/time_share.h"
+#include "controller/accounting.h"
 #include "controller/admitter_qos.h"
 #include "controller/admitter_queue.h"
 #include "controller/admitter_share.h"
@@ -49,6 +50,8 @@ struct tj_admitter {
 	struct tj_store *entries;           /* owned */
 	struct tj_store *refusals;          /* owned; struct tj_queue_refusals */
 	struct tj_store *preemptions;       /* owned; struct tj_preemption */
+	struct tj_accounting *accounting;   /* owned; the deleted jobs' records */
+	uint64_t active_since_ms;           /* when it last became active */
 	struct tj_ledger *ledger;           /* owned; what each node offers and its pods hold */
 	struct tj_eligibility *eligibility; /* owned; the nodes the queue's placements allow */
 	/* The jobs awaited before the first cycle (tj_admitter_await), since when, and how
@@ -138,15 +141,45 @@ static void planned(struct tj_admitter *a, const char *key)
 	}
 }
 
-/* Whether cycles wait for the rebuild; past its bound, they wait no more. */
+/* Whether cycles wait for the rebuild (the cached jobs planned once, the accounting records
+ * loaded); past its bound, they wait no more. */
 static bool rebuilding(struct tj_admitter *a)
 {
+	if (!tj_accounting_loaded(a->accounting) &&
+	    uv_now(a->loop) - a->active_since_ms < TJ_ADMITTER_REBUILD_MAX_MS)
+		return true;
 	if (!a->awaited)
 		return false;
 	if (uv_now(a->loop) - a->awaiting_since_ms < TJ_ADMITTER_REBUILD_MAX_MS)
 		return true;
 	stop_awaiting(a, false);
 	return false;
+}
+
+/* The accounting records of every namespace that has TrainJobs are read (a namespace
+ * without any has no job to order). */
+static void want_records(struct tj_admitter *a)
+{
+	const struct tj_store *jobs = tj_queue_store_of(a->informers->trainjobs);
+	const struct tj_trainjob *job;
+	struct tj_store_iter it;
+	const char *last = NULL;
+
+	if (!jobs)
+		return;
+	tj_store_iter_init(jobs, &it);
+	while ((job = tj_store_iter_next(&it)))
+		if (!last || strcmp(last, job->namespace) != 0)
+			tj_accounting_want(a->accounting, last = job->namespace);
+}
+
+/* The records of the deleted jobs are in: the cycles that waited for them may run. */
+static void accounting_loaded(void *userdata)
+{
+	struct tj_admitter *a = userdata;
+
+	a->shares.read_at = 0; /* the usage is read again, records included */
+	tj_admitter_kick(a);
 }
 
 /* ---- entries ---- */
@@ -343,6 +376,7 @@ static size_t cycle(struct tj_admitter *a)
 		.eligibility = a->eligibility,
 		.stamp = a->cycles + 1,
 		.preemptions = a->preemptions,
+		.accounting = a->accounting,
 	};
 	struct tj_queue_snapshot s = { 0 };
 	struct tj_adm_result *res = NULL;
@@ -548,6 +582,8 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 	if (rc == 0)
 		rc = tj_store_new(&tj_preemption_ops, &a->preemptions);
 	if (rc == 0)
+		rc = tj_accounting_new(loop, config->client, &a->accounting);
+	if (rc == 0)
 		rc = tj_ledger_new(&a->ledger);
 	if (rc == 0)
 		rc = tj_eligibility_new(&a->eligibility);
@@ -557,6 +593,7 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 		tj_store_free(a->awaiting);
 		tj_store_free(a->preemptions);
 		tj_ledger_free(a->ledger);
+		tj_accounting_free(a->accounting);
 		free(a);
 		return rc;
 	}
@@ -567,6 +604,7 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 	a->enqueue_first = config->enqueue_first ? config->enqueue_first : config->enqueue;
 	a->userdata = config->userdata;
 	a->kueue = config->kueue;
+	tj_accounting_on_loaded(a->accounting, accounting_loaded, a);
 	tj_time_share_init(&a->share, CYCLE_SHARE, CYCLE_BURST_MS * 1000000ULL, uv_hrtime());
 	uv_timer_init(loop, &a->timer);
 	uv_timer_init(loop, &a->period);
@@ -586,6 +624,7 @@ static void on_closed(uv_handle_t *h)
 		tj_store_free(a->awaiting);
 		tj_store_free(a->preemptions);
 		tj_ledger_free(a->ledger);
+		tj_accounting_free(a->accounting);
 		tj_fair_shares_clear(&a->shares);
 		tj_eligibility_free(a->eligibility);
 		free(a);
@@ -611,6 +650,8 @@ struct tj_admitter *tj_admitter_free(struct tj_admitter *a)
 void tj_admitter_set_config(struct tj_admitter *a, const struct tj_config *config)
 {
 	a->config = config;
+	tj_accounting_set_retention(a->accounting,
+	                            tj_config_admission(config)->accounting_retention);
 	/* Every node is judged again by the new classes and policies. */
 	tj_ledger_invalidate(a->ledger);
 	tj_admitter_kick(a);
@@ -621,7 +662,10 @@ void tj_admitter_set_active(struct tj_admitter *a, bool active)
 	if (a->stopping || a->active == active)
 		return;
 	a->active = active;
+	tj_accounting_set_active(a->accounting, active);
 	if (active) {
+		a->active_since_ms = uv_now(a->loop);
+		want_records(a);
 		/* Pods changed unheard while another replica led, or before the caches synced. */
 		tj_ledger_invalidate(a->ledger);
 		uv_timer_start(&a->period, on_period, TJ_ADMITTER_PERIOD_MS, TJ_ADMITTER_PERIOD_MS);
@@ -911,8 +955,7 @@ static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const
 	    (before.num_pods != e->num_pods || before.priority != e->priority ||
 	     before.tier != e->tier || before.restart != e->restart ||
 	     before.preempts != e->preempts || before.preempt_after != e->preempt_after ||
-	     before.qos != e->qos ||
-	     before.walltime != e->walltime ||
+	     before.qos != e->qos || before.walltime != e->walltime ||
 	     memcmp(&before.request, &e->request, sizeof(e->request)) != 0 ||
 	     memcmp(&before.launcher, &e->launcher, sizeof(e->launcher)) != 0 ||
 	     strcmp(before.gpu_class, e->gpu_class) != 0 || !e->decided ||
@@ -991,6 +1034,12 @@ void tj_admitter_outcome(struct tj_admitter *a, const char *key, enum tj_gang_ou
 		release(a, key, 0);
 		break;
 	}
+}
+
+void tj_admitter_job_deleted(struct tj_admitter *a, const struct tj_trainjob *job)
+{
+	if (a->active)
+		tj_accounting_job_deleted(a->accounting, job, now_seconds());
 }
 
 void tj_admitter_forget(struct tj_admitter *a, const char *key)

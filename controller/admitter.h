@@ -57,6 +57,9 @@ struct tj_admitter_config {
 	 * means nothing here: such a job is queued by the built-in admission as any other, so
 	 * that no label walks past the queue on a cluster without Kueue. */
 	bool kueue;
+	/* Where the accounting records of deleted jobs are read and written
+	 * (controller/accounting.h); NULL: nowhere. */
+	struct tj_client *client;
 };
 
 int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
@@ -118,6 +121,10 @@ void tj_admitter_outcome(struct tj_admitter *a, const char *key, enum tj_gang_ou
 
 /* The job is gone. */
 void tj_admitter_forget(struct tj_admitter *a, const char *key);
+
+/* The TrainJob job was deleted: while active, its accounting record is written, so that its
+ * GPU-seconds still count for its namespace's fair share (reconcilers/accounting.h). */
+void tj_admitter_job_deleted(struct tj_admitter *a, const struct tj_trainjob *job);
 
 /* A pod of the cache changed (old: before, NULL when added; pod: after, NULL when deleted):
  * what it holds is counted again on the nodes it used and uses. Called for every pod event,

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "controller/accounting.h"
 #include "controller/config.h"
 #include "controller/eligibility.h"
 #include "controller/ledger.h"
@@ -264,6 +265,8 @@ struct tj_queue_source {
 	uint64_t stamp;
 	/* The victims chosen by earlier cycles (controller/admitter_qos.h); NULL: none. */
 	struct tj_store *preemptions;
+	/* The deleted jobs' accounting records (controller/accounting.h); NULL: none. */
+	struct tj_accounting *accounting;
 };
 
 /* Builds *s (zeroed) from src at now (unix seconds; now_ms: the loop's clock, for the

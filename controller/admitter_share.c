@@ -70,8 +70,25 @@ static int read_usage(struct tj_fair_shares *fs, const struct tj_queue_source *s
 
 	if (!accounts)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->n_jobs; i++)
+	for (size_t i = 0; i < s->n_jobs; i++) {
 		account(accounts, &n, TJ_FAIR_SHARES_MAX, s->jobs[i].namespace);
+		/* A namespace first seen since the controller leads: its records are read. */
+		if (src->accounting)
+			tj_accounting_want(src->accounting, s->jobs[i].namespace);
+	}
+	/* The deleted jobs' records count as the jobs did. */
+	size_t n_records = 0;
+	const struct tj_accounting_entry *records =
+	        src->accounting ? tj_accounting_entries(src->accounting, &n_records) : NULL;
+
+	for (size_t i = 0; i < n_records; i++) {
+		if (records[i].gpu_seconds <= 0 ||
+		    !(a = account(accounts, &n, TJ_FAIR_SHARES_MAX, records[i].namespace)))
+			continue;
+		a->usage += tj_fair_share_decayed(records[i].gpu_seconds, records[i].start,
+		                                  records[i].counted_until, now,
+		                                  policy->fair_share_half_life);
+	}
 	tj_store_iter_init(tj_queue_store_of(src->informers->trainjobs), &it);
 	while ((job = tj_store_iter_next(&it))) {
 		if (job->status.gpu_seconds <= 0 ||

@@ -393,7 +393,8 @@ static int parse_failure_policy(const struct tj_cfg_parser *p, struct fy_node *n
 static const char *const admission_fields[] = {
 	"enabled",       "backfill",        "neverFits",          "pinTimeoutSeconds",
 	"topologyLabel", "namespaceLimits", "restartWaitSeconds", "qos",
-	"namespaces",    "backfillDepth",   "fairShareHalfLife",  NULL,
+	"namespaces",    "backfillDepth",   "fairShareHalfLife",  "accountingRetention",
+	NULL,
 };
 static const char *const limit_fields[] = { "namespace", "gpuClass", "maxGPUs", NULL };
 
@@ -444,7 +445,7 @@ static int parse_admission(const struct tj_cfg_parser *p, struct fy_node *node, 
 	        p, node, line, path, admission_fields,
 	        "enabled, backfill, neverFits, pinTimeoutSeconds, topologyLabel, "
 	        "namespaceLimits, restartWaitSeconds, qos, namespaces, backfillDepth, "
-	        "fairShareHalfLife");
+	        "fairShareHalfLife, accountingRetention");
 
 	if (r < 0)
 		return r;
@@ -455,7 +456,9 @@ static int parse_admission(const struct tj_cfg_parser *p, struct fy_node *node, 
 	a->n_limits = 0;
 	if ((r = tj_cfg_parse_qos(p, node, line, a)) < 0 ||
 	    (r = tj_cfg_field_walltime(p, node, line, path, "fairShareHalfLife",
-	                               &a->fair_share_half_life)) < 0)
+	                               &a->fair_share_half_life)) < 0 ||
+	    (r = tj_cfg_field_walltime(p, node, line, path, "accountingRetention",
+	                               &a->accounting_retention)) < 0)
 		return r;
 	if ((r = tj_cfg_field_bool(p, node, line, path, "enabled", &a->enabled)) < 0 ||
 	    (r = tj_cfg_field_bool(p, node, line, path, "backfill", &a->backfill)) < 0 ||

@@ -297,6 +297,8 @@ static void on_trainjob_delete(const void *obj, void *userdata)
 	if (tj_trainjob_store_ops.key(obj, key, sizeof(key)) == 0) {
 		tj_admitter_forget(c->admitter, key);
 		count_cancelled(c, obj, key);
+		if (c->leading && c->synced && tj_trainjob_is_ours(obj))
+			tj_admitter_job_deleted(c->admitter, obj);
 	}
 	on_trainjob(obj, userdata);
 	enqueue_dependents(c, obj);
@@ -942,7 +944,8 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	                                                   .enqueue = enqueue_key,
 	                                                   .enqueue_first = enqueue_key_first,
 	                                                   .userdata = c,
-	                                                   .kueue = config->kueue },
+	                                                   .kueue = config->kueue,
+	                                                   .client = config->client },
 	                     &c->admitter);
 	if (rc < 0)
 		goto fail;

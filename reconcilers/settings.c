@@ -100,6 +100,7 @@ static const struct tj_admission_policy default_admission = {
 	.backfill = true,
 	.backfill_depth = 8,
 	.fair_share_half_life = 7 * 86400,
+	.accounting_retention = 30 * 86400,
 	.pin_timeout_seconds = 60,
 	.restart_wait_seconds = 600,
 };

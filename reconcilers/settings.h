@@ -136,6 +136,8 @@ struct tj_admission_policy {
 	size_t n_qos_namespaces;
 	/* Seconds over which a namespace's GPU usage counts half (reconcilers/fair_share.h). */
 	long long fair_share_half_life;
+	/* Seconds a deleted TrainJob's accounting record is kept (reconcilers/accounting.h). */
+	long long accounting_retention;
 };
 
 /* The walltime limits of a GPU class, of a namespace, or of a namespace for one class. */

@@ -151,6 +151,9 @@ def can_i(verb, resource, namespace=None, subresource=None):
     # An MPI job's SSH key Secret and hostfile ConfigMap.
     ("create", "secrets", "default", None),
     ("create", "configmaps", "default", None),
+    # The accounting records of deleted TrainJobs: that one ConfigMap of a namespace.
+    ("get", "configmaps/trainjob-accounting", "default", None),
+    ("patch", "configmaps/trainjob-accounting", "default", None),
     # Who may read /metrics is asked of the API server.
     ("create", "tokenreviews.authentication.k8s.io", None, None),
     ("create", "subjectaccessreviews.authorization.k8s.io", None, None),

@@ -5,6 +5,7 @@ its expected start, scancel removing only the queued one, and sacct's GPU-hours 
 against the simulated run time; a job past its walltime TO, its GPU-hours all wasted."""
 
 import calendar
+import json
 import os
 import re
 import subprocess
@@ -104,6 +105,43 @@ def test_squeue_scancel_sacct(controller, namespace):
     assert at_end.stdout == "JobName|State\nbig|COMPLETED\n", at_end.stdout
     later = plugin("sacct", "-n", namespace, "-S", time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(end + 1)), "-P", "--format", "JobName,State")
     assert later.stdout == "JobName|State\n", later.stdout
+
+
+def test_deleted_jobs_keep_their_accounting_record_for_sacct_and_the_fair_share(controller, namespace):
+    """Accounting records (README, "Accounting records"): deleting a TrainJob that ran and one that
+    runs leaves a record of each in the namespace's ConfigMap trainjob-accounting; sacct
+    lists them, the first COMPLETED, the second CANCELLED; and after a restart the
+    controller's fair share still counts what the deleted jobs used."""
+    apply(trainjob("ran", nodes=2, gpus=4, run_time="3s"), "-n", namespace)
+    done = wait_state(namespace, "ran", "Complete", timeout=60)["status"]
+    assert done.get("gpuSeconds", 0) > 0, done
+    apply(trainjob("cut", nodes=1, gpus=4, run_time="120s"), "-n", namespace)
+    running(namespace, "cut", 1, timeout=60)
+    uids = {n: tj(namespace, n)["metadata"]["uid"] for n in ("ran", "cut")}
+    kubectl("delete", "trainjob", "ran", "cut", "-n", namespace)
+
+    def records():
+        got = kubectl("get", "configmap", "trainjob-accounting", "-n", namespace, "-o", "json", check=False)
+        return got.returncode == 0 and json.loads(got.stdout)
+    cm = wait_for("the records of the deleted jobs", lambda: (c := records()) and set(uids.values()) <= set(c.get("data", {})) and c, timeout=30)
+    assert cm["metadata"]["labels"]["trainjob.flame.dev/accounting"] == "true"
+    record = json.loads(cm["data"][uids["ran"]])
+    assert record["status"]["gpuSeconds"] == done["gpuSeconds"], record
+    assert record["metadata"]["name"] == "ran" and "deletionTimestamp" not in record["metadata"]
+
+    listed = {r["JobID"]: r for r in rows(plugin("sacct", "-n", namespace, "-S", "now-1hours",
+                                                 "--format", "JobID,State,GPUSeconds").stdout)}
+    assert listed["ran"]["State"] == "COMPLETED" and listed["cut"]["State"] == "CANCELLED", listed
+    assert float(listed["ran"]["GPUSeconds"]) == done["gpuSeconds"], listed
+
+    # A restarted controller reads the records again, and its fair share counts them.
+    controller.stop()
+    controller.start()
+    series = f'trainjob_fair_share_usage_gpu_seconds{{namespace="{namespace}"}}'
+    apply(trainjob("next", nodes=1, gpus=4, run_time="2s"), "-n", namespace)
+    wait_for("the deleted jobs' usage in the namespace's fair share",
+             lambda: metric(controller.metrics(), series, 0.0) >= 0.9 * done["gpuSeconds"], timeout=60)
+    wait_state(namespace, "next", "Complete", timeout=60)
 
 
 def test_gang_restart_wastes_the_failed_attempt(controller, namespace):

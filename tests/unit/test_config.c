@@ -119,6 +119,7 @@ static void test_shipped_config(void **state)
 	assert_int_equal(a->n_limits, 0);
 	assert_int_equal(a->backfill_depth, tj_config_admission(NULL)->backfill_depth);
 	assert_int_equal(a->fair_share_half_life, tj_config_admission(NULL)->fair_share_half_life);
+	assert_int_equal(a->accounting_retention, tj_config_admission(NULL)->accounting_retention);
 	/* And the built-in QOS tiers and namespace rule. */
 	size_t n_builtin;
 	const struct tj_qos_tier *builtin = tj_qos_tiers(NULL, &n_builtin);
@@ -408,7 +409,8 @@ static void test_admission_policy(void **state)
 	                  "    - {namespace: '*', allowed: [normal], default: normal}\n"
 	                  "    - {namespace: team-a, allowed: [normal, urgent], default: urgent,"
 	                  " share: 3}\n"
-	                  "  fairShareHalfLife: 2d\n");
+	                  "  fairShareHalfLife: 2d\n"
+	                  "  accountingRetention: 90d\n");
 	a = tj_config_admission(config);
 	assert_int_equal(a->n_tiers, 3);
 	assert_int_equal(a->tiers[0].preempts, 1u << 2);
@@ -430,6 +432,7 @@ static void test_admission_policy(void **state)
 	assert_int_equal(a->qos_namespaces[1].share, 3);
 	assert_int_equal(a->qos_namespaces[0].share, 1);
 	assert_int_equal(a->fair_share_half_life, 2 * 86400);
+	assert_int_equal(a->accounting_retention, 90 * 86400);
 	tj_config_free(config);
 
 	/* Namespace rules alone name the built-in tiers. */
@@ -558,7 +561,7 @@ static const struct broken_case {
 	{ "unknown admission field", "gpuClasses: []\nadmission:\n  backfil: true\n",
 	  "test.yaml:3: admission: unknown field \"backfil\" (expected enabled, backfill, "
 	  "neverFits, pinTimeoutSeconds, topologyLabel, namespaceLimits, restartWaitSeconds, qos, "
-	  "namespaces, backfillDepth, fairShareHalfLife)" },
+	  "namespaces, backfillDepth, fairShareHalfLife, accountingRetention)" },
 	{ "admission not a mapping", "gpuClasses: []\nadmission: [on]\n",
 	  "test.yaml:2: admission: must be a mapping" },
 	{ "enabled not a boolean", "gpuClasses: []\nadmission:\n  enabled: yes\n",

@@ -184,6 +184,18 @@ static void script_informers(struct fixture *fx, const char *trainjobs, const ch
 		  .query = "limit=",
 		  .status = 200,
 		  .body = list_of(fx, "") },
+		/* The accounting records of the jobs' namespaces, read once the controller leads:
+		 * none yet. */
+		{ .method = "GET",
+		  .path = "/api/v1/namespaces/team-a/configmaps/trainjob-accounting",
+		  .repeat = true,
+		  .status = 404,
+		  .body = "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}" },
+		{ .method = "GET",
+		  .path = "/api/v1/namespaces/team-b/configmaps/trainjob-accounting",
+		  .repeat = true,
+		  .status = 404,
+		  .body = "{\"kind\":\"Status\",\"code\":404,\"reason\":\"NotFound\"}" },
 		{ .method = "GET",
 		  .path = TRAINJOBS,
 		  .query = "watch=1",
