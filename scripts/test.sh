@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README, "Run the tests"). On a fresh Debian 12 machine it
 # installs what is missing, then runs, in order:
-#   lint      clang-format against .clang-format, cppcheck
+#   lint      clang-format against .clang-format, cppcheck, every status key in the CRD
 #   rules     the alerts of deploy/monitoring with promtool: check rules, and their unit tests
 #             (tests/promtool)
 #   unit      the cmocka unit tests (meson suite "unit"), in a plain build and under
@@ -81,7 +81,7 @@ record() { # stage, passed, failed
 c_sources() { git ls-files '*.c' '*.h'; }
 
 stage_lint() {
-	say lint "clang-format and cppcheck"
+	say lint "clang-format, cppcheck, the status keys in the CRD"
 	local ok=0 bad=0 f
 	local unformatted=()
 	while IFS= read -r f; do
@@ -96,6 +96,12 @@ stage_lint() {
 		if cppcheck --enable=warning,performance,portability --error-exitcode=1 --inline-suppr \
 		--suppress=missingIncludeSystem -q -I . \
 		base kube informers reconcilers controller cli tests/unit; then
+		ok=$((ok + 1))
+	else
+		bad=$((bad + 1))
+	fi
+	# A status key the CRD does not name is pruned by the API server, silently.
+	if tests/tools/status-schema.py; then
 		ok=$((ok + 1))
 	else
 		bad=$((bad + 1))
