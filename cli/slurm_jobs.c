@@ -226,7 +226,10 @@ static void fetch_records(struct tj_plugin *p, const char *ns, cJSON *jobs)
 			        p->spec->name);
 			return;
 		}
-		cJSON_ArrayForEach(cm, cms) add_records(cm, jobs);
+		cJSON_ArrayForEach(cm, cms)
+		{
+			add_records(cm, jobs);
+		}
 		cJSON_Delete(cms);
 		return;
 	}

@@ -125,7 +125,7 @@ static const struct tj_trainjob *candidate(const struct tj_queue_source *src,
 {
 	const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
 	const struct tj_trainjob *job = jobs ? tj_store_get(jobs, g->job_key) : NULL;
-	struct tj_problem why;
+	struct tj_problem why = { 0 };
 
 	if (!job || !g->owner_uid || strcmp(g->owner_uid, job->uid) != 0 ||
 	    !job->status.start_time || job->deletion_time || !tj_trainjob_is_ours(job) ||
@@ -186,7 +186,7 @@ static int gather(const struct tj_queue_source *src, struct tj_queue_snapshot *s
 		const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
 		const struct tj_trainjob *job = tj_store_get(jobs, parts[i].key);
 		const struct tj_qos_tier *tier;
-		struct tj_problem why;
+		struct tj_problem why = { 0 };
 
 		tier = tj_qos_resolve(policy, job->namespace, job->qos, &why);
 		*r = (struct tj_adm_running){
@@ -382,7 +382,7 @@ int tj_queue_tier_limits_build(const struct tj_queue_source *src, struct tj_queu
 		for (size_t g = 0; ln && g < ln->n_groups; g++) {
 			const struct tj_trainjob *job =
 			        jobs ? tj_store_get(jobs, ln->groups[g].job_key) : NULL;
-			struct tj_problem why;
+			struct tj_problem why = { 0 };
 			const struct tj_qos_tier *tier;
 			size_t i;
 

@@ -391,9 +391,18 @@ static int parse_failure_policy(const struct tj_cfg_parser *p, struct fy_node *n
 }
 
 static const char *const admission_fields[] = {
-	"enabled",       "backfill",        "neverFits",          "pinTimeoutSeconds",
-	"topologyLabel", "namespaceLimits", "restartWaitSeconds", "qos",
-	"namespaces",    "backfillDepth",   "fairShareHalfLife",  "accountingRetention",
+	"enabled",
+	"backfill",
+	"neverFits",
+	"pinTimeoutSeconds",
+	"topologyLabel",
+	"namespaceLimits",
+	"restartWaitSeconds",
+	"qos",
+	"namespaces",
+	"backfillDepth",
+	"fairShareHalfLife",
+	"accountingRetention",
 	NULL,
 };
 static const char *const limit_fields[] = { "namespace", "gpuClass", "maxGPUs", NULL };
