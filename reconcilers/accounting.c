@@ -120,8 +120,9 @@ int tj_accounting_parse(const char *text, size_t len, const char *namespace,
 	struct tj_trainjob_status st;
 	int64_t at;
 
+	/* (A deletion before 1970 is no one's: times are formatted from the epoch on.) */
 	if (!uid || !*uid || strlen(uid) >= sizeof(ret->uid) || !deleted ||
-	    tj_rfc3339_parse(deleted, &at) < 0) {
+	    tj_rfc3339_parse(deleted, &at) < 0 || at <= 0) {
 		cJSON_Delete(obj);
 		return -EINVAL;
 	}

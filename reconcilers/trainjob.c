@@ -286,12 +286,16 @@ static int json_int(const cJSON *obj, const char *key, int fallback)
 }
 
 /* A count that only grows (GPU-seconds): 0 when absent, negative or not a number. */
+/* A count the JSON printer writes back exactly: it keeps 15 significant digits (some 30
+ * million GPU-years of GPU-seconds); past that, none. */
+#define COUNT_MAX 999999999999999LL
+
 static int64_t json_count(const cJSON *obj, const char *key)
 {
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
 	int64_t v;
 
-	return cJSON_IsNumber(item) && tj_double_to_int64(item->valuedouble, 0, INT64_MAX, &v) ? v
+	return cJSON_IsNumber(item) && tj_double_to_int64(item->valuedouble, 0, COUNT_MAX, &v) ? v
 	                                                                                       : 0;
 }
 
