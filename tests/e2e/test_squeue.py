@@ -92,8 +92,11 @@ def test_squeue_scancel_sacct(controller, namespace):
     got = done["status"]["gpuSeconds"]
     assert abs(got - want) <= 0.05 * want, (got, want)
     assert "wastedGpuSeconds" not in done["status"]
-    acct = rows(plugin("sacct", "-n", namespace, "--format", "JobName,Partition,State,ExitCode,NNodes,Restarts,GPUSeconds,GPUHours").stdout)
-    assert [r["JobName"] for r in acct] == ["big"], acct
+    listed = rows(plugin("sacct", "-n", namespace, "--format", "JobName,Partition,State,ExitCode,NNodes,Restarts,GPUSeconds,GPUHours").stdout)
+    # The cancelled job is gone from the cluster, but its accounting record is not.
+    assert sorted(r["JobName"] for r in listed) == ["behind", "big"], listed
+    assert next(r for r in listed if r["JobName"] == "behind")["State"] == "CANCELLED", listed
+    acct = [r for r in listed if r["JobName"] == "big"]
     assert acct[0]["State"] == "COMPLETED" and acct[0]["ExitCode"] == "0:0" and acct[0]["NNodes"] == "4"
     assert acct[0]["Restarts"] == "0" and acct[0]["Partition"] == "gh200"
     assert int(acct[0]["GPUSeconds"]) == got and acct[0]["GPUHours"] == f"{got / 3600:.3f}"
