@@ -389,11 +389,20 @@ class Soak:
             raise AssertionError(f"{e}; left to the collectors: {pending[:5]}") from None
         # After a run of faults an informer may wait out a backoff of up to a minute before
         # it relists, and the dump waits for it (seed 211909789).
+        # A node may still change while the dump stops (the kubelet's status report of a
+        # quiet node, every few minutes): what the dump holds of each node must be what a
+        # list showed before it stopped or after.
+        nodes_before = api_nodes()
         dump, self.dump = finish_dump(self.dump, timeout=300), None
         api = api_pods(NAMESPACE)
         cache = cache_pods(dump, NAMESPACE)
         nodes = api_nodes()
         cached_nodes = sorted((n["name"], n["uid"], n["resourceVersion"]) for n in dump["nodes"])
+        seen = set(nodes_before) | set(nodes)
+        if (cached_nodes != nodes and [n[0] for n in cached_nodes] == [n[0] for n in nodes]
+                and all(n in seen for n in cached_nodes)):
+            log(f"nodes changed while the dump stopped: {sorted(set(nodes) - set(cached_nodes))}")
+            nodes = cached_nodes
         st = dump["stats"]
         log(f"informer stats: {st.get('podLists')} pod lists, {st.get('podWatches')} watches, "
             f"last error: {st.get('podLastError')!r}")
