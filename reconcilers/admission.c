@@ -694,6 +694,21 @@ static void keep_off(struct run *r, size_t b, ptrdiff_t s)
 	r->free[s] = (struct tj_adm_resources){ -1, -1, -1, -1 };
 }
 
+/* A job behind a blocked head that cannot start now, but could off the reserved nodes if the
+ * gangs of lower tiers there were gone: it preempts them (as Slurm's backfill scheduler
+ * preempts too), its expected start their stop; it is then no reservation's. */
+static int backfill_preempting(struct run *r, size_t b, size_t j)
+{
+	int64_t stop;
+
+	if (!tj_adm_wants_victims(r, &r->in->jobs[j], 0))
+		return 0;
+	stop = tj_adm_preempt(r, b, j, r->reserved);
+	if (stop > 0)
+		r->res->decisions[j].expected_start = stop;
+	return stop < 0 ? (int)stop : 0;
+}
+
 /* A job behind a blocked head: it starts now only if that cannot delay any job with a
  * reservation, that is if it keeps off every reserved node, or if its walltime, and the
  * grace its pods have to stop after it, end by the earliest of their expected starts.
@@ -706,7 +721,11 @@ static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads
 	const struct tj_adm_input *in = r->in;
 
 	wait_for(&r->res->decisions[j], fits ? TJ_ADM_REASON_PRIORITY : TJ_ADM_REASON_RESOURCES);
-	if (!fits || !in->config->backfill || (job->walltime <= 0 && heads->unknown))
+	if (!in->config->backfill)
+		return 0;
+	if (!fits)
+		return backfill_preempting(r, b, j);
+	if (job->walltime <= 0 && heads->unknown)
 		return 0;
 	struct shape_memo *m = tj_adm_memo_of(r, b, job);
 
@@ -720,7 +739,7 @@ static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads
 	    sat_add(in->now, sat_add(job->walltime, job->grace)) <= heads->first_start &&
 	    tj_adm_place_gang(r, b, r->free, NULL, job))
 		return admit(r, b, j, true);
-	return 0;
+	return backfill_preempting(r, b, j);
 }
 
 /* The reservation of a blocked job (reason Resources or Priority already said), on what the
@@ -805,7 +824,7 @@ static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
 		return 0;
 	if (heads->n) {
 		err = backfill(r, b, j, heads, fits);
-		if (err == 0 && d->verdict == TJ_ADM_WAITING &&
+		if (err == 0 && d->verdict == TJ_ADM_WAITING && !d->n_victims &&
 		    heads->n < (size_t)(r->in->config->reservations > 1
 		                                ? r->in->config->reservations
 		                                : 1))

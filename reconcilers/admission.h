@@ -76,9 +76,11 @@
  *   then it spares every victim it can still do without, the last chosen first, so that no
  *   victim is one too many. Its expected start is the latest of their stops (now plus each
  *   one's grace: they are told, then stopped); the nodes it will take are reserved for it.
- *   A job whose gang does not fit even then preempts nothing. A victim is chosen
- *   once per cycle; a job whose victims are still on their way out (preempting) waits for
- *   them and chooses no others.
+ *   Any job behind a blocked head that cannot be backfilled tries the same first, off the
+ *   nodes reserved for the jobs ahead (so it delays none of them); one that preempts so
+ *   gets no reservation. A job whose gang does not fit even then preempts nothing. A
+ *   victim is chosen once per cycle; a job whose victims are still on their way out
+ *   (preempting) waits for them and chooses no others.
  * - Reasons of a waiting job: Resources (it does not fit in what is free now, or it is the
  *   head), Priority (it would fit now, but starting it would delay the head), QuotaExceeded,
  *   NeverFits. */

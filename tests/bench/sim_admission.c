@@ -49,12 +49,28 @@ struct sim_job {
 	bool backfilled;
 	size_t *on; /* owned; the node of each pod once started */
 	char key[32];
+	/* --scavenge: of the tier low, preempted by the others (reconcilers/admission.h); its
+	 * stop once preempted (-1: not), the job that preempts it, and how often it was. */
+	bool low;
+	int64_t stop;
+	size_t by;
+	int preemptions;
+};
+
+/* A stretch of time a job's pods held their nodes, for the utilisation over a window. */
+struct held {
+	int nodes;
+	int64_t from, to;
 };
 
 struct outcome {
 	double makespan;
 	double utilisation, mean_wait;
 	size_t backfilled, cycles;
+	/* --scavenge: the makespan of the jobs of the trace, the utilisation over it (the low
+	 * jobs' runs too, preempted ones included), their mean wait, and the preemptions. */
+	double trace_makespan, trace_utilisation, trace_wait;
+	size_t preemptions;
 	/* Each namespace's node-ticks run until the busy period ends (busy_until: the first
 	 * time a namespace has no job left waiting). */
 	int64_t busy_until;
@@ -62,7 +78,8 @@ struct outcome {
 };
 
 static size_t n_namespaces = 1;
-static int depth = 8; /* the backfill depth (admission.backfillDepth) */
+static int64_t grace = 30 * TICKS; /* --grace: a preempted job's pods stop that much later */
+static int depth = 8;              /* the backfill depth (admission.backfillDepth) */
 static double shares[MAX_NAMESPACES] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
 static const char *const ns_names[MAX_NAMESPACES] = { "ns0",  "ns1",  "ns2",  "ns3", "ns4",  "ns5",
 	                                              "ns6",  "ns7",  "ns8",  "ns9", "ns10", "ns11",
@@ -125,7 +142,22 @@ static int read_trace(struct sim_job **ret, size_t *ret_n)
 	return 0;
 }
 
-/* Runs the trace through tj_admit with backfill on or off. */
+/* The node-ticks of the stretches within [0, until]. */
+static int64_t held_until(const struct held *h, size_t n, int64_t until)
+{
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int64_t to = h[i].to < until ? h[i].to : until;
+
+		if (to > h[i].from)
+			sum += (int64_t)h[i].nodes * (to - h[i].from);
+	}
+	return sum;
+}
+
+/* Runs the trace through tj_admit with backfill on or off; the low jobs (--scavenge) fill
+ * what is idle, preempted by the others. */
 static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool backfill,
                     int64_t overhead, struct outcome *ret)
 {
@@ -139,11 +171,18 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 	struct tj_adm_job *queue = calloc(n_jobs, sizeof(*queue));
 	size_t *queued = calloc(n_jobs, sizeof(*queued));
 	struct tj_adm_release *releases = calloc(n_nodes, sizeof(*releases));
-	size_t done = 0, n_releases;
-	int64_t now = 0, busy = 0, waits = 0;
+	struct tj_adm_running *running = calloc(n_jobs, sizeof(*running));
+	size_t *running_job = calloc(n_jobs, sizeof(*running_job));
+	struct tj_adm_hold *holds = calloc(n_nodes, sizeof(*holds));
+	size_t held_cap = n_jobs * 2 + 16, n_held = 0;
+	struct held *held = calloc(held_cap, sizeof(*held));
+	bool *stopping_for = calloc(n_jobs, sizeof(*stopping_for));
+	size_t done = 0, n_releases, n_trace = 0;
+	int64_t now = 0, waits = 0, trace_end = 0;
 	int rc = -1;
 
-	if (!nodes || !names || !queue || !queued || !releases)
+	if (!nodes || !names || !queue || !queued || !releases || !running || !running_job ||
+	    !holds || !held || !stopping_for)
 		goto out;
 	*ret = (struct outcome){ 0 };
 	for (size_t i = 0; i < n_nodes; i++) {
@@ -155,16 +194,34 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 		};
 	}
 	for (size_t j = 0; j < n_jobs; j++) {
-		jobs[j].start = jobs[j].end = -1;
+		jobs[j].start = jobs[j].end = jobs[j].stop = -1;
 		jobs[j].backfilled = false;
+		jobs[j].preemptions = 0;
 		free(jobs[j].on);
 		jobs[j].on = NULL;
+		n_trace += !jobs[j].low;
 	}
-	while (done < n_jobs) {
+	/* Until every job of the trace has ended: the low ones fill what is idle meanwhile. */
+	while (done < n_trace) {
 		struct tj_adm_result *res = NULL;
-		size_t n_queue = 0;
+		size_t n_queue = 0, n_running = 0, n_holds = 0;
 		int64_t next = INT64_MAX;
 
+		/* The preempted jobs whose stop has come go back to the queue. */
+		for (size_t j = 0; j < n_jobs; j++) {
+			struct sim_job *job = &jobs[j];
+
+			if (job->stop >= 0 && job->stop <= now) {
+				job->start = job->end = job->stop = -1;
+				free(job->on);
+				job->on = NULL;
+			}
+		}
+		/* The jobs whose victims are still stopping. */
+		memset(stopping_for, 0, n_jobs * sizeof(*stopping_for));
+		for (size_t v = 0; v < n_jobs; v++)
+			if (jobs[v].stop > now)
+				stopping_for[jobs[v].by] = true;
 		/* The cluster now: who runs where, and when each running job's walltime ends. */
 		fair_points(jobs, n_jobs, now, points);
 		for (size_t i = 0; i < n_nodes; i++)
@@ -174,6 +231,8 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 			struct sim_job *job = &jobs[j];
 
 			if (job->start < 0) {
+				bool preempting = !job->low && stopping_for[j];
+
 				queue[n_queue] = (struct tj_adm_job){
 					.key = job->key,
 					.namespace = ns_names[job->ns],
@@ -183,17 +242,36 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 					.request = pod_request,
 					.creation_time = 1,
 					.walltime = job->walltime,
+					.tier = job->low ? -1000 : 0,
+					.preempts = job->low ? 0 : 1u << 1,
+					.preempting = preempting,
 				};
 				queued[n_queue++] = j;
 				continue;
 			}
 			if (job->end <= now)
 				continue;
+			if (job->low && job->stop < 0) {
+				running[n_running] = (struct tj_adm_running){
+					.key = job->key,
+					.tier = -1000,
+					.qos = 1,
+					.start = job->start,
+					.grace = grace,
+					.holds = &holds[n_holds],
+					.n_holds = (size_t)job->nodes,
+				};
+				running_job[n_running++] = j;
+			}
 			for (int p = 0; p < job->nodes; p++) {
 				nodes[job->on[p]].used = pod_request;
+				if (job->low && job->stop < 0)
+					holds[n_holds++] =
+					        (struct tj_adm_hold){ job->on[p], pod_request };
 				releases[n_releases++] = (struct tj_adm_release){
 					.node = job->on[p],
-					.at = job->start + job->walltime,
+					.at = job->stop >= 0 ? job->stop
+					                     : job->start + job->walltime,
 					.resources = pod_request,
 				};
 			}
@@ -204,7 +282,8 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 			size_t waiting = 0;
 
 			for (size_t q = 0; q < n_queue; q++)
-				has[jobs[queued[q]].ns] = true;
+				if (!jobs[queued[q]].low)
+					has[jobs[queued[q]].ns] = true;
 			for (size_t k = 0; k < n_namespaces; k++)
 				waiting += has[k];
 			if (waiting < n_namespaces)
@@ -221,6 +300,8 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 				.n_releases = n_releases,
 				.jobs = queue,
 				.n_jobs = n_queue,
+				.running = running,
+				.n_running = n_running,
 				.now = now,
 			};
 
@@ -231,6 +312,16 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 				const struct tj_adm_decision *d = &res->decisions[q];
 				struct sim_job *job = &jobs[queued[q]];
 
+				for (size_t v = 0; v < d->n_victims; v++) {
+					struct sim_job *victim = &jobs[running_job[d->victims[v]]];
+
+					victim->stop = now + grace;
+					victim->by = queued[q];
+					victim->preemptions++;
+					ret->preemptions++;
+					if (victim->end > victim->stop)
+						victim->end = victim->stop;
+				}
 				if (d->verdict == TJ_ADM_NEVER_FITS) {
 					fprintf(stderr, "sim_admission: %s never fits: %s\n",
 					        job->key, d->message);
@@ -249,14 +340,14 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 				job->end = now + (overhead + job->run < job->walltime
 				                          ? overhead + job->run
 				                          : job->walltime);
-				busy += (int64_t)job->nodes * (job->end - now - overhead);
-				waits += now;
+				if (!job->low)
+					waits += now;
 				job->backfilled = d->backfilled;
 				ret->backfilled += d->backfilled;
 			}
 			tj_adm_result_free(res);
 		}
-		/* The next event: the first end after now. */
+		/* The next event: the first end (a preempted job's stop among them) after now. */
 		for (size_t j = 0; j < n_jobs; j++)
 			if (jobs[j].start >= 0 && jobs[j].end > now && jobs[j].end < next)
 				next = jobs[j].end;
@@ -266,22 +357,48 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 			        (double)now / TICKS);
 			goto out;
 		}
+		/* The runs that end by then, each once, busy after its overhead. */
+		for (size_t j = 0; j < n_jobs; j++) {
+			struct sim_job *job = &jobs[j];
+
+			if (job->start < 0 || job->end > next || job->end <= now)
+				continue;
+			if (n_held == held_cap) {
+				void *p = realloc(held, (held_cap *= 2) * sizeof(*held));
+
+				if (!p)
+					goto out;
+				held = p;
+			}
+			held[n_held++] =
+			        (struct held){ job->nodes, job->start + overhead, job->end };
+			if (!job->low && job->end > trace_end)
+				trace_end = job->end;
+		}
 		now = next;
 		done = 0;
 		for (size_t j = 0; j < n_jobs; j++)
-			done += jobs[j].start >= 0 && jobs[j].end <= now;
+			done += !jobs[j].low && jobs[j].start >= 0 && jobs[j].end <= now;
 	}
 	if (!ret->busy_until)
 		ret->busy_until = now;
 	double total = 0;
 
 	for (size_t j = 0; j < n_jobs; j++)
-		total += (double)ran_until(&jobs[j], ret->busy_until);
+		if (!jobs[j].low)
+			total += (double)ran_until(&jobs[j], ret->busy_until);
 	for (size_t j = 0; j < n_jobs && total > 0; j++)
-		ret->ns_part[jobs[j].ns] += (double)ran_until(&jobs[j], ret->busy_until) / total;
+		if (!jobs[j].low)
+			ret->ns_part[jobs[j].ns] +=
+			        (double)ran_until(&jobs[j], ret->busy_until) / total;
 	ret->makespan = (double)now / TICKS;
-	ret->utilisation = (double)busy / ((double)n_nodes * (double)now);
-	ret->mean_wait = (double)waits / TICKS / (double)n_jobs;
+	ret->utilisation = (double)held_until(held, n_held, now) / ((double)n_nodes * (double)now);
+	ret->mean_wait = (double)waits / TICKS / (double)n_trace;
+	ret->trace_makespan = (double)trace_end / TICKS;
+	ret->trace_utilisation = trace_end ? (double)held_until(held, n_held, trace_end) /
+	                                             ((double)n_nodes * (double)trace_end)
+	                                   : 0;
+	ret->trace_wait = ret->mean_wait;
 	rc = 0;
 out:
 	free(nodes);
@@ -289,6 +406,11 @@ out:
 	free(queue);
 	free(queued);
 	free(releases);
+	free(running);
+	free(running_job);
+	free(holds);
+	free(held);
+	free(stopping_for);
 	return rc;
 }
 
@@ -302,8 +424,8 @@ static void print_jobs(const char *way, const struct sim_job *jobs, size_t n_job
 static int usage(void)
 {
 	fprintf(stderr, "usage: sim_admission NODES [--overhead SECONDS] [--jobs] "
-	                "[--shares A:B:...] [--depth N] < trace (lines: nodes walltime run "
-	                "[namespace])\n");
+	                "[--shares A:B:...] [--depth N] [--scavenge RUN [--grace SECONDS]] < "
+	                "trace (lines: nodes walltime run [namespace])\n");
 	return 2;
 }
 
@@ -348,9 +470,9 @@ static double print_parts(const char *way, const struct outcome *o)
 int main(int argc, char **argv)
 {
 	struct sim_job *jobs;
-	struct outcome fifo, backfill;
+	struct outcome fifo, backfill, scavenge = { 0 };
 	size_t n_jobs, n_nodes = argc > 1 ? strtoul(argv[1], NULL, 10) : 0;
-	int64_t work = 0, overhead = 0;
+	int64_t work = 0, overhead = 0, scavenge_run = 0;
 	bool per_job = false;
 	int rc = 1;
 
@@ -365,6 +487,14 @@ int main(int argc, char **argv)
 				return usage();
 		} else if (strcmp(argv[i], "--shares") == 0 && i + 1 < argc) {
 			if (parse_shares(argv[++i]) < 0)
+				return usage();
+		} else if (strcmp(argv[i], "--scavenge") == 0 && i + 1 < argc) {
+			scavenge_run = atoll(argv[++i]) * TICKS;
+			if (scavenge_run < TICKS || scavenge_run > 86400LL * TICKS)
+				return usage();
+		} else if (strcmp(argv[i], "--grace") == 0 && i + 1 < argc) {
+			grace = atoll(argv[++i]) * TICKS;
+			if (grace < 0 || grace > 3600LL * TICKS)
 				return usage();
 		} else if (strcmp(argv[i], "--overhead") == 0 && i + 1 < argc) {
 			char *end;
@@ -405,14 +535,53 @@ int main(int argc, char **argv)
 	double fifo_gap = n_namespaces > 1 ? print_parts("fifo", &fifo) : 0;
 	double backfill_gap = n_namespaces > 1 ? print_parts("backfill", &backfill) : 0;
 
+	/* The scavengers: a backlog of one-node jobs of the tier low, in a namespace of their
+	 * own, enough to keep every node busy one and a half times the backfill's makespan. */
+	if (scavenge_run) {
+		size_t n_low = (size_t)((double)n_nodes * backfill.makespan * TICKS * 1.5 /
+		                        (double)scavenge_run) +
+		               1;
+
+		if (n_jobs + n_low > MAX_JOBS || n_namespaces >= MAX_NAMESPACES) {
+			fprintf(stderr, "sim_admission: too many scavengers (%zu)\n", n_low);
+			goto out;
+		}
+		for (size_t k = 0; k < n_low; k++) {
+			struct sim_job *low = &jobs[n_jobs + k];
+
+			*low = (struct sim_job){ .nodes = 1,
+				                 .ns = (int)n_namespaces,
+				                 .walltime = 2 * scavenge_run,
+				                 .run = scavenge_run,
+				                 .low = true };
+			snprintf(low->key, sizeof(low->key), "sim/low%05zu", k);
+		}
+		n_namespaces++; /* for the fair share; the parts count the trace's alone */
+		if (simulate(jobs, n_jobs + n_low, n_nodes, true, overhead, &scavenge) < 0)
+			goto out;
+		n_namespaces--;
+		for (size_t k = 0; k < n_low; k++)
+			free(jobs[n_jobs + k].on);
+		printf("scavenge: %zu low jobs of %.0f s (grace %.0f s): the trace's makespan "
+		       "%.1f s, utilisation %.1f %% over it, the trace's wait mean %.0f s "
+		       "(%+.0f s against backfill), %zu preemptions\n",
+		       n_low, (double)scavenge_run / TICKS, (double)grace / TICKS,
+		       scavenge.trace_makespan, 100 * scavenge.trace_utilisation,
+		       scavenge.trace_wait, scavenge.trace_wait - backfill.mean_wait,
+		       scavenge.preemptions);
+	}
+
 	printf("{\"jobs\": %zu, \"nodes\": %zu, \"overhead_s\": %.1f, \"fifo_makespan_s\": %.1f, "
 	       "\"fifo_utilisation\": %.4f, \"fifo_wait_mean_s\": %.1f, "
 	       "\"backfill_makespan_s\": %.1f, \"backfill_utilisation\": %.4f, "
 	       "\"backfill_wait_mean_s\": %.1f, \"backfilled\": %zu, \"namespaces\": %zu, "
-	       "\"fifo_share_gap\": %.4f, \"backfill_share_gap\": %.4f}\n",
+	       "\"fifo_share_gap\": %.4f, \"backfill_share_gap\": %.4f, "
+	       "\"scavenge_utilisation\": %.4f, \"scavenge_wait_mean_s\": %.1f, "
+	       "\"preemptions\": %zu}\n",
 	       n_jobs, n_nodes, (double)overhead / TICKS, fifo.makespan, fifo.utilisation,
 	       fifo.mean_wait, backfill.makespan, backfill.utilisation, backfill.mean_wait,
-	       backfill.backfilled, n_namespaces, fifo_gap, backfill_gap);
+	       backfill.backfilled, n_namespaces, fifo_gap, backfill_gap,
+	       scavenge.trace_utilisation, scavenge.trace_wait, scavenge.preemptions);
 	rc = 0;
 out:
 	for (size_t j = 0; j < n_jobs; j++)

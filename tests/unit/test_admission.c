@@ -1823,8 +1823,8 @@ static const struct adm_case cases[] = {
 	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
 	                         "free; expected start 10:00Z; preempting 1 job of lower tiers: "
 	                         "low/a" } } },
-	{ .name = "only the jobs that get a reservation (the backfill depth) preempt: with the "
-	          "head alone, the second waits without victims",
+	{ .name = "a job past the backfill depth preempts too, but only off the nodes reserved "
+	          "for the jobs ahead: the head takes low/b's node, the second low/a's",
 	  .nodes = { GH("n-1"), GH("n-2") },
 	  .running = { { .key = "low/a",
 	                 .tier = -1000,
@@ -1861,8 +1861,11 @@ static const struct adm_case cases[] = {
 	              .verdict = TJ_ADM_WAITING,
 	              .reason = "Resources",
 	              POS(2, 2),
+	              .start = NOW + 30,
+	              .victims = { "low/a" },
 	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
-	                         "free; expected start unknown" } } },
+	                         "free; expected start 10:00Z; preempting 1 job of lower tiers: "
+	                         "low/a" } } },
 };
 
 /* The input of a case, in storage the test owns. */
