@@ -254,16 +254,11 @@ static void fetch_records(struct tj_plugin *p, const char *ns, cJSON *jobs)
 	tj_plugin_reply_clear(&reply);
 }
 
-int tj_slurm_jobs_fetch(struct tj_plugin *p, bool all_namespaces, int64_t now,
-                        struct tj_slurm_jobs *ret)
+/* The TrainJobs of ns (NULL: every namespace) and, with_pods, their pods; with records, the
+ * deleted jobs' accounting records too. */
+static int fetch(struct tj_plugin *p, const char *ns, bool with_pods, bool records, int64_t now,
+                 struct tj_slurm_jobs *ret)
 {
-	return tj_slurm_jobs_fetch_records(p, all_namespaces, false, now, ret);
-}
-
-int tj_slurm_jobs_fetch_records(struct tj_plugin *p, bool all_namespaces, bool records, int64_t now,
-                                struct tj_slurm_jobs *ret)
-{
-	const char *ns = all_namespaces ? NULL : p->namespace;
 	struct tj_ref jobs_ref = { .resource = &tj_resource_trainjobs, .namespace = ns };
 	struct tj_ref pods_ref = { .resource = &tj_resource_pods, .namespace = ns };
 	cJSON *jobs = NULL, *pods = NULL;
@@ -272,7 +267,7 @@ int tj_slurm_jobs_fetch_records(struct tj_plugin *p, bool all_namespaces, bool r
 	r = list_all(p, &jobs_ref, NULL, &jobs);
 	if (r == 0 && records)
 		fetch_records(p, ns, jobs);
-	if (r == 0 && cJSON_GetArraySize(jobs) > 0)
+	if (r == 0 && with_pods && cJSON_GetArraySize(jobs) > 0)
 		r = list_all(p, &pods_ref, TJ_LABEL_TRAINJOB, &pods);
 	if (r == 0) {
 		r = tj_slurm_jobs_from_lists(jobs, pods, now, ret);
@@ -282,4 +277,21 @@ int tj_slurm_jobs_fetch_records(struct tj_plugin *p, bool all_namespaces, bool r
 	cJSON_Delete(jobs);
 	cJSON_Delete(pods);
 	return r;
+}
+
+int tj_slurm_jobs_fetch(struct tj_plugin *p, bool all_namespaces, int64_t now,
+                        struct tj_slurm_jobs *ret)
+{
+	return fetch(p, all_namespaces ? NULL : p->namespace, true, false, now, ret);
+}
+
+int tj_slurm_jobs_fetch_records(struct tj_plugin *p, bool all_namespaces, bool records, int64_t now,
+                                struct tj_slurm_jobs *ret)
+{
+	return fetch(p, all_namespaces ? NULL : p->namespace, true, records, now, ret);
+}
+
+int tj_slurm_jobs_fetch_cluster(struct tj_plugin *p, int64_t now, struct tj_slurm_jobs *ret)
+{
+	return fetch(p, NULL, false, true, now, ret);
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "base/rfc3339.h"
+#include "reconcilers/dependency.h"
 
 static const struct {
 	const char *letters, *name;
@@ -63,6 +64,19 @@ enum tj_slurm_state tj_slurm_state_of(const struct tj_trainjob *job, bool live_p
 bool tj_slurm_state_waiting(enum tj_slurm_state s)
 {
 	return s == TJ_SLURM_PENDING || s == TJ_SLURM_PREEMPTED;
+}
+
+bool tj_slurm_in_queue(const struct tj_trainjob *job)
+{
+	const struct tj_trainjob_status *st = &job->status;
+
+	if (job->deletion_time || st->start_time || job->suspend || !tj_trainjob_is_ours(job))
+		return false;
+	if (st->state != TJ_STATE_NONE && st->state != TJ_STATE_QUEUED)
+		return false;
+	return strcmp(st->reason, TJ_REASON_HELD) != 0 &&
+	       strcmp(st->reason, TJ_REASON_DEPENDENCY) != 0 &&
+	       strcmp(st->reason, TJ_REASON_DEPENDENCY_NEVER) != 0;
 }
 
 const char *tj_slurm_state_letters(enum tj_slurm_state s)

@@ -26,6 +26,12 @@ enum tj_slurm_state {
  * reason; live_pods is whether the job still has pods that have not ended. */
 enum tj_slurm_state tj_slurm_state_of(const struct tj_trainjob *job, bool live_pods);
 
+/* Whether the job waits in the controller's queue, or will once the controller has seen it:
+ * not being deleted, not started (no status.startTime), Queued or without a state yet, held
+ * neither by its owner (scontrol hold) nor by a dependency, not suspended, and left to no
+ * other admitter (spec.managedBy; a job Kueue holds is suspended). */
+bool tj_slurm_in_queue(const struct tj_trainjob *job);
+
 /* "PD", "R", ... and "PENDING", "RUNNING", ... */
 const char *tj_slurm_state_letters(enum tj_slurm_state s);
 const char *tj_slurm_state_name(enum tj_slurm_state s);

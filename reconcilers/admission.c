@@ -344,15 +344,7 @@ static int index_nodes(struct run *r)
 
 static struct job_key job_key_of(const struct tj_adm_input *in, size_t i)
 {
-	const struct tj_adm_job *job = &in->jobs[i];
-
-	return (struct job_key){ .bucket = bucket_of_class(in, job->class_index),
-		                 .restart = job->restart,
-		                 .tier = job->tier,
-		                 .priority = job->priority,
-		                 .creation_time = job->creation_time,
-		                 .job = job,
-		                 .index = i };
+	return tj_adm_job_key(&in->jobs[i], bucket_of_class(in, in->jobs[i].class_index), i);
 }
 
 /* Every job's place in the queue of its class. */

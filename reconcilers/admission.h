@@ -337,6 +337,22 @@ struct tj_adm_result {
 /* Decides every job of the queue. Returns 0, or -ENOMEM (-EINVAL for an index out of range). */
 int tj_admit(const struct tj_adm_input *in, struct tj_adm_result **ret);
 
+/* What placed one job in the queue's order (the rule "Order" above). */
+struct tj_adm_rank {
+	size_t job;     /* index into the jobs given */
+	int64_t place;  /* the place in time it takes: its creation time, or that of another job
+	                   of its namespace and tier, as their own priorities swap them */
+	int age_points; /* reconcilers/fair_share.h, at place */
+	int64_t score;  /* its fair_share plus age_points: inside its class and tier, higher
+	                   first */
+};
+
+/* The n jobs in the queue's order, as tj_admit orders them: class by class (a class_index
+ * below n_classes, or -1: last), restarts, tier, score, place, then the key. ret (room for n)
+ * gets the k-th job of the order at k. 0, -EINVAL for a class out of range, or -ENOMEM. */
+int tj_adm_order(const struct tj_adm_job *jobs, size_t n, size_t n_classes, int64_t now,
+                 struct tj_adm_rank *ret);
+
 /* Accepts NULL; returns NULL. */
 struct tj_adm_result *tj_adm_result_free(struct tj_adm_result *res);
 

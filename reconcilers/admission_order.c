@@ -16,6 +16,17 @@
 #include "reconcilers/admission_run.h"
 #include "reconcilers/fair_share.h"
 
+struct job_key tj_adm_job_key(const struct tj_adm_job *job, size_t bucket, size_t index)
+{
+	return (struct job_key){ .bucket = bucket,
+		                 .restart = job->restart,
+		                 .tier = job->tier,
+		                 .priority = job->priority,
+		                 .creation_time = job->creation_time,
+		                 .job = job,
+		                 .index = index };
+}
+
 /* By class, restarts first, then the higher tier. */
 static int cmp_class_tier(const struct job_key *x, const struct job_key *y)
 {
@@ -133,5 +144,34 @@ int tj_adm_order_jobs(struct job_key *keys, size_t n, int64_t now)
 		keys[i].score = (int64_t)keys[i].job->fair_share +
 		                tj_fair_share_age_points(keys[i].place, now);
 	tj_adm_sort_keys(keys, n, sizeof(*keys), cmp_queue);
+	return 0;
+}
+
+int tj_adm_order(const struct tj_adm_job *jobs, size_t n, size_t n_classes, int64_t now,
+                 struct tj_adm_rank *ret)
+{
+	const struct tj_adm_input classes = { .n_classes = n_classes };
+	struct job_key *keys;
+
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i].class_index < -1 ||
+		    (jobs[i].class_index >= 0 && (size_t)jobs[i].class_index >= n_classes))
+			return -EINVAL;
+	if (!(keys = calloc(n + 1, sizeof(*keys))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		keys[i] =
+		        tj_adm_job_key(&jobs[i], bucket_of_class(&classes, jobs[i].class_index), i);
+	if (tj_adm_order_jobs(keys, n, now) < 0) {
+		free(keys);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++)
+		ret[k] = (struct tj_adm_rank){ .job = keys[k].index,
+			                       .place = keys[k].place,
+			                       .age_points =
+			                               tj_fair_share_age_points(keys[k].place, now),
+			                       .score = keys[k].score };
+	free(keys);
 	return 0;
 }

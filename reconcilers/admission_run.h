@@ -312,6 +312,9 @@ void tj_adm_sort_releases(struct release_key *keys, size_t n);
 /* Sorts n keys of size bytes by cmp, in one pass when they are in order already. */
 void tj_adm_sort_keys(void *keys, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
+/* admission_order.c: the key of job, the index-th of the input, in bucket (its class's). */
+struct job_key tj_adm_job_key(const struct tj_adm_job *job, size_t bucket, size_t index);
+
 /* admission_order.c: sorts the keys of the jobs (bucket, restart, tier, priority,
  * creation_time, job and index filled in) into the queue's order at now, filling place,
  * own_rank and score. 0 or -ENOMEM. */

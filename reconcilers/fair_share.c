@@ -1,6 +1,10 @@
 #include "reconcilers/fair_share.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reconcilers/qos.h"
 
 double tj_fair_share_decayed(int64_t gpu_seconds, int64_t start, int64_t until, int64_t now,
                              int64_t half_life)
@@ -43,4 +47,77 @@ int tj_fair_share_age_points(int64_t place, int64_t now)
 	if (age >= TJ_FAIR_SHARE_MAX_AGE)
 		return TJ_FAIR_SHARE_AGE_WEIGHT;
 	return (int)(age * TJ_FAIR_SHARE_AGE_WEIGHT / TJ_FAIR_SHARE_MAX_AGE);
+}
+
+static int cmp_account(const void *a, const void *b)
+{
+	const struct tj_fair_share_account *x = a, *y = b;
+
+	return strcmp(x->namespace, y->namespace);
+}
+
+const struct tj_fair_share_account *tj_fair_share_find(const struct tj_fair_share_account *accounts,
+                                                       size_t n, const char *ns)
+{
+	struct tj_fair_share_account key = { .namespace = ns };
+
+	return n ? bsearch(&key, accounts, n, sizeof(key), cmp_account) : NULL;
+}
+
+struct tj_fair_share_account *tj_fair_share_account_of(struct tj_fair_share_account *accounts,
+                                                       size_t *n, size_t cap, const char *ns)
+{
+	size_t lo = 0, hi = *n;
+	char *name;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(accounts[mid].namespace, ns);
+
+		if (c == 0)
+			return &accounts[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (*n >= cap || !(name = strdup(ns)))
+		return NULL;
+	memmove(&accounts[lo + 1], &accounts[lo], (*n - lo) * sizeof(*accounts));
+	accounts[lo] = (struct tj_fair_share_account){ .namespace = name };
+	(*n)++;
+	return &accounts[lo];
+}
+
+void tj_fair_share_charge(struct tj_fair_share_account *accounts, size_t *n, size_t cap,
+                          const char *ns, int64_t gpu_seconds, int64_t start, int64_t until,
+                          int64_t half_life, int64_t now)
+{
+	struct tj_fair_share_account *a;
+
+	if (gpu_seconds <= 0 || !(a = tj_fair_share_account_of(accounts, n, cap, ns)))
+		return;
+	a->usage += tj_fair_share_decayed(gpu_seconds, start, until, now, half_life);
+}
+
+double tj_fair_share_share_of(const struct tj_admission_policy *policy, const char *ns)
+{
+	const struct tj_qos_namespace *rule = tj_qos_namespace_rule(policy, ns);
+
+	return rule && rule->share > 0 ? (double)rule->share : 1;
+}
+
+void tj_fair_share_settle(struct tj_fair_share_account *accounts, size_t n,
+                          const struct tj_admission_policy *policy)
+{
+	for (size_t i = 0; i < n; i++)
+		accounts[i].share = tj_fair_share_share_of(policy, accounts[i].namespace);
+	tj_fair_share_factors(accounts, n);
+}
+
+void tj_fair_share_accounts_free(struct tj_fair_share_account *accounts, size_t n)
+{
+	for (size_t i = 0; accounts && i < n; i++)
+		free((char *)accounts[i].namespace);
+	free(accounts);
 }

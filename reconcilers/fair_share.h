@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reconcilers/settings.h"
+
 #define TJ_FAIR_SHARE_WEIGHT     10000
 #define TJ_FAIR_SHARE_AGE_WEIGHT 1000
 #define TJ_FAIR_SHARE_MAX_AGE    (7 * 86400)
@@ -35,11 +37,12 @@ double tj_fair_share_decayed(int64_t gpu_seconds, int64_t start, int64_t until, 
                              int64_t half_life);
 
 struct tj_fair_share_account {
-	const char *namespace; /* borrowed */
-	double usage;          /* decayed GPU-seconds */
-	double share;          /* the configured share, > 0 */
-	double factor;         /* out: 2^(-U/S) */
-	int points;            /* out: factor x TJ_FAIR_SHARE_WEIGHT, rounded */
+	/* borrowed; owned when tj_fair_share_account_of made the account */
+	const char *namespace;
+	double usage;  /* decayed GPU-seconds */
+	double share;  /* the configured share, > 0 */
+	double factor; /* out: 2^(-U/S) */
+	int points;    /* out: factor x TJ_FAIR_SHARE_WEIGHT, rounded */
 };
 
 /* Fills factor and points of each of the n accounts from their usage and share. */
@@ -47,3 +50,36 @@ void tj_fair_share_factors(struct tj_fair_share_account *accounts, size_t n);
 
 /* The age points of a job that has waited since place (unix seconds). */
 int tj_fair_share_age_points(int64_t place, int64_t now);
+
+/* The accounts of a whole cluster, as the controller and the plugins (kubectl sshare, sprio)
+ * make them, so that both show the same numbers: an account for every namespace that waits
+ * for GPUs (tj_fair_share_account_of) or whose TrainJobs used some (tj_fair_share_charge),
+ * then their shares and factors (tj_fair_share_settle). */
+
+/* The account of namespace ns among the n accounts (sorted by namespace; room for cap),
+ * added with nothing used (its name a copy it owns) when missing. NULL when there is no
+ * room, or -ENOMEM. */
+struct tj_fair_share_account *tj_fair_share_account_of(struct tj_fair_share_account *accounts,
+                                                       size_t *n, size_t cap, const char *ns);
+
+/* The account of ns among the n sorted accounts, or NULL. */
+const struct tj_fair_share_account *tj_fair_share_find(const struct tj_fair_share_account *accounts,
+                                                       size_t n, const char *ns);
+
+/* Adds what a job of namespace ns used to the account of ns: gpu_seconds held from start to
+ * until (its status.gpuSeconds, startTime and gpuSecondsCountedUntil, or its accounting
+ * record's), decayed with half_life to now (tj_fair_share_decayed). A job that used nothing
+ * adds no account. */
+void tj_fair_share_charge(struct tj_fair_share_account *accounts, size_t *n, size_t cap,
+                          const char *ns, int64_t gpu_seconds, int64_t start, int64_t until,
+                          int64_t half_life, int64_t now);
+
+/* The share of namespace ns in policy: its rule's (its own, else "*"'s), else 1. */
+double tj_fair_share_share_of(const struct tj_admission_policy *policy, const char *ns);
+
+/* Sets the share of each of the n accounts from policy, then their factors and points. */
+void tj_fair_share_settle(struct tj_fair_share_account *accounts, size_t n,
+                          const struct tj_admission_policy *policy);
+
+/* Frees the names of the n accounts that tj_fair_share_account_of made, and the array. */
+void tj_fair_share_accounts_free(struct tj_fair_share_account *accounts, size_t n);

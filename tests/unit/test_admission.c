@@ -2373,12 +2373,81 @@ static void test_worth_telling(void **state)
 	}
 }
 
+/* tj_adm_order: the order tj_admit decides in, with what placed each job. */
+static void test_order(void **state)
+{
+	/* In class 0 the restart goes first whatever its tier, then c's job of the high tier
+	 * whatever its fair share, then the others by fair share plus age: a/late (its own
+	 * priority 5) takes the place in time of a/early, a week old, and its age, and a/early
+	 * moves to late's. Class -1 comes last. */
+	const struct tj_adm_job jobs[] = {
+		{ .key = "a/early",
+		  .namespace = "a",
+		  .class_index = 0,
+		  .fair_share = 5000,
+		  .creation_time = NOW - 7 * 86400 },
+		{ .key = "a/late",
+		  .namespace = "a",
+		  .class_index = 0,
+		  .fair_share = 5000,
+		  .priority = 5,
+		  .creation_time = NOW - 3600 },
+		{ .key = "b/fresh",
+		  .namespace = "b",
+		  .class_index = 0,
+		  .fair_share = 10000,
+		  .creation_time = NOW },
+		{ .key = "c/vip",
+		  .namespace = "c",
+		  .class_index = 0,
+		  .fair_share = 100,
+		  .tier = 1000,
+		  .creation_time = NOW },
+		{ .key = "c/cpu",
+		  .namespace = "c",
+		  .class_index = -1,
+		  .fair_share = 100,
+		  .creation_time = NOW },
+		{ .key = "d/restart",
+		  .namespace = "d",
+		  .class_index = 0,
+		  .restart = true,
+		  .tier = -1000,
+		  .creation_time = NOW },
+	};
+	static const struct {
+		size_t job;
+		int64_t place;
+		int age_points;
+		int64_t score;
+	} want[] = {
+		{ 5, NOW, 0, 0 },           { 3, NOW, 0, 100 },
+		{ 2, NOW, 0, 10000 },       { 1, NOW - 7 * 86400, 1000, 6000 },
+		{ 0, NOW - 3600, 5, 5005 }, { 4, NOW, 0, 100 },
+	};
+	struct tj_adm_rank ranks[6];
+
+	(void)state;
+	assert_int_equal(tj_adm_order(jobs, 6, 1, NOW, ranks), 0);
+	for (size_t k = 0; k < 6; k++) {
+		print_message("#   rank %zu\n", k);
+		assert_int_equal(ranks[k].job, want[k].job);
+		assert_int_equal(ranks[k].place, want[k].place);
+		assert_int_equal(ranks[k].age_points, want[k].age_points);
+		assert_int_equal(ranks[k].score, want[k].score);
+	}
+	/* A class the input does not have. */
+	assert_int_equal(tj_adm_order(jobs, 6, 0, NOW, ranks), -EINVAL);
+	assert_int_equal(tj_adm_order(NULL, 0, 0, NOW, ranks), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_admission_table), cmocka_unit_test(test_stats_per_class),
 		cmocka_unit_test(test_empty_input),     cmocka_unit_test(test_invalid_input),
 		cmocka_unit_test(test_reason_index),    cmocka_unit_test(test_worth_telling),
+		cmocka_unit_test(test_order),
 	};
 	return cmocka_run_group_tests_name("admission", tests, NULL, NULL);
 }

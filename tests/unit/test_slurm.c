@@ -89,6 +89,48 @@ static void test_states(void **state)
 	assert_false(tj_slurm_state_finished(TJ_SLURM_COMPLETING));
 }
 
+static void test_in_queue(void **state)
+{
+	static const struct {
+		const char *what, *spec, *status, *meta;
+		bool want;
+	} cases[] = {
+		{ "queued", "{}", "{'state':'Queued','reason':'Resources'}", NULL, true },
+		{ "not seen yet", "{}", "{}", NULL, true },
+		{ "preempted, queued again", "{}",
+		  "{'state':'Queued','reason':'Preempted','preemptions':1}", NULL, true },
+		{ "held", "{}", "{'state':'Queued','reason':'JobHeldUser'}", NULL, false },
+		{ "waits for a dependency", "{}", "{'state':'Queued','reason':'Dependency'}", NULL,
+		  false },
+		{ "its dependency never met", "{}",
+		  "{'state':'Queued','reason':'DependencyNeverSatisfied'}", NULL, false },
+		{ "admitted, its pods starting", "{}",
+		  "{'state':'Pending','reason':'PodsStarting'}", NULL, false },
+		{ "started once", "{}",
+		  "{'state':'Queued','reason':'Resources','startTime':'2026-11-29T11:00:00Z'}",
+		  NULL, false },
+		{ "suspended", "{'suspend':true}", "{}", NULL, false },
+		{ "another controller's", "{'managedBy':'kueue.x-k8s.io/multikueue'}", "{}", NULL,
+		  false },
+		{ "being deleted", "{}", "{'state':'Queued','reason':'Resources'}",
+		  ",'deletionTimestamp':'2026-11-29T11:00:00Z'", false },
+		{ "running", "{}", "{'state':'Running','reason':'AllPodsRunning'}", NULL, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char spec[256];
+		struct tj_trainjob *job;
+
+		snprintf(spec, sizeof(spec), "{'runtimeRef':{'name':'torch-gh200'}%s%s",
+		         strcmp(cases[i].spec, "{}") == 0 ? "" : ",", cases[i].spec + 1);
+		job = job_with("a", spec, cases[i].status, cases[i].meta);
+		if (tj_slurm_in_queue(job) != cases[i].want)
+			fail_msg("case \"%s\": want %d", cases[i].what, cases[i].want);
+		tj_trainjob_free(job);
+	}
+}
+
 static void test_durations_and_times(void **state)
 {
 	static const struct {
@@ -442,6 +484,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_states),
+		cmocka_unit_test(test_in_queue),
 		cmocka_unit_test(test_durations_and_times),
 		cmocka_unit_test(test_hostlists),
 		cmocka_unit_test(test_parse_time),
