@@ -1,7 +1,8 @@
 /* The fair share of the admitter's queue (reconcilers/fair_share.h): each namespace's usage,
- * read from the GPU-seconds its TrainJobs recorded, and the fair-share points its queued
- * jobs are ordered by. The usage moves slowly (a half-life of days), so it is read again at
- * most every TJ_FAIR_SHARES_PERIOD_S, or when a namespace it does not know queues a job. */
+ * read from the GPU-seconds its TrainJobs recorded and its deleted jobs' accounting records
+ * (the same numbers kubectl sshare reads), and the fair-share points its queued jobs are
+ * ordered by. It is read again at most every TJ_FAIR_SHARES_PERIOD_S (a walk of the
+ * TrainJobs), or when a namespace it does not know queues a job. */
 #pragma once
 
 #include <stddef.h>
@@ -10,7 +11,7 @@
 #include "controller/admitter_queue.h"
 #include "reconcilers/fair_share.h"
 
-#define TJ_FAIR_SHARES_PERIOD_S 60
+#define TJ_FAIR_SHARES_PERIOD_S 10
 /* The most namespaces accounted; past it, those read last count as having used nothing. */
 #define TJ_FAIR_SHARES_MAX 4096
 

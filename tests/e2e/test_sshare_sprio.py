@@ -55,7 +55,7 @@ def test_sshare_and_sprio_show_the_controllers_fair_share_and_order(controller, 
 
     # sshare: the namespace that ran a job against the one that ran nothing, each the same as
     # the controller's metrics once both have read the same TrainJobs (the controller reads
-    # the usage again every minute, and the running blocker's count moves).
+    # the usage again every 10 seconds).
     def agree():
         share = {r["Account"]: r for r in rows(plugin("sshare", "-A", "--config-map", config_map).stdout)}
         scrape = controller.metrics()
