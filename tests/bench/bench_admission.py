@@ -3,7 +3,8 @@
 queue at scale (5,000 jobs on 2,000 nodes). Each part uses its own local cluster of KWOK
 nodes, started if none runs and stopped at the end if it was started here.
 
-  tests/bench/bench_admission.py trace [--jobs 150] [--seed 1]
+  tests/bench/bench_admission.py trace [--jobs 150] [--seed 1] [--ways scheduler,fifo,backfill]
+  tests/bench/bench_admission.py trace --jobs 40 --ways backfill,shares
   tests/bench/bench_admission.py scale [--jobs 5000] [--nodes 2000]
   tests/bench/bench_admission.py all          # both, one after the other (the default)
   tests/bench/bench_admission.py --self-test  # the metrics on synthetic timelines; no cluster
@@ -13,12 +14,15 @@ The trace (cluster TJC_CLUSTER=bench-admission, 32 GH200 nodes of 4 GPUs, no H10
 (activeDeadlineSeconds) of 20 to 120 s; its pods run (annotation
 sim.trainjob.flame.dev/run-time) for 30 to 90 % of the walltime, and at least 5 s less than
 it, so that a job that starts whole always ends before its deadline. Sizes, walltimes and run
-times are drawn from a seeded RNG (--seed). The same trace runs three ways, each with a
-fresh controller process and its own --config:
+times are drawn from a seeded RNG (--seed). The same trace runs up to four ways (--ways), each
+with a fresh controller process and its own --config:
 
   scheduler  admission.enabled: false: pods are created at once, kube-scheduler alone decides;
   fifo       admission, backfill: false (nothing starts behind a blocked head);
-  backfill   admission, backfill: true (EASY backfill).
+  backfill   admission, backfill: true (EASY backfill);
+  shares     backfill, the jobs dealt in turn to three namespaces whose admission.namespaces
+             entries give them the fair shares 2, 1 and 1 (bench-share-a, -b, -c): each
+             submits a third of the jobs, far more than its share, all at once.
 
 Each way creates every TrainJob at once (the plain client of bench_expansion.py, 32
 connections) and watches pods and TrainJobs until each job is Complete or Failed, or a
@@ -45,10 +49,18 @@ objects' own timestamps have whole seconds) it reports:
   - makespan: from the first TrainJob create sent to the last job seen Complete or Failed;
   - wait, mean and p95: from the TrainJob's ADDED event to its first pod Running (and,
     beside it, to its whole gang Running); jobs that never ran are counted apart;
-  - jobs Complete, Failed, of which DeadlineExceeded, and jobs whose gang was never whole.
+  - jobs Complete, Failed, of which DeadlineExceeded, and jobs whose gang was never whole;
+  - shares: the busy period, from the first create sent until the first moment a namespace
+    has no job left waiting (every job of it admitted, its first pod created, or ended
+    without one), as tests/bench/sim_admission.c counts it; each namespace's busy GPU-seconds
+    (pods Running) over it, its part of their sum, and the gap between that part and its
+    share, relative to the share (0.1: a part of 45 or 55 % for a share of 50 %); the
+    largest gap is share_error_max.
 
 Goals: zero split GPU-seconds with admission (and little "other" in the partial-gang figure);
-backfill utilisation >= 90 % and above FIFO's.
+backfill utilisation >= 90 % and above FIFO's; shares: every namespace's part within 10 % of
+its share, at a utilisation no lower than the backfill way's (and than 90.7 %, the 300-job
+backfill run's).
 
 Why 150 jobs by default, not 300: the trace's work is about 4.5 nodes x 38 s per job, so 300
 jobs keep 32 nodes busy for about 1,800 s at 100 % utilisation (30 to 33 minutes per
@@ -112,7 +124,8 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_expansion import (  # noqa: E402
-    CLUSTER_SH, REPO, TJ_API, TRAINJOB_LABEL, Api, Controller, delete_everything, kubectl, log, setup)
+    CLUSTER_SH, REPO, TJ_API, TRAINJOB_LABEL, Api, Controller, create_namespace, delete_everything, kubectl, log,
+    setup)
 
 RUNTIME = "torch-gh200"
 GPU = "nvidia.com/gpu"
@@ -121,10 +134,15 @@ RUN_TIME = "sim.trainjob.flame.dev/run-time"
 BENCH_LABEL = "bench.trainjob.flame.dev/admission"
 YARDSTICK_LABEL = "bench.trainjob.flame.dev/yardstick"
 POD_NAME = re.compile(r"^(.*)-node-0-(\d+)-a(\d+)$")
+SHARES = {"bench-share-a": 2, "bench-share-b": 1, "bench-share-c": 1}  # the shares way's
 WAYS = {  # name: the config's admission section
     "scheduler": {"enabled": False},
     "fifo": {"enabled": True, "backfill": False},
     "backfill": {"enabled": True, "backfill": True},
+    # The shipped "*" entry, and one for each namespace of the shares way with its share.
+    "shares": {"enabled": True, "backfill": True, "namespaces": [
+        {"namespace": ns, "allowed": ["normal", "low"], "default": "normal", "share": share}
+        for ns, share in [("*", 1), *SHARES.items()]]},
 }
 
 
@@ -215,13 +233,24 @@ def job_figures(nodes, pods, t_end):
     return out
 
 
+def pods_by_job(pods):
+    by_job = {}
+    for p in pods:
+        by_job.setdefault(p["job"], []).append(p)
+    return by_job
+
+
+def trace_end(jobs, t_end):
+    """When the last of jobs ended, or t_end if one has not."""
+    ended = [j["ended"] for j in jobs.values() if j.get("ended") is not None]
+    return max(ended) if len(ended) == len(jobs) and ended else t_end
+
+
 def trace_figures(jobs, pods, capacity_gpus, t0, t_end):
     """The report of one way. jobs: {name: {nodes, created, ended, state, reason}}; pods:
     dicts with job, rank, gpus, bound, running, unschedulable, ended; times are seconds on
     one clock; t0 is the first create sent, t_end the end of observation."""
-    by_job = {}
-    for p in pods:
-        by_job.setdefault(p["job"], []).append(p)
+    by_job = pods_by_job(pods)
     total = {"partial": 0.0, "split": 0.0, "busy": 0.0, "useful": 0.0}
     goodput = 0.0
     waits, whole_waits = [], []
@@ -241,9 +270,8 @@ def trace_figures(jobs, pods, capacity_gpus, t0, t_end):
         else:
             whole_waits.append(f["whole_at"] - j["created"])
         split_jobs += f["split"] > 0
-    ended = [j["ended"] for j in jobs.values() if j.get("ended") is not None]
-    finished = len(ended) == len(jobs)
-    makespan = (max(ended) if finished else t_end) - t0
+    finished = all(j.get("ended") is not None for j in jobs.values())
+    makespan = trace_end(jobs, t_end) - t0
     states = [j.get("state") for j in jobs.values()]
     return {
         "jobs": len(jobs),
@@ -268,6 +296,49 @@ def trace_figures(jobs, pods, capacity_gpus, t0, t_end):
         "failed": states.count("Failed"),
         "deadline_exceeded": sum(1 for j in jobs.values() if j.get("reason") == "DeadlineExceeded"),
     }
+
+
+def busy_by(jobs, pods, group, until):
+    """The busy GPU-seconds (pods Running) up to `until` of each group of jobs: {group(job):
+    GPU-seconds}."""
+    by_job = pods_by_job(pods)
+    out = {}
+    for name, j in jobs.items():
+        k = group(j)
+        out[k] = out.get(k, 0.0) + job_figures(j["nodes"], by_job.get(name, []), until)["busy"]
+    return out
+
+
+def busy_period_end(jobs, t_end):
+    """The first moment a namespace has no job left waiting: each of its jobs admitted (its
+    first pod created) or ended without a pod. t_end if every namespace still has one
+    waiting then. jobs: {name: {namespace, admitted, ended}}."""
+    drained = {}
+    for j in jobs.values():
+        left = j["admitted"] if j.get("admitted") is not None else j.get("ended")
+        ns = j["namespace"]
+        if left is None or (ns in drained and drained[ns] is None):
+            drained[ns] = None
+        else:
+            drained[ns] = max(drained.get(ns, left), left)
+    return min([t for t in drained.values() if t is not None] + [t_end])
+
+
+def share_figures(jobs, pods, shares, t0, t_end):
+    """Each namespace's busy GPU-seconds over the busy period (t0 to busy_period_end), its
+    part of their sum, and its gap from its share relative to the share. shares: {namespace:
+    share}; jobs as busy_period_end's, with nodes; pods as trace_figures'."""
+    end = busy_period_end(jobs, t_end)
+    used = busy_by(jobs, pods, lambda j: j["namespace"], end)
+    total, total_share = sum(used.values()), sum(shares.values())
+    parts = {ns: used.get(ns, 0.0) / total if total else 0.0 for ns in shares}
+    gaps = {ns: abs(parts[ns] - share / total_share) / (share / total_share) for ns, share in shares.items()}
+    return {"busy_period_s": round(end - t0, 2),
+            "share_gpu_s": {ns: round(used.get(ns, 0.0), 1) for ns in shares},
+            "share_parts": {ns: round(v, 4) for ns, v in parts.items()},
+            "share_targets": {ns: round(share / total_share, 4) for ns, share in shares.items()},
+            "share_errors": {ns: round(v, 4) for ns, v in gaps.items()},
+            "share_error_max": round(max(gaps.values()), 4)}
 
 
 def pair_by_nodes(ends, admissions, free, gang):
@@ -370,29 +441,32 @@ class Watch(threading.Thread):
 
 
 class Recorder:
-    """The timelines of one namespace's pods and TrainJobs, from two watches.
+    """The timelines of the pods and TrainJobs of one or more namespaces, from two watches
+    each (the TrainJobs' names must differ across them).
 
     pods: name -> {job, rank, attempt, gpus, created, bound, running, unschedulable, ended,
-    phase}; jobs: name -> {nodes, created, decided, queued, ended, state, reason, updates};
-    other: name -> ADDED time of pods that belong to no TrainJob (the yardstick's).
+    phase}; jobs: name -> {namespace, nodes, created, decided, queued, ended, state, reason,
+    updates}; other: name -> ADDED time of pods that belong to no TrainJob (the yardstick's).
     ends: times at which a bound pod ended (its node is free); admissions: (time, job) of
     each job's first pod. on_end, if given, is called on the pod watch's thread with each
     end's time. A job is decided when it is first seen
     Queued with a queuePosition, or when its first pod exists."""
 
-    def __init__(self, api, namespace, on_end=None):
+    def __init__(self, api, *namespaces, on_end=None):
         self.lock = threading.Lock()
         self.pods, self.jobs, self.other = {}, {}, {}
         self.by_job = {}  # job -> its pods' records
         self.ends, self.admissions = [], []
         self.on_end = on_end
-        self.tj = Watch(api, f"{TJ_API}/namespaces/{namespace}/trainjobs", self._job_event)
-        self.pw = Watch(api, f"/api/v1/namespaces/{namespace}/pods", self._pod_event)
+        self.watches = []
+        for ns in namespaces:
+            self.watches.append(Watch(api, f"{TJ_API}/namespaces/{ns}/trainjobs", self._job_event))
+            self.watches.append(Watch(api, f"/api/v1/namespaces/{ns}/pods", self._pod_event))
 
     def stop(self):
-        self.pw.stop()
-        self.tj.stop()
-        for w in (self.pw, self.tj):
+        for w in reversed(self.watches):
+            w.stop()
+        for w in self.watches:
             if w.error:
                 sys.exit(f"a watch failed: {w.error}")
 
@@ -402,7 +476,8 @@ class Recorder:
         with self.lock:
             j = self.jobs.get(name)
             if j is None:
-                j = self.jobs[name] = {"nodes": tj["spec"]["trainer"]["numNodes"], "created": t,
+                j = self.jobs[name] = {"namespace": tj["metadata"]["namespace"],
+                                       "nodes": tj["spec"]["trainer"]["numNodes"], "created": t,
                                        "queued_position": None, "queued": None, "ended": None,
                                        "state": None, "reason": None, "updates": 0,
                                        "expected": []}
@@ -480,25 +555,42 @@ class Recorder:
 # ---- the trace runs ----
 
 
-def trace_way(api, args, way, trace, namespace, capacity):
-    cfg = write_config(os.path.join(REPO, "build", f"bench-admission-{way}.yaml"), WAYS[way])
-    rec = Recorder(api, namespace)
-    c = Controller(args.binary, args.kubeconfig, args.log_path, cfg)
+def way_jobs(args, way, trace, namespace):
+    """The TrainJobs of a way, in the order they are created, and the names of those whose
+    end ends it."""
     names = [f"adm-{i:04d}" for i in range(len(trace))]
+    if way == "shares":
+        spaces = list(SHARES)
+        jobs = [trainjob(spaces[i % len(spaces)], name, *job) for i, (name, job) in enumerate(zip(names, trace))]
+    else:
+        jobs = [trainjob(namespace, name, *job) for name, job in zip(names, trace)]
+    return jobs, names
+
+
+def trace_way(api, args, way, trace, namespace, capacity):
+    jobs_sent, names = way_jobs(args, way, trace, namespace)
+    spaces = sorted({j["metadata"]["namespace"] for j in jobs_sent})
+    for ns in spaces:
+        if ns != namespace:  # run_trace's setup made that one
+            create_namespace(ns)
+            delete_everything(api, ns)
+    cfg = write_config(os.path.join(REPO, "build", f"bench-admission-{way}.yaml"), WAYS[way])
+    rec = Recorder(api, *spaces)
+    c = Controller(args.binary, args.kubeconfig, args.log_path, cfg)
     work = sum(n * GPUS_PER_NODE * r for n, _, r in trace)
     timeout = args.timeout or 1.8 * work / capacity + 300
     try:
-        reqs = [(f"{TJ_API}/namespaces/{namespace}/trainjobs",
-                 json.dumps(trainjob(namespace, name, *job)).encode()) for name, job in zip(names, trace)]
+        reqs = [(f"{TJ_API}/namespaces/{j['metadata']['namespace']}/trainjobs", json.dumps(j).encode())
+                for j in jobs_sent]
         cpu0 = c.cpu_seconds()
         applied, t0 = api.create_all(reqs, args.connections)
         log(f"  {len(reqs)} TrainJobs created in {applied:.2f} s; observing (timeout {timeout:.0f} s)")
         last = time.monotonic()
         while True:
             jobs, pods = rec.snapshot()
-            done = sum(1 for j in jobs.values() if j["ended"] is not None)
+            done = sum(1 for n in names if n in jobs and jobs[n]["ended"] is not None)
             now = time.monotonic()
-            if done == len(trace) or now - t0 > timeout:
+            if done == len(names) or now - t0 > timeout:
                 break
             if now - last >= 30:
                 last = now
@@ -506,7 +598,7 @@ def trace_way(api, args, way, trace, namespace, capacity):
                 states = {}
                 for j in jobs.values():
                     states[j["state"] or "-"] = states.get(j["state"] or "-", 0) + 1
-                log(f"  {now - t0:6.0f} s: {done}/{len(trace)} ended; states "
+                log(f"  {now - t0:6.0f} s: {done}/{len(names)} ended; states "
                     + " ".join(f"{k} {v}" for k, v in sorted(states.items()))
                     + f"; {sum(p['gpus'] for p in running)} of {capacity} GPUs in Running pods")
             time.sleep(1)
@@ -517,10 +609,14 @@ def trace_way(api, args, way, trace, namespace, capacity):
         c.stop()
         rec.stop()
     jobs, pods = rec.snapshot()
-    missing = set(names) - set(jobs)
+    sent = [j["metadata"]["name"] for j in jobs_sent]
+    missing = set(sent) - set(jobs)
     if missing:
         sys.exit(f"the watch never saw {len(missing)} TrainJobs, e.g. {sorted(missing)[0]}")
-    res = trace_figures({n: jobs[n] for n in names}, pods, capacity, t0, t_end)
+    jobs = {n: jobs[n] for n in sent}
+    res = trace_figures(jobs, pods, capacity, t0, t_end)
+    if way == "shares":
+        res.update(share_figures(jobs, pods, SHARES, t0, t_end))
     if args.timelines:
         with open(f"{args.timelines}-{way}.json", "w") as f:
             json.dump({"t0": t0, "t_end": t_end, "capacity": capacity, "jobs": jobs, "pods": pods,
@@ -530,11 +626,12 @@ def trace_way(api, args, way, trace, namespace, capacity):
     if not res["finished"]:
         log(f"  timed out after {timeout:.0f} s with {res['jobs'] - res['complete'] - res['failed']} jobs unfinished")
     reasons = {}
-    for j in jobs.values():
-        if j["state"] == "Failed":
-            reasons[j["reason"]] = reasons.get(j["reason"], 0) + 1
+    for n in names:
+        if jobs[n]["state"] == "Failed":
+            reasons[jobs[n]["reason"]] = reasons.get(jobs[n]["reason"], 0) + 1
     res["failed_reasons"] = reasons
-    delete_everything(api, namespace)
+    for ns in spaces:
+        delete_everything(api, ns)
     return res
 
 
@@ -589,17 +686,37 @@ def run_trace(args):
                 f"(split {r['partial_split_gpu_s']:.0f}, other {r['partial_other_gpu_s']:.0f}), wait mean "
                 f"{r['wait_mean_s']} s p95 {r['wait_p95_s']} s, {r['complete']} Complete, {r['failed']} "
                 f"Failed ({r['deadline_exceeded']} DeadlineExceeded), never whole {r['never_whole']}")
-        ways = out["ways"]
-        goals = {}
-        for w in ("fifo", "backfill"):
-            if w in ways:
-                goals[f"{w}_zero_split"] = ways[w]["partial_split_gpu_s"] == 0
-        if "backfill" in ways:
-            goals["backfill_utilisation_ge_90"] = ways["backfill"]["utilisation"] >= 0.9
-            if "fifo" in ways:
-                goals["backfill_above_fifo"] = ways["backfill"]["utilisation"] > ways["fifo"]["utilisation"]
-        out["goals"] = goals
+            if way == "shares":
+                log(f"  shares: over the busy period ({r['busy_period_s']:.0f} s) "
+                    + ", ".join(f"{ns} {r['share_parts'][ns]:.1%} (share {r['share_targets'][ns]:.1%})"
+                                for ns in SHARES)
+                    + f"; largest gap {r['share_error_max']:.1%} of a share")
+        out.update(summary(out["ways"]))
         return out
+
+
+def summary(ways):
+    """The figures the ways are compared by, and the goals they meet."""
+    out, goals = {}, {}
+    for w in ("fifo", "backfill", "shares"):
+        if w in ways:
+            goals[f"{w}_zero_split"] = ways[w]["partial_split_gpu_s"] == 0
+    backfill = ways.get("backfill")
+    if backfill:
+        goals["backfill_utilisation_ge_90"] = backfill["utilisation"] >= 0.9
+        if "fifo" in ways:
+            goals["backfill_above_fifo"] = backfill["utilisation"] > ways["fifo"]["utilisation"]
+        out["utilisation_backfill"] = backfill["utilisation"]
+    shares = ways.get("shares")
+    if shares:
+        out["share_error_max"] = shares["share_error_max"]
+        out["utilisation_shares"] = shares["utilisation"]
+        goals["shares_within_10pct"] = shares["share_error_max"] <= 0.1
+        goals["shares_utilisation_ge_90_7"] = shares["utilisation"] >= 0.907
+        if backfill:
+            goals["shares_utilisation_ge_backfill"] = shares["utilisation"] >= backfill["utilisation"]
+    out["goals"] = goals
+    return out
 
 
 # ---- the scale run ----
@@ -1001,6 +1118,44 @@ def self_test():
     jobs["c"]["ended"] = None
     assert trace_figures(jobs, pods, 16, 0, 50)["makespan_s"] == 50
 
+    # Shares 2:1:1. Namespace a drains at 30 (its last job admitted then), b and c never:
+    # the busy period is 0 to 30, and what runs after it does not count.
+    def job(ns, nodes, admitted, ended=None):
+        return {"namespace": ns, "nodes": nodes, "created": 0, "admitted": admitted, "ended": ended}
+
+    shares = {"a": 2, "b": 1, "c": 1}
+    jobs = {"a1": job("a", 2, 0, 40), "a2": job("a", 1, 30, 60), "b1": job("b", 1, 0, 30),
+            "b2": job("b", 1, None), "c1": job("c", 1, 10, 50), "c2": job("c", 1, None)}
+    pods = [pod("a1", 0, 0, 0, 40), pod("a1", 1, 0, 0, 40), pod("a2", 0, 30, 31, 60),
+            pod("b1", 0, 0, 0, 30), pod("c1", 0, 10, 10, 50)]
+    assert busy_period_end(jobs, 100) == 30
+    close(busy_by(jobs, pods, lambda j: j["namespace"], 30)["a"], 240)
+    r = share_figures(jobs, pods, shares, 0, 100)
+    assert r["busy_period_s"] == 30 and r["share_gpu_s"] == {"a": 240, "b": 120, "c": 80}, r
+    assert r["share_parts"] == {"a": round(6 / 11, 4), "b": round(3 / 11, 4), "c": round(2 / 11, 4)}, r
+    assert r["share_targets"] == {"a": 0.5, "b": 0.25, "c": 0.25}, r
+    assert r["share_errors"] == {"a": round(1 / 11, 4), "b": round(1 / 11, 4), "c": round(3 / 11, 4)}, r
+    assert r["share_error_max"] == round(3 / 11, 4), r
+    # A namespace whose jobs all ran or ended without running has drained; one whose job
+    # still waits has not; the end of observation bounds the period.
+    assert busy_period_end({"x": job("n1", 1, None, 5), "y": job("n1", 1, 7)}, 100) == 7
+    assert busy_period_end({"x": job("n1", 1, 7), "y": job("n2", 1, None)}, 100) == 7
+    assert busy_period_end({"x": job("n2", 1, None), "y": job("n2", 1, 3)}, 100) == 100
+    assert busy_period_end({"x": job("n1", 1, 200)}, 100) == 100
+    # Exactly the shares, each namespace with a job still waiting at the end: no gap.
+    assert share_figures({"a1": job("a", 2, 0), "b1": job("b", 1, 0), "c1": job("c", 1, 0),
+                          "a2": job("a", 1, None), "b2": job("b", 1, None), "c2": job("c", 1, None)},
+                         [pod("a1", 0, 0, 0, None), pod("a1", 1, 0, 0, None), pod("b1", 0, 0, 0, None),
+                          pod("c1", 0, 0, 0, None)], shares, 0, 10)["share_error_max"] == 0
+
+    # The comparison of the ways and their goals.
+    base = {"partial_split_gpu_s": 0, "utilisation": 0.9, "wait_mean_s": 100.0}
+    s_ = summary({"backfill": base, "shares": dict(base, utilisation=0.91, share_error_max=0.08)})
+    assert s_["share_error_max"] == 0.08 and s_["utilisation_shares"] == 0.91, s_
+    g = s_["goals"]
+    assert g["shares_within_10pct"] and g["shares_utilisation_ge_90_7"] and g["shares_utilisation_ge_backfill"], g
+    assert g["backfill_utilisation_ge_90"] and "backfill_above_fifo" not in g, g
+
     # The trace: deterministic, in bounds, every run shorter than its walltime by 5 s.
     t = make_trace(300, 7)
     assert t == make_trace(300, 7) and t != make_trace(300, 8)
@@ -1009,6 +1164,13 @@ def self_test():
     tj = trainjob("ns", "adm-0001", *t[0])
     assert tj["spec"]["activeDeadlineSeconds"] == t[0][1]
     assert tj["spec"]["podTemplateOverrides"][0]["metadata"]["annotations"][RUN_TIME] == f"{t[0][2]}s"
+    # The ways' TrainJobs: dealt in turn to the namespaces of the shares.
+    a = argparse.Namespace(seed=7)
+    sent, names = way_jobs(a, "shares", t[:7], "ns")
+    assert names == [f"adm-{i:04d}" for i in range(7)] and [j["metadata"]["name"] for j in sent] == names
+    assert [j["metadata"]["namespace"] for j in sent] == [*SHARES, *SHARES, "bench-share-a"]
+    sent, _ = way_jobs(a, "backfill", t[:7], "ns")
+    assert [j["metadata"]["namespace"] for j in sent] == ["ns"] * 7 and sent[0] == trainjob("ns", "adm-0000", *t[0])
 
     # Gangs of 2 nodes, 1 node free at the mark: the 1st end admits the 1st job, the 3rd end
     # the 2nd; the 3rd admission waits for a 5th end that has not come.
@@ -1025,6 +1187,8 @@ def self_test():
                 cfg = yaml.safe_load(f)
             assert all(cfg["admission"][k] == v for k, v in section.items()), cfg["admission"]
             assert [c["name"] for c in cfg["gpuClasses"]] == ["gh200", "h100"]
+            spaces = {e["namespace"]: e.get("share", 1) for e in cfg["admission"]["namespaces"]}
+            assert spaces == ({"*": 1, **SHARES} if way == "shares" else {"*": 1}), spaces
         # The controller's own account: only its gang lines after the offset; the span less
         # its run-queue wait is the controller's time.
         log_path = os.path.join(d, "controller.log")
@@ -1050,7 +1214,7 @@ def main():
     ap.add_argument("--self-test", action="store_true", help="check the metrics on synthetic timelines")
     ap.add_argument("--jobs", type=int, default=150, help="TrainJobs of the trace")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--ways", default="scheduler,fifo,backfill")
+    ap.add_argument("--ways", default="scheduler,fifo,backfill", help="of " + ",".join(WAYS))
     ap.add_argument("--timeout", type=float, default=0,
                     help="seconds per trace way (default: 1.8 x the trace's work / capacity + 300)")
     ap.add_argument("--scale-jobs", type=int, default=5000)
@@ -1073,6 +1237,9 @@ def main():
     if args.self_test:
         self_test()
         return
+    unknown = set(args.ways.split(",")) - set(WAYS)
+    if unknown:
+        ap.error(f"unknown ways {','.join(sorted(unknown))}: the ways are {','.join(WAYS)}")
     build = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
     args.binary = os.path.join(build, "trainjob-controller")
     if not os.access(args.binary, os.X_OK):
