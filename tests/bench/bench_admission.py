@@ -4,7 +4,7 @@ queue at scale (5,000 jobs on 2,000 nodes). Each part uses its own local cluster
 nodes, started if none runs and stopped at the end if it was started here.
 
   tests/bench/bench_admission.py trace [--jobs 150] [--seed 1] [--ways scheduler,fifo,backfill]
-  tests/bench/bench_admission.py trace --jobs 40 --ways backfill,shares
+  tests/bench/bench_admission.py trace --jobs 40 --ways backfill,shares,scavenger [--grace 10]
   tests/bench/bench_admission.py scale [--jobs 5000] [--nodes 2000]
   tests/bench/bench_admission.py all          # both, one after the other (the default)
   tests/bench/bench_admission.py --self-test  # the metrics on synthetic timelines; no cluster
@@ -14,7 +14,7 @@ The trace (cluster TJC_CLUSTER=bench-admission, 32 GH200 nodes of 4 GPUs, no H10
 (activeDeadlineSeconds) of 20 to 120 s; its pods run (annotation
 sim.trainjob.flame.dev/run-time) for 30 to 90 % of the walltime, and at least 5 s less than
 it, so that a job that starts whole always ends before its deadline. Sizes, walltimes and run
-times are drawn from a seeded RNG (--seed). The same trace runs up to four ways (--ways), each
+times are drawn from a seeded RNG (--seed). The same trace runs up to five ways (--ways), each
 with a fresh controller process and its own --config:
 
   scheduler  admission.enabled: false: pods are created at once, kube-scheduler alone decides;
@@ -22,7 +22,15 @@ with a fresh controller process and its own --config:
   backfill   admission, backfill: true (EASY backfill);
   shares     backfill, the jobs dealt in turn to three namespaces whose admission.namespaces
              entries give them the fair shares 2, 1 and 1 (bench-share-a, -b, -c): each
-             submits a third of the jobs, far more than its share, all at once.
+             submits a third of the jobs, far more than its share, all at once;
+  scavenger  backfill, the trace in its namespace at the QOS tier normal, plus a backlog of
+             --scavengers jobs of the tier low (annotation trainjob.flame.dev/qos: low) in a
+             namespace of their own (bench-scavenger), each of 1 node x 4 GPUs with a
+             walltime of 20 to 60 s and a run of 5 s less: they take the GPUs no normal job
+             can use, and a blocked normal job preempts them (the shipped tiers: normal
+             preempts low). Their runtime is the namespace's own copy of torch-gh200 whose
+             pods have terminationGracePeriodSeconds --grace: the time a preempting job waits
+             for its victims to stop. The way ends when every normal job has ended.
 
 Each way creates every TrainJob at once (the plain client of bench_expansion.py, 32
 connections) and watches pods and TrainJobs until each job is Complete or Failed, or a
@@ -55,12 +63,18 @@ objects' own timestamps have whole seconds) it reports:
     without one), as tests/bench/sim_admission.c counts it; each namespace's busy GPU-seconds
     (pods Running) over it, its part of their sum, and the gap between that part and its
     share, relative to the share (0.1: a part of 45 or 55 % for a share of 50 %); the
-    largest gap is share_error_max.
+    largest gap is share_error_max;
+  - scavenger: the figures above for the normal jobs alone (their makespan, from the first
+    create sent to the last normal job's end, is the window), the GPU-seconds the low jobs'
+    pods were Running within it, the utilisation of both together over it, the preemptions
+    (the low jobs' status.preemptions), and the normal jobs' mean wait against that of the
+    backfill way of the same run.
 
 Goals: zero split GPU-seconds with admission (and little "other" in the partial-gang figure);
 backfill utilisation >= 90 % and above FIFO's; shares: every namespace's part within 10 % of
 its share, at a utilisation no lower than the backfill way's (and than 90.7 %, the 300-job
-backfill run's).
+backfill run's); scavenger: utilisation >= 97 %, while the normal jobs' mean wait exceeds the
+backfill way's by no more than the grace.
 
 Why 150 jobs by default, not 300: the trace's work is about 4.5 nodes x 38 s per job, so 300
 jobs keep 32 nodes busy for about 1,800 s at 100 % utilisation (30 to 33 minutes per
@@ -132,9 +146,11 @@ GPU = "nvidia.com/gpu"
 GPUS_PER_NODE = 4
 RUN_TIME = "sim.trainjob.flame.dev/run-time"
 BENCH_LABEL = "bench.trainjob.flame.dev/admission"
+QOS = "trainjob.flame.dev/qos"
 YARDSTICK_LABEL = "bench.trainjob.flame.dev/yardstick"
 POD_NAME = re.compile(r"^(.*)-node-0-(\d+)-a(\d+)$")
 SHARES = {"bench-share-a": 2, "bench-share-b": 1, "bench-share-c": 1}  # the shares way's
+SCAVENGER_NAMESPACE = "bench-scavenger"
 WAYS = {  # name: the config's admission section
     "scheduler": {"enabled": False},
     "fifo": {"enabled": True, "backfill": False},
@@ -143,6 +159,7 @@ WAYS = {  # name: the config's admission section
     "shares": {"enabled": True, "backfill": True, "namespaces": [
         {"namespace": ns, "allowed": ["normal", "low"], "default": "normal", "share": share}
         for ns, share in [("*", 1), *SHARES.items()]]},
+    "scavenger": {"enabled": True, "backfill": True},
 }
 
 
@@ -161,13 +178,28 @@ def make_trace(n, seed):
     return jobs
 
 
-def trainjob(namespace, name, nodes, walltime, run):
+def make_scavengers(n, seed):
+    """n jobs of the tier low, as make_trace's tuples: 1 node, a walltime of 20 to 60 s, a run
+    of 5 s less; the same for the same seed, and not the trace's draws."""
+    rng = random.Random(f"scavengers-{seed}")
+    return [(1, w, w - 5) for w in (rng.randint(20, 60) for _ in range(n))]
+
+
+def trainjob(namespace, name, nodes, walltime, run, qos=None, runtime_kind=None):
+    """A TrainJob of the runtime torch-gh200: the ClusterTrainingRuntime, or with
+    runtime_kind "TrainingRuntime" the namespace's own; qos: its tier's annotation."""
+    meta = {"name": name, "namespace": namespace, "labels": {BENCH_LABEL: "true"}}
+    if qos:
+        meta["annotations"] = {QOS: qos}
+    ref = {"name": RUNTIME}
+    if runtime_kind:
+        ref.update(kind=runtime_kind, apiGroup="trainer.kubeflow.org")
     return {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": namespace, "labels": {BENCH_LABEL: "true"}},
+        "metadata": meta,
         "spec": {
-            "runtimeRef": {"name": RUNTIME},
+            "runtimeRef": ref,
             "activeDeadlineSeconds": walltime,
             "trainer": {"numNodes": nodes, "resourcesPerNode": {"limits": {GPU: str(GPUS_PER_NODE)}}},
             "podTemplateOverrides": [{"targetJobs": [{"name": "node"}],
@@ -341,6 +373,26 @@ def share_figures(jobs, pods, shares, t0, t_end):
             "share_error_max": round(max(gaps.values()), 4)}
 
 
+def scavenger_figures(jobs, pods, capacity_gpus, t0, t_end):
+    """trace_figures of the jobs of a tier other than low, over their makespan (the window),
+    with: the low jobs' busy GPU-seconds within it, the utilisation of both together, the
+    low jobs' preemptions (their status.preemptions), of the normal jobs' (0 expected), and
+    the low jobs not yet ended at the window's end (0: the backlog ran dry)."""
+    low = {n: j for n, j in jobs.items() if j.get("qos") == "low"}
+    normal = {n: j for n, j in jobs.items() if n not in low}
+    out = trace_figures(normal, pods, capacity_gpus, t0, t_end)
+    end = trace_end(normal, t_end)
+    busy = busy_by(jobs, pods, lambda j: j.get("qos") == "low", end)
+    out["scavenger_jobs"] = len(low)
+    out["scavenger_busy_gpu_s"] = round(busy.get(True, 0.0), 1)
+    window = capacity_gpus * (end - t0)
+    out["utilisation_with_scavengers"] = round(sum(busy.values()) / window, 4) if window > 0 else 0.0
+    out["preemptions"] = sum(j.get("preemptions") or 0 for j in low.values())
+    out["normal_preemptions"] = sum(j.get("preemptions") or 0 for j in normal.values())
+    out["scavengers_left_at_end"] = sum(1 for j in low.values() if j.get("ended") is None or j["ended"] > end)
+    return out
+
+
 def pair_by_nodes(ends, admissions, free, gang):
     """Latencies from capacity freeing to the admission it allowed, for jobs of `gang` whole
     nodes each, admitted in order: ends and admissions are the sorted times of pod ends and
@@ -444,9 +496,11 @@ class Recorder:
     """The timelines of the pods and TrainJobs of one or more namespaces, from two watches
     each (the TrainJobs' names must differ across them).
 
-    pods: name -> {job, rank, attempt, gpus, created, bound, running, unschedulable, ended,
-    phase}; jobs: name -> {namespace, nodes, created, decided, queued, ended, state, reason,
-    updates}; other: name -> ADDED time of pods that belong to no TrainJob (the yardstick's).
+    pods: uid -> {job, rank, attempt, gpus, created, bound, running, unschedulable, ended,
+    phase} (by uid: a preempted job's next pods may have the names of its last ones);
+    jobs: name -> {namespace, qos, nodes, created, decided, queued, ended, state, reason,
+    preemptions, updates}; other: name -> ADDED time of pods that belong to no TrainJob (the
+    yardstick's).
     ends: times at which a bound pod ended (its node is free); admissions: (time, job) of
     each job's first pod. on_end, if given, is called on the pod watch's thread with each
     end's time. A job is decided when it is first seen
@@ -477,12 +531,14 @@ class Recorder:
             j = self.jobs.get(name)
             if j is None:
                 j = self.jobs[name] = {"namespace": tj["metadata"]["namespace"],
+                                       "qos": (tj["metadata"].get("annotations") or {}).get(QOS),
                                        "nodes": tj["spec"]["trainer"]["numNodes"], "created": t,
                                        "queued_position": None, "queued": None, "ended": None,
-                                       "state": None, "reason": None, "updates": 0,
-                                       "expected": []}
+                                       "state": None, "reason": None, "preemptions": 0,
+                                       "updates": 0, "expected": []}
             elif typ == "MODIFIED":
                 j["updates"] += 1
+            j["preemptions"] = max(j["preemptions"], st.get("preemptions") or 0)
             state = st.get("state")
             j["state"], j["reason"] = state, st.get("reason")
             if state == "Queued":
@@ -506,13 +562,14 @@ class Recorder:
             if job is None or m is None:
                 self.other.setdefault(name, t)
                 return
-            p = self.pods.get(name)
+            uid = meta.get("uid", name)
+            p = self.pods.get(uid)
             if p is None:
                 gpus = sum(int((c.get("resources") or {}).get("limits", {}).get(GPU, 0))
                            for c in spec.get("containers", []))
-                p = self.pods[name] = {"job": job, "rank": int(m.group(2)), "attempt": int(m.group(3)),
-                                       "gpus": gpus, "created": t, "bound": None, "running": None,
-                                       "unschedulable": None, "ended": None, "phase": None}
+                p = self.pods[uid] = {"job": job, "rank": int(m.group(2)), "attempt": int(m.group(3)),
+                                      "gpus": gpus, "created": t, "bound": None, "running": None,
+                                      "unschedulable": None, "ended": None, "phase": None}
                 if job not in self.by_job:
                     self.admissions.append((t, job))
                 self.by_job.setdefault(job, []).append(p)
@@ -562,9 +619,27 @@ def way_jobs(args, way, trace, namespace):
     if way == "shares":
         spaces = list(SHARES)
         jobs = [trainjob(spaces[i % len(spaces)], name, *job) for i, (name, job) in enumerate(zip(names, trace))]
+    elif way == "scavenger":
+        jobs = [trainjob(namespace, name, *job, qos="normal") for name, job in zip(names, trace)]
+        jobs += [trainjob(SCAVENGER_NAMESPACE, f"low-{i:04d}", *job, qos="low", runtime_kind="TrainingRuntime")
+                 for i, job in enumerate(make_scavengers(args.scavengers, args.seed))]
     else:
         jobs = [trainjob(namespace, name, *job) for name, job in zip(names, trace)]
     return jobs, names
+
+
+def scavenger_runtime(api, grace):
+    """torch-gh200 as a TrainingRuntime of the scavengers' namespace, its node pods with
+    terminationGracePeriodSeconds grace."""
+    rt = api.json("GET", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/" + RUNTIME)
+    node = next(j for j in rt["spec"]["template"]["spec"]["replicatedJobs"] if j["name"] == "node")
+    node["template"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = grace
+    meta = {"name": RUNTIME, "labels": rt["metadata"].get("labels", {}),
+            "annotations": {k: v for k, v in (rt["metadata"].get("annotations") or {}).items()
+                            if not k.startswith("kubectl.kubernetes.io/")}}
+    kubectl("apply", "-n", SCAVENGER_NAMESPACE, "-f", "-",
+            input=json.dumps({"apiVersion": rt["apiVersion"], "kind": "TrainingRuntime", "metadata": meta,
+                              "spec": rt["spec"]}))
 
 
 def trace_way(api, args, way, trace, namespace, capacity):
@@ -574,6 +649,8 @@ def trace_way(api, args, way, trace, namespace, capacity):
         if ns != namespace:  # run_trace's setup made that one
             create_namespace(ns)
             delete_everything(api, ns)
+    if way == "scavenger":
+        scavenger_runtime(api, args.grace)
     cfg = write_config(os.path.join(REPO, "build", f"bench-admission-{way}.yaml"), WAYS[way])
     rec = Recorder(api, *spaces)
     c = Controller(args.binary, args.kubeconfig, args.log_path, cfg)
@@ -614,7 +691,11 @@ def trace_way(api, args, way, trace, namespace, capacity):
     if missing:
         sys.exit(f"the watch never saw {len(missing)} TrainJobs, e.g. {sorted(missing)[0]}")
     jobs = {n: jobs[n] for n in sent}
-    res = trace_figures(jobs, pods, capacity, t0, t_end)
+    if way == "scavenger":
+        res = scavenger_figures(jobs, pods, capacity, t0, t_end)
+        res["grace_s"] = args.grace
+    else:
+        res = trace_figures(jobs, pods, capacity, t0, t_end)
     if way == "shares":
         res.update(share_figures(jobs, pods, SHARES, t0, t_end))
     if args.timelines:
@@ -691,6 +772,10 @@ def run_trace(args):
                     + ", ".join(f"{ns} {r['share_parts'][ns]:.1%} (share {r['share_targets'][ns]:.1%})"
                                 for ns in SHARES)
                     + f"; largest gap {r['share_error_max']:.1%} of a share")
+            if way == "scavenger":
+                log(f"  scavenger: utilisation with the low jobs {r['utilisation_with_scavengers']:.1%} "
+                    f"({r['scavenger_busy_gpu_s']:.0f} GPU-s of low jobs), {r['preemptions']} preemptions "
+                    f"(grace {r['grace_s']} s), {r['scavengers_left_at_end']} low jobs not ended at the end")
         out.update(summary(out["ways"]))
         return out
 
@@ -698,7 +783,7 @@ def run_trace(args):
 def summary(ways):
     """The figures the ways are compared by, and the goals they meet."""
     out, goals = {}, {}
-    for w in ("fifo", "backfill", "shares"):
+    for w in ("fifo", "backfill", "shares", "scavenger"):
         if w in ways:
             goals[f"{w}_zero_split"] = ways[w]["partial_split_gpu_s"] == 0
     backfill = ways.get("backfill")
@@ -707,6 +792,7 @@ def summary(ways):
         if "fifo" in ways:
             goals["backfill_above_fifo"] = backfill["utilisation"] > ways["fifo"]["utilisation"]
         out["utilisation_backfill"] = backfill["utilisation"]
+        out["normal_wait_mean_backfill"] = backfill["wait_mean_s"]
     shares = ways.get("shares")
     if shares:
         out["share_error_max"] = shares["share_error_max"]
@@ -715,6 +801,16 @@ def summary(ways):
         goals["shares_utilisation_ge_90_7"] = shares["utilisation"] >= 0.907
         if backfill:
             goals["shares_utilisation_ge_backfill"] = shares["utilisation"] >= backfill["utilisation"]
+    scavenger = ways.get("scavenger")
+    if scavenger:
+        out["utilisation_scavenger"] = scavenger["utilisation_with_scavengers"]
+        out["normal_wait_mean_scavenger"] = scavenger["wait_mean_s"]
+        out["preemptions"] = scavenger["preemptions"]
+        out["grace_s"] = scavenger["grace_s"]
+        goals["scavenger_utilisation_ge_97"] = scavenger["utilisation_with_scavengers"] >= 0.97
+        if backfill and backfill["wait_mean_s"] is not None and scavenger["wait_mean_s"] is not None:
+            out["normal_wait_growth_s"] = round(scavenger["wait_mean_s"] - backfill["wait_mean_s"], 2)
+            goals["scavenger_wait_growth_le_grace"] = out["normal_wait_growth_s"] <= scavenger["grace_s"]
     out["goals"] = goals
     return out
 
@@ -1120,8 +1216,9 @@ def self_test():
 
     # Shares 2:1:1. Namespace a drains at 30 (its last job admitted then), b and c never:
     # the busy period is 0 to 30, and what runs after it does not count.
-    def job(ns, nodes, admitted, ended=None):
-        return {"namespace": ns, "nodes": nodes, "created": 0, "admitted": admitted, "ended": ended}
+    def job(ns, nodes, admitted, ended=None, qos=None, state=None, preemptions=0):
+        return {"namespace": ns, "qos": qos, "nodes": nodes, "created": 0, "admitted": admitted,
+                "ended": ended, "state": state, "reason": None, "preemptions": preemptions}
 
     shares = {"a": 2, "b": 1, "c": 1}
     jobs = {"a1": job("a", 2, 0, 40), "a2": job("a", 1, 30, 60), "b1": job("b", 1, 0, 30),
@@ -1148,13 +1245,35 @@ def self_test():
                          [pod("a1", 0, 0, 0, None), pod("a1", 1, 0, 0, None), pod("b1", 0, 0, 0, None),
                           pod("c1", 0, 0, 0, None)], shares, 0, 10)["share_error_max"] == 0
 
+    # Scavengers on 12 GPUs: normal n1 runs 2..50, n2 10..40; low l1 runs 0..10, is
+    # preempted, and runs again 20..70 (a new pod of the same name: a record of its own).
+    # The window is the normal jobs' makespan, 0..50: l1's GPU-seconds after 50 do not count.
+    jobs = {"n1": job("ns", 1, 1, 50, "normal", "Complete"), "n2": job("ns", 1, 9, 40, None, "Complete"),
+            "l1": job("low-ns", 1, 0, 70, "low", "Complete", preemptions=1)}
+    pods = [pod("n1", 0, 1, 2, 50), pod("n2", 0, 9, 10, 40), pod("l1", 0, 0, 0, 10), pod("l1", 0, 19, 20, 70)]
+    r = scavenger_figures(jobs, pods, 12, 0, 80)
+    assert r["jobs"] == 2 and r["finished"] and r["makespan_s"] == 50 and r["wait_mean_s"] == 6, r
+    assert r["busy_gpu_s"] == 312 and r["scavenger_busy_gpu_s"] == 160 and r["scavenger_jobs"] == 1, r
+    close(r["utilisation"], round(312 / 600, 4))
+    close(r["utilisation_with_scavengers"], round(472 / 600, 4))
+    assert r["preemptions"] == 1 and r["normal_preemptions"] == 0 and r["scavengers_left_at_end"] == 1, r
+
     # The comparison of the ways and their goals.
     base = {"partial_split_gpu_s": 0, "utilisation": 0.9, "wait_mean_s": 100.0}
-    s_ = summary({"backfill": base, "shares": dict(base, utilisation=0.91, share_error_max=0.08)})
+    s_ = summary({"backfill": base, "shares": dict(base, utilisation=0.91, share_error_max=0.08),
+                  "scavenger": dict(base, utilisation_with_scavengers=0.975, wait_mean_s=112.0,
+                                    preemptions=7, grace_s=10)})
     assert s_["share_error_max"] == 0.08 and s_["utilisation_shares"] == 0.91, s_
+    assert s_["utilisation_scavenger"] == 0.975 and s_["preemptions"] == 7 and s_["grace_s"] == 10, s_
+    assert s_["normal_wait_mean_backfill"] == 100 and s_["normal_wait_mean_scavenger"] == 112, s_
+    assert s_["normal_wait_growth_s"] == 12, s_
     g = s_["goals"]
     assert g["shares_within_10pct"] and g["shares_utilisation_ge_90_7"] and g["shares_utilisation_ge_backfill"], g
+    assert g["scavenger_utilisation_ge_97"] and not g["scavenger_wait_growth_le_grace"], g
     assert g["backfill_utilisation_ge_90"] and "backfill_above_fifo" not in g, g
+    # Without the backfill way the wait has nothing to be set beside.
+    s_ = summary({"scavenger": dict(base, utilisation_with_scavengers=0.9, preemptions=0, grace_s=10)})
+    assert "normal_wait_growth_s" not in s_ and not s_["goals"]["scavenger_utilisation_ge_97"], s_
 
     # The trace: deterministic, in bounds, every run shorter than its walltime by 5 s.
     t = make_trace(300, 7)
@@ -1164,13 +1283,29 @@ def self_test():
     tj = trainjob("ns", "adm-0001", *t[0])
     assert tj["spec"]["activeDeadlineSeconds"] == t[0][1]
     assert tj["spec"]["podTemplateOverrides"][0]["metadata"]["annotations"][RUN_TIME] == f"{t[0][2]}s"
-    # The ways' TrainJobs: dealt in turn to the namespaces of the shares.
-    a = argparse.Namespace(seed=7)
+    assert "annotations" not in tj["metadata"] and tj["spec"]["runtimeRef"] == {"name": RUNTIME}
+    # The ways' TrainJobs: dealt in turn to the namespaces of the shares; the trace at the
+    # tier normal and the scavengers at low, of their namespace's runtime.
+    a = argparse.Namespace(scavengers=5, seed=7)
     sent, names = way_jobs(a, "shares", t[:7], "ns")
     assert names == [f"adm-{i:04d}" for i in range(7)] and [j["metadata"]["name"] for j in sent] == names
     assert [j["metadata"]["namespace"] for j in sent] == [*SHARES, *SHARES, "bench-share-a"]
+    sent, names = way_jobs(a, "scavenger", t[:7], "ns")
+    assert len(names) == 7 and len(sent) == 12
+    assert [(j["metadata"]["namespace"], j["metadata"]["annotations"][QOS]) for j in sent] == \
+        [("ns", "normal")] * 7 + [(SCAVENGER_NAMESPACE, "low")] * 5
+    assert all(j["spec"]["runtimeRef"]["kind"] == "TrainingRuntime" for j in sent[7:])
     sent, _ = way_jobs(a, "backfill", t[:7], "ns")
     assert [j["metadata"]["namespace"] for j in sent] == ["ns"] * 7 and sent[0] == trainjob("ns", "adm-0000", *t[0])
+    # The scavengers: their own draws, 1 node, runs of 5 s less than 20 to 60 s walltimes.
+    low = make_scavengers(200, 7)
+    assert low == make_scavengers(200, 7) and low != make_scavengers(200, 8) and low[:5] != t[:5]
+    assert all(n == 1 and 20 <= w <= 60 and r == w - 5 for n, w, r in low)
+    assert {w for _, w, _ in low} >= {20, 60}
+    tj = trainjob(SCAVENGER_NAMESPACE, "low-0001", *low[0], qos="low", runtime_kind="TrainingRuntime")
+    assert tj["metadata"]["annotations"] == {QOS: "low"}, tj
+    assert tj["spec"]["runtimeRef"] == {"name": RUNTIME, "kind": "TrainingRuntime",
+                                        "apiGroup": "trainer.kubeflow.org"}, tj
 
     # Gangs of 2 nodes, 1 node free at the mark: the 1st end admits the 1st job, the 3rd end
     # the 2nd; the 3rd admission waits for a 5th end that has not come.
@@ -1187,6 +1322,8 @@ def self_test():
                 cfg = yaml.safe_load(f)
             assert all(cfg["admission"][k] == v for k, v in section.items()), cfg["admission"]
             assert [c["name"] for c in cfg["gpuClasses"]] == ["gh200", "h100"]
+            # The shipped tiers stay: normal preempts low.
+            assert {q["name"]: q.get("preempts") for q in cfg["admission"]["qos"]}["normal"] == ["low"]
             spaces = {e["namespace"]: e.get("share", 1) for e in cfg["admission"]["namespaces"]}
             assert spaces == ({"*": 1, **SHARES} if way == "shares" else {"*": 1}), spaces
         # The controller's own account: only its gang lines after the offset; the span less
@@ -1214,7 +1351,12 @@ def main():
     ap.add_argument("--self-test", action="store_true", help="check the metrics on synthetic timelines")
     ap.add_argument("--jobs", type=int, default=150, help="TrainJobs of the trace")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--ways", default="scheduler,fifo,backfill", help="of " + ",".join(WAYS))
+    ap.add_argument("--ways", default="scheduler,fifo,backfill",
+                    help="of " + ",".join(WAYS) + " (the scavenger way's wait is set beside backfill's)")
+    ap.add_argument("--scavengers", type=int, default=0,
+                    help="low jobs of the scavenger way (default: twice --jobs)")
+    ap.add_argument("--grace", type=int, default=10,
+                    help="terminationGracePeriodSeconds of the low jobs' pods, s")
     ap.add_argument("--timeout", type=float, default=0,
                     help="seconds per trace way (default: 1.8 x the trace's work / capacity + 300)")
     ap.add_argument("--scale-jobs", type=int, default=5000)
@@ -1240,6 +1382,7 @@ def main():
     unknown = set(args.ways.split(",")) - set(WAYS)
     if unknown:
         ap.error(f"unknown ways {','.join(sorted(unknown))}: the ways are {','.join(WAYS)}")
+    args.scavengers = args.scavengers or 2 * args.jobs
     build = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
     args.binary = os.path.join(build, "trainjob-controller")
     if not os.access(args.binary, os.X_OK):
