@@ -376,8 +376,10 @@ def share_figures(jobs, pods, shares, t0, t_end):
 def scavenger_figures(jobs, pods, capacity_gpus, t0, t_end):
     """trace_figures of the jobs of a tier other than low, over their makespan (the window),
     with: the low jobs' busy GPU-seconds within it, the utilisation of both together, the
-    low jobs' preemptions (their status.preemptions), of the normal jobs' (0 expected), and
-    the low jobs not yet ended at the window's end (0: the backlog ran dry)."""
+    low jobs' preemptions in it as the timeline shows them (a pod of a low job deleted before
+    its job ended, per node of the job) and as their status.preemptions counts them, the
+    normal jobs' status.preemptions (0 expected), and the low jobs not yet ended at the
+    window's end (0: the backlog ran dry)."""
     low = {n: j for n, j in jobs.items() if j.get("qos") == "low"}
     normal = {n: j for n, j in jobs.items() if n not in low}
     out = trace_figures(normal, pods, capacity_gpus, t0, t_end)
@@ -387,7 +389,10 @@ def scavenger_figures(jobs, pods, capacity_gpus, t0, t_end):
     out["scavenger_busy_gpu_s"] = round(busy.get(True, 0.0), 1)
     window = capacity_gpus * (end - t0)
     out["utilisation_with_scavengers"] = round(sum(busy.values()) / window, 4) if window > 0 else 0.0
-    out["preemptions"] = sum(j.get("preemptions") or 0 for j in low.values())
+    stops = sum(1 / low[p["job"]]["nodes"] for p in pods if p["job"] in low and p.get("phase") == "Deleted"
+                and p["ended"] <= end and (low[p["job"]]["ended"] is None or p["ended"] < low[p["job"]]["ended"]))
+    out["preemptions"] = round(stops)
+    out["status_preemptions"] = sum(j.get("preemptions") or 0 for j in low.values())
     out["normal_preemptions"] = sum(j.get("preemptions") or 0 for j in normal.values())
     out["scavengers_left_at_end"] = sum(1 for j in low.values() if j.get("ended") is None or j["ended"] > end)
     return out
@@ -775,6 +780,7 @@ def run_trace(args):
             if way == "scavenger":
                 log(f"  scavenger: utilisation with the low jobs {r['utilisation_with_scavengers']:.1%} "
                     f"({r['scavenger_busy_gpu_s']:.0f} GPU-s of low jobs), {r['preemptions']} preemptions "
+                    f"({r['status_preemptions']} in the low jobs' status.preemptions) "
                     f"(grace {r['grace_s']} s), {r['scavengers_left_at_end']} low jobs not ended at the end")
         out.update(summary(out["ways"]))
         return out
@@ -1250,13 +1256,21 @@ def self_test():
     # The window is the normal jobs' makespan, 0..50: l1's GPU-seconds after 50 do not count.
     jobs = {"n1": job("ns", 1, 1, 50, "normal", "Complete"), "n2": job("ns", 1, 9, 40, None, "Complete"),
             "l1": job("low-ns", 1, 0, 70, "low", "Complete", preemptions=1)}
-    pods = [pod("n1", 0, 1, 2, 50), pod("n2", 0, 9, 10, 40), pod("l1", 0, 0, 0, 10), pod("l1", 0, 19, 20, 70)]
+    pods = [pod("n1", 0, 1, 2, 50), pod("n2", 0, 9, 10, 40), dict(pod("l1", 0, 0, 0, 10), phase="Deleted"),
+            pod("l1", 0, 19, 20, 70)]
     r = scavenger_figures(jobs, pods, 12, 0, 80)
     assert r["jobs"] == 2 and r["finished"] and r["makespan_s"] == 50 and r["wait_mean_s"] == 6, r
     assert r["busy_gpu_s"] == 312 and r["scavenger_busy_gpu_s"] == 160 and r["scavenger_jobs"] == 1, r
     close(r["utilisation"], round(312 / 600, 4))
     close(r["utilisation_with_scavengers"], round(472 / 600, 4))
-    assert r["preemptions"] == 1 and r["normal_preemptions"] == 0 and r["scavengers_left_at_end"] == 1, r
+    assert r["preemptions"] == 1 and r["status_preemptions"] == 1 and r["normal_preemptions"] == 0, r
+    assert r["scavengers_left_at_end"] == 1, r
+    # A stop the status does not count still shows in the timeline; a pod deleted with its
+    # ended job is no stop.
+    jobs["l1"]["preemptions"] = 0
+    pods.append(dict(pod("l1", 0, 69, 69, 70), phase="Deleted"))
+    r = scavenger_figures(jobs, pods, 12, 0, 80)
+    assert r["preemptions"] == 1 and r["status_preemptions"] == 0, r
 
     # The comparison of the ways and their goals.
     base = {"partial_split_gpu_s": 0, "utilisation": 0.9, "wait_mean_s": 100.0}
