@@ -67,8 +67,9 @@ objects' own timestamps have whole seconds) it reports:
   - scavenger: the figures above for the normal jobs alone (their makespan, from the first
     create sent to the last normal job's end, is the window), the GPU-seconds the low jobs'
     pods were Running within it, the utilisation of both together over it, the preemptions
-    (the low jobs' status.preemptions), and the normal jobs' mean wait against that of the
-    backfill way of the same run.
+    (from the timeline: a low job's pod deleted while its job goes on; beside them the low
+    jobs' status.preemptions), and the normal jobs' mean wait against that of the backfill
+    way of the same run.
 
 Goals: zero split GPU-seconds with admission (and little "other" in the partial-gang figure);
 backfill utilisation >= 90 % and above FIFO's; shares: every namespace's part within 10 % of
