@@ -3,7 +3,8 @@
 queue at scale (5,000 jobs on 2,000 nodes). Each part uses its own local cluster of KWOK
 nodes, started if none runs and stopped at the end if it was started here.
 
-  tests/bench/bench_admission.py trace [--jobs 150] [--seed 1]
+  tests/bench/bench_admission.py trace [--jobs 150] [--seed 1] [--ways scheduler,fifo,backfill]
+  tests/bench/bench_admission.py trace --jobs 40 --ways backfill,shares,scavenger [--grace 10]
   tests/bench/bench_admission.py scale [--jobs 5000] [--nodes 2000]
   tests/bench/bench_admission.py all          # both, one after the other (the default)
   tests/bench/bench_admission.py --self-test  # the metrics on synthetic timelines; no cluster
@@ -13,12 +14,23 @@ The trace (cluster TJC_CLUSTER=bench-admission, 32 GH200 nodes of 4 GPUs, no H10
 (activeDeadlineSeconds) of 20 to 120 s; its pods run (annotation
 sim.trainjob.flame.dev/run-time) for 30 to 90 % of the walltime, and at least 5 s less than
 it, so that a job that starts whole always ends before its deadline. Sizes, walltimes and run
-times are drawn from a seeded RNG (--seed). The same trace runs three ways, each with a
-fresh controller process and its own --config:
+times are drawn from a seeded RNG (--seed). The same trace runs up to five ways (--ways), each
+with a fresh controller process and its own --config:
 
   scheduler  admission.enabled: false: pods are created at once, kube-scheduler alone decides;
   fifo       admission, backfill: false (nothing starts behind a blocked head);
-  backfill   admission, backfill: true (EASY backfill).
+  backfill   admission, backfill: true (EASY backfill);
+  shares     backfill, the jobs dealt in turn to three namespaces whose admission.namespaces
+             entries give them the fair shares 2, 1 and 1 (bench-share-a, -b, -c): each
+             submits a third of the jobs, far more than its share, all at once;
+  scavenger  backfill, the trace in its namespace at the QOS tier normal, plus a backlog of
+             --scavengers jobs of the tier low (annotation trainjob.flame.dev/qos: low) in a
+             namespace of their own (bench-scavenger), each of 1 node x 4 GPUs with a
+             walltime of 20 to 60 s and a run of 5 s less: they take the GPUs no normal job
+             can use, and a blocked normal job preempts them (the shipped tiers: normal
+             preempts low). Their runtime is the namespace's own copy of torch-gh200 whose
+             pods have terminationGracePeriodSeconds --grace: the time a preempting job waits
+             for its victims to stop. The way ends when every normal job has ended.
 
 Each way creates every TrainJob at once (the plain client of bench_expansion.py, 32
 connections) and watches pods and TrainJobs until each job is Complete or Failed, or a
@@ -45,10 +57,25 @@ objects' own timestamps have whole seconds) it reports:
   - makespan: from the first TrainJob create sent to the last job seen Complete or Failed;
   - wait, mean and p95: from the TrainJob's ADDED event to its first pod Running (and,
     beside it, to its whole gang Running); jobs that never ran are counted apart;
-  - jobs Complete, Failed, of which DeadlineExceeded, and jobs whose gang was never whole.
+  - jobs Complete, Failed, of which DeadlineExceeded, and jobs whose gang was never whole;
+  - shares: the busy period, from the first create sent until the first moment a namespace
+    has no job left waiting (every job of it admitted, its first pod created, or ended
+    without one), as tests/bench/sim_admission.c counts it; each namespace's busy GPU-seconds
+    (pods Running) over it, its part of their sum, and the gap between that part and its
+    share, relative to the share (0.1: a part of 45 or 55 % for a share of 50 %); the
+    largest gap is share_error_max;
+  - scavenger: the figures above for the normal jobs alone (their makespan, from the first
+    create sent to the last normal job's end, is the window), the GPU-seconds the low jobs'
+    pods were Running within it, the utilisation of both together over it, the preemptions
+    (from the timeline: a low job's pod deleted while its job goes on; beside them the low
+    jobs' status.preemptions), and the normal jobs' mean wait against that of the backfill
+    way of the same run.
 
 Goals: zero split GPU-seconds with admission (and little "other" in the partial-gang figure);
-backfill utilisation >= 90 % and above FIFO's.
+backfill utilisation >= 90 % and above FIFO's; shares: every namespace's part within 10 % of
+its share, at a utilisation no lower than the backfill way's (and than 90.7 %, the 300-job
+backfill run's); scavenger: utilisation >= 97 %, while the normal jobs' mean wait exceeds the
+backfill way's by no more than the grace.
 
 Why 150 jobs by default, not 300: the trace's work is about 4.5 nodes x 38 s per job, so 300
 jobs keep 32 nodes busy for about 1,800 s at 100 % utilisation (30 to 33 minutes per
@@ -112,19 +139,28 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_expansion import (  # noqa: E402
-    CLUSTER_SH, REPO, TJ_API, TRAINJOB_LABEL, Api, Controller, delete_everything, kubectl, log, setup)
+    CLUSTER_SH, REPO, TJ_API, TRAINJOB_LABEL, Api, Controller, create_namespace, delete_everything, kubectl, log,
+    setup)
 
 RUNTIME = "torch-gh200"
 GPU = "nvidia.com/gpu"
 GPUS_PER_NODE = 4
 RUN_TIME = "sim.trainjob.flame.dev/run-time"
 BENCH_LABEL = "bench.trainjob.flame.dev/admission"
+QOS = "trainjob.flame.dev/qos"
 YARDSTICK_LABEL = "bench.trainjob.flame.dev/yardstick"
 POD_NAME = re.compile(r"^(.*)-node-0-(\d+)-a(\d+)$")
+SHARES = {"bench-share-a": 2, "bench-share-b": 1, "bench-share-c": 1}  # the shares way's
+SCAVENGER_NAMESPACE = "bench-scavenger"
 WAYS = {  # name: the config's admission section
     "scheduler": {"enabled": False},
     "fifo": {"enabled": True, "backfill": False},
     "backfill": {"enabled": True, "backfill": True},
+    # The shipped "*" entry, and one for each namespace of the shares way with its share.
+    "shares": {"enabled": True, "backfill": True, "namespaces": [
+        {"namespace": ns, "allowed": ["normal", "low"], "default": "normal", "share": share}
+        for ns, share in [("*", 1), *SHARES.items()]]},
+    "scavenger": {"enabled": True, "backfill": True},
 }
 
 
@@ -143,13 +179,28 @@ def make_trace(n, seed):
     return jobs
 
 
-def trainjob(namespace, name, nodes, walltime, run):
+def make_scavengers(n, seed):
+    """n jobs of the tier low, as make_trace's tuples: 1 node, a walltime of 20 to 60 s, a run
+    of 5 s less; the same for the same seed, and not the trace's draws."""
+    rng = random.Random(f"scavengers-{seed}")
+    return [(1, w, w - 5) for w in (rng.randint(20, 60) for _ in range(n))]
+
+
+def trainjob(namespace, name, nodes, walltime, run, qos=None, runtime_kind=None):
+    """A TrainJob of the runtime torch-gh200: the ClusterTrainingRuntime, or with
+    runtime_kind "TrainingRuntime" the namespace's own; qos: its tier's annotation."""
+    meta = {"name": name, "namespace": namespace, "labels": {BENCH_LABEL: "true"}}
+    if qos:
+        meta["annotations"] = {QOS: qos}
+    ref = {"name": RUNTIME}
+    if runtime_kind:
+        ref.update(kind=runtime_kind, apiGroup="trainer.kubeflow.org")
     return {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainJob",
-        "metadata": {"name": name, "namespace": namespace, "labels": {BENCH_LABEL: "true"}},
+        "metadata": meta,
         "spec": {
-            "runtimeRef": {"name": RUNTIME},
+            "runtimeRef": ref,
             "activeDeadlineSeconds": walltime,
             "trainer": {"numNodes": nodes, "resourcesPerNode": {"limits": {GPU: str(GPUS_PER_NODE)}}},
             "podTemplateOverrides": [{"targetJobs": [{"name": "node"}],
@@ -215,13 +266,24 @@ def job_figures(nodes, pods, t_end):
     return out
 
 
+def pods_by_job(pods):
+    by_job = {}
+    for p in pods:
+        by_job.setdefault(p["job"], []).append(p)
+    return by_job
+
+
+def trace_end(jobs, t_end):
+    """When the last of jobs ended, or t_end if one has not."""
+    ended = [j["ended"] for j in jobs.values() if j.get("ended") is not None]
+    return max(ended) if len(ended) == len(jobs) and ended else t_end
+
+
 def trace_figures(jobs, pods, capacity_gpus, t0, t_end):
     """The report of one way. jobs: {name: {nodes, created, ended, state, reason}}; pods:
     dicts with job, rank, gpus, bound, running, unschedulable, ended; times are seconds on
     one clock; t0 is the first create sent, t_end the end of observation."""
-    by_job = {}
-    for p in pods:
-        by_job.setdefault(p["job"], []).append(p)
+    by_job = pods_by_job(pods)
     total = {"partial": 0.0, "split": 0.0, "busy": 0.0, "useful": 0.0}
     goodput = 0.0
     waits, whole_waits = [], []
@@ -241,9 +303,8 @@ def trace_figures(jobs, pods, capacity_gpus, t0, t_end):
         else:
             whole_waits.append(f["whole_at"] - j["created"])
         split_jobs += f["split"] > 0
-    ended = [j["ended"] for j in jobs.values() if j.get("ended") is not None]
-    finished = len(ended) == len(jobs)
-    makespan = (max(ended) if finished else t_end) - t0
+    finished = all(j.get("ended") is not None for j in jobs.values())
+    makespan = trace_end(jobs, t_end) - t0
     states = [j.get("state") for j in jobs.values()]
     return {
         "jobs": len(jobs),
@@ -268,6 +329,74 @@ def trace_figures(jobs, pods, capacity_gpus, t0, t_end):
         "failed": states.count("Failed"),
         "deadline_exceeded": sum(1 for j in jobs.values() if j.get("reason") == "DeadlineExceeded"),
     }
+
+
+def busy_by(jobs, pods, group, until):
+    """The busy GPU-seconds (pods Running) up to `until` of each group of jobs: {group(job):
+    GPU-seconds}."""
+    by_job = pods_by_job(pods)
+    out = {}
+    for name, j in jobs.items():
+        k = group(j)
+        out[k] = out.get(k, 0.0) + job_figures(j["nodes"], by_job.get(name, []), until)["busy"]
+    return out
+
+
+def busy_period_end(jobs, t_end):
+    """The first moment a namespace has no job left waiting: each of its jobs admitted (its
+    first pod created) or ended without a pod. t_end if every namespace still has one
+    waiting then. jobs: {name: {namespace, admitted, ended}}."""
+    drained = {}
+    for j in jobs.values():
+        left = j["admitted"] if j.get("admitted") is not None else j.get("ended")
+        ns = j["namespace"]
+        if left is None or (ns in drained and drained[ns] is None):
+            drained[ns] = None
+        else:
+            drained[ns] = max(drained.get(ns, left), left)
+    return min([t for t in drained.values() if t is not None] + [t_end])
+
+
+def share_figures(jobs, pods, shares, t0, t_end):
+    """Each namespace's busy GPU-seconds over the busy period (t0 to busy_period_end), its
+    part of their sum, and its gap from its share relative to the share. shares: {namespace:
+    share}; jobs as busy_period_end's, with nodes; pods as trace_figures'."""
+    end = busy_period_end(jobs, t_end)
+    used = busy_by(jobs, pods, lambda j: j["namespace"], end)
+    total, total_share = sum(used.values()), sum(shares.values())
+    parts = {ns: used.get(ns, 0.0) / total if total else 0.0 for ns in shares}
+    gaps = {ns: abs(parts[ns] - share / total_share) / (share / total_share) for ns, share in shares.items()}
+    return {"busy_period_s": round(end - t0, 2),
+            "share_gpu_s": {ns: round(used.get(ns, 0.0), 1) for ns in shares},
+            "share_parts": {ns: round(v, 4) for ns, v in parts.items()},
+            "share_targets": {ns: round(share / total_share, 4) for ns, share in shares.items()},
+            "share_errors": {ns: round(v, 4) for ns, v in gaps.items()},
+            "share_error_max": round(max(gaps.values()), 4)}
+
+
+def scavenger_figures(jobs, pods, capacity_gpus, t0, t_end):
+    """trace_figures of the jobs of a tier other than low, over their makespan (the window),
+    with: the low jobs' busy GPU-seconds within it, the utilisation of both together, the
+    low jobs' preemptions in it as the timeline shows them (a pod of a low job deleted before
+    its job ended, per node of the job) and as their status.preemptions counts them, the
+    normal jobs' status.preemptions (0 expected), and the low jobs not yet ended at the
+    window's end (0: the backlog ran dry)."""
+    low = {n: j for n, j in jobs.items() if j.get("qos") == "low"}
+    normal = {n: j for n, j in jobs.items() if n not in low}
+    out = trace_figures(normal, pods, capacity_gpus, t0, t_end)
+    end = trace_end(normal, t_end)
+    busy = busy_by(jobs, pods, lambda j: j.get("qos") == "low", end)
+    out["scavenger_jobs"] = len(low)
+    out["scavenger_busy_gpu_s"] = round(busy.get(True, 0.0), 1)
+    window = capacity_gpus * (end - t0)
+    out["utilisation_with_scavengers"] = round(sum(busy.values()) / window, 4) if window > 0 else 0.0
+    stops = sum(1 / low[p["job"]]["nodes"] for p in pods if p["job"] in low and p.get("phase") == "Deleted"
+                and p["ended"] <= end and (low[p["job"]]["ended"] is None or p["ended"] < low[p["job"]]["ended"]))
+    out["preemptions"] = round(stops)
+    out["status_preemptions"] = sum(j.get("preemptions") or 0 for j in low.values())
+    out["normal_preemptions"] = sum(j.get("preemptions") or 0 for j in normal.values())
+    out["scavengers_left_at_end"] = sum(1 for j in low.values() if j.get("ended") is None or j["ended"] > end)
+    return out
 
 
 def pair_by_nodes(ends, admissions, free, gang):
@@ -370,29 +499,34 @@ class Watch(threading.Thread):
 
 
 class Recorder:
-    """The timelines of one namespace's pods and TrainJobs, from two watches.
+    """The timelines of the pods and TrainJobs of one or more namespaces, from two watches
+    each (the TrainJobs' names must differ across them).
 
-    pods: name -> {job, rank, attempt, gpus, created, bound, running, unschedulable, ended,
-    phase}; jobs: name -> {nodes, created, decided, queued, ended, state, reason, updates};
-    other: name -> ADDED time of pods that belong to no TrainJob (the yardstick's).
+    pods: uid -> {job, rank, attempt, gpus, created, bound, running, unschedulable, ended,
+    phase} (by uid: a preempted job's next pods may have the names of its last ones);
+    jobs: name -> {namespace, qos, nodes, created, decided, queued, ended, state, reason,
+    preemptions, updates}; other: name -> ADDED time of pods that belong to no TrainJob (the
+    yardstick's).
     ends: times at which a bound pod ended (its node is free); admissions: (time, job) of
     each job's first pod. on_end, if given, is called on the pod watch's thread with each
     end's time. A job is decided when it is first seen
     Queued with a queuePosition, or when its first pod exists."""
 
-    def __init__(self, api, namespace, on_end=None):
+    def __init__(self, api, *namespaces, on_end=None):
         self.lock = threading.Lock()
         self.pods, self.jobs, self.other = {}, {}, {}
         self.by_job = {}  # job -> its pods' records
         self.ends, self.admissions = [], []
         self.on_end = on_end
-        self.tj = Watch(api, f"{TJ_API}/namespaces/{namespace}/trainjobs", self._job_event)
-        self.pw = Watch(api, f"/api/v1/namespaces/{namespace}/pods", self._pod_event)
+        self.watches = []
+        for ns in namespaces:
+            self.watches.append(Watch(api, f"{TJ_API}/namespaces/{ns}/trainjobs", self._job_event))
+            self.watches.append(Watch(api, f"/api/v1/namespaces/{ns}/pods", self._pod_event))
 
     def stop(self):
-        self.pw.stop()
-        self.tj.stop()
-        for w in (self.pw, self.tj):
+        for w in reversed(self.watches):
+            w.stop()
+        for w in self.watches:
             if w.error:
                 sys.exit(f"a watch failed: {w.error}")
 
@@ -402,12 +536,15 @@ class Recorder:
         with self.lock:
             j = self.jobs.get(name)
             if j is None:
-                j = self.jobs[name] = {"nodes": tj["spec"]["trainer"]["numNodes"], "created": t,
+                j = self.jobs[name] = {"namespace": tj["metadata"]["namespace"],
+                                       "qos": (tj["metadata"].get("annotations") or {}).get(QOS),
+                                       "nodes": tj["spec"]["trainer"]["numNodes"], "created": t,
                                        "queued_position": None, "queued": None, "ended": None,
-                                       "state": None, "reason": None, "updates": 0,
-                                       "expected": []}
+                                       "state": None, "reason": None, "preemptions": 0,
+                                       "updates": 0, "expected": []}
             elif typ == "MODIFIED":
                 j["updates"] += 1
+            j["preemptions"] = max(j["preemptions"], st.get("preemptions") or 0)
             state = st.get("state")
             j["state"], j["reason"] = state, st.get("reason")
             if state == "Queued":
@@ -431,13 +568,14 @@ class Recorder:
             if job is None or m is None:
                 self.other.setdefault(name, t)
                 return
-            p = self.pods.get(name)
+            uid = meta.get("uid", name)
+            p = self.pods.get(uid)
             if p is None:
                 gpus = sum(int((c.get("resources") or {}).get("limits", {}).get(GPU, 0))
                            for c in spec.get("containers", []))
-                p = self.pods[name] = {"job": job, "rank": int(m.group(2)), "attempt": int(m.group(3)),
-                                       "gpus": gpus, "created": t, "bound": None, "running": None,
-                                       "unschedulable": None, "ended": None, "phase": None}
+                p = self.pods[uid] = {"job": job, "rank": int(m.group(2)), "attempt": int(m.group(3)),
+                                      "gpus": gpus, "created": t, "bound": None, "running": None,
+                                      "unschedulable": None, "ended": None, "phase": None}
                 if job not in self.by_job:
                     self.admissions.append((t, job))
                 self.by_job.setdefault(job, []).append(p)
@@ -480,25 +618,62 @@ class Recorder:
 # ---- the trace runs ----
 
 
-def trace_way(api, args, way, trace, namespace, capacity):
-    cfg = write_config(os.path.join(REPO, "build", f"bench-admission-{way}.yaml"), WAYS[way])
-    rec = Recorder(api, namespace)
-    c = Controller(args.binary, args.kubeconfig, args.log_path, cfg)
+def way_jobs(args, way, trace, namespace):
+    """The TrainJobs of a way, in the order they are created, and the names of those whose
+    end ends it."""
     names = [f"adm-{i:04d}" for i in range(len(trace))]
+    if way == "shares":
+        spaces = list(SHARES)
+        jobs = [trainjob(spaces[i % len(spaces)], name, *job) for i, (name, job) in enumerate(zip(names, trace))]
+    elif way == "scavenger":
+        jobs = [trainjob(namespace, name, *job, qos="normal") for name, job in zip(names, trace)]
+        jobs += [trainjob(SCAVENGER_NAMESPACE, f"low-{i:04d}", *job, qos="low", runtime_kind="TrainingRuntime")
+                 for i, job in enumerate(make_scavengers(args.scavengers, args.seed))]
+    else:
+        jobs = [trainjob(namespace, name, *job) for name, job in zip(names, trace)]
+    return jobs, names
+
+
+def scavenger_runtime(api, grace):
+    """torch-gh200 as a TrainingRuntime of the scavengers' namespace, its node pods with
+    terminationGracePeriodSeconds grace."""
+    rt = api.json("GET", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/" + RUNTIME)
+    node = next(j for j in rt["spec"]["template"]["spec"]["replicatedJobs"] if j["name"] == "node")
+    node["template"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = grace
+    meta = {"name": RUNTIME, "labels": rt["metadata"].get("labels", {}),
+            "annotations": {k: v for k, v in (rt["metadata"].get("annotations") or {}).items()
+                            if not k.startswith("kubectl.kubernetes.io/")}}
+    kubectl("apply", "-n", SCAVENGER_NAMESPACE, "-f", "-",
+            input=json.dumps({"apiVersion": rt["apiVersion"], "kind": "TrainingRuntime", "metadata": meta,
+                              "spec": rt["spec"]}))
+
+
+def trace_way(api, args, way, trace, namespace, capacity):
+    jobs_sent, names = way_jobs(args, way, trace, namespace)
+    spaces = sorted({j["metadata"]["namespace"] for j in jobs_sent})
+    for ns in spaces:
+        if ns != namespace:  # run_trace's setup made that one
+            create_namespace(ns)
+            delete_everything(api, ns)
+    if way == "scavenger":
+        scavenger_runtime(api, args.grace)
+    cfg = write_config(os.path.join(REPO, "build", f"bench-admission-{way}.yaml"), WAYS[way])
+    rec = Recorder(api, *spaces)
+    c = Controller(args.binary, args.kubeconfig, args.log_path, cfg)
     work = sum(n * GPUS_PER_NODE * r for n, _, r in trace)
     timeout = args.timeout or 1.8 * work / capacity + 300
     try:
-        reqs = [(f"{TJ_API}/namespaces/{namespace}/trainjobs",
-                 json.dumps(trainjob(namespace, name, *job)).encode()) for name, job in zip(names, trace)]
+        reqs = [(f"{TJ_API}/namespaces/{j['metadata']['namespace']}/trainjobs", json.dumps(j).encode())
+                for j in jobs_sent]
         cpu0 = c.cpu_seconds()
         applied, t0 = api.create_all(reqs, args.connections)
         log(f"  {len(reqs)} TrainJobs created in {applied:.2f} s; observing (timeout {timeout:.0f} s)")
         last = time.monotonic()
         while True:
             jobs, pods = rec.snapshot()
-            done = sum(1 for j in jobs.values() if j["ended"] is not None)
+            done = sum(1 for n in names if n in jobs and jobs[n]["ended"] is not None)
             now = time.monotonic()
-            if done == len(trace) or now - t0 > timeout:
+            if done == len(names) or now - t0 > timeout:
                 break
             if now - last >= 30:
                 last = now
@@ -506,7 +681,7 @@ def trace_way(api, args, way, trace, namespace, capacity):
                 states = {}
                 for j in jobs.values():
                     states[j["state"] or "-"] = states.get(j["state"] or "-", 0) + 1
-                log(f"  {now - t0:6.0f} s: {done}/{len(trace)} ended; states "
+                log(f"  {now - t0:6.0f} s: {done}/{len(names)} ended; states "
                     + " ".join(f"{k} {v}" for k, v in sorted(states.items()))
                     + f"; {sum(p['gpus'] for p in running)} of {capacity} GPUs in Running pods")
             time.sleep(1)
@@ -517,10 +692,18 @@ def trace_way(api, args, way, trace, namespace, capacity):
         c.stop()
         rec.stop()
     jobs, pods = rec.snapshot()
-    missing = set(names) - set(jobs)
+    sent = [j["metadata"]["name"] for j in jobs_sent]
+    missing = set(sent) - set(jobs)
     if missing:
         sys.exit(f"the watch never saw {len(missing)} TrainJobs, e.g. {sorted(missing)[0]}")
-    res = trace_figures({n: jobs[n] for n in names}, pods, capacity, t0, t_end)
+    jobs = {n: jobs[n] for n in sent}
+    if way == "scavenger":
+        res = scavenger_figures(jobs, pods, capacity, t0, t_end)
+        res["grace_s"] = args.grace
+    else:
+        res = trace_figures(jobs, pods, capacity, t0, t_end)
+    if way == "shares":
+        res.update(share_figures(jobs, pods, SHARES, t0, t_end))
     if args.timelines:
         with open(f"{args.timelines}-{way}.json", "w") as f:
             json.dump({"t0": t0, "t_end": t_end, "capacity": capacity, "jobs": jobs, "pods": pods,
@@ -530,11 +713,12 @@ def trace_way(api, args, way, trace, namespace, capacity):
     if not res["finished"]:
         log(f"  timed out after {timeout:.0f} s with {res['jobs'] - res['complete'] - res['failed']} jobs unfinished")
     reasons = {}
-    for j in jobs.values():
-        if j["state"] == "Failed":
-            reasons[j["reason"]] = reasons.get(j["reason"], 0) + 1
+    for n in names:
+        if jobs[n]["state"] == "Failed":
+            reasons[jobs[n]["reason"]] = reasons.get(jobs[n]["reason"], 0) + 1
     res["failed_reasons"] = reasons
-    delete_everything(api, namespace)
+    for ns in spaces:
+        delete_everything(api, ns)
     return res
 
 
@@ -589,17 +773,53 @@ def run_trace(args):
                 f"(split {r['partial_split_gpu_s']:.0f}, other {r['partial_other_gpu_s']:.0f}), wait mean "
                 f"{r['wait_mean_s']} s p95 {r['wait_p95_s']} s, {r['complete']} Complete, {r['failed']} "
                 f"Failed ({r['deadline_exceeded']} DeadlineExceeded), never whole {r['never_whole']}")
-        ways = out["ways"]
-        goals = {}
-        for w in ("fifo", "backfill"):
-            if w in ways:
-                goals[f"{w}_zero_split"] = ways[w]["partial_split_gpu_s"] == 0
-        if "backfill" in ways:
-            goals["backfill_utilisation_ge_90"] = ways["backfill"]["utilisation"] >= 0.9
-            if "fifo" in ways:
-                goals["backfill_above_fifo"] = ways["backfill"]["utilisation"] > ways["fifo"]["utilisation"]
-        out["goals"] = goals
+            if way == "shares":
+                log(f"  shares: over the busy period ({r['busy_period_s']:.0f} s) "
+                    + ", ".join(f"{ns} {r['share_parts'][ns]:.1%} (share {r['share_targets'][ns]:.1%})"
+                                for ns in SHARES)
+                    + f"; largest gap {r['share_error_max']:.1%} of a share")
+            if way == "scavenger":
+                log(f"  scavenger: utilisation with the low jobs {r['utilisation_with_scavengers']:.1%} "
+                    f"({r['scavenger_busy_gpu_s']:.0f} GPU-s of low jobs), {r['preemptions']} preemptions "
+                    f"({r['status_preemptions']} in the low jobs' status.preemptions) "
+                    f"(grace {r['grace_s']} s), {r['scavengers_left_at_end']} low jobs not ended at the end")
+        out.update(summary(out["ways"]))
         return out
+
+
+def summary(ways):
+    """The figures the ways are compared by, and the goals they meet."""
+    out, goals = {}, {}
+    for w in ("fifo", "backfill", "shares", "scavenger"):
+        if w in ways:
+            goals[f"{w}_zero_split"] = ways[w]["partial_split_gpu_s"] == 0
+    backfill = ways.get("backfill")
+    if backfill:
+        goals["backfill_utilisation_ge_90"] = backfill["utilisation"] >= 0.9
+        if "fifo" in ways:
+            goals["backfill_above_fifo"] = backfill["utilisation"] > ways["fifo"]["utilisation"]
+        out["utilisation_backfill"] = backfill["utilisation"]
+        out["normal_wait_mean_backfill"] = backfill["wait_mean_s"]
+    shares = ways.get("shares")
+    if shares:
+        out["share_error_max"] = shares["share_error_max"]
+        out["utilisation_shares"] = shares["utilisation"]
+        goals["shares_within_10pct"] = shares["share_error_max"] <= 0.1
+        goals["shares_utilisation_ge_90_7"] = shares["utilisation"] >= 0.907
+        if backfill:
+            goals["shares_utilisation_ge_backfill"] = shares["utilisation"] >= backfill["utilisation"]
+    scavenger = ways.get("scavenger")
+    if scavenger:
+        out["utilisation_scavenger"] = scavenger["utilisation_with_scavengers"]
+        out["normal_wait_mean_scavenger"] = scavenger["wait_mean_s"]
+        out["preemptions"] = scavenger["preemptions"]
+        out["grace_s"] = scavenger["grace_s"]
+        goals["scavenger_utilisation_ge_97"] = scavenger["utilisation_with_scavengers"] >= 0.97
+        if backfill and backfill["wait_mean_s"] is not None and scavenger["wait_mean_s"] is not None:
+            out["normal_wait_growth_s"] = round(scavenger["wait_mean_s"] - backfill["wait_mean_s"], 2)
+            goals["scavenger_wait_growth_le_grace"] = out["normal_wait_growth_s"] <= scavenger["grace_s"]
+    out["goals"] = goals
+    return out
 
 
 # ---- the scale run ----
@@ -1001,6 +1221,75 @@ def self_test():
     jobs["c"]["ended"] = None
     assert trace_figures(jobs, pods, 16, 0, 50)["makespan_s"] == 50
 
+    # Shares 2:1:1. Namespace a drains at 30 (its last job admitted then), b and c never:
+    # the busy period is 0 to 30, and what runs after it does not count.
+    def job(ns, nodes, admitted, ended=None, qos=None, state=None, preemptions=0):
+        return {"namespace": ns, "qos": qos, "nodes": nodes, "created": 0, "admitted": admitted,
+                "ended": ended, "state": state, "reason": None, "preemptions": preemptions}
+
+    shares = {"a": 2, "b": 1, "c": 1}
+    jobs = {"a1": job("a", 2, 0, 40), "a2": job("a", 1, 30, 60), "b1": job("b", 1, 0, 30),
+            "b2": job("b", 1, None), "c1": job("c", 1, 10, 50), "c2": job("c", 1, None)}
+    pods = [pod("a1", 0, 0, 0, 40), pod("a1", 1, 0, 0, 40), pod("a2", 0, 30, 31, 60),
+            pod("b1", 0, 0, 0, 30), pod("c1", 0, 10, 10, 50)]
+    assert busy_period_end(jobs, 100) == 30
+    close(busy_by(jobs, pods, lambda j: j["namespace"], 30)["a"], 240)
+    r = share_figures(jobs, pods, shares, 0, 100)
+    assert r["busy_period_s"] == 30 and r["share_gpu_s"] == {"a": 240, "b": 120, "c": 80}, r
+    assert r["share_parts"] == {"a": round(6 / 11, 4), "b": round(3 / 11, 4), "c": round(2 / 11, 4)}, r
+    assert r["share_targets"] == {"a": 0.5, "b": 0.25, "c": 0.25}, r
+    assert r["share_errors"] == {"a": round(1 / 11, 4), "b": round(1 / 11, 4), "c": round(3 / 11, 4)}, r
+    assert r["share_error_max"] == round(3 / 11, 4), r
+    # A namespace whose jobs all ran or ended without running has drained; one whose job
+    # still waits has not; the end of observation bounds the period.
+    assert busy_period_end({"x": job("n1", 1, None, 5), "y": job("n1", 1, 7)}, 100) == 7
+    assert busy_period_end({"x": job("n1", 1, 7), "y": job("n2", 1, None)}, 100) == 7
+    assert busy_period_end({"x": job("n2", 1, None), "y": job("n2", 1, 3)}, 100) == 100
+    assert busy_period_end({"x": job("n1", 1, 200)}, 100) == 100
+    # Exactly the shares, each namespace with a job still waiting at the end: no gap.
+    assert share_figures({"a1": job("a", 2, 0), "b1": job("b", 1, 0), "c1": job("c", 1, 0),
+                          "a2": job("a", 1, None), "b2": job("b", 1, None), "c2": job("c", 1, None)},
+                         [pod("a1", 0, 0, 0, None), pod("a1", 1, 0, 0, None), pod("b1", 0, 0, 0, None),
+                          pod("c1", 0, 0, 0, None)], shares, 0, 10)["share_error_max"] == 0
+
+    # Scavengers on 12 GPUs: normal n1 runs 2..50, n2 10..40; low l1 runs 0..10, is
+    # preempted, and runs again 20..70 (a new pod of the same name: a record of its own).
+    # The window is the normal jobs' makespan, 0..50: l1's GPU-seconds after 50 do not count.
+    jobs = {"n1": job("ns", 1, 1, 50, "normal", "Complete"), "n2": job("ns", 1, 9, 40, None, "Complete"),
+            "l1": job("low-ns", 1, 0, 70, "low", "Complete", preemptions=1)}
+    pods = [pod("n1", 0, 1, 2, 50), pod("n2", 0, 9, 10, 40), dict(pod("l1", 0, 0, 0, 10), phase="Deleted"),
+            pod("l1", 0, 19, 20, 70)]
+    r = scavenger_figures(jobs, pods, 12, 0, 80)
+    assert r["jobs"] == 2 and r["finished"] and r["makespan_s"] == 50 and r["wait_mean_s"] == 6, r
+    assert r["busy_gpu_s"] == 312 and r["scavenger_busy_gpu_s"] == 160 and r["scavenger_jobs"] == 1, r
+    close(r["utilisation"], round(312 / 600, 4))
+    close(r["utilisation_with_scavengers"], round(472 / 600, 4))
+    assert r["preemptions"] == 1 and r["status_preemptions"] == 1 and r["normal_preemptions"] == 0, r
+    assert r["scavengers_left_at_end"] == 1, r
+    # A stop the status does not count still shows in the timeline; a pod deleted with its
+    # ended job is no stop.
+    jobs["l1"]["preemptions"] = 0
+    pods.append(dict(pod("l1", 0, 69, 69, 70), phase="Deleted"))
+    r = scavenger_figures(jobs, pods, 12, 0, 80)
+    assert r["preemptions"] == 1 and r["status_preemptions"] == 0, r
+
+    # The comparison of the ways and their goals.
+    base = {"partial_split_gpu_s": 0, "utilisation": 0.9, "wait_mean_s": 100.0}
+    s_ = summary({"backfill": base, "shares": dict(base, utilisation=0.91, share_error_max=0.08),
+                  "scavenger": dict(base, utilisation_with_scavengers=0.975, wait_mean_s=112.0,
+                                    preemptions=7, grace_s=10)})
+    assert s_["share_error_max"] == 0.08 and s_["utilisation_shares"] == 0.91, s_
+    assert s_["utilisation_scavenger"] == 0.975 and s_["preemptions"] == 7 and s_["grace_s"] == 10, s_
+    assert s_["normal_wait_mean_backfill"] == 100 and s_["normal_wait_mean_scavenger"] == 112, s_
+    assert s_["normal_wait_growth_s"] == 12, s_
+    g = s_["goals"]
+    assert g["shares_within_10pct"] and g["shares_utilisation_ge_90_7"] and g["shares_utilisation_ge_backfill"], g
+    assert g["scavenger_utilisation_ge_97"] and not g["scavenger_wait_growth_le_grace"], g
+    assert g["backfill_utilisation_ge_90"] and "backfill_above_fifo" not in g, g
+    # Without the backfill way the wait has nothing to be set beside.
+    s_ = summary({"scavenger": dict(base, utilisation_with_scavengers=0.9, preemptions=0, grace_s=10)})
+    assert "normal_wait_growth_s" not in s_ and not s_["goals"]["scavenger_utilisation_ge_97"], s_
+
     # The trace: deterministic, in bounds, every run shorter than its walltime by 5 s.
     t = make_trace(300, 7)
     assert t == make_trace(300, 7) and t != make_trace(300, 8)
@@ -1009,6 +1298,29 @@ def self_test():
     tj = trainjob("ns", "adm-0001", *t[0])
     assert tj["spec"]["activeDeadlineSeconds"] == t[0][1]
     assert tj["spec"]["podTemplateOverrides"][0]["metadata"]["annotations"][RUN_TIME] == f"{t[0][2]}s"
+    assert "annotations" not in tj["metadata"] and tj["spec"]["runtimeRef"] == {"name": RUNTIME}
+    # The ways' TrainJobs: dealt in turn to the namespaces of the shares; the trace at the
+    # tier normal and the scavengers at low, of their namespace's runtime.
+    a = argparse.Namespace(scavengers=5, seed=7)
+    sent, names = way_jobs(a, "shares", t[:7], "ns")
+    assert names == [f"adm-{i:04d}" for i in range(7)] and [j["metadata"]["name"] for j in sent] == names
+    assert [j["metadata"]["namespace"] for j in sent] == [*SHARES, *SHARES, "bench-share-a"]
+    sent, names = way_jobs(a, "scavenger", t[:7], "ns")
+    assert len(names) == 7 and len(sent) == 12
+    assert [(j["metadata"]["namespace"], j["metadata"]["annotations"][QOS]) for j in sent] == \
+        [("ns", "normal")] * 7 + [(SCAVENGER_NAMESPACE, "low")] * 5
+    assert all(j["spec"]["runtimeRef"]["kind"] == "TrainingRuntime" for j in sent[7:])
+    sent, _ = way_jobs(a, "backfill", t[:7], "ns")
+    assert [j["metadata"]["namespace"] for j in sent] == ["ns"] * 7 and sent[0] == trainjob("ns", "adm-0000", *t[0])
+    # The scavengers: their own draws, 1 node, runs of 5 s less than 20 to 60 s walltimes.
+    low = make_scavengers(200, 7)
+    assert low == make_scavengers(200, 7) and low != make_scavengers(200, 8) and low[:5] != t[:5]
+    assert all(n == 1 and 20 <= w <= 60 and r == w - 5 for n, w, r in low)
+    assert {w for _, w, _ in low} >= {20, 60}
+    tj = trainjob(SCAVENGER_NAMESPACE, "low-0001", *low[0], qos="low", runtime_kind="TrainingRuntime")
+    assert tj["metadata"]["annotations"] == {QOS: "low"}, tj
+    assert tj["spec"]["runtimeRef"] == {"name": RUNTIME, "kind": "TrainingRuntime",
+                                        "apiGroup": "trainer.kubeflow.org"}, tj
 
     # Gangs of 2 nodes, 1 node free at the mark: the 1st end admits the 1st job, the 3rd end
     # the 2nd; the 3rd admission waits for a 5th end that has not come.
@@ -1025,6 +1337,10 @@ def self_test():
                 cfg = yaml.safe_load(f)
             assert all(cfg["admission"][k] == v for k, v in section.items()), cfg["admission"]
             assert [c["name"] for c in cfg["gpuClasses"]] == ["gh200", "h100"]
+            # The shipped tiers stay: normal preempts low.
+            assert {q["name"]: q.get("preempts") for q in cfg["admission"]["qos"]}["normal"] == ["low"]
+            spaces = {e["namespace"]: e.get("share", 1) for e in cfg["admission"]["namespaces"]}
+            assert spaces == ({"*": 1, **SHARES} if way == "shares" else {"*": 1}), spaces
         # The controller's own account: only its gang lines after the offset; the span less
         # its run-queue wait is the controller's time.
         log_path = os.path.join(d, "controller.log")
@@ -1050,7 +1366,12 @@ def main():
     ap.add_argument("--self-test", action="store_true", help="check the metrics on synthetic timelines")
     ap.add_argument("--jobs", type=int, default=150, help="TrainJobs of the trace")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--ways", default="scheduler,fifo,backfill")
+    ap.add_argument("--ways", default="scheduler,fifo,backfill",
+                    help="of " + ",".join(WAYS) + " (the scavenger way's wait is set beside backfill's)")
+    ap.add_argument("--scavengers", type=int, default=0,
+                    help="low jobs of the scavenger way (default: twice --jobs)")
+    ap.add_argument("--grace", type=int, default=10,
+                    help="terminationGracePeriodSeconds of the low jobs' pods, s")
     ap.add_argument("--timeout", type=float, default=0,
                     help="seconds per trace way (default: 1.8 x the trace's work / capacity + 300)")
     ap.add_argument("--scale-jobs", type=int, default=5000)
@@ -1073,6 +1394,10 @@ def main():
     if args.self_test:
         self_test()
         return
+    unknown = set(args.ways.split(",")) - set(WAYS)
+    if unknown:
+        ap.error(f"unknown ways {','.join(sorted(unknown))}: the ways are {','.join(WAYS)}")
+    args.scavengers = args.scavengers or 2 * args.jobs
     build = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
     args.binary = os.path.join(build, "trainjob-controller")
     if not os.access(args.binary, os.X_OK):
