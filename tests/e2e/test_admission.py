@@ -524,7 +524,8 @@ def test_a_low_job_on_idle_gpus_is_preempted_by_a_normal_job_and_later_completes
     status, its events and the metrics."""
     series = 'trainjob_preemptions_total{gpu_class="gh200",qos="low"}'
     before = metric(admitter.metrics(), series, 0.0)
-    apply(trainjob("scavenger", nodes=8, run_time="25s", annotations={QOS: "low"}), "-n", namespace)
+    # It runs longer than the grace, so that the stop, not its own end, takes it off.
+    apply(trainjob("scavenger", nodes=8, run_time=f"{GRACE + 30}s", annotations={QOS: "low"}), "-n", namespace)
     running(namespace, "scavenger", 8, timeout=60)
     first_start = started(namespace, "scavenger")
     asked = time.time()
@@ -552,7 +553,7 @@ def test_a_low_job_on_idle_gpus_is_preempted_by_a_normal_job_and_later_completes
     assert back.get("restartCount", 0) == 0 and "preemption" not in back, back
     assert back.get("preemptedGpuSeconds", 0) >= 8 * 4 * (GRACE - 5), back
 
-    done = wait_state(namespace, "scavenger", "Complete", timeout=120)["status"]
+    done = wait_state(namespace, "scavenger", "Complete", timeout=GRACE + 120)["status"]
     assert done.get("restartCount", 0) == 0 and done.get("preemptions") == 1, done
     assert ts(done["startTime"]) > first_start, "the walltime clock starts again at the new admission"
     wait_state(namespace, "urgent", "Complete", timeout=30)
@@ -678,8 +679,10 @@ def test_controller_killed_mid_admission_creates_the_gang_once_whole_in_order(ad
         try:
             apply(trainjob("hog", nodes=8, run_time="15s"), "-n", namespace)
             running(namespace, "hog", 8, timeout=60)
+            # The gang runs long enough that next is still queued when the checks below
+            # look, on a loaded machine too.
             for name in order:
-                apply(trainjob(name, nodes=8, run_time="4s"), "-n", namespace)
+                apply(trainjob(name, nodes=8, run_time="30s" if name == "gang" else "4s"), "-n", namespace)
                 time.sleep(1.1)  # creation times are in seconds
             wait_for("the queue's order", lambda: [status(namespace, n).get("queuePosition") for n in order] == [1, 2, 3], timeout=60)
             # Killed once two of its pods exist (there are 8 to create, 4 a second at most).
