@@ -293,5 +293,5 @@ int tj_slurm_jobs_fetch_records(struct tj_plugin *p, bool all_namespaces, bool r
 
 int tj_slurm_jobs_fetch_cluster(struct tj_plugin *p, int64_t now, struct tj_slurm_jobs *ret)
 {
-	return fetch(p, NULL, false, true, now, ret);
+	return fetch(p, NULL, true, true, now, ret);
 }

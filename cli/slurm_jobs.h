@@ -55,12 +55,10 @@ int tj_slurm_jobs_fetch_records(struct tj_plugin *p, bool all_namespaces, bool r
 int tj_slurm_jobs_fetch(struct tj_plugin *p, bool all_namespaces, int64_t now,
                         struct tj_slurm_jobs *ret);
 
-/* Lists the TrainJobs of every namespace, without their pods, with the deleted jobs'
- * accounting records (those the user may not read are left out, said on stderr), and builds
- * the jobs: what fair share counts (status.gpuSeconds as recorded) and the queue holds.
- * Their states are what the TrainJobs say (a finished job whose pods still stop reads CD or
- * F, not CG), their nodes none, their GPU-seconds those recorded. Fails as
- * tj_slurm_jobs_fetch does. */
+/* Lists the TrainJobs of every namespace and their pods, with the deleted jobs' accounting
+ * records (those the user may not read are left out, said on stderr), and builds the jobs:
+ * what fair share counts (status.gpuSeconds as recorded, and what the pods held since) and
+ * the queue holds. Fails as tj_slurm_jobs_fetch does. */
 int tj_slurm_jobs_fetch_cluster(struct tj_plugin *p, int64_t now, struct tj_slurm_jobs *ret);
 
 void tj_slurm_jobs_clear(struct tj_slurm_jobs *jobs);

@@ -26,10 +26,21 @@ int tj_sshare_accounts(const struct tj_slurm_jobs *jobs, const struct tj_admissi
 	for (size_t i = 0; i < jobs->n; i++) {
 		const struct tj_trainjob *job = jobs->jobs[i].job;
 
+		/* Its pods' GPUs since the status counted them, as held now (the controller
+		 * reads them from its pods the same way). */
+		int64_t tail = jobs->jobs[i].gpu_seconds - job->status.gpu_seconds;
+
 		tj_fair_share_charge(accounts, &n, jobs->n, job->namespace, job->status.gpu_seconds,
 		                     job->status.start_time, job->status.gpu_seconds_until,
 		                     policy->fair_share_half_life, now);
-		if (job->status.gpu_seconds > 0 && !tj_fair_share_find(accounts, n, job->namespace))
+		if (tail > 0)
+			tj_fair_share_charge(accounts, &n, jobs->n, job->namespace, tail,
+			                     job->status.gpu_seconds_until > job->status.start_time
+			                             ? job->status.gpu_seconds_until
+			                             : job->status.start_time,
+			                     now, policy->fair_share_half_life, now);
+		if ((job->status.gpu_seconds > 0 || tail > 0) &&
+		    !tj_fair_share_find(accounts, n, job->namespace))
 			goto fail;
 	}
 	tj_fair_share_settle(accounts, n, policy);

@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "controller/ledger.h"
 #include "reconcilers/trainjob.h"
 
 const struct tj_fair_share_account *tj_fair_shares_find(const struct tj_fair_shares *fs,
@@ -15,6 +17,36 @@ void tj_fair_shares_clear(struct tj_fair_shares *fs)
 {
 	tj_fair_share_accounts_free(fs->accounts, fs->n);
 	*fs = (struct tj_fair_shares){ 0 };
+}
+
+/* What the running jobs' pods on the snapshot's nodes held since their statuses counted
+ * last (tj_fair_share_charge_running), read from the ledger: a long run counts as it runs. */
+static void charge_running(struct tj_fair_share_account *accounts, size_t *n,
+                           const struct tj_queue_source *src, const struct tj_queue_snapshot *s,
+                           int64_t half_life, int64_t now)
+{
+	const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
+
+	for (size_t k = 0; jobs && k < s->n_nodes; k++) {
+		const struct tj_ledger_node *ln =
+		        s->read_at[k] != SIZE_MAX ? s->read.order[s->read_at[k]] : NULL;
+
+		for (size_t i = 0; ln && i < ln->n_groups; i++) {
+			const struct tj_ledger_group *g = &ln->groups[i];
+			const struct tj_trainjob *job =
+			        g->held.gpus > 0 ? tj_store_get(jobs, g->job_key) : NULL;
+
+			if (!job || !g->owner_uid || !job->uid ||
+			    strcmp(g->owner_uid, job->uid) != 0 ||
+			    job->status.state == TJ_STATE_COMPLETE ||
+			    job->status.state == TJ_STATE_FAILED)
+				continue;
+			tj_fair_share_charge_running(accounts, n, TJ_FAIR_SHARES_MAX,
+			                             job->namespace, g->held.gpus,
+			                             job->status.start_time,
+			                             job->status.gpu_seconds_until, half_life, now);
+		}
+	}
 }
 
 static int read_usage(struct tj_fair_shares *fs, const struct tj_queue_source *src,
@@ -49,6 +81,7 @@ static int read_usage(struct tj_fair_shares *fs, const struct tj_queue_source *s
 		tj_fair_share_charge(accounts, &n, TJ_FAIR_SHARES_MAX, job->namespace,
 		                     job->status.gpu_seconds, job->status.start_time,
 		                     job->status.gpu_seconds_until, half_life, now);
+	charge_running(accounts, &n, src, s, half_life, now);
 	tj_fair_share_settle(accounts, n, policy);
 	tj_fair_shares_clear(fs);
 	fs->accounts = accounts;

@@ -1,8 +1,9 @@
 /* The fair share of the admitter's queue (reconcilers/fair_share.h): each namespace's usage,
- * read from the GPU-seconds its TrainJobs recorded and its deleted jobs' accounting records
- * (the same numbers kubectl sshare reads), and the fair-share points its queued jobs are
- * ordered by. It is read again at most every TJ_FAIR_SHARES_PERIOD_S (a walk of the
- * TrainJobs), or when a namespace it does not know queues a job. */
+ * read from the GPU-seconds its TrainJobs recorded, its deleted jobs' accounting records and
+ * what its running jobs' pods held since (the same numbers kubectl sshare makes), and the
+ * fair-share points its queued jobs are ordered by. It is read again at most every
+ * TJ_FAIR_SHARES_PERIOD_S (a walk of the TrainJobs and of the nodes' pods), or when a
+ * namespace it does not know queues a job. */
 #pragma once
 
 #include <stddef.h>

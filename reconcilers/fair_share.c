@@ -100,6 +100,18 @@ void tj_fair_share_charge(struct tj_fair_share_account *accounts, size_t *n, siz
 	a->usage += tj_fair_share_decayed(gpu_seconds, start, until, now, half_life);
 }
 
+void tj_fair_share_charge_running(struct tj_fair_share_account *accounts, size_t *n, size_t cap,
+                                  const char *ns, int64_t gpus, int64_t start,
+                                  int64_t counted_until, int64_t half_life, int64_t now)
+{
+	int64_t since = counted_until > start ? counted_until : start;
+
+	if (gpus <= 0 || since <= 0 || since >= now || gpus > INT64_MAX / (now - since))
+		return;
+	tj_fair_share_charge(accounts, n, cap, ns, gpus * (now - since), since, now, half_life,
+	                     now);
+}
+
 double tj_fair_share_share_of(const struct tj_admission_policy *policy, const char *ns)
 {
 	const struct tj_qos_namespace *rule = tj_qos_namespace_rule(policy, ns);

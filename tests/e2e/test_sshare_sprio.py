@@ -1,17 +1,19 @@
 """kubectl sshare and sprio, run as kubectl runs plugins (the build's kubectl-* executables on
 PATH), against the real cluster and the session's controller (README, "For Slurm users"): a
 namespace that ran a job, since deleted, has a lower fair-share factor than one that ran
-nothing, the same factor and usage the controller's metrics show; sprio lists the jobs queued behind a blocker
-in the order the controller gives them, with their QOS tier, their fair-share and age points
-and their own priority. The controller runs with deploy/config's config file, which the
-plugins read from the ConfigMap deploy/config makes of it."""
+nothing, the same factor and usage the controller's metrics show; sprio lists the jobs
+queued behind pods that hold every GH200 node in the order the controller gives them, with
+their QOS tier, their fair-share and age points and their own priority. The controller runs
+with deploy/config's config file, which the plugins read from the ConfigMap deploy/config
+makes of it."""
 
 import os
 
 import pytest
 
-from kube import (REPO, apply, drop_namespaces, gh200_busy, kubectl, metric, other_namespace, running, tj, trainjob, wait_for,
-                  wait_state)
+from kube import (GH200_SELECTOR, REPO, apply, drop_namespaces, gh200_busy, kubectl, kubectl_json, metric, other_namespace, tj,
+                  trainjob, wait_for, wait_state)
+from test_admission import plain_gpu_pod
 from test_squeue import plugin, rows
 
 PRIORITY = "trainjob.flame.dev/priority"
@@ -44,8 +46,15 @@ def test_sshare_and_sprio_show_the_controllers_fair_share_and_order(controller, 
     kubectl("delete", "trainjob", "warmup", "-n", used)
     wait_for("warmup's accounting record",
              lambda: kubectl("get", "configmap", "trainjob-accounting", "-n", used, check=False).returncode == 0, timeout=30)
-    apply(trainjob("blocker", nodes=8, run_time="120s"), "-n", blocking)
-    running(blocking, "blocker", 8, timeout=60)
+    # Pods of no TrainJob hold every GH200 node: the queue forms behind them, and no job
+    # runs whose count would move while sshare is compared with the controller (a running
+    # job's GPU-seconds count as it runs, each reader up to its own now).
+    gh200 = sorted(n["metadata"]["name"] for n in kubectl_json("get", "nodes", "-l", GH200_SELECTOR)["items"])
+    for i, node in enumerate(gh200):
+        apply(plain_gpu_pod(f"hold-{i}", node, by_node_name=True), "-n", blocking)
+    wait_for("the GH200 nodes to be held",
+             lambda: all(p["status"].get("phase") == "Running" for p in kubectl_json("get", "pods", "-n", blocking)["items"]),
+             timeout=60)
     apply(trainjob("backlog", nodes=8, run_time="3s"), "-n", used)
     apply(trainjob("urgent", nodes=8, run_time="3s", annotations={PRIORITY: "5"}), "-n", used)
     apply(trainjob("scavenger", nodes=8, run_time="3s", annotations={QOS: "low"}), "-n", fresh)

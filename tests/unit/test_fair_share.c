@@ -165,6 +165,44 @@ static void test_accounts(void **state)
 	tj_fair_share_accounts_free(a, n);
 }
 
+/* A running job counts as it runs: what its pods hold since the status counted last. */
+static void test_charge_running(void **state)
+{
+	static const struct {
+		const char *name;
+		int64_t gpus, start, counted_until, now;
+		double usage; /* with a half-life so long that nothing decays */
+	} cases[] = {
+		{ "since its start, when the status counted nothing yet", 8, 1000, 0, 1100, 800 },
+		{ "since the status's count, after its start", 8, 1000, 1050, 1100, 400 },
+		{ "a count before the start (a clock's skew): since the start", 4, 1000, 900, 1010,
+		  40 },
+		{ "nothing held: nothing", 0, 1000, 0, 1100, 0 },
+		{ "counted up to now: nothing", 8, 1000, 1100, 1100, 0 },
+		{ "a count after now: nothing", 8, 1000, 1200, 1100, 0 },
+		{ "not started: nothing", 8, 0, 0, 1100, 0 },
+		{ "so many GPUs the product overflows: nothing", INT64_MAX / 2, 1000, 0, 1100, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tj_fair_share_account *a = calloc(2, sizeof(*a));
+		size_t n = 0;
+
+		print_message("# case: %s\n", cases[i].name);
+		assert_non_null(a);
+		tj_fair_share_charge_running(a, &n, 2, "team-a", cases[i].gpus, cases[i].start,
+		                             cases[i].counted_until, 1000 * DAY, cases[i].now);
+		if (cases[i].usage == 0) {
+			assert_int_equal(n, 0);
+		} else {
+			assert_int_equal(n, 1);
+			assert_true(fabs(a[0].usage - cases[i].usage) < 1e-3 * cases[i].usage);
+		}
+		tj_fair_share_accounts_free(a, n);
+	}
+}
+
 static void test_share_of(void **state)
 {
 	static char *allowed[] = { "normal" };
@@ -191,7 +229,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decayed),    cmocka_unit_test(test_factors),
 		cmocka_unit_test(test_age_points), cmocka_unit_test(test_accounts),
-		cmocka_unit_test(test_share_of),
+		cmocka_unit_test(test_share_of),   cmocka_unit_test(test_charge_running),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -131,6 +131,46 @@ static void test_sshare_rows(void **state)
 	tj_config_free(config);
 }
 
+/* A job that runs counts as it runs: its two pods' 8 GPUs since its status counted last
+ * (11:50), 600 s to 12:00, 4800 GPU-seconds held around 11:55, so 4800 x 2^(-5/60) with
+ * the half-life of an hour; beside its 3600 counted from 10:00 to 11:50 (around 10:55). */
+static void test_sshare_counts_a_running_job(void **state)
+{
+	cJSON *list = jlit("[" JOB("team-e", "run", "09:00:00", "torch-gh200", "",
+	                           "{'state':'Running','startTime':'2026-11-29T10:00:00Z',"
+	                           "'gpuSeconds':3600,'gpuSecondsCountedUntil':'2026-11-29T11:50:"
+	                           "00Z'}") "]");
+	cJSON *pods = jlit(
+	        "[{'metadata':{'name':'run-node-0-0','namespace':'team-e','uid':'p0','labels':{"
+	        "'trainer.kubeflow.org/trainjob-name':'run'},'ownerReferences':[{'uid':'u-run',"
+	        "'controller':true}]},'spec':{'nodeName':'gh200-1','containers':[{'name':'node',"
+	        "'resources':{'limits':{'nvidia.com/gpu':'4'}}}]},'status':{'phase':'Running',"
+	        "'startTime':'2026-11-29T10:00:00Z'}},"
+	        "{'metadata':{'name':'run-node-0-1','namespace':'team-e','uid':'p1','labels':{"
+	        "'trainer.kubeflow.org/trainjob-name':'run'},'ownerReferences':[{'uid':'u-run',"
+	        "'controller':true}]},'spec':{'nodeName':'gh200-2','containers':[{'name':'node',"
+	        "'resources':{'limits':{'nvidia.com/gpu':'4'}}}]},'status':{'phase':'Running',"
+	        "'startTime':'2026-11-29T10:00:00Z'}}]");
+	struct tj_config *config = load_config();
+	struct tj_slurm_jobs jobs;
+	struct tj_fair_share_account *accounts = NULL;
+	size_t n = 0;
+	double want = 4800 * exp2(-5.0 / 60) + 3600 * exp2(-65.0 / 60);
+
+	(void)state;
+	assert_int_equal(tj_slurm_jobs_from_lists(list, pods, NOW, &jobs), 0);
+	assert_int_equal(tj_sshare_accounts(&jobs, tj_config_admission(config), NOW, &accounts, &n),
+	                 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(accounts[0].namespace, "team-e");
+	assert_true(fabs(accounts[0].usage - want) < 1e-6);
+	tj_fair_share_accounts_free(accounts, n);
+	tj_slurm_jobs_clear(&jobs);
+	cJSON_Delete(list);
+	cJSON_Delete(pods);
+	tj_config_free(config);
+}
+
 /* What the command prints for namespace (NULL: -A), with the config or the defaults. */
 static char *print(bool sprio, const char *namespace, bool with_config)
 {
@@ -256,6 +296,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sshare_rows),
+		cmocka_unit_test(test_sshare_counts_a_running_job),
 		cmocka_unit_test(test_sshare),
 		cmocka_unit_test(test_sprio),
 		cmocka_unit_test(test_config_map),
