@@ -9,6 +9,8 @@
 
 #include "informers/store.h"
 #include "reconcilers/admission.h"
+#include "reconcilers/dependency.h"
+#include "reconcilers/plan.h"
 
 /* controller-runtime's reconcile_time_seconds buckets; rest_client_request_duration_seconds
  * uses the same. */
@@ -418,14 +420,26 @@ void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key
 		                               (double)running_after);
 }
 
-/* The reasons a Queued job waits for, in tj_adm_reason_index's order. */
-static const char *const queue_reasons[] = { TJ_ADM_REASON_RESOURCES, TJ_ADM_REASON_PRIORITY,
-	                                     TJ_ADM_REASON_QUOTA, TJ_ADM_REASON_NEVER,
-	                                     TJ_ADM_REASON_QOS_GPUS };
+/* The reasons a Queued job waits for: the queue's, in tj_adm_reason_index's order, then
+ * those of a job the queue does not consider yet (held, waiting for a dependency) or that
+ * was sent back to it (preempted, requeued). */
+static const char *const queue_reasons[] = {
+	TJ_ADM_REASON_RESOURCES, TJ_ADM_REASON_PRIORITY, TJ_ADM_REASON_QUOTA,
+	TJ_ADM_REASON_NEVER,     TJ_ADM_REASON_QOS_GPUS, TJ_REASON_HELD,
+	TJ_REASON_DEPENDENCY,    TJ_REASON_PREEMPTED,    TJ_REASON_REQUEUED,
+};
+
+static int queue_reason_index(const char *reason)
+{
+	for (size_t k = 0; reason && k < sizeof(queue_reasons) / sizeof(queue_reasons[0]); k++)
+		if (strcmp(reason, queue_reasons[k]) == 0)
+			return (int)k;
+	return -1;
+}
 
 static int feed_queue(const struct tj_std_metrics *m, const struct tj_job_series *j)
 {
-	int reason = j->state == TJ_STATE_QUEUED && j->reason ? tj_adm_reason_index(j->reason) : -1;
+	int reason = j->state == TJ_STATE_QUEUED ? queue_reason_index(j->reason) : -1;
 	int r = 0;
 
 	for (size_t k = 0; r >= 0 && k < sizeof(queue_reasons) / sizeof(queue_reasons[0]); k++)

@@ -216,6 +216,11 @@ struct tj_admission_ticket {
  * admission keeps the job off them: long enough for what kept the pod off (a foreign pod, a
  * taint, a quota of the node) to go, short enough that a node fixed meanwhile is not lost
  * to the job for good. */
+/* The reasons of a running job sent back to the queue (Queued): preempted for a job of a
+ * higher QOS tier, or requeued by kubectl scontrol requeue. */
+#define TJ_REASON_PREEMPTED     "Preempted"
+#define TJ_REASON_REQUEUED      "Requeued"
+
 #define TJ_PLAN_MAX_REFUSED     16
 #define TJ_PLAN_REFUSAL_MINUTES 10
 

@@ -19,9 +19,6 @@
 #include "reconcilers/json.h"
 #include "reconcilers/walltime.h"
 
-#define TJ_REASON_PREEMPTED "Preempted"
-#define TJ_REASON_REQUEUED  "Requeued"
-
 void tj_planner_preempt_settle(struct planner *p)
 {
 	if (p->st.start_time && p->st.state != TJ_STATE_COMPLETE && p->st.state != TJ_STATE_FAILED)

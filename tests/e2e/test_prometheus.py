@@ -130,7 +130,8 @@ def test_queue_jobs_by_namespace_class_and_reason(monitored, jobs_ran):
         r = prom.query(f'trainjob_queue_jobs{{job="{JOB}",namespace="{ns}"}}')
         return {(s["metric"]["gpu_class"], s["metric"]["reason"]): float(s["value"][1]) for s in r}
 
-    want = {("gh200", r): 0.0 for r in ("Resources", "Priority", "QuotaExceeded", "NeverFits", "QOSMaxGRESPerNamespace")}
+    want = {("gh200", r): 0.0 for r in ("Resources", "Priority", "QuotaExceeded", "NeverFits", "QOSMaxGRESPerNamespace",
+                                      "JobHeldUser", "Dependency", "Preempted", "Requeued")}
     wait_for("the module's namespace in trainjob_queue_jobs", lambda: reasons() == want, timeout=30)
     own = prom.query(f'workqueue_depth{{job="{JOB}"}}')
     assert own and {s["metric"]["namespace"] for s in own} == {"trainjob-system"}

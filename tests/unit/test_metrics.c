@@ -763,8 +763,8 @@ static void test_series_of_a_namespace_go_with_its_last_job(void **state)
 }
 
 /* trainjob_queue_jobs counts the Queued jobs of each namespace and class by the reason their
- * status gives; every pair with a job has the four reasons, and a job that runs counts in
- * none. */
+ * status gives; every pair with a job has the nine reasons (the queue's five, and held,
+ * dependency, preempted and requeued), and a job that runs counts in none. */
 static void test_queue_counts_queued_jobs_by_namespace_and_reason(void **state)
 {
 	struct tj_metrics *reg;
@@ -774,6 +774,8 @@ static void test_queue_counts_queued_jobs_by_namespace_and_reason(void **state)
 		{ "team-a", "gh200", TJ_STATE_QUEUED, "Resources" },
 		{ "team-a", "gh200", TJ_STATE_QUEUED, "Resources" },
 		{ "team-a", "gh200", TJ_STATE_QUEUED, "Priority" },
+		{ "team-a", "gh200", TJ_STATE_QUEUED, "Preempted" },
+		{ "team-a", "gh200", TJ_STATE_QUEUED, "JobHeldUser" },
 		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning" },
 		{ "team-b", "h100", TJ_STATE_QUEUED, "QuotaExceeded" },
 		{ "team-b", "h100", TJ_STATE_FAILED, "NeverFits" },
@@ -782,16 +784,24 @@ static void test_queue_counts_queued_jobs_by_namespace_and_reason(void **state)
 
 	assert_int_equal(tj_metrics_new(&reg), 0);
 	assert_int_equal(tj_std_metrics_register(reg, &m), 0);
-	assert_int_equal(tj_std_metrics_feed_jobs(&m, jobs, 7), 0);
+	assert_int_equal(tj_std_metrics_feed_jobs(&m, jobs, 9), 0);
 	text = render(reg);
 	assert_non_null(strstr(text, "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "reason=\"Dependency\"} 0\n"
+	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "reason=\"JobHeldUser\"} 1\n"
+	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
 	                             "reason=\"NeverFits\"} 0\n"
+	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "reason=\"Preempted\"} 1\n"
 	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
 	                             "reason=\"Priority\"} 1\n"
 	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
 	                             "reason=\"QOSMaxGRESPerNamespace\"} 0\n"
 	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
 	                             "reason=\"QuotaExceeded\"} 0\n"
+	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
+	                             "reason=\"Requeued\"} 0\n"
 	                             "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
 	                             "reason=\"Resources\"} 2\n"));
 	assert_non_null(strstr(text, "trainjob_queue_jobs{gpu_class=\"h100\",namespace=\"team-b\","
@@ -800,7 +810,7 @@ static void test_queue_counts_queued_jobs_by_namespace_and_reason(void **state)
 	                             "reason=\"QuotaExceeded\"} 1\n"));
 	assert_non_null(strstr(text, "trainjob_queue_jobs{gpu_class=\"h100\",namespace=\"team-c\","
 	                             "reason=\"Resources\"} 0\n"));
-	assert_int_equal(count_lines_starting(text, "trainjob_queue_jobs{"), 15);
+	assert_int_equal(count_lines_starting(text, "trainjob_queue_jobs{"), 27);
 	free(text);
 
 	/* The queue drained and team-b's jobs gone: team-a's series read 0, team-b has none. */
@@ -810,7 +820,7 @@ static void test_queue_counts_queued_jobs_by_namespace_and_reason(void **state)
 	assert_int_equal(tj_std_metrics_feed_jobs(&m, later, 1), 0);
 	text = render(reg);
 	assert_null(strstr(text, "namespace=\"team-b\""));
-	assert_int_equal(count_lines_starting(text, "trainjob_queue_jobs{"), 5);
+	assert_int_equal(count_lines_starting(text, "trainjob_queue_jobs{"), 9);
 	assert_non_null(strstr(text, "trainjob_queue_jobs{gpu_class=\"gh200\",namespace=\"team-a\","
 	                             "reason=\"Resources\"} 0\n"));
 	free(text);
