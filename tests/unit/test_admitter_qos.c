@@ -1,7 +1,8 @@
 /* The QOS part of an admission cycle's snapshot (controller/admitter_qos.h): the running
  * gangs a queued job may preempt, read from the ledger with their tiers; the victims of
  * earlier cycles kept out of them and released at their stop, their preemptor waiting; and
- * the GPUs a namespace holds in a tier that limits them. */
+ * the GPUs a namespace holds in a tier that limits them; and the fair share's usage, which
+ * counts the running jobs' pods from the same ledger. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <uv.h>
 
 #include "controller/admitter_qos.h"
+#include "controller/admitter_share.h"
 #include "controller/stores.h"
 #include "fixtures.h"
 #include "idle_reflector.h"
@@ -279,11 +281,46 @@ static void test_tier_limits_count_the_namespace_in_the_tier(void **state)
 	teardown(&f);
 }
 
+/* The fair share (controller/admitter_share.h) counts a running job as it runs: what its
+ * pods hold since its status last counted them, beside what the status counted; a
+ * namespace that only waits has used nothing. (No half-life in this config: no decay.) */
+static void test_fair_share_counts_running_jobs(void **state)
+{
+	struct fixture f;
+	struct tj_queue_snapshot s = { 0 };
+	struct tj_queue_source src;
+	struct tj_fair_shares fs = { 0 };
+	const struct tj_fair_share_account *a;
+
+	(void)state;
+	setup(&f);
+	src = source(&f, &config);
+	/* Started at 11:00, nothing counted yet: 4 GPUs for an hour. */
+	put_running(&f, "team-b", "scav", "low", "gh-1", NULL);
+	/* 7200 counted up to 11:30, then 4 GPUs for half an hour. */
+	put_running(&f, "team-c", "run", NULL, "gh-2",
+	            ",'gpuSeconds':7200,'gpuSecondsCountedUntil':'2026-11-29T11:30:00Z'");
+	put_waiting(&f, "next", 0, 0);
+	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW, 1000), 0);
+	assert_int_equal(tj_fair_shares_apply(&fs, &src, &s, NOW), 0);
+	assert_non_null(a = tj_fair_shares_find(&fs, "team-b"));
+	assert_true(a->usage > 14400 - 1e-6 && a->usage < 14400 + 1e-6);
+	assert_non_null(a = tj_fair_shares_find(&fs, "team-c"));
+	assert_true(a->usage > 14400 - 1e-6 && a->usage < 14400 + 1e-6);
+	assert_non_null(a = tj_fair_shares_find(&fs, "team-a"));
+	assert_true(a->usage == 0 && a->points == TJ_FAIR_SHARE_WEIGHT);
+	assert_int_equal(s.jobs[0].fair_share, TJ_FAIR_SHARE_WEIGHT);
+	tj_fair_shares_clear(&fs);
+	tj_queue_snapshot_clear(&s);
+	teardown(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_running_gangs_and_the_victims_on_their_way_out),
 		cmocka_unit_test(test_tier_limits_count_the_namespace_in_the_tier),
+		cmocka_unit_test(test_fair_share_counts_running_jobs),
 	};
 	return cmocka_run_group_tests_name("admitter_qos", tests, NULL, NULL);
 }
