@@ -34,11 +34,11 @@ int tj_sshare_accounts(const struct tj_slurm_jobs *jobs, const struct tj_admissi
 		                     job->status.start_time, job->status.gpu_seconds_until,
 		                     policy->fair_share_half_life, now);
 		if (tail > 0)
-			tj_fair_share_charge(accounts, &n, jobs->n, job->namespace, tail,
-			                     job->status.gpu_seconds_until > job->status.start_time
-			                             ? job->status.gpu_seconds_until
-			                             : job->status.start_time,
-			                     now, policy->fair_share_half_life, now);
+			tj_fair_share_charge(
+			        accounts, &n, jobs->n, job->namespace, tail,
+			        tj_fair_share_uncounted_since(job->status.start_time,
+			                                      job->status.gpu_seconds_until),
+			        now, policy->fair_share_half_life, now);
 		if ((job->status.gpu_seconds > 0 || tail > 0) &&
 		    !tj_fair_share_find(accounts, n, job->namespace))
 			goto fail;

@@ -100,11 +100,16 @@ void tj_fair_share_charge(struct tj_fair_share_account *accounts, size_t *n, siz
 	a->usage += tj_fair_share_decayed(gpu_seconds, start, until, now, half_life);
 }
 
+int64_t tj_fair_share_uncounted_since(int64_t start, int64_t counted_until)
+{
+	return start > 0 && counted_until > start ? counted_until : start;
+}
+
 void tj_fair_share_charge_running(struct tj_fair_share_account *accounts, size_t *n, size_t cap,
                                   const char *ns, int64_t gpus, int64_t start,
                                   int64_t counted_until, int64_t half_life, int64_t now)
 {
-	int64_t since = counted_until > start ? counted_until : start;
+	int64_t since = tj_fair_share_uncounted_since(start, counted_until);
 
 	if (gpus <= 0 || since <= 0 || since >= now || gpus > INT64_MAX / (now - since))
 		return;

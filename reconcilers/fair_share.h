@@ -74,10 +74,14 @@ void tj_fair_share_charge(struct tj_fair_share_account *accounts, size_t *n, siz
                           const char *ns, int64_t gpu_seconds, int64_t start, int64_t until,
                           int64_t half_life, int64_t now);
 
+/* When what a running job's status has not counted yet begins: its gpuSecondsCountedUntil,
+ * or its start when that is later (unix seconds; 0: it has not started). */
+int64_t tj_fair_share_uncounted_since(int64_t start, int64_t counted_until);
+
 /* Adds what a running job's pods held since its status last counted them: gpus (the GPUs
- * they hold) from since (its gpuSecondsCountedUntil, or its start when later) to now, so
- * that a job counts as it runs, not only at its status's next count. Nothing when since is
- * not before now or gpus is not positive. */
+ * they hold) from tj_fair_share_uncounted_since to now, so that a job counts as it runs,
+ * not only at its status's next count. Nothing when that is not before now or gpus is not
+ * positive. */
 void tj_fair_share_charge_running(struct tj_fair_share_account *accounts, size_t *n, size_t cap,
                                   const char *ns, int64_t gpus, int64_t start,
                                   int64_t counted_until, int64_t half_life, int64_t now);
