@@ -153,6 +153,8 @@ static void run_clear(struct run *r)
 	free(r->pods);
 	free(r->reserved);
 	free(r->reserved_until);
+	free(r->reserved_from);
+	free(r->too_soon);
 	free(r->locked);
 	free(r->unlocks);
 	free(r->domain_pods);
@@ -196,6 +198,8 @@ static int run_alloc(struct run *r)
 	r->pods = calloc(nn, sizeof(*r->pods));
 	r->reserved = calloc(nn, sizeof(*r->reserved));
 	r->reserved_until = calloc(nn, sizeof(*r->reserved_until));
+	r->reserved_from = calloc(nn, sizeof(*r->reserved_from));
+	r->too_soon = calloc(nn, sizeof(*r->too_soon));
 	r->locked = calloc(nn, sizeof(*r->locked));
 	r->unlocks = calloc(nn, sizeof(*r->unlocks));
 	r->domain_pods = calloc(nn, sizeof(*r->domain_pods));
@@ -226,7 +230,7 @@ static int run_alloc(struct run *r)
 	    !r->reserved || !r->domain_pods || !r->chosen || !r->rooms || !r->cands || !r->ranks ||
 	    !r->trial || !r->avoiding || !r->kept || !r->kept_slots || !r->releases ||
 	    !r->admitted || !r->order || !r->bucket_jobs || !r->accounts || !r->job_account ||
-	    !r->reserved_until || !r->locked || !r->unlocks)
+	    !r->reserved_until || !r->reserved_from || !r->too_soon || !r->locked || !r->unlocks)
 		return -ENOMEM;
 	if (!in->n_running)
 		return 0;
@@ -701,6 +705,24 @@ static int backfill_preempting(struct run *r, size_t b, size_t j)
 	return stop < 0 ? (int)stop : 0;
 }
 
+/* Places a gang that gives its nodes back by end on the nodes no reservation holds and on
+ * those whose reservations all start at end or later (Slurm's backfill looks at each node's
+ * own plan too): it delays none of them. */
+static bool place_ending_by(struct run *r, size_t b, const struct tj_adm_job *job, int64_t end,
+                            const struct heads *heads)
+{
+	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
+
+	if (end <= heads->first_start)
+		return tj_adm_place_gang(r, b, r->free, NULL, job);
+	if (end > heads->last_start) /* every reserved node: placed off them already */
+		return false;
+	for (size_t s = first; s < last; s++)
+		r->too_soon[s] =
+		        r->reserved[s] && (!r->reserved_from[s] || r->reserved_from[s] < end);
+	return tj_adm_place_gang(r, b, r->free, r->too_soon, job);
+}
+
 /* A job behind a blocked head: it starts now only if that cannot delay any job with a
  * reservation, that is if it keeps off every reserved node, or if its walltime, and the
  * grace its pods have to stop after it, end by the earliest of their expected starts.
@@ -728,8 +750,7 @@ static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads
 			m->fits_elsewhere = 0;
 	}
 	if (job->walltime > 0 && heads->first_start > 0 &&
-	    sat_add(in->now, sat_add(job->walltime, job->grace)) <= heads->first_start &&
-	    tj_adm_place_gang(r, b, r->free, NULL, job))
+	    place_ending_by(r, b, job, sat_add(in->now, sat_add(job->walltime, job->grace)), heads))
 		return admit(r, b, j, true);
 	return backfill_preempting(r, b, j);
 }
@@ -779,20 +800,24 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 	}
 	until = start && job->walltime > 0 ? sat_add(start, sat_add(job->walltime, job->grace))
 	                                   : INT64_MAX;
-	for (int rank = 0; start && rank < job->num_pods; rank++) {
-		size_t s = r->ranks[rank];
+	for (int rank = 0; start && rank <= job->num_pods; rank++) {
+		size_t s = rank < job->num_pods ? r->ranks[rank] : r->launcher_slot;
 
+		if (rank == job->num_pods && !has_launcher(job))
+			break;
 		if (r->reserved_until[s] < until)
 			r->reserved_until[s] = until;
+		if (!r->reserved_from[s] || start < r->reserved_from[s])
+			r->reserved_from[s] = start;
 	}
-	if (start && has_launcher(job) && r->reserved_until[r->launcher_slot] < until)
-		r->reserved_until[r->launcher_slot] = until;
 	d->expected_start = start;
 	heads->n++;
 	if (!start)
 		heads->unknown = true;
 	else if (!heads->first_start || start < heads->first_start)
 		heads->first_start = start;
+	if (start > heads->last_start)
+		heads->last_start = start;
 	return 0;
 }
 

@@ -39,9 +39,10 @@
  *   before it leave: no node reserved for a job ahead counts for it, ever (a conservative
  *   start: never one that would delay a job ahead).
  * - Backfill (as Slurm's backfill scheduler): a job behind a blocked head starts now only if
- *   it fits in what is free now and delays no job that has a reservation: it leaves every
- *   reserved node alone, or its own walltime, with the grace its pods have to stop after
- *   it, ends no later than the earliest expected start of them. A job without a walltime
+ *   it fits in what is free now and delays no job that has a reservation: each node it
+ *   takes is reserved for nobody, or its own walltime, with the grace its pods have to stop
+ *   after it, ends no later than the earliest expected start of the reservations holding
+ *   that node (each node's own plan, as Slurm's). A job without a walltime
  *   starts behind a blocked head only off the reserved nodes, and only when every job with
  *   a reservation has an expected start. With backfill off the queue is strict FIFO per
  *   class: nothing starts behind a blocked head.

@@ -82,6 +82,7 @@ struct heads {
 	size_t n;
 	bool unknown;        /* one of them has no expected start (and reserves nothing) */
 	int64_t first_start; /* the earliest expected start among the others; 0: none */
+	int64_t last_start;  /* the latest of them */
 };
 
 /* What the free nodes of a class hold of one shape of gang, as long as nothing changes them:
@@ -121,6 +122,11 @@ struct run {
 	/* owned; per slot: when the last reservation holding it gives it back (its start plus
 	 * its walltime and grace); INT64_MAX: never known (a job without a walltime) */
 	int64_t *reserved_until;
+	/* owned; per slot: the earliest expected start of a reservation holding it (0 while
+	 * reserved is false); and scratch of backfill: the reserved slots a job that ends at
+	 * a given time may not use (too_soon) */
+	int64_t *reserved_from;
+	bool *too_soon;
 	/* owned; per slot, while a reservation behind others is placed: held for one of them
 	 * still (nothing of it counts for the job), and scratch of their ends by time */
 	bool *locked;
