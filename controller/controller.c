@@ -643,13 +643,16 @@ struct pod_lookup {
 	const char *namespace;
 };
 
-static bool pod_seen(const char *name, void *ctx)
+static bool pod_seen(const char *name, bool gone, void *ctx)
 {
 	struct pod_lookup *l = ctx;
 	char key[TJ_STORE_KEY_MAX];
+	const struct tj_pod *pod;
 
-	return tj_store_key_of(key, sizeof(key), l->namespace, name) == 0 &&
-	       tj_store_get(tj_reflector_store(l->c->informers->pods), key) != NULL;
+	if (tj_store_key_of(key, sizeof(key), l->namespace, name) < 0)
+		return false;
+	pod = tj_store_get(tj_reflector_store(l->c->informers->pods), key);
+	return gone ? !pod || pod->deletion_time != 0 : pod != NULL;
 }
 
 /* How tj_expectations_start_plan() reaches the executor. */
@@ -793,8 +796,8 @@ static int commit(struct tj_controller *c, struct reconcile *r, const struct gat
 	};
 
 	memcpy(r->restart_reason, plan->restart_reason, sizeof(r->restart_reason));
-	/* The plan's pod creates are expected in the cache before the job is planned again
-	 * (its expectations were met, and so forgotten, before it was planned). */
+	/* The plan's pod creates and deletes are expected in the cache before the job is
+	 * planned again (its expectations were met, and so forgotten, before it was planned). */
 	rc = tj_expectations_start_plan(
 	        c->expectations, r->key, plan, uv_now(c->loop) + EXPECTATION_TIMEOUT_MS,
 	        start_execution, &(struct execute_call){ &ec, &obj, (int64_t)now, &r->execution });

@@ -4,12 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One job's outstanding pods. Jobs stay here only between their pod creates and the watch
+/* One job's outstanding pods. Jobs stay here only between their pod writes and the watch
  * events of those pods, so the list is short: a linear search is enough. */
 struct entry {
 	struct entry *next;
 	char *key;    /* owned */
 	char **names; /* owned array of n owned names; NULL once seen */
+	bool *gone;   /* owned; per name: its delete, not its create, is expected */
 	size_t n;
 	uint64_t deadline_ms;
 };
@@ -29,6 +30,7 @@ static void entry_free(struct entry *e)
 	for (size_t i = 0; i < e->n; i++)
 		free(e->names[i]);
 	free(e->names);
+	free(e->gone);
 	free(e->key);
 	free(e);
 }
@@ -53,8 +55,9 @@ void tj_expectations_forget(struct tj_expectations *x, const char *key)
 	x->len--;
 }
 
-int tj_expectations_expect(struct tj_expectations *x, const char *key, const char *const *names,
-                           size_t n, uint64_t deadline_ms)
+/* key expects the n pods named: deleted where gone[i] (NULL: none), else created. */
+static int expect(struct tj_expectations *x, const char *key, const char *const *names,
+                  const bool *gone, size_t n, uint64_t deadline_ms)
 {
 	struct entry *e;
 
@@ -66,12 +69,14 @@ int tj_expectations_expect(struct tj_expectations *x, const char *key, const cha
 		return -ENOMEM;
 	e->key = strdup(key);
 	e->names = calloc(n, sizeof(*e->names));
-	if (!e->key || !e->names)
+	e->gone = calloc(n, sizeof(*e->gone));
+	if (!e->key || !e->names || !e->gone)
 		goto fail;
 	for (e->n = 0; e->n < n; e->n++) {
 		e->names[e->n] = strdup(names[e->n]);
 		if (!e->names[e->n])
 			goto fail;
+		e->gone[e->n] = gone && gone[e->n];
 	}
 	e->deadline_ms = deadline_ms;
 	e->next = x->head;
@@ -84,27 +89,42 @@ fail:
 	return -ENOMEM;
 }
 
-/* Records the pods plan creates as key's expectations. */
-static void expect_created_pods(struct tj_expectations *x, const char *key,
-                                const struct tj_plan *plan, uint64_t deadline_ms)
+int tj_expectations_expect(struct tj_expectations *x, const char *key, const char *const *names,
+                           size_t n, uint64_t deadline_ms)
+{
+	return expect(x, key, names, NULL, n, deadline_ms);
+}
+
+/* Records the pods plan creates and deletes as key's expectations. */
+static void expect_plan_pods(struct tj_expectations *x, const char *key, const struct tj_plan *plan,
+                             uint64_t deadline_ms)
 {
 	const char **names;
+	bool *gone;
 	size_t n = 0;
 
-	/* Most plans create nothing: no allocation for them. */
+	/* Most plans create and delete nothing: no allocation for them. */
 	for (size_t i = 0; i < plan->n_actions; i++)
-		n += plan->actions[i].kind == TJ_ACTION_CREATE_POD;
+		n += plan->actions[i].kind == TJ_ACTION_CREATE_POD ||
+		     plan->actions[i].kind == TJ_ACTION_DELETE_POD;
 	if (n == 0)
 		return;
 	names = calloc(n, sizeof(*names));
-	if (!names)
-		return;
-	n = 0;
-	for (size_t i = 0; i < plan->n_actions; i++)
-		if (plan->actions[i].kind == TJ_ACTION_CREATE_POD)
+	gone = calloc(n, sizeof(*gone));
+	if (names && gone) {
+		n = 0;
+		for (size_t i = 0; i < plan->n_actions; i++) {
+			enum tj_action_kind kind = plan->actions[i].kind;
+
+			if (kind != TJ_ACTION_CREATE_POD && kind != TJ_ACTION_DELETE_POD)
+				continue;
+			gone[n] = kind == TJ_ACTION_DELETE_POD;
 			names[n++] = plan->actions[i].name;
-	tj_expectations_expect(x, key, names, n, deadline_ms);
+		}
+		expect(x, key, names, gone, n, deadline_ms);
+	}
 	free(names);
+	free(gone);
 }
 
 int tj_expectations_start_plan(struct tj_expectations *x, const char *key, struct tj_plan *plan,
@@ -114,7 +134,7 @@ int tj_expectations_start_plan(struct tj_expectations *x, const char *key, struc
 	int rc;
 
 	/* Before start: it takes the plan, and with it the names. */
-	expect_created_pods(x, key, plan, deadline_ms);
+	expect_plan_pods(x, key, plan, deadline_ms);
 	rc = start(plan, ctx);
 	if (rc < 0)
 		tj_expectations_forget(x, key);
@@ -122,7 +142,8 @@ int tj_expectations_start_plan(struct tj_expectations *x, const char *key, struc
 }
 
 bool tj_expectations_met(struct tj_expectations *x, const char *key, uint64_t now_ms,
-                         bool (*seen)(const char *name, void *ctx), void *ctx, uint64_t *wait_ms)
+                         bool (*seen)(const char *name, bool gone, void *ctx), void *ctx,
+                         uint64_t *wait_ms)
 {
 	struct entry *e = *find(x, key);
 	bool met = true;
@@ -132,7 +153,7 @@ bool tj_expectations_met(struct tj_expectations *x, const char *key, uint64_t no
 	for (size_t i = 0; i < e->n; i++) {
 		if (!e->names[i])
 			continue;
-		if (seen(e->names[i], ctx)) {
+		if (seen(e->names[i], e->gone[i], ctx)) {
 			free(e->names[i]);
 			e->names[i] = NULL;
 		} else {

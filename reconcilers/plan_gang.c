@@ -369,6 +369,16 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 	for (int r = 0; r < p->num_nodes; r++)
 		if (!p->current[r] && !p->blocked[r])
 			missing++;
+	/* With the queue, the pods of a stopped attempt (preempted, requeued, suspended, a gang
+	 * given back) go before the gang is admitted again, whole: the ranks whose pod is gone
+	 * already would otherwise be wanted alone (and a new pod of the same name is refused
+	 * while the old one is being deleted). Their deletions plan the job again. */
+	for (int r = 0; adm && !p->st.start_time && r < p->num_nodes; r++) {
+		if (p->current[r] && is_deleting(p->current[r])) {
+			p->queued = true; /* its status stays as the stop left it */
+			return;
+		}
+	}
 	if (missing == 0) {
 		/* Every pod exists, but no status has recorded this start (a first start, or a
 		 * resume): the plan that created them stopped before its status patch, and the

@@ -1,6 +1,7 @@
-/* Expectations: met when nothing is expected, once every expected pod is seen, or after the
- * deadline; replaced by a newer expect; forgotten on request; set around the start of a plan
- * and forgotten when it cannot start. */
+/* Expectations: met when nothing is expected, once every expected pod is seen (created
+ * ones there, deleted ones gone or being deleted), or after the deadline; replaced by a newer
+ * expect; forgotten on request; set around the start of a plan and forgotten when it cannot start.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,16 +15,23 @@
 
 #include "controller/expectations.h"
 
-/* The pods "in the cache": a space-separated list of names. */
-static bool seen(const char *name, void *ctx)
+/* Whether the cache, a space-separated list of names, holds the name (a name written
+ * "~name" is a pod being deleted). */
+static bool has(const char *cache, const char *name)
 {
-	const char *cache = ctx;
 	size_t n = strlen(name);
 
 	for (const char *p = strstr(cache, name); p; p = strstr(p + 1, name))
 		if ((p == cache || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
 			return true;
 	return false;
+}
+
+/* The pod cache as the controller looks at it: a create is seen once the pod is there, a
+ * delete once it is not there live (gone, or "~name": being deleted). */
+static bool seen(const char *name, bool gone, void *ctx)
+{
+	return gone ? !has(ctx, name) : has(ctx, name);
 }
 
 /* case: nothing expected is met; expected pods are met only once all are seen, and then
@@ -126,16 +134,54 @@ static const struct start_case start_cases[] = {
 	  1,
 	  0,
 	  true },
-	{ "no creates, started",
+	{ "a delete, started: expected, and seen at once in an empty cache",
 	  { TJ_ACTION_PATCH_STATUS, TJ_ACTION_DELETE_POD },
 	  { "", "j-node-0-0-a0" },
 	  2,
 	  0,
-	  0,
-	  0,
+	  1,
+	  1,
 	  true },
+	{ "no pod writes, started", { TJ_ACTION_PATCH_STATUS }, { "" }, 1, 0, 0, 0, true },
 	{ "no creates, could not start", { TJ_ACTION_EVENT }, { "" }, 1, -EINVAL, 0, 0, true },
 };
+
+/* case: a plan's pod deletes are expected until the cache shows each pod gone or being
+ * deleted: a plan made before that would take a pod on its way out for a live one. */
+static void test_deletes_expected(void **state)
+{
+	struct tj_action actions[3] = {
+		{ .kind = TJ_ACTION_PATCH_STATUS },
+		{ .kind = TJ_ACTION_DELETE_POD, .name = "j-node-0-0-a0" },
+		{ .kind = TJ_ACTION_DELETE_POD, .name = "j-node-0-1-a0" },
+	};
+	struct tj_plan plan = { .actions = actions, .n_actions = 3 };
+	struct fake_start f = { 0 };
+	uint64_t wait = 0;
+
+	f.x = tj_expectations_new();
+	assert_non_null(f.x);
+	assert_int_equal(tj_expectations_start_plan(f.x, "ns/j", &plan, 30000, fake_start, &f), 0);
+	assert_int_equal(f.len_during, 1);
+	/* Both still live in the cache, then one of them being deleted. */
+	assert_false(
+	        tj_expectations_met(f.x, "ns/j", 100, seen, "j-node-0-0-a0 j-node-0-1-a0", &wait));
+	assert_int_equal(wait, 29900);
+	assert_false(
+	        tj_expectations_met(f.x, "ns/j", 200, seen, "~j-node-0-0-a0 j-node-0-1-a0", &wait));
+	/* The other gone: both seen. */
+	assert_true(tj_expectations_met(f.x, "ns/j", 300, seen, "~j-node-0-0-a0", &wait));
+	assert_int_equal(tj_expectations_len(f.x), 0);
+
+	/* Creates and deletes of one plan: each seen its own way. */
+	actions[1].kind = TJ_ACTION_CREATE_POD;
+	assert_int_equal(tj_expectations_start_plan(f.x, "ns/j", &plan, 30000, fake_start, &f), 0);
+	assert_false(tj_expectations_met(f.x, "ns/j", 100, seen, "j-node-0-1-a0", &wait));
+	assert_false(
+	        tj_expectations_met(f.x, "ns/j", 100, seen, "j-node-0-0-a0 j-node-0-1-a0", &wait));
+	assert_true(tj_expectations_met(f.x, "ns/j", 100, seen, "j-node-0-0-a0", &wait));
+	tj_expectations_free(f.x);
+}
 
 /* case: a plan's pod creates are expected while and after its start, unless it could not
  * start: then nothing is expected, and the next plan does not wait out the deadline. */
@@ -184,6 +230,7 @@ int main(void)
 		cmocka_unit_test(test_met_when_all_seen),
 		cmocka_unit_test(test_deadline_replace_forget),
 		cmocka_unit_test(test_start_plan),
+		cmocka_unit_test(test_deletes_expected),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

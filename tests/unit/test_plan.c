@@ -2828,6 +2828,20 @@ static const struct plan_case preempt_cases[] = {
 	            "1 Event Normal Preempted: " PREEMPTED_MESSAGE "; its pods are deleted" },
 	  .want_status = "Queued|Preempted|" PREEMPTED_MESSAGE "|restarts=1||jobs=1/1/0/0/0",
 	  .want_preemptions = 2 },
+	{ .name = "after the stop, a rank whose pod is gone is not wanted alone while the other's "
+	          "is still being deleted: the gang is admitted again whole, once both are gone",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Queued','reason':'Preempted','message':'" PREEMPTED_MESSAGE "',"
+	            "'restartCount':0,'observedGeneration':2,'preemptions':1," JOBS(
+	                    1, 1, 0, 0) ","
+	                                "'conditions':[]}",
+	  .pods = { { 0, 0, TJ_POD_RUNNING, true, "gh200-1", true } },
+	  .n_pods = 1,
+	  .ticket = &adm_none,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Queued|Preempted|" PREEMPTED_MESSAGE "|restarts=0||jobs=0/0/0/0/0",
+	  .want_preemptions = 1 },
 	{ .name = "a job that runs to its end before the stop time is no longer being preempted",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1}}",
 	  .runtime = "torch-gh200",
