@@ -9,7 +9,7 @@ import os
 import subprocess
 import time
 
-from kube import REPO, SIM, apply, kubectl, pods, running, tj, trainjob, ts, wait_for, wait_state
+from kube import REPO, SIM, apply, gh200_busy, kubectl, pods, running, tj, trainjob, ts, wait_for, wait_state
 
 BUILD = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
 
@@ -117,6 +117,8 @@ def test_requeue_sends_a_running_job_back_to_the_queue_uncharged(controller, nam
     """kubectl scontrol requeue: the running job's pods are deleted and it is Queued with
     reason Requeued, then runs again to Complete, its restart count still 0 and its
     walltime clock started again; a job that does not run cannot be requeued."""
+    # Jobs of earlier tests, in namespaces still being deleted, can hold GH200 nodes a while.
+    wait_for("the GH200 nodes to be free", lambda: not gh200_busy()[1], timeout=240, interval=1)
     apply(trainjob("long", nodes=2, gpus=1, run_time="20s"), "-n", namespace)
     first = running(namespace, "long", 2, timeout=60)
     first_start = ts(wait_for("long's startTime", lambda: status(namespace, "long").get("startTime"), timeout=30))
@@ -124,7 +126,10 @@ def test_requeue_sends_a_running_job_back_to_the_queue_uncharged(controller, nam
     assert scontrol(namespace, "requeue", "long").stdout == f"requeued TrainJob {namespace}/long\n"
     back = wait_for("long to be requeued", lambda: (s := status(namespace, "long")).get("reason") == "Requeued" and s, timeout=30)
     assert back["state"] == "Queued" and "not a restart" in back["message"], back
-    again = running(namespace, "long", 2, timeout=60)
+    try:
+        again = running(namespace, "long", 2, timeout=90)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; long: {status(namespace, 'long')}; GH200: {gh200_busy()[1]}") from None
     assert {p["metadata"]["uid"] for p in again}.isdisjoint({p["metadata"]["uid"] for p in first})
     done = wait_state(namespace, "long", "Complete", timeout=90)["status"]
     assert done.get("restartCount", 0) == 0 and ts(done["startTime"]) > first_start, done

@@ -65,19 +65,27 @@ def test_sshare_and_sprio_show_the_controllers_fair_share_and_order(controller, 
     # sshare: the namespace that ran a job against the one that ran nothing, each the same as
     # the controller's metrics once both have read the same TrainJobs (the controller reads
     # the usage again every 10 seconds).
+    seen = {}
+
     def agree():
         share = {r["Account"]: r for r in rows(plugin("sshare", "-A", "--config-map", config_map).stdout)}
         scrape = controller.metrics()
+        seen.clear()
+        seen["sshare"] = share
+        seen["controller"] = [line for line in scrape.splitlines() if line.startswith("trainjob_fair_share_")]
         for ns in (used, fresh):
             factor = metric(scrape, f'trainjob_fair_share_factor{{namespace="{ns}"}}', None)
             usage = metric(scrape, f'trainjob_fair_share_usage_gpu_seconds{{namespace="{ns}"}}', None)
-            if factor is None or abs(float(share[ns]["FairShare"]) - factor) > 0.0005:
+            if ns not in share or factor is None or abs(float(share[ns]["FairShare"]) - factor) > 0.0005:
                 return None
             if abs(float(share[ns]["RawUsage"]) - usage) > 1:
                 return None
         return share
 
-    share = wait_for("sshare to agree with the controller's metrics", agree, timeout=120, interval=2)
+    try:
+        share = wait_for("sshare to agree with the controller's metrics", agree, timeout=120, interval=2)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; last seen: {seen}") from None
     assert float(share[used]["FairShare"]) < 1.0, share[used]
     assert share[fresh]["FairShare"] == "1.000000" and share[fresh]["RawUsage"] == "0", share[fresh]
     assert share[fresh]["EffectvUsage"] == "0.000000"
