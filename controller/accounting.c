@@ -11,6 +11,10 @@
 
 /* A read that failed is tried again after this long. */
 #define RETRY_MS 30000
+/* The records known are read again this often, namespace by namespace, so that those of a
+ * namespace deleted since (its ConfigMap went with it) stop counting, as they already do
+ * for a reader of the cluster (kubectl sshare) or a new leader. */
+#define REFRESH_MS 30000
 
 struct write {
 	struct tj_accounting *a;
@@ -18,7 +22,8 @@ struct write {
 	cJSON *data; /* owned: the patch's data (the record, and nulls for those dropped) */
 	char namespace[TJ_NAME_MAX];
 	char job[TJ_NAME_MAX];
-	bool created; /* the create was tried */
+	char uid[TJ_ACCOUNTING_UID_MAX]; /* the job's, the key of its record */
+	bool created;                    /* the create was tried */
 	struct write *next;
 };
 
@@ -28,8 +33,8 @@ struct tj_accounting {
 	int64_t retention;
 	bool active, loaded;
 	struct loading *loads; /* the namespaces asked for */
-	uv_timer_t retry;
-	bool retry_open;
+	uv_timer_t retry, refresh;
+	int open_timers;                     /* the struct goes when the last is closed */
 	struct tj_accounting_entry *entries; /* owned */
 	size_t n, cap;
 	struct write *writes; /* in flight */
@@ -48,17 +53,22 @@ int tj_accounting_new(uv_loop_t *loop, struct tj_client *client, struct tj_accou
 	a->retention = TJ_ACCOUNTING_RETENTION;
 	a->loaded = true;
 	uv_timer_init(loop, &a->retry);
+	uv_timer_init(loop, &a->refresh);
 	a->retry.data = a;
-	a->retry_open = true;
+	a->refresh.data = a;
+	a->open_timers = 2;
 	*ret = a;
 	return 0;
 }
 
 static void forget_loads(struct tj_accounting *a);
 
-static void on_retry_closed(uv_handle_t *h)
+static void on_timer_closed(uv_handle_t *h)
 {
-	free(h->data);
+	struct tj_accounting *a = h->data;
+
+	if (--a->open_timers == 0)
+		free(a);
 }
 
 static void cancel_writes(struct tj_accounting *a)
@@ -80,8 +90,8 @@ struct tj_accounting *tj_accounting_free(struct tj_accounting *a)
 	forget_loads(a);
 	cancel_writes(a);
 	free(a->entries);
-	/* The struct goes with the timer's close. */
-	uv_close((uv_handle_t *)&a->retry, on_retry_closed);
+	uv_close((uv_handle_t *)&a->retry, on_timer_closed);
+	uv_close((uv_handle_t *)&a->refresh, on_timer_closed);
 	return NULL;
 }
 
@@ -135,6 +145,29 @@ static int add(struct tj_accounting *a, const struct tj_accounting_entry *e)
 	}
 	a->entries[a->n++] = *e;
 	return 0;
+}
+
+/* Whether a write of the record of uid is in flight. */
+static bool writing(const struct tj_accounting *a, const char *uid)
+{
+	for (const struct write *w = a->writes; w; w = w->next)
+		if (strcmp(w->uid, uid) == 0)
+			return true;
+	return false;
+}
+
+/* Drops the entries of namespace ns (all of them when ns is NULL: the entry of uid alone),
+ * but those whose write is in flight: they count from their job's deletion on. */
+static void drop(struct tj_accounting *a, const char *ns, const char *uid)
+{
+	for (size_t i = a->n; i-- > 0;) {
+		const struct tj_accounting_entry *e = &a->entries[i];
+
+		if (ns ? strcmp(e->namespace, ns) != 0 || writing(a, e->uid)
+		       : strcmp(e->uid, uid) != 0)
+			continue;
+		a->entries[i] = a->entries[--a->n];
+	}
 }
 
 /* ---- the load ---- */
@@ -199,6 +232,10 @@ static void on_namespace(struct tj_response *resp, void *userdata)
 	struct tj_accounting *a = l->a;
 
 	l->req = NULL;
+	/* What the ConfigMap holds now replaces what was read of it before (a read again,
+	 * tj_accounting_refresh): none, once it is gone. */
+	if (resp->rc == 0 || resp->http_status == 404)
+		drop(a, l->namespace, NULL);
 	if (resp->rc < 0 && resp->http_status != 404) {
 		tj_log_error("accounting",
 		             "could not read a namespace's accounting records: its deleted jobs' "
@@ -259,6 +296,21 @@ void tj_accounting_want(struct tj_accounting *a, const char *ns)
 	get_namespace(l);
 }
 
+/* Reads again the records of every namespace that has some. */
+static void on_refresh(uv_timer_t *t)
+{
+	struct tj_accounting *a = t->data;
+
+	for (struct loading *l = a->loads; a->active && l; l = l->next) {
+		bool has = false;
+
+		for (size_t i = 0; i < a->n && !has; i++)
+			has = strcmp(a->entries[i].namespace, l->namespace) == 0;
+		if (has && l->done && !l->req)
+			get_namespace(l);
+	}
+}
+
 static void forget_loads(struct tj_accounting *a)
 {
 	while (a->loads) {
@@ -277,8 +329,11 @@ void tj_accounting_set_active(struct tj_accounting *a, bool active)
 	a->active = active;
 	forget_loads(a);
 	uv_timer_stop(&a->retry);
+	uv_timer_stop(&a->refresh);
 	a->n = 0;
 	a->loaded = true;
+	if (active)
+		uv_timer_start(&a->refresh, on_refresh, REFRESH_MS, REFRESH_MS);
 }
 
 /* ---- the writes ---- */
@@ -309,13 +364,16 @@ static void on_written(struct tj_response *resp, void *userdata)
 		send_write(w);
 		return;
 	}
-	if (resp->rc < 0)
+	if (resp->rc < 0) {
 		tj_log_error(
 		        "accounting",
 		        "the API server refused a deleted job's accounting record: its usage is "
 		        "not kept",
 		        TJ_STR("namespace", w->namespace), TJ_STR("trainjob", w->job),
 		        TJ_STR("error", resp->error), TJ_ERR(resp->rc));
+		/* Nor counted here: no reader of the cluster, nor a new leader, would count it. */
+		drop(a, NULL, w->uid);
+	}
 	drop_write(a, w);
 }
 
@@ -419,6 +477,7 @@ void tj_accounting_job_deleted(struct tj_accounting *a, const struct tj_trainjob
 	w->a = a;
 	snprintf(w->namespace, sizeof(w->namespace), "%s", job->namespace);
 	snprintf(w->job, sizeof(w->job), "%s", job->name);
+	snprintf(w->uid, sizeof(w->uid), "%s", job->uid);
 	w->next = a->writes;
 	a->writes = w;
 	send_write(w);

@@ -5,7 +5,9 @@
  * patch of that ConfigMap, created when it is missing), and drops the records the
  * retention or the most a namespace keeps let go, in the same patch. Their GPU-seconds count
  * for the fair share (controller/admitter_share.c). A write the API server refuses is
- * logged with the job's name (the job itself is gone). */
+ * logged with the job's name (the job itself is gone), and its record counts no more. The
+ * records known are read again every 30 seconds, so that those of a namespace deleted since
+ * stop counting, as for any other reader of the cluster. */
 #pragma once
 
 #include <stdbool.h>
