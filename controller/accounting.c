@@ -201,8 +201,8 @@ static bool all_loaded(const struct tj_accounting *a)
 	return true;
 }
 
-/* The records of a namespace's ConfigMap. */
-static void read_records(struct tj_accounting *a, const char *ns, const cJSON *cm)
+/* The records of a namespace's ConfigMap; first: its first read, which is logged. */
+static void read_records(struct tj_accounting *a, const char *ns, const cJSON *cm, bool first)
 {
 	const cJSON *data = cJSON_GetObjectItemCaseSensitive(cm, "data"), *v;
 	size_t bad = 0, read = 0;
@@ -218,10 +218,10 @@ static void read_records(struct tj_accounting *a, const char *ns, const cJSON *c
 		else
 			read++;
 	}
-	if (bad)
+	if (bad && first)
 		tj_log_warn("accounting", "records that could not be read are left out",
 		            TJ_STR("namespace", ns), TJ_INT("records", (long long)bad));
-	if (read)
+	if (read && first)
 		tj_log_info("accounting", "accounting records loaded", TJ_STR("namespace", ns),
 		            TJ_INT("records", (long long)read));
 }
@@ -232,11 +232,16 @@ static void on_namespace(struct tj_response *resp, void *userdata)
 	struct tj_accounting *a = l->a;
 
 	l->req = NULL;
-	/* What the ConfigMap holds now replaces what was read of it before (a read again,
-	 * tj_accounting_refresh): none, once it is gone. */
-	if (resp->rc == 0 || resp->http_status == 404)
-		drop(a, l->namespace, NULL);
 	if (resp->rc < 0 && resp->http_status != 404) {
+		if (l->done) {
+			/* A read again (on_refresh): the next one tries again. */
+			tj_log_warn("accounting",
+			            "could not read a namespace's accounting records again: those "
+			            "read before still count",
+			            TJ_STR("namespace", l->namespace), TJ_STR("error", resp->error),
+			            TJ_ERR(resp->rc));
+			return;
+		}
 		tj_log_error("accounting",
 		             "could not read a namespace's accounting records: its deleted jobs' "
 		             "usage is left out of the fair share until a retry succeeds",
@@ -244,8 +249,11 @@ static void on_namespace(struct tj_response *resp, void *userdata)
 		             TJ_ERR(resp->rc));
 		uv_timer_start(&a->retry, on_retry, RETRY_MS, 0);
 	} else {
+		/* What the ConfigMap holds now replaces what was read of it before: none, once
+		 * it is gone. */
+		drop(a, l->namespace, NULL);
 		if (resp->rc == 0)
-			read_records(a, l->namespace, resp->body);
+			read_records(a, l->namespace, resp->body, !l->done);
 	}
 	/* Loaded or not, the queue does not wait for it again. */
 	if (!l->done) {
