@@ -156,18 +156,22 @@ static bool writing(const struct tj_accounting *a, const char *uid)
 	return false;
 }
 
-/* Drops the entries of namespace ns (all of them when ns is NULL: the entry of uid alone),
- * but those whose write is in flight: they count from their job's deletion on. */
-static void drop(struct tj_accounting *a, const char *ns, const char *uid)
+/* Drops the entries of namespace ns, but those whose write is in flight: they count from
+ * their job's deletion on. */
+static void drop_namespace(struct tj_accounting *a, const char *ns)
 {
-	for (size_t i = a->n; i-- > 0;) {
-		const struct tj_accounting_entry *e = &a->entries[i];
+	for (size_t i = a->n; i-- > 0;)
+		if (strcmp(a->entries[i].namespace, ns) == 0 && !writing(a, a->entries[i].uid))
+			a->entries[i] = a->entries[--a->n];
+}
 
-		if (ns ? strcmp(e->namespace, ns) != 0 || writing(a, e->uid)
-		       : strcmp(e->uid, uid) != 0)
-			continue;
+/* Drops the entry of uid. */
+static void drop_record(struct tj_accounting *a, const char *uid)
+{
+	size_t i = find(a, uid);
+
+	if (i != SIZE_MAX)
 		a->entries[i] = a->entries[--a->n];
-	}
 }
 
 /* ---- the load ---- */
@@ -251,7 +255,7 @@ static void on_namespace(struct tj_response *resp, void *userdata)
 	} else {
 		/* What the ConfigMap holds now replaces what was read of it before: none, once
 		 * it is gone. */
-		drop(a, l->namespace, NULL);
+		drop_namespace(a, l->namespace);
 		if (resp->rc == 0)
 			read_records(a, l->namespace, resp->body, !l->done);
 	}
@@ -380,7 +384,7 @@ static void on_written(struct tj_response *resp, void *userdata)
 		        TJ_STR("namespace", w->namespace), TJ_STR("trainjob", w->job),
 		        TJ_STR("error", resp->error), TJ_ERR(resp->rc));
 		/* Nor counted here: no reader of the cluster, nor a new leader, would count it. */
-		drop(a, NULL, w->uid);
+		drop_record(a, w->uid);
 	}
 	drop_write(a, w);
 }

@@ -113,8 +113,9 @@ def test_squeue_scancel_sacct(controller, namespace):
 def test_deleted_jobs_keep_their_accounting_record_for_sacct_and_the_fair_share(controller, namespace):
     """Accounting records (README, "Accounting records"): deleting a TrainJob that ran and one that
     runs leaves a record of each in the namespace's ConfigMap trainjob-accounting; sacct
-    lists them, the first COMPLETED, the second CANCELLED; and after a restart the
-    controller's fair share still counts what the deleted jobs used."""
+    lists them, the first COMPLETED, the second CANCELLED; after a restart the controller's
+    fair share still counts what the deleted jobs used, and once the namespace is deleted
+    nothing of it counts."""
     apply(trainjob("ran", nodes=2, gpus=4, run_time="3s"), "-n", namespace)
     done = wait_state(namespace, "ran", "Complete", timeout=60)["status"]
     assert done.get("gpuSeconds", 0) > 0, done
@@ -145,6 +146,15 @@ def test_deleted_jobs_keep_their_accounting_record_for_sacct_and_the_fair_share(
     wait_for("the deleted jobs' usage in the namespace's fair share",
              lambda: metric(controller.metrics(), series, 0.0) >= 0.9 * done["gpuSeconds"], timeout=60)
     wait_state(namespace, "next", "Complete", timeout=60)
+
+    # The namespace deleted, with a job of it still running (whose record the API server
+    # refuses in a namespace being deleted): none of its usage counts any more, as for
+    # kubectl sshare or a new leader (the controller reads the records again every 30 s).
+    apply(trainjob("left", nodes=1, gpus=4, run_time="120s"), "-n", namespace)
+    running(namespace, "left", 1, timeout=60)
+    kubectl("delete", "namespace", namespace, "--timeout=120s")
+    wait_for("the deleted namespace's usage to leave the fair share",
+             lambda: metric(controller.metrics(), series, None) is None, timeout=90, interval=2)
 
 
 def test_gang_restart_wastes_the_failed_attempt(controller, namespace):
