@@ -424,7 +424,8 @@ static void print_jobs(const char *way, const struct sim_job *jobs, size_t n_job
 static int usage(void)
 {
 	fprintf(stderr, "usage: sim_admission NODES [--overhead SECONDS] [--jobs] "
-	                "[--shares A:B:...] [--depth N] [--scavenge RUN [--grace SECONDS]] < "
+	                "[--shares A:B:...] [--depth N] [--scavenge RUN [--grace SECONDS] "
+	                "[--scavenge-walltime SECONDS]] < "
 	                "trace (lines: nodes walltime run [namespace])\n");
 	return 2;
 }
@@ -472,7 +473,9 @@ int main(int argc, char **argv)
 	struct sim_job *jobs;
 	struct outcome fifo, backfill, scavenge = { 0 };
 	size_t n_jobs, n_nodes = argc > 1 ? strtoul(argv[1], NULL, 10) : 0;
-	int64_t work = 0, overhead = 0, scavenge_run = 0;
+	/* The low jobs' walltime: twice their run unless --scavenge-walltime (bench_admission.py's
+	 * are their run plus 5 s). */
+	int64_t work = 0, overhead = 0, scavenge_run = 0, scavenge_walltime = 0;
 	bool per_job = false;
 	int rc = 1;
 
@@ -491,6 +494,10 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--scavenge") == 0 && i + 1 < argc) {
 			scavenge_run = atoll(argv[++i]) * TICKS;
 			if (scavenge_run < TICKS || scavenge_run > 86400LL * TICKS)
+				return usage();
+		} else if (strcmp(argv[i], "--scavenge-walltime") == 0 && i + 1 < argc) {
+			scavenge_walltime = atoll(argv[++i]) * TICKS;
+			if (scavenge_walltime < TICKS || scavenge_walltime > 86400LL * TICKS)
 				return usage();
 		} else if (strcmp(argv[i], "--grace") == 0 && i + 1 < argc) {
 			grace = atoll(argv[++i]) * TICKS;
@@ -551,7 +558,8 @@ int main(int argc, char **argv)
 
 			*low = (struct sim_job){ .nodes = 1,
 				                 .ns = (int)n_namespaces,
-				                 .walltime = 2 * scavenge_run,
+				                 .walltime = scavenge_walltime ? scavenge_walltime
+				                                               : 2 * scavenge_run,
 				                 .run = scavenge_run,
 				                 .low = true };
 			snprintf(low->key, sizeof(low->key), "sim/low%05zu", k);
