@@ -152,9 +152,9 @@ def test_deleted_jobs_keep_their_accounting_record_for_sacct_and_the_fair_share(
     # kubectl sshare or a new leader (the controller reads the records again every 30 s).
     apply(trainjob("left", nodes=1, gpus=4, run_time="120s"), "-n", namespace)
     running(namespace, "left", 1, timeout=60)
-    kubectl("delete", "namespace", namespace, "--timeout=120s")
+    kubectl("delete", "namespace", namespace, "--wait=false")
     wait_for("the deleted namespace's usage to leave the fair share",
-             lambda: metric(controller.metrics(), series, None) is None, timeout=90, interval=2)
+             lambda: metric(controller.metrics(), series, None) is None, timeout=180, interval=2)
 
 
 def test_gang_restart_wastes_the_failed_attempt(controller, namespace):
