@@ -725,10 +725,11 @@ static bool place_ending_by(struct run *r, size_t b, const struct tj_adm_job *jo
 
 /* A job behind a blocked head: it starts now only if that cannot delay any job with a
  * reservation, that is if it keeps off every reserved node, or if its walltime, and the
- * grace its pods have to stop after it, end by the earliest of their expected starts.
- * Without a walltime nobody can tell when it ends: it may still keep off the reserved
- * nodes, but only when every job with a reservation has an expected start; behind one whose
- * start is unknown, it waits, so that a stream of such jobs cannot starve it. */
+ * grace its pods have to stop after it, end by the expected start of each reservation on
+ * the nodes it takes (place_ending_by). Without a walltime nobody can tell when it ends: it may
+ * still keep off the reserved nodes, but only when every job with a reservation has an expected
+ * start; behind one whose start is unknown, it waits, so that a stream of such jobs cannot starve
+ * it. */
 static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads, bool fits)
 {
 	const struct tj_adm_job *job = &r->in->jobs[j];
@@ -753,6 +754,16 @@ static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads
 	    place_ending_by(r, b, job, sat_add(in->now, sat_add(job->walltime, job->grace)), heads))
 		return admit(r, b, j, true);
 	return backfill_preempting(r, b, j);
+}
+
+/* Slot s is in a reservation from start until until: the earliest start and the latest end
+ * of the reservations holding it. */
+static void hold_slot(struct run *r, size_t s, int64_t start, int64_t until)
+{
+	if (r->reserved_until[s] < until)
+		r->reserved_until[s] = until;
+	if (!r->reserved_from[s] || start < r->reserved_from[s])
+		r->reserved_from[s] = start;
 }
 
 /* The reservation of a blocked job (reason Resources or Priority already said), on what the
@@ -800,16 +811,10 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 	}
 	until = start && job->walltime > 0 ? sat_add(start, sat_add(job->walltime, job->grace))
 	                                   : INT64_MAX;
-	for (int rank = 0; start && rank <= job->num_pods; rank++) {
-		size_t s = rank < job->num_pods ? r->ranks[rank] : r->launcher_slot;
-
-		if (rank == job->num_pods && !has_launcher(job))
-			break;
-		if (r->reserved_until[s] < until)
-			r->reserved_until[s] = until;
-		if (!r->reserved_from[s] || start < r->reserved_from[s])
-			r->reserved_from[s] = start;
-	}
+	for (int rank = 0; start && rank < job->num_pods; rank++)
+		hold_slot(r, r->ranks[rank], start, until);
+	if (start && has_launcher(job))
+		hold_slot(r, r->launcher_slot, start, until);
 	d->expected_start = start;
 	heads->n++;
 	if (!start)
