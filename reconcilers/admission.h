@@ -24,7 +24,8 @@
  *   the fewest free GPUs that still holds a pod (so partly used nodes fill up first and whole
  *   nodes stay whole), then the name, so the choice is deterministic.
  * - Order. Per class: restarts of running jobs first (a failed worker's replacements), then
- *   the QOS tier's priority (higher first), then the fair-share priority (higher first: the
+ *   the QOS tier's priority (higher first), then, inside a tier, the jobs whose victims are
+ *   on their way out (preempting), then the fair-share priority (higher first: the
  *   namespace's fair-share points plus the job's age points, reconcilers/fair_share.h), then
  *   creation time (older first), then the key.
  *   A job's own priority reorders only the jobs of its namespace and tier among the places
@@ -81,7 +82,10 @@
  *   nodes reserved for the jobs ahead (so it delays none of them); one that preempts so
  *   gets no reservation. A job whose gang does not fit even then preempts nothing. A
  *   victim is chosen once per cycle; a job whose victims are still on their way out
- *   (preempting) waits for them and chooses no others.
+ *   (preempting) waits for them and chooses no others, and comes first in its tier, so that
+ *   the nodes they give back are reserved for it, not for a job ahead that did not preempt
+ *   (whose reservation would leave them to short jobs backfilled meanwhile, and the job to
+ *   preempt again).
  * - Reasons of a waiting job: Resources (it does not fit in what is free now, or it is the
  *   head), Priority (it would fit now, but starting it would delay the head), QuotaExceeded,
  *   NeverFits. */

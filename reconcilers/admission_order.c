@@ -1,5 +1,6 @@
 /* The queue's order (admission.h): per class, the restarts of running jobs first, then the
- * higher QOS tier, then the higher fair-share priority (the namespace's fair-share points
+ * higher QOS tier, then, inside it, the jobs whose victims are on their way out, then the
+ * higher fair-share priority (the namespace's fair-share points
  * and the age of the job's place, reconcilers/fair_share.h), then the place in time, then
  * the key.
  *
@@ -21,13 +22,17 @@ struct job_key tj_adm_job_key(const struct tj_adm_job *job, size_t bucket, size_
 	return (struct job_key){ .bucket = bucket,
 		                 .restart = job->restart,
 		                 .tier = job->tier,
+		                 .preempting = job->preempting,
 		                 .priority = job->priority,
 		                 .creation_time = job->creation_time,
 		                 .job = job,
 		                 .index = index };
 }
 
-/* By class, restarts first, then the higher tier. */
+/* By class, restarts first, then the higher tier, then in it the jobs that preempted: the
+ * nodes their victims give back are theirs, not the reservation of a job ahead that did not
+ * preempt (which would leave them to short jobs backfilled behind it, and the preempting
+ * job to preempt again). */
 static int cmp_class_tier(const struct job_key *x, const struct job_key *y)
 {
 	if (x->bucket != y->bucket)
@@ -36,6 +41,8 @@ static int cmp_class_tier(const struct job_key *x, const struct job_key *y)
 		return x->restart ? -1 : 1;
 	if (x->tier != y->tier)
 		return x->tier > y->tier ? -1 : 1;
+	if (x->preempting != y->preempting)
+		return x->preempting ? -1 : 1;
 	return 0;
 }
 

@@ -34,6 +34,7 @@ struct job_key {
 	size_t bucket;
 	bool restart;
 	int tier;
+	bool preempting; /* its victims are on their way out: first in its tier */
 	int32_t priority;
 	int64_t creation_time;
 	const struct tj_adm_job *job;

@@ -21,7 +21,11 @@
  * --overhead adds that many seconds (to a tenth) between a gang's admission and the start
  * of its run, during which it holds its nodes without running: what a cluster adds to each
  * start (the creates, the binding, the kubelet). The walltime counts from the admission, as
- * on the cluster, and cuts a run that the overhead pushes past it. */
+ * on the cluster, and cuts a run that the overhead pushes past it.
+ *
+ * --share-period S computes the fair-share points again only when S seconds have passed
+ * since they were last computed, as the controller reads the usage again every
+ * TJ_FAIR_SHARES_PERIOD_S (controller/admitter_share.h); 0, the default, at every cycle. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +83,10 @@ struct outcome {
 
 static size_t n_namespaces = 1;
 static int64_t grace = 30 * TICKS; /* --grace: a preempted job's pods stop that much later */
-static int depth = 8;              /* the backfill depth (admission.backfillDepth) */
+/* --share-period: the fair-share points are computed again at most that often (the
+ * controller's TJ_FAIR_SHARES_PERIOD_S); 0: at every cycle */
+static int64_t share_period;
+static int depth = 8; /* the backfill depth (admission.backfillDepth) */
 static double shares[MAX_NAMESPACES] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
 static const char *const ns_names[MAX_NAMESPACES] = { "ns0",  "ns1",  "ns2",  "ns3", "ns4",  "ns5",
 	                                              "ns6",  "ns7",  "ns8",  "ns9", "ns10", "ns11",
@@ -166,6 +173,8 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 		                              .defer_waiting_messages = true,
 		                              .reservations = depth };
 	int points[MAX_NAMESPACES];
+	int64_t points_at = 0;
+	bool points_at_set = false;
 	struct tj_adm_node *nodes = calloc(n_nodes, sizeof(*nodes));
 	char(*names)[32] = calloc(n_nodes, sizeof(*names));
 	struct tj_adm_job *queue = calloc(n_jobs, sizeof(*queue));
@@ -223,7 +232,11 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 			if (jobs[v].stop > now)
 				stopping_for[jobs[v].by] = true;
 		/* The cluster now: who runs where, and when each running job's walltime ends. */
-		fair_points(jobs, n_jobs, now, points);
+		if (!points_at_set || now - points_at >= share_period) {
+			fair_points(jobs, n_jobs, now, points);
+			points_at = now;
+			points_at_set = true;
+		}
 		for (size_t i = 0; i < n_nodes; i++)
 			nodes[i].used = (struct tj_adm_resources){ 0 };
 		n_releases = 0;
@@ -424,7 +437,8 @@ static void print_jobs(const char *way, const struct sim_job *jobs, size_t n_job
 static int usage(void)
 {
 	fprintf(stderr, "usage: sim_admission NODES [--overhead SECONDS] [--jobs] "
-	                "[--shares A:B:...] [--depth N] [--scavenge RUN [--grace SECONDS] "
+	                "[--shares A:B:...] [--share-period S] [--depth N] [--scavenge RUN "
+	                "[--grace SECONDS] "
 	                "[--scavenge-walltime SECONDS]] < "
 	                "trace (lines: nodes walltime run [namespace])\n");
 	return 2;
@@ -498,6 +512,10 @@ int main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--scavenge-walltime") == 0 && i + 1 < argc) {
 			scavenge_walltime = atoll(argv[++i]) * TICKS;
 			if (scavenge_walltime < TICKS || scavenge_walltime > 86400LL * TICKS)
+				return usage();
+		} else if (strcmp(argv[i], "--share-period") == 0 && i + 1 < argc) {
+			share_period = atoll(argv[++i]) * TICKS;
+			if (share_period < 0 || share_period > 86400LL * TICKS)
 				return usage();
 		} else if (strcmp(argv[i], "--grace") == 0 && i + 1 < argc) {
 			grace = atoll(argv[++i]) * TICKS;

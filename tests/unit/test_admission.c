@@ -1792,6 +1792,46 @@ static const struct adm_case cases[] = {
 	              .message = "position 1 of 1 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
 	                         "free; expected start 10:00Z; waiting for the jobs it preempted "
 	                         "to stop" } } },
+	{ .name = "a job whose victims are gone comes first in its tier: it takes the node they "
+	          "gave "
+	          "back, the head reserves the others, and no short job is backfilled there "
+	          "meanwhile",
+	  .nodes = { GH("n-1", .used_gpus = 4), GH("n-2"), GH("n-3", .used_gpus = 4) },
+	  .releases = { { "n-1", 600, 4 }, { "n-3", 600, 4 } },
+	  .jobs = { { .key = "team-a/head",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .walltime = 3600,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 2),
+	              .start = NOW + 600,
+	              .message = "position 1 of 2 in gh200: needs 2 nodes x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:10Z" },
+	            { .key = "team-b/preempted-for",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 2,
+	              .walltime = 3600,
+	              .preempts = 1u << 1,
+	              .preempting = true,
+	              .verdict = TJ_ADM_ADMITTED,
+	              .queue = 2,
+	              .free = 1,
+	              .on = { "n-2" } },
+	            { .key = "low/short",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .tier = -1000,
+	              .created = 3,
+	              .walltime = 100,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(2, 2),
+	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" } },
+	  .admitted = 1 },
 	{ .name = "two preemptors of one cycle never share a victim: the first takes the most "
 	          "recent, the second the next",
 	  .reservations = 2,
