@@ -162,6 +162,7 @@ static void run_clear(struct run *r)
 	free(r->rooms);
 	free(r->cands);
 	free(r->ranks);
+	free(r->reserved_ranks);
 	free(r->trial);
 	free(r->avoiding);
 	free(r->kept);
@@ -207,6 +208,7 @@ static int run_alloc(struct run *r)
 	r->rooms = calloc(nn, sizeof(*r->rooms));
 	r->cands = calloc(nn, sizeof(*r->cands));
 	r->ranks = calloc(TJ_MAX_NODES, sizeof(*r->ranks));
+	r->reserved_ranks = calloc(TJ_MAX_NODES, sizeof(*r->reserved_ranks));
 	r->trial = calloc(nn, sizeof(*r->trial));
 	r->avoiding = calloc(nn, sizeof(*r->avoiding));
 	r->kept = calloc(nn, sizeof(*r->kept));
@@ -228,9 +230,10 @@ static int run_alloc(struct run *r)
 	if (!r->slot_node || !r->bucket_slots || !r->node_slot || !r->domain || !r->n_domains ||
 	    !r->class_nodes || !r->bucket_nodes || !r->free || !r->later || !r->pods ||
 	    !r->reserved || !r->domain_pods || !r->chosen || !r->rooms || !r->cands || !r->ranks ||
-	    !r->trial || !r->avoiding || !r->kept || !r->kept_slots || !r->releases ||
-	    !r->admitted || !r->order || !r->bucket_jobs || !r->accounts || !r->job_account ||
-	    !r->reserved_until || !r->reserved_from || !r->too_soon || !r->locked || !r->unlocks)
+	    !r->reserved_ranks || !r->trial || !r->avoiding || !r->kept || !r->kept_slots ||
+	    !r->releases || !r->admitted || !r->order || !r->bucket_jobs || !r->accounts ||
+	    !r->job_account || !r->reserved_until || !r->reserved_from || !r->too_soon ||
+	    !r->locked || !r->unlocks)
 		return -ENOMEM;
 	if (!in->n_running)
 		return 0;
@@ -699,7 +702,7 @@ static int backfill_preempting(struct run *r, size_t b, size_t j)
 
 	if (!tj_adm_wants_victims(r, &r->in->jobs[j], 0))
 		return 0;
-	stop = tj_adm_preempt(r, b, j, r->reserved);
+	stop = tj_adm_preempt(r, b, j, r->reserved, 0);
 	if (stop > 0)
 		r->res->decisions[j].expected_start = stop;
 	return stop < 0 ? (int)stop : 0;
@@ -792,10 +795,19 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 	tj_adm_sort_releases(r->unlocks, n_unlocks);
 	start = tj_adm_reserve(r, b, job, r->unlocks, n_unlocks);
 	if (may_preempt && tj_adm_wants_victims(r, job, start)) {
-		stop = tj_adm_preempt(r, b, j, r->reserved_ahead);
+		size_t launcher_slot = r->launcher_slot;
+
+		/* The choice of victims places the gang again: the reservation's places are
+		 * kept, for when it preempts nobody. */
+		memcpy(r->reserved_ranks, r->ranks, (size_t)job->num_pods * sizeof(*r->ranks));
+		stop = tj_adm_preempt(r, b, j, r->reserved_ahead, start);
 		if (stop < 0)
 			return (int)stop;
-		if (stop > 0) {
+		if (stop == 0) {
+			memcpy(r->ranks, r->reserved_ranks,
+			       (size_t)job->num_pods * sizeof(*r->ranks));
+			r->launcher_slot = launcher_slot;
+		} else {
 			/* Its reservation is where it goes once they are gone. */
 			memcpy(&r->reserved[first], &r->reserved_ahead[first],
 			       (last - first) * sizeof(*r->reserved));

@@ -76,11 +76,12 @@
  *   then the most recently started, until its whole gang fits in what is free now plus
  *   what they hold (off the nodes reserved for the jobs ahead, and those it must avoid);
  *   then it spares every victim it can still do without, the last chosen first, so that no
- *   victim is one too many. Its expected start is the latest of their stops (now plus each
- *   one's grace: they are told, then stopped); the nodes it will take are reserved for it.
- *   Any job behind a blocked head that cannot be backfilled tries the same first, off the
- *   nodes reserved for the jobs ahead (so it delays none of them); one that preempts so
- *   gets no reservation. A job whose gang does not fit even then preempts nothing. A
+ *   victim is one too many. It preempts nobody when the victims would still be stopping at
+ *   its expected start without them (what ends by its walltime frees the nodes first). Its expected
+ * start is the latest of their stops (now plus each one's grace: they are told, then stopped); the
+ * nodes it will take are reserved for it. Any job behind a blocked head that cannot be backfilled
+ * tries the same first, off the nodes reserved for the jobs ahead (so it delays none of them); one
+ * that preempts so gets no reservation. A job whose gang does not fit even then preempts nothing. A
  *   victim is chosen once per cycle; a job whose victims are still on their way out
  *   (preempting) waits for them and chooses no others, and comes first in its tier, so that
  *   the nodes they give back are reserved for it, not for a job ahead that did not preempt

@@ -47,7 +47,7 @@ static bool fits(struct run *r, size_t b, const struct tj_adm_job *job, const bo
 	return tj_adm_place_gang(r, b, r->preempt_free, ahead, job);
 }
 
-int64_t tj_adm_preempt(struct run *r, size_t b, size_t j, const bool *ahead)
+int64_t tj_adm_preempt(struct run *r, size_t b, size_t j, const bool *ahead, int64_t start)
 {
 	const struct tj_adm_input *in = r->in;
 	const struct tj_adm_job *job = &in->jobs[j];
@@ -83,19 +83,25 @@ int64_t tj_adm_preempt(struct run *r, size_t b, size_t j, const bool *ahead)
 		else
 			count(r, b, &in->running[r->victims[i].index], true);
 	}
-	d->victims = calloc(k, sizeof(*d->victims));
-	if (!d->victims)
-		return -ENOMEM;
 	for (size_t i = 0; i < k; i++) {
 		const struct tj_adm_running *g = &in->running[r->victims[i].index];
 		int64_t at = sat_add(in->now, g->grace > 0 ? g->grace : 0);
 
+		if (!r->victims[i].spared && at > stop)
+			stop = at;
+	}
+	/* Victims that would still be stopping when the job starts anyway (those ahead of it
+	 * end first: the nodes come free by their walltimes) win it nothing. */
+	if (start && stop >= start)
+		return 0;
+	d->victims = calloc(k, sizeof(*d->victims));
+	if (!d->victims)
+		return -ENOMEM;
+	for (size_t i = 0; i < k; i++) {
 		if (r->victims[i].spared)
 			continue;
 		d->victims[kept++] = r->victims[i].index;
 		r->taken[r->victims[i].index] = true;
-		if (at > stop)
-			stop = at;
 	}
 	d->n_victims = kept;
 	r->res->preempting++;

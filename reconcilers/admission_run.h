@@ -138,6 +138,7 @@ struct run {
 	struct candidate *cands;        /* owned; per slot, scratch of select_best */
 	size_t *ranks;                  /* owned; TJ_MAX_NODES: the slot of each rank placed */
 	size_t launcher_slot;           /* the slot of the launcher placed with them */
+	size_t *reserved_ranks;         /* owned; TJ_MAX_NODES: a reservation's, kept meanwhile */
 	struct tj_adm_resources *trial; /* owned; per slot, scratch of tj_adm_place_gang */
 	/* While one job is decided: the slots it must avoid or may not use (avoiding), what is
 	 * free on them for the others (kept), and which they are (n_kept of them). */
@@ -310,8 +311,9 @@ bool tj_adm_wants_victims(const struct run *r, const struct tj_adm_job *job, int
 /* Chooses the victims of job j of bucket b (admission.h, "Preemption"), its gang placed off
  * the slots of ahead (the reservations of the jobs ahead of it): on success, the decision
  * holds them, r->ranks (and r->launcher_slot) the gang's nodes once they are gone, and the
- * latest of their stops is returned; 0 when no set of victims makes it fit; -ENOMEM. */
-int64_t tj_adm_preempt(struct run *r, size_t b, size_t j, const bool *ahead);
+ * latest of their stops is returned; 0 when no set of victims makes it fit, or when they
+ * would not be gone before start, its expected start without them (0: unknown); -ENOMEM. */
+int64_t tj_adm_preempt(struct run *r, size_t b, size_t j, const bool *ahead, int64_t start);
 
 /* Sorts release keys by time, then index (in one pass when they are in order already). */
 void tj_adm_sort_releases(struct release_key *keys, size_t n);

@@ -1832,6 +1832,28 @@ static const struct adm_case cases[] = {
 	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
 	                         "free; expected start unknown" } },
 	  .admitted = 1 },
+	{ .name = "a job that starts before its victims would be gone preempts nobody: it waits "
+	          "for the node a walltime frees",
+	  .nodes = { GH("n-1", .used_gpus = 4), GH("n-2") },
+	  .releases = { { "n-1", 5, 4 }, { "n-2", 300, 4 } },
+	  .running = { { .key = "low/a",
+	                 .tier = -1000,
+	                 .qos = 1,
+	                 .started = 100,
+	                 .grace = 10,
+	                 .on = { "n-2" },
+	                 .gpus = 4 } },
+	  .jobs = { { .key = "team-a/soon",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .preempts = 1u << 1,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .start = NOW + 5,
+	              .message = "position 1 of 1 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:00Z" } } },
 	{ .name = "two preemptors of one cycle never share a victim: the first takes the most "
 	          "recent, the second the next",
 	  .reservations = 2,
