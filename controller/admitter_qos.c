@@ -20,8 +20,19 @@ static int preemption_by(const void *obj, char *buf, size_t size)
 	return snprintf(buf, size, "%s", p->by) < (int)size ? 1 : -ENAMETOOLONG;
 }
 
+static void preemption_free(void *obj)
+{
+	struct tj_preemption *p = obj;
+
+	for (size_t i = 0; p && i < p->n_claimed; i++)
+		free(p->claimed[i]);
+	if (p)
+		free(p->claimed);
+	free(p);
+}
+
 const struct tj_store_ops tj_preemption_ops = {
-	.free = free,
+	.free = preemption_free,
 	.key = preemption_key,
 	.index = { preemption_by },
 	.n_indexes = 1,
@@ -91,6 +102,60 @@ static int part_cmp(const void *a, const void *b)
 	if (c)
 		return c;
 	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* A record of the victims of job (NULL: none) that names the nodes it chose. */
+static const struct tj_preemption *claim_of(const struct tj_queue_source *src,
+                                            const struct tj_adm_job *job)
+{
+	struct tj_store_iter it;
+	const struct tj_preemption *p;
+
+	if (!src->preemptions)
+		return NULL;
+	tj_store_iter_index(src->preemptions, TJ_PREEMPTION_INDEX_BY, job->key, &it);
+	while ((p = tj_store_iter_next(&it)))
+		if (p->n_claimed == (size_t)job->num_pods)
+			return p;
+	return NULL;
+}
+
+/* Points each preempting job of s at the nodes its record says it chose (s->claims), those
+ * the snapshot still has; a job with one of them gone has none. 0 or -ENOMEM. */
+static int set_claims(const struct tj_queue_source *src, struct tj_queue_snapshot *s)
+{
+	size_t total = 0, used = 0;
+
+	for (size_t k = 0; k < s->n_jobs; k++) {
+		const struct tj_preemption *p =
+		        s->jobs[k].preempting ? claim_of(src, &s->jobs[k]) : NULL;
+
+		total += p ? p->n_claimed : 0;
+	}
+	if (!total)
+		return 0;
+	s->claims = calloc(total, sizeof(*s->claims));
+	if (!s->claims)
+		return -ENOMEM;
+	for (size_t k = 0; k < s->n_jobs; k++) {
+		struct tj_adm_job *job = &s->jobs[k];
+		const struct tj_preemption *p = job->preempting ? claim_of(src, job) : NULL;
+		size_t i = 0;
+
+		for (; p && i < p->n_claimed; i++) {
+			ssize_t at = tj_queue_find_node(s->refs, s->n_nodes, p->claimed[i]);
+
+			if (at < 0)
+				break;
+			s->claims[used + i] = (size_t)at;
+		}
+		if (!p || i < p->n_claimed)
+			continue;
+		job->claimed = &s->claims[used];
+		job->n_claimed = p->n_claimed;
+		used += p->n_claimed;
+	}
+	return 0;
 }
 
 /* The tiers the queue's jobs may preempt now; the jobs whose victims are still stopping
@@ -251,6 +316,8 @@ int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_sn
 		}
 	}
 	mask = rc == 0 ? wanted_tiers(src, s, stopping) : 0;
+	if (rc == 0)
+		rc = set_claims(src, s);
 	struct last_candidate last = { 0 };
 
 	for (size_t k = 0; rc == 0 && mask && k < s->n_nodes; k++) {
@@ -291,6 +358,22 @@ int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_sn
 	return rc;
 }
 
+/* The names of the nodes d claimed, into p. 0 or -ENOMEM. */
+static int copy_claims(struct tj_preemption *p, const struct tj_queue_snapshot *s,
+                       const struct tj_adm_decision *d)
+{
+	p->claimed = calloc(d->n_claimed, sizeof(*p->claimed));
+	if (!p->claimed)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n_claimed; i++) {
+		p->claimed[i] = strdup(s->nodes[d->claimed[i]].name);
+		if (!p->claimed[i])
+			return -ENOMEM;
+		p->n_claimed++;
+	}
+	return 0;
+}
+
 int tj_preemptions_take(const struct tj_queue_source *src, const struct tj_queue_snapshot *s,
                         const struct tj_adm_result *res, int64_t now,
                         void (*chosen)(void *userdata, const struct tj_adm_running *victim,
@@ -312,8 +395,12 @@ int tj_preemptions_take(const struct tj_queue_source *src, const struct tj_queue
 			p->start = g->start;
 			p->at = now + grace;
 			p->until = p->at + grace + 5;
+			if (d->n_claimed && copy_claims(p, s, d) < 0) {
+				preemption_free(p);
+				return -ENOMEM;
+			}
 			if (tj_store_upsert(src->preemptions, p, NULL) < 0) {
-				free(p);
+				preemption_free(p);
 				return -ENOMEM;
 			}
 			if (chosen)

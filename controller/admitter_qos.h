@@ -22,6 +22,10 @@ struct tj_preemption {
 	int64_t start;
 	int64_t at;    /* unix seconds: when its pods stop */
 	int64_t until; /* unix seconds: the record goes then (the stop plus the grace) */
+	/* The nodes the job that preempts it chose for its pods (tj_adm_decision.claimed), the
+	 * same in each of its victims' records; owned; NULL and 0 for none. */
+	char **claimed;
+	size_t n_claimed;
 };
 
 /* A store of struct tj_preemption keyed by the victim, with an index by the job that
@@ -36,7 +40,8 @@ bool tj_preemption_of(const struct tj_store *records, const struct tj_trainjob *
 
 /* Fills the snapshot's running gangs (s->running) from the nodes it read, when a queued job
  * of it may preempt, and marks the queued jobs whose victims are still stopping
- * (preempting). Forgets the records that are over. 0 or -ENOMEM. */
+ * (preempting), with the nodes they chose (claimed, in s->claims) while their records tell
+ * them. Forgets the records that are over. 0 or -ENOMEM. */
 int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
                            int64_t now);
 

@@ -175,6 +175,7 @@ void tj_queue_snapshot_clear(struct tj_queue_snapshot *s)
 	free(s->read_at);
 	free(s->releases);
 	free(s->usage);
+	free(s->claims);
 	free(s->jobs);
 	free(s->job_entries);
 	free(s->excluded);

@@ -202,6 +202,8 @@ struct tj_queue_snapshot {
 	struct tj_adm_running *running;
 	size_t n_running;
 	struct tj_adm_hold *holds;
+	/* The nodes the preempting jobs chose (their claimed point into it). */
+	size_t *claims;
 	/* The QOS tiers' GPU limits of the queued jobs' namespaces (admitter_qos.h). */
 	struct tj_adm_tier_limit *tier_limits;
 	size_t n_tier_limits;

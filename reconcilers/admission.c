@@ -769,6 +769,66 @@ static void hold_slot(struct run *r, size_t s, int64_t start, int64_t until)
 		r->reserved_from[s] = start;
 }
 
+/* Job j is a head reserved from start (0: unknown) on the slots of r->ranks (and
+ * r->launcher_slot). */
+static void hold_reservation(struct run *r, size_t j, int64_t start, struct heads *heads)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	int64_t until = start && job->walltime > 0
+	                        ? sat_add(start, sat_add(job->walltime, job->grace))
+	                        : INT64_MAX;
+
+	for (int rank = 0; start && rank < job->num_pods; rank++)
+		hold_slot(r, r->ranks[rank], start, until);
+	if (start && has_launcher(job))
+		hold_slot(r, r->launcher_slot, start, until);
+	r->res->decisions[j].expected_start = start;
+	heads->n++;
+	if (!start)
+		heads->unknown = true;
+	else if (!heads->first_start || start < heads->first_start)
+		heads->first_start = start;
+	if (start > heads->last_start)
+		heads->last_start = start;
+}
+
+/* A job whose victims are on their way out, on the nodes it chose then (claimed): admitted
+ * there if they are free now, else wherever it fits now off the reserved nodes, else
+ * reserved on them from the time they are free. 1 when the claim
+ * cannot be kept (a node of it gone, off its class, one it must avoid, or reserved for a
+ * job ahead; or the nodes never free by a known time): it is then decided as any job. */
+static int decide_claimed(struct run *r, size_t b, size_t j, struct heads *heads)
+{
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
+	int64_t start;
+
+	if (!job->claimed || job->n_claimed != (size_t)job->num_pods || has_launcher(job))
+		return 1;
+	for (size_t s = first; s < last; s++)
+		r->too_soon[s] = true;
+	for (size_t i = 0; i < job->n_claimed; i++) {
+		ptrdiff_t s = job->claimed[i] < r->in->n_nodes ? r->node_slot[job->claimed[i]] : -1;
+
+		if (s < (ptrdiff_t)first || s >= (ptrdiff_t)last || r->avoiding[s] ||
+		    r->reserved[s])
+			return 1;
+		r->too_soon[s] = false;
+	}
+	if (tj_adm_place_gang(r, b, r->free, r->too_soon, job) ||
+	    tj_adm_place_gang(r, b, r->free, r->reserved, job))
+		return admit(r, b, j, heads->n > 0);
+	/* Every other node locked: the reservation counts the releases of these alone. */
+	for (size_t s = first; s < last; s++)
+		r->locked[s] = r->too_soon[s];
+	start = tj_adm_reserve(r, b, job, NULL, 0);
+	if (!start)
+		return 1;
+	wait_for(&r->res->decisions[j], TJ_ADM_REASON_RESOURCES);
+	hold_reservation(r, j, start, heads);
+	return 0;
+}
+
 /* The reservation of a blocked job (reason Resources or Priority already said), on what the
  * reservations of the jobs ahead of it leave: their nodes hold nothing for it until the
  * last of those jobs on each would end (never, for one without a walltime). A job that
@@ -777,10 +837,9 @@ static void hold_slot(struct run *r, size_t s, int64_t start, int64_t until)
 static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 {
 	const struct tj_adm_job *job = &r->in->jobs[j];
-	struct tj_adm_decision *d = &r->res->decisions[j];
 	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1], n_unlocks = 0;
 	bool may_preempt = tj_adm_wants_victims(r, job, 0);
-	int64_t start, until, stop;
+	int64_t start, stop;
 
 	for (size_t s = first; heads->n && s < last; s++) {
 		if (!r->reserved[s])
@@ -821,20 +880,7 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 			start = stop;
 		}
 	}
-	until = start && job->walltime > 0 ? sat_add(start, sat_add(job->walltime, job->grace))
-	                                   : INT64_MAX;
-	for (int rank = 0; start && rank < job->num_pods; rank++)
-		hold_slot(r, r->ranks[rank], start, until);
-	if (start && has_launcher(job))
-		hold_slot(r, r->launcher_slot, start, until);
-	d->expected_start = start;
-	heads->n++;
-	if (!start)
-		heads->unknown = true;
-	else if (!heads->first_start || start < heads->first_start)
-		heads->first_start = start;
-	if (start > heads->last_start)
-		heads->last_start = start;
+	hold_reservation(r, j, start, heads);
 	return 0;
 }
 
@@ -856,6 +902,8 @@ static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
 	}
 	if (over_resource_quota(r, j) || over_quota(r, b, j) || over_tier_limit(r, j))
 		return 0;
+	if (job->preempting && (err = decide_claimed(r, b, j, heads)) != 1)
+		return err;
 	if (heads->n) {
 		err = backfill(r, b, j, heads, fits);
 		if (err == 0 && d->verdict == TJ_ADM_WAITING && !d->n_victims &&
@@ -986,6 +1034,7 @@ struct tj_adm_result *tj_adm_result_free(struct tj_adm_result *res)
 	for (size_t i = 0; i < res->n_decisions && res->decisions; i++) {
 		free(res->decisions[i].nodes);
 		free(res->decisions[i].victims);
+		free(res->decisions[i].claimed);
 	}
 	free(res->decisions);
 	free(res->classes);

@@ -86,7 +86,10 @@
  *   (preempting) waits for them and chooses no others, and comes first in its tier, so that
  *   the nodes they give back are reserved for it, not for a job ahead that did not preempt
  *   (whose reservation would leave them to short jobs backfilled meanwhile, and the job to
- *   preempt again).
+ *   preempt again). Given the nodes it chose (claimed), it starts there as soon as they
+ *   are free, and until then they are its reservation, whatever else comes free first;
+ *   unless one of them is reserved for a job ahead (of a higher tier), or they cannot hold
+ *   it by any known time, when it is decided as any other job.
  * - Reasons of a waiting job: Resources (it does not fit in what is free now, or it is the
  *   head), Priority (it would fit now, but starting it would delay the head), QuotaExceeded,
  *   NeverFits. */
@@ -219,6 +222,11 @@ struct tj_adm_job {
 	/* Gangs it preempted are still on their way out: it waits for them, preempting no
 	 * others. */
 	bool preempting;
+	/* Preempting: the nodes it chose when it preempted (indexes into nodes, one per pod,
+	 * tj_adm_decision.claimed of that cycle); its gang goes there, now or as its reservation
+	 * once they are free, unless a job ahead holds one of them. Borrowed; NULL: none. */
+	const size_t *claimed;
+	size_t n_claimed;
 	/* 1 + the index into tier_limits of its namespace's limit in its tier; 0: none. */
 	size_t tier_limit;
 };
@@ -322,6 +330,11 @@ struct tj_adm_decision {
 	 * were chosen); owned by the result; NULL and 0 for none. */
 	size_t *victims;
 	size_t n_victims;
+	/* With victims, for a gang without a launcher: the node of each pod once they are gone
+	 * (indexes into nodes), to be given back as tj_adm_job.claimed while they stop; owned
+	 * by the result; NULL and 0 for none. */
+	size_t *claimed;
+	size_t n_claimed;
 };
 
 struct tj_adm_class_stats {

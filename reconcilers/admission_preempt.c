@@ -105,7 +105,15 @@ int64_t tj_adm_preempt(struct run *r, size_t b, size_t j, const bool *ahead, int
 	}
 	d->n_victims = kept;
 	r->res->preempting++;
-	/* The placement once they are gone, in r->ranks. */
+	/* The placement once they are gone, in r->ranks, kept for the next cycles. */
 	fits(r, b, job, ahead);
+	if (!has_launcher(job)) {
+		d->claimed = calloc((size_t)job->num_pods, sizeof(*d->claimed));
+		if (!d->claimed)
+			return -ENOMEM;
+		for (int rank = 0; rank < job->num_pods; rank++)
+			d->claimed[rank] = r->slot_node[r->ranks[rank]];
+		d->n_claimed = (size_t)job->num_pods;
+	}
 	return stop > in->now ? stop : in->now;
 }

@@ -59,6 +59,10 @@ struct sim_job {
 	int64_t stop;
 	size_t by;
 	int preemptions;
+	/* A job that preempts: the nodes it chose then (owned; NULL: none), as the admitter
+	 * keeps them in its victims' records. */
+	size_t *claimed;
+	size_t n_claimed;
 };
 
 /* A stretch of time a job's pods held their nodes, for the utilisation over a window. */
@@ -208,6 +212,9 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 		jobs[j].preemptions = 0;
 		free(jobs[j].on);
 		jobs[j].on = NULL;
+		free(jobs[j].claimed);
+		jobs[j].claimed = NULL;
+		jobs[j].n_claimed = 0;
 		n_trace += !jobs[j].low;
 	}
 	/* Until every job of the trace has ended: the low ones fill what is idle meanwhile. */
@@ -258,6 +265,8 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 					.tier = job->low ? -1000 : 0,
 					.preempts = job->low ? 0 : 1u << 1,
 					.preempting = preempting,
+					.claimed = preempting ? job->claimed : NULL,
+					.n_claimed = preempting ? job->n_claimed : 0,
 				};
 				queued[n_queue++] = j;
 				continue;
@@ -325,6 +334,17 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 				const struct tj_adm_decision *d = &res->decisions[q];
 				struct sim_job *job = &jobs[queued[q]];
 
+				if (d->n_claimed) {
+					free(job->claimed);
+					job->claimed = malloc(d->n_claimed * sizeof(*job->claimed));
+					if (!job->claimed) {
+						tj_adm_result_free(res);
+						goto out;
+					}
+					memcpy(job->claimed, d->claimed,
+					       d->n_claimed * sizeof(*job->claimed));
+					job->n_claimed = d->n_claimed;
+				}
 				for (size_t v = 0; v < d->n_victims; v++) {
 					struct sim_job *victim = &jobs[running_job[d->victims[v]]];
 
@@ -610,8 +630,10 @@ int main(int argc, char **argv)
 	       scavenge.trace_utilisation, scavenge.trace_wait, scavenge.preemptions);
 	rc = 0;
 out:
-	for (size_t j = 0; j < n_jobs; j++)
+	for (size_t j = 0; j < n_jobs; j++) {
 		free(jobs[j].on);
+		free(jobs[j].claimed);
+	}
 	free(jobs);
 	return rc;
 }

@@ -88,9 +88,11 @@ struct job_row {
 	uint32_t preempts;
 	int64_t preempt_after;
 	bool preempting;
-	size_t tier_limit; /* 1 + index into the case's tier_limits; 0: none */
+	const char *claims[MAX_PODS]; /* the nodes it chose when it preempted */
+	size_t tier_limit;            /* 1 + index into the case's tier_limits; 0: none */
 	/* expected */
 	const char *victims[MAX_RUNNING]; /* the keys of the gangs it preempts, in order */
+	const char *claimed[MAX_PODS];    /* with victims: its nodes once they are gone */
 	const char *launcher_on;          /* the launcher's node when admitted with one */
 	enum tj_adm_verdict verdict;
 	const char *reason; /* NULL: "" */
@@ -1832,6 +1834,53 @@ static const struct adm_case cases[] = {
 	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
 	                         "free; expected start unknown" } },
 	  .admitted = 1 },
+	{ .name = "a job whose victims are on their way out starts on the nodes it chose, though "
+	          "others are free that best fit would take first",
+	  .nodes = { GH("n-1"), GH("n-2"), GH("n-3") },
+	  .jobs = { { .key = "team-a/claimant",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 1,
+	              .preempts = 1u << 1,
+	              .preempting = true,
+	              .claims = { "n-3" },
+	              .verdict = TJ_ADM_ADMITTED,
+	              .free = 3,
+	              .on = { "n-3" } } },
+	  .admitted = 1 },
+	{ .name = "a job whose victims are on their way out reserves the nodes it chose from their "
+	          "stop, though another node frees first; a low job that would outlast the stop "
+	          "may not take the one of them that is free",
+	  .nodes = { GH("n-1", .used_gpus = 4), GH("n-2", .used_gpus = 4), GH("n-3") },
+	  .releases = { { "n-1", 5, 4 }, { "n-2", 10, 4 } },
+	  .jobs = { { .key = "team-a/claimant",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .walltime = 3600,
+	              .preempts = 1u << 1,
+	              .preempting = true,
+	              .claims = { "n-2", "n-3" },
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Resources",
+	              POS(1, 2),
+	              .start = NOW + 10,
+	              .free = 1,
+	              .message = "position 1 of 2 in gh200: needs 2 nodes x 4 GPUs, 1 such node "
+	                         "free; expected start 10:00Z; waiting for the jobs it preempted "
+	                         "to stop" },
+	            { .key = "low/short",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .tier = -1000,
+	              .created = 2,
+	              .walltime = 60,
+	              .verdict = TJ_ADM_WAITING,
+	              .reason = "Priority",
+	              POS(2, 2),
+	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 1 such node "
+	                         "free; expected start unknown",
+	              .free = 1 } } },
 	{ .name = "a job that starts before its victims would be gone preempts nobody: it waits "
 	          "for the node a walltime frees",
 	  .nodes = { GH("n-1", .used_gpus = 4), GH("n-2") },
@@ -1882,6 +1931,7 @@ static const struct adm_case cases[] = {
 	              POS(1, 2),
 	              .start = NOW + 30,
 	              .victims = { "low/b" },
+	              .claimed = { "n-2" },
 	              .message = "position 1 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
 	                         "free; expected start 10:00Z; preempting 1 job of lower tiers: "
 	                         "low/b" },
@@ -1895,6 +1945,7 @@ static const struct adm_case cases[] = {
 	              POS(2, 2),
 	              .start = NOW + 30,
 	              .victims = { "low/a" },
+	              .claimed = { "n-1" },
 	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
 	                         "free; expected start 10:00Z; preempting 1 job of lower tiers: "
 	                         "low/a" } } },
@@ -1953,6 +2004,7 @@ struct built {
 	size_t n_releases;
 	struct tj_adm_job jobs[MAX_JOBS];
 	size_t excluded[MAX_JOBS][3];
+	size_t claims[MAX_JOBS][MAX_PODS];
 	bool eligible[MAX_JOBS][MAX_NODES * 2];
 	char namespaces[MAX_JOBS][32];
 	struct tj_adm_running running[MAX_RUNNING];
@@ -2049,6 +2101,12 @@ static void build(const struct adm_case *c, struct built *b)
 			b->jobs[n].eligible = b->eligible[n];
 		}
 		b->jobs[n].ineligible_why = r->why;
+		while (b->jobs[n].n_claimed < MAX_PODS && r->claims[b->jobs[n].n_claimed]) {
+			b->claims[n][b->jobs[n].n_claimed] =
+			        node_index(b, r->claims[b->jobs[n].n_claimed]);
+			b->jobs[n].claimed = b->claims[n];
+			b->jobs[n].n_claimed++;
+		}
 		while (b->jobs[n].n_excluded < 3 && r->avoid[b->jobs[n].n_excluded]) {
 			b->excluded[n][b->jobs[n].n_excluded] =
 			        node_index(b, r->avoid[b->jobs[n].n_excluded]);
@@ -2128,6 +2186,16 @@ static void check_decision(const struct built *b, const struct job_row *r,
 		}
 		assert_true(v < d->n_victims);
 		assert_string_equal(b->running[d->victims[v]].key, r->victims[v]);
+	}
+	if (!d->n_victims)
+		assert_int_equal(d->n_claimed, 0);
+	for (size_t i = 0; r->claimed[0] && i < MAX_PODS; i++) {
+		if (!r->claimed[i]) {
+			assert_int_equal(d->n_claimed, i);
+			break;
+		}
+		assert_true(i < d->n_claimed);
+		assert_string_equal(b->nodes[d->claimed[i]].name, r->claimed[i]);
 	}
 	if (r->verdict != TJ_ADM_ADMITTED) {
 		assert_null(d->nodes);

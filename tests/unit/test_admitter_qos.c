@@ -175,7 +175,8 @@ static const struct tj_adm_release *release_on(const struct tj_queue_snapshot *s
 
 /* A normal job that may preempt low sees the low gang, not the normal one; once a cycle
  * chose the low gang, it is no candidate, its node frees at its stop, and the job that
- * preempts it waits for it; a victim preempted by its status alone (a new leader) too. */
+ * preempts it waits for it, given the node it chose; a victim preempted by its status alone
+ * (a new leader) too, without the node. */
 static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 {
 	struct fixture f;
@@ -183,7 +184,7 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 	struct tj_queue_source src;
 	struct tj_adm_result res = { 0 };
 	struct tj_adm_decision d = { 0 };
-	size_t victim = 0;
+	size_t victim = 0, claimed;
 
 	(void)state;
 	setup(&f);
@@ -204,9 +205,12 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 	assert_false(s.jobs[0].preempting);
 	assert_ptr_equal(s.input.running, s.running);
 
-	/* The cycle chooses it: recorded, stopping 30 s on. */
+	/* The cycle chooses it: recorded, stopping 30 s on; the job will take gh-1. */
 	d.victims = &victim;
 	d.n_victims = 1;
+	d.claimed = &claimed;
+	d.n_claimed = 1;
+	claimed = s.running[0].holds[0].node;
 	res.decisions = &d;
 	res.n_decisions = 1;
 	assert_int_equal(tj_preemptions_take(&src, &s, &res, NOW, NULL, NULL), 0);
@@ -217,6 +221,8 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 	assert_true(s.jobs[0].preempting);
 	assert_non_null(release_on(&s, "gh-1"));
 	assert_int_equal(release_on(&s, "gh-1")->at, NOW + 30);
+	assert_int_equal(s.jobs[0].n_claimed, 1);
+	assert_string_equal(s.nodes[s.jobs[0].claimed[0]].name, "gh-1");
 	tj_queue_snapshot_clear(&s);
 
 	/* Past the record's time it is forgotten; the victim's status still says it stops. */
@@ -226,6 +232,7 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 	assert_int_equal(tj_store_len(f.preemptions), 0);
 	assert_int_equal(s.n_running, 0);
 	assert_true(s.jobs[0].preempting);
+	assert_null(s.jobs[0].claimed); /* the records alone kept them */
 	tj_queue_snapshot_clear(&s);
 	teardown(&f);
 }
