@@ -190,6 +190,10 @@ def repo_paths(text):
         path = m.group(1).rstrip(".,:;")
         if "*" in path or "<" in path or "..." in path:
             continue
+        # kubectl's deploy/NAME is a Deployment, not a folder of the repository.
+        line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+        if "kubectl" in line and path.startswith("deploy/") and path.count("/") == 1:
+            continue
         yield path
 
 
