@@ -182,13 +182,13 @@ def anchors(path):
 
 
 PATH_RE = re.compile(r"(?<![\w/.$-])((?:" + "|".join(re.escape(d) for d in TOP_DIRS) +
-                     r")/[\w./+-]*)")
+                     r")/[\w./+*-]*)")
 
 
 def repo_paths(text):
     for m in PATH_RE.finditer(text):
         path = m.group(1).rstrip(".,:;")
-        if "*" in path or "<" in path or "..." in path:
+        if "*" in path or "..." in path or text[m.end():m.end() + 1] in ("<", "{", "$"):
             continue
         # kubectl's deploy/NAME is a Deployment, not a folder of the repository.
         line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
