@@ -711,7 +711,7 @@ static void add_notes(const struct tj_sbatch_input *in, const struct shape *s,
 		tj_sbatch_note(
 		        notes,
 		        "--signal=%s@%d: no signal is sent; the pods are told of the deadline "
-		        "%d s before it (README, \"For Slurm users\"), and get SIGTERM at it",
+		        "%d s before it (docs/slurm.md), and get SIGTERM at it",
 		        o->signal, o->signal_seconds, o->signal_seconds);
 	if (o->where_exclusive && s->gpus >= 0)
 		tj_sbatch_note(notes,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The main job (README, "Run it"): a local simulated GPU cluster with the controller running
-# against it, and two example TrainJobs going through it, from Created to Running to
+# The main job (README.md, "The two commands"): a local simulated GPU cluster with the
+# controller running against it, and two example TrainJobs going through it, from Created to Running to
 # Complete, with their pods on GH200 nodes; then a job whose worker crashes once, its
 # message in the status and its pod kept for `kubectl logs` while the next attempt runs.
 #

@@ -9,7 +9,7 @@
  * The trace is one job a line, "nodes walltime run [namespace]" (seconds; the namespace a
  * number from 0, 0 when absent), all submitted at 0 in that order, each pod of 4 GPUs on
  * nodes of 4 GPUs: tests/bench/bench_admission.py's trace, printed by its make_trace (the
- * README has the command). The queue is the controller's: backfill depth 8 (--depth), and fair
+ * docs show the command). The queue is the controller's: backfill depth 8 (--depth), and fair
  * share between the namespaces (reconcilers/fair_share.h) with the shares of --shares (1 each
  * unless given; usage is the GPU-seconds each namespace's jobs ran, the run being far
  * shorter than the half-life). With more than one namespace it also prints each one's part

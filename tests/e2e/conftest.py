@@ -49,8 +49,8 @@ def namespace():
 
 @pytest.fixture(scope="session")
 def crds():
-    """The CRDs and the shipped runtimes, installed as the README says (idempotent, and left
-    installed: other suites need them)."""
+    """The CRDs and the shipped runtimes, installed as docs/operators.md says (idempotent, and
+    left installed: other suites need them)."""
     install_crds()
 
 

@@ -1,4 +1,4 @@
-"""Gang admission against the real control plane (README, "The queue"): a TrainJob's pods are
+"""Gang admission against the real control plane (docs/users.md, "The queue"): a TrainJob's pods are
 created only when its whole gang fits on the GH200 nodes, with real kube-scheduler binding
 the pinned pods and KWOK running them; the queue's order, reservation and backfill; the
 status a person reads while a job waits; the jobs that another admitter owns.
@@ -515,7 +515,7 @@ def test_a_namespace_that_used_less_goes_ahead_of_a_backlog_and_a_restart_keeps_
 
 
 def test_a_low_job_on_idle_gpus_is_preempted_by_a_normal_job_and_later_completes_unrestarted(admitter, namespace, gh200):
-    """Preemption (README, "Preemption"), with the shipped tiers (normal preempts low): a
+    """Preemption (docs/users.md, "Preemption"), with the shipped tiers (normal preempts low): a
     scavenger job of tier low fills the idle GH200 nodes; a normal job that then needs half
     of them preempts it. The low job's pods are told the stop time (their deadline
     annotation, the file /etc/trainjob/deadline) and deleted at the end of their grace; the
@@ -827,8 +827,8 @@ def test_queue_metrics(admitter, namespace, gh200):
     assert metric(after, "trainjob_backfills_total") >= 0
 
 
-# The admission's model of capacity against the scheduler's (README, "What the admission
-# checks"): selectors and affinity, resources only some nodes offer, pods the scheduler
+# The admission's model of capacity against the scheduler's (docs/users.md, "The queue", which
+# nodes a job may use): selectors and affinity, resources only some nodes offer, pods the scheduler
 # nominated, and the Kueue label on a cluster without Kueue.
 
 RACK = "topology.flame.dev/rack"

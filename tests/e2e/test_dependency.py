@@ -1,4 +1,4 @@
-"""Dependencies between TrainJobs and holds against the real control plane (README,
+"""Dependencies between TrainJobs and holds against the real control plane (docs/users.md,
 "Dependencies"): a job that names others in trainjob.flame.dev/dependency waits, Queued with
 reason Dependency and no pod, until they have done what it asks for, and fails when they no
 longer can, in Slurm's words; the jobs are applied together, the dependent first. kubectl

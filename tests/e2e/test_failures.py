@@ -148,7 +148,7 @@ def test_a_crash_is_readable_and_its_pod_stays_for_kubectl_logs(failures_control
     assert kept[0]["status"]["phase"] == "Failed"
     assert kept[0]["spec"]["containers"][0]["terminationMessagePolicy"] == "FallbackToLogsOnError"
 
-    # What the README says to run to read the last crash.
+    # What docs/users.md says to run to read the last crash.
     out = kubectl("logs", "-n", namespace, "-l", f"trainer.kubeflow.org/trainjob-name=crash,{FAILED_ATTEMPT}").stdout
     assert out.splitlines() == LOG, out
 

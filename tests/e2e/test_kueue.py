@@ -1,4 +1,4 @@
-"""TrainJobs under real Kueue (README, "With Kueue"): Kueue's webhook suspends a TrainJob of
+"""TrainJobs under real Kueue (docs/operators.md, "Kueue"): Kueue's webhook suspends a TrainJob of
 a LocalQueue, Kueue admits it by quota and unsuspends it with the node selectors and
 tolerations of the ResourceFlavor it chose in a runtimePatches entry of its own, and the
 controller runs it with those on every pod; a job over quota waits in Kueue with no pod; a
@@ -203,7 +203,7 @@ def test_kueue_admits_by_quota_and_its_placement_reaches_every_pod(queues):
     watch = PodWatch(a)
     try:
         body = kueue_job("fits", nodes=2, run_time="15s")
-        # An override of the older API, which Kueue's update of the job drops (README).
+        # An override of the older API, which Kueue's update of the job drops (docs/operators.md).
         body["spec"]["podTemplateOverrides"] = [{"targetJobs": [{"name": "node"}],
                                                  "metadata": {"annotations": {"e2e.flame.dev/override": "kept"}}}]
         job = create(body, a)

@@ -198,7 +198,7 @@ def test_leader_that_finds_another_holder_exits_nonzero(replicas, namespace):
 
 
 def test_a_new_leader_orders_the_queue_as_the_old_one_did(replicas, namespace):
-    """Fair share across a failover (README, "The queue"): a namespace that has run jobs
+    """Fair share across a failover (docs/users.md, "The queue"): a namespace that has run jobs
     queues behind one that has used nothing; after the leader stops, the new leader reads
     the same usage from the TrainJobs and keeps the order (the positions it writes do not
     move), and admits the newcomer first."""

@@ -1,4 +1,4 @@
-"""/metrics for those who may read it (README, "Scraping the metrics"): with --metrics-secure
+"""/metrics for those who may read it (docs/sre.md, "Scraping the metrics"): with --metrics-secure
 (the default in cluster) the metrics server speaks HTTPS, asks the API server who each
 request's bearer token belongs to (TokenReview) and whether that user may get /metrics
 (SubjectAccessReview), and answers 401 without a valid token and 403 without the permission,

@@ -1,4 +1,4 @@
-"""Native gang scheduling against the real control plane (README, "With native gang
+"""Native gang scheduling against the real control plane (docs/operators.md, "Native gang
 scheduling"): on a cluster that serves Kubernetes' Workload API (scheduling.k8s.io/v1alpha2,
 feature gates GenericWorkload and GangScheduling), the controller gives each TrainJob a
 Workload and a PodGroup with minCount = numNodes and makes every pod a member, so that

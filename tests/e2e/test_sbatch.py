@@ -1,5 +1,5 @@
 """kubectl sbatch against the real control plane: run as a kubectl plugin (the build directory
-on PATH, as the README tells a user to put the installed one), a Slurm batch script becomes
+on PATH, as docs/slurm.md tells a user to put the installed one), a Slurm batch script becomes
 a TrainJob that runs on the GPU nodes with the SLURM_* variables, and its time limit ends
 it (DESIGN.md section 3, cli/)."""
 

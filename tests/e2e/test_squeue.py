@@ -1,6 +1,5 @@
 """kubectl squeue, scancel and sacct, run as kubectl runs plugins (the build's kubectl-*
-executables on PATH), against the real cluster and the session's controller (README, "For
-Slurm users"): a 4-node job shown R with its nodes, a job queued behind it PD (Resources) with
+executables on PATH), against the real cluster and the session's controller (docs/slurm.md): a 4-node job shown R with its nodes, a job queued behind it PD (Resources) with
 its expected start, scancel removing only the queued one, and sacct's GPU-hours of the first
 against the simulated run time; a job past its walltime TO, its GPU-hours all wasted."""
 
@@ -111,7 +110,7 @@ def test_squeue_scancel_sacct(controller, namespace):
 
 
 def test_deleted_jobs_keep_their_accounting_record_for_sacct_and_the_fair_share(controller, namespace):
-    """Accounting records (README, "Accounting records"): deleting a TrainJob that ran and one that
+    """Accounting records (docs/slurm.md, "Accounting records"): deleting a TrainJob that ran and one that
     runs leaves a record of each in the namespace's ConfigMap trainjob-accounting; sacct
     lists them, the first COMPLETED, the second CANCELLED; after a restart the controller's
     fair share still counts what the deleted jobs used, and once the namespace is deleted

@@ -1,5 +1,5 @@
 """kubectl sshare and sprio, run as kubectl runs plugins (the build's kubectl-* executables on
-PATH), against the real cluster and the session's controller (README, "For Slurm users"): a
+PATH), against the real cluster and the session's controller (docs/slurm.md): a
 namespace that ran a job, since deleted, has a lower fair-share factor than one that ran
 nothing, the same factor and usage the controller's metrics show; sprio lists the jobs
 queued behind pods that hold every GH200 node in the order the controller gives them, with

@@ -1,4 +1,4 @@
-"""Walltime against the real control plane (README, "Walltime"): a job without
+"""Walltime against the real control plane (docs/users.md, "Walltime"): a job without
 activeDeadlineSeconds gets its GPU class's defaultWalltime, its pods are warned through the
 deadline file before the end, it ends DeadlineExceeded with its pods deleted gracefully; a
 job asking for more than the maxWalltime is refused before any pod exists.

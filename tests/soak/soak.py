@@ -87,7 +87,7 @@ class Job:
 
     def __init__(self, rng, index, low=False):
         self.name = f"soak-{index:04d}"
-        # Of the scavenger tier: normal jobs that need its nodes preempt it (README,
+        # Of the scavenger tier: normal jobs that need its nodes preempt it (docs/users.md,
         # "Preemption"); it goes back to the queue and still ends as its kind says.
         self.low = low
         self.cls = rng.choice(["gh200", "gh200", "h100"])

@@ -59,7 +59,7 @@ static const struct sbatch_case cases[] = {
 	  "kubectl sbatch: note: --output/--error: no file is written; each node's output is in "
 	  "kubectl logs of its pod\n"
 	  "kubectl sbatch: note: --signal=USR1@300: no signal is sent; the pods are told of the "
-	  "deadline 300 s before it (README, \"For Slurm users\"), and get SIGTERM at it\n"
+	  "deadline 300 s before it (docs/slurm.md), and get SIGTERM at it\n"
 	  "kubectl sbatch: note: --exclusive: each node's pod holds the 4 GPUs asked for; "
 	  "without a GPU count it holds the runtime's whole node\n",
 	  1 },
