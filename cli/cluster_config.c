@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "controller/config.h"
+#include "controller/config/config.h"
 #include "kube/request.h"
 
 int tj_cluster_config_ref(const char *ref, char ns[TJ_NAME_MAX], char name[TJ_NAME_MAX])

@@ -1,5 +1,5 @@
 /* The controller's config as the kubectl plugins read it: the ConfigMap deploy/config ships
- * (controller/config.h for its format), which the controller's pods mount as their config
+ * (controller/config/config.h for its format), which the controller's pods mount as their config
  * file. kubectl sshare and sprio need its shares, half-life and QOS tiers to show the
  * numbers the controller orders the queue by. */
 #pragma once

@@ -8,7 +8,7 @@
 
 #include "cli/manifest.h"
 #include "cli/yaml.h"
-#include "controller/config.h"
+#include "controller/config/config.h"
 #include "reconcilers/json.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/runtime.h"
@@ -180,7 +180,7 @@ static int load_config(const char *path, struct tj_config **ret, FILE *err)
 	return r;
 }
 
-int tj_render_command(const struct tj_cli_render *opts, FILE *out, FILE *err)
+int tj_render_command(const struct tj_render_options *opts, FILE *out, FILE *err)
 {
 	struct runtimes rs = { .n = 0 };
 	struct tj_config *config = NULL;

@@ -5,9 +5,17 @@
  * the whole graph shows at once), as a YAML stream. */
 #pragma once
 
+#include <limits.h>
 #include <stdio.h>
 
-#include "controller/cli.h"
+/* What `render` was asked to do: its arguments as `trainjob-controller render` takes them
+ * (controller/cli.c parses them); "" when not given. */
+struct tj_render_options {
+	char file[PATH_MAX];        /* -f, --filename: the TrainJob(s) */
+	char runtime[PATH_MAX];     /* --runtime: a file with the runtime(s) */
+	char runtime_dir[PATH_MAX]; /* --runtime-dir: where shipped runtimes are looked up */
+	char config[PATH_MAX];      /* --config: the controller's config file */
+};
 
 /* Renders every TrainJob in opts->file. Runtimes come from the file itself, from
  * opts->runtime, else from the *.yaml files of opts->runtime_dir, else from the shipped ones
@@ -16,4 +24,4 @@
  * the built-in defaults (gh200 and h100, as deploy/config ships them). What stops a job (it
  * would fail, its runtime is not found) is written to err. Returns 0, or a negative errno
  * code. */
-int tj_render_command(const struct tj_cli_render *opts, FILE *out, FILE *err);
+int tj_render_command(const struct tj_render_options *opts, FILE *out, FILE *err);

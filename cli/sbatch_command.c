@@ -8,7 +8,7 @@
 #include "cli/plugin.h"
 #include "cli/sbatch_job.h"
 #include "cli/yaml.h"
-#include "controller/config.h"
+#include "controller/config/config.h"
 #include "kube/sources.h"
 #include "reconcilers/json.h"
 

@@ -11,23 +11,16 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "controller/http.h"
-#include "controller/leader.h"
-#include "controller/log.h"
+#include "cli/render_command.h"
+#include "controller/http/http.h"
+#include "controller/leader/leader.h"
+#include "controller/log/log.h"
 
 enum tj_cli_action {
 	TJ_CLI_RUN,     /* run the controller (the default) */
 	TJ_CLI_HELP,    /* print usage and exit 0 */
 	TJ_CLI_VERSION, /* print the version and exit 0 */
 	TJ_CLI_RENDER,  /* print the objects TrainJobs become, without a cluster */
-};
-
-/* Arguments of `render`; "" when not given. */
-struct tj_cli_render {
-	char file[PATH_MAX];        /* -f, --filename: the TrainJob(s) */
-	char runtime[PATH_MAX];     /* --runtime: a file with the runtime(s) */
-	char runtime_dir[PATH_MAX]; /* --runtime-dir: where shipped runtimes are looked up */
-	char config[PATH_MAX];      /* --config: the controller's config file */
 };
 
 /* Arguments of the controller itself (the default command); "" when not given. */
@@ -68,7 +61,7 @@ struct tj_cli {
 	struct tj_bind_addr probe_addr;   /* --health-probe-bind-address, default ":8081" */
 	enum tj_log_level log_level;      /* --log-level (alias --zap-log-level), default info */
 	struct tj_cli_run run;
-	struct tj_cli_render render;
+	struct tj_render_options render; /* cli/render_command.h */
 };
 
 /* Parses argv into *ret. On a bad argument returns -EINVAL and writes a one-line message

@@ -6,14 +6,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "controller/admitter.h"
-#include "controller/executor.h"
+#include "controller/admission/admitter.h"
+#include "controller/executor/executor.h"
+#include "controller/executor/write_gate.h"
 #include "controller/expectations.h"
 #include "controller/job_lookup.h"
-#include "controller/log.h"
+#include "controller/log/log.h"
 #include "controller/stores.h"
 #include "controller/workqueue.h"
-#include "controller/write_gate.h"
 #include "informers/informers.h"
 #include "informers/priority_class.h"
 #include "informers/resource_quota.h"

@@ -9,11 +9,11 @@
 
 #include <uv.h>
 
-#include "controller/config.h"
-#include "controller/recorder.h"
-#include "controller/std_metrics.h"
+#include "controller/config/config.h"
+#include "controller/executor/recorder.h"
+#include "controller/executor/write_gate.h"
+#include "controller/metrics/std_metrics.h"
 #include "controller/workqueue.h"
-#include "controller/write_gate.h"
 #include "kube/client.h"
 #include "reconcilers/trainjob.h"
 
@@ -21,11 +21,10 @@
 #define TJ_CONTROLLER_NAME "trainjob"
 
 /* TrainJobs reconciled at once by default. Each holds a stage of writes in flight (its
- * Service and pods, then its status patch), so this bounds the requests in flight. In the
- * expansion benchmark (tests/bench/bench_expansion.py: 200 TrainJobs x 4 nodes on the local
- * cluster, 2 shared cores) the time until every pod exists was, as medians, 2.0x what a plain
- * client needs for the same writes with 10, 1.4x with 20, and worse again with 32 (the API
- * server on the same cores slows down, and the controller spends more CPU). */
+ * Service and pods, then its status patch), so this bounds the requests in flight. Chosen
+ * with the expansion benchmark (docs/benchmarks.md, "Expansion"): with fewer, the last pod
+ * exists later; with more, later again, as the API server on the same cores slows down and
+ * the controller spends more CPU. */
 #define TJ_CONTROLLER_MAX_CONCURRENT 20
 
 struct tj_controller_config {

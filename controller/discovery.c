@@ -2,7 +2,7 @@
 
 #include <errno.h>
 
-#include "controller/log.h"
+#include "controller/log/log.h"
 #include "kube/request.h"
 #include "reconcilers/native_gang.h"
 

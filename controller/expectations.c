@@ -1,4 +1,5 @@
 #include "controller/expectations.h"
+#include "controller/expectations_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

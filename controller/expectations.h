@@ -22,11 +22,6 @@ struct tj_expectations *tj_expectations_new(void);
 /* Accepts NULL; returns NULL. */
 struct tj_expectations *tj_expectations_free(struct tj_expectations *x);
 
-/* key (the job's "namespace/name") expects the n pods named (copied), until deadline_ms;
- * replaces what key expected before. 0, or -ENOMEM (then key expects nothing). */
-int tj_expectations_expect(struct tj_expectations *x, const char *key, const char *const *names,
-                           size_t n, uint64_t deadline_ms);
-
 /* Starts plan through start (the executor, bound by the caller), which takes the plan: key
  * first expects the pods the plan creates and deletes, until deadline_ms (a plan that does
  * neither changes nothing; without memory key expects nothing, and a repeated create is adopted
@@ -48,6 +43,3 @@ void tj_expectations_forget(struct tj_expectations *x, const char *key);
 bool tj_expectations_met(struct tj_expectations *x, const char *key, uint64_t now_ms,
                          bool (*seen)(const char *name, bool gone, void *ctx), void *ctx,
                          uint64_t *wait_ms);
-
-/* Keys with outstanding expectations. */
-size_t tj_expectations_len(const struct tj_expectations *x);

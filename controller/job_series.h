@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "controller/controller.h"
-#include "controller/std_metrics.h"
+#include "controller/metrics/std_metrics.h"
 
 /* Every cached TrainJob of c: a malloc'd array the caller frees, whose strings are borrowed
  * from the caches and the config (valid until the loop runs on). -ENOMEM. */

@@ -10,21 +10,21 @@
 
 #include <uv.h>
 
-#include "controller/config_watch.h"
+#include "controller/config/config_watch.h"
 #include "controller/controller.h"
 #include "controller/discovery.h"
-#include "controller/health.h"
-#include "controller/http.h"
+#include "controller/executor/recorder.h"
+#include "controller/http/health.h"
+#include "controller/http/http.h"
+#include "controller/http/metrics_auth.h"
+#include "controller/http/serving_cert.h"
 #include "controller/job_series.h"
-#include "controller/leader.h"
-#include "controller/log.h"
-#include "controller/metrics_auth.h"
-#include "controller/namespace_series.h"
-#include "controller/process_metrics.h"
-#include "controller/recorder.h"
-#include "controller/serving_cert.h"
+#include "controller/leader/leader.h"
+#include "controller/log/log.h"
+#include "controller/metrics/namespace_series.h"
+#include "controller/metrics/process_metrics.h"
+#include "controller/metrics/std_metrics.h"
 #include "controller/signals.h"
-#include "controller/std_metrics.h"
 #include "informers/informers.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -126,7 +126,7 @@ static void collect_gpu_use(struct run *r)
 }
 
 /* trainjob_jobs from the TrainJob cache, and the counters and histograms of the namespaces
- * without a job any more swept (controller/namespace_series.h). */
+ * without a job any more swept (controller/metrics/namespace_series.h). */
 static void collect_jobs(struct run *r)
 {
 	struct tj_metric *const per_namespace[] = {

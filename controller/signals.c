@@ -1,11 +1,12 @@
 #include "controller/signals.h"
+#include "controller/signals_internal.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/log.h"
+#include "controller/log/log.h"
 
 struct callback {
 	tj_shutdown_fn fn;

@@ -37,9 +37,6 @@ void tj_signals_shutdown(struct tj_signals *signals);
 /* Whether the shutdown has begun. */
 bool tj_signals_stopping(const struct tj_signals *signals);
 
-/* Replaces exit(3) for the forced exits. */
-void tj_signals_set_exit(struct tj_signals *signals, tj_exit_fn exit_fn);
-
 /* Stops watching and frees once the handles have closed (the loop must run for that).
  * Accepts NULL. Signals that arrive afterwards get their default action again. */
 void tj_signals_close(struct tj_signals *signals);

@@ -1,11 +1,12 @@
 #include "controller/workqueue.h"
+#include "controller/workqueue_internal.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/std_metrics.h"
+#include "controller/metrics/std_metrics.h"
 #include "informers/store.h"
 
 /* Processing slots handed out per turn of the loop, so that a key that re-adds itself

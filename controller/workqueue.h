@@ -57,10 +57,6 @@ struct tj_workqueue_stats {
 	double longest_seconds;
 };
 
-/* The delay before retry number failures + 1 of a key: base * 2^failures, capped at max
- * (client-go's ItemExponentialFailureRateLimiter). */
-uint64_t tj_workqueue_backoff_ms(unsigned failures, uint64_t base_ms, uint64_t max_ms);
-
 int tj_workqueue_new(uv_loop_t *loop, const struct tj_workqueue_config *config,
                      struct tj_workqueue **ret);
 
@@ -83,9 +79,6 @@ int tj_workqueue_add_rate_limited(struct tj_workqueue *q, const char *key);
 
 /* Clears the failure count of key (the backoff starts again from the base). */
 void tj_workqueue_forget(struct tj_workqueue *q, const char *key);
-
-/* Failures counted for key since the last forget. */
-unsigned tj_workqueue_num_requeues(const struct tj_workqueue *q, const char *key);
 
 /* Ends the processing of key; if it was added meanwhile, it is queued again. -ENOENT if key
  * is not being processed. */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command (README.md, "The two commands"; docs/testing.md). On a fresh
 # Debian 12 machine it installs what is missing, then runs, in order:
-#   lint      clang-format against .clang-format, cppcheck, every status key in the CRD, and
-#             the doc test (tests/docs/check_docs.py: the docs against the code)
+#   lint      clang-format against .clang-format, cppcheck, every status key in the CRD, no
+#             include cycle between folders (tests/tools/include-cycles.py), and the doc test
+#             (tests/docs/check_docs.py: the docs against the code)
 #   rules     the alerts of deploy/monitoring with promtool: check rules, and their unit tests
 #             (tests/promtool)
 #   unit      the cmocka unit tests (meson suite "unit"), in a plain build and under
@@ -82,7 +83,7 @@ record() { # stage, passed, failed
 c_sources() { git ls-files '*.c' '*.h'; }
 
 stage_lint() {
-	say lint "clang-format, cppcheck, the status keys in the CRD, the doc test"
+	say lint "clang-format, cppcheck, the status keys in the CRD, include cycles, the doc test"
 	local ok=0 bad=0 f
 	local unformatted=()
 	while IFS= read -r f; do
@@ -103,6 +104,13 @@ stage_lint() {
 	fi
 	# A status key the CRD does not name is pruned by the API server, silently.
 	if tests/tools/status-schema.py; then
+		ok=$((ok + 1))
+	else
+		bad=$((bad + 1))
+	fi
+	# The folders stand in layers: none includes another that includes it back, directly or
+	# around a circle (docs/architecture.md says which may include which).
+	if tests/tools/include-cycles.py; then
 		ok=$((ok + 1))
 	else
 		bad=$((bad + 1))

@@ -1,8 +1,8 @@
 /* The admission cycle at scale, at the unit level: the snapshot of the caches
- * (controller/admitter_queue.h, tj_queue_snapshot_build and _clear) and the decision on it
- * (reconcilers/admission.h, tj_admit), cycle after cycle, on real caches filled without an
- * API server. Reports, over the cycles, the median and p90 of the wall time and of the
- * thread's CPU time of the snapshot, of the decision, and of the whole cycle.
+ * (controller/admission/admitter_queue.h, tj_queue_snapshot_build and _clear) and the decision on
+ * it (reconcilers/admission.h, tj_admit), cycle after cycle, on real caches filled without an API
+ * server. Reports, over the cycles, the median and p90 of the wall time and of the thread's CPU
+ * time of the snapshot, of the decision, and of the whole cycle.
  *
  *   build/release/tests/bench/bench_admission_snapshot [cycles]
  *
@@ -38,8 +38,8 @@
 #include <uv.h>
 
 #include "../unit/idle_reflector.h"
-#include "controller/admitter_queue.h"
-#include "controller/config.h"
+#include "controller/admission/admitter_queue.h"
+#include "controller/config/config.h"
 #include "controller/stores.h"
 #include "informers/node.h"
 #include "informers/pod.h"
@@ -432,7 +432,7 @@ static int add_trainjob(struct cluster *c, bool queued, size_t job, int64_t crea
 	"'tolerations':[{'key':'nvidia.com/gpu','operator':'Exists','effect':'NoSchedule'}]}"
 
 /* The queue's entry of a queued job, with what the admitter reads from its rendered pods
- * (controller/admitter.c, read_want) and what a cycle reads of it. */
+ * (controller/admission/admitter.c, read_want) and what a cycle reads of it. */
 static int add_entry(struct cluster *c, const cJSON *spec, size_t job, int32_t priority,
                      int64_t created, int64_t walltime)
 {

@@ -25,7 +25,8 @@
  *
  * --share-period S computes the fair-share points again only when S seconds have passed
  * since they were last computed, as the controller reads the usage again every
- * TJ_FAIR_SHARES_PERIOD_S (controller/admitter_share.h); 0, the default, at every cycle. */
+ * TJ_FAIR_SHARES_PERIOD_S (controller/admission/admitter_share.h); 0, the default, at every
+ * cycle. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,9 +4,10 @@
 Reads the sources of truth from the code and looks each item up in the page where it
 belongs, in a code span or a code block:
 
-  config keys       the field lists of controller/config*.c           docs/operators.md
+  config keys       the field lists of controller/config/*.c          docs/operators.md
   controller flags  run_options[] of controller/cli.c                 docs/operators.md
   metrics           TJ_COUNTER/TJ_GAUGE/TJ_HISTOGRAM in controller/   docs/sre.md
+                    and its subfolders
   alerts            "- alert:" in deploy/monitoring/prometheusrule.yaml docs/sre.md
   states            state_names[] of reconcilers/trainjob.c           docs/users.md
   reasons           what reconcilers/ writes to status.reason and to
@@ -78,7 +79,7 @@ def call_args(text, name):
 
 def config_keys():
     keys = {}
-    for path in sorted(glob.glob(os.path.join(REPO, "controller", "config*.c"))):
+    for path in sorted(glob.glob(os.path.join(REPO, "controller", "config", "*.c"))):
         rel = os.path.relpath(path, REPO)
         text = strip_comments(read(rel))
         for m in re.finditer(r"static const char \*const \w+\[\]\s*=\s*\{(.*?)\};", text, re.S):
@@ -96,7 +97,7 @@ def controller_flags():
 
 def metrics():
     found = {}
-    for path in sorted(glob.glob(os.path.join(REPO, "controller", "*.c"))):
+    for path in sorted(glob.glob(os.path.join(REPO, "controller", "**", "*.c"), recursive=True)):
         rel = os.path.relpath(path, REPO)
         for name in re.findall(r'\bTJ_(?:COUNTER|GAUGE|HISTOGRAM)\(\s*"(\w+)"', read(rel)):
             found.setdefault(name, rel)
@@ -256,7 +257,7 @@ def main():
 
     sources = "\n".join(strip_comments(read(os.path.relpath(p, REPO)))
                         for d in ("base", "kube", "informers", "reconcilers", "controller", "cli")
-                        for p in glob.glob(os.path.join(REPO, d, "*.[ch]")))
+                        for p in glob.glob(os.path.join(REPO, d, "**", "*.[ch]"), recursive=True))
     for name in sorted(set(re.findall(r"\btj_\w+", code.get("docs/architecture.md", "")))):
         if re.search(r"\b" + name + r"\b", sources):
             passed += 1

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/review.h"
+#include "controller/http/review.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "controller/log.h"
+#include "controller/log/log.h"
 #include "fixtures.h"
 #include "scripted_server.h"
 #include "time_limit.h"

@@ -1,4 +1,4 @@
-/* The QOS part of an admission cycle's snapshot (controller/admitter_qos.h): the running
+/* The QOS part of an admission cycle's snapshot (controller/admission/admitter_qos.h): the running
  * gangs a queued job may preempt, read from the ledger with their tiers; the victims of
  * earlier cycles kept out of them and released at their stop, their preemptor waiting; and
  * the GPUs a namespace holds in a tier that limits them; and the fair share's usage, which
@@ -15,8 +15,8 @@
 
 #include <uv.h>
 
-#include "controller/admitter_qos.h"
-#include "controller/admitter_share.h"
+#include "controller/admission/admitter_qos.h"
+#include "controller/admission/admitter_share.h"
 #include "controller/stores.h"
 #include "fixtures.h"
 #include "idle_reflector.h"
@@ -288,7 +288,7 @@ static void test_tier_limits_count_the_namespace_in_the_tier(void **state)
 	teardown(&f);
 }
 
-/* The fair share (controller/admitter_share.h) counts a running job as it runs: what its
+/* The fair share (controller/admission/admitter_share.h) counts a running job as it runs: what its
  * pods hold since its status last counted them, beside what the status counted; a
  * namespace that only waits has used nothing. (No half-life in this config: no decay.) */
 static void test_fair_share_counts_running_jobs(void **state)

@@ -14,8 +14,8 @@
 
 #include <uv.h>
 
-#include "controller/admitter.h"
-#include "controller/admitter_queue.h"
+#include "controller/admission/admitter.h"
+#include "controller/admission/admitter_queue.h"
 #include "fixtures.h"
 #include "idle_reflector.h"
 

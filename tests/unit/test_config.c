@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "controller/config.h"
+#include "controller/config/config.h"
 #include "reconcilers/qos.h"
 
 static struct tj_config *parse_ok(const char *yaml)

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "controller/config_watch.h"
+#include "controller/config/config_watch.h"
 #include "time_limit.h"
 
 /* A valid class. */

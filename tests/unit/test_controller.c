@@ -17,10 +17,10 @@
 #include <cmocka.h>
 
 #include "controller/controller.h"
+#include "controller/executor/recorder.h"
 #include "controller/job_series.h"
-#include "controller/log.h"
-#include "controller/metrics.h"
-#include "controller/recorder.h"
+#include "controller/log/log.h"
+#include "controller/metrics/metrics.h"
 #include "fixtures.h"
 #include "scripted_server.h"
 

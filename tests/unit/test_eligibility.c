@@ -1,6 +1,7 @@
-/* The nodes each distinct placement allows, kept between cycles (controller/eligibility.h):
- * equal placements shared, the flags brought up to date for the nodes judged again, the
- * placements no cycle asks for forgotten, and no more kept than the limit. */
+/* The nodes each distinct placement allows, kept between cycles
+ * (controller/admission/eligibility.h): equal placements shared, the flags brought up to date for
+ * the nodes judged again, the placements no cycle asks for forgotten, and no more kept than the
+ * limit. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +11,8 @@
 
 #include <cmocka.h>
 
-#include "controller/eligibility.h"
+#include "controller/admission/eligibility.h"
+#include "controller/admission/eligibility_internal.h"
 #include "fixtures.h"
 
 /* A node labelled block=value into nodes; the ledger hears of it. */

@@ -15,8 +15,9 @@
 
 #include <cmocka.h>
 
-#include "controller/executor.h"
-#include "controller/write_gate.h"
+#include "controller/executor/executor.h"
+#include "controller/executor/executor_internal.h"
+#include "controller/executor/write_gate.h"
 #include "fixtures.h"
 #include "kube/client.h"
 #include "kube/request.h"

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "controller/expectations.h"
+#include "controller/expectations_internal.h"
 
 /* Whether the cache, a space-separated list of names, holds the name (a name written
  * "~name" is a pod being deleted). */

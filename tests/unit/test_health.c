@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "controller/health.h"
+#include "controller/http/health.h"
 
 struct world {
 	bool leader_fails;

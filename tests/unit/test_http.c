@@ -12,10 +12,11 @@
 
 #include <cmocka.h>
 
-#include "controller/health.h"
-#include "controller/http.h"
-#include "controller/log.h"
-#include "controller/std_metrics.h"
+#include "controller/http/health.h"
+#include "controller/http/http.h"
+#include "controller/http/http_internal.h"
+#include "controller/log/log.h"
+#include "controller/metrics/std_metrics.h"
 #include "time_limit.h"
 
 /* ---- the client ---- */

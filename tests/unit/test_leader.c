@@ -8,7 +8,8 @@
 
 #include <cmocka.h>
 
-#include "controller/leader.h"
+#include "controller/leader/leader.h"
+#include "controller/leader/leader_internal.h"
 
 #define ME    "me_1"
 #define OTHER "other_2"

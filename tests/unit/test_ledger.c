@@ -1,5 +1,5 @@
-/* The admitter's ledger of holds per node (controller/ledger.h): what a node's pods hold and
- * until when, counted once and again only when a pod of the node changed. */
+/* The admitter's ledger of holds per node (controller/admission/ledger.h): what a node's pods hold
+ * and until when, counted once and again only when a pod of the node changed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,8 @@
 
 #include <cmocka.h>
 
-#include "controller/ledger.h"
+#include "controller/admission/ledger.h"
+#include "controller/admission/ledger_internal.h"
 
 #define GPU "nvidia.com/gpu"
 

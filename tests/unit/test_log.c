@@ -11,7 +11,7 @@
 #include <cJSON.h>
 #include <cmocka.h>
 
-#include "controller/log.h"
+#include "controller/log/log.h"
 
 /* 2026-11-29T17:50:01.123Z */
 #define FIXED_MS 1795974601123LL

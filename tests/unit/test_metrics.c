@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "controller/process_metrics.h"
-#include "controller/std_metrics.h"
+#include "controller/metrics/process_metrics.h"
+#include "controller/metrics/std_metrics.h"
 
 static char *render(struct tj_metrics *reg)
 {

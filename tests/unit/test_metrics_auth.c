@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "controller/log.h"
-#include "controller/metrics_auth.h"
+#include "controller/http/metrics_auth.h"
+#include "controller/log/log.h"
 #include "scripted_server.h"
 
 #define TOKENS "/apis/authentication.k8s.io/v1/tokenreviews"

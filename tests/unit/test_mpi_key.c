@@ -12,7 +12,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
-#include "controller/mpi_key.h"
+#include "controller/executor/mpi_key.h"
 #include "reconcilers/mpi.h"
 
 /* Reads the PEM back with GnuTLS and returns the authorized_keys line of its public point. */

@@ -1,5 +1,5 @@
 /* The per-namespace counters and histograms outlive their namespace's last TrainJob by the
- * grace period, then go (controller/namespace_series.h). */
+ * grace period, then go (controller/metrics/namespace_series.h). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "controller/namespace_series.h"
-#include "controller/std_metrics.h"
+#include "controller/metrics/namespace_series.h"
+#include "controller/metrics/std_metrics.h"
 
 #define GRACE 1000
 

@@ -13,8 +13,9 @@
 
 #include <cmocka.h>
 
-#include "controller/log.h"
-#include "controller/recorder.h"
+#include "controller/executor/recorder.h"
+#include "controller/executor/recorder_internal.h"
+#include "controller/log/log.h"
 #include "fixtures.h"
 #include "reconcilers/events.h"
 #include "scripted_server.h"

@@ -65,7 +65,7 @@ static char *slurp(const char *path)
 static void render(const struct render_case *c, const char *root, const char *config,
                    char **ret_out, char **ret_err, int *ret_rc)
 {
-	struct tj_cli_render *opts = calloc(1, sizeof(*opts));
+	struct tj_render_options *opts = calloc(1, sizeof(*opts));
 	size_t out_len = 0, err_len = 0;
 	FILE *out, *err;
 

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "controller/review.h"
+#include "controller/http/review.h"
 
 struct bearer_case {
 	const char *header;

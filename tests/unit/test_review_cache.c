@@ -8,7 +8,8 @@
 
 #include <cmocka.h>
 
-#include "controller/review_cache.h"
+#include "controller/http/review_cache.h"
+#include "controller/http/review_cache_internal.h"
 
 static void key_of(uint8_t key[TJ_REVIEW_KEY_SIZE], uint8_t n)
 {

@@ -202,7 +202,7 @@ static char *expected_err(const char *want, const char *root)
  * runtimes must plan their pods without a problem. */
 static void renders(const char *root, const char *yaml)
 {
-	struct tj_cli_render *opts = calloc(1, sizeof(*opts));
+	struct tj_render_options *opts = calloc(1, sizeof(*opts));
 	char tmp[] = "/tmp/sbatch-golden-XXXXXX", *out = NULL, *err = NULL;
 	size_t out_len = 0, err_len = 0;
 	int fd = mkstemp(tmp);

@@ -14,8 +14,9 @@
 #include <cmocka.h>
 #include <gnutls/x509.h>
 
-#include "controller/log.h"
-#include "controller/serving_cert.h"
+#include "controller/http/serving_cert.h"
+#include "controller/http/serving_cert_internal.h"
+#include "controller/log/log.h"
 #include "time_limit.h"
 
 static const char *const names[] = { "tjc-0", "localhost", "127.0.0.1", "::1" };

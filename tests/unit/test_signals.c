@@ -11,8 +11,9 @@
 
 #include <cmocka.h>
 
-#include "controller/log.h"
+#include "controller/log/log.h"
 #include "controller/signals.h"
+#include "controller/signals_internal.h"
 #include "time_limit.h"
 
 struct world {

@@ -14,8 +14,9 @@
 
 #include <cmocka.h>
 
-#include "controller/std_metrics.h"
+#include "controller/metrics/std_metrics.h"
 #include "controller/workqueue.h"
+#include "controller/workqueue_internal.h"
 #include "time_limit.h"
 
 struct fx {

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "controller/write_gate.h"
+#include "controller/executor/write_gate.h"
 
 struct fx {
 	uv_loop_t loop;

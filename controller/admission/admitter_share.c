@@ -1,0 +1,122 @@
+#include "controller/admission/admitter_share.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/admission/ledger.h"
+#include "reconcilers/trainjob.h"
+
+const struct tj_fair_share_account *tj_fair_shares_find(const struct tj_fair_shares *fs,
+                                                        const char *ns)
+{
+	return tj_fair_share_find(fs->accounts, fs->n, ns);
+}
+
+void tj_fair_shares_clear(struct tj_fair_shares *fs)
+{
+	tj_fair_share_accounts_free(fs->accounts, fs->n);
+	*fs = (struct tj_fair_shares){ 0 };
+}
+
+/* What the running jobs' pods on the snapshot's nodes held since their statuses counted
+ * last (tj_fair_share_charge_running), read from the ledger: a long run counts as it runs. */
+static void charge_running(struct tj_fair_share_account *accounts, size_t *n,
+                           const struct tj_queue_source *src, const struct tj_queue_snapshot *s,
+                           int64_t half_life, int64_t now)
+{
+	const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
+
+	for (size_t k = 0; jobs && k < s->n_nodes; k++) {
+		const struct tj_ledger_node *ln =
+		        s->read_at[k] != SIZE_MAX ? s->read.order[s->read_at[k]] : NULL;
+
+		for (size_t i = 0; ln && i < ln->n_groups; i++) {
+			const struct tj_ledger_group *g = &ln->groups[i];
+			const struct tj_trainjob *job =
+			        g->held.gpus > 0 ? tj_store_get(jobs, g->job_key) : NULL;
+
+			if (!job || !g->owner_uid || !job->uid ||
+			    strcmp(g->owner_uid, job->uid) != 0 ||
+			    job->status.state == TJ_STATE_COMPLETE ||
+			    job->status.state == TJ_STATE_FAILED)
+				continue;
+			tj_fair_share_charge_running(accounts, n, TJ_FAIR_SHARES_MAX,
+			                             job->namespace, g->held.gpus,
+			                             job->status.start_time,
+			                             job->status.gpu_seconds_until, half_life, now);
+		}
+	}
+}
+
+static int read_usage(struct tj_fair_shares *fs, const struct tj_queue_source *src,
+                      const struct tj_queue_snapshot *s, int64_t now)
+{
+	const struct tj_admission_policy *policy = tj_config_admission(src->config);
+	struct tj_fair_share_account *accounts = calloc(TJ_FAIR_SHARES_MAX, sizeof(*accounts));
+	int64_t half_life = policy->fair_share_half_life;
+	struct tj_store_iter it;
+	const struct tj_trainjob *job;
+	size_t n = 0;
+
+	if (!accounts)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_jobs; i++) {
+		tj_fair_share_account_of(accounts, &n, TJ_FAIR_SHARES_MAX, s->jobs[i].namespace);
+		/* A namespace first seen since the controller leads: its records are read. */
+		if (src->accounting)
+			tj_accounting_want(src->accounting, s->jobs[i].namespace);
+	}
+	/* The deleted jobs' records count as the jobs did. */
+	size_t n_records = 0;
+	const struct tj_accounting_entry *records =
+	        src->accounting ? tj_accounting_entries(src->accounting, &n_records) : NULL;
+
+	for (size_t i = 0; i < n_records; i++)
+		tj_fair_share_charge(accounts, &n, TJ_FAIR_SHARES_MAX, records[i].namespace,
+		                     records[i].gpu_seconds, records[i].start,
+		                     records[i].counted_until, half_life, now);
+	tj_store_iter_init(tj_queue_store_of(src->informers->trainjobs), &it);
+	while ((job = tj_store_iter_next(&it)))
+		tj_fair_share_charge(accounts, &n, TJ_FAIR_SHARES_MAX, job->namespace,
+		                     job->status.gpu_seconds, job->status.start_time,
+		                     job->status.gpu_seconds_until, half_life, now);
+	charge_running(accounts, &n, src, s, half_life, now);
+	tj_fair_share_settle(accounts, n, policy);
+	tj_fair_shares_clear(fs);
+	fs->accounts = accounts;
+	fs->n = n;
+	fs->read_at = now;
+	return 0;
+}
+
+/* Sets the points of s's jobs from fs; whether a job's namespace was missing from fs while
+ * fs has room for it. A namespace fs does not know has used nothing. */
+static bool set_points(const struct tj_fair_shares *fs, struct tj_queue_snapshot *s)
+{
+	bool missing = false;
+
+	for (size_t i = 0; i < s->n_jobs; i++) {
+		const struct tj_fair_share_account *a =
+		        tj_fair_shares_find(fs, s->jobs[i].namespace);
+
+		s->jobs[i].fair_share = a ? a->points : TJ_FAIR_SHARE_WEIGHT;
+		missing = missing || (!a && fs->n < TJ_FAIR_SHARES_MAX);
+	}
+	return missing;
+}
+
+int tj_fair_shares_apply(struct tj_fair_shares *fs, const struct tj_queue_source *src,
+                         struct tj_queue_snapshot *s, int64_t now)
+{
+	bool stale =
+	        !fs->read_at || now - fs->read_at >= TJ_FAIR_SHARES_PERIOD_S || now < fs->read_at;
+	int rc;
+
+	/* Most cycles read nothing again: one lookup a job. */
+	if (!stale && !set_points(fs, s))
+		return 0;
+	rc = read_usage(fs, src, s, now);
+	set_points(fs, s);
+	return rc;
+}

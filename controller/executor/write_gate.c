@@ -1,0 +1,213 @@
+#include "controller/executor/write_gate.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* How often a gate with waiters looks again at its busy() predicate and at the oldest
+ * waiter's age. */
+#define CHECK_INTERVAL_MS 10
+/* The gate opens once it has had nothing urgent for this long: a burst of TrainJobs arrives
+ * over the watch with gaps between them, and the gaps are not its end. */
+#define QUIET_MS 50
+/* Waiters released per look: the bookkeeping of a burst goes out at a bounded pace (3,200
+ * per second), so that requests in flight, and their buffers, stay bounded, and urgent work
+ * that comes back shuts the gate on the rest. */
+#define RELEASE_BATCH 32
+
+struct tj_write_gate {
+	uv_loop_t *loop; /* borrowed */
+	struct tj_write_gate_config config;
+	uv_timer_t timer;
+	struct tj_write_gate_waiter *head, *tail; /* borrowed FIFO */
+	struct tj_write_gate_stats stats;
+	uint64_t last_urgent_ms; /* loop time of the last urgent write sent or answered; 0 */
+	bool flushed;            /* open for good */
+};
+
+/* Urgent writes in flight or a moment ago. */
+static bool urgent(const struct tj_write_gate *g)
+{
+	return g->stats.urgent_in_flight > 0 ||
+	       (g->last_urgent_ms && uv_now(g->loop) - g->last_urgent_ms < QUIET_MS);
+}
+
+/* Urgent writes, or work queued that may bring some. */
+static bool shut(const struct tj_write_gate *g)
+{
+	if (g->flushed)
+		return false;
+	return urgent(g) || (g->config.busy && g->config.busy(g->config.userdata));
+}
+
+/* As many deferrable writes in flight as may be (unless the gate is open for good). */
+static bool full(const struct tj_write_gate *g)
+{
+	return !g->flushed && g->stats.deferred_in_flight >= TJ_WRITE_GATE_MAX_DEFERRED;
+}
+
+bool tj_write_gate_open(const struct tj_write_gate *g)
+{
+	return !g || (!g->head && !shut(g) && !full(g));
+}
+
+static void unlink_waiter(struct tj_write_gate *g, struct tj_write_gate_waiter *w)
+{
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		g->head = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	else
+		g->tail = w->prev;
+	w->prev = w->next = NULL;
+	w->waiting = false;
+	g->stats.waiting--;
+}
+
+static void on_check(uv_timer_t *t)
+{
+	struct tj_write_gate *g = t->data;
+	uint64_t now = uv_now(g->loop);
+	bool open = !shut(g);
+	uint64_t bound = urgent(g) ? g->config.max_hold_ms : g->config.max_wait_ms;
+	/* Only the waiters queued now: a release may queue new ones, which wait for the next
+	 * look. */
+	struct tj_write_gate_waiter *last = g->tail;
+
+	for (int n = 0; g->head && n < RELEASE_BATCH; n++) {
+		struct tj_write_gate_waiter *w = g->head;
+		bool expired = now - w->since_ms >= bound;
+
+		/* The writes a release sends count at once: the next waiter looks again. */
+		if ((!open && !expired) || full(g))
+			break;
+		if (!open)
+			g->stats.expired_total++;
+		unlink_waiter(g, w);
+		w->release(w, w->userdata);
+		if (w == last)
+			break;
+	}
+	if (!g->head)
+		uv_timer_stop(&g->timer);
+}
+
+/* Looks at the gate from the loop soon, then every CHECK_INTERVAL_MS while waiters wait. */
+static void poke(struct tj_write_gate *g)
+{
+	if (g->head)
+		uv_timer_start(&g->timer, on_check, 0, CHECK_INTERVAL_MS);
+}
+
+void tj_write_gate_urgent_begin(struct tj_write_gate *g)
+{
+	if (!g)
+		return;
+	g->stats.urgent_in_flight++;
+	g->last_urgent_ms = uv_now(g->loop);
+}
+
+void tj_write_gate_urgent_end(struct tj_write_gate *g)
+{
+	if (!g || g->stats.urgent_in_flight == 0)
+		return;
+	g->last_urgent_ms = uv_now(g->loop);
+	--g->stats.urgent_in_flight;
+}
+
+void tj_write_gate_deferred_begin(struct tj_write_gate *g)
+{
+	if (g)
+		g->stats.deferred_in_flight++;
+}
+
+void tj_write_gate_deferred_end(struct tj_write_gate *g)
+{
+	if (g && g->stats.deferred_in_flight > 0)
+		g->stats.deferred_in_flight--;
+}
+
+void tj_write_gate_wait(struct tj_write_gate *g, struct tj_write_gate_waiter *w,
+                        void (*release)(struct tj_write_gate_waiter *w, void *userdata),
+                        void *userdata)
+{
+	w->release = release;
+	w->userdata = userdata;
+	w->since_ms = uv_now(g->loop);
+	w->next = NULL;
+	w->prev = g->tail;
+	if (g->tail)
+		g->tail->next = w;
+	else
+		g->head = w;
+	g->tail = w;
+	w->waiting = true;
+	g->stats.waiting++;
+	g->stats.deferred_total++;
+	if (!uv_is_active((uv_handle_t *)&g->timer))
+		poke(g);
+}
+
+void tj_write_gate_flush(struct tj_write_gate *g)
+{
+	if (!g)
+		return;
+	g->flushed = true;
+	poke(g);
+}
+
+void tj_write_gate_cancel(struct tj_write_gate *g, struct tj_write_gate_waiter *w)
+{
+	if (!g || !w->waiting)
+		return;
+	unlink_waiter(g, w);
+	if (!g->head)
+		uv_timer_stop(&g->timer);
+}
+
+void tj_write_gate_stats(const struct tj_write_gate *g, struct tj_write_gate_stats *ret)
+{
+	*ret = g->stats;
+}
+
+int tj_write_gate_new(uv_loop_t *loop, const struct tj_write_gate_config *config,
+                      struct tj_write_gate **ret)
+{
+	struct tj_write_gate *g = calloc(1, sizeof(*g));
+	int rc;
+
+	if (!g)
+		return -ENOMEM;
+	g->loop = loop;
+	g->config = *config;
+	if (!g->config.max_wait_ms)
+		g->config.max_wait_ms = TJ_WRITE_GATE_MAX_WAIT_MS;
+	if (!g->config.max_hold_ms)
+		g->config.max_hold_ms = TJ_WRITE_GATE_MAX_HOLD_MS;
+	if (g->config.max_hold_ms < g->config.max_wait_ms)
+		g->config.max_hold_ms = g->config.max_wait_ms;
+	rc = uv_timer_init(loop, &g->timer);
+	if (rc < 0) {
+		free(g);
+		return rc;
+	}
+	g->timer.data = g;
+	*ret = g;
+	return 0;
+}
+
+static void on_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
+
+struct tj_write_gate *tj_write_gate_free(struct tj_write_gate *g)
+{
+	if (!g)
+		return NULL;
+	while (g->head)
+		unlink_waiter(g, g->head);
+	uv_close((uv_handle_t *)&g->timer, on_closed);
+	return NULL;
+}
