@@ -1,5 +1,5 @@
 /* The GPUs of TrainJobs' pods by GPU class, for trainjob_job_gpus{gpu_class,state} of one
- * namespace (controller/std_metrics.h counts each namespace's pods apart): what the
+ * namespace (controller/metrics/std_metrics.h counts each namespace's pods apart): what the
  * pods request (every pod that holds its GPUs or waits on its node for them), what runs, and
  * what runs idle in a partial gang: a job's current attempt whose pods do not all run yet,
  * so that the running ones hold GPUs that compute nothing while they wait for the rest (a

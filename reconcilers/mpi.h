@@ -4,7 +4,7 @@
  * - Secret `<J>-mpi-ssh-auth`, type kubernetes.io/ssh-auth, immutable: `ssh-privatekey` (an
  *   ECDSA P-521 key as PEM "EC PRIVATE KEY") and `ssh-publickey` (its OpenSSH
  *   authorized_keys line). The key is generated where the Secret is written
- *   (controller/mpi_key.h); this module builds the objects from a given key.
+ *   (controller/executor/mpi_key.h); this module builds the objects from a given key.
  * - ConfigMap `<J>-mpi-hostfile`, key `hostfile`: one line `<host> slots=<numProcPerNode>`
  *   per pod of the `node` step (and of the `launcher` step when runLauncherAsNode: the
  *   launcher is a node too), in the template's order of the steps, the host being the pod's

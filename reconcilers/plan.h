@@ -145,7 +145,7 @@ enum tj_action_kind {
 	/* POST object, a namespaced core/v1 object the TrainJob owns (a PersistentVolumeClaim
 	 * of volumeClaimPolicies, a Secret, a ConfigMap), to the collection of its kind in
 	 * NS; AlreadyExists is success, as the name is deterministic. The executor knows the
-	 * kinds it may create (controller/executor.h); name is the object's name. */
+	 * kinds it may create (controller/executor/executor.h); name is the object's name. */
 	TJ_ACTION_CREATE_OBJECT,
 	/* POST object (a Workload, native_gang.h) to
 	 * /apis/scheduling.k8s.io/v1alpha2/namespaces/NS/workloads; AlreadyExists is success. */
@@ -161,9 +161,10 @@ enum tj_action_kind {
 struct tj_action {
 	enum tj_action_kind kind;
 	int stage;
-	/* Bookkeeping nobody waits for in the same second (controller/write_gate.h): the Service, a
-	 * status patch that only reports progress, an event. Pod creates and deletes, and a status
-	 * patch that records a restart or a failure (stage 0 of its plan), are urgent. */
+	/* Bookkeeping nobody waits for in the same second (controller/executor/write_gate.h): the
+	 * Service, a status patch that only reports progress, an event. Pod creates and deletes,
+	 * and a status patch that records a restart or a failure (stage 0 of its plan), are urgent.
+	 */
 	bool deferrable;
 	char name[TJ_NAME_MAX]; /* CREATE_*, DELETE_*, PATCH_POD: the object's name */
 	char uid[64];           /* DELETE_POD: the pod's uid, the delete's precondition */
@@ -252,7 +253,7 @@ struct tj_plan_want {
 };
 
 /* The plan's admission actions: a plain value the controller hands to the queue
- * (controller/admitter.h, tj_admitter_commit) as it hands the other actions to the API
+ * (controller/admission/admitter.h, tj_admitter_commit) as it hands the other actions to the API
  * server. */
 struct tj_gang_request {
 	/* Set when the plan would create pods but its gang is not admitted (yet): the plan

@@ -1,6 +1,6 @@
 /* The settings the decisions read: the GPU classes (which nodes a runtime's pods go to, and
  * how they get there) and the failure policy (how many restarts, after how long, what counts
- * as a broken node). Plain data, filled by the config file's parser (controller/config.h)
+ * as a broken node). Plain data, filled by the config file's parser (controller/config/config.h)
  * or built in; the planner, the renderer and node health take them as inputs. */
 #pragma once
 
@@ -111,7 +111,7 @@ struct tj_qos_namespace {
 #define TJ_CONFIG_MAX_QOS_TIERS      16
 #define TJ_CONFIG_MAX_QOS_NAMESPACES 256
 
-/* Gang admission (reconcilers/admission.h, controller/admitter.h). */
+/* Gang admission (reconcilers/admission.h, controller/admission/admitter.h). */
 struct tj_admission_policy {
 	bool enabled;  /* off: pods are created at once, the scheduler alone decides */
 	bool backfill; /* off: a strict FIFO per class */
