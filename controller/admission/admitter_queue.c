@@ -288,6 +288,7 @@ static int64_t job_end(const struct tj_queue_source *a, const char *key, const c
 	const struct tj_store *jobs = tj_queue_store_of(a->informers->trainjobs);
 	const struct tj_trainjob *job = jobs ? tj_store_get(jobs, key) : NULL;
 	const struct tj_queue_entry *e;
+	const struct tj_preemption *p;
 	const char *by;
 	int64_t at;
 
@@ -303,9 +304,16 @@ static int64_t job_end(const struct tj_queue_source *a, const char *key, const c
 	}
 	if (job->status.start_time)
 		return job->status.deadline;
-	if (!(e = tj_store_get(a->entries, key)) || e->state == TJ_QUEUE_WAITING)
-		return 0;
-	return admitted_end(e);
+	if ((e = tj_store_get(a->entries, key)) && e->state != TJ_QUEUE_WAITING)
+		return admitted_end(e);
+	/* Back in the queue after its stop (its start cleared) while the cache still shows pods
+	 * of the run that was stopped: they are being deleted, and give their nodes back at the
+	 * stop too, not never (which would cost the job that preempted it its nodes). */
+	if (a->preemptions && (p = tj_store_get(a->preemptions, key))) {
+		*preempted = true;
+		return p->at;
+	}
+	return 0;
 }
 
 /* The same for the job a pod belongs to (its label, and its controller owner). */

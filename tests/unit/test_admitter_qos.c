@@ -99,6 +99,27 @@ static void put_running(struct fixture *f, const char *ns, const char *name, con
 	tj_ledger_touch_pod(f->ledger, obj_out);
 }
 
+/* The TrainJob ns/name of put_running back in the queue after a preemption (its start
+ * cleared), its pod left as it was. */
+static void put_queued(struct fixture *f, const char *ns, const char *name)
+{
+	char text[1024];
+	void *obj_out;
+	cJSON *obj;
+
+	snprintf(text, sizeof(text),
+	         "{'metadata':{'namespace':'%s','name':'%s','uid':'uid-%s',"
+	         "'annotations':{'trainjob.flame.dev/qos':'low'}},"
+	         "'spec':{'runtimeRef':{'name':'torch-gh200'}},"
+	         "'status':{'state':'Queued','reason':'Preempted'}}",
+	         ns, name, name);
+	obj = jlit(text);
+	assert_int_equal(tj_trainjob_store_project(obj, &obj_out), 0);
+	cJSON_Delete(obj);
+	assert_int_equal(
+	        tj_store_upsert(idle_reflector_store(f->informers.trainjobs), obj_out, NULL), 0);
+}
+
 /* A waiting job team-a/name of one 4-GPU pod, of tier qos (its index), that may preempt the
  * tiers of preempts. */
 static void put_waiting(struct fixture *f, const char *name, unsigned qos, uint32_t preempts)
@@ -223,6 +244,15 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 	assert_int_equal(release_on(&s, "gh-1")->at, NOW + 30);
 	assert_int_equal(s.jobs[0].n_claimed, 1);
 	assert_string_equal(s.nodes[s.jobs[0].claimed[0]].name, "gh-1");
+	tj_queue_snapshot_clear(&s);
+
+	/* Stopped and queued again before the cache shows its pod gone: the pod still gives
+	 * gh-1 back at the stop. */
+	put_queued(&f, "team-b", "scav");
+	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW + 31, 2500), 0);
+	assert_non_null(release_on(&s, "gh-1"));
+	assert_int_equal(release_on(&s, "gh-1")->at, NOW + 30);
+	assert_true(s.jobs[0].preempting);
 	tj_queue_snapshot_clear(&s);
 
 	/* Past the record's time it is forgotten; the victim's status still says it stops. */
