@@ -693,19 +693,43 @@ static void keep_off(struct run *r, size_t b, ptrdiff_t s)
 	r->free[s] = (struct tj_adm_resources){ -1, -1, -1, -1 };
 }
 
+/* Slot s is in a reservation from start until until: the earliest start and the latest end
+ * of the reservations holding it. */
+static void hold_slot(struct run *r, size_t s, int64_t start, int64_t until)
+{
+	if (r->reserved_until[s] < until)
+		r->reserved_until[s] = until;
+	if (!r->reserved_from[s] || start < r->reserved_from[s])
+		r->reserved_from[s] = start;
+}
+
 /* A job behind a blocked head that cannot start now, but could off the reserved nodes if the
  * gangs of lower tiers there were gone: it preempts them (as Slurm's backfill scheduler
- * preempts too), its expected start their stop; it is then no reservation's. */
+ * preempts too), its expected start their stop. It is no head (it counts for no backfill
+ * depth), but the nodes it takes once they are gone are held for it from then, so that no
+ * job decided after it in the cycle chooses them too, as victims' nodes or free ones. */
 static int backfill_preempting(struct run *r, size_t b, size_t j)
 {
-	int64_t stop;
+	const struct tj_adm_job *job = &r->in->jobs[j];
+	int64_t stop, until;
 
-	if (!tj_adm_wants_victims(r, &r->in->jobs[j], 0))
+	if (!tj_adm_wants_victims(r, job, 0))
 		return 0;
 	stop = tj_adm_preempt(r, b, j, r->reserved, 0);
-	if (stop > 0)
-		r->res->decisions[j].expected_start = stop;
-	return stop < 0 ? (int)stop : 0;
+	if (stop <= 0)
+		return stop < 0 ? (int)stop : 0;
+	r->res->decisions[j].expected_start = stop;
+	until = job->walltime > 0 ? sat_add(stop, sat_add(job->walltime, job->grace)) : INT64_MAX;
+	for (int rank = 0; rank < job->num_pods; rank++) {
+		r->reserved[r->ranks[rank]] = true;
+		hold_slot(r, r->ranks[rank], stop, until);
+	}
+	if (has_launcher(job)) {
+		r->reserved[r->launcher_slot] = true;
+		hold_slot(r, r->launcher_slot, stop, until);
+	}
+	r->era++;
+	return 0;
 }
 
 /* Places a gang that gives its nodes back by end on the nodes no reservation holds and on
@@ -757,16 +781,6 @@ static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads
 	    place_ending_by(r, b, job, sat_add(in->now, sat_add(job->walltime, job->grace)), heads))
 		return admit(r, b, j, true);
 	return backfill_preempting(r, b, j);
-}
-
-/* Slot s is in a reservation from start until until: the earliest start and the latest end
- * of the reservations holding it. */
-static void hold_slot(struct run *r, size_t s, int64_t start, int64_t until)
-{
-	if (r->reserved_until[s] < until)
-		r->reserved_until[s] = until;
-	if (!r->reserved_from[s] || start < r->reserved_from[s])
-		r->reserved_from[s] = start;
 }
 
 /* Job j is a head reserved from start (0: unknown) on the slots of r->ranks (and
