@@ -81,15 +81,16 @@
  * start is the latest of their stops (now plus each one's grace: they are told, then stopped); the
  * nodes it will take are reserved for it. Any job behind a blocked head that cannot be backfilled
  * tries the same first, off the nodes reserved for the jobs ahead (so it delays none of them); one
- * that preempts so gets no reservation. A job whose gang does not fit even then preempts nothing. A
- *   victim is chosen once per cycle; a job whose victims are still on their way out
- *   (preempting) waits for them and chooses no others, and comes first in its tier, so that
- *   the nodes they give back are reserved for it, not for a job ahead that did not preempt
- *   (whose reservation would leave them to short jobs backfilled meanwhile, and the job to
- *   preempt again). Given the nodes it chose (claimed), it starts there as soon as they
- *   are free, and until then they are its reservation, whatever else comes free first;
- *   unless one of them is reserved for a job ahead (of a higher tier), or they cannot hold
- *   it by any known time, when it is decided as any other job.
+ * that preempts so is no head (it counts for no backfill depth), but the nodes it will take are
+ * held for it from its victims' stop, so no job after it in the cycle chooses them too. A job whose
+ * gang does not fit even then preempts nothing. A victim is chosen once per cycle; a job whose
+ * victims are still on their way out (preempting) waits for them and chooses no others, and comes
+ * first in its tier, so that the nodes they give back are reserved for it, not for a job ahead that
+ * did not preempt (whose reservation would leave them to short jobs backfilled meanwhile, and the
+ * job to preempt again). Given the nodes it chose (claimed), it starts there as soon as they are
+ * free, and until then they are its reservation, whatever else comes free first; unless one of them
+ * is reserved for a job ahead (of a higher tier), or they cannot hold it by any known time, when it
+ * is decided as any other job.
  * - Reasons of a waiting job: Resources (it does not fit in what is free now, or it is the
  *   head), Priority (it would fit now, but starting it would delay the head), QuotaExceeded,
  *   NeverFits. */
