@@ -703,6 +703,19 @@ static void hold_slot(struct run *r, size_t s, int64_t start, int64_t until)
 		r->reserved_from[s] = start;
 }
 
+/* The slots of job's gang placed in r->ranks (and r->launcher_slot) are held for it from
+ * start (> 0) until its walltime and grace end (for ever without a walltime). */
+static void hold_gang(struct run *r, const struct tj_adm_job *job, int64_t start)
+{
+	int64_t until =
+	        job->walltime > 0 ? sat_add(start, sat_add(job->walltime, job->grace)) : INT64_MAX;
+
+	for (int rank = 0; rank < job->num_pods; rank++)
+		hold_slot(r, r->ranks[rank], start, until);
+	if (has_launcher(job))
+		hold_slot(r, r->launcher_slot, start, until);
+}
+
 /* A job behind a blocked head that cannot start now, but could off the reserved nodes if the
  * gangs of lower tiers there were gone: it preempts them (as Slurm's backfill scheduler
  * preempts too), its expected start their stop. It is no head (it counts for no backfill
@@ -711,7 +724,7 @@ static void hold_slot(struct run *r, size_t s, int64_t start, int64_t until)
 static int backfill_preempting(struct run *r, size_t b, size_t j)
 {
 	const struct tj_adm_job *job = &r->in->jobs[j];
-	int64_t stop, until;
+	int64_t stop;
 
 	if (!tj_adm_wants_victims(r, job, 0))
 		return 0;
@@ -719,16 +732,8 @@ static int backfill_preempting(struct run *r, size_t b, size_t j)
 	if (stop <= 0)
 		return stop < 0 ? (int)stop : 0;
 	r->res->decisions[j].expected_start = stop;
-	until = job->walltime > 0 ? sat_add(stop, sat_add(job->walltime, job->grace)) : INT64_MAX;
-	for (int rank = 0; rank < job->num_pods; rank++) {
-		r->reserved[r->ranks[rank]] = true;
-		hold_slot(r, r->ranks[rank], stop, until);
-	}
-	if (has_launcher(job)) {
-		r->reserved[r->launcher_slot] = true;
-		hold_slot(r, r->launcher_slot, stop, until);
-	}
-	r->era++;
+	tj_adm_reserve_places(r, job);
+	hold_gang(r, job, stop);
 	return 0;
 }
 
@@ -787,15 +792,8 @@ static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads
  * r->launcher_slot). */
 static void hold_reservation(struct run *r, size_t j, int64_t start, struct heads *heads)
 {
-	const struct tj_adm_job *job = &r->in->jobs[j];
-	int64_t until = start && job->walltime > 0
-	                        ? sat_add(start, sat_add(job->walltime, job->grace))
-	                        : INT64_MAX;
-
-	for (int rank = 0; start && rank < job->num_pods; rank++)
-		hold_slot(r, r->ranks[rank], start, until);
-	if (start && has_launcher(job))
-		hold_slot(r, r->launcher_slot, start, until);
+	if (start)
+		hold_gang(r, &r->in->jobs[j], start);
 	r->res->decisions[j].expected_start = start;
 	heads->n++;
 	if (!start)
@@ -884,11 +882,7 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 			/* Its reservation is where it goes once they are gone. */
 			memcpy(&r->reserved[first], &r->reserved_ahead[first],
 			       (last - first) * sizeof(*r->reserved));
-			for (int rank = 0; rank < job->num_pods; rank++)
-				r->reserved[r->ranks[rank]] = true;
-			if (has_launcher(job))
-				r->reserved[r->launcher_slot] = true;
-			r->era++;
+			tj_adm_reserve_places(r, job);
 			if (!start)
 				r->res->classes[b].reserved_gpus += gang_gpus(job);
 			start = stop;

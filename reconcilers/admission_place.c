@@ -306,6 +306,15 @@ static void give_back(struct run *r, size_t first, size_t last, ptrdiff_t s,
  * of it, and the ends of the reservations ahead of it (unlocks). The nodes it would take then are
  * reserved for it. Each release changes one node, so the count of pods the class holds is kept up
  * to date node by node instead of recounted. */
+void tj_adm_reserve_places(struct run *r, const struct tj_adm_job *job)
+{
+	for (int rank = 0; rank < job->num_pods; rank++)
+		r->reserved[r->ranks[rank]] = true;
+	if (has_launcher(job))
+		r->reserved[r->launcher_slot] = true;
+	r->era++;
+}
+
 int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job,
                        const struct release_key *unlocks, size_t n_unlocks)
 {
@@ -358,11 +367,7 @@ int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job,
 		            tj_adm_place_gang(r, b, r->later, locks ? r->locked : NULL, job);
 		r->reserving = false;
 		if (fits) {
-			for (int64_t rank = 0; rank < k; rank++)
-				r->reserved[r->ranks[rank]] = true;
-			if (has_launcher(job))
-				r->reserved[r->launcher_slot] = true;
-			r->era++;
+			tj_adm_reserve_places(r, job);
 			r->res->classes[b].reserved_gpus += gang_gpus(job);
 			start = at > r->in->now ? at : r->in->now;
 			break;

@@ -329,6 +329,9 @@ struct job_key tj_adm_job_key(const struct tj_adm_job *job, size_t bucket, size_
  * own_rank and score. 0 or -ENOMEM. */
 int tj_adm_order_jobs(struct job_key *keys, size_t n, int64_t now);
 
+/* The slots of the gang placed in r->ranks (and r->launcher_slot) are reserved. */
+void tj_adm_reserve_places(struct run *r, const struct tj_adm_job *job);
+
 /* A blocked job's expected start (0: unknown); the nodes it would take then are reserved.
  * The slots marked in r->locked hold nothing for it until their unlock (n_unlocks of them,
  * by time; a locked slot with none never frees); the marks are cleared on return. */
