@@ -126,13 +126,10 @@ static int set_claims(const struct tj_queue_source *src, struct tj_queue_snapsho
 {
 	size_t total = 0, used = 0;
 
-	for (size_t k = 0; k < s->n_jobs; k++) {
-		const struct tj_preemption *p =
-		        s->jobs[k].preempting ? claim_of(src, &s->jobs[k]) : NULL;
-
-		total += p ? p->n_claimed : 0;
-	}
-	if (!total)
+	/* Room for every preempting job's pods: a claim names one node per pod. */
+	for (size_t k = 0; k < s->n_jobs; k++)
+		total += s->jobs[k].preempting ? (size_t)s->jobs[k].num_pods : 0;
+	if (!total || !src->preemptions || !tj_store_len(src->preemptions))
 		return 0;
 	s->claims = calloc(total, sizeof(*s->claims));
 	if (!s->claims)
