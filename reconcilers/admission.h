@@ -123,7 +123,8 @@ struct tj_adm_node {
 
 /* Resources that come free at a known time: a pod of a running job whose walltime
  * ends then (status.deadline: the start plus activeDeadlineSeconds or the defaultWalltime,
- * reconcilers/walltime.h). */
+ * reconcilers/walltime.h), one being deleted, one of a gang that is ending (now:
+ * reconcilers/capacity.h). */
 struct tj_adm_release {
 	size_t node; /* index into nodes */
 	int64_t at;  /* unix seconds */

@@ -1,6 +1,7 @@
 #include "reconcilers/capacity.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "base/number.h"
 
@@ -25,6 +26,12 @@ void tj_hold_of(const struct tj_pod *pod, int64_t job_deadline, struct tj_hold *
 			                                            : 0);
 	}
 	*ret = h;
+}
+
+bool tj_gang_ending_pod(const struct tj_pod *pod, const char *job_uid, int attempt)
+{
+	return pod->phase == TJ_POD_SUCCEEDED && pod->rank >= 0 && pod->attempt == attempt &&
+	       !pod->kept && pod->owner_uid && job_uid && strcmp(pod->owner_uid, job_uid) == 0;
 }
 
 const char *tj_hold_kind_name(enum tj_hold_kind kind)

@@ -276,14 +276,33 @@ static int64_t admitted_gang_end(const struct tj_queue_entry *e)
 	return end && e->grace > 0 ? tj_add_capped(end, e->grace) : end;
 }
 
+/* Whether the running gang of job (its store key) is ending: a rank of its current attempt
+ * succeeded (reconcilers/capacity.h), so its other pods are finishing too. */
+static bool gang_ending(const struct tj_queue_source *a, const struct tj_trainjob *job,
+                        const char *key)
+{
+	const struct tj_store *pods = tj_queue_store_of(a->informers->pods);
+	struct tj_store_iter it;
+	const struct tj_pod *pod;
+
+	if (!pods)
+		return false;
+	tj_store_iter_index(pods, TJ_POD_INDEX_TRAINJOB, key, &it);
+	while ((pod = tj_store_iter_next(&it)))
+		if (tj_gang_ending_pod(pod, job->uid, job->status.restart_count))
+			return true;
+	return false;
+}
+
 /* The walltime end of the TrainJob key whose pods have the controller owner owner_uid, or 0
  * when it has none (or they are not its): its status.deadline, which the planner fixes at
  * the start from activeDeadlineSeconds or the config's defaultWalltime
- * (reconcilers/walltime.h). Until that status is in the cache, the admission the queue
- * remembers tells it: a gang just admitted is held until its walltime ends, not for ever,
- * or the head's reservation would look past it. */
+ * (reconcilers/walltime.h); now once its gang is ending. Until that status is in the cache,
+ * the admission the queue remembers tells it: a gang just admitted is held until its
+ * walltime ends, not for ever, or the head's reservation would look past it. *exact: the
+ * end is the moment the pods go (a preemption's stop, a gang ending), with no grace after. */
 static int64_t job_end(const struct tj_queue_source *a, const char *key, const char *owner_uid,
-                       bool *preempted)
+                       int64_t now, bool *exact)
 {
 	const struct tj_store *jobs = tj_queue_store_of(a->informers->trainjobs);
 	const struct tj_trainjob *job = jobs ? tj_store_get(jobs, key) : NULL;
@@ -292,39 +311,44 @@ static int64_t job_end(const struct tj_queue_source *a, const char *key, const c
 	const char *by;
 	int64_t at;
 
-	*preempted = false;
+	*exact = false;
 	if (!job || !owner_uid || strcmp(owner_uid, job->uid) != 0)
 		return 0;
 	/* A job being preempted gives its nodes back at its stop, when its pods are deleted
 	 * (reconcilers/admission.h): the victims' grace is the time they were told before. */
 	if (tj_preemption_of(a->preemptions, job, key, &at, &by) &&
 	    (!job->status.deadline || at < job->status.deadline)) {
-		*preempted = true;
+		*exact = true;
 		return at;
 	}
-	if (job->status.start_time)
+	if (job->status.start_time) {
+		if (gang_ending(a, job, key)) {
+			*exact = true;
+			return now;
+		}
 		return job->status.deadline;
+	}
 	if ((e = tj_store_get(a->entries, key)) && e->state != TJ_QUEUE_WAITING)
 		return admitted_end(e);
 	/* Back in the queue after its stop (its start cleared) while the cache still shows pods
 	 * of the run that was stopped: they are being deleted, and give their nodes back at the
 	 * stop too, not never (which would cost the job that preempted it its nodes). */
 	if (a->preemptions && (p = tj_store_get(a->preemptions, key))) {
-		*preempted = true;
+		*exact = true;
 		return p->at;
 	}
 	return 0;
 }
 
 /* The same for the job a pod belongs to (its label, and its controller owner). */
-static int64_t walltime_end(const struct tj_queue_source *a, const struct tj_pod *pod)
+static int64_t walltime_end(const struct tj_queue_source *a, const struct tj_pod *pod, int64_t now)
 {
 	char key[TJ_STORE_KEY_MAX];
-	bool preempted;
+	bool exact;
 
 	if (!pod->trainjob || tj_pod_trainjob_key(pod, key, sizeof(key)) != 1)
 		return 0;
-	return job_end(a, key, pod->owner_uid, &preempted);
+	return job_end(a, key, pod->owner_uid, now, &exact);
 }
 
 /* What a pod of namespace ns holds on node k until it ends (or end, its walltime's end). */
@@ -428,19 +452,19 @@ static size_t gone_kept(const struct tj_queue_source *a, const struct tj_store *
 struct last_job {
 	const char *key, *owner_uid; /* borrowed from the ledger; key NULL: none yet */
 	int64_t end;
-	bool preempted; /* the end is a preemption's stop */
+	bool exact; /* the end is the moment the pods go (job_end) */
 };
 
 static int64_t group_end(const struct tj_queue_source *a, struct last_job *last,
-                         const struct tj_ledger_group *g)
+                         const struct tj_ledger_group *g, int64_t now)
 {
 	if (!last->key || strcmp(last->key, g->job_key) != 0 ||
 	    (last->owner_uid && g->owner_uid ? strcmp(last->owner_uid, g->owner_uid) != 0
 	                                     : last->owner_uid != g->owner_uid)) {
-		bool preempted;
-		int64_t end = job_end(a, g->job_key, g->owner_uid, &preempted);
+		bool exact;
+		int64_t end = job_end(a, g->job_key, g->owner_uid, now, &exact);
 
-		*last = (struct last_job){ g->job_key, g->owner_uid, end, preempted };
+		*last = (struct last_job){ g->job_key, g->owner_uid, end, exact };
 	}
 	return last->end;
 }
@@ -450,7 +474,7 @@ static int64_t group_end(const struct tj_queue_source *a, struct last_job *last,
  * its pods hold for launchers on other nodes. */
 static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapshot *s, size_t i,
                         const struct tj_ledger_node *ln, const struct tj_store *pods, bool quotas,
-                        struct last_job *last)
+                        struct last_job *last, int64_t now)
 {
 	add_used(&s->nodes[i].used, &ln->used);
 	if (quotas)
@@ -461,10 +485,10 @@ static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapsho
 		add_release(s, i, ln->releases[k].at, &ln->releases[k].held);
 	for (size_t k = 0; k < ln->n_groups; k++) {
 		const struct tj_ledger_group *g = &ln->groups[k];
-		int64_t end = group_end(a, last, g);
+		int64_t end = group_end(a, last, g, now);
 
 		if (end > 0)
-			add_release(s, i, last->preempted ? end : tj_add_capped(end, g->grace),
+			add_release(s, i, last->exact ? end : tj_add_capped(end, g->grace),
 			            &g->held);
 	}
 	for (size_t k = 0; pods && k < ln->n_holders; k++) {
@@ -475,7 +499,7 @@ static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapsho
 
 		if (!pod)
 			continue;
-		tj_hold_of(pod, walltime_end(a, pod), &h);
+		tj_hold_of(pod, walltime_end(a, pod, now), &h);
 		if (h.kind != TJ_HOLD_NONE && (held = held_node(a, s, pods, pod, &r)) >= 0)
 			hold_on(s, (size_t)held, pod->namespace, &r, h.end, quotas);
 	}
@@ -483,7 +507,7 @@ static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapsho
 
 /* The snapshot's nodes, in name order (tj_adm_input.nodes): the cached ones, as the ledger
  * judged them, and those gone a short while ago; what each holds. */
-static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
+static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot *s, int64_t now,
                        uint64_t now_ms)
 {
 	const struct tj_config *config = a->config;
@@ -541,7 +565,7 @@ static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot
 	 * them per node. */
 	for (size_t k = 0; k < n && !s->oom; k++)
 		if (s->read_at[k] != SIZE_MAX)
-			read_ledger(a, s, k, order[s->read_at[k]], pods, quotas, &last);
+			read_ledger(a, s, k, order[s->read_at[k]], pods, quotas, &last, now);
 	return s->oom ? -ENOMEM : 0;
 }
 
@@ -840,7 +864,7 @@ static int build_input(const struct tj_config *config, struct tj_queue_snapshot 
 int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
                             int64_t now, uint64_t now_ms)
 {
-	int rc = build_nodes(src, s, now_ms);
+	int rc = build_nodes(src, s, now, now_ms);
 
 	if (rc == 0) {
 		rc = build_jobs(src, s, now_ms);

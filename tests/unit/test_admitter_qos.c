@@ -99,6 +99,33 @@ static void put_running(struct fixture *f, const char *ns, const char *name, con
 	tj_ledger_touch_pod(f->ledger, obj_out);
 }
 
+/* A rank pod ns/<job>-<rank> (rank > 0: put_running's is <job>-0) of the running TrainJob ns/job,
+ * of attempt 0, with 4 GPUs on node, in phase ("Running", "Succeeded"). */
+static void put_rank(struct fixture *f, const char *ns, const char *job, int rank, const char *node,
+                     const char *phase)
+{
+	char text[2048];
+	void *obj_out;
+	cJSON *obj;
+
+	snprintf(text, sizeof(text),
+	         "{'metadata':{'namespace':'%s','name':'%s-%d','uid':'p-%s-%d',"
+	         "'labels':{'trainer.kubeflow.org/trainjob-name':'%s',"
+	         "'trainjob.flame.dev/rank':'%d','trainjob.flame.dev/attempt':'0'},"
+	         "'ownerReferences':[{'controller':true,'uid':'uid-%s','kind':'TrainJob',"
+	         "'name':'%s','apiVersion':'trainer.kubeflow.org/v1alpha1'}]},"
+	         "'spec':{'nodeName':'%s','terminationGracePeriodSeconds':30,"
+	         "'containers':[{'name':'c','resources':{'requests':{'nvidia.com/gpu':'4'}}}]},"
+	         "'status':{'phase':'%s'}}",
+	         ns, job, rank, job, rank, job, rank, job, job, node, phase);
+	obj = jlit(text);
+	assert_int_equal(tj_pod_project(obj, &obj_out), 0);
+	cJSON_Delete(obj);
+	assert_int_equal(tj_store_upsert(idle_reflector_store(f->informers.pods), obj_out, NULL),
+	                 0);
+	tj_ledger_touch_pod(f->ledger, obj_out);
+}
+
 /* The TrainJob ns/name of put_running back in the queue after a preemption (its start
  * cleared), its pod left as it was. */
 static void put_queued(struct fixture *f, const char *ns, const char *name)
@@ -267,6 +294,44 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 	teardown(&f);
 }
 
+/* A running gang holds its nodes until its walltime ends and the grace after it; once one of
+ * its ranks succeeded it is ending, and the nodes its other ranks hold count as free from now
+ * (no job that would run past now backfills there); a rank that failed says nothing. */
+static void test_a_gang_with_a_rank_done_releases_now(void **state)
+{
+	struct fixture f;
+	struct tj_queue_snapshot s = { 0 };
+	struct tj_queue_source src;
+
+	(void)state;
+	setup(&f);
+	src = source(&f, &config);
+	put_running(&f, "team-a", "train", NULL, "gh-3", ",'deadline':'2026-11-29T13:00:00Z'");
+	put_rank(&f, "team-a", "train", 1, "gh-1", "Running");
+	put_rank(&f, "team-a", "train", 2, "gh-2", "Running");
+	put_waiting(&f, "next", 0, 0);
+	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW, 1000), 0);
+	assert_non_null(release_on(&s, "gh-2"));
+	assert_int_equal(release_on(&s, "gh-2")->at, NOW + 3600 + 30);
+	tj_queue_snapshot_clear(&s);
+
+	put_rank(&f, "team-a", "train", 2, "gh-2", "Failed");
+	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW + 10, 1500), 0);
+	assert_non_null(release_on(&s, "gh-1"));
+	assert_int_equal(release_on(&s, "gh-1")->at, NOW + 3600 + 30);
+	tj_queue_snapshot_clear(&s);
+
+	put_rank(&f, "team-a", "train", 2, "gh-2", "Succeeded");
+	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW + 20, 2000), 0);
+	assert_null(release_on(&s, "gh-2")); /* a pod that ended holds nothing */
+	assert_non_null(release_on(&s, "gh-1"));
+	assert_int_equal(release_on(&s, "gh-1")->at, NOW + 20);
+	assert_non_null(release_on(&s, "gh-3"));
+	assert_int_equal(release_on(&s, "gh-3")->at, NOW + 20);
+	tj_queue_snapshot_clear(&s);
+	teardown(&f);
+}
+
 /* A tier's maxGPUsPerNamespace: the queued job of that tier points at its namespace's limit,
  * which counts the namespace's running pods of the tier (not those of another tier or
  * namespace); a tier without one gives no limit. */
@@ -356,6 +421,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_running_gangs_and_the_victims_on_their_way_out),
+		cmocka_unit_test(test_a_gang_with_a_rank_done_releases_now),
 		cmocka_unit_test(test_tier_limits_count_the_namespace_in_the_tier),
 		cmocka_unit_test(test_fair_share_counts_running_jobs),
 	};

@@ -2,6 +2,7 @@
  * kind of hold (reconcilers/capacity.h). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -160,6 +161,56 @@ static void test_holds(void **state)
 	}
 }
 
+struct ending_case {
+	const char *name;
+	enum tj_pod_phase phase;
+	int rank, attempt;
+	bool kept;
+	const char *owner_uid;
+	bool ending;
+};
+
+/* The job's uid is "uid-1", its attempt 2. */
+static const struct ending_case ending_cases[] = {
+	{ "a rank of the attempt that succeeded: the gang is ending", TJ_POD_SUCCEEDED, 3, 2, false,
+	  "uid-1", true },
+	{ "a rank still running says nothing", TJ_POD_RUNNING, 3, 2, false, "uid-1", false },
+	{ "a rank that failed is replaced, the gang goes on", TJ_POD_FAILED, 3, 2, false, "uid-1",
+	  false },
+	{ "a rank of an earlier attempt", TJ_POD_SUCCEEDED, 3, 1, false, "uid-1", false },
+	{ "a rank kept for its logs", TJ_POD_SUCCEEDED, 3, 2, true, "uid-1", false },
+	{ "a step's pod (no rank): an initializer that succeeded", TJ_POD_SUCCEEDED, -1, 2, false,
+	  "uid-1", false },
+	{ "a pod of an earlier job of the same name", TJ_POD_SUCCEEDED, 3, 2, false, "uid-0",
+	  false },
+	{ "a pod with no controller owner", TJ_POD_SUCCEEDED, 3, 2, false, NULL, false },
+};
+
+static void test_gang_ending(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(ending_cases) / sizeof(ending_cases[0]); i++) {
+		const struct ending_case *c = &ending_cases[i];
+		struct tj_pod pod = {
+			.namespace = "team-a",
+			.name = "p",
+			.owner_uid = (char *)c->owner_uid,
+			.node_name = "gh-1",
+			.phase = c->phase,
+			.rank = c->rank,
+			.attempt = c->attempt,
+			.kept = c->kept,
+		};
+
+		print_message("# %s\n", c->name);
+		assert_int_equal(tj_gang_ending_pod(&pod, "uid-1", 2), c->ending);
+	}
+	/* A job with no uid yet owns nothing. */
+	struct tj_pod pod = { .owner_uid = "uid-1", .phase = TJ_POD_SUCCEEDED, .attempt = 2 };
+
+	assert_false(tj_gang_ending_pod(&pod, NULL, 2));
+}
+
 static void test_kind_names(void **state)
 {
 	(void)state;
@@ -173,6 +224,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_holds),
+		cmocka_unit_test(test_gang_ending),
 		cmocka_unit_test(test_kind_names),
 	};
 
