@@ -5,7 +5,6 @@
 
 #include "informers/pod.h"
 #include "reconcilers/json.h"
-#include "reconcilers/render.h"
 
 static bool can_create(const cJSON *resources, const char *name)
 {
@@ -43,7 +42,7 @@ static cJSON *new_child(const struct tj_trainjob *job, const char *kind)
 	    tj_json_set_string(meta, "name", job->name) < 0 ||
 	    tj_json_set_string(meta, "namespace", job->namespace) < 0 ||
 	    tj_json_set_string(tj_json_object(meta, "labels"), TJ_LABEL_TRAINJOB, job->name) < 0 ||
-	    tj_render_add_owner(meta, job) < 0) {
+	    tj_trainjob_add_owner(meta, job) < 0) {
 		cJSON_Delete(obj);
 		return NULL;
 	}

@@ -179,7 +179,7 @@ void tj_planner_preempt_settle(struct planner *p);
  * TJ_REFUSAL_RETRY_SECONDS. */
 bool tj_planner_refused(struct planner *p);
 
-/* trainjob_support.c: before any pod of the job exists, a runtime field nothing implements
+/* plan_support.c: before any pod of the job exists, a runtime field nothing implements
  * (reason UnsupportedRuntime, reconcilers/runtime_support.h), an override or patch field
  * the renderer does not apply (InvalidSpec, reconcilers/trainjob_support.h), or one that
  * targets a replicated job the runtime lacks or that its step cannot take (InvalidSpec,

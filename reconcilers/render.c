@@ -536,22 +536,6 @@ int tj_render_place_in_class(const struct tj_render *r, cJSON *pod)
 	return apply_tolerations(spec, r->gpu_class);
 }
 
-int tj_render_add_owner(cJSON *meta, const struct tj_trainjob *job)
-{
-	cJSON *refs = cJSON_CreateArray(), *ref = cJSON_CreateObject();
-
-	if (tj_json_append(refs, ref) < 0 || tj_json_set(meta, "ownerReferences", refs) < 0)
-		return -ENOMEM;
-	if (tj_json_set_string(ref, "apiVersion", TJ_API_VERSION) < 0 ||
-	    tj_json_set_string(ref, "kind", "TrainJob") < 0 ||
-	    tj_json_set_string(ref, "name", job->name) < 0 ||
-	    tj_json_set_string(ref, "uid", job->uid) < 0 ||
-	    tj_json_set(ref, "controller", cJSON_CreateTrue()) < 0 ||
-	    tj_json_set(ref, "blockOwnerDeletion", cJSON_CreateTrue()) < 0)
-		return -ENOMEM;
-	return 0;
-}
-
 /* Removes the reserved names a runtime template may carry; ours are appended per rank. */
 static void drop_reserved_env(cJSON *c)
 {
@@ -699,7 +683,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	    tj_walltime_add_volume(spec) < 0 || tj_termination_policy_default(spec) < 0 ||
 	    tj_json_set_string(spec, "subdomain", job->name) < 0 ||
 	    set_labels(tj_json_object(pod, "metadata"), job->name) < 0 ||
-	    tj_render_add_owner(tj_json_object(pod, "metadata"), job) < 0)
+	    tj_trainjob_add_owner(tj_json_object(pod, "metadata"), job) < 0)
 		goto fail;
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->job_name = strdup(job->name)))
@@ -795,7 +779,7 @@ int tj_render_service(const struct tj_trainjob *job, cJSON **ret)
 	if (!meta || tj_json_set_string(meta, "name", job->name) < 0 ||
 	    tj_json_set_string(meta, "namespace", job->namespace) < 0 ||
 	    tj_json_set_string(tj_json_object(meta, "labels"), TJ_LABEL_TRAINJOB, job->name) < 0 ||
-	    tj_render_add_owner(meta, job) < 0)
+	    tj_trainjob_add_owner(meta, job) < 0)
 		goto fail;
 	spec = tj_json_object(svc, "spec");
 	if (!spec || tj_json_set_string(spec, "clusterIP", "None") < 0 ||

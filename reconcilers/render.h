@@ -90,9 +90,5 @@ bool tj_render_env_reserved(const char *name);
 int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool program, bool with_env,
                             bool with_resources, struct tj_problem *why);
 
-/* Makes the TrainJob the controller owner of an object: metadata.ownerReferences with
- * controller and blockOwnerDeletion, so the object goes when the TrainJob does. -ENOMEM. */
-int tj_render_add_owner(cJSON *meta, const struct tj_trainjob *job);
-
 /* The headless Service <J> that gives the pods their DNS names. -ENOMEM. */
 int tj_render_service(const struct tj_trainjob *job, cJSON **ret);

@@ -165,7 +165,7 @@ int tj_render_step_pod(const struct tj_trainjob *job, const struct tj_step *step
 	tj_step_pod_name(job->name, step, slot, attempt, name);
 	if (tj_json_set_string(meta, "name", name) < 0 ||
 	    tj_json_set_string(meta, "namespace", job->namespace) < 0 ||
-	    set_labels(meta, job, step, slot, attempt) < 0 || tj_render_add_owner(meta, job) < 0)
+	    set_labels(meta, job, step, slot, attempt) < 0 || tj_trainjob_add_owner(meta, job) < 0)
 		goto out;
 	tj_step_hostname(job->name, step, slot, name);
 	if (tj_json_set_string(spec, "hostname", name) < 0 ||
@@ -269,7 +269,7 @@ static int claim_of(const struct tj_trainjob *job, const cJSON *t, cJSON **ret)
 			goto fail;
 	}
 	if (tj_json_set_string(tj_json_object(meta, "labels"), TJ_LABEL_TRAINJOB, job->name) < 0 ||
-	    tj_render_add_owner(meta, job) < 0 ||
+	    tj_trainjob_add_owner(meta, job) < 0 ||
 	    tj_json_set(pvc, "spec",
 	                cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "spec"), true)) < 0)
 		goto fail;

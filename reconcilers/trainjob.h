@@ -281,3 +281,7 @@ cJSON *tj_trainjob_status_to_json(const struct tj_trainjob_status *status);
 /* True if a and b would serialize to the same JSON. */
 bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
                               const struct tj_trainjob_status *b);
+
+/* Makes the TrainJob the controller owner of an object: metadata.ownerReferences with
+ * controller and blockOwnerDeletion, so the object goes when the TrainJob does. -ENOMEM. */
+int tj_trainjob_add_owner(cJSON *meta, const struct tj_trainjob *job);

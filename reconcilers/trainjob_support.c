@@ -5,9 +5,6 @@
 #include <string.h>
 
 #include "reconcilers/json.h"
-#include "reconcilers/overrides.h"
-#include "reconcilers/planner.h"
-#include "reconcilers/runtime_support.h"
 
 #define PATH_MAX_LEN 256
 
@@ -168,26 +165,4 @@ int tj_trainjob_support_check(const struct tj_trainjob *job, struct tj_problem *
 	if (r == 0)
 		r = check_list(job->runtime_patches, "runtimePatches", 2, why);
 	return r;
-}
-
-bool tj_planner_unsupported(struct planner *p)
-{
-	struct tj_problem why = { "", "" };
-	int r;
-
-	/* A job that runs is left alone: a runtime changed under it does not kill it. */
-	if (p->n_owned > 0 || p->st.start_time)
-		return false;
-	if (p->in->runtime->unsupported) {
-		tj_planner_fail(p, TJ_REASON_UNSUPPORTED_RUNTIME, p->in->runtime->unsupported);
-		return true;
-	}
-	r = tj_trainjob_support_check(p->job, &why);
-	if (r == 0)
-		r = tj_overrides_check(p->job, p->in->runtime, &why);
-	if (r == -ENOMEM)
-		p->oom = true;
-	else if (r < 0)
-		tj_planner_fail(p, why.reason, why.message);
-	return r < 0;
 }

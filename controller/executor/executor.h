@@ -8,7 +8,7 @@
  *
  * CREATE_OBJECT is the generic "create an object the TrainJob owns" write: the plan builds
  * the object whole (apiVersion v1, kind, metadata with the TrainJob as controller owner,
- * reconcilers/render.h tj_render_add_owner) and the executor POSTs it to the collection of
+ * reconcilers/trainjob.h tj_trainjob_add_owner) and the executor POSTs it to the collection of
  * its kind in the job's namespace, AlreadyExists being success. The kinds it knows are the
  * core/v1 PersistentVolumeClaim, Secret and ConfigMap (tj_execute_object_resource); any
  * other fails the write. A new kind is one line there, and a line of RBAC. */
