@@ -4,7 +4,7 @@
  * RawShares is the namespace's share in the config (admission.namespaces[].share, "*"'s for
  * the others, 1 unless set); NormShares its part of the shares of the namespaces that count
  * (below); RawUsage the GPU-seconds its TrainJobs recorded (the deleted ones' through their
- * accounting records, reconcilers/accounting.h, which the jobs given include), each decayed
+ * accounting records, reconcilers/usage/accounting.h, which the jobs given include), each decayed
  * by its age with the half-life, as Slurm's Raw Usage decays (the metric
  * trainjob_fair_share_usage_gpu_seconds);
  * EffectvUsage its part of all that usage; FairShare the factor 2^(-EffectvUsage/NormShares)

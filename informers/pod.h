@@ -31,7 +31,7 @@
 #define TJ_ANNOTATION_LAUNCHER_HOLD TJ_LABEL_PREFIX "launcher-hold"
 #define TJ_POD_LAUNCHER_HOLD_MAX    2048
 /* The scheduling gate that holds a gang's pods back until every pod of the gang exists
- * (reconcilers/plan.h, "Admission"): kube-scheduler leaves a pod with a gate alone. */
+ * (reconcilers/plan/plan.h, "Admission"): kube-scheduler leaves a pod with a gate alone. */
 #define TJ_SCHEDULING_GATE TJ_LABEL_PREFIX "gang"
 /* The job's deadline (RFC 3339), written on its pods when they are warned of it
  * (reconcilers/walltime.h). */
@@ -94,8 +94,8 @@ struct tj_pod {
 	int exit_code;
 	enum tj_pod_phase phase;
 	/* Seconds from start_time to the moment the pod stopped holding its requests, for the
-	 * GPU-seconds of reconcilers/gpu_seconds.h: the finishedAt of the terminated container
-	 * above, else, for a pod being deleted, when its deletion was asked for
+	 * GPU-seconds of reconcilers/usage/gpu_seconds.h: the finishedAt of the terminated
+	 * container above, else, for a pod being deleted, when its deletion was asked for
 	 * (deletionTimestamp minus deletionGracePeriodSeconds). -1 while it holds them, and for
 	 * a pod that never started. An offset rather than a time, so that it fits in what was
 	 * the struct's tail padding (68 years of seconds). */

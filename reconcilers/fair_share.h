@@ -4,7 +4,7 @@
  * GPU-seconds, the shares and the time.
  *
  * - Usage. A namespace's usage is the GPU-seconds its TrainJobs hold (status.gpuSeconds,
- *   reconcilers/gpu_seconds.h, counted as they run), each job's decayed by its age with a
+ *   reconcilers/usage/gpu_seconds.h, counted as they run), each job's decayed by its age with a
  *   half-life (admission.fairShare.halfLife, 7 days unless set): a job's seconds count as
  *   used at the middle of the time it held GPUs (from its startTime to the moment they are
  *   counted until). They are read from the TrainJobs themselves, so a restarted controller

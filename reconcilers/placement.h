@@ -12,7 +12,7 @@
  *   taint. The node's own state is not judged here: the taints kube-controller-manager and
  *   the kubelet set for it (keys under node.kubernetes.io/: not-ready, unreachable,
  *   unschedulable, the pressures) come and go with the node's condition, which
- *   reconcilers/node_health.h judges; a placement says whether the node can ever take the
+ *   reconcilers/policy/node_health.h judges; a placement says whether the node can ever take the
  *   pod, so that a node that is down for a while still counts for a job that could use it
  *   (NeverFits counts such nodes, as Slurm counts a partition's DOWN nodes).
  * - NodeAffinity: every entry of spec.nodeSelector must be a label of the node with that

@@ -46,7 +46,7 @@ struct tj_gpu_class {
 };
 
 /* The defaults of the failure policy (DESIGN.md section 4, "Failures"); the node-health
- * signals are read by reconcilers/node_health.h, the rest by the planner. */
+ * signals are read by reconcilers/policy/node_health.h, the rest by the planner. */
 struct tj_failure_policy {
 	int max_restarts; /* restarts before a job is Failed (ReachedMaxRestarts) */
 	/* How long a node may be unhealthy before its workers count as failed; a TrainJob's
@@ -69,7 +69,7 @@ struct tj_failure_policy {
 	size_t n_fault_cordon_conditions;
 	/* Restarts the infrastructure may cause (a node that fails, an eviction, a preemption)
 	 * before a job is Failed (ReachedMaxInfrastructureRestarts); they do not count against
-	 * max_restarts (reconcilers/budget.h). */
+	 * max_restarts (reconcilers/policy/budget.h). */
 	int max_infrastructure_restarts;
 };
 
@@ -136,7 +136,8 @@ struct tj_admission_policy {
 	size_t n_qos_namespaces;
 	/* Seconds over which a namespace's GPU usage counts half (reconcilers/fair_share.h). */
 	long long fair_share_half_life;
-	/* Seconds a deleted TrainJob's accounting record is kept (reconcilers/accounting.h). */
+	/* Seconds a deleted TrainJob's accounting record is kept (reconcilers/usage/accounting.h).
+	 */
 	long long accounting_retention;
 };
 
@@ -160,7 +161,7 @@ struct tj_walltime_policy {
 	int warning_seconds;
 };
 
-/* Finished jobs and replaced attempts (reconcilers/retention.h). */
+/* Finished jobs and replaced attempts (reconcilers/policy/retention.h). */
 struct tj_retention_policy {
 	/* Seconds from a job's end (Complete or Failed) until its pods and Service are
 	 * deleted, when its runtime sets no ttlSecondsAfterFinished; -1: never. */
@@ -180,7 +181,7 @@ struct tj_config {
 	/* owned; NULL: the defaults (tj_config_walltime) */
 	struct tj_walltime_policy *walltime;
 	/* commandPolicy.exemptNamespaces: namespaces whose TrainJobs may run commands that
-	 * never exit (reconcilers/command_policy.h). Owned array of owned names. */
+	 * never exit (reconcilers/policy/command_policy.h). Owned array of owned names. */
 	char **command_exempt_namespaces;
 	size_t n_command_exempt_namespaces;
 	/* owned; NULL: the defaults (tj_config_retention) */

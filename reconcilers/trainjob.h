@@ -99,7 +99,7 @@ struct tj_failure {
 	int exit_code; /* -1 if the container did not report one */
 	int64_t time;  /* when the controller saw it, unix seconds */
 	/* The container's termination message (with FallbackToLogsOnError, the end of its
-	 * log), cut between UTF-8 sequences (reconcilers/termination.h); "" if none. */
+	 * log), cut between UTF-8 sequences (reconcilers/render/termination.h); "" if none. */
 	char message[TJ_MESSAGE_MAX];
 };
 
@@ -119,7 +119,7 @@ struct tj_trainjob_status {
 	char reason[TJ_REASON_MAX];
 	char message[TJ_MESSAGE_MAX];
 	int restart_count; /* every restart: the attempt of the next pods */
-	/* Of restart_count, those the infrastructure caused (reconcilers/budget.h). */
+	/* Of restart_count, those the infrastructure caused (reconcilers/policy/budget.h). */
 	int infrastructure_restarts;
 	struct tj_failure last_failure;
 	/* unix seconds, 0 if unset: when the gang was admitted and its pods created, so a
@@ -127,7 +127,8 @@ struct tj_trainjob_status {
 	int64_t start_time;
 	int64_t completion_time; /* unix seconds, 0 if unset */
 	/* unix seconds, 0 if unset: when ttlSecondsAfterFinished passed and the job's pods and
-	 * Service were deleted (reconcilers/retention.h); the TrainJob stays as the record. */
+	 * Service were deleted (reconcilers/policy/retention.h); the TrainJob stays as the record.
+	 */
 	int64_t cleanup_time;
 	/* While Queued: the reservation's time (0 if unknown) and the place in the queue of the
 	 * job's class (0 when not queued). */
@@ -143,11 +144,11 @@ struct tj_trainjob_status {
 	size_t n_conditions;
 	/* GPU-seconds held by the job's pods over every attempt, the part of them spent in
 	 * attempts that failed, and the moment up to which they are counted (unix seconds, 0
-	 * before anything was): reconcilers/gpu_seconds.h. */
+	 * before anything was): reconcilers/usage/gpu_seconds.h. */
 	int64_t gpu_seconds;
 	int64_t wasted_gpu_seconds;
 	int64_t gpu_seconds_until;
-	/* Preemption (reconcilers/plan.h): while the running job is being preempted, when its
+	/* Preemption (reconcilers/plan/plan.h): while the running job is being preempted, when its
 	 * pods stop (unix seconds; 0: it is not) and the job that preempts it ("namespace/name");
 	 * then, over its life, how often it was preempted and the GPU-seconds those attempts
 	 * held (status.preemption, status.preemptions, status.preemptedGpuSeconds). */
@@ -183,7 +184,7 @@ struct tj_trainjob {
 	/* owned; annotation trainjob.flame.dev/qos (reconcilers/qos.h), NULL if absent */
 	char *qos;
 	/* owned; annotations trainjob.flame.dev/dependency and job-name
-	 * (reconcilers/dependency.h), NULL if absent */
+	 * (reconcilers/plan/dependency.h), NULL if absent */
 	char *dependency;
 	char *job_name;
 	/* owned; annotation trainjob.flame.dev/hold ("true": held before it starts, as
@@ -195,7 +196,7 @@ struct tj_trainjob {
 	char *requeue;
 	/* owned; the annotations trainjob.flame.dev/submitted-by and partition that kubectl
 	 * sbatch writes, NULL if absent: kept in the job's accounting record
-	 * (reconcilers/accounting.h) */
+	 * (reconcilers/usage/accounting.h) */
 	char *submitted_by;
 	char *partition;
 	bool kueue; /* labelled kueue.x-k8s.io/queue-name */
@@ -227,10 +228,10 @@ struct tj_trainjob {
 	char *runtime_patches;        /* owned; compact JSON array (the newest API, Kubeflow's SDK
 	                                 RuntimePatch option), NULL if unset */
 	/* owned; compact JSON of spec.initializer ({dataset, model}), NULL if unset: what the
-	 * initializer steps' containers get (reconcilers/render_step.h) */
+	 * initializer steps' containers get (reconcilers/render/render_step.h) */
 	char *initializer;
 	/* owned; compact JSON objects of spec.labels and spec.annotations (Kubeflow v2.0/v2.1),
-	 * merged over the runtime template's (reconcilers/job_metadata.h); NULL if unset */
+	 * merged over the runtime template's (reconcilers/render/job_metadata.h); NULL if unset */
 	char *labels;
 	char *annotations;
 	bool suspend;

@@ -17,11 +17,11 @@
 #include "informers/priority_class.h"
 #include "informers/resources.h"
 #include "reconcilers/admission.h"
-#include "reconcilers/gpu_use.h"
 #include "reconcilers/json.h"
 #include "reconcilers/launcher_hold.h"
-#include "reconcilers/node_health.h"
+#include "reconcilers/policy/node_health.h"
 #include "reconcilers/qos.h"
+#include "reconcilers/usage/gpu_use.h"
 
 /* Cycles follow each other at least this far apart, so that a burst of pod events is
  * decided once; and they may take a third of the loop's wall clock over time (in CPU time:

@@ -6,7 +6,7 @@
  *
  * It is a loop of its own beside the reconciles, and the two meet through plain values.
  * A reconcile gathers the job's ticket (tj_admitter_ticket: the queue's verdict, and for an
- * admitted gang the node of each rank), plans from it (reconcilers/plan.h, a pure
+ * admitted gang the node of each rank), plans from it (reconcilers/plan/plan.h, a pure
  * function), and commits: the plan's API writes go to the executor, its admission actions
  * (struct tj_gang_request: the gang it wants admitted, the gang it creates, the nodes that
  * refused its pods) to the admitter (tj_admitter_commit), and once the writes are answered,
@@ -28,7 +28,7 @@
 #include "controller/config/config.h"
 #include "controller/metrics/std_metrics.h"
 #include "informers/informers.h"
-#include "reconcilers/plan.h"
+#include "reconcilers/plan/plan.h"
 #include "reconcilers/trainjob.h"
 
 /* How long an admitted gang may wait for the plan that creates it before its nodes go back
@@ -120,7 +120,7 @@ void tj_admitter_outcome(struct tj_admitter *a, const char *key, enum tj_gang_ou
 void tj_admitter_forget(struct tj_admitter *a, const char *key);
 
 /* The TrainJob job was deleted: while active, its accounting record is written, so that its
- * GPU-seconds still count for its namespace's fair share (reconcilers/accounting.h). */
+ * GPU-seconds still count for its namespace's fair share (reconcilers/usage/accounting.h). */
 void tj_admitter_job_deleted(struct tj_admitter *a, const struct tj_trainjob *job);
 
 /* A pod of the cache changed (old: before, NULL when added; pod: after, NULL when deleted):

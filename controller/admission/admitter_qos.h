@@ -1,5 +1,5 @@
 /* Preemption, the admitter's side (reconcilers/admission.h, "Preemption", decides the
- * victims; reconcilers/plan.h stops them). Each cycle that has a queued job of a tier that
+ * victims; reconcilers/plan/plan.h stops them). Each cycle that has a queued job of a tier that
  * may preempt reads the running gangs of the tiers it may preempt from the ledger (what
  * their pods hold on each node, their tier, their start), and after the decision keeps a
  * record of each victim chosen: its ticket tells its plan, which records the preemption in

@@ -9,9 +9,9 @@
 #include "controller/admission/admitter_qos.h"
 #include "informers/resources.h"
 #include "reconcilers/capacity.h"
-#include "reconcilers/gpu_use.h"
 #include "reconcilers/launcher_hold.h"
-#include "reconcilers/node_health.h"
+#include "reconcilers/policy/node_health.h"
+#include "reconcilers/usage/gpu_use.h"
 
 /* ---- entries ---- */
 

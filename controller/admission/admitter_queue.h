@@ -16,7 +16,7 @@
 #include "informers/informers.h"
 #include "reconcilers/admission.h"
 #include "reconcilers/placement.h"
-#include "reconcilers/plan.h"
+#include "reconcilers/plan/plan.h"
 #include "reconcilers/quota.h"
 
 enum tj_queue_state {
@@ -103,7 +103,7 @@ struct tj_queue_entry {
 
 extern const struct tj_store_ops tj_queue_entry_ops;
 
-/* The nodes that refused a job's pinned pods, each until a time (reconcilers/plan.h,
+/* The nodes that refused a job's pinned pods, each until a time (reconcilers/plan/plan.h,
  * plan.refused), keyed "namespace/name" as the entries; kept apart from the entry, which a
  * given-back gang's plan drops before the next one queues it again. */
 struct tj_queue_refusals {

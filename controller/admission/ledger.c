@@ -8,8 +8,8 @@
 
 #include "base/number.h"
 #include "reconcilers/capacity.h"
-#include "reconcilers/gpu_use.h"
-#include "reconcilers/node_health.h"
+#include "reconcilers/policy/node_health.h"
+#include "reconcilers/usage/gpu_use.h"
 
 struct tj_ledger {
 	struct tj_store *nodes; /* owned; struct tj_ledger_node by name */

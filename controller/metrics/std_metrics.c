@@ -9,8 +9,8 @@
 
 #include "informers/store.h"
 #include "reconcilers/admission.h"
-#include "reconcilers/dependency.h"
-#include "reconcilers/plan.h"
+#include "reconcilers/plan/dependency.h"
+#include "reconcilers/plan/plan.h"
 
 /* controller-runtime's reconcile_time_seconds buckets; rest_client_request_duration_seconds
  * uses the same. */

@@ -121,7 +121,8 @@ def reasons():
     tj_problem_set and tj_planner_event, what is assigned to a .reason, the node faults
     (tj_node_fault_reason) and the classes of a worker's own failure (pod_class)."""
     files = {os.path.relpath(p, REPO): strip_comments(read(os.path.relpath(p, REPO)))
-             for p in sorted(glob.glob(os.path.join(REPO, "reconcilers", "*.[ch]")))}
+             for p in sorted(glob.glob(os.path.join(REPO, "reconcilers", "**", "*.[ch]"),
+                                       recursive=True))}
     macros = {}
     for text in files.values():
         macros.update(re.findall(r"#define\s+(TJ_\w+)\s+\"([^\"]*)\"", text))

@@ -7,9 +7,9 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "reconcilers/dependency.h"
 #include "reconcilers/json.h"
-#include "reconcilers/plan.h"
+#include "reconcilers/plan/dependency.h"
+#include "reconcilers/plan/plan.h"
 
 /* The time of every case: 2026-11-29T12:00:00Z. */
 #define NOW         1795953600
@@ -1432,7 +1432,7 @@ static const struct plan_case fault_cases[] = {
 	"'restartCount':" #restarts ",'infrastructureRestarts':" #infra                            \
 	",'observedGeneration':2," STARTED "," JOBS(1, 1, 0, 0) ",'conditions':[]}"
 
-/* The two budgets (reconcilers/budget.h) as the planner applies them. */
+/* The two budgets (reconcilers/policy/budget.h) as the planner applies them. */
 static const struct plan_case budget_cases[] = {
 	{ .name = "the infrastructure's budget spent: Failed, whatever maxRestarts says",
 	  .spec = SPEC4,

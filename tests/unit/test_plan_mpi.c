@@ -13,7 +13,7 @@
 #include "fixtures.h"
 #include "reconcilers/json.h"
 #include "reconcilers/launcher_hold.h"
-#include "reconcilers/plan.h"
+#include "reconcilers/plan/plan.h"
 
 #define NOW 1795953600
 

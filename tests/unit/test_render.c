@@ -8,7 +8,7 @@
 
 #include "fixtures.h"
 #include "reconcilers/json.h"
-#include "reconcilers/render.h"
+#include "reconcilers/render/render.h"
 
 /* Every pod gets the deadline file (reconcilers/walltime.h), in every container (\u0027 is
  * the quote the literals cannot hold). */
