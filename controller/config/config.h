@@ -39,7 +39,7 @@
  *     topologyLabel: topology.flame.dev/rack   # optional label key
  *     namespaceLimits:               # at most 256; namespace "*" = every other namespace
  *       - {namespace: team-a, gpuClass: gh200, maxGPUs: 16}   # a class of gpuClasses
- *   walltime: ...                    # optional; controller/config/config_walltime.h
+ *   walltime: ...                    # optional; controller/config/config_walltime_internal.h
  *   commandPolicy:                   # optional (reconcilers/policy/command_policy.h)
  *     exemptNamespaces: [services]   # at most 256 namespaces whose jobs it does not check
  *

@@ -12,20 +12,21 @@
  *
  * A walltime is a number of seconds or amounts of d, h, m, s in that order ("1h30m"), up
  * to 366d; in one entry, defaultWalltime must not exceed maxWalltime. Unknown fields,
- * unknown classes and a second entry for the same namespace and class are errors. */
+ * unknown classes and a second entry for the same namespace and class are errors. Read by config.c
+ * and config_qos.c alone. */
 #pragma once
 
 #include <libfyaml.h>
 
-#include "controller/config/config_fields.h"
+#include "controller/config/config_fields_internal.h"
 #include "reconcilers/settings.h"
 
 /* Reads root's walltime section, if any, into config->walltime; read after gpuClasses,
  * which it names. 0, -EINVAL (the message in p's buffer) or -ENOMEM. */
-int tj_cfg_parse_walltime(const struct tj_cfg_parser *p, struct fy_node *root,
-                          struct tj_config *config);
+int tj_config_parse_walltime(const struct tj_config_parser *p, struct fy_node *root,
+                             struct tj_config *config);
 
 /* An optional walltime field of mapping (key, in the form above), into *ret in seconds; *ret
  * keeps its value when the field is absent or null. */
-int tj_cfg_field_walltime(const struct tj_cfg_parser *p, struct fy_node *mapping, int line,
-                          const char *path, const char *key, long long *ret);
+int tj_config_field_walltime(const struct tj_config_parser *p, struct fy_node *mapping, int line,
+                             const char *path, const char *key, long long *ret);

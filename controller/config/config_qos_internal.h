@@ -14,15 +14,15 @@
  * maxWalltime a walltime as the walltime section writes them. A namespace entry names a DNS
  * label or "*", tiers of qos (or of the built-in ones) it may use, and its default among
  * them. Unknown fields, a second tier or entry of one name, a tier not defined and a
- * default not allowed are errors. */
+ * default not allowed are errors. Read by config.c alone. */
 #pragma once
 
 #include <libfyaml.h>
 
-#include "controller/config/config_fields.h"
+#include "controller/config/config_fields_internal.h"
 #include "reconcilers/settings.h"
 
 /* Reads the qos and namespaces fields of the admission mapping node into a. 0, -EINVAL (the
  * message in p's buffer) or -ENOMEM; what was read is a's to free either way. */
-int tj_cfg_parse_qos(const struct tj_cfg_parser *p, struct fy_node *node, int line,
-                     struct tj_admission_policy *a);
+int tj_config_parse_qos(const struct tj_config_parser *p, struct fy_node *node, int line,
+                        struct tj_admission_policy *a);
