@@ -5,7 +5,7 @@ Reads the sources of truth from the code and looks each item up in the page wher
 belongs, in a code span or a code block:
 
   config keys       the field lists of controller/config/*.c          docs/operators.md
-  controller flags  run_options[] of controller/cli.c                 docs/operators.md
+  controller flags  run_options[] of controller/flags.c                 docs/operators.md
   metrics           TJ_COUNTER/TJ_GAUGE/TJ_HISTOGRAM in controller/   docs/sre.md
                     and its subfolders
   alerts            "- alert:" in deploy/monitoring/prometheusrule.yaml docs/sre.md
@@ -89,9 +89,9 @@ def config_keys():
 
 
 def controller_flags():
-    text = strip_comments(read("controller/cli.c"))
+    text = strip_comments(read("controller/flags.c"))
     block = re.search(r"run_options\[\]\s*=\s*\{(.*?)\n\};", text, re.S).group(1)
-    return {flag: "controller/cli.c" for flag in re.findall(r'\{\s*"(--[a-z-]+)"', block)
+    return {flag: "controller/flags.c" for flag in re.findall(r'\{\s*"(--[a-z-]+)"', block)
             if flag not in ("--help", "--version")}
 
 

@@ -1,4 +1,4 @@
-#include "controller/cli.h"
+#include "controller/flags.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -10,29 +10,29 @@
 struct option_spec {
 	const char *name;
 	const char *alias; /* a short form ("-f"), or NULL */
-	enum tj_cli_action action;
+	enum tj_flags_action action;
 	const char *help;
 	/* Options that take a value (--name=VALUE or --name VALUE): its name in the help, and
 	 * what stores it; NULL for plain flags. A switch has set but no metavar: "--name" alone
 	 * means true, "--name=false" turns it off, and it never takes the next argument, as
 	 * Go's boolean flags. */
 	const char *metavar;
-	int (*set)(struct tj_cli *cli, const char *value, char *err, size_t errlen);
+	int (*set)(struct tj_flags *flags, const char *value, char *err, size_t errlen);
 };
 
-static int set_metrics_addr(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_metrics_addr(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return tj_bind_addr_parse(value, &cli->metrics_addr, err, errlen);
+	return tj_bind_addr_parse(value, &flags->metrics_addr, err, errlen);
 }
 
-static int set_probe_addr(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_probe_addr(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return tj_bind_addr_parse(value, &cli->probe_addr, err, errlen);
+	return tj_bind_addr_parse(value, &flags->probe_addr, err, errlen);
 }
 
-static int set_log_level(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_log_level(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	if (tj_log_level_parse(value, &cli->log_level) < 0) {
+	if (tj_log_level_parse(value, &flags->log_level) < 0) {
 		snprintf(err, errlen, "'%s' is not a level (error, warn, info, debug)", value);
 		return -EINVAL;
 	}
@@ -53,24 +53,24 @@ static int set_path(char dst[static PATH_MAX], const char *value, char *err, siz
 	return 0;
 }
 
-static int set_file(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_file(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return set_path(cli->render.file, value, err, errlen);
+	return set_path(flags->render.file, value, err, errlen);
 }
 
-static int set_runtime(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_runtime(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return set_path(cli->render.runtime, value, err, errlen);
+	return set_path(flags->render.runtime, value, err, errlen);
 }
 
-static int set_runtime_dir(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_runtime_dir(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return set_path(cli->render.runtime_dir, value, err, errlen);
+	return set_path(flags->render.runtime_dir, value, err, errlen);
 }
 
-static int set_config(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_config(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return set_path(cli->render.config, value, err, errlen);
+	return set_path(flags->render.config, value, err, errlen);
 }
 
 static int set_string(char *dst, size_t size, const char *value, char *err, size_t errlen)
@@ -87,27 +87,27 @@ static int set_string(char *dst, size_t size, const char *value, char *err, size
 	return 0;
 }
 
-static int set_kubeconfig(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_kubeconfig(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return set_path(cli->run.kubeconfig, value, err, errlen);
+	return set_path(flags->run.kubeconfig, value, err, errlen);
 }
 
-static int set_context(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_context(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return set_string(cli->run.context, sizeof(cli->run.context), value, err, errlen);
+	return set_string(flags->run.context, sizeof(flags->run.context), value, err, errlen);
 }
 
-static int set_run_config(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_run_config(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return set_path(cli->run.config, value, err, errlen);
+	return set_path(flags->run.config, value, err, errlen);
 }
 
-static int set_namespace(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_namespace(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return set_string(cli->run.namespace, sizeof(cli->run.namespace), value, err, errlen);
+	return set_string(flags->run.namespace, sizeof(flags->run.namespace), value, err, errlen);
 }
 
-static int set_qps(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_qps(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
 	char *end;
 	double v = strtod(value, &end);
@@ -116,11 +116,11 @@ static int set_qps(struct tj_cli *cli, const char *value, char *err, size_t errl
 		snprintf(err, errlen, "'%s' is not a rate from 0 (no limit) to 1000000", value);
 		return -EINVAL;
 	}
-	cli->run.qps = v;
+	flags->run.qps = v;
 	return 0;
 }
 
-static int set_burst(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_burst(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
 	char *end;
 	long v = strtol(value, &end, 10);
@@ -129,7 +129,7 @@ static int set_burst(struct tj_cli *cli, const char *value, char *err, size_t er
 		snprintf(err, errlen, "'%s' is not a count from 1 to 1000000", value);
 		return -EINVAL;
 	}
-	cli->run.burst = (int)v;
+	flags->run.burst = (int)v;
 	return 0;
 }
 
@@ -147,43 +147,45 @@ static int parse_bool(const char *value, bool *ret, char *err, size_t errlen)
 	return -EINVAL;
 }
 
-static int set_leader_elect(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_leader_elect(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return parse_bool(value, &cli->run.leader_elect, err, errlen);
+	return parse_bool(value, &flags->run.leader_elect, err, errlen);
 }
 
-static int set_paginated_lists(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_paginated_lists(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return parse_bool(value, &cli->run.paginated_lists, err, errlen);
+	return parse_bool(value, &flags->run.paginated_lists, err, errlen);
 }
 
-static int set_metrics_secure(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_metrics_secure(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	cli->run.metrics_secure_given = true;
-	return parse_bool(value, &cli->run.metrics_secure, err, errlen);
+	flags->run.metrics_secure_given = true;
+	return parse_bool(value, &flags->run.metrics_secure, err, errlen);
 }
 
-static int set_metrics_cert_path(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_metrics_cert_path(struct tj_flags *flags, const char *value, char *err,
+                                 size_t errlen)
 {
-	return set_path(cli->run.metrics_cert_path, value, err, errlen);
+	return set_path(flags->run.metrics_cert_path, value, err, errlen);
 }
 
-static int set_kueue(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_kueue(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return parse_bool(value, &cli->run.kueue, err, errlen);
+	return parse_bool(value, &flags->run.kueue, err, errlen);
 }
 
-static int set_leader_election_id(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_leader_election_id(struct tj_flags *flags, const char *value, char *err,
+                                  size_t errlen)
 {
-	return set_string(cli->run.leader_election_id, sizeof(cli->run.leader_election_id), value,
-	                  err, errlen);
+	return set_string(flags->run.leader_election_id, sizeof(flags->run.leader_election_id),
+	                  value, err, errlen);
 }
 
-static int set_leader_election_namespace(struct tj_cli *cli, const char *value, char *err,
+static int set_leader_election_namespace(struct tj_flags *flags, const char *value, char *err,
                                          size_t errlen)
 {
-	return set_string(cli->run.leader_election_namespace,
-	                  sizeof(cli->run.leader_election_namespace), value, err, errlen);
+	return set_string(flags->run.leader_election_namespace,
+	                  sizeof(flags->run.leader_election_namespace), value, err, errlen);
 }
 
 /* A duration in Go's syntax ("15s", "1m30s", "1.5s", "500ms"), in milliseconds, rounded;
@@ -232,98 +234,98 @@ bad:
 	return -EINVAL;
 }
 
-static int set_lease_duration(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_lease_duration(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return parse_duration(value, &cli->run.leader_timings.lease_duration_ms, err, errlen);
+	return parse_duration(value, &flags->run.leader_timings.lease_duration_ms, err, errlen);
 }
 
-static int set_renew_deadline(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_renew_deadline(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return parse_duration(value, &cli->run.leader_timings.renew_deadline_ms, err, errlen);
+	return parse_duration(value, &flags->run.leader_timings.renew_deadline_ms, err, errlen);
 }
 
-static int set_retry_period(struct tj_cli *cli, const char *value, char *err, size_t errlen)
+static int set_retry_period(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
-	return parse_duration(value, &cli->run.leader_timings.retry_period_ms, err, errlen);
+	return parse_duration(value, &flags->run.leader_timings.retry_period_ms, err, errlen);
 }
 
 static const struct option_spec run_options[] = {
-	{ "--help", NULL, TJ_CLI_HELP, "print this help and exit", NULL, NULL },
-	{ "--version", NULL, TJ_CLI_VERSION, "print the version and exit", NULL, NULL },
-	{ "--kubeconfig", NULL, TJ_CLI_RUN,
+	{ "--help", NULL, TJ_FLAGS_HELP, "print this help and exit", NULL, NULL },
+	{ "--version", NULL, TJ_FLAGS_VERSION, "print the version and exit", NULL, NULL },
+	{ "--kubeconfig", NULL, TJ_FLAGS_RUN,
 	  "the kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)", "PATH",
 	  set_kubeconfig },
-	{ "--context", NULL, TJ_CLI_RUN, "the kubeconfig context (default: its current-context)",
+	{ "--context", NULL, TJ_FLAGS_RUN, "the kubeconfig context (default: its current-context)",
 	  "NAME", set_context },
-	{ "--config", NULL, TJ_CLI_RUN,
+	{ "--config", NULL, TJ_FLAGS_RUN,
 	  "the GPU classes, reloaded on change (default: built-in gh200, h100)", "PATH",
 	  set_run_config },
-	{ "--namespace", NULL, TJ_CLI_RUN, "watch TrainJobs in this namespace only (default: all)",
-	  "NS", set_namespace },
-	{ "--kube-api-qps", NULL, TJ_CLI_RUN,
+	{ "--namespace", NULL, TJ_FLAGS_RUN,
+	  "watch TrainJobs in this namespace only (default: all)", "NS", set_namespace },
+	{ "--kube-api-qps", NULL, TJ_FLAGS_RUN,
 	  "client-side limit of API requests per second (default 0: none)", "QPS", set_qps },
-	{ "--kube-api-burst", NULL, TJ_CLI_RUN, "requests allowed at once above the QPS limit", "N",
-	  set_burst },
-	{ "--paginated-lists", NULL, TJ_CLI_RUN,
+	{ "--kube-api-burst", NULL, TJ_FLAGS_RUN, "requests allowed at once above the QPS limit",
+	  "N", set_burst },
+	{ "--paginated-lists", NULL, TJ_FLAGS_RUN,
 	  "list with pages, not streaming watches (default false: stream where served)", NULL,
 	  set_paginated_lists },
-	{ "--leader-elect", NULL, TJ_CLI_RUN,
+	{ "--leader-elect", NULL, TJ_FLAGS_RUN,
 	  "only the holder of a Lease reconciles (default false)", NULL, set_leader_elect },
-	{ "--leader-election-id", NULL, TJ_CLI_RUN,
+	{ "--leader-election-id", NULL, TJ_FLAGS_RUN,
 	  "the Lease's name (default " TJ_LEADER_ELECTION_ID_DEFAULT ")", "NAME",
 	  set_leader_election_id },
-	{ "--leader-election-namespace", NULL, TJ_CLI_RUN,
+	{ "--leader-election-namespace", NULL, TJ_FLAGS_RUN,
 	  "the Lease's namespace (default: the pod's; \"default\" out of cluster)", "NS",
 	  set_leader_election_namespace },
-	{ "--leader-elect-lease-duration", NULL, TJ_CLI_RUN,
+	{ "--leader-elect-lease-duration", NULL, TJ_FLAGS_RUN,
 	  "followers take over a Lease unrenewed this long (default 15s)", "DUR",
 	  set_lease_duration },
-	{ "--leader-elect-renew-deadline", NULL, TJ_CLI_RUN,
+	{ "--leader-elect-renew-deadline", NULL, TJ_FLAGS_RUN,
 	  "the leader stops when it cannot renew this long (default 10s)", "DUR",
 	  set_renew_deadline },
-	{ "--leader-elect-retry-period", NULL, TJ_CLI_RUN,
+	{ "--leader-elect-retry-period", NULL, TJ_FLAGS_RUN,
 	  "how often to try to acquire or renew (default 2s)", "DUR", set_retry_period },
-	{ "--kueue", NULL, TJ_CLI_RUN,
+	{ "--kueue", NULL, TJ_FLAGS_RUN,
 	  "watch Kueue's Workloads: a TrainJob Kueue holds says why (default false)", NULL,
 	  set_kueue },
-	{ "--metrics-bind-address", NULL, TJ_CLI_RUN,
+	{ "--metrics-bind-address", NULL, TJ_FLAGS_RUN,
 	  "serve /metrics here (default :8080; 0 disables)", "ADDR", set_metrics_addr },
-	{ "--metrics-secure", NULL, TJ_CLI_RUN,
+	{ "--metrics-secure", NULL, TJ_FLAGS_RUN,
 	  "HTTPS and token review on /metrics (default: true in cluster)", NULL,
 	  set_metrics_secure },
-	{ "--metrics-cert-path", NULL, TJ_CLI_RUN,
+	{ "--metrics-cert-path", NULL, TJ_FLAGS_RUN,
 	  "directory of tls.crt and tls.key (default: self-signed)", "DIR", set_metrics_cert_path },
-	{ "--health-probe-bind-address", NULL, TJ_CLI_RUN,
+	{ "--health-probe-bind-address", NULL, TJ_FLAGS_RUN,
 	  "serve /healthz and /readyz here (default :8081; 0 disables)", "ADDR", set_probe_addr },
-	{ "--log-level", NULL, TJ_CLI_RUN, "error, warn, info (default) or debug", "LEVEL",
+	{ "--log-level", NULL, TJ_FLAGS_RUN, "error, warn, info (default) or debug", "LEVEL",
 	  set_log_level },
-	{ "--zap-log-level", NULL, TJ_CLI_RUN, "the same, as controller-runtime spells it", "LEVEL",
-	  set_log_level },
+	{ "--zap-log-level", NULL, TJ_FLAGS_RUN, "the same, as controller-runtime spells it",
+	  "LEVEL", set_log_level },
 };
 
 static const struct option_spec render_options[] = {
-	{ "--filename", "-f", TJ_CLI_RENDER, "the TrainJob(s) to render (required)",
+	{ "--filename", "-f", TJ_FLAGS_RENDER, "the TrainJob(s) to render (required)",
 	  "TRAINJOB.yaml", set_file },
-	{ "--runtime", NULL, TJ_CLI_RENDER, "a file with the runtime(s) they reference",
+	{ "--runtime", NULL, TJ_FLAGS_RENDER, "a file with the runtime(s) they reference",
 	  "RUNTIME.yaml", set_runtime },
-	{ "--runtime-dir", NULL, TJ_CLI_RENDER,
+	{ "--runtime-dir", NULL, TJ_FLAGS_RENDER,
 	  "where to look up runtimes by name (default: the shipped ones)", "DIR", set_runtime_dir },
-	{ "--config", NULL, TJ_CLI_RENDER,
+	{ "--config", NULL, TJ_FLAGS_RENDER,
 	  "the controller's config (default: built-in GPU classes gh200, h100)", "CONFIG.yaml",
 	  set_config },
-	{ "--help", NULL, TJ_CLI_HELP, "print this help and exit", NULL, NULL },
+	{ "--help", NULL, TJ_FLAGS_HELP, "print this help and exit", NULL, NULL },
 };
 
 struct command {
 	const char *name; /* NULL for the default command */
-	enum tj_cli_action action;
+	enum tj_flags_action action;
 	const struct option_spec *options;
 	size_t n_options;
 	const char *usage; /* "{prog}" stands for the program's name */
 };
 
 static const struct command commands[] = {
-	{ NULL, TJ_CLI_RUN, run_options, sizeof(run_options) / sizeof(run_options[0]),
+	{ NULL, TJ_FLAGS_RUN, run_options, sizeof(run_options) / sizeof(run_options[0]),
 	  "Usage: {prog} [OPTION]...\n"
 	  "       {prog} render -f TRAINJOB.yaml [OPTION]...\n"
 	  "\n"
@@ -334,7 +336,7 @@ static const struct command commands[] = {
 	  "  render                             print the Service and pods a TrainJob becomes\n"
 	  "\n"
 	  "Options:\n" },
-	{ "render", TJ_CLI_RENDER, render_options,
+	{ "render", TJ_FLAGS_RENDER, render_options,
 	  sizeof(render_options) / sizeof(render_options[0]),
 	  "Usage: {prog} render -f TRAINJOB.yaml [OPTION]...\n"
 	  "\n"
@@ -346,9 +348,9 @@ static const struct command commands[] = {
 	  "Options:\n" },
 };
 
-static const struct command *command_of(enum tj_cli_action action)
+static const struct command *command_of(enum tj_flags_action action)
 {
-	return action == TJ_CLI_RENDER ? &commands[1] : &commands[0];
+	return action == TJ_FLAGS_RENDER ? &commands[1] : &commands[0];
 }
 
 /* The option named by arg ("--name", "--name=value" or the alias); *ret_value is the inline
@@ -378,12 +380,12 @@ static const struct option_spec *find_option(const struct command *cmd, const ch
 	return NULL;
 }
 
-bool tj_cli_metrics_secure(const struct tj_cli_run *run, bool in_cluster)
+bool tj_flags_metrics_secure(const struct tj_flags_run *run, bool in_cluster)
 {
 	return run->metrics_secure_given ? run->metrics_secure : in_cluster;
 }
 
-void tj_cli_usage(FILE *out, const char *prog, enum tj_cli_action topic)
+void tj_flags_usage(FILE *out, const char *prog, enum tj_flags_action topic)
 {
 	const struct command *cmd = command_of(topic);
 
@@ -422,10 +424,10 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -EINVAL;
 }
 
-int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, size_t errlen)
+int tj_flags_parse(int argc, char *const argv[], struct tj_flags *ret, char *err, size_t errlen)
 {
-	struct tj_cli cli = {
-		.action = TJ_CLI_RUN,
+	struct tj_flags flags = {
+		.action = TJ_FLAGS_RUN,
 		.metrics_addr = { .port = "8080" },
 		.probe_addr = { .port = "8081" },
 		.log_level = TJ_LOG_INFO,
@@ -435,7 +437,7 @@ int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, si
 		},
 	};
 	const struct command *cmd = &commands[0];
-	enum tj_cli_action first_flag = TJ_CLI_RUN; /* the first of --help and --version */
+	enum tj_flags_action first_flag = TJ_FLAGS_RUN; /* the first of --help and --version */
 	int i = 1;
 
 	if (errlen > 0)
@@ -456,7 +458,7 @@ int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, si
 		if (!found)
 			return fail(err, errlen, "unknown argument '%s' (see --help)", argv[i]);
 		if (found->set && !found->metavar) {
-			if (found->set(&cli, value ? value : "true", why, sizeof(why)) < 0)
+			if (found->set(&flags, value ? value : "true", why, sizeof(why)) < 0)
 				return fail(err, errlen, "%s: %s", found->name, why);
 			continue;
 		}
@@ -465,24 +467,24 @@ int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, si
 				return fail(err, errlen, "%s needs a value", found->name);
 			if (!value)
 				value = argv[++i];
-			if (found->set(&cli, value, why, sizeof(why)) < 0)
+			if (found->set(&flags, value, why, sizeof(why)) < 0)
 				return fail(err, errlen, "%s: %s", found->name, why);
 			continue;
 		}
 		/* The first of --help and --version wins, as in most GNU tools. */
-		if (first_flag == TJ_CLI_RUN)
+		if (first_flag == TJ_FLAGS_RUN)
 			first_flag = found->action;
 	}
-	cli.topic = cmd->action;
-	cli.action = first_flag != TJ_CLI_RUN ? first_flag : cmd->action;
-	if (cli.action == TJ_CLI_RENDER && !cli.render.file[0])
+	flags.topic = cmd->action;
+	flags.action = first_flag != TJ_FLAGS_RUN ? first_flag : cmd->action;
+	if (flags.action == TJ_FLAGS_RENDER && !flags.render.file[0])
 		return fail(err, errlen, "render: -f TRAINJOB.yaml is required");
-	if (cli.action == TJ_CLI_RUN) {
+	if (flags.action == TJ_FLAGS_RUN) {
 		char why[160];
 
-		if (tj_leader_timings_check(&cli.run.leader_timings, why, sizeof(why)) < 0)
+		if (tj_leader_timings_check(&flags.run.leader_timings, why, sizeof(why)) < 0)
 			return fail(err, errlen, "leader election: %s", why);
 	}
-	*ret = cli;
+	*ret = flags;
 	return 0;
 }

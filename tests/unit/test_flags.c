@@ -8,50 +8,50 @@
 
 #include <cmocka.h>
 
-#include "controller/cli.h"
+#include "controller/flags.h"
 
 struct parse_case {
 	const char *name;
 	int argc;
 	char *argv[4];
 	int want_rc;
-	enum tj_cli_action want_action;
+	enum tj_flags_action want_action;
 	const char *want_err;
 };
 
 static const struct parse_case cases[] = {
-	{ "no arguments runs", 1, { "tjc" }, 0, TJ_CLI_RUN, "" },
-	{ "--help", 2, { "tjc", "--help" }, 0, TJ_CLI_HELP, "" },
-	{ "--version", 2, { "tjc", "--version" }, 0, TJ_CLI_VERSION, "" },
+	{ "no arguments runs", 1, { "tjc" }, 0, TJ_FLAGS_RUN, "" },
+	{ "--help", 2, { "tjc", "--help" }, 0, TJ_FLAGS_HELP, "" },
+	{ "--version", 2, { "tjc", "--version" }, 0, TJ_FLAGS_VERSION, "" },
 	{ "first of help and version wins",
 	  3,
 	  { "tjc", "--version", "--help" },
 	  0,
-	  TJ_CLI_VERSION,
+	  TJ_FLAGS_VERSION,
 	  "" },
 	{ "unknown flag",
 	  2,
 	  { "tjc", "--frobnicate" },
 	  -EINVAL,
-	  TJ_CLI_RUN,
+	  TJ_FLAGS_RUN,
 	  "unknown argument '--frobnicate' (see --help)" },
 	{ "prefix is not a match",
 	  2,
 	  { "tjc", "--hel" },
 	  -EINVAL,
-	  TJ_CLI_RUN,
+	  TJ_FLAGS_RUN,
 	  "unknown argument '--hel' (see --help)" },
 	{ "unknown command",
 	  2,
 	  { "tjc", "apply" },
 	  -EINVAL,
-	  TJ_CLI_RUN,
+	  TJ_FLAGS_RUN,
 	  "unknown command 'apply' (see --help)" },
 	{ "render options belong to render",
 	  3,
 	  { "tjc", "-f", "x" },
 	  -EINVAL,
-	  TJ_CLI_RUN,
+	  TJ_FLAGS_RUN,
 	  "unknown argument '-f' (see --help)" },
 };
 
@@ -59,17 +59,17 @@ static void test_parse_table(void **state)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct parse_case *c = &cases[i];
-		struct tj_cli cli = { .action = (enum tj_cli_action)99 };
+		struct tj_flags flags = { .action = (enum tj_flags_action)99 };
 		char err[128];
 
 		print_message("# case: %s\n", c->name);
-		assert_int_equal(tj_cli_parse(c->argc, c->argv, &cli, err, sizeof(err)),
+		assert_int_equal(tj_flags_parse(c->argc, c->argv, &flags, err, sizeof(err)),
 		                 c->want_rc);
 		assert_string_equal(err, c->want_err);
 		if (c->want_rc == 0)
-			assert_int_equal(cli.action, c->want_action);
+			assert_int_equal(flags.action, c->want_action);
 		else
-			assert_int_equal(cli.action, 99); /* untouched on error */
+			assert_int_equal(flags.action, 99); /* untouched on error */
 	}
 }
 
@@ -208,20 +208,20 @@ static void test_value_options_table(void **state)
 {
 	for (size_t i = 0; i < sizeof(value_cases) / sizeof(value_cases[0]); i++) {
 		const struct value_case *c = &value_cases[i];
-		struct tj_cli cli = { .log_level = (enum tj_log_level)99 };
+		struct tj_flags flags = { .log_level = (enum tj_log_level)99 };
 		char err[160];
 
 		print_message("# case: %s\n", c->name);
-		assert_int_equal(tj_cli_parse(c->argc, c->argv, &cli, err, sizeof(err)),
+		assert_int_equal(tj_flags_parse(c->argc, c->argv, &flags, err, sizeof(err)),
 		                 c->want_rc);
 		assert_string_equal(err, c->want_err);
 		if (c->want_rc < 0) {
-			assert_int_equal(cli.log_level, 99); /* untouched on error */
+			assert_int_equal(flags.log_level, 99); /* untouched on error */
 			continue;
 		}
-		expect_addr(&cli.metrics_addr, c->metrics);
-		expect_addr(&cli.probe_addr, c->probes);
-		assert_int_equal(cli.log_level, c->level);
+		expect_addr(&flags.metrics_addr, c->metrics);
+		expect_addr(&flags.probe_addr, c->probes);
+		assert_int_equal(flags.log_level, c->level);
 	}
 }
 
@@ -231,7 +231,7 @@ struct render_case {
 	char *argv[9];
 	int want_rc;
 	const char *want_err;
-	enum tj_cli_action want_action;
+	enum tj_flags_action want_action;
 	/* -f, --runtime, --runtime-dir, --config; NULL means "" */
 	const char *file, *runtime, *runtime_dir, *config;
 };
@@ -243,7 +243,7 @@ static const struct render_case render_cases[] = {
 	    "--runtime-dir", "/rt" },
 	  0,
 	  "",
-	  TJ_CLI_RENDER,
+	  TJ_FLAGS_RENDER,
 	  "job.yaml",
 	  "rt.yaml",
 	  "/rt",
@@ -253,7 +253,7 @@ static const struct render_case render_cases[] = {
 	  { "tjc", "render", "--filename=j.yaml" },
 	  0,
 	  "",
-	  TJ_CLI_RENDER,
+	  TJ_FLAGS_RENDER,
 	  "j.yaml",
 	  NULL,
 	  NULL,
@@ -263,7 +263,7 @@ static const struct render_case render_cases[] = {
 	  { "tjc", "render", "--help" },
 	  0,
 	  "",
-	  TJ_CLI_HELP,
+	  TJ_FLAGS_HELP,
 	  NULL,
 	  NULL,
 	  NULL,
@@ -273,7 +273,7 @@ static const struct render_case render_cases[] = {
 	  { "tjc", "render", "--runtime", "rt.yaml" },
 	  -EINVAL,
 	  "render: -f TRAINJOB.yaml is required",
-	  TJ_CLI_RUN,
+	  TJ_FLAGS_RUN,
 	  NULL,
 	  NULL,
 	  NULL,
@@ -283,7 +283,7 @@ static const struct render_case render_cases[] = {
 	  { "tjc", "render", "-f" },
 	  -EINVAL,
 	  "--filename needs a value",
-	  TJ_CLI_RUN,
+	  TJ_FLAGS_RUN,
 	  NULL,
 	  NULL,
 	  NULL,
@@ -293,7 +293,7 @@ static const struct render_case render_cases[] = {
 	  { "tjc", "render", "-f", "" },
 	  -EINVAL,
 	  "--filename: needs a path",
-	  TJ_CLI_RUN,
+	  TJ_FLAGS_RUN,
 	  NULL,
 	  NULL,
 	  NULL,
@@ -303,7 +303,7 @@ static const struct render_case render_cases[] = {
 	  { "tjc", "render", "--version" },
 	  -EINVAL,
 	  "unknown argument '--version' (see --help)",
-	  TJ_CLI_RUN,
+	  TJ_FLAGS_RUN,
 	  NULL,
 	  NULL,
 	  NULL,
@@ -313,7 +313,7 @@ static const struct render_case render_cases[] = {
 	  { "tjc", "render", "-f", "j.yaml", "--log-level=debug" },
 	  -EINVAL,
 	  "unknown argument '--log-level=debug' (see --help)",
-	  TJ_CLI_RUN,
+	  TJ_FLAGS_RUN,
 	  NULL,
 	  NULL,
 	  NULL,
@@ -324,34 +324,34 @@ static void test_render_table(void **state)
 {
 	for (size_t i = 0; i < sizeof(render_cases) / sizeof(render_cases[0]); i++) {
 		const struct render_case *c = &render_cases[i];
-		static struct tj_cli cli;
+		static struct tj_flags flags;
 		char err[160];
 
 		print_message("# case: %s\n", c->name);
-		cli.action = (enum tj_cli_action)99;
-		assert_int_equal(tj_cli_parse(c->argc, c->argv, &cli, err, sizeof(err)),
+		flags.action = (enum tj_flags_action)99;
+		assert_int_equal(tj_flags_parse(c->argc, c->argv, &flags, err, sizeof(err)),
 		                 c->want_rc);
 		assert_string_equal(err, c->want_err);
 		if (c->want_rc < 0) {
-			assert_int_equal(cli.action, 99); /* untouched on error */
+			assert_int_equal(flags.action, 99); /* untouched on error */
 			continue;
 		}
-		assert_int_equal(cli.action, c->want_action);
-		assert_int_equal(cli.topic, TJ_CLI_RENDER);
-		assert_string_equal(cli.render.file, c->file ? c->file : "");
-		assert_string_equal(cli.render.runtime, c->runtime ? c->runtime : "");
-		assert_string_equal(cli.render.runtime_dir, c->runtime_dir ? c->runtime_dir : "");
-		assert_string_equal(cli.render.config, c->config ? c->config : "");
+		assert_int_equal(flags.action, c->want_action);
+		assert_int_equal(flags.topic, TJ_FLAGS_RENDER);
+		assert_string_equal(flags.render.file, c->file ? c->file : "");
+		assert_string_equal(flags.render.runtime, c->runtime ? c->runtime : "");
+		assert_string_equal(flags.render.runtime_dir, c->runtime_dir ? c->runtime_dir : "");
+		assert_string_equal(flags.render.config, c->config ? c->config : "");
 	}
 }
 
 static void test_error_is_truncated_and_terminated(void **state)
 {
 	char *argv[] = { "tjc", "--a-very-long-unknown-flag" };
-	struct tj_cli cli;
+	struct tj_flags flags;
 	char err[8];
 
-	assert_int_equal(tj_cli_parse(2, argv, &cli, err, sizeof(err)), -EINVAL);
+	assert_int_equal(tj_flags_parse(2, argv, &flags, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "unknown");
 }
 
@@ -361,7 +361,7 @@ static void test_usage_lists_every_option(void **state)
 	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
 
 	assert_non_null(f);
-	tj_cli_usage(f, "tjc", TJ_CLI_RUN);
+	tj_flags_usage(f, "tjc", TJ_FLAGS_RUN);
 	fclose(f);
 	assert_non_null(strstr(buf, "Usage: tjc [OPTION]..."));
 	assert_non_null(strstr(buf, "       tjc render -f TRAINJOB.yaml [OPTION]..."));
@@ -389,7 +389,7 @@ static void test_render_usage_lists_every_option(void **state)
 	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
 
 	assert_non_null(f);
-	tj_cli_usage(f, "tjc", TJ_CLI_RENDER);
+	tj_flags_usage(f, "tjc", TJ_FLAGS_RENDER);
 	fclose(f);
 	assert_non_null(strstr(buf, "Usage: tjc render -f TRAINJOB.yaml [OPTION]..."));
 	assert_non_null(strstr(buf, "  -f, --filename=TRAINJOB.yaml       the TrainJob(s) to "
@@ -453,63 +453,63 @@ static const struct run_case run_cases[] = {
 
 static void test_rate_limit_options(void **state)
 {
-	static struct tj_cli cli;
+	static struct tj_flags flags;
 	char *ok[] = { "tjc", "--kube-api-qps=2.5", "--kube-api-burst", "7" };
 	char *bad_qps[] = { "tjc", "--kube-api-qps=-1" };
 	char *bad_burst[] = { "tjc", "--kube-api-burst=0" };
 	char err[128];
 
-	memset(&cli, 0, sizeof(cli));
-	assert_int_equal(tj_cli_parse(4, ok, &cli, err, sizeof(err)), 0);
-	assert_true(cli.run.qps == 2.5);
-	assert_int_equal(cli.run.burst, 7);
-	assert_int_equal(tj_cli_parse(2, bad_qps, &cli, err, sizeof(err)), -EINVAL);
+	memset(&flags, 0, sizeof(flags));
+	assert_int_equal(tj_flags_parse(4, ok, &flags, err, sizeof(err)), 0);
+	assert_true(flags.run.qps == 2.5);
+	assert_int_equal(flags.run.burst, 7);
+	assert_int_equal(tj_flags_parse(2, bad_qps, &flags, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "--kube-api-qps: '-1' is not a rate from 0 (no limit) to 1000000");
-	assert_int_equal(tj_cli_parse(2, bad_burst, &cli, err, sizeof(err)), -EINVAL);
+	assert_int_equal(tj_flags_parse(2, bad_burst, &flags, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "--kube-api-burst: '0' is not a count from 1 to 1000000");
 }
 
 /* --kueue: off unless given, on alone or with =true, off again with =false. */
 static void test_kueue_option(void **state)
 {
-	static struct tj_cli cli;
+	static struct tj_flags flags;
 	char *none[] = { "tjc" };
 	char *on[] = { "tjc", "--kueue" };
 	char *off[] = { "tjc", "--kueue", "--kueue=false" };
 	char *bad[] = { "tjc", "--kueue=yes" };
 	char err[128];
 
-	memset(&cli, 0, sizeof(cli));
-	assert_int_equal(tj_cli_parse(1, none, &cli, err, sizeof(err)), 0);
-	assert_false(cli.run.kueue);
-	assert_int_equal(tj_cli_parse(2, on, &cli, err, sizeof(err)), 0);
-	assert_true(cli.run.kueue);
-	assert_int_equal(tj_cli_parse(3, off, &cli, err, sizeof(err)), 0);
-	assert_false(cli.run.kueue);
-	assert_int_equal(tj_cli_parse(2, bad, &cli, err, sizeof(err)), -EINVAL);
+	memset(&flags, 0, sizeof(flags));
+	assert_int_equal(tj_flags_parse(1, none, &flags, err, sizeof(err)), 0);
+	assert_false(flags.run.kueue);
+	assert_int_equal(tj_flags_parse(2, on, &flags, err, sizeof(err)), 0);
+	assert_true(flags.run.kueue);
+	assert_int_equal(tj_flags_parse(3, off, &flags, err, sizeof(err)), 0);
+	assert_false(flags.run.kueue);
+	assert_int_equal(tj_flags_parse(2, bad, &flags, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "--kueue: 'yes' is not true or false");
 }
 
 static void test_run_options(void **state)
 {
-	static struct tj_cli cli; /* large (paths): not on the stack */
+	static struct tj_flags flags; /* large (paths): not on the stack */
 
 	for (size_t i = 0; i < sizeof(run_cases) / sizeof(run_cases[0]); i++) {
 		const struct run_case *c = &run_cases[i];
 		char err[128];
 
 		print_message("# case: %s\n", c->name);
-		memset(&cli, 0, sizeof(cli));
-		assert_int_equal(tj_cli_parse(c->argc, c->argv, &cli, err, sizeof(err)),
+		memset(&flags, 0, sizeof(flags));
+		assert_int_equal(tj_flags_parse(c->argc, c->argv, &flags, err, sizeof(err)),
 		                 c->want_rc);
 		assert_string_equal(err, c->want_err);
 		if (c->want_rc < 0)
 			continue;
-		assert_int_equal(cli.action, TJ_CLI_RUN);
-		assert_string_equal(cli.run.kubeconfig, c->kubeconfig);
-		assert_string_equal(cli.run.context, c->context);
-		assert_string_equal(cli.run.config, c->config);
-		assert_string_equal(cli.run.namespace, c->namespace);
+		assert_int_equal(flags.action, TJ_FLAGS_RUN);
+		assert_string_equal(flags.run.kubeconfig, c->kubeconfig);
+		assert_string_equal(flags.run.context, c->context);
+		assert_string_equal(flags.run.config, c->config);
+		assert_string_equal(flags.run.namespace, c->namespace);
 	}
 }
 
@@ -702,35 +702,35 @@ static const struct leader_case leader_cases[] = {
 
 static void test_leader_election_options(void **state)
 {
-	static struct tj_cli cli; /* large (paths): not on the stack */
+	static struct tj_flags flags; /* large (paths): not on the stack */
 
 	for (size_t i = 0; i < sizeof(leader_cases) / sizeof(leader_cases[0]); i++) {
 		const struct leader_case *c = &leader_cases[i];
 		char err[160];
 
 		print_message("# case: %s\n", c->name);
-		memset(&cli, 0, sizeof(cli));
-		cli.run.leader_timings.retry_period_ms = 99; /* untouched on error */
-		assert_int_equal(tj_cli_parse(c->argc, c->argv, &cli, err, sizeof(err)),
+		memset(&flags, 0, sizeof(flags));
+		flags.run.leader_timings.retry_period_ms = 99; /* untouched on error */
+		assert_int_equal(tj_flags_parse(c->argc, c->argv, &flags, err, sizeof(err)),
 		                 c->want_rc);
 		assert_string_equal(err, c->want_err);
 		if (c->want_rc < 0) {
-			assert_int_equal(cli.run.leader_timings.retry_period_ms, 99);
+			assert_int_equal(flags.run.leader_timings.retry_period_ms, 99);
 			continue;
 		}
-		assert_int_equal(cli.run.leader_elect, c->elect);
-		assert_string_equal(cli.run.leader_election_id, c->id);
-		assert_string_equal(cli.run.leader_election_namespace, c->namespace);
-		assert_int_equal(cli.run.leader_timings.lease_duration_ms, c->lease_ms);
-		assert_int_equal(cli.run.leader_timings.renew_deadline_ms, c->renew_ms);
-		assert_int_equal(cli.run.leader_timings.retry_period_ms, c->retry_ms);
+		assert_int_equal(flags.run.leader_elect, c->elect);
+		assert_string_equal(flags.run.leader_election_id, c->id);
+		assert_string_equal(flags.run.leader_election_namespace, c->namespace);
+		assert_int_equal(flags.run.leader_timings.lease_duration_ms, c->lease_ms);
+		assert_int_equal(flags.run.leader_timings.renew_deadline_ms, c->renew_ms);
+		assert_int_equal(flags.run.leader_timings.retry_period_ms, c->retry_ms);
 	}
 }
 
 /* Streaming lists are the default; --paginated-lists turns them off, and takes a bool. */
 static void test_paginated_lists(void **state)
 {
-	static struct tj_cli cli;
+	static struct tj_flags flags;
 	const struct {
 		const char *arg;
 		int want_rc;
@@ -748,11 +748,12 @@ static void test_paginated_lists(void **state)
 		char err[160];
 
 		print_message("# case: %s\n", lists[i].arg ? lists[i].arg : "(none)");
-		memset(&cli, 0, sizeof(cli));
-		assert_int_equal(tj_cli_parse(lists[i].arg ? 2 : 1, argv, &cli, err, sizeof(err)),
-		                 lists[i].want_rc);
+		memset(&flags, 0, sizeof(flags));
+		assert_int_equal(
+		        tj_flags_parse(lists[i].arg ? 2 : 1, argv, &flags, err, sizeof(err)),
+		        lists[i].want_rc);
 		if (lists[i].want_rc == 0)
-			assert_int_equal(cli.run.paginated_lists, lists[i].want);
+			assert_int_equal(flags.run.paginated_lists, lists[i].want);
 		else
 			assert_string_equal(err, "--paginated-lists: 'maybe' is not true or false");
 	}
@@ -805,20 +806,20 @@ static void test_metrics_security_options(void **state)
 {
 	for (size_t i = 0; i < sizeof(metrics_cases) / sizeof(metrics_cases[0]); i++) {
 		const struct metrics_case *c = &metrics_cases[i];
-		struct tj_cli cli;
+		struct tj_flags flags;
 		char err[256];
 
 		print_message("case: %s\n", c->name);
 		assert_int_equal(
-		        tj_cli_parse(c->argc, (char *const *)c->argv, &cli, err, sizeof(err)),
+		        tj_flags_parse(c->argc, (char *const *)c->argv, &flags, err, sizeof(err)),
 		        c->want_rc);
 		if (c->want_rc < 0) {
 			assert_string_equal(err, c->want_err);
 			continue;
 		}
-		assert_int_equal(tj_cli_metrics_secure(&cli.run, true), c->secure_in_cluster);
-		assert_int_equal(tj_cli_metrics_secure(&cli.run, false), c->secure_outside);
-		assert_string_equal(cli.run.metrics_cert_path, c->cert_path);
+		assert_int_equal(tj_flags_metrics_secure(&flags.run, true), c->secure_in_cluster);
+		assert_int_equal(tj_flags_metrics_secure(&flags.run, false), c->secure_outside);
+		assert_string_equal(flags.run.metrics_cert_path, c->cert_path);
 	}
 }
 
@@ -838,5 +839,5 @@ int main(void)
 		cmocka_unit_test(test_render_usage_lists_every_option),
 		cmocka_unit_test(test_metrics_security_options),
 	};
-	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("flags", tests, NULL, NULL);
 }

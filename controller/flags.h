@@ -16,15 +16,15 @@
 #include "controller/leader/leader.h"
 #include "controller/log/log.h"
 
-enum tj_cli_action {
-	TJ_CLI_RUN,     /* run the controller (the default) */
-	TJ_CLI_HELP,    /* print usage and exit 0 */
-	TJ_CLI_VERSION, /* print the version and exit 0 */
-	TJ_CLI_RENDER,  /* print the objects TrainJobs become, without a cluster */
+enum tj_flags_action {
+	TJ_FLAGS_RUN,     /* run the controller (the default) */
+	TJ_FLAGS_HELP,    /* print usage and exit 0 */
+	TJ_FLAGS_VERSION, /* print the version and exit 0 */
+	TJ_FLAGS_RENDER,  /* print the objects TrainJobs become, without a cluster */
 };
 
 /* Arguments of the controller itself (the default command); "" when not given. */
-struct tj_cli_run {
+struct tj_flags_run {
 	char kubeconfig[PATH_MAX]; /* --kubeconfig */
 	char context[256];         /* --context */
 	char config[PATH_MAX];     /* --config: the GPU classes, reloaded on change */
@@ -52,27 +52,27 @@ struct tj_cli_run {
 	bool kueue;
 };
 
-struct tj_cli {
-	enum tj_cli_action action;
-	/* The command given (TJ_CLI_RUN or TJ_CLI_RENDER): whose usage --help prints. */
-	enum tj_cli_action topic;
+struct tj_flags {
+	enum tj_flags_action action;
+	/* The command given (TJ_FLAGS_RUN or TJ_FLAGS_RENDER): whose usage --help prints. */
+	enum tj_flags_action topic;
 	/* Operations flags, named as controller-runtime's manager names them. */
 	struct tj_bind_addr metrics_addr; /* --metrics-bind-address, default ":8080" */
 	struct tj_bind_addr probe_addr;   /* --health-probe-bind-address, default ":8081" */
 	enum tj_log_level log_level;      /* --log-level (alias --zap-log-level), default info */
-	struct tj_cli_run run;
+	struct tj_flags_run run;
 	struct tj_render_options render; /* cli/render_command.h */
 };
 
 /* Parses argv into *ret. On a bad argument returns -EINVAL and writes a one-line message
  * naming it into err (which is always NUL-terminated when errlen > 0); *ret is written only
  * on success. argv is not modified and *ret borrows no memory from it. */
-int tj_cli_parse(int argc, char *const argv[], struct tj_cli *ret, char *err, size_t errlen);
+int tj_flags_parse(int argc, char *const argv[], struct tj_flags *ret, char *err, size_t errlen);
 
 /* Whether /metrics is served over HTTPS with token and access reviews: --metrics-secure as
  * given, else only in cluster (outside, a controller run by hand or by the tests serves
  * plain HTTP, as controller-runtime's own default did before it turned secure). */
-bool tj_cli_metrics_secure(const struct tj_cli_run *run, bool in_cluster);
+bool tj_flags_metrics_secure(const struct tj_flags_run *run, bool in_cluster);
 
-/* Writes the --help text of a command (topic TJ_CLI_RUN: the program's own). */
-void tj_cli_usage(FILE *out, const char *prog, enum tj_cli_action topic);
+/* Writes the --help text of a command (topic TJ_FLAGS_RUN: the program's own). */
+void tj_flags_usage(FILE *out, const char *prog, enum tj_flags_action topic);
