@@ -208,12 +208,6 @@ const struct tj_admission_policy *tj_config_admission(const struct tj_config *co
  * warning 300 s before the deadline) when config is NULL or has none. */
 const struct tj_walltime_policy *tj_config_walltime(const struct tj_config *config);
 
-/* Frees a walltime policy. Accepts NULL; returns NULL. */
-struct tj_walltime_policy *tj_walltime_policy_free(struct tj_walltime_policy *policy);
-
-/* Frees an admission policy. Accepts NULL; returns NULL. */
-struct tj_admission_policy *tj_admission_policy_free(struct tj_admission_policy *policy);
-
 /* The retention policy of config, or the defaults (no TTL; failed pods kept 300 s after the
  * next attempt runs) when config is NULL or has none. */
 const struct tj_retention_policy *tj_config_retention(const struct tj_config *config);
