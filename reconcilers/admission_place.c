@@ -180,8 +180,8 @@ static bool fits_in(const struct run *r, size_t b, const struct tj_adm_resources
 /* Chooses the nodes of a gang in `free`, leaving out the slots of `avoid` when given, and
  * writes the slot of each rank to r->ranks; false if the gang does not fit. A node takes as
  * many consecutive ranks as it holds. */
-bool tj_adm_place(struct run *r, size_t b, const struct tj_adm_resources *free, const bool *avoid,
-                  const struct tj_adm_job *job)
+static bool place_ranks(struct run *r, size_t b, const struct tj_adm_resources *free,
+                        const bool *avoid, const struct tj_adm_job *job)
 {
 	size_t nd = r->n_domains[b], n;
 	int64_t k = job->num_pods, rank = 0;
@@ -242,8 +242,8 @@ bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *f
 	size_t s;
 
 	if (!has_launcher(job))
-		return tj_adm_place(r, b, free, avoid, job);
-	if (tj_adm_place(r, b, free, avoid, job) &&
+		return place_ranks(r, b, free, avoid, job);
+	if (place_ranks(r, b, free, avoid, job) &&
 	    place_launcher(r, b, free, avoid, job, job->num_pods))
 		return true;
 	/* The ranks took the nodes the launcher fits on: the launcher first, where it fits
@@ -252,7 +252,7 @@ bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *f
 		return false;
 	s = r->launcher_slot;
 	take(&r->trial[s], &job->launcher);
-	if (!tj_adm_place(r, b, r->trial, avoid, job))
+	if (!place_ranks(r, b, r->trial, avoid, job))
 		return false;
 	r->launcher_slot = s;
 	return true;

@@ -295,12 +295,9 @@ struct shape_memo *tj_adm_memo_of(struct run *r, size_t b, const struct tj_adm_j
 bool tj_adm_survey(struct run *r, size_t b, const struct tj_adm_job *job, int *ret_nodes);
 
 /* Chooses the nodes of a gang in `free`, leaving out the slots of `avoid` when given, and
- * writes the slot of each rank to r->ranks; false if the gang does not fit. */
-bool tj_adm_place(struct run *r, size_t b, const struct tj_adm_resources *free, const bool *avoid,
-                  const struct tj_adm_job *job);
-
-/* tj_adm_place, and for a gang with a launcher its node too (r->launcher_slot): in what the
- * ranks leave, else first, with the ranks in what it leaves. */
+ * writes the slot of each rank to r->ranks; for a gang with a launcher, its node too
+ * (r->launcher_slot): in what the ranks leave, else first, with the ranks in what it
+ * leaves. False if the gang does not fit. */
 bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *free,
                        const bool *avoid, const struct tj_adm_job *job);
 

@@ -14,7 +14,7 @@ const char *tj_adm_plural(int64_t n)
 }
 
 /* One pod's request, by what matters most: "4 GPUs", "8 CPUs", "500m CPU", "64 GiB". */
-void tj_adm_describe_request(char *buf, size_t size, const struct tj_adm_resources *req)
+static void describe_request(char *buf, size_t size, const struct tj_adm_resources *req)
 {
 	const int64_t gib = 1024 * 1024 * 1024, mib = 1024 * 1024;
 
@@ -37,11 +37,11 @@ void tj_adm_describe_request(char *buf, size_t size, const struct tj_adm_resourc
 
 /* "5 nodes x 4 GPUs" for the pods of a job; "2 of 5 nodes x 4 GPUs" when it needs only
  * some of its ranks now. */
-void tj_adm_describe_gang(char *buf, size_t size, const struct tj_adm_job *job, int pods)
+static void describe_gang(char *buf, size_t size, const struct tj_adm_job *job, int pods)
 {
 	char req[64], of[32] = "";
 
-	tj_adm_describe_request(req, sizeof(req), &job->request);
+	describe_request(req, sizeof(req), &job->request);
 	if (pods != job->num_nodes)
 		snprintf(of, sizeof(of), " of %d", job->num_nodes);
 	int n = snprintf(buf, size, "%d%s node%s%s%s", pods, of, tj_adm_plural(job->num_nodes),
@@ -49,7 +49,7 @@ void tj_adm_describe_gang(char *buf, size_t size, const struct tj_adm_job *job, 
 
 	if (job->launcher.pods <= 0 || n < 0 || (size_t)n >= size)
 		return;
-	tj_adm_describe_request(req, sizeof(req), &job->launcher);
+	describe_request(req, sizeof(req), &job->launcher);
 	snprintf(buf + n, size - (size_t)n, " and a launcher%s%s", req[0] ? " of " : "", req);
 }
 
@@ -74,7 +74,7 @@ void tj_adm_say_waiting(struct tj_adm_decision *d, const char *class_name,
 {
 	char gang[128], start[32];
 
-	tj_adm_describe_gang(gang, sizeof(gang), job, job->num_pods);
+	describe_gang(gang, sizeof(gang), job, job->num_pods);
 	tj_adm_describe_time(start, sizeof(start), d->expected_start, now);
 	snprintf(d->message, sizeof(d->message),
 	         "position %d of %d in %s: needs %s, %d such node%s free; expected start %s",
@@ -93,7 +93,7 @@ void tj_adm_describe_node(char *buf, size_t size, const struct tj_adm_resources 
 		shape.gpus = shape.memory = 0;
 	else
 		shape.gpus = shape.cpu_milli = 0;
-	tj_adm_describe_request(buf, size, &shape);
+	describe_request(buf, size, &shape);
 }
 
 void tj_adm_say_never_fits(struct tj_adm_decision *d, const char *class_name,
@@ -114,7 +114,7 @@ void tj_adm_say_never_fits(struct tj_adm_decision *d, const char *class_name,
 	if (restricted)
 		snprintf(others, sizeof(others), "%s its pods may use (not the others: %s)",
 		         n_nodes ? " that" : " among those", job->ineligible_why);
-	tj_adm_describe_gang(gang, sizeof(gang), job, job->num_nodes);
+	describe_gang(gang, sizeof(gang), job, job->num_nodes);
 	snprintf(d->message, sizeof(d->message),
 	         "%s has %s%s: a job of %s never fits; at most %" PRId64, class_name, size_text,
 	         others, gang, most);

@@ -10,14 +10,6 @@
 /* "" for one, "s" for any other count. */
 const char *tj_adm_plural(int64_t n);
 
-/* One pod's request, by what matters most: "4 GPUs", "8 CPUs", "500m CPU", "64 GiB"; "" for
- * a pod that asks for nothing. */
-void tj_adm_describe_request(char *buf, size_t size, const struct tj_adm_resources *req);
-
-/* "5 nodes x 4 GPUs" for pods of a job; "2 of 5 nodes x 4 GPUs" when it needs only some of
- * its ranks now. */
-void tj_adm_describe_gang(char *buf, size_t size, const struct tj_adm_job *job, int pods);
-
 /* "10:40Z" on the day of now, "2026-12-02T10:40Z" on another, "unknown" for 0 (UTC). */
 void tj_adm_describe_time(char *buf, size_t size, int64_t t, int64_t now);
 
