@@ -7,8 +7,8 @@
 #include "cli/slurm_text.h"
 #include "cli/sshare_table.h"
 #include "cli/table.h"
-#include "reconcilers/admission.h"
-#include "reconcilers/qos.h"
+#include "reconcilers/admission/admission.h"
+#include "reconcilers/policy/qos.h"
 
 static int cmp_name(const void *a, const void *b)
 {

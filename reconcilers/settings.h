@@ -16,7 +16,7 @@
 #define TJ_CONFIG_MAX_EXIT_CODES  32
 
 /* A walltime's default and maximum, as one place of the config file sets them (a Slurm
- * partition's DefaultTime and MaxTime); reconcilers/walltime.h resolves them. Seconds; 0:
+ * partition's DefaultTime and MaxTime); reconcilers/policy/walltime.h resolves them. Seconds; 0:
  * unset here, a less specific place decides. */
 struct tj_walltime_limits {
 	long long default_seconds; /* defaultWalltime: of a job without activeDeadlineSeconds */
@@ -82,14 +82,14 @@ struct tj_namespace_limit {
 
 #define TJ_CONFIG_MAX_NAMESPACE_LIMITS 256
 
-/* A QOS tier (Slurm's QOS; reconcilers/qos.h): the jobs of a tier of higher priority come
+/* A QOS tier (Slurm's QOS; reconcilers/policy/qos.h): the jobs of a tier of higher priority come
  * first in their class's queue, whatever their own priority. */
 struct tj_qos_tier {
 	char *name; /* owned; a DNS label */
 	int priority;
 	long long max_walltime_seconds; /* maxWalltimeSeconds; 0: none */
-	/* The tiers whose running jobs its queued jobs may preempt (reconcilers/qos.h): bit i
-	 * for the i-th tier of the policy's list (or of the built-in ones). */
+	/* The tiers whose running jobs its queued jobs may preempt (reconcilers/policy/qos.h): bit
+	 * i for the i-th tier of the policy's list (or of the built-in ones). */
 	uint32_t preempts;
 	/* A queued job preempts only when its expected start is unknown or further away than
 	 * this (preemptAfterSeconds; 0: whenever it cannot start now). */
@@ -105,13 +105,13 @@ struct tj_qos_namespace {
 	char **allowed;  /* owned array of owned tier names */
 	size_t n_allowed;
 	char *default_tier; /* owned; one of allowed */
-	long long share;    /* its fair share (reconcilers/fair_share.h), > 0 */
+	long long share;    /* its fair share (reconcilers/admission/fair_share.h), > 0 */
 };
 
 #define TJ_CONFIG_MAX_QOS_TIERS      16
 #define TJ_CONFIG_MAX_QOS_NAMESPACES 256
 
-/* Gang admission (reconcilers/admission.h, controller/admission/admitter.h). */
+/* Gang admission (reconcilers/admission/admission.h, controller/admission/admitter.h). */
 struct tj_admission_policy {
 	bool enabled;  /* off: pods are created at once, the scheduler alone decides */
 	bool backfill; /* off: a strict FIFO per class */
@@ -129,12 +129,13 @@ struct tj_admission_policy {
 	char *topology_label;
 	struct tj_namespace_limit *limits; /* owned array */
 	size_t n_limits;
-	/* owned arrays; NULL: the built-in tiers and namespace rules (reconcilers/qos.h) */
+	/* owned arrays; NULL: the built-in tiers and namespace rules (reconcilers/policy/qos.h) */
 	struct tj_qos_tier *tiers;
 	size_t n_tiers;
 	struct tj_qos_namespace *qos_namespaces;
 	size_t n_qos_namespaces;
-	/* Seconds over which a namespace's GPU usage counts half (reconcilers/fair_share.h). */
+	/* Seconds over which a namespace's GPU usage counts half
+	 * (reconcilers/admission/fair_share.h). */
 	long long fair_share_half_life;
 	/* Seconds a deleted TrainJob's accounting record is kept (reconcilers/usage/accounting.h).
 	 */

@@ -23,7 +23,7 @@
 /* The job's place in the queue of its GPU class, an integer in [-1000000000, 1000000000]
  * (higher first); overrides the value of the pods' PriorityClass. */
 #define TJ_ANNOTATION_PRIORITY TJ_LABEL_PREFIX "priority"
-/* Seconds before its deadline a job's pods are warned (reconcilers/walltime.h). */
+/* Seconds before its deadline a job's pods are warned (reconcilers/policy/walltime.h). */
 #define TJ_ANNOTATION_DEADLINE_WARNING TJ_LABEL_PREFIX "deadline-warning-seconds"
 /* Kueue's queue label: a job that carries it is admitted by Kueue, not by us. */
 #define TJ_LABEL_KUEUE_QUEUE "kueue.x-k8s.io/queue-name"
@@ -61,7 +61,8 @@ int tj_problem_set(struct tj_problem *p, const char *reason, const char *fmt, ..
 enum tj_state {
 	TJ_STATE_NONE,
 	TJ_STATE_PENDING,
-	TJ_STATE_QUEUED, /* waiting for admission (reconcilers/admission.h): no pod exists */
+	TJ_STATE_QUEUED, /* waiting for admission (reconcilers/admission/admission.h): no pod exists
+	                  */
 	TJ_STATE_RUNNING,
 	TJ_STATE_RESTARTING,
 	TJ_STATE_SUSPENDED,
@@ -134,7 +135,7 @@ struct tj_trainjob_status {
 	 * job's class (0 when not queued). */
 	int64_t expected_start_time;
 	int queue_position;
-	/* unix seconds, 0 if unset: startTime plus the walltime (reconcilers/walltime.h) */
+	/* unix seconds, 0 if unset: startTime plus the walltime (reconcilers/policy/walltime.h) */
 	int64_t deadline;
 	int64_t observed_generation;
 	bool has_jobs_status;
@@ -181,7 +182,7 @@ struct tj_trainjob {
 	/* owned; annotation trainjob.flame.dev/node-grace-period-seconds, NULL if absent */
 	char *node_grace_period;
 	char *priority; /* owned; annotation trainjob.flame.dev/priority, NULL if absent */
-	/* owned; annotation trainjob.flame.dev/qos (reconcilers/qos.h), NULL if absent */
+	/* owned; annotation trainjob.flame.dev/qos (reconcilers/policy/qos.h), NULL if absent */
 	char *qos;
 	/* owned; annotations trainjob.flame.dev/dependency and job-name
 	 * (reconcilers/plan/dependency.h), NULL if absent */

@@ -16,11 +16,11 @@
 #include "controller/log/log.h"
 #include "informers/priority_class.h"
 #include "informers/resources.h"
-#include "reconcilers/admission.h"
+#include "reconcilers/admission/admission.h"
+#include "reconcilers/admission/launcher_hold.h"
 #include "reconcilers/json.h"
-#include "reconcilers/launcher_hold.h"
 #include "reconcilers/policy/node_health.h"
-#include "reconcilers/qos.h"
+#include "reconcilers/policy/qos.h"
 #include "reconcilers/usage/gpu_use.h"
 
 /* Cycles follow each other at least this far apart, so that a burst of pod events is

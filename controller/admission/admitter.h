@@ -1,8 +1,7 @@
-/* The admitter: the controller's side of gang admission (reconcilers/admission.h holds the
- * decisions). It keeps the queue, the jobs whose plans wait for their gang to be admitted,
- * and the capacity ledger: what the pods hold on each node, and the gangs admitted whose
- * pods the pod cache does not show yet, counted on their nodes so that nothing is promised
- * twice.
+/* The admitter: the controller's side of gang admission (reconcilers/admission/admission.h holds
+ * the decisions). It keeps the queue, the jobs whose plans wait for their gang to be admitted, and
+ * the capacity ledger: what the pods hold on each node, and the gangs admitted whose pods the pod
+ * cache does not show yet, counted on their nodes so that nothing is promised twice.
  *
  * It is a loop of its own beside the reconciles, and the two meet through plain values.
  * A reconcile gathers the job's ticket (tj_admitter_ticket: the queue's verdict, and for an
@@ -17,7 +16,7 @@
  * the queue is rebuilt from the plans of the cached TrainJobs, and the pods already created
  * are counted on their nodes through the pin annotation (and an MPI launcher admitted with
  * its gang, until it is created, through the hold annotation of its first node pod:
- * reconcilers/launcher_hold.h), so the order and the reservations come back as they
+ * reconcilers/admission/launcher_hold.h), so the order and the reservations come back as they
  * were. */
 #pragma once
 

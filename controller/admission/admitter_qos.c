@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reconcilers/qos.h"
+#include "reconcilers/policy/qos.h"
 
 static int preemption_key(const void *obj, char *buf, size_t size)
 {

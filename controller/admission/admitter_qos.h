@@ -1,4 +1,4 @@
-/* Preemption, the admitter's side (reconcilers/admission.h, "Preemption", decides the
+/* Preemption, the admitter's side (reconcilers/admission/admission.h, "Preemption", decides the
  * victims; reconcilers/plan/plan.h stops them). Each cycle that has a queued job of a tier that
  * may preempt reads the running gangs of the tiers it may preempt from the ledger (what
  * their pods hold on each node, their tier, their start), and after the decision keeps a

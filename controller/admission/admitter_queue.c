@@ -8,8 +8,8 @@
 #include "controller/admission/admitter.h"
 #include "controller/admission/admitter_qos.h"
 #include "informers/resources.h"
-#include "reconcilers/capacity.h"
-#include "reconcilers/launcher_hold.h"
+#include "reconcilers/admission/capacity.h"
+#include "reconcilers/admission/launcher_hold.h"
 #include "reconcilers/policy/node_health.h"
 #include "reconcilers/usage/gpu_use.h"
 
@@ -267,7 +267,7 @@ static int64_t admitted_end(const struct tj_queue_entry *e)
 }
 
 /* When an admitted gang whose pods the cache does not show yet gives its nodes back: its
- * walltime's end, and the grace its pods have to stop (reconcilers/capacity.h); 0 when it
+ * walltime's end, and the grace its pods have to stop (reconcilers/admission/capacity.h); 0 when it
  * has no walltime. */
 static int64_t admitted_gang_end(const struct tj_queue_entry *e)
 {
@@ -279,7 +279,7 @@ static int64_t admitted_gang_end(const struct tj_queue_entry *e)
 /* The walltime end of the TrainJob key whose pods have the controller owner owner_uid, or 0
  * when it has none (or they are not its): its status.deadline, which the planner fixes at
  * the start from activeDeadlineSeconds or the config's defaultWalltime
- * (reconcilers/walltime.h). Until that status is in the cache, the admission the queue
+ * (reconcilers/policy/walltime.h). Until that status is in the cache, the admission the queue
  * remembers tells it: a gang just admitted is held until its walltime ends, not for ever,
  * or the head's reservation would look past it. */
 static int64_t job_end(const struct tj_queue_source *a, const char *key, const char *owner_uid,
@@ -296,7 +296,8 @@ static int64_t job_end(const struct tj_queue_source *a, const char *key, const c
 	if (!job || !owner_uid || strcmp(owner_uid, job->uid) != 0)
 		return 0;
 	/* A job being preempted gives its nodes back at its stop, when its pods are deleted
-	 * (reconcilers/admission.h): the victims' grace is the time they were told before. */
+	 * (reconcilers/admission/admission.h): the victims' grace is the time they were told
+	 * before. */
 	if (tj_preemption_of(a->preemptions, job, key, &at, &by) &&
 	    (!job->status.deadline || at < job->status.deadline)) {
 		*preempted = true;
@@ -338,7 +339,7 @@ static void hold_on(struct tj_queue_snapshot *s, size_t k, const char *ns,
 		add_release(s, k, end, r);
 }
 
-/* A TrainJob's pod that holds its launcher's place (reconcilers/launcher_hold.h) holds it
+/* A TrainJob's pod that holds its launcher's place (reconcilers/admission/launcher_hold.h) holds it
  * until the launcher exists, which then counts by itself: read from the cache, so that a
  * restart between the admission and the launcher's create keeps it. The node's index,
  * with the request in *ret; -1 for none. */
@@ -537,8 +538,8 @@ static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot
 	s->n_nodes = n;
 
 	/* Every pod that is bound, pinned or nominated to a node holds its requests there until
-	 * it ends, ours or not (reconcilers/capacity.h says until when), as the ledger keeps
-	 * them per node. */
+	 * it ends, ours or not (reconcilers/admission/capacity.h says until when), as the ledger
+	 * keeps them per node. */
 	for (size_t k = 0; k < n && !s->oom; k++)
 		if (s->read_at[k] != SIZE_MAX)
 			read_ledger(a, s, k, order[s->read_at[k]], pods, quotas, &last);

@@ -1,6 +1,6 @@
 /* The admitter's queue (controller/admission/admitter.c runs its cycles): its entries, one per job
  * that waits for its gang or was admitted, and the snapshot of the caches that a cycle
- * decides on (reconcilers/admission.h: the nodes in name order, what every pod holds on
+ * decides on (reconcilers/admission/admission.h: the nodes in name order, what every pod holds on
  * them, the gangs admitted whose pods the cache does not show yet, and the waiting jobs in
  * the order of the last cycle). Internal to the admitter. */
 #pragma once
@@ -14,10 +14,10 @@
 #include "controller/admission/ledger.h"
 #include "controller/config/config.h"
 #include "informers/informers.h"
-#include "reconcilers/admission.h"
-#include "reconcilers/placement.h"
+#include "reconcilers/admission/admission.h"
+#include "reconcilers/admission/placement.h"
+#include "reconcilers/admission/quota.h"
 #include "reconcilers/plan/plan.h"
-#include "reconcilers/quota.h"
 
 enum tj_queue_state {
 	TJ_QUEUE_WAITING,  /* in the queue */

@@ -1,6 +1,6 @@
 /* The ResourceQuota part of an admission cycle's snapshot (admitter_queue.h): the limits of
  * the quotas of the namespaces that have waiting jobs, what they hold, and what each waiting
- * job's pods would use of them (reconcilers/quota.h). */
+ * job's pods would use of them (reconcilers/admission/quota.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* The fair share of the admitter's queue (reconcilers/fair_share.h): each namespace's usage,
- * read from the GPU-seconds its TrainJobs recorded, its deleted jobs' accounting records and
+/* The fair share of the admitter's queue (reconcilers/admission/fair_share.h): each namespace's
+ * usage, read from the GPU-seconds its TrainJobs recorded, its deleted jobs' accounting records and
  * what its running jobs' pods held since (the same numbers kubectl sshare makes), and the
  * fair-share points its queued jobs are ordered by. It is read again at most every
  * TJ_FAIR_SHARES_PERIOD_S (a walk of the TrainJobs and of the nodes' pods), or when a
@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "controller/admission/admitter_queue.h"
-#include "reconcilers/fair_share.h"
+#include "reconcilers/admission/fair_share.h"
 
 #define TJ_FAIR_SHARES_PERIOD_S 10
 /* The most namespaces accounted; past it, those read last count as having used nothing. */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/number.h"
-#include "reconcilers/capacity.h"
+#include "reconcilers/admission/capacity.h"
 #include "reconcilers/policy/node_health.h"
 #include "reconcilers/usage/gpu_use.h"
 

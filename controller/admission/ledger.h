@@ -1,6 +1,6 @@
 /* The admitter's ledger, per node: what each node of the node cache offers (its GPU class,
  * whether it takes new pods, its allocatable, its topology domain), and what the pods that
- * use it hold on it (reconcilers/capacity.h judges each pod), with the nodes kept in name
+ * use it hold on it (reconcilers/admission/capacity.h judges each pod), with the nodes kept in name
  * order. All of it is kept between admission cycles and worked out again only where
  * something changed, so that a cycle reads every node without sorting thousands of names,
  * judging every node's health and class, or walking every pod of the cluster (thousands of
@@ -24,7 +24,7 @@
 #include "informers/node.h"
 #include "informers/pod.h"
 #include "informers/store.h"
-#include "reconcilers/admission.h"
+#include "reconcilers/admission/admission.h"
 #include "reconcilers/settings.h"
 
 /* Pods of one TrainJob on the node whose end is its walltime's (none is being deleted). */
@@ -69,7 +69,7 @@ struct tj_ledger_node {
 	struct tj_ledger_usage *usage; /* owned */
 	size_t n_usage;
 	/* owned array of owned "namespace/name": pods that hold an MPI launcher's place on
-	 * another node (reconcilers/launcher_hold.h), which the cycle judges itself */
+	 * another node (reconcilers/admission/launcher_hold.h), which the cycle judges itself */
 	char **holders;
 	size_t n_holders;
 };

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "controller/config/config_walltime_internal.h"
-#include "reconcilers/fair_share.h"
-#include "reconcilers/qos.h"
+#include "reconcilers/admission/fair_share.h"
+#include "reconcilers/policy/qos.h"
 
 static const char *const tier_fields[] = {
 	"name", "priority", "maxWalltime", "preempts", "preemptAfterSeconds", "maxGPUsPerNamespace",

@@ -1,5 +1,5 @@
 /* The QOS tiers of the admission section of the controller's config file
- * (controller/config/config.h; reconcilers/qos.h says what they mean):
+ * (controller/config/config.h; reconcilers/policy/qos.h says what they mean):
  *
  *   admission:
  *     qos:                           # at most 16; absent: normal (0), low (-1000), high (1000)

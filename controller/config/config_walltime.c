@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reconcilers/walltime.h"
+#include "reconcilers/policy/walltime.h"
 
 static const char *const walltime_fields[] = {
 	"defaultWalltime", "maxWalltime", "warningSeconds", "gpuClasses", "namespaces", NULL,

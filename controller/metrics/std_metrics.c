@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "informers/store.h"
-#include "reconcilers/admission.h"
+#include "reconcilers/admission/admission.h"
 #include "reconcilers/plan/dependency.h"
 #include "reconcilers/plan/plan.h"
 

@@ -60,7 +60,7 @@ struct tj_std_metrics {
 	/* gauge {namespace, gpu_class, state}: reconcilers/usage/gpu_use.h */
 	struct tj_metric *trainjob_job_gpus;
 	struct tj_metric *trainjob_admissions_total; /* counter {gpu_class} */
-	/* gauges {namespace}: reconcilers/fair_share.h */
+	/* gauges {namespace}: reconcilers/admission/fair_share.h */
 	struct tj_metric *trainjob_fair_share_usage_gpu_seconds;
 	struct tj_metric *trainjob_fair_share_factor;
 	/* counter {qos, gpu_class}: running gangs preempted, by the victim's QOS tier */

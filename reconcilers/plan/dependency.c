@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/number.h"
-#include "reconcilers/admission_text.h"
+#include "reconcilers/admission/admission_text.h"
 
 #define WHERE "metadata.annotations[" TJ_ANNOTATION_DEPENDENCY "]"
 #define TYPES "after, afterany, afterok, afternotok or singleton"

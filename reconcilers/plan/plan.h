@@ -31,7 +31,7 @@
  *   activeDeadlineSeconds clock (status.startTime), as batch/v1 Job does.
  *   A job of a Kueue queue whose Workload waits for quota (QuotaReserved False) is Queued
  *   instead, with the Workload's reason and its message (after "Kueue: ").
- * - Walltime (reconcilers/walltime.h): a job asking for more than the maxWalltime in force
+ * - Walltime (reconcilers/policy/walltime.h): a job asking for more than the maxWalltime in force
  *   is Failed with reason PolicyViolation before any pod exists; a started job's deadline
  *   (status.startTime plus activeDeadlineSeconds, else the defaultWalltime) is written to
  *   status.deadline once and kept. From the warning on, its live pods get the deadline in
@@ -80,7 +80,7 @@
  *   hold their GPUs, gives those back too (GangReleased) and waits whole. An MPI
  *   launcher that asks for GPUs of the class is part of the gang (plan.want.launcher): its
  *   node is admitted with the node pods', held in an annotation of the first node pod
- *   created (reconcilers/launcher_hold.h), and the launcher, created once the nodes are
+ *   created (reconcilers/admission/launcher_hold.h), and the launcher, created once the nodes are
  *   Ready, is pinned there.
  * - Steps (reconcilers/steps.h, plan_steps.c): the pods of the runtime's other replicated
  *   jobs are created once their dependsOn (and startupPolicy InOrder) are met; the node
@@ -114,7 +114,7 @@
 #include "informers/node.h"
 #include "informers/pod.h"
 #include "informers/workload.h"
-#include "reconcilers/admission.h"
+#include "reconcilers/admission/admission.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
@@ -136,8 +136,8 @@ enum tj_action_kind {
 	/* Record a core/v1 Event on the TrainJob (through the aggregation of events.h). */
 	TJ_ACTION_EVENT,
 	/* PATCH object to pod name as application/merge-patch+json: the deadline's warning
-	 * (reconcilers/walltime.h), or the labels of a pod kept for its logs, whose body names
-	 * the pod's uid so that a newer pod of that name is left alone. NotFound and Conflict
+	 * (reconcilers/policy/walltime.h), or the labels of a pod kept for its logs, whose body
+	 * names the pod's uid so that a newer pod of that name is left alone. NotFound and Conflict
 	 * are success (the pod meant is gone). */
 	TJ_ACTION_PATCH_POD,
 	/* DELETE the Service name; NotFound is success. */
@@ -179,7 +179,7 @@ struct tj_action {
 	bool ssh_key;
 };
 
-/* The admission's ticket: what the built-in admission (reconcilers/admission.h) says of a
+/* The admission's ticket: what the built-in admission (reconcilers/admission/admission.h) says of a
  * job's gang, gathered before the plan and taken by it as input. A plain value: the plan
  * calls nothing back; its strings are borrowed from the queue, which decides nothing while a
  * plan is being made. */
@@ -247,8 +247,8 @@ struct tj_plan_want {
 	cJSON *pod; /* owned; the first missing rank's pod, for its requests
 	             * and its priorityClassName */
 	/* owned; the MPI launcher pod that needs its place with the gang (it asks for GPUs of
-	 * the class, and no node pod holds a place for it: reconcilers/launcher_hold.h), for
-	 * its requests; NULL for none */
+	 * the class, and no node pod holds a place for it: reconcilers/admission/launcher_hold.h),
+	 * for its requests; NULL for none */
 	cJSON *launcher;
 };
 

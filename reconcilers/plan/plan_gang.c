@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reconcilers/admission/launcher_hold.h"
 #include "reconcilers/json.h"
-#include "reconcilers/launcher_hold.h"
 #include "reconcilers/plan/refusal.h"
 #include "reconcilers/render/job_metadata.h"
 #include "reconcilers/render/native_gang.h"
@@ -95,7 +95,7 @@ static bool is_admitted(const struct planner *p, int missing, const cJSON *launc
 	                (adm->launcher_node != NULL) == (launcher != NULL));
 }
 
-/* The first pod of the batch holds the launcher's place (reconcilers/launcher_hold.h). */
+/* The first pod of the batch holds the launcher's place (reconcilers/admission/launcher_hold.h). */
 static int hold_launcher(cJSON *pod, const cJSON *launcher, const struct tj_admission_ticket *adm)
 {
 	char *text = NULL;

@@ -13,9 +13,9 @@
 
 #include "reconcilers/plan/plan.h"
 #include "reconcilers/policy/node_health.h"
-#include "reconcilers/qos.h"
+#include "reconcilers/policy/qos.h"
+#include "reconcilers/policy/walltime.h"
 #include "reconcilers/render/render.h"
-#include "reconcilers/walltime.h"
 
 /* Nodes a replacement pod is kept away from: the last failed node and the unhealthy nodes
  * of the job's pods. Beyond this many, the scheduler's own taint rules must do. */
@@ -247,8 +247,8 @@ struct tj_launcher_hold;
  * (an MPI runtime, the admission on, a GPU class). */
 bool tj_planner_mpi_is_launcher(const struct planner *p, size_t step);
 
-/* plan_mpi.c: the place held for the launcher (reconcilers/launcher_hold.h) by a live node
- * pod of the current attempt; false if none holds one. */
+/* plan_mpi.c: the place held for the launcher (reconcilers/admission/launcher_hold.h) by a live
+ * node pod of the current attempt; false if none holds one. */
 bool tj_planner_mpi_hold(const struct planner *p, struct tj_launcher_hold *ret);
 
 /* plan_mpi.c: the launcher pod of the current attempt when it must be admitted with the

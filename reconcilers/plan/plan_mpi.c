@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reconcilers/admission/launcher_hold.h"
 #include "reconcilers/json.h"
-#include "reconcilers/launcher_hold.h"
 #include "reconcilers/plan/plan_internal.h"
 #include "reconcilers/render/render_step.h"
 #include "reconcilers/steps.h"

@@ -1,6 +1,6 @@
 /* The preemption of a running job (plan.h, "Preemption"), as Slurm's PreemptMode=REQUEUE
  * with a GraceTime: the queue chose the job as a victim of a job of a higher tier
- * (reconcilers/admission.h) and its ticket says when its pods stop. The plan that first
+ * (reconcilers/admission/admission.h) and its ticket says when its pods stop. The plan that first
  * reads it records it in the status (status.preemption: the stop time and the job that
  * preempts it), so that the stop holds across restarts of the controller; the pods get the
  * stop time in their deadline file, as for a walltime warning, so that a training script
@@ -16,8 +16,8 @@
 
 #include "base/rfc3339.h"
 #include "reconcilers/json.h"
+#include "reconcilers/policy/walltime.h"
 #include "reconcilers/usage/gpu_seconds.h"
-#include "reconcilers/walltime.h"
 
 void tj_planner_preempt_settle(struct planner *p)
 {

@@ -11,11 +11,11 @@
 #include "base/number.h"
 #include "informers/pod.h"
 #include "reconcilers/json.h"
+#include "reconcilers/policy/walltime.h"
 #include "reconcilers/render/job_metadata.h"
 #include "reconcilers/render/overrides.h"
 #include "reconcilers/render/termination.h"
 #include "reconcilers/steps.h"
-#include "reconcilers/walltime.h"
 
 struct tj_render {
 	cJSON *pod;     /* owned; the base pod, without the per-rank fields */

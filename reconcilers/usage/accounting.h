@@ -1,7 +1,7 @@
 /* Accounting records, as Slurm's accounting database keeps the jobs that ended: what a
  * deleted TrainJob leaves behind, so that its GPU-seconds still count for its namespace's
- * fair share (reconcilers/fair_share.h) and kubectl sacct still lists it. Pure functions of
- * the job and the time.
+ * fair share (reconcilers/admission/fair_share.h) and kubectl sacct still lists it. Pure functions
+ * of the job and the time.
  *
  * - Where. One ConfigMap per namespace, TJ_ACCOUNTING_CONFIGMAP, labelled
  *   TJ_ACCOUNTING_LABEL=true, in the namespace of the jobs (whoever may read the namespace's

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "reconcilers/admission.h"
+#include "reconcilers/admission/admission.h"
 
 #define NOW       1795946400
 #define RACK      32

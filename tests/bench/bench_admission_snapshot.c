@@ -1,8 +1,8 @@
 /* The admission cycle at scale, at the unit level: the snapshot of the caches
  * (controller/admission/admitter_queue.h, tj_queue_snapshot_build and _clear) and the decision on
- * it (reconcilers/admission.h, tj_admit), cycle after cycle, on real caches filled without an API
- * server. Reports, over the cycles, the median and p90 of the wall time and of the thread's CPU
- * time of the snapshot, of the decision, and of the whole cycle.
+ * it (reconcilers/admission/admission.h, tj_admit), cycle after cycle, on real caches filled
+ * without an API server. Reports, over the cycles, the median and p90 of the wall time and of the
+ * thread's CPU time of the snapshot, of the decision, and of the whole cycle.
  *
  *   build/release/tests/bench/bench_admission_snapshot [cycles]
  *
@@ -44,7 +44,7 @@
 #include "informers/node.h"
 #include "informers/pod.h"
 #include "informers/resources.h"
-#include "reconcilers/qos.h"
+#include "reconcilers/policy/qos.h"
 #include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
 

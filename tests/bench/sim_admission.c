@@ -10,13 +10,12 @@
  * number from 0, 0 when absent), all submitted at 0 in that order, each pod of 4 GPUs on
  * nodes of 4 GPUs: tests/bench/bench_admission.py's trace, printed by its make_trace (the
  * docs show the command). The queue is the controller's: backfill depth 8 (--depth), and fair
- * share between the namespaces (reconcilers/fair_share.h) with the shares of --shares (1 each
- * unless given; usage is the GPU-seconds each namespace's jobs ran, the run being far
- * shorter than the half-life). With more than one namespace it also prints each one's part
- * of the GPU-seconds over the busy period (until a namespace has no job left waiting)
- * against its share. Prints one line per way and a
- * final JSON line; with --jobs, first a line per job and way, "way index start end
- * backfilled" (seconds), to set beside a cluster's timeline of the same trace.
+ * share between the namespaces (reconcilers/admission/fair_share.h) with the shares of --shares (1
+ * each unless given; usage is the GPU-seconds each namespace's jobs ran, the run being far shorter
+ * than the half-life). With more than one namespace it also prints each one's part of the
+ * GPU-seconds over the busy period (until a namespace has no job left waiting) against its share.
+ * Prints one line per way and a final JSON line; with --jobs, first a line per job and way, "way
+ * index start end backfilled" (seconds), to set beside a cluster's timeline of the same trace.
  *
  * --overhead adds that many seconds (to a tenth) between a gang's admission and the start
  * of its run, during which it holds its nodes without running: what a cluster adds to each
@@ -32,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reconcilers/admission.h"
-#include "reconcilers/fair_share.h"
+#include "reconcilers/admission/admission.h"
+#include "reconcilers/admission/fair_share.h"
 
 #define GPUS_PER_NODE 4
 #define MAX_JOBS      100000
@@ -54,8 +53,8 @@ struct sim_job {
 	bool backfilled;
 	size_t *on; /* owned; the node of each pod once started */
 	char key[32];
-	/* --scavenge: of the tier low, preempted by the others (reconcilers/admission.h); its
-	 * stop once preempted (-1: not), the job that preempts it, and how often it was. */
+	/* --scavenge: of the tier low, preempted by the others (reconcilers/admission/admission.h);
+	 * its stop once preempted (-1: not), the job that preempts it, and how often it was. */
 	bool low;
 	int64_t stop;
 	size_t by;

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/admission.h"
+#include "reconcilers/admission/admission.h"
 
 /* The time of every case: 2026-11-29T10:00:00Z. */
 #define NOW          1795946400

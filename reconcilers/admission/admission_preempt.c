@@ -1,10 +1,10 @@
-/* Preemption (reconcilers/admission.h, "Preemption"): the victims a blocked job of a tier
+/* Preemption (reconcilers/admission/admission.h, "Preemption"): the victims a blocked job of a tier
  * that may preempt chooses among the running gangs of its class. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "reconcilers/admission_run.h"
+#include "reconcilers/admission/admission_internal.h"
 
 /* Lowest tier first, then the most recently started, then the key (deterministic). */
 static int victim_cmp(const void *a, const void *b)

@@ -1,4 +1,4 @@
-#include "reconcilers/placement.h"
+#include "reconcilers/admission/placement.h"
 
 #include <errno.h>
 #include <stdarg.h>

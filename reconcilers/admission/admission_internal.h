@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reconcilers/admission.h"
+#include "reconcilers/admission/admission.h"
 /* The run works on "slots": the nodes that take new pods, grouped by class ("bucket": the
  * class index, with class -1 last) and sorted by name within a class, so that a class is a
  * range of slots and comparing two slots of a class compares their names. Each slot carries

@@ -1,4 +1,4 @@
-#include "reconcilers/qos.h"
+#include "reconcilers/policy/qos.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-#include "reconcilers/quota.h"
+#include "reconcilers/admission/quota.h"
 
 #include <errno.h>
 #include <inttypes.h>

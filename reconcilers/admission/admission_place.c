@@ -1,5 +1,5 @@
 /* The choice of nodes for a gang and the reservation of the blocked head (admission.h). */
-#include "reconcilers/admission_run.h"
+#include "reconcilers/admission/admission_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

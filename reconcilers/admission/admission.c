@@ -1,8 +1,8 @@
-#include "reconcilers/admission.h"
-#include "reconcilers/admission_run.h"
+#include "reconcilers/admission/admission.h"
+#include "reconcilers/admission/admission_internal.h"
 
-#include "reconcilers/admission_text.h"
-#include "reconcilers/quota.h"
+#include "reconcilers/admission/admission_text.h"
+#include "reconcilers/admission/quota.h"
 
 #include <errno.h>
 #include <inttypes.h>

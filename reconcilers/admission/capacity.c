@@ -1,4 +1,4 @@
-#include "reconcilers/capacity.h"
+#include "reconcilers/admission/capacity.h"
 
 #include <stddef.h>
 

@@ -1,11 +1,11 @@
-/* The words of the queue's messages (reconcilers/admission.h), pure functions of the
+/* The words of the queue's messages (reconcilers/admission/admission.h), pure functions of the
  * numbers they tell, for the decisions and for whatever else shows the queue. */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reconcilers/admission.h"
+#include "reconcilers/admission/admission.h"
 
 /* "" for one, "s" for any other count. */
 const char *tj_adm_plural(int64_t n);

@@ -1,5 +1,5 @@
-/* The place an admitted gang holds for its MPI launcher (reconcilers/admission.h: a launcher
- * that asks for GPUs is placed with the node pods). The launcher is created only once the
+/* The place an admitted gang holds for its MPI launcher (reconcilers/admission/admission.h: a
+ * launcher that asks for GPUs is placed with the node pods). The launcher is created only once the
  * nodes are Ready, so its node is written, with what it will request, in the annotation
  * TJ_ANNOTATION_LAUNCHER_HOLD (informers/pod.h) of the first node pod the admission created:
  * the pod and its hold reach the API server in one create. From the cache, the capacity

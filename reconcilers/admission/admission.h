@@ -8,9 +8,9 @@
  * - Capacity. A node of a class takes new pods when the caller says so (Ready, not cordoned,
  *   no taint the class does not tolerate, healthy). What is free on it is its allocatable
  *   GPUs (the class's extended resource), CPU and memory minus what is used: the requests of
- *   every pod that holds it (reconcilers/capacity.h: bound, pinned or nominated there), ours
- *   or not, and the reservations of admitted gangs whose pods the cache has not shown yet.
- *   Which nodes of its class a job may use at all is its eligibility (tj_adm_job.eligible).
+ *   every pod that holds it (reconcilers/admission/capacity.h: bound, pinned or nominated there),
+ * ours or not, and the reservations of admitted gangs whose pods the cache has not shown yet. Which
+ * nodes of its class a job may use at all is its eligibility (tj_adm_job.eligible).
  * - Fit. A gang fits when every one of its pods fits at once, each with the job's request,
  *   on nodes of its class that take new pods. Several pods of one job may share a node when
  *   its free resources hold them. Nothing is admitted in part: a gang is placed whole or not
@@ -26,11 +26,10 @@
  * - Order. Per class: restarts of running jobs first (a failed worker's replacements), then
  *   the QOS tier's priority (higher first), then, inside a tier, the jobs whose victims are
  *   on their way out (preempting), then the fair-share priority (higher first: the
- *   namespace's fair-share points plus the job's age points, reconcilers/fair_share.h), then
- *   creation time (older first), then the key.
- *   A job's own priority reorders only the jobs of its namespace and tier among the places
- *   their creation times gave them (admission_order.c): no priority a job sets on itself
- *   takes it past another namespace's job.
+ *   namespace's fair-share points plus the job's age points, reconcilers/admission/fair_share.h),
+ * then creation time (older first), then the key. A job's own priority reorders only the jobs of
+ * its namespace and tier among the places their creation times gave them (admission_order.c): no
+ * priority a job sets on itself takes it past another namespace's job.
  * - Reservation. The first job of a class that does not fit is the head. From the walltime
  *   ends of what runs (releases), the earliest time at which its gang fits is its expected
  *   start, and the nodes it would take then are reserved for it. Without releases that let
@@ -123,7 +122,7 @@ struct tj_adm_node {
 
 /* Resources that come free at a known time: a pod of a running job whose walltime
  * ends then (status.deadline: the start plus activeDeadlineSeconds or the defaultWalltime,
- * reconcilers/walltime.h). */
+ * reconcilers/policy/walltime.h). */
 struct tj_adm_release {
 	size_t node; /* index into nodes */
 	int64_t at;  /* unix seconds */
@@ -183,9 +182,9 @@ struct tj_adm_job {
 	int num_nodes;                   /* the job's ranks, for messages and NeverFits */
 	int num_pods;                    /* ranks that need a pod now (1..num_nodes) */
 	struct tj_adm_resources request; /* of one pod */
-	int tier;                        /* the priority of its QOS tier (reconcilers/qos.h) */
-	/* Its namespace's fair-share points (reconcilers/fair_share.h), 0..10000: inside a
-	 * tier, with the job's age points, higher first. */
+	int tier; /* the priority of its QOS tier (reconcilers/policy/qos.h) */
+	/* Its namespace's fair-share points (reconcilers/admission/fair_share.h), 0..10000: inside
+	 * a tier, with the job's age points, higher first. */
 	int fair_share;
 	int32_t priority;      /* its own: orders only its namespace's jobs */
 	int64_t creation_time; /* unix seconds */
@@ -204,8 +203,8 @@ struct tj_adm_job {
 	 * with the others (created later, once they are Ready); pods 0: no launcher. */
 	struct tj_adm_resources launcher;
 	/* Per node of the input (borrowed; jobs that ask the same may share one): whether the
-	 * job's pods may go there as the scheduler judges it (reconcilers/placement.h: its
-	 * node selector and affinity, its tolerations, the resources the node offers at all).
+	 * job's pods may go there as the scheduler judges it (reconcilers/admission/placement.h:
+	 * its node selector and affinity, its tolerations, the resources the node offers at all).
 	 * NULL: every node of its class. A node it may not use is, for the job, as one it must
 	 * avoid, and counts neither in its NeverFits verdict nor in its reservation. */
 	const bool *eligible;
@@ -235,7 +234,7 @@ struct tj_adm_job {
 #define TJ_ADM_MAX_EXCLUDED 32
 
 /* A limit of one of a namespace's ResourceQuotas on a resource its pods use
- * (informers/resource_quota.h, reconcilers/quota.h); amounts in thousandths. */
+ * (informers/resource_quota.h, reconcilers/admission/quota.h); amounts in thousandths. */
 struct tj_adm_quota_limit {
 	const char *namespace, *quota, *resource; /* borrowed */
 	int64_t hard;
@@ -362,7 +361,7 @@ struct tj_adm_rank {
 	size_t job;     /* index into the jobs given */
 	int64_t place;  /* the place in time it takes: its creation time, or that of another job
 	                   of its namespace and tier, as their own priorities swap them */
-	int age_points; /* reconcilers/fair_share.h, at place */
+	int age_points; /* reconcilers/admission/fair_share.h, at place */
 	int64_t score;  /* its fair_share plus age_points: inside its class and tier, higher
 	                   first */
 };

@@ -15,8 +15,8 @@
  * - Order. The tier's priority orders the queue of a class before anything a job sets on
  *   itself: the job's own priority (the annotation trainjob.flame.dev/priority, else its
  *   pods' PriorityClass) only reorders the queued jobs of its own namespace and tier among
- *   themselves (reconcilers/admission.h), so no job goes past another namespace's.
- * - Walltime. A tier's maxWalltime is one more maximum (reconcilers/walltime.h): a
+ *   themselves (reconcilers/admission/admission.h), so no job goes past another namespace's.
+ * - Walltime. A tier's maxWalltime is one more maximum (reconcilers/policy/walltime.h): a
  *   job asking for more fails with PolicyViolation, one asking for nothing gets the smaller
  *   of its default and the tier's maximum. */
 #pragma once
@@ -24,9 +24,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "reconcilers/policy/walltime.h"
 #include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
-#include "reconcilers/walltime.h"
 
 #define TJ_ANNOTATION_QOS TJ_LABEL_PREFIX "qos"
 

@@ -1,4 +1,4 @@
-#include "reconcilers/launcher_hold.h"
+#include "reconcilers/admission/launcher_hold.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,10 +1,10 @@
-#include "reconcilers/fair_share.h"
+#include "reconcilers/admission/fair_share.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "reconcilers/qos.h"
+#include "reconcilers/policy/qos.h"
 
 double tj_fair_share_decayed(int64_t gpu_seconds, int64_t start, int64_t until, int64_t now,
                              int64_t half_life)

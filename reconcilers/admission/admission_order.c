@@ -1,7 +1,7 @@
 /* The queue's order (admission.h): per class, the restarts of running jobs first, then the
  * higher QOS tier, then, inside it, the jobs whose victims are on their way out, then the
  * higher fair-share priority (the namespace's fair-share points
- * and the age of the job's place, reconcilers/fair_share.h), then the place in time, then
+ * and the age of the job's place, reconcilers/admission/fair_share.h), then the place in time, then
  * the key.
  *
  * A job's own priority (the annotation trainjob.flame.dev/priority, else its pods'
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reconcilers/admission_run.h"
-#include "reconcilers/fair_share.h"
+#include "reconcilers/admission/admission_internal.h"
+#include "reconcilers/admission/fair_share.h"
 
 struct job_key tj_adm_job_key(const struct tj_adm_job *job, size_t bucket, size_t index)
 {

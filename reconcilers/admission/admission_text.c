@@ -1,6 +1,6 @@
 /* The words of the queue's messages, as a person reads them in `kubectl describe`, and when a
  * decision is worth telling again. */
-#include "reconcilers/admission_text.h"
+#include "reconcilers/admission/admission_text.h"
 
 #include <inttypes.h>
 #include <stdio.h>

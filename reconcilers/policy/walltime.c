@@ -1,4 +1,4 @@
-#include "reconcilers/walltime.h"
+#include "reconcilers/policy/walltime.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* Fair share between namespaces, as Slurm's classic fair-share factor: inside a QOS tier
- * (reconcilers/qos.h) the queue puts first the jobs of the namespaces that have used the
+ * (reconcilers/policy/qos.h) the queue puts first the jobs of the namespaces that have used the
  * least of what their share entitles them to. Pure functions of the TrainJobs' recorded
  * GPU-seconds, the shares and the time.
  *
