@@ -32,13 +32,13 @@ struct tj_ledger_group {
 	char *job_key;   /* owned; "namespace/name" */
 	char *owner_uid; /* owned; the pods' controller owner, NULL if none */
 	int64_t grace;   /* their termination grace, seconds */
-	struct tj_adm_resources held;
+	struct tj_admission_resources held;
 };
 
 /* Pods being deleted: free at their deletionTimestamp. */
 struct tj_ledger_release {
 	int64_t at;
-	struct tj_adm_resources held;
+	struct tj_admission_resources held;
 };
 
 /* GPUs of the class held by the pods of one namespace, for the config's namespace limits. */
@@ -55,13 +55,13 @@ struct tj_ledger_node {
 	uint64_t judged_at; /* the ledger's count of judgements then (tj_ledger_judgements) */
 	int class_index;    /* its GPU class in the config, -1 for none */
 	bool schedulable;   /* it takes new pods (tj_node_takes_new_pods) */
-	struct tj_adm_resources allocatable; /* gpus of its class's resource */
+	struct tj_admission_resources allocatable; /* gpus of its class's resource */
 	char *domain; /* owned; the value of the admission's topology label, NULL without */
 	/* What its pods hold: */
 	char *resource; /* owned; the GPU class's resource it was counted in, NULL for none */
 	bool stale;     /* a pod of it changed since it was counted */
 	uint64_t seen;  /* the ledger's count of orderings when the node cache last had it */
-	struct tj_adm_resources used;
+	struct tj_admission_resources used;
 	struct tj_ledger_release *releases; /* owned */
 	size_t n_releases;
 	struct tj_ledger_group *groups; /* owned */

@@ -14,12 +14,12 @@
 /* How messages name class -1. */
 #define NO_CLASS_NAME "nodes without a GPU class"
 
-static const char *class_name(const struct tj_adm_input *in, size_t bucket)
+static const char *class_name(const struct tj_admission_input *in, size_t bucket)
 {
 	return bucket == in->n_classes ? NO_CLASS_NAME : or_empty(in->class_names[bucket]);
 }
 
-static bool valid_class(const struct tj_adm_input *in, int class_index)
+static bool valid_class(const struct tj_admission_input *in, int class_index)
 {
 	return class_index >= -1 && (class_index < 0 || (size_t)class_index < in->n_classes);
 }
@@ -77,18 +77,19 @@ static bool in_order(const void *keys, size_t n, size_t size,
 	return true;
 }
 
-void tj_adm_sort_keys(void *keys, size_t n, size_t size, int (*cmp)(const void *, const void *))
+void tj_admission_sort_keys(void *keys, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *))
 {
 	if (!in_order(keys, n, size, cmp))
 		qsort(keys, n, size, cmp);
 }
 
-void tj_adm_sort_releases(struct release_key *keys, size_t n)
+void tj_admission_sort_releases(struct release_key *keys, size_t n)
 {
-	tj_adm_sort_keys(keys, n, sizeof(*keys), cmp_release);
+	tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_release);
 }
 
-static int validate(const struct tj_adm_input *in)
+static int validate(const struct tj_admission_input *in)
 {
 	if (!in->config || (in->n_classes && !in->class_names) || (in->n_nodes && !in->nodes) ||
 	    (in->n_releases && !in->releases) || (in->n_usage && !in->usage) ||
@@ -110,7 +111,7 @@ static int validate(const struct tj_adm_input *in)
 	if (in->n_running && !in->running)
 		return -EINVAL;
 	for (size_t i = 0; i < in->n_running; i++) {
-		const struct tj_adm_running *g = &in->running[i];
+		const struct tj_admission_running *g = &in->running[i];
 
 		if (!valid_class(in, g->class_index) || (g->n_holds && !g->holds))
 			return -EINVAL;
@@ -121,7 +122,7 @@ static int validate(const struct tj_adm_input *in)
 	if (in->n_tier_limits && !in->tier_limits)
 		return -EINVAL;
 	for (size_t i = 0; i < in->n_jobs; i++) {
-		const struct tj_adm_job *j = &in->jobs[i];
+		const struct tj_admission_job *j = &in->jobs[i];
 
 		if (j->tier_limit > in->n_tier_limits)
 			return -EINVAL;
@@ -183,7 +184,7 @@ static void run_clear(struct run *r)
 
 static int run_alloc(struct run *r)
 {
-	const struct tj_adm_input *in = r->in;
+	const struct tj_admission_input *in = r->in;
 	/* One more than needed, so that empty inputs still allocate. */
 	size_t nb = r->n_buckets + 1, nn = in->n_nodes + 1, nj = in->n_jobs + 1;
 
@@ -296,7 +297,7 @@ static int partition_slots(struct slot_key *keys, size_t n, size_t n_buckets)
 /* The slots, their free resources and the capacity figures of each class. */
 static int index_nodes(struct run *r)
 {
-	const struct tj_adm_input *in = r->in;
+	const struct tj_admission_input *in = r->in;
 	struct slot_key *keys = calloc(in->n_nodes + 1, sizeof(*keys));
 	size_t n = 0;
 
@@ -314,15 +315,15 @@ static int index_nodes(struct run *r)
 		free(keys);
 		return -ENOMEM;
 	}
-	tj_adm_sort_keys(keys, n, sizeof(*keys), cmp_slot);
+	tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_slot);
 	r->n_slots = n;
 	for (size_t s = 0; s < n; s++) {
-		const struct tj_adm_node *node = &in->nodes[keys[s].node];
-		struct tj_adm_class_stats *st = &r->res->classes[keys[s].bucket];
+		const struct tj_admission_node *node = &in->nodes[keys[s].node];
+		struct tj_admission_class_stats *st = &r->res->classes[keys[s].bucket];
 
 		r->slot_node[s] = keys[s].node;
 		r->node_slot[keys[s].node] = (ptrdiff_t)s;
-		r->free[s] = (struct tj_adm_resources){
+		r->free[s] = (struct tj_admission_resources){
 			sat_sub(node->allocatable.gpus, node->used.gpus),
 			sat_sub(node->allocatable.cpu_milli, node->used.cpu_milli),
 			sat_sub(node->allocatable.memory, node->used.memory),
@@ -349,22 +350,22 @@ static int index_nodes(struct run *r)
 	return number_domains(r);
 }
 
-static struct job_key job_key_of(const struct tj_adm_input *in, size_t i)
+static struct job_key job_key_of(const struct tj_admission_input *in, size_t i)
 {
-	return tj_adm_job_key(&in->jobs[i], bucket_of_class(in, in->jobs[i].class_index), i);
+	return tj_admission_job_key(&in->jobs[i], bucket_of_class(in, in->jobs[i].class_index), i);
 }
 
 /* Every job's place in the queue of its class. */
 static int order_jobs(struct run *r)
 {
-	const struct tj_adm_input *in = r->in;
+	const struct tj_admission_input *in = r->in;
 	struct job_key *keys = calloc(in->n_jobs + 1, sizeof(*keys));
 
 	if (!keys)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->n_jobs; i++)
 		keys[i] = job_key_of(in, i);
-	if (tj_adm_order_jobs(keys, in->n_jobs, in->now) < 0) {
+	if (tj_admission_order_jobs(keys, in->n_jobs, in->now) < 0) {
 		free(keys);
 		return -ENOMEM;
 	}
@@ -380,19 +381,19 @@ static int order_jobs(struct run *r)
 	free(keys);
 	for (size_t i = 0; i < in->n_releases; i++)
 		r->releases[i] = (struct release_key){ in->releases[i].at, i };
-	tj_adm_sort_releases(r->releases, in->n_releases);
+	tj_admission_sort_releases(r->releases, in->n_releases);
 	return 0;
 }
 
 /* Quotas */
 
 /* The namespace's own limit in the class, else the one of "*"; -1: none. */
-static int64_t quota_limit(const struct tj_adm_config *cfg, const char *ns, int class_index)
+static int64_t quota_limit(const struct tj_admission_config *cfg, const char *ns, int class_index)
 {
 	int64_t any = -1;
 
 	for (size_t i = 0; i < cfg->n_quotas; i++) {
-		const struct tj_adm_quota *q = &cfg->quotas[i];
+		const struct tj_admission_quota *q = &cfg->quotas[i];
 
 		if (q->class_index != class_index)
 			continue;
@@ -404,7 +405,7 @@ static int64_t quota_limit(const struct tj_adm_config *cfg, const char *ns, int 
 	return any;
 }
 
-static int64_t usage_of(const struct tj_adm_input *in, const char *ns, int class_index)
+static int64_t usage_of(const struct tj_admission_input *in, const char *ns, int class_index)
 {
 	int64_t gpus = 0;
 
@@ -433,7 +434,7 @@ static int cmp_account_key(const void *a, const void *b)
  * not per job. */
 static int open_accounts(struct run *r)
 {
-	const struct tj_adm_input *in = r->in;
+	const struct tj_admission_input *in = r->in;
 	struct job_key *keys;
 	size_t n = 0;
 
@@ -448,7 +449,7 @@ static int open_accounts(struct run *r)
 		keys[i] = job_key_of(in, i);
 	qsort(keys, in->n_jobs, sizeof(*keys), cmp_account_key);
 	for (size_t i = 0; i < in->n_jobs; i++) {
-		const struct tj_adm_job *job = keys[i].job;
+		const struct tj_admission_job *job = keys[i].job;
 		const char *ns = or_empty(job->namespace);
 		int64_t limit;
 
@@ -470,7 +471,7 @@ static int open_accounts(struct run *r)
 /* Messages */
 
 /* Whether job may use node i of the input (its eligibility). */
-static bool may_use(const struct tj_adm_job *job, size_t i)
+static bool may_use(const struct tj_admission_job *job, size_t i)
 {
 	return !job->eligible || job->eligible[i];
 }
@@ -478,31 +479,32 @@ static bool may_use(const struct tj_adm_job *job, size_t i)
 /* "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes x 4 GPUs never fits; at most 8". The
  * nodes counted are those of the class that hold one of its pods when empty; their size is
  * told when they are all alike, in the resource the request is described by. */
-static void say_never_fits(const struct run *r, size_t b, const struct tj_adm_job *job,
-                           int64_t most, struct tj_adm_decision *d)
+static void say_never_fits(const struct run *r, size_t b, const struct tj_admission_job *job,
+                           int64_t most, struct tj_admission_decision *d)
 {
 	char first[64] = "", text[64];
 	int n = 0;
 	bool alike = true;
 
 	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1]; i++) {
-		const struct tj_adm_resources *alloc = &r->in->nodes[r->class_nodes[i]].allocatable;
+		const struct tj_admission_resources *alloc =
+		        &r->in->nodes[r->class_nodes[i]].allocatable;
 
 		if (!may_use(job, r->class_nodes[i]) || !holds_one(alloc, &job->request))
 			continue;
-		tj_adm_describe_node(text, sizeof(text), alloc, &job->request);
+		tj_admission_describe_node(text, sizeof(text), alloc, &job->request);
 		if (n++ == 0)
 			memcpy(first, text, sizeof(first));
 		alike = alike && strcmp(first, text) == 0;
 	}
-	tj_adm_say_never_fits(d, class_name(r->in, b), job, most, n, alike ? first : "");
+	tj_admission_say_never_fits(d, class_name(r->in, b), job, most, n, alike ? first : "");
 }
 
 /* Decisions */
 
 /* The most pods of the job the class holds when empty, every node it may use counted (a
  * cordoned node comes back), counting no further than the whole job. */
-static int64_t most_pods(const struct run *r, size_t b, const struct tj_adm_job *job)
+static int64_t most_pods(const struct run *r, size_t b, const struct tj_admission_job *job)
 {
 	int64_t total = 0, most = 0;
 
@@ -521,8 +523,9 @@ static int64_t most_pods(const struct run *r, size_t b, const struct tj_adm_job 
 			total = sat_add(total, pods_on(&r->in->nodes[r->class_nodes[i]].allocatable,
 			                               &job->request, job->num_nodes));
 	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1]; i++) {
-		const struct tj_adm_resources *alloc = &r->in->nodes[r->class_nodes[i]].allocatable;
-		struct tj_adm_resources rest = *alloc;
+		const struct tj_admission_resources *alloc =
+		        &r->in->nodes[r->class_nodes[i]].allocatable;
+		struct tj_admission_resources rest = *alloc;
 		int64_t with;
 
 		if (!may_use(job, r->class_nodes[i]) || !holds_one(alloc, &job->launcher))
@@ -536,22 +539,22 @@ static int64_t most_pods(const struct run *r, size_t b, const struct tj_adm_job 
 	return most < job->num_nodes ? most : job->num_nodes;
 }
 
-static void wait_for(struct tj_adm_decision *d, const char *reason)
+static void wait_for(struct tj_admission_decision *d, const char *reason)
 {
-	d->verdict = TJ_ADM_WAITING;
+	d->verdict = TJ_ADMISSION_WAITING;
 	snprintf(d->reason, sizeof(d->reason), "%s", reason);
 }
 
 /* Admits the job on the nodes of r->ranks and takes what it needs from them. */
 static int admit(struct run *r, size_t b, size_t j, bool backfilled)
 {
-	const struct tj_adm_job *job = &r->in->jobs[j];
-	struct tj_adm_decision *d = &r->res->decisions[j];
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
 
 	d->nodes = calloc((size_t)job->num_pods, sizeof(*d->nodes));
 	if (!d->nodes)
 		return -ENOMEM;
-	d->verdict = TJ_ADM_ADMITTED;
+	d->verdict = TJ_ADMISSION_ADMITTED;
 	d->backfilled = backfilled;
 	d->reason[0] = '\0';
 	for (int rank = 0; rank < job->num_pods; rank++) {
@@ -583,8 +586,8 @@ static int admit(struct run *r, size_t b, size_t j, bool backfilled)
 /* Whether the job would take its namespace past its limit; if so it waits, told why. */
 static bool over_quota(struct run *r, size_t b, size_t j)
 {
-	const struct tj_adm_job *job = &r->in->jobs[j];
-	struct tj_adm_decision *d = &r->res->decisions[j];
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
 	const struct account *a;
 	int64_t need = gang_gpus(job);
 
@@ -593,7 +596,7 @@ static bool over_quota(struct run *r, size_t b, size_t j)
 	a = &r->accounts[r->job_account[j]];
 	if (sat_add(a->held, need) <= a->limit)
 		return false;
-	wait_for(d, TJ_ADM_REASON_QUOTA);
+	wait_for(d, TJ_ADMISSION_REASON_QUOTA);
 	snprintf(d->message, sizeof(d->message),
 	         "namespace %s holds %" PRId64 " of its %" PRId64 " %s GPUs; the job needs %" PRId64
 	         " more",
@@ -607,19 +610,19 @@ static bool over_quota(struct run *r, size_t b, size_t j)
  * message names the quota and the resource. */
 static bool over_resource_quota(struct run *r, size_t j)
 {
-	const struct tj_adm_job *job = &r->in->jobs[j];
-	struct tj_adm_decision *d = &r->res->decisions[j];
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
 
 	for (size_t i = 0; i < job->n_charges; i++) {
-		const struct tj_adm_quota_charge *c = &job->charges[i];
-		const struct tj_adm_quota_limit *l = &r->in->quota_limits[c->limit];
+		const struct tj_admission_quota_charge *c = &job->charges[i];
+		const struct tj_admission_quota_limit *l = &r->in->quota_limits[c->limit];
 		char hard[32], used[32], need[32];
 
 		tj_quota_format(hard, sizeof(hard), l->hard);
 		if (!job->restart && c->whole > l->hard) {
-			wait_for(d, TJ_ADM_REASON_QUOTA);
+			wait_for(d, TJ_ADMISSION_REASON_QUOTA);
 			if (!r->in->config->wait_if_never_fits)
-				d->verdict = TJ_ADM_NEVER_FITS;
+				d->verdict = TJ_ADMISSION_NEVER_FITS;
 			tj_quota_format(need, sizeof(need), c->whole);
 			snprintf(d->message, sizeof(d->message),
 			         "ResourceQuota %s of namespace %s allows %s %s in all; the job's "
@@ -631,7 +634,7 @@ static bool over_resource_quota(struct run *r, size_t j)
 		}
 		if (sat_add(r->quota_used[c->limit], c->now) <= l->hard)
 			continue;
-		wait_for(d, TJ_ADM_REASON_QUOTA);
+		wait_for(d, TJ_ADMISSION_REASON_QUOTA);
 		tj_quota_format(used, sizeof(used), r->quota_used[c->limit]);
 		tj_quota_format(need, sizeof(need), c->now);
 		snprintf(d->message, sizeof(d->message),
@@ -648,9 +651,9 @@ static bool over_resource_quota(struct run *r, size_t j)
  * count already, only waits). */
 static bool over_tier_limit(struct run *r, size_t j)
 {
-	const struct tj_adm_job *job = &r->in->jobs[j];
-	struct tj_adm_decision *d = &r->res->decisions[j];
-	const struct tj_adm_tier_limit *l;
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
+	const struct tj_admission_tier_limit *l;
 	int64_t need = gang_gpus(job), whole;
 
 	if (!job->tier_limit || need == 0)
@@ -661,9 +664,9 @@ static bool over_tier_limit(struct run *r, size_t j)
 	                : sat_add(need, (job->num_nodes - job->num_pods) *
 	                                        (job->request.gpus > 0 ? job->request.gpus : 0));
 	if (!job->restart && whole > l->max_gpus) {
-		wait_for(d, TJ_ADM_REASON_QOS_GPUS);
+		wait_for(d, TJ_ADMISSION_REASON_QOS_GPUS);
 		if (!r->in->config->wait_if_never_fits)
-			d->verdict = TJ_ADM_NEVER_FITS;
+			d->verdict = TJ_ADMISSION_NEVER_FITS;
 		snprintf(d->message, sizeof(d->message),
 		         "QOS %s allows namespace %s %" PRId64
 		         " GPUs; the job's gang needs %" PRId64 ": it never fits",
@@ -672,7 +675,7 @@ static bool over_tier_limit(struct run *r, size_t j)
 	}
 	if (sat_add(r->tier_used[job->tier_limit - 1], need) <= l->max_gpus)
 		return false;
-	wait_for(d, TJ_ADM_REASON_QOS_GPUS);
+	wait_for(d, TJ_ADMISSION_REASON_QOS_GPUS);
 	snprintf(d->message, sizeof(d->message),
 	         "namespace %s holds %" PRId64 " of the %" PRId64 " GPUs QOS %s allows it; the job "
 	         "needs %" PRId64 " more",
@@ -690,7 +693,7 @@ static void keep_off(struct run *r, size_t b, ptrdiff_t s)
 	r->avoiding[s] = true;
 	r->kept[s] = r->free[s];
 	r->kept_slots[r->n_kept++] = (size_t)s;
-	r->free[s] = (struct tj_adm_resources){ -1, -1, -1, -1 };
+	r->free[s] = (struct tj_admission_resources){ -1, -1, -1, -1 };
 }
 
 /* Slot s is in a reservation from start until until: the earliest start and the latest end
@@ -705,7 +708,7 @@ static void hold_slot(struct run *r, size_t s, int64_t start, int64_t until)
 
 /* The slots of job's gang placed in r->ranks (and r->launcher_slot) are held for it from
  * start (> 0) until its walltime and grace end (for ever without a walltime). */
-static void hold_gang(struct run *r, const struct tj_adm_job *job, int64_t start)
+static void hold_gang(struct run *r, const struct tj_admission_job *job, int64_t start)
 {
 	int64_t until =
 	        job->walltime > 0 ? sat_add(start, sat_add(job->walltime, job->grace)) : INT64_MAX;
@@ -723,16 +726,16 @@ static void hold_gang(struct run *r, const struct tj_adm_job *job, int64_t start
  * job decided after it in the cycle chooses them too, as victims' nodes or free ones. */
 static int backfill_preempting(struct run *r, size_t b, size_t j)
 {
-	const struct tj_adm_job *job = &r->in->jobs[j];
+	const struct tj_admission_job *job = &r->in->jobs[j];
 	int64_t stop;
 
-	if (!tj_adm_wants_victims(r, job, 0))
+	if (!tj_admission_wants_victims(r, job, 0))
 		return 0;
-	stop = tj_adm_preempt(r, b, j, r->reserved, 0);
+	stop = tj_admission_preempt(r, b, j, r->reserved, 0);
 	if (stop <= 0)
 		return stop < 0 ? (int)stop : 0;
 	r->res->decisions[j].expected_start = stop;
-	tj_adm_reserve_places(r, job);
+	tj_admission_reserve_places(r, job);
 	hold_gang(r, job, stop);
 	return 0;
 }
@@ -740,19 +743,19 @@ static int backfill_preempting(struct run *r, size_t b, size_t j)
 /* Places a gang that gives its nodes back by end on the nodes no reservation holds and on
  * those whose reservations all start at end or later (Slurm's backfill looks at each node's
  * own plan too): it delays none of them. */
-static bool place_ending_by(struct run *r, size_t b, const struct tj_adm_job *job, int64_t end,
-                            const struct heads *heads)
+static bool place_ending_by(struct run *r, size_t b, const struct tj_admission_job *job,
+                            int64_t end, const struct heads *heads)
 {
 	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
 
 	if (end <= heads->first_start)
-		return tj_adm_place_gang(r, b, r->free, NULL, job);
+		return tj_admission_place_gang(r, b, r->free, NULL, job);
 	if (end > heads->last_start) /* every reserved node: placed off them already */
 		return false;
 	for (size_t s = first; s < last; s++)
 		r->too_soon[s] =
 		        r->reserved[s] && (!r->reserved_from[s] || r->reserved_from[s] < end);
-	return tj_adm_place_gang(r, b, r->free, r->too_soon, job);
+	return tj_admission_place_gang(r, b, r->free, r->too_soon, job);
 }
 
 /* A job behind a blocked head: it starts now only if that cannot delay any job with a
@@ -764,20 +767,21 @@ static bool place_ending_by(struct run *r, size_t b, const struct tj_adm_job *jo
  * it. */
 static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads, bool fits)
 {
-	const struct tj_adm_job *job = &r->in->jobs[j];
-	const struct tj_adm_input *in = r->in;
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	const struct tj_admission_input *in = r->in;
 
-	wait_for(&r->res->decisions[j], fits ? TJ_ADM_REASON_PRIORITY : TJ_ADM_REASON_RESOURCES);
+	wait_for(&r->res->decisions[j],
+	         fits ? TJ_ADMISSION_REASON_PRIORITY : TJ_ADMISSION_REASON_RESOURCES);
 	if (!in->config->backfill)
 		return 0;
 	if (!fits)
 		return backfill_preempting(r, b, j);
 	if (job->walltime <= 0 && heads->unknown)
 		return 0;
-	struct shape_memo *m = tj_adm_memo_of(r, b, job);
+	struct shape_memo *m = tj_admission_memo_of(r, b, job);
 
 	if (!m || m->fits_elsewhere != 0) {
-		if (tj_adm_place_gang(r, b, r->free, r->reserved, job))
+		if (tj_admission_place_gang(r, b, r->free, r->reserved, job))
 			return admit(r, b, j, true);
 		if (m)
 			m->fits_elsewhere = 0;
@@ -811,7 +815,7 @@ static void hold_reservation(struct run *r, size_t j, int64_t start, struct head
  * job ahead; or the nodes never free by a known time): it is then decided as any job. */
 static int decide_claimed(struct run *r, size_t b, size_t j, struct heads *heads)
 {
-	const struct tj_adm_job *job = &r->in->jobs[j];
+	const struct tj_admission_job *job = &r->in->jobs[j];
 	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
 	int64_t start;
 
@@ -827,16 +831,16 @@ static int decide_claimed(struct run *r, size_t b, size_t j, struct heads *heads
 			return 1;
 		r->too_soon[s] = false;
 	}
-	if (tj_adm_place_gang(r, b, r->free, r->too_soon, job) ||
-	    tj_adm_place_gang(r, b, r->free, r->reserved, job))
+	if (tj_admission_place_gang(r, b, r->free, r->too_soon, job) ||
+	    tj_admission_place_gang(r, b, r->free, r->reserved, job))
 		return admit(r, b, j, heads->n > 0);
 	/* Every other node locked: the reservation counts the releases of these alone. */
 	for (size_t s = first; s < last; s++)
 		r->locked[s] = r->too_soon[s];
-	start = tj_adm_reserve(r, b, job, NULL, 0);
+	start = tj_admission_reserve(r, b, job, NULL, 0);
 	if (!start)
 		return 1;
-	wait_for(&r->res->decisions[j], TJ_ADM_REASON_RESOURCES);
+	wait_for(&r->res->decisions[j], TJ_ADMISSION_REASON_RESOURCES);
 	hold_reservation(r, j, start, heads);
 	return 0;
 }
@@ -848,9 +852,9 @@ static int decide_claimed(struct run *r, size_t b, size_t j, struct heads *heads
  * gone, from their stop on. */
 static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 {
-	const struct tj_adm_job *job = &r->in->jobs[j];
+	const struct tj_admission_job *job = &r->in->jobs[j];
 	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1], n_unlocks = 0;
-	bool may_preempt = tj_adm_wants_victims(r, job, 0);
+	bool may_preempt = tj_admission_wants_victims(r, job, 0);
 	int64_t start, stop;
 
 	for (size_t s = first; heads->n && s < last; s++) {
@@ -863,15 +867,15 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 	if (may_preempt)
 		memcpy(&r->reserved_ahead[first], &r->reserved[first],
 		       (last - first) * sizeof(*r->reserved));
-	tj_adm_sort_releases(r->unlocks, n_unlocks);
-	start = tj_adm_reserve(r, b, job, r->unlocks, n_unlocks);
-	if (may_preempt && tj_adm_wants_victims(r, job, start)) {
+	tj_admission_sort_releases(r->unlocks, n_unlocks);
+	start = tj_admission_reserve(r, b, job, r->unlocks, n_unlocks);
+	if (may_preempt && tj_admission_wants_victims(r, job, start)) {
 		size_t launcher_slot = r->launcher_slot;
 
 		/* The choice of victims places the gang again: the reservation's places are
 		 * kept, for when it preempts nobody. */
 		memcpy(r->reserved_ranks, r->ranks, (size_t)job->num_pods * sizeof(*r->ranks));
-		stop = tj_adm_preempt(r, b, j, r->reserved_ahead, start);
+		stop = tj_admission_preempt(r, b, j, r->reserved_ahead, start);
 		if (stop < 0)
 			return (int)stop;
 		if (stop == 0) {
@@ -882,7 +886,7 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 			/* Its reservation is where it goes once they are gone. */
 			memcpy(&r->reserved[first], &r->reserved_ahead[first],
 			       (last - first) * sizeof(*r->reserved));
-			tj_adm_reserve_places(r, job);
+			tj_admission_reserve_places(r, job);
 			if (!start)
 				r->res->classes[b].reserved_gpus += gang_gpus(job);
 			start = stop;
@@ -894,17 +898,17 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 
 static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
 {
-	const struct tj_adm_job *job = &r->in->jobs[j];
-	struct tj_adm_decision *d = &r->res->decisions[j];
-	bool fits = tj_adm_survey(r, b, job, &d->free_nodes);
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
+	bool fits = tj_admission_survey(r, b, job, &d->free_nodes);
 	int64_t most = 0;
 	int err;
 
 	/* A restart has held its nodes before: it waits for them rather than fail. */
 	if (!job->restart && (most = most_pods(r, b, job)) < job->num_nodes) {
-		wait_for(d, TJ_ADM_REASON_NEVER);
+		wait_for(d, TJ_ADMISSION_REASON_NEVER);
 		if (!r->in->config->wait_if_never_fits)
-			d->verdict = TJ_ADM_NEVER_FITS;
+			d->verdict = TJ_ADMISSION_NEVER_FITS;
 		say_never_fits(r, b, job, most, d);
 		return 0;
 	}
@@ -914,16 +918,16 @@ static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
 		return err;
 	if (heads->n) {
 		err = backfill(r, b, j, heads, fits);
-		if (err == 0 && d->verdict == TJ_ADM_WAITING && !d->n_victims &&
+		if (err == 0 && d->verdict == TJ_ADMISSION_WAITING && !d->n_victims &&
 		    heads->n < (size_t)(r->in->config->reservations > 1
 		                                ? r->in->config->reservations
 		                                : 1))
 			err = reserve(r, b, j, heads);
 		return err;
 	}
-	if (fits && tj_adm_place_gang(r, b, r->free, NULL, job))
+	if (fits && tj_admission_place_gang(r, b, r->free, NULL, job))
 		return admit(r, b, j, false);
-	wait_for(d, TJ_ADM_REASON_RESOURCES);
+	wait_for(d, TJ_ADMISSION_REASON_RESOURCES);
 	return reserve(r, b, j, heads);
 }
 
@@ -932,11 +936,11 @@ static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
  * given back as they were afterwards. */
 static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *heads)
 {
-	const struct tj_adm_job *job = &r->in->jobs[j];
+	const struct tj_admission_job *job = &r->in->jobs[j];
 	int err;
 
 	r->n_kept = 0;
-	for (size_t i = 0; i < job->n_excluded && i < TJ_ADM_MAX_EXCLUDED; i++)
+	for (size_t i = 0; i < job->n_excluded && i < TJ_ADMISSION_MAX_EXCLUDED; i++)
 		keep_off(r, b, r->node_slot[job->excluded[i]]);
 	for (size_t s = r->bucket_slots[b]; job->eligible && s < r->bucket_slots[b + 1]; s++)
 		if (!job->eligible[r->slot_node[s]])
@@ -959,44 +963,47 @@ static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *head
 /* Positions, queue lengths, the messages that tell them, and the counts by reason. */
 static void number_waiting(struct run *r, size_t b)
 {
-	struct tj_adm_class_stats *st = &r->res->classes[b];
+	struct tj_admission_class_stats *st = &r->res->classes[b];
 	int waiting = 0, position = 0;
 
 	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1]; i++)
-		waiting += r->res->decisions[r->order[i]].verdict == TJ_ADM_WAITING;
+		waiting += r->res->decisions[r->order[i]].verdict == TJ_ADMISSION_WAITING;
 	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1]; i++) {
-		struct tj_adm_decision *d = &r->res->decisions[r->order[i]];
-		int reason = tj_adm_reason_index(d->reason);
+		struct tj_admission_decision *d = &r->res->decisions[r->order[i]];
+		int reason = tj_admission_reason_index(d->reason);
 
 		d->queue_length = waiting;
-		if (d->verdict != TJ_ADM_WAITING)
+		if (d->verdict != TJ_ADMISSION_WAITING)
 			continue;
 		d->position = ++position;
 		if (reason >= 0)
 			st->waiting[reason]++;
 		if (!r->in->config->defer_waiting_messages)
-			tj_adm_say_deferred(r->in, r->order[i], d);
+			tj_admission_say_deferred(r->in, r->order[i], d);
 	}
 }
 
-void tj_adm_say_deferred(const struct tj_adm_input *in, size_t j, struct tj_adm_decision *d)
+void tj_admission_say_deferred(const struct tj_admission_input *in, size_t j,
+                               struct tj_admission_decision *d)
 {
-	const struct tj_adm_job *job = &in->jobs[j];
+	const struct tj_admission_job *job = &in->jobs[j];
 
-	if (d->verdict != TJ_ADM_WAITING || (strcmp(d->reason, TJ_ADM_REASON_RESOURCES) != 0 &&
-	                                     strcmp(d->reason, TJ_ADM_REASON_PRIORITY) != 0))
+	if (d->verdict != TJ_ADMISSION_WAITING ||
+	    (strcmp(d->reason, TJ_ADMISSION_REASON_RESOURCES) != 0 &&
+	     strcmp(d->reason, TJ_ADMISSION_REASON_PRIORITY) != 0))
 		return;
-	tj_adm_say_waiting(d, class_name(in, bucket_of_class(in, job->class_index)), job, in->now);
+	tj_admission_say_waiting(d, class_name(in, bucket_of_class(in, job->class_index)), job,
+	                         in->now);
 	if (d->n_victims)
-		tj_adm_say_preempting(d, in->running);
+		tj_admission_say_preempting(d, in->running);
 	else if (job->preempting)
-		tj_adm_say_preempting(d, NULL);
+		tj_admission_say_preempting(d, NULL);
 }
 
-int tj_admit(const struct tj_adm_input *in, struct tj_adm_result **ret)
+int tj_admit(const struct tj_admission_input *in, struct tj_admission_result **ret)
 {
 	struct run r = { .in = in, .era = 1 };
-	struct tj_adm_result *res;
+	struct tj_admission_result *res;
 	int err;
 
 	if (!in || !ret)
@@ -1028,14 +1035,14 @@ int tj_admit(const struct tj_adm_input *in, struct tj_adm_result **ret)
 	}
 	run_clear(&r);
 	if (err < 0) {
-		tj_adm_result_free(res);
+		tj_admission_result_free(res);
 		return err;
 	}
 	*ret = res;
 	return 0;
 }
 
-struct tj_adm_result *tj_adm_result_free(struct tj_adm_result *res)
+struct tj_admission_result *tj_admission_result_free(struct tj_admission_result *res)
 {
 	if (!res)
 		return NULL;
@@ -1050,11 +1057,12 @@ struct tj_adm_result *tj_adm_result_free(struct tj_adm_result *res)
 	return NULL;
 }
 
-int tj_adm_reason_index(const char *reason)
+int tj_admission_reason_index(const char *reason)
 {
 	static const char *const reasons[] = {
-		TJ_ADM_REASON_RESOURCES, TJ_ADM_REASON_PRIORITY, TJ_ADM_REASON_QUOTA,
-		TJ_ADM_REASON_NEVER,     TJ_ADM_REASON_QOS_GPUS,
+		TJ_ADMISSION_REASON_RESOURCES, TJ_ADMISSION_REASON_PRIORITY,
+		TJ_ADMISSION_REASON_QUOTA,     TJ_ADMISSION_REASON_NEVER,
+		TJ_ADMISSION_REASON_QOS_GPUS,
 	};
 
 	for (int i = 0; reason && i < 5; i++)

@@ -10,7 +10,7 @@
  *   GPUs (the class's extended resource), CPU and memory minus what is used: the requests of
  *   every pod that holds it (reconcilers/admission/capacity.h: bound, pinned or nominated there),
  * ours or not, and the reservations of admitted gangs whose pods the cache has not shown yet. Which
- * nodes of its class a job may use at all is its eligibility (tj_adm_job.eligible).
+ * nodes of its class a job may use at all is its eligibility (tj_admission_job.eligible).
  * - Fit. A gang fits when every one of its pods fits at once, each with the job's request,
  *   on nodes of its class that take new pods. Several pods of one job may share a node when
  *   its free resources hold them. Nothing is admitted in part: a gang is placed whole or not
@@ -69,9 +69,9 @@
  *   release on them counts toward its expected start.
  * - Preemption (as Slurm's QOS preemption, PreemptMode=REQUEUE). A blocked job that gets a
  *   reservation (one of the first of its class, the backfill depth) and whose tier may
- *   preempt others (tj_adm_job.preempts) preempts when its expected start is unknown or
+ *   preempt others (tj_admission_job.preempts) preempts when its expected start is unknown or
  *   later than its tier's preempt_after: among the running gangs of its class in the tiers
- *   it may preempt (tj_adm_input.running), it chooses victims in order, lowest tier first,
+ *   it may preempt (tj_admission_input.running), it chooses victims in order, lowest tier first,
  *   then the most recently started, until its whole gang fits in what is free now plus
  *   what they hold (off the nodes reserved for the jobs ahead, and those it must avoid);
  *   then it spares every victim it can still do without, the last chosen first, so that no
@@ -102,7 +102,7 @@
 #include "reconcilers/trainjob.h"
 
 /* What one pod asks for, or one node offers. */
-struct tj_adm_resources {
+struct tj_admission_resources {
 	int64_t gpus;      /* of the class's extended resource */
 	int64_t cpu_milli; /* millicores */
 	int64_t memory;    /* bytes */
@@ -111,54 +111,55 @@ struct tj_adm_resources {
 	int64_t pods;
 };
 
-struct tj_adm_node {
+struct tj_admission_node {
 	const char *name;   /* borrowed */
-	int class_index;    /* index into tj_adm_input.class_names; -1: no GPU class */
+	int class_index;    /* index into tj_admission_input.class_names; -1: no GPU class */
 	const char *domain; /* borrowed; value of the topology label, NULL if none */
 	bool schedulable;   /* takes new pods */
-	struct tj_adm_resources allocatable;
-	struct tj_adm_resources used; /* bound and pinned pods, and reservations */
+	struct tj_admission_resources allocatable;
+	struct tj_admission_resources used; /* bound and pinned pods, and reservations */
 };
 
 /* Resources that come free at a known time: a pod of a running job whose walltime
  * ends then (status.deadline: the start plus activeDeadlineSeconds or the defaultWalltime,
  * reconcilers/policy/walltime.h). */
-struct tj_adm_release {
+struct tj_admission_release {
 	size_t node; /* index into nodes */
 	int64_t at;  /* unix seconds */
-	struct tj_adm_resources resources;
+	struct tj_admission_resources resources;
 };
 
 /* A namespace's GPUs in use, per class, for the quotas. */
-struct tj_adm_usage {
+struct tj_admission_usage {
 	const char *namespace; /* borrowed */
 	int class_index;
 	int64_t gpus;
 };
 
 /* What a running gang holds on one node. */
-struct tj_adm_hold {
+struct tj_admission_hold {
 	size_t node; /* index into nodes */
-	struct tj_adm_resources resources;
+	struct tj_admission_resources resources;
 };
 
 /* A running gang that a queued job of a tier above it may preempt (its pods are not being
  * deleted, and it is not being preempted already: a gang on its way out is only its
  * releases, at its stop). */
-struct tj_adm_running {
+struct tj_admission_running {
 	const char *key; /* borrowed; "namespace/name" */
 	int class_index;
-	int tier;      /* the priority of its QOS tier: lower tiers are preempted first */
-	unsigned qos;  /* the index of its tier, the bit of tj_adm_job.preempts that names it */
+	int tier; /* the priority of its QOS tier: lower tiers are preempted first */
+	unsigned
+	        qos; /* the index of its tier, the bit of tj_admission_job.preempts that names it */
 	int64_t start; /* unix seconds: the most recently started are preempted first */
 	/* The seconds it is told before its pods are stopped (their termination grace). */
 	int64_t grace;
-	const struct tj_adm_hold *holds; /* borrowed; n_holds */
+	const struct tj_admission_hold *holds; /* borrowed; n_holds */
 	size_t n_holds;
 };
 
 /* The most GPUs one namespace may hold in a QOS tier, every class together. */
-struct tj_adm_tier_limit {
+struct tj_admission_tier_limit {
 	const char *namespace; /* borrowed */
 	const char *tier;      /* borrowed; the tier's name, for messages */
 	int64_t max_gpus;
@@ -169,19 +170,19 @@ struct tj_adm_tier_limit {
 
 /* The most GPUs of a class one namespace may hold; namespace "*" is every namespace
  * without a limit of its own. */
-struct tj_adm_quota {
+struct tj_admission_quota {
 	const char *namespace; /* borrowed */
 	int class_index;
 	int64_t max_gpus;
 };
 
-struct tj_adm_job {
-	const char *key;                 /* borrowed; "namespace/name" */
-	const char *namespace;           /* borrowed */
-	int class_index;                 /* -1: no GPU class: the nodes of class -1 */
-	int num_nodes;                   /* the job's ranks, for messages and NeverFits */
-	int num_pods;                    /* ranks that need a pod now (1..num_nodes) */
-	struct tj_adm_resources request; /* of one pod */
+struct tj_admission_job {
+	const char *key;                       /* borrowed; "namespace/name" */
+	const char *namespace;                 /* borrowed */
+	int class_index;                       /* -1: no GPU class: the nodes of class -1 */
+	int num_nodes;                         /* the job's ranks, for messages and NeverFits */
+	int num_pods;                          /* ranks that need a pod now (1..num_nodes) */
+	struct tj_admission_resources request; /* of one pod */
 	int tier; /* the priority of its QOS tier (reconcilers/policy/qos.h) */
 	/* Its namespace's fair-share points (reconcilers/admission/fair_share.h), 0..10000: inside
 	 * a tier, with the job's age points, higher first. */
@@ -196,12 +197,12 @@ struct tj_adm_job {
 	 * ahead of every queued job of its class, and never NeverFits for want of patience. */
 	bool restart;
 	/* Nodes the job's pods must avoid (indexes into nodes: where its last worker failed,
-	 * which its pods' affinity excludes); at most TJ_ADM_MAX_EXCLUDED are heeded. */
+	 * which its pods' affinity excludes); at most TJ_ADMISSION_MAX_EXCLUDED are heeded. */
 	const size_t *excluded;
 	size_t n_excluded;
 	/* The request of the gang's launcher, a pod of another shape that needs a place now
 	 * with the others (created later, once they are Ready); pods 0: no launcher. */
-	struct tj_adm_resources launcher;
+	struct tj_admission_resources launcher;
 	/* Per node of the input (borrowed; jobs that ask the same may share one): whether the
 	 * job's pods may go there as the scheduler judges it (reconcilers/admission/placement.h:
 	 * its node selector and affinity, its tolerations, the resources the node offers at all).
@@ -213,9 +214,9 @@ struct tj_adm_job {
 	 * borrowed; NULL for none. */
 	const char *ineligible_why;
 	/* The ResourceQuota limits that count its pods (borrowed). */
-	const struct tj_adm_quota_charge *charges;
+	const struct tj_admission_quota_charge *charges;
 	size_t n_charges;
-	/* Preemption: the tiers whose running gangs it may preempt (bit i: tj_adm_running.qos
+	/* Preemption: the tiers whose running gangs it may preempt (bit i: tj_admission_running.qos
 	 * i; 0: none), and how far away its expected start must be before it does. */
 	uint32_t preempts;
 	int64_t preempt_after;
@@ -223,19 +224,20 @@ struct tj_adm_job {
 	 * others. */
 	bool preempting;
 	/* Preempting: the nodes it chose when it preempted (indexes into nodes, one per pod,
-	 * tj_adm_decision.claimed of that cycle); its gang goes there, now or as its reservation
-	 * once they are free, unless a job ahead holds one of them. Borrowed; NULL: none. */
+	 * tj_admission_decision.claimed of that cycle); its gang goes there, now or as its
+	 * reservation once they are free, unless a job ahead holds one of them. Borrowed; NULL:
+	 * none. */
 	const size_t *claimed;
 	size_t n_claimed;
 	/* 1 + the index into tier_limits of its namespace's limit in its tier; 0: none. */
 	size_t tier_limit;
 };
 
-#define TJ_ADM_MAX_EXCLUDED 32
+#define TJ_ADMISSION_MAX_EXCLUDED 32
 
 /* A limit of one of a namespace's ResourceQuotas on a resource its pods use
  * (informers/resource_quota.h, reconcilers/admission/quota.h); amounts in thousandths. */
-struct tj_adm_quota_limit {
+struct tj_admission_quota_limit {
 	const char *namespace, *quota, *resource; /* borrowed */
 	int64_t hard;
 	/* What it holds now: the quota's status.used, and what the gangs admitted before this
@@ -244,20 +246,20 @@ struct tj_adm_quota_limit {
 };
 
 /* What a job's pods use of one such limit. */
-struct tj_adm_quota_charge {
-	size_t limit;  /* index into tj_adm_input.quota_limits */
+struct tj_admission_quota_charge {
+	size_t limit;  /* index into tj_admission_input.quota_limits */
 	int64_t now;   /* of the pods that need one now (num_pods, and the launcher) */
 	int64_t whole; /* of the whole gang (num_nodes, and the launcher) */
 };
 
-struct tj_adm_config {
+struct tj_admission_config {
 	bool backfill;
 	/* A NeverFits job waits (reason NeverFits) instead of failing, for clusters that grow. */
 	bool wait_if_never_fits;
-	const struct tj_adm_quota *quotas;
+	const struct tj_admission_quota *quotas;
 	size_t n_quotas;
 	/* The messages of jobs waiting for Resources or Priority are left empty, for the caller
-	 * to write with tj_adm_say_deferred for the decisions it tells: a queue of thousands
+	 * to write with tj_admission_say_deferred for the decisions it tells: a queue of thousands
 	 * costs more to describe than to decide, and most of it is not told again. */
 	bool defer_waiting_messages;
 	/* How many blocked jobs of a class get a reservation and an expected start, in the
@@ -265,52 +267,52 @@ struct tj_adm_config {
 	int reservations;
 };
 
-struct tj_adm_input {
-	const struct tj_adm_config *config;
+struct tj_admission_input {
+	const struct tj_admission_config *config;
 	const char *const *class_names; /* for messages; n_classes */
 	size_t n_classes;
-	const struct tj_adm_node *nodes;
+	const struct tj_admission_node *nodes;
 	size_t n_nodes;
-	const struct tj_adm_release *releases;
+	const struct tj_admission_release *releases;
 	size_t n_releases;
-	const struct tj_adm_usage *usage;
+	const struct tj_admission_usage *usage;
 	size_t n_usage;
-	const struct tj_adm_quota_limit *quota_limits;
+	const struct tj_admission_quota_limit *quota_limits;
 	size_t n_quota_limits;
 	/* The QOS tiers' limits of the jobs' namespaces (NULL: none). */
-	const struct tj_adm_tier_limit *tier_limits;
+	const struct tj_admission_tier_limit *tier_limits;
 	size_t n_tier_limits;
 	/* The running gangs queued jobs may preempt (NULL: none). */
-	const struct tj_adm_running *running;
+	const struct tj_admission_running *running;
 	size_t n_running;
 	/* The queue, in any order; in the ranks of the last result's decisions, a queue that did
 	 * not change is not sorted again. The nodes likewise, in name order. */
-	const struct tj_adm_job *jobs;
+	const struct tj_admission_job *jobs;
 	size_t n_jobs;
 	int64_t now; /* unix seconds */
 };
 
-enum tj_adm_verdict {
-	TJ_ADM_ADMITTED,
-	TJ_ADM_WAITING,
-	TJ_ADM_NEVER_FITS, /* fail the job, with the reason (config wait_if_never_fits off) */
+enum tj_admission_verdict {
+	TJ_ADMISSION_ADMITTED,
+	TJ_ADMISSION_WAITING,
+	TJ_ADMISSION_NEVER_FITS, /* fail the job, with the reason (config wait_if_never_fits off) */
 };
 
-#define TJ_ADM_REASON_RESOURCES "Resources"
-#define TJ_ADM_REASON_PRIORITY  "Priority"
-#define TJ_ADM_REASON_QUOTA     "QuotaExceeded"
-#define TJ_ADM_REASON_NEVER     "NeverFits"
-#define TJ_ADM_REASON_QOS_GPUS  "QOSMaxGRESPerNamespace"
+#define TJ_ADMISSION_REASON_RESOURCES "Resources"
+#define TJ_ADMISSION_REASON_PRIORITY  "Priority"
+#define TJ_ADMISSION_REASON_QUOTA     "QuotaExceeded"
+#define TJ_ADMISSION_REASON_NEVER     "NeverFits"
+#define TJ_ADMISSION_REASON_QOS_GPUS  "QOSMaxGRESPerNamespace"
 
-struct tj_adm_decision {
-	enum tj_adm_verdict verdict;
+struct tj_admission_decision {
+	enum tj_admission_verdict verdict;
 	bool backfilled; /* admitted ahead of a blocked head */
 	/* ADMITTED: num_pods indexes into nodes, the node of each pod that needs one, in rank
 	 * order. Owned by the result. */
 	size_t *nodes;
 	/* ADMITTED with a launcher: the index into nodes of its node; SIZE_MAX without. */
 	size_t launcher_node;
-	/* WAITING and NEVER_FITS: one of TJ_ADM_REASON_*, and a message a person can act on:
+	/* WAITING and NEVER_FITS: one of TJ_ADMISSION_REASON_*, and a message a person can act on:
 	 * "position 3 of 7 in gh200: needs 5 nodes x 4 GPUs, 3 such nodes free; expected start
 	 * 10:40Z" (or "expected start unknown"), "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes
 	 * x 4 GPUs never fits; at most 8", "namespace team-a holds 16 of its 16 gh200 GPUs; the
@@ -331,13 +333,13 @@ struct tj_adm_decision {
 	size_t *victims;
 	size_t n_victims;
 	/* With victims, for a gang without a launcher: the node of each pod once they are gone
-	 * (indexes into nodes), to be given back as tj_adm_job.claimed while they stop; owned
+	 * (indexes into nodes), to be given back as tj_admission_job.claimed while they stop; owned
 	 * by the result; NULL and 0 for none. */
 	size_t *claimed;
 	size_t n_claimed;
 };
 
-struct tj_adm_class_stats {
+struct tj_admission_class_stats {
 	int64_t capacity_gpus;  /* allocatable of the nodes that take new pods */
 	int64_t allocated_gpus; /* used on them */
 	int64_t reserved_gpus;  /* held for the expected starts of the reservations */
@@ -345,19 +347,19 @@ struct tj_adm_class_stats {
 	size_t waiting[5];
 };
 
-struct tj_adm_result {
-	struct tj_adm_decision *decisions; /* owned; parallel to the input's jobs */
+struct tj_admission_result {
+	struct tj_admission_decision *decisions; /* owned; parallel to the input's jobs */
 	size_t n_decisions;
-	struct tj_adm_class_stats *classes; /* owned; n_classes + 1: the last is class -1 */
+	struct tj_admission_class_stats *classes; /* owned; n_classes + 1: the last is class -1 */
 	size_t admitted, backfilled;
 	size_t preempting; /* jobs that preempt in this result */
 };
 
 /* Decides every job of the queue. Returns 0, or -ENOMEM (-EINVAL for an index out of range). */
-int tj_admit(const struct tj_adm_input *in, struct tj_adm_result **ret);
+int tj_admit(const struct tj_admission_input *in, struct tj_admission_result **ret);
 
 /* What placed one job in the queue's order (the rule "Order" above). */
-struct tj_adm_rank {
+struct tj_admission_rank {
 	size_t job;     /* index into the jobs given */
 	int64_t place;  /* the place in time it takes: its creation time, or that of another job
 	                   of its namespace and tier, as their own priorities swap them */
@@ -369,31 +371,33 @@ struct tj_adm_rank {
 /* The n jobs in the queue's order, as tj_admit orders them: class by class (a class_index
  * below n_classes, or -1: last), restarts, tier, score, place, then the key. ret (room for n)
  * gets the k-th job of the order at k. 0, -EINVAL for a class out of range, or -ENOMEM. */
-int tj_adm_order(const struct tj_adm_job *jobs, size_t n, size_t n_classes, int64_t now,
-                 struct tj_adm_rank *ret);
+int tj_admission_order(const struct tj_admission_job *jobs, size_t n, size_t n_classes, int64_t now,
+                       struct tj_admission_rank *ret);
 
 /* Accepts NULL; returns NULL. */
-struct tj_adm_result *tj_adm_result_free(struct tj_adm_result *res);
+struct tj_admission_result *tj_admission_result_free(struct tj_admission_result *res);
 
 /* Writes the message that defer_waiting_messages left out of d, the decision of
  * in->jobs[j]; any other decision is left as it is. */
-void tj_adm_say_deferred(const struct tj_adm_input *in, size_t j, struct tj_adm_decision *d);
+void tj_admission_say_deferred(const struct tj_admission_input *in, size_t j,
+                               struct tj_admission_decision *d);
 
 /* A waiting job's status is written again when its place moved (among the first
- * TJ_ADM_POSITION_NEAR, by any step; further back, by a quarter of it): a queue of thousands
+ * TJ_ADMISSION_POSITION_NEAR, by any step; further back, by a quarter of it): a queue of thousands
  * would otherwise rewrite every status whenever its head starts, and each start costs about
- * TJ_ADM_POSITION_NEAR + 4 ln(queue length) writes (40 at 5,000 jobs) instead. An expected
- * start is told again when it moved by more than TJ_ADM_EXPECTED_START_SLOP seconds. */
-#define TJ_ADM_POSITION_NEAR       5
-#define TJ_ADM_POSITION_SHARE      4
-#define TJ_ADM_EXPECTED_START_SLOP 60
+ * TJ_ADMISSION_POSITION_NEAR + 4 ln(queue length) writes (40 at 5,000 jobs) instead. An expected
+ * start is told again when it moved by more than TJ_ADMISSION_EXPECTED_START_SLOP seconds. */
+#define TJ_ADMISSION_POSITION_NEAR       5
+#define TJ_ADMISSION_POSITION_SHARE      4
+#define TJ_ADMISSION_EXPECTED_START_SLOP 60
 
 /* Whether decision d of a job is worth writing to its status, old being the one its status
  * shows: its verdict or reason changed, its expected start moved, or it moved in the queue
  * where that is worth telling (the head also when the queue behind it or its free nodes
  * changed). */
-bool tj_adm_worth_telling(const struct tj_adm_decision *old, const struct tj_adm_decision *d);
+bool tj_admission_worth_telling(const struct tj_admission_decision *old,
+                                const struct tj_admission_decision *d);
 
 /* "Resources" -> 0, "Priority" -> 1, "QuotaExceeded" -> 2, "NeverFits" -> 3,
  * "QOSMaxGRESPerNamespace" -> 4; -1 otherwise. */
-int tj_adm_reason_index(const char *reason);
+int tj_admission_reason_index(const char *reason);

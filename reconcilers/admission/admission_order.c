@@ -17,7 +17,7 @@
 #include "reconcilers/admission/admission_internal.h"
 #include "reconcilers/admission/fair_share.h"
 
-struct job_key tj_adm_job_key(const struct tj_adm_job *job, size_t bucket, size_t index)
+struct job_key tj_admission_job_key(const struct tj_admission_job *job, size_t bucket, size_t index)
 {
 	return (struct job_key){ .bucket = bucket,
 		                 .restart = job->restart,
@@ -120,7 +120,7 @@ static bool priorities_differ(const struct job_key *keys, size_t n)
 	return false;
 }
 
-int tj_adm_order_jobs(struct job_key *keys, size_t n, int64_t now)
+int tj_admission_order_jobs(struct job_key *keys, size_t n, int64_t now)
 {
 	int64_t *times;
 
@@ -132,7 +132,7 @@ int tj_adm_order_jobs(struct job_key *keys, size_t n, int64_t now)
 		times = calloc(n + 1, sizeof(*times));
 		if (!times)
 			return -ENOMEM;
-		tj_adm_sort_keys(keys, n, sizeof(*keys), cmp_own);
+		tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_own);
 		for (size_t start = 0, end; start < n; start = end) {
 			for (end = start + 1; end < n && same_group(&keys[start], &keys[end]);
 			     end++)
@@ -150,14 +150,14 @@ int tj_adm_order_jobs(struct job_key *keys, size_t n, int64_t now)
 	for (size_t i = 0; i < n; i++)
 		keys[i].score = (int64_t)keys[i].job->fair_share +
 		                tj_fair_share_age_points(keys[i].place, now);
-	tj_adm_sort_keys(keys, n, sizeof(*keys), cmp_queue);
+	tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_queue);
 	return 0;
 }
 
-int tj_adm_order(const struct tj_adm_job *jobs, size_t n, size_t n_classes, int64_t now,
-                 struct tj_adm_rank *ret)
+int tj_admission_order(const struct tj_admission_job *jobs, size_t n, size_t n_classes, int64_t now,
+                       struct tj_admission_rank *ret)
 {
-	const struct tj_adm_input classes = { .n_classes = n_classes };
+	const struct tj_admission_input classes = { .n_classes = n_classes };
 	struct job_key *keys;
 
 	for (size_t i = 0; i < n; i++)
@@ -167,18 +167,18 @@ int tj_adm_order(const struct tj_adm_job *jobs, size_t n, size_t n_classes, int6
 	if (!(keys = calloc(n + 1, sizeof(*keys))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		keys[i] =
-		        tj_adm_job_key(&jobs[i], bucket_of_class(&classes, jobs[i].class_index), i);
-	if (tj_adm_order_jobs(keys, n, now) < 0) {
+		keys[i] = tj_admission_job_key(&jobs[i],
+		                               bucket_of_class(&classes, jobs[i].class_index), i);
+	if (tj_admission_order_jobs(keys, n, now) < 0) {
 		free(keys);
 		return -ENOMEM;
 	}
 	for (size_t k = 0; k < n; k++)
-		ret[k] = (struct tj_adm_rank){ .job = keys[k].index,
-			                       .place = keys[k].place,
-			                       .age_points =
-			                               tj_fair_share_age_points(keys[k].place, now),
-			                       .score = keys[k].score };
+		ret[k] = (struct tj_admission_rank){ .job = keys[k].index,
+			                             .place = keys[k].place,
+			                             .age_points = tj_fair_share_age_points(
+			                                     keys[k].place, now),
+			                             .score = keys[k].score };
 	free(keys);
 	return 0;
 }

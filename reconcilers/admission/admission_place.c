@@ -6,7 +6,7 @@
 
 /* Node choice */
 
-struct shape_memo *tj_adm_memo_of(struct run *r, size_t b, const struct tj_adm_job *job)
+struct shape_memo *tj_admission_memo_of(struct run *r, size_t b, const struct tj_admission_job *job)
 {
 	for (size_t i = 0; i < SHAPE_MEMOS; i++) {
 		struct shape_memo *m = &r->memos[i];
@@ -20,9 +20,10 @@ struct shape_memo *tj_adm_memo_of(struct run *r, size_t b, const struct tj_adm_j
 }
 
 /* Whether the gang fits in what is free now, and how many nodes hold one of its pods. */
-bool tj_adm_survey(struct run *r, size_t b, const struct tj_adm_job *job, int *ret_nodes)
+bool tj_admission_survey(struct run *r, size_t b, const struct tj_admission_job *job,
+                         int *ret_nodes)
 {
-	struct shape_memo *m = tj_adm_memo_of(r, b, job);
+	struct shape_memo *m = tj_admission_memo_of(r, b, job);
 	int64_t total = 0;
 	int n = 0;
 
@@ -39,7 +40,7 @@ bool tj_adm_survey(struct run *r, size_t b, const struct tj_adm_job *job, int *r
 	}
 	/* A launcher needs a node in what the ranks leave: only a placement tells. */
 	bool fits = total >= job->num_pods &&
-	            (!has_launcher(job) || tj_adm_place_gang(r, b, r->free, NULL, job));
+	            (!has_launcher(job) || tj_admission_place_gang(r, b, r->free, NULL, job));
 
 	m = &r->memos[r->next_memo];
 	r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
@@ -96,7 +97,7 @@ static bool fits_better(const struct candidate *x, const struct candidate *y)
 	return x->slot < y->slot;
 }
 
-static struct candidate candidate(const struct run *r, const struct tj_adm_resources *free,
+static struct candidate candidate(const struct run *r, const struct tj_admission_resources *free,
                                   size_t s)
 {
 	return (struct candidate){ free[s].gpus, r->reserving ? r->free[s].gpus : 0, s };
@@ -141,7 +142,8 @@ static void sift_up(struct candidate *heap, size_t i)
 /* The k best-fitting nodes of the chosen domains, in order. Every candidate holds at least
  * one pod, so no gang needs more than k of them; a heap of k keeps this linear in the nodes
  * of the class, where sorting them all would not be. */
-static size_t select_best(struct run *r, size_t b, const struct tj_adm_resources *free, int64_t k)
+static size_t select_best(struct run *r, size_t b, const struct tj_admission_resources *free,
+                          int64_t k)
 {
 	size_t n = 0;
 
@@ -165,8 +167,8 @@ static size_t select_best(struct run *r, size_t b, const struct tj_adm_resources
 /* Whether the gang fits in `free`, leaving out the slots of `avoid` when given: the cheap
  * first look of a placement, which stops as soon as the gang is whole and counts no node
  * past it (most backfill candidates do not fit off the head's reserved nodes). */
-static bool fits_in(const struct run *r, size_t b, const struct tj_adm_resources *free,
-                    const bool *avoid, const struct tj_adm_job *job)
+static bool fits_in(const struct run *r, size_t b, const struct tj_admission_resources *free,
+                    const bool *avoid, const struct tj_admission_job *job)
 {
 	int64_t total = 0;
 
@@ -180,8 +182,8 @@ static bool fits_in(const struct run *r, size_t b, const struct tj_adm_resources
 /* Chooses the nodes of a gang in `free`, leaving out the slots of `avoid` when given, and
  * writes the slot of each rank to r->ranks; false if the gang does not fit. A node takes as
  * many consecutive ranks as it holds. */
-static bool place_ranks(struct run *r, size_t b, const struct tj_adm_resources *free,
-                        const bool *avoid, const struct tj_adm_job *job)
+static bool place_ranks(struct run *r, size_t b, const struct tj_admission_resources *free,
+                        const bool *avoid, const struct tj_admission_job *job)
 {
 	size_t nd = r->n_domains[b], n;
 	int64_t k = job->num_pods, rank = 0;
@@ -209,8 +211,8 @@ static bool place_ranks(struct run *r, size_t b, const struct tj_adm_resources *
 
 /* The launcher's node in `free` less what the ranks of r->ranks (k of them) take there when
  * ranked: best fit among the slots that hold it; false if none does. */
-static bool place_launcher(struct run *r, size_t b, const struct tj_adm_resources *free,
-                           const bool *avoid, const struct tj_adm_job *job, int64_t ranked)
+static bool place_launcher(struct run *r, size_t b, const struct tj_admission_resources *free,
+                           const bool *avoid, const struct tj_admission_job *job, int64_t ranked)
 {
 	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1], best = SIZE_MAX;
 
@@ -236,8 +238,8 @@ static bool place_launcher(struct run *r, size_t b, const struct tj_adm_resource
 	return true;
 }
 
-bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *free,
-                       const bool *avoid, const struct tj_adm_job *job)
+bool tj_admission_place_gang(struct run *r, size_t b, const struct tj_admission_resources *free,
+                             const bool *avoid, const struct tj_admission_job *job)
 {
 	size_t s;
 
@@ -263,28 +265,28 @@ bool tj_adm_place_gang(struct run *r, size_t b, const struct tj_adm_resources *f
 /* The gangs of bucket b this cycle admitted ahead of its head that have a walltime, into
  * r->admitted by the time it ends and their pods have stopped: they run from now, and give
  * their nodes back then, as the running jobs' releases do. Their count. */
-static size_t admitted_releases(struct run *r, size_t b, const struct tj_adm_job *head)
+static size_t admitted_releases(struct run *r, size_t b, const struct tj_admission_job *head)
 {
 	size_t n = 0, h = (size_t)(head - r->in->jobs);
 
 	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1] && r->order[i] != h; i++) {
 		size_t j = r->order[i];
-		const struct tj_adm_job *job = &r->in->jobs[j];
+		const struct tj_admission_job *job = &r->in->jobs[j];
 
-		if (r->res->decisions[j].verdict == TJ_ADM_ADMITTED && job->walltime > 0)
+		if (r->res->decisions[j].verdict == TJ_ADMISSION_ADMITTED && job->walltime > 0)
 			r->admitted[n++] = (struct release_key){
 				sat_add(r->in->now, sat_add(job->walltime, job->grace)), j
 			};
 	}
-	tj_adm_sort_releases(r->admitted, n);
+	tj_admission_sort_releases(r->admitted, n);
 	return n;
 }
 
 /* What comes back to slot s (if it is of the bucket [first, last)) at a release, with the
  * count of the head's pods the bucket could hold kept up to date. */
 static void give_back(struct run *r, size_t first, size_t last, ptrdiff_t s,
-                      const struct tj_adm_resources *back, const struct tj_adm_job *head,
-                      int64_t *total)
+                      const struct tj_admission_resources *back,
+                      const struct tj_admission_job *head, int64_t *total)
 {
 	/* A node the head must avoid or may not use gives it nothing back. */
 	if (s < (ptrdiff_t)first || s >= (ptrdiff_t)last || r->avoiding[s])
@@ -306,7 +308,7 @@ static void give_back(struct run *r, size_t first, size_t last, ptrdiff_t s,
  * of it, and the ends of the reservations ahead of it (unlocks). The nodes it would take then are
  * reserved for it. Each release changes one node, so the count of pods the class holds is kept up
  * to date node by node instead of recounted. */
-void tj_adm_reserve_places(struct run *r, const struct tj_adm_job *job)
+void tj_admission_reserve_places(struct run *r, const struct tj_admission_job *job)
 {
 	for (int rank = 0; rank < job->num_pods; rank++)
 		r->reserved[r->ranks[rank]] = true;
@@ -315,8 +317,8 @@ void tj_adm_reserve_places(struct run *r, const struct tj_adm_job *job)
 	r->era++;
 }
 
-int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job,
-                       const struct release_key *unlocks, size_t n_unlocks)
+int64_t tj_admission_reserve(struct run *r, size_t b, const struct tj_admission_job *job,
+                             const struct release_key *unlocks, size_t n_unlocks)
 {
 	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
 	size_t n_admitted = admitted_releases(r, b, job), i = 0, a = 0, u = 0;
@@ -337,14 +339,16 @@ int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job,
 		if (u < n_unlocks && unlocks[u].at < at)
 			at = unlocks[u].at;
 		for (; i < r->in->n_releases && r->releases[i].at == at; i++) {
-			const struct tj_adm_release *rel = &r->in->releases[r->releases[i].index];
+			const struct tj_admission_release *rel =
+			        &r->in->releases[r->releases[i].index];
 
 			give_back(r, first, last, r->node_slot[rel->node], &rel->resources, job,
 			          &total);
 		}
 		for (; a < n_admitted && r->admitted[a].at == at; a++) {
-			const struct tj_adm_job *done = &r->in->jobs[r->admitted[a].index];
-			const struct tj_adm_decision *d = &r->res->decisions[r->admitted[a].index];
+			const struct tj_admission_job *done = &r->in->jobs[r->admitted[a].index];
+			const struct tj_admission_decision *d =
+			        &r->res->decisions[r->admitted[a].index];
 
 			for (int rank = 0; rank < done->num_pods; rank++)
 				give_back(r, first, last, r->node_slot[d->nodes[rank]],
@@ -364,10 +368,10 @@ int64_t tj_adm_reserve(struct run *r, size_t b, const struct tj_adm_job *job,
 		}
 		r->reserving = true;
 		bool fits = total >= k &&
-		            tj_adm_place_gang(r, b, r->later, locks ? r->locked : NULL, job);
+		            tj_admission_place_gang(r, b, r->later, locks ? r->locked : NULL, job);
 		r->reserving = false;
 		if (fits) {
-			tj_adm_reserve_places(r, job);
+			tj_admission_reserve_places(r, job);
 			r->res->classes[b].reserved_gpus += gang_gpus(job);
 			start = at > r->in->now ? at : r->in->now;
 			break;

@@ -18,7 +18,8 @@ static int victim_cmp(const void *a, const void *b)
 	return strcmp(or_empty(x->key), or_empty(y->key));
 }
 
-bool tj_adm_wants_victims(const struct run *r, const struct tj_adm_job *job, int64_t start)
+bool tj_admission_wants_victims(const struct run *r, const struct tj_admission_job *job,
+                                int64_t start)
 {
 	if (!job->preempts || job->preempting || !r->in->n_running || !r->taken)
 		return false;
@@ -27,7 +28,7 @@ bool tj_adm_wants_victims(const struct run *r, const struct tj_adm_job *job, int
 
 /* What gang v holds on the slots of bucket b that the job decided now may use, given to
  * (add) or taken from what is free in r->preempt_free. */
-static void count(struct run *r, size_t b, const struct tj_adm_running *v, bool add)
+static void count(struct run *r, size_t b, const struct tj_admission_running *v, bool add)
 {
 	for (size_t i = 0; i < v->n_holds; i++) {
 		ptrdiff_t s = r->node_slot[v->holds[i].node];
@@ -42,22 +43,22 @@ static void count(struct run *r, size_t b, const struct tj_adm_running *v, bool 
 	}
 }
 
-static bool fits(struct run *r, size_t b, const struct tj_adm_job *job, const bool *ahead)
+static bool fits(struct run *r, size_t b, const struct tj_admission_job *job, const bool *ahead)
 {
-	return tj_adm_place_gang(r, b, r->preempt_free, ahead, job);
+	return tj_admission_place_gang(r, b, r->preempt_free, ahead, job);
 }
 
-int64_t tj_adm_preempt(struct run *r, size_t b, size_t j, const bool *ahead, int64_t start)
+int64_t tj_admission_preempt(struct run *r, size_t b, size_t j, const bool *ahead, int64_t start)
 {
-	const struct tj_adm_input *in = r->in;
-	const struct tj_adm_job *job = &in->jobs[j];
-	struct tj_adm_decision *d = &r->res->decisions[j];
+	const struct tj_admission_input *in = r->in;
+	const struct tj_admission_job *job = &in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
 	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1], n = 0, k = 0, kept = 0;
 	int64_t stop = 0;
 	bool found = false;
 
 	for (size_t v = 0; v < in->n_running; v++) {
-		const struct tj_adm_running *g = &in->running[v];
+		const struct tj_admission_running *g = &in->running[v];
 
 		if (r->taken[v] || bucket_of_class(in, g->class_index) != b || g->qos >= 32 ||
 		    !(job->preempts >> g->qos & 1u))
@@ -84,7 +85,7 @@ int64_t tj_adm_preempt(struct run *r, size_t b, size_t j, const bool *ahead, int
 			count(r, b, &in->running[r->victims[i].index], true);
 	}
 	for (size_t i = 0; i < k; i++) {
-		const struct tj_adm_running *g = &in->running[r->victims[i].index];
+		const struct tj_admission_running *g = &in->running[r->victims[i].index];
 		int64_t at = sat_add(in->now, g->grace > 0 ? g->grace : 0);
 
 		if (!r->victims[i].spared && at > stop)

@@ -8,21 +8,21 @@
 #include <string.h>
 #include <time.h>
 
-const char *tj_adm_plural(int64_t n)
+const char *tj_admission_plural(int64_t n)
 {
 	return n == 1 ? "" : "s";
 }
 
 /* One pod's request, by what matters most: "4 GPUs", "8 CPUs", "500m CPU", "64 GiB". */
-static void describe_request(char *buf, size_t size, const struct tj_adm_resources *req)
+static void describe_request(char *buf, size_t size, const struct tj_admission_resources *req)
 {
 	const int64_t gib = 1024 * 1024 * 1024, mib = 1024 * 1024;
 
 	if (req->gpus > 0)
-		snprintf(buf, size, "%" PRId64 " GPU%s", req->gpus, tj_adm_plural(req->gpus));
+		snprintf(buf, size, "%" PRId64 " GPU%s", req->gpus, tj_admission_plural(req->gpus));
 	else if (req->cpu_milli > 0 && req->cpu_milli % 1000 == 0)
 		snprintf(buf, size, "%" PRId64 " CPU%s", req->cpu_milli / 1000,
-		         tj_adm_plural(req->cpu_milli / 1000));
+		         tj_admission_plural(req->cpu_milli / 1000));
 	else if (req->cpu_milli > 0)
 		snprintf(buf, size, "%" PRId64 "m CPU", req->cpu_milli);
 	else if (req->memory > 0 && req->memory % gib == 0)
@@ -37,15 +37,15 @@ static void describe_request(char *buf, size_t size, const struct tj_adm_resourc
 
 /* "5 nodes x 4 GPUs" for the pods of a job; "2 of 5 nodes x 4 GPUs" when it needs only
  * some of its ranks now. */
-static void describe_gang(char *buf, size_t size, const struct tj_adm_job *job, int pods)
+static void describe_gang(char *buf, size_t size, const struct tj_admission_job *job, int pods)
 {
 	char req[64], of[32] = "";
 
 	describe_request(req, sizeof(req), &job->request);
 	if (pods != job->num_nodes)
 		snprintf(of, sizeof(of), " of %d", job->num_nodes);
-	int n = snprintf(buf, size, "%d%s node%s%s%s", pods, of, tj_adm_plural(job->num_nodes),
-	                 req[0] ? " x " : "", req);
+	int n = snprintf(buf, size, "%d%s node%s%s%s", pods, of,
+	                 tj_admission_plural(job->num_nodes), req[0] ? " x " : "", req);
 
 	if (job->launcher.pods <= 0 || n < 0 || (size_t)n >= size)
 		return;
@@ -54,7 +54,7 @@ static void describe_gang(char *buf, size_t size, const struct tj_adm_job *job, 
 }
 
 /* "10:40Z" on the day of `now`, "2026-12-02T10:40Z" on another, "unknown" for 0. */
-void tj_adm_describe_time(char *buf, size_t size, int64_t t, int64_t now)
+void tj_admission_describe_time(char *buf, size_t size, int64_t t, int64_t now)
 {
 	time_t tt = (time_t)t, tn = (time_t)now;
 	struct tm at, today;
@@ -69,23 +69,23 @@ void tj_adm_describe_time(char *buf, size_t size, int64_t t, int64_t now)
 		strftime(buf, size, "%Y-%m-%dT%H:%MZ", &at);
 }
 
-void tj_adm_say_waiting(struct tj_adm_decision *d, const char *class_name,
-                        const struct tj_adm_job *job, int64_t now)
+void tj_admission_say_waiting(struct tj_admission_decision *d, const char *class_name,
+                              const struct tj_admission_job *job, int64_t now)
 {
 	char gang[128], start[32];
 
 	describe_gang(gang, sizeof(gang), job, job->num_pods);
-	tj_adm_describe_time(start, sizeof(start), d->expected_start, now);
+	tj_admission_describe_time(start, sizeof(start), d->expected_start, now);
 	snprintf(d->message, sizeof(d->message),
 	         "position %d of %d in %s: needs %s, %d such node%s free; expected start %s",
 	         d->position, d->queue_length, class_name, gang, d->free_nodes,
-	         tj_adm_plural(d->free_nodes), start);
+	         tj_admission_plural(d->free_nodes), start);
 }
 
-void tj_adm_describe_node(char *buf, size_t size, const struct tj_adm_resources *alloc,
-                          const struct tj_adm_resources *req)
+void tj_admission_describe_node(char *buf, size_t size, const struct tj_admission_resources *alloc,
+                                const struct tj_admission_resources *req)
 {
-	struct tj_adm_resources shape = *alloc;
+	struct tj_admission_resources shape = *alloc;
 
 	if (req->gpus > 0)
 		shape.cpu_milli = shape.memory = 0;
@@ -96,19 +96,19 @@ void tj_adm_describe_node(char *buf, size_t size, const struct tj_adm_resources 
 	describe_request(buf, size, &shape);
 }
 
-void tj_adm_say_never_fits(struct tj_adm_decision *d, const char *class_name,
-                           const struct tj_adm_job *job, int64_t most, int n_nodes,
-                           const char *node_size)
+void tj_admission_say_never_fits(struct tj_admission_decision *d, const char *class_name,
+                                 const struct tj_admission_job *job, int64_t most, int n_nodes,
+                                 const char *node_size)
 {
 	char gang[128], size_text[128], others[TJ_MESSAGE_MAX / 2] = "";
 	bool restricted = job->eligible && job->ineligible_why && *job->ineligible_why;
 
 	if (n_nodes && node_size[0])
 		snprintf(size_text, sizeof(size_text), "%d node%s of %s", n_nodes,
-		         tj_adm_plural(n_nodes), node_size);
+		         tj_admission_plural(n_nodes), node_size);
 	else if (n_nodes)
 		snprintf(size_text, sizeof(size_text), "%d node%s that hold such a pod", n_nodes,
-		         tj_adm_plural(n_nodes));
+		         tj_admission_plural(n_nodes));
 	else
 		snprintf(size_text, sizeof(size_text), "no node that holds such a pod");
 	if (restricted)
@@ -120,7 +120,8 @@ void tj_adm_say_never_fits(struct tj_adm_decision *d, const char *class_name,
 	         others, gang, most);
 }
 
-bool tj_adm_worth_telling(const struct tj_adm_decision *old, const struct tj_adm_decision *d)
+bool tj_admission_worth_telling(const struct tj_admission_decision *old,
+                                const struct tj_admission_decision *d)
 {
 	int64_t ds = old->expected_start - d->expected_start;
 	int dp = old->position - d->position;
@@ -128,16 +129,18 @@ bool tj_adm_worth_telling(const struct tj_adm_decision *old, const struct tj_adm
 	if (old->verdict != d->verdict || strcmp(old->reason, d->reason) != 0)
 		return true;
 	if ((old->expected_start == 0) != (d->expected_start == 0) ||
-	    ds > TJ_ADM_EXPECTED_START_SLOP || ds < -TJ_ADM_EXPECTED_START_SLOP)
+	    ds > TJ_ADMISSION_EXPECTED_START_SLOP || ds < -TJ_ADMISSION_EXPECTED_START_SLOP)
 		return true;
 	if (dp == 0)
 		return d->position == 1 &&
 		       (old->queue_length != d->queue_length || old->free_nodes != d->free_nodes);
-	return d->position <= TJ_ADM_POSITION_NEAR || old->position <= TJ_ADM_POSITION_NEAR ||
-	       abs(dp) * TJ_ADM_POSITION_SHARE >= d->position;
+	return d->position <= TJ_ADMISSION_POSITION_NEAR ||
+	       old->position <= TJ_ADMISSION_POSITION_NEAR ||
+	       abs(dp) * TJ_ADMISSION_POSITION_SHARE >= d->position;
 }
 
-void tj_adm_say_preempting(struct tj_adm_decision *d, const struct tj_adm_running *running)
+void tj_admission_say_preempting(struct tj_admission_decision *d,
+                                 const struct tj_admission_running *running)
 {
 	size_t len = strlen(d->message);
 	int n;
@@ -149,7 +152,7 @@ void tj_adm_say_preempting(struct tj_adm_decision *d, const struct tj_adm_runnin
 	}
 	n = snprintf(d->message + len, sizeof(d->message) - len,
 	             "; preempting %zu job%s of lower tiers:", d->n_victims,
-	             tj_adm_plural((int64_t)d->n_victims));
+	             tj_admission_plural((int64_t)d->n_victims));
 	for (size_t i = 0; n > 0 && i < d->n_victims; i++) {
 		len = strlen(d->message);
 		if (len + 1 >= sizeof(d->message))

@@ -302,10 +302,11 @@ static void judge_delay(const struct tj_dependency_term *t, const struct tj_depe
 	at = tj_add_capped(since, (int64_t)t->minutes * 60);
 	if (at <= now)
 		return;
-	tj_adm_describe_time(when, sizeof(when), at, now);
+	tj_admission_describe_time(when, sizeof(when), at, now);
 	v->wake_at = at;
 	say(v, TJ_DEPENDENCY_WAITING, "%d minute%s after %s %s, until %s (%s)", t->minutes,
-	    tj_adm_plural(t->minutes), t->name, job->start_time ? "started" : "ended", when, text);
+	    tj_admission_plural(t->minutes), t->name, job->start_time ? "started" : "ended", when,
+	    text);
 }
 
 /* afterok and afternotok: met when the job ends in the state met (to do is its verb, for
@@ -348,7 +349,7 @@ static void judge_named(const struct tj_dependency_term *t,
 			judge_delay(t, &job, subject->now, text, v);
 		else if (t->minutes)
 			say(v, TJ_DEPENDENCY_WAITING, "%s to start, then %d minute%s (%s)", t->name,
-			    t->minutes, tj_adm_plural(t->minutes), text);
+			    t->minutes, tj_admission_plural(t->minutes), text);
 		else
 			say(v, TJ_DEPENDENCY_WAITING, "%s to start (%s)", t->name, text);
 		break;

@@ -190,7 +190,7 @@ struct tj_admission_ticket {
 	const char *const *nodes;
 	size_t n_nodes;
 	/* The queue's verdict (borrowed), or NULL while the job has not been looked at yet. */
-	const struct tj_adm_decision *decision;
+	const struct tj_admission_decision *decision;
 	/* Seconds a pinned pod may stay unschedulable before the whole gang is given back; 0:
 	 * never. */
 	int64_t pin_timeout;

@@ -142,7 +142,7 @@ static bool give_back_live_ranks(struct planner *p)
 		return false;
 	}
 	tj_planner_delete_live_pods(p);
-	tj_planner_set_state(p, TJ_STATE_RESTARTING, TJ_ADM_REASON_RESOURCES,
+	tj_planner_set_state(p, TJ_STATE_RESTARTING, TJ_ADMISSION_REASON_RESOURCES,
 	                     "the replacements found no room within %lld s of the failure of rank "
 	                     "%d; the %d live ranks gave their nodes back, and the gang waits "
 	                     "for admission whole",
@@ -157,7 +157,7 @@ static bool give_back_live_ranks(struct planner *p)
 static void queue_gang(struct planner *p, const struct tj_render *render, int missing,
                        cJSON *launcher)
 {
-	const struct tj_adm_decision *d = p->in->ticket->decision;
+	const struct tj_admission_decision *d = p->in->ticket->decision;
 	const struct tj_gpu_class *cls = tj_render_gpu_class(render);
 	bool restart = p->st.start_time != 0 || has_live_pods(p);
 	int first = 0;
@@ -167,12 +167,12 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 	p->queued = true;
 	if (d)
 		say_kueue_label_ignored(p);
-	if (d && d->verdict == TJ_ADM_NEVER_FITS) {
+	if (d && d->verdict == TJ_ADMISSION_NEVER_FITS) {
 		cJSON_Delete(launcher);
 		tj_planner_fail(p, d->reason, d->message);
 		return;
 	}
-	if (d && d->verdict == TJ_ADM_WAITING && give_back_live_ranks(p)) {
+	if (d && d->verdict == TJ_ADMISSION_WAITING && give_back_live_ranks(p)) {
 		cJSON_Delete(launcher);
 		return;
 	}
@@ -203,7 +203,7 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		p->request.want.n_excluded = i + 1;
 	}
 	tj_planner_set_state(p, restart ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
-	                     d ? d->reason : TJ_ADM_REASON_RESOURCES, "%s",
+	                     d ? d->reason : TJ_ADMISSION_REASON_RESOURCES, "%s",
 	                     d ? d->message : "waiting for admission");
 	p->st.expected_start_time = d ? d->expected_start : 0;
 	p->st.queue_position = d ? d->position : 0;
@@ -252,7 +252,7 @@ static void announce_admission(struct planner *p, const char *const *assigned)
 	if (launcher && len < sizeof(nodes))
 		snprintf(nodes + len, sizeof(nodes) - len, ", the launcher's place on %s",
 		         launcher);
-	p->request.backfilled = adm->decision && adm->decision->verdict == TJ_ADM_ADMITTED &&
+	p->request.backfilled = adm->decision && adm->decision->verdict == TJ_ADMISSION_ADMITTED &&
 	                        adm->decision->backfilled;
 	say_kueue_label_ignored(p);
 	tj_planner_event(p, false, "Admitted", "%d pod%s pinned to %s%s", n, n == 1 ? "" : "s",
@@ -344,7 +344,7 @@ static bool drop_partial_gang(struct planner *p)
 			tj_planner_delete_pod(p, p->current[r]);
 	tj_planner_set_state(
 	        p, p->st.restart_count > 0 ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
-	        refused ? TJ_REASON_FAILED_CREATE : TJ_ADM_REASON_RESOURCES,
+	        refused ? TJ_REASON_FAILED_CREATE : TJ_ADMISSION_REASON_RESOURCES,
 	        "%s%s%d pod%s of the gang, created before the rest, held no node and %s deleted; "
 	        "the gang is created again whole once it can be",
 	        refused ? p->job->status.message : "the gang's creates stopped part way", "; the ",
@@ -496,7 +496,7 @@ bool tj_planner_give_back(struct planner *p)
 	}
 	tj_planner_set_state(
 	        p, p->st.restart_count > 0 ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
-	        TJ_ADM_REASON_RESOURCES,
+	        TJ_ADMISSION_REASON_RESOURCES,
 	        "rank %d could not be scheduled on its node %s within %lld s (%s); the gang was "
 	        "given back and waits for admission again, kept off that node for %d minutes",
 	        stuck->rank, tj_or(stuck->pinned_node, "?"), (long long)adm->pin_timeout,
