@@ -10,7 +10,7 @@
 #include "cli/yaml.h"
 #include "controller/config/config.h"
 #include "reconcilers/json.h"
-#include "reconcilers/plan.h"
+#include "reconcilers/plan/plan.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/trainjob.h"
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 /* What `render` was asked to do: its arguments as `trainjob-controller render` takes them
- * (controller/cli.c parses them); "" when not given. */
+ * (controller/flags.c parses them); "" when not given. */
 struct tj_render_options {
 	char file[PATH_MAX];        /* -f, --filename: the TrainJob(s) */
 	char runtime[PATH_MAX];     /* --runtime: a file with the runtime(s) */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/plugin.h"
-#include "reconcilers/dependency.h"
+#include "reconcilers/plan/dependency.h"
 
 void tj_sbatch_note(struct tj_sbatch_notes *notes, const char *fmt, ...)
 {

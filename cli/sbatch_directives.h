@@ -91,9 +91,10 @@ struct tj_sbatch_opts {
 	int where_time;
 	char partition[TJ_SBATCH_WORD_MAX]; /* -p */
 	int where_partition;
-	char qos[TJ_SBATCH_WORD_MAX]; /* -q: the QOS tier (reconcilers/qos.h) */
+	char qos[TJ_SBATCH_WORD_MAX]; /* -q: the QOS tier (reconcilers/policy/qos.h) */
 	int where_qos;
-	char dependency[TJ_SBATCH_VALUE_MAX]; /* -d: Slurm's syntax (reconcilers/dependency.h) */
+	char dependency[TJ_SBATCH_VALUE_MAX]; /* -d: Slurm's syntax (reconcilers/plan/dependency.h)
+	                                       */
 	int where_dependency;
 	int signal_seconds;              /* --signal=[B:]SIG@SECONDS */
 	char signal[TJ_SBATCH_WORD_MAX]; /* the signal as written */

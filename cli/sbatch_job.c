@@ -9,7 +9,7 @@
 
 #include "cli/plugin.h"
 #include "reconcilers/json.h"
-#include "reconcilers/render.h"
+#include "reconcilers/render/render.h"
 #include "reconcilers/trainjob.h"
 
 /* Defines srun for the script: the script itself already runs once on every node, so srun

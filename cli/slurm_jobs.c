@@ -7,9 +7,9 @@
 
 #include "informers/pod.h"
 #include "kube/request.h"
-#include "reconcilers/accounting.h"
-#include "reconcilers/gpu_seconds.h"
 #include "reconcilers/json.h"
+#include "reconcilers/usage/accounting.h"
+#include "reconcilers/usage/gpu_seconds.h"
 
 static const char *annotation(const cJSON *obj, const char *key)
 {
@@ -211,7 +211,7 @@ static void add_records(const cJSON *cm, cJSON *jobs)
 	}
 }
 
-/* The accounting records of the deleted TrainJobs (reconcilers/accounting.h) of the
+/* The accounting records of the deleted TrainJobs (reconcilers/usage/accounting.h) of the
  * namespace, or of every namespace, added to jobs. Records the user may not read are left
  * out, said on stderr. */
 static void fetch_records(struct tj_plugin *p, const char *ns, cJSON *jobs)

@@ -27,7 +27,7 @@ struct tj_slurm_job {
 	enum tj_slurm_state state;
 	/* status.gpuSeconds and wastedGpuSeconds, plus what its pods held since
 	 * status.gpuSecondsCountedUntil (the controller writes the counts with its next status
-	 * change; reconcilers/gpu_seconds.h). */
+	 * change; reconcilers/usage/gpu_seconds.h). */
 	int64_t gpu_seconds;
 	int64_t wasted_gpu_seconds;
 };
@@ -47,7 +47,7 @@ int tj_slurm_jobs_from_lists(const cJSON *trainjobs, const cJSON *pods, int64_t 
 /* Lists the TrainJobs and their pods in p->namespace, or in every namespace, and builds the
  * jobs. Prints one line through the plugin and returns a negative errno code on failure. */
 /* tj_slurm_jobs_fetch, and with records, the deleted jobs' accounting records too
- * (reconcilers/accounting.h), as jobs without pods: those deleted before they ended
+ * (reconcilers/usage/accounting.h), as jobs without pods: those deleted before they ended
  * CANCELLED. */
 int tj_slurm_jobs_fetch_records(struct tj_plugin *p, bool all_namespaces, bool records, int64_t now,
                                 struct tj_slurm_jobs *ret);

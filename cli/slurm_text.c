@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "base/rfc3339.h"
-#include "reconcilers/dependency.h"
+#include "reconcilers/plan/dependency.h"
 
 static const struct {
 	const char *letters, *name;

@@ -7,8 +7,8 @@
 #include "cli/slurm_text.h"
 #include "cli/sshare_table.h"
 #include "cli/table.h"
-#include "reconcilers/admission.h"
-#include "reconcilers/qos.h"
+#include "reconcilers/admission/admission.h"
+#include "reconcilers/policy/qos.h"
 
 static int cmp_name(const void *a, const void *b)
 {
@@ -61,8 +61,8 @@ int tj_sprio_rows(const struct tj_slurm_jobs *jobs, const struct tj_admission_po
 	struct tj_fair_share_account *accounts = NULL;
 	struct tj_sprio_row *queued = calloc(jobs->n + 1, sizeof(*queued));
 	const char **names = calloc(jobs->n + 1, sizeof(*names));
-	struct tj_adm_job *adm = calloc(jobs->n + 1, sizeof(*adm));
-	struct tj_adm_rank *ranks = calloc(jobs->n + 1, sizeof(*ranks));
+	struct tj_admission_job *adm = calloc(jobs->n + 1, sizeof(*adm));
+	struct tj_admission_rank *ranks = calloc(jobs->n + 1, sizeof(*ranks));
 	struct tj_sprio_rows out = { 0 };
 	size_t n_accounts = 0, n_names, n;
 	int r = -ENOMEM;
@@ -78,7 +78,7 @@ int tj_sprio_rows(const struct tj_slurm_jobs *jobs, const struct tj_admission_po
 		        tj_fair_share_find(accounts, n_accounts, job->namespace);
 
 		queued[i].fair_share = a ? a->points : TJ_FAIR_SHARE_WEIGHT;
-		adm[i] = (struct tj_adm_job){
+		adm[i] = (struct tj_admission_job){
 			.key = queued[i].job->job->name,
 			.namespace = job->namespace,
 			.class_index = partition_index(names, n_names, queued[i].job->partition),
@@ -88,7 +88,7 @@ int tj_sprio_rows(const struct tj_slurm_jobs *jobs, const struct tj_admission_po
 			.creation_time = job->creation_time,
 		};
 	}
-	if ((r = tj_adm_order(adm, n, n_names, now, ranks)) < 0)
+	if ((r = tj_admission_order(adm, n, n_names, now, ranks)) < 0)
 		goto out;
 	for (size_t k = 0; k < n; k++) {
 		struct tj_sprio_row *row = &out.rows[out.n++];

@@ -1,9 +1,9 @@
 /* What kubectl sprio prints (pure): the priority of each job in the queue, by its parts, as
  * Slurm's sprio shows the factors of pending jobs,
  *   JOBID PARTITION ACCOUNT QOS TIER PRIORITY FAIRSHARE AGE OWN
- * in the queue's order (reconcilers/admission.h, tj_adm_order): per partition (the GPU class
- * as squeue names it), the higher QOS tier first (QOS its name, TIER its priority), then the
- * higher PRIORITY, then the earlier place in time, then the key. PRIORITY is FAIRSHARE (the
+ * in the queue's order (reconcilers/admission/admission.h, tj_admission_order): per partition (the
+ * GPU class as squeue names it), the higher QOS tier first (QOS its name, TIER its priority), then
+ * the higher PRIORITY, then the earlier place in time, then the key. PRIORITY is FAIRSHARE (the
  * namespace's fair-share factor times 10000, cli/sshare_table.h) plus AGE (up to 1000 points
  * for the time since the job's place, reached after 7 days). OWN is the job's own priority,
  * the annotation trainjob.flame.dev/priority (what scontrol top sets; higher first), the

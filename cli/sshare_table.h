@@ -1,12 +1,11 @@
-/* What kubectl sshare prints (pure): the namespaces' fair share (reconcilers/fair_share.h)
- * as Slurm's sshare lists its accounts, a namespace being an account,
- *   Account RawShares NormShares RawUsage EffectvUsage FairShare
- * RawShares is the namespace's share in the config (admission.namespaces[].share, "*"'s for
- * the others, 1 unless set); NormShares its part of the shares of the namespaces that count
- * (below); RawUsage the GPU-seconds its TrainJobs recorded (the deleted ones' through their
- * accounting records, reconcilers/accounting.h, which the jobs given include), each decayed
- * by its age with the half-life, as Slurm's Raw Usage decays (the metric
- * trainjob_fair_share_usage_gpu_seconds);
+/* What kubectl sshare prints (pure): the namespaces' fair share
+ * (reconcilers/admission/fair_share.h) as Slurm's sshare lists its accounts, a namespace being an
+ * account, Account RawShares NormShares RawUsage EffectvUsage FairShare RawShares is the
+ * namespace's share in the config (admission.namespaces[].share, "*"'s for the others, 1 unless
+ * set); NormShares its part of the shares of the namespaces that count (below); RawUsage the
+ * GPU-seconds its TrainJobs recorded (the deleted ones' through their accounting records,
+ * reconcilers/usage/accounting.h, which the jobs given include), each decayed by its age with the
+ * half-life, as Slurm's Raw Usage decays (the metric trainjob_fair_share_usage_gpu_seconds);
  * EffectvUsage its part of all that usage; FairShare the factor 2^(-EffectvUsage/NormShares)
  * (the metric trainjob_fair_share_factor), which times 10000 is the fair-share priority of
  * its queued jobs.
@@ -24,7 +23,7 @@
 #include <stdio.h>
 
 #include "cli/slurm_jobs.h"
-#include "reconcilers/fair_share.h"
+#include "reconcilers/admission/fair_share.h"
 #include "reconcilers/settings.h"
 
 /* The accounts of the cluster's jobs at now, as the controller makes them, with their shares,

@@ -18,10 +18,10 @@
 #include "informers/priority_class.h"
 #include "informers/resource_quota.h"
 #include "informers/workload.h"
-#include "reconcilers/gpu_seconds.h"
-#include "reconcilers/plan.h"
+#include "reconcilers/plan/plan.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/trainjob.h"
+#include "reconcilers/usage/gpu_seconds.h"
 
 /* Pods one TrainJob may own: two attempts of its largest size, and some. A job that owns
  * more (something else creates pods in its name) is not planned: a plan from part of its
@@ -134,7 +134,7 @@ const struct tj_gpu_class *tj_controller_job_gpu_class(const struct tj_controlle
 	return cls;
 }
 
-/* ---- GPU-seconds (reconcilers/gpu_seconds.h) ---- */
+/* ---- GPU-seconds (reconcilers/usage/gpu_seconds.h) ---- */
 
 /* A TrainJob deleted before it ended: what it held and no outcome counted is cancelled. The
  * pods are still in the cache (garbage collection deletes them after their owner), so the

@@ -37,7 +37,7 @@ struct tj_controller_config {
 	/* The wall clock in unix nanoseconds, which plans, events and reconcile durations read;
 	 * NULL reads CLOCK_REALTIME. Tests fix it, so that what the controller writes is exact. */
 	uint64_t (*clock)(void);
-	/* The API server serves the Workload API (reconcilers/native_gang.h, discovered with
+	/* The API server serves the Workload API (reconcilers/render/native_gang.h, discovered with
 	 * controller/discovery.h): pods are gang-scheduled by kube-scheduler itself. */
 	bool native_gang;
 	/* Watch Kueue's Workloads (kueue.x-k8s.io/v1beta2), so that the status of a TrainJob

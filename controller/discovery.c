@@ -4,7 +4,7 @@
 
 #include "controller/log/log.h"
 #include "kube/request.h"
-#include "reconcilers/native_gang.h"
+#include "reconcilers/render/native_gang.h"
 
 #define NATIVE_GANG_PATH "/apis/" TJ_NATIVE_GANG_GROUP "/" TJ_NATIVE_GANG_VERSION
 

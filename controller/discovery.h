@@ -1,5 +1,5 @@
 /* What the API server serves, asked once at start through its discovery documents: the
- * Workload API of native gang scheduling (reconcilers/native_gang.h) is alpha, behind
+ * Workload API of native gang scheduling (reconcilers/render/native_gang.h) is alpha, behind
  * feature gates and --runtime-config, so the controller never assumes it. */
 #pragma once
 

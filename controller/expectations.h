@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reconcilers/plan.h"
+#include "reconcilers/plan/plan.h"
 
 struct tj_expectations;
 

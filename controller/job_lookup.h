@@ -1,9 +1,9 @@
-/* The TrainJobs of a namespace as a dependency reads them (reconcilers/dependency.h), from
+/* The TrainJobs of a namespace as a dependency reads them (reconcilers/plan/dependency.h), from
  * the TrainJob cache, and the jobs of a namespace that wait for one. */
 #pragma once
 
 #include "informers/store.h"
-#include "reconcilers/dependency.h"
+#include "reconcilers/plan/dependency.h"
 #include "reconcilers/trainjob.h"
 
 /* The lookup of the jobs of job's namespace, for job's dependency. Borrows store and job

@@ -272,14 +272,14 @@ static void shutdown_requested(void *userdata, int signum)
 	tj_controller_stop(r->controller, controller_stopped, r);
 }
 
-static int load_kube(struct run *r, const struct tj_cli *cli)
+static int load_kube(struct run *r, const struct tj_flags *flags)
 {
 	struct tj_kube_env env;
 	char err[512];
 	int rc;
 
-	tj_kube_env_from_process(cli->run.kubeconfig[0] ? cli->run.kubeconfig : NULL, &env);
-	rc = tj_kube_config_load(&env, cli->run.context[0] ? cli->run.context : NULL,
+	tj_kube_env_from_process(flags->run.kubeconfig[0] ? flags->run.kubeconfig : NULL, &env);
+	rc = tj_kube_config_load(&env, flags->run.context[0] ? flags->run.context : NULL,
 	                         TJ_KUBE_SA_DIR, &r->kube, err, sizeof(err));
 	if (rc < 0) {
 		tj_log_error("kube", "no usable cluster configuration", TJ_STR("problem", err));
@@ -288,8 +288,8 @@ static int load_kube(struct run *r, const struct tj_cli *cli)
 	tj_log_info("kube", "using cluster", TJ_STR("server", r->kube->server),
 	            TJ_STR("from", r->kube->origin), TJ_STR("context", r->kube->context));
 	struct tj_client_options opts = {
-		.qps = cli->run.qps,
-		.burst = cli->run.burst ? cli->run.burst : (int)(cli->run.qps * 2 + 1),
+		.qps = flags->run.qps,
+		.burst = flags->run.burst ? flags->run.burst : (int)(flags->run.qps * 2 + 1),
 		/* The families are registered before the loop runs the first request. */
 		.transport = { .observe = tj_std_metrics_observe_request,
 		               .observe_userdata = &r->std },
@@ -300,16 +300,16 @@ static int load_kube(struct run *r, const struct tj_cli *cli)
 
 /* The in-cluster namespace, as controller-runtime finds it; outside a cluster "default"
  * (controller-runtime refuses to start there without the flag). */
-static const char *lease_namespace(const struct run *r, const struct tj_cli *cli)
+static const char *lease_namespace(const struct run *r, const struct tj_flags *flags)
 {
-	if (cli->run.leader_election_namespace[0])
-		return cli->run.leader_election_namespace;
+	if (flags->run.leader_election_namespace[0])
+		return flags->run.leader_election_namespace;
 	if (strcmp(r->kube->origin, "in-cluster") == 0 && r->kube->namespace)
 		return r->kube->namespace;
 	return "default";
 }
 
-static int start_leader_election(struct run *r, const struct tj_cli *cli, const char *host)
+static int start_leader_election(struct run *r, const struct tj_flags *flags, const char *host)
 {
 	uint8_t random[16];
 	char identity[TJ_LEASE_HOLDER_MAX];
@@ -322,10 +322,10 @@ static int start_leader_election(struct run *r, const struct tj_cli *cli, const 
 		return rc;
 	struct tj_leader_config lc = {
 		.client = r->client,
-		.namespace = lease_namespace(r, cli),
-		.name = cli->run.leader_election_id,
+		.namespace = lease_namespace(r, flags),
+		.name = flags->run.leader_election_id,
 		.identity = identity,
-		.timings = cli->run.leader_timings,
+		.timings = flags->run.leader_timings,
 		.metrics = &r->std,
 		.on_started_leading = started_leading,
 		.on_stopped_leading = stopped_leading,
@@ -334,16 +334,16 @@ static int start_leader_election(struct run *r, const struct tj_cli *cli, const 
 	return tj_leader_start(&r->loop, &lc, &r->leader);
 }
 
-static const struct tj_config *load_gpu_classes(struct run *r, const struct tj_cli *cli)
+static const struct tj_config *load_gpu_classes(struct run *r, const struct tj_flags *flags)
 {
 	char err[512];
 	int rc;
 
-	if (!cli->run.config[0]) {
+	if (!flags->run.config[0]) {
 		tj_log_info("config", "no --config: using the built-in GPU classes gh200 and h100");
 		return tj_config_builtin();
 	}
-	rc = tj_config_watch_start(&r->loop, cli->run.config, 200, config_reloaded, r, &r->config,
+	rc = tj_config_watch_start(&r->loop, flags->run.config, 200, config_reloaded, r, &r->config,
 	                           err, sizeof(err));
 	if (rc < 0) {
 		tj_log_error("config", "cannot load the config file", TJ_STR("problem", err));
@@ -352,16 +352,16 @@ static const struct tj_config *load_gpu_classes(struct run *r, const struct tj_c
 	return tj_config_watch_config(r->config);
 }
 
-static int serving_cert(struct run *r, const struct tj_cli *cli, const char *host)
+static int serving_cert(struct run *r, const struct tj_flags *flags, const char *host)
 {
 	const char *names[] = { host, "localhost", "127.0.0.1", "::1" };
 	char cert_path[PATH_MAX + 16], key_path[PATH_MAX + 16], err[512];
 	char *cert = NULL, *key = NULL;
 	int rc;
 
-	if (cli->run.metrics_cert_path[0]) {
-		snprintf(cert_path, sizeof(cert_path), "%s/tls.crt", cli->run.metrics_cert_path);
-		snprintf(key_path, sizeof(key_path), "%s/tls.key", cli->run.metrics_cert_path);
+	if (flags->run.metrics_cert_path[0]) {
+		snprintf(cert_path, sizeof(cert_path), "%s/tls.crt", flags->run.metrics_cert_path);
+		snprintf(key_path, sizeof(key_path), "%s/tls.key", flags->run.metrics_cert_path);
 		rc = tj_serving_cert_watch(&r->loop, cert_path, key_path, TJ_SERVING_CERT_POLL_MS,
 		                           &r->metrics_cert, err, sizeof(err));
 		if (rc < 0)
@@ -386,55 +386,55 @@ static int serving_cert(struct run *r, const struct tj_cli *cli, const char *hos
 	return rc;
 }
 
-static int serve_metrics(struct run *r, const struct tj_cli *cli, const char *host)
+static int serve_metrics(struct run *r, const struct tj_flags *flags, const char *host)
 {
 	bool in_cluster = strcmp(r->kube->origin, "in-cluster") == 0;
-	bool secure = tj_cli_metrics_secure(&cli->run, in_cluster);
+	bool secure = tj_flags_metrics_secure(&flags->run, in_cluster);
 	struct tj_metrics_security sec = { 0 };
 	int rc;
 
-	if (secure && !cli->metrics_addr.disabled) {
-		if ((rc = serving_cert(r, cli, host)) < 0 ||
+	if (secure && !flags->metrics_addr.disabled) {
+		if ((rc = serving_cert(r, flags, host)) < 0 ||
 		    (rc = tj_metrics_auth_new(r->client, &r->metrics_auth)) < 0)
 			return rc;
 		sec = (struct tj_metrics_security){ .cert = r->metrics_cert,
 			                            .auth = r->metrics_auth };
-	} else if (in_cluster && !cli->metrics_addr.disabled) {
+	} else if (in_cluster && !flags->metrics_addr.disabled) {
 		tj_log_warn("http",
 		            "serving metrics over plain HTTP to anyone (--metrics-secure=false)");
 	}
-	return tj_http_serve_metrics_secured(&r->loop, &cli->metrics_addr, r->metrics, &sec,
+	return tj_http_serve_metrics_secured(&r->loop, &flags->metrics_addr, r->metrics, &sec,
 	                                     &r->metrics_http);
 }
 
-static int serve(struct run *r, const struct tj_cli *cli, const char *host)
+static int serve(struct run *r, const struct tj_flags *flags, const char *host)
 {
 	int rc;
 
-	rc = serve_metrics(r, cli, host);
+	rc = serve_metrics(r, flags, host);
 	if (rc < 0) {
-		tj_log_error("http", "cannot serve metrics", TJ_STR("port", cli->metrics_addr.port),
-		             TJ_ERR(rc));
+		tj_log_error("http", "cannot serve metrics",
+		             TJ_STR("port", flags->metrics_addr.port), TJ_ERR(rc));
 		return rc;
 	}
-	rc = tj_http_serve_probes(&r->loop, &cli->probe_addr, r->health, &r->probes_http);
+	rc = tj_http_serve_probes(&r->loop, &flags->probe_addr, r->health, &r->probes_http);
 	if (rc < 0)
-		tj_log_error("http", "cannot serve probes", TJ_STR("port", cli->probe_addr.port),
+		tj_log_error("http", "cannot serve probes", TJ_STR("port", flags->probe_addr.port),
 		             TJ_ERR(rc));
 	return rc;
 }
 
-static int setup(struct run *r, const struct tj_cli *cli)
+static int setup(struct run *r, const struct tj_flags *flags)
 {
 	const struct tj_config *classes;
 	char host[256] = "localhost";
 	bool native_gang = false;
 	int rc;
 
-	rc = load_kube(r, cli);
+	rc = load_kube(r, flags);
 	if (rc < 0)
 		return rc;
-	classes = load_gpu_classes(r, cli);
+	classes = load_gpu_classes(r, flags);
 	if (!classes)
 		return -EINVAL;
 	if ((rc = tj_metrics_new(&r->metrics)) < 0 ||
@@ -462,16 +462,16 @@ static int setup(struct run *r, const struct tj_cli *cli)
 		.client = r->client,
 		.recorder = r->recorder,
 		.metrics = &r->std,
-		.namespace = cli->run.namespace[0] ? cli->run.namespace : NULL,
-		.paginated_lists = cli->run.paginated_lists,
+		.namespace = flags->run.namespace[0] ? flags->run.namespace : NULL,
+		.paginated_lists = flags->run.paginated_lists,
 		.native_gang = native_gang,
-		.kueue = cli->run.kueue,
+		.kueue = flags->run.kueue,
 	};
 	if ((rc = tj_controller_new(&r->loop, &cc, &r->controller)) < 0)
 		return rc;
 	r->classes = classes;
 	tj_controller_set_config(r->controller, classes);
-	if ((rc = serve(r, cli, host)) < 0)
+	if ((rc = serve(r, flags, host)) < 0)
 		return rc;
 	if ((rc = tj_signals_new(&r->loop, TJ_SHUTDOWN_GRACE_MS_DEFAULT, &r->signals)) < 0 ||
 	    (rc = tj_signals_on_shutdown(r->signals, shutdown_requested, r)) < 0)
@@ -480,8 +480,8 @@ static int setup(struct run *r, const struct tj_cli *cli)
 		return rc;
 	/* The caches fill on every replica; only the leader reconciles. Without leader
 	 * election this process is the only writer. */
-	if (cli->run.leader_elect)
-		return start_leader_election(r, cli, host);
+	if (flags->run.leader_elect)
+		return start_leader_election(r, flags, host);
 	tj_controller_set_leading(r->controller, true);
 	return 0;
 }
@@ -506,21 +506,21 @@ static void teardown(struct run *r)
 	tj_kube_config_free(r->kube);
 }
 
-int tj_run(const struct tj_cli *cli)
+int tj_run(const struct tj_flags *flags)
 {
 	struct run *r = calloc(1, sizeof(*r));
 	int rc;
 
 	if (!r)
 		return EXIT_FAILURE;
-	tj_log_set_level(cli->log_level);
+	tj_log_set_level(flags->log_level);
 	rc = uv_loop_init(&r->loop);
 	if (rc < 0) {
 		free(r);
 		return EXIT_FAILURE;
 	}
 	tj_log_info("controller", "starting", TJ_STR("version", TJ_VERSION));
-	rc = setup(r, cli);
+	rc = setup(r, flags);
 	if (rc < 0) {
 		tj_log_error("controller", "could not start", TJ_ERR(rc));
 		teardown(r);

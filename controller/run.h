@@ -2,7 +2,7 @@
  * informers, the reconciler, the metrics and probe servers, and runs the loop until SIGTERM. */
 #pragma once
 
-#include "controller/cli.h"
+#include "controller/flags.h"
 
 /* Runs until shutdown; returns the process's exit status. */
-int tj_run(const struct tj_cli *cli);
+int tj_run(const struct tj_flags *flags);

@@ -26,15 +26,15 @@
  * the pod counts against its node before the scheduler binds it. */
 #define TJ_ANNOTATION_PINNED_NODE TJ_LABEL_PREFIX "node"
 /* On the first node pod of a gang whose MPI launcher admission placed with it: the
- * launcher's node and requests (reconcilers/launcher_hold.h), until the launcher exists. A
- * longer value than TJ_POD_LAUNCHER_HOLD_MAX is not ours and is not kept. */
+ * launcher's node and requests (reconcilers/admission/launcher_hold.h), until the launcher exists.
+ * A longer value than TJ_POD_LAUNCHER_HOLD_MAX is not ours and is not kept. */
 #define TJ_ANNOTATION_LAUNCHER_HOLD TJ_LABEL_PREFIX "launcher-hold"
 #define TJ_POD_LAUNCHER_HOLD_MAX    2048
 /* The scheduling gate that holds a gang's pods back until every pod of the gang exists
- * (reconcilers/plan.h, "Admission"): kube-scheduler leaves a pod with a gate alone. */
+ * (reconcilers/plan/plan.h, "Admission"): kube-scheduler leaves a pod with a gate alone. */
 #define TJ_SCHEDULING_GATE TJ_LABEL_PREFIX "gang"
 /* The job's deadline (RFC 3339), written on its pods when they are warned of it
- * (reconcilers/walltime.h). */
+ * (reconcilers/policy/walltime.h). */
 #define TJ_ANNOTATION_DEADLINE TJ_LABEL_PREFIX "deadline"
 
 enum tj_pod_phase {
@@ -94,8 +94,8 @@ struct tj_pod {
 	int exit_code;
 	enum tj_pod_phase phase;
 	/* Seconds from start_time to the moment the pod stopped holding its requests, for the
-	 * GPU-seconds of reconcilers/gpu_seconds.h: the finishedAt of the terminated container
-	 * above, else, for a pod being deleted, when its deletion was asked for
+	 * GPU-seconds of reconcilers/usage/gpu_seconds.h: the finishedAt of the terminated
+	 * container above, else, for a pod being deleted, when its deletion was asked for
 	 * (deletionTimestamp minus deletionGracePeriodSeconds). -1 while it holds them, and for
 	 * a pod that never started. An offset rather than a time, so that it fits in what was
 	 * the struct's tail padding (68 years of seconds). */

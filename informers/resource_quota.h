@@ -1,6 +1,6 @@
 /* ResourceQuota projection (v1): what a namespace's quotas allow and already hold, so that the
  * gang admission waits for a gang the quota cannot hold now instead of creating part of it
- * (reconcilers/quota.h says what a pod counts for).
+ * (reconcilers/admission/quota.h says what a pod counts for).
  *
  * Every amount is in thousandths of the resource's unit, rounded up as the API server rounds
  * ("500m" CPU is 500, "4" GPUs 4000, "1Gi" 1073741824000), so that CPU, memory and counts

@@ -41,7 +41,9 @@ static int read_into(const char *path, char **pem, size_t *pem_len, const char *
 	return r;
 }
 
-int tj_kube_config_read_files(struct tj_kube_config *cfg, char *err, size_t errlen)
+/* Reads ca_file, client_cert_file and client_key_file into the matching *_pem fields where
+ * the "-data" variant was not given. Returns -errno (message names the file) on failure. */
+static int read_files(struct tj_kube_config *cfg, char *err, size_t errlen)
 {
 	int r;
 
@@ -73,7 +75,7 @@ int tj_kube_config_in_cluster(const char *server, const char *dir, struct tj_kub
 	    asprintf(&cfg->ca_file, "%s/ca.crt", dir) < 0 ||
 	    asprintf(&ns_path, "%s/namespace", dir) < 0)
 		goto out_free;
-	r = tj_kube_config_read_files(cfg, err, errlen);
+	r = read_files(cfg, err, errlen);
 	if (r < 0)
 		goto out_free;
 	/* The namespace file is how a controller learns its own namespace; without it the
@@ -151,7 +153,7 @@ int tj_kube_config_load(const struct tj_kube_env *env, const char *context_overr
 	r = tj_kube_config_parse(docs, n, context_override, &cfg, err, errlen);
 	if (r < 0)
 		goto out_free;
-	r = tj_kube_config_read_files(cfg, err, errlen);
+	r = read_files(cfg, err, errlen);
 	if (r < 0)
 		goto out_free;
 	*ret = cfg;

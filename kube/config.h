@@ -28,8 +28,9 @@ struct tj_exec_config {
 };
 
 /* One resolved context: a cluster and a user. File references are kept as paths after
- * tj_kube_config_parse (which does no I/O) and read into the *_pem fields by
- * tj_kube_config_read_files; "-data" fields win over paths, as in client-go. */
+ * tj_kube_config_parse (which does no I/O) and read into the *_pem fields when
+ * the config is loaded (tj_kube_config_load, tj_kube_config_in_cluster); "-data" fields win over
+ * paths, as in client-go. */
 struct tj_kube_config {
 	char *origin;    /* owned; the file the context came from, or "in-cluster" */
 	char *context;   /* owned; context name, NULL in-cluster */
@@ -54,10 +55,6 @@ struct tj_kube_config {
 	char *token_file; /* owned; absolute path, re-read at least every minute, wins over token */
 	struct tj_exec_config *exec; /* owned; NULL if no plugin */
 };
-
-/* Reads ca_file, client_cert_file and client_key_file into the matching *_pem fields where
- * the "-data" variant was not given. Returns -errno (message names the file) on failure. */
-int tj_kube_config_read_files(struct tj_kube_config *cfg, char *err, size_t errlen);
 
 /* Builds the in-cluster configuration from the service-account folder dir (TJ_KUBE_SA_DIR in
  * production): token_file dir/token, ca_file dir/ca.crt (read), namespace from dir/namespace

@@ -122,7 +122,8 @@ struct tj_transport {
 static void after_curl(struct tj_transport *t);
 static void on_defer(uv_timer_t *h);
 
-int tj_transport_errno(int code)
+/* Errno-style code for a libcurl result (CURLE_*), as used in tj_http_response.rc. */
+static int curl_errno(int code)
 {
 	switch ((CURLcode)code) {
 	case CURLE_OK:
@@ -674,8 +675,7 @@ static void after_curl(struct tj_transport *t)
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&call);
-		call->result =
-		        call->data_rc ? call->data_rc : tj_transport_errno((int)msg->data.result);
+		call->result = call->data_rc ? call->data_rc : curl_errno((int)msg->data.result);
 		curl_easy_getinfo(call->easy, CURLINFO_RESPONSE_CODE, &call->status);
 		/* msg is invalid after this. */
 		curl_multi_remove_handle(t->multi, call->easy);

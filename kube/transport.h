@@ -102,6 +102,3 @@ struct tj_transport *tj_transport_free(struct tj_transport *t);
 /* The host[:port] of an http(s) URL ("10.0.0.1:6443" of "https://10.0.0.1:6443/prefix"),
  * without user info; truncated to size; "" for a URL without a scheme. */
 void tj_url_host(const char *url, char *buf, size_t size);
-
-/* Errno-style code for a libcurl result (CURLE_*), as used in tj_http_response.rc. */
-int tj_transport_errno(int curl_code);

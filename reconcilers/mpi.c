@@ -9,7 +9,6 @@
 #include "base/number.h"
 #include "base/quantity.h"
 #include "reconcilers/json.h"
-#include "reconcilers/render.h"
 #include "reconcilers/steps.h"
 
 #define MAX_POLICY_STRING 4096
@@ -367,7 +366,7 @@ static cJSON *owned_object(const struct tj_trainjob *job, const char *kind, cons
 	if (!meta || tj_json_set_string(meta, "name", name) < 0 ||
 	    tj_json_set_string(meta, "namespace", job->namespace) < 0 ||
 	    tj_json_set_string(tj_json_object(meta, "labels"), TJ_LABEL_TRAINJOB, job->name) < 0 ||
-	    tj_render_add_owner(meta, job) < 0)
+	    tj_trainjob_add_owner(meta, job) < 0)
 		goto fail;
 	return obj;
 fail:

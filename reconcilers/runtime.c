@@ -98,7 +98,7 @@ static int64_t deadline_of(const cJSON *obj, const cJSON *node_job)
 }
 
 /* What the runtime's fields beyond the node template say (reconcilers/runtime_support.h,
- * reconcilers/job_metadata.h). */
+ * reconcilers/render/job_metadata.h). */
 static int project_support(const cJSON *obj, const cJSON *node_job, struct tj_runtime *rt)
 {
 	const cJSON *meta = tj_json_path(obj, "spec.template.metadata");

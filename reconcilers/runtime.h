@@ -19,7 +19,7 @@ enum tj_runtime_kind {
 };
 
 /* The ClusterTrainingRuntime label by which a cluster operator lets its jobs run commands
- * that never exit (services, interactive sessions): reconcilers/command_policy.h. Read on
+ * that never exit (services, interactive sessions): reconcilers/policy/command_policy.h. Read on
  * ClusterTrainingRuntimes only: whoever may create a TrainingRuntime or a TrainJob in a
  * namespace cannot exempt it. */
 #define TJ_LABEL_ALLOW_LONG_RUNNING TJ_LABEL_PREFIX "allow-long-running"
@@ -41,7 +41,8 @@ struct tj_runtime {
 	 * such job. */
 	char *node_template; /* owned */
 	/* A ClusterTrainingRuntime labelled trainjob.flame.dev/allow-long-running: "true"
-	 * (reconcilers/command_policy.h); false for a TrainingRuntime whatever its labels. */
+	 * (reconcilers/policy/command_policy.h); false for a TrainingRuntime whatever its labels.
+	 */
 	bool allow_long_running;
 	/* spec.template.spec.successPolicy targets other replicated jobs only (an MPI
 	 * launcher): the job ends when they complete, and the node pods are stopped then. */
@@ -58,7 +59,7 @@ struct tj_runtime {
 	 * the walltime of its jobs that set none; 0 if neither is a number >= 1. */
 	int64_t active_deadline_seconds;
 	/* owned; compact JSON {labels, annotations} of spec.template.metadata, the JobSet's
-	 * (reconcilers/job_metadata.h); NULL if it has none */
+	 * (reconcilers/render/job_metadata.h); NULL if it has none */
 	char *template_metadata;
 	/* owned; why a field of it is refused (reconcilers/runtime_support.h: reason
 	 * UnsupportedRuntime), NULL when every field is supported */

@@ -110,7 +110,7 @@ const struct tj_admission_policy *tj_config_admission(const struct tj_config *co
 	return config && config->admission ? config->admission : &default_admission;
 }
 
-struct tj_admission_policy *tj_admission_policy_free(struct tj_admission_policy *policy)
+static struct tj_admission_policy *admission_policy_free(struct tj_admission_policy *policy)
 {
 	if (!policy)
 		return NULL;
@@ -144,7 +144,7 @@ const struct tj_walltime_policy *tj_config_walltime(const struct tj_config *conf
 	return config && config->walltime ? config->walltime : &default_walltime;
 }
 
-struct tj_walltime_policy *tj_walltime_policy_free(struct tj_walltime_policy *policy)
+static struct tj_walltime_policy *walltime_policy_free(struct tj_walltime_policy *policy)
 {
 	if (!policy)
 		return NULL;
@@ -186,8 +186,8 @@ struct tj_config *tj_config_free(struct tj_config *config)
 		gpu_class_clear(&config->classes[i]);
 	free(config->classes);
 	failure_policy_free(config->failure_policy);
-	tj_admission_policy_free(config->admission);
-	tj_walltime_policy_free(config->walltime);
+	admission_policy_free(config->admission);
+	walltime_policy_free(config->walltime);
 	free_strings(config->command_exempt_namespaces, config->n_command_exempt_namespaces);
 	free(config->retention);
 	free(config);

@@ -16,7 +16,7 @@
 #define TJ_CONFIG_MAX_EXIT_CODES  32
 
 /* A walltime's default and maximum, as one place of the config file sets them (a Slurm
- * partition's DefaultTime and MaxTime); reconcilers/walltime.h resolves them. Seconds; 0:
+ * partition's DefaultTime and MaxTime); reconcilers/policy/walltime.h resolves them. Seconds; 0:
  * unset here, a less specific place decides. */
 struct tj_walltime_limits {
 	long long default_seconds; /* defaultWalltime: of a job without activeDeadlineSeconds */
@@ -46,7 +46,7 @@ struct tj_gpu_class {
 };
 
 /* The defaults of the failure policy (DESIGN.md section 4, "Failures"); the node-health
- * signals are read by reconcilers/node_health.h, the rest by the planner. */
+ * signals are read by reconcilers/policy/node_health.h, the rest by the planner. */
 struct tj_failure_policy {
 	int max_restarts; /* restarts before a job is Failed (ReachedMaxRestarts) */
 	/* How long a node may be unhealthy before its workers count as failed; a TrainJob's
@@ -69,7 +69,7 @@ struct tj_failure_policy {
 	size_t n_fault_cordon_conditions;
 	/* Restarts the infrastructure may cause (a node that fails, an eviction, a preemption)
 	 * before a job is Failed (ReachedMaxInfrastructureRestarts); they do not count against
-	 * max_restarts (reconcilers/budget.h). */
+	 * max_restarts (reconcilers/policy/budget.h). */
 	int max_infrastructure_restarts;
 };
 
@@ -82,14 +82,14 @@ struct tj_namespace_limit {
 
 #define TJ_CONFIG_MAX_NAMESPACE_LIMITS 256
 
-/* A QOS tier (Slurm's QOS; reconcilers/qos.h): the jobs of a tier of higher priority come
+/* A QOS tier (Slurm's QOS; reconcilers/policy/qos.h): the jobs of a tier of higher priority come
  * first in their class's queue, whatever their own priority. */
 struct tj_qos_tier {
 	char *name; /* owned; a DNS label */
 	int priority;
 	long long max_walltime_seconds; /* maxWalltimeSeconds; 0: none */
-	/* The tiers whose running jobs its queued jobs may preempt (reconcilers/qos.h): bit i
-	 * for the i-th tier of the policy's list (or of the built-in ones). */
+	/* The tiers whose running jobs its queued jobs may preempt (reconcilers/policy/qos.h): bit
+	 * i for the i-th tier of the policy's list (or of the built-in ones). */
 	uint32_t preempts;
 	/* A queued job preempts only when its expected start is unknown or further away than
 	 * this (preemptAfterSeconds; 0: whenever it cannot start now). */
@@ -105,13 +105,13 @@ struct tj_qos_namespace {
 	char **allowed;  /* owned array of owned tier names */
 	size_t n_allowed;
 	char *default_tier; /* owned; one of allowed */
-	long long share;    /* its fair share (reconcilers/fair_share.h), > 0 */
+	long long share;    /* its fair share (reconcilers/admission/fair_share.h), > 0 */
 };
 
 #define TJ_CONFIG_MAX_QOS_TIERS      16
 #define TJ_CONFIG_MAX_QOS_NAMESPACES 256
 
-/* Gang admission (reconcilers/admission.h, controller/admission/admitter.h). */
+/* Gang admission (reconcilers/admission/admission.h, controller/admission/admitter.h). */
 struct tj_admission_policy {
 	bool enabled;  /* off: pods are created at once, the scheduler alone decides */
 	bool backfill; /* off: a strict FIFO per class */
@@ -129,14 +129,16 @@ struct tj_admission_policy {
 	char *topology_label;
 	struct tj_namespace_limit *limits; /* owned array */
 	size_t n_limits;
-	/* owned arrays; NULL: the built-in tiers and namespace rules (reconcilers/qos.h) */
+	/* owned arrays; NULL: the built-in tiers and namespace rules (reconcilers/policy/qos.h) */
 	struct tj_qos_tier *tiers;
 	size_t n_tiers;
 	struct tj_qos_namespace *qos_namespaces;
 	size_t n_qos_namespaces;
-	/* Seconds over which a namespace's GPU usage counts half (reconcilers/fair_share.h). */
+	/* Seconds over which a namespace's GPU usage counts half
+	 * (reconcilers/admission/fair_share.h). */
 	long long fair_share_half_life;
-	/* Seconds a deleted TrainJob's accounting record is kept (reconcilers/accounting.h). */
+	/* Seconds a deleted TrainJob's accounting record is kept (reconcilers/usage/accounting.h).
+	 */
 	long long accounting_retention;
 };
 
@@ -160,7 +162,7 @@ struct tj_walltime_policy {
 	int warning_seconds;
 };
 
-/* Finished jobs and replaced attempts (reconcilers/retention.h). */
+/* Finished jobs and replaced attempts (reconcilers/policy/retention.h). */
 struct tj_retention_policy {
 	/* Seconds from a job's end (Complete or Failed) until its pods and Service are
 	 * deleted, when its runtime sets no ttlSecondsAfterFinished; -1: never. */
@@ -180,7 +182,7 @@ struct tj_config {
 	/* owned; NULL: the defaults (tj_config_walltime) */
 	struct tj_walltime_policy *walltime;
 	/* commandPolicy.exemptNamespaces: namespaces whose TrainJobs may run commands that
-	 * never exit (reconcilers/command_policy.h). Owned array of owned names. */
+	 * never exit (reconcilers/policy/command_policy.h). Owned array of owned names. */
 	char **command_exempt_namespaces;
 	size_t n_command_exempt_namespaces;
 	/* owned; NULL: the defaults (tj_config_retention) */
@@ -206,12 +208,6 @@ const struct tj_admission_policy *tj_config_admission(const struct tj_config *co
 /* The walltime policy of config, or the defaults (no cluster-wide limits, no overrides, a
  * warning 300 s before the deadline) when config is NULL or has none. */
 const struct tj_walltime_policy *tj_config_walltime(const struct tj_config *config);
-
-/* Frees a walltime policy. Accepts NULL; returns NULL. */
-struct tj_walltime_policy *tj_walltime_policy_free(struct tj_walltime_policy *policy);
-
-/* Frees an admission policy. Accepts NULL; returns NULL. */
-struct tj_admission_policy *tj_admission_policy_free(struct tj_admission_policy *policy);
 
 /* The retention policy of config, or the defaults (no TTL; failed pods kept 300 s after the
  * next attempt runs) when config is NULL or has none. */

@@ -867,3 +867,19 @@ bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
 			return false;
 	return true;
 }
+
+int tj_trainjob_add_owner(cJSON *meta, const struct tj_trainjob *job)
+{
+	cJSON *refs = cJSON_CreateArray(), *ref = cJSON_CreateObject();
+
+	if (tj_json_append(refs, ref) < 0 || tj_json_set(meta, "ownerReferences", refs) < 0)
+		return -ENOMEM;
+	if (tj_json_set_string(ref, "apiVersion", TJ_API_VERSION) < 0 ||
+	    tj_json_set_string(ref, "kind", "TrainJob") < 0 ||
+	    tj_json_set_string(ref, "name", job->name) < 0 ||
+	    tj_json_set_string(ref, "uid", job->uid) < 0 ||
+	    tj_json_set(ref, "controller", cJSON_CreateTrue()) < 0 ||
+	    tj_json_set(ref, "blockOwnerDeletion", cJSON_CreateTrue()) < 0)
+		return -ENOMEM;
+	return 0;
+}

@@ -23,7 +23,7 @@
 /* The job's place in the queue of its GPU class, an integer in [-1000000000, 1000000000]
  * (higher first); overrides the value of the pods' PriorityClass. */
 #define TJ_ANNOTATION_PRIORITY TJ_LABEL_PREFIX "priority"
-/* Seconds before its deadline a job's pods are warned (reconcilers/walltime.h). */
+/* Seconds before its deadline a job's pods are warned (reconcilers/policy/walltime.h). */
 #define TJ_ANNOTATION_DEADLINE_WARNING TJ_LABEL_PREFIX "deadline-warning-seconds"
 /* Kueue's queue label: a job that carries it is admitted by Kueue, not by us. */
 #define TJ_LABEL_KUEUE_QUEUE "kueue.x-k8s.io/queue-name"
@@ -61,7 +61,8 @@ int tj_problem_set(struct tj_problem *p, const char *reason, const char *fmt, ..
 enum tj_state {
 	TJ_STATE_NONE,
 	TJ_STATE_PENDING,
-	TJ_STATE_QUEUED, /* waiting for admission (reconcilers/admission.h): no pod exists */
+	TJ_STATE_QUEUED, /* waiting for admission (reconcilers/admission/admission.h): no pod exists
+	                  */
 	TJ_STATE_RUNNING,
 	TJ_STATE_RESTARTING,
 	TJ_STATE_SUSPENDED,
@@ -99,7 +100,7 @@ struct tj_failure {
 	int exit_code; /* -1 if the container did not report one */
 	int64_t time;  /* when the controller saw it, unix seconds */
 	/* The container's termination message (with FallbackToLogsOnError, the end of its
-	 * log), cut between UTF-8 sequences (reconcilers/termination.h); "" if none. */
+	 * log), cut between UTF-8 sequences (reconcilers/render/termination.h); "" if none. */
 	char message[TJ_MESSAGE_MAX];
 };
 
@@ -119,7 +120,7 @@ struct tj_trainjob_status {
 	char reason[TJ_REASON_MAX];
 	char message[TJ_MESSAGE_MAX];
 	int restart_count; /* every restart: the attempt of the next pods */
-	/* Of restart_count, those the infrastructure caused (reconcilers/budget.h). */
+	/* Of restart_count, those the infrastructure caused (reconcilers/policy/budget.h). */
 	int infrastructure_restarts;
 	struct tj_failure last_failure;
 	/* unix seconds, 0 if unset: when the gang was admitted and its pods created, so a
@@ -127,13 +128,14 @@ struct tj_trainjob_status {
 	int64_t start_time;
 	int64_t completion_time; /* unix seconds, 0 if unset */
 	/* unix seconds, 0 if unset: when ttlSecondsAfterFinished passed and the job's pods and
-	 * Service were deleted (reconcilers/retention.h); the TrainJob stays as the record. */
+	 * Service were deleted (reconcilers/policy/retention.h); the TrainJob stays as the record.
+	 */
 	int64_t cleanup_time;
 	/* While Queued: the reservation's time (0 if unknown) and the place in the queue of the
 	 * job's class (0 when not queued). */
 	int64_t expected_start_time;
 	int queue_position;
-	/* unix seconds, 0 if unset: startTime plus the walltime (reconcilers/walltime.h) */
+	/* unix seconds, 0 if unset: startTime plus the walltime (reconcilers/policy/walltime.h) */
 	int64_t deadline;
 	int64_t observed_generation;
 	bool has_jobs_status;
@@ -143,11 +145,11 @@ struct tj_trainjob_status {
 	size_t n_conditions;
 	/* GPU-seconds held by the job's pods over every attempt, the part of them spent in
 	 * attempts that failed, and the moment up to which they are counted (unix seconds, 0
-	 * before anything was): reconcilers/gpu_seconds.h. */
+	 * before anything was): reconcilers/usage/gpu_seconds.h. */
 	int64_t gpu_seconds;
 	int64_t wasted_gpu_seconds;
 	int64_t gpu_seconds_until;
-	/* Preemption (reconcilers/plan.h): while the running job is being preempted, when its
+	/* Preemption (reconcilers/plan/plan.h): while the running job is being preempted, when its
 	 * pods stop (unix seconds; 0: it is not) and the job that preempts it ("namespace/name");
 	 * then, over its life, how often it was preempted and the GPU-seconds those attempts
 	 * held (status.preemption, status.preemptions, status.preemptedGpuSeconds). */
@@ -180,10 +182,10 @@ struct tj_trainjob {
 	/* owned; annotation trainjob.flame.dev/node-grace-period-seconds, NULL if absent */
 	char *node_grace_period;
 	char *priority; /* owned; annotation trainjob.flame.dev/priority, NULL if absent */
-	/* owned; annotation trainjob.flame.dev/qos (reconcilers/qos.h), NULL if absent */
+	/* owned; annotation trainjob.flame.dev/qos (reconcilers/policy/qos.h), NULL if absent */
 	char *qos;
 	/* owned; annotations trainjob.flame.dev/dependency and job-name
-	 * (reconcilers/dependency.h), NULL if absent */
+	 * (reconcilers/plan/dependency.h), NULL if absent */
 	char *dependency;
 	char *job_name;
 	/* owned; annotation trainjob.flame.dev/hold ("true": held before it starts, as
@@ -195,7 +197,7 @@ struct tj_trainjob {
 	char *requeue;
 	/* owned; the annotations trainjob.flame.dev/submitted-by and partition that kubectl
 	 * sbatch writes, NULL if absent: kept in the job's accounting record
-	 * (reconcilers/accounting.h) */
+	 * (reconcilers/usage/accounting.h) */
 	char *submitted_by;
 	char *partition;
 	bool kueue; /* labelled kueue.x-k8s.io/queue-name */
@@ -227,10 +229,10 @@ struct tj_trainjob {
 	char *runtime_patches;        /* owned; compact JSON array (the newest API, Kubeflow's SDK
 	                                 RuntimePatch option), NULL if unset */
 	/* owned; compact JSON of spec.initializer ({dataset, model}), NULL if unset: what the
-	 * initializer steps' containers get (reconcilers/render_step.h) */
+	 * initializer steps' containers get (reconcilers/render/render_step.h) */
 	char *initializer;
 	/* owned; compact JSON objects of spec.labels and spec.annotations (Kubeflow v2.0/v2.1),
-	 * merged over the runtime template's (reconcilers/job_metadata.h); NULL if unset */
+	 * merged over the runtime template's (reconcilers/render/job_metadata.h); NULL if unset */
 	char *labels;
 	char *annotations;
 	bool suspend;
@@ -281,3 +283,7 @@ cJSON *tj_trainjob_status_to_json(const struct tj_trainjob_status *status);
 /* True if a and b would serialize to the same JSON. */
 bool tj_trainjob_status_equal(const struct tj_trainjob_status *a,
                               const struct tj_trainjob_status *b);
+
+/* Makes the TrainJob the controller owner of an object: metadata.ownerReferences with
+ * controller and blockOwnerDeletion, so the object goes when the TrainJob does. -ENOMEM. */
+int tj_trainjob_add_owner(cJSON *meta, const struct tj_trainjob *job);

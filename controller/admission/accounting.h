@@ -1,4 +1,4 @@
-/* The keeper of the accounting records (reconcilers/accounting.h) on the cluster: while the
+/* The keeper of the accounting records (reconcilers/usage/accounting.h) on the cluster: while the
  * controller leads, it reads the records of each namespace asked for (a GET of the
  * namespace's ConfigMap trainjob-accounting: the controller may read and patch that one
  * ConfigMap of a namespace, no other), writes the record of each TrainJob deleted (a merge
@@ -16,8 +16,8 @@
 #include <uv.h>
 
 #include "kube/client.h"
-#include "reconcilers/accounting.h"
 #include "reconcilers/trainjob.h"
+#include "reconcilers/usage/accounting.h"
 
 struct tj_accounting;
 

@@ -16,12 +16,12 @@
 #include "controller/log/log.h"
 #include "informers/priority_class.h"
 #include "informers/resources.h"
-#include "reconcilers/admission.h"
-#include "reconcilers/gpu_use.h"
+#include "reconcilers/admission/admission.h"
+#include "reconcilers/admission/launcher_hold.h"
 #include "reconcilers/json.h"
-#include "reconcilers/launcher_hold.h"
-#include "reconcilers/node_health.h"
-#include "reconcilers/qos.h"
+#include "reconcilers/policy/node_health.h"
+#include "reconcilers/policy/qos.h"
+#include "reconcilers/usage/gpu_use.h"
 
 /* Cycles follow each other at least this far apart, so that a burst of pod events is
  * decided once; and they may take a third of the loop's wall clock over time (in CPU time:
@@ -48,8 +48,8 @@ struct tj_admitter {
 	void *userdata;
 	bool kueue;                         /* Kueue admits the jobs labelled for it */
 	struct tj_store *entries;           /* owned */
-	struct tj_store *refusals;          /* owned; struct tj_queue_refusals */
-	struct tj_store *preemptions;       /* owned; struct tj_preemption */
+	struct tj_store *refusals;          /* owned; struct tj_admitter_refusals */
+	struct tj_store *preemptions;       /* owned; struct tj_admitter_preemption */
 	struct tj_accounting *accounting;   /* owned; the deleted jobs' records */
 	uint64_t active_since_ms;           /* when it last became active */
 	struct tj_ledger *ledger;           /* owned; what each node offers and its pods hold */
@@ -79,9 +79,10 @@ struct tj_admitter {
 	uint64_t cycle_snapshot_ns, cycle_decided_ns, cycle_cpu_ns;
 	uint64_t held_ns, cycle_held_ns; /* the delay the next cycle was given, in ns */
 	uint64_t due_ms;                 /* uv_now at which the scheduled cycle runs */
-	struct tj_queue_gone_node gone[TJ_QUEUE_MAX_GONE]; /* nodes deleted a short while ago */
+	struct tj_admitter_gone_node
+	        gone[TJ_ADMITTER_MAX_GONE]; /* nodes deleted a short while ago */
 	size_t n_gone;
-	struct tj_fair_shares shares; /* the namespaces' usage, read now and then */
+	struct tj_admitter_shares shares; /* the namespaces' usage, read now and then */
 };
 
 /* ---- the rebuild of the queue ---- */
@@ -160,7 +161,7 @@ static bool rebuilding(struct tj_admitter *a)
  * without any has no job to order). */
 static void want_records(struct tj_admitter *a)
 {
-	const struct tj_store *jobs = tj_queue_store_of(a->informers->trainjobs);
+	const struct tj_store *jobs = tj_admitter_store_of(a->informers->trainjobs);
 	const struct tj_trainjob *job;
 	struct tj_store_iter it;
 	const char *last = NULL;
@@ -184,9 +185,9 @@ static void accounting_loaded(void *userdata)
 
 /* ---- entries ---- */
 
-static struct tj_queue_entry *entry_get(struct tj_admitter *a, const char *key)
+static struct tj_admitter_entry *entry_get(struct tj_admitter *a, const char *key)
 {
-	return (struct tj_queue_entry *)tj_store_get(a->entries, key);
+	return (struct tj_admitter_entry *)tj_store_get(a->entries, key);
 }
 
 /* ---- the clocks ---- */
@@ -228,11 +229,11 @@ static uint64_t thread_wait_ns(void)
 
 /* ---- one cycle ---- */
 
-/* A created gang's pods once more, on the nodes it was admitted on (TJ_QUEUE_CREATE_AGAIN):
+/* A created gang's pods once more, on the nodes it was admitted on (TJ_ADMITTER_CREATE_AGAIN):
  * its next plan creates them, and adopts those that exist. */
-static void create_again(struct tj_admitter *a, struct tj_queue_entry *e)
+static void create_again(struct tj_admitter *a, struct tj_admitter_entry *e)
 {
-	e->state = TJ_QUEUE_ADMITTED;
+	e->state = TJ_ADMITTER_ADMITTED;
 	e->admitted_ms = uv_now(a->loop);
 	e->trigger_ns = 0;
 	a->enqueue_first(a->userdata, e->key);
@@ -243,20 +244,20 @@ static void create_again(struct tj_admitter *a, struct tj_queue_entry *e)
 static void plan_lagging(struct tj_admitter *a, uint64_t now_ms)
 {
 	struct tj_store_iter it;
-	struct tj_queue_entry *e;
+	struct tj_admitter_entry *e;
 
 	tj_store_iter_init(a->entries, &it);
-	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it)))
-		if (e->state == TJ_QUEUE_CREATED && e->lagging &&
-		    now_ms - e->created_ms >= TJ_QUEUE_CREATED_PATIENCE_MS) {
+	while ((e = (struct tj_admitter_entry *)tj_store_iter_next(&it)))
+		if (e->state == TJ_ADMITTER_CREATED && e->lagging &&
+		    now_ms - e->created_ms >= TJ_ADMITTER_CREATED_PATIENCE_MS) {
 			e->lagging = false;
 			a->enqueue(a->userdata, e->key);
 		}
 }
 
-static int take_admission(const struct tj_admitter *a, struct tj_queue_entry *e,
-                          const struct tj_queue_snapshot *s, const struct tj_adm_decision *d,
-                          int64_t now, uint64_t now_ms)
+static int take_admission(const struct tj_admitter *a, struct tj_admitter_entry *e,
+                          const struct tj_admitter_snapshot *s,
+                          const struct tj_admission_decision *d, int64_t now, uint64_t now_ms)
 {
 	e->nodes = calloc((size_t)e->num_pods, sizeof(*e->nodes));
 	if (!e->nodes)
@@ -270,7 +271,7 @@ static int take_admission(const struct tj_admitter *a, struct tj_queue_entry *e,
 	if (d->launcher_node != SIZE_MAX &&
 	    !(e->launcher_node = strdup(s->nodes[d->launcher_node].name)))
 		goto oom;
-	e->state = TJ_QUEUE_ADMITTED;
+	e->state = TJ_ADMITTER_ADMITTED;
 	e->admitted_at = now;
 	e->admitted_ms = now_ms;
 	e->trigger_ns = a->cycle_trigger_ns;
@@ -287,13 +288,13 @@ static int take_admission(const struct tj_admitter *a, struct tj_queue_entry *e,
 	e->decided = true;
 	return 0;
 oom:
-	tj_queue_entry_requeue(e);
+	tj_admitter_entry_requeue(e);
 	return -ENOMEM;
 }
 
 /* The GPUs of every class; the queue's counts are read from the jobs' statuses at each
  * scrape (tj_std_metrics_feed_jobs), by namespace as well. */
-static void publish_stats(struct tj_admitter *a, const struct tj_adm_result *res)
+static void publish_stats(struct tj_admitter *a, const struct tj_admission_result *res)
 {
 	const struct tj_std_metrics *m = a->metrics;
 	size_t n = a->config ? a->config->n_classes : 0;
@@ -301,7 +302,7 @@ static void publish_stats(struct tj_admitter *a, const struct tj_adm_result *res
 	if (!m)
 		return;
 	for (size_t c = 0; c < n; c++) {
-		const struct tj_adm_class_stats *st = &res->classes[c];
+		const struct tj_admission_class_stats *st = &res->classes[c];
 		const char *name = a->config->classes[c].name;
 
 		tj_metric_set(m->trainjob_gpus, TJ_LABELS(name, "capacity"),
@@ -316,7 +317,7 @@ static void publish_stats(struct tj_admitter *a, const struct tj_adm_result *res
 /* Returns the jobs it decided. */
 static bool has_account(const char *const *values, void *ctx)
 {
-	return tj_fair_shares_find(ctx, values[0]) != NULL;
+	return tj_admitter_shares_find(ctx, values[0]) != NULL;
 }
 
 /* The namespaces' fair share, as just read; the series of namespaces gone go too. */
@@ -341,7 +342,7 @@ static void publish_shares(const struct tj_admitter *a)
 
 /* A running job chosen as a victim (controller/admission/admitter_qos.h): its plan, which tells
  * its pods and records the preemption, goes first. */
-static void preempted(void *userdata, const struct tj_adm_running *victim, const char *by,
+static void preempted(void *userdata, const struct tj_admission_running *victim, const char *by,
                       int64_t at)
 {
 	struct tj_admitter *a = userdata;
@@ -365,7 +366,7 @@ static void preempted(void *userdata, const struct tj_adm_running *victim, const
 static size_t cycle(struct tj_admitter *a)
 {
 	/* The cycle's number (a->cycles once counted) stamps the placements it asks for. */
-	const struct tj_queue_source src = {
+	const struct tj_admitter_source src = {
 		.config = a->config,
 		.informers = a->informers,
 		.entries = a->entries,
@@ -378,8 +379,8 @@ static size_t cycle(struct tj_admitter *a)
 		.preemptions = a->preemptions,
 		.accounting = a->accounting,
 	};
-	struct tj_queue_snapshot s = { 0 };
-	struct tj_adm_result *res = NULL;
+	struct tj_admitter_snapshot s = { 0 };
+	struct tj_admission_result *res = NULL;
 	uint64_t now_ms = uv_now(a->loop);
 	int64_t now = now_seconds();
 	size_t decided = 0;
@@ -388,8 +389,8 @@ static size_t cycle(struct tj_admitter *a)
 	a->cycles++;
 	a->last_cycle_ms = now_ms;
 	plan_lagging(a, now_ms);
-	rc = tj_queue_snapshot_build(&src, &s, now, now_ms);
-	if (rc == 0 && tj_fair_shares_apply(&a->shares, &src, &s, now) < 0)
+	rc = tj_admitter_snapshot_build(&src, &s, now, now_ms);
+	if (rc == 0 && tj_admitter_shares_apply(&a->shares, &src, &s, now) < 0)
 		tj_log_warn("admitter",
 		            "no memory for the fair share: the queue is ordered by age");
 	if (rc == 0 && a->shares.read_at == now)
@@ -401,16 +402,16 @@ static size_t cycle(struct tj_admitter *a)
 	if (rc < 0)
 		goto out;
 	a->cycle_decided_ns = uv_hrtime();
-	if (res->preempting && tj_preemptions_take(&src, &s, res, now, preempted, a) < 0)
+	if (res->preempting && tj_admitter_preemptions_take(&src, &s, res, now, preempted, a) < 0)
 		tj_log_error("admitter", "no memory to record the victims of a preemption");
 	/* The admitted gangs first, so that their creates wait for no message of the others. */
 	for (size_t i = 0; i < s.n_jobs; i++) {
-		struct tj_queue_entry *e = s.job_entries[i];
-		struct tj_adm_decision *d = &res->decisions[i];
+		struct tj_admitter_entry *e = s.job_entries[i];
+		struct tj_admission_decision *d = &res->decisions[i];
 
 		e->rank = d->rank;
 
-		if (d->verdict == TJ_ADM_ADMITTED &&
+		if (d->verdict == TJ_ADMISSION_ADMITTED &&
 		    take_admission(a, e, &s, d, now, now_ms) == 0) {
 			tj_log_info("admitter", "admitted a gang", TJ_STR("trainjob", e->key),
 			            TJ_INT("pods", e->num_pods), TJ_STR("gpuClass", e->gpu_class),
@@ -419,15 +420,15 @@ static size_t cycle(struct tj_admitter *a)
 		}
 	}
 	for (size_t i = 0; i < s.n_jobs; i++) {
-		struct tj_queue_entry *e = s.job_entries[i];
-		struct tj_adm_decision *d = &res->decisions[i];
+		struct tj_admitter_entry *e = s.job_entries[i];
+		struct tj_admission_decision *d = &res->decisions[i];
 
 		/* The entry keeps the decision last told, which its status shows, so that a job
 		 * drifting back one place a cycle is told once the drift is worth it. */
-		if (d->verdict == TJ_ADM_ADMITTED ||
-		    (e->decided && !tj_adm_worth_telling(&e->decision, d)))
+		if (d->verdict == TJ_ADMISSION_ADMITTED ||
+		    (e->decided && !tj_admission_worth_telling(&e->decision, d)))
 			continue;
-		tj_adm_say_deferred(&s.input, i, d);
+		tj_admission_say_deferred(&s.input, i, d);
 		e->decision = *d;
 		e->decision.nodes = NULL;
 		e->decided = true;
@@ -438,8 +439,8 @@ static size_t cycle(struct tj_admitter *a)
 out:
 	if (rc < 0)
 		tj_log_error("admitter", "could not decide the queue", TJ_ERR(rc));
-	tj_adm_result_free(res);
-	tj_queue_snapshot_clear(&s);
+	tj_admission_result_free(res);
+	tj_admitter_snapshot_clear(&s);
 	return decided;
 }
 
@@ -560,7 +561,7 @@ void tj_admitter_node_changed(struct tj_admitter *a, const struct tj_node *old,
 	if (old && node && tj_node_same_placement(old, node))
 		return;
 	if (!node && a->config)
-		tj_queue_gone_add(a->gone, &a->n_gone, a->config, old, uv_now(a->loop));
+		tj_admitter_gone_add(a->gone, &a->n_gone, a->config, old, uv_now(a->loop));
 	kick(a, false);
 }
 
@@ -574,13 +575,13 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 
 	if (!a)
 		return -ENOMEM;
-	rc = tj_store_new(&tj_queue_entry_ops, &a->entries);
+	rc = tj_store_new(&tj_admitter_entry_ops, &a->entries);
 	if (rc == 0)
-		rc = tj_store_new(&tj_queue_refusals_ops, &a->refusals);
+		rc = tj_store_new(&tj_admitter_refusals_ops, &a->refusals);
 	if (rc == 0)
 		rc = tj_store_new(&awaited_ops, &a->awaiting);
 	if (rc == 0)
-		rc = tj_store_new(&tj_preemption_ops, &a->preemptions);
+		rc = tj_store_new(&tj_admitter_preemption_ops, &a->preemptions);
 	if (rc == 0)
 		rc = tj_accounting_new(loop, config->client, &a->accounting);
 	if (rc == 0)
@@ -625,7 +626,7 @@ static void on_closed(uv_handle_t *h)
 		tj_store_free(a->preemptions);
 		tj_ledger_free(a->ledger);
 		tj_accounting_free(a->accounting);
-		tj_fair_shares_clear(&a->shares);
+		tj_admitter_shares_clear(&a->shares);
 		tj_eligibility_free(a->eligibility);
 		free(a);
 	}
@@ -700,19 +701,19 @@ bool tj_admitter_ticket(struct tj_admitter *a, const struct tj_trainjob *job, co
                         struct tj_admission_ticket *ret)
 {
 	const struct tj_admission_policy *policy = tj_config_admission(a->config);
-	const struct tj_queue_entry *e;
+	const struct tj_admitter_entry *e;
 
 	if (!policy->enabled || (job->kueue && a->kueue) || !tj_trainjob_is_ours(job))
 		return false;
 	*ret = (struct tj_admission_ticket){ .pin_timeout = policy->pin_timeout_seconds,
 		                             .restart_wait = policy->restart_wait_seconds };
-	tj_preemption_of(a->preemptions, job, key, &ret->preempt_at, &ret->preempted_by);
+	tj_admitter_preemption_of(a->preemptions, job, key, &ret->preempt_at, &ret->preempted_by);
 	e = entry_get(a, key);
 	if (!e)
 		return true;
 	if (e->unplaceable)
 		return false;
-	if (e->state == TJ_QUEUE_ADMITTED) {
+	if (e->state == TJ_ADMITTER_ADMITTED) {
 		ret->admitted = true;
 		ret->nodes = (const char *const *)e->nodes;
 		ret->n_nodes = e->n_nodes;
@@ -723,19 +724,20 @@ bool tj_admitter_ticket(struct tj_admitter *a, const struct tj_trainjob *job, co
 		 * records the start when the one that created the pods lost its status patch. */
 		ret->decision = &e->decision;
 	}
-	ret->creating = e->state == TJ_QUEUE_CREATED;
+	ret->creating = e->state == TJ_ADMITTER_CREATED;
 	return true;
 }
 
 /* What one pod of spec asks for, with the requests as read in *r. A quantity the API server
  * would refuse fails the create; until then, nothing. */
-static struct tj_adm_resources pod_request(const struct tj_gpu_class *cls, const cJSON *spec,
-                                           const char *key, struct tj_pod_resources *r)
+static struct tj_admission_resources pod_request(const struct tj_gpu_class *cls, const cJSON *spec,
+                                                 const char *key, struct tj_pod_resources *r)
 {
 	if (tj_pod_spec_requests(spec, r) < 0)
 		tj_log_debug("admitter", "pod requests not fully read", TJ_STR("trainjob", key));
-	return (struct tj_adm_resources){ cls ? tj_pod_resources_extended(r, cls->resource) : 0,
-		                          r->cpu_milli, r->memory, 1 };
+	return (struct tj_admission_resources){ cls ? tj_pod_resources_extended(r, cls->resource)
+		                                    : 0,
+		                                r->cpu_milli, r->memory, 1 };
 }
 
 /* For a job without a GPU class (config: the classes; NULL for a job of a class) whose pods
@@ -744,7 +746,7 @@ static struct tj_adm_resources pod_request(const struct tj_gpu_class *cls, const
  * the scheduler, e->unplaceable). r and lr are the pod's and the launcher's requests, whose
  * names are still the rendered pods'. */
 static void read_class_requests(const struct tj_config *config, const struct tj_pod_resources *r,
-                                const struct tj_pod_resources *lr, struct tj_queue_entry *e)
+                                const struct tj_pod_resources *lr, struct tj_admitter_entry *e)
 {
 	size_t n = config ? config->n_classes : 0;
 	bool any = false;
@@ -774,7 +776,7 @@ static void read_class_requests(const struct tj_config *config, const struct tj_
 
 /* What one pod (spec) and the launcher (NULL without) count for in ResourceQuotas. A spec
  * the API server would refuse counts for nothing: its create fails anyway. */
-static void read_quota_use(const cJSON *spec, const cJSON *launcher, struct tj_queue_entry *e)
+static void read_quota_use(const cJSON *spec, const cJSON *launcher, struct tj_admitter_entry *e)
 {
 	e->quota_pod = tj_quota_pod_free(e->quota_pod);
 	e->quota_launcher = tj_quota_pod_free(e->quota_launcher);
@@ -787,7 +789,7 @@ static void read_quota_use(const cJSON *spec, const cJSON *launcher, struct tj_q
 /* The request of one pod (and of the launcher with it) and its priority, from the rendered
  * pods. */
 static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
-                      const struct tj_plan_want *want, struct tj_queue_entry *e)
+                      const struct tj_plan_want *want, struct tj_admitter_entry *e)
 {
 	const struct tj_gpu_class *cls = tj_config_find_class(a->config, want->gpu_class);
 	const cJSON *spec = cJSON_GetObjectItemCaseSensitive(want->pod, "spec");
@@ -798,7 +800,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	e->request = pod_request(cls, spec, e->key, &r);
 	e->launcher = want->launcher
 	                      ? pod_request(cls, tj_json_path(want->launcher, "spec"), e->key, &lr)
-	                      : (struct tj_adm_resources){ 0 };
+	                      : (struct tj_admission_resources){ 0 };
 	/* As the scheduler will order the pods: spec.priority when the template sets it, else
 	 * the value of its PriorityClass (or of the global default); the TrainJob's annotation
 	 * wins over both. */
@@ -807,7 +809,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	if (cJSON_IsNumber(prio) && tj_double_to_int64(prio->valuedouble, INT32_MIN, INT32_MAX, &v))
 		e->priority = (int32_t)v;
 	else
-		e->priority = tj_priority_of(tj_queue_store_of(a->informers->priority_classes),
+		e->priority = tj_priority_of(tj_admitter_store_of(a->informers->priority_classes),
 		                             cJSON_IsString(pc) ? pc->valuestring : NULL);
 	if (job->priority)
 		e->priority = (int32_t)strtol(job->priority, NULL, 10);
@@ -829,7 +831,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	/* Shared with the jobs of an equal placement, which the cycle finds by its pointer. */
 	tj_eligibility_intern(a->eligibility, &e->placement);
 	read_quota_use(spec, tj_json_path(want->launcher, "spec"), e);
-	tj_queue_entry_drop_excluded(e);
+	tj_admitter_entry_drop_excluded(e);
 	e->excluded = calloc(want->n_excluded + 1, sizeof(*e->excluded));
 	for (size_t i = 0; e->excluded && i < want->n_excluded; i++)
 		if ((e->excluded[e->n_excluded] = strdup(want->excluded[i])))
@@ -848,7 +850,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
  * (busyUs: the controller's own work in it, without the time other processes of the
  * machine had the CPU), and the time in it the thread was ready to run but waited for a CPU
  * (runQueueUs: latencyUs less it is the controller's time on a machine of its own). */
-static void observe_latency(const struct tj_admitter *a, const struct tj_queue_entry *e)
+static void observe_latency(const struct tj_admitter *a, const struct tj_admitter_entry *e)
 {
 	uint64_t now = uv_hrtime(), wait;
 
@@ -879,13 +881,13 @@ static void observe_latency(const struct tj_admitter *a, const struct tj_queue_e
 static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
                      const struct tj_plan_want *want, bool admits)
 {
-	struct tj_queue_entry *e = entry_get(a, key);
+	struct tj_admitter_entry *e = entry_get(a, key);
 	int rc;
 
 	planned(a, key);
 	if (admits) {
-		if (e && e->state == TJ_QUEUE_ADMITTED) {
-			e->state = TJ_QUEUE_CREATED;
+		if (e && e->state == TJ_ADMITTER_ADMITTED) {
+			e->state = TJ_ADMITTER_CREATED;
 			e->created_ms = uv_now(a->loop);
 			e->lagging = false;
 			observe_latency(a, e);
@@ -893,11 +895,11 @@ static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const
 		return 0;
 	}
 	if (!want->wanted) {
-		if (e && e->state == TJ_QUEUE_CREATED && !job->status.start_time) {
-			tj_queue_entry_drop_nodes(e);
-			e->state = TJ_QUEUE_STARTING;
+		if (e && e->state == TJ_ADMITTER_CREATED && !job->status.start_time) {
+			tj_admitter_entry_drop_nodes(e);
+			e->state = TJ_ADMITTER_STARTING;
 			tj_admitter_kick(a);
-		} else if (e && (e->state != TJ_QUEUE_STARTING || job->status.start_time)) {
+		} else if (e && (e->state != TJ_ADMITTER_STARTING || job->status.start_time)) {
 			tj_store_delete(a->entries, key, NULL);
 			tj_admitter_kick(a);
 		}
@@ -914,7 +916,7 @@ static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const
 		read_want(a, job, want, e);
 		rc = tj_store_upsert(a->entries, e, NULL);
 		if (rc < 0) {
-			tj_queue_entry_free(e);
+			tj_admitter_entry_free(e);
 			return rc;
 		}
 		/* Its next plan creates the pods at once. */
@@ -924,35 +926,36 @@ static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const
 			tj_admitter_kick(a);
 		return 0;
 	}
-	switch (e->state == TJ_QUEUE_CREATED ? tj_queue_created_again(e, want, uv_now(a->loop))
-	                                     : TJ_QUEUE_DECIDE_AGAIN) {
-	case TJ_QUEUE_WAIT_FOR_CACHE:
+	switch (e->state == TJ_ADMITTER_CREATED
+	                ? tj_admitter_created_again(e, want, uv_now(a->loop))
+	                : TJ_ADMITTER_DECIDE_AGAIN) {
+	case TJ_ADMITTER_WAIT_FOR_CACHE:
 		/* The pods' events plan the job again; a cycle past the patience, should none
 		 * come (create_again). */
 		e->lagging = true;
 		return 0;
-	case TJ_QUEUE_CREATE_AGAIN:
+	case TJ_ADMITTER_CREATE_AGAIN:
 		create_again(a, e);
 		return 0;
-	case TJ_QUEUE_DECIDE_AGAIN:
+	case TJ_ADMITTER_DECIDE_AGAIN:
 		break;
 	}
-	if (e->state == TJ_QUEUE_CREATED || e->state == TJ_QUEUE_STARTING ||
-	    (e->state == TJ_QUEUE_ADMITTED && !tj_queue_same_gang(e, want))) {
+	if (e->state == TJ_ADMITTER_CREATED || e->state == TJ_ADMITTER_STARTING ||
+	    (e->state == TJ_ADMITTER_ADMITTED && !tj_admitter_same_gang(e, want))) {
 		/* More pods are missing than were admitted (creates that failed, a gang that
 		 * changed): the job is decided again. */
-		tj_queue_entry_requeue(e);
+		tj_admitter_entry_requeue(e);
 		read_want(a, job, want, e);
 		tj_admitter_kick(a);
 		return 0;
 	}
 	/* A shallow copy, for the scalars only: read_want frees what the entry owns. */
-	struct tj_queue_entry before = *e;
+	struct tj_admitter_entry before = *e;
 	uint64_t placed = e->placement ? tj_placement_hash(e->placement) : 0;
 
 	read_want(a, job, want, e);
 	/* The plans of a queued job repeat the same want: only a change is worth a cycle. */
-	if (e->state == TJ_QUEUE_WAITING &&
+	if (e->state == TJ_ADMITTER_WAITING &&
 	    (before.num_pods != e->num_pods || before.priority != e->priority ||
 	     before.tier != e->tier || before.restart != e->restart ||
 	     before.preempts != e->preempts || before.preempt_after != e->preempt_after ||
@@ -966,9 +969,10 @@ static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const
 }
 
 /* The job's refusals, made when it has none; NULL without memory. */
-static struct tj_queue_refusals *refusals_for(struct tj_admitter *a, const char *key)
+static struct tj_admitter_refusals *refusals_for(struct tj_admitter *a, const char *key)
 {
-	struct tj_queue_refusals *r = (struct tj_queue_refusals *)tj_store_get(a->refusals, key);
+	struct tj_admitter_refusals *r =
+	        (struct tj_admitter_refusals *)tj_store_get(a->refusals, key);
 
 	if (r)
 		return r;
@@ -989,11 +993,11 @@ static struct tj_queue_refusals *refusals_for(struct tj_admitter *a, const char 
 static void keep_off(struct tj_admitter *a, const char *key, const char (*nodes)[TJ_NAME_MAX],
                      size_t n)
 {
-	struct tj_queue_refusals *r;
+	struct tj_admitter_refusals *r;
 
 	if (n == 0 || !(r = refusals_for(a, key)))
 		return;
-	tj_queue_refusals_add(r, nodes, n, uv_now(a->loop) + TJ_PLAN_REFUSAL_MINUTES * 60000ULL);
+	tj_admitter_refusals_add(r, nodes, n, uv_now(a->loop) + TJ_PLAN_REFUSAL_MINUTES * 60000ULL);
 	for (size_t i = 0; i < n; i++)
 		tj_log_info("admitter", "a node refused a pinned pod: the job keeps off it",
 		            TJ_STR("trainjob", key), TJ_STR("node", nodes[i]),
@@ -1004,14 +1008,14 @@ static void keep_off(struct tj_admitter *a, const char *key, const char (*nodes)
  * decided again, not before hold_seconds. */
 static void release(struct tj_admitter *a, const char *key, int64_t hold_seconds)
 {
-	struct tj_queue_entry *e = entry_get(a, key);
-	struct tj_queue_refusals *r;
+	struct tj_admitter_entry *e = entry_get(a, key);
+	struct tj_admitter_refusals *r;
 
 	if (hold_seconds > 0 && (r = refusals_for(a, key)))
 		r->hold_until_ms = uv_now(a->loop) + (uint64_t)hold_seconds * 1000;
 
-	if (e && e->state != TJ_QUEUE_WAITING) {
-		tj_queue_entry_requeue(e);
+	if (e && e->state != TJ_ADMITTER_WAITING) {
+		tj_admitter_entry_requeue(e);
 		tj_admitter_kick(a);
 	}
 }

@@ -1,12 +1,11 @@
-/* The admitter: the controller's side of gang admission (reconcilers/admission.h holds the
- * decisions). It keeps the queue, the jobs whose plans wait for their gang to be admitted,
- * and the capacity ledger: what the pods hold on each node, and the gangs admitted whose
- * pods the pod cache does not show yet, counted on their nodes so that nothing is promised
- * twice.
+/* The admitter: the controller's side of gang admission (reconcilers/admission/admission.h holds
+ * the decisions). It keeps the queue, the jobs whose plans wait for their gang to be admitted, and
+ * the capacity ledger: what the pods hold on each node, and the gangs admitted whose pods the pod
+ * cache does not show yet, counted on their nodes so that nothing is promised twice.
  *
  * It is a loop of its own beside the reconciles, and the two meet through plain values.
  * A reconcile gathers the job's ticket (tj_admitter_ticket: the queue's verdict, and for an
- * admitted gang the node of each rank), plans from it (reconcilers/plan.h, a pure
+ * admitted gang the node of each rank), plans from it (reconcilers/plan/plan.h, a pure
  * function), and commits: the plan's API writes go to the executor, its admission actions
  * (struct tj_gang_request: the gang it wants admitted, the gang it creates, the nodes that
  * refused its pods) to the admitter (tj_admitter_commit), and once the writes are answered,
@@ -17,7 +16,7 @@
  * the queue is rebuilt from the plans of the cached TrainJobs, and the pods already created
  * are counted on their nodes through the pin annotation (and an MPI launcher admitted with
  * its gang, until it is created, through the hold annotation of its first node pod:
- * reconcilers/launcher_hold.h), so the order and the reservations come back as they
+ * reconcilers/admission/launcher_hold.h), so the order and the reservations come back as they
  * were. */
 #pragma once
 
@@ -28,7 +27,7 @@
 #include "controller/config/config.h"
 #include "controller/metrics/std_metrics.h"
 #include "informers/informers.h"
-#include "reconcilers/plan.h"
+#include "reconcilers/plan/plan.h"
 #include "reconcilers/trainjob.h"
 
 /* How long an admitted gang may wait for the plan that creates it before its nodes go back
@@ -120,7 +119,7 @@ void tj_admitter_outcome(struct tj_admitter *a, const char *key, enum tj_gang_ou
 void tj_admitter_forget(struct tj_admitter *a, const char *key);
 
 /* The TrainJob job was deleted: while active, its accounting record is written, so that its
- * GPU-seconds still count for its namespace's fair share (reconcilers/accounting.h). */
+ * GPU-seconds still count for its namespace's fair share (reconcilers/usage/accounting.h). */
 void tj_admitter_job_deleted(struct tj_admitter *a, const struct tj_trainjob *job);
 
 /* A pod of the cache changed (old: before, NULL when added; pod: after, NULL when deleted):

@@ -4,25 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reconcilers/qos.h"
+#include "reconcilers/policy/qos.h"
 
 static int preemption_key(const void *obj, char *buf, size_t size)
 {
-	const struct tj_preemption *p = obj;
+	const struct tj_admitter_preemption *p = obj;
 
 	return snprintf(buf, size, "%s", p->key) < (int)size ? 0 : -ENAMETOOLONG;
 }
 
 static int preemption_by(const void *obj, char *buf, size_t size)
 {
-	const struct tj_preemption *p = obj;
+	const struct tj_admitter_preemption *p = obj;
 
 	return snprintf(buf, size, "%s", p->by) < (int)size ? 1 : -ENAMETOOLONG;
 }
 
 static void preemption_free(void *obj)
 {
-	struct tj_preemption *p = obj;
+	struct tj_admitter_preemption *p = obj;
 
 	for (size_t i = 0; p && i < p->n_claimed; i++)
 		free(p->claimed[i]);
@@ -31,17 +31,17 @@ static void preemption_free(void *obj)
 	free(p);
 }
 
-const struct tj_store_ops tj_preemption_ops = {
+const struct tj_store_ops tj_admitter_preemption_ops = {
 	.free = preemption_free,
 	.key = preemption_key,
 	.index = { preemption_by },
 	.n_indexes = 1,
 };
 
-bool tj_preemption_of(const struct tj_store *records, const struct tj_trainjob *job,
-                      const char *key, int64_t *at, const char **by)
+bool tj_admitter_preemption_of(const struct tj_store *records, const struct tj_trainjob *job,
+                               const char *key, int64_t *at, const char **by)
 {
-	const struct tj_preemption *p;
+	const struct tj_admitter_preemption *p;
 
 	if (!job->status.start_time)
 		return false;
@@ -59,12 +59,12 @@ bool tj_preemption_of(const struct tj_store *records, const struct tj_trainjob *
 }
 
 /* The records whose time is over, or whose victim is gone or runs again, go. */
-static int forget_over(const struct tj_queue_source *src, int64_t now)
+static int forget_over(const struct tj_admitter_source *src, int64_t now)
 {
-	const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
+	const struct tj_store *jobs = tj_admitter_store_of(src->informers->trainjobs);
 	char(*keys)[TJ_STORE_KEY_MAX];
 	struct tj_store_iter it;
-	const struct tj_preemption *p;
+	const struct tj_admitter_preemption *p;
 	size_t n = 0;
 
 	if (!src->preemptions || !tj_store_len(src->preemptions))
@@ -90,7 +90,7 @@ static int forget_over(const struct tj_queue_source *src, int64_t now)
 struct part {
 	const char *key; /* borrowed from the ledger */
 	size_t node;
-	struct tj_adm_resources held;
+	struct tj_admission_resources held;
 	int64_t grace;
 };
 
@@ -105,15 +105,15 @@ static int part_cmp(const void *a, const void *b)
 }
 
 /* A record of the victims of job (NULL: none) that names the nodes it chose. */
-static const struct tj_preemption *claim_of(const struct tj_queue_source *src,
-                                            const struct tj_adm_job *job)
+static const struct tj_admitter_preemption *claim_of(const struct tj_admitter_source *src,
+                                                     const struct tj_admission_job *job)
 {
 	struct tj_store_iter it;
-	const struct tj_preemption *p;
+	const struct tj_admitter_preemption *p;
 
 	if (!src->preemptions)
 		return NULL;
-	tj_store_iter_index(src->preemptions, TJ_PREEMPTION_INDEX_BY, job->key, &it);
+	tj_store_iter_index(src->preemptions, TJ_ADMITTER_PREEMPTION_INDEX_BY, job->key, &it);
 	while ((p = tj_store_iter_next(&it)))
 		if (p->n_claimed == (size_t)job->num_pods)
 			return p;
@@ -122,7 +122,7 @@ static const struct tj_preemption *claim_of(const struct tj_queue_source *src,
 
 /* Points each preempting job of s at the nodes its record says it chose (s->claims), those
  * the snapshot still has; a job with one of them gone has none. 0 or -ENOMEM. */
-static int set_claims(const struct tj_queue_source *src, struct tj_queue_snapshot *s)
+static int set_claims(const struct tj_admitter_source *src, struct tj_admitter_snapshot *s)
 {
 	size_t total = 0, used = 0;
 
@@ -135,12 +135,13 @@ static int set_claims(const struct tj_queue_source *src, struct tj_queue_snapsho
 	if (!s->claims)
 		return -ENOMEM;
 	for (size_t k = 0; k < s->n_jobs; k++) {
-		struct tj_adm_job *job = &s->jobs[k];
-		const struct tj_preemption *p = job->preempting ? claim_of(src, job) : NULL;
+		struct tj_admission_job *job = &s->jobs[k];
+		const struct tj_admitter_preemption *p =
+		        job->preempting ? claim_of(src, job) : NULL;
 		size_t i = 0;
 
 		for (; p && i < p->n_claimed; i++) {
-			ssize_t at = tj_queue_find_node(s->refs, s->n_nodes, p->claimed[i]);
+			ssize_t at = tj_admitter_find_node(s->refs, s->n_nodes, p->claimed[i]);
 
 			if (at < 0)
 				break;
@@ -157,22 +158,22 @@ static int set_claims(const struct tj_queue_source *src, struct tj_queue_snapsho
 
 /* The tiers the queue's jobs may preempt now; the jobs whose victims are still stopping
  * (a record names them, or a victim's status) are marked preempting and count for none. */
-static uint32_t wanted_tiers(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
+static uint32_t wanted_tiers(const struct tj_admitter_source *src, struct tj_admitter_snapshot *s,
                              const struct tj_store *stopping)
 {
 	uint32_t mask = 0;
 
 	for (size_t k = 0; k < s->n_jobs; k++) {
-		struct tj_adm_job *job = &s->jobs[k];
+		struct tj_admission_job *job = &s->jobs[k];
 
 		if (!job->preempts)
 			continue;
 		job->preempting =
 		        (src->preemptions &&
-		         tj_store_index_count(src->preemptions, TJ_PREEMPTION_INDEX_BY, job->key) >
-		                 0) ||
-		        (stopping &&
-		         tj_store_index_count(stopping, TJ_PREEMPTION_INDEX_BY, job->key) > 0);
+		         tj_store_index_count(src->preemptions, TJ_ADMITTER_PREEMPTION_INDEX_BY,
+		                              job->key) > 0) ||
+		        (stopping && tj_store_index_count(stopping, TJ_ADMITTER_PREEMPTION_INDEX_BY,
+		                                          job->key) > 0);
 		if (!job->preempting)
 			mask |= job->preempts;
 	}
@@ -181,11 +182,11 @@ static uint32_t wanted_tiers(const struct tj_queue_source *src, struct tj_queue_
 
 /* The job of a group, if it is a running gang: ours, started, not ended; with ret_tier, of
  * a tier it resolves to (*ret_tier). */
-static const struct tj_trainjob *candidate(const struct tj_queue_source *src,
+static const struct tj_trainjob *candidate(const struct tj_admitter_source *src,
                                            const struct tj_ledger_group *g,
                                            const struct tj_qos_tier **ret_tier)
 {
-	const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
+	const struct tj_store *jobs = tj_admitter_store_of(src->informers->trainjobs);
 	const struct tj_trainjob *job = jobs ? tj_store_get(jobs, g->job_key) : NULL;
 	struct tj_problem why = { 0 };
 
@@ -208,7 +209,7 @@ struct last_candidate {
 	const struct tj_qos_tier *tier;
 };
 
-static const struct tj_trainjob *candidate_cached(const struct tj_queue_source *src,
+static const struct tj_trainjob *candidate_cached(const struct tj_admitter_source *src,
                                                   const struct tj_ledger_group *g,
                                                   struct last_candidate *last,
                                                   const struct tj_qos_tier **ret_tier)
@@ -225,7 +226,7 @@ static const struct tj_trainjob *candidate_cached(const struct tj_queue_source *
 }
 
 /* Puts the parts (sorted by job) together into s->running, one gang per job. */
-static int gather(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
+static int gather(const struct tj_admitter_source *src, struct tj_admitter_snapshot *s,
                   struct part *parts, size_t n)
 {
 	const struct tj_admission_policy *policy = tj_config_admission(src->config);
@@ -238,20 +239,20 @@ static int gather(const struct tj_queue_source *src, struct tj_queue_snapshot *s
 	if (!s->running || !s->holds)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		struct tj_adm_running *r = &s->running[g];
+		struct tj_admission_running *r = &s->running[g];
 
-		s->holds[i] = (struct tj_adm_hold){ parts[i].node, parts[i].held };
+		s->holds[i] = (struct tj_admission_hold){ parts[i].node, parts[i].held };
 		if (i > 0 && strcmp(parts[i - 1].key, parts[i].key) == 0) {
 			s->running[g - 1].n_holds++;
 			continue;
 		}
-		const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
+		const struct tj_store *jobs = tj_admitter_store_of(src->informers->trainjobs);
 		const struct tj_trainjob *job = tj_store_get(jobs, parts[i].key);
 		const struct tj_qos_tier *tier;
 		struct tj_problem why = { 0 };
 
 		tier = tj_qos_resolve(policy, job->namespace, job->qos, &why);
-		*r = (struct tj_adm_running){
+		*r = (struct tj_admission_running){
 			.key = parts[i].key,
 			.class_index = s->nodes[parts[i].node].class_index,
 			.tier = tier ? tier->priority : 0,
@@ -267,11 +268,11 @@ static int gather(const struct tj_queue_source *src, struct tj_queue_snapshot *s
 	return 0;
 }
 
-int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
-                           int64_t now)
+int tj_admitter_running_build(const struct tj_admitter_source *src, struct tj_admitter_snapshot *s,
+                              int64_t now)
 {
 	const struct tj_admission_policy *policy = tj_config_admission(src->config);
-	const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
+	const struct tj_store *jobs = tj_admitter_store_of(src->informers->trainjobs);
 	struct tj_store *stopping = NULL;
 	struct part *parts = NULL;
 	size_t n = 0, cap = 0, n_tiers;
@@ -287,14 +288,14 @@ int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_sn
 		return 0; /* no queued job may preempt */
 	/* The victims being preempted by their statuses, for the jobs that preempt them (after
 	 * a restart the records are gone; the statuses stay). */
-	rc = tj_store_new(&tj_preemption_ops, &stopping);
+	rc = tj_store_new(&tj_admitter_preemption_ops, &stopping);
 	if (rc == 0 && jobs) {
 		struct tj_store_iter it;
 		const struct tj_trainjob *job;
 
 		tj_store_iter_init(jobs, &it);
 		while (rc == 0 && (job = tj_store_iter_next(&it))) {
-			struct tj_preemption *p;
+			struct tj_admitter_preemption *p;
 
 			if (!job->status.preempt_at || !job->status.start_time ||
 			    job->status.state == TJ_STATE_COMPLETE ||
@@ -329,7 +330,8 @@ int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_sn
 			const char *by;
 			size_t q;
 
-			if (!job || tj_preemption_of(src->preemptions, job, g->job_key, &at, &by))
+			if (!job ||
+			    tj_admitter_preemption_of(src->preemptions, job, g->job_key, &at, &by))
 				continue;
 			q = (size_t)(tier - tiers);
 			if (q >= 32 || !(mask >> q & 1u))
@@ -356,8 +358,8 @@ int tj_queue_running_build(const struct tj_queue_source *src, struct tj_queue_sn
 }
 
 /* The names of the nodes d claimed, into p. 0 or -ENOMEM. */
-static int copy_claims(struct tj_preemption *p, const struct tj_queue_snapshot *s,
-                       const struct tj_adm_decision *d)
+static int copy_claims(struct tj_admitter_preemption *p, const struct tj_admitter_snapshot *s,
+                       const struct tj_admission_decision *d)
 {
 	p->claimed = calloc(d->n_claimed, sizeof(*p->claimed));
 	if (!p->claimed)
@@ -371,18 +373,20 @@ static int copy_claims(struct tj_preemption *p, const struct tj_queue_snapshot *
 	return 0;
 }
 
-int tj_preemptions_take(const struct tj_queue_source *src, const struct tj_queue_snapshot *s,
-                        const struct tj_adm_result *res, int64_t now,
-                        void (*chosen)(void *userdata, const struct tj_adm_running *victim,
-                                       const char *by, int64_t at),
-                        void *userdata)
+int tj_admitter_preemptions_take(const struct tj_admitter_source *src,
+                                 const struct tj_admitter_snapshot *s,
+                                 const struct tj_admission_result *res, int64_t now,
+                                 void (*chosen)(void *userdata,
+                                                const struct tj_admission_running *victim,
+                                                const char *by, int64_t at),
+                                 void *userdata)
 {
 	for (size_t j = 0; src->preemptions && j < res->n_decisions; j++) {
-		const struct tj_adm_decision *d = &res->decisions[j];
+		const struct tj_admission_decision *d = &res->decisions[j];
 
 		for (size_t v = 0; v < d->n_victims; v++) {
-			const struct tj_adm_running *g = &s->running[d->victims[v]];
-			struct tj_preemption *p = calloc(1, sizeof(*p));
+			const struct tj_admission_running *g = &s->running[d->victims[v]];
+			struct tj_admitter_preemption *p = calloc(1, sizeof(*p));
 			int64_t grace = g->grace > 0 ? g->grace : 0;
 
 			if (!p)
@@ -408,7 +412,7 @@ int tj_preemptions_take(const struct tj_queue_source *src, const struct tj_queue
 }
 
 /* The limit of namespace ns in tier qos among s's, or SIZE_MAX. */
-static size_t find_limit(const struct tj_queue_snapshot *s, const char *ns, unsigned qos,
+static size_t find_limit(const struct tj_admitter_snapshot *s, const char *ns, unsigned qos,
                          const char *const *tier_names)
 {
 	for (size_t i = 0; i < s->n_tier_limits; i++)
@@ -418,15 +422,16 @@ static size_t find_limit(const struct tj_queue_snapshot *s, const char *ns, unsi
 	return SIZE_MAX;
 }
 
-int tj_queue_tier_limits_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s)
+int tj_admitter_tier_limits_build(const struct tj_admitter_source *src,
+                                  struct tj_admitter_snapshot *s)
 {
 	const struct tj_admission_policy *policy = tj_config_admission(src->config);
-	const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
+	const struct tj_store *jobs = tj_admitter_store_of(src->informers->trainjobs);
 	const char *names[TJ_CONFIG_MAX_QOS_TIERS + 1] = { NULL };
 	size_t n_tiers, n = 0;
 	const struct tj_qos_tier *tiers = tj_qos_tiers(policy, &n_tiers);
 	struct tj_store_iter it;
-	const struct tj_queue_entry *e;
+	const struct tj_admitter_entry *e;
 	bool any = false;
 
 	for (size_t t = 0; t < n_tiers && t < TJ_CONFIG_MAX_QOS_TIERS; t++) {
@@ -439,7 +444,7 @@ int tj_queue_tier_limits_build(const struct tj_queue_source *src, struct tj_queu
 	if (!s->tier_limits)
 		return -ENOMEM;
 	for (size_t k = 0; k < s->n_jobs; k++) {
-		const struct tj_queue_entry *q = s->job_entries[k];
+		const struct tj_admitter_entry *q = s->job_entries[k];
 		size_t i;
 
 		if (q->qos >= n_tiers || tiers[q->qos].max_gpus_per_namespace <= 0)
@@ -447,7 +452,7 @@ int tj_queue_tier_limits_build(const struct tj_queue_source *src, struct tj_queu
 		i = find_limit(s, q->namespace, q->qos, names);
 		if (i == SIZE_MAX) {
 			i = n++;
-			s->tier_limits[i] = (struct tj_adm_tier_limit){
+			s->tier_limits[i] = (struct tj_admission_tier_limit){
 				.namespace = q->namespace,
 				.tier = names[q->qos],
 				.max_gpus = tiers[q->qos].max_gpus_per_namespace,
@@ -486,7 +491,7 @@ int tj_queue_tier_limits_build(const struct tj_queue_source *src, struct tj_queu
 		size_t i;
 		int64_t gpus;
 
-		if ((e->state != TJ_QUEUE_ADMITTED && e->state != TJ_QUEUE_CREATED) ||
+		if ((e->state != TJ_ADMITTER_ADMITTED && e->state != TJ_ADMITTER_CREATED) ||
 		    e->qos >= n_tiers ||
 		    (i = find_limit(s, e->namespace, e->qos, names)) == SIZE_MAX)
 			continue;

@@ -8,14 +8,14 @@
 #include "controller/admission/admitter.h"
 #include "controller/admission/admitter_qos.h"
 #include "informers/resources.h"
-#include "reconcilers/capacity.h"
-#include "reconcilers/gpu_use.h"
-#include "reconcilers/launcher_hold.h"
-#include "reconcilers/node_health.h"
+#include "reconcilers/admission/capacity.h"
+#include "reconcilers/admission/launcher_hold.h"
+#include "reconcilers/policy/node_health.h"
+#include "reconcilers/usage/gpu_use.h"
 
 /* ---- entries ---- */
 
-void tj_queue_entry_drop_nodes(struct tj_queue_entry *e)
+void tj_admitter_entry_drop_nodes(struct tj_admitter_entry *e)
 {
 	for (size_t i = 0; i < e->n_nodes; i++)
 		free(e->nodes[i]);
@@ -26,7 +26,7 @@ void tj_queue_entry_drop_nodes(struct tj_queue_entry *e)
 	e->launcher_node = NULL;
 }
 
-void tj_queue_entry_drop_excluded(struct tj_queue_entry *e)
+void tj_admitter_entry_drop_excluded(struct tj_admitter_entry *e)
 {
 	for (size_t i = 0; i < e->n_excluded; i++)
 		free(e->excluded[i]);
@@ -35,12 +35,12 @@ void tj_queue_entry_drop_excluded(struct tj_queue_entry *e)
 	e->n_excluded = 0;
 }
 
-void tj_queue_entry_free(void *obj)
+void tj_admitter_entry_free(void *obj)
 {
-	struct tj_queue_entry *e = obj;
+	struct tj_admitter_entry *e = obj;
 
-	tj_queue_entry_drop_nodes(e);
-	tj_queue_entry_drop_excluded(e);
+	tj_admitter_entry_drop_nodes(e);
+	tj_admitter_entry_drop_excluded(e);
 	tj_placement_unref(e->placement);
 	tj_quota_pod_free(e->quota_pod);
 	tj_quota_pod_free(e->quota_launcher);
@@ -60,26 +60,26 @@ static int copy_key(const char *key, char *buf, size_t size)
 
 static int entry_key(const void *obj, char *buf, size_t size)
 {
-	return copy_key(((const struct tj_queue_entry *)obj)->key, buf, size);
+	return copy_key(((const struct tj_admitter_entry *)obj)->key, buf, size);
 }
 
-const struct tj_store_ops tj_queue_entry_ops = {
-	.free = tj_queue_entry_free,
+const struct tj_store_ops tj_admitter_entry_ops = {
+	.free = tj_admitter_entry_free,
 	.key = entry_key,
 };
 
 static int refusals_key(const void *obj, char *buf, size_t size)
 {
-	return copy_key(((const struct tj_queue_refusals *)obj)->key, buf, size);
+	return copy_key(((const struct tj_admitter_refusals *)obj)->key, buf, size);
 }
 
-const struct tj_store_ops tj_queue_refusals_ops = {
+const struct tj_store_ops tj_admitter_refusals_ops = {
 	.free = free,
 	.key = refusals_key,
 };
 
-void tj_queue_refusals_add(struct tj_queue_refusals *r, const char (*nodes)[TJ_NAME_MAX], size_t n,
-                           uint64_t until_ms)
+void tj_admitter_refusals_add(struct tj_admitter_refusals *r, const char (*nodes)[TJ_NAME_MAX],
+                              size_t n, uint64_t until_ms)
 {
 	for (size_t i = 0; i < n; i++) {
 		size_t k = 0;
@@ -100,16 +100,16 @@ void tj_queue_refusals_add(struct tj_queue_refusals *r, const char (*nodes)[TJ_N
 }
 
 /* Back into the queue, undecided: the next cycle decides it with the others. */
-void tj_queue_entry_requeue(struct tj_queue_entry *e)
+void tj_admitter_entry_requeue(struct tj_admitter_entry *e)
 {
-	e->state = TJ_QUEUE_WAITING;
+	e->state = TJ_ADMITTER_WAITING;
 	e->decided = false;
 	e->rank = SIZE_MAX;
-	tj_queue_entry_drop_nodes(e);
+	tj_admitter_entry_drop_nodes(e);
 }
 
 /* Whether want's pods must avoid one of the nodes e was admitted on. */
-static bool avoids_admitted(const struct tj_queue_entry *e, const struct tj_plan_want *want)
+static bool avoids_admitted(const struct tj_admitter_entry *e, const struct tj_plan_want *want)
 {
 	for (size_t i = 0; i < want->n_excluded; i++)
 		for (size_t j = 0; j < e->n_nodes; j++)
@@ -118,27 +118,27 @@ static bool avoids_admitted(const struct tj_queue_entry *e, const struct tj_plan
 	return false;
 }
 
-bool tj_queue_same_gang(const struct tj_queue_entry *e, const struct tj_plan_want *want)
+bool tj_admitter_same_gang(const struct tj_admitter_entry *e, const struct tj_plan_want *want)
 {
 	return (size_t)want->num_pods == e->n_nodes &&
 	       (want->launcher != NULL) == (e->launcher_node != NULL);
 }
 
-enum tj_queue_again tj_queue_created_again(const struct tj_queue_entry *e,
-                                           const struct tj_plan_want *want, uint64_t now_ms)
+enum tj_admitter_again tj_admitter_created_again(const struct tj_admitter_entry *e,
+                                                 const struct tj_plan_want *want, uint64_t now_ms)
 {
-	if (e->state != TJ_QUEUE_CREATED || avoids_admitted(e, want))
-		return TJ_QUEUE_DECIDE_AGAIN;
-	if (now_ms - e->created_ms < TJ_QUEUE_CREATED_PATIENCE_MS)
-		return TJ_QUEUE_WAIT_FOR_CACHE;
-	if (!want->restart && tj_queue_same_gang(e, want))
-		return TJ_QUEUE_CREATE_AGAIN;
-	return TJ_QUEUE_DECIDE_AGAIN;
+	if (e->state != TJ_ADMITTER_CREATED || avoids_admitted(e, want))
+		return TJ_ADMITTER_DECIDE_AGAIN;
+	if (now_ms - e->created_ms < TJ_ADMITTER_CREATED_PATIENCE_MS)
+		return TJ_ADMITTER_WAIT_FOR_CACHE;
+	if (!want->restart && tj_admitter_same_gang(e, want))
+		return TJ_ADMITTER_CREATE_AGAIN;
+	return TJ_ADMITTER_DECIDE_AGAIN;
 }
 
 /* ---- what the caches say ---- */
 
-const struct tj_store *tj_queue_store_of(const struct tj_reflector *r)
+const struct tj_store *tj_admitter_store_of(const struct tj_reflector *r)
 {
 	return r ? tj_reflector_store(r) : NULL;
 }
@@ -156,20 +156,20 @@ static int gpu_class_index(const struct tj_config *config, const char *name)
 
 static int node_ref_cmp(const void *x, const void *y)
 {
-	return strcmp(((const struct tj_queue_node_ref *)x)->name,
-	              ((const struct tj_queue_node_ref *)y)->name);
+	return strcmp(((const struct tj_admitter_node_ref *)x)->name,
+	              ((const struct tj_admitter_node_ref *)y)->name);
 }
 
-ssize_t tj_queue_find_node(const struct tj_queue_node_ref *refs, size_t n, const char *name)
+ssize_t tj_admitter_find_node(const struct tj_admitter_node_ref *refs, size_t n, const char *name)
 {
-	struct tj_queue_node_ref k = { name, 0 };
-	const struct tj_queue_node_ref *r =
+	struct tj_admitter_node_ref k = { name, 0 };
+	const struct tj_admitter_node_ref *r =
 	        name ? bsearch(&k, refs, n, sizeof(*refs), node_ref_cmp) : NULL;
 
 	return r ? (ssize_t)r->index : -1;
 }
 
-void tj_queue_snapshot_clear(struct tj_queue_snapshot *s)
+void tj_admitter_snapshot_clear(struct tj_admitter_snapshot *s)
 {
 	free(s->nodes);
 	free(s->refs);
@@ -192,7 +192,7 @@ void tj_queue_snapshot_clear(struct tj_queue_snapshot *s)
 		free(s->eligibility[i].why);
 	}
 	free(s->eligibility);
-	*s = (struct tj_queue_snapshot){ 0 };
+	*s = (struct tj_admitter_snapshot){ 0 };
 }
 
 static bool grow(void **array, size_t *cap, size_t n, size_t size)
@@ -211,7 +211,7 @@ static bool grow(void **array, size_t *cap, size_t n, size_t size)
 	return true;
 }
 
-static void add_usage(struct tj_queue_snapshot *s, const char *namespace, int cls, int64_t gpus)
+static void add_usage(struct tj_admitter_snapshot *s, const char *namespace, int cls, int64_t gpus)
 {
 	for (size_t i = 0; i < s->n_usage; i++)
 		if (s->usage[i].class_index == cls &&
@@ -223,20 +223,20 @@ static void add_usage(struct tj_queue_snapshot *s, const char *namespace, int cl
 		s->oom = true;
 		return;
 	}
-	s->usage[s->n_usage++] = (struct tj_adm_usage){ namespace, cls, gpus };
+	s->usage[s->n_usage++] = (struct tj_admission_usage){ namespace, cls, gpus };
 }
 
-static void add_release(struct tj_queue_snapshot *s, size_t node, int64_t at,
-                        const struct tj_adm_resources *r)
+static void add_release(struct tj_admitter_snapshot *s, size_t node, int64_t at,
+                        const struct tj_admission_resources *r)
 {
 	if (!grow((void **)&s->releases, &s->cap_releases, s->n_releases, sizeof(*s->releases))) {
 		s->oom = true;
 		return;
 	}
-	s->releases[s->n_releases++] = (struct tj_adm_release){ node, at, *r };
+	s->releases[s->n_releases++] = (struct tj_admission_release){ node, at, *r };
 }
 
-static void add_used(struct tj_adm_resources *used, const struct tj_adm_resources *r)
+static void add_used(struct tj_admission_resources *used, const struct tj_admission_resources *r)
 {
 	used->gpus += r->gpus;
 	used->cpu_milli += r->cpu_milli;
@@ -246,10 +246,10 @@ static void add_used(struct tj_adm_resources *used, const struct tj_adm_resource
 
 /* The TrainJob whose pod this is (its label, and its controller owner), or NULL; its store
  * key into key (TJ_STORE_KEY_MAX bytes). */
-static const struct tj_trainjob *owner_of(const struct tj_queue_source *a, const struct tj_pod *pod,
-                                          char *key)
+static const struct tj_trainjob *owner_of(const struct tj_admitter_source *a,
+                                          const struct tj_pod *pod, char *key)
 {
-	const struct tj_store *jobs = tj_queue_store_of(a->informers->trainjobs);
+	const struct tj_store *jobs = tj_admitter_store_of(a->informers->trainjobs);
 	const struct tj_trainjob *job;
 
 	if (!pod->trainjob || !jobs || tj_pod_trainjob_key(pod, key, TJ_STORE_KEY_MAX) != 1 ||
@@ -259,7 +259,7 @@ static const struct tj_trainjob *owner_of(const struct tj_queue_source *a, const
 }
 
 /* When an admitted gang's walltime ends, from its admission: 0 when it has none. */
-static int64_t admitted_end(const struct tj_queue_entry *e)
+static int64_t admitted_end(const struct tj_admitter_entry *e)
 {
 	if (e->walltime <= 0)
 		return 0;
@@ -267,9 +267,9 @@ static int64_t admitted_end(const struct tj_queue_entry *e)
 }
 
 /* When an admitted gang whose pods the cache does not show yet gives its nodes back: its
- * walltime's end, and the grace its pods have to stop (reconcilers/capacity.h); 0 when it
+ * walltime's end, and the grace its pods have to stop (reconcilers/admission/capacity.h); 0 when it
  * has no walltime. */
-static int64_t admitted_gang_end(const struct tj_queue_entry *e)
+static int64_t admitted_gang_end(const struct tj_admitter_entry *e)
 {
 	int64_t end = admitted_end(e);
 
@@ -277,11 +277,11 @@ static int64_t admitted_gang_end(const struct tj_queue_entry *e)
 }
 
 /* Whether the running gang of job (its store key) is ending: a rank of its current attempt
- * succeeded (reconcilers/capacity.h), so its other pods are finishing too. */
-static bool gang_ending(const struct tj_queue_source *a, const struct tj_trainjob *job,
+ * succeeded (reconcilers/admission/capacity.h), so its other pods are finishing too. */
+static bool gang_ending(const struct tj_admitter_source *a, const struct tj_trainjob *job,
                         const char *key)
 {
-	const struct tj_store *pods = tj_queue_store_of(a->informers->pods);
+	const struct tj_store *pods = tj_admitter_store_of(a->informers->pods);
 	struct tj_store_iter it;
 	const struct tj_pod *pod;
 
@@ -297,17 +297,17 @@ static bool gang_ending(const struct tj_queue_source *a, const struct tj_trainjo
 /* The walltime end of the TrainJob key whose pods have the controller owner owner_uid, or 0
  * when it has none (or they are not its): its status.deadline, which the planner fixes at
  * the start from activeDeadlineSeconds or the config's defaultWalltime
- * (reconcilers/walltime.h); now once its gang is ending. Until that status is in the cache,
+ * (reconcilers/policy/walltime.h); now once its gang is ending. Until that status is in the cache,
  * the admission the queue remembers tells it: a gang just admitted is held until its
  * walltime ends, not for ever, or the head's reservation would look past it. *exact: the
  * end is the moment the pods go (a preemption's stop, a gang ending), with no grace after. */
-static int64_t job_end(const struct tj_queue_source *a, const char *key, const char *owner_uid,
+static int64_t job_end(const struct tj_admitter_source *a, const char *key, const char *owner_uid,
                        int64_t now, bool *exact)
 {
-	const struct tj_store *jobs = tj_queue_store_of(a->informers->trainjobs);
+	const struct tj_store *jobs = tj_admitter_store_of(a->informers->trainjobs);
 	const struct tj_trainjob *job = jobs ? tj_store_get(jobs, key) : NULL;
-	const struct tj_queue_entry *e;
-	const struct tj_preemption *p;
+	const struct tj_admitter_entry *e;
+	const struct tj_admitter_preemption *p;
 	const char *by;
 	int64_t at;
 
@@ -315,8 +315,9 @@ static int64_t job_end(const struct tj_queue_source *a, const char *key, const c
 	if (!job || !owner_uid || strcmp(owner_uid, job->uid) != 0)
 		return 0;
 	/* A job being preempted gives its nodes back at its stop, when its pods are deleted
-	 * (reconcilers/admission.h): the victims' grace is the time they were told before. */
-	if (tj_preemption_of(a->preemptions, job, key, &at, &by) &&
+	 * (reconcilers/admission/admission.h): the victims' grace is the time they were told
+	 * before. */
+	if (tj_admitter_preemption_of(a->preemptions, job, key, &at, &by) &&
 	    (!job->status.deadline || at < job->status.deadline)) {
 		*exact = true;
 		return at;
@@ -328,7 +329,7 @@ static int64_t job_end(const struct tj_queue_source *a, const char *key, const c
 		}
 		return job->status.deadline;
 	}
-	if ((e = tj_store_get(a->entries, key)) && e->state != TJ_QUEUE_WAITING)
+	if ((e = tj_store_get(a->entries, key)) && e->state != TJ_ADMITTER_WAITING)
 		return admitted_end(e);
 	/* Back in the queue after its stop (its start cleared) while the cache still shows pods
 	 * of the run that was stopped: they are being deleted, and give their nodes back at the
@@ -341,7 +342,8 @@ static int64_t job_end(const struct tj_queue_source *a, const char *key, const c
 }
 
 /* The same for the job a pod belongs to (its label, and its controller owner). */
-static int64_t walltime_end(const struct tj_queue_source *a, const struct tj_pod *pod, int64_t now)
+static int64_t walltime_end(const struct tj_admitter_source *a, const struct tj_pod *pod,
+                            int64_t now)
 {
 	char key[TJ_STORE_KEY_MAX];
 	bool exact;
@@ -352,8 +354,8 @@ static int64_t walltime_end(const struct tj_queue_source *a, const struct tj_pod
 }
 
 /* What a pod of namespace ns holds on node k until it ends (or end, its walltime's end). */
-static void hold_on(struct tj_queue_snapshot *s, size_t k, const char *ns,
-                    const struct tj_adm_resources *r, int64_t end, bool quotas)
+static void hold_on(struct tj_admitter_snapshot *s, size_t k, const char *ns,
+                    const struct tj_admission_resources *r, int64_t end, bool quotas)
 {
 	add_used(&s->nodes[k].used, r);
 	if (quotas && r->gpus)
@@ -362,13 +364,13 @@ static void hold_on(struct tj_queue_snapshot *s, size_t k, const char *ns,
 		add_release(s, k, end, r);
 }
 
-/* A TrainJob's pod that holds its launcher's place (reconcilers/launcher_hold.h) holds it
+/* A TrainJob's pod that holds its launcher's place (reconcilers/admission/launcher_hold.h) holds it
  * until the launcher exists, which then counts by itself: read from the cache, so that a
  * restart between the admission and the launcher's create keeps it. The node's index,
  * with the request in *ret; -1 for none. */
-static ssize_t held_node(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
+static ssize_t held_node(const struct tj_admitter_source *a, struct tj_admitter_snapshot *s,
                          const struct tj_store *pods, const struct tj_pod *pod,
-                         struct tj_adm_resources *ret)
+                         struct tj_admission_resources *ret)
 {
 	const struct tj_gpu_class *cls;
 	struct tj_launcher_hold h;
@@ -381,22 +383,24 @@ static ssize_t held_node(const struct tj_queue_source *a, struct tj_queue_snapsh
 		return -1;
 	n = snprintf(key, sizeof(key), "%s/%s", pod->namespace, h.pod);
 	if (n < 0 || (size_t)n >= sizeof(key) || tj_store_get(pods, key) ||
-	    (k = tj_queue_find_node(s->refs, s->n_nodes, h.node)) < 0)
+	    (k = tj_admitter_find_node(s->refs, s->n_nodes, h.node)) < 0)
 		return -1;
 	cls = s->nodes[k].class_index >= 0 ? &a->config->classes[s->nodes[k].class_index] : NULL;
-	*ret = (struct tj_adm_resources){ cls ? tj_launcher_hold_extended(&h, cls->resource) : 0,
-		                          h.cpu_milli, h.memory, 1 };
+	*ret = (struct tj_admission_resources){ cls ? tj_launcher_hold_extended(&h, cls->resource)
+		                                    : 0,
+		                                h.cpu_milli, h.memory, 1 };
 	return k;
 }
 
 static int gone_cmp(const void *x, const void *y)
 {
-	return strcmp((*(const struct tj_queue_gone_node *const *)x)->name,
-	              (*(const struct tj_queue_gone_node *const *)y)->name);
+	return strcmp((*(const struct tj_admitter_gone_node *const *)x)->name,
+	              (*(const struct tj_admitter_gone_node *const *)y)->name);
 }
 
-void tj_queue_gone_add(struct tj_queue_gone_node *gone, size_t *n, const struct tj_config *config,
-                       const struct tj_node *node, uint64_t now_ms)
+void tj_admitter_gone_add(struct tj_admitter_gone_node *gone, size_t *n,
+                          const struct tj_config *config, const struct tj_node *node,
+                          uint64_t now_ms)
 {
 	int cls = tj_gpu_class_of_node(config, node);
 	const struct tj_gpu_class *gc;
@@ -410,17 +414,17 @@ void tj_queue_gone_add(struct tj_queue_gone_node *gone, size_t *n, const struct 
 			at = i;
 			break;
 		}
-	if (at == TJ_QUEUE_MAX_GONE) {
+	if (at == TJ_ADMITTER_MAX_GONE) {
 		at = 0;
 		for (size_t i = 1; i < *n; i++)
 			if (gone[i].until_ms < gone[at].until_ms)
 				at = i;
 	}
-	gone[at] = (struct tj_queue_gone_node){
+	gone[at] = (struct tj_admitter_gone_node){
 		.allocatable = { tj_node_allocatable_extended(node, gc->resource),
 		                 node->allocatable.cpu_milli, node->allocatable.memory,
 		                 tj_node_pod_slots(node) },
-		.until_ms = now_ms + TJ_QUEUE_GONE_MS,
+		.until_ms = now_ms + TJ_ADMITTER_GONE_MS,
 	};
 	snprintf(gone[at].name, sizeof(gone[at].name), "%s", node->name);
 	snprintf(gone[at].gpu_class, sizeof(gone[at].gpu_class), "%s", gc->name);
@@ -428,15 +432,15 @@ void tj_queue_gone_add(struct tj_queue_gone_node *gone, size_t *n, const struct 
 		(*n)++;
 }
 
-/* The nodes gone a short while ago that the snapshot keeps, into kept (TJ_QUEUE_MAX_GONE), in
+/* The nodes gone a short while ago that the snapshot keeps, into kept (TJ_ADMITTER_MAX_GONE), in
  * name order: those whose name no cached node has, of a class the config still has. */
-static size_t gone_kept(const struct tj_queue_source *a, const struct tj_store *nodes,
-                        uint64_t now_ms, const struct tj_queue_gone_node **kept)
+static size_t gone_kept(const struct tj_admitter_source *a, const struct tj_store *nodes,
+                        uint64_t now_ms, const struct tj_admitter_gone_node **kept)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < a->n_gone && k < TJ_QUEUE_MAX_GONE; i++) {
-		const struct tj_queue_gone_node *g = &a->gone[i];
+	for (size_t i = 0; i < a->n_gone && k < TJ_ADMITTER_MAX_GONE; i++) {
+		const struct tj_admitter_gone_node *g = &a->gone[i];
 
 		if (now_ms < g->until_ms && !(nodes && tj_store_get(nodes, g->name)) &&
 		    gpu_class_index(a->config, g->gpu_class) >= 0)
@@ -455,7 +459,7 @@ struct last_job {
 	bool exact; /* the end is the moment the pods go (job_end) */
 };
 
-static int64_t group_end(const struct tj_queue_source *a, struct last_job *last,
+static int64_t group_end(const struct tj_admitter_source *a, struct last_job *last,
                          const struct tj_ledger_group *g, int64_t now)
 {
 	if (!last->key || strcmp(last->key, g->job_key) != 0 ||
@@ -472,9 +476,9 @@ static int64_t group_end(const struct tj_queue_source *a, struct last_job *last,
 /* What node i holds, from its entry in the ledger: its pods' use, the ends known, the ends
  * of its TrainJobs' walltimes as their statuses (or the queue) tell them now, and the places
  * its pods hold for launchers on other nodes. */
-static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapshot *s, size_t i,
-                        const struct tj_ledger_node *ln, const struct tj_store *pods, bool quotas,
-                        struct last_job *last, int64_t now)
+static void read_ledger(const struct tj_admitter_source *a, struct tj_admitter_snapshot *s,
+                        size_t i, const struct tj_ledger_node *ln, const struct tj_store *pods,
+                        bool quotas, struct last_job *last, int64_t now)
 {
 	add_used(&s->nodes[i].used, &ln->used);
 	if (quotas)
@@ -493,7 +497,7 @@ static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapsho
 	}
 	for (size_t k = 0; pods && k < ln->n_holders; k++) {
 		const struct tj_pod *pod = tj_store_get(pods, ln->holders[k]);
-		struct tj_adm_resources r;
+		struct tj_admission_resources r;
 		struct tj_hold h;
 		ssize_t held;
 
@@ -505,15 +509,15 @@ static void read_ledger(const struct tj_queue_source *a, struct tj_queue_snapsho
 	}
 }
 
-/* The snapshot's nodes, in name order (tj_adm_input.nodes): the cached ones, as the ledger
+/* The snapshot's nodes, in name order (tj_admission_input.nodes): the cached ones, as the ledger
  * judged them, and those gone a short while ago; what each holds. */
-static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot *s, int64_t now,
-                       uint64_t now_ms)
+static int build_nodes(const struct tj_admitter_source *a, struct tj_admitter_snapshot *s,
+                       int64_t now, uint64_t now_ms)
 {
 	const struct tj_config *config = a->config;
-	const struct tj_store *nodes = tj_queue_store_of(a->informers->nodes);
-	const struct tj_store *pods = tj_queue_store_of(a->informers->pods);
-	const struct tj_queue_gone_node *gone[TJ_QUEUE_MAX_GONE];
+	const struct tj_store *nodes = tj_admitter_store_of(a->informers->nodes);
+	const struct tj_store *pods = tj_admitter_store_of(a->informers->pods);
+	const struct tj_admitter_gone_node *gone[TJ_ADMITTER_MAX_GONE];
 	struct tj_ledger_node *const *order;
 	size_t n_order, n_gone, n, i = 0, j = 0;
 	bool quotas = tj_config_admission(config)->n_limits > 0;
@@ -538,7 +542,7 @@ static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot
 		if (j == n_gone || (i < n_order && strcmp(order[i]->name, gone[j]->name) < 0)) {
 			const struct tj_ledger_node *ln = order[i];
 
-			s->nodes[k] = (struct tj_adm_node){
+			s->nodes[k] = (struct tj_admission_node){
 				.name = ln->name,
 				.class_index = ln->class_index,
 				.domain = ln->domain,
@@ -547,22 +551,22 @@ static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot
 			};
 			s->read_at[k] = i++;
 		} else {
-			const struct tj_queue_gone_node *g = gone[j++];
+			const struct tj_admitter_gone_node *g = gone[j++];
 
-			s->nodes[k] = (struct tj_adm_node){
+			s->nodes[k] = (struct tj_admission_node){
 				.name = g->name,
 				.class_index = gpu_class_index(config, g->gpu_class),
 				.allocatable = g->allocatable,
 			};
 			s->read_at[k] = SIZE_MAX;
 		}
-		s->refs[k] = (struct tj_queue_node_ref){ s->nodes[k].name, k };
+		s->refs[k] = (struct tj_admitter_node_ref){ s->nodes[k].name, k };
 	}
 	s->n_nodes = n;
 
 	/* Every pod that is bound, pinned or nominated to a node holds its requests there until
-	 * it ends, ours or not (reconcilers/capacity.h says until when), as the ledger keeps
-	 * them per node. */
+	 * it ends, ours or not (reconcilers/admission/capacity.h says until when), as the ledger
+	 * keeps them per node. */
 	for (size_t k = 0; k < n && !s->oom; k++)
 		if (s->read_at[k] != SIZE_MAX)
 			read_ledger(a, s, k, order[s->read_at[k]], pods, quotas, &last, now);
@@ -570,33 +574,35 @@ static int build_nodes(const struct tj_queue_source *a, struct tj_queue_snapshot
 }
 
 /* A gang admitted but not yet in the cache (e: ADMITTED or CREATED) holds its nodes. */
-static void hold_reserved(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
-                          const struct tj_queue_entry *e)
+static void hold_reserved(const struct tj_admitter_source *a, struct tj_admitter_snapshot *s,
+                          const struct tj_admitter_entry *e)
 {
 	bool quotas = tj_config_admission(a->config)->n_limits > 0;
 
 	for (size_t i = 0; i <= e->n_nodes; i++) {
 		const char *name = i < e->n_nodes ? e->nodes[i] : e->launcher_node;
-		const struct tj_adm_resources *r = i < e->n_nodes ? &e->request : &e->launcher;
-		ssize_t k = tj_queue_find_node(s->refs, s->n_nodes, name);
+		const struct tj_admission_resources *r =
+		        i < e->n_nodes ? &e->request : &e->launcher;
+		ssize_t k = tj_admitter_find_node(s->refs, s->n_nodes, name);
 
 		if (k >= 0)
 			hold_on(s, (size_t)k, e->namespace, r, admitted_gang_end(e), quotas);
 	}
 }
 
-/* The job's refusals (tj_queue_refusals): the nodes that refused its pods, and its hold. */
-static const struct tj_queue_refusals *refusals_of(const struct tj_queue_source *a,
-                                                   const struct tj_queue_entry *e)
+/* The job's refusals (tj_admitter_refusals): the nodes that refused its pods, and its hold. */
+static const struct tj_admitter_refusals *refusals_of(const struct tj_admitter_source *a,
+                                                      const struct tj_admitter_entry *e)
 {
 	return a->refusals && tj_store_len(a->refusals) ? tj_store_get(a->refusals, e->key) : NULL;
 }
 
-static bool waits(const struct tj_queue_source *a, const struct tj_queue_entry *e, uint64_t now_ms)
+static bool waits(const struct tj_admitter_source *a, const struct tj_admitter_entry *e,
+                  uint64_t now_ms)
 {
-	const struct tj_queue_refusals *r;
+	const struct tj_admitter_refusals *r;
 
-	if (e->state != TJ_QUEUE_WAITING || e->unplaceable)
+	if (e->state != TJ_ADMITTER_WAITING || e->unplaceable)
 		return false;
 	r = refusals_of(a, e);
 	return !r || now_ms >= r->hold_until_ms;
@@ -605,24 +611,24 @@ static bool waits(const struct tj_queue_source *a, const struct tj_queue_entry *
 /* One pass over the entries. The gangs admitted but not yet in the cache hold their nodes; an
  * admitted gang whose plan never came goes back to the queue (its nodes held this cycle
  * still). The waiting entries go into s->job_entries (room for every entry) in the order of
- * the last cycle, so that a queue that did not change needs no sort (tj_adm_input.jobs):
+ * the last cycle, so that a queue that did not change needs no sort (tj_admission_input.jobs):
  * those it ranked at their ranks, the others after them. */
-static int take_entries(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
+static int take_entries(const struct tj_admitter_source *a, struct tj_admitter_snapshot *s,
                         uint64_t now_ms)
 {
 	size_t n = tj_store_len(a->entries), n_waiting = 0, top = 0, k = 0;
-	struct tj_queue_entry *e, **waiting = malloc((n + 1) * sizeof(*waiting)), **at;
+	struct tj_admitter_entry *e, **waiting = malloc((n + 1) * sizeof(*waiting)), **at;
 	struct tj_store_iter it;
 
 	if (!waiting)
 		return -ENOMEM;
 	tj_store_iter_init(a->entries, &it);
-	while ((e = (struct tj_queue_entry *)tj_store_iter_next(&it)) && n_waiting < n) {
-		if (e->state == TJ_QUEUE_ADMITTED || e->state == TJ_QUEUE_CREATED)
+	while ((e = (struct tj_admitter_entry *)tj_store_iter_next(&it)) && n_waiting < n) {
+		if (e->state == TJ_ADMITTER_ADMITTED || e->state == TJ_ADMITTER_CREATED)
 			hold_reserved(a, s, e);
-		if (e->state == TJ_QUEUE_ADMITTED &&
+		if (e->state == TJ_ADMITTER_ADMITTED &&
 		    now_ms - e->admitted_ms > TJ_ADMITTER_ADMITTED_TIMEOUT_MS)
-			tj_queue_entry_requeue(e);
+			tj_admitter_entry_requeue(e);
 		if (!waits(a, e, now_ms))
 			continue;
 		waiting[n_waiting++] = e;
@@ -648,13 +654,13 @@ static int take_entries(const struct tj_queue_source *a, struct tj_queue_snapsho
 	return 0;
 }
 
-/* Adds node name to job's excluded nodes (at most TJ_ADM_MAX_EXCLUDED), if it is cached. */
-static void exclude(struct tj_queue_snapshot *s, struct tj_adm_job *job, size_t *x, size_t cap,
-                    const char *name)
+/* Adds node name to job's excluded nodes (at most TJ_ADMISSION_MAX_EXCLUDED), if it is cached. */
+static void exclude(struct tj_admitter_snapshot *s, struct tj_admission_job *job, size_t *x,
+                    size_t cap, const char *name)
 {
-	ssize_t node = tj_queue_find_node(s->refs, s->n_nodes, name);
+	ssize_t node = tj_admitter_find_node(s->refs, s->n_nodes, name);
 
-	if (node >= 0 && *x < cap && job->n_excluded < TJ_ADM_MAX_EXCLUDED) {
+	if (node >= 0 && *x < cap && job->n_excluded < TJ_ADMISSION_MAX_EXCLUDED) {
 		s->excluded[(*x)++] = (size_t)node;
 		job->n_excluded++;
 	}
@@ -664,11 +670,11 @@ static void exclude(struct tj_queue_snapshot *s, struct tj_adm_job *job, size_t 
  * same pointer, since the jobs' placements are interned: tj_eligibility_intern), from the
  * flags the eligibility cache keeps per node between cycles; allowed NULL when it allows every
  * node of the class, as most do, which costs the decision nothing. NULL without memory. */
-static const struct tj_queue_eligibility *eligible_nodes(const struct tj_queue_source *a,
-                                                         struct tj_queue_snapshot *s,
-                                                         struct tj_placement *p, int cls)
+static const struct tj_admitter_eligibility *eligible_nodes(const struct tj_admitter_source *a,
+                                                            struct tj_admitter_snapshot *s,
+                                                            struct tj_placement *p, int cls)
 {
-	struct tj_queue_eligibility *e;
+	struct tj_admitter_eligibility *e;
 	const bool *flags;
 	size_t in_class = 0, refused = SIZE_MAX;
 
@@ -683,7 +689,7 @@ static const struct tj_queue_eligibility *eligible_nodes(const struct tj_queue_s
 		return NULL;
 	}
 	e = &s->eligibility[s->n_eligibility];
-	*e = (struct tj_queue_eligibility){ .placement = p, .class_index = cls };
+	*e = (struct tj_admitter_eligibility){ .placement = p, .class_index = cls };
 	e->allowed = calloc(s->n_nodes + 1, sizeof(bool));
 	e->why = calloc(1, TJ_PLACEMENT_WHY_MAX);
 	s->n_eligibility++;
@@ -695,7 +701,7 @@ static const struct tj_queue_eligibility *eligible_nodes(const struct tj_queue_s
 	for (size_t k = 0; k < s->n_nodes; k++) {
 		bool mine = s->nodes[k].class_index == cls;
 
-		/* A node that is gone has no labels left to judge: see tj_queue_gone_node. */
+		/* A node that is gone has no labels left to judge: see tj_admitter_gone_node. */
 		e->allowed[k] = s->read_at[k] == SIZE_MAX || flags[s->read_at[k]];
 		in_class += mine;
 		e->n_allowed += mine && e->allowed[k];
@@ -716,15 +722,15 @@ static const struct tj_queue_eligibility *eligible_nodes(const struct tj_queue_s
 /* The class a job without one is queued in this cycle (its class_requests): the one whose
  * nodes its placement allows the most of. Its requests of that class's resource go into job
  * and e. */
-static void choose_class(const struct tj_queue_source *a, struct tj_queue_snapshot *s,
-                         struct tj_queue_entry *e, struct tj_adm_job *job)
+static void choose_class(const struct tj_admitter_source *a, struct tj_admitter_snapshot *s,
+                         struct tj_admitter_entry *e, struct tj_admission_job *job)
 {
 	size_t best = SIZE_MAX, most = 0;
 
 	/* Read before a reload of the config, the requests may name more classes than it has
 	 * now: those are past its end, and no class of it. */
 	for (size_t c = 0; c < e->n_class_requests && c < a->config->n_classes; c++) {
-		const struct tj_queue_eligibility *el;
+		const struct tj_admitter_eligibility *el;
 		size_t n;
 
 		if (e->class_requests[2 * c].gpus <= 0)
@@ -743,10 +749,11 @@ static void choose_class(const struct tj_queue_source *a, struct tj_queue_snapsh
 	job->launcher.gpus = e->launcher.gpus = e->class_requests[2 * best + 1].gpus;
 }
 
-static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot *s, uint64_t now_ms)
+static int build_jobs(const struct tj_admitter_source *a, struct tj_admitter_snapshot *s,
+                      uint64_t now_ms)
 {
 	size_t n = tj_store_len(a->entries), k = 0, n_excluded = 0, x = 0;
-	struct tj_queue_entry *e;
+	struct tj_admitter_entry *e;
 	/* Most of a queue is of one class: its index is looked up once per run of it. */
 	const char *class_name = NULL;
 	int class_index = -1;
@@ -757,7 +764,7 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 	if (!s->jobs || !s->job_entries || take_entries(a, s, now_ms) < 0)
 		return -ENOMEM;
 	for (k = 0; k < s->n_jobs; k++) {
-		const struct tj_queue_refusals *r = refusals_of(a, s->job_entries[k]);
+		const struct tj_admitter_refusals *r = refusals_of(a, s->job_entries[k]);
 
 		n_excluded += s->job_entries[k]->n_excluded + (r ? r->n : 0);
 	}
@@ -770,7 +777,7 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 			class_name = e->gpu_class;
 			class_index = gpu_class_index(a->config, class_name);
 		}
-		s->jobs[k] = (struct tj_adm_job){
+		s->jobs[k] = (struct tj_admission_job){
 			.key = e->key,
 			.namespace = e->namespace,
 			.class_index = class_index,
@@ -791,7 +798,7 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 		tj_eligibility_intern(a->eligibility, &e->placement);
 		if (e->class_requests)
 			choose_class(a, s, e, &s->jobs[k]);
-		const struct tj_queue_eligibility *el =
+		const struct tj_admitter_eligibility *el =
 		        e->placement ? eligible_nodes(a, s, e->placement, s->jobs[k].class_index)
 		                     : NULL;
 
@@ -799,7 +806,7 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 			s->jobs[k].eligible = el->allowed;
 			s->jobs[k].ineligible_why = el->why;
 		}
-		const struct tj_queue_refusals *r = refusals_of(a, e);
+		const struct tj_admitter_refusals *r = refusals_of(a, e);
 
 		for (size_t i = 0; i < e->n_excluded; i++)
 			exclude(s, &s->jobs[k], &x, n_excluded, e->excluded[i]);
@@ -811,7 +818,7 @@ static int build_jobs(const struct tj_queue_source *a, struct tj_queue_snapshot 
 }
 
 /* s->input, the decision's input over the snapshot, with the config's policy. */
-static int build_input(const struct tj_config *config, struct tj_queue_snapshot *s, int64_t now)
+static int build_input(const struct tj_config *config, struct tj_admitter_snapshot *s, int64_t now)
 {
 	const struct tj_admission_policy *policy = tj_config_admission(config);
 	size_t n_classes = config ? config->n_classes : 0, n_quotas = 0;
@@ -827,10 +834,10 @@ static int build_input(const struct tj_config *config, struct tj_queue_snapshot 
 
 		if (cls >= 0)
 			s->quotas[n_quotas++] =
-			        (struct tj_adm_quota){ policy->limits[i].namespace, cls,
-				                       policy->limits[i].max_gpus };
+			        (struct tj_admission_quota){ policy->limits[i].namespace, cls,
+				                             policy->limits[i].max_gpus };
 	}
-	s->adm_config = (struct tj_adm_config){
+	s->adm_config = (struct tj_admission_config){
 		.backfill = policy->backfill,
 		.reservations = policy->backfill_depth,
 		.wait_if_never_fits = policy->wait_if_never_fits,
@@ -838,7 +845,7 @@ static int build_input(const struct tj_config *config, struct tj_queue_snapshot 
 		.n_quotas = n_quotas,
 		.defer_waiting_messages = true,
 	};
-	s->input = (struct tj_adm_input){
+	s->input = (struct tj_admission_input){
 		.config = &s->adm_config,
 		.class_names = s->class_names,
 		.n_classes = n_classes,
@@ -861,8 +868,8 @@ static int build_input(const struct tj_config *config, struct tj_queue_snapshot 
 	return 0;
 }
 
-int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
-                            int64_t now, uint64_t now_ms)
+int tj_admitter_snapshot_build(const struct tj_admitter_source *src, struct tj_admitter_snapshot *s,
+                               int64_t now, uint64_t now_ms)
 {
 	int rc = build_nodes(src, s, now, now_ms);
 
@@ -871,11 +878,11 @@ int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_s
 		tj_eligibility_sweep(src->eligibility, src->stamp);
 	}
 	if (rc == 0 && !s->oom)
-		rc = tj_queue_quotas_build(src, s);
+		rc = tj_admitter_quotas_build(src, s);
 	if (rc == 0 && !s->oom)
-		rc = tj_queue_running_build(src, s, now);
+		rc = tj_admitter_running_build(src, s, now);
 	if (rc == 0 && !s->oom)
-		rc = tj_queue_tier_limits_build(src, s);
+		rc = tj_admitter_tier_limits_build(src, s);
 	if (rc == 0 && !s->oom)
 		rc = build_input(src->config, s, now);
 	return rc == 0 && s->oom ? -ENOMEM : rc;

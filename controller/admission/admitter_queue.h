@@ -1,6 +1,6 @@
 /* The admitter's queue (controller/admission/admitter.c runs its cycles): its entries, one per job
  * that waits for its gang or was admitted, and the snapshot of the caches that a cycle
- * decides on (reconcilers/admission.h: the nodes in name order, what every pod holds on
+ * decides on (reconcilers/admission/admission.h: the nodes in name order, what every pod holds on
  * them, the gangs admitted whose pods the cache does not show yet, and the waiting jobs in
  * the order of the last cycle). Internal to the admitter. */
 #pragma once
@@ -14,29 +14,30 @@
 #include "controller/admission/ledger.h"
 #include "controller/config/config.h"
 #include "informers/informers.h"
-#include "reconcilers/admission.h"
-#include "reconcilers/placement.h"
-#include "reconcilers/plan.h"
-#include "reconcilers/quota.h"
+#include "reconcilers/admission/admission.h"
+#include "reconcilers/admission/placement.h"
+#include "reconcilers/admission/quota.h"
+#include "reconcilers/plan/plan.h"
 
-enum tj_queue_state {
-	TJ_QUEUE_WAITING,  /* in the queue */
-	TJ_QUEUE_ADMITTED, /* admitted, waiting for the plan that creates the gang */
-	TJ_QUEUE_CREATED,  /* the gang's creates were sent; its nodes stay reserved until the
-	                    * job's next plan, by when its pods are in the cache */
-	TJ_QUEUE_STARTING, /* its pods exist, but no status has recorded the start yet: the plan
-	                    * that will (a newer plan can supersede the one that created the pods,
-	                    * and drop its bookkeeping) still announces the admission as it was */
+enum tj_admitter_state {
+	TJ_ADMITTER_WAITING,  /* in the queue */
+	TJ_ADMITTER_ADMITTED, /* admitted, waiting for the plan that creates the gang */
+	TJ_ADMITTER_CREATED,  /* the gang's creates were sent; its nodes stay reserved until the
+	                       * job's next plan, by when its pods are in the cache */
+	TJ_ADMITTER_STARTING, /* its pods exist, but no status has recorded the start yet: the plan
+	                       * that will (a newer plan can supersede the one that created the
+	                       * pods, and drop its bookkeeping) still announces the admission as it
+	                       * was */
 };
 
 /* One job of the queue, keyed "namespace/name". */
-struct tj_queue_entry {
+struct tj_admitter_entry {
 	char key[TJ_STORE_KEY_MAX];
 	char namespace[TJ_NAME_MAX];
 	/* From here to gpu_class, what each cycle reads of every entry, together in memory. */
-	enum tj_queue_state state;
+	enum tj_admitter_state state;
 	int num_nodes, num_pods;
-	struct tj_adm_resources request; /* of one pod; gpus of the class's resource */
+	struct tj_admission_resources request; /* of one pod; gpus of the class's resource */
 	int32_t priority;
 	int tier; /* the priority of its QOS tier */
 	/* Its tier's preemption: the tiers it may preempt (settings.h), after how long. */
@@ -49,15 +50,16 @@ struct tj_queue_entry {
 	bool restart;
 	bool decided; /* decision holds the last cycle's verdict */
 	size_t rank;  /* its place in the last cycle's order (SIZE_MAX: none): the next cycle's */
-	struct tj_adm_resources launcher; /* of the launcher admitted with the gang; pods 0: none */
-	char **excluded; /* owned array of owned names: nodes its pods must avoid */
+	struct tj_admission_resources
+	        launcher; /* of the launcher admitted with the gang; pods 0: none */
+	char **excluded;  /* owned array of owned names: nodes its pods must avoid */
 	size_t n_excluded;
 	/* A job without a GPU class whose pods ask for a class's extended resource (GPUs under
 	 * a generic runtime such as Kubeflow's torch-distributed): per class of the config, what
 	 * one pod and the launcher ask of its resource (0: nothing); owned; NULL for a job of
 	 * a class, or asking for no class's resource. Each cycle queues it in the class where
 	 * its placement allows the most nodes (the first of the config on a tie). */
-	struct tj_adm_resources *class_requests; /* n_classes pairs: request, launcher */
+	struct tj_admission_resources *class_requests; /* n_classes pairs: request, launcher */
 	size_t n_class_requests;
 	/* A job without a GPU class that asks for an extended resource no class offers: no
 	 * class says which nodes offer it, so the scheduler alone places it. */
@@ -66,8 +68,8 @@ struct tj_queue_entry {
 	 * selector, affinity, tolerations and extended requests); owned; NULL: every node of
 	 * its class (a spec the placement could not read, which the API server refuses). */
 	struct tj_placement *placement;
-	char gpu_class[TJ_NAME_MAX];     /* "" for none */
-	struct tj_adm_decision decision; /* nodes always NULL: the names are below */
+	char gpu_class[TJ_NAME_MAX];           /* "" for none */
+	struct tj_admission_decision decision; /* nodes always NULL: the names are below */
 	/* ADMITTED and CREATED: per pod, its node. */
 	char **nodes; /* owned array of owned strings */
 	size_t n_nodes;
@@ -79,7 +81,7 @@ struct tj_queue_entry {
 	 * is what tells when the gang gives its nodes back (for the head's reservation). */
 	int64_t admitted_at;
 	/* CREATED: when the plan that creates the gang started; and whether a later plan
-	 * wanted its pods again before the cache showed them (tj_queue_created_again). */
+	 * wanted its pods again before the cache showed them (tj_admitter_created_again). */
 	uint64_t created_ms;
 	bool lagging;
 	/* ADMITTED: when the event that started its cycle came, when the cycle started, and
@@ -101,12 +103,12 @@ struct tj_queue_entry {
 	struct tj_quota_pod *quota_pod, *quota_launcher;
 };
 
-extern const struct tj_store_ops tj_queue_entry_ops;
+extern const struct tj_store_ops tj_admitter_entry_ops;
 
-/* The nodes that refused a job's pinned pods, each until a time (reconcilers/plan.h,
+/* The nodes that refused a job's pinned pods, each until a time (reconcilers/plan/plan.h,
  * plan.refused), keyed "namespace/name" as the entries; kept apart from the entry, which a
  * given-back gang's plan drops before the next one queues it again. */
-struct tj_queue_refusals {
+struct tj_admitter_refusals {
 	char key[TJ_STORE_KEY_MAX];
 	char nodes[TJ_PLAN_MAX_REFUSED][TJ_NAME_MAX];
 	uint64_t until_ms[TJ_PLAN_MAX_REFUSED]; /* the loop's clock */
@@ -115,34 +117,34 @@ struct tj_queue_refusals {
 	uint64_t hold_until_ms;
 };
 
-extern const struct tj_store_ops tj_queue_refusals_ops;
+extern const struct tj_store_ops tj_admitter_refusals_ops;
 
 /* Adds the nodes to r (a node already there has its time renewed; when r is full, the
  * refusal that ends first makes room), each refused until until_ms. */
-void tj_queue_refusals_add(struct tj_queue_refusals *r, const char (*nodes)[TJ_NAME_MAX], size_t n,
-                           uint64_t until_ms);
+void tj_admitter_refusals_add(struct tj_admitter_refusals *r, const char (*nodes)[TJ_NAME_MAX],
+                              size_t n, uint64_t until_ms);
 
 /* Frees an entry and what it owns (the store's free). */
-void tj_queue_entry_free(void *obj);
-void tj_queue_entry_drop_nodes(struct tj_queue_entry *e);
-void tj_queue_entry_drop_excluded(struct tj_queue_entry *e);
+void tj_admitter_entry_free(void *obj);
+void tj_admitter_entry_drop_nodes(struct tj_admitter_entry *e);
+void tj_admitter_entry_drop_excluded(struct tj_admitter_entry *e);
 
 /* Back into the queue, undecided: the next cycle decides it with the others. */
-void tj_queue_entry_requeue(struct tj_queue_entry *e);
+void tj_admitter_entry_requeue(struct tj_admitter_entry *e);
 
 /* How long a created gang's pods may take to show in the cache before a plan that wants
  * them again has the job decided again: a watch far behind an API server under load, or a
  * relist after it failed, shows them tens of seconds after their creates were answered. */
-#define TJ_QUEUE_CREATED_PATIENCE_MS 120000
+#define TJ_ADMITTER_CREATED_PATIENCE_MS 120000
 
-enum tj_queue_again {
-	TJ_QUEUE_WAIT_FOR_CACHE, /* the pods exist: wait until the cache shows them */
-	TJ_QUEUE_CREATE_AGAIN,   /* the same pods again, on the same nodes */
-	TJ_QUEUE_DECIDE_AGAIN,   /* back into the queue */
+enum tj_admitter_again {
+	TJ_ADMITTER_WAIT_FOR_CACHE, /* the pods exist: wait until the cache shows them */
+	TJ_ADMITTER_CREATE_AGAIN,   /* the same pods again, on the same nodes */
+	TJ_ADMITTER_DECIDE_AGAIN,   /* back into the queue */
 };
 
 /* What a plan at now_ms that wants want of the job of e, whose gang was created (its
- * creates all answered; TJ_QUEUE_CREATED), leads to. Within the patience after the
+ * creates all answered; TJ_ADMITTER_CREATED), leads to. Within the patience after the
  * creates, unless want's pods must avoid one of the gang's nodes (a failure there), the
  * cache is behind: wait for it. Deciding again could place a second gang where the first
  * one's pods, not in the cache yet, already are. Past it, the whole gang missing is
@@ -150,71 +152,71 @@ enum tj_queue_again {
  * replacements, part of the gang) is decided again. */
 /* Whether want asks for the gang e was admitted with: as many pods, and a launcher's place
  * if and only if one was admitted. */
-bool tj_queue_same_gang(const struct tj_queue_entry *e, const struct tj_plan_want *want);
+bool tj_admitter_same_gang(const struct tj_admitter_entry *e, const struct tj_plan_want *want);
 
-enum tj_queue_again tj_queue_created_again(const struct tj_queue_entry *e,
-                                           const struct tj_plan_want *want, uint64_t now_ms);
+enum tj_admitter_again tj_admitter_created_again(const struct tj_admitter_entry *e,
+                                                 const struct tj_plan_want *want, uint64_t now_ms);
 
 /* The store of a reflector, NULL without one. */
-const struct tj_store *tj_queue_store_of(const struct tj_reflector *r);
+const struct tj_store *tj_admitter_store_of(const struct tj_reflector *r);
 
 /* A node by name, through a sorted index. */
-struct tj_queue_node_ref {
+struct tj_admitter_node_ref {
 	const char *name;
 	size_t index;
 };
 
 /* The index of the node named name in refs (n, sorted by name), -1 if none. */
-ssize_t tj_queue_find_node(const struct tj_queue_node_ref *refs, size_t n, const char *name);
+ssize_t tj_admitter_find_node(const struct tj_admitter_node_ref *refs, size_t n, const char *name);
 
 /* What a cycle builds from the caches; freed at its end. */
-struct tj_queue_snapshot {
-	struct tj_adm_node *nodes; /* their names and domains borrowed from the ledger */
-	struct tj_queue_node_ref *refs;
+struct tj_admitter_snapshot {
+	struct tj_admission_node *nodes; /* their names and domains borrowed from the ledger */
+	struct tj_admitter_node_ref *refs;
 	size_t n_nodes;
 	/* The ledger's nodes it read, and per node of the snapshot its place among them
-	 * (SIZE_MAX for a node that is gone, tj_queue_gone_node). */
+	 * (SIZE_MAX for a node that is gone, tj_admitter_gone_node). */
 	struct tj_eligibility_nodes read;
 	size_t *read_at;
-	struct tj_adm_release *releases;
+	struct tj_admission_release *releases;
 	size_t n_releases, cap_releases;
-	struct tj_adm_usage *usage;
+	struct tj_admission_usage *usage;
 	size_t n_usage, cap_usage;
-	struct tj_adm_job *jobs;
-	struct tj_queue_entry **job_entries;
+	struct tj_admission_job *jobs;
+	struct tj_admitter_entry **job_entries;
 	size_t n_jobs;
 	size_t *excluded; /* the jobs' excluded nodes, as indexes */
 	/* The distinct placements of the jobs, each with the nodes it allows (a flag per
 	 * node; NULL where it allows every node of its class), which the jobs share. */
-	struct tj_queue_eligibility *eligibility;
+	struct tj_admitter_eligibility *eligibility;
 	size_t n_eligibility, cap_eligibility;
 	/* The limits of the ResourceQuotas of the jobs' namespaces, and what each job's pods
 	 * use of them (the jobs' charges point into it). */
-	struct tj_adm_quota_limit *quota_limits;
+	struct tj_admission_quota_limit *quota_limits;
 	size_t n_quota_limits;
-	struct tj_adm_quota_charge *charges;
+	struct tj_admission_quota_charge *charges;
 	size_t n_charges, cap_charges;
 	/* The running gangs a queued job may preempt, and what they hold on each node
 	 * (controller/admission/admitter_qos.h). */
-	struct tj_adm_running *running;
+	struct tj_admission_running *running;
 	size_t n_running;
-	struct tj_adm_hold *holds;
+	struct tj_admission_hold *holds;
 	/* The nodes the preempting jobs chose (their claimed point into it). */
 	size_t *claims;
 	/* The QOS tiers' GPU limits of the queued jobs' namespaces (admitter_qos.h). */
-	struct tj_adm_tier_limit *tier_limits;
+	struct tj_admission_tier_limit *tier_limits;
 	size_t n_tier_limits;
 	/* The decision's input over all of the above (tj_admit; the waiting messages deferred),
 	 * and what it holds of the config: the class names, and the namespace limits of the
 	 * classes it has. It points into the snapshot, which must not move once built. */
 	const char **class_names;
-	struct tj_adm_quota *quotas;
-	struct tj_adm_config adm_config;
-	struct tj_adm_input input;
+	struct tj_admission_quota *quotas;
+	struct tj_admission_config adm_config;
+	struct tj_admission_input input;
 	bool oom;
 };
 
-struct tj_queue_eligibility {
+struct tj_admitter_eligibility {
 	const struct tj_placement *placement; /* borrowed from an entry; shared by equal ones */
 	int class_index;
 	bool *allowed;    /* owned; per node of the snapshot; NULL: every node of the class */
@@ -225,34 +227,35 @@ struct tj_queue_eligibility {
 };
 
 /* A node of a GPU class deleted a short while ago, as a node being replaced is: until
- * TJ_QUEUE_GONE_MS after its deletion (or until a node of its name is back) the snapshot
+ * TJ_ADMITTER_GONE_MS after its deletion (or until a node of its name is back) the snapshot
  * keeps it as a node that takes no new pods, so that NeverFits still counts it, as Slurm
  * counts a partition's DOWN nodes. Its labels are gone with it: every job of its class may
  * use it, for NeverFits, which at worst lets a job with a node selector wait that long
  * before it fails. */
-#define TJ_QUEUE_GONE_MS  (10 * 60 * 1000)
-#define TJ_QUEUE_MAX_GONE 256
+#define TJ_ADMITTER_GONE_MS  (10 * 60 * 1000)
+#define TJ_ADMITTER_MAX_GONE 256
 
-struct tj_queue_gone_node {
+struct tj_admitter_gone_node {
 	char name[TJ_NAME_MAX];
 	char gpu_class[TJ_NAME_MAX];
-	struct tj_adm_resources allocatable; /* gpus of the class's resource */
-	uint64_t until_ms;                   /* the loop's clock */
+	struct tj_admission_resources allocatable; /* gpus of the class's resource */
+	uint64_t until_ms;                         /* the loop's clock */
 };
 
-/* Remembers node, which the node cache has just dropped, in gone (n of TJ_QUEUE_MAX_GONE),
+/* Remembers node, which the node cache has just dropped, in gone (n of TJ_ADMITTER_MAX_GONE),
  * if it is of a GPU class of config; when gone is full, the node remembered longest ago
  * makes room. */
-void tj_queue_gone_add(struct tj_queue_gone_node *gone, size_t *n, const struct tj_config *config,
-                       const struct tj_node *node, uint64_t now_ms);
+void tj_admitter_gone_add(struct tj_admitter_gone_node *gone, size_t *n,
+                          const struct tj_config *config, const struct tj_node *node,
+                          uint64_t now_ms);
 
 /* What the snapshot reads. */
-struct tj_queue_source {
+struct tj_admitter_source {
 	const struct tj_config *config;
-	struct tj_informers *informers;        /* TrainJob, Pod and Node caches */
-	struct tj_store *entries;              /* the queue's entries */
-	struct tj_store *refusals;             /* struct tj_queue_refusals; NULL: none */
-	const struct tj_queue_gone_node *gone; /* nodes deleted a short while ago */
+	struct tj_informers *informers;           /* TrainJob, Pod and Node caches */
+	struct tj_store *entries;                 /* the queue's entries */
+	struct tj_store *refusals;                /* struct tj_admitter_refusals; NULL: none */
+	const struct tj_admitter_gone_node *gone; /* nodes deleted a short while ago */
 	size_t n_gone;
 	/* What each node offers and what the pods hold on it, kept between cycles
 	 * (controller/admission/ledger.h), and the nodes the jobs' placements allow
@@ -270,13 +273,13 @@ struct tj_queue_source {
 
 /* Builds *s (zeroed) from src at now (unix seconds; now_ms: the loop's clock, for the
  * admitted gangs whose plan never came: they go back to the queue). 0 or -ENOMEM; either
- * way, tj_queue_snapshot_clear frees it (and zeroes it for the next build). */
-int tj_queue_snapshot_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
-                            int64_t now, uint64_t now_ms);
+ * way, tj_admitter_snapshot_clear frees it (and zeroes it for the next build). */
+int tj_admitter_snapshot_build(const struct tj_admitter_source *src, struct tj_admitter_snapshot *s,
+                               int64_t now, uint64_t now_ms);
 
-void tj_queue_snapshot_clear(struct tj_queue_snapshot *s);
+void tj_admitter_snapshot_clear(struct tj_admitter_snapshot *s);
 
-/* The ResourceQuota limits of the jobs of s (built by tj_queue_snapshot_build) and their
+/* The ResourceQuota limits of the jobs of s (built by tj_admitter_snapshot_build) and their
  * charges, from src's quota cache (admitter_quota.c); the gangs admitted whose pods the
  * quotas may not count yet count as used. 0 or -ENOMEM. */
-int tj_queue_quotas_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s);
+int tj_admitter_quotas_build(const struct tj_admitter_source *src, struct tj_admitter_snapshot *s);

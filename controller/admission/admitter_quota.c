@@ -1,6 +1,6 @@
 /* The ResourceQuota part of an admission cycle's snapshot (admitter_queue.h): the limits of
  * the quotas of the namespaces that have waiting jobs, what they hold, and what each waiting
- * job's pods would use of them (reconcilers/quota.h). */
+ * job's pods would use of them (reconcilers/admission/quota.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@
 /* The quotas of the cache by namespace, each with the index of its first limit row. */
 struct quota_ref {
 	const struct tj_resource_quota *quota;
-	size_t first; /* into tj_queue_snapshot.quota_limits */
+	size_t first; /* into tj_admitter_snapshot.quota_limits */
 };
 
 static int cmp_ref(const void *a, const void *b)
@@ -53,7 +53,7 @@ static int64_t use_of(const struct tj_resource_quota *q, const struct tj_quota_l
 	return total;
 }
 
-static bool add_charge(struct tj_queue_snapshot *s, size_t limit, int64_t now, int64_t whole)
+static bool add_charge(struct tj_admitter_snapshot *s, size_t limit, int64_t now, int64_t whole)
 {
 	if (s->n_charges == s->cap_charges) {
 		size_t cap = s->cap_charges ? 2 * s->cap_charges : 64;
@@ -64,22 +64,22 @@ static bool add_charge(struct tj_queue_snapshot *s, size_t limit, int64_t now, i
 		s->charges = p;
 		s->cap_charges = cap;
 	}
-	s->charges[s->n_charges++] = (struct tj_adm_quota_charge){ limit, now, whole };
+	s->charges[s->n_charges++] = (struct tj_admission_quota_charge){ limit, now, whole };
 	return true;
 }
 
 /* The gangs admitted whose creates may not have reached the quotas' status yet: what they
  * use counts as used. A gang created a moment ago may so count twice until its plan sees its
  * pods, which holds the next job back a cycle at most, never lets it past the quota. */
-static void add_admitted(const struct tj_queue_source *src, struct tj_queue_snapshot *s,
+static void add_admitted(const struct tj_admitter_source *src, struct tj_admitter_snapshot *s,
                          const struct quota_ref *refs, size_t n_refs)
 {
 	struct tj_store_iter it;
-	const struct tj_queue_entry *e;
+	const struct tj_admitter_entry *e;
 
 	tj_store_iter_init(src->entries, &it);
 	while ((e = tj_store_iter_next(&it))) {
-		if (e->state != TJ_QUEUE_ADMITTED && e->state != TJ_QUEUE_CREATED)
+		if (e->state != TJ_ADMITTER_ADMITTED && e->state != TJ_ADMITTER_CREATED)
 			continue;
 		for (size_t i = first_of(refs, n_refs, e->namespace);
 		     i < n_refs && strcmp(refs[i].quota->namespace, e->namespace) == 0; i++)
@@ -95,10 +95,10 @@ static void add_admitted(const struct tj_queue_source *src, struct tj_queue_snap
 }
 
 /* Job k's charges: every limit of its namespace's quotas that its pods use. */
-static bool charge_job(struct tj_queue_snapshot *s, size_t k, const struct quota_ref *refs,
+static bool charge_job(struct tj_admitter_snapshot *s, size_t k, const struct quota_ref *refs,
                        size_t n_refs)
 {
-	const struct tj_queue_entry *e = s->job_entries[k];
+	const struct tj_admitter_entry *e = s->job_entries[k];
 	const struct tj_quota_pod *launcher = e->launcher.pods ? e->quota_launcher : NULL;
 
 	for (size_t i = first_of(refs, n_refs, e->namespace);
@@ -116,9 +116,9 @@ static bool charge_job(struct tj_queue_snapshot *s, size_t k, const struct quota
 	return true;
 }
 
-int tj_queue_quotas_build(const struct tj_queue_source *src, struct tj_queue_snapshot *s)
+int tj_admitter_quotas_build(const struct tj_admitter_source *src, struct tj_admitter_snapshot *s)
 {
-	const struct tj_store *quotas = tj_queue_store_of(src->informers->resource_quotas);
+	const struct tj_store *quotas = tj_admitter_store_of(src->informers->resource_quotas);
 	size_t n_refs = 0, n_limits = 0, *first = NULL;
 	struct quota_ref *refs;
 	struct tj_store_iter it;
@@ -144,9 +144,9 @@ int tj_queue_quotas_build(const struct tj_queue_source *src, struct tj_queue_sna
 			const struct tj_quota_limit *l = &refs[i].quota->limits[k];
 
 			s->quota_limits[refs[i].first + k] =
-			        (struct tj_adm_quota_limit){ refs[i].quota->namespace,
-				                             refs[i].quota->name, l->resource,
-				                             l->hard, l->used };
+			        (struct tj_admission_quota_limit){ refs[i].quota->namespace,
+				                                   refs[i].quota->name, l->resource,
+				                                   l->hard, l->used };
 		}
 	s->n_quota_limits = n_limits;
 	add_admitted(src, s, refs, n_refs);

@@ -7,25 +7,25 @@
 #include "controller/admission/ledger.h"
 #include "reconcilers/trainjob.h"
 
-const struct tj_fair_share_account *tj_fair_shares_find(const struct tj_fair_shares *fs,
-                                                        const char *ns)
+const struct tj_fair_share_account *tj_admitter_shares_find(const struct tj_admitter_shares *fs,
+                                                            const char *ns)
 {
 	return tj_fair_share_find(fs->accounts, fs->n, ns);
 }
 
-void tj_fair_shares_clear(struct tj_fair_shares *fs)
+void tj_admitter_shares_clear(struct tj_admitter_shares *fs)
 {
 	tj_fair_share_accounts_free(fs->accounts, fs->n);
-	*fs = (struct tj_fair_shares){ 0 };
+	*fs = (struct tj_admitter_shares){ 0 };
 }
 
 /* What the running jobs' pods on the snapshot's nodes held since their statuses counted
  * last (tj_fair_share_charge_running), read from the ledger: a long run counts as it runs. */
 static void charge_running(struct tj_fair_share_account *accounts, size_t *n,
-                           const struct tj_queue_source *src, const struct tj_queue_snapshot *s,
-                           int64_t half_life, int64_t now)
+                           const struct tj_admitter_source *src,
+                           const struct tj_admitter_snapshot *s, int64_t half_life, int64_t now)
 {
-	const struct tj_store *jobs = tj_queue_store_of(src->informers->trainjobs);
+	const struct tj_store *jobs = tj_admitter_store_of(src->informers->trainjobs);
 
 	for (size_t k = 0; jobs && k < s->n_nodes; k++) {
 		const struct tj_ledger_node *ln =
@@ -41,7 +41,7 @@ static void charge_running(struct tj_fair_share_account *accounts, size_t *n,
 			    job->status.state == TJ_STATE_COMPLETE ||
 			    job->status.state == TJ_STATE_FAILED)
 				continue;
-			tj_fair_share_charge_running(accounts, n, TJ_FAIR_SHARES_MAX,
+			tj_fair_share_charge_running(accounts, n, TJ_ADMITTER_SHARES_MAX,
 			                             job->namespace, g->held.gpus,
 			                             job->status.start_time,
 			                             job->status.gpu_seconds_until, half_life, now);
@@ -49,11 +49,11 @@ static void charge_running(struct tj_fair_share_account *accounts, size_t *n,
 	}
 }
 
-static int read_usage(struct tj_fair_shares *fs, const struct tj_queue_source *src,
-                      const struct tj_queue_snapshot *s, int64_t now)
+static int read_usage(struct tj_admitter_shares *fs, const struct tj_admitter_source *src,
+                      const struct tj_admitter_snapshot *s, int64_t now)
 {
 	const struct tj_admission_policy *policy = tj_config_admission(src->config);
-	struct tj_fair_share_account *accounts = calloc(TJ_FAIR_SHARES_MAX, sizeof(*accounts));
+	struct tj_fair_share_account *accounts = calloc(TJ_ADMITTER_SHARES_MAX, sizeof(*accounts));
 	int64_t half_life = policy->fair_share_half_life;
 	struct tj_store_iter it;
 	const struct tj_trainjob *job;
@@ -62,7 +62,8 @@ static int read_usage(struct tj_fair_shares *fs, const struct tj_queue_source *s
 	if (!accounts)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_jobs; i++) {
-		tj_fair_share_account_of(accounts, &n, TJ_FAIR_SHARES_MAX, s->jobs[i].namespace);
+		tj_fair_share_account_of(accounts, &n, TJ_ADMITTER_SHARES_MAX,
+		                         s->jobs[i].namespace);
 		/* A namespace first seen since the controller leads: its records are read. */
 		if (src->accounting)
 			tj_accounting_want(src->accounting, s->jobs[i].namespace);
@@ -73,17 +74,17 @@ static int read_usage(struct tj_fair_shares *fs, const struct tj_queue_source *s
 	        src->accounting ? tj_accounting_entries(src->accounting, &n_records) : NULL;
 
 	for (size_t i = 0; i < n_records; i++)
-		tj_fair_share_charge(accounts, &n, TJ_FAIR_SHARES_MAX, records[i].namespace,
+		tj_fair_share_charge(accounts, &n, TJ_ADMITTER_SHARES_MAX, records[i].namespace,
 		                     records[i].gpu_seconds, records[i].start,
 		                     records[i].counted_until, half_life, now);
-	tj_store_iter_init(tj_queue_store_of(src->informers->trainjobs), &it);
+	tj_store_iter_init(tj_admitter_store_of(src->informers->trainjobs), &it);
 	while ((job = tj_store_iter_next(&it)))
-		tj_fair_share_charge(accounts, &n, TJ_FAIR_SHARES_MAX, job->namespace,
+		tj_fair_share_charge(accounts, &n, TJ_ADMITTER_SHARES_MAX, job->namespace,
 		                     job->status.gpu_seconds, job->status.start_time,
 		                     job->status.gpu_seconds_until, half_life, now);
 	charge_running(accounts, &n, src, s, half_life, now);
 	tj_fair_share_settle(accounts, n, policy);
-	tj_fair_shares_clear(fs);
+	tj_admitter_shares_clear(fs);
 	fs->accounts = accounts;
 	fs->n = n;
 	fs->read_at = now;
@@ -92,25 +93,25 @@ static int read_usage(struct tj_fair_shares *fs, const struct tj_queue_source *s
 
 /* Sets the points of s's jobs from fs; whether a job's namespace was missing from fs while
  * fs has room for it. A namespace fs does not know has used nothing. */
-static bool set_points(const struct tj_fair_shares *fs, struct tj_queue_snapshot *s)
+static bool set_points(const struct tj_admitter_shares *fs, struct tj_admitter_snapshot *s)
 {
 	bool missing = false;
 
 	for (size_t i = 0; i < s->n_jobs; i++) {
 		const struct tj_fair_share_account *a =
-		        tj_fair_shares_find(fs, s->jobs[i].namespace);
+		        tj_admitter_shares_find(fs, s->jobs[i].namespace);
 
 		s->jobs[i].fair_share = a ? a->points : TJ_FAIR_SHARE_WEIGHT;
-		missing = missing || (!a && fs->n < TJ_FAIR_SHARES_MAX);
+		missing = missing || (!a && fs->n < TJ_ADMITTER_SHARES_MAX);
 	}
 	return missing;
 }
 
-int tj_fair_shares_apply(struct tj_fair_shares *fs, const struct tj_queue_source *src,
-                         struct tj_queue_snapshot *s, int64_t now)
+int tj_admitter_shares_apply(struct tj_admitter_shares *fs, const struct tj_admitter_source *src,
+                             struct tj_admitter_snapshot *s, int64_t now)
 {
-	bool stale =
-	        !fs->read_at || now - fs->read_at >= TJ_FAIR_SHARES_PERIOD_S || now < fs->read_at;
+	bool stale = !fs->read_at || now - fs->read_at >= TJ_ADMITTER_SHARES_PERIOD_S ||
+	             now < fs->read_at;
 	int rc;
 
 	/* Most cycles read nothing again: one lookup a job. */

@@ -1,8 +1,8 @@
-/* The fair share of the admitter's queue (reconcilers/fair_share.h): each namespace's usage,
- * read from the GPU-seconds its TrainJobs recorded, its deleted jobs' accounting records and
+/* The fair share of the admitter's queue (reconcilers/admission/fair_share.h): each namespace's
+ * usage, read from the GPU-seconds its TrainJobs recorded, its deleted jobs' accounting records and
  * what its running jobs' pods held since (the same numbers kubectl sshare makes), and the
  * fair-share points its queued jobs are ordered by. It is read again at most every
- * TJ_FAIR_SHARES_PERIOD_S (a walk of the TrainJobs and of the nodes' pods), or when a
+ * TJ_ADMITTER_SHARES_PERIOD_S (a walk of the TrainJobs and of the nodes' pods), or when a
  * namespace it does not know queues a job. */
 #pragma once
 
@@ -10,13 +10,13 @@
 #include <stdint.h>
 
 #include "controller/admission/admitter_queue.h"
-#include "reconcilers/fair_share.h"
+#include "reconcilers/admission/fair_share.h"
 
-#define TJ_FAIR_SHARES_PERIOD_S 10
+#define TJ_ADMITTER_SHARES_PERIOD_S 10
 /* The most namespaces accounted; past it, those read last count as having used nothing. */
-#define TJ_FAIR_SHARES_MAX 4096
+#define TJ_ADMITTER_SHARES_MAX 4096
 
-struct tj_fair_shares {
+struct tj_admitter_shares {
 	struct tj_fair_share_account *accounts; /* owned, by namespace; names owned */
 	size_t n;
 	int64_t read_at; /* unix seconds; 0: never */
@@ -25,11 +25,11 @@ struct tj_fair_shares {
 /* Reads the usage again from src's TrainJob cache if it is older than the period or a job of
  * s is of a namespace it does not know, then sets the fair-share points of s's jobs. 0 or
  * -ENOMEM (the points stay 0: the queue is ordered by age alone). */
-int tj_fair_shares_apply(struct tj_fair_shares *fs, const struct tj_queue_source *src,
-                         struct tj_queue_snapshot *s, int64_t now);
+int tj_admitter_shares_apply(struct tj_admitter_shares *fs, const struct tj_admitter_source *src,
+                             struct tj_admitter_snapshot *s, int64_t now);
 
 /* The account of namespace ns, or NULL. */
-const struct tj_fair_share_account *tj_fair_shares_find(const struct tj_fair_shares *fs,
-                                                        const char *ns);
+const struct tj_fair_share_account *tj_admitter_shares_find(const struct tj_admitter_shares *fs,
+                                                            const char *ns);
 
-void tj_fair_shares_clear(struct tj_fair_shares *fs);
+void tj_admitter_shares_clear(struct tj_admitter_shares *fs);

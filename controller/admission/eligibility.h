@@ -1,5 +1,5 @@
-/* The nodes each distinct placement of the queue allows (reconcilers/placement.h: the node
- * selector, affinity, tolerations and extended requests of a job's rendered pods), kept
+/* The nodes each distinct placement of the queue allows (reconcilers/admission/placement.h: the
+ * node selector, affinity, tolerations and extended requests of a job's rendered pods), kept
  * between admission cycles as a flag per node of the ledger's name order
  * (controller/admission/ledger.h) and judged again only for the nodes the ledger judged again
  * since, or for every node once the order changed.
@@ -16,7 +16,7 @@
 
 #include "controller/admission/ledger.h"
 #include "informers/store.h"
-#include "reconcilers/placement.h"
+#include "reconcilers/admission/placement.h"
 
 /* Distinct placements kept between cycles; a placement beyond them is judged on every node
  * in each cycle that asks for it, as it would be without the cache. */

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "base/number.h"
-#include "reconcilers/capacity.h"
-#include "reconcilers/gpu_use.h"
-#include "reconcilers/node_health.h"
+#include "reconcilers/admission/capacity.h"
+#include "reconcilers/policy/node_health.h"
+#include "reconcilers/usage/gpu_use.h"
 
 struct tj_ledger {
 	struct tj_store *nodes; /* owned; struct tj_ledger_node by name */
@@ -42,7 +42,7 @@ static void node_clear(struct tj_ledger_node *n)
 	n->holders = NULL;
 	n->resource = NULL;
 	n->n_releases = n->n_groups = n->n_usage = n->n_holders = 0;
-	n->used = (struct tj_adm_resources){ 0 };
+	n->used = (struct tj_admission_resources){ 0 };
 }
 
 static void node_free(void *obj)
@@ -136,7 +136,7 @@ void tj_ledger_invalidate(struct tj_ledger *l)
 	l->reorder = true;
 }
 
-static void add_resources(struct tj_adm_resources *to, const struct tj_adm_resources *r)
+static void add_resources(struct tj_admission_resources *to, const struct tj_admission_resources *r)
 {
 	to->gpus = tj_add_capped(to->gpus, r->gpus);
 	to->cpu_milli = tj_add_capped(to->cpu_milli, r->cpu_milli);
@@ -157,7 +157,7 @@ static void *append(void **array, size_t *n, size_t size)
 }
 
 static int add_group(struct tj_ledger_node *n, const struct tj_pod *pod,
-                     const struct tj_adm_resources *r)
+                     const struct tj_admission_resources *r)
 {
 	char key[TJ_STORE_KEY_MAX];
 	int64_t grace = pod->termination_grace > 0 ? pod->termination_grace : 0;
@@ -215,16 +215,16 @@ static int add_holder(struct tj_ledger_node *n, const struct tj_pod *pod)
 static int count_pod(struct tj_ledger_node *n, const struct tj_pod *pod, const char *resource)
 {
 	struct tj_hold h;
-	struct tj_adm_resources r;
+	struct tj_admission_resources r;
 	struct tj_ledger_release *rel;
 
 	tj_hold_of(pod, 0, &h);
 	if (h.kind == TJ_HOLD_NONE)
 		return 0;
-	r = (struct tj_adm_resources){ resource
-		                               ? tj_pod_resources_extended(&pod->requests, resource)
-		                               : 0,
-		                       pod->requests.cpu_milli, pod->requests.memory, 1 };
+	r = (struct tj_admission_resources){
+		resource ? tj_pod_resources_extended(&pod->requests, resource) : 0,
+		pod->requests.cpu_milli, pod->requests.memory, 1
+	};
 	add_resources(&n->used, &r);
 	if (r.gpus && add_usage(n, pod->namespace, r.gpus) < 0)
 		return -ENOMEM;
@@ -317,7 +317,7 @@ static int judge(struct tj_ledger *l, struct tj_ledger_node *n, const struct tj_
 		return -ENOMEM;
 	n->class_index = cls;
 	n->schedulable = tj_node_takes_new_pods(node, gc, tj_config_failure_policy(config), 0);
-	n->allocatable = (struct tj_adm_resources){
+	n->allocatable = (struct tj_admission_resources){
 		gc ? tj_node_allocatable_extended(node, gc->resource) : 0,
 		node->allocatable.cpu_milli, node->allocatable.memory, tj_node_pod_slots(node)
 	};

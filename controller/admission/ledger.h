@@ -1,6 +1,6 @@
 /* The admitter's ledger, per node: what each node of the node cache offers (its GPU class,
  * whether it takes new pods, its allocatable, its topology domain), and what the pods that
- * use it hold on it (reconcilers/capacity.h judges each pod), with the nodes kept in name
+ * use it hold on it (reconcilers/admission/capacity.h judges each pod), with the nodes kept in name
  * order. All of it is kept between admission cycles and worked out again only where
  * something changed, so that a cycle reads every node without sorting thousands of names,
  * judging every node's health and class, or walking every pod of the cluster (thousands of
@@ -24,7 +24,7 @@
 #include "informers/node.h"
 #include "informers/pod.h"
 #include "informers/store.h"
-#include "reconcilers/admission.h"
+#include "reconcilers/admission/admission.h"
 #include "reconcilers/settings.h"
 
 /* Pods of one TrainJob on the node whose end is its walltime's (none is being deleted). */
@@ -32,13 +32,13 @@ struct tj_ledger_group {
 	char *job_key;   /* owned; "namespace/name" */
 	char *owner_uid; /* owned; the pods' controller owner, NULL if none */
 	int64_t grace;   /* their termination grace, seconds */
-	struct tj_adm_resources held;
+	struct tj_admission_resources held;
 };
 
 /* Pods being deleted: free at their deletionTimestamp. */
 struct tj_ledger_release {
 	int64_t at;
-	struct tj_adm_resources held;
+	struct tj_admission_resources held;
 };
 
 /* GPUs of the class held by the pods of one namespace, for the config's namespace limits. */
@@ -55,13 +55,13 @@ struct tj_ledger_node {
 	uint64_t judged_at; /* the ledger's count of judgements then (tj_ledger_judgements) */
 	int class_index;    /* its GPU class in the config, -1 for none */
 	bool schedulable;   /* it takes new pods (tj_node_takes_new_pods) */
-	struct tj_adm_resources allocatable; /* gpus of its class's resource */
+	struct tj_admission_resources allocatable; /* gpus of its class's resource */
 	char *domain; /* owned; the value of the admission's topology label, NULL without */
 	/* What its pods hold: */
 	char *resource; /* owned; the GPU class's resource it was counted in, NULL for none */
 	bool stale;     /* a pod of it changed since it was counted */
 	uint64_t seen;  /* the ledger's count of orderings when the node cache last had it */
-	struct tj_adm_resources used;
+	struct tj_admission_resources used;
 	struct tj_ledger_release *releases; /* owned */
 	size_t n_releases;
 	struct tj_ledger_group *groups; /* owned */
@@ -69,7 +69,7 @@ struct tj_ledger_node {
 	struct tj_ledger_usage *usage; /* owned */
 	size_t n_usage;
 	/* owned array of owned "namespace/name": pods that hold an MPI launcher's place on
-	 * another node (reconcilers/launcher_hold.h), which the cycle judges itself */
+	 * another node (reconcilers/admission/launcher_hold.h), which the cycle judges itself */
 	char **holders;
 	size_t n_holders;
 };

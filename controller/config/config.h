@@ -39,8 +39,8 @@
  *     topologyLabel: topology.flame.dev/rack   # optional label key
  *     namespaceLimits:               # at most 256; namespace "*" = every other namespace
  *       - {namespace: team-a, gpuClass: gh200, maxGPUs: 16}   # a class of gpuClasses
- *   walltime: ...                    # optional; controller/config/config_walltime.h
- *   commandPolicy:                   # optional (reconcilers/command_policy.h)
+ *   walltime: ...                    # optional; controller/config/config_walltime_internal.h
+ *   commandPolicy:                   # optional (reconcilers/policy/command_policy.h)
  *     exemptNamespaces: [services]   # at most 256 namespaces whose jobs it does not check
  *
  * Unknown fields, duplicate keys, duplicate class names and duplicate limits are errors. */

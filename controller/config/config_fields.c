@@ -1,4 +1,4 @@
-#include "controller/config/config_fields.h"
+#include "controller/config/config_fields_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,7 +8,8 @@
 #include <string.h>
 
 /* Writes "origin:LINE: path: message" into the caller's buffer; returns -EINVAL. */
-int tj_cfg_fail(const struct tj_cfg_parser *p, int line, const char *path, const char *fmt, ...)
+int tj_config_fail(const struct tj_config_parser *p, int line, const char *path, const char *fmt,
+                   ...)
 {
 	if (p->err && p->errlen > 0) {
 		int n = snprintf(p->err, p->errlen, "%s:%d: %s%s", p->origin, line, path,
@@ -25,7 +26,7 @@ int tj_cfg_fail(const struct tj_cfg_parser *p, int line, const char *path, const
 
 /* The 1-based line where a node starts. libfyaml 0.7 has marks only on tokens, so a
  * collection is located by its first scalar; an empty one by fallback (its key's line). */
-int tj_cfg_line(struct fy_node *node, int fallback)
+int tj_config_line(struct fy_node *node, int fallback)
 {
 	while (node) {
 		if (fy_node_is_scalar(node)) {
@@ -45,7 +46,7 @@ int tj_cfg_line(struct fy_node *node, int fallback)
 }
 
 /* A YAML null: no node at all (an empty value), or a plain ~ / null. */
-bool tj_cfg_is_null(struct fy_node *node)
+bool tj_config_is_null(struct fy_node *node)
 {
 	if (!node)
 		return true;
@@ -59,25 +60,25 @@ bool tj_cfg_is_null(struct fy_node *node)
 }
 
 /* Copies a scalar of at most max bytes into a new string. */
-int tj_cfg_scalar_dup(const struct tj_cfg_parser *p, struct fy_node *node, int line,
-                      const char *path, size_t max, char **ret)
+int tj_config_scalar_dup(const struct tj_config_parser *p, struct fy_node *node, int line,
+                         const char *path, size_t max, char **ret)
 {
 	if (node && fy_node_is_alias(node))
-		return tj_cfg_fail(p, line, path, "anchors and aliases are not supported");
-	if (tj_cfg_is_null(node))
-		return tj_cfg_fail(p, line, path, "must not be empty");
+		return tj_config_fail(p, line, path, "anchors and aliases are not supported");
+	if (tj_config_is_null(node))
+		return tj_config_fail(p, line, path, "must not be empty");
 	if (!fy_node_is_scalar(node))
-		return tj_cfg_fail(p, line, path, "must be a string, not a %s",
-		                   fy_node_is_mapping(node) ? "mapping" : "sequence");
+		return tj_config_fail(p, line, path, "must be a string, not a %s",
+		                      fy_node_is_mapping(node) ? "mapping" : "sequence");
 	size_t len;
 	const char *text = fy_node_get_scalar(node, &len);
 	if (len == 0)
-		return tj_cfg_fail(p, line, path, "must not be empty");
+		return tj_config_fail(p, line, path, "must not be empty");
 	if (len > max)
-		return tj_cfg_fail(p, line, path, "is %zu characters long, the limit is %zu", len,
-		                   max);
+		return tj_config_fail(p, line, path, "is %zu characters long, the limit is %zu",
+		                      len, max);
 	if (memchr(text, '\0', len))
-		return tj_cfg_fail(p, line, path, "must not contain a NUL character");
+		return tj_config_fail(p, line, path, "must not contain a NUL character");
 	char *s = strndup(text, len);
 	if (!s)
 		return -ENOMEM;
@@ -91,7 +92,7 @@ static bool is_alnum(char c)
 }
 
 /* A DNS-1123 label: lower case letters, digits and '-', alphanumeric at both ends. */
-bool tj_cfg_valid_dns_label(const char *s)
+bool tj_config_valid_dns_label(const char *s)
 {
 	size_t len = strlen(s);
 	if (len == 0 || len > TJ_LABEL_NAME_MAX)
@@ -121,7 +122,7 @@ static bool valid_dns_subdomain(const char *s, size_t len)
 			return false;
 		memcpy(label, s + start, n);
 		label[n] = '\0';
-		if (!tj_cfg_valid_dns_label(label))
+		if (!tj_config_valid_dns_label(label))
 			return false;
 		start = i + 1;
 	}
@@ -130,7 +131,7 @@ static bool valid_dns_subdomain(const char *s, size_t len)
 
 /* A label value (or a label key's name part): at most 63 of [A-Za-z0-9_.-], alphanumeric at
  * both ends. */
-bool tj_cfg_valid_label_value(const char *s, size_t len)
+bool tj_config_valid_label_value(const char *s, size_t len)
 {
 	if (len == 0 || len > TJ_LABEL_NAME_MAX)
 		return false;
@@ -144,13 +145,13 @@ bool tj_cfg_valid_label_value(const char *s, size_t len)
 
 /* A qualified name as label keys and resource names use it: [prefix/]name, where the prefix
  * is a DNS subdomain. */
-bool tj_cfg_valid_qualified_name(const char *s, bool need_prefix)
+bool tj_config_valid_qualified_name(const char *s, bool need_prefix)
 {
 	const char *slash = strchr(s, '/');
 	if (!slash)
-		return !need_prefix && tj_cfg_valid_label_value(s, strlen(s));
+		return !need_prefix && tj_config_valid_label_value(s, strlen(s));
 	return valid_dns_subdomain(s, (size_t)(slash - s)) &&
-	       tj_cfg_valid_label_value(slash + 1, strlen(slash + 1));
+	       tj_config_valid_label_value(slash + 1, strlen(slash + 1));
 }
 
 /* Looks a key up in a list of allowed names. */
@@ -164,34 +165,34 @@ static bool key_allowed(const char *key, size_t len, const char *const *allowed)
 
 /* Checks that a node is a mapping whose keys are plain scalars from allowed (or any, when
  * allowed is NULL). */
-int tj_cfg_check_mapping(const struct tj_cfg_parser *p, struct fy_node *node, int line,
-                         const char *path, const char *const *allowed, const char *expected)
+int tj_config_check_mapping(const struct tj_config_parser *p, struct fy_node *node, int line,
+                            const char *path, const char *const *allowed, const char *expected)
 {
 	if (node && fy_node_is_alias(node))
-		return tj_cfg_fail(p, line, path, "anchors and aliases are not supported");
+		return tj_config_fail(p, line, path, "anchors and aliases are not supported");
 	if (!node || !fy_node_is_mapping(node))
-		return tj_cfg_fail(p, line, path, "must be a mapping");
+		return tj_config_fail(p, line, path, "must be a mapping");
 	void *iter = NULL;
 	struct fy_node_pair *pair;
 	while ((pair = fy_node_mapping_iterate(node, &iter))) {
 		struct fy_node *key = fy_node_pair_key(pair);
-		int key_line = tj_cfg_line(key, line);
+		int key_line = tj_config_line(key, line);
 		if (!key || !fy_node_is_scalar(key) || fy_node_is_alias(key))
-			return tj_cfg_fail(p, key_line, path, "keys must be plain strings");
+			return tj_config_fail(p, key_line, path, "keys must be plain strings");
 		if (!allowed)
 			continue;
 		size_t len;
 		const char *text = fy_node_get_scalar(key, &len);
 		if (!key_allowed(text, len, allowed))
-			return tj_cfg_fail(p, key_line, path,
-			                   "unknown field \"%.*s\" (expected %s)",
-			                   (int)(len > 64 ? 64 : len), text, expected);
+			return tj_config_fail(p, key_line, path,
+			                      "unknown field \"%.*s\" (expected %s)",
+			                      (int)(len > 64 ? 64 : len), text, expected);
 	}
 	return 0;
 }
 
 /* The value of key in a mapping checked by check_mapping, or NULL. */
-struct fy_node_pair *tj_cfg_find_pair(struct fy_node *mapping, const char *key)
+struct fy_node_pair *tj_config_find_pair(struct fy_node *mapping, const char *key)
 {
 	void *iter = NULL;
 	struct fy_node_pair *pair;
@@ -206,47 +207,47 @@ struct fy_node_pair *tj_cfg_find_pair(struct fy_node *mapping, const char *key)
 }
 
 /* Reads an optional string field: *ret stays NULL when the field is absent or null. */
-int tj_cfg_field_string(const struct tj_cfg_parser *p, struct fy_node *mapping, int line,
-                        const char *path, const char *key, bool required, size_t max, char **ret)
+int tj_config_field_string(const struct tj_config_parser *p, struct fy_node *mapping, int line,
+                           const char *path, const char *key, bool required, size_t max, char **ret)
 {
 	char sub[160];
 	snprintf(sub, sizeof(sub), "%s.%s", path, key);
-	struct fy_node_pair *pair = tj_cfg_find_pair(mapping, key);
-	if (!pair || (!required && tj_cfg_is_null(fy_node_pair_value(pair)))) {
+	struct fy_node_pair *pair = tj_config_find_pair(mapping, key);
+	if (!pair || (!required && tj_config_is_null(fy_node_pair_value(pair)))) {
 		if (required)
-			return tj_cfg_fail(p, line, path, "missing required field \"%s\"", key);
+			return tj_config_fail(p, line, path, "missing required field \"%s\"", key);
 		return 0;
 	}
 	struct fy_node *value = fy_node_pair_value(pair);
-	return tj_cfg_scalar_dup(p, value,
-	                         tj_cfg_line(value, tj_cfg_line(fy_node_pair_key(pair), line)), sub,
-	                         max, ret);
+	return tj_config_scalar_dup(
+	        p, value, tj_config_line(value, tj_config_line(fy_node_pair_key(pair), line)), sub,
+	        max, ret);
 }
 
 /* The line of a field's value (or of its key, for an empty value). */
-int tj_cfg_field_line(struct fy_node *mapping, const char *key, int fallback)
+int tj_config_field_line(struct fy_node *mapping, const char *key, int fallback)
 {
-	struct fy_node_pair *pair = tj_cfg_find_pair(mapping, key);
+	struct fy_node_pair *pair = tj_config_find_pair(mapping, key);
 	if (!pair)
 		return fallback;
-	int key_line = tj_cfg_line(fy_node_pair_key(pair), fallback);
-	return tj_cfg_line(fy_node_pair_value(pair), key_line);
+	int key_line = tj_config_line(fy_node_pair_key(pair), fallback);
+	return tj_config_line(fy_node_pair_value(pair), key_line);
 }
 
 /* Reads a decimal integer in [min, max]. */
-int tj_cfg_scalar_int(const struct tj_cfg_parser *p, struct fy_node *node, int line,
-                      const char *path, int min, int max, int *ret)
+int tj_config_scalar_int(const struct tj_config_parser *p, struct fy_node *node, int line,
+                         const char *path, int min, int max, int *ret)
 {
 	char *text = NULL, *end;
-	int r = tj_cfg_scalar_dup(p, node, line, path, 16, &text);
+	int r = tj_config_scalar_dup(p, node, line, path, 16, &text);
 	if (r < 0)
 		return r;
 	errno = 0;
 	long v = strtol(text, &end, 10);
 	if (errno || *end || end == text || !(isdigit((unsigned char)text[0]) || text[0] == '-') ||
 	    v < min || v > max)
-		r = tj_cfg_fail(p, line, path, "\"%s\" is not an integer between %d and %d", text,
-		                min, max);
+		r = tj_config_fail(p, line, path, "\"%s\" is not an integer between %d and %d",
+		                   text, min, max);
 	else
 		*ret = (int)v;
 	free(text);
@@ -254,53 +255,54 @@ int tj_cfg_scalar_int(const struct tj_cfg_parser *p, struct fy_node *node, int l
 }
 
 /* An optional integer field: *ret keeps its value when the field is absent or null. */
-int tj_cfg_field_int(const struct tj_cfg_parser *p, struct fy_node *mapping, int line,
-                     const char *path, const char *key, int min, int max, int *ret)
+int tj_config_field_int(const struct tj_config_parser *p, struct fy_node *mapping, int line,
+                        const char *path, const char *key, int min, int max, int *ret)
 {
-	struct fy_node_pair *pair = tj_cfg_find_pair(mapping, key);
-	if (!pair || tj_cfg_is_null(fy_node_pair_value(pair)))
+	struct fy_node_pair *pair = tj_config_find_pair(mapping, key);
+	if (!pair || tj_config_is_null(fy_node_pair_value(pair)))
 		return 0;
 	char sub[160];
 	snprintf(sub, sizeof(sub), "%s%s%s", path, path[0] ? "." : "", key);
-	return tj_cfg_scalar_int(p, fy_node_pair_value(pair), tj_cfg_field_line(mapping, key, line),
-	                         sub, min, max, ret);
+	return tj_config_scalar_int(p, fy_node_pair_value(pair),
+	                            tj_config_field_line(mapping, key, line), sub, min, max, ret);
 }
 
 /* An optional sequence field: NULL when absent or null (the default stays), else checked to
  * be a sequence of at most max items. */
-int tj_cfg_field_sequence(const struct tj_cfg_parser *p, struct fy_node *mapping, int line,
-                          const char *path, const char *key, int max, struct fy_node **ret,
-                          int *ret_line)
+int tj_config_field_sequence(const struct tj_config_parser *p, struct fy_node *mapping, int line,
+                             const char *path, const char *key, int max, struct fy_node **ret,
+                             int *ret_line)
 {
-	struct fy_node_pair *pair = tj_cfg_find_pair(mapping, key);
+	struct fy_node_pair *pair = tj_config_find_pair(mapping, key);
 	*ret = NULL;
-	if (!pair || tj_cfg_is_null(fy_node_pair_value(pair)))
+	if (!pair || tj_config_is_null(fy_node_pair_value(pair)))
 		return 0;
 	struct fy_node *seq = fy_node_pair_value(pair);
-	*ret_line = tj_cfg_line(fy_node_pair_key(pair), line);
+	*ret_line = tj_config_line(fy_node_pair_key(pair), line);
 	if (fy_node_is_alias(seq))
-		return tj_cfg_fail(p, *ret_line, path, "anchors and aliases are not supported");
+		return tj_config_fail(p, *ret_line, path, "anchors and aliases are not supported");
 	if (!fy_node_is_sequence(seq))
-		return tj_cfg_fail(p, *ret_line, path, "must be a sequence");
+		return tj_config_fail(p, *ret_line, path, "must be a sequence");
 	int count = fy_node_sequence_item_count(seq);
 	if (count > max)
-		return tj_cfg_fail(p, *ret_line, path, "has %d items, the limit is %d", count, max);
+		return tj_config_fail(p, *ret_line, path, "has %d items, the limit is %d", count,
+		                      max);
 	*ret = seq;
 	return 0;
 }
 
 /* An optional boolean field: *ret keeps its value when the field is absent or null. */
-int tj_cfg_field_bool(const struct tj_cfg_parser *p, struct fy_node *mapping, int line,
-                      const char *path, const char *key, bool *ret)
+int tj_config_field_bool(const struct tj_config_parser *p, struct fy_node *mapping, int line,
+                         const char *path, const char *key, bool *ret)
 {
 	char sub[160], *text = NULL;
-	struct fy_node_pair *pair = tj_cfg_find_pair(mapping, key);
+	struct fy_node_pair *pair = tj_config_find_pair(mapping, key);
 	int r;
 
-	if (!pair || tj_cfg_is_null(fy_node_pair_value(pair)))
+	if (!pair || tj_config_is_null(fy_node_pair_value(pair)))
 		return 0;
 	snprintf(sub, sizeof(sub), "%s.%s", path, key);
-	r = tj_cfg_field_string(p, mapping, line, path, key, true, 8, &text);
+	r = tj_config_field_string(p, mapping, line, path, key, true, 8, &text);
 	if (r < 0)
 		return r;
 	if (!strcmp(text, "true"))
@@ -308,8 +310,8 @@ int tj_cfg_field_bool(const struct tj_cfg_parser *p, struct fy_node *mapping, in
 	else if (!strcmp(text, "false"))
 		*ret = false;
 	else
-		r = tj_cfg_fail(p, tj_cfg_field_line(mapping, key, line), sub,
-		                "\"%s\" is not true or false", text);
+		r = tj_config_fail(p, tj_config_field_line(mapping, key, line), sub,
+		                   "\"%s\" is not true or false", text);
 	free(text);
 	return r;
 }

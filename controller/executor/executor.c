@@ -117,7 +117,7 @@ const struct tj_resource *tj_execute_object_resource(const cJSON *object)
 static void stage_done(struct tj_execution *e);
 static void start_stage(struct tj_execution *e);
 
-/* A create failed: keeps the first refusal that is the job's (reconcilers/refusal.h). */
+/* A create failed: keeps the first refusal that is the job's (reconcilers/plan/refusal.h). */
 static void note_refusal(struct tj_execution *e, const struct tj_response *resp)
 {
 	enum tj_refusal kind;

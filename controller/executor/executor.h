@@ -1,4 +1,4 @@
-/* The executor: the thin I/O layer that turns a plan (reconcilers/plan.h) into API calls.
+/* The executor: the thin I/O layer that turns a plan (reconcilers/plan/plan.h) into API calls.
  * Stages run in order; the actions of one stage run concurrently; a stage starts only when
  * every write of the stage before it succeeded. Create answers AlreadyExists and delete
  * answers NotFound are success: names are deterministic, so a repeated create adopts the
@@ -8,7 +8,7 @@
  *
  * CREATE_OBJECT is the generic "create an object the TrainJob owns" write: the plan builds
  * the object whole (apiVersion v1, kind, metadata with the TrainJob as controller owner,
- * reconcilers/render.h tj_render_add_owner) and the executor POSTs it to the collection of
+ * reconcilers/trainjob.h tj_trainjob_add_owner) and the executor POSTs it to the collection of
  * its kind in the job's namespace, AlreadyExists being success. The kinds it knows are the
  * core/v1 PersistentVolumeClaim, Secret and ConfigMap (tj_execute_object_resource); any
  * other fails the write. A new kind is one line there, and a line of RBAC. */
@@ -21,8 +21,8 @@
 #include "controller/executor/recorder.h"
 #include "controller/executor/write_gate.h"
 #include "kube/client.h"
-#include "reconcilers/plan.h"
-#include "reconcilers/refusal.h"
+#include "reconcilers/plan/plan.h"
+#include "reconcilers/plan/refusal.h"
 #include "reconcilers/trainjob.h"
 
 struct tj_execution_result {
@@ -41,8 +41,8 @@ struct tj_execution_result {
 	unsigned pods_created, pods_adopted, pods_deleted, services_created, events;
 	unsigned objects_created; /* CREATE_OBJECT answered 201 */
 	/* The first create (pod, Service, PVC, ...) the API server refused for a reason of the
-	 * job's (reconcilers/refusal.h), TJ_REFUSAL_NONE if none. A RETRY or PERMANENT refusal is
-	 * written into the TrainJob's status, with a Warning event FailedCreate, before done
+	 * job's (reconcilers/plan/refusal.h), TJ_REFUSAL_NONE if none. A RETRY or PERMANENT refusal
+	 * is written into the TrainJob's status, with a Warning event FailedCreate, before done
 	 * runs; a NAMESPACE_TERMINATING one is not, and the caller does not retry. */
 	enum tj_refusal refusal;
 	/* The TrainJob as the status patch that recorded the refusal returned it (owned by the

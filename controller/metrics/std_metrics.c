@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "informers/store.h"
-#include "reconcilers/admission.h"
-#include "reconcilers/dependency.h"
-#include "reconcilers/plan.h"
+#include "reconcilers/admission/admission.h"
+#include "reconcilers/plan/dependency.h"
+#include "reconcilers/plan/plan.h"
 
 /* controller-runtime's reconcile_time_seconds buckets; rest_client_request_duration_seconds
  * uses the same. */
@@ -422,13 +422,13 @@ void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key
 		                (double)running_after);
 }
 
-/* The reasons a Queued job waits for: the queue's, in tj_adm_reason_index's order, then
+/* The reasons a Queued job waits for: the queue's, in tj_admission_reason_index's order, then
  * those of a job the queue does not consider yet (held, waiting for a dependency) or that
  * was sent back to it (preempted, requeued). */
 static const char *const queue_reasons[] = {
-	TJ_ADM_REASON_RESOURCES, TJ_ADM_REASON_PRIORITY, TJ_ADM_REASON_QUOTA,
-	TJ_ADM_REASON_NEVER,     TJ_ADM_REASON_QOS_GPUS, TJ_REASON_HELD,
-	TJ_REASON_DEPENDENCY,    TJ_REASON_PREEMPTED,    TJ_REASON_REQUEUED,
+	TJ_ADMISSION_REASON_RESOURCES, TJ_ADMISSION_REASON_PRIORITY, TJ_ADMISSION_REASON_QUOTA,
+	TJ_ADMISSION_REASON_NEVER,     TJ_ADMISSION_REASON_QOS_GPUS, TJ_REASON_HELD,
+	TJ_REASON_DEPENDENCY,          TJ_REASON_PREEMPTED,          TJ_REASON_REQUEUED,
 };
 
 static int queue_reason_index(const char *reason)

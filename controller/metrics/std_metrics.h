@@ -8,9 +8,9 @@
 #include "controller/metrics/metrics.h"
 #include "informers/reflector.h"
 #include "kube/transport.h"
-#include "reconcilers/gpu_seconds.h"
-#include "reconcilers/gpu_use.h"
 #include "reconcilers/trainjob.h"
+#include "reconcilers/usage/gpu_seconds.h"
+#include "reconcilers/usage/gpu_use.h"
 
 /* The families the controller feeds. The registry owns them. */
 struct tj_std_metrics {
@@ -47,7 +47,7 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_worker_restarts_total;
 	struct tj_metric *trainjob_time_to_running_seconds; /* histogram {namespace, gpu_class} */
 	struct tj_metric *trainjob_jobs; /* gauge {namespace, gpu_class, state} */
-	/* counter {namespace, gpu_class, outcome}: reconcilers/gpu_seconds.h */
+	/* counter {namespace, gpu_class, outcome}: reconcilers/usage/gpu_seconds.h */
 	struct tj_metric *trainjob_gpu_seconds_total;
 	/* gang admission (controller/admission/admitter.h) */
 	struct tj_metric *trainjob_queue_jobs; /* gauge {gpu_class, reason} */
@@ -57,10 +57,10 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_admission_cycle_duration_seconds; /* histogram */
 	struct tj_metric *trainjob_admission_decisions_total;        /* counter */
 	struct tj_metric *trainjob_gpus;                             /* gauge {gpu_class, state} */
-	/* gauge {namespace, gpu_class, state}: reconcilers/gpu_use.h */
+	/* gauge {namespace, gpu_class, state}: reconcilers/usage/gpu_use.h */
 	struct tj_metric *trainjob_job_gpus;
 	struct tj_metric *trainjob_admissions_total; /* counter {gpu_class} */
-	/* gauges {namespace}: reconcilers/fair_share.h */
+	/* gauges {namespace}: reconcilers/admission/fair_share.h */
 	struct tj_metric *trainjob_fair_share_usage_gpu_seconds;
 	struct tj_metric *trainjob_fair_share_factor;
 	/* counter {qos, gpu_class}: running gangs preempted, by the victim's QOS tier */
@@ -140,9 +140,9 @@ struct tj_job_series {
 int tj_std_metrics_feed_jobs(const struct tj_std_metrics *m, const struct tj_job_series *jobs,
                              size_t n_jobs);
 
-/* Sets trainjob_job_gpus from every cached pod (reconcilers/gpu_use.h counts each namespace's):
- * states requested, running and idle of each namespace and class whose pods request GPUs, and
- * no series for the others. */
+/* Sets trainjob_job_gpus from every cached pod (reconcilers/usage/gpu_use.h counts each
+ * namespace's): states requested, running and idle of each namespace and class whose pods request
+ * GPUs, and no series for the others. */
 int tj_std_metrics_feed_gpu_use(const struct tj_std_metrics *m, const struct tj_config *config,
                                 const struct tj_pod *const *pods, size_t n_pods,
                                 tj_gpu_use_node_fn node, void *ctx);

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "reconcilers/admission.h"
+#include "reconcilers/admission/admission.h"
 
 #define NOW       1795946400
 #define RACK      32
@@ -45,14 +45,14 @@ static int64_t pick(uint64_t *state, int64_t lo, int64_t hi)
 }
 
 struct synthetic {
-	struct tj_adm_config config;
-	struct tj_adm_node *nodes;
-	struct tj_adm_release *releases;
-	struct tj_adm_job *jobs;
+	struct tj_admission_config config;
+	struct tj_admission_node *nodes;
+	struct tj_admission_release *releases;
+	struct tj_admission_job *jobs;
 	char (*names)[LABEL_MAX];
 	char (*keys)[LABEL_MAX];
 	char (*racks)[LABEL_MAX];
-	struct tj_adm_input in;
+	struct tj_admission_input in;
 };
 
 static const char *const namespaces[] = { "team-0", "team-1", "team-2", "team-3", "team-4",
@@ -83,15 +83,15 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 	if (!s->nodes || !s->releases || !s->jobs || !s->names || !s->racks || !s->keys)
 		return -ENOMEM;
 	/* steady as the admitter decides: the waiting jobs' messages left to the few it tells */
-	s->config = (struct tj_adm_config){ .backfill = true,
-		                            .defer_waiting_messages = busy_percent < 0,
-		                            .reservations = depth };
+	s->config = (struct tj_admission_config){ .backfill = true,
+		                                  .defer_waiting_messages = busy_percent < 0,
+		                                  .reservations = depth };
 	for (size_t i = 0; i < n_nodes; i++) {
-		struct tj_adm_node *node = &s->nodes[i];
+		struct tj_admission_node *node = &s->nodes[i];
 
 		snprintf(s->names[i], LABEL_MAX, "gh200-%05zu", i);
 		snprintf(s->racks[i / RACK], LABEL_MAX, "rack-%03zu", i / RACK);
-		*node = (struct tj_adm_node){
+		*node = (struct tj_admission_node){
 			.name = s->names[i],
 			.domain = s->racks[i / RACK],
 			.schedulable = i % 200 != 7, /* a few cordoned */
@@ -103,18 +103,18 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 				continue;
 			node->used = node->allocatable;
 			s->releases[s->in.n_releases++] =
-			        (struct tj_adm_release){ .node = i,
-				                         .at = NOW + pick(&seed, 60, 1800),
-				                         .resources = node->used };
+			        (struct tj_admission_release){ .node = i,
+				                               .at = NOW + pick(&seed, 60, 1800),
+				                               .resources = node->used };
 		} else if (pick(&seed, 1, 100) <= busy_percent) {
 			int64_t gpus = pick(&seed, 1, 4);
 
-			node->used = (struct tj_adm_resources){ gpus, gpus * 16000,
-				                                gpus * 100 * GIB, 0 };
+			node->used = (struct tj_admission_resources){ gpus, gpus * 16000,
+				                                      gpus * 100 * GIB, 0 };
 			s->releases[s->in.n_releases++] =
-			        (struct tj_adm_release){ .node = i,
-				                         .at = NOW + pick(&seed, 10, 3600),
-				                         .resources = node->used };
+			        (struct tj_admission_release){ .node = i,
+				                               .at = NOW + pick(&seed, 10, 3600),
+				                               .resources = node->used };
 		}
 	}
 	for (size_t i = 0; i < n_jobs; i++) {
@@ -125,7 +125,7 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 		const char *ns = namespaces[pick(&seed, 0, 9)];
 
 		snprintf(s->keys[i], LABEL_MAX, "%s/job-%05zu", ns, i);
-		s->jobs[i] = (struct tj_adm_job){
+		s->jobs[i] = (struct tj_admission_job){
 			.key = s->keys[i],
 			.namespace = ns,
 			.num_nodes = (int)pick(&seed, 1, 8),
@@ -136,15 +136,16 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 			.restart = pick(&seed, 0, 99) == 0,
 		};
 		if (busy_percent < 0) /* steady: the scale run's queue of whole-node gangs */
-			s->jobs[i] = (struct tj_adm_job){ .key = s->keys[i],
-				                          .namespace = ns,
-				                          .num_nodes = 4,
-				                          .request = { 4, 72000, 480 * GIB },
-				                          .creation_time = NOW - 86400 + (int64_t)i,
-				                          .walltime = 1800 };
+			s->jobs[i] = (struct tj_admission_job){ .key = s->keys[i],
+				                                .namespace = ns,
+				                                .num_nodes = 4,
+				                                .request = { 4, 72000, 480 * GIB },
+				                                .creation_time =
+				                                        NOW - 86400 + (int64_t)i,
+				                                .walltime = 1800 };
 		s->jobs[i].num_pods = s->jobs[i].num_nodes;
 	}
-	s->in = (struct tj_adm_input){
+	s->in = (struct tj_admission_input){
 		.config = &s->config,
 		.class_names = class_names,
 		.n_classes = 1,
@@ -169,9 +170,9 @@ static double seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int reorder(struct synthetic *s, const struct tj_adm_result *res)
+static int reorder(struct synthetic *s, const struct tj_admission_result *res)
 {
-	struct tj_adm_job *jobs = calloc(s->in.n_jobs + 1, sizeof(*jobs));
+	struct tj_admission_job *jobs = calloc(s->in.n_jobs + 1, sizeof(*jobs));
 
 	if (!jobs)
 		return -ENOMEM;
@@ -185,7 +186,7 @@ static int reorder(struct synthetic *s, const struct tj_adm_result *res)
 static int bench(const char *shape, int busy_percent, int runs, size_t n_jobs, size_t n_nodes)
 {
 	struct synthetic s;
-	struct tj_adm_result *res = NULL;
+	struct tj_admission_result *res = NULL;
 	double start, worst = 0, total = 0;
 	int err = synthetic_build(&s, n_jobs, n_nodes, busy_percent);
 
@@ -197,7 +198,7 @@ static int bench(const char *shape, int busy_percent, int runs, size_t n_jobs, s
 			err = -ENOMEM;
 			break;
 		}
-		res = tj_adm_result_free(res);
+		res = tj_admission_result_free(res);
 		start = seconds();
 		err = tj_admit(&s.in, &res);
 		t = seconds() - start;
@@ -212,7 +213,7 @@ static int bench(const char *shape, int busy_percent, int runs, size_t n_jobs, s
 		       shape, n_jobs, n_nodes, total / runs * 1e3, worst * 1e3,
 		       (double)n_jobs * runs / total, res->admitted, res->backfilled,
 		       res->classes[0].waiting[0], res->classes[0].waiting[1]);
-	tj_adm_result_free(res);
+	tj_admission_result_free(res);
 	synthetic_free(&s);
 	return err;
 }

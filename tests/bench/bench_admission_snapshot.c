@@ -1,8 +1,8 @@
 /* The admission cycle at scale, at the unit level: the snapshot of the caches
- * (controller/admission/admitter_queue.h, tj_queue_snapshot_build and _clear) and the decision on
- * it (reconcilers/admission.h, tj_admit), cycle after cycle, on real caches filled without an API
- * server. Reports, over the cycles, the median and p90 of the wall time and of the thread's CPU
- * time of the snapshot, of the decision, and of the whole cycle.
+ * (controller/admission/admitter_queue.h, tj_admitter_snapshot_build and _clear) and the decision
+ * on it (reconcilers/admission/admission.h, tj_admit), cycle after cycle, on real caches filled
+ * without an API server. Reports, over the cycles, the median and p90 of the wall time and of the
+ * thread's CPU time of the snapshot, of the decision, and of the whole cycle.
  *
  *   build/release/tests/bench/bench_admission_snapshot [cycles]
  *
@@ -44,7 +44,7 @@
 #include "informers/node.h"
 #include "informers/pod.h"
 #include "informers/resources.h"
-#include "reconcilers/qos.h"
+#include "reconcilers/policy/qos.h"
 #include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
 
@@ -156,7 +156,7 @@ struct cluster {
 	bool loop_open;
 	struct tj_config *config;      /* owned */
 	struct tj_informers informers; /* its trainjobs, pods and nodes owned; the rest NULL */
-	struct tj_store *entries;      /* owned; the queue (struct tj_queue_entry) */
+	struct tj_store *entries;      /* owned; the queue (struct tj_admitter_entry) */
 	cJSON *rank_pod, *small_pod;   /* owned; the pods' templates */
 	unsigned *generation;          /* owned; per pod slot, the times it was replaced */
 	uint64_t resource_version;
@@ -437,7 +437,7 @@ static int add_entry(struct cluster *c, const cJSON *spec, size_t job, int32_t p
                      int64_t created, int64_t walltime)
 {
 	const struct tj_gpu_class *cls = tj_config_find_class(c->config, CLASS);
-	struct tj_queue_entry *e = calloc(1, sizeof(*e));
+	struct tj_admitter_entry *e = calloc(1, sizeof(*e));
 	struct tj_pod_resources r = { 0 };
 	char name[32];
 	int rc;
@@ -448,12 +448,12 @@ static int add_entry(struct cluster *c, const cJSON *spec, size_t job, int32_t p
 	job_namespace(job, e->namespace, sizeof(e->namespace));
 	snprintf(e->key, sizeof(e->key), "%s/%s", e->namespace, name);
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", CLASS);
-	e->state = TJ_QUEUE_WAITING;
+	e->state = TJ_ADMITTER_WAITING;
 	e->rank = SIZE_MAX;
 	e->num_nodes = e->num_pods = JOB_NODES;
 	rc = tj_pod_spec_requests(spec, &r);
-	e->request = (struct tj_adm_resources){ tj_pod_resources_extended(&r, cls->resource),
-		                                r.cpu_milli, r.memory, 1 };
+	e->request = (struct tj_admission_resources){ tj_pod_resources_extended(&r, cls->resource),
+		                                      r.cpu_milli, r.memory, 1 };
 	e->priority = priority;
 	/* Of its namespace's default tier, normal, which may preempt low (the shipped config):
 	 * each cycle reads the running gangs for the tiers it may preempt. */
@@ -472,7 +472,7 @@ static int add_entry(struct cluster *c, const cJSON *spec, size_t job, int32_t p
 	if (rc == 0)
 		rc = tj_store_upsert(c->entries, e, NULL);
 	if (rc < 0)
-		tj_queue_entry_free(e);
+		tj_admitter_entry_free(e);
 	return rc;
 }
 
@@ -504,7 +504,7 @@ static int cluster_build(struct cluster *c)
 		rc = idle_reflector_new(&c->loop, "nodes", tj_node_project, &tj_node_store_ops,
 		                        &c->informers.nodes);
 	if (rc == 0)
-		rc = tj_store_new(&tj_queue_entry_ops, &c->entries);
+		rc = tj_store_new(&tj_admitter_entry_ops, &c->entries);
 	if (rc == 0)
 		rc = make_templates(c);
 	c->generation = calloc(N_PODS, sizeof(*c->generation));
@@ -657,9 +657,9 @@ static void spent(double *ms, struct clocks from, struct clocks to)
 }
 
 /* Decides the queue of s, on the input the snapshot built for it, as the admitter does. */
-static int decide(struct tj_queue_snapshot *s, struct outcome *out)
+static int decide(struct tj_admitter_snapshot *s, struct outcome *out)
 {
-	struct tj_adm_result *res = NULL;
+	struct tj_admission_result *res = NULL;
 	int rc = tj_admit(&s->input, &res);
 	/* As the admitter takes the decisions: the ranks, for the next cycle's order, and the
 	 * decisions worth telling, their messages written. An admitted job stays in the queue:
@@ -668,15 +668,15 @@ static int decide(struct tj_queue_snapshot *s, struct outcome *out)
 		s->job_entries[i]->rank = res->decisions[i].rank;
 	*out = (struct outcome){ 0 };
 	for (size_t i = 0; rc == 0 && i < s->n_jobs; i++) {
-		struct tj_queue_entry *e = s->job_entries[i];
-		struct tj_adm_decision *d = &res->decisions[i];
+		struct tj_admitter_entry *e = s->job_entries[i];
+		struct tj_admission_decision *d = &res->decisions[i];
 
 		if (d->position == 1)
 			out->head_start = d->expected_start;
-		if (d->verdict == TJ_ADM_ADMITTED ||
-		    (e->decided && !tj_adm_worth_telling(&e->decision, d)))
+		if (d->verdict == TJ_ADMISSION_ADMITTED ||
+		    (e->decided && !tj_admission_worth_telling(&e->decision, d)))
 			continue;
-		tj_adm_say_deferred(&s->input, i, d);
+		tj_admission_say_deferred(&s->input, i, d);
 		e->decision = *d;
 		e->decision.nodes = NULL;
 		e->decided = true;
@@ -686,7 +686,7 @@ static int decide(struct tj_queue_snapshot *s, struct outcome *out)
 		out->admitted = res->admitted;
 		memcpy(out->waiting, res->classes[0].waiting, sizeof(out->waiting));
 	}
-	tj_adm_result_free(res);
+	tj_admission_result_free(res);
 	return rc;
 }
 
@@ -707,19 +707,19 @@ static size_t node_index(const char *name)
  * release for each rank, at its job's deadline plus the rank's grace. */
 struct check {
 	size_t nodes, schedulable, releases, jobs;
-	struct tj_adm_resources used;
+	struct tj_admission_resources used;
 	size_t wrong_nodes;       /* whose used is not what their pods request */
 	size_t expected_releases; /* the ranks in the pod cache */
 	int64_t release_seconds;  /* the releases' times after NOW, summed */
 	int64_t expected_seconds; /* the same from the ranks and their jobs */
 };
 
-static int check_snapshot(const struct cluster *c, const struct tj_queue_snapshot *s,
+static int check_snapshot(const struct cluster *c, const struct tj_admitter_snapshot *s,
                           struct check *ret)
 {
 	const char *resource = tj_config_find_class(c->config, CLASS)->resource;
 	const struct tj_store *jobs = tj_reflector_store(c->informers.trainjobs);
-	struct tj_adm_resources *used = calloc(N_NODES, sizeof(*used));
+	struct tj_admission_resources *used = calloc(N_NODES, sizeof(*used));
 	struct tj_store_iter it;
 	const struct tj_pod *pod;
 
@@ -746,7 +746,7 @@ static int check_snapshot(const struct cluster *c, const struct tj_queue_snapsho
 		}
 	}
 	for (size_t i = 0; i < s->n_nodes; i++) {
-		const struct tj_adm_resources *u = &s->nodes[i].used;
+		const struct tj_admission_resources *u = &s->nodes[i].used;
 		size_t k = node_index(s->nodes[i].name);
 
 		ret->schedulable += s->nodes[i].schedulable;
@@ -772,7 +772,7 @@ static bool check_passed(const struct check *k)
  * (outside the times). */
 static int cycle(struct cluster *c, struct cycle_times *t, struct outcome *out, struct check *seen)
 {
-	const struct tj_queue_source src = {
+	const struct tj_admitter_source src = {
 		.config = c->config,
 		.informers = &c->informers,
 		.entries = c->entries,
@@ -780,13 +780,13 @@ static int cycle(struct cluster *c, struct cycle_times *t, struct outcome *out, 
 		.eligibility = c->eligibility,
 		.stamp = ++c->cycles,
 	};
-	struct tj_queue_snapshot s = { 0 };
+	struct tj_admitter_snapshot s = { 0 };
 	struct clocks start, built, decided, checked, cleared;
 	int rc;
 
 	*t = (struct cycle_times){ 0 };
 	start = clocks_now();
-	rc = tj_queue_snapshot_build(&src, &s, NOW, NOW_MS);
+	rc = tj_admitter_snapshot_build(&src, &s, NOW, NOW_MS);
 	built = clocks_now();
 	if (rc == 0)
 		rc = decide(&s, out);
@@ -795,7 +795,7 @@ static int cycle(struct cluster *c, struct cycle_times *t, struct outcome *out, 
 		rc = check_snapshot(c, &s, seen);
 		checked = clocks_now();
 	}
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 	cleared = clocks_now();
 	spent(t->ms[SNAPSHOT], start, built);
 	spent(t->ms[SNAPSHOT], checked, cleared);

@@ -10,13 +10,12 @@
  * number from 0, 0 when absent), all submitted at 0 in that order, each pod of 4 GPUs on
  * nodes of 4 GPUs: tests/bench/bench_admission.py's trace, printed by its make_trace (the
  * docs show the command). The queue is the controller's: backfill depth 8 (--depth), and fair
- * share between the namespaces (reconcilers/fair_share.h) with the shares of --shares (1 each
- * unless given; usage is the GPU-seconds each namespace's jobs ran, the run being far
- * shorter than the half-life). With more than one namespace it also prints each one's part
- * of the GPU-seconds over the busy period (until a namespace has no job left waiting)
- * against its share. Prints one line per way and a
- * final JSON line; with --jobs, first a line per job and way, "way index start end
- * backfilled" (seconds), to set beside a cluster's timeline of the same trace.
+ * share between the namespaces (reconcilers/admission/fair_share.h) with the shares of --shares (1
+ * each unless given; usage is the GPU-seconds each namespace's jobs ran, the run being far shorter
+ * than the half-life). With more than one namespace it also prints each one's part of the
+ * GPU-seconds over the busy period (until a namespace has no job left waiting) against its share.
+ * Prints one line per way and a final JSON line; with --jobs, first a line per job and way, "way
+ * index start end backfilled" (seconds), to set beside a cluster's timeline of the same trace.
  *
  * --overhead adds that many seconds (to a tenth) between a gang's admission and the start
  * of its run, during which it holds its nodes without running: what a cluster adds to each
@@ -25,15 +24,15 @@
  *
  * --share-period S computes the fair-share points again only when S seconds have passed
  * since they were last computed, as the controller reads the usage again every
- * TJ_FAIR_SHARES_PERIOD_S (controller/admission/admitter_share.h); 0, the default, at every
+ * TJ_ADMITTER_SHARES_PERIOD_S (controller/admission/admitter_share.h); 0, the default, at every
  * cycle. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "reconcilers/admission.h"
-#include "reconcilers/fair_share.h"
+#include "reconcilers/admission/admission.h"
+#include "reconcilers/admission/fair_share.h"
 
 #define GPUS_PER_NODE 4
 #define MAX_JOBS      100000
@@ -44,7 +43,7 @@
 #define MAX_NAMESPACES 16
 
 /* What each pod of the trace asks, and so holds on its node: the whole node's GPUs. */
-static const struct tj_adm_resources pod_request = { GPUS_PER_NODE, 1000, 1LL << 30, 1 };
+static const struct tj_admission_resources pod_request = { GPUS_PER_NODE, 1000, 1LL << 30, 1 };
 
 struct sim_job {
 	int nodes;
@@ -54,8 +53,8 @@ struct sim_job {
 	bool backfilled;
 	size_t *on; /* owned; the node of each pod once started */
 	char key[32];
-	/* --scavenge: of the tier low, preempted by the others (reconcilers/admission.h); its
-	 * stop once preempted (-1: not), the job that preempts it, and how often it was. */
+	/* --scavenge: of the tier low, preempted by the others (reconcilers/admission/admission.h);
+	 * its stop once preempted (-1: not), the job that preempts it, and how often it was. */
 	bool low;
 	int64_t stop;
 	size_t by;
@@ -89,7 +88,7 @@ struct outcome {
 static size_t n_namespaces = 1;
 static int64_t grace = 30 * TICKS; /* --grace: a preempted job's pods stop that much later */
 /* --share-period: the fair-share points are computed again at most that often (the
- * controller's TJ_FAIR_SHARES_PERIOD_S); 0: at every cycle */
+ * controller's TJ_ADMITTER_SHARES_PERIOD_S); 0: at every cycle */
 static int64_t share_period;
 static int depth = 8; /* the backfill depth (admission.backfillDepth) */
 static double shares[MAX_NAMESPACES] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
@@ -174,20 +173,20 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
                     int64_t overhead, struct outcome *ret)
 {
 	static const char *const classes[] = { "gh200" };
-	const struct tj_adm_config config = { .backfill = backfill,
-		                              .defer_waiting_messages = true,
-		                              .reservations = depth };
+	const struct tj_admission_config config = { .backfill = backfill,
+		                                    .defer_waiting_messages = true,
+		                                    .reservations = depth };
 	int points[MAX_NAMESPACES];
 	int64_t points_at = 0;
 	bool points_at_set = false;
-	struct tj_adm_node *nodes = calloc(n_nodes, sizeof(*nodes));
+	struct tj_admission_node *nodes = calloc(n_nodes, sizeof(*nodes));
 	char(*names)[32] = calloc(n_nodes, sizeof(*names));
-	struct tj_adm_job *queue = calloc(n_jobs, sizeof(*queue));
+	struct tj_admission_job *queue = calloc(n_jobs, sizeof(*queue));
 	size_t *queued = calloc(n_jobs, sizeof(*queued));
-	struct tj_adm_release *releases = calloc(n_nodes, sizeof(*releases));
-	struct tj_adm_running *running = calloc(n_jobs, sizeof(*running));
+	struct tj_admission_release *releases = calloc(n_nodes, sizeof(*releases));
+	struct tj_admission_running *running = calloc(n_jobs, sizeof(*running));
 	size_t *running_job = calloc(n_jobs, sizeof(*running_job));
-	struct tj_adm_hold *holds = calloc(n_nodes, sizeof(*holds));
+	struct tj_admission_hold *holds = calloc(n_nodes, sizeof(*holds));
 	size_t held_cap = n_jobs * 2 + 16, n_held = 0;
 	struct held *held = calloc(held_cap, sizeof(*held));
 	bool *stopping_for = calloc(n_jobs, sizeof(*stopping_for));
@@ -201,7 +200,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 	*ret = (struct outcome){ 0 };
 	for (size_t i = 0; i < n_nodes; i++) {
 		snprintf(names[i], sizeof(names[i]), "gh-%05zu", i);
-		nodes[i] = (struct tj_adm_node){
+		nodes[i] = (struct tj_admission_node){
 			.name = names[i],
 			.schedulable = true,
 			.allocatable = { GPUS_PER_NODE, 72000, 480LL << 30, 110 },
@@ -220,7 +219,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 	}
 	/* Until every job of the trace has ended: the low ones fill what is idle meanwhile. */
 	while (done < n_trace) {
-		struct tj_adm_result *res = NULL;
+		struct tj_admission_result *res = NULL;
 		size_t n_queue = 0, n_running = 0, n_holds = 0;
 		int64_t next = INT64_MAX;
 
@@ -246,7 +245,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 			points_at_set = true;
 		}
 		for (size_t i = 0; i < n_nodes; i++)
-			nodes[i].used = (struct tj_adm_resources){ 0 };
+			nodes[i].used = (struct tj_admission_resources){ 0 };
 		n_releases = 0;
 		for (size_t j = 0; j < n_jobs; j++) {
 			struct sim_job *job = &jobs[j];
@@ -254,7 +253,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 			if (job->start < 0) {
 				bool preempting = !job->low && stopping_for[j];
 
-				queue[n_queue] = (struct tj_adm_job){
+				queue[n_queue] = (struct tj_admission_job){
 					.key = job->key,
 					.namespace = ns_names[job->ns],
 					.fair_share = points[job->ns],
@@ -275,7 +274,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 			if (job->end <= now)
 				continue;
 			if (job->low && job->stop < 0) {
-				running[n_running] = (struct tj_adm_running){
+				running[n_running] = (struct tj_admission_running){
 					.key = job->key,
 					.tier = -1000,
 					.qos = 1,
@@ -290,8 +289,9 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 				nodes[job->on[p]].used = pod_request;
 				if (job->low && job->stop < 0)
 					holds[n_holds++] =
-					        (struct tj_adm_hold){ job->on[p], pod_request };
-				releases[n_releases++] = (struct tj_adm_release){
+					        (struct tj_admission_hold){ job->on[p],
+						                            pod_request };
+				releases[n_releases++] = (struct tj_admission_release){
 					.node = job->on[p],
 					.at = job->stop >= 0 ? job->stop
 					                     : job->start + job->walltime,
@@ -313,7 +313,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 				ret->busy_until = now;
 		}
 		if (n_queue > 0) {
-			const struct tj_adm_input in = {
+			const struct tj_admission_input in = {
 				.config = &config,
 				.class_names = classes,
 				.n_classes = 1,
@@ -332,14 +332,14 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 				goto out;
 			ret->cycles++;
 			for (size_t q = 0; q < n_queue; q++) {
-				const struct tj_adm_decision *d = &res->decisions[q];
+				const struct tj_admission_decision *d = &res->decisions[q];
 				struct sim_job *job = &jobs[queued[q]];
 
 				if (d->n_claimed) {
 					free(job->claimed);
 					job->claimed = malloc(d->n_claimed * sizeof(*job->claimed));
 					if (!job->claimed) {
-						tj_adm_result_free(res);
+						tj_admission_result_free(res);
 						goto out;
 					}
 					memcpy(job->claimed, d->claimed,
@@ -356,17 +356,17 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 					if (victim->end > victim->stop)
 						victim->end = victim->stop;
 				}
-				if (d->verdict == TJ_ADM_NEVER_FITS) {
+				if (d->verdict == TJ_ADMISSION_NEVER_FITS) {
 					fprintf(stderr, "sim_admission: %s never fits: %s\n",
 					        job->key, d->message);
-					tj_adm_result_free(res);
+					tj_admission_result_free(res);
 					goto out;
 				}
-				if (d->verdict != TJ_ADM_ADMITTED)
+				if (d->verdict != TJ_ADMISSION_ADMITTED)
 					continue;
 				job->on = malloc(job->nodes * sizeof(*job->on));
 				if (!job->on) {
-					tj_adm_result_free(res);
+					tj_admission_result_free(res);
 					goto out;
 				}
 				memcpy(job->on, d->nodes, job->nodes * sizeof(*job->on));
@@ -379,7 +379,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 				job->backfilled = d->backfilled;
 				ret->backfilled += d->backfilled;
 			}
-			tj_adm_result_free(res);
+			tj_admission_result_free(res);
 		}
 		/* The next event: the first end (a preempted job's stop among them) after now. */
 		for (size_t j = 0; j < n_jobs; j++)

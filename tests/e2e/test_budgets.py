@@ -1,5 +1,5 @@
 """The two restart budgets and the node grace period against the real control plane
-(reconcilers/budget.h, docs/users.md "When a worker fails"): a node that fails restarts a job whose
+(reconcilers/policy/budget.h, docs/users.md "When a worker fails"): a node that fails restarts a job whose
 own budget is 0, counted in status.infrastructureRestarts, until the infrastructure's budget
 is spent; a node made NotReady keeps its worker for the whole grace period, counted from
 the moment the simulated kubelet reported it (deploy/local/node-stages.yaml), and loses it

@@ -1,5 +1,5 @@
 """Failures a person can read, and finished jobs cleaned up (DESIGN.md section 4, "Policy";
-reconcilers/retention.h): a worker that crashes leaves its termination message in the status
+reconcilers/policy/retention.h): a worker that crashes leaves its termination message in the status
 and the events, its pod stays for `kubectl logs` while the next attempt runs (without the
 labels by which Kubeflow's SDK and the Service find a rank), and a job's pods and Service go
 once its TTL has passed, while the TrainJob stays with its status.

@@ -1,4 +1,4 @@
-"""Creates the API server refuses are visible on the TrainJob (reconcilers/refusal.h): state
+"""Creates the API server refuses are visible on the TrainJob (reconcilers/plan/refusal.h): state
 Pending with reason FailedCreate and the API's message, a Warning event FailedCreate, and
 retries until the cause is fixed; a pod the API finds invalid fails the job. Run with
 Kubeflow Trainer's own example 02-runtime-patches, unchanged, from its Go module."""

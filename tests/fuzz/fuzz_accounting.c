@@ -1,4 +1,4 @@
-/* libFuzzer target: the accounting records' reader (reconcilers/accounting.h) on arbitrary
+/* libFuzzer target: the accounting records' reader (reconcilers/usage/accounting.h) on arbitrary
  * text, as a ConfigMap's value may hold anything anyone wrote there. Invariants:
  * - a text longer than TJ_ACCOUNTING_RECORD_MAX is refused;
  * - a record read has a NUL-terminated, non-empty uid and the namespace given;
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reconcilers/accounting.h"
+#include "reconcilers/usage/accounting.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

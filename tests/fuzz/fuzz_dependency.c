@@ -1,4 +1,4 @@
-/* libFuzzer target: the dependency parser (reconcilers/dependency.h) on arbitrary text, and
+/* libFuzzer target: the dependency parser (reconcilers/plan/dependency.h) on arbitrary text, and
  * the evaluation of what it accepts in a namespace made from the input. The first byte
  * chooses the namespace (which names exist, their states and times, the singleton group),
  * the second the time of the evaluation; the rest is the annotation. Invariants:
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "base/utf8.h"
-#include "reconcilers/dependency.h"
+#include "reconcilers/plan/dependency.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

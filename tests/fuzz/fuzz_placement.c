@@ -3,18 +3,18 @@
  * one. A placement that compiles is judged against a labelled, tainted GPU node and a bare
  * one, and compiled again: the two must be equal and hash alike, or the target aborts.
  *
- * The same spec's ResourceQuota profile (reconcilers/quota.h) is read too, counted against a
- * quota of each scope and used against a few quota keys and against every resource it names:
- * a pod must be in exactly one of a scope and its opposite, and use no negative amount, or the
- * target aborts. */
+ * The same spec's ResourceQuota profile (reconcilers/admission/quota.h) is read too, counted
+ * against a quota of each scope and used against a few quota keys and against every resource it
+ * names: a pod must be in exactly one of a scope and its opposite, and use no negative amount, or
+ * the target aborts. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "reconcilers/placement.h"
-#include "reconcilers/quota.h"
+#include "reconcilers/admission/placement.h"
+#include "reconcilers/admission/quota.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,7 @@
 #include "informers/resource_quota.h"
 #include "informers/store.h"
 #include "informers/workload.h"
-#include "reconcilers/launcher_hold.h"
+#include "reconcilers/admission/launcher_hold.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

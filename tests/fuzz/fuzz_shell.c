@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "base/utf8.h"
-#include "reconcilers/command_policy.h"
-#include "reconcilers/shell_lex.h"
+#include "reconcilers/policy/command_policy.h"
+#include "reconcilers/policy/shell_lex.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

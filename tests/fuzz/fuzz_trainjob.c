@@ -11,8 +11,8 @@
 #include <cjson/cJSON.h>
 
 #include "reconcilers/mpi.h"
-#include "reconcilers/render.h"
-#include "reconcilers/render_step.h"
+#include "reconcilers/render/render.h"
+#include "reconcilers/render/render_step.h"
 #include "reconcilers/runtime.h"
 #include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"

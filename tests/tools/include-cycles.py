@@ -2,12 +2,17 @@
 """No two folders include each other, directly or around a longer circle.
 
 A folder is the directory a source file is in (controller/ and controller/http/ are two
-folders). Every `#include "dir/file.h"` of a .c or .h file of the repository is an edge from
-the file's folder to the header's; the edges must make no cycle, so that the folders stand
-in layers (docs/architecture.md, "The layers", says which folder may include which).
+folders, and so are reconcilers/ and reconcilers/plan/). Every `#include "dir/file.h"` of a
+.c or .h file of the repository is an edge from the file's folder to the header's; the
+edges must make no cycle, so that the folders stand in layers (docs/architecture.md, "The
+layers", says which folder may include which). Two rules of that page are checked too:
+nothing in reconcilers/ or below includes a header of kube/ or of controller/ (the
+decisions are pure), and an X_internal.h is included only from its own folder and by the
+unit tests.
 
-Prints each cycle with one include line of each of its edges, then "include-cycles: ..."
-with the count of folders and edges; exits non-zero when there is a cycle.
+Prints each cycle with one include line of each of its edges, and each include that breaks
+a rule, then "include-cycles: ..." with the count of folders and edges; exits non-zero when
+there is a cycle or a broken rule.
 Usage: tests/tools/include-cycles.py [--graph]   (--graph also prints every edge)"""
 
 import os
@@ -25,19 +30,39 @@ def sources():
     return [p for p in out.stdout.splitlines() if os.path.isfile(os.path.join(REPO, p))]
 
 
-def edges(paths):
-    """{(from folder, to folder): the first "file:line includes header" seen}"""
-    found = {}
+def includes(paths):
+    """Every (file, line, header) of a quoted include with a folder."""
     for path in paths:
         with open(os.path.join(REPO, path), encoding="utf-8", errors="replace") as f:
             text = f.read()
-        src = os.path.dirname(path)
         for m in INCLUDE.finditer(text):
-            dst = os.path.dirname(m.group(1))
-            if dst != src:
-                line = text.count("\n", 0, m.start()) + 1
-                found.setdefault((src, dst), f"{path}:{line} includes {m.group(1)}")
+            yield path, text.count("\n", 0, m.start()) + 1, m.group(1)
+
+
+def edges(found_includes):
+    """{(from folder, to folder): the first "file:line includes header" seen}"""
+    found = {}
+    for path, line, header in found_includes:
+        src, dst = os.path.dirname(path), os.path.dirname(header)
+        if dst != src:
+            found.setdefault((src, dst), f"{path}:{line} includes {header}")
     return found
+
+
+def under(path, folder):
+    return path == folder or path.startswith(folder + "/")
+
+
+def broken_rules(found_includes):
+    """The includes that break a rule of docs/architecture.md, as lines to print."""
+    broken = []
+    for path, line, header in found_includes:
+        src, dst = os.path.dirname(path), os.path.dirname(header)
+        if under(src, "reconcilers") and (under(dst, "kube") or under(dst, "controller")):
+            broken.append(f"FAILED: {path}:{line} includes {header}: reconcilers/ is pure")
+        if header.endswith("_internal.h") and src != dst and not under(src, "tests/unit"):
+            broken.append(f"FAILED: {path}:{line} includes {header}, internal to {dst}/")
+    return broken
 
 
 def cycles(graph):
@@ -93,7 +118,8 @@ def circle(graph, comp):
 
 
 def main():
-    found = edges(sources())
+    found_includes = list(includes(sources()))
+    found = edges(found_includes)
     graph = {}
     for src, dst in found:
         graph.setdefault(src, set()).add(dst)
@@ -107,9 +133,13 @@ def main():
         print("FAILED: folders include each other: " + " -> ".join(f + "/" for f in folders))
         for src, dst in zip(folders, folders[1:]):
             print(f"  {found[(src, dst)]}")
+    broken = broken_rules(found_includes)
+    for b in broken:
+        print(b)
     print(f"include-cycles: {len(graph)} folders, {len(found)} edges, "
-          f"{len(comps)} cycle{'' if len(comps) == 1 else 's'}")
-    return 1 if comps else 0
+          f"{len(comps)} cycle{'' if len(comps) == 1 else 's'}, "
+          f"{len(broken)} broken rule{'' if len(broken) == 1 else 's'}")
+    return 1 if comps or broken else 0
 
 
 if __name__ == "__main__":

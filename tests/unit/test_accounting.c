@@ -1,4 +1,4 @@
-/* Accounting records (reconcilers/accounting.h): a deleted job's record reads back to what
+/* Accounting records (reconcilers/usage/accounting.h): a deleted job's record reads back to what
  * the fair share counts, its object to what kubectl sacct lists (CANCELLED for a job deleted
  * before it ended); records too large are cut, text that is no record is refused, and the
  * records past the retention or the most a namespace keeps go, the oldest first. */
@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/accounting.h"
 #include "reconcilers/json.h"
+#include "reconcilers/usage/accounting.h"
 
 #define NOW 1795953600 /* 2026-11-29T12:00:00Z */
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/admission.h"
+#include "reconcilers/admission/admission.h"
 
 /* The time of every case: 2026-11-29T10:00:00Z. */
 #define NOW          1795946400
@@ -78,7 +78,7 @@ struct job_row {
 	const char *only[4];  /* the nodes its pods may use (its eligibility); none: every node */
 	const char *why;      /* why not the others, for its NeverFits message */
 	/* What its pods use of the case's ResourceQuota limits. */
-	struct tj_adm_quota_charge charges[2];
+	struct tj_admission_quota_charge charges[2];
 	size_t n_charges;
 	/* A launcher placed with the gang: its GPUs and millicores. */
 	bool launcher;
@@ -94,7 +94,7 @@ struct job_row {
 	const char *victims[MAX_RUNNING]; /* the keys of the gangs it preempts, in order */
 	const char *claimed[MAX_PODS];    /* with victims: its nodes once they are gone */
 	const char *launcher_on;          /* the launcher's node when admitted with one */
-	enum tj_adm_verdict verdict;
+	enum tj_admission_verdict verdict;
 	const char *reason; /* NULL: "" */
 	const char *on[MAX_PODS];
 	int position, queue;
@@ -115,15 +115,16 @@ struct adm_case {
 	int64_t busy_for;
 	struct node_row nodes[MAX_NODES]; /* after the gh200 ones */
 	struct release_row releases[MAX_RELEASES];
-	struct tj_adm_quota quotas[MAX_QUOTAS];
-	struct tj_adm_usage usage[MAX_QUOTAS];
-	struct tj_adm_quota_limit limits[MAX_QUOTAS]; /* ResourceQuotas; up to the first unnamed */
+	struct tj_admission_quota quotas[MAX_QUOTAS];
+	struct tj_admission_usage usage[MAX_QUOTAS];
+	struct tj_admission_quota_limit
+	        limits[MAX_QUOTAS]; /* ResourceQuotas; up to the first unnamed */
 	struct job_row jobs[MAX_JOBS];
 	struct running_row running[MAX_RUNNING];
-	struct tj_adm_tier_limit tier_limits[2]; /* up to the first unnamed */
+	struct tj_admission_tier_limit tier_limits[2]; /* up to the first unnamed */
 	size_t admitted, backfilled;
 	bool check_stats; /* of gh200 */
-	struct tj_adm_class_stats stats;
+	struct tj_admission_class_stats stats;
 };
 
 #define POS(p, q) .position = p, .queue = q
@@ -168,7 +169,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 1,
 	              .slots = 1,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .message = "position 1 of 1 in gh200: needs 1 node x 1 GPU, 0 such nodes "
@@ -192,7 +193,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .restart = true,
 	              .avoid = { "gh-big" },
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .start = NOW + 1000,
@@ -231,7 +232,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .only = { "gh-3", "gh-4" },
 	              .why = "node(s) didn't match Pod's node affinity/selector",
-	              .verdict = TJ_ADM_NEVER_FITS,
+	              .verdict = TJ_ADMISSION_NEVER_FITS,
 	              .reason = "NeverFits",
 	              POS(0, 0),
 	              .free = 2,
@@ -252,7 +253,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .only = { "gh-3", "gh-4" },
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .start = NOW + 2000,
@@ -263,7 +264,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 2,
 	              .walltime = 5000,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 2),
 	              .message = "position 2 of 2 in gh200: needs 2 nodes x 4 GPUs, 0 such nodes "
@@ -279,7 +280,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 2,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .start = NOW + 1000,
@@ -292,7 +293,7 @@ static const struct adm_case cases[] = {
 	              .created = 2,
 	              .walltime = 990,
 	              .grace = 30,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Priority",
 	              POS(2, 2),
 	              .free = 1,
@@ -307,7 +308,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 2,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .start = NOW + 1000,
@@ -336,7 +337,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .walltime = 3600,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .start = NOW + 1000,
@@ -373,7 +374,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .avoid = { "gh-2", "gh-2" },
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .free = 1,
@@ -397,7 +398,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .avoid = { "gh-2" },
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .free = 1,
@@ -417,7 +418,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 3,
 	              .walltime = 60,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 2),
 	              .free = 0,
@@ -442,7 +443,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 5,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .free = 3,
@@ -486,7 +487,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 5,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .free = 4,
@@ -501,7 +502,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 3,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .free = 2,
@@ -617,7 +618,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 1,
 	              .gpus = 4,
 	              .created = 10,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 5),
 	              .message = "position 2 of 5 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -627,7 +628,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 20,
 	              .prio = 1000000000,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(3, 5),
 	              .message = "position 3 of 5 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -636,7 +637,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 1,
 	              .gpus = 4,
 	              .created = 15,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(4, 5),
 	              .message = "position 4 of 5 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -646,7 +647,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 30,
 	              .tier = 1000,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 5),
 	              .message = "position 1 of 5 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -656,7 +657,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .tier = -1000,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(5, 5),
 	              .message = "position 5 of 5 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -669,7 +670,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 10,
 	              .fs = 2500,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 3),
 	              .message = "position 2 of 3 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -679,7 +680,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 20,
 	              .fs = 10000,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 3),
 	              .message = "position 1 of 3 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -690,7 +691,7 @@ static const struct adm_case cases[] = {
 	              .created = 5,
 	              .fs = 10000,
 	              .tier = -1000,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(3, 3),
 	              .message = "position 3 of 3 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -701,7 +702,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 1,
 	              .gpus = 4,
 	              .created = 100,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(4, 4),
 	              .message = "position 4 of 4 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -710,7 +711,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 1,
 	              .gpus = 4,
 	              .created = 50,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(3, 4),
 	              .message = "position 3 of 4 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -719,7 +720,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 1,
 	              .gpus = 4,
 	              .created = 50,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 4),
 	              .message = "position 2 of 4 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -729,7 +730,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .prio = 10,
 	              .created = 200,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 4),
 	              .message = "position 1 of 4 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -757,7 +758,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 6,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .start = NOW + 60,
@@ -785,7 +786,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 4,
 	              .gpus = 4,
 	              .created = 2,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .start = NOW + 120,
@@ -797,7 +798,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 3,
 	              .walltime = 600,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Priority",
 	              POS(2, 2),
 	              .free = 1,
@@ -813,7 +814,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 8,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .free = 1,
@@ -831,7 +832,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 2,
 	              .gpus = 8,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .start = NOW + 60,
@@ -843,7 +844,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 8,
 	              .created = 2,
 	              .walltime = 3600,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Priority",
 	              POS(2, 2),
 	              .free = 1,
@@ -883,7 +884,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 3,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .start = NOW + 60,
@@ -917,7 +918,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 8,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 3),
 	              .start = NOW + 60,
@@ -928,7 +929,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 2,
 	              .gpus = 4,
 	              .created = 2,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Priority",
 	              POS(2, 3),
 	              .free = 2,
@@ -939,7 +940,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 3,
 	              .walltime = 300,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Priority",
 	              POS(3, 3),
 	              .free = 2,
@@ -969,7 +970,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 8,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .start = NOW + 60,
@@ -990,7 +991,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 3,
 	              .walltime = 3600,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Priority",
 	              POS(2, 2),
 	              .free = 2,
@@ -1011,7 +1012,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .walltime = 100,
 	              .only = { "gh-1", "gh-2" },
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 3),
 	              .start = NOW + 100,
@@ -1022,7 +1023,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 2,
 	              .walltime = 100,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 3),
 	              .start = NOW + 200,
@@ -1034,7 +1035,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 3,
 	              .walltime = 500,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Priority",
 	              POS(3, 3),
 	              .free = 2,
@@ -1045,7 +1046,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 4,
 	              .walltime = 150,
-	              .verdict = TJ_ADM_ADMITTED,
+	              .verdict = TJ_ADMISSION_ADMITTED,
 	              .on = { "gh-3" },
 	              .queue = 3,
 	              .free = 2,
@@ -1070,7 +1071,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .walltime = 100,
 	              .only = { "gh-1", "gh-2" },
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .start = NOW + 100,
@@ -1081,7 +1082,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 2,
 	              .walltime = 100,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 2),
 	              .free = 2,
@@ -1107,7 +1108,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 8,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 3),
 	              .start = NOW + 60,
@@ -1119,7 +1120,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 2,
 	              .walltime = 20,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Priority",
 	              POS(2, 3),
 	              .free = 2,
@@ -1130,7 +1131,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 3,
 	              .walltime = 20,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(3, 3),
 	              .free = 2,
@@ -1146,7 +1147,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 2,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "QuotaExceeded",
 	              POS(1, 1),
 	              .free = 8,
@@ -1176,7 +1177,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 2,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "QuotaExceeded",
 	              POS(1, 1),
 	              .free = 8,
@@ -1211,7 +1212,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 2,
 	              .gpus = 4,
 	              .created = 2,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "QuotaExceeded",
 	              POS(1, 1),
 	              .free = 7,
@@ -1237,7 +1238,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .charges = { { 0, 8000, 8000 } },
 	              .n_charges = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "QuotaExceeded",
 	              POS(1, 1),
 	              .free = 8,
@@ -1280,7 +1281,7 @@ static const struct adm_case cases[] = {
 	              .created = 2,
 	              .charges = { { 0, 8000, 8000 }, { 1, 2000, 2000 } },
 	              .n_charges = 2,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "QuotaExceeded",
 	              POS(1, 2),
 	              .free = 7,
@@ -1293,7 +1294,7 @@ static const struct adm_case cases[] = {
 	              .created = 3,
 	              .charges = { { 1, 2000, 2000 } },
 	              .n_charges = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "QuotaExceeded",
 	              POS(2, 2),
 	              .free = 8,
@@ -1309,7 +1310,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .charges = { { 0, 8000, 8000 } },
 	              .n_charges = 1,
-	              .verdict = TJ_ADM_NEVER_FITS,
+	              .verdict = TJ_ADMISSION_NEVER_FITS,
 	              .reason = "QuotaExceeded",
 	              .free = 8,
 	              .message = "ResourceQuota gpus of namespace team-a allows 4 "
@@ -1335,7 +1336,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .charges = { { 0, 8000, 8000 } },
 	              .n_charges = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "QuotaExceeded",
 	              POS(1, 1),
 	              .free = 8,
@@ -1353,7 +1354,7 @@ static const struct adm_case cases[] = {
 	              .restart = true,
 	              .charges = { { 0, 4000, 8000 } },
 	              .n_charges = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "QuotaExceeded",
 	              POS(1, 1),
 	              .free = 8,
@@ -1367,7 +1368,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 9,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_NEVER_FITS,
+	              .verdict = TJ_ADMISSION_NEVER_FITS,
 	              .reason = "NeverFits",
 	              .free = 8,
 	              .message = "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes x 4 GPUs never "
@@ -1386,7 +1387,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 9,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "NeverFits",
 	              POS(1, 2),
 	              .free = 8,
@@ -1396,7 +1397,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 1,
 	              .gpus = 8,
 	              .created = 2,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "NeverFits",
 	              POS(2, 2),
 	              .message = "gh200 has no node that holds such a pod: a job of 1 node x 8 "
@@ -1411,7 +1412,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .restart = true,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .free = 6,
@@ -1421,7 +1422,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 7,
 	              .gpus = 4,
 	              .created = 2,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 2),
 	              .free = 6,
@@ -1433,7 +1434,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 4,
 	              .gpus = 4,
 	              .created = 1,
-	              .verdict = TJ_ADM_NEVER_FITS,
+	              .verdict = TJ_ADMISSION_NEVER_FITS,
 	              .reason = "NeverFits",
 	              .free = 2,
 	              .message = "gh200 has 2 nodes that hold such a pod: a job of 4 nodes x 4 "
@@ -1451,7 +1452,7 @@ static const struct adm_case cases[] = {
 	              .nodes = 2,
 	              .cpu = 8000,
 	              .created = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .message = "position 1 of 1 in nodes without a GPU class: needs 2 nodes x "
@@ -1466,7 +1467,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .restart = true,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .start = NOW + 86400,
@@ -1535,7 +1536,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .launcher = true,
 	              .launcher_gpus = 4,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .free = 2,
@@ -1553,7 +1554,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .launcher = true,
 	              .launcher_gpus = 4,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .start = NOW + 600,
@@ -1572,7 +1573,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .launcher = true,
 	              .launcher_gpus = 4,
-	              .verdict = TJ_ADM_NEVER_FITS,
+	              .verdict = TJ_ADMISSION_NEVER_FITS,
 	              .reason = "NeverFits",
 	              .free = 2,
 	              .message = "gh200 has 2 nodes of 4 GPUs: a job of 2 nodes x 4 GPUs and a "
@@ -1586,7 +1587,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .launcher = true,
 	              .launcher_gpus = 4,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "QuotaExceeded",
 	              POS(1, 1),
 	              .free = 4,
@@ -1602,7 +1603,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .tier_limit = 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "QOSMaxGRESPerNamespace",
 	              POS(1, 1),
 	              .free = 4,
@@ -1621,7 +1622,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 3,
 	              .tier_limit = 1,
-	              .verdict = TJ_ADM_NEVER_FITS,
+	              .verdict = TJ_ADMISSION_NEVER_FITS,
 	              .reason = "QOSMaxGRESPerNamespace",
 	              .queue = 1,
 	              .free = 3,
@@ -1659,7 +1660,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .walltime = 3600,
 	              .preempts = 1u << 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .start = NOW + 120,
@@ -1689,7 +1690,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .preempts = 1u << 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .start = NOW + 60,
@@ -1719,7 +1720,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .preempts = 1u << 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .message = "position 1 of 1 in gh200: needs 2 nodes x 4 GPUs, 0 such nodes "
@@ -1750,7 +1751,7 @@ static const struct adm_case cases[] = {
 	              .walltime = 3600,
 	              .preempts = 1u << 1,
 	              .preempt_after = 300,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .start = NOW + 100,
@@ -1763,7 +1764,7 @@ static const struct adm_case cases[] = {
 	              .walltime = 3600,
 	              .preempts = 1u << 1,
 	              .preempt_after = 60,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 2),
 	              .start = NOW + 30,
@@ -1787,7 +1788,7 @@ static const struct adm_case cases[] = {
 	              .created = 1,
 	              .preempts = 1u << 1,
 	              .preempting = true,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .start = NOW + 20,
@@ -1805,7 +1806,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .walltime = 3600,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .start = NOW + 600,
@@ -1818,7 +1819,7 @@ static const struct adm_case cases[] = {
 	              .walltime = 3600,
 	              .preempts = 1u << 1,
 	              .preempting = true,
-	              .verdict = TJ_ADM_ADMITTED,
+	              .verdict = TJ_ADMISSION_ADMITTED,
 	              .queue = 2,
 	              .free = 1,
 	              .on = { "n-2" } },
@@ -1828,7 +1829,7 @@ static const struct adm_case cases[] = {
 	              .tier = -1000,
 	              .created = 3,
 	              .walltime = 100,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 2),
 	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
@@ -1844,7 +1845,7 @@ static const struct adm_case cases[] = {
 	              .preempts = 1u << 1,
 	              .preempting = true,
 	              .claims = { "n-3" },
-	              .verdict = TJ_ADM_ADMITTED,
+	              .verdict = TJ_ADMISSION_ADMITTED,
 	              .free = 3,
 	              .on = { "n-3" } } },
 	  .admitted = 1 },
@@ -1861,7 +1862,7 @@ static const struct adm_case cases[] = {
 	              .preempts = 1u << 1,
 	              .preempting = true,
 	              .claims = { "n-2", "n-3" },
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .start = NOW + 10,
@@ -1875,7 +1876,7 @@ static const struct adm_case cases[] = {
 	              .tier = -1000,
 	              .created = 2,
 	              .walltime = 60,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Priority",
 	              POS(2, 2),
 	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 1 such node "
@@ -1897,7 +1898,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .preempts = 1u << 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 1),
 	              .start = NOW + 5,
@@ -1926,7 +1927,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .preempts = 1u << 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .start = NOW + 30,
@@ -1940,7 +1941,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 2,
 	              .preempts = 1u << 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 2),
 	              .start = NOW + 30,
@@ -1972,7 +1973,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .walltime = 3600,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 3),
 	              .free = 1,
@@ -1984,7 +1985,7 @@ static const struct adm_case cases[] = {
 	              .created = 2,
 	              .walltime = 3600,
 	              .preempts = 1u << 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 3),
 	              .start = NOW + 30,
@@ -2000,7 +2001,7 @@ static const struct adm_case cases[] = {
 	              .created = 3,
 	              .walltime = 3600,
 	              .preempts = 1u << 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(3, 3),
 	              .free = 1,
@@ -2028,7 +2029,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 1,
 	              .preempts = 1u << 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(1, 2),
 	              .start = NOW + 30,
@@ -2041,7 +2042,7 @@ static const struct adm_case cases[] = {
 	              .gpus = 4,
 	              .created = 2,
 	              .preempts = 1u << 1,
-	              .verdict = TJ_ADM_WAITING,
+	              .verdict = TJ_ADMISSION_WAITING,
 	              .reason = "Resources",
 	              POS(2, 2),
 	              .start = NOW + 30,
@@ -2053,20 +2054,20 @@ static const struct adm_case cases[] = {
 
 /* The input of a case, in storage the test owns. */
 struct built {
-	struct tj_adm_config config;
-	struct tj_adm_node nodes[MAX_NODES * 2];
+	struct tj_admission_config config;
+	struct tj_admission_node nodes[MAX_NODES * 2];
 	char names[MAX_NODES][16];
 	size_t n_nodes;
-	struct tj_adm_release releases[MAX_NODES + MAX_RELEASES];
+	struct tj_admission_release releases[MAX_NODES + MAX_RELEASES];
 	size_t n_releases;
-	struct tj_adm_job jobs[MAX_JOBS];
+	struct tj_admission_job jobs[MAX_JOBS];
 	size_t excluded[MAX_JOBS][3];
 	size_t claims[MAX_JOBS][MAX_PODS];
 	bool eligible[MAX_JOBS][MAX_NODES * 2];
 	char namespaces[MAX_JOBS][32];
-	struct tj_adm_running running[MAX_RUNNING];
-	struct tj_adm_hold holds[MAX_RUNNING][3];
-	struct tj_adm_input in;
+	struct tj_admission_running running[MAX_RUNNING];
+	struct tj_admission_hold holds[MAX_RUNNING][3];
+	struct tj_admission_input in;
 };
 
 static size_t node_index(const struct built *b, const char *name)
@@ -2080,7 +2081,7 @@ static size_t node_index(const struct built *b, const char *name)
 
 static void add_node(struct built *b, const struct node_row *r)
 {
-	b->nodes[b->n_nodes++] = (struct tj_adm_node){
+	b->nodes[b->n_nodes++] = (struct tj_admission_node){
 		.name = r->name,
 		.class_index = r->cls,
 		.domain = r->domain,
@@ -2112,14 +2113,14 @@ static void build(const struct adm_case *c, struct built *b)
 		add_node(b, &r);
 		if (i < c->busy && c->busy_for)
 			b->releases[b->n_releases++] =
-			        (struct tj_adm_release){ .node = (size_t)i,
-				                         .at = NOW + c->busy_for,
-				                         .resources = { .gpus = 4 } };
+			        (struct tj_admission_release){ .node = (size_t)i,
+				                               .at = NOW + c->busy_for,
+				                               .resources = { .gpus = 4 } };
 	}
 	for (size_t i = 0; i < MAX_NODES && c->nodes[i].name; i++)
 		add_node(b, &c->nodes[i]);
 	for (size_t i = 0; i < MAX_RELEASES && c->releases[i].node; i++)
-		b->releases[b->n_releases++] = (struct tj_adm_release){
+		b->releases[b->n_releases++] = (struct tj_admission_release){
 			.node = node_index(b, c->releases[i].node),
 			.at = NOW + c->releases[i].in,
 			.resources = { .gpus = c->releases[i].gpus },
@@ -2130,7 +2131,7 @@ static void build(const struct adm_case *c, struct built *b)
 
 		snprintf(b->namespaces[n], sizeof(b->namespaces[n]), "%.*s", (int)(slash - r->key),
 		         r->key);
-		b->jobs[n] = (struct tj_adm_job){
+		b->jobs[n] = (struct tj_admission_job){
 			.key = r->key,
 			.namespace = b->namespaces[n],
 			.class_index = r->cls,
@@ -2172,24 +2173,24 @@ static void build(const struct adm_case *c, struct built *b)
 	}
 	for (size_t v = 0; v < MAX_RUNNING && c->running[v].key; v++) {
 		const struct running_row *r = &c->running[v];
-		struct tj_adm_running *g = &b->running[v];
+		struct tj_admission_running *g = &b->running[v];
 
-		*g = (struct tj_adm_running){ .key = r->key,
-			                      .tier = r->tier,
-			                      .qos = r->qos,
-			                      .start = NOW - r->started,
-			                      .grace = r->grace,
-			                      .holds = b->holds[v] };
+		*g = (struct tj_admission_running){ .key = r->key,
+			                            .tier = r->tier,
+			                            .qos = r->qos,
+			                            .start = NOW - r->started,
+			                            .grace = r->grace,
+			                            .holds = b->holds[v] };
 		for (size_t k = 0; k < 3 && r->on[k]; k++) {
 			size_t i = node_index(b, r->on[k]);
 
 			b->holds[v][g->n_holds++] =
-			        (struct tj_adm_hold){ i, { .gpus = r->gpus, .pods = 1 } };
+			        (struct tj_admission_hold){ i, { .gpus = r->gpus, .pods = 1 } };
 			b->nodes[i].used.gpus += r->gpus;
 		}
 		n_running = v + 1;
 	}
-	b->config = (struct tj_adm_config){
+	b->config = (struct tj_admission_config){
 		.backfill = !c->fifo,
 		.wait_if_never_fits = c->wait_if_never_fits,
 		.reservations = c->reservations,
@@ -2197,7 +2198,7 @@ static void build(const struct adm_case *c, struct built *b)
 	};
 	while (b->config.n_quotas < MAX_QUOTAS && c->quotas[b->config.n_quotas].namespace)
 		b->config.n_quotas++;
-	b->in = (struct tj_adm_input){
+	b->in = (struct tj_admission_input){
 		.config = &b->config,
 		.class_names = class_names,
 		.n_classes = 2,
@@ -2223,7 +2224,7 @@ static void build(const struct adm_case *c, struct built *b)
 }
 
 static void check_decision(const struct built *b, const struct job_row *r,
-                           const struct tj_adm_decision *d)
+                           const struct tj_admission_decision *d)
 {
 	int pods = r->pods ? r->pods : r->nodes;
 
@@ -2254,7 +2255,7 @@ static void check_decision(const struct built *b, const struct job_row *r,
 		assert_true(i < d->n_claimed);
 		assert_string_equal(b->nodes[d->claimed[i]].name, r->claimed[i]);
 	}
-	if (r->verdict != TJ_ADM_ADMITTED) {
+	if (r->verdict != TJ_ADMISSION_ADMITTED) {
 		assert_null(d->nodes);
 		return;
 	}
@@ -2272,13 +2273,13 @@ static void check_decision(const struct built *b, const struct job_row *r,
 /* Given in the order of res's ranks, as the admitter gives them, the same decisions, and the
  * ranks are that order: a permutation of the jobs. */
 static void check_in_rank_order(const struct adm_case *c, const struct built *b,
-                                const struct tj_adm_result *res)
+                                const struct tj_admission_result *res)
 {
-	struct tj_adm_job jobs[MAX_JOBS];
+	struct tj_admission_job jobs[MAX_JOBS];
 	const struct job_row *rows[MAX_JOBS];
 	bool seen[MAX_JOBS] = { false };
-	struct tj_adm_input in = b->in;
-	struct tj_adm_result *again = NULL;
+	struct tj_admission_input in = b->in;
+	struct tj_admission_result *again = NULL;
 
 	for (size_t j = 0; j < b->in.n_jobs; j++) {
 		size_t rank = res->decisions[j].rank;
@@ -2296,14 +2297,14 @@ static void check_in_rank_order(const struct adm_case *c, const struct built *b,
 		check_decision(b, rows[i], &again->decisions[i]);
 	}
 	assert_int_equal(again->admitted, res->admitted);
-	tj_adm_result_free(again);
+	tj_admission_result_free(again);
 }
 
 static void test_admission_table(void **state)
 {
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct adm_case *c = &cases[i];
-		struct tj_adm_result *res = NULL;
+		struct tj_admission_result *res = NULL;
 		struct built b;
 
 		print_message("# case: %s\n", c->name);
@@ -2317,22 +2318,23 @@ static void test_admission_table(void **state)
 		check_in_rank_order(c, &b, res);
 		/* With the waiting messages deferred, the same decisions, whose messages the
 		 * caller writes afterwards. */
-		struct tj_adm_result *deferred = NULL;
+		struct tj_admission_result *deferred = NULL;
 
 		b.config.defer_waiting_messages = true;
 		assert_int_equal(tj_admit(&b.in, &deferred), 0);
 		for (size_t j = 0; j < b.in.n_jobs; j++) {
-			struct tj_adm_decision *d = &deferred->decisions[j];
+			struct tj_admission_decision *d = &deferred->decisions[j];
 
-			if (d->verdict == TJ_ADM_WAITING && (strcmp(d->reason, "Resources") == 0 ||
-			                                     strcmp(d->reason, "Priority") == 0))
+			if (d->verdict == TJ_ADMISSION_WAITING &&
+			    (strcmp(d->reason, "Resources") == 0 ||
+			     strcmp(d->reason, "Priority") == 0))
 				assert_string_equal(d->message, "");
-			tj_adm_say_deferred(&b.in, j, d);
+			tj_admission_say_deferred(&b.in, j, d);
 			check_decision(&b, &c->jobs[j], d);
 		}
-		tj_adm_result_free(deferred);
+		tj_admission_result_free(deferred);
 		if (c->check_stats) {
-			const struct tj_adm_class_stats *st = &res->classes[0];
+			const struct tj_admission_class_stats *st = &res->classes[0];
 
 			assert_int_equal(st->capacity_gpus, c->stats.capacity_gpus);
 			assert_int_equal(st->allocated_gpus, c->stats.allocated_gpus);
@@ -2340,21 +2342,21 @@ static void test_admission_table(void **state)
 			for (int k = 0; k < 4; k++)
 				assert_int_equal(st->waiting[k], c->stats.waiting[k]);
 		}
-		tj_adm_result_free(res);
+		tj_admission_result_free(res);
 	}
 }
 
 /* The figures of every class, class -1 last, from one input with all three. */
 static void test_stats_per_class(void **state)
 {
-	const struct tj_adm_config config = { .backfill = true };
-	const struct tj_adm_node nodes[] = {
+	const struct tj_admission_config config = { .backfill = true };
+	const struct tj_admission_node nodes[] = {
 		{ "gh-1", 0, NULL, true, { 4, 72000, 480 * GIB, 0 }, { 1, 0, 0, 0 } },
 		{ "gh-2", 0, NULL, false, { 4, 72000, 480 * GIB, 0 }, { 4, 0, 0, 0 } },
 		{ "l-1", 1, NULL, true, { 4, 72000, 480 * GIB, 0 }, { 0, 0, 0, 0 } },
 		{ "cpu-1", -1, NULL, true, { 0, 16000, 64 * GIB, 0 }, { 0, 0, 0, 0 } },
 	};
-	const struct tj_adm_job jobs[] = {
+	const struct tj_admission_job jobs[] = {
 		{ .key = "a/l",
 		  .namespace = "a",
 		  .class_index = 1,
@@ -2377,7 +2379,7 @@ static void test_stats_per_class(void **state)
 		  .request = { 0, 4000, 0, 0 },
 		  .creation_time = 3 },
 	};
-	const struct tj_adm_input in = {
+	const struct tj_admission_input in = {
 		.config = &config,
 		.class_names = class_names,
 		.n_classes = 2,
@@ -2387,7 +2389,7 @@ static void test_stats_per_class(void **state)
 		.n_jobs = 3,
 		.now = NOW,
 	};
-	struct tj_adm_result *res = NULL;
+	struct tj_admission_result *res = NULL;
 
 	assert_int_equal(tj_admit(&in, &res), 0);
 	/* gh-2 takes no new pods: neither its capacity nor its use counts. */
@@ -2398,18 +2400,18 @@ static void test_stats_per_class(void **state)
 	assert_int_equal(res->classes[1].waiting[0], 1);
 	assert_int_equal(res->classes[2].capacity_gpus, 0);
 	assert_int_equal(res->classes[2].waiting[0], 0);
-	assert_int_equal(res->decisions[2].verdict, TJ_ADM_ADMITTED);
+	assert_int_equal(res->decisions[2].verdict, TJ_ADMISSION_ADMITTED);
 	assert_int_equal(res->decisions[2].nodes[0], 3);
 	assert_int_equal(res->admitted, 2);
 	assert_int_equal(res->backfilled, 0);
-	tj_adm_result_free(res);
+	tj_admission_result_free(res);
 }
 
 static void test_empty_input(void **state)
 {
-	const struct tj_adm_config config = { .backfill = true };
-	const struct tj_adm_input in = { .config = &config, .now = NOW };
-	struct tj_adm_result *res = NULL;
+	const struct tj_admission_config config = { .backfill = true };
+	const struct tj_admission_input in = { .config = &config, .now = NOW };
+	struct tj_admission_result *res = NULL;
 
 	assert_int_equal(tj_admit(&in, &res), 0);
 	assert_int_equal(res->n_decisions, 0);
@@ -2417,8 +2419,8 @@ static void test_empty_input(void **state)
 	assert_int_equal(res->backfilled, 0);
 	assert_int_equal(res->classes[0].capacity_gpus, 0);
 	assert_int_equal(res->classes[0].waiting[0], 0);
-	assert_null(tj_adm_result_free(res));
-	assert_null(tj_adm_result_free(NULL));
+	assert_null(tj_admission_result_free(res));
+	assert_null(tj_admission_result_free(NULL));
 }
 
 enum breakage {
@@ -2438,23 +2440,25 @@ enum breakage {
 static void test_invalid_input(void **state)
 {
 	for (int k = BAD_RELEASE_NODE; k <= BAD_NO_CONFIG; k++) {
-		struct tj_adm_quota quota = { "team-a", 0, 8 };
-		struct tj_adm_config config = { .backfill = true, .quotas = &quota, .n_quotas = 1 };
-		struct tj_adm_node node = { "gh-1",        0, NULL, true, { 4, 1000, GIB, 0 },
-			                    { 0, 0, 0, 0 } };
-		struct tj_adm_release rel = { 0, NOW + 60, { 4, 0, 0, 0 } };
-		struct tj_adm_quota_limit limit = { "team-a", "gpus", "requests.nvidia.com/gpu",
-			                            8000, 0 };
-		struct tj_adm_quota_charge charge = { 0, 4000, 4000 };
-		struct tj_adm_job job = { .key = "team-a/j",
-			                  .namespace = "team-a",
-			                  .num_nodes = 1,
-			                  .num_pods = 1,
-			                  .request = { 4, 0, 0, 0 },
-			                  .creation_time = 1,
-			                  .charges = &charge,
-			                  .n_charges = 1 };
-		struct tj_adm_input in = {
+		struct tj_admission_quota quota = { "team-a", 0, 8 };
+		struct tj_admission_config config = { .backfill = true,
+			                              .quotas = &quota,
+			                              .n_quotas = 1 };
+		struct tj_admission_node node = { "gh-1",        0, NULL, true, { 4, 1000, GIB, 0 },
+			                          { 0, 0, 0, 0 } };
+		struct tj_admission_release rel = { 0, NOW + 60, { 4, 0, 0, 0 } };
+		struct tj_admission_quota_limit limit = { "team-a", "gpus",
+			                                  "requests.nvidia.com/gpu", 8000, 0 };
+		struct tj_admission_quota_charge charge = { 0, 4000, 4000 };
+		struct tj_admission_job job = { .key = "team-a/j",
+			                        .namespace = "team-a",
+			                        .num_nodes = 1,
+			                        .num_pods = 1,
+			                        .request = { 4, 0, 0, 0 },
+			                        .creation_time = 1,
+			                        .charges = &charge,
+			                        .n_charges = 1 };
+		struct tj_admission_input in = {
 			.config = &config,
 			.class_names = class_names,
 			.n_classes = 2,
@@ -2468,10 +2472,10 @@ static void test_invalid_input(void **state)
 			.n_jobs = 1,
 			.now = NOW,
 		};
-		struct tj_adm_result *res = NULL;
+		struct tj_admission_result *res = NULL;
 
 		assert_int_equal(tj_admit(&in, &res), 0);
-		res = tj_adm_result_free(res);
+		res = tj_admission_result_free(res);
 		switch ((enum breakage)k) {
 		case BAD_RELEASE_NODE:
 			rel.node = 1;
@@ -2513,13 +2517,13 @@ static void test_invalid_input(void **state)
 
 static void test_reason_index(void **state)
 {
-	assert_int_equal(tj_adm_reason_index(TJ_ADM_REASON_RESOURCES), 0);
-	assert_int_equal(tj_adm_reason_index(TJ_ADM_REASON_PRIORITY), 1);
-	assert_int_equal(tj_adm_reason_index(TJ_ADM_REASON_QUOTA), 2);
-	assert_int_equal(tj_adm_reason_index(TJ_ADM_REASON_NEVER), 3);
-	assert_int_equal(tj_adm_reason_index("Other"), -1);
-	assert_int_equal(tj_adm_reason_index(""), -1);
-	assert_int_equal(tj_adm_reason_index(NULL), -1);
+	assert_int_equal(tj_admission_reason_index(TJ_ADMISSION_REASON_RESOURCES), 0);
+	assert_int_equal(tj_admission_reason_index(TJ_ADMISSION_REASON_PRIORITY), 1);
+	assert_int_equal(tj_admission_reason_index(TJ_ADMISSION_REASON_QUOTA), 2);
+	assert_int_equal(tj_admission_reason_index(TJ_ADMISSION_REASON_NEVER), 3);
+	assert_int_equal(tj_admission_reason_index("Other"), -1);
+	assert_int_equal(tj_admission_reason_index(""), -1);
+	assert_int_equal(tj_admission_reason_index(NULL), -1);
 }
 
 /* When a waiting job's status is written again. */
@@ -2555,12 +2559,12 @@ static void test_worth_telling(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(tells) / sizeof(tells[0]); i++) {
-		struct tj_adm_decision old = { .verdict = TJ_ADM_WAITING,
-			                       .position = tells[i].old_position,
-			                       .queue_length = tells[i].old_length,
-			                       .free_nodes = tells[i].old_free,
-			                       .expected_start = tells[i].old_start };
-		struct tj_adm_decision d = old;
+		struct tj_admission_decision old = { .verdict = TJ_ADMISSION_WAITING,
+			                             .position = tells[i].old_position,
+			                             .queue_length = tells[i].old_length,
+			                             .free_nodes = tells[i].old_free,
+			                             .expected_start = tells[i].old_start };
+		struct tj_admission_decision d = old;
 
 		d.position = tells[i].position;
 		d.queue_length = tells[i].length;
@@ -2568,19 +2572,19 @@ static void test_worth_telling(void **state)
 		d.expected_start = tells[i].start;
 		snprintf(old.reason, sizeof(old.reason), "%s", tells[i].old_reason);
 		snprintf(d.reason, sizeof(d.reason), "%s", tells[i].reason);
-		if (tj_adm_worth_telling(&old, &d) != tells[i].tell)
+		if (tj_admission_worth_telling(&old, &d) != tells[i].tell)
 			fail_msg("case %s: want %d", tells[i].name, tells[i].tell);
 	}
 }
 
-/* tj_adm_order: the order tj_admit decides in, with what placed each job. */
+/* tj_admission_order: the order tj_admit decides in, with what placed each job. */
 static void test_order(void **state)
 {
 	/* In class 0 the restart goes first whatever its tier, then c's job of the high tier
 	 * whatever its fair share, then the others by fair share plus age: a/late (its own
 	 * priority 5) takes the place in time of a/early, a week old, and its age, and a/early
 	 * moves to late's. Class -1 comes last. */
-	const struct tj_adm_job jobs[] = {
+	const struct tj_admission_job jobs[] = {
 		{ .key = "a/early",
 		  .namespace = "a",
 		  .class_index = 0,
@@ -2625,10 +2629,10 @@ static void test_order(void **state)
 		{ 2, NOW, 0, 10000 },       { 1, NOW - 7 * 86400, 1000, 6000 },
 		{ 0, NOW - 3600, 5, 5005 }, { 4, NOW, 0, 100 },
 	};
-	struct tj_adm_rank ranks[6];
+	struct tj_admission_rank ranks[6];
 
 	(void)state;
-	assert_int_equal(tj_adm_order(jobs, 6, 1, NOW, ranks), 0);
+	assert_int_equal(tj_admission_order(jobs, 6, 1, NOW, ranks), 0);
 	for (size_t k = 0; k < 6; k++) {
 		print_message("#   rank %zu\n", k);
 		assert_int_equal(ranks[k].job, want[k].job);
@@ -2637,8 +2641,8 @@ static void test_order(void **state)
 		assert_int_equal(ranks[k].score, want[k].score);
 	}
 	/* A class the input does not have. */
-	assert_int_equal(tj_adm_order(jobs, 6, 0, NOW, ranks), -EINVAL);
-	assert_int_equal(tj_adm_order(NULL, 0, 0, NOW, ranks), 0);
+	assert_int_equal(tj_admission_order(jobs, 6, 0, NOW, ranks), -EINVAL);
+	assert_int_equal(tj_admission_order(NULL, 0, 0, NOW, ranks), 0);
 }
 
 int main(void)

@@ -151,16 +151,16 @@ static void put_queued(struct fixture *f, const char *ns, const char *name)
  * tiers of preempts. */
 static void put_waiting(struct fixture *f, const char *name, unsigned qos, uint32_t preempts)
 {
-	struct tj_queue_entry *e = calloc(1, sizeof(*e));
+	struct tj_admitter_entry *e = calloc(1, sizeof(*e));
 
 	assert_non_null(e);
 	snprintf(e->key, sizeof(e->key), "team-a/%s", name);
 	snprintf(e->namespace, sizeof(e->namespace), "team-a");
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "gh200");
-	e->state = TJ_QUEUE_WAITING;
+	e->state = TJ_ADMITTER_WAITING;
 	e->rank = SIZE_MAX;
 	e->num_nodes = e->num_pods = 1;
-	e->request = (struct tj_adm_resources){ 4, 0, 0, 1 };
+	e->request = (struct tj_admission_resources){ 4, 0, 0, 1 };
 	e->creation_time = NOW - 60;
 	e->qos = qos;
 	e->preempts = preempts;
@@ -180,8 +180,8 @@ static void setup(struct fixture *f)
 	assert_int_equal(idle_reflector_new(&f->loop, "trainjobs", tj_trainjob_store_project,
 	                                    &tj_trainjob_store_ops, &f->informers.trainjobs),
 	                 0);
-	assert_int_equal(tj_store_new(&tj_queue_entry_ops, &f->entries), 0);
-	assert_int_equal(tj_store_new(&tj_preemption_ops, &f->preemptions), 0);
+	assert_int_equal(tj_store_new(&tj_admitter_entry_ops, &f->entries), 0);
+	assert_int_equal(tj_store_new(&tj_admitter_preemption_ops, &f->preemptions), 0);
 	assert_int_equal(tj_ledger_new(&f->ledger), 0);
 	assert_int_equal(tj_eligibility_new(&f->eligibility), 0);
 	put_node(f, "gh-1");
@@ -202,18 +202,19 @@ static void teardown(struct fixture *f)
 	assert_int_equal(uv_loop_close(&f->loop), 0);
 }
 
-static struct tj_queue_source source(struct fixture *f, const struct tj_config *c)
+static struct tj_admitter_source source(struct fixture *f, const struct tj_config *c)
 {
-	return (struct tj_queue_source){ .config = c,
-		                         .informers = &f->informers,
-		                         .entries = f->entries,
-		                         .ledger = f->ledger,
-		                         .eligibility = f->eligibility,
-		                         .stamp = 1,
-		                         .preemptions = f->preemptions };
+	return (struct tj_admitter_source){ .config = c,
+		                            .informers = &f->informers,
+		                            .entries = f->entries,
+		                            .ledger = f->ledger,
+		                            .eligibility = f->eligibility,
+		                            .stamp = 1,
+		                            .preemptions = f->preemptions };
 }
 
-static const struct tj_adm_release *release_on(const struct tj_queue_snapshot *s, const char *node)
+static const struct tj_admission_release *release_on(const struct tj_admitter_snapshot *s,
+                                                     const char *node)
 {
 	for (size_t i = 0; i < s->n_releases; i++)
 		if (strcmp(s->nodes[s->releases[i].node].name, node) == 0)
@@ -228,10 +229,10 @@ static const struct tj_adm_release *release_on(const struct tj_queue_snapshot *s
 static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 {
 	struct fixture f;
-	struct tj_queue_snapshot s = { 0 };
-	struct tj_queue_source src;
-	struct tj_adm_result res = { 0 };
-	struct tj_adm_decision d = { 0 };
+	struct tj_admitter_snapshot s = { 0 };
+	struct tj_admitter_source src;
+	struct tj_admission_result res = { 0 };
+	struct tj_admission_decision d = { 0 };
 	size_t victim = 0, claimed;
 
 	(void)state;
@@ -240,7 +241,7 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 	put_running(&f, "team-b", "scav", "low", "gh-1", NULL);
 	put_running(&f, "team-c", "run", NULL, "gh-2", NULL);
 	put_waiting(&f, "urgent", 0, 1u << 1);
-	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW, 1000), 0);
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW, 1000), 0);
 	assert_int_equal(s.n_running, 1);
 	assert_string_equal(s.running[0].key, "team-b/scav");
 	assert_int_equal(s.running[0].qos, 1);
@@ -261,36 +262,36 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 	claimed = s.running[0].holds[0].node;
 	res.decisions = &d;
 	res.n_decisions = 1;
-	assert_int_equal(tj_preemptions_take(&src, &s, &res, NOW, NULL, NULL), 0);
+	assert_int_equal(tj_admitter_preemptions_take(&src, &s, &res, NOW, NULL, NULL), 0);
 	assert_int_equal(tj_store_len(f.preemptions), 1);
-	tj_queue_snapshot_clear(&s);
-	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW + 1, 2000), 0);
+	tj_admitter_snapshot_clear(&s);
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW + 1, 2000), 0);
 	assert_int_equal(s.n_running, 0);
 	assert_true(s.jobs[0].preempting);
 	assert_non_null(release_on(&s, "gh-1"));
 	assert_int_equal(release_on(&s, "gh-1")->at, NOW + 30);
 	assert_int_equal(s.jobs[0].n_claimed, 1);
 	assert_string_equal(s.nodes[s.jobs[0].claimed[0]].name, "gh-1");
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 
 	/* Stopped and queued again before the cache shows its pod gone: the pod still gives
 	 * gh-1 back at the stop. */
 	put_queued(&f, "team-b", "scav");
-	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW + 31, 2500), 0);
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW + 31, 2500), 0);
 	assert_non_null(release_on(&s, "gh-1"));
 	assert_int_equal(release_on(&s, "gh-1")->at, NOW + 30);
 	assert_true(s.jobs[0].preempting);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 
 	/* Past the record's time it is forgotten; the victim's status still says it stops. */
 	put_running(&f, "team-b", "scav", "low", "gh-1",
 	            ",'preemption':{'stopAt':'2026-11-29T12:00:30Z','by':'team-a/urgent'}");
-	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW + 120, 3000), 0);
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW + 120, 3000), 0);
 	assert_int_equal(tj_store_len(f.preemptions), 0);
 	assert_int_equal(s.n_running, 0);
 	assert_true(s.jobs[0].preempting);
 	assert_null(s.jobs[0].claimed); /* the records alone kept them */
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 	teardown(&f);
 }
 
@@ -300,8 +301,8 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 static void test_a_gang_with_a_rank_done_releases_now(void **state)
 {
 	struct fixture f;
-	struct tj_queue_snapshot s = { 0 };
-	struct tj_queue_source src;
+	struct tj_admitter_snapshot s = { 0 };
+	struct tj_admitter_source src;
 
 	(void)state;
 	setup(&f);
@@ -310,25 +311,25 @@ static void test_a_gang_with_a_rank_done_releases_now(void **state)
 	put_rank(&f, "team-a", "train", 1, "gh-1", "Running");
 	put_rank(&f, "team-a", "train", 2, "gh-2", "Running");
 	put_waiting(&f, "next", 0, 0);
-	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW, 1000), 0);
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW, 1000), 0);
 	assert_non_null(release_on(&s, "gh-2"));
 	assert_int_equal(release_on(&s, "gh-2")->at, NOW + 3600 + 30);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 
 	put_rank(&f, "team-a", "train", 2, "gh-2", "Failed");
-	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW + 10, 1500), 0);
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW + 10, 1500), 0);
 	assert_non_null(release_on(&s, "gh-1"));
 	assert_int_equal(release_on(&s, "gh-1")->at, NOW + 3600 + 30);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 
 	put_rank(&f, "team-a", "train", 2, "gh-2", "Succeeded");
-	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW + 20, 2000), 0);
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW + 20, 2000), 0);
 	assert_null(release_on(&s, "gh-2")); /* a pod that ended holds nothing */
 	assert_non_null(release_on(&s, "gh-1"));
 	assert_int_equal(release_on(&s, "gh-1")->at, NOW + 20);
 	assert_non_null(release_on(&s, "gh-3"));
 	assert_int_equal(release_on(&s, "gh-3")->at, NOW + 20);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 	teardown(&f);
 }
 
@@ -358,8 +359,8 @@ static void test_tier_limits_count_the_namespace_in_the_tier(void **state)
 		                                  .n_classes = 1,
 		                                  .admission = &policy };
 	struct fixture f;
-	struct tj_queue_snapshot s = { 0 };
-	struct tj_queue_source src;
+	struct tj_admitter_snapshot s = { 0 };
+	struct tj_admitter_source src;
 
 	(void)state;
 	setup(&f);
@@ -369,7 +370,7 @@ static void test_tier_limits_count_the_namespace_in_the_tier(void **state)
 	put_running(&f, "team-b", "theirs", NULL, "gh-3", NULL);
 	put_waiting(&f, "next", 0, 0);
 	put_waiting(&f, "cheap", 1, 0);
-	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW, 1000), 0);
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW, 1000), 0);
 	assert_int_equal(s.n_tier_limits, 1);
 	assert_string_equal(s.tier_limits[0].namespace, "team-a");
 	assert_string_equal(s.tier_limits[0].tier, "normal");
@@ -379,7 +380,7 @@ static void test_tier_limits_count_the_namespace_in_the_tier(void **state)
 		assert_int_equal(s.jobs[k].tier_limit,
 		                 strcmp(s.jobs[k].key, "team-a/next") == 0 ? 1 : 0);
 	assert_ptr_equal(s.input.tier_limits, s.tier_limits);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 	teardown(&f);
 }
 
@@ -389,9 +390,9 @@ static void test_tier_limits_count_the_namespace_in_the_tier(void **state)
 static void test_fair_share_counts_running_jobs(void **state)
 {
 	struct fixture f;
-	struct tj_queue_snapshot s = { 0 };
-	struct tj_queue_source src;
-	struct tj_fair_shares fs = { 0 };
+	struct tj_admitter_snapshot s = { 0 };
+	struct tj_admitter_source src;
+	struct tj_admitter_shares fs = { 0 };
 	const struct tj_fair_share_account *a;
 
 	(void)state;
@@ -403,17 +404,17 @@ static void test_fair_share_counts_running_jobs(void **state)
 	put_running(&f, "team-c", "run", NULL, "gh-2",
 	            ",'gpuSeconds':7200,'gpuSecondsCountedUntil':'2026-11-29T11:30:00Z'");
 	put_waiting(&f, "next", 0, 0);
-	assert_int_equal(tj_queue_snapshot_build(&src, &s, NOW, 1000), 0);
-	assert_int_equal(tj_fair_shares_apply(&fs, &src, &s, NOW), 0);
-	assert_non_null(a = tj_fair_shares_find(&fs, "team-b"));
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW, 1000), 0);
+	assert_int_equal(tj_admitter_shares_apply(&fs, &src, &s, NOW), 0);
+	assert_non_null(a = tj_admitter_shares_find(&fs, "team-b"));
 	assert_true(a->usage > 14400 - 1e-6 && a->usage < 14400 + 1e-6);
-	assert_non_null(a = tj_fair_shares_find(&fs, "team-c"));
+	assert_non_null(a = tj_admitter_shares_find(&fs, "team-c"));
 	assert_true(a->usage > 14400 - 1e-6 && a->usage < 14400 + 1e-6);
-	assert_non_null(a = tj_fair_shares_find(&fs, "team-a"));
+	assert_non_null(a = tj_admitter_shares_find(&fs, "team-a"));
 	assert_true(a->usage == 0 && a->points == TJ_FAIR_SHARE_WEIGHT);
 	assert_int_equal(s.jobs[0].fair_share, TJ_FAIR_SHARE_WEIGHT);
-	tj_fair_shares_clear(&fs);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_shares_clear(&fs);
+	tj_admitter_snapshot_clear(&s);
 	teardown(&f);
 }
 

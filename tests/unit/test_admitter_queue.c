@@ -20,45 +20,47 @@
 #include "idle_reflector.h"
 
 #define CREATED_MS 1000000
-#define PATIENCE   TJ_QUEUE_CREATED_PATIENCE_MS
+#define PATIENCE   TJ_ADMITTER_CREATED_PATIENCE_MS
 
 struct again_case {
 	const char *name;
-	enum tj_queue_state state;
+	enum tj_admitter_state state;
 	uint64_t after_ms; /* since the creates */
 	int num_pods;      /* the plan wants pods for this many ranks */
 	bool restart;      /* a restart's replacements, or part of the gang */
 	bool launcher;     /* the plan wants a launcher's place */
 	bool has_launcher; /* the admission has one */
 	const char *excluded;
-	enum tj_queue_again again;
+	enum tj_admitter_again again;
 };
 
 static const struct again_case cases[] = {
-	{ "the cache shows none of its pods yet", TJ_QUEUE_CREATED, 5000, 2, false, false, false,
-	  NULL, TJ_QUEUE_WAIT_FOR_CACHE },
-	{ "the cache shows part of the gang", TJ_QUEUE_CREATED, 5000, 1, true, false, false, NULL,
-	  TJ_QUEUE_WAIT_FOR_CACHE },
-	{ "pods to avoid another node", TJ_QUEUE_CREATED, 5000, 2, false, false, false, "gh-9",
-	  TJ_QUEUE_WAIT_FOR_CACHE },
-	{ "pods to avoid one of its nodes: a failure there", TJ_QUEUE_CREATED, 5000, 1, true, false,
-	  false, "gh-1", TJ_QUEUE_DECIDE_AGAIN },
-	{ "past the patience, the whole gang missing", TJ_QUEUE_CREATED, PATIENCE, 2, false, false,
-	  false, NULL, TJ_QUEUE_CREATE_AGAIN },
-	{ "past the patience, with its launcher", TJ_QUEUE_CREATED, PATIENCE + 1, 2, false, true,
-	  true, NULL, TJ_QUEUE_CREATE_AGAIN },
-	{ "past the patience, part of the gang", TJ_QUEUE_CREATED, PATIENCE, 1, true, false, false,
-	  NULL, TJ_QUEUE_DECIDE_AGAIN },
-	{ "past the patience, a restart of the whole gang", TJ_QUEUE_CREATED, PATIENCE, 2, true,
-	  false, false, NULL, TJ_QUEUE_DECIDE_AGAIN },
-	{ "past the patience, a launcher wanted that was not admitted", TJ_QUEUE_CREATED, PATIENCE,
-	  2, false, true, false, NULL, TJ_QUEUE_DECIDE_AGAIN },
-	{ "past the patience, a launcher admitted that is not wanted", TJ_QUEUE_CREATED, PATIENCE,
-	  2, false, false, true, NULL, TJ_QUEUE_DECIDE_AGAIN },
-	{ "admitted, not created yet", TJ_QUEUE_ADMITTED, 5000, 2, false, false, false, NULL,
-	  TJ_QUEUE_DECIDE_AGAIN },
-	{ "waiting", TJ_QUEUE_WAITING, 5000, 2, false, false, false, NULL, TJ_QUEUE_DECIDE_AGAIN },
-	{ "started", TJ_QUEUE_STARTING, 5000, 2, false, false, false, NULL, TJ_QUEUE_DECIDE_AGAIN },
+	{ "the cache shows none of its pods yet", TJ_ADMITTER_CREATED, 5000, 2, false, false, false,
+	  NULL, TJ_ADMITTER_WAIT_FOR_CACHE },
+	{ "the cache shows part of the gang", TJ_ADMITTER_CREATED, 5000, 1, true, false, false,
+	  NULL, TJ_ADMITTER_WAIT_FOR_CACHE },
+	{ "pods to avoid another node", TJ_ADMITTER_CREATED, 5000, 2, false, false, false, "gh-9",
+	  TJ_ADMITTER_WAIT_FOR_CACHE },
+	{ "pods to avoid one of its nodes: a failure there", TJ_ADMITTER_CREATED, 5000, 1, true,
+	  false, false, "gh-1", TJ_ADMITTER_DECIDE_AGAIN },
+	{ "past the patience, the whole gang missing", TJ_ADMITTER_CREATED, PATIENCE, 2, false,
+	  false, false, NULL, TJ_ADMITTER_CREATE_AGAIN },
+	{ "past the patience, with its launcher", TJ_ADMITTER_CREATED, PATIENCE + 1, 2, false, true,
+	  true, NULL, TJ_ADMITTER_CREATE_AGAIN },
+	{ "past the patience, part of the gang", TJ_ADMITTER_CREATED, PATIENCE, 1, true, false,
+	  false, NULL, TJ_ADMITTER_DECIDE_AGAIN },
+	{ "past the patience, a restart of the whole gang", TJ_ADMITTER_CREATED, PATIENCE, 2, true,
+	  false, false, NULL, TJ_ADMITTER_DECIDE_AGAIN },
+	{ "past the patience, a launcher wanted that was not admitted", TJ_ADMITTER_CREATED,
+	  PATIENCE, 2, false, true, false, NULL, TJ_ADMITTER_DECIDE_AGAIN },
+	{ "past the patience, a launcher admitted that is not wanted", TJ_ADMITTER_CREATED,
+	  PATIENCE, 2, false, false, true, NULL, TJ_ADMITTER_DECIDE_AGAIN },
+	{ "admitted, not created yet", TJ_ADMITTER_ADMITTED, 5000, 2, false, false, false, NULL,
+	  TJ_ADMITTER_DECIDE_AGAIN },
+	{ "waiting", TJ_ADMITTER_WAITING, 5000, 2, false, false, false, NULL,
+	  TJ_ADMITTER_DECIDE_AGAIN },
+	{ "started", TJ_ADMITTER_STARTING, 5000, 2, false, false, false, NULL,
+	  TJ_ADMITTER_DECIDE_AGAIN },
 };
 
 static void test_created_again_table(void **state)
@@ -71,7 +73,7 @@ static void test_created_again_table(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct again_case *c = &cases[i];
 		char *excluded[] = { (char *)c->excluded };
-		struct tj_queue_entry e = {
+		struct tj_admitter_entry e = {
 			.state = c->state,
 			.num_pods = 2,
 			.nodes = nodes,
@@ -90,7 +92,7 @@ static void test_created_again_table(void **state)
 		};
 
 		print_message("# %s\n", c->name);
-		assert_int_equal(tj_queue_created_again(&e, &want, CREATED_MS + c->after_ms),
+		assert_int_equal(tj_admitter_created_again(&e, &want, CREATED_MS + c->after_ms),
 		                 c->again);
 	}
 }
@@ -99,26 +101,26 @@ static void test_created_again_table(void **state)
  * refusal that ends first makes room. */
 static void test_refusals_renew_and_make_room(void **state)
 {
-	struct tj_queue_refusals r = { .key = "team-a/j" };
+	struct tj_admitter_refusals r = { .key = "team-a/j" };
 	char nodes[TJ_PLAN_MAX_REFUSED + 1][TJ_NAME_MAX];
 
 	(void)state;
 	for (size_t i = 0; i <= TJ_PLAN_MAX_REFUSED; i++)
 		snprintf(nodes[i], sizeof(nodes[i]), "gh-%zu", i);
-	tj_queue_refusals_add(&r, (const char(*)[TJ_NAME_MAX])nodes, 2, 1000);
+	tj_admitter_refusals_add(&r, (const char(*)[TJ_NAME_MAX])nodes, 2, 1000);
 	assert_int_equal(r.n, 2);
 	assert_string_equal(r.nodes[0], "gh-0");
 	assert_string_equal(r.nodes[1], "gh-1");
-	tj_queue_refusals_add(&r, (const char(*)[TJ_NAME_MAX]) & nodes[1], 1, 5000);
+	tj_admitter_refusals_add(&r, (const char(*)[TJ_NAME_MAX]) & nodes[1], 1, 5000);
 	assert_int_equal(r.n, 2);
 	assert_int_equal(r.until_ms[0], 1000);
 	assert_int_equal(r.until_ms[1], 5000);
 	/* Fill every row, gh-0 (until 1000) ending first; one more takes its row. */
-	tj_queue_refusals_add(&r, (const char(*)[TJ_NAME_MAX]) & nodes[2], TJ_PLAN_MAX_REFUSED - 2,
-	                      3000);
+	tj_admitter_refusals_add(&r, (const char(*)[TJ_NAME_MAX]) & nodes[2],
+	                         TJ_PLAN_MAX_REFUSED - 2, 3000);
 	assert_int_equal(r.n, TJ_PLAN_MAX_REFUSED);
-	tj_queue_refusals_add(&r, (const char(*)[TJ_NAME_MAX]) & nodes[TJ_PLAN_MAX_REFUSED], 1,
-	                      9000);
+	tj_admitter_refusals_add(&r, (const char(*)[TJ_NAME_MAX]) & nodes[TJ_PLAN_MAX_REFUSED], 1,
+	                         9000);
 	assert_int_equal(r.n, TJ_PLAN_MAX_REFUSED);
 	assert_string_equal(r.nodes[0], nodes[TJ_PLAN_MAX_REFUSED]);
 	assert_int_equal(r.until_ms[0], 9000);
@@ -136,12 +138,12 @@ static struct tj_gpu_class gone_classes[] = {
 static const struct tj_config gone_config = { .classes = gone_classes, .n_classes = 1 };
 static struct tj_node_label gh_label[] = { { "nvidia.com/gpu.product", "GH200" } };
 
-/* A deleted node of a class is remembered with its class and size for TJ_QUEUE_GONE_MS; one
+/* A deleted node of a class is remembered with its class and size for TJ_ADMITTER_GONE_MS; one
  * of no class is not; deleted again, its time is renewed; a full list drops the node that
  * was to be forgotten first. */
 static void test_gone_nodes_kept_renewed_and_make_room(void **state)
 {
-	static struct tj_queue_gone_node gone[TJ_QUEUE_MAX_GONE];
+	static struct tj_admitter_gone_node gone[TJ_ADMITTER_MAX_GONE];
 	struct tj_node gh = { .name = "gh-1", .arch = "arm64", .labels = gh_label, .n_labels = 1 };
 	struct tj_node cpu = { .name = "cpu-1", .arch = "amd64" };
 	char name[32];
@@ -154,9 +156,9 @@ static void test_gone_nodes_kept_renewed_and_make_room(void **state)
 		.n_extended = 1,
 		.extended = { { "nvidia.com/gpu", 4 } },
 	};
-	tj_queue_gone_add(gone, &n, &gone_config, &cpu, 1000);
+	tj_admitter_gone_add(gone, &n, &gone_config, &cpu, 1000);
 	assert_int_equal(n, 0);
-	tj_queue_gone_add(gone, &n, &gone_config, &gh, 1000);
+	tj_admitter_gone_add(gone, &n, &gone_config, &gh, 1000);
 	assert_int_equal(n, 1);
 	assert_string_equal(gone[0].name, "gh-1");
 	assert_string_equal(gone[0].gpu_class, "gh200");
@@ -164,19 +166,19 @@ static void test_gone_nodes_kept_renewed_and_make_room(void **state)
 	assert_int_equal(gone[0].allocatable.cpu_milli, 72000);
 	assert_int_equal(gone[0].allocatable.memory, 1024);
 	assert_int_equal(gone[0].allocatable.pods, 110);
-	assert_int_equal(gone[0].until_ms, 1000 + TJ_QUEUE_GONE_MS);
-	tj_queue_gone_add(gone, &n, &gone_config, &gh, 5000);
+	assert_int_equal(gone[0].until_ms, 1000 + TJ_ADMITTER_GONE_MS);
+	tj_admitter_gone_add(gone, &n, &gone_config, &gh, 5000);
 	assert_int_equal(n, 1);
-	assert_int_equal(gone[0].until_ms, 5000 + TJ_QUEUE_GONE_MS);
-	for (size_t i = 1; i < TJ_QUEUE_MAX_GONE; i++) {
+	assert_int_equal(gone[0].until_ms, 5000 + TJ_ADMITTER_GONE_MS);
+	for (size_t i = 1; i < TJ_ADMITTER_MAX_GONE; i++) {
 		snprintf(name, sizeof(name), "gh-x%zu", i);
 		gh.name = name;
-		tj_queue_gone_add(gone, &n, &gone_config, &gh, 10000 + i);
+		tj_admitter_gone_add(gone, &n, &gone_config, &gh, 10000 + i);
 	}
-	assert_int_equal(n, TJ_QUEUE_MAX_GONE);
+	assert_int_equal(n, TJ_ADMITTER_MAX_GONE);
 	gh.name = "gh-new";
-	tj_queue_gone_add(gone, &n, &gone_config, &gh, 20000);
-	assert_int_equal(n, TJ_QUEUE_MAX_GONE);
+	tj_admitter_gone_add(gone, &n, &gone_config, &gh, 20000);
+	assert_int_equal(n, TJ_ADMITTER_MAX_GONE);
 	assert_string_equal(gone[0].name, "gh-new");
 	assert_string_equal(gone[1].name, "gh-x1");
 }
@@ -255,17 +257,17 @@ static void delete_node(struct cycles *c, const char *name)
 /* A waiting job of class gh200 whose pods' spec is spec_sq. */
 static void put_entry(struct cycles *c, const char *name, int64_t created, const char *spec_sq)
 {
-	struct tj_queue_entry *e = calloc(1, sizeof(*e));
+	struct tj_admitter_entry *e = calloc(1, sizeof(*e));
 	cJSON *spec = jlit(spec_sq);
 
 	assert_non_null(e);
 	snprintf(e->key, sizeof(e->key), "team-a/%s", name);
 	snprintf(e->namespace, sizeof(e->namespace), "team-a");
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "gh200");
-	e->state = TJ_QUEUE_WAITING;
+	e->state = TJ_ADMITTER_WAITING;
 	e->rank = SIZE_MAX;
 	e->num_nodes = e->num_pods = 1;
-	e->request = (struct tj_adm_resources){ 4, 1000, 1 << 30, 1 };
+	e->request = (struct tj_admission_resources){ 4, 1000, 1 << 30, 1 };
 	e->creation_time = created;
 	assert_int_equal(tj_placement_compile(spec, &e->placement, NULL, 0), 0);
 	cJSON_Delete(spec);
@@ -286,7 +288,7 @@ static void cycles_setup(struct cycles *c)
 	assert_int_equal(idle_reflector_new(&c->loop, "nodes", tj_node_project, &tj_node_store_ops,
 	                                    &c->informers.nodes),
 	                 0);
-	assert_int_equal(tj_store_new(&tj_queue_entry_ops, &c->entries), 0);
+	assert_int_equal(tj_store_new(&tj_admitter_entry_ops, &c->entries), 0);
 	assert_int_equal(tj_ledger_new(&c->ledger), 0);
 	assert_int_equal(tj_eligibility_new(&c->eligibility), 0);
 	/* Two jobs of the class's own placement (one placement, shared), one that selects block
@@ -311,9 +313,9 @@ static void cycles_teardown(struct cycles *c)
  * afresh (a ledger and eligibility of its own) from the same caches, are alike in every node
  * and in the nodes every job may use. Returns kept's built snapshot for more checks; the
  * caller clears it. */
-static void build_both(struct cycles *c, struct tj_queue_snapshot *kept)
+static void build_both(struct cycles *c, struct tj_admitter_snapshot *kept)
 {
-	struct tj_queue_source src = {
+	struct tj_admitter_source src = {
 		.config = &block_config,
 		.informers = &c->informers,
 		.entries = c->entries,
@@ -321,22 +323,22 @@ static void build_both(struct cycles *c, struct tj_queue_snapshot *kept)
 		.eligibility = c->eligibility,
 		.stamp = ++c->stamp,
 	};
-	struct tj_queue_snapshot fresh = { 0 };
+	struct tj_admitter_snapshot fresh = { 0 };
 	struct tj_ledger *ledger;
 	struct tj_eligibility *eligibility;
 
-	*kept = (struct tj_queue_snapshot){ 0 };
-	assert_int_equal(tj_queue_snapshot_build(&src, kept, 1795953600, 1000), 0);
+	*kept = (struct tj_admitter_snapshot){ 0 };
+	assert_int_equal(tj_admitter_snapshot_build(&src, kept, 1795953600, 1000), 0);
 	assert_int_equal(tj_ledger_new(&ledger), 0);
 	assert_int_equal(tj_eligibility_new(&eligibility), 0);
 	src.ledger = ledger;
 	src.eligibility = eligibility;
 	src.stamp = 1;
-	assert_int_equal(tj_queue_snapshot_build(&src, &fresh, 1795953600, 1000), 0);
+	assert_int_equal(tj_admitter_snapshot_build(&src, &fresh, 1795953600, 1000), 0);
 
 	assert_int_equal(kept->n_nodes, fresh.n_nodes);
 	for (size_t k = 0; k < fresh.n_nodes; k++) {
-		const struct tj_adm_node *x = &kept->nodes[k], *y = &fresh.nodes[k];
+		const struct tj_admission_node *x = &kept->nodes[k], *y = &fresh.nodes[k];
 
 		assert_string_equal(x->name, y->name);
 		assert_int_equal(x->class_index, y->class_index);
@@ -350,7 +352,7 @@ static void build_both(struct cycles *c, struct tj_queue_snapshot *kept)
 	}
 	assert_int_equal(kept->n_jobs, fresh.n_jobs);
 	for (size_t i = 0; i < fresh.n_jobs; i++) {
-		const struct tj_adm_job *x = &kept->jobs[i], *y = &fresh.jobs[i];
+		const struct tj_admission_job *x = &kept->jobs[i], *y = &fresh.jobs[i];
 
 		assert_string_equal(x->key, y->key);
 		assert_int_equal(x->eligible == NULL, y->eligible == NULL);
@@ -359,22 +361,22 @@ static void build_both(struct cycles *c, struct tj_queue_snapshot *kept)
 			assert_string_equal(x->ineligible_why, y->ineligible_why);
 		}
 	}
-	tj_queue_snapshot_clear(&fresh);
+	tj_admitter_snapshot_clear(&fresh);
 	tj_ledger_free(ledger);
 	tj_eligibility_free(eligibility);
 }
 
 /* The index of the node named name in s, failing the test without one. */
-static size_t node_at(const struct tj_queue_snapshot *s, const char *name)
+static size_t node_at(const struct tj_admitter_snapshot *s, const char *name)
 {
-	ssize_t k = tj_queue_find_node(s->refs, s->n_nodes, name);
+	ssize_t k = tj_admitter_find_node(s->refs, s->n_nodes, name);
 
 	assert_true(k >= 0);
 	return (size_t)k;
 }
 
 /* The job named key in s. */
-static const struct tj_adm_job *job_of(const struct tj_queue_snapshot *s, const char *key)
+static const struct tj_admission_job *job_of(const struct tj_admitter_snapshot *s, const char *key)
 {
 	for (size_t i = 0; i < s->n_jobs; i++)
 		if (strcmp(s->jobs[i].key, key) == 0)
@@ -389,8 +391,8 @@ static const struct tj_adm_job *job_of(const struct tj_queue_snapshot *s, const 
 static void test_snapshot_shows_node_changes_as_a_fresh_one(void **state)
 {
 	struct cycles c;
-	struct tj_queue_snapshot s;
-	const struct tj_adm_job *j;
+	struct tj_admitter_snapshot s;
+	const struct tj_admission_job *j;
 
 	(void)state;
 	cycles_setup(&c);
@@ -404,7 +406,7 @@ static void test_snapshot_shows_node_changes_as_a_fresh_one(void **state)
 	assert_ptr_equal(job_of(&s, "team-a/a")->eligible, NULL);
 	assert_ptr_equal(job_of(&s, "team-a/b")->eligible, NULL);
 	assert_false(job_of(&s, "team-a/in-b1")->eligible[node_at(&s, "gh-3")]);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 
 	/* Added, first in name order: every node after it moves. */
 	put_node(&c, "gh-1", "GH200", "arm64", "b2", NULL, false);
@@ -413,14 +415,14 @@ static void test_snapshot_shows_node_changes_as_a_fresh_one(void **state)
 	assert_string_equal(s.nodes[0].name, "gh-1");
 	assert_string_equal(s.nodes[0].domain, "b2");
 	assert_false(job_of(&s, "team-a/in-b1")->eligible[0]);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 
 	/* Deleted. */
 	delete_node(&c, "gh-2");
 	build_both(&c, &s);
 	assert_int_equal(s.n_nodes, 3);
 	assert_string_equal(s.nodes[1].name, "gh-3");
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 
 	/* One node gone and another come between two cycles: as many nodes, at other places. */
 	delete_node(&c, "gh-1");
@@ -429,7 +431,7 @@ static void test_snapshot_shows_node_changes_as_a_fresh_one(void **state)
 	assert_int_equal(s.n_nodes, 3);
 	assert_string_equal(s.nodes[0].name, "gh-3");
 	assert_false(job_of(&s, "team-a/in-b1")->eligible[0]);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 	delete_node(&c, "gh-5");
 	put_node(&c, "gh-1", "GH200", "arm64", "b2", NULL, false);
 
@@ -439,31 +441,31 @@ static void test_snapshot_shows_node_changes_as_a_fresh_one(void **state)
 	assert_string_equal(s.nodes[node_at(&s, "gh-3")].domain, "b1");
 	j = job_of(&s, "team-a/in-b1");
 	assert_true(j->eligible[node_at(&s, "gh-3")]);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 
 	/* Tainted: gh-4 takes no new pods of the class, nor any job's. */
 	put_node(&c, "gh-4", "GH200", "arm64", "b1", "maintenance", false);
 	build_both(&c, &s);
 	assert_false(s.nodes[node_at(&s, "gh-4")].schedulable);
 	assert_false(job_of(&s, "team-a/a")->eligible[node_at(&s, "gh-4")]);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 
 	/* Cordoned: gh-1 takes no new pods, though every placement allows it. */
 	put_node(&c, "gh-1", "GH200", "arm64", "b2", NULL, true);
 	build_both(&c, &s);
 	assert_false(s.nodes[node_at(&s, "gh-1")].schedulable);
 	assert_true(job_of(&s, "team-a/a")->eligible[node_at(&s, "gh-1")]);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 
 	/* Of no class any more (another product), then a status report that changes nothing. */
 	put_node(&c, "gh-3", "H100", "arm64", "b1", NULL, false);
 	build_both(&c, &s);
 	assert_int_equal(s.nodes[node_at(&s, "gh-3")].class_index, -1);
 	assert_int_equal(s.nodes[node_at(&s, "gh-3")].allocatable.gpus, 0);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 	put_node(&c, "gh-3", "H100", "arm64", "b1", NULL, false);
 	build_both(&c, &s);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 
 	/* Back to the first shape, every change undone. */
 	put_node(&c, "gh-1", "GH200", "arm64", "b2", NULL, false);
@@ -474,7 +476,7 @@ static void test_snapshot_shows_node_changes_as_a_fresh_one(void **state)
 	assert_int_equal(s.n_nodes, 4);
 	for (size_t k = 0; k < s.n_nodes; k++)
 		assert_true(s.nodes[k].schedulable);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 	cycles_teardown(&c);
 }
 
@@ -483,7 +485,7 @@ static void test_snapshot_shows_node_changes_as_a_fresh_one(void **state)
 static void test_snapshot_drops_a_node_deleted_unheard(void **state)
 {
 	struct cycles c;
-	struct tj_queue_snapshot s;
+	struct tj_admitter_snapshot s;
 	struct tj_store *nodes;
 
 	(void)state;
@@ -491,27 +493,27 @@ static void test_snapshot_drops_a_node_deleted_unheard(void **state)
 	put_node(&c, "gh-1", "GH200", "arm64", "b1", NULL, false);
 	put_node(&c, "gh-2", "GH200", "arm64", "b2", NULL, false);
 	build_both(&c, &s);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 	nodes = idle_reflector_store(c.informers.nodes);
 	assert_int_equal(tj_store_delete(nodes, "gh-1", NULL), 0);
 	build_both(&c, &s);
 	assert_int_equal(s.n_nodes, 1);
 	assert_string_equal(s.nodes[0].name, "gh-2");
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 	cycles_teardown(&c);
 }
 
 /* The entry of key in c's queue. */
-static struct tj_queue_entry *entry_of(struct cycles *c, const char *key)
+static struct tj_admitter_entry *entry_of(struct cycles *c, const char *key)
 {
-	struct tj_queue_entry *e = (struct tj_queue_entry *)tj_store_get(c->entries, key);
+	struct tj_admitter_entry *e = (struct tj_admitter_entry *)tj_store_get(c->entries, key);
 
 	assert_non_null(e);
 	return e;
 }
 
 /* e admitted (at admitted_ms) or created on node. */
-static void admit_on(struct tj_queue_entry *e, enum tj_queue_state state, const char *node,
+static void admit_on(struct tj_admitter_entry *e, enum tj_admitter_state state, const char *node,
                      uint64_t admitted_ms)
 {
 	e->state = state;
@@ -528,8 +530,8 @@ static void admit_on(struct tj_queue_entry *e, enum tj_queue_state state, const 
 static void test_snapshot_orders_by_rank_and_holds_admitted_gangs(void **state)
 {
 	struct cycles c;
-	struct tj_queue_snapshot s = { 0 };
-	struct tj_queue_source src;
+	struct tj_admitter_snapshot s = { 0 };
+	struct tj_admitter_source src;
 	bool c_seen = false, late_seen = false;
 
 	(void)state;
@@ -538,10 +540,10 @@ static void test_snapshot_orders_by_rank_and_holds_admitted_gangs(void **state)
 	put_node(&c, "gh-2", "GH200", "arm64", "b1", NULL, false);
 	entry_of(&c, "team-a/a")->rank = 1;
 	entry_of(&c, "team-a/b")->rank = 0;
-	admit_on(entry_of(&c, "team-a/in-b1"), TJ_QUEUE_CREATED, "gh-2", 90000);
-	admit_on(entry_of(&c, "team-a/no-toleration"), TJ_QUEUE_ADMITTED, "gh-1", 1000);
+	admit_on(entry_of(&c, "team-a/in-b1"), TJ_ADMITTER_CREATED, "gh-2", 90000);
+	admit_on(entry_of(&c, "team-a/no-toleration"), TJ_ADMITTER_ADMITTED, "gh-1", 1000);
 	put_entry(&c, "c", 104, "{}");
-	src = (struct tj_queue_source){
+	src = (struct tj_admitter_source){
 		.config = &block_config,
 		.informers = &c.informers,
 		.entries = c.entries,
@@ -549,8 +551,8 @@ static void test_snapshot_orders_by_rank_and_holds_admitted_gangs(void **state)
 		.eligibility = c.eligibility,
 		.stamp = 1,
 	};
-	assert_int_equal(tj_queue_snapshot_build(&src, &s, 1795953600,
-	                                         1000 + TJ_ADMITTER_ADMITTED_TIMEOUT_MS + 1),
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, 1795953600,
+	                                            1000 + TJ_ADMITTER_ADMITTED_TIMEOUT_MS + 1),
 	                 0);
 	assert_int_equal(s.n_jobs, 4);
 	assert_string_equal(s.jobs[0].key, "team-a/b");
@@ -560,11 +562,11 @@ static void test_snapshot_orders_by_rank_and_holds_admitted_gangs(void **state)
 		late_seen = late_seen || strcmp(s.jobs[i].key, "team-a/no-toleration") == 0;
 	}
 	assert_true(c_seen && late_seen);
-	assert_int_equal(entry_of(&c, "team-a/no-toleration")->state, TJ_QUEUE_WAITING);
+	assert_int_equal(entry_of(&c, "team-a/no-toleration")->state, TJ_ADMITTER_WAITING);
 	assert_int_equal(s.nodes[0].used.gpus, 4);
 	assert_int_equal(s.nodes[1].used.gpus, 4);
 	assert_int_equal(s.nodes[0].used.pods, 1);
-	tj_queue_snapshot_clear(&s);
+	tj_admitter_snapshot_clear(&s);
 	cycles_teardown(&c);
 }
 

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/budget.h"
+#include "reconcilers/policy/budget.h"
 
 #define MAX_JOB   3
 #define MAX_INFRA 10

@@ -1,5 +1,5 @@
 /* What a pod holds for the admission's ledger: the node, why there, and until when, for every
- * kind of hold (reconcilers/capacity.h). */
+ * kind of hold (reconcilers/admission/capacity.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/capacity.h"
+#include "reconcilers/admission/capacity.h"
 
 #define NOW      1795953600 /* 2026-11-29T12:00:00Z */
 #define DEADLINE (NOW + 36000)

@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/command_policy.h"
 #include "reconcilers/json.h"
-#include "reconcilers/shell_lex.h"
+#include "reconcilers/policy/command_policy.h"
+#include "reconcilers/policy/shell_lex.h"
 
 #define MAX_ARGV 8
 

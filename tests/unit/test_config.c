@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "controller/config/config.h"
-#include "reconcilers/qos.h"
+#include "reconcilers/policy/qos.h"
 
 static struct tj_config *parse_ok(const char *yaml)
 {

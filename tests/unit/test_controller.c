@@ -779,7 +779,7 @@ static void test_a_job_waits_whole_until_its_gang_fits(void **state)
 }
 
 /* A node pod of an MPI job, on gh200-0 without GPUs, that holds its launcher's place on
- * gh200-1 (reconcilers/launcher_hold.h) while the launcher does not exist yet: read from
+ * gh200-1 (reconcilers/admission/launcher_hold.h) while the launcher does not exist yet: read from
  * the cache, as after a restart, the hold keeps gh200-1 as a bound pod would. Its job is
  * managed by another controller here, so that it plans nothing of its own. */
 #define HOLDER_JOB                                                                                 \

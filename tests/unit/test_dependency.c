@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/dependency.h"
+#include "reconcilers/plan/dependency.h"
 
 #define N(a)  (sizeof(a) / sizeof((a)[0]))
 #define WHERE "metadata.annotations[trainjob.flame.dev/dependency]: "

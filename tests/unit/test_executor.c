@@ -657,7 +657,7 @@ static void test_status_conflict_stops_the_plan(void **state)
 }
 
 /* case: a create the API server refuses ends the plan with its code and message; a refusal
- * of the job's (reconcilers/refusal.h) is written into its status, with a Warning event
+ * of the job's (reconcilers/plan/refusal.h) is written into its status, with a Warning event
  * FailedCreate, before done runs, and one of a namespace being deleted is not. */
 struct failed_create_case {
 	int http;

@@ -1,4 +1,4 @@
-/* Fair share (reconcilers/fair_share.h): decayed usage, the factor of each namespace from
+/* Fair share (reconcilers/admission/fair_share.h): decayed usage, the factor of each namespace from
  * its usage and share, the age points, and the accounts made from TrainJobs and the
  * config's shares. */
 #include <math.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/fair_share.h"
+#include "reconcilers/admission/fair_share.h"
 #include "reconcilers/trainjob.h"
 
 #define DAY 86400

@@ -5,8 +5,8 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/gpu_seconds.h"
-#include "reconcilers/plan.h"
+#include "reconcilers/plan/plan.h"
+#include "reconcilers/usage/gpu_seconds.h"
 
 #include "fixtures.h"
 

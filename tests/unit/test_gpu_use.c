@@ -1,4 +1,4 @@
-/* GPUs of TrainJobs' pods by class (reconcilers/gpu_use.h): requested, running, and idle in
+/* GPUs of TrainJobs' pods by class (reconcilers/usage/gpu_use.h): requested, running, and idle in
  * partial gangs, from a table of pods on the nodes of two classes. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/gpu_use.h"
+#include "reconcilers/usage/gpu_use.h"
 
 static struct tj_kv gh200_labels[] = { { "nvidia.com/gpu.product", "GH200" } };
 static struct tj_kv h100_labels[] = { { "nvidia.com/gpu.product", "H100" } };

@@ -7,7 +7,7 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "reconcilers/job_metadata.h"
+#include "reconcilers/render/job_metadata.h"
 
 struct merge_case {
 	const char *name;

@@ -11,7 +11,7 @@
 #include "fixtures.h"
 #include "kube/request.h"
 #include "reconcilers/json.h"
-#include "reconcilers/native_gang.h"
+#include "reconcilers/render/native_gang.h"
 #include "scripted_server.h"
 
 #define SPEC2 "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}"

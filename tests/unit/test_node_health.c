@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/node_health.h"
+#include "reconcilers/policy/node_health.h"
 
 #define NOW      1795953600 /* 2026-11-29T12:00:00Z */
 #define GRACE    60

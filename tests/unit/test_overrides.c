@@ -8,8 +8,8 @@
 
 #include "fixtures.h"
 #include "reconcilers/json.h"
-#include "reconcilers/overrides.h"
-#include "reconcilers/render_step.h"
+#include "reconcilers/render/overrides.h"
+#include "reconcilers/render/render_step.h"
 
 /* A runtime of four steps, as Kubeflow's multi-step examples have them: two initializers (the
  * dataset one with an init container), the trainer and a launcher. */

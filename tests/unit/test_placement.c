@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "fixtures.h"
-#include "reconcilers/placement.h"
+#include "reconcilers/admission/placement.h"
 
 #define MAX_ROWS   4
 #define MAX_LABELS 8

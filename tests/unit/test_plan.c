@@ -7,9 +7,9 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "reconcilers/dependency.h"
 #include "reconcilers/json.h"
-#include "reconcilers/plan.h"
+#include "reconcilers/plan/dependency.h"
+#include "reconcilers/plan/plan.h"
 
 /* The time of every case: 2026-11-29T12:00:00Z. */
 #define NOW         1795953600
@@ -1432,7 +1432,7 @@ static const struct plan_case fault_cases[] = {
 	"'restartCount':" #restarts ",'infrastructureRestarts':" #infra                            \
 	",'observedGeneration':2," STARTED "," JOBS(1, 1, 0, 0) ",'conditions':[]}"
 
-/* The two budgets (reconcilers/budget.h) as the planner applies them. */
+/* The two budgets (reconcilers/policy/budget.h) as the planner applies them. */
 static const struct plan_case budget_cases[] = {
 	{ .name = "the infrastructure's budget spent: Failed, whatever maxRestarts says",
 	  .spec = SPEC4,
@@ -2051,9 +2051,9 @@ static const struct tj_action *action_of(const struct tj_plan *plan, enum tj_act
 
 /* ---- admission ---- */
 
-static const struct tj_adm_decision waiting_second = {
-	.verdict = TJ_ADM_WAITING,
-	.reason = TJ_ADM_REASON_RESOURCES,
+static const struct tj_admission_decision waiting_second = {
+	.verdict = TJ_ADMISSION_WAITING,
+	.reason = TJ_ADMISSION_REASON_RESOURCES,
 	.message = "position 2 of 3 in gh200: needs 4 nodes x 4 GPUs, 1 such node free; expected "
 	           "start 13:00Z",
 	.position = 2,
@@ -2061,19 +2061,19 @@ static const struct tj_adm_decision waiting_second = {
 	.expected_start = NOW + 3600,
 	.free_nodes = 1,
 };
-static const struct tj_adm_decision never_fits = {
-	.verdict = TJ_ADM_NEVER_FITS,
-	.reason = TJ_ADM_REASON_NEVER,
+static const struct tj_admission_decision never_fits = {
+	.verdict = TJ_ADMISSION_NEVER_FITS,
+	.reason = TJ_ADMISSION_REASON_NEVER,
 	.message = "gh200 has 2 nodes of 4 GPUs: a job of 4 nodes x 4 GPUs never fits; at most 2",
 };
-static const struct tj_adm_decision quota_never_fits = {
-	.verdict = TJ_ADM_NEVER_FITS,
-	.reason = TJ_ADM_REASON_QUOTA,
+static const struct tj_admission_decision quota_never_fits = {
+	.verdict = TJ_ADMISSION_NEVER_FITS,
+	.reason = TJ_ADMISSION_REASON_QUOTA,
 	.message = "ResourceQuota gpus of namespace ns allows 8 requests.nvidia.com/gpu in all; "
 	           "the job's gang needs 16: it never fits",
 };
-static const struct tj_adm_decision admitted_backfill = {
-	.verdict = TJ_ADM_ADMITTED,
+static const struct tj_admission_decision admitted_backfill = {
+	.verdict = TJ_ADMISSION_ADMITTED,
 	.backfilled = true,
 };
 static const char *const four_nodes[] = { "gh200-1", "gh200-2", "gh200-3", "gh200-4" };

@@ -11,9 +11,9 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
+#include "reconcilers/admission/launcher_hold.h"
 #include "reconcilers/json.h"
-#include "reconcilers/launcher_hold.h"
-#include "reconcilers/plan.h"
+#include "reconcilers/plan/plan.h"
 
 #define NOW 1795953600
 

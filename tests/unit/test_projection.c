@@ -460,7 +460,7 @@ static void test_pod_pinned_node_and_requests(void **state)
 }
 
 /* The node kube-scheduler nominated a pod for, and its termination grace: what the
- * admission's ledger reads of a pod that is not ours (reconcilers/capacity.h). */
+ * admission's ledger reads of a pod that is not ours (reconcilers/admission/capacity.h). */
 static void test_pod_nominated_node_and_grace(void **state)
 {
 	cJSON *a = cJSON_Parse("{\"metadata\":{\"namespace\":\"a\",\"name\":\"p\"},"

@@ -1,4 +1,4 @@
-/* QOS tiers (reconcilers/qos.h): which tier a job of a namespace gets, and what a tier's
+/* QOS tiers (reconcilers/policy/qos.h): which tier a job of a namespace gets, and what a tier's
  * maximum walltime does to the walltime a job gets. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/qos.h"
+#include "reconcilers/policy/qos.h"
 
 static struct tj_qos_tier tiers[] = {
 	{ .name = "normal", .priority = 0 },

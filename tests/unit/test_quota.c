@@ -11,7 +11,7 @@
 
 #include "fixtures.h"
 #include "informers/resource_quota.h"
-#include "reconcilers/quota.h"
+#include "reconcilers/admission/quota.h"
 
 /* Mebibytes and gibibytes in thousandths. */
 #define MI 1048576000LL

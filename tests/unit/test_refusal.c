@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "reconcilers/refusal.h"
+#include "reconcilers/plan/refusal.h"
 
 struct classify_case {
 	long http;

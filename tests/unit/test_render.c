@@ -8,9 +8,9 @@
 
 #include "fixtures.h"
 #include "reconcilers/json.h"
-#include "reconcilers/render.h"
+#include "reconcilers/render/render.h"
 
-/* Every pod gets the deadline file (reconcilers/walltime.h), in every container (\u0027 is
+/* Every pod gets the deadline file (reconcilers/policy/walltime.h), in every container (\u0027 is
  * the quote the literals cannot hold). */
 #define DEADLINE_MOUNT  "{'name':'trainjob-deadline','mountPath':'/etc/trainjob','readOnly':true}"
 #define DEADLINE_MOUNTS "'volumeMounts':[" DEADLINE_MOUNT "]"

@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/retention.h"
+#include "reconcilers/policy/retention.h"
 
 #define NOW 1795953600
 

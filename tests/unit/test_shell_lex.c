@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "reconcilers/shell_lex.h"
+#include "reconcilers/policy/shell_lex.h"
 
 /* A script and its tokens: words as [text], followed by q when they had quotes and $ when
  * they expand; operators by their kind's name (newline as \n, a redirection as its text). */

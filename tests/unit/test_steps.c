@@ -8,8 +8,8 @@
 
 #include "fixtures.h"
 #include "reconcilers/json.h"
-#include "reconcilers/plan.h"
-#include "reconcilers/render_step.h"
+#include "reconcilers/plan/plan.h"
+#include "reconcilers/render/render_step.h"
 #include "reconcilers/steps.h"
 
 #define NOW 1795953600 /* 2026-11-29T12:00:00Z */

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "reconcilers/termination.h"
+#include "reconcilers/render/termination.h"
 
 struct append_case {
 	const char *name;

@@ -7,7 +7,7 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "reconcilers/trainjob_support.h"
+#include "reconcilers/render/trainjob_support.h"
 
 struct support_case {
 	const char *name;

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "fixtures.h"
-#include "reconcilers/walltime.h"
+#include "reconcilers/policy/walltime.h"
 
 #define H 3600
 

@@ -1,0 +1,1072 @@
+#include "reconcilers/admission/admission.h"
+#include "reconcilers/admission/admission_internal.h"
+
+#include "reconcilers/admission/admission_text.h"
+#include "reconcilers/admission/quota.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* How messages name class -1. */
+#define NO_CLASS_NAME "nodes without a GPU class"
+
+static const char *class_name(const struct tj_admission_input *in, size_t bucket)
+{
+	return bucket == in->n_classes ? NO_CLASS_NAME : or_empty(in->class_names[bucket]);
+}
+
+static bool valid_class(const struct tj_admission_input *in, int class_index)
+{
+	return class_index >= -1 && (class_index < 0 || (size_t)class_index < in->n_classes);
+}
+
+/* Setup */
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct slot_key *x = a, *y = b;
+	int c;
+
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static int cmp_domain_name(const char *x, const char *y)
+{
+	if (!x || !y)
+		return x ? 1 : y ? -1 : 0;
+	return strcmp(x, y);
+}
+
+static int cmp_domain(const void *a, const void *b)
+{
+	const struct domain_key *x = a, *y = b;
+	int c = cmp_domain_name(x->domain, y->domain);
+
+	if (c)
+		return c;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+static int cmp_release(const void *a, const void *b)
+{
+	const struct release_key *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Whether n keys of size bytes are in cmp's order already. */
+static bool in_order(const void *keys, size_t n, size_t size,
+                     int (*cmp)(const void *, const void *))
+{
+	const char *k = keys;
+
+	for (size_t i = 1; i < n; i++)
+		if (cmp(k + (i - 1) * size, k + i * size) > 0)
+			return false;
+	return true;
+}
+
+void tj_admission_sort_keys(void *keys, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *))
+{
+	if (!in_order(keys, n, size, cmp))
+		qsort(keys, n, size, cmp);
+}
+
+void tj_admission_sort_releases(struct release_key *keys, size_t n)
+{
+	tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_release);
+}
+
+static int validate(const struct tj_admission_input *in)
+{
+	if (!in->config || (in->n_classes && !in->class_names) || (in->n_nodes && !in->nodes) ||
+	    (in->n_releases && !in->releases) || (in->n_usage && !in->usage) ||
+	    (in->n_jobs && !in->jobs) || (in->config->n_quotas && !in->config->quotas) ||
+	    (in->n_quota_limits && !in->quota_limits))
+		return -EINVAL;
+	for (size_t i = 0; i < in->n_nodes; i++)
+		if (!valid_class(in, in->nodes[i].class_index))
+			return -EINVAL;
+	for (size_t i = 0; i < in->n_releases; i++)
+		if (in->releases[i].node >= in->n_nodes)
+			return -EINVAL;
+	for (size_t i = 0; i < in->n_usage; i++)
+		if (!valid_class(in, in->usage[i].class_index))
+			return -EINVAL;
+	for (size_t i = 0; i < in->config->n_quotas; i++)
+		if (!valid_class(in, in->config->quotas[i].class_index))
+			return -EINVAL;
+	if (in->n_running && !in->running)
+		return -EINVAL;
+	for (size_t i = 0; i < in->n_running; i++) {
+		const struct tj_admission_running *g = &in->running[i];
+
+		if (!valid_class(in, g->class_index) || (g->n_holds && !g->holds))
+			return -EINVAL;
+		for (size_t k = 0; k < g->n_holds; k++)
+			if (g->holds[k].node >= in->n_nodes)
+				return -EINVAL;
+	}
+	if (in->n_tier_limits && !in->tier_limits)
+		return -EINVAL;
+	for (size_t i = 0; i < in->n_jobs; i++) {
+		const struct tj_admission_job *j = &in->jobs[i];
+
+		if (j->tier_limit > in->n_tier_limits)
+			return -EINVAL;
+		if (!valid_class(in, j->class_index) || j->num_pods < 1 ||
+		    j->num_nodes < j->num_pods || j->num_nodes > TJ_MAX_NODES ||
+		    (j->n_excluded && !j->excluded) || (j->n_charges && !j->charges))
+			return -EINVAL;
+		for (size_t k = 0; k < j->n_excluded; k++)
+			if (j->excluded[k] >= in->n_nodes)
+				return -EINVAL;
+		for (size_t k = 0; k < j->n_charges; k++)
+			if (j->charges[k].limit >= in->n_quota_limits)
+				return -EINVAL;
+	}
+	return 0;
+}
+
+static void run_clear(struct run *r)
+{
+	free(r->slot_node);
+	free(r->bucket_slots);
+	free(r->node_slot);
+	free(r->domain);
+	free(r->n_domains);
+	free(r->class_nodes);
+	free(r->bucket_nodes);
+	free(r->free);
+	free(r->later);
+	free(r->pods);
+	free(r->reserved);
+	free(r->reserved_until);
+	free(r->reserved_from);
+	free(r->too_soon);
+	free(r->locked);
+	free(r->unlocks);
+	free(r->domain_pods);
+	free(r->chosen);
+	free(r->rooms);
+	free(r->cands);
+	free(r->ranks);
+	free(r->reserved_ranks);
+	free(r->trial);
+	free(r->avoiding);
+	free(r->kept);
+	free(r->kept_slots);
+	free(r->releases);
+	free(r->admitted);
+	free(r->order);
+	free(r->bucket_jobs);
+	free(r->accounts);
+	free(r->job_account);
+	free(r->quota_used);
+	free(r->tier_used);
+	free(r->preempt_free);
+	free(r->reserved_ahead);
+	free(r->taken);
+	free(r->victims);
+}
+
+static int run_alloc(struct run *r)
+{
+	const struct tj_admission_input *in = r->in;
+	/* One more than needed, so that empty inputs still allocate. */
+	size_t nb = r->n_buckets + 1, nn = in->n_nodes + 1, nj = in->n_jobs + 1;
+
+	r->slot_node = calloc(nn, sizeof(*r->slot_node));
+	r->bucket_slots = calloc(nb, sizeof(*r->bucket_slots));
+	r->node_slot = calloc(nn, sizeof(*r->node_slot));
+	r->domain = calloc(nn, sizeof(*r->domain));
+	r->n_domains = calloc(nb, sizeof(*r->n_domains));
+	r->class_nodes = calloc(nn, sizeof(*r->class_nodes));
+	r->bucket_nodes = calloc(nb, sizeof(*r->bucket_nodes));
+	r->free = calloc(nn, sizeof(*r->free));
+	r->later = calloc(nn, sizeof(*r->later));
+	r->pods = calloc(nn, sizeof(*r->pods));
+	r->reserved = calloc(nn, sizeof(*r->reserved));
+	r->reserved_until = calloc(nn, sizeof(*r->reserved_until));
+	r->reserved_from = calloc(nn, sizeof(*r->reserved_from));
+	r->too_soon = calloc(nn, sizeof(*r->too_soon));
+	r->locked = calloc(nn, sizeof(*r->locked));
+	r->unlocks = calloc(nn, sizeof(*r->unlocks));
+	r->domain_pods = calloc(nn, sizeof(*r->domain_pods));
+	r->chosen = calloc(nn, sizeof(*r->chosen));
+	r->rooms = calloc(nn, sizeof(*r->rooms));
+	r->cands = calloc(nn, sizeof(*r->cands));
+	r->ranks = calloc(TJ_MAX_NODES, sizeof(*r->ranks));
+	r->reserved_ranks = calloc(TJ_MAX_NODES, sizeof(*r->reserved_ranks));
+	r->trial = calloc(nn, sizeof(*r->trial));
+	r->avoiding = calloc(nn, sizeof(*r->avoiding));
+	r->kept = calloc(nn, sizeof(*r->kept));
+	r->kept_slots = calloc(nn, sizeof(*r->kept_slots));
+	r->releases = calloc(in->n_releases + 1, sizeof(*r->releases));
+	r->admitted = calloc(nj, sizeof(*r->admitted));
+	r->order = calloc(nj, sizeof(*r->order));
+	r->bucket_jobs = calloc(nb, sizeof(*r->bucket_jobs));
+	r->accounts = calloc(nj, sizeof(*r->accounts));
+	r->job_account = calloc(nj, sizeof(*r->job_account));
+	r->quota_used = calloc(in->n_quota_limits + 1, sizeof(*r->quota_used));
+	r->tier_used = calloc(in->n_tier_limits + 1, sizeof(*r->tier_used));
+	if (!r->quota_used || !r->tier_used)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_tier_limits; i++)
+		r->tier_used[i] = in->tier_limits[i].used;
+	for (size_t i = 0; i < in->n_quota_limits; i++)
+		r->quota_used[i] = in->quota_limits[i].used;
+	if (!r->slot_node || !r->bucket_slots || !r->node_slot || !r->domain || !r->n_domains ||
+	    !r->class_nodes || !r->bucket_nodes || !r->free || !r->later || !r->pods ||
+	    !r->reserved || !r->domain_pods || !r->chosen || !r->rooms || !r->cands || !r->ranks ||
+	    !r->reserved_ranks || !r->trial || !r->avoiding || !r->kept || !r->kept_slots ||
+	    !r->releases || !r->admitted || !r->order || !r->bucket_jobs || !r->accounts ||
+	    !r->job_account || !r->reserved_until || !r->reserved_from || !r->too_soon ||
+	    !r->locked || !r->unlocks)
+		return -ENOMEM;
+	if (!in->n_running)
+		return 0;
+	r->preempt_free = calloc(nn, sizeof(*r->preempt_free));
+	r->reserved_ahead = calloc(nn, sizeof(*r->reserved_ahead));
+	r->taken = calloc(in->n_running, sizeof(*r->taken));
+	r->victims = calloc(in->n_running, sizeof(*r->victims));
+	return r->preempt_free && r->reserved_ahead && r->taken && r->victims ? 0 : -ENOMEM;
+}
+
+/* Numbers the topology domains of each class in name order, so that comparing two domain
+ * numbers compares their names. */
+static int number_domains(struct run *r)
+{
+	struct domain_key *keys = calloc(r->n_slots + 1, sizeof(*keys));
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t b = 0; b < r->n_buckets; b++) {
+		size_t first = r->bucket_slots[b], n = r->bucket_slots[b + 1] - first, id = 0;
+
+		for (size_t i = 0; i < n; i++)
+			keys[i] = (struct domain_key){ r->in->nodes[r->slot_node[first + i]].domain,
+				                       first + i };
+		qsort(keys, n, sizeof(*keys), cmp_domain);
+		for (size_t i = 0; i < n; i++) {
+			if (i > 0 && cmp_domain_name(keys[i - 1].domain, keys[i].domain))
+				id++;
+			r->domain[keys[i].slot] = id;
+		}
+		r->n_domains[b] = n ? id + 1 : 0;
+	}
+	free(keys);
+	return 0;
+}
+
+/* Orders n slot keys by class, keeping the order of each class's keys, by a counting sort. */
+static int partition_slots(struct slot_key *keys, size_t n, size_t n_buckets)
+{
+	struct slot_key *out = calloc(n + 1, sizeof(*out));
+	size_t *start = calloc(n_buckets + 1, sizeof(*start));
+
+	if (!out || !start) {
+		free(out);
+		free(start);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		start[keys[i].bucket + 1]++;
+	for (size_t b = 1; b <= n_buckets; b++)
+		start[b] += start[b - 1];
+	for (size_t i = 0; i < n; i++)
+		out[start[keys[i].bucket]++] = keys[i];
+	memcpy(keys, out, n * sizeof(*keys));
+	free(out);
+	free(start);
+	return 0;
+}
+
+/* The slots, their free resources and the capacity figures of each class. */
+static int index_nodes(struct run *r)
+{
+	const struct tj_admission_input *in = r->in;
+	struct slot_key *keys = calloc(in->n_nodes + 1, sizeof(*keys));
+	size_t n = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_nodes; i++) {
+		r->node_slot[i] = -1;
+		if (in->nodes[i].schedulable)
+			keys[n++] =
+			        (struct slot_key){ bucket_of_class(in, in->nodes[i].class_index),
+				                   or_empty(in->nodes[i].name), i };
+	}
+	/* Nodes given in name order need only a stable partition by class. */
+	if (partition_slots(keys, n, r->n_buckets) < 0) {
+		free(keys);
+		return -ENOMEM;
+	}
+	tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_slot);
+	r->n_slots = n;
+	for (size_t s = 0; s < n; s++) {
+		const struct tj_admission_node *node = &in->nodes[keys[s].node];
+		struct tj_admission_class_stats *st = &r->res->classes[keys[s].bucket];
+
+		r->slot_node[s] = keys[s].node;
+		r->node_slot[keys[s].node] = (ptrdiff_t)s;
+		r->free[s] = (struct tj_admission_resources){
+			sat_sub(node->allocatable.gpus, node->used.gpus),
+			sat_sub(node->allocatable.cpu_milli, node->used.cpu_milli),
+			sat_sub(node->allocatable.memory, node->used.memory),
+			sat_sub(node->allocatable.pods, node->used.pods),
+		};
+		st->capacity_gpus = sat_add(st->capacity_gpus, node->allocatable.gpus);
+		st->allocated_gpus = sat_add(st->allocated_gpus, node->used.gpus);
+	}
+	for (size_t b = 0, s = 0; b <= r->n_buckets; b++) {
+		while (s < n && keys[s].bucket < b)
+			s++;
+		r->bucket_slots[b] = s;
+	}
+	free(keys);
+	/* Every node of a class, taking pods or not, by a counting sort on the class: the counts
+	 * become the ends of the ranges, and filling from the back turns them into the starts. */
+	for (size_t i = 0; i < in->n_nodes; i++)
+		r->bucket_nodes[bucket_of_class(in, in->nodes[i].class_index)]++;
+	for (size_t b = 1; b <= r->n_buckets; b++)
+		r->bucket_nodes[b] += r->bucket_nodes[b - 1];
+	for (size_t i = in->n_nodes; i-- > 0;)
+		r->class_nodes[--r->bucket_nodes[bucket_of_class(in, in->nodes[i].class_index)]] =
+		        i;
+	return number_domains(r);
+}
+
+static struct job_key job_key_of(const struct tj_admission_input *in, size_t i)
+{
+	return tj_admission_job_key(&in->jobs[i], bucket_of_class(in, in->jobs[i].class_index), i);
+}
+
+/* Every job's place in the queue of its class. */
+static int order_jobs(struct run *r)
+{
+	const struct tj_admission_input *in = r->in;
+	struct job_key *keys = calloc(in->n_jobs + 1, sizeof(*keys));
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_jobs; i++)
+		keys[i] = job_key_of(in, i);
+	if (tj_admission_order_jobs(keys, in->n_jobs, in->now) < 0) {
+		free(keys);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < in->n_jobs; i++) {
+		r->order[i] = keys[i].index;
+		r->res->decisions[keys[i].index].rank = i;
+	}
+	for (size_t b = 0, i = 0; b <= r->n_buckets; b++) {
+		while (i < in->n_jobs && keys[i].bucket < b)
+			i++;
+		r->bucket_jobs[b] = i;
+	}
+	free(keys);
+	for (size_t i = 0; i < in->n_releases; i++)
+		r->releases[i] = (struct release_key){ in->releases[i].at, i };
+	tj_admission_sort_releases(r->releases, in->n_releases);
+	return 0;
+}
+
+/* Quotas */
+
+/* The namespace's own limit in the class, else the one of "*"; -1: none. */
+static int64_t quota_limit(const struct tj_admission_config *cfg, const char *ns, int class_index)
+{
+	int64_t any = -1;
+
+	for (size_t i = 0; i < cfg->n_quotas; i++) {
+		const struct tj_admission_quota *q = &cfg->quotas[i];
+
+		if (q->class_index != class_index)
+			continue;
+		if (strcmp(or_empty(q->namespace), ns) == 0)
+			return q->max_gpus;
+		if (strcmp(or_empty(q->namespace), "*") == 0)
+			any = q->max_gpus;
+	}
+	return any;
+}
+
+static int64_t usage_of(const struct tj_admission_input *in, const char *ns, int class_index)
+{
+	int64_t gpus = 0;
+
+	for (size_t i = 0; i < in->n_usage; i++)
+		if (in->usage[i].class_index == class_index &&
+		    strcmp(or_empty(in->usage[i].namespace), ns) == 0)
+			gpus = sat_add(gpus, in->usage[i].gpus);
+	return gpus;
+}
+
+static int cmp_account_key(const void *a, const void *b)
+{
+	const struct job_key *x = a, *y = b;
+	int c;
+
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	c = strcmp(or_empty(x->job->namespace), or_empty(y->job->namespace));
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* One account per namespace and class that has a limit, shared by the jobs of both, so that
+ * what one admits counts against the next. Limits and usage are looked up once per account,
+ * not per job. */
+static int open_accounts(struct run *r)
+{
+	const struct tj_admission_input *in = r->in;
+	struct job_key *keys;
+	size_t n = 0;
+
+	for (size_t i = 0; i < in->n_jobs; i++)
+		r->job_account[i] = SIZE_MAX;
+	if (!in->config->n_quotas)
+		return 0;
+	keys = calloc(in->n_jobs + 1, sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < in->n_jobs; i++)
+		keys[i] = job_key_of(in, i);
+	qsort(keys, in->n_jobs, sizeof(*keys), cmp_account_key);
+	for (size_t i = 0; i < in->n_jobs; i++) {
+		const struct tj_admission_job *job = keys[i].job;
+		const char *ns = or_empty(job->namespace);
+		int64_t limit;
+
+		if (i > 0 && keys[i - 1].bucket == keys[i].bucket &&
+		    strcmp(or_empty(keys[i - 1].job->namespace), ns) == 0) {
+			r->job_account[keys[i].index] = r->job_account[keys[i - 1].index];
+			continue;
+		}
+		limit = quota_limit(in->config, ns, job->class_index);
+		if (limit < 0)
+			continue;
+		r->accounts[n] = (struct account){ limit, usage_of(in, ns, job->class_index) };
+		r->job_account[keys[i].index] = n++;
+	}
+	free(keys);
+	return 0;
+}
+
+/* Messages */
+
+/* Whether job may use node i of the input (its eligibility). */
+static bool may_use(const struct tj_admission_job *job, size_t i)
+{
+	return !job->eligible || job->eligible[i];
+}
+
+/* "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes x 4 GPUs never fits; at most 8". The
+ * nodes counted are those of the class that hold one of its pods when empty; their size is
+ * told when they are all alike, in the resource the request is described by. */
+static void say_never_fits(const struct run *r, size_t b, const struct tj_admission_job *job,
+                           int64_t most, struct tj_admission_decision *d)
+{
+	char first[64] = "", text[64];
+	int n = 0;
+	bool alike = true;
+
+	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1]; i++) {
+		const struct tj_admission_resources *alloc =
+		        &r->in->nodes[r->class_nodes[i]].allocatable;
+
+		if (!may_use(job, r->class_nodes[i]) || !holds_one(alloc, &job->request))
+			continue;
+		tj_admission_describe_node(text, sizeof(text), alloc, &job->request);
+		if (n++ == 0)
+			memcpy(first, text, sizeof(first));
+		alike = alike && strcmp(first, text) == 0;
+	}
+	tj_admission_say_never_fits(d, class_name(r->in, b), job, most, n, alike ? first : "");
+}
+
+/* Decisions */
+
+/* The most pods of the job the class holds when empty, every node it may use counted (a
+ * cordoned node comes back), counting no further than the whole job. */
+static int64_t most_pods(const struct run *r, size_t b, const struct tj_admission_job *job)
+{
+	int64_t total = 0, most = 0;
+
+	if (!has_launcher(job)) {
+		for (size_t i = r->bucket_nodes[b];
+		     i < r->bucket_nodes[b + 1] && total < job->num_nodes; i++)
+			if (may_use(job, r->class_nodes[i]))
+				total += pods_on(&r->in->nodes[r->class_nodes[i]].allocatable,
+				                 &job->request, job->num_nodes - total);
+		return total;
+	}
+	/* With a launcher, on the node that loses the fewest ranks to it: the ranks each node
+	 * holds alone (up to the whole job), less what the launcher's node gives up. */
+	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1]; i++)
+		if (may_use(job, r->class_nodes[i]))
+			total = sat_add(total, pods_on(&r->in->nodes[r->class_nodes[i]].allocatable,
+			                               &job->request, job->num_nodes));
+	for (size_t i = r->bucket_nodes[b]; i < r->bucket_nodes[b + 1]; i++) {
+		const struct tj_admission_resources *alloc =
+		        &r->in->nodes[r->class_nodes[i]].allocatable;
+		struct tj_admission_resources rest = *alloc;
+		int64_t with;
+
+		if (!may_use(job, r->class_nodes[i]) || !holds_one(alloc, &job->launcher))
+			continue;
+		take(&rest, &job->launcher);
+		with = sat_add(sat_sub(total, pods_on(alloc, &job->request, job->num_nodes)),
+		               pods_on(&rest, &job->request, job->num_nodes));
+		if (with > most)
+			most = with;
+	}
+	return most < job->num_nodes ? most : job->num_nodes;
+}
+
+static void wait_for(struct tj_admission_decision *d, const char *reason)
+{
+	d->verdict = TJ_ADMISSION_WAITING;
+	snprintf(d->reason, sizeof(d->reason), "%s", reason);
+}
+
+/* Admits the job on the nodes of r->ranks and takes what it needs from them. */
+static int admit(struct run *r, size_t b, size_t j, bool backfilled)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
+
+	d->nodes = calloc((size_t)job->num_pods, sizeof(*d->nodes));
+	if (!d->nodes)
+		return -ENOMEM;
+	d->verdict = TJ_ADMISSION_ADMITTED;
+	d->backfilled = backfilled;
+	d->reason[0] = '\0';
+	for (int rank = 0; rank < job->num_pods; rank++) {
+		d->nodes[rank] = r->slot_node[r->ranks[rank]];
+		take(&r->free[r->ranks[rank]], &job->request);
+	}
+	d->launcher_node = SIZE_MAX;
+	if (has_launcher(job)) {
+		d->launcher_node = r->slot_node[r->launcher_slot];
+		take(&r->free[r->launcher_slot], &job->launcher);
+	}
+	r->era++;
+	if (r->job_account[j] != SIZE_MAX)
+		r->accounts[r->job_account[j]].held =
+		        sat_add(r->accounts[r->job_account[j]].held, gang_gpus(job));
+	for (size_t i = 0; i < job->n_charges; i++)
+		r->quota_used[job->charges[i].limit] =
+		        sat_add(r->quota_used[job->charges[i].limit], job->charges[i].now);
+	if (job->tier_limit)
+		r->tier_used[job->tier_limit - 1] =
+		        sat_add(r->tier_used[job->tier_limit - 1], gang_gpus(job));
+	r->res->classes[b].allocated_gpus =
+	        sat_add(r->res->classes[b].allocated_gpus, gang_gpus(job));
+	r->res->admitted++;
+	r->res->backfilled += backfilled;
+	return 0;
+}
+
+/* Whether the job would take its namespace past its limit; if so it waits, told why. */
+static bool over_quota(struct run *r, size_t b, size_t j)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
+	const struct account *a;
+	int64_t need = gang_gpus(job);
+
+	if (r->job_account[j] == SIZE_MAX || need == 0)
+		return false;
+	a = &r->accounts[r->job_account[j]];
+	if (sat_add(a->held, need) <= a->limit)
+		return false;
+	wait_for(d, TJ_ADMISSION_REASON_QUOTA);
+	snprintf(d->message, sizeof(d->message),
+	         "namespace %s holds %" PRId64 " of its %" PRId64 " %s GPUs; the job needs %" PRId64
+	         " more",
+	         or_empty(job->namespace), a->held, a->limit, class_name(r->in, b), need);
+	return true;
+}
+
+/* Whether one of the namespace's ResourceQuotas keeps the job from starting: its whole gang
+ * needs more than a hard limit (NeverFits, unless it is a restart, whose live pods the quota
+ * counts already), or its pods would take the quota past it now (it waits). Either way the
+ * message names the quota and the resource. */
+static bool over_resource_quota(struct run *r, size_t j)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
+
+	for (size_t i = 0; i < job->n_charges; i++) {
+		const struct tj_admission_quota_charge *c = &job->charges[i];
+		const struct tj_admission_quota_limit *l = &r->in->quota_limits[c->limit];
+		char hard[32], used[32], need[32];
+
+		tj_quota_format(hard, sizeof(hard), l->hard);
+		if (!job->restart && c->whole > l->hard) {
+			wait_for(d, TJ_ADMISSION_REASON_QUOTA);
+			if (!r->in->config->wait_if_never_fits)
+				d->verdict = TJ_ADMISSION_NEVER_FITS;
+			tj_quota_format(need, sizeof(need), c->whole);
+			snprintf(d->message, sizeof(d->message),
+			         "ResourceQuota %s of namespace %s allows %s %s in all; the job's "
+			         "gang "
+			         "needs %s: it never fits",
+			         or_empty(l->quota), or_empty(l->namespace), hard,
+			         or_empty(l->resource), need);
+			return true;
+		}
+		if (sat_add(r->quota_used[c->limit], c->now) <= l->hard)
+			continue;
+		wait_for(d, TJ_ADMISSION_REASON_QUOTA);
+		tj_quota_format(used, sizeof(used), r->quota_used[c->limit]);
+		tj_quota_format(need, sizeof(need), c->now);
+		snprintf(d->message, sizeof(d->message),
+		         "ResourceQuota %s of namespace %s: %s has %s of %s used; the job needs %s",
+		         or_empty(l->quota), or_empty(l->namespace), or_empty(l->resource), used,
+		         hard, need);
+		return true;
+	}
+	return false;
+}
+
+/* Whether the job would take its namespace past its QOS tier's limit of GPUs: it waits,
+ * told why; a gang larger than the limit itself never fits (a restart, whose live pods
+ * count already, only waits). */
+static bool over_tier_limit(struct run *r, size_t j)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
+	const struct tj_admission_tier_limit *l;
+	int64_t need = gang_gpus(job), whole;
+
+	if (!job->tier_limit || need == 0)
+		return false;
+	l = &r->in->tier_limits[job->tier_limit - 1];
+	whole = job->num_pods == job->num_nodes
+	                ? need
+	                : sat_add(need, (job->num_nodes - job->num_pods) *
+	                                        (job->request.gpus > 0 ? job->request.gpus : 0));
+	if (!job->restart && whole > l->max_gpus) {
+		wait_for(d, TJ_ADMISSION_REASON_QOS_GPUS);
+		if (!r->in->config->wait_if_never_fits)
+			d->verdict = TJ_ADMISSION_NEVER_FITS;
+		snprintf(d->message, sizeof(d->message),
+		         "QOS %s allows namespace %s %" PRId64
+		         " GPUs; the job's gang needs %" PRId64 ": it never fits",
+		         or_empty(l->tier), or_empty(l->namespace), l->max_gpus, whole);
+		return true;
+	}
+	if (sat_add(r->tier_used[job->tier_limit - 1], need) <= l->max_gpus)
+		return false;
+	wait_for(d, TJ_ADMISSION_REASON_QOS_GPUS);
+	snprintf(d->message, sizeof(d->message),
+	         "namespace %s holds %" PRId64 " of the %" PRId64 " GPUs QOS %s allows it; the job "
+	         "needs %" PRId64 " more",
+	         or_empty(l->namespace), r->tier_used[job->tier_limit - 1], l->max_gpus,
+	         or_empty(l->tier), need);
+	return true;
+}
+
+/* Slot s of bucket b, for the job decided now, holds nothing (keep_off). */
+static void keep_off(struct run *r, size_t b, ptrdiff_t s)
+{
+	if (s < (ptrdiff_t)r->bucket_slots[b] || s >= (ptrdiff_t)r->bucket_slots[b + 1] ||
+	    r->avoiding[s])
+		return;
+	r->avoiding[s] = true;
+	r->kept[s] = r->free[s];
+	r->kept_slots[r->n_kept++] = (size_t)s;
+	r->free[s] = (struct tj_admission_resources){ -1, -1, -1, -1 };
+}
+
+/* Slot s is in a reservation from start until until: the earliest start and the latest end
+ * of the reservations holding it. */
+static void hold_slot(struct run *r, size_t s, int64_t start, int64_t until)
+{
+	if (r->reserved_until[s] < until)
+		r->reserved_until[s] = until;
+	if (!r->reserved_from[s] || start < r->reserved_from[s])
+		r->reserved_from[s] = start;
+}
+
+/* The slots of job's gang placed in r->ranks (and r->launcher_slot) are held for it from
+ * start (> 0) until its walltime and grace end (for ever without a walltime). */
+static void hold_gang(struct run *r, const struct tj_admission_job *job, int64_t start)
+{
+	int64_t until =
+	        job->walltime > 0 ? sat_add(start, sat_add(job->walltime, job->grace)) : INT64_MAX;
+
+	for (int rank = 0; rank < job->num_pods; rank++)
+		hold_slot(r, r->ranks[rank], start, until);
+	if (has_launcher(job))
+		hold_slot(r, r->launcher_slot, start, until);
+}
+
+/* A job behind a blocked head that cannot start now, but could off the reserved nodes if the
+ * gangs of lower tiers there were gone: it preempts them (as Slurm's backfill scheduler
+ * preempts too), its expected start their stop. It is no head (it counts for no backfill
+ * depth), but the nodes it takes once they are gone are held for it from then, so that no
+ * job decided after it in the cycle chooses them too, as victims' nodes or free ones. */
+static int backfill_preempting(struct run *r, size_t b, size_t j)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	int64_t stop;
+
+	if (!tj_admission_wants_victims(r, job, 0))
+		return 0;
+	stop = tj_admission_preempt(r, b, j, r->reserved, 0);
+	if (stop <= 0)
+		return stop < 0 ? (int)stop : 0;
+	r->res->decisions[j].expected_start = stop;
+	tj_admission_reserve_places(r, job);
+	hold_gang(r, job, stop);
+	return 0;
+}
+
+/* Places a gang that gives its nodes back by end on the nodes no reservation holds and on
+ * those whose reservations all start at end or later (Slurm's backfill looks at each node's
+ * own plan too): it delays none of them. */
+static bool place_ending_by(struct run *r, size_t b, const struct tj_admission_job *job,
+                            int64_t end, const struct heads *heads)
+{
+	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
+
+	if (end <= heads->first_start)
+		return tj_admission_place_gang(r, b, r->free, NULL, job);
+	if (end > heads->last_start) /* every reserved node: placed off them already */
+		return false;
+	for (size_t s = first; s < last; s++)
+		r->too_soon[s] =
+		        r->reserved[s] && (!r->reserved_from[s] || r->reserved_from[s] < end);
+	return tj_admission_place_gang(r, b, r->free, r->too_soon, job);
+}
+
+/* A job behind a blocked head: it starts now only if that cannot delay any job with a
+ * reservation, that is if it keeps off every reserved node, or if its walltime, and the
+ * grace its pods have to stop after it, end by the expected start of each reservation on
+ * the nodes it takes (place_ending_by). Without a walltime nobody can tell when it ends: it may
+ * still keep off the reserved nodes, but only when every job with a reservation has an expected
+ * start; behind one whose start is unknown, it waits, so that a stream of such jobs cannot starve
+ * it. */
+static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads, bool fits)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	const struct tj_admission_input *in = r->in;
+
+	wait_for(&r->res->decisions[j],
+	         fits ? TJ_ADMISSION_REASON_PRIORITY : TJ_ADMISSION_REASON_RESOURCES);
+	if (!in->config->backfill)
+		return 0;
+	if (!fits)
+		return backfill_preempting(r, b, j);
+	if (job->walltime <= 0 && heads->unknown)
+		return 0;
+	struct shape_memo *m = tj_admission_memo_of(r, b, job);
+
+	if (!m || m->fits_elsewhere != 0) {
+		if (tj_admission_place_gang(r, b, r->free, r->reserved, job))
+			return admit(r, b, j, true);
+		if (m)
+			m->fits_elsewhere = 0;
+	}
+	if (job->walltime > 0 && heads->first_start > 0 &&
+	    place_ending_by(r, b, job, sat_add(in->now, sat_add(job->walltime, job->grace)), heads))
+		return admit(r, b, j, true);
+	return backfill_preempting(r, b, j);
+}
+
+/* Job j is a head reserved from start (0: unknown) on the slots of r->ranks (and
+ * r->launcher_slot). */
+static void hold_reservation(struct run *r, size_t j, int64_t start, struct heads *heads)
+{
+	if (start)
+		hold_gang(r, &r->in->jobs[j], start);
+	r->res->decisions[j].expected_start = start;
+	heads->n++;
+	if (!start)
+		heads->unknown = true;
+	else if (!heads->first_start || start < heads->first_start)
+		heads->first_start = start;
+	if (start > heads->last_start)
+		heads->last_start = start;
+}
+
+/* A job whose victims are on their way out, on the nodes it chose then (claimed): admitted
+ * there if they are free now, else wherever it fits now off the reserved nodes, else
+ * reserved on them from the time they are free. 1 when the claim
+ * cannot be kept (a node of it gone, off its class, one it must avoid, or reserved for a
+ * job ahead; or the nodes never free by a known time): it is then decided as any job. */
+static int decide_claimed(struct run *r, size_t b, size_t j, struct heads *heads)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
+	int64_t start;
+
+	if (!job->claimed || job->n_claimed != (size_t)job->num_pods || has_launcher(job))
+		return 1;
+	for (size_t s = first; s < last; s++)
+		r->too_soon[s] = true;
+	for (size_t i = 0; i < job->n_claimed; i++) {
+		ptrdiff_t s = job->claimed[i] < r->in->n_nodes ? r->node_slot[job->claimed[i]] : -1;
+
+		if (s < (ptrdiff_t)first || s >= (ptrdiff_t)last || r->avoiding[s] ||
+		    r->reserved[s])
+			return 1;
+		r->too_soon[s] = false;
+	}
+	if (tj_admission_place_gang(r, b, r->free, r->too_soon, job) ||
+	    tj_admission_place_gang(r, b, r->free, r->reserved, job))
+		return admit(r, b, j, heads->n > 0);
+	/* Every other node locked: the reservation counts the releases of these alone. */
+	for (size_t s = first; s < last; s++)
+		r->locked[s] = r->too_soon[s];
+	start = tj_admission_reserve(r, b, job, NULL, 0);
+	if (!start)
+		return 1;
+	wait_for(&r->res->decisions[j], TJ_ADMISSION_REASON_RESOURCES);
+	hold_reservation(r, j, start, heads);
+	return 0;
+}
+
+/* The reservation of a blocked job (reason Resources or Priority already said), on what the
+ * reservations of the jobs ahead of it leave: their nodes hold nothing for it until the
+ * last of those jobs on each would end (never, for one without a walltime). A job that
+ * preempts (admission_preempt.c) reserves instead the nodes it takes once its victims are
+ * gone, from their stop on. */
+static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1], n_unlocks = 0;
+	bool may_preempt = tj_admission_wants_victims(r, job, 0);
+	int64_t start, stop;
+
+	for (size_t s = first; heads->n && s < last; s++) {
+		if (!r->reserved[s])
+			continue;
+		r->locked[s] = true;
+		if (r->reserved_until[s] != INT64_MAX)
+			r->unlocks[n_unlocks++] = (struct release_key){ r->reserved_until[s], s };
+	}
+	if (may_preempt)
+		memcpy(&r->reserved_ahead[first], &r->reserved[first],
+		       (last - first) * sizeof(*r->reserved));
+	tj_admission_sort_releases(r->unlocks, n_unlocks);
+	start = tj_admission_reserve(r, b, job, r->unlocks, n_unlocks);
+	if (may_preempt && tj_admission_wants_victims(r, job, start)) {
+		size_t launcher_slot = r->launcher_slot;
+
+		/* The choice of victims places the gang again: the reservation's places are
+		 * kept, for when it preempts nobody. */
+		memcpy(r->reserved_ranks, r->ranks, (size_t)job->num_pods * sizeof(*r->ranks));
+		stop = tj_admission_preempt(r, b, j, r->reserved_ahead, start);
+		if (stop < 0)
+			return (int)stop;
+		if (stop == 0) {
+			memcpy(r->ranks, r->reserved_ranks,
+			       (size_t)job->num_pods * sizeof(*r->ranks));
+			r->launcher_slot = launcher_slot;
+		} else {
+			/* Its reservation is where it goes once they are gone. */
+			memcpy(&r->reserved[first], &r->reserved_ahead[first],
+			       (last - first) * sizeof(*r->reserved));
+			tj_admission_reserve_places(r, job);
+			if (!start)
+				r->res->classes[b].reserved_gpus += gang_gpus(job);
+			start = stop;
+		}
+	}
+	hold_reservation(r, j, start, heads);
+	return 0;
+}
+
+static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
+	bool fits = tj_admission_survey(r, b, job, &d->free_nodes);
+	int64_t most = 0;
+	int err;
+
+	/* A restart has held its nodes before: it waits for them rather than fail. */
+	if (!job->restart && (most = most_pods(r, b, job)) < job->num_nodes) {
+		wait_for(d, TJ_ADMISSION_REASON_NEVER);
+		if (!r->in->config->wait_if_never_fits)
+			d->verdict = TJ_ADMISSION_NEVER_FITS;
+		say_never_fits(r, b, job, most, d);
+		return 0;
+	}
+	if (over_resource_quota(r, j) || over_quota(r, b, j) || over_tier_limit(r, j))
+		return 0;
+	if (job->preempting && (err = decide_claimed(r, b, j, heads)) != 1)
+		return err;
+	if (heads->n) {
+		err = backfill(r, b, j, heads, fits);
+		if (err == 0 && d->verdict == TJ_ADMISSION_WAITING && !d->n_victims &&
+		    heads->n < (size_t)(r->in->config->reservations > 1
+		                                ? r->in->config->reservations
+		                                : 1))
+			err = reserve(r, b, j, heads);
+		return err;
+	}
+	if (fits && tj_admission_place_gang(r, b, r->free, NULL, job))
+		return admit(r, b, j, false);
+	wait_for(d, TJ_ADMISSION_REASON_RESOURCES);
+	return reserve(r, b, j, heads);
+}
+
+/* A job kept off some nodes (those it must avoid, those it may not use) sees them full while
+ * it is decided, and no release on them counts for its reservation (give_back); they are
+ * given back as they were afterwards. */
+static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *heads)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	int err;
+
+	r->n_kept = 0;
+	for (size_t i = 0; i < job->n_excluded && i < TJ_ADMISSION_MAX_EXCLUDED; i++)
+		keep_off(r, b, r->node_slot[job->excluded[i]]);
+	for (size_t s = r->bucket_slots[b]; job->eligible && s < r->bucket_slots[b + 1]; s++)
+		if (!job->eligible[r->slot_node[s]])
+			keep_off(r, b, (ptrdiff_t)s);
+	size_t changed = r->n_kept;
+
+	r->era += changed > 0;
+	err = decide(r, b, j, heads);
+	for (size_t i = 0; i < changed; i++) {
+		size_t s = r->kept_slots[i];
+
+		r->free[s] = r->kept[s];
+		r->avoiding[s] = false;
+	}
+	r->n_kept = 0;
+	r->era += changed > 0;
+	return err;
+}
+
+/* Positions, queue lengths, the messages that tell them, and the counts by reason. */
+static void number_waiting(struct run *r, size_t b)
+{
+	struct tj_admission_class_stats *st = &r->res->classes[b];
+	int waiting = 0, position = 0;
+
+	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1]; i++)
+		waiting += r->res->decisions[r->order[i]].verdict == TJ_ADMISSION_WAITING;
+	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1]; i++) {
+		struct tj_admission_decision *d = &r->res->decisions[r->order[i]];
+		int reason = tj_admission_reason_index(d->reason);
+
+		d->queue_length = waiting;
+		if (d->verdict != TJ_ADMISSION_WAITING)
+			continue;
+		d->position = ++position;
+		if (reason >= 0)
+			st->waiting[reason]++;
+		if (!r->in->config->defer_waiting_messages)
+			tj_admission_say_deferred(r->in, r->order[i], d);
+	}
+}
+
+void tj_admission_say_deferred(const struct tj_admission_input *in, size_t j,
+                               struct tj_admission_decision *d)
+{
+	const struct tj_admission_job *job = &in->jobs[j];
+
+	if (d->verdict != TJ_ADMISSION_WAITING ||
+	    (strcmp(d->reason, TJ_ADMISSION_REASON_RESOURCES) != 0 &&
+	     strcmp(d->reason, TJ_ADMISSION_REASON_PRIORITY) != 0))
+		return;
+	tj_admission_say_waiting(d, class_name(in, bucket_of_class(in, job->class_index)), job,
+	                         in->now);
+	if (d->n_victims)
+		tj_admission_say_preempting(d, in->running);
+	else if (job->preempting)
+		tj_admission_say_preempting(d, NULL);
+}
+
+int tj_admit(const struct tj_admission_input *in, struct tj_admission_result **ret)
+{
+	struct run r = { .in = in, .era = 1 };
+	struct tj_admission_result *res;
+	int err;
+
+	if (!in || !ret)
+		return -EINVAL;
+	err = validate(in);
+	if (err < 0)
+		return err;
+	res = calloc(1, sizeof(*res));
+	if (!res)
+		return -ENOMEM;
+	r.res = res;
+	r.n_buckets = in->n_classes + 1;
+	res->n_decisions = in->n_jobs;
+	res->decisions = calloc(in->n_jobs + 1, sizeof(*res->decisions));
+	res->classes = calloc(r.n_buckets, sizeof(*res->classes));
+	err = !res->decisions || !res->classes ? -ENOMEM : run_alloc(&r);
+	if (err == 0)
+		err = index_nodes(&r);
+	if (err == 0)
+		err = order_jobs(&r);
+	if (err == 0)
+		err = open_accounts(&r);
+	for (size_t b = 0; b < r.n_buckets && err == 0; b++) {
+		struct heads heads = { 0 };
+
+		for (size_t i = r.bucket_jobs[b]; i < r.bucket_jobs[b + 1] && err == 0; i++)
+			err = decide_avoiding(&r, b, r.order[i], &heads);
+		number_waiting(&r, b);
+	}
+	run_clear(&r);
+	if (err < 0) {
+		tj_admission_result_free(res);
+		return err;
+	}
+	*ret = res;
+	return 0;
+}
+
+struct tj_admission_result *tj_admission_result_free(struct tj_admission_result *res)
+{
+	if (!res)
+		return NULL;
+	for (size_t i = 0; i < res->n_decisions && res->decisions; i++) {
+		free(res->decisions[i].nodes);
+		free(res->decisions[i].victims);
+		free(res->decisions[i].claimed);
+	}
+	free(res->decisions);
+	free(res->classes);
+	free(res);
+	return NULL;
+}
+
+int tj_admission_reason_index(const char *reason)
+{
+	static const char *const reasons[] = {
+		TJ_ADMISSION_REASON_RESOURCES, TJ_ADMISSION_REASON_PRIORITY,
+		TJ_ADMISSION_REASON_QUOTA,     TJ_ADMISSION_REASON_NEVER,
+		TJ_ADMISSION_REASON_QOS_GPUS,
+	};
+
+	for (int i = 0; reason && i < 5; i++)
+		if (strcmp(reason, reasons[i]) == 0)
+			return i;
+	return -1;
+}

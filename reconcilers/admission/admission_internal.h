@@ -1,0 +1,344 @@
+/* What one run of tj_admit works on, shared by its parts: admission.c (the setup, the
+ * quotas and the decisions) and admission_place.c (the choice of nodes and the head's
+ * reservation). Internal to the admission; nothing else includes it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reconcilers/admission/admission.h"
+/* The run works on "slots": the nodes that take new pods, grouped by class ("bucket": the
+ * class index, with class -1 last) and sorted by name within a class, so that a class is a
+ * range of slots and comparing two slots of a class compares their names. Each slot carries
+ * what is free on it now, lowered by every admission of the round. */
+
+struct slot_key {
+	size_t bucket;
+	const char *name;
+	size_t node;
+};
+
+struct domain_key {
+	const char *domain; /* NULL first: the nodes without the label form one domain */
+	size_t slot;
+};
+
+struct release_key {
+	int64_t at;
+	size_t index; /* into releases */
+};
+
+/* The order's fields are copied in, so that the sort compares them without a pointer. */
+struct job_key {
+	size_t bucket;
+	bool restart;
+	int tier;
+	bool preempting; /* its victims are on their way out: first in its tier */
+	int32_t priority;
+	int64_t creation_time;
+	const struct tj_admission_job *job;
+	size_t index;
+	/* The place in time the job takes in its class's queue (admission_order.c): its
+	 * creation time, or another job's of its namespace and tier, as their own priorities
+	 * swap them; and its rank among those of its namespace and tier. */
+	int64_t place;
+	size_t own_rank;
+	int64_t score; /* the fair-share priority at place: higher first */
+};
+
+/* A running gang a job may preempt, with what orders the candidates copied in. */
+struct victim {
+	int tier;
+	int64_t start;
+	const char *key;
+	size_t index; /* into running */
+	bool spared;  /* the gang fits without it */
+};
+
+/* A node a placement may use, ranked by best fit. */
+struct candidate {
+	int64_t gpus;     /* free */
+	int64_t now_gpus; /* free now, when the placement is a reservation's; else 0 */
+	size_t slot;
+};
+
+/* What a topology domain of a class holds of one request. */
+struct room {
+	int64_t pods;
+	size_t domain;
+};
+
+/* GPUs a namespace holds in a class, against its limit. */
+struct account {
+	int64_t limit;
+	int64_t held; /* in use, plus what this round admitted */
+};
+
+/* The first job of a class that does not fit now. */
+/* The blocked jobs of a class that have a reservation so far, the first at most the
+ * config's reservations (Slurm's backfill depth): the jobs behind them may only backfill,
+ * delaying none of them. */
+struct heads {
+	size_t n;
+	bool unknown;        /* one of them has no expected start (and reserves nothing) */
+	int64_t first_start; /* the earliest expected start among the others; 0: none */
+	int64_t last_start;  /* the latest of them */
+};
+
+/* What the free nodes of a class hold of one shape of gang, as long as nothing changes them:
+ * the jobs behind a blocked head all look at the same free nodes, and most of them share a
+ * few shapes, so a queue of thousands is not a scan of every node per job. */
+struct shape_memo {
+	uint64_t era; /* run's era when computed; 0: empty */
+	size_t bucket;
+	struct tj_admission_resources request;
+	struct tj_admission_resources launcher;
+	int num_pods;
+	bool fits;          /* survey: the gang fits in what is free now */
+	int free_nodes;     /* survey: nodes that hold one of its pods */
+	int fits_elsewhere; /* fits off the reserved nodes: 1, 0, or -1 not looked at yet */
+};
+
+/* A queue of many shapes (1 to 8 nodes of 1, 2 or 4 GPUs are 24) keeps one each: with 8,
+ * bench_admission_core's mixed queue thrashed them and took 1.5 to 1.8 times as long. */
+#define SHAPE_MEMOS 64
+
+struct run {
+	const struct tj_admission_input *in;
+	struct tj_admission_result *res; /* the result being built */
+	size_t n_buckets;                /* n_classes + 1 */
+	size_t n_slots;
+	size_t *slot_node;    /* owned; slot -> index into nodes */
+	size_t *bucket_slots; /* owned; n_buckets + 1: bucket b is [b], [b + 1] */
+	ptrdiff_t *node_slot; /* owned; node -> slot; -1: it takes no new pods */
+	size_t *domain;       /* owned; per slot: its domain, numbered in name order */
+	size_t *n_domains;    /* owned; per bucket */
+	size_t *class_nodes;  /* owned; every node by bucket, for NeverFits */
+	size_t *bucket_nodes; /* owned; n_buckets + 1, into class_nodes */
+	struct tj_admission_resources *free;  /* owned; per slot: free now */
+	struct tj_admission_resources *later; /* owned; per slot: free at a release time */
+	int64_t *pods;                        /* owned; per slot: pods of one request it holds */
+	bool *reserved; /* owned; per slot: held for a reservation of its class */
+	/* owned; per slot: when the last reservation holding it gives it back (its start plus
+	 * its walltime and grace); INT64_MAX: never known (a job without a walltime) */
+	int64_t *reserved_until;
+	/* owned; per slot: the earliest expected start of a reservation holding it (0 while
+	 * reserved is false); and scratch of backfill: the reserved slots a job that ends at
+	 * a given time may not use (too_soon) */
+	int64_t *reserved_from;
+	bool *too_soon;
+	/* owned; per slot, while a reservation behind others is placed: held for one of them
+	 * still (nothing of it counts for the job), and scratch of their ends by time */
+	bool *locked;
+	struct release_key *unlocks;
+	int64_t *domain_pods;    /* owned; per domain of the bucket being placed */
+	bool *chosen;            /* owned; per domain: the placement may use it */
+	struct room *rooms;      /* owned; per domain, scratch of choose_domains */
+	struct candidate *cands; /* owned; per slot, scratch of select_best */
+	size_t *ranks;           /* owned; TJ_MAX_NODES: the slot of each rank placed */
+	size_t launcher_slot;    /* the slot of the launcher placed with them */
+	size_t *reserved_ranks;  /* owned; TJ_MAX_NODES: a reservation's, kept meanwhile */
+	struct tj_admission_resources
+	        *trial; /* owned; per slot, scratch of tj_admission_place_gang */
+	/* While one job is decided: the slots it must avoid or may not use (avoiding), what is
+	 * free on them for the others (kept), and which they are (n_kept of them). */
+	bool *avoiding;                      /* owned; per slot */
+	struct tj_admission_resources *kept; /* owned; per slot */
+	size_t *kept_slots;                  /* owned; per slot */
+	size_t n_kept;
+	struct release_key *releases; /* owned; n_releases, by time */
+	/* owned; n_jobs, scratch of tj_admission_reserve: the gangs this cycle admitted ahead of
+	 * the head, by the time their walltime gives their nodes back (index: into jobs) */
+	struct release_key *admitted;
+	size_t *order;            /* owned; jobs in queue order, by bucket */
+	size_t *bucket_jobs;      /* owned; n_buckets + 1, into order */
+	struct account *accounts; /* owned */
+	size_t *job_account;      /* owned; per job; SIZE_MAX: no limit */
+	/* owned; per ResourceQuota limit of the input: its used, plus what this round admitted */
+	int64_t *quota_used;
+	/* owned; per QOS tier limit of the input: its used, plus what this round admitted */
+	int64_t *tier_used;
+	/* Moves on whenever free or reserved changes, which makes every memo stale. */
+	uint64_t era;
+	struct shape_memo memos[SHAPE_MEMOS];
+	size_t next_memo; /* the one replaced next */
+	/* Preemption (admission_preempt.c), allocated with the run when there are running
+	 * gangs: per slot, what is free once the victims chosen so far are gone, and the
+	 * reserved flags of the jobs ahead; per running gang, whether a job of this run chose
+	 * it, and the scratch of the candidates. */
+	struct tj_admission_resources *preempt_free;
+	bool *reserved_ahead;
+	bool *taken;
+	struct victim *victims;
+	/* While the head's reservation is placed: between nodes that fit alike then, those
+	 * that are busy now go first, so that what is free now stays out of the reservation,
+	 * for backfill, as long as it can. */
+	bool reserving;
+};
+
+/* A name of the input, "" where it has none. */
+static inline const char *or_empty(const char *s)
+{
+	return s ? s : "";
+}
+
+/* The bucket of a class index: the class, or n_classes for class -1. */
+static inline size_t bucket_of_class(const struct tj_admission_input *in, int class_index)
+{
+	return class_index < 0 ? in->n_classes : (size_t)class_index;
+}
+
+static inline int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t s;
+
+	if (__builtin_add_overflow(a, b, &s))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return s;
+}
+
+/* Resources */
+
+/* The four resources of a request or an offer, so that the rules apply to each alike. */
+#define N_COMPONENTS 4
+static inline void components(const struct tj_admission_resources *r, int64_t out[N_COMPONENTS])
+{
+	out[0] = r->gpus;
+	out[1] = r->cpu_milli;
+	out[2] = r->memory;
+	out[3] = r->pods;
+}
+
+/* The hottest test of a run (every job looks at every node of its class): kept to plain
+ * comparisons, with no copy of the resources. */
+static inline bool holds_one(const struct tj_admission_resources *free,
+                             const struct tj_admission_resources *req)
+{
+	return (req->gpus <= 0 || free->gpus >= req->gpus) &&
+	       (req->cpu_milli <= 0 || free->cpu_milli >= req->cpu_milli) &&
+	       (req->memory <= 0 || free->memory >= req->memory) &&
+	       (req->pods <= 0 || free->pods >= req->pods);
+}
+
+/* How many pods of the request fit in `free`, counting no further than `limit`. A resource
+ * the pod does not ask for limits nothing. The multiplication tries to spare the division,
+ * which is most of the cost when thousands of nodes are looked at. */
+static inline int64_t pods_on(const struct tj_admission_resources *free,
+                              const struct tj_admission_resources *req, int64_t limit)
+{
+	int64_t f[N_COMPONENTS], q[N_COMPONENTS], n = limit, all;
+
+	components(free, f);
+	components(req, q);
+	for (int i = 0; i < N_COMPONENTS && n > 0; i++) {
+		if (q[i] <= 0)
+			continue;
+		if (f[i] < q[i])
+			return 0;
+		if (!__builtin_mul_overflow(q[i], n, &all) && all <= f[i])
+			continue;
+		n = f[i] / q[i];
+	}
+	return n;
+}
+
+static inline int64_t sat_sub(int64_t a, int64_t b)
+{
+	int64_t s;
+
+	if (__builtin_sub_overflow(a, b, &s))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return s;
+}
+
+/* What a pod of req leaves of free (a negative request takes nothing). */
+static inline void take(struct tj_admission_resources *free,
+                        const struct tj_admission_resources *req)
+{
+	free->gpus = sat_sub(free->gpus, req->gpus > 0 ? req->gpus : 0);
+	free->cpu_milli = sat_sub(free->cpu_milli, req->cpu_milli > 0 ? req->cpu_milli : 0);
+	free->memory = sat_sub(free->memory, req->memory > 0 ? req->memory : 0);
+	free->pods = sat_sub(free->pods, req->pods > 0 ? req->pods : 0);
+}
+
+static inline void give(struct tj_admission_resources *free,
+                        const struct tj_admission_resources *back)
+{
+	free->gpus = sat_add(free->gpus, back->gpus);
+	free->cpu_milli = sat_add(free->cpu_milli, back->cpu_milli);
+	free->memory = sat_add(free->memory, back->memory);
+	free->pods = sat_add(free->pods, back->pods);
+}
+
+static inline bool has_launcher(const struct tj_admission_job *job)
+{
+	return job->launcher.pods > 0;
+}
+
+/* The GPUs of the pods that need a place now: the ranks', and the launcher's. */
+static inline int64_t gang_gpus(const struct tj_admission_job *job)
+{
+	int64_t gpus = 0;
+
+	if (job->request.gpus > 0 &&
+	    __builtin_mul_overflow(job->request.gpus, job->num_pods, &gpus))
+		return INT64_MAX;
+	if (has_launcher(job) && job->launcher.gpus > 0)
+		gpus = sat_add(gpus, job->launcher.gpus);
+	return gpus;
+}
+
+/* Node choice and reservation (admission_place.c) */
+
+/* The memo of the job's shape in bucket b, if it is still fresh. */
+struct shape_memo *tj_admission_memo_of(struct run *r, size_t b,
+                                        const struct tj_admission_job *job);
+
+/* Whether the gang fits in what is free now, and how many nodes hold one of its pods. */
+bool tj_admission_survey(struct run *r, size_t b, const struct tj_admission_job *job,
+                         int *ret_nodes);
+
+/* Chooses the nodes of a gang in `free`, leaving out the slots of `avoid` when given, and
+ * writes the slot of each rank to r->ranks; for a gang with a launcher, its node too
+ * (r->launcher_slot): in what the ranks leave, else first, with the ranks in what it
+ * leaves. False if the gang does not fit. */
+bool tj_admission_place_gang(struct run *r, size_t b, const struct tj_admission_resources *free,
+                             const bool *avoid, const struct tj_admission_job *job);
+
+/* admission_preempt.c: whether job, blocked with expected start start (0: unknown), preempts
+ * now (it may, its victims of earlier cycles are gone, and its start is far enough). */
+bool tj_admission_wants_victims(const struct run *r, const struct tj_admission_job *job,
+                                int64_t start);
+
+/* Chooses the victims of job j of bucket b (admission.h, "Preemption"), its gang placed off
+ * the slots of ahead (the reservations of the jobs ahead of it): on success, the decision
+ * holds them, r->ranks (and r->launcher_slot) the gang's nodes once they are gone, and the
+ * latest of their stops is returned; 0 when no set of victims makes it fit, or when they
+ * would not be gone before start, its expected start without them (0: unknown); -ENOMEM. */
+int64_t tj_admission_preempt(struct run *r, size_t b, size_t j, const bool *ahead, int64_t start);
+
+/* Sorts release keys by time, then index (in one pass when they are in order already). */
+void tj_admission_sort_releases(struct release_key *keys, size_t n);
+
+/* Sorts n keys of size bytes by cmp, in one pass when they are in order already. */
+void tj_admission_sort_keys(void *keys, size_t n, size_t size,
+                            int (*cmp)(const void *, const void *));
+
+/* admission_order.c: the key of job, the index-th of the input, in bucket (its class's). */
+struct job_key tj_admission_job_key(const struct tj_admission_job *job, size_t bucket,
+                                    size_t index);
+
+/* admission_order.c: sorts the keys of the jobs (bucket, restart, tier, priority,
+ * creation_time, job and index filled in) into the queue's order at now, filling place,
+ * own_rank and score. 0 or -ENOMEM. */
+int tj_admission_order_jobs(struct job_key *keys, size_t n, int64_t now);
+
+/* The slots of the gang placed in r->ranks (and r->launcher_slot) are reserved. */
+void tj_admission_reserve_places(struct run *r, const struct tj_admission_job *job);
+
+/* A blocked job's expected start (0: unknown); the nodes it would take then are reserved.
+ * The slots marked in r->locked hold nothing for it until their unlock (n_unlocks of them,
+ * by time; a locked slot with none never frees); the marks are cleared on return. */
+int64_t tj_admission_reserve(struct run *r, size_t b, const struct tj_admission_job *job,
+                             const struct release_key *unlocks, size_t n_unlocks);

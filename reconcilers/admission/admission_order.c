@@ -1,0 +1,184 @@
+/* The queue's order (admission.h): per class, the restarts of running jobs first, then the
+ * higher QOS tier, then, inside it, the jobs whose victims are on their way out, then the
+ * higher fair-share priority (the namespace's fair-share points
+ * and the age of the job's place, reconcilers/admission/fair_share.h), then the place in time, then
+ * the key.
+ *
+ * A job's own priority (the annotation trainjob.flame.dev/priority, else its pods'
+ * PriorityClass) reorders only the jobs of its own namespace and tier: those jobs keep the
+ * places in time their creation gave them as a set, and their priorities say which of them
+ * takes which place (as Slurm's `scontrol top` moves a job ahead of the user's other jobs
+ * only). So a namespace puts its own urgent job first among its jobs, and no priority it
+ * sets on itself takes it past a job of another namespace that came before. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reconcilers/admission/admission_internal.h"
+#include "reconcilers/admission/fair_share.h"
+
+struct job_key tj_admission_job_key(const struct tj_admission_job *job, size_t bucket, size_t index)
+{
+	return (struct job_key){ .bucket = bucket,
+		                 .restart = job->restart,
+		                 .tier = job->tier,
+		                 .preempting = job->preempting,
+		                 .priority = job->priority,
+		                 .creation_time = job->creation_time,
+		                 .job = job,
+		                 .index = index };
+}
+
+/* By class, restarts first, then the higher tier, then in it the jobs that preempted: the
+ * nodes their victims give back are theirs, not the reservation of a job ahead that did not
+ * preempt (which would leave them to short jobs backfilled behind it, and the preempting
+ * job to preempt again). */
+static int cmp_class_tier(const struct job_key *x, const struct job_key *y)
+{
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	if (x->restart != y->restart)
+		return x->restart ? -1 : 1;
+	if (x->tier != y->tier)
+		return x->tier > y->tier ? -1 : 1;
+	if (x->preempting != y->preempting)
+		return x->preempting ? -1 : 1;
+	return 0;
+}
+
+/* Last, the key, then the place in the input. */
+static int cmp_key_index(const struct job_key *x, const struct job_key *y)
+{
+	int c = strcmp(or_empty(x->job->key), or_empty(y->job->key));
+
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The jobs of one namespace and tier together, in the order of their own priorities (higher
+ * first), then creation (older first), then the key. */
+static int cmp_own(const void *a, const void *b)
+{
+	const struct job_key *x = a, *y = b;
+	int c = cmp_class_tier(x, y);
+
+	if (c)
+		return c;
+	c = strcmp(or_empty(x->job->namespace), or_empty(y->job->namespace));
+	if (c)
+		return c;
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	if (x->creation_time != y->creation_time)
+		return x->creation_time < y->creation_time ? -1 : 1;
+	return cmp_key_index(x, y);
+}
+
+static bool same_group(const struct job_key *x, const struct job_key *y)
+{
+	return cmp_class_tier(x, y) == 0 &&
+	       strcmp(or_empty(x->job->namespace), or_empty(y->job->namespace)) == 0;
+}
+
+static int cmp_time(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* The queue: restarts, tier (higher first), fair-share priority (higher first), place
+ * (earlier first); between jobs of one place, those of a namespace in their own order,
+ * then the key. */
+static int cmp_queue(const void *a, const void *b)
+{
+	const struct job_key *x = a, *y = b;
+	int c = cmp_class_tier(x, y);
+
+	if (c)
+		return c;
+	if (x->score != y->score)
+		return x->score > y->score ? -1 : 1;
+	if (x->place != y->place)
+		return x->place < y->place ? -1 : 1;
+	c = strcmp(or_empty(x->job->namespace), or_empty(y->job->namespace));
+	if (c)
+		return c;
+	if (x->own_rank != y->own_rank)
+		return x->own_rank < y->own_rank ? -1 : 1;
+	return cmp_key_index(x, y);
+}
+
+/* Whether any two jobs of one namespace and tier have different priorities: only then do
+ * places move. Most queues have none, and are sorted once. */
+static bool priorities_differ(const struct job_key *keys, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (keys[i].priority != keys[0].priority)
+			return true;
+	return false;
+}
+
+int tj_admission_order_jobs(struct job_key *keys, size_t n, int64_t now)
+{
+	int64_t *times;
+
+	for (size_t i = 0; i < n; i++) {
+		keys[i].place = keys[i].creation_time;
+		keys[i].own_rank = 0;
+	}
+	if (priorities_differ(keys, n)) {
+		times = calloc(n + 1, sizeof(*times));
+		if (!times)
+			return -ENOMEM;
+		tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_own);
+		for (size_t start = 0, end; start < n; start = end) {
+			for (end = start + 1; end < n && same_group(&keys[start], &keys[end]);
+			     end++)
+				;
+			for (size_t i = start; i < end; i++)
+				times[i - start] = keys[i].creation_time;
+			qsort(times, end - start, sizeof(*times), cmp_time);
+			for (size_t i = start; i < end; i++) {
+				keys[i].place = times[i - start];
+				keys[i].own_rank = i - start;
+			}
+		}
+		free(times);
+	}
+	for (size_t i = 0; i < n; i++)
+		keys[i].score = (int64_t)keys[i].job->fair_share +
+		                tj_fair_share_age_points(keys[i].place, now);
+	tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_queue);
+	return 0;
+}
+
+int tj_admission_order(const struct tj_admission_job *jobs, size_t n, size_t n_classes, int64_t now,
+                       struct tj_admission_rank *ret)
+{
+	const struct tj_admission_input classes = { .n_classes = n_classes };
+	struct job_key *keys;
+
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i].class_index < -1 ||
+		    (jobs[i].class_index >= 0 && (size_t)jobs[i].class_index >= n_classes))
+			return -EINVAL;
+	if (!(keys = calloc(n + 1, sizeof(*keys))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		keys[i] = tj_admission_job_key(&jobs[i],
+		                               bucket_of_class(&classes, jobs[i].class_index), i);
+	if (tj_admission_order_jobs(keys, n, now) < 0) {
+		free(keys);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++)
+		ret[k] = (struct tj_admission_rank){ .job = keys[k].index,
+			                             .place = keys[k].place,
+			                             .age_points = tj_fair_share_age_points(
+			                                     keys[k].place, now),
+			                             .score = keys[k].score };
+	free(keys);
+	return 0;
+}

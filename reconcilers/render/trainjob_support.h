@@ -1,0 +1,19 @@
+/* What of a TrainJob's overrides and patches this controller implements, and the refusal of
+ * the rest. The schema keeps the pod-spec parts of podTemplateOverrides, podSpecOverrides
+ * and runtimePatches open (x-kubernetes-preserve-unknown-fields), so that every manifest
+ * written for a Kubeflow release is accepted; a field of them that the renderer does not
+ * apply must not be dropped silently. Applied (reconcilers/render/render.h): serviceAccountName,
+ * nodeSelector, affinity, tolerations, volumes, schedulingGates, imagePullSecrets, and of
+ * containers and initContainers env and volumeMounts; the labels and annotations of the
+ * pod template, of the JobSet (reconcilers/render/job_metadata.h) and of a replicated job's Job
+ * template. Anything else (securityContext, terminationGracePeriodSeconds, a container's
+ * securityContext, a patch of the Job spec beyond its pod template, a patch of the runtime
+ * beyond its template) fails the job with reason InvalidSpec and a message naming the
+ * field, before any pod exists. */
+#pragma once
+
+#include "reconcilers/trainjob.h"
+
+/* Checks the overrides and patches of job. Returns 0, or -EOPNOTSUPP with reason
+ * InvalidSpec and a message naming the first field refused; -ENOMEM. */
+int tj_trainjob_support_check(const struct tj_trainjob *job, struct tj_problem *why);
