@@ -724,7 +724,7 @@ static void hold_gang(struct run *r, const struct tj_admission_job *job, int64_t
  * preempts too), its expected start their stop. It is no head (it counts for no backfill
  * depth), but the nodes it takes once they are gone are held for it from then, so that no
  * job decided after it in the cycle chooses them too, as victims' nodes or free ones. */
-static int backfill_preempting(struct run *r, size_t b, size_t j)
+static int backfill_preempting(struct run *r, size_t b, size_t j, struct heads *heads)
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
 	int64_t stop;
@@ -737,6 +737,12 @@ static int backfill_preempting(struct run *r, size_t b, size_t j)
 	r->res->decisions[j].expected_start = stop;
 	tj_admission_reserve_places(r, job);
 	hold_gang(r, job, stop);
+	/* Its hold counts among the reservations' starts that backfill reads (place_ending_by):
+	 * a job that ends before the first head's start, but after this stop, stays off it. */
+	if (!heads->first_start || stop < heads->first_start)
+		heads->first_start = stop;
+	if (stop > heads->last_start)
+		heads->last_start = stop;
 	return 0;
 }
 
@@ -765,7 +771,7 @@ static bool place_ending_by(struct run *r, size_t b, const struct tj_admission_j
  * still keep off the reserved nodes, but only when every job with a reservation has an expected
  * start; behind one whose start is unknown, it waits, so that a stream of such jobs cannot starve
  * it. */
-static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads, bool fits)
+static int backfill(struct run *r, size_t b, size_t j, struct heads *heads, bool fits)
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
 	const struct tj_admission_input *in = r->in;
@@ -775,7 +781,7 @@ static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads
 	if (!in->config->backfill)
 		return 0;
 	if (!fits)
-		return backfill_preempting(r, b, j);
+		return backfill_preempting(r, b, j, heads);
 	if (job->walltime <= 0 && heads->unknown)
 		return 0;
 	struct shape_memo *m = tj_admission_memo_of(r, b, job);
@@ -789,7 +795,7 @@ static int backfill(struct run *r, size_t b, size_t j, const struct heads *heads
 	if (job->walltime > 0 && heads->first_start > 0 &&
 	    place_ending_by(r, b, job, sat_add(in->now, sat_add(job->walltime, job->grace)), heads))
 		return admit(r, b, j, true);
-	return backfill_preempting(r, b, j);
+	return backfill_preempting(r, b, j, heads);
 }
 
 /* Job j is a head reserved from start (0: unknown) on the slots of r->ranks (and

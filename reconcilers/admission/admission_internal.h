@@ -81,9 +81,11 @@ struct account {
  * delaying none of them. */
 struct heads {
 	size_t n;
-	bool unknown;        /* one of them has no expected start (and reserves nothing) */
-	int64_t first_start; /* the earliest expected start among the others; 0: none */
-	int64_t last_start;  /* the latest of them */
+	bool unknown; /* one of them has no expected start (and reserves nothing) */
+	/* The earliest expected start among the others, and the latest, with the holds of the
+	 * jobs past the depth that preempt (from their victims' stop); 0: none. */
+	int64_t first_start;
+	int64_t last_start;
 };
 
 /* What the free nodes of a class hold of one shape of gang, as long as nothing changes them:
