@@ -719,26 +719,56 @@ static void hold_gang(struct run *r, const struct tj_admission_job *job, int64_t
 		hold_slot(r, r->launcher_slot, start, until);
 }
 
-/* A job behind a blocked head that cannot start now, but could off the reserved nodes if the
- * gangs of lower tiers there were gone: it preempts them (as Slurm's backfill scheduler
- * preempts too), its expected start their stop. It is no head (it counts for no backfill
- * depth), but the nodes it takes once they are gone are held for it from then, so that no
- * job decided after it in the cycle chooses them too, as victims' nodes or free ones. */
+/* The slots of bucket b that a gang giving its nodes back by end may not take: those with a
+ * reservation that starts before end, or at a time unknown (Slurm's backfill looks at each
+ * node's own plan); in r->too_soon, or NULL when there is none. */
+static const bool *kept_until(struct run *r, size_t b, int64_t end, const struct heads *heads)
+{
+	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
+
+	if (end <= heads->first_start)
+		return NULL;
+	if (end > heads->last_start)
+		return r->reserved;
+	for (size_t s = first; s < last; s++)
+		r->too_soon[s] =
+		        r->reserved[s] && (!r->reserved_from[s] || r->reserved_from[s] < end);
+	return r->too_soon;
+}
+
+/* A job behind a blocked head that cannot start now, but could if the gangs of lower tiers
+ * on some nodes were gone: it preempts them (as Slurm's backfill scheduler preempts too),
+ * its expected start their stop. It keeps off the nodes reserved for the jobs ahead as a
+ * backfilled job does: off them all, or, with a walltime, off those whose reservations start
+ * before it would end (from the latest stop any victim could have). It is no head (it counts
+ * for no backfill depth), but the nodes it takes once they are gone are held for it from
+ * then, so that no job decided after it in the cycle chooses them too, as victims' nodes or
+ * free ones. */
 static int backfill_preempting(struct run *r, size_t b, size_t j, struct heads *heads)
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
-	int64_t stop;
+	const bool *kept = r->reserved;
+	int64_t stop, grace = 0;
 
 	if (!tj_admission_wants_victims(r, job, 0))
 		return 0;
-	stop = tj_admission_preempt(r, b, j, r->reserved, 0);
+	if (job->walltime > 0 && heads->first_start > 0) {
+		for (size_t v = 0; v < r->in->n_running; v++)
+			if (r->in->running[v].grace > grace)
+				grace = r->in->running[v].grace;
+		kept = kept_until(
+		        r, b,
+		        sat_add(r->in->now, sat_add(grace, sat_add(job->walltime, job->grace))),
+		        heads);
+	}
+	stop = tj_admission_preempt(r, b, j, kept, 0);
 	if (stop <= 0)
 		return stop < 0 ? (int)stop : 0;
 	r->res->decisions[j].expected_start = stop;
 	tj_admission_reserve_places(r, job);
 	hold_gang(r, job, stop);
-	/* Its hold counts among the reservations' starts that backfill reads (place_ending_by):
-	 * a job that ends before the first head's start, but after this stop, stays off it. */
+	/* Its hold counts among the reservations' starts that backfill reads (kept_until): a job
+	 * that ends before the first head's start, but after this stop, stays off it. */
 	if (!heads->first_start || stop < heads->first_start)
 		heads->first_start = stop;
 	if (stop > heads->last_start)
@@ -747,21 +777,15 @@ static int backfill_preempting(struct run *r, size_t b, size_t j, struct heads *
 }
 
 /* Places a gang that gives its nodes back by end on the nodes no reservation holds and on
- * those whose reservations all start at end or later (Slurm's backfill looks at each node's
- * own plan too): it delays none of them. */
+ * those whose reservations all start at end or later: it delays none of them. */
 static bool place_ending_by(struct run *r, size_t b, const struct tj_admission_job *job,
                             int64_t end, const struct heads *heads)
 {
-	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
+	const bool *kept = kept_until(r, b, end, heads);
 
-	if (end <= heads->first_start)
-		return tj_admission_place_gang(r, b, r->free, NULL, job);
-	if (end > heads->last_start) /* every reserved node: placed off them already */
+	if (kept == r->reserved) /* every reserved node: placed off them already */
 		return false;
-	for (size_t s = first; s < last; s++)
-		r->too_soon[s] =
-		        r->reserved[s] && (!r->reserved_from[s] || r->reserved_from[s] < end);
-	return tj_admission_place_gang(r, b, r->free, r->too_soon, job);
+	return tj_admission_place_gang(r, b, r->free, kept, job);
 }
 
 /* A job behind a blocked head: it starts now only if that cannot delay any job with a
