@@ -312,7 +312,8 @@ static void judge_node(struct tj_suspect_nodes *s, const char *name)
 		return;
 	}
 	tj_suspect_judge(s->policy, s->history, s->n, name, now, &v);
-	switch (tj_suspect_decide(s->policy, tj_node_is_suspect(node), node->suspect_marked, &v)) {
+	switch (tj_suspect_decide(s->policy, tj_node_is_suspect(node), node->suspect_mark != NULL,
+	                          &v)) {
 	case TJ_SUSPECT_FORGET:
 		forget_node(s, name);
 		tj_log_info("suspect",
@@ -417,7 +418,7 @@ void tj_suspect_nodes_node_changed(struct tj_suspect_nodes *s, const struct tj_n
 	for (size_t i = 0; i < n_read; i++)
 		changed |= remember(s, &read[i]);
 	if (changed || !old || tj_node_is_suspect(old) != tj_node_is_suspect(node) ||
-	    old->suspect_marked != node->suspect_marked)
+	    !old->suspect_mark != !node->suspect_mark)
 		judge_node(s, node->name);
 }
 
