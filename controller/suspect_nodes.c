@@ -11,13 +11,17 @@
 #include "reconcilers/json.h"
 #include "reconcilers/suspect.h"
 
-/* A node's write in flight. */
+/* A node's write, from the moment it is sent until the cache shows a version of the node
+ * other than the one it was made from: until then the cache is behind what the controller
+ * wrote (or, after a conflict, behind the API server), and judging the node again would
+ * write the same again. */
 struct write {
 	struct write *next;
 	struct tj_suspect_nodes *s; /* borrowed */
-	struct tj_request *request; /* borrowed; the client frees it after the callback */
-	bool again;                 /* the node changed meanwhile: judge it again after */
+	struct tj_request *request; /* borrowed; the client frees it after the callback; NULL
+	                             * once answered */
 	char node[TJ_NAME_MAX];
+	char base[64]; /* the resourceVersion of the node it was made from */
 };
 
 struct tj_suspect_nodes {
@@ -113,40 +117,56 @@ static struct write *write_of(const struct tj_suspect_nodes *s, const char *node
 	return NULL;
 }
 
-static void judge_node(struct tj_suspect_nodes *s, const char *name);
-
-static void on_written(struct tj_response *resp, void *userdata)
+static void unlink_write(struct tj_suspect_nodes *s, struct write *w)
 {
-	struct write *w = userdata;
-	struct tj_suspect_nodes *s = w->s;
 	struct write **pp;
-	char node[TJ_NAME_MAX];
-	bool again = w->again;
 
-	if (resp->rc < 0)
-		tj_log_warn("suspect", "could not write the node", TJ_STR("node", w->node),
-		            TJ_STR("error", resp->error));
-	memcpy(node, w->node, sizeof(node));
 	for (pp = &s->writes; *pp != w; pp = &(*pp)->next)
 		;
 	*pp = w->next;
 	free(w);
-	/* A conflict comes back through the watch with the newer node, which is judged
-	 * then; a change seen meanwhile is judged now. */
-	if (again)
-		judge_node(s, node);
 }
 
-static int send_patch(struct tj_suspect_nodes *s, const char *node, const cJSON *patch)
+/* The answer: the write waits for its echo in the cache either way. A conflict means a
+ * newer node, which the watch brings; another error is tried again at the node's next
+ * change. */
+static void on_written(struct tj_response *resp, void *userdata)
 {
-	struct tj_ref ref = { .resource = &tj_resource_nodes, .name = node };
+	struct write *w = userdata;
+
+	w->request = NULL;
+	if (resp->rc < 0 && resp->http_status != 409)
+		tj_log_warn("suspect", "could not write the node", TJ_STR("node", w->node),
+		            TJ_STR("error", resp->error));
+}
+
+/* Whether the node may be judged now: no write of it in flight, and the cache past the
+ * version the last one was made from (the write is then done with). */
+static bool settled(struct tj_suspect_nodes *s, const struct tj_node *node)
+{
+	struct write *w = write_of(s, node->name);
+
+	if (!w)
+		return true;
+	if (w->request ||
+	    strcmp(w->base, node->resource_version ? node->resource_version : "") == 0)
+		return false;
+	unlink_write(s, w);
+	return true;
+}
+
+static int send_patch(struct tj_suspect_nodes *s, const struct tj_node *node, const cJSON *patch)
+{
+	struct tj_ref ref = { .resource = &tj_resource_nodes, .name = node->name };
 	struct write *w = calloc(1, sizeof(*w));
 	int rc;
 
 	if (!w)
 		return -ENOMEM;
 	w->s = s;
-	snprintf(w->node, sizeof(w->node), "%s", node);
+	snprintf(w->node, sizeof(w->node), "%s", node->name);
+	snprintf(w->base, sizeof(w->base), "%s",
+	         node->resource_version ? node->resource_version : "");
 	rc = tj_kube_patch(s->client, &ref, TJ_PATCH_MERGE, patch, NULL, on_written, w,
 	                   &w->request);
 	if (rc < 0) {
@@ -266,13 +286,14 @@ static int write_mark(struct tj_suspect_nodes *s, const struct tj_node *node, co
 	tj_suspect_describe(s->policy, v, mark + strlen(mark), sizeof(mark) - strlen(mark));
 	cJSON_AddStringToObject(ann, TJ_ANNOTATION_SUSPECT, mark);
 	cJSON_AddStringToObject(ann, TJ_ANNOTATION_NODE_FAILURES, failures);
-	rc = send_patch(s, node->name, patch);
+	rc = send_patch(s, node, patch);
 out:
 	cJSON_Delete(patch);
 	return rc;
 }
 
-static int write_annotations(struct tj_suspect_nodes *s, const char *node, const char *failures)
+static int write_annotations(struct tj_suspect_nodes *s, const struct tj_node *node,
+                             const char *failures)
 {
 	cJSON *patch = cJSON_CreateObject();
 	cJSON *meta = cJSON_AddObjectToObject(patch, "metadata");
@@ -300,17 +321,14 @@ static void judge_node(struct tj_suspect_nodes *s, const char *name)
 	/* Room for the longest of them: TIME:CODE:ATTEMPT:KEY, and a comma. */
 	char failures[TJ_SUSPECT_NODE_RECORDS * (TJ_KEY_MAX + 48)];
 	struct tj_suspect_verdict v;
-	struct write *w;
 	int64_t now = now_of(s);
 	size_t n_kept;
 	int rc = 0;
 
 	if (!s->leading || !node)
 		return;
-	if ((w = write_of(s, name))) {
-		w->again = true;
+	if (!settled(s, node))
 		return;
-	}
 	tj_suspect_judge(s->policy, s->history, s->n, name, now, &v);
 	switch (tj_suspect_decide(s->policy, tj_node_is_suspect(node), node->suspect_mark != NULL,
 	                          &v)) {
@@ -322,7 +340,7 @@ static void judge_node(struct tj_suspect_nodes *s, const char *name)
 		record(s, "default", name, "Node", false, "NodeSuspectCleared",
 		       "the taint " TJ_TAINT_SUSPECT " was removed: the failures seen on the node "
 		       "are forgotten");
-		rc = write_annotations(s, name, NULL);
+		rc = write_annotations(s, node, NULL);
 		break;
 	case TJ_SUSPECT_MARK:
 		n_kept = tj_suspect_keep(s->policy, s->history, s->n, name, now, kept);
@@ -340,7 +358,7 @@ static void judge_node(struct tj_suspect_nodes *s, const char *name)
 		 * their own: a node's history is written when it grows. */
 		if (n_kept == 0 || strcmp(failures, node->failures ? node->failures : "") == 0)
 			return;
-		rc = write_annotations(s, name, failures);
+		rc = write_annotations(s, node, failures);
 		break;
 	}
 	if (rc < 0)
@@ -411,6 +429,11 @@ void tj_suspect_nodes_node_changed(struct tj_suspect_nodes *s, const struct tj_n
 
 	count_tainted(s, old, node);
 	if (!node) {
+		struct write *w = write_of(s, old->name);
+
+		/* A write in flight keeps its entry until its answer. */
+		if (w && !w->request)
+			unlink_write(s, w);
 		forget_node(s, old->name);
 		return;
 	}
@@ -418,7 +441,7 @@ void tj_suspect_nodes_node_changed(struct tj_suspect_nodes *s, const struct tj_n
 	for (size_t i = 0; i < n_read; i++)
 		changed |= remember(s, &read[i]);
 	if (changed || !old || tj_node_is_suspect(old) != tj_node_is_suspect(node) ||
-	    !old->suspect_mark != !node->suspect_mark)
+	    !old->suspect_mark != !node->suspect_mark || write_of(s, node->name))
 		judge_node(s, node->name);
 }
 
@@ -443,7 +466,8 @@ struct tj_suspect_nodes *tj_suspect_nodes_free(struct tj_suspect_nodes *s)
 		struct write *w = s->writes;
 
 		s->writes = w->next;
-		tj_request_cancel(w->request);
+		if (w->request)
+			tj_request_cancel(w->request);
 		free(w);
 	}
 	free(s->history);
