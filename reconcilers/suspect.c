@@ -173,7 +173,7 @@ static bool in_window(const struct tj_suspect_policy *policy, const struct tj_no
 	return f->time > now - policy->window_seconds;
 }
 
-/* The same attempt of the same job failed so on another node within the window. */
+/* The same job failed so on another node within the window, in any attempt. */
 static bool fails_elsewhere(const struct tj_suspect_policy *policy,
                             const struct tj_node_failure *history, size_t n,
                             const struct tj_node_failure *f, int64_t now)
@@ -181,8 +181,8 @@ static bool fails_elsewhere(const struct tj_suspect_policy *policy,
 	for (size_t i = 0; i < n; i++) {
 		const struct tj_node_failure *o = &history[i];
 
-		if (o->attempt == f->attempt && in_window(policy, o, now) &&
-		    strcmp(o->job, f->job) == 0 && strcmp(o->node, f->node) != 0)
+		if (in_window(policy, o, now) && strcmp(o->job, f->job) == 0 &&
+		    strcmp(o->node, f->node) != 0)
 			return true;
 	}
 	return false;

@@ -9,8 +9,10 @@
  *   with an exit code of the policy's list (suspectNodes.exitCodes), unless the container
  *   was OOMKilled, which is the job's own memory (tj_suspect_failure_of_pod).
  * - It counts while it is younger than the window (suspectNodes.window).
- * - It is blamed on its node only if the same attempt of the same job failed so on no other
- *   node: an ending that fails on several nodes at once is the job's, whatever its code.
+ * - It is blamed on its node only if the same job (in any attempt) failed so on no other
+ *   node within the window: an ending that follows the job from node to node is the
+ *   job's, whatever its code. The attempt alone would not tell: a gang's other ranks are
+ *   deleted as soon as one rank fails, most often before they can fail too.
  * - A node is suspect when the failures blamed on it belong to at least suspectNodes.jobs
  *   different TrainJobs (tj_suspect_judge).
  *
