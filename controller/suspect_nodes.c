@@ -22,6 +22,9 @@ struct write {
 	                             * once answered */
 	char node[TJ_NAME_MAX];
 	char base[64]; /* the resourceVersion of the node it was made from */
+	/* owned; a mark's verdict, told once the mark is written (a mark that met a conflict
+	 * is made again, and told then); NULL for the failures alone */
+	struct tj_suspect_verdict *marked;
 };
 
 struct tj_suspect_nodes {
@@ -124,12 +127,16 @@ static void unlink_write(struct tj_suspect_nodes *s, struct write *w)
 	for (pp = &s->writes; *pp != w; pp = &(*pp)->next)
 		;
 	*pp = w->next;
+	free(w->marked);
 	free(w);
 }
 
 /* The answer: the write waits for its echo in the cache either way. A conflict means a
  * newer node, which the watch brings; another error is tried again at the node's next
  * change. */
+static void tell_marked(struct tj_suspect_nodes *s, const char *node,
+                        const struct tj_suspect_verdict *v);
+
 static void on_written(struct tj_response *resp, void *userdata)
 {
 	struct write *w = userdata;
@@ -138,6 +145,10 @@ static void on_written(struct tj_response *resp, void *userdata)
 	if (resp->rc < 0 && resp->http_status != 409)
 		tj_log_warn("suspect", "could not write the node", TJ_STR("node", w->node),
 		            TJ_STR("error", resp->error));
+	if (resp->rc == 0 && w->marked)
+		tell_marked(w->s, w->node, w->marked);
+	free(w->marked);
+	w->marked = NULL;
 }
 
 /* Whether the node may be judged now: no write of it in flight, and the cache past the
@@ -155,7 +166,8 @@ static bool settled(struct tj_suspect_nodes *s, const struct tj_node *node)
 	return true;
 }
 
-static int send_patch(struct tj_suspect_nodes *s, const struct tj_node *node, const cJSON *patch)
+static int send_patch(struct tj_suspect_nodes *s, const struct tj_node *node, const cJSON *patch,
+                      const struct tj_suspect_verdict *mark)
 {
 	struct tj_ref ref = { .resource = &tj_resource_nodes, .name = node->name };
 	struct write *w = calloc(1, sizeof(*w));
@@ -163,6 +175,14 @@ static int send_patch(struct tj_suspect_nodes *s, const struct tj_node *node, co
 
 	if (!w)
 		return -ENOMEM;
+	if (mark) {
+		w->marked = malloc(sizeof(*w->marked));
+		if (!w->marked) {
+			free(w);
+			return -ENOMEM;
+		}
+		*w->marked = *mark;
+	}
 	w->s = s;
 	snprintf(w->node, sizeof(w->node), "%s", node->name);
 	snprintf(w->base, sizeof(w->base), "%s",
@@ -170,6 +190,7 @@ static int send_patch(struct tj_suspect_nodes *s, const struct tj_node *node, co
 	rc = tj_kube_patch(s->client, &ref, TJ_PATCH_MERGE, patch, NULL, on_written, w,
 	                   &w->request);
 	if (rc < 0) {
+		free(w->marked);
 		free(w);
 		return rc;
 	}
@@ -286,7 +307,7 @@ static int write_mark(struct tj_suspect_nodes *s, const struct tj_node *node, co
 	tj_suspect_describe(s->policy, v, mark + strlen(mark), sizeof(mark) - strlen(mark));
 	cJSON_AddStringToObject(ann, TJ_ANNOTATION_SUSPECT, mark);
 	cJSON_AddStringToObject(ann, TJ_ANNOTATION_NODE_FAILURES, failures);
-	rc = send_patch(s, node, patch);
+	rc = send_patch(s, node, patch, v);
 out:
 	cJSON_Delete(patch);
 	return rc;
@@ -308,7 +329,7 @@ static int write_annotations(struct tj_suspect_nodes *s, const struct tj_node *n
 		cJSON_AddNullToObject(ann, TJ_ANNOTATION_NODE_FAILURES);
 		cJSON_AddNullToObject(ann, TJ_ANNOTATION_SUSPECT);
 	}
-	rc = send_patch(s, node, patch);
+	rc = send_patch(s, node, patch, NULL);
 out:
 	cJSON_Delete(patch);
 	return rc;
@@ -346,8 +367,6 @@ static void judge_node(struct tj_suspect_nodes *s, const char *name)
 		n_kept = tj_suspect_keep(s->policy, s->history, s->n, name, now, kept);
 		tj_suspect_format(kept, n_kept, failures, sizeof(failures));
 		rc = write_mark(s, node, failures, &v, now);
-		if (rc == 0)
-			tell_marked(s, name, &v);
 		break;
 	case TJ_SUSPECT_KEEP:
 		if (!s->policy->enabled)
@@ -468,6 +487,7 @@ struct tj_suspect_nodes *tj_suspect_nodes_free(struct tj_suspect_nodes *s)
 		s->writes = w->next;
 		if (w->request)
 			tj_request_cancel(w->request);
+		free(w->marked);
 		free(w);
 	}
 	free(s->history);
