@@ -101,13 +101,26 @@ static bool remember(struct tj_suspect_nodes *s, const struct tj_node_failure *f
 	return true;
 }
 
-static void forget_node(struct tj_suspect_nodes *s, const char *node)
+/* Drops the failures of node up to the time before. */
+static void forget_node(struct tj_suspect_nodes *s, const char *node, int64_t before)
 {
 	for (size_t i = 0; i < s->n;)
-		if (strcmp(s->history[i].node, node) == 0)
+		if (s->history[i].time <= before && strcmp(s->history[i].node, node) == 0)
 			s->history[i] = s->history[--s->n];
 		else
 			i++;
+}
+
+/* When the operator last cleared the node, as its annotation says (0: never, or not within
+ * the window, past which no failure it forgot would count anyway). */
+static int64_t cleared_of(const struct tj_suspect_nodes *s, const struct tj_node *node, int64_t now)
+{
+	int64_t cleared;
+
+	if (!node)
+		return 0;
+	tj_suspect_parse(node->name, node->failures, NULL, 0, &cleared);
+	return cleared > now - s->policy->window_seconds ? cleared : 0;
 }
 
 /* ---- writes ---- */
@@ -313,8 +326,9 @@ out:
 	return rc;
 }
 
+/* The node's failures; cleared: the mark goes too. */
 static int write_annotations(struct tj_suspect_nodes *s, const struct tj_node *node,
-                             const char *failures)
+                             const char *failures, bool cleared)
 {
 	cJSON *patch = cJSON_CreateObject();
 	cJSON *meta = cJSON_AddObjectToObject(patch, "metadata");
@@ -323,12 +337,9 @@ static int write_annotations(struct tj_suspect_nodes *s, const struct tj_node *n
 
 	if (!patch || !meta || !ann)
 		goto out;
-	if (failures) {
-		cJSON_AddStringToObject(ann, TJ_ANNOTATION_NODE_FAILURES, failures);
-	} else {
-		cJSON_AddNullToObject(ann, TJ_ANNOTATION_NODE_FAILURES);
+	cJSON_AddStringToObject(ann, TJ_ANNOTATION_NODE_FAILURES, failures);
+	if (cleared)
 		cJSON_AddNullToObject(ann, TJ_ANNOTATION_SUSPECT);
-	}
 	rc = send_patch(s, node, patch, NULL);
 out:
 	cJSON_Delete(patch);
@@ -354,30 +365,35 @@ static void judge_node(struct tj_suspect_nodes *s, const char *name)
 	switch (tj_suspect_decide(s->policy, tj_node_is_suspect(node), node->suspect_mark != NULL,
 	                          &v)) {
 	case TJ_SUSPECT_FORGET:
-		forget_node(s, name);
+		/* The time of the clear stays, so that the crashed pods still in the cluster
+		 * are not counted again by a controller that restarts. */
+		forget_node(s, name, INT64_MAX);
+		tj_suspect_format(now, NULL, 0, failures, sizeof(failures));
 		tj_log_info("suspect",
 		            "the suspect taint was removed: the node's history is cleared",
 		            TJ_STR("node", name));
 		record(s, "default", name, "Node", false, "NodeSuspectCleared",
 		       "the taint " TJ_TAINT_SUSPECT " was removed: the failures seen on the node "
 		       "are forgotten");
-		rc = write_annotations(s, node, NULL);
+		rc = write_annotations(s, node, failures, true);
 		break;
 	case TJ_SUSPECT_MARK:
 		n_kept = tj_suspect_keep(s->policy, s->history, s->n, name, now, kept);
-		tj_suspect_format(kept, n_kept, failures, sizeof(failures));
+		tj_suspect_format(cleared_of(s, node, now), kept, n_kept, failures,
+		                  sizeof(failures));
 		rc = write_mark(s, node, failures, &v, now);
 		break;
 	case TJ_SUSPECT_KEEP:
 		if (!s->policy->enabled)
 			return;
 		n_kept = tj_suspect_keep(s->policy, s->history, s->n, name, now, kept);
-		tj_suspect_format(kept, n_kept, failures, sizeof(failures));
+		tj_suspect_format(cleared_of(s, node, now), kept, n_kept, failures,
+		                  sizeof(failures));
 		/* Failures that left the window are dropped with the next new one, not on
 		 * their own: a node's history is written when it grows. */
 		if (n_kept == 0 || strcmp(failures, node->failures ? node->failures : "") == 0)
 			return;
-		rc = write_annotations(s, node, failures);
+		rc = write_annotations(s, node, failures, false);
 		break;
 	}
 	if (rc < 0)
@@ -427,6 +443,9 @@ void tj_suspect_nodes_pod_changed(struct tj_suspect_nodes *s, const struct tj_po
 		return;
 	if (old && tj_suspect_failure_of_pod(s->policy, old, now, &(struct tj_node_failure){ 0 }))
 		return;
+	/* A crash the operator cleared the node of: its pod stays for its logs. */
+	if (s->node_lookup && f.time <= cleared_of(s, s->node_lookup(s->node_ctx, f.node), now))
+		return;
 	if (remember(s, &f))
 		judge_node(s, f.node);
 }
@@ -443,6 +462,7 @@ void tj_suspect_nodes_node_changed(struct tj_suspect_nodes *s, const struct tj_n
                                    const struct tj_node *node)
 {
 	struct tj_node_failure read[TJ_SUSPECT_NODE_RECORDS];
+	int64_t cleared;
 	size_t n_read;
 	bool changed = false;
 
@@ -453,10 +473,13 @@ void tj_suspect_nodes_node_changed(struct tj_suspect_nodes *s, const struct tj_n
 		/* A write in flight keeps its entry until its answer. */
 		if (w && !w->request)
 			unlink_write(s, w);
-		forget_node(s, old->name);
+		forget_node(s, old->name, INT64_MAX);
 		return;
 	}
-	n_read = tj_suspect_parse(node->name, node->failures, read, TJ_SUSPECT_NODE_RECORDS);
+	n_read = tj_suspect_parse(node->name, node->failures, read, TJ_SUSPECT_NODE_RECORDS,
+	                          &cleared);
+	if (cleared)
+		forget_node(s, node->name, cleared);
 	for (size_t i = 0; i < n_read; i++)
 		changed |= remember(s, &read[i]);
 	if (changed || !old || tj_node_is_suspect(old) != tj_node_is_suspect(node) ||

@@ -113,23 +113,51 @@ static size_t oldest(const struct tj_node_failure *out, size_t n)
 	return o;
 }
 
-size_t tj_suspect_parse(const char *node, const char *text, struct tj_node_failure *out, size_t max)
+#define CLEARED "cleared:"
+
+/* The time of an entry "cleared:TIME", or 0. */
+static int64_t parse_cleared(const char *s, const char *end)
+{
+	long long t;
+
+	if ((size_t)(end - s) <= strlen(CLEARED) || strncmp(s, CLEARED, strlen(CLEARED)) != 0 ||
+	    !read_number(s + strlen(CLEARED), end, &t))
+		return 0;
+	return t;
+}
+
+size_t tj_suspect_parse(const char *node, const char *text, struct tj_node_failure *out, size_t max,
+                        int64_t *ret_cleared)
 {
 	struct tj_node_failure f;
+	int64_t cleared = 0;
 	size_t n = 0;
 
-	if (!text || max == 0 || strlen(text) > TJ_SUSPECT_FAILURES_MAX ||
+	if (ret_cleared)
+		*ret_cleared = 0;
+	if (!text || strlen(text) > TJ_SUSPECT_FAILURES_MAX ||
 	    !copy_str(f.node, sizeof(f.node), node))
 		return 0;
+	for (const char *s = text; *s;) {
+		const char *end = strchr(s, ',');
+		int64_t t;
+
+		if (!end)
+			end = s + strlen(s);
+		t = parse_cleared(s, end);
+		if (t > cleared)
+			cleared = t;
+		s = *end ? end + 1 : end;
+	}
 	while (*text) {
 		const char *end = strchr(text, ',');
 
 		if (!end)
 			end = text + strlen(text);
-		if (parse_entry(text, end, &f)) {
+		if (parse_entry(text, end, &f) && f.time > cleared) {
 			if (n < max) {
 				out[n++] = f;
-			} else {
+			} else if (max > 0) {
 				/* Full: the newest stay, in the text's order. */
 				size_t o = oldest(out, n);
 
@@ -141,20 +169,33 @@ size_t tj_suspect_parse(const char *node, const char *text, struct tj_node_failu
 		}
 		text = *end ? end + 1 : end;
 	}
+	if (ret_cleared)
+		*ret_cleared = cleared;
 	return n;
 }
 
-int tj_suspect_format(const struct tj_node_failure *failures, size_t n, char *buf, size_t size)
+int tj_suspect_format(int64_t cleared, const struct tj_node_failure *failures, size_t n, char *buf,
+                      size_t size)
 {
 	size_t used = 0;
+	int w;
 
 	if (size == 0)
 		return -ENOSPC;
 	buf[0] = '\0';
+	if (cleared > 0) {
+		w = snprintf(buf, size, CLEARED "%lld", (long long)cleared);
+		if (w < 0 || (size_t)w >= size) {
+			buf[0] = '\0';
+			return -ENOSPC;
+		}
+		used = (size_t)w;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct tj_node_failure *f = &failures[i];
-		int w = snprintf(buf + used, size - used, "%s%lld:%d:%d:%s", i ? "," : "",
-		                 (long long)f->time, f->exit_code, f->attempt, f->job);
+
+		w = snprintf(buf + used, size - used, "%s%lld:%d:%d:%s", used ? "," : "",
+		             (long long)f->time, f->exit_code, f->attempt, f->job);
 
 		if (w < 0 || (size_t)w >= size - used) {
 			buf[used] = '\0';

@@ -21,7 +21,9 @@
  * TJ_ANNOTATION_SUSPECT, which says when and for which jobs. The failures of each node are
  * kept in its annotation TJ_ANNOTATION_NODE_FAILURES, so that a restarted controller
  * rebuilds the history from the Node cache. The operator clears a suspect node by removing
- * the taint: the node's history is then forgotten (tj_suspect_decide). */
+ * the taint: the node's history is then forgotten (tj_suspect_decide), and the annotation
+ * keeps the time of the clear, before which no failure counts (the crashed pods may stay in
+ * the cluster for their logs, and a restarted controller would see them again). */
 #pragma once
 
 #include <stdbool.h>
@@ -67,14 +69,18 @@ bool tj_suspect_failure_of_pod(const struct tj_suspect_policy *policy, const str
                                int64_t now, struct tj_node_failure *ret);
 
 /* Reads the annotation TJ_ANNOTATION_NODE_FAILURES of node: entries "TIME:CODE:ATTEMPT:NS/NAME"
- * separated by ','. Entries that are not that are skipped; of the rest, the newest max are
- * written to out (in the order of the text). Returns how many; never fails. */
-size_t tj_suspect_parse(const char *node, const char *text, struct tj_node_failure *out,
-                        size_t max);
+ * separated by ',', and "cleared:TIME", when the operator last cleared the node (the
+ * failures until then are forgotten, though the crashed pods may still be there). Entries
+ * that are neither are skipped; of the failures after the clear, the newest max are written
+ * to out (in the order of the text; max may be 0), and the clear's time to *ret_cleared (0
+ * for none; may be NULL). Returns how many failures; never fails. */
+size_t tj_suspect_parse(const char *node, const char *text, struct tj_node_failure *out, size_t max,
+                        int64_t *ret_cleared);
 
-/* Writes the failures in that form into buf; 0, or -ENOSPC if they do not fit (buf then
- * holds a string all the same, possibly empty). */
-int tj_suspect_format(const struct tj_node_failure *failures, size_t n, char *buf, size_t size);
+/* Writes "cleared:TIME" (unless cleared is 0) and the failures in that form into buf; 0, or
+ * -ENOSPC if they do not fit (buf then holds a string all the same, possibly empty). */
+int tj_suspect_format(int64_t cleared, const struct tj_node_failure *failures, size_t n, char *buf,
+                      size_t size);
 
 /* The failures of history on node that a node's annotation keeps: those within the window at
  * now, the newest TJ_SUSPECT_NODE_RECORDS, oldest first, written to out (room for

@@ -17,19 +17,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const struct tj_suspect_policy *policy = tj_config_suspect(NULL);
 	struct tj_suspect_verdict v;
 	char *input = malloc(size + 1);
+	int64_t cleared, again_cleared;
 	size_t n, m;
 
 	if (!input)
 		return 0;
 	memcpy(input, data, size);
 	input[size] = '\0';
-	n = tj_suspect_parse("n1", input, read, TJ_SUSPECT_NODE_RECORDS);
+	n = tj_suspect_parse("n1", input, read, TJ_SUSPECT_NODE_RECORDS, &cleared);
 	if (n > TJ_SUSPECT_NODE_RECORDS)
 		abort();
-	if (tj_suspect_format(read, n, text, sizeof(text)) != 0)
+	if (tj_suspect_format(cleared, read, n, text, sizeof(text)) != 0)
 		abort(); /* what was read always fits */
-	m = tj_suspect_parse("n1", text, again, TJ_SUSPECT_NODE_RECORDS);
-	if (m != n)
+	m = tj_suspect_parse("n1", text, again, TJ_SUSPECT_NODE_RECORDS, &again_cleared);
+	if (m != n || again_cleared != cleared)
 		abort();
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(read[i].job, again[i].job) != 0 || read[i].time != again[i].time ||

@@ -144,9 +144,9 @@ static void test_format_and_parse(void **state)
 	char buf[256];
 
 	(void)state;
-	assert_int_equal(tj_suspect_format(in, 2, buf, sizeof(buf)), 0);
+	assert_int_equal(tj_suspect_format(0, in, 2, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "1000:135:0:team-a/bert,2000:134:12:team-b/gpt.x");
-	assert_int_equal(tj_suspect_parse("n1", buf, out, 4), 2);
+	assert_int_equal(tj_suspect_parse("n1", buf, out, 4, NULL), 2);
 	for (size_t i = 0; i < 2; i++) {
 		assert_string_equal(out[i].node, "n1");
 		assert_string_equal(out[i].job, in[i].job);
@@ -154,9 +154,15 @@ static void test_format_and_parse(void **state)
 		assert_int_equal(out[i].exit_code, in[i].exit_code);
 		assert_int_equal(out[i].time, in[i].time);
 	}
-	assert_int_equal(tj_suspect_format(in, 2, buf, 20), -ENOSPC);
+	assert_int_equal(tj_suspect_format(0, in, 2, buf, 20), -ENOSPC);
 	assert_string_equal(buf, "");
-	assert_int_equal(tj_suspect_format(in, 0, buf, sizeof(buf)), 0);
+	assert_int_equal(tj_suspect_format(0, in, 0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(tj_suspect_format(500, in, 2, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "cleared:500,1000:135:0:team-a/bert,2000:134:12:team-b/gpt.x");
+	assert_int_equal(tj_suspect_format(500, in, 0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "cleared:500");
+	assert_int_equal(tj_suspect_format(500, in, 0, buf, 5), -ENOSPC);
 	assert_string_equal(buf, "");
 }
 
@@ -165,21 +171,26 @@ struct parse_case {
 	const char *text;
 	size_t max, n;
 	const char *first_job; /* of out[0] */
+	int64_t cleared;
 };
 
 static const struct parse_case parses[] = {
-	{ "empty", "", 4, 0, NULL },
-	{ "a bad entry is skipped, the rest kept", "1:135:0:a/b,x:1:1:a/c,3:135:0:a/d", 4, 2,
-	  "a/b" },
-	{ "a key with a comma's neighbour", "1:135:0:a/b,", 4, 1, "a/b" },
-	{ "an upper-case name is not a key", "1:135:0:A/b", 4, 0, NULL },
-	{ "no slash", "1:135:0:ab", 4, 0, NULL },
-	{ "two slashes", "1:135:0:a/b/c", 4, 0, NULL },
-	{ "an exit code past a byte", "1:300:0:a/b", 4, 0, NULL },
-	{ "a negative time", "-1:135:0:a/b", 4, 0, NULL },
-	{ "a number too long", "1234567890123456789:135:0:a/b", 4, 0, NULL },
-	{ "missing fields", "1:135:a/b", 4, 0, NULL },
-	{ "full: the newest stay", "5:135:0:a/old,9:135:0:a/new,7:135:0:a/mid", 2, 2, "a/new" },
+	{ "empty", "", 4, 0, NULL, 0 },
+	{ "a bad entry is skipped, the rest kept", "1:135:0:a/b,x:1:1:a/c,3:135:0:a/d", 4, 2, "a/b",
+	  0 },
+	{ "a key with a comma's neighbour", "1:135:0:a/b,", 4, 1, "a/b", 0 },
+	{ "an upper-case name is not a key", "1:135:0:A/b", 4, 0, NULL, 0 },
+	{ "no slash", "1:135:0:ab", 4, 0, NULL, 0 },
+	{ "two slashes", "1:135:0:a/b/c", 4, 0, NULL, 0 },
+	{ "an exit code past a byte", "1:300:0:a/b", 4, 0, NULL, 0 },
+	{ "a negative time", "-1:135:0:a/b", 4, 0, NULL, 0 },
+	{ "a number too long", "1234567890123456789:135:0:a/b", 4, 0, NULL, 0 },
+	{ "missing fields", "1:135:a/b", 4, 0, NULL, 0 },
+	{ "full: the newest stay", "5:135:0:a/old,9:135:0:a/new,7:135:0:a/mid", 2, 2, "a/new", 0 },
+	{ "the failures until the clear are forgotten",
+	  "1:135:0:a/b,cleared:500,600:135:0:a/c,500:139:0:a/d", 4, 1, "a/c", 500 },
+	{ "the latest clear counts", "cleared:500,cleared:700,600:135:0:a/c", 4, 0, NULL, 700 },
+	{ "a clear that is not one", "cleared:,cleared:x,cleared:-5,1:135:0:a/b", 4, 1, "a/b", 0 },
 };
 
 static void test_parse_table(void **state)
@@ -188,13 +199,15 @@ static void test_parse_table(void **state)
 	for (size_t i = 0; i < sizeof(parses) / sizeof(parses[0]); i++) {
 		const struct parse_case *c = &parses[i];
 		struct tj_node_failure out[4];
+		int64_t cleared = -1;
 
 		print_message("# case: %s\n", c->name);
-		assert_int_equal(tj_suspect_parse("n", c->text, out, c->max), c->n);
+		assert_int_equal(tj_suspect_parse("n", c->text, out, c->max, &cleared), c->n);
 		if (c->first_job)
 			assert_string_equal(out[0].job, c->first_job);
+		assert_int_equal(cleared, c->cleared);
 	}
-	assert_int_equal(tj_suspect_parse("n", NULL, NULL, 4), 0);
+	assert_int_equal(tj_suspect_parse("n", NULL, NULL, 4, NULL), 0);
 }
 
 static void test_parse_refuses_a_long_text(void **state)
@@ -208,7 +221,7 @@ static void test_parse_refuses_a_long_text(void **state)
 	memset(text, '1', len);
 	text[len] = '\0';
 	memcpy(text, "1:135:0:a/b,", 12);
-	assert_int_equal(tj_suspect_parse("n", text, out, 1), 0);
+	assert_int_equal(tj_suspect_parse("n", text, out, 1, NULL), 0);
 	free(text);
 }
 

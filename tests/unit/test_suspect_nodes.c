@@ -248,15 +248,47 @@ static void test_three_jobs_mark_the_node_until_the_taint_is_removed(void **stat
 	SERVER_RUN_UNTIL(&fx->server, patches(fx) == 4);
 	i = server_find(&fx->server, i + 1, "PATCH", NODE);
 	assert_request_body(&fx->server, i,
-	                    "{'metadata':{'annotations':{'trainjob.flame.dev/failures':null,"
-	                    "'trainjob.flame.dev/suspect':null}}}");
+	                    "{'metadata':{'annotations':{'trainjob.flame.dev/failures':"
+	                    "'cleared:1796126400','trainjob.flame.dev/suspect':null}}}");
 	assert_false(tj_suspect_nodes_blames(fx->s, "gh200-1"));
 	SERVER_RUN_UNTIL(&fx->server,
 	                 server_count(&fx->server, "POST", EVENT "default/events") == 2);
-	version(fx, 5, false, NULL, NULL);
+	version(fx, 5, false, "cleared:1796126400", NULL);
 	moves_to(fx, 5);
 	server_spin(&fx->server);
 	assert_int_equal(patches(fx), 4);
+}
+
+/* After a restart, the crashed pods still in the cluster from before the operator cleared
+ * the node count no more; a crash after the clear does. */
+static void test_a_cleared_node_forgets_the_pods_that_stay(void **state)
+{
+	struct fixture *fx = *state;
+
+	version(fx, 1, false, "cleared:1796126395", NULL);
+	moves_to(fx, 1);
+	tj_suspect_nodes_set_leading(fx->s, true);
+	crash(fx, "a"); /* at NOW - 10, before the clear */
+	crash(fx, "b");
+	crash(fx, "c");
+	server_spin(&fx->server);
+	assert_int_equal(patches(fx), 0);
+	assert_false(tj_suspect_nodes_blames(fx->s, "gh200-1"));
+	/* The annotation keeps the clear with the failures after it. */
+	answer_patches(fx, 200, "{}");
+	tj_suspect_nodes_pod_changed(fx->s, NULL,
+	                             &(struct tj_pod){ .namespace = "team-a",
+	                                               .name = "p",
+	                                               .trainjob = "d",
+	                                               .node_name = "gh200-1",
+	                                               .phase = TJ_POD_FAILED,
+	                                               .terminated = true,
+	                                               .exit_code = 135,
+	                                               .held_seconds = -1 });
+	SERVER_RUN_UNTIL(&fx->server, patches(fx) == 1);
+	assert_request_body(&fx->server, server_find(&fx->server, 0, "PATCH", NODE),
+	                    "{'metadata':{'annotations':{'trainjob.flame.dev/failures':"
+	                    "'cleared:1796126395,1796126400:135:0:team-a/d'}}}");
 }
 
 /* A mark that meets a newer node (a heartbeat) is made again from the next version. */
@@ -353,6 +385,8 @@ int main(void)
 		        test_three_jobs_mark_the_node_until_the_taint_is_removed, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_a_conflict_is_written_again_from_the_newer_node, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_cleared_node_forgets_the_pods_that_stay,
+		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_the_leader_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_switched_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_history_from_the_annotation, setup, teardown),
