@@ -309,7 +309,7 @@ static int add_partition_cell(struct tj_table *t, const struct tj_sinfo *s, size
 static int add_timelimit(struct tj_table *t, const struct tj_sinfo *s, size_t partition)
 {
 	struct tj_walltime w;
-	struct tj_problem why;
+	struct tj_problem why = { "", "" };
 	char cell[32] = "infinite";
 
 	if (tj_walltime_resolve(s->config, NULL, &s->config->classes[partition], 0, &w, &why) ==
