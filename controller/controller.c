@@ -810,6 +810,15 @@ static int commit(struct tj_controller *c, struct reconcile *r, const struct gat
 	};
 
 	memcpy(r->restart_reason, plan->restart_reason, sizeof(r->restart_reason));
+	/* A restart the node's condition caused counts in the node's history (a plan that is
+	 * made again after a failed write records it again, once). */
+	if (plan->restart_reason[0]) {
+		struct tj_node_failure fault;
+
+		if (tj_suspect_failure_of_restart(r->key, plan->restart_reason, &plan->status,
+		                                  &fault))
+			tj_suspect_nodes_record(c->suspects, &fault);
+	}
 	/* The plan's pod creates and deletes are expected in the cache before the job is
 	 * planned again (its expectations were met, and so forgotten, before it was planned). */
 	rc = tj_expectations_start_plan(

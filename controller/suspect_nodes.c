@@ -450,6 +450,15 @@ void tj_suspect_nodes_pod_changed(struct tj_suspect_nodes *s, const struct tj_po
 		judge_node(s, f.node);
 }
 
+void tj_suspect_nodes_record(struct tj_suspect_nodes *s, const struct tj_node_failure *f)
+{
+	if (s->node_lookup &&
+	    f->time <= cleared_of(s, s->node_lookup(s->node_ctx, f->node), now_of(s)))
+		return;
+	if (remember(s, f))
+		judge_node(s, f->node);
+}
+
 static void count_tainted(struct tj_suspect_nodes *s, const struct tj_node *old,
                           const struct tj_node *node)
 {

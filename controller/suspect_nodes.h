@@ -19,6 +19,7 @@
 #include "kube/client.h"
 #include "reconcilers/plan.h"
 #include "reconcilers/settings.h"
+#include "reconcilers/suspect.h"
 
 /* The most failures kept in memory for every node together; the oldest go first. */
 #define TJ_SUSPECT_HISTORY_MAX 4096
@@ -49,6 +50,10 @@ void tj_suspect_nodes_set_leading(struct tj_suspect_nodes *s, bool leading);
  * failure (tj_suspect_failure_of_pod) joins the history, and its node is judged. */
 void tj_suspect_nodes_pod_changed(struct tj_suspect_nodes *s, const struct tj_pod *old,
                                   const struct tj_pod *pod);
+
+/* A failure seen otherwise (tj_suspect_failure_of_restart): it joins the history, and its
+ * node is judged. */
+void tj_suspect_nodes_record(struct tj_suspect_nodes *s, const struct tj_node_failure *f);
 
 /* A node changed (old NULL when added, node NULL when deleted): its annotation joins the
  * history, a removed taint clears its mark, and it is judged. */

@@ -42,6 +42,25 @@ bool tj_suspect_failure_of_pod(const struct tj_suspect_policy *policy, const str
 	return true;
 }
 
+bool tj_suspect_failure_of_restart(const char *job_key, const char *failure_class,
+                                   const struct tj_trainjob_status *status,
+                                   struct tj_node_failure *ret)
+{
+	static const char *const conditions[] = { "NodeNotReady", "NodeUnreachable", "GPUUnhealthy",
+		                                  "NodeCordonedForFault" };
+	const struct tj_failure *lf = &status->last_failure;
+	struct tj_node_failure f = { .attempt = status->restart_count - 1, .time = lf->time };
+	bool node_fault = false;
+
+	for (size_t i = 0; i < sizeof(conditions) / sizeof(conditions[0]); i++)
+		node_fault |= failure_class && strcmp(failure_class, conditions[i]) == 0;
+	if (!node_fault || !lf->node[0] || f.attempt < 0 ||
+	    !copy_str(f.node, sizeof(f.node), lf->node) || !copy_str(f.job, sizeof(f.job), job_key))
+		return false;
+	*ret = f;
+	return true;
+}
+
 /* ---- the annotation ---- */
 
 /* A job key as the API server allows it: a DNS label, '/', a DNS subdomain. Nothing else

@@ -7,7 +7,9 @@
  * The rules, in order:
  * - A failure is a rank's pod that ended Failed (not one being deleted: that end is ours)
  *   with an exit code of the policy's list (suspectNodes.exitCodes), unless the container
- *   was OOMKilled, which is the job's own memory (tj_suspect_failure_of_pod).
+ *   was OOMKilled, which is the job's own memory (tj_suspect_failure_of_pod); or a restart
+ *   the node's own condition caused during the run (NotReady, unreachable, a GPU health
+ *   signal, a cordon for a fault: tj_suspect_failure_of_restart), recorded with exit code 0.
  * - It counts while it is younger than the window (suspectNodes.window).
  * - It is blamed on its node only if the same job (in any attempt) failed so on no other
  *   node within the window: an ending that follows the job from node to node is the
@@ -67,6 +69,15 @@ bool tj_suspect_ending(const struct tj_suspect_policy *policy, int exit_code,
  * writes *ret if the pod is such a failure. */
 bool tj_suspect_failure_of_pod(const struct tj_suspect_policy *policy, const struct tj_pod *pod,
                                int64_t now, struct tj_node_failure *ret);
+
+/* The failure a plan's restart stands for, when its class (plan.h, restart_reason) is a
+ * condition of the node during the run: NodeNotReady, NodeUnreachable, GPUUnhealthy or
+ * NodeCordonedForFault (a deleted node will not be back to be marked), with the node, time
+ * and attempt of status (the plan's: its last_failure and the restart count after the
+ * restart) for the job job_key, exit code 0. Returns true and writes *ret if it is one. */
+bool tj_suspect_failure_of_restart(const char *job_key, const char *failure_class,
+                                   const struct tj_trainjob_status *status,
+                                   struct tj_node_failure *ret);
 
 /* Reads the annotation TJ_ANNOTATION_NODE_FAILURES of node: entries "TIME:CODE:ATTEMPT:NS/NAME"
  * separated by ',', and "cleared:TIME", when the operator last cleared the node (the

@@ -132,6 +132,56 @@ static void test_pod_without_job_label(void **state)
 	assert_false(tj_suspect_failure_of_pod(&policy, &pod, NOW, &f));
 }
 
+struct restart_case {
+	const char *name;
+	const char *cls;
+	const char *node;
+	int restarts; /* the count after the restart */
+	bool counts;
+};
+
+static const struct restart_case restarts[] = {
+	{ "a node NotReady during the run", "NodeNotReady", "gh200-1", 2, true },
+	{ "an unreachable node", "NodeUnreachable", "gh200-1", 1, true },
+	{ "a GPU health signal", "GPUUnhealthy", "gh200-1", 1, true },
+	{ "a cordon for a fault", "NodeCordonedForFault", "gh200-1", 1, true },
+	{ "a deleted node is not there to mark", "NodeDeleted", "gh200-1", 1, false },
+	{ "the job's own crash is judged by its pod", "WorkerFailed", "gh200-1", 1, false },
+	{ "an eviction", "Evicted", "gh200-1", 1, false },
+	{ "a crash on a suspect node is already the node's", "NodeSuspect", "gh200-1", 1, false },
+	{ "a pod never bound", "NodeNotReady", "", 1, false },
+	{ "no restart counted", "NodeNotReady", "gh200-1", 0, false },
+};
+
+static void test_failure_of_restart(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(restarts) / sizeof(restarts[0]); i++) {
+		const struct restart_case *c = &restarts[i];
+		struct tj_trainjob_status st = { .restart_count = c->restarts };
+		struct tj_node_failure f = { .time = -7 };
+
+		print_message("# case: %s\n", c->name);
+		snprintf(st.last_failure.node, sizeof(st.last_failure.node), "%s", c->node);
+		st.last_failure.time = NOW - 30;
+		st.last_failure.exit_code = 137;
+		assert_int_equal(tj_suspect_failure_of_restart("team-a/bert", c->cls, &st, &f),
+		                 c->counts);
+		if (!c->counts) {
+			assert_int_equal(f.time, -7);
+			continue;
+		}
+		assert_string_equal(f.node, c->node);
+		assert_string_equal(f.job, "team-a/bert");
+		assert_int_equal(f.attempt, c->restarts - 1);
+		assert_int_equal(f.exit_code, 0); /* the node's condition, not the container's */
+		assert_int_equal(f.time, NOW - 30);
+	}
+	assert_false(tj_suspect_failure_of_restart("team-a/bert", NULL,
+	                                           &(struct tj_trainjob_status){ 0 },
+	                                           &(struct tj_node_failure){ 0 }));
+}
+
 /* ---- the annotation ---- */
 
 static void test_format_and_parse(void **state)
@@ -536,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_endings),
 		cmocka_unit_test(test_failure_of_pod),
 		cmocka_unit_test(test_pod_without_job_label),
+		cmocka_unit_test(test_failure_of_restart),
 		cmocka_unit_test(test_format_and_parse),
 		cmocka_unit_test(test_parse_table),
 		cmocka_unit_test(test_parse_refuses_a_long_text),

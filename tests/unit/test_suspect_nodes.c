@@ -323,6 +323,27 @@ static void test_a_conflict_is_written_again_from_the_newer_node(void **state)
 	assert_int_equal(server_count(&fx->server, "POST", EVENT "default/events"), 1);
 }
 
+/* A restart the node's condition caused joins the history (exit code 0) and is written. */
+static void test_a_node_condition_during_the_run_is_recorded(void **state)
+{
+	struct fixture *fx = *state;
+	struct tj_node_failure f = { "gh200-1", "team-a/e", 1, 0, NOW - 5 };
+
+	tj_suspect_nodes_set_leading(fx->s, true);
+	answer_patches(fx, 200, "{}");
+	tj_suspect_nodes_record(fx->s, &f);
+	SERVER_RUN_UNTIL(&fx->server, patches(fx) == 1);
+	assert_request_body(&fx->server, server_find(&fx->server, 0, "PATCH", NODE),
+	                    "{'metadata':{'annotations':{'trainjob.flame.dev/failures':"
+	                    "'1796126395:0:1:team-a/e'}}}");
+	/* Recorded again (a plan made again after a failed write): nothing new. */
+	version(fx, 1, false, "1796126395:0:1:team-a/e", NULL);
+	moves_to(fx, 1);
+	tj_suspect_nodes_record(fx->s, &f);
+	server_spin(&fx->server);
+	assert_int_equal(patches(fx), 1);
+}
+
 /* A replica that does not lead keeps the history and writes nothing; leading, it writes. */
 static void test_only_the_leader_writes(void **state)
 {
@@ -386,6 +407,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 		        test_a_conflict_is_written_again_from_the_newer_node, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_cleared_node_forgets_the_pods_that_stay,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_node_condition_during_the_run_is_recorded,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_the_leader_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_switched_off, setup, teardown),
