@@ -113,6 +113,15 @@ static const struct tj_node *lookup_node(void *ctx, const char *name)
 	return s && name ? tj_store_get(s, name) : NULL;
 }
 
+static const char *job_uid(void *ctx, const char *key)
+{
+	const struct tj_controller *c = ctx;
+	const struct tj_trainjob *job =
+	        tj_store_get(tj_reflector_store(c->informers->trainjobs), key);
+
+	return job ? job->uid : NULL;
+}
+
 static bool node_suspect(void *ctx, const char *name)
 {
 	const struct tj_controller *c = ctx;
@@ -980,6 +989,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	                                                             .metrics = config->metrics,
 	                                                             .node_lookup = lookup_node,
 	                                                             .node_ctx = c,
+	                                                             .job_uid = job_uid,
 	                                                             .clock = config->clock },
 	                          &c->suspects);
 	if (rc < 0)

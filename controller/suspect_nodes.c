@@ -33,6 +33,7 @@ struct tj_suspect_nodes {
 	const struct tj_std_metrics *metrics;
 	tj_node_lookup_fn node_lookup;
 	void *node_ctx;
+	const char *(*job_uid)(void *ctx, const char *key);
 	uint64_t (*clock)(void);
 	const struct tj_suspect_policy *policy; /* borrowed */
 	struct tj_node_failure *history; /* owned array of n, room for TJ_SUSPECT_HISTORY_MAX */
@@ -69,6 +70,7 @@ int tj_suspect_nodes_new(const struct tj_suspect_nodes_config *config,
 	s->metrics = config->metrics;
 	s->node_lookup = config->node_lookup;
 	s->node_ctx = config->node_ctx;
+	s->job_uid = config->job_uid;
 	s->clock = config->clock;
 	s->policy = tj_config_suspect(NULL);
 	*ret = s;
@@ -243,9 +245,12 @@ static int add_taints(cJSON *spec, const struct tj_node *node, int64_t now)
 /* ---- telling ---- */
 
 static void record(struct tj_suspect_nodes *s, const char *namespace, const char *name,
-                   const char *kind, bool warning, const char *reason, const char *message)
+                   const char *uid, const char *kind, bool warning, const char *reason,
+                   const char *message)
 {
-	struct tj_event_object obj = { .namespace = namespace, .name = name, .kind = kind };
+	struct tj_event_object obj = {
+		.namespace = namespace, .name = name, .uid = uid, .kind = kind
+	};
 
 	if (s->recorder)
 		tj_recorder_record(s->recorder, &obj, warning, reason, message,
@@ -264,7 +269,7 @@ static void tell_marked(struct tj_suspect_nodes *s, const char *node,
 	snprintf(msg, sizeof(msg),
 	         "%s; tainted %s:NoSchedule, new gangs avoid it until the taint is removed", text,
 	         TJ_TAINT_SUSPECT);
-	record(s, "default", node, "Node", true, "NodeSuspect", msg);
+	record(s, "default", node, NULL, "Node", true, "NodeSuspect", msg);
 	for (size_t i = 0; i < named; i++) {
 		char ns[TJ_KEY_MAX], others[400] = "";
 		char *name;
@@ -282,8 +287,10 @@ static void tell_marked(struct tj_suspect_nodes *s, const char *node,
 				continue;
 			w = snprintf(others + used, sizeof(others) - used, "%s%s", used ? ", " : "",
 			             v->jobs[j]);
-			if (w < 0 || (size_t)w >= sizeof(others) - used)
+			if (w < 0 || (size_t)w >= sizeof(others) - used) {
+				others[used] = '\0';
 				break;
+			}
 			used += (size_t)w;
 		}
 		snprintf(msg, sizeof(msg),
@@ -292,7 +299,8 @@ static void tell_marked(struct tj_suspect_nodes *s, const char *node,
 		         "infrastructure",
 		         node, others, v->n_jobs > named ? " and others" : "",
 		         s->policy->window_seconds);
-		record(s, ns, name, NULL, true, "NodeSuspect", msg);
+		record(s, ns, name, s->job_uid ? s->job_uid(s->node_ctx, v->jobs[i]) : NULL, NULL,
+		       true, "NodeSuspect", msg);
 	}
 	if (s->metrics)
 		tj_metric_add(s->metrics->trainjob_suspect_marks_total, NULL, 1);
@@ -372,7 +380,7 @@ static void judge_node(struct tj_suspect_nodes *s, const char *name)
 		tj_log_info("suspect",
 		            "the suspect taint was removed: the node's history is cleared",
 		            TJ_STR("node", name));
-		record(s, "default", name, "Node", false, "NodeSuspectCleared",
+		record(s, "default", name, NULL, "Node", false, "NodeSuspectCleared",
 		       "the taint " TJ_TAINT_SUSPECT " was removed: the failures seen on the node "
 		       "are forgotten");
 		rc = write_annotations(s, node, failures, true);

@@ -30,6 +30,10 @@ struct tj_suspect_nodes_config {
 	const struct tj_std_metrics *metrics; /* borrowed; NULL keeps no metrics */
 	tj_node_lookup_fn node_lookup;        /* the Node cache */
 	void *node_ctx;
+	/* The uid of the TrainJob "namespace/name" (NULL if it is not cached), called with
+	 * node_ctx, for its events: kubectl describe finds a job's events by uid too. NULL: the
+	 * events name no uid. */
+	const char *(*job_uid)(void *ctx, const char *key);
 	uint64_t (*clock)(void); /* unix nanoseconds; NULL reads CLOCK_REALTIME */
 };
 

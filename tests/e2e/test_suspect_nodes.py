@@ -148,6 +148,7 @@ def test_three_jobs_failing_on_one_node_make_it_suspect_until_the_taint_is_remov
         msgs = [e["message"] for e in wait_for(f"the NodeSuspect event of {name}", lambda: events(namespace, name, "NodeSuspect"))]
         others = [f"{namespace}/{o}" for o in jobs if o != name]
         assert any(bad in m and all(o in m for o in others) for m in msgs), msgs
+    assert "NodeSuspect" in kubectl("describe", "trainjob", jobs[0], "-n", namespace).stdout
     assert metric(suspect_controller.metrics(), "trainjob_suspect_nodes") == 1
 
     # Every restart runs elsewhere, and a new job of the rack avoids the node.

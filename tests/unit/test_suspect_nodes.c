@@ -57,6 +57,16 @@ static const struct tj_node *lookup(void *ctx, const char *name)
 	return strcmp(name, "gh200-1") == 0 ? &fx->versions[fx->current].node : NULL;
 }
 
+/* The jobs' uids, as the TrainJob cache has them: "team-a/a" is "uid-a". */
+static const char *job_uid(void *ctx, const char *key)
+{
+	static char uid[64];
+
+	(void)ctx;
+	snprintf(uid, sizeof(uid), "uid-%s", strchr(key, '/') + 1);
+	return uid;
+}
+
 /* Version v of the node: resourceVersion v, the GPU taint, and as said the suspect taint, the
  * failures annotation and the mark. */
 static struct tj_node *version(struct fixture *fx, int v, bool tainted, const char *failures,
@@ -110,6 +120,7 @@ static int setup(void **state)
 	                                                                .recorder = fx->recorder,
 	                                                                .node_lookup = lookup,
 	                                                                .node_ctx = fx,
+	                                                                .job_uid = job_uid,
 	                                                                .clock = clock_now },
 	                             &fx->s),
 	        0);
@@ -227,6 +238,8 @@ static void test_three_jobs_mark_the_node_until_the_taint_is_removed(void **stat
 	assert_non_null(strstr(fx->server.seen[i].body,
 	                       "node gh200-1 is suspect: ranks of this job and of team-a/b, "
 	                       "team-a/c failed there within 3600 s"));
+	/* kubectl describe finds a job's events by its uid. */
+	assert_non_null(strstr(fx->server.seen[i].body, "\"uid\":\"uid-a\""));
 	assert_non_null(strstr(fx->server.log, "node is suspect"));
 
 	/* The echo: nothing more to write. */
