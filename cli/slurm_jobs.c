@@ -143,9 +143,8 @@ out:
 	return r;
 }
 
-/* Lists every page of a collection into one array (items moved from each page). */
-static int list_all(struct tj_plugin *p, const struct tj_ref *ref, const char *selector,
-                    cJSON **ret)
+int tj_slurm_list_all(struct tj_plugin *p, const struct tj_ref *ref, const char *selector,
+                      const char *field_selector, cJSON **ret)
 {
 	cJSON *all = cJSON_CreateArray();
 	char *token = NULL;
@@ -156,6 +155,7 @@ static int list_all(struct tj_plugin *p, const struct tj_ref *ref, const char *s
 	do {
 		struct tj_plugin_reply reply;
 		struct tj_list_options opts = { .label_selector = selector,
+			                        .field_selector = field_selector,
 			                        .limit = 500,
 			                        .continue_token = token };
 		cJSON *items;
@@ -221,7 +221,7 @@ static void fetch_records(struct tj_plugin *p, const char *ns, cJSON *jobs)
 		cJSON *cms = NULL;
 		const cJSON *cm;
 
-		if (list_all(p, &ref, TJ_ACCOUNTING_LABEL "=true", &cms) < 0) {
+		if (tj_slurm_list_all(p, &ref, TJ_ACCOUNTING_LABEL "=true", NULL, &cms) < 0) {
 			fprintf(stderr, "kubectl %s: the deleted jobs' records are left out\n",
 			        p->spec->name);
 			return;
@@ -264,11 +264,11 @@ static int fetch(struct tj_plugin *p, const char *ns, bool with_pods, bool recor
 	cJSON *jobs = NULL, *pods = NULL;
 	int r;
 
-	r = list_all(p, &jobs_ref, NULL, &jobs);
+	r = tj_slurm_list_all(p, &jobs_ref, NULL, NULL, &jobs);
 	if (r == 0 && records)
 		fetch_records(p, ns, jobs);
 	if (r == 0 && with_pods && cJSON_GetArraySize(jobs) > 0)
-		r = list_all(p, &pods_ref, TJ_LABEL_TRAINJOB, &pods);
+		r = tj_slurm_list_all(p, &pods_ref, TJ_LABEL_TRAINJOB, NULL, &pods);
 	if (r == 0) {
 		r = tj_slurm_jobs_from_lists(jobs, pods, now, ret);
 		if (r < 0)

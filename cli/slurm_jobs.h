@@ -62,3 +62,9 @@ int tj_slurm_jobs_fetch(struct tj_plugin *p, bool all_namespaces, int64_t now,
 int tj_slurm_jobs_fetch_cluster(struct tj_plugin *p, int64_t now, struct tj_slurm_jobs *ret);
 
 void tj_slurm_jobs_clear(struct tj_slurm_jobs *jobs);
+
+/* Lists every page of a collection (selector, field_selector: NULL for none) into one new
+ * array *ret, the items moved from each page; more than TJ_SLURM_MAX_OBJECTS is -E2BIG.
+ * Prints one line on failure. 0 or a negative errno code. */
+int tj_slurm_list_all(struct tj_plugin *p, const struct tj_ref *ref, const char *selector,
+                      const char *field_selector, cJSON **ret);

@@ -13,6 +13,7 @@
 #include "controller/job_lookup.h"
 #include "controller/log/log.h"
 #include "controller/stores.h"
+#include "controller/suspect_nodes.h"
 #include "controller/workqueue.h"
 #include "informers/informers.h"
 #include "informers/priority_class.h"
@@ -63,6 +64,7 @@ struct tj_controller {
 	struct tj_write_gate *gate;           /* owned */
 	struct tj_expectations *expectations; /* owned */
 	struct tj_admitter *admitter;         /* owned */
+	struct tj_suspect_nodes *suspects;    /* owned */
 	struct reconcile *in_flight;          /* owned list */
 	/* How many parked reconciles each key has (struct parked_key), so that a new reconcile
 	 * looks for the ones it supersedes only when there are some: thousands park at once,
@@ -109,6 +111,22 @@ static const struct tj_node *lookup_node(void *ctx, const char *name)
 	const struct tj_store *s = store_of(c->informers->nodes);
 
 	return s && name ? tj_store_get(s, name) : NULL;
+}
+
+static const char *job_uid(void *ctx, const char *key)
+{
+	const struct tj_controller *c = ctx;
+	const struct tj_trainjob *job =
+	        tj_store_get(tj_reflector_store(c->informers->trainjobs), key);
+
+	return job ? job->uid : NULL;
+}
+
+static bool node_suspect(void *ctx, const char *name)
+{
+	const struct tj_controller *c = ctx;
+
+	return tj_suspect_nodes_blames(c->suspects, name);
 }
 
 static uint64_t now_ns(const struct tj_controller *c)
@@ -270,6 +288,7 @@ static void on_pod_add(const void *obj, void *userdata)
 	struct tj_controller *c = userdata;
 
 	tj_admitter_pod_changed(c->admitter, NULL, obj);
+	tj_suspect_nodes_pod_changed(c->suspects, NULL, obj);
 	on_pod(obj, userdata);
 }
 
@@ -286,6 +305,7 @@ static void on_pod_update(const void *old, const void *new_obj, void *userdata)
 	struct tj_controller *c = userdata;
 
 	tj_admitter_pod_changed(c->admitter, old, new_obj);
+	tj_suspect_nodes_pod_changed(c->suspects, old, new_obj);
 	on_pod(new_obj, userdata);
 }
 
@@ -342,6 +362,7 @@ static void node_changed(struct tj_controller *c, const struct tj_node *old,
 	const struct tj_pod *pod;
 
 	tj_admitter_node_changed(c->admitter, old, node);
+	tj_suspect_nodes_node_changed(c->suspects, old, node);
 	if (!c->synced)
 		return;
 	if (!node)
@@ -432,6 +453,7 @@ static void on_synced(void *userdata)
 	        TJ_INT("pods", (long long)tj_store_len(tj_reflector_store(c->informers->pods))),
 	        TJ_INT("nodes", (long long)tj_store_len(tj_reflector_store(c->informers->nodes))));
 	tj_admitter_set_active(c->admitter, c->leading && !c->stopping);
+	tj_suspect_nodes_set_leading(c->suspects, c->leading && !c->stopping);
 	enqueue_all(c, true);
 }
 
@@ -724,6 +746,7 @@ static int gather(struct tj_controller *c, const struct reconcile *r, const stru
 		.n_pods = n_pods,
 		.node_lookup = lookup_node,
 		.node_ctx = c,
+		.node_suspect = node_suspect,
 		.jobs = &g->jobs.lookup,
 		.ticket = tj_admitter_ticket(c->admitter, job, r->key, &g->ticket) ? &g->ticket
 		                                                                   : NULL,
@@ -783,7 +806,7 @@ static int commit(struct tj_controller *c, struct reconcile *r, const struct gat
 		reconcile_end(r);
 		return 0;
 	}
-	struct tj_event_object obj = { job->namespace, job->name, job->uid };
+	struct tj_event_object obj = { job->namespace, job->name, job->uid, NULL };
 	struct tj_execute_config ec = {
 		.client = c->client,
 		.recorder = c->recorder,
@@ -796,6 +819,15 @@ static int commit(struct tj_controller *c, struct reconcile *r, const struct gat
 	};
 
 	memcpy(r->restart_reason, plan->restart_reason, sizeof(r->restart_reason));
+	/* A restart the node's condition caused counts in the node's history (a plan that is
+	 * made again after a failed write records it again, once). */
+	if (plan->restart_reason[0]) {
+		struct tj_node_failure fault;
+
+		if (tj_suspect_failure_of_restart(r->key, plan->restart_reason, &plan->status,
+		                                  &fault))
+			tj_suspect_nodes_record(c->suspects, &fault);
+	}
 	/* The plan's pod creates and deletes are expected in the cache before the job is
 	 * planned again (its expectations were met, and so forgotten, before it was planned). */
 	rc = tj_expectations_start_plan(
@@ -952,6 +984,16 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	                     &c->admitter);
 	if (rc < 0)
 		goto fail;
+	rc = tj_suspect_nodes_new(&(struct tj_suspect_nodes_config){ .client = config->client,
+	                                                             .recorder = config->recorder,
+	                                                             .metrics = config->metrics,
+	                                                             .node_lookup = lookup_node,
+	                                                             .node_ctx = c,
+	                                                             .job_uid = job_uid,
+	                                                             .clock = config->clock },
+	                          &c->suspects);
+	if (rc < 0)
+		goto fail;
 	rc = tj_write_gate_new(loop,
 	                       &(struct tj_write_gate_config){ .busy = queue_busy, .userdata = c },
 	                       &c->gate);
@@ -973,6 +1015,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	return 0;
 
 fail:
+	tj_suspect_nodes_free(c->suspects);
 	tj_admitter_free(c->admitter);
 	tj_store_free(c->parked);
 	tj_expectations_free(c->expectations);
@@ -986,6 +1029,7 @@ void tj_controller_set_config(struct tj_controller *c, const struct tj_config *c
 {
 	c->config = config;
 	tj_admitter_set_config(c->admitter, config);
+	tj_suspect_nodes_set_policy(c->suspects, tj_config_suspect(config));
 	enqueue_all(c, false);
 }
 
@@ -1000,6 +1044,7 @@ void tj_controller_set_leading(struct tj_controller *c, bool leading)
 		return;
 	c->leading = leading;
 	tj_admitter_set_active(c->admitter, leading && c->synced && !c->stopping);
+	tj_suspect_nodes_set_leading(c->suspects, leading && c->synced && !c->stopping);
 	if (leading)
 		enqueue_all(c, true);
 }
@@ -1052,6 +1097,7 @@ void tj_controller_stop(struct tj_controller *c, void (*stopped)(void *userdata)
 	c->stopped = stopped;
 	c->stopped_userdata = userdata;
 	tj_admitter_set_active(c->admitter, false);
+	tj_suspect_nodes_set_leading(c->suspects, false);
 	/* Nothing urgent will come any more: the bookkeeping goes now. */
 	tj_write_gate_flush(c->gate);
 	tj_workqueue_shutdown(c->queue, queue_drained, c);
@@ -1069,6 +1115,7 @@ struct tj_controller *tj_controller_free(struct tj_controller *c)
 		free(r);
 	}
 	tj_write_gate_free(c->gate);
+	tj_suspect_nodes_free(c->suspects);
 	tj_admitter_free(c->admitter);
 	tj_store_free(c->parked);
 	tj_expectations_free(c->expectations);

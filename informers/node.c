@@ -171,7 +171,7 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 	const cJSON *taints = tj_field(obj, "spec", "taints");
 	const cJSON *labels = tj_field(meta, "labels");
 	const char *kind = tj_field_string(obj, "kind");
-	const char *name, *uid, *rv, *arch;
+	const char *name, *uid, *rv, *arch, *failures, *mark;
 	size_t n_conds, cond_bytes, n_taints, taint_bytes, n_labels, size;
 	struct tj_node *node;
 	const cJSON *e;
@@ -187,6 +187,14 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 	uid = tj_field_string(meta, "uid");
 	rv = tj_field_string(meta, "resourceVersion");
 	arch = tj_field_string(meta, "labels", "kubernetes.io/arch");
+	failures = tj_field_string(meta, "annotations", TJ_ANNOTATION_NODE_FAILURES);
+	if (failures && strlen(failures) > TJ_NODE_FAILURES_MAX)
+		failures = NULL;
+	mark = tj_field_string(meta, "annotations", TJ_ANNOTATION_SUSPECT);
+	if (!mark && tj_field(meta, "annotations", TJ_ANNOTATION_SUSPECT))
+		mark = ""; /* present, but not a string */
+	if (mark && strlen(mark) > TJ_NODE_FAILURES_MAX)
+		mark = "";
 	/* A condition needs a type and a status, a taint a key and an effect (the API server
 	 * validates both); anything else is skipped rather than guessed at. */
 	r = measure(conds, cond_keys, 3, 2, MAX_CONDITIONS, &n_conds, &cond_bytes);
@@ -201,7 +209,8 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 	size = sizeof(*node) + n_conds * sizeof(*node->conditions) +
 	       n_taints * sizeof(*node->taints) + n_labels * sizeof(*node->labels) + strlen(name) +
 	       1 + (uid ? strlen(uid) + 1 : 0) + (rv ? strlen(rv) + 1 : 0) +
-	       (arch ? strlen(arch) + 1 : 0) + cond_bytes + taint_bytes;
+	       (arch ? strlen(arch) + 1 : 0) + (failures ? strlen(failures) + 1 : 0) +
+	       (mark ? strlen(mark) + 1 : 0) + cond_bytes + taint_bytes;
 	node = calloc(1, size);
 	if (!node)
 		return -ENOMEM;
@@ -222,6 +231,8 @@ int tj_node_from_json(const cJSON *obj, struct tj_node **ret)
 	node->uid = pack(&cursor, uid);
 	node->resource_version = pack(&cursor, rv);
 	node->arch = pack(&cursor, arch);
+	node->failures = pack(&cursor, failures);
+	node->suspect_mark = pack(&cursor, mark);
 	node->unschedulable = tj_field_bool(tj_field(obj, "spec"), "unschedulable");
 
 	i = 0;
@@ -368,6 +379,8 @@ struct tj_node *tj_node_free(struct tj_node *node)
 		free(node->uid);
 		free(node->resource_version);
 		free(node->arch);
+		free(node->failures);
+		free(node->suspect_mark);
 	}
 	free(node);
 	return NULL;

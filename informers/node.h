@@ -35,6 +35,14 @@ struct tj_node_label {
 	char *value; /* owned */
 };
 
+/* What the controller writes on a node it finds suspect (reconcilers/policy/suspect.h): the
+ * failures seen there, and the mark that goes with the taint. A failures annotation longer
+ * than TJ_NODE_FAILURES_MAX was not written by the controller and is not kept; nor is the
+ * text of such a mark, though the mark counts. */
+#define TJ_ANNOTATION_NODE_FAILURES "trainjob.flame.dev/failures"
+#define TJ_ANNOTATION_SUSPECT       "trainjob.flame.dev/suspect"
+#define TJ_NODE_FAILURES_MAX        16384
+
 /* Extended resources kept per node (GPUs, MIG slices, RDMA devices...). */
 #define TJ_NODE_MAX_EXTENDED 8
 /* Labels kept per node. A node labelled by node-feature-discovery and GPU feature discovery
@@ -72,7 +80,10 @@ struct tj_node {
 	struct tj_node_label *labels; /* owned array of n_labels; NULL if none */
 	size_t n_labels;
 	struct tj_node_allocatable allocatable;
-	bool packed; /* true if made by tj_node_from_json(): see above */
+	char *failures;     /* owned; annotation TJ_ANNOTATION_NODE_FAILURES, NULL if absent */
+	char *suspect_mark; /* owned; annotation TJ_ANNOTATION_SUSPECT, NULL if absent ("" if
+	                     * longer than TJ_NODE_FAILURES_MAX) */
+	bool packed;        /* true if made by tj_node_from_json(): see above */
 };
 
 /* Projects a Node object into a new struct; -EINVAL if it is not a Node with a name.

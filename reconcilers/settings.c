@@ -167,6 +167,34 @@ const struct tj_retention_policy *tj_config_retention(const struct tj_config *co
 	return config && config->retention ? config->retention : &default_retention;
 }
 
+/* The suspect nodes' defaults: three jobs, as no two jobs that share a bad peer can reach
+ * it alone; an hour, about the time a few jobs take to start and crash on a node; the exit
+ * codes of a process killed by SIGABRT (PyTorch's NCCL watchdog aborts on a collective that
+ * timed out or failed), SIGBUS and SIGSEGV (a memory or device fault), as 128 + the
+ * signal. */
+static int default_suspect_codes[] = { 134, 135, 139 };
+static const struct tj_suspect_policy default_suspect = {
+	.enabled = true,
+	.jobs = 3,
+	.window_seconds = 3600,
+	.exit_codes = default_suspect_codes,
+	.n_exit_codes = N_OF(default_suspect_codes),
+};
+
+const struct tj_suspect_policy *tj_config_suspect(const struct tj_config *config)
+{
+	return config && config->suspect ? config->suspect : &default_suspect;
+}
+
+struct tj_suspect_policy *tj_suspect_policy_free(struct tj_suspect_policy *policy)
+{
+	if (!policy)
+		return NULL;
+	free(policy->exit_codes);
+	free(policy);
+	return NULL;
+}
+
 static void failure_policy_free(struct tj_failure_policy *policy)
 {
 	if (!policy)
@@ -190,6 +218,7 @@ struct tj_config *tj_config_free(struct tj_config *config)
 	walltime_policy_free(config->walltime);
 	free_strings(config->command_exempt_namespaces, config->n_command_exempt_namespaces);
 	free(config->retention);
+	tj_suspect_policy_free(config->suspect);
 	free(config);
 	return NULL;
 }

@@ -172,6 +172,16 @@ struct tj_retention_policy {
 	int keep_failed_pods_seconds;
 };
 
+/* Suspect nodes (reconcilers/policy/suspect.h): a node where ranks of several TrainJobs fail with
+ * an ending that looks like the hardware's is tainted so that new gangs avoid it. */
+struct tj_suspect_policy {
+	bool enabled;
+	int jobs;                 /* distinct TrainJobs whose failures make a node suspect */
+	long long window_seconds; /* how far back their failures count */
+	int *exit_codes;          /* owned array; the exit codes that look like the hardware's */
+	size_t n_exit_codes;
+};
+
 struct tj_config {
 	struct tj_gpu_class *classes; /* owned array */
 	size_t n_classes;
@@ -187,6 +197,8 @@ struct tj_config {
 	size_t n_command_exempt_namespaces;
 	/* owned; NULL: the defaults (tj_config_retention) */
 	struct tj_retention_policy *retention;
+	/* owned; NULL: the defaults (tj_config_suspect) */
+	struct tj_suspect_policy *suspect;
 };
 
 #define TJ_CONFIG_MAX_EXEMPT_NAMESPACES 256
@@ -212,6 +224,13 @@ const struct tj_walltime_policy *tj_config_walltime(const struct tj_config *conf
 /* The retention policy of config, or the defaults (no TTL; failed pods kept 300 s after the
  * next attempt runs) when config is NULL or has none. */
 const struct tj_retention_policy *tj_config_retention(const struct tj_config *config);
+
+/* The suspect-node policy of config, or the defaults (on; 3 jobs within an hour; exit
+ * codes 134, 135 and 139) when config is NULL or has none. */
+const struct tj_suspect_policy *tj_config_suspect(const struct tj_config *config);
+
+/* Frees a suspect-node policy. Accepts NULL; returns NULL. */
+struct tj_suspect_policy *tj_suspect_policy_free(struct tj_suspect_policy *policy);
 
 /* Accepts NULL; returns NULL. */
 struct tj_config *tj_config_free(struct tj_config *config);

@@ -16,6 +16,7 @@
 #include "base/yaml_guard.h"
 #include "controller/config/config_fields_internal.h"
 #include "controller/config/config_qos_internal.h"
+#include "controller/config/config_suspect_internal.h"
 #include "controller/config/config_walltime_internal.h"
 
 static const char *const class_fields[] = { "name",       "resource",    "arch",
@@ -282,34 +283,11 @@ static int parse_exit_codes(const struct tj_config_parser *p, struct fy_node *ma
                             struct tj_failure_policy *policy)
 {
 	const struct tj_failure_policy *defaults = tj_config_failure_policy(NULL);
-	struct fy_node *seq;
-	int seq_line, r = tj_config_field_sequence(
-	                      p, mapping, line, "failurePolicy.permanentExitCodes",
-	                      "permanentExitCodes", TJ_CONFIG_MAX_EXIT_CODES, &seq, &seq_line);
-	if (r < 0)
-		return r;
-	size_t n =
-	        seq ? (size_t)fy_node_sequence_item_count(seq) : defaults->n_permanent_exit_codes;
-	policy->permanent_exit_codes = calloc(n + 1, sizeof(int));
-	if (!policy->permanent_exit_codes)
-		return -ENOMEM;
-	policy->n_permanent_exit_codes = n;
-	void *iter = NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (!seq) {
-			policy->permanent_exit_codes[i] = defaults->permanent_exit_codes[i];
-			continue;
-		}
-		struct fy_node *item = fy_node_sequence_iterate(seq, &iter);
-		char item_path[64];
-		snprintf(item_path, sizeof(item_path), "failurePolicy.permanentExitCodes[%zu]", i);
-		/* 0 is success; a container's exit code is one byte. */
-		r = tj_config_scalar_int(p, item, tj_config_line(item, seq_line), item_path, 1, 255,
-		                         &policy->permanent_exit_codes[i]);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+
+	return tj_config_field_exit_codes(
+	        p, mapping, line, "failurePolicy.permanentExitCodes", "permanentExitCodes",
+	        defaults->permanent_exit_codes, defaults->n_permanent_exit_codes,
+	        &policy->permanent_exit_codes, &policy->n_permanent_exit_codes);
 }
 
 static int parse_failure_policy(const struct tj_config_parser *p, struct fy_node *node, int line,
@@ -627,12 +605,16 @@ static int parse_retention_of(const struct tj_config_parser *p, struct fy_node *
 static int parse_root(const struct tj_config_parser *p, struct fy_node *root,
                       struct tj_config *config)
 {
-	static const char *const root_fields[] = { "gpuClasses", "failurePolicy", "admission",
-		                                   "walltime",   "commandPolicy", "retention",
-		                                   NULL };
+	static const char *const root_fields[] = { "gpuClasses",    "failurePolicy",
+		                                   "admission",     "walltime",
+		                                   "commandPolicy", "retention",
+		                                   "suspectNodes",  NULL };
 	int r = tj_config_check_mapping(p, root, 1, "", root_fields,
 	                                "gpuClasses, failurePolicy, admission, walltime, "
-	                                "commandPolicy, retention");
+	                                "commandPolicy, retention, suspectNodes");
+	if (r < 0)
+		return r;
+	r = tj_config_parse_suspect(p, root, config);
 	if (r < 0)
 		return r;
 	r = parse_command_policy(p, root, config);

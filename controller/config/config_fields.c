@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reconcilers/settings.h"
+
 /* Writes "origin:LINE: path: message" into the caller's buffer; returns -EINVAL. */
 int tj_config_fail(const struct tj_config_parser *p, int line, const char *path, const char *fmt,
                    ...)
@@ -288,6 +290,40 @@ int tj_config_field_sequence(const struct tj_config_parser *p, struct fy_node *m
 		return tj_config_fail(p, *ret_line, path, "has %d items, the limit is %d", count,
 		                      max);
 	*ret = seq;
+	return 0;
+}
+
+int tj_config_field_exit_codes(const struct tj_config_parser *p, struct fy_node *mapping, int line,
+                               const char *path, const char *key, const int *defaults,
+                               size_t n_defaults, int **ret, size_t *ret_n)
+{
+	struct fy_node *seq, *item;
+	void *iter = NULL;
+	int seq_line, r = tj_config_field_sequence(p, mapping, line, path, key,
+	                                           TJ_CONFIG_MAX_EXIT_CODES, &seq, &seq_line);
+	size_t n;
+
+	if (r < 0)
+		return r;
+	n = seq ? (size_t)fy_node_sequence_item_count(seq) : n_defaults;
+	*ret = calloc(n + 1, sizeof(int));
+	if (!*ret)
+		return -ENOMEM;
+	*ret_n = n;
+	if (!seq) {
+		memcpy(*ret, defaults, n * sizeof(int));
+		return 0;
+	}
+	for (size_t i = 0; (item = fy_node_sequence_iterate(seq, &iter)); i++) {
+		char item_path[160];
+
+		snprintf(item_path, sizeof(item_path), "%s[%zu]", path, i);
+		/* 0 is success; a container's exit code is one byte. */
+		r = tj_config_scalar_int(p, item, tj_config_line(item, seq_line), item_path, 1, 255,
+		                         &(*ret)[i]);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 

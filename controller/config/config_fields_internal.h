@@ -77,6 +77,13 @@ int tj_config_field_sequence(const struct tj_config_parser *p, struct fy_node *m
                              const char *path, const char *key, int max, struct fy_node **ret,
                              int *ret_line);
 
+/* An optional list of exit codes (1..255, at most TJ_CONFIG_MAX_EXIT_CODES) into a new array
+ * *ret of *ret_n; absent or null: a copy of defaults. The array is the caller's from the
+ * start, so that on an error it is freed with what holds it. */
+int tj_config_field_exit_codes(const struct tj_config_parser *p, struct fy_node *mapping, int line,
+                               const char *path, const char *key, const int *defaults,
+                               size_t n_defaults, int **ret, size_t *ret_n);
+
 /* An optional boolean field: *ret keeps its value when the field is absent or null. */
 int tj_config_field_bool(const struct tj_config_parser *p, struct fy_node *mapping, int line,
                          const char *path, const char *key, bool *ret);

@@ -102,9 +102,14 @@ static cJSON *event_json(const struct tj_recorder *r, const struct tj_event_obje
 		goto fail;
 	cJSON_AddStringToObject(meta, "name", d->name);
 	cJSON_AddStringToObject(meta, "namespace", obj->namespace);
-	cJSON_AddStringToObject(inv, "apiVersion", "trainer.kubeflow.org/v1alpha1");
-	cJSON_AddStringToObject(inv, "kind", "TrainJob");
-	cJSON_AddStringToObject(inv, "namespace", obj->namespace);
+	if (obj->kind && strcmp(obj->kind, "Node") == 0) {
+		cJSON_AddStringToObject(inv, "apiVersion", "v1");
+		cJSON_AddStringToObject(inv, "kind", "Node");
+	} else {
+		cJSON_AddStringToObject(inv, "apiVersion", "trainer.kubeflow.org/v1alpha1");
+		cJSON_AddStringToObject(inv, "kind", "TrainJob");
+		cJSON_AddStringToObject(inv, "namespace", obj->namespace);
+	}
 	cJSON_AddStringToObject(inv, "name", obj->name);
 	if (obj->uid)
 		cJSON_AddStringToObject(inv, "uid", obj->uid);

@@ -13,11 +13,13 @@
 
 struct tj_recorder;
 
-/* What the Event names as its involved object: a TrainJob. Strings borrowed for the call. */
+/* What the Event names as its involved object: a TrainJob, or a Node (kind "Node"), whose
+ * Events go to namespace "default" as the kubelet's do. Strings borrowed for the call. */
 struct tj_event_object {
 	const char *namespace;
 	const char *name;
 	const char *uid;
+	const char *kind; /* NULL: a TrainJob */
 };
 
 /* component is the Event's source.component and reportingComponent, instance its

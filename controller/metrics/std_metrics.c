@@ -250,6 +250,15 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		{ TJ_COUNTER("trainjob_backfills_total",
 		             "Gangs admitted ahead of the blocked head of their queue", NULL),
 		  &m.trainjob_backfills_total },
+		{ TJ_GAUGE(
+		          "trainjob_suspect_nodes",
+		          "Nodes that carry the taint trainjob.flame.dev/suspect: ranks of several "
+		          "TrainJobs failed there with an ending like the hardware's",
+		          NULL),
+		  &m.trainjob_suspect_nodes },
+		{ TJ_COUNTER("trainjob_suspect_marks_total",
+		             "Nodes the controller found suspect and tainted", NULL),
+		  &m.trainjob_suspect_marks_total },
 		{ TJ_GAUGE("trainjob_write_gate_waiting",
 		           "Reconciles whose bookkeeping writes (Service, status, events) wait "
 		           "while "

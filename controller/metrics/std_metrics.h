@@ -66,6 +66,9 @@ struct tj_std_metrics {
 	/* counter {qos, gpu_class}: running gangs preempted, by the victim's QOS tier */
 	struct tj_metric *trainjob_preemptions_total;
 	struct tj_metric *trainjob_backfills_total; /* counter */
+	/* suspect nodes (controller/suspect_nodes.h) */
+	struct tj_metric *trainjob_suspect_nodes;       /* gauge */
+	struct tj_metric *trainjob_suspect_marks_total; /* counter */
 	/* the write gate (controller/executor/write_gate.h) */
 	struct tj_metric *trainjob_write_gate_waiting;        /* gauge */
 	struct tj_metric *trainjob_write_gate_deferred_total; /* counter */

@@ -10,6 +10,7 @@
 #include "reconcilers/policy/budget.h"
 #include "reconcilers/policy/command_policy.h"
 #include "reconcilers/policy/node_health.h"
+#include "reconcilers/policy/suspect.h"
 #include "reconcilers/render/render.h"
 #include "reconcilers/render/termination.h"
 #include "reconcilers/usage/gpu_seconds.h"
@@ -332,6 +333,10 @@ static bool find_failure(const struct planner *p, bool gang, struct failure *ret
 		ret->cls = ret->node.fault != TJ_NODE_HEALTHY
 		                   ? tj_node_fault_reason(ret->node.fault)
 		                   : pod_class(pod);
+		/* A crash on a suspect node is the node's: the infrastructure pays for it. */
+		if (strcmp(ret->cls, "WorkerFailed") == 0 && pod->node_name &&
+		    p->in->node_suspect && p->in->node_suspect(p->in->node_ctx, pod->node_name))
+			ret->cls = TJ_REASON_NODE_SUSPECT;
 		return true;
 	}
 	return false;

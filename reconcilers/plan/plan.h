@@ -47,7 +47,9 @@
  *   a GPU health signal, cordoned for a fault) for the grace period (annotation
  *   trainjob.flame.dev/node-grace-period-seconds, else the config's failurePolicy). Its
  *   class (WorkerFailed, Evicted, Preempted, or the node's reason, which wins when the
- *   pod's node is unhealthy at all) is the state's reason and the plan's restart_reason;
+ *   pod's node is unhealthy at all; NodeSuspect for a WorkerFailed on a node that
+ *   in.node_suspect blames, reconcilers/policy/suspect.h) is the state's reason and the plan's
+ *   restart_reason;
  *   status.lastFailure records rank, node, pod, reason (the node's, else the pod's most
  *   specific one) and exit code. restartCount+1 and lastFailure are written first, then the
  *   pods are replaced (policy Gang, the default: every worker; Worker: only the failed
@@ -56,7 +58,7 @@
  *   once (PermanentFailure). With the budget spent (trainjob.flame.dev/max-restarts on the
  *   TrainJob, else on the runtime, else failurePolicy.maxRestarts) the job is Failed with
  *   reason ReachedMaxRestarts, naming rank, node and exit code. Failures the
- *   infrastructure caused (a node's, Evicted, Preempted) are charged instead to
+ *   infrastructure caused (a node's, NodeSuspect, Evicted, Preempted) are charged instead to
  *   failurePolicy.maxInfrastructureRestarts (ReachedMaxInfrastructureRestarts) and counted
  *   in status.infrastructureRestarts too (reconcilers/policy/budget.h).
  * - The pods of restart n are created restartBackoff.initialSeconds * 2^(n-1) (at most
@@ -280,9 +282,9 @@ struct tj_plan {
 	 * when there is no patch), for logs and metrics. */
 	struct tj_trainjob_status status;
 	/* The class of the failure when this plan restarts workers, "" otherwise: WorkerFailed,
-	 * Evicted, Preempted, NodeDeleted, NodeUnreachable, NodeNotReady, GPUUnhealthy or
-	 * NodeCordonedForFault. The label of trainjob_worker_restarts_total{reason}, counted
-	 * once the plan has been executed. */
+	 * Evicted, Preempted, NodeDeleted, NodeUnreachable, NodeNotReady, GPUUnhealthy,
+	 * NodeCordonedForFault or NodeSuspect. The label of trainjob_worker_restarts_total{reason},
+	 * counted once the plan has been executed. */
 	char restart_reason[TJ_REASON_MAX];
 	/* What the plan asks of the admission, which the controller hands to the queue. */
 	struct tj_gang_request gang;
@@ -312,6 +314,9 @@ struct tj_plan_input {
 	 * not find has been deleted. */
 	tj_node_lookup_fn node_lookup;
 	void *node_ctx;
+	/* Whether a failure on that node is blamed on it (reconcilers/policy/suspect.h: the node
+	 * is suspect), called with node_ctx; NULL: never. */
+	bool (*node_suspect)(void *ctx, const char *node);
 	/* The TrainJobs of the job's namespace, for its dependency (reconcilers/plan/dependency.h);
 	 * NULL: none are known (the offline view), and a dependency holds nothing. */
 	const struct tj_dependency_lookup *jobs;

@@ -4,8 +4,8 @@
  *   job's maxRestarts (annotation trainjob.flame.dev/max-restarts on the TrainJob, else on
  *   the runtime, else the config's failurePolicy.maxRestarts);
  * - failures the infrastructure caused (NodeDeleted, NodeUnreachable, NodeNotReady,
- *   GPUUnhealthy, NodeCordonedForFault, Evicted, Preempted) count against the config's
- *   failurePolicy.maxInfrastructureRestarts, which a TrainJob cannot raise. Slurm requeues
+ *   GPUUnhealthy, NodeCordonedForFault, NodeSuspect, Evicted, Preempted) count against the
+ *   config's failurePolicy.maxInfrastructureRestarts, which a TrainJob cannot raise. Slurm requeues
  *   a job whose node failed without charging it; a flaky node must not fail a job that did
  *   nothing wrong, and a job's own bug must not be retried as often as a node may fail.
  * A class this module does not name is the job's own: the smaller budget is the safe one.

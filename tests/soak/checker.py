@@ -17,6 +17,7 @@ RANK = "trainjob.flame.dev/rank"
 ATTEMPT = "trainjob.flame.dev/attempt"
 STEP = "jobset.sigs.k8s.io/replicatedjob-name"
 PINNED = "trainjob.flame.dev/node"
+SUSPECT = "trainjob.flame.dev/suspect"
 
 
 class Violation(Exception):
@@ -186,6 +187,10 @@ class Checker:
         self.bound = set()  # pod uids whose binding has been seen
         self.bindings = []  # bindings of pods with a selector, to judge
         self.selector_checks = 0  # bindings judged
+        # Nodes the flaky-node fault made flaky, now or before: the only ones the controller
+        # may mark suspect (reconcilers/policy/suspect.h).
+        self.flaky_nodes = set()
+        self.suspect_seen = set()  # nodes seen with the suspect taint
         self.events = 0
         self.pods = Reflector("pod", f"/api/v1/namespaces/{namespace}/pods", self)
         self.trainjobs = Reflector(
@@ -238,6 +243,7 @@ class Checker:
             self.bound.discard(obj["metadata"]["uid"])
         if kind == "node" and etype != "DELETED":
             self.note_node(obj)
+            self.check_suspect(obj)
 
     def check_restart_counts(self, job):
         st = job.get("status") or {}
@@ -272,6 +278,16 @@ class Checker:
         # A replaced attempt's pods lose the step label; they are finished or being deleted,
         # hence never live, so the pod name's step part is not needed.
         return (owner_uid(pod), labels.get(STEP, "node"), labels[RANK], labels[ATTEMPT])
+
+    def check_suspect(self, node):
+        name = node["metadata"]["name"]
+        if not any(t.get("key") == SUSPECT for t in (node.get("spec") or {}).get("taints") or []):
+            return
+        self.suspect_seen.add(name)
+        if name not in self.flaky_nodes:
+            mark = (node["metadata"].get("annotations") or {}).get(SUSPECT, "")
+            self.fail("no healthy node is marked suspect",
+                      f"{name} carries the taint {SUSPECT} but was never made flaky ({mark!r})")
 
     def note_node(self, node):
         """A new entry in the node's label history when its labels changed."""

@@ -181,6 +181,7 @@ class Faults:
         self.foreign = 0
         self.quota_on = False
         self.relabeled = {}  # node -> the block label the relabel fault took off it
+        self.flaky = set()  # nodes whose pods the flaky-node fault crashes now
         self.counts = {}
 
     def later(self, delay, what, fn):
@@ -305,6 +306,7 @@ class Faults:
     def candidates(self):
         nodes = kubectl_json("get", "nodes", timeout=20)["items"]
         return [n for n in nodes if node_class(n) and n["metadata"]["name"] not in self.not_ready
+                and n["metadata"]["name"] not in self.flaky
                 and self.away[node_class(n)] < NODE_BUDGET[node_class(n)]]
 
     def node_not_ready(self):
@@ -491,6 +493,47 @@ class Faults:
         self.log(f"fault pod-fail: {pod['metadata']['name']} of {job} exits {code} ({reason})")
         return True
 
+    def flaky_node(self):
+        """A node that fails quietly: the soak's running pods on it crash with 135 (SIGBUS,
+        the soak's only suspectNodes.exitCode) now and twice more within 20 s, whichever jobs
+        they belong to, while it says nothing of itself. Ranks of three jobs crashing there
+        make the controller mark it suspect; the checker allows that of this node alone. It
+        counts as away meanwhile (it may take no new gangs), and is cleared at the end as an
+        operator clears it: its taint removed."""
+        nodes = self.candidates()
+        if not nodes:
+            return False
+        node = self.rng.choice(nodes)
+        name, cls = node["metadata"]["name"], node_class(node)
+        self.flaky.add(name)
+        self.checker.flaky_nodes.add(name)
+        self.away[cls] += 1
+        hold = self.rng.uniform(30, 60)
+        self.log(f"fault flaky-node: {name} crashes its pods with 135 for {hold:.0f} s")
+
+        def crash():
+            if name not in self.flaky:
+                return
+            pods = [p for p in self.checker.running_pods()
+                    if p["spec"].get("nodeName") == name and job_of(p) in self.jobs]
+            for p in pods:
+                kubectl("annotate", "pod", p["metadata"]["name"], "-n", self.namespace, "--overwrite",
+                        "sim.trainjob.flame.dev/fail-exit-code=135", "sim.trainjob.flame.dev/fail-reason=Error",
+                        "sim.trainjob.flame.dev/fail-after=0s", check=False, timeout=20)
+            self.touch([job_of(p) for p in pods], "flaky")
+            self.log(f"flaky node {name} crashes {sorted(p['metadata']['name'] for p in pods)}")
+
+        def mended():
+            kubectl("taint", "nodes", name, "trainjob.flame.dev/suspect-", check=False, timeout=20)
+            self.flaky.discard(name)
+            self.away[cls] -= 1
+
+        crash()
+        self.later(10, f"flaky node {name} crashes again", crash)
+        self.later(20, f"flaky node {name} crashes again", crash)
+        self.later(hold, f"flaky node {name} mended, its suspect taint removed", mended)
+        return True
+
     def suspend(self):
         jobs = [j for j in self.unfinished() if j.name not in self.suspended]
         if not jobs:
@@ -534,6 +577,7 @@ class Faults:
         "foreign_pod": 0.6,
         "quota": 0.4,
         "relabel": 0.6,
+        "flaky_node": 0.5,
     }
 
     def inject(self):

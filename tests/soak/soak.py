@@ -21,13 +21,16 @@ resumed, a job deleted mid-run, the controller's requests answered 429 for a whi
 API Priority and Fairness (throttle.py; the replicas run as a ServiceAccount of their own),
 a pod of no TrainJob taking a node's GPUs for a while, preemptions (one job in five is of the
 scavenger tier low, which the normal jobs preempt), a ResourceQuota on the
-namespace's GPUs for a while (gangs refused in part), and a GPU node's block label taken off
-for a while (one job in five selects a block with a nodeSelector).
+namespace's GPUs for a while (gangs refused in part), a GPU node's block label taken off
+for a while (one job in five selects a block with a nodeSelector), and a flaky node whose
+pods crash with a hardware-like exit code for a while (the controller may mark it suspect;
+its taint is removed when the fault ends).
 
 Invariants, all the time: never two live pods of one rank and attempt of one job; never a
 pod without a live owner TrainJob for longer than a grace; never some but not all ranks of
 a job live for longer than a grace (a partial gang); a pod of a job that selects its nodes
-is bound only to a node its selector allows; restart counts never go down; the controller
+is bound only to a node its selector allows; restart counts never go down; no node but
+a flaky one is ever marked suspect; the controller
 never dies of a signal and stops cleanly on SIGTERM. At the end (after a drain
 time): every TrainJob is Complete or Failed with a reason its policy and the faults it met
 allow, no finished job holds a live pod, the deleted jobs and their pods are gone, every
@@ -68,6 +71,10 @@ admission:
   backfill: true
   neverFits: Wait
   pinTimeoutSeconds: 20
+suspectNodes:
+  jobs: 3
+  window: 1h
+  exitCodes: [135]
 """
 STATES = ("Pending", "Queued", "Running", "Restarting", "Suspended", "Complete", "Failed")
 # The blocks of each class (BLOCK, 4 nodes each on deploy/local/cluster.sh's node set) that a
@@ -150,6 +157,10 @@ class Job:
             ok.add(("Failed", "PermanentFailure"))
         if "node" in self.touched:
             ok.add(("Failed", "ReachedMaxInfrastructureRestarts"))
+        if "flaky" in self.touched:
+            # A crash on a flaky node is the job's until the node is marked, the
+            # infrastructure's after.
+            ok |= {("Failed", "ReachedMaxRestarts"), ("Failed", "ReachedMaxInfrastructureRestarts")}
         if self.deadline is not None and self.touched - {"suspend", "relabel"}:
             ok.add(("Failed", "DeadlineExceeded"))
         return ok

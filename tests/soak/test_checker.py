@@ -144,6 +144,35 @@ def test_each_fault_allows_its_own_failure():
     assert j.allowed() == {("Failed", "PermanentFailure"), ("Failed", "ReachedMaxInfrastructureRestarts")}
 
 
+def a_node(name, suspect=False):
+    taints = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]
+    if suspect:
+        taints.append({"key": "trainjob.flame.dev/suspect", "effect": "NoSchedule"})
+    return {"metadata": {"name": name, "resourceVersion": "1", "labels": {}}, "spec": {"taints": taints}}
+
+
+def test_a_healthy_node_marked_suspect(checker):
+    checker.sink("node", "MODIFIED", a_node("gh200-1"))
+    assert checker.violation is None
+    checker.sink("node", "MODIFIED", a_node("gh200-1", suspect=True))
+    assert checker.violation and checker.violation.invariant == "no healthy node is marked suspect"
+
+
+def test_a_flaky_node_may_be_marked_suspect(checker):
+    checker.flaky_nodes.add("gh200-2")
+    checker.sink("node", "MODIFIED", a_node("gh200-2", suspect=True))
+    assert checker.violation is None
+    assert checker.suspect_seen == {"gh200-2"}
+
+
+def test_a_flaky_node_allows_either_budget():
+    j = a_job("runs")
+    j.deadline = None
+    j.touched.add("flaky")
+    assert j.allowed() == {("Complete", "AllPodsSucceeded"), ("Failed", "ReachedMaxRestarts"),
+                           ("Failed", "ReachedMaxInfrastructureRestarts")}
+
+
 def scrape(counts):
     """A /metrics page as the controller writes trainjob_jobs: a series for every state of
     each namespace and GPU class it caches jobs of, and trainjob_job_gpus beside it."""

@@ -350,6 +350,41 @@ static void test_retention_policy(void **state)
 	tj_config_free(config);
 }
 
+static void test_suspect_policy(void **state)
+{
+	const struct tj_suspect_policy *d = tj_config_suspect(NULL);
+
+	struct tj_config *config = parse_ok("gpuClasses: []\n");
+	assert_ptr_equal(tj_config_suspect(config), d);
+	tj_config_free(config);
+
+	config = parse_ok("gpuClasses: []\nsuspectNodes:\n  enabled: false\n  jobs: 5\n"
+	                  "  window: 2h30m\n  exitCodes: [74, 134]\n");
+	const struct tj_suspect_policy *p = tj_config_suspect(config);
+	assert_false(p->enabled);
+	assert_int_equal(p->jobs, 5);
+	assert_int_equal(p->window_seconds, 9000);
+	assert_int_equal(p->n_exit_codes, 2);
+	assert_int_equal(p->exit_codes[0], 74);
+	assert_int_equal(p->exit_codes[1], 134);
+	tj_config_free(config);
+
+	/* An absent field keeps its default, the exit codes copied. */
+	config = parse_ok("gpuClasses: []\nsuspectNodes:\n  jobs: 2\n");
+	p = tj_config_suspect(config);
+	assert_true(p->enabled);
+	assert_int_equal(p->jobs, 2);
+	assert_int_equal(p->window_seconds, 3600);
+	assert_int_equal(p->n_exit_codes, d->n_exit_codes);
+	assert_memory_equal(p->exit_codes, d->exit_codes, d->n_exit_codes * sizeof(int));
+	assert_ptr_not_equal(p->exit_codes, d->exit_codes);
+	tj_config_free(config);
+
+	config = parse_ok("gpuClasses: []\nsuspectNodes:\n  exitCodes: []\n");
+	assert_int_equal(tj_config_suspect(config)->n_exit_codes, 0);
+	tj_config_free(config);
+}
+
 static void test_admission_policy(void **state)
 {
 	const struct tj_admission_policy *d = tj_config_admission(NULL);
@@ -545,7 +580,16 @@ static const struct broken_case {
 	{ "root is a list", "- gh200\n", "test.yaml:1: must be a mapping" },
 	{ "unknown top-level key", "gpuClasses: []\ngpuclass: []\n",
 	  "test.yaml:2: unknown field \"gpuclass\" (expected gpuClasses, failurePolicy, "
-	  "admission, walltime, commandPolicy, retention)" },
+	  "admission, walltime, commandPolicy, retention, suspectNodes)" },
+	{ "suspectNodes unknown field", "gpuClasses: []\nsuspectNodes:\n  jobz: 3\n",
+	  "test.yaml:3: suspectNodes: unknown field \"jobz\" (expected enabled, jobs, window, "
+	  "exitCodes)" },
+	{ "suspectNodes one job is no pattern", "gpuClasses: []\nsuspectNodes:\n  jobs: 1\n",
+	  "test.yaml:3: suspectNodes.jobs: \"1\" is not an integer between 2 and 100" },
+	{ "suspectNodes window too short", "gpuClasses: []\nsuspectNodes:\n  window: 30s\n",
+	  "test.yaml:3: suspectNodes.window: must be between 1m and 7d" },
+	{ "suspectNodes exit code 0", "gpuClasses: []\nsuspectNodes:\n  exitCodes: [135, 0]\n",
+	  "test.yaml:3: suspectNodes.exitCodes[1]: \"0\" is not an integer between 1 and 255" },
 	{ "retention unknown field", "gpuClasses: []\nretention:\n  ttl: 60\n",
 	  "test.yaml:3: retention: unknown field \"ttl\" (expected ttlSecondsAfterFinished, "
 	  "keepFailedPodsSeconds)" },
@@ -918,6 +962,7 @@ int main(void)
 		cmocka_unit_test(test_walltime_policy),
 		cmocka_unit_test(test_command_policy),
 		cmocka_unit_test(test_retention_policy),
+		cmocka_unit_test(test_suspect_policy),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

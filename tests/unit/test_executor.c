@@ -192,7 +192,7 @@ static void start(struct fixture *fx, struct run *r, const struct act *acts, siz
 		.park_in_flight = fx->park_in_flight,
 		.userdata = r,
 	};
-	const struct tj_event_object job = { "team-a", "vit", "uid-vit" };
+	const struct tj_event_object job = { "team-a", "vit", "uid-vit", NULL };
 
 	r->fx = fx;
 	assert_int_equal(tj_execute(&ec, &job, plan_of(acts, n), NOW_NS, &r->e), 0);
@@ -1060,7 +1060,7 @@ static void test_ssh_secret_gets_a_key_pair(void **state)
 		                        .gate = fx->gate,
 		                        .done = on_done,
 		                        .parked = on_parked };
-	const struct tj_event_object job = { "team-a", "vit", "uid-vit" };
+	const struct tj_event_object job = { "team-a", "vit", "uid-vit", NULL };
 	const struct act acts[] = {
 		{ .kind = TJ_ACTION_CREATE_OBJECT,
 		  .name = "vit-mpi-ssh-auth",

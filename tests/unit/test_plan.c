@@ -10,6 +10,7 @@
 #include "reconcilers/json.h"
 #include "reconcilers/plan/dependency.h"
 #include "reconcilers/plan/plan.h"
+#include "reconcilers/policy/suspect.h"
 
 /* The time of every case: 2026-11-29T12:00:00Z. */
 #define NOW         1795953600
@@ -1243,6 +1244,31 @@ static const struct plan_case fault_cases[] = {
 	  .want_requeue = 10,
 	  .want_restart_reason = "GPUUnhealthy",
 	  .want_infra = 1 },
+	{ .name = "a crash on a suspect node is the node's: NodeSuspect, charged to the "
+	          "infrastructure",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 135, "Error", NULL, NULL, NULL,
+	              NULL },
+	            RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  FOUR_NODES(NODE_OK("gh200-1"),
+	             { "gh200-2", TJ_COND_TRUE, 3600, NULL, "trainjob.flame.dev/suspect" },
+	             NODE_OK("gh200-3"), NODE_OK("gh200-4")),
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 PatchPod vit-node-0-1-a0", "1 DeletePod vit-node-0-2-a0",
+	            "1 DeletePod vit-node-0-3-a0",
+	            "1 Event Warning Restarting: rank 1 on node gh200-2 failed (exit code 135, "
+	            "Error); replacing all workers in 10 s (infrastructure restart 1 of 10)" },
+	  .want_status = "Restarting|NodeSuspect|rank 1 on node gh200-2 failed (exit code 135, "
+	                 "Error); replacing all workers in 10 s (infrastructure restart 1 of "
+	                 "10)|restarts=1||jobs=0/0/0/1/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "NodeSuspect",
+	  .want_infra = 1 },
 	{ .name = "a worker that exits on a node with a GPU signal: the node's failure, even "
 	          "within the grace period, and its exit code is not permanent",
 	  .spec = SPEC4,
@@ -1811,6 +1837,14 @@ static const struct tj_node *lookup_node(void *ctx, const char *name)
 	return NULL;
 }
 
+/* The plan's view of a suspect node: here, one that carries the taint. */
+static bool node_suspect(void *ctx, const char *name)
+{
+	const struct tj_node *node = lookup_node(ctx, name);
+
+	return node && tj_node_is_suspect(node);
+}
+
 static void describe(const struct tj_action *a, char *buf, size_t size)
 {
 	if (a->kind == TJ_ACTION_EVENT)
@@ -1900,6 +1934,7 @@ static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
 	                                         .n_pods = c->n_pods,
 	                                         .node_lookup = c->n_nodes ? lookup_node : NULL,
 	                                         .node_ctx = f,
+	                                         .node_suspect = node_suspect,
 	                                         .ticket = c->ticket,
 	                                         .jobs = c->jobs,
 	                                         .workload = c->workload,

@@ -760,6 +760,43 @@ static struct tj_node *placement_node(const struct placement_row *row)
 
 /* A node's periodic status report (a new resourceVersion and heartbeat) leaves it the same
  * for placement; a change of anything the queue or the health judge reads does not. */
+/* The suspect nodes' annotations (reconcilers/policy/suspect.h): kept as they are; a failures
+ * annotation too long to be the controller's is left out, and so is the text of a mark
+ * too long, though the mark itself counts. */
+static void test_node_suspect_annotations(void **state)
+{
+	cJSON *obj = cJSON_Parse("{\"metadata\":{\"name\":\"n\",\"annotations\":{"
+	                         "\"trainjob.flame.dev/failures\":\"1:135:0:a/b\","
+	                         "\"trainjob.flame.dev/suspect\":\"2026-12-04T10:00:00Z why\"}}}");
+	cJSON *ann = cJSON_GetObjectItem(cJSON_GetObjectItem(obj, "metadata"), "annotations");
+	size_t len = TJ_NODE_FAILURES_MAX + 1;
+	char *big = malloc(len + 1);
+	struct tj_node *n;
+
+	(void)state;
+	assert_non_null(big);
+	assert_int_equal(tj_node_from_json(obj, &n), 0);
+	assert_string_equal(n->failures, "1:135:0:a/b");
+	assert_string_equal(n->suspect_mark, "2026-12-04T10:00:00Z why");
+	tj_node_free(n);
+	memset(big, 'x', len);
+	big[len] = '\0';
+	cJSON_ReplaceItemInObject(ann, "trainjob.flame.dev/failures", cJSON_CreateString(big));
+	cJSON_ReplaceItemInObject(ann, "trainjob.flame.dev/suspect", cJSON_CreateString(big));
+	assert_int_equal(tj_node_from_json(obj, &n), 0);
+	assert_null(n->failures);
+	assert_string_equal(n->suspect_mark, "");
+	tj_node_free(n);
+	cJSON_DeleteItemFromObject(ann, "trainjob.flame.dev/suspect");
+	cJSON_DeleteItemFromObject(ann, "trainjob.flame.dev/failures");
+	assert_int_equal(tj_node_from_json(obj, &n), 0);
+	assert_null(n->failures);
+	assert_null(n->suspect_mark);
+	tj_node_free(n);
+	free(big);
+	cJSON_Delete(obj);
+}
+
 static void test_node_same_placement(void **state)
 {
 	static const struct placement_row rows[] = {
@@ -957,6 +994,7 @@ int main(void)
 		cmocka_unit_test(test_pod_built_by_hand_is_freed),
 		cmocka_unit_test(test_node_fixtures),
 		cmocka_unit_test(test_node_labels_and_allocatable),
+		cmocka_unit_test(test_node_suspect_annotations),
 		cmocka_unit_test(test_node_same_placement),
 		cmocka_unit_test(test_node_limits_and_invalid),
 		cmocka_unit_test(test_node_built_by_hand_is_freed),

@@ -26,7 +26,7 @@
 /* The name of the Event first recorded at T0 + 5 ns: the object's, then the time in hex. */
 #define NAME "vit.18ec7bbc47a44005"
 
-static const struct tj_event_object vit = { "team-a", "vit", "uid-vit" };
+static const struct tj_event_object vit = { "team-a", "vit", "uid-vit", NULL };
 
 struct fixture {
 	uv_loop_t loop;
@@ -142,7 +142,7 @@ static void test_warning_of_an_object_without_uid(void **state)
 	const struct reply created = {
 		.method = "POST", .path = EVENTS, .status = 201, .body = "{}"
 	};
-	const struct tj_event_object no_uid = { "team-a", "vit", NULL };
+	const struct tj_event_object no_uid = { "team-a", "vit", NULL, NULL };
 
 	server_script(&fx->server, &created, 1);
 	assert_int_equal(
@@ -156,6 +156,33 @@ static void test_warning_of_an_object_without_uid(void **state)
 	        "'namespace':'team-a','name':'vit'},"
 	        "'source':{'component':'trainjob-controller'},"
 	        "'type':'Warning','reason':'Failed','message':'no runtime',"
+	        "'firstTimestamp':'2026-11-29T10:00:00Z','lastTimestamp':'2026-11-29T10:00:00Z',"
+	        "'count':1,'reportingComponent':'trainjob-controller','reportingInstance':'ctrl-0'"
+	        "}");
+}
+
+/* case: an Event on a Node (a suspect node, controller/suspect_nodes.h) goes to namespace
+ * default, as the kubelet's do, and names the Node without a namespace. */
+static void test_event_on_a_node(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply created = { .method = "POST",
+		                       .path = "/api/v1/namespaces/default/events",
+		                       .status = 201,
+		                       .body = "{}" };
+	const struct tj_event_object node = { "default", "gh200-1", NULL, "Node" };
+
+	server_script(&fx->server, &created, 1);
+	assert_int_equal(
+	        tj_recorder_record(fx->recorder, &node, true, "NodeSuspect", "suspect", T0 + 5), 0);
+	SERVER_RUN_UNTIL(&fx->server, stats(fx).created == 1);
+	assert_request_body(
+	        &fx->server, 0,
+	        "{'apiVersion':'v1','kind':'Event',"
+	        "'metadata':{'name':'gh200-1.18ec7bbc47a44005','namespace':'default'},"
+	        "'involvedObject':{'apiVersion':'v1','kind':'Node','name':'gh200-1'},"
+	        "'source':{'component':'trainjob-controller'},"
+	        "'type':'Warning','reason':'NodeSuspect','message':'suspect',"
 	        "'firstTimestamp':'2026-11-29T10:00:00Z','lastTimestamp':'2026-11-29T10:00:00Z',"
 	        "'count':1,'reportingComponent':'trainjob-controller','reportingInstance':'ctrl-0'"
 	        "}");
@@ -229,7 +256,7 @@ static void test_spam_budget(void **state)
 	const struct reply created = {
 		.method = "POST", .path = EVENTS, .repeat = true, .status = 201, .body = "{}"
 	};
-	const struct tj_event_object other = { "team-a", "other", "uid-other" };
+	const struct tj_event_object other = { "team-a", "other", "uid-other", NULL };
 	struct tj_recorder_stats st;
 	char message[32];
 
@@ -286,6 +313,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_create_then_patch_a_repeat, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_event_on_a_node, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_warning_of_an_object_without_uid, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_failed_create_is_forgotten, setup, teardown),
