@@ -79,7 +79,8 @@
  *   its expected start without them (what ends by its walltime frees the nodes first). Its expected
  * start is the latest of their stops (now plus each one's grace: they are told, then stopped); the
  * nodes it will take are reserved for it. Any job behind a blocked head that cannot be backfilled
- * tries the same first, off the nodes reserved for the jobs ahead (so it delays none of them); one
+ * tries the same first, off the nodes reserved for the jobs ahead (so it delays none of them),
+ * but for those whose reservations start after it would end, as backfill allows them; one
  * that preempts so is no head (it counts for no backfill depth), but the nodes it will take are
  * held for it from its victims' stop, so no job after it in the cycle chooses them too. A job whose
  * gang does not fit even then preempts nothing. A victim is chosen once per cycle; a job whose
