@@ -160,6 +160,11 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 	const struct tj_admission_decision *d = p->in->ticket->decision;
 	const struct tj_gpu_class *cls = tj_render_gpu_class(render);
 	bool restart = p->st.start_time != 0 || has_live_pods(p);
+
+	/* The admission of a gang this plan does not create (an earlier one's, the queue's entry
+	 * not decided again yet) says nothing of this one: it is waiting to be decided. */
+	if (d && d->verdict == TJ_ADMISSION_ADMITTED)
+		d = NULL;
 	int first = 0;
 
 	while (first < p->num_nodes && (p->current[first] || p->blocked[first]))

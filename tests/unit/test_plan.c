@@ -2115,6 +2115,9 @@ static const char *const four_nodes[] = { "gh200-1", "gh200-2", "gh200-3", "gh20
 
 static const struct tj_admission_ticket adm_none = { .pin_timeout = 60 };
 static const struct tj_admission_ticket adm_creating = { .pin_timeout = 60, .creating = true };
+/* The queue's entry still holds the admission of a gang that is gone (not admitted now). */
+static const struct tj_admission_ticket adm_stale = { .decision = &admitted_backfill,
+	                                              .pin_timeout = 60 };
 #define RESTART_GIVEN_BACK                                                                         \
 	"the replacements found no room within 600 s of the failure of rank 1; the 3 live ranks "  \
 	"gave their nodes back, and the gang waits for admission whole"
@@ -2166,6 +2169,14 @@ static const struct plan_case admission_cases[] = {
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
 	  .ticket = &adm_none,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Queued|Resources|waiting for admission|restarts=0||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=0|start=0" },
+	{ .name = "the admission of a gang that is gone is no verdict on the next: the job waits "
+	          "for its own, with a reason and a message, and no event says an empty one",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .ticket = &adm_stale,
 	  .want = { "0 PatchStatus vit" },
 	  .want_status = "Queued|Resources|waiting for admission|restarts=0||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=0|start=0" },
