@@ -508,16 +508,15 @@ static int parse_admission(const struct tj_config_parser *p, struct fy_node *nod
 static int parse_admission_of(const struct tj_config_parser *p, struct fy_node *root,
                               struct tj_config *config)
 {
-	struct fy_node_pair *pair = tj_config_find_pair(root, "admission");
+	int line;
+	struct fy_node *node = tj_config_section(root, "admission", &line);
 
-	if (!pair || tj_config_is_null(fy_node_pair_value(pair)))
+	if (!node)
 		return 0;
 	config->admission = calloc(1, sizeof(*config->admission));
 	if (!config->admission)
 		return -ENOMEM;
-	return parse_admission(p, fy_node_pair_value(pair),
-	                       tj_config_line(fy_node_pair_key(pair), 1), config,
-	                       config->admission);
+	return parse_admission(p, node, line, config, config->admission);
 }
 
 /* commandPolicy.exemptNamespaces: namespaces (DNS labels, no duplicates) whose jobs the
@@ -526,15 +525,12 @@ static int parse_command_policy(const struct tj_config_parser *p, struct fy_node
                                 struct tj_config *config)
 {
 	static const char *const fields[] = { "exemptNamespaces", NULL };
-	struct fy_node_pair *pair = tj_config_find_pair(root, "commandPolicy");
 	struct fy_node *node, *seq = NULL, *item;
 	int line, seq_line, r;
 	void *iter = NULL;
 
-	if (!pair || tj_config_is_null(fy_node_pair_value(pair)))
+	if (!(node = tj_config_section(root, "commandPolicy", &line)))
 		return 0;
-	node = fy_node_pair_value(pair);
-	line = tj_config_line(fy_node_pair_key(pair), 1);
 	r = tj_config_check_mapping(p, node, line, "commandPolicy", fields, "exemptNamespaces");
 	if (r < 0)
 		return r;
@@ -576,14 +572,11 @@ static int parse_retention_of(const struct tj_config_parser *p, struct fy_node *
 {
 	static const char *const fields[] = { "ttlSecondsAfterFinished", "keepFailedPodsSeconds",
 		                              NULL };
-	struct fy_node_pair *pair = tj_config_find_pair(root, "retention");
 	struct fy_node *node;
 	int line, r;
 
-	if (!pair || tj_config_is_null(fy_node_pair_value(pair)))
+	if (!(node = tj_config_section(root, "retention", &line)))
 		return 0;
-	node = fy_node_pair_value(pair);
-	line = tj_config_line(fy_node_pair_key(pair), 1);
 	r = tj_config_check_mapping(p, node, line, "retention", fields,
 	                            "ttlSecondsAfterFinished, keepFailedPodsSeconds");
 	if (r < 0)
@@ -623,18 +616,17 @@ static int parse_root(const struct tj_config_parser *p, struct fy_node *root,
 	r = parse_retention_of(p, root, config);
 	if (r < 0)
 		return r;
-	struct fy_node_pair *pair = tj_config_find_pair(root, "failurePolicy");
-	if (pair && !tj_config_is_null(fy_node_pair_value(pair))) {
+	int section_line;
+	struct fy_node *section = tj_config_section(root, "failurePolicy", &section_line);
+	if (section) {
 		config->failure_policy = calloc(1, sizeof(*config->failure_policy));
 		if (!config->failure_policy)
 			return -ENOMEM;
-		r = parse_failure_policy(p, fy_node_pair_value(pair),
-		                         tj_config_line(fy_node_pair_key(pair), 1),
-		                         config->failure_policy);
+		r = parse_failure_policy(p, section, section_line, config->failure_policy);
 		if (r < 0)
 			return r;
 	}
-	pair = tj_config_find_pair(root, "gpuClasses");
+	struct fy_node_pair *pair = tj_config_find_pair(root, "gpuClasses");
 	if (!pair)
 		return tj_config_fail(p, tj_config_line(root, 1), "",
 		                      "missing required field \"gpuClasses\"");

@@ -208,6 +208,16 @@ struct fy_node_pair *tj_config_find_pair(struct fy_node *mapping, const char *ke
 	return NULL;
 }
 
+struct fy_node *tj_config_section(struct fy_node *root, const char *name, int *line)
+{
+	struct fy_node_pair *pair = tj_config_find_pair(root, name);
+
+	if (!pair || tj_config_is_null(fy_node_pair_value(pair)))
+		return NULL;
+	*line = tj_config_line(fy_node_pair_key(pair), 1);
+	return fy_node_pair_value(pair);
+}
+
 /* Reads an optional string field: *ret stays NULL when the field is absent or null. */
 int tj_config_field_string(const struct tj_config_parser *p, struct fy_node *mapping, int line,
                            const char *path, const char *key, bool required, size_t max, char **ret)

@@ -55,6 +55,10 @@ int tj_config_check_mapping(const struct tj_config_parser *p, struct fy_node *no
 /* The value of key in a mapping checked by tj_config_check_mapping, or NULL. */
 struct fy_node_pair *tj_config_find_pair(struct fy_node *mapping, const char *key);
 
+/* The value of the top-level section name of root (a mapping), with the line of its key in
+ * *line; NULL when it is absent or null (the section's defaults hold). */
+struct fy_node *tj_config_section(struct fy_node *root, const char *name, int *line);
+
 /* Reads an optional string field: *ret stays NULL when the field is absent or null. */
 int tj_config_field_string(const struct tj_config_parser *p, struct fy_node *mapping, int line,
                            const char *path, const char *key, bool required, size_t max,

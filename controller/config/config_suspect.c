@@ -13,15 +13,12 @@ int tj_config_parse_suspect(const struct tj_config_parser *p, struct fy_node *ro
                             struct tj_config *config)
 {
 	static const char *const fields[] = { "enabled", "jobs", "window", "exitCodes", NULL };
-	struct fy_node_pair *pair = tj_config_find_pair(root, SECTION);
 	struct tj_suspect_policy *policy;
-	struct fy_node *node;
 	int line, r;
+	struct fy_node *node = tj_config_section(root, SECTION, &line);
 
-	if (!pair || tj_config_is_null(fy_node_pair_value(pair)))
+	if (!node)
 		return 0;
-	node = fy_node_pair_value(pair);
-	line = tj_config_line(fy_node_pair_key(pair), 1);
 	r = tj_config_check_mapping(p, node, line, SECTION, fields,
 	                            "enabled, jobs, window, exitCodes");
 	if (r < 0)

@@ -177,15 +177,13 @@ static int parse_namespaces(const struct tj_config_parser *p, struct fy_node *no
 int tj_config_parse_walltime(const struct tj_config_parser *p, struct fy_node *root,
                              struct tj_config *config)
 {
-	struct fy_node_pair *pair = tj_config_find_pair(root, "walltime");
 	struct tj_walltime_policy *w;
-	struct fy_node *node;
+	struct fy_node_pair *pair;
 	int line, r;
+	struct fy_node *node = tj_config_section(root, "walltime", &line);
 
-	if (!pair || tj_config_is_null(fy_node_pair_value(pair)))
+	if (!node)
 		return 0;
-	node = fy_node_pair_value(pair);
-	line = tj_config_line(fy_node_pair_key(pair), 1);
 	w = config->walltime = calloc(1, sizeof(*config->walltime));
 	if (!w)
 		return -ENOMEM;
