@@ -12,6 +12,7 @@ and takes it down at its end. It is skipped, saying so, only if even that cluste
 serve the API."""
 
 import os
+import re
 import subprocess
 import threading
 import time
@@ -70,11 +71,17 @@ def gang_controller(gang_cluster, session_controller_aside):
     """A controller of this module's own, with the built-in admission off."""
     with open(os.path.join(REPO, "deploy", "config", "config.yaml")) as f:
         shipped = f.read()
-    assert shipped.count("\n  enabled: true\n") == 1, "the shipped config's admission switch moved"
+    # The admission section's own switch (other sections have an `enabled` too).
+    section = shipped.find("\nadmission:\n")
+    switch = shipped.find("\n  enabled: true\n", section)
+    next_section = re.search(r"\n[A-Za-z]", shipped[section + 1:])
+    assert section >= 0 and switch > section and (
+        next_section is None or switch < section + 1 + next_section.start()), \
+        "the shipped config's admission switch moved"
     path = os.path.join(REPO, "build", f"e2e-config-{uuid.uuid4().hex[:6]}.yaml")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
-        f.write(shipped.replace("\n  enabled: true\n", "\n  enabled: false\n"))
+        f.write(shipped[:switch] + "\n  enabled: false\n" + shipped[switch + len("\n  enabled: true\n"):])
     c = Controller("--config", path).start()
     try:
         yield c
