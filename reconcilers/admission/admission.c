@@ -238,6 +238,9 @@ static int run_alloc(struct run *r)
 		return -ENOMEM;
 	if (!in->n_running)
 		return 0;
+	for (size_t v = 0; v < in->n_running; v++)
+		if (in->running[v].grace > r->longest_grace)
+			r->longest_grace = in->running[v].grace;
 	r->preempt_free = calloc(nn, sizeof(*r->preempt_free));
 	r->reserved_ahead = calloc(nn, sizeof(*r->reserved_ahead));
 	r->taken = calloc(in->n_running, sizeof(*r->taken));
@@ -719,6 +722,15 @@ static void hold_gang(struct run *r, const struct tj_admission_job *job, int64_t
 		hold_slot(r, r->launcher_slot, start, until);
 }
 
+/* A hold from start (> 0) widens the range of the holds' starts that backfill reads. */
+static void span_start(struct heads *heads, int64_t start)
+{
+	if (!heads->first_start || start < heads->first_start)
+		heads->first_start = start;
+	if (start > heads->last_start)
+		heads->last_start = start;
+}
+
 /* The slots of bucket b that a gang giving its nodes back by end may not take: those with a
  * reservation that starts before end, or at a time unknown (Slurm's backfill looks at each
  * node's own plan); in r->too_soon, or NULL when there is none. */
@@ -748,19 +760,15 @@ static int backfill_preempting(struct run *r, size_t b, size_t j, struct heads *
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
 	const bool *kept = r->reserved;
-	int64_t stop, grace = 0;
+	int64_t stop;
 
 	if (!tj_admission_wants_victims(r, job, 0))
 		return 0;
-	if (job->walltime > 0 && heads->first_start > 0) {
-		for (size_t v = 0; v < r->in->n_running; v++)
-			if (r->in->running[v].grace > grace)
-				grace = r->in->running[v].grace;
-		kept = kept_until(
-		        r, b,
-		        sat_add(r->in->now, sat_add(grace, sat_add(job->walltime, job->grace))),
-		        heads);
-	}
+	if (job->walltime > 0 && heads->first_start > 0)
+		kept = kept_until(r, b,
+		                  sat_add(r->in->now, sat_add(r->longest_grace,
+		                                              sat_add(job->walltime, job->grace))),
+		                  heads);
 	stop = tj_admission_preempt(r, b, j, kept, 0);
 	if (stop <= 0)
 		return stop < 0 ? (int)stop : 0;
@@ -769,10 +777,7 @@ static int backfill_preempting(struct run *r, size_t b, size_t j, struct heads *
 	hold_gang(r, job, stop);
 	/* Its hold counts among the reservations' starts that backfill reads (kept_until): a job
 	 * that ends before the first head's start, but after this stop, stays off it. */
-	if (!heads->first_start || stop < heads->first_start)
-		heads->first_start = stop;
-	if (stop > heads->last_start)
-		heads->last_start = stop;
+	span_start(heads, stop);
 	return 0;
 }
 
@@ -832,10 +837,8 @@ static void hold_reservation(struct run *r, size_t j, int64_t start, struct head
 	heads->n++;
 	if (!start)
 		heads->unknown = true;
-	else if (!heads->first_start || start < heads->first_start)
-		heads->first_start = start;
-	if (start > heads->last_start)
-		heads->last_start = start;
+	else
+		span_start(heads, start);
 }
 
 /* A job whose victims are on their way out, on the nodes it chose then (claimed): admitted

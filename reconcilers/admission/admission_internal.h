@@ -173,6 +173,8 @@ struct run {
 	bool *reserved_ahead;
 	bool *taken;
 	struct victim *victims;
+	/* The longest grace of the running gangs: the latest any victim stops, from now. */
+	int64_t longest_grace;
 	/* While the head's reservation is placed: between nodes that fit alike then, those
 	 * that are busy now go first, so that what is free now stays out of the reservation,
 	 * for backfill, as long as it can. */
