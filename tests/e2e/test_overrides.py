@@ -126,3 +126,25 @@ def test_patch_of_a_step_the_runtime_lacks_is_refused(controller, namespace):
     ev = wait_for("the Warning event", lambda: events(namespace, name, "Failed"))
     assert ev[0]["type"] == "Warning" and "model-initializer" in ev[0]["message"], ev
     assert job_pods(namespace, name) == []
+
+
+def test_a_runtime_patch_sets_the_grace_period_of_a_step(controller, namespace):
+    """Kubeflow v2.3's runtimePatches[].….spec.terminationGracePeriodSeconds: the step's pods
+    get it; in podTemplateOverrides it is refused, naming it."""
+    apply(RUNTIME, "-n", namespace)
+    apply(trainjob("patient", runtimePatches=[{
+        "manager": "example.com/me",
+        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+            {"name": "node", "template": {"spec": {"template": {"spec": {"terminationGracePeriodSeconds": 7}}}}}]}}},
+    }]), "-n", namespace)
+    nodes = wait_for("the node step's pod", lambda: of_step(job_pods(namespace, "patient"), "node"), timeout=90)
+    assert nodes[0]["spec"]["terminationGracePeriodSeconds"] == 7
+    (init,) = of_step(job_pods(namespace, "patient"), "dataset-initializer")
+    assert init["spec"]["terminationGracePeriodSeconds"] == 30, "the patch names the node step only"
+
+    apply(trainjob("impatient", podTemplateOverrides=[
+        {"targetJobs": [{"name": "node"}], "spec": {"terminationGracePeriodSeconds": 7}}]), "-n", namespace)
+    status = wait_state(namespace, "impatient", "Failed", timeout=60)["status"]
+    assert status["reason"] == "InvalidSpec", status
+    assert "spec.podTemplateOverrides[0].spec.terminationGracePeriodSeconds is not supported" in status["message"]
+    assert job_pods(namespace, "impatient") == []
