@@ -112,6 +112,21 @@ int tj_json_append(cJSON *array, cJSON *item)
 	return 0;
 }
 
+int tj_json_upsert_named(cJSON *array, cJSON *item)
+{
+	cJSON *old;
+
+	if (!item)
+		return -ENOMEM;
+	old = tj_json_find_by(array, "name", tj_json_string(item, "name"));
+	if (old ? !cJSON_ReplaceItemViaPointer(array, old, item)
+	        : !cJSON_AddItemToArray(array, item)) {
+		cJSON_Delete(item);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value)
 {
 	cJSON *el;

@@ -41,6 +41,10 @@ cJSON *tj_json_array(cJSON *obj, const char *key);
 /* The element of array whose member key is the string value ("name": "node"), or NULL. */
 cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value);
 
+/* Puts item (taken; NULL is -ENOMEM) into array in place of the element with the same
+ * "name", or at its end (an env list). -ENOMEM. */
+int tj_json_upsert_named(cJSON *array, cJSON *item);
+
 /* Upserts every member of src into the object dst[key] (labels, nodeSelector); a src that
  * is not an object is nothing to merge. -ENOMEM. */
 int tj_json_merge_map(cJSON *dst, const char *key, const cJSON *src);

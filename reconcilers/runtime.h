@@ -36,6 +36,10 @@ struct tj_runtime {
 	 * spec.template.spec.ttlSecondsAfterFinished; -1 if neither is a number >= 0. */
 	int ttl_seconds_after_finished;
 	char *num_proc_per_node; /* owned; spec.mlPolicy.torch.numProcPerNode, "auto" if unset */
+	/* owned; compact JSON of spec.mlPolicy.torch.envInjection.targets ([{jobName,
+	 * containerNames}]: the containers that also get the PET_* variables,
+	 * reconcilers/render/render.h), NULL if none */
+	char *env_targets;
 	/* The pod template ({metadata, spec}) of the replicatedJob named "node", with the Job
 	 * template's labels (trainjob-ancestor-step), compact JSON; NULL if the runtime has no
 	 * such job. */

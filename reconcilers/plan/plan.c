@@ -810,7 +810,7 @@ static int decide(struct planner *p)
 	}
 	if (!gang)
 		delete_recorded_failure(p);
-	if (tj_planner_give_back(p) || tj_planner_steps(p, max_restarts, &node_may_start))
+	if (tj_planner_give_back(p) || tj_planner_steps(p, render, max_restarts, &node_may_start))
 		goto out;
 	had_start = p->st.start_time != 0;
 	if (node_may_start)

@@ -217,9 +217,10 @@ int tj_planner_collect_steps(struct planner *p);
 
 /* plan_steps.c: the steps other than node: a failed step restarts or fails the job through
  * the failure policy (true then); the steps whose dependsOn (and startupPolicy) are met get
- * their missing pods. *node_may_start tells whether the node step's own are met; when not,
- * the job is Pending with reason WaitingForSteps. */
-bool tj_planner_steps(struct planner *p, int max_restarts, bool *node_may_start);
+ * their missing pods (with the runtime's envInjection, from render). *node_may_start tells whether
+ * the node step's own are met; when not, the job is Pending with reason WaitingForSteps. */
+bool tj_planner_steps(struct planner *p, const struct tj_render *render, int max_restarts,
+                      bool *node_may_start);
 
 /* plan_steps.c: the success policy. When it is met the job is Complete and its live pods
  * are deleted (true); when it is not, a node step whose pods all succeeded does not
