@@ -409,6 +409,23 @@ bool tj_step_ended_by_success_policy(const struct tj_step_graph *g, size_t i)
 	return true;
 }
 
+bool tj_step_completes_before(const struct tj_step_graph *g, size_t i, size_t j)
+{
+	bool waits[TJ_MAX_STEPS] = { false };
+
+	if (i >= j || j >= g->n || g->n > TJ_MAX_STEPS)
+		return false;
+	/* A dependsOn names an earlier step only (the graph is refused otherwise), so one pass
+	 * from j towards the first step marks every step j waits for through Complete. */
+	waits[j] = true;
+	for (size_t k = j + 1; k-- > i;)
+		for (size_t d = 0; waits[k] && d < g->steps[k].n_deps; d++)
+			if (g->steps[k].deps[d].need == TJ_STEP_NEED_COMPLETE &&
+			    g->steps[k].deps[d].step < k)
+				waits[g->steps[k].deps[d].step] = true;
+	return waits[i];
+}
+
 void tj_step_jobs_status(const char *name, const struct tj_pod *const *slots, int n,
                          int pods_per_job, bool suspended, struct tj_jobs_status *ret)
 {

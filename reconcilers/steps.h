@@ -141,6 +141,12 @@ bool tj_step_graph_succeeded(const struct tj_step_graph *g,
  * there. */
 bool tj_step_ended_by_success_policy(const struct tj_step_graph *g, size_t i);
 
+/* Whether step i has ended before step j starts: j waits for i to be Complete, directly or
+ * through steps that each wait for the one before to be Complete (node after
+ * model-initializer after dataset-initializer). Such a step runs before the node step's
+ * walltime starts. */
+bool tj_step_completes_before(const struct tj_step_graph *g, size_t i, size_t j);
+
 /* status.jobsStatus of one step, as JobSet counts its child Jobs: a Job (pods_per_job
  * consecutive slots) has succeeded when all its pods succeeded, failed when one of them
  * failed, is ready when all its pods are Ready or Succeeded, active while one of its pods

@@ -195,6 +195,11 @@ static const struct row rows[] = {
 	  "container dataset-initializer of step dataset-initializer: '/usr/sbin/sshd -D' never "
 	  "exits (sshd -D serves until it is stopped, and no success policy of the runtime stops "
 	  "this step)" REFUSED },
+	{ "an initializer's sleep ends before the walltime, which starts with the node pods",
+	  INITIALIZERS(INITIALIZER("dataset-initializer", ",'command':['sh','-c','sleep 2h; ls']"),
+	               INITIALIZER("model-initializer", "")),
+	  "{'runtimeRef':{'name':'rt'},'activeDeadlineSeconds':600,'trainer':{'numNodes':2}}", NULL,
+	  NULL, NULL },
 	{ "the first step of the template is named first",
 	  INITIALIZERS(INITIALIZER("dataset-initializer", ",'command':['cat']"),
 	               INITIALIZER("model-initializer", "")),

@@ -321,6 +321,44 @@ static void test_ended_by_success_policy(void **state)
 	}
 }
 
+/* A step ends before another starts when that one waits for it to be Complete, directly or
+ * through a chain of such waits; a wait for Ready, or startupPolicy InOrder, leaves it
+ * running. */
+static void test_completes_before(void **state)
+{
+	static const struct {
+		const char *step, *before;
+		bool want;
+	} cases[] = {
+		{ "dataset-initializer", "node", true }, /* through model-initializer */
+		{ "model-initializer", "node", true },
+		{ "dataset-initializer", "model-initializer", true },
+		{ "node", "dataset-initializer", false },
+		{ "node", "node", false },
+		{ "sidecar", "node", false }, /* node waits for it to be Ready only */
+		{ "cache", "node", false },   /* model-initializer waits for it to be Ready */
+		{ "node", "launcher", false },
+	};
+	struct tj_step_graph g;
+
+	(void)state;
+	project("{'replicatedJobs':[{'name':'dataset-initializer'},{'name':'cache'},"
+	        "{'name':'model-initializer','dependsOn':[{'name':'dataset-initializer','status':"
+	        "'Complete'},{'name':'cache','status':'Ready'}]},{'name':'sidecar'},"
+	        "{'name':'node','dependsOn':[{'name':'model-initializer','status':'Complete'},"
+	        "{'name':'sidecar','status':'Ready'}]},{'name':'launcher','dependsOn':[{'name':"
+	        "'node','status':'Ready'}]}]}",
+	        &g);
+	assert_null(g.error);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("# %s before %s\n", cases[i].step, cases[i].before);
+		assert_int_equal(tj_step_completes_before(&g, tj_step_graph_find(&g, cases[i].step),
+		                                          tj_step_graph_find(&g, cases[i].before)),
+		                 cases[i].want);
+	}
+	tj_step_graph_clear(&g);
+}
+
 /* JobSet's counts are of Jobs: a Job of 4 pods is ready once all 4 are. */
 static void test_jobs_status(void **state)
 {
@@ -847,6 +885,7 @@ int main(void)
 		cmocka_unit_test(test_progress_and_order),
 		cmocka_unit_test(test_success_policy),
 		cmocka_unit_test(test_ended_by_success_policy),
+		cmocka_unit_test(test_completes_before),
 		cmocka_unit_test(test_jobs_status),
 		cmocka_unit_test(test_initializer_env),
 		cmocka_unit_test(test_claims),
