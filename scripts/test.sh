@@ -199,12 +199,13 @@ meson_build() {
 # Runs the unit suite of a built meson directory (extra arguments go to meson test).
 # Prints the meson summary and records the subtests (cmocka cases) that passed and failed,
 # and the programs and subtests that skipped (meson's SKIP, from its JUnit report
-# meson-logs/<stage>.junit.xml); a run in which no test program passed has failed, whatever
-# meson's exit status says.
+# meson-logs/<stage>.junit.xml, or <stage>-<setup>.junit.xml under a test setup); a run in
+# which no test program passed has failed, whatever meson's exit status says.
 meson_unit() {
 	local name=$1 dir=$2
 	shift 2
-	local out rc ok bad programs
+	local out rc ok bad programs report junit=""
+	rm -f "$dir/meson-logs/$name".junit.xml "$dir/meson-logs/$name"-*.junit.xml
 	out=$(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		meson test -C "$dir" --suite unit --print-errorlogs --logbase "$name" "$@" 2>&1)
@@ -218,7 +219,10 @@ meson_unit() {
 		bad=$((bad + 1))
 	fi
 	((rc != 0 && bad == 0)) && bad=1
-	junit_counts "$name" "$dir/meson-logs/$name.junit.xml" tests/unit || bad=$((bad + 1))
+	for report in "$dir/meson-logs/$name".junit.xml "$dir/meson-logs/$name"-*.junit.xml; do
+		[[ -f $report ]] && junit=$report && break
+	done
+	junit_counts "$name" "${junit:-$dir/meson-logs/$name.junit.xml}" tests/unit || bad=$((bad + 1))
 	record "$name" "${ok:-0}" "$bad"
 }
 
