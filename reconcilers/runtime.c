@@ -55,20 +55,6 @@ static int dup_opt(const char *s, char **ret)
 	return 0;
 }
 
-/* JobSet's successPolicy ends the job when its targetReplicatedJobs complete (all of them
- * when the list is empty or absent): the node step is stopped by it when it is not among
- * the targets. */
-static bool ended_by_success_policy(const cJSON *targets)
-{
-	const cJSON *el;
-
-	if (!cJSON_IsArray(targets) || cJSON_GetArraySize(targets) == 0)
-		return false;
-	cJSON_ArrayForEach(el, targets) if (!cJSON_IsString(el) ||
-	                                    strcmp(el->valuestring, "node") == 0) return false;
-	return true;
-}
-
 /* The runtime's TTL, from its own field or from the JobSet template, where a runtime written
  * for JobSet carries it. */
 static int ttl_of(const cJSON *obj)
@@ -182,8 +168,6 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 	        tj_json_path(obj, "metadata.labels"), TJ_LABEL_ALLOW_LONG_RUNNING));
 	rt->allow_long_running =
 	        rt->kind == TJ_RUNTIME_CLUSTER && long_running && strcmp(long_running, "true") == 0;
-	rt->node_ended_by_success_policy = ended_by_success_policy(
-	        tj_json_path(obj, "spec.template.spec.successPolicy.targetReplicatedJobs"));
 	r = tj_step_graph_from_json(tj_json_path(obj, "spec.template.spec"), MAX_TEMPLATE,
 	                            &rt->graph);
 	if (r < 0)

@@ -48,9 +48,6 @@ struct tj_runtime {
 	 * (reconcilers/policy/command_policy.h); false for a TrainingRuntime whatever its labels.
 	 */
 	bool allow_long_running;
-	/* spec.template.spec.successPolicy targets other replicated jobs only (an MPI
-	 * launcher): the job ends when they complete, and the node pods are stopped then. */
-	bool node_ended_by_success_policy;
 	/* spec.mlPolicy.mpi (reconcilers/mpi.h); not enabled for other runtimes. */
 	struct tj_mpi_policy mpi;
 	/* Every replicated job of spec.template.spec, in order (reconcilers/steps.h). */
