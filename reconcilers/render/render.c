@@ -798,7 +798,8 @@ int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
 	     add_env(env, "MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
 	     add_env(env, "MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
 	     add_env(env, "WORLD_SIZE", "%lld", (long long)r->num_nodes * r->procs) < 0 ||
-	     add_env(env, "NODE_RANK", "%d", rank) < 0 || add_env(env, "RANK", "%d", rank) < 0 ||
+	     add_env(env, "NODE_RANK", "%d", rank) < 0 ||
+	     add_env(env, "RANK", "%lld", (long long)rank * r->procs) < 0 ||
 	     add_env(env, "LOCAL_WORLD_SIZE", "%d", r->procs) < 0 ||
 	     tj_render_inject_env(r, pod, "node", rank) < 0))
 		goto fail;

@@ -53,6 +53,7 @@ def test_four_node_job_lands_on_four_gh200_nodes_and_completes(controller, names
         assert env["MASTER_PORT"] == "29500"
         assert env["WORLD_SIZE"] == "16"
         assert env["NODE_RANK"] == str(rank)
+        assert env["RANK"] == str(4 * rank), "the global rank of the node's first process"
         assert env["LOCAL_WORLD_SIZE"] == "4"
     assert len(nodes) == 4, "one pod per node"
     svc = kubectl_json("get", "service", "gang", "-n", namespace)

@@ -74,7 +74,7 @@ static void test_full_pod(void **state)
 	        "{'name':'PET_MASTER_PORT','value':'29500'},"
 	        "{'name':'MASTER_ADDR','value':'vit-node-0-0.vit'},"
 	        "{'name':'MASTER_PORT','value':'29500'},{'name':'WORLD_SIZE','value':'16'},"
-	        "{'name':'NODE_RANK','value':'2'},{'name':'RANK','value':'2'},"
+	        "{'name':'NODE_RANK','value':'2'},{'name':'RANK','value':'8'},"
 	        "{'name':'LOCAL_WORLD_SIZE','value':'4'}],"
 	        "'resources':{'limits':{'nvidia.com/gpu':4,'memory':'200Gi'},"
 	        "'requests':{'nvidia.com/gpu':4}},"
