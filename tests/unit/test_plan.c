@@ -714,6 +714,30 @@ static const struct plan_case cases[] = {
 	  .want = { "0 DeletePod vit-node-0-0-a0" },
 	  .want_status =
 	          "Failed|DeadlineExceeded|m|restarts=0|Failed=DeadlineExceeded|jobs=1/0/0/0/0" },
+	{ .name = "Failed is terminal (Kubeflow v2.3): a failed job that is suspended is not "
+	          "Suspended",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':4}}",
+	  .runtime = "torch-gh200",
+	  .status =
+	          "{'state':'Failed','reason':'DeadlineExceeded','message':'m','restartCount':0,'"
+	          "observedGeneration':2," STARTED ",'completionTime':'2026-11-29T11:30:00Z'," JOBS(
+	                  0, 0, 0, 0) ",'conditions':[{'type':'Failed','status':'True','reason':'"
+	                              "DeadlineExceeded','message':'m','lastTransitionTime':'2026-"
+	                              "11-29T11:30:00Z'}]}",
+	  .want_status =
+	          "Failed|DeadlineExceeded|m|restarts=0|Failed=DeadlineExceeded|jobs=0/0/0/0/0" },
+	{ .name = "Failed is terminal: a failed job with no pod left creates none, whatever its "
+	          "spec says",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status =
+	          "{'state':'Failed','reason':'DeadlineExceeded','message':'m','restartCount':0,'"
+	          "observedGeneration':2," STARTED ",'completionTime':'2026-11-29T11:30:00Z'," JOBS(
+	                  0, 0, 0, 0) ",'conditions':[{'type':'Failed','status':'True','reason':'"
+	                              "DeadlineExceeded','message':'m','lastTransitionTime':'2026-"
+	                              "11-29T11:30:00Z'}]}",
+	  .want_status =
+	          "Failed|DeadlineExceeded|m|restarts=0|Failed=DeadlineExceeded|jobs=0/0/0/0/0" },
 	{ .name = "suspend deletes the live pods and sets Suspended",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':4}}",
 	  .runtime = "torch-gh200",
