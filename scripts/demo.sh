@@ -64,6 +64,8 @@ for try in $(seq 60); do
 	sleep 1
 done
 until k apply -k crds/runtimes >/dev/null 2>&1; do sleep 1; done
+# What Kubeflow's Python SDK reads (its version), so that its clients print no warning.
+k apply -k deploy/kubeflow-sdk >/dev/null
 k get clustertrainingruntimes
 
 say "starting the controller (log: $logfile)"
