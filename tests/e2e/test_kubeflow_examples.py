@@ -140,6 +140,21 @@ def assert_refused(namespace, name, reason, *texts):
     assert ev[0]["message"] == f"{reason}: {st['message']}"
 
 
+@pytest.mark.parametrize("runtime,trainer,text", [
+    ("jax-distributed", {"numProcPerNode": 2},
+     "spec.trainer.numProcPerNode: '2' is not read by JAX runtimes, which run one JAX process per node"),
+    ("xgboost-distributed", {"env": [{"name": "DMLC_NUM_WORKER", "value": "8"}]},
+     "spec.trainer.env[0].name: DMLC_NUM_WORKER is set by the controller (XGBoost's tracker)"),
+], ids=["jax-numProcPerNode", "xgboost-DMLC-env"])
+def test_what_the_jax_and_xgboost_wiring_owns_is_refused_in_the_trainjob(controller, namespace, kubeflow_module,
+                                                                         runtime, trainer, text):
+    kubectl("apply", "-f", kubeflow_runtime_file(kubeflow_module, runtime))
+    body = framework_job("kf-refused", runtime, 2)
+    body["spec"]["trainer"].update(trainer)
+    apply(body, "-n", namespace)
+    assert_refused(namespace, "kf-refused", "InvalidSpec", text)
+
+
 @pytest.mark.parametrize("name,nodes", [("lammps-train-job", 2), ("lammps-train-gpus", 2), ("flux-interactive", 4)])
 def test_kubeflows_flux_examples_are_refused_naming_the_field(controller, namespace, kubeflow_module, name, nodes):
     flux = os.path.join(kubeflow_module, "examples", "flux")
