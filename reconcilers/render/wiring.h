@@ -7,8 +7,8 @@
  *   MASTER_PORT, WORLD_SIZE, RANK, NODE_RANK, LOCAL_WORLD_SIZE that PyTorch reads without
  *   torchrun;
  * - jax: JAX_NUM_PROCESSES (the nodes: one JAX process per pod), JAX_PROCESS_ID (the rank)
- *   and JAX_COORDINATOR_ADDRESS (rank 0's name and port 29500), what
- *   jax.distributed.initialize() reads;
+ *   and JAX_COORDINATOR_ADDRESS (rank 0's name and port 29500), what a script passes to
+ *   jax.distributed.initialize();
  * - xgboost: DMLC_TRACKER_URI (rank 0's name, which runs the tracker), DMLC_TRACKER_PORT
  *   (29500), DMLC_TASK_ID (the rank) and DMLC_NUM_WORKER (the nodes times the workers of a
  *   node: its GPUs, or 1 without GPUs);
