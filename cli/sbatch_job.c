@@ -10,6 +10,7 @@
 #include "cli/plugin.h"
 #include "reconcilers/json.h"
 #include "reconcilers/render/render.h"
+#include "reconcilers/render/wiring.h"
 #include "reconcilers/trainjob.h"
 
 /* Defines srun for the script: the script itself already runs once on every node, so srun
@@ -476,7 +477,7 @@ static int add_exports(cJSON *env, const struct tj_sbatch_input *in, char *err, 
 		const struct tj_sbatch_export *e = &o->exports[i];
 		const char *value = e->value;
 
-		if (tj_render_env_reserved(e->name))
+		if (tj_wiring_env_reserved(TJ_ML_TORCH, e->name))
 			return fail(err, errlen,
 			            "%s: --export: %s is set by the controller (torchrun wiring)",
 			            w, e->name);

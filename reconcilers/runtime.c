@@ -84,6 +84,18 @@ static int64_t deadline_of(const cJSON *obj, const cJSON *node_job)
 	                                                                                        : 0;
 }
 
+/* The schema lets a runtime name one source at most. */
+static enum tj_ml_policy ml_policy_of(const cJSON *ml, const struct tj_mpi_policy *mpi)
+{
+	if (mpi->enabled)
+		return TJ_ML_MPI;
+	if (cJSON_IsObject(tj_json_path(ml, "jax")))
+		return TJ_ML_JAX;
+	if (cJSON_IsObject(tj_json_path(ml, "xgboost")))
+		return TJ_ML_XGBOOST;
+	return TJ_ML_TORCH;
+}
+
 /* What the runtime's fields beyond the node template say (reconcilers/runtime_support.h,
  * reconcilers/render/job_metadata.h). */
 static int project_support(const cJSON *obj, const cJSON *node_job, struct tj_runtime *rt)
@@ -183,6 +195,7 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 	r = tj_mpi_policy_from_json(tj_json_path(obj, "spec.mlPolicy.mpi"), &rt->mpi);
 	if (r < 0)
 		goto fail;
+	rt->ml_policy = ml_policy_of(tj_json_path(obj, "spec.mlPolicy"), &rt->mpi);
 	r = project_support(obj,
 	                    tj_json_find_by(tj_json_path(obj, "spec.template.spec.replicatedJobs"),
 	                                    "name", "node"),

@@ -24,8 +24,19 @@ enum tj_runtime_kind {
  * namespace cannot exempt it. */
 #define TJ_LABEL_ALLOW_LONG_RUNNING TJ_LABEL_PREFIX "allow-long-running"
 
+/* The runtime's spec.mlPolicy source: which wiring its pods get (reconcilers/render/wiring.h).
+ * A runtime with none gets torch's, as it always has here. Flux is refused
+ * (reconcilers/runtime_support.h) and has no value. */
+enum tj_ml_policy {
+	TJ_ML_TORCH,   /* mlPolicy.torch, or no source */
+	TJ_ML_MPI,     /* mlPolicy.mpi */
+	TJ_ML_JAX,     /* mlPolicy.jax */
+	TJ_ML_XGBOOST, /* mlPolicy.xgboost */
+};
+
 struct tj_runtime {
 	enum tj_runtime_kind kind;
+	enum tj_ml_policy ml_policy;
 	char *namespace;      /* owned; "" for a ClusterTrainingRuntime */
 	char *name;           /* owned */
 	char *gpu_class;      /* owned; label trainjob.flame.dev/gpu-class, NULL if absent */

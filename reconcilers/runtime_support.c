@@ -228,7 +228,12 @@ int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 		                                    "ttlSecondsAfterFinished",
 		                                    "volumeClaimPolicies",
 		                                    NULL };
-	static const char *const ml_known[] = { "numNodes", "torch", "mpi", NULL };
+	static const char *const ml_known[] = {
+		"numNodes", "torch", "mpi", "jax", "xgboost", NULL
+	};
+	/* Kubeflow's JAX and XGBoost policies have no fields (JAXMLPolicySource,
+	 * XGBoostMLPolicySource); the CRD keeps unknown ones so that they are refused here. */
+	static const char *const fieldless[] = { "jax", "xgboost" };
 	static const char *const torch_known[] = { "numProcPerNode", "envInjection", NULL };
 	const cJSON *spec = tj_json_path(runtime, "spec.template.spec");
 	const cJSON *pgp = tj_json_path(runtime, "spec.podGroupPolicy");
@@ -243,12 +248,34 @@ int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 		              "the controller's own admission creates a job's pods only when all "
 		              "of them fit, without another scheduler's PodGroups");
 	}
+	if (tj_json_path(runtime, "spec.mlPolicy.flux")) {
+		tj_problem_set(
+		        why, TJ_REASON_UNSUPPORTED_RUNTIME,
+		        "spec.mlPolicy.flux is not supported by this controller: it does not build "
+		        "Flux's broker (the flux-installer init container, the ConfigMap "
+		        "<job>-flux-entrypoint that wraps the command in flux run, the CURVE "
+		        "certificate Secret <job>-flux-curve); run the program with mpirun on an "
+		        "MPI runtime (spec.mlPolicy.mpi, as Kubeflow's deepspeed-distributed) "
+		        "instead (crds/README.md lists what is supported)");
+		return -EOPNOTSUPP;
+	}
 	el = unknown_member(tj_json_path(runtime, "spec.mlPolicy"), ml_known);
 	if (el) {
 		snprintf(field, sizeof(field), "spec.mlPolicy.%s", el->string ? el->string : "");
 		return refuse(why, field,
-		              "only the torch and mpi policies are implemented; their environment "
-		              "wiring is what this controller reproduces");
+		              "only the torch, mpi, jax and xgboost policies are implemented; "
+		              "their environment wiring is what this controller reproduces");
+	}
+	for (size_t i = 0; i < sizeof(fieldless) / sizeof(fieldless[0]); i++) {
+		snprintf(field, sizeof(field), "spec.mlPolicy.%s", fieldless[i]);
+		el = tj_json_path(runtime, field);
+		if (el && el->child) {
+			snprintf(field, sizeof(field), "spec.mlPolicy.%s.%s", fieldless[i],
+			         el->child->string ? el->child->string : "");
+			return refuse(why, field,
+			              "Kubeflow's policy has no fields; its wiring is derived from "
+			              "the nodes and their GPUs");
+		}
 	}
 	el = unknown_member(tj_json_path(runtime, "spec.mlPolicy.torch"), torch_known);
 	if (el) {

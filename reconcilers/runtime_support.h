@@ -5,9 +5,11 @@
  *
  * Refused: spec.podGroupPolicy (coscheduling, volcano: the PodGroups of another scheduler;
  * the controller's own admission already creates a job's pods only when all of them fit),
- * an mlPolicy other than torch and mpi (jax, xgboost, flux: their environment wiring is not
- * reproduced), of the torch policy anything but numProcPerNode and envInjection (elasticPolicy),
- * an envInjection target that names node or a container its replicated job lacks, and in the JobSet
+ * mlPolicy.flux (Flux's broker, its init container, entrypoint ConfigMap and CURVE certificate
+ * are not built; the message points to an MPI runtime), an mlPolicy source other than torch,
+ * mpi, jax and xgboost, any field of jax or xgboost (Kubeflow's have none), of the torch
+ * policy anything but numProcPerNode and envInjection (elasticPolicy), an envInjection target
+ * that names node or a container its replicated job lacks, and in the JobSet
  * template spec.template.spec.coordinator, managedBy, network.subdomain (the pods' subdomain is the
  * TrainJob's name), network enableDNSHostnames or publishNotReadyAddresses false, a
  * failurePolicy.restartStrategy other than Recreate or BlockingRecreate, failurePolicy rules that

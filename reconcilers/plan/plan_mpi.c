@@ -81,7 +81,7 @@ int tj_planner_mpi_launcher(struct planner *p, cJSON **ret)
 	 * into its container node when it runs the trainer. */
 	c = tj_json_find_by(tj_json_path(pod, "spec.containers"), "name", "node");
 	if (c && tj_mpi_runs_trainer(&p->in->runtime->mpi, pod))
-		r = tj_render_apply_trainer(c, p->job, false, false, true, &why);
+		r = tj_render_apply_trainer(c, p->job, TJ_ML_MPI, false, false, true, &why);
 	/* A reserved env name fails the job with the node pods; a quantity that is not one,
 	 * the API server refuses with the launcher. */
 	if (r < 0 || !tj_render_pod_wants_gpus(pod, p->gpu_resource) ||
@@ -133,7 +133,7 @@ int tj_planner_mpi_trainer(const struct planner *p, cJSON *pod, const char *step
 	if (strcmp(step, TJ_STEP_NODE) == 0 || !tj_mpi_runs_trainer(&p->in->runtime->mpi, pod))
 		return 0;
 	c = tj_json_find_by(tj_json_path(pod, "spec.containers"), "name", "node");
-	return c ? tj_render_apply_trainer(c, p->job, true, true, true, why) : 0;
+	return c ? tj_render_apply_trainer(c, p->job, TJ_ML_MPI, true, true, true, why) : 0;
 }
 
 /* The launcher runs the trainer (tj_planner_mpi_trainer); a field it cannot take fails the

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,34 +14,18 @@
 #include "reconcilers/render/job_metadata.h"
 #include "reconcilers/render/overrides.h"
 #include "reconcilers/render/termination.h"
+#include "reconcilers/render/wiring.h"
 #include "reconcilers/steps.h"
 
 struct tj_render {
-	cJSON *pod;     /* owned; the base pod, without the per-rank fields */
-	char *job_name; /* owned */
-	int num_nodes;
-	int procs;
-	bool torch; /* the torchrun wiring; an MPI launcher starts the processes instead */
+	cJSON *pod;              /* owned; the base pod, without the per-rank fields */
+	char *job_name;          /* owned */
+	struct tj_wiring wiring; /* its job is job_name */
 	/* owned; the runtime's envInjection targets ([{jobName, containerNames}]), NULL */
 	cJSON *env_targets;
 	const struct tj_gpu_class *gpu_class; /* borrowed from the input */
 	cJSON *placement; /* owned; the class's (and the exclusions') node selector term */
 };
-
-static const char *const reserved_env[] = {
-	"PET_NNODES",      "PET_NPROC_PER_NODE", "PET_NODE_RANK",
-	"PET_MASTER_ADDR", "PET_MASTER_PORT",    "MASTER_ADDR",
-	"MASTER_PORT",     "WORLD_SIZE",         "RANK",
-	"NODE_RANK",       "LOCAL_WORLD_SIZE",
-};
-
-bool tj_render_env_reserved(const char *name)
-{
-	for (size_t i = 0; i < sizeof(reserved_env) / sizeof(reserved_env[0]); i++)
-		if (strcmp(name, reserved_env[i]) == 0)
-			return true;
-	return false;
-}
 
 void tj_render_pod_name(const char *job, int rank, int attempt, char buf[static TJ_NAME_MAX])
 {
@@ -51,12 +34,12 @@ void tj_render_pod_name(const char *job, int rank, int attempt, char buf[static 
 
 int tj_render_num_nodes(const struct tj_render *r)
 {
-	return r->num_nodes;
+	return r->wiring.num_nodes;
 }
 
 int tj_render_procs_per_node(const struct tj_render *r)
 {
-	return r->procs;
+	return r->wiring.procs;
 }
 
 struct tj_render *tj_render_free(struct tj_render *r)
@@ -182,8 +165,9 @@ out:
 	return r;
 }
 
-int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool program, bool with_env,
-                            bool with_resources, struct tj_problem *why)
+int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, enum tj_ml_policy policy,
+                            bool program, bool with_env, bool with_resources,
+                            struct tj_problem *why)
 {
 	cJSON *env;
 
@@ -212,12 +196,12 @@ int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool progra
 	/* The names are checked on every pod of the trainer, so that a job is refused before
 	 * its first pod even when that pod takes no env. */
 	for (size_t i = 0; i < job->n_env; i++)
-		if (tj_render_env_reserved(job->env[i].name))
+		if (tj_wiring_env_reserved(policy, job->env[i].name))
 			return tj_problem_set(
 			        why, "InvalidSpec",
 			        "spec.trainer.env[%zu].name: %s is set by the controller "
-			        "(torchrun wiring); remove it from the TrainJob",
-			        i, job->env[i].name);
+			        "(%s); remove it from the TrainJob",
+			        i, job->env[i].name, tj_wiring_what(policy));
 	env = with_env ? tj_json_array(c, "env") : NULL;
 	if (with_env && !env)
 		return -ENOMEM;
@@ -540,7 +524,7 @@ int tj_render_place_in_class(const struct tj_render *r, cJSON *pod)
 }
 
 /* Removes the reserved names a runtime template may carry; ours are appended per rank. */
-static void drop_reserved_env(cJSON *c)
+static void drop_reserved_env(cJSON *c, enum tj_ml_policy policy)
 {
 	cJSON *env = cJSON_GetObjectItemCaseSensitive(c, "env");
 	cJSON *el = env ? env->child : NULL;
@@ -549,7 +533,7 @@ static void drop_reserved_env(cJSON *c)
 		cJSON *next = el->next;
 		const char *name = tj_json_string(el, "name");
 
-		if (name && tj_render_env_reserved(name))
+		if (name && tj_wiring_env_reserved(policy, name))
 			cJSON_Delete(cJSON_DetachItemViaPointer(env, el));
 		el = next;
 	}
@@ -644,6 +628,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	const struct tj_trainjob *job = in->job;
 	struct tj_render *r = NULL;
 	cJSON *pod = NULL, *spec, *node, *placement = NULL;
+	enum tj_ml_policy policy = in->runtime->ml_policy;
 	long gpus = 0;
 	int rc, procs = 1;
 	bool program;
@@ -664,7 +649,7 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	 * MPI runtime's nodes keep their template's resources and the launcher gets the
 	 * TrainJob's. */
 	program = tj_mpi_runs_trainer(&in->runtime->mpi, pod);
-	rc = tj_render_apply_trainer(node, job, program,
+	rc = tj_render_apply_trainer(node, job, policy, program,
 	                             program || in->runtime->mpi.run_launcher_as_node,
 	                             program || in->runtime->mpi.run_launcher_as_node, why);
 	if (rc < 0)
@@ -672,13 +657,16 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	rc = gpus_both_ways(node, in->gpu_class, &gpus, why);
 	if (rc < 0)
 		goto fail;
-	rc = resolve_procs(
-	        tj_or(job->num_proc_per_node, tj_or(in->runtime->num_proc_per_node, "auto")), gpus,
-	        container_cpus(node), &procs, why);
+	if (policy == TJ_ML_JAX || policy == TJ_ML_XGBOOST)
+		rc = tj_wiring_procs(policy, job, gpus, &procs, why);
+	else
+		rc = resolve_procs(tj_or(job->num_proc_per_node,
+		                         tj_or(in->runtime->num_proc_per_node, "auto")),
+		                   gpus, container_cpus(node), &procs, why);
 	if (rc < 0)
 		goto fail;
 	rc = -ENOMEM;
-	drop_reserved_env(node);
+	drop_reserved_env(node, policy);
 	if ((!in->runtime->mpi.enabled && add_port(node) < 0) ||
 	    placement_term(in, &placement) < 0 || and_into_terms(spec, placement) < 0 ||
 	    apply_tolerations(spec, in->gpu_class) < 0 ||
@@ -693,11 +681,14 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 		goto fail;
 	r->pod = pod;
 	r->placement = placement;
-	r->num_nodes = job->num_nodes > 0 ? job->num_nodes : in->runtime->num_nodes;
-	r->procs = procs;
-	r->torch = !in->runtime->mpi.enabled;
+	r->wiring = (struct tj_wiring){
+		.policy = policy,
+		.job = r->job_name,
+		.num_nodes = job->num_nodes > 0 ? job->num_nodes : in->runtime->num_nodes,
+		.procs = procs,
+	};
 	r->gpu_class = in->gpu_class;
-	if (r->torch && in->runtime->env_targets &&
+	if (policy == TJ_ML_TORCH && in->runtime->env_targets &&
 	    (rc = tj_json_parse(in->runtime->env_targets, &r->env_targets)) < 0) {
 		rc = -ENOMEM;
 		r->pod = NULL; /* freed below with the rest */
@@ -713,35 +704,6 @@ fail:
 	return rc;
 }
 
-static int add_env(cJSON *env, const char *name, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static int add_env(cJSON *env, const char *name, const char *fmt, ...)
-{
-	char value[TJ_NAME_MAX + 16];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(value, sizeof(value), fmt, ap);
-	va_end(ap);
-	return tj_json_upsert_named(env, env_var(name, value, NULL));
-}
-
-/* torchrun's PET_* variables for the pod of index `index` (its node rank for the node
- * step), upserted into env. -ENOMEM. */
-static int add_pet_env(cJSON *env, const struct tj_render *r, int index)
-{
-	const char *j = r->job_name;
-
-	if (add_env(env, "PET_NNODES", "%d", r->num_nodes) < 0 ||
-	    add_env(env, "PET_NPROC_PER_NODE", "%d", r->procs) < 0 ||
-	    add_env(env, "PET_NODE_RANK", "%d", index) < 0 ||
-	    add_env(env, "PET_MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
-	    add_env(env, "PET_MASTER_PORT", "%d", TJ_TORCH_PORT) < 0)
-		return -ENOMEM;
-	return 0;
-}
-
 int tj_render_inject_env(const struct tj_render *r, cJSON *pod, const char *step, int index)
 {
 	const cJSON *target = tj_json_find_by(r->env_targets, "jobName", step), *name;
@@ -755,7 +717,7 @@ int tj_render_inject_env(const struct tj_render *r, cJSON *pod, const char *step
 		if (!c && n)
 			c = tj_json_find_by(tj_json_path(spec, "initContainers"), "name", n);
 		/* The runtime's check found each in the template; an override cannot remove one. */
-		if (c && add_pet_env(tj_json_array(c, "env"), r, index) < 0)
+		if (c && tj_wiring_add_torchrun_env(tj_json_array(c, "env"), &r->wiring, index) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -766,7 +728,6 @@ int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
 	cJSON *pod = cJSON_Duplicate(r->pod, true);
 	cJSON *meta, *labels, *annotations, *spec, *node, *env;
 	char name[TJ_NAME_MAX], buf[32];
-	const char *j = r->job_name;
 
 	if (!pod)
 		return -ENOMEM;
@@ -779,7 +740,7 @@ int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
 	env = tj_json_array(node, "env");
 	if (!labels || !annotations || !env)
 		goto fail;
-	tj_render_pod_name(j, rank, attempt, name);
+	tj_render_pod_name(r->job_name, rank, attempt, name);
 	if (tj_json_set_string(meta, "name", name) < 0)
 		goto fail;
 	snprintf(buf, sizeof(buf), "%d", rank);
@@ -790,18 +751,11 @@ int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
 	snprintf(buf, sizeof(buf), "%d", attempt);
 	if (tj_json_set_string(labels, TJ_LABEL_ATTEMPT, buf) < 0)
 		goto fail;
-	snprintf(name, sizeof(name), "%s-node-0-%d", j, rank);
+	snprintf(name, sizeof(name), "%s-node-0-%d", r->job_name, rank);
 	if (tj_json_set_string(spec, "hostname", name) < 0)
 		goto fail;
-	if (r->torch &&
-	    (add_pet_env(env, r, rank) < 0 ||
-	     add_env(env, "MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
-	     add_env(env, "MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
-	     add_env(env, "WORLD_SIZE", "%lld", (long long)r->num_nodes * r->procs) < 0 ||
-	     add_env(env, "NODE_RANK", "%d", rank) < 0 ||
-	     add_env(env, "RANK", "%lld", (long long)rank * r->procs) < 0 ||
-	     add_env(env, "LOCAL_WORLD_SIZE", "%d", r->procs) < 0 ||
-	     tj_render_inject_env(r, pod, "node", rank) < 0))
+	if (tj_wiring_add_env(env, &r->wiring, rank) < 0 ||
+	    tj_render_inject_env(r, pod, "node", rank) < 0)
 		goto fail;
 	*ret = pod;
 	return 0;

@@ -5,8 +5,9 @@
  * runtime's pod template of the `node` replicated job; the TrainJob's podSpecOverrides (v2.0),
  * podTemplateOverrides (v2.1) and runtimePatches that target `node` (overrides.h); the
  * TrainJob's trainer fields; then the
- * fields the controller owns (placement, torchrun wiring, names, labels, owner; an MPI
- * runtime gets no torchrun wiring: its launcher starts the processes with mpirun).
+ * fields the controller owns (placement, the wiring of the runtime's mlPolicy
+ * (reconcilers/render/wiring.h: torchrun's, JAX's or XGBoost's env; an MPI runtime's nodes get
+ * none, its launcher starts the processes with mpirun), names, labels, owner).
  *
  * Naming: pod `<J>-node-0-<rank>-a<attempt>`, that is the hostname `<J>-node-0-<rank>` (what
  * JobSet would give it) followed by the restart attempt, so that a create repeated after a
@@ -59,7 +60,7 @@ int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
  * PET_NPROC_PER_NODE, PET_NODE_RANK = index, PET_MASTER_ADDR, PET_MASTER_PORT) upserted into
  * the containers and init containers the runtime's targets name in the pods of replicated
  * job `step`, index being the pod's completion index (tj_render_pod does it for node). A
- * runtime without targets, or an MPI one, changes nothing. -ENOMEM. */
+ * runtime without targets, or of a policy other than torch, changes nothing. -ENOMEM. */
 int tj_render_inject_env(const struct tj_render *r, cJSON *pod, const char *step, int index);
 
 /* The GPU class the pods are placed in (the input's), or NULL. */
@@ -84,18 +85,16 @@ struct tj_render *tj_render_free(struct tj_render *r);
 /* The pod name for rank and attempt: "<job>-node-0-<rank>-a<attempt>". */
 void tj_render_pod_name(const char *job, int rank, int attempt, char buf[static TJ_NAME_MAX]);
 
-/* True for the env names the controller sets (PET_NNODES, MASTER_ADDR, RANK, ...). */
-bool tj_render_env_reserved(const char *name);
-
 /* Applies the TrainJob's trainer fields to container c: resourcesPerNode when with_resources
  * is set, merged over the container's resources as Kubeflow merges them (limits and
  * requests per resource name, claims by name; a GPU set on one side only replaces the
  * template's count on the other too); env when with_env is set (a name the controller sets
- * is -EINVAL with reason InvalidSpec either way); and when program is set image, command
- * and args (Kubeflow gives those to the step labelled trainjob-ancestor-step=trainer only:
- * tj_mpi_runs_trainer). -ENOMEM. */
-int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, bool program, bool with_env,
-                            bool with_resources, struct tj_problem *why);
+ * for policy, reconcilers/render/wiring.h, is -EINVAL with reason InvalidSpec either way); and when
+ * program is set image, command and args (Kubeflow gives those to the step labelled
+ * trainjob-ancestor-step=trainer only: tj_mpi_runs_trainer). -ENOMEM. */
+int tj_render_apply_trainer(cJSON *c, const struct tj_trainjob *job, enum tj_ml_policy policy,
+                            bool program, bool with_env, bool with_resources,
+                            struct tj_problem *why);
 
 /* The headless Service <J> that gives the pods their DNS names. -ENOMEM. */
 int tj_render_service(const struct tj_trainjob *job, cJSON **ret);

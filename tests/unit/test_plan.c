@@ -915,6 +915,33 @@ static const struct plan_case cases[] = {
 	                 "spec.mlPolicy.mpi.mpiImplementation 'MPICH' is not supported; this "
 	                 "controller runs OpenMPI only, as Kubeflow Trainer "
 	                 "does|restarts=0|Failed=UnsupportedRuntime|jobs=0/0/0/0/0" },
+	{ .name = "Kubeflow's Flux runtime is refused before any pod, naming the field",
+	  .spec = "{'runtimeRef':{'name':'flux-distributed'},'trainer':{'numNodes':2}}",
+	  .runtime_json = "{'kind':'ClusterTrainingRuntime','metadata':{'name':'flux-distributed'},"
+	                  "'spec':{'mlPolicy':{'numNodes':1,'flux':{}},'template':{'spec':{"
+	                  "'replicatedJobs':[{'name':'node','template':{'spec':{'template':{"
+	                  "'spec':{'containers':[{'name':'node','image':'ubuntu:jammy'}]}}}}}]}}}}",
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: UnsupportedRuntime: ClusterTrainingRuntime "
+	            "flux-distributed: spec.mlPolicy.flux is not supported by this controller: it "
+	            "does not build Flux's broker (the flux-installer init container, the "
+	            "ConfigMap "
+	            "<job>-flux-entrypoint that wraps the command in flux run, the CURVE "
+	            "certificate "
+	            "Secret <job>-flux-curve); run the program with mpirun on an MPI runtime "
+	            "(spec.mlPolicy.mpi, as Kubeflow's deepspeed-distributed) instead "
+	            "(crds/README.md "
+	            "lists what is supported)" },
+	  .want_status =
+	          "Failed|UnsupportedRuntime|ClusterTrainingRuntime flux-distributed: "
+	          "spec.mlPolicy.flux is not supported by this controller: it does not build "
+	          "Flux's "
+	          "broker (the flux-installer init container, the ConfigMap <job>-flux-entrypoint "
+	          "that wraps the command in flux run, the CURVE certificate Secret "
+	          "<job>-flux-curve); run the program with mpirun on an MPI runtime "
+	          "(spec.mlPolicy.mpi, as Kubeflow's deepspeed-distributed) instead "
+	          "(crds/README.md "
+	          "lists what is supported)|restarts=0|Failed=UnsupportedRuntime|jobs=0/0/0/0/0" },
 	{ .name = "a runtime without a node job fails the job",
 	  .spec = "{'runtimeRef':{'name':'empty'}}",
 	  .runtime_json = "{'kind':'ClusterTrainingRuntime','metadata':{'name':'empty'},'spec':{}}",

@@ -657,6 +657,117 @@ static void test_env_injection(void **state)
 	tj_trainjob_free(job);
 }
 
+/* Kubeflow's jax-distributed and xgboost-distributed (manifests/base/runtimes of v2.3.0), with
+ * an env of the template's that the policy's names replace: the node container gets the
+ * policy's env and the port 29500, and no torchrun wiring. */
+#define FRAMEWORK_RUNTIME(policy, image)                                                           \
+	"{'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'ClusterTrainingRuntime',"           \
+	"'metadata':{'name':'" policy                                                              \
+	"-distributed','labels':{'trainer.kubeflow.org/framework':'" policy                        \
+	"'}},'spec':{'mlPolicy':{'numNodes':1,'" policy "':{}},'template':{'spec':{"               \
+	"'replicatedJobs':[{'name':'node','template':{'metadata':{'labels':{"                      \
+	"'trainer.kubeflow.org/trainjob-ancestor-step':'trainer'}},'spec':{'template':{'spec':{"   \
+	"'containers':[{'name':'node','image':'" image "','env':[{'name':'KEEP','value':'1'},"     \
+	"{'name':'JAX_PROCESS_ID','value':'9'},{'name':'DMLC_TASK_ID','value':'9'}]}]}}}}}]}}}}"
+
+struct framework_case {
+	const char *name;
+	const char *runtime;
+	const char *trainer;
+	int rank;
+	const char *want_env;     /* NULL: refused with want_message */
+	const char *want_message; /* reason InvalidSpec */
+};
+
+static const struct framework_case framework_cases[] = {
+	{ "jax-distributed on 2 nodes", FRAMEWORK_RUNTIME("jax", "nvcr.io/nvidia/jax:25.10-py3"),
+	  "{'numNodes':2,'env':[{'name':'MASTER_ADDR','value':'mine'}]}", 1,
+	  "[{'name':'KEEP','value':'1'},{'name':'DMLC_TASK_ID','value':'9'},"
+	  "{'name':'MASTER_ADDR','value':'mine'},{'name':'JAX_NUM_PROCESSES','value':'2'},"
+	  "{'name':'JAX_PROCESS_ID','value':'1'},"
+	  "{'name':'JAX_COORDINATOR_ADDRESS','value':'vit-node-0-0.vit:29500'}]",
+	  NULL },
+	{ "xgboost-distributed on 3 nodes of 2 GPUs",
+	  FRAMEWORK_RUNTIME("xgboost", "ghcr.io/kubeflow/trainer/xgboost-runtime"),
+	  "{'numNodes':3,'resourcesPerNode':{'limits':{'nvidia.com/gpu':2}}}", 2,
+	  "[{'name':'KEEP','value':'1'},{'name':'JAX_PROCESS_ID','value':'9'},"
+	  "{'name':'DMLC_TRACKER_URI','value':'vit-node-0-0.vit'},"
+	  "{'name':'DMLC_TRACKER_PORT','value':'29500'},{'name':'DMLC_TASK_ID','value':'2'},"
+	  "{'name':'DMLC_NUM_WORKER','value':'6'}]",
+	  NULL },
+	{ "xgboost-distributed without GPUs",
+	  FRAMEWORK_RUNTIME("xgboost", "ghcr.io/kubeflow/trainer/xgboost-runtime"),
+	  "{'numNodes':2,'resourcesPerNode':{'requests':{'cpu':4}}}", 0,
+	  "[{'name':'KEEP','value':'1'},{'name':'JAX_PROCESS_ID','value':'9'},"
+	  "{'name':'DMLC_TRACKER_URI','value':'vit-node-0-0.vit'},"
+	  "{'name':'DMLC_TRACKER_PORT','value':'29500'},{'name':'DMLC_TASK_ID','value':'0'},"
+	  "{'name':'DMLC_NUM_WORKER','value':'2'}]",
+	  NULL },
+	{ "jax: a JAX name in trainer.env",
+	  FRAMEWORK_RUNTIME("jax", "nvcr.io/nvidia/jax:25.10-py3"),
+	  "{'env':[{'name':'A','value':'1'},{'name':'JAX_COORDINATOR_ADDRESS','value':'x:1'}]}", 0,
+	  NULL,
+	  "spec.trainer.env[1].name: JAX_COORDINATOR_ADDRESS is set by the controller (JAX's "
+	  "coordinator); remove it from the TrainJob" },
+	{ "xgboost: a DMLC name in trainer.env, as Kubeflow's webhook refuses it",
+	  FRAMEWORK_RUNTIME("xgboost", "ghcr.io/kubeflow/trainer/xgboost-runtime"),
+	  "{'env':[{'name':'DMLC_NUM_WORKER','value':'8'}]}", 0, NULL,
+	  "spec.trainer.env[0].name: DMLC_NUM_WORKER is set by the controller (XGBoost's "
+	  "tracker); remove it from the TrainJob" },
+	{ "jax: numProcPerNode", FRAMEWORK_RUNTIME("jax", "nvcr.io/nvidia/jax:25.10-py3"),
+	  "{'numProcPerNode':8}", 0, NULL,
+	  "spec.trainer.numProcPerNode: '8' is not read by JAX runtimes, which run one JAX "
+	  "process per node; remove it from the TrainJob" },
+};
+
+static void test_framework_runtimes_table(void **state)
+{
+	for (size_t i = 0; i < sizeof(framework_cases) / sizeof(framework_cases[0]); i++) {
+		const struct framework_case *c = &framework_cases[i];
+		char spec[1024];
+		struct tj_trainjob *job;
+		struct tj_runtime *rt = NULL;
+		struct tj_render *r = NULL;
+		struct tj_problem why = { "", "" };
+		cJSON *j = jlit(c->runtime), *pod = NULL;
+		const cJSON *node;
+
+		print_message("# case: %s\n", c->name);
+		snprintf(spec, sizeof(spec), "{'runtimeRef':{'name':'x'},'trainer':%s}",
+		         c->trainer);
+		job = make_job(spec);
+		assert_int_equal(tj_runtime_from_json(j, &rt), 0);
+		if (!c->want_env) {
+			assert_int_equal(tj_render_prepare(&(struct tj_render_input){ job, rt, NULL,
+			                                                              NULL, 0 },
+			                                   &r, &why),
+			                 -EINVAL);
+			assert_string_equal(why.reason, "InvalidSpec");
+			assert_string_equal(why.message, c->want_message);
+			goto next;
+		}
+		assert_int_equal(
+		        tj_render_prepare(&(struct tj_render_input){ job, rt, NULL, NULL, 0 }, &r,
+		                          &why),
+		        0);
+		assert_int_equal(tj_render_pod(r, c->rank, 0, &pod), 0);
+		node = cJSON_GetArrayItem(tj_json_path(pod, "spec.containers"), 0);
+		assert_json_equal(cJSON_GetObjectItem(node, "env"), c->want_env);
+		assert_json_equal(cJSON_GetObjectItem(node, "ports"),
+		                  "[{'containerPort':29500,'protocol':'TCP'}]");
+		assert_string_equal(tj_json_string(pod, "spec.hostname"),
+		                    c->rank == 0   ? "vit-node-0-0"
+		                    : c->rank == 1 ? "vit-node-0-1"
+		                                   : "vit-node-0-2");
+		cJSON_Delete(pod);
+		tj_render_free(r);
+	next:
+		cJSON_Delete(j);
+		tj_runtime_free(rt);
+		tj_trainjob_free(job);
+	}
+}
+
 static void test_service(void **state)
 {
 	struct tj_trainjob *job = make_job("{'runtimeRef':{'name':'torch-gh200'}}");
@@ -677,16 +788,12 @@ static void test_service(void **state)
 	tj_trainjob_free(job);
 }
 
-static void test_names_and_reserved(void **state)
+static void test_names(void **state)
 {
 	char buf[TJ_NAME_MAX];
 
 	tj_render_pod_name("llama", 15, 2, buf);
 	assert_string_equal(buf, "llama-node-0-15-a2");
-	assert_true(tj_render_env_reserved("PET_NNODES"));
-	assert_true(tj_render_env_reserved("LOCAL_WORLD_SIZE"));
-	assert_false(tj_render_env_reserved("LOCAL_RANK"));
-	assert_false(tj_render_env_reserved("PET_RDZV_ENDPOINT"));
 }
 
 int main(void)
@@ -702,8 +809,9 @@ int main(void)
 		cmocka_unit_test(test_runtime_env_and_port_not_duplicated),
 		cmocka_unit_test(test_mpi_node_has_no_torchrun_wiring),
 		cmocka_unit_test(test_env_injection),
+		cmocka_unit_test(test_framework_runtimes_table),
 		cmocka_unit_test(test_service),
-		cmocka_unit_test(test_names_and_reserved),
+		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests_name("render", tests, NULL, NULL);
 }

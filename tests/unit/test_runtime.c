@@ -311,6 +311,44 @@ static void test_mpi_policy(void **state)
 	tj_runtime_free(rt);
 }
 
+/* The mlPolicy source a runtime's pods are wired for (reconcilers/render/wiring.h). */
+struct ml_policy_case {
+	const char *ml_policy;
+	enum tj_ml_policy want;
+	bool want_unsupported;
+};
+
+static const struct ml_policy_case ml_policy_cases[] = {
+	{ "{'numNodes':1,'torch':{}}", TJ_ML_TORCH, false },
+	{ "{'numNodes':2}", TJ_ML_TORCH, false },
+	{ "{'mpi':{'numProcPerNode':1}}", TJ_ML_MPI, false },
+	{ "{'numNodes':1,'jax':{}}", TJ_ML_JAX, false },
+	{ "{'numNodes':1,'xgboost':{}}", TJ_ML_XGBOOST, false },
+	{ "{'numNodes':1,'flux':{'numProcPerNode':1}}", TJ_ML_TORCH, true },
+};
+
+static void test_ml_policy_table(void **state)
+{
+	for (size_t i = 0; i < sizeof(ml_policy_cases) / sizeof(ml_policy_cases[0]); i++) {
+		const struct ml_policy_case *c = &ml_policy_cases[i];
+		char buf[512];
+		struct tj_runtime *rt = NULL;
+		cJSON *j;
+
+		print_message("# case: %s\n", c->ml_policy);
+		snprintf(buf, sizeof(buf),
+		         "{'kind':'ClusterTrainingRuntime','metadata':{'name':'r'},'spec':{"
+		         "'mlPolicy':%s,'template':{'spec':{'replicatedJobs':[{'name':'node'}]}}}}",
+		         c->ml_policy);
+		j = jlit(buf);
+		assert_int_equal(tj_runtime_from_json(j, &rt), 0);
+		cJSON_Delete(j);
+		assert_int_equal(rt->ml_policy, c->want);
+		assert_int_equal(rt->unsupported != NULL, c->want_unsupported);
+		tj_runtime_free(rt);
+	}
+}
+
 /* A node step refused before its template is read (too many replicas here, as a fuzzer
  * found) leaves the runtime without a node template and with the graph's error, which
  * fails its jobs; the projection itself must not read the missing template. */
@@ -338,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_settings_and_policy),
 		cmocka_unit_test(test_ttl),
 		cmocka_unit_test(test_mpi_policy),
+		cmocka_unit_test(test_ml_policy_table),
 		cmocka_unit_test(test_node_step_refused_before_its_template),
 		cmocka_unit_test(test_not_a_runtime),
 		cmocka_unit_test(test_resolve_table),

@@ -60,13 +60,30 @@ static const struct support_case cases[] = {
 	          "the controller's own admission creates a job's pods only when all of them "
 	          "fit, without another scheduler's PodGroups"),
 	  -1 },
-	{ "mlPolicy jax", RT("'mlPolicy':{'numNodes':2,'jax':{}},", ""),
-	  BECAUSE("spec.mlPolicy.jax", "only the torch and mpi policies are implemented; their "
-	                               "environment wiring is what this controller reproduces"),
+	{ "Kubeflow's jax-distributed", RT("'mlPolicy':{'numNodes':1,'jax':{}},", ""), NULL, -1 },
+	{ "Kubeflow's xgboost-distributed", RT("'mlPolicy':{'numNodes':1,'xgboost':{}},", ""), NULL,
 	  -1 },
-	{ "mlPolicy xgboost", RT("'mlPolicy':{'xgboost':{}},", ""),
-	  BECAUSE("spec.mlPolicy.xgboost", "only the torch and mpi policies are implemented; their "
-	                                   "environment wiring is what this controller reproduces"),
+	{ "a field in jax", RT("'mlPolicy':{'numNodes':2,'jax':{'coordinatorPort':1234}},", ""),
+	  BECAUSE("spec.mlPolicy.jax.coordinatorPort",
+	          "Kubeflow's policy has no fields; its wiring is derived from the nodes and "
+	          "their GPUs"),
+	  -1 },
+	{ "a field in xgboost", RT("'mlPolicy':{'xgboost':{'numWorkers':3}},", ""),
+	  BECAUSE("spec.mlPolicy.xgboost.numWorkers",
+	          "Kubeflow's policy has no fields; its wiring is derived from the nodes and "
+	          "their GPUs"),
+	  -1 },
+	{ "Kubeflow's flux-distributed", RT("'mlPolicy':{'numNodes':1,'flux':{}},", ""),
+	  "spec.mlPolicy.flux is not supported by this controller: it does not build Flux's "
+	  "broker (the flux-installer init container, the ConfigMap <job>-flux-entrypoint that "
+	  "wraps the command in flux run, the CURVE certificate Secret <job>-flux-curve); run "
+	  "the program with mpirun on an MPI runtime (spec.mlPolicy.mpi, as Kubeflow's "
+	  "deepspeed-distributed) instead (crds/README.md lists what is supported)",
+	  -1 },
+	{ "an mlPolicy source unknown", RT("'mlPolicy':{'paddle':{}},", ""),
+	  BECAUSE("spec.mlPolicy.paddle",
+	          "only the torch, mpi, jax and xgboost policies are implemented; their "
+	          "environment wiring is what this controller reproduces"),
 	  -1 },
 	{ "a torch elasticPolicy",
 	  RT("'mlPolicy':{'numNodes':2,'torch':{'numProcPerNode':'auto','elasticPolicy':{"
