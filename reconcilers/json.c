@@ -126,6 +126,18 @@ cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value)
 	return NULL;
 }
 
+int tj_json_put_by(cJSON *array, const char *key, const char *value, cJSON *item)
+{
+	cJSON *old = tj_json_find_by(array, key, value);
+
+	if (item && cJSON_IsArray(array) &&
+	    (old ? cJSON_ReplaceItemViaPointer(array, old, item)
+	         : cJSON_AddItemToArray(array, item)))
+		return 0;
+	cJSON_Delete(item);
+	return -ENOMEM;
+}
+
 int tj_json_merge_map(cJSON *dst, const char *key, const cJSON *src)
 {
 	const cJSON *el;

@@ -41,6 +41,11 @@ cJSON *tj_json_array(cJSON *obj, const char *key);
 /* The element of array whose member key is the string value ("name": "node"), or NULL. */
 cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value);
 
+/* Replaces the element of array that tj_json_find_by finds by item (taken), or appends item
+ * (a volume or a mount of ours replaces the template's of that name). -ENOMEM, item freed,
+ * when item is NULL or array is not one. */
+int tj_json_put_by(cJSON *array, const char *key, const char *value, cJSON *item);
+
 /* Upserts every member of src into the object dst[key] (labels, nodeSelector); a src that
  * is not an object is nothing to merge. -ENOMEM. */
 int tj_json_merge_map(cJSON *dst, const char *key, const cJSON *src);
