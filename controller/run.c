@@ -18,6 +18,7 @@
 #include "controller/http/http.h"
 #include "controller/http/metrics_auth.h"
 #include "controller/http/serving_cert.h"
+#include "controller/http/trainer_status_server.h"
 #include "controller/job_series.h"
 #include "controller/leader/leader.h"
 #include "controller/log/log.h"
@@ -43,10 +44,12 @@ struct run {
 	struct tj_http_server *probes_http;   /* owned; NULL if disabled */
 	struct tj_serving_cert *metrics_cert; /* owned; NULL for plain HTTP */
 	struct tj_metrics_auth *metrics_auth; /* owned; NULL for plain HTTP */
-	struct tj_recorder *recorder;         /* owned */
-	struct tj_controller *controller;     /* owned */
-	struct tj_leader *leader;             /* owned; NULL without --leader-elect */
-	struct tj_signals *signals;           /* owned */
+	/* owned; NULL if disabled; presents metrics_cert */
+	struct tj_trainer_status_server *trainer_status;
+	struct tj_recorder *recorder;     /* owned */
+	struct tj_controller *controller; /* owned */
+	struct tj_leader *leader;         /* owned; NULL without --leader-elect */
+	struct tj_signals *signals;       /* owned */
 	/* What the counters fed from the queue's and the gate's totals have been given. */
 	uint64_t adds_seen, retries_seen, deferred_seen, expired_seen;
 	struct tj_reflector_seen reflectors_seen[7];
@@ -220,6 +223,8 @@ static void released(void *userdata)
 
 	tj_http_server_close(r->metrics_http);
 	tj_http_server_close(r->probes_http);
+	tj_trainer_status_server_close(r->trainer_status);
+	r->trainer_status = NULL;
 	close_metrics_security(r);
 	tj_config_watch_stop(r->config);
 	r->metrics_http = r->probes_http = NULL;
@@ -417,6 +422,19 @@ static int serve(struct run *r, const struct tj_flags *flags, const char *host)
 		             TJ_STR("port", flags->metrics_addr.port), TJ_ERR(rc));
 		return rc;
 	}
+	/* Always HTTPS: the pods send their tokens. It presents the metrics' certificate. */
+	if (!flags->trainer_status_addr.disabled) {
+		rc = r->metrics_cert ? 0 : serving_cert(r, flags, host);
+		if (rc == 0)
+			rc = tj_trainer_status_serve(&r->loop, &flags->trainer_status_addr,
+			                             r->metrics_cert, r->client,
+			                             &r->trainer_status);
+		if (rc < 0) {
+			tj_log_error("http", "cannot serve the trainer status API",
+			             TJ_STR("port", flags->trainer_status_addr.port), TJ_ERR(rc));
+			return rc;
+		}
+	}
 	rc = tj_http_serve_probes(&r->loop, &flags->probe_addr, r->health, &r->probes_http);
 	if (rc < 0)
 		tj_log_error("http", "cannot serve probes", TJ_STR("port", flags->probe_addr.port),
@@ -490,6 +508,8 @@ static void teardown(struct run *r)
 {
 	tj_http_server_close(r->metrics_http);
 	tj_http_server_close(r->probes_http);
+	tj_trainer_status_server_close(r->trainer_status);
+	r->trainer_status = NULL;
 	close_metrics_security(r);
 	tj_config_watch_stop(r->config);
 	tj_controller_free(r->controller);
