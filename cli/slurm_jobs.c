@@ -1,7 +1,6 @@
 #include "cli/slurm_jobs.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,23 +101,6 @@ static int add_pods(struct tj_slurm_job *j, struct tj_pod *const *pods, size_t n
 	return 0;
 }
 
-/* A whole number of status.trainerStatus from 0 to max, else -1. */
-static int64_t reported_number(const cJSON *item, const char *field, double max)
-{
-	const cJSON *trainer = tj_json_path(item, "status.trainerStatus");
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(trainer, field);
-
-	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > max)
-		return -1;
-	return (int64_t)v->valuedouble;
-}
-
-static void reported(const cJSON *item, struct tj_slurm_job *j)
-{
-	j->progress = (int)reported_number(item, "progressPercentage", 100);
-	j->eta_seconds = reported_number(item, "estimatedRemainingSeconds", INT32_MAX);
-}
-
 int tj_slurm_jobs_from_lists(const cJSON *trainjobs, const cJSON *pods_json, int64_t now,
                              struct tj_slurm_jobs *ret)
 {
@@ -142,7 +124,6 @@ int tj_slurm_jobs_from_lists(const cJSON *trainjobs, const cJSON *pods_json, int
 		if (tj_trainjob_from_json(item, &j->job) < 0)
 			continue;
 		out.n++;
-		reported(item, j);
 		j->user = strdup(user ? user : j->job->namespace);
 		j->partition = strdup(
 		        tj_slurm_partition(j->job, annotation(item, TJ_ANNOTATION_PARTITION)));

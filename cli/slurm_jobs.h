@@ -30,10 +30,6 @@ struct tj_slurm_job {
 	 * change; reconcilers/usage/gpu_seconds.h). */
 	int64_t gpu_seconds;
 	int64_t wasted_gpu_seconds;
-	/* What the job's training code last reported (status.trainerStatus): percent done and
-	 * seconds left; -1 when it has not. */
-	int progress;
-	int64_t eta_seconds;
 };
 
 struct tj_slurm_jobs {

@@ -79,12 +79,14 @@ static int64_t elapsed(const struct tj_trainjob *job, int64_t now)
 /* What the job's training code last reported: "42%" and the time left; N/A before it has. */
 static void reported(const struct tj_slurm_job *j, char progress[static 16], char eta[static 32])
 {
-	if (j->progress >= 0)
-		snprintf(progress, 16, "%d%%", j->progress);
+	const struct tj_trainjob_status *st = &j->job->status;
+
+	if (st->has_progress)
+		snprintf(progress, 16, "%d%%", st->progress_percent);
 	else
 		snprintf(progress, 16, "N/A");
-	if (j->eta_seconds >= 0)
-		tj_slurm_duration(j->eta_seconds, eta, 32);
+	if (st->has_eta)
+		tj_slurm_duration(st->eta_seconds, eta, 32);
 	else
 		snprintf(eta, 32, "N/A");
 }

@@ -340,10 +340,12 @@ static void test_jobs_from_lists(void **state)
 	assert_int_equal(jobs.jobs[0].gpu_seconds, 2400);
 	assert_int_equal(jobs.jobs[0].wasted_gpu_seconds, 2400);
 	assert_int_equal(jobs.jobs[2].n_nodes, 0);
-	assert_int_equal(jobs.jobs[1].progress, 42);
-	assert_int_equal(jobs.jobs[1].eta_seconds, 1500);
-	assert_int_equal(jobs.jobs[2].progress, -1);
-	assert_int_equal(jobs.jobs[2].eta_seconds, -1);
+	assert_true(jobs.jobs[1].job->status.has_progress);
+	assert_int_equal(jobs.jobs[1].job->status.progress_percent, 42);
+	assert_true(jobs.jobs[1].job->status.has_eta);
+	assert_int_equal(jobs.jobs[1].job->status.eta_seconds, 1500);
+	assert_false(jobs.jobs[2].job->status.has_progress);
+	assert_false(jobs.jobs[2].job->status.has_eta);
 	tj_slurm_jobs_clear(&jobs);
 	assert_int_equal(jobs.n, 0);
 }
