@@ -25,7 +25,7 @@ struct fetch {
 	uv_tcp_t tcp;
 	uv_connect_t connect;
 	uv_write_t write;
-	char request[512];
+	char *request;  /* owned; freed when the connection closes */
 	char *response; /* owned */
 	size_t len;
 	bool done;
@@ -36,6 +36,8 @@ static void on_fetch_closed(uv_handle_t *handle)
 {
 	struct fetch *f = handle->data;
 
+	free(f->request);
+	f->request = NULL;
 	f->done = true;
 }
 
@@ -86,20 +88,34 @@ static void on_connected(uv_connect_t *req, int status)
 	assert_int_equal(uv_read_start((uv_stream_t *)&f->tcp, on_alloc, on_read), 0);
 }
 
-static void fetch_start(uv_loop_t *loop, struct fetch *f, int port, const char *method,
-                        const char *target)
+/* A request with a body of len bytes (none when body is NULL). */
+static void fetch_start_body(uv_loop_t *loop, struct fetch *f, int port, const char *method,
+                             const char *target, const char *body, size_t len)
 {
 	struct sockaddr_in addr;
+	int n;
 
 	memset(f, 0, sizeof(*f));
-	snprintf(f->request, sizeof(f->request),
-	         "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", method, target);
+	n = body ? asprintf(&f->request,
+	                    "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+	                    "Authorization: Bearer t0k\r\nContent-Length: %zu\r\n\r\n%.*s",
+	                    method, target, len, (int)len, body)
+	         : asprintf(&f->request,
+	                    "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+	                    method, target);
+	assert_true(n > 0);
 	assert_int_equal(uv_ip4_addr("127.0.0.1", port, &addr), 0);
 	assert_int_equal(uv_tcp_init(loop, &f->tcp), 0);
 	f->tcp.data = f;
 	f->connect.data = f;
 	assert_int_equal(
 	        uv_tcp_connect(&f->connect, &f->tcp, (struct sockaddr *)&addr, on_connected), 0);
+}
+
+static void fetch_start(uv_loop_t *loop, struct fetch *f, int port, const char *method,
+                        const char *target)
+{
+	fetch_start_body(loop, f, port, method, target, NULL, 0);
 }
 
 /* How long a test's fetches may take on a plain build. */
@@ -412,6 +428,101 @@ static void test_large_body_and_concurrent_clients(void **state)
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* A handler's server: the handler sees the method, path, token and body, answers at once or
+ * from a later callback; a body over the limit is refused without a call. */
+struct echo {
+	uv_timer_t timer;
+	struct tj_http_exchange *later; /* answered when the timer fires */
+	int calls;
+	char seen[256];
+};
+
+static void answer_later(uv_timer_t *timer)
+{
+	struct echo *e = timer->data;
+
+	tj_http_exchange_answer(e->later, 202, "text/plain", strdup("later"), 5, 7);
+	e->later = NULL;
+}
+
+static void on_echo(void *userdata, struct tj_http_exchange *x,
+                    const struct tj_http_exchange_request *req)
+{
+	struct echo *e = userdata;
+	char *text = NULL;
+	int n;
+
+	e->calls++;
+	snprintf(e->seen, sizeof(e->seen), "%s %s %s %zu", req->method, req->path,
+	         req->authorization ? req->authorization : "-", req->body_len);
+	if (strcmp(req->path, "/later") == 0) {
+		e->later = x;
+		uv_timer_start(&e->timer, answer_later, 10, 0);
+		return;
+	}
+	n = asprintf(&text, "%s", req->body);
+	tj_http_exchange_answer(x, 200, "text/plain", text, (size_t)n, 0);
+}
+
+static void test_handler(void **state)
+{
+	uv_loop_t loop;
+	struct tj_http_server *s;
+	struct tj_bind_addr a = addr("127.0.0.1:0");
+	struct echo e = { .calls = 0 };
+	struct fetch f;
+	struct response r;
+	char big[101];
+	int port;
+
+	assert_int_equal(uv_loop_init(&loop), 0);
+	uv_timer_init(&loop, &e.timer);
+	e.timer.data = &e;
+	assert_int_equal(tj_http_serve_handler(&loop, &a, "echo", NULL, 100, on_echo, &e, &s), 0);
+	port = tj_http_server_port(s);
+
+	fetch_start_body(&loop, &f, port, "POST", "/now", "{\"a\":1}", 7);
+	run_until_done(&loop, &f, 1);
+	r = parse(&f);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "{\"a\":1}");
+	assert_string_equal(e.seen, "POST /now Bearer t0k 7");
+	assert_non_null(strstr(r.headers, "\r\nContent-Type: text/plain\r\n"));
+	free(f.response);
+
+	fetch_start_body(&loop, &f, port, "POST", "/later", "x", 1);
+	run_until_done(&loop, &f, 1);
+	r = parse(&f);
+	assert_int_equal(r.status, 202);
+	assert_string_equal(r.body, "later");
+	assert_non_null(strstr(r.headers, "\r\nRetry-After: 7\r\n"));
+	free(f.response);
+
+	/* 100 bytes are taken, 101 are not, and the handler never sees them. */
+	memset(big, 'b', sizeof(big));
+	fetch_start_body(&loop, &f, port, "POST", "/now", big, 100);
+	run_until_done(&loop, &f, 1);
+	assert_int_equal(parse(&f).status, 200);
+	free(f.response);
+	assert_int_equal(e.calls, 3);
+	fetch_start_body(&loop, &f, port, "POST", "/now", big, 101);
+	run_until_done(&loop, &f, 1);
+	r = parse(&f);
+	assert_int_equal(r.status, 413);
+	assert_string_equal(r.body, "the body is larger than 100 bytes\n");
+	free(f.response);
+	assert_int_equal(e.calls, 3);
+
+	r = get(&loop, &f, port, "GET", "/now");
+	assert_int_equal(r.status, 200);
+	assert_string_equal(e.seen, "GET /now - 0");
+	free(f.response);
+
+	uv_close((uv_handle_t *)&e.timer, NULL);
+	close_and_drain(&loop, s);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 static void test_disabled_busy_and_reuse(void **state)
 {
 	uv_loop_t loop;
@@ -465,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_probes),
 		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_large_body_and_concurrent_clients),
+		cmocka_unit_test(test_handler),
 		cmocka_unit_test(test_disabled_busy_and_reuse),
 	};
 	return cmocka_run_group_tests_name("http", tests, setup, teardown);
