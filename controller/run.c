@@ -412,6 +412,31 @@ static int serve_metrics(struct run *r, const struct tj_flags *flags, const char
 	                                     &r->metrics_http);
 }
 
+/* A report whose status write the API server refused shows on its TrainJob as a Warning
+ * Event, beside the answer its pod got. */
+static void trainer_status_refused(void *userdata, const char *ns, const char *name,
+                                   const char *message)
+{
+	struct run *r = userdata;
+	const struct tj_store *jobs =
+	        tj_reflector_store(tj_controller_informers(r->controller)->trainjobs);
+	const struct tj_trainjob *job;
+	char key[TJ_KEY_MAX], text[TJ_MESSAGE_MAX];
+	struct timespec ts;
+
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	job = tj_store_get(jobs, key);
+	if (!job)
+		return;
+	snprintf(text, sizeof(text), "the API server refused the trainerStatus a pod reported: %s",
+	         message);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	tj_recorder_record(
+	        r->recorder,
+	        &(struct tj_event_object){ .namespace = ns, .name = name, .uid = job->uid }, true,
+	        "TrainerStatusRefused", text, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+}
+
 static int serve(struct run *r, const struct tj_flags *flags, const char *host)
 {
 	int rc;
@@ -428,7 +453,7 @@ static int serve(struct run *r, const struct tj_flags *flags, const char *host)
 		if (rc == 0)
 			rc = tj_trainer_status_serve(&r->loop, &flags->trainer_status_addr,
 			                             r->metrics_cert, r->client,
-			                             &r->trainer_status);
+			                             trainer_status_refused, r, &r->trainer_status);
 		if (rc < 0) {
 			tj_log_error("http", "cannot serve the trainer status API",
 			             TJ_STR("port", flags->trainer_status_addr.port), TJ_ERR(rc));

@@ -32,6 +32,8 @@ struct tj_trainer_status_server {
 	struct tj_review_cache *tokens; /* owned: digest of token and audience -> user */
 	struct tj_status_limit *limit;  /* owned */
 	uv_loop_t *loop;
+	tj_trainer_status_refused_fn refused;
+	void *refused_data;
 };
 
 /* A report from the moment its request is whole to its answer. */
@@ -158,6 +160,8 @@ static void patched(struct tj_response *resp, void *userdata)
 	tj_log_warn("trainer-status", "the API server refused a trainer status",
 	            TJ_STR("namespace", r->ns), TJ_STR("trainjob", r->name),
 	            TJ_INT("code", (int)resp->http_status), TJ_STR("error", resp->error));
+	if (resp->http_status != 404 && r->server->refused)
+		r->server->refused(r->server->refused_data, r->ns, r->name, resp->error);
 	if (resp->http_status == 404)
 		refuse_report(r, 404, "NotFound", "TrainJob %s not found", r->name);
 	else if (resp->http_status == 400 || resp->http_status == 422)
@@ -356,6 +360,7 @@ static struct tj_trainer_status_server *server_free(struct tj_trainer_status_ser
 
 int tj_trainer_status_serve(uv_loop_t *loop, const struct tj_bind_addr *addr,
                             const struct tj_serving_cert *cert, struct tj_client *client,
+                            tj_trainer_status_refused_fn refused, void *userdata,
                             struct tj_trainer_status_server **ret)
 {
 	struct tj_trainer_status_server *s;
@@ -370,6 +375,8 @@ int tj_trainer_status_serve(uv_loop_t *loop, const struct tj_bind_addr *addr,
 		return -ENOMEM;
 	s->client = client;
 	s->loop = loop;
+	s->refused = refused;
+	s->refused_data = userdata;
 	if ((rc = tj_review_cache_new(TOKEN_CACHE_SIZE, &s->tokens)) < 0 ||
 	    (rc = tj_status_limit_new(TJ_STATUS_LIMIT_JOBS, TJ_STATUS_LIMIT_INTERVAL_MS,
 	                              &s->limit)) < 0 ||
