@@ -430,6 +430,30 @@ static enum MHD_Result queue_exchange(struct tj_http_exchange *x)
 	return queued;
 }
 
+static void refuse_too_large(struct tj_http_exchange *x)
+{
+	char *text = NULL;
+	int n = asprintf(&text, "the body is larger than %zu bytes\n", x->server->max_body);
+
+	tj_http_exchange_answer(x, MHD_HTTP_CONTENT_TOO_LARGE, text_plain, n < 0 ? NULL : text,
+	                        n < 0 ? 0 : (size_t)n, 0);
+}
+
+/* A Content-Length over the limit is known before any of the body comes. */
+static bool declared_too_large(const struct tj_http_server *s, struct MHD_Connection *conn)
+{
+	const char *text =
+	        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	char *end;
+	unsigned long long n;
+
+	if (!text || !*text)
+		return false;
+	errno = 0;
+	n = strtoull(text, &end, 10);
+	return *end == '\0' && (errno == ERANGE || n > s->max_body);
+}
+
 static enum MHD_Result on_exchange(struct tj_http_server *s, struct MHD_Connection *conn,
                                    const char *url, const char *method, const char *upload_data,
                                    size_t *upload_data_size, void **req_cls)
@@ -447,7 +471,13 @@ static enum MHD_Result on_exchange(struct tj_http_server *s, struct MHD_Connecti
 			s->exchanges->prev = x;
 		s->exchanges = x;
 		*req_cls = x;
-		return MHD_YES;
+		if (!declared_too_large(s, conn))
+			return MHD_YES;
+		/* Refused before its body is read: libmicrohttpd sends the answer and closes
+		 * the connection instead of reading what the client would send. */
+		x->called = true;
+		refuse_too_large(x);
+		return queue_exchange(x);
 	}
 	if (*upload_data_size > 0) {
 		exchange_take(x, upload_data, *upload_data_size);
@@ -457,11 +487,7 @@ static enum MHD_Result on_exchange(struct tj_http_server *s, struct MHD_Connecti
 	if (!x->called) {
 		x->called = true;
 		if (x->too_large) {
-			char *text = NULL;
-			int n = asprintf(&text, "the body is larger than %zu bytes\n", s->max_body);
-
-			tj_http_exchange_answer(x, MHD_HTTP_CONTENT_TOO_LARGE, text_plain,
-			                        n < 0 ? NULL : text, n < 0 ? 0 : (size_t)n, 0);
+			refuse_too_large(x);
 		} else {
 			const struct tj_http_exchange_request req = {
 				.method = method,

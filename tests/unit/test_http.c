@@ -88,11 +88,32 @@ static void on_connected(uv_connect_t *req, int status)
 	assert_int_equal(uv_read_start((uv_stream_t *)&f->tcp, on_alloc, on_read), 0);
 }
 
+/* Connects and sends f->request (owned, set by the caller). */
+static void fetch_connect(uv_loop_t *loop, struct fetch *f, int port)
+{
+	struct sockaddr_in addr;
+
+	assert_int_equal(uv_ip4_addr("127.0.0.1", port, &addr), 0);
+	assert_int_equal(uv_tcp_init(loop, &f->tcp), 0);
+	f->tcp.data = f;
+	f->connect.data = f;
+	assert_int_equal(
+	        uv_tcp_connect(&f->connect, &f->tcp, (struct sockaddr *)&addr, on_connected), 0);
+}
+
+/* A request of exactly this text. */
+static void fetch_start_raw(uv_loop_t *loop, struct fetch *f, int port, const char *request)
+{
+	memset(f, 0, sizeof(*f));
+	f->request = strdup(request);
+	assert_non_null(f->request);
+	fetch_connect(loop, f, port);
+}
+
 /* A request with a body of len bytes (none when body is NULL). */
 static void fetch_start_body(uv_loop_t *loop, struct fetch *f, int port, const char *method,
                              const char *target, const char *body, size_t len)
 {
-	struct sockaddr_in addr;
 	int n;
 
 	memset(f, 0, sizeof(*f));
@@ -104,12 +125,7 @@ static void fetch_start_body(uv_loop_t *loop, struct fetch *f, int port, const c
 	                    "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
 	                    method, target);
 	assert_true(n > 0);
-	assert_int_equal(uv_ip4_addr("127.0.0.1", port, &addr), 0);
-	assert_int_equal(uv_tcp_init(loop, &f->tcp), 0);
-	f->tcp.data = f;
-	f->connect.data = f;
-	assert_int_equal(
-	        uv_tcp_connect(&f->connect, &f->tcp, (struct sockaddr *)&addr, on_connected), 0);
+	fetch_connect(loop, f, port);
 }
 
 static void fetch_start(uv_loop_t *loop, struct fetch *f, int port, const char *method,
@@ -510,6 +526,17 @@ static void test_handler(void **state)
 	r = parse(&f);
 	assert_int_equal(r.status, 413);
 	assert_string_equal(r.body, "the body is larger than 100 bytes\n");
+	free(f.response);
+	assert_int_equal(e.calls, 3);
+
+	/* A Content-Length over the limit is refused before the body comes: this client never
+	 * sends more than its 101 bytes of a declared megabyte, and gets its answer. */
+	fetch_start_raw(&loop, &f, port,
+	                "POST /now HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+	                "Content-Length: 1000000\r\n\r\nbbbb");
+	run_until_done(&loop, &f, 1);
+	r = parse(&f);
+	assert_int_equal(r.status, 413);
 	free(f.response);
 	assert_int_equal(e.calls, 3);
 
