@@ -53,7 +53,7 @@ struct tj_http_exchange {
 	struct MHD_Connection *conn;
 	char *body; /* owned; grown up to the server's max_body, NUL-terminated */
 	size_t len;
-	bool too_large; /* the body went past max_body: answered 413, the rest discarded */
+	bool too_large; /* the body went past max_body: the rest is discarded */
 	bool called;    /* the handler has it */
 	bool suspended; /* the connection waits for the answer */
 	bool answered;
@@ -399,7 +399,7 @@ static void exchange_take(struct tj_http_exchange *x, const char *data, size_t s
 	}
 	grown = realloc(x->body, x->len + size + 1);
 	if (!grown) {
-		x->too_large = true; /* answered 413 as well: the body cannot be kept */
+		x->too_large = true; /* refused as well: the body cannot be kept */
 		return;
 	}
 	memcpy(grown + x->len, data, size);
@@ -430,13 +430,22 @@ static enum MHD_Result queue_exchange(struct tj_http_exchange *x)
 	return queued;
 }
 
-static void refuse_too_large(struct tj_http_exchange *x)
+/* Hands the request to the handler, once. */
+static void call_handler(struct tj_http_server *s, struct tj_http_exchange *x,
+                         struct MHD_Connection *conn, const char *url, const char *method)
 {
-	char *text = NULL;
-	int n = asprintf(&text, "the body is larger than %zu bytes\n", x->server->max_body);
+	const struct tj_http_exchange_request req = {
+		.method = method,
+		.path = url,
+		.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+		                                             MHD_HTTP_HEADER_AUTHORIZATION),
+		.body = x->body && !x->too_large ? x->body : "",
+		.body_len = x->too_large ? 0 : x->len,
+		.too_large = x->too_large,
+	};
 
-	tj_http_exchange_answer(x, MHD_HTTP_CONTENT_TOO_LARGE, text_plain, n < 0 ? NULL : text,
-	                        n < 0 ? 0 : (size_t)n, 0);
+	x->called = true;
+	s->handler(s->handler_data, x, &req);
 }
 
 /* A Content-Length over the limit is known before any of the body comes. */
@@ -475,32 +484,18 @@ static enum MHD_Result on_exchange(struct tj_http_server *s, struct MHD_Connecti
 			return MHD_YES;
 		/* Refused before its body is read: libmicrohttpd sends the answer and closes
 		 * the connection instead of reading what the client would send. */
-		x->called = true;
-		refuse_too_large(x);
-		return queue_exchange(x);
+		x->too_large = true;
+		call_handler(s, x, conn, url, method);
+		goto answer;
 	}
 	if (*upload_data_size > 0) {
 		exchange_take(x, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	if (!x->called) {
-		x->called = true;
-		if (x->too_large) {
-			refuse_too_large(x);
-		} else {
-			const struct tj_http_exchange_request req = {
-				.method = method,
-				.path = url,
-				.authorization = MHD_lookup_connection_value(
-				        conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-				.body = x->body ? x->body : "",
-				.body_len = x->len,
-			};
-
-			s->handler(s->handler_data, x, &req);
-		}
-	}
+	if (!x->called)
+		call_handler(s, x, conn, url, method);
+answer:
 	if (!x->answered) {
 		x->suspended = true;
 		MHD_suspend_connection(conn);

@@ -58,14 +58,17 @@ struct tj_http_exchange_request {
 	const char *authorization; /* the Authorization header, or NULL */
 	const char *body;          /* NUL-terminated, "" when none */
 	size_t body_len;
+	/* The body is over the server's limit (by its Content-Length, or as it came): it is not
+	 * kept (body is ""), and the handler answers 413 in its own words. */
+	bool too_large;
 };
 
 /* One request waiting for its answer. */
 struct tj_http_exchange;
 
-/* Called once a request's body is in (within the server's limit: a larger one is answered
- * 413 without a call). The handler answers it with tj_http_exchange_answer, at once or from
- * a later callback; until then the connection waits and the loop runs on. */
+/* Called once a request's body is in, or as soon as it is known to be over the server's limit
+ * (too_large). The handler answers it with tj_http_exchange_answer, at once or from a later
+ * callback; until then the connection waits and the loop runs on. */
 typedef void (*tj_http_handler_fn)(void *userdata, struct tj_http_exchange *x,
                                    const struct tj_http_exchange_request *req);
 

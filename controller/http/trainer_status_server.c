@@ -297,6 +297,11 @@ static void on_request(void *userdata, struct tj_http_exchange *x,
 	cJSON *review;
 	int rc;
 
+	if (req->too_large) {
+		refuse(x, 413, "RequestEntityTooLarge", 0, "the body is over %d bytes",
+		       TJ_TRAINER_STATUS_MAX_BODY);
+		return;
+	}
 	if (tj_trainer_status_path_parse(req->path, ns, name) < 0) {
 		refuse(x, 404, "NotFound", 0, "%s", "Not found");
 		return;

@@ -2,6 +2,7 @@
  * POST to /apis/trainer.kubeflow.org/v1alpha1/namespaces/NS/trainjobs/NAME/status with a
  * bearer token is answered, in order:
  *
+ *   413  a body over 64 KiB (by its Content-Length, before it is read);
  *   404  any other path;  405  another method;  401  no bearer token;
  *   403  a token the API server does not authenticate for the job's audience (TokenReview
  *        with spec.audiences), or one of a user that is no ServiceAccount of NS;

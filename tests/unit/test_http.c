@@ -468,6 +468,11 @@ static void on_echo(void *userdata, struct tj_http_exchange *x,
 	char *text = NULL;
 	int n;
 
+	if (req->too_large) {
+		assert_string_equal(req->body, "");
+		tj_http_exchange_answer(x, 413, "text/plain", strdup("too large"), 9, 0);
+		return;
+	}
 	e->calls++;
 	snprintf(e->seen, sizeof(e->seen), "%s %s %s %zu", req->method, req->path,
 	         req->authorization ? req->authorization : "-", req->body_len);
@@ -514,7 +519,7 @@ static void test_handler(void **state)
 	assert_non_null(strstr(r.headers, "\r\nRetry-After: 7\r\n"));
 	free(f.response);
 
-	/* 100 bytes are taken, 101 are not, and the handler never sees them. */
+	/* 100 bytes are taken, 101 are not: the handler is told so, without them. */
 	memset(big, 'b', sizeof(big));
 	fetch_start_body(&loop, &f, port, "POST", "/now", big, 100);
 	run_until_done(&loop, &f, 1);
@@ -525,7 +530,7 @@ static void test_handler(void **state)
 	run_until_done(&loop, &f, 1);
 	r = parse(&f);
 	assert_int_equal(r.status, 413);
-	assert_string_equal(r.body, "the body is larger than 100 bytes\n");
+	assert_string_equal(r.body, "too large");
 	free(f.response);
 	assert_int_equal(e.calls, 3);
 
@@ -534,6 +539,22 @@ static void test_handler(void **state)
 	fetch_start_raw(&loop, &f, port,
 	                "POST /now HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
 	                "Content-Length: 1000000\r\n\r\nbbbb");
+	run_until_done(&loop, &f, 1);
+	r = parse(&f);
+	assert_int_equal(r.status, 413);
+	free(f.response);
+	assert_int_equal(e.calls, 3);
+
+	/* A chunked body, whose size is known only as it comes, is refused once past it. */
+	{
+		char chunked[512];
+
+		snprintf(chunked, sizeof(chunked),
+		         "POST /now HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+		         "Transfer-Encoding: chunked\r\n\r\n65\r\n%.101s\r\n0\r\n\r\n",
+		         big);
+		fetch_start_raw(&loop, &f, port, chunked);
+	}
 	run_until_done(&loop, &f, 1);
 	r = parse(&f);
 	assert_int_equal(r.status, 413);
