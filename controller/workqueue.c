@@ -53,13 +53,7 @@ static void item_free(void *obj)
 
 static int item_key(const void *obj, char *buf, size_t size)
 {
-	const struct item *it = obj;
-	size_t len = strlen(it->key);
-
-	if (len >= size)
-		return -ENAMETOOLONG;
-	memcpy(buf, it->key, len + 1);
-	return 0;
+	return tj_store_key_of(buf, size, NULL, ((const struct item *)obj)->key);
 }
 
 static const struct tj_store_ops item_ops = {

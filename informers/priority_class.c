@@ -44,13 +44,7 @@ static void priority_class_free(void *obj)
 
 static int priority_class_key(const void *obj, char *buf, size_t size)
 {
-	const struct tj_priority_class *pc = obj;
-	size_t len = strlen(pc->name);
-
-	if (len >= size)
-		return -ENAMETOOLONG;
-	memcpy(buf, pc->name, len + 1);
-	return 0;
+	return tj_store_key_of(buf, size, NULL, ((const struct tj_priority_class *)obj)->name);
 }
 
 const struct tj_store_ops tj_priority_class_store_ops = {

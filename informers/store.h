@@ -61,7 +61,8 @@ const void *tj_store_get(const struct tj_store *store, const char *key);
 int tj_store_upsert(struct tj_store *store, void *obj, void **ret_old);
 
 /* Writes the store key of the object name in namespace ns ("ns/name", or "name" when ns is
- * NULL or empty, for a cluster-scoped object). 0, or -ENAMETOOLONG. */
+ * NULL or empty, for a cluster-scoped object or a key already whole, which a store's ops.key
+ * copies so). 0, or -ENAMETOOLONG. */
 int tj_store_key_of(char *buf, size_t size, const char *ns, const char *name);
 
 /* Removes the object with that key and hands it to the caller in *ret_old (or frees it if

@@ -112,6 +112,13 @@ int tj_json_append(cJSON *array, cJSON *item)
 	return 0;
 }
 
+int tj_json_upsert_named(cJSON *array, cJSON *item)
+{
+	const char *name = item ? tj_json_string(item, "name") : NULL;
+
+	return tj_json_put_by(array, "name", name ? name : "", item);
+}
+
 cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value)
 {
 	cJSON *el;

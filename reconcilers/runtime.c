@@ -26,6 +26,7 @@ struct tj_runtime *tj_runtime_free(struct tj_runtime *rt)
 	free(rt->restart_policy);
 	free(rt->max_restarts);
 	free(rt->num_proc_per_node);
+	free(rt->env_targets);
 	free(rt->node_template);
 	tj_mpi_policy_clear(&rt->mpi);
 	tj_step_graph_clear(&rt->graph);
@@ -52,20 +53,6 @@ static int dup_opt(const char *s, char **ret)
 	if (s && !(*ret = strdup(s)))
 		return -ENOMEM;
 	return 0;
-}
-
-/* JobSet's successPolicy ends the job when its targetReplicatedJobs complete (all of them
- * when the list is empty or absent): the node step is stopped by it when it is not among
- * the targets. */
-static bool ended_by_success_policy(const cJSON *targets)
-{
-	const cJSON *el;
-
-	if (!cJSON_IsArray(targets) || cJSON_GetArraySize(targets) == 0)
-		return false;
-	cJSON_ArrayForEach(el, targets) if (!cJSON_IsString(el) ||
-	                                    strcmp(el->valuestring, "node") == 0) return false;
-	return true;
 }
 
 /* The runtime's TTL, from its own field or from the JobSet template, where a runtime written
@@ -102,6 +89,7 @@ static int64_t deadline_of(const cJSON *obj, const cJSON *node_job)
 static int project_support(const cJSON *obj, const cJSON *node_job, struct tj_runtime *rt)
 {
 	const cJSON *meta = tj_json_path(obj, "spec.template.metadata");
+	const cJSON *targets = tj_json_path(obj, "spec.mlPolicy.torch.envInjection.targets");
 	struct tj_problem why;
 	int r;
 
@@ -112,6 +100,9 @@ static int project_support(const cJSON *obj, const cJSON *node_job, struct tj_ru
 		if (r < 0)
 			return r;
 	}
+	if (cJSON_GetArraySize(targets) > 0 &&
+	    (r = tj_json_print(targets, MAX_TEMPLATE, &rt->env_targets)) < 0)
+		return r;
 	if (tj_runtime_support_check(obj, &why) < 0 &&
 	    asprintf(&rt->unsupported, "%s %s: %s", tj_runtime_kind_name(rt->kind), rt->name,
 	             why.message) < 0) {
@@ -177,8 +168,6 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 	        tj_json_path(obj, "metadata.labels"), TJ_LABEL_ALLOW_LONG_RUNNING));
 	rt->allow_long_running =
 	        rt->kind == TJ_RUNTIME_CLUSTER && long_running && strcmp(long_running, "true") == 0;
-	rt->node_ended_by_success_policy = ended_by_success_policy(
-	        tj_json_path(obj, "spec.template.spec.successPolicy.targetReplicatedJobs"));
 	r = tj_step_graph_from_json(tj_json_path(obj, "spec.template.spec"), MAX_TEMPLATE,
 	                            &rt->graph);
 	if (r < 0)

@@ -36,6 +36,10 @@ struct tj_runtime {
 	 * spec.template.spec.ttlSecondsAfterFinished; -1 if neither is a number >= 0. */
 	int ttl_seconds_after_finished;
 	char *num_proc_per_node; /* owned; spec.mlPolicy.torch.numProcPerNode, "auto" if unset */
+	/* owned; compact JSON of spec.mlPolicy.torch.envInjection.targets ([{jobName,
+	 * containerNames}]: the containers that also get the PET_* variables,
+	 * reconcilers/render/render.h), NULL if none */
+	char *env_targets;
 	/* The pod template ({metadata, spec}) of the replicatedJob named "node", with the Job
 	 * template's labels (trainjob-ancestor-step), compact JSON; NULL if the runtime has no
 	 * such job. */
@@ -44,9 +48,6 @@ struct tj_runtime {
 	 * (reconcilers/policy/command_policy.h); false for a TrainingRuntime whatever its labels.
 	 */
 	bool allow_long_running;
-	/* spec.template.spec.successPolicy targets other replicated jobs only (an MPI
-	 * launcher): the job ends when they complete, and the node pods are stopped then. */
-	bool node_ended_by_success_policy;
 	/* spec.mlPolicy.mpi (reconcilers/mpi.h); not enabled for other runtimes. */
 	struct tj_mpi_policy mpi;
 	/* Every replicated job of spec.template.spec, in order (reconcilers/steps.h). */

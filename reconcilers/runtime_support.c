@@ -117,6 +117,104 @@ static int check_network(const cJSON *net, struct tj_problem *why)
 	return 0;
 }
 
+#define ENV_INJECTION      "spec.mlPolicy.torch.envInjection"
+#define ENV_TARGETS_MAX    16
+#define ENV_CONTAINERS_MAX 8
+
+/* The container or init container named name of the pod template of replicated job `job`
+ * of the runtime, or NULL. */
+static const cJSON *step_container(const cJSON *runtime, const char *job, const char *name)
+{
+	const cJSON *rj = tj_json_find_by(
+	        tj_json_path(runtime, "spec.template.spec.replicatedJobs"), "name", job);
+	const cJSON *spec = tj_json_path(rj, "template.spec.template.spec");
+	const cJSON *c = tj_json_find_by(tj_json_path(spec, "containers"), "name", name);
+
+	return c ? c : tj_json_find_by(tj_json_path(spec, "initContainers"), "name", name);
+}
+
+/* Whether an earlier target than the n-th of targets names job. */
+static bool named_before(const cJSON *targets, int n, const char *job)
+{
+	const cJSON *t;
+	int i = 0;
+
+	cJSON_ArrayForEach(t, targets)
+	{
+		const char *other = tj_json_string(t, "jobName");
+
+		if (i++ >= n)
+			break;
+		if (other && strcmp(other, job) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int bad_target(struct tj_problem *why, const char *field, const char *what)
+{
+	tj_problem_set(why, TJ_REASON_UNSUPPORTED_RUNTIME, "%s: %s", field, what);
+	return -EOPNOTSUPP;
+}
+
+/* mlPolicy.torch.envInjection (Kubeflow v2.3): targets [{jobName, containerNames}], each
+ * container one of that replicated job's containers or init containers, never node (which
+ * has the variables anyway); at most 16 targets of 1 to 8 containers, no job named twice. */
+static int check_env_injection(const cJSON *runtime, struct tj_problem *why)
+{
+	static const char *const known[] = { "targets", NULL };
+	static const char *const target_known[] = { "jobName", "containerNames", NULL };
+	const cJSON *inj = tj_json_path(runtime, ENV_INJECTION);
+	const cJSON *targets = tj_json_path(inj, "targets"), *t, *el;
+	char field[160];
+	int i = 0;
+
+	if (!inj || cJSON_IsNull(inj))
+		return 0;
+	if ((el = unknown_member(inj, known))) {
+		snprintf(field, sizeof(field), ENV_INJECTION ".%s", el->string ? el->string : "");
+		return refuse(why, field, "of envInjection only targets is implemented");
+	}
+	if (cJSON_GetArraySize(targets) > ENV_TARGETS_MAX)
+		return bad_target(why, ENV_INJECTION ".targets", "at most 16 targets");
+	cJSON_ArrayForEach(t, targets)
+	{
+		const char *job = tj_json_string(t, "jobName");
+		const cJSON *names = tj_json_path(t, "containerNames"), *n;
+		int k = 0;
+
+		snprintf(field, sizeof(field), ENV_INJECTION ".targets[%d]", i);
+		if ((el = unknown_member(t, target_known))) {
+			snprintf(field + strlen(field), sizeof(field) - strlen(field), ".%s",
+			         el->string ? el->string : "");
+			return refuse(why, field, "a target has only jobName and containerNames");
+		}
+		if (!job || !*job || named_before(targets, i, job))
+			return bad_target(
+			        why, field,
+			        "jobName names a replicated job, each in one target only");
+		if (cJSON_GetArraySize(names) < 1 || cJSON_GetArraySize(names) > ENV_CONTAINERS_MAX)
+			return bad_target(why, field, "containerNames lists 1 to 8 containers");
+		cJSON_ArrayForEach(n, names)
+		{
+			const char *c = cJSON_GetStringValue(n);
+
+			snprintf(field, sizeof(field),
+			         ENV_INJECTION ".targets[%d].containerNames[%d]", i, k++);
+			if (c && strcmp(c, "node") == 0)
+				return bad_target(why, field,
+				                  "node has the PET_* variables anyway; name other "
+				                  "containers");
+			if (!c || !step_container(runtime, job, c))
+				return bad_target(why, field,
+				                  "not a container or init container of that "
+				                  "replicated job");
+		}
+		i++;
+	}
+	return 0;
+}
+
 int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 {
 	/* The fields of the JobSet template this controller reads; the step graph's among
@@ -131,7 +229,7 @@ int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 		                                    "volumeClaimPolicies",
 		                                    NULL };
 	static const char *const ml_known[] = { "numNodes", "torch", "mpi", NULL };
-	static const char *const torch_known[] = { "numProcPerNode", NULL };
+	static const char *const torch_known[] = { "numProcPerNode", "envInjection", NULL };
 	const cJSON *spec = tj_json_path(runtime, "spec.template.spec");
 	const cJSON *pgp = tj_json_path(runtime, "spec.podGroupPolicy");
 	const cJSON *el;
@@ -157,9 +255,12 @@ int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 		snprintf(field, sizeof(field), "spec.mlPolicy.torch.%s",
 		         el->string ? el->string : "");
 		return refuse(why, field,
-		              "of the torch policy only numProcPerNode is implemented (torchrun's "
-		              "static rendezvous, no elastic range of nodes)");
+		              "of the torch policy only numProcPerNode and envInjection are "
+		              "implemented (torchrun's static rendezvous, no elastic range of "
+		              "nodes)");
 	}
+	if (check_env_injection(runtime, why) < 0)
+		return -EOPNOTSUPP;
 	el = unknown_member(spec, jobset_known);
 	if (el) {
 		snprintf(field, sizeof(field), "spec.template.spec.%s",

@@ -6,7 +6,8 @@
  * Refused: spec.podGroupPolicy (coscheduling, volcano: the PodGroups of another scheduler;
  * the controller's own admission already creates a job's pods only when all of them fit),
  * an mlPolicy other than torch and mpi (jax, xgboost, flux: their environment wiring is not
- * reproduced), of the torch policy anything but numProcPerNode (elasticPolicy), and in the JobSet
+ * reproduced), of the torch policy anything but numProcPerNode and envInjection (elasticPolicy),
+ * an envInjection target that names node or a container its replicated job lacks, and in the JobSet
  * template spec.template.spec.coordinator, managedBy, network.subdomain (the pods' subdomain is the
  * TrainJob's name), network enableDNSHostnames or publishNotReadyAddresses false, a
  * failurePolicy.restartStrategy other than Recreate or BlockingRecreate, failurePolicy rules that

@@ -391,6 +391,41 @@ bool tj_step_graph_succeeded(const struct tj_step_graph *g, const struct tj_step
 	return g->success_any ? any : all && g->n > 0;
 }
 
+bool tj_step_ended_by_success_policy(const struct tj_step_graph *g, size_t i)
+{
+	bool targets = false;
+
+	if (i >= g->n || g->steps[i].success_target)
+		return false;
+	for (size_t k = 0; k < g->n; k++)
+		targets = targets || g->steps[k].success_target;
+	if (!targets) /* a policy that names no step of the graph is never met */
+		return false;
+	for (size_t k = 0; k < g->n; k++)
+		for (size_t d = 0; d < g->steps[k].n_deps; d++)
+			if (g->steps[k].deps[d].step == i &&
+			    g->steps[k].deps[d].need == TJ_STEP_NEED_COMPLETE)
+				return false;
+	return true;
+}
+
+bool tj_step_completes_before(const struct tj_step_graph *g, size_t i, size_t j)
+{
+	bool waits[TJ_MAX_STEPS] = { false };
+
+	if (i >= j || j >= g->n || g->n > TJ_MAX_STEPS)
+		return false;
+	/* A dependsOn names an earlier step only (the graph is refused otherwise), so one pass
+	 * from j towards the first step marks every step j waits for through Complete. */
+	waits[j] = true;
+	for (size_t k = j + 1; k-- > i;)
+		for (size_t d = 0; waits[k] && d < g->steps[k].n_deps; d++)
+			if (g->steps[k].deps[d].need == TJ_STEP_NEED_COMPLETE &&
+			    g->steps[k].deps[d].step < k)
+				waits[g->steps[k].deps[d].step] = true;
+	return waits[i];
+}
+
 void tj_step_jobs_status(const char *name, const struct tj_pod *const *slots, int n,
                          int pods_per_job, bool suspended, struct tj_jobs_status *ret)
 {

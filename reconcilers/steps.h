@@ -135,6 +135,18 @@ bool tj_step_may_start(const struct tj_step_graph *g, size_t i,
 bool tj_step_graph_succeeded(const struct tj_step_graph *g,
                              const struct tj_step_progress *progress);
 
+/* Whether the success policy stops step i's pods rather than waiting for them: the step is
+ * not among its targets (and some other step is), and no step waits for it to be Complete.
+ * The command policy lets a command that only serves others (sshd -D of MPI workers) run
+ * there. */
+bool tj_step_ended_by_success_policy(const struct tj_step_graph *g, size_t i);
+
+/* Whether step i has ended before step j starts: j waits for i to be Complete, directly or
+ * through steps that each wait for the one before to be Complete (node after
+ * model-initializer after dataset-initializer). Such a step runs before the node step's
+ * walltime starts. */
+bool tj_step_completes_before(const struct tj_step_graph *g, size_t i, size_t j);
+
 /* status.jobsStatus of one step, as JobSet counts its child Jobs: a Job (pods_per_job
  * consecutive slots) has succeeded when all its pods succeeded, failed when one of them
  * failed, is ready when all its pods are Ready or Succeeded, active while one of its pods

@@ -294,7 +294,7 @@ static int put_env(cJSON *env, const char *name, const char *value)
 		cJSON_Delete(v);
 		return -ENOMEM;
 	}
-	return tj_json_put_by(env, "name", name, v);
+	return tj_json_upsert_named(env, v);
 }
 
 /* A new empty object appended to array; NULL when out of memory or array is NULL. */
@@ -370,6 +370,6 @@ int tj_trainer_status_add_to_pod(cJSON *spec, const char *container, const char 
 	/* A mount of another volume at our path would hide the files: ours wins. */
 	if ((r = tj_json_put_by(mounts, "mountPath", TJ_TRAINER_STATUS_MOUNT_PATH, mount)) < 0)
 		return r;
-	return tj_json_put_by(tj_json_array(spec, "volumes"), "name", TJ_TRAINER_STATUS_VOLUME,
-	                      token_volume(ns, name, ca_config_map));
+	return tj_json_upsert_named(tj_json_array(spec, "volumes"),
+	                            token_volume(ns, name, ca_config_map));
 }

@@ -2,8 +2,9 @@
 # The project's test command (README.md, "The two commands"; docs/testing.md). On a fresh
 # Debian 12 machine it installs what is missing, then runs, in order:
 #   lint      clang-format against .clang-format, cppcheck, every status key in the CRD, no
-#             include cycle between folders (tests/tools/include-cycles.py), and the doc test
-#             (tests/docs/check_docs.py: the docs against the code)
+#             include cycle between folders (tests/tools/include-cycles.py), the doc test
+#             (tests/docs/check_docs.py: the docs against the code), and this command's
+#             reading of JUnit reports (tests/tools/junit-counts.py --self-test)
 #   rules     the alerts of deploy/monitoring with promtool: check rules, and their unit tests
 #             (tests/promtool)
 #   unit      the cmocka unit tests (meson suite "unit"), in a plain build and under
@@ -19,10 +20,11 @@
 #             stopped at its end; so a demo's cluster and controller (scripts/demo.sh) are
 #             never part of the tests. TJC_CLUSTER=NAME runs the suites on that cluster
 #             instead, started if it is not running and then stopped at the end.
-#             TJC_KUEUE=1 starts that cluster with Kueue, so that tests/e2e/test_kueue.py
-#             runs instead of being skipped; it is not the default, as Kueue's first build
-#             adds to a fresh machine's first run (36 min on a shared two-core machine,
-#             11 min of CPU time) on top of the control plane's.
+#             The stage's own cluster runs Kueue, so that tests/e2e/test_kueue.py runs,
+#             whenever Kueue's build is in the cache (deploy/local/cluster.sh kueue-built);
+#             TJC_KUEUE=1 builds it first when it is not (Kueue's first build adds 36 min
+#             on a shared two-core machine, 11 min of CPU time, to a fresh machine's first
+#             run, so it is not the default), TJC_KUEUE=0 leaves Kueue out.
 #   soak      the chaos soak tests/soak/soak.py for TJC_SOAK_SECONDS (default 300; 3600 for
 #             a release check) with the seed TJC_SOAK_SEED (default: a new one, printed), on
 #             a cluster of its own that it always starts afresh and removes at its end:
@@ -31,9 +33,10 @@
 #   soak-regressions  (only when named) the soak once for each seed of tests/soak/regressions,
 #             the seeds that once broke it, each on a fresh cluster as the soak's.
 # Each stage builds what it uses, prints its own result line with its time, and the last
-# line counts the tests of all stages. A stage that ran no test at all has failed. A failure
-# anywhere makes the exit status non-zero, but later stages still run, so one run shows
-# every failure.
+# line counts the tests of all stages, "all: N passed, M failed, K skipped", and names the
+# suites that skipped tests (a line on each above it says how many and why). A stage that
+# ran no test at all has failed. A failure anywhere makes the exit status non-zero, but
+# later stages still run, so one run shows every failure.
 #
 # Arguments select stages (default: all), e.g. `scripts/test.sh lint unit`.
 # Extra pytest arguments go in TJC_PYTEST_ARGS (e.g. "-k smoke").
@@ -58,15 +61,46 @@ stages=("$@")
 
 passed=0
 failed=0
+skipped=0
 failed_stages=()
+# The suites that skipped tests, and a line on each: "<stage>: <suite>: <n> skipped (<why>)".
+skipped_suites=()
+skip_notes=()
 # What a failed stage said of its failure, repeated at the end (a log cut to its last lines
 # still shows it): one line each.
 failure_notes=()
 
 stage_start=$SECONDS
+stage_skipped=0
 say() {
 	printf '\n=== %s: %s\n' "$1" "$2"
 	stage_start=$SECONDS
+	stage_skipped=0
+}
+# Tests of a suite that a stage did not run: counted in the stage's line and the last line,
+# and named at the end with why, so that no skip goes unseen. Arguments: stage, suite,
+# count, why.
+note_skipped() {
+	(($3 > 0)) || return 0
+	stage_skipped=$((stage_skipped + $3))
+	skipped=$((skipped + $3))
+	skipped_suites+=("$2")
+	skip_notes+=("$1: $2: $3 skipped ($4)")
+}
+# Reads a JUnit report (tests/tools/junit-counts.py): sets junit_passed and junit_failed,
+# and notes the report's skips for the stage, its suites named by their files under dir.
+# A report that cannot be read counts as one failure. Arguments: stage, report, dir.
+junit_counts() {
+	local out suite n why
+	junit_passed=0 junit_failed=1
+	out=$(tests/tools/junit-counts.py "$2" "$3" 2>&1) || {
+		printf '%s\n' "$out"
+		return 1
+	}
+	read -r junit_passed junit_failed _ <<<"${out%%$'\n'*}"
+	while IFS=$'\t' read -r suite n why; do
+		note_skipped "$1" "$suite" "$n" "$why"
+	done < <(printf '%s\n' "$out" | tail -n +2)
 }
 record() { # stage, passed, failed
 	local ok=$2 bad=$3
@@ -77,13 +111,14 @@ record() { # stage, passed, failed
 	passed=$((passed + ok))
 	failed=$((failed + bad))
 	if ((bad > 0)); then failed_stages+=("$1"); fi
-	printf '%s: %d passed, %d failed (%d s)\n' "$1" "$ok" "$bad" $((SECONDS - stage_start))
+	printf '%s: %d passed, %d failed, %d skipped (%d s)\n' "$1" "$ok" "$bad" "$stage_skipped" \
+		$((SECONDS - stage_start))
 }
 
 c_sources() { git ls-files '*.c' '*.h'; }
 
 stage_lint() {
-	say lint "clang-format, cppcheck, the status keys in the CRD, include cycles, the doc test"
+	say lint "clang-format, cppcheck, the status keys in the CRD, include cycles, the doc test, the skip counts"
 	local ok=0 bad=0 f
 	local unformatted=()
 	while IFS= read -r f; do
@@ -122,6 +157,13 @@ stage_lint() {
 	else
 		bad=$((bad + 1))
 	fi
+	# This command's own reading of JUnit reports, on made-up ones: a skip it missed would
+	# go unseen.
+	if tests/tools/junit-counts.py --self-test; then
+		ok=$((ok + 1))
+	else
+		bad=$((bad + 1))
+	fi
 	record lint "$ok" "$bad"
 }
 
@@ -155,15 +197,18 @@ meson_build() {
 }
 
 # Runs the unit suite of a built meson directory (extra arguments go to meson test).
-# Prints the meson summary and records the subtests (cmocka cases) that passed and failed;
-# a run in which no test program passed has failed, whatever meson's exit status says.
+# Prints the meson summary and records the subtests (cmocka cases) that passed and failed,
+# and the programs and subtests that skipped (meson's SKIP, from its JUnit report
+# meson-logs/<stage>.junit.xml, or <stage>-<setup>.junit.xml under a test setup); a run in
+# which no test program passed has failed, whatever meson's exit status says.
 meson_unit() {
 	local name=$1 dir=$2
 	shift 2
-	local out rc ok bad programs
+	local out rc ok bad programs report junit=""
+	rm -f "$dir/meson-logs/$name".junit.xml "$dir/meson-logs/$name"-*.junit.xml
 	out=$(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		meson test -C "$dir" --suite unit --print-errorlogs "$@" 2>&1)
+		meson test -C "$dir" --suite unit --print-errorlogs --logbase "$name" "$@" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | grep -Ev '^(Expected Fail|Unexpected Pass|Skipped|Timeout):' | sed '/^$/d'
 	ok=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) subtests passed.*/\1/p' | awk '{s += $1} END {print s + 0}')
@@ -174,6 +219,10 @@ meson_unit() {
 		bad=$((bad + 1))
 	fi
 	((rc != 0 && bad == 0)) && bad=1
+	for report in "$dir/meson-logs/$name".junit.xml "$dir/meson-logs/$name"-*.junit.xml; do
+		[[ -f $report ]] && junit=$report && break
+	done
+	junit_counts "$name" "${junit:-$dir/meson-logs/$name.junit.xml}" tests/unit || bad=$((bad + 1))
 	record "$name" "${ok:-0}" "$bad"
 }
 
@@ -236,6 +285,7 @@ stage_fuzz() {
 		local name corpus work
 		name=$(basename "$t")
 		if [[ -n ${TJC_FUZZ_TARGETS:-} && " $TJC_FUZZ_TARGETS " != *" $name "* ]]; then
+			note_skipped fuzz "$name" 1 "not in TJC_FUZZ_TARGETS"
 			continue
 		fi
 		corpus=tests/fuzz/corpus/$name
@@ -295,7 +345,19 @@ stage_e2e() {
 		deploy/local/cluster.sh down
 	fi
 	if ! deploy/local/cluster.sh status >/dev/null 2>&1; then
-		deploy/local/cluster.sh up || {
+		# Kueue comes with the stage's cluster whenever its build is in the cache, so that
+		# tests/e2e/test_kueue.py runs; TJC_KUEUE=1 builds it when it is not, TJC_KUEUE=0
+		# leaves it out. Without it the suite's tests are counted and named as skipped.
+		local kueue=${TJC_KUEUE:-}
+		if [[ -z $kueue ]]; then
+			if deploy/local/cluster.sh kueue-built >/dev/null; then
+				kueue=1
+			else
+				echo "e2e: Kueue's build is not in the cache, so tests/e2e/test_kueue.py" \
+					"skips; TJC_KUEUE=1 scripts/test.sh e2e builds it once (15-30 min)"
+			fi
+		fi
+		TJC_KUEUE=${kueue:-0} deploy/local/cluster.sh up || {
 			record e2e 0 1
 			return
 		}
@@ -309,19 +371,9 @@ stage_e2e() {
 	# shellcheck disable=SC2086
 	KUBECONFIG=$TJC_KUBECONFIG TJC_BUILD_DIR=$repo/build/release TJC_E2E_DISRUPTIVE=$disruptive \
 		"$venv/bin/pytest" tests/e2e -v --junitxml="$junit" ${TJC_PYTEST_ARGS:-}
-	local ok bad
-	ok=$(python3 - "$junit" <<'EOF'
-import sys, xml.etree.ElementTree as ET
-r = ET.parse(sys.argv[1]).getroot()
-s = r if r.tag == "testsuite" else r.find("testsuite")
-t, f, e, k = (int(s.get(a, 0)) for a in ("tests", "failures", "errors", "skipped"))
-print(t - f - e - k, f + e)
-EOF
-	) || ok="0 1"
-	bad=${ok#* }
-	ok=${ok% *}
+	junit_counts e2e "$junit" tests/e2e
 	((started)) && deploy/local/cluster.sh down
-	record e2e "$ok" "$bad"
+	record e2e "$junit_passed" "$junit_failed"
 }
 
 # The soak's cluster: TJC_CLUSTER if given (with "-soak" appended when the e2e stage runs in
@@ -335,17 +387,16 @@ soak_cluster() {
 }
 
 # The invariants themselves, on made-up objects (tests/soak/test_checker.py), with the venv
-# $1; prints the counts of passed and failed tests.
+# $2, for the stage $1: sets junit_passed and junit_failed, and notes what skipped.
 soak_checker_tests() {
-	local out rc ok bad
-	out=$(KUBECONFIG=/dev/null "$1/bin/pytest" -q -p no:cacheprovider tests/soak 2>&1)
+	local out rc junit=build/soak-checker-junit.xml
+	mkdir -p build
+	rm -f "$junit"
+	out=$(KUBECONFIG=/dev/null "$2/bin/pytest" -q -p no:cacheprovider --junitxml="$junit" tests/soak 2>&1)
 	rc=$?
-	printf '%s\n' "$out" | grep -E '^(FAILED|ERROR)|passed|failed' >&2
-	ok=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) passed.*/\1/p;s/^\([0-9]\+\) passed.*/\1/p' | tail -1)
-	bad=$(printf '%s\n' "$out" | sed -n 's/.* \([0-9]\+\) failed.*/\1/p;s/^\([0-9]\+\) failed.*/\1/p' | tail -1)
-	ok=${ok:-0} bad=${bad:-0}
-	((rc == 0 || bad > 0)) || bad=1
-	echo "$ok $bad"
+	printf '%s\n' "$out" | grep -E '^(FAILED|ERROR)|passed|failed'
+	junit_counts "$1" "$junit" tests/soak
+	((rc == 0 || junit_failed > 0)) || junit_failed=1
 }
 
 # One soak on the cluster $1, started afresh and removed at the end (the faults delete nodes
@@ -374,7 +425,7 @@ soak_run() {
 }
 
 stage_soak() {
-	local cluster seconds=${TJC_SOAK_SECONDS:-300} venv counts ok bad
+	local cluster seconds=${TJC_SOAK_SECONDS:-300} venv ok bad
 	cluster=$(soak_cluster)
 	say soak "chaos soak, $seconds s, on the local cluster '$cluster'"
 	meson_build soak build/release || return
@@ -382,8 +433,8 @@ stage_soak() {
 		record soak 0 1
 		return
 	}
-	counts=$(soak_checker_tests "$venv")
-	ok=${counts% *} bad=${counts#* }
+	soak_checker_tests soak "$venv"
+	ok=$junit_passed bad=$junit_failed
 	if soak_run "$cluster" "$venv" "$seconds" "${TJC_SOAK_SEED:-}"; then
 		ok=$((ok + 1))
 	else
@@ -395,7 +446,7 @@ stage_soak() {
 # Every seed of tests/soak/regressions (one a line: seed, seconds, what it found), each a
 # soak of its own on a fresh cluster; about 7 minutes a seed of 300 s, hence run by name.
 stage_soak_regressions() {
-	local cluster venv counts ok bad seed seconds what
+	local cluster venv ok bad seed seconds what
 	local -a failed_seeds=()
 	cluster=$(soak_cluster)
 	say soak-regressions "the seeds of tests/soak/regressions, on the local cluster '$cluster'"
@@ -404,8 +455,8 @@ stage_soak_regressions() {
 		record soak-regressions 0 1
 		return
 	}
-	counts=$(soak_checker_tests "$venv")
-	ok=${counts% *} bad=${counts#* }
+	soak_checker_tests soak-regressions "$venv"
+	ok=$junit_passed bad=$junit_failed
 	while read -r seed seconds what; do
 		[[ -z $seed || $seed == \#* ]] && continue
 		echo "soak-regressions: seed $seed, $seconds s ($what)"
@@ -438,5 +489,16 @@ if ((${#failed_stages[@]})); then
 		echo "  $note"
 	done
 fi
-echo "all: $passed passed, $failed failed"
+if ((${#skip_notes[@]})); then
+	echo "SKIPPED:"
+	for note in "${skip_notes[@]}"; do
+		echo "  $note"
+	done
+fi
+line="all: $passed passed, $failed failed, $skipped skipped"
+if ((${#skipped_suites[@]})); then
+	line+=" ($(printf '%s, ' "${skipped_suites[@]}"))"
+	line=${line/%, )/)}
+fi
+echo "$line"
 ((failed == 0))

@@ -48,19 +48,9 @@ void tj_admitter_entry_free(void *obj)
 	free(e);
 }
 
-static int copy_key(const char *key, char *buf, size_t size)
-{
-	size_t n = strlen(key);
-
-	if (n >= size)
-		return -ENAMETOOLONG;
-	memcpy(buf, key, n + 1);
-	return 0;
-}
-
 static int entry_key(const void *obj, char *buf, size_t size)
 {
-	return copy_key(((const struct tj_admitter_entry *)obj)->key, buf, size);
+	return tj_store_key_of(buf, size, NULL, ((const struct tj_admitter_entry *)obj)->key);
 }
 
 const struct tj_store_ops tj_admitter_entry_ops = {
@@ -70,7 +60,7 @@ const struct tj_store_ops tj_admitter_entry_ops = {
 
 static int refusals_key(const void *obj, char *buf, size_t size)
 {
-	return copy_key(((const struct tj_admitter_refusals *)obj)->key, buf, size);
+	return tj_store_key_of(buf, size, NULL, ((const struct tj_admitter_refusals *)obj)->key);
 }
 
 const struct tj_store_ops tj_admitter_refusals_ops = {
@@ -276,24 +266,6 @@ static int64_t admitted_gang_end(const struct tj_admitter_entry *e)
 	return end && e->grace > 0 ? tj_add_capped(end, e->grace) : end;
 }
 
-/* Whether the running gang of job (its store key) is ending: a rank of its current attempt
- * succeeded (reconcilers/admission/capacity.h), so its other pods are finishing too. */
-static bool gang_ending(const struct tj_admitter_source *a, const struct tj_trainjob *job,
-                        const char *key)
-{
-	const struct tj_store *pods = tj_admitter_store_of(a->informers->pods);
-	struct tj_store_iter it;
-	const struct tj_pod *pod;
-
-	if (!pods)
-		return false;
-	tj_store_iter_index(pods, TJ_POD_INDEX_TRAINJOB, key, &it);
-	while ((pod = tj_store_iter_next(&it)))
-		if (tj_gang_ending_pod(pod, job->uid, job->status.restart_count))
-			return true;
-	return false;
-}
-
 /* The walltime end of the TrainJob key whose pods have the controller owner owner_uid, or 0
  * when it has none (or they are not its): its status.deadline, which the planner fixes at
  * the start from activeDeadlineSeconds or the config's defaultWalltime
@@ -323,7 +295,8 @@ static int64_t job_end(const struct tj_admitter_source *a, const char *key, cons
 		return at;
 	}
 	if (job->status.start_time) {
-		if (gang_ending(a, job, key)) {
+		if (tj_ledger_gang_ending(a->ledger, tj_admitter_store_of(a->informers->pods), key,
+		                          job->uid, job->status.restart_count)) {
 			*exact = true;
 			return now;
 		}

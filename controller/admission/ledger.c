@@ -19,6 +19,36 @@ struct tj_ledger {
 	bool reorder;                   /* a node came or went since the order was made */
 	const struct tj_config *config; /* borrowed: what the nodes were judged with */
 	uint64_t layout, judgements;
+	/* owned; struct gang_mark by TrainJob key: whether its running gang is ending, as last
+	 * worked out, until one of its pods changes (tj_ledger_gang_ending); NULL without memory,
+	 * when every question walks the job's pods */
+	struct tj_store *gangs;
+};
+
+/* Whether the gang of attempt of the TrainJob key whose uid is uid is ending. */
+struct gang_mark {
+	char *key, *uid; /* owned */
+	int attempt;
+	bool ending;
+};
+
+static void gang_free(void *obj)
+{
+	struct gang_mark *m = obj;
+
+	free(m->key);
+	free(m->uid);
+	free(m);
+}
+
+static int gang_key(const void *obj, char *buf, size_t size)
+{
+	return tj_store_key_of(buf, size, NULL, ((const struct gang_mark *)obj)->key);
+}
+
+static const struct tj_store_ops gang_ops = {
+	.free = gang_free,
+	.key = gang_key,
 };
 
 static void node_clear(struct tj_ledger_node *n)
@@ -57,13 +87,7 @@ static void node_free(void *obj)
 
 static int node_key(const void *obj, char *buf, size_t size)
 {
-	const struct tj_ledger_node *n = obj;
-	size_t len = strlen(n->name);
-
-	if (len >= size)
-		return -ENAMETOOLONG;
-	memcpy(buf, n->name, len + 1);
-	return 0;
+	return tj_store_key_of(buf, size, NULL, ((const struct tj_ledger_node *)obj)->name);
 }
 
 static const struct tj_store_ops node_ops = {
@@ -82,6 +106,10 @@ int tj_ledger_new(struct tj_ledger **ret)
 		free(l);
 		return r;
 	}
+	if ((r = tj_store_new(&gang_ops, &l->gangs)) < 0) {
+		tj_ledger_free(l);
+		return r;
+	}
 	*ret = l;
 	return 0;
 }
@@ -92,6 +120,7 @@ struct tj_ledger *tj_ledger_free(struct tj_ledger *l)
 		return NULL;
 	free(l->order);
 	tj_store_free(l->nodes);
+	tj_store_free(l->gangs);
 	free(l);
 	return NULL;
 }
@@ -102,13 +131,57 @@ static struct tj_ledger_node *entry(struct tj_ledger *l, const char *name)
 	return (struct tj_ledger_node *)tj_store_get(l->nodes, name);
 }
 
+/* Forgets what is known of TrainJob key's gang. */
+static void forget_gang(struct tj_ledger *l, const char *key)
+{
+	if (l->gangs)
+		tj_store_delete(l->gangs, key, NULL);
+}
+
 void tj_ledger_touch_pod(struct tj_ledger *l, const struct tj_pod *pod)
 {
 	const char *name = pod ? tj_pod_node_of(pod) : NULL;
 	struct tj_ledger_node *n = name ? entry(l, name) : NULL;
+	char key[TJ_STORE_KEY_MAX];
 
 	if (n)
 		n->stale = true;
+	if (pod && pod->trainjob && tj_pod_trainjob_key(pod, key, sizeof(key)) == 1)
+		forget_gang(l, key);
+}
+
+/* Whether a pod of the cache (its TrainJob index) ends the gang: walks the job's pods. */
+static bool walk_gang(const struct tj_store *pods, const char *key, const char *uid, int attempt)
+{
+	struct tj_store_iter it;
+	const struct tj_pod *pod;
+
+	tj_store_iter_index(pods, TJ_POD_INDEX_TRAINJOB, key, &it);
+	while ((pod = tj_store_iter_next(&it)))
+		if (tj_gang_ending_pod(pod, uid, attempt))
+			return true;
+	return false;
+}
+
+bool tj_ledger_gang_ending(struct tj_ledger *l, const struct tj_store *pods, const char *key,
+                           const char *uid, int attempt)
+{
+	const struct gang_mark *known = l->gangs ? tj_store_get(l->gangs, key) : NULL;
+	struct gang_mark *m;
+	bool ending;
+
+	if (!pods || !uid)
+		return false;
+	if (known && known->attempt == attempt && strcmp(known->uid, uid) == 0)
+		return known->ending;
+	ending = walk_gang(pods, key, uid, attempt);
+	/* Without memory for the mark, the next question walks the pods again. */
+	if (!l->gangs || !(m = calloc(1, sizeof(*m))))
+		return ending;
+	*m = (struct gang_mark){ strdup(key), strdup(uid), attempt, ending };
+	if (!m->key || !m->uid || tj_store_upsert(l->gangs, m, NULL) < 0)
+		gang_free(m);
+	return ending;
 }
 
 void tj_ledger_node_changed(struct tj_ledger *l, const struct tj_node *old,
@@ -134,6 +207,9 @@ void tj_ledger_invalidate(struct tj_ledger *l)
 		n->judged = false;
 	}
 	l->reorder = true;
+	tj_store_free(l->gangs);
+	if (tj_store_new(&gang_ops, &l->gangs) < 0)
+		l->gangs = NULL;
 }
 
 static void add_resources(struct tj_admission_resources *to, const struct tj_admission_resources *r)

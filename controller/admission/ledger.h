@@ -82,8 +82,16 @@ int tj_ledger_new(struct tj_ledger **ret);
 struct tj_ledger *tj_ledger_free(struct tj_ledger *l);
 
 /* pod (a version of it in the pod cache, before or after a change) uses a node: that node
- * is counted again when next read. */
+ * is counted again when next read, and what is known of its TrainJob's gang is forgotten. */
 void tj_ledger_touch_pod(struct tj_ledger *l, const struct tj_pod *pod);
+
+/* Whether the running gang of attempt `attempt` of the TrainJob key ("namespace/name") whose
+ * uid is uid is ending: a pod of the pod cache (pods, its TrainJob index) ends it
+ * (tj_gang_ending_pod, reconcilers/admission/capacity.h). The answer is kept until a pod of
+ * the job changes (tj_ledger_touch_pod) or the ledger is invalidated, so that a cycle asks in
+ * O(1) for a job none of whose pods changed. false without pods or uid. */
+bool tj_ledger_gang_ending(struct tj_ledger *l, const struct tj_store *pods, const char *key,
+                           const char *uid, int attempt);
 
 /* A node of the node cache changed (old: before, NULL when added; node: after, NULL when
  * deleted): it is judged again when next read, and the name order is made again when a node

@@ -7,7 +7,8 @@
 #
 # The pinned versions live in the wrapper modules under tools/. Each binary set is
 # stamped with a hash of its wrapper module, so a change of pin rebuilds it and nothing
-# else; a second run with unchanged pins returns at once.
+# else; a second run with unchanged pins returns at once. `--built SET BINARY...` only says
+# whether a set is in the cache (cluster.sh kueue-built).
 #
 # Why wrapper modules: k8s.io/kubernetes requires its staging modules at the fake version
 # v0.0.0 and maps them with replace directives, which `go install pkg@version` refuses; the
@@ -56,18 +57,23 @@ build_with_progress() {
 	say "$what: done in $((SECONDS - start)) s"
 }
 
+# Whether the binaries of a set (arguments: the set, its binaries) are in the cache, stamped
+# with the hash of its wrapper module as it is now.
+cached() {
+	local set=$1 b
+	shift
+	[[ $(cat "$TJC_BIN/.$set.stamp" 2>/dev/null) == "$(module_hash "$set")" ]] || return 1
+	for b in "$@"; do [[ -x $TJC_BIN/$b ]] || return 1; done
+}
+
 build_set() {
 	local set=$1
 	shift
 	local stamp="$TJC_BIN/.$set.stamp" want
 	want=$(module_hash "$set")
-	if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
-		local missing=0 b
-		for b in "$@"; do [[ -x $TJC_BIN/$b ]] || missing=1; done
-		if ((missing == 0)); then
-			say "$set: cached in $TJC_BIN ($*)"
-			return 0
-		fi
+	if cached "$set" "$@"; then
+		say "$set: cached in $TJC_BIN ($*)"
+		return 0
 	fi
 	say "$set: downloading modules"
 	(cd "$here/tools/$set" && go mod download)
@@ -123,6 +129,14 @@ build_set() {
 	esac
 	echo "$want" >"$stamp"
 }
+
+# `build-control-plane.sh --built SET BINARY...` builds nothing: its exit status says whether
+# the set's binaries are in the cache at the pinned versions (0) or would be built (1).
+if [[ ${1:-} == --built ]]; then
+	shift
+	cached "$@"
+	exit
+fi
 
 command -v go >/dev/null || {
 	echo "build-control-plane: go is not installed; run scripts/install-deps.sh first" >&2

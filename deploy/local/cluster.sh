@@ -8,6 +8,8 @@
 #   cluster.sh status    say whether it runs, and show the nodes
 #   cluster.sh kubeconfig  print the path of the cluster's kubeconfig
 #   cluster.sh nodes     (re)apply the node set, e.g. after changing the counts
+#   cluster.sh kueue-built  exit 0 when Kueue's build is in the cache (TJC_KUEUE=1 up runs it
+#                        without building first), 1 when it is not
 #
 # Node counts (environment): TJC_GH200_NODES (8; arm64, 4 GPUs), TJC_H100_NODES (4; amd64,
 # 8 GPUs), TJC_CPU_NODES (2; amd64, no GPU). Raise them for benchmarks: thousands work.
@@ -366,8 +368,9 @@ down) cmd_down ;;
 status) cmd_status ;;
 kubeconfig) echo "$TJC_KUBECONFIG" ;;
 nodes) apply_nodes ;;
+kueue-built) "$here/build-control-plane.sh" --built kueue kueue ;;
 *)
-	sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

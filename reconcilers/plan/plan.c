@@ -8,7 +8,6 @@
 
 #include "reconcilers/json.h"
 #include "reconcilers/policy/budget.h"
-#include "reconcilers/policy/command_policy.h"
 #include "reconcilers/policy/node_health.h"
 #include "reconcilers/policy/suspect.h"
 #include "reconcilers/render/render.h"
@@ -654,31 +653,6 @@ static int status_patch(struct planner *p)
 	return 0;
 }
 
-/* The command policy (command_policy.h) on the first pod the job would get, before any of
- * its pods exists: a job that already runs is left alone (an exemption withdrawn later does
- * not kill it). -EPERM with why when a command never exits. */
-static int check_commands(const struct planner *p, const struct tj_render *render,
-                          struct tj_problem *why)
-{
-	const struct tj_plan_input *in = p->in;
-	const struct tj_command_rules rules = {
-		.walltime = p->walltime.seconds,
-		.ended_by_success_policy = in->runtime->node_ended_by_success_policy,
-	};
-	cJSON *pod;
-	int r;
-
-	if (p->n_owned > 0 || p->st.restart_count > 0 || p->st.start_time ||
-	    tj_command_exempt(in->config, in->runtime, p->job->namespace))
-		return 0;
-	r = tj_render_pod(render, 0, 0, &pod);
-	if (r < 0)
-		return r;
-	r = tj_command_check_pod(pod, "node", &rules, why);
-	cJSON_Delete(pod);
-	return r;
-}
-
 /* Runs the rules of plan.h in order; each returns after the first that decides. */
 static int decide(struct planner *p)
 {
@@ -770,7 +744,7 @@ static int decide(struct planner *p)
 		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
-	r = check_commands(p, render, &why);
+	r = tj_planner_check_commands(p, render, &why);
 	if (r == -ENOMEM)
 		p->oom = true;
 	else if (r < 0)
@@ -815,7 +789,7 @@ static int decide(struct planner *p)
 	}
 	if (!gang)
 		delete_recorded_failure(p);
-	if (tj_planner_give_back(p) || tj_planner_steps(p, max_restarts, &node_may_start))
+	if (tj_planner_give_back(p) || tj_planner_steps(p, render, max_restarts, &node_may_start))
 		goto out;
 	had_start = p->st.start_time != 0;
 	if (node_may_start)

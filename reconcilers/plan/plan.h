@@ -38,6 +38,10 @@
  *   their annotation (PatchPod); at the deadline the job is Failed with reason
  *   DeadlineExceeded and its pods are deleted with their own grace period. The plan asks to
  *   be run again at the warning and at the deadline.
+ * - Commands (reconcilers/policy/command_policy.h): before any pod exists, a container or
+ *   init container of any step (node, the initializers, an MPI launcher running the
+ *   trainer's command, ...) whose command never exits fails the job with reason
+ *   PolicyViolation, naming the step and the container.
  * - One pod per rank, named by rank and attempt (render.h). The attempt of new pods is
  *   status.restartCount. A rank gets a new pod only when no other pod of that rank exists
  *   any more, even a terminating one, so that the SDK and DNS never see two pods of a rank.

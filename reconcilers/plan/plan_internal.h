@@ -1,9 +1,9 @@
 /* The planner's working state and the helpers its rules share, for the files of
  * reconcilers/plan/: plan.c (the rules in order, failures and restarts, the status) and the
  * rules in a file each (plan_gang.c: creating the gang, and waiting for its admission;
- * plan_steps.c: the steps other than node; plan_deadline.c, plan_dependency.c,
- * plan_mpi.c, plan_preempt.c, plan_retention.c, plan_support.c, refusal.c). Nothing outside
- * reconcilers/plan/ includes it; the interface is plan.h. */
+ * plan_steps.c: the steps other than node; plan_commands.c, plan_deadline.c,
+ * plan_dependency.c, plan_mpi.c, plan_preempt.c, plan_retention.c, plan_support.c,
+ * refusal.c). Nothing outside reconcilers/plan/ includes it; the interface is plan.h. */
 #pragma once
 
 #include <stdbool.h>
@@ -217,9 +217,10 @@ int tj_planner_collect_steps(struct planner *p);
 
 /* plan_steps.c: the steps other than node: a failed step restarts or fails the job through
  * the failure policy (true then); the steps whose dependsOn (and startupPolicy) are met get
- * their missing pods. *node_may_start tells whether the node step's own are met; when not,
- * the job is Pending with reason WaitingForSteps. */
-bool tj_planner_steps(struct planner *p, int max_restarts, bool *node_may_start);
+ * their missing pods (with the runtime's envInjection, from render). *node_may_start tells whether
+ * the node step's own are met; when not, the job is Pending with reason WaitingForSteps. */
+bool tj_planner_steps(struct planner *p, const struct tj_render *render, int max_restarts,
+                      bool *node_may_start);
 
 /* plan_steps.c: the success policy. When it is met the job is Complete and its live pods
  * are deleted (true); when it is not, a node step whose pods all succeeded does not
@@ -256,6 +257,22 @@ bool tj_planner_mpi_hold(const struct planner *p, struct tj_launcher_hold *ret);
  * resourcesPerNode's), it does not exist yet and no node pod holds its place. *ret is NULL
  * otherwise. -ENOMEM. */
 int tj_planner_mpi_launcher(struct planner *p, cJSON **ret);
+
+/* plan_mpi.c: a pod of a step other than node labelled trainjob-ancestor-step=trainer (the
+ * launcher of an MPI runtime) runs the TrainJob's trainer: Kubeflow gives its container node
+ * the image, command, args, env and resources. Other pods are left alone. 0, -EINVAL with
+ * why (a field the container cannot take), -ENOMEM. */
+int tj_planner_mpi_trainer(const struct planner *p, cJSON *pod, const char *step,
+                           struct tj_problem *why);
+
+/* plan_commands.c: the command policy (reconcilers/policy/command_policy.h) before any pod
+ * of the job exists: every container and init container of every pod the job will run, each
+ * step's as the plan creates it (the launcher with the trainer's command, the initializers,
+ * what the runtime, its patches and the overrides put there). -EPERM with why naming the
+ * step and the container when one never exits; 0 when every command may run, the job is
+ * exempt or has started already (an exemption withdrawn later does not kill it); -ENOMEM. */
+int tj_planner_check_commands(const struct planner *p, const struct tj_render *render,
+                              struct tj_problem *why);
 
 /* plan_mpi.c: for an MPI runtime, the pods this plan creates get the MPI volumes, mounts and
  * launcher env, the launcher the trainer's fields, and the Secret and ConfigMap they mount

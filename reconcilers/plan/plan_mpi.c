@@ -125,21 +125,24 @@ static int hostfile(struct planner *p, int slots, char **ret)
 	                       g->n < TJ_MAX_STEPS ? g->n : TJ_MAX_STEPS, slots, ret);
 }
 
-/* A pod of a step other than node labelled trainjob-ancestor-step=trainer (the launcher)
- * runs the TrainJob's trainer: Kubeflow gives that step its image, command, args, env and
- * resources. */
-static int apply_trainer(struct planner *p, cJSON *pod, const char *step)
+int tj_planner_mpi_trainer(const struct planner *p, cJSON *pod, const char *step,
+                           struct tj_problem *why)
 {
-	struct tj_problem why = { "", "" };
 	cJSON *c;
-	int r;
 
 	if (strcmp(step, TJ_STEP_NODE) == 0 || !tj_mpi_runs_trainer(&p->in->runtime->mpi, pod))
 		return 0;
 	c = tj_json_find_by(tj_json_path(pod, "spec.containers"), "name", "node");
-	if (!c)
-		return 0;
-	r = tj_render_apply_trainer(c, p->job, true, true, true, &why);
+	return c ? tj_render_apply_trainer(c, p->job, true, true, true, why) : 0;
+}
+
+/* The launcher runs the trainer (tj_planner_mpi_trainer); a field it cannot take fails the
+ * job. */
+static int apply_trainer(struct planner *p, cJSON *pod, const char *step)
+{
+	struct tj_problem why = { "", "" };
+	int r = tj_planner_mpi_trainer(p, pod, step, &why);
+
 	if (r < 0 && r != -ENOMEM)
 		tj_planner_fail(p, why.reason, why.message);
 	return r;

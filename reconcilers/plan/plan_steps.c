@@ -140,8 +140,9 @@ static bool any_node_pod(const struct planner *p)
 	return false;
 }
 
-/* Creates the missing pods of step i; false when the job was failed instead. */
-static bool create_step(struct planner *p, size_t i)
+/* Creates the missing pods of step i (render: the job's pods, for envInjection); false when
+ * the job was failed instead. */
+static bool create_step(struct planner *p, const struct tj_render *render, size_t i)
 {
 	const struct tj_step *step = &p->in->runtime->graph.steps[i];
 	int n = tj_step_pods(&p->in->runtime->graph, i, p->num_nodes);
@@ -155,9 +156,13 @@ static bool create_step(struct planner *p, size_t i)
 		if (p->step_slots[i][s] || p->step_blocked[i][s])
 			continue;
 		r = tj_render_step_pod(p->job, step, s, p->st.restart_count, &pod, &why);
-		/* The JobSet's labels and annotations go on every step's pods, as on node's. */
-		if (r == 0 && tj_job_metadata_apply(tj_json_object(pod, "metadata"), p->job,
-		                                    p->in->runtime, step->name) < 0) {
+		/* The JobSet's labels and annotations go on every step's pods, as on node's; and
+		 * torchrun's variables on the containers the runtime's envInjection names, with
+		 * the pod's completion index for its rank. */
+		if (r == 0 &&
+		    (tj_job_metadata_apply(tj_json_object(pod, "metadata"), p->job, p->in->runtime,
+		                           step->name) < 0 ||
+		     tj_render_inject_env(render, pod, step->name, s % step->pods_per_job) < 0)) {
 			cJSON_Delete(pod);
 			r = -ENOMEM;
 		}
@@ -231,7 +236,8 @@ static bool claims_valid(struct planner *p)
 	return r == 0;
 }
 
-bool tj_planner_steps(struct planner *p, int max_restarts, bool *node_may_start)
+bool tj_planner_steps(struct planner *p, const struct tj_render *render, int max_restarts,
+                      bool *node_may_start)
 {
 	const struct tj_runtime *rt = p->in->runtime;
 	const struct tj_step_graph *g = graph_of(p);
@@ -268,7 +274,7 @@ bool tj_planner_steps(struct planner *p, int max_restarts, bool *node_may_start)
 		if (is_node(&g->steps[i]) ||
 		    (!p->in->all_steps && !tj_step_may_start(g, i, prog, why, sizeof(why))))
 			continue;
-		if (!create_step(p, i))
+		if (!create_step(p, render, i))
 			return true;
 	}
 	node = tj_step_graph_find(g, TJ_STEP_NODE);

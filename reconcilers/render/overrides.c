@@ -127,9 +127,14 @@ static int override_spec(cJSON *spec, const cJSON *o, const char *path, const ch
 {
 	const char *sa = tj_json_string(o, "serviceAccountName");
 	const cJSON *affinity = cJSON_GetObjectItemCaseSensitive(o, "affinity");
+	const cJSON *grace = cJSON_GetObjectItemCaseSensitive(o, "terminationGracePeriodSeconds");
 	int r;
 
 	if (sa && tj_json_set_string(spec, "serviceAccountName", sa) < 0)
+		return -ENOMEM;
+	/* Only a runtime patch may carry it (reconcilers/render/trainjob_support.h). */
+	if (cJSON_IsNumber(grace) && tj_json_set(spec, "terminationGracePeriodSeconds",
+	                                         cJSON_CreateNumber(grace->valuedouble)) < 0)
 		return -ENOMEM;
 	if (cJSON_IsObject(affinity)) {
 		cJSON *a = tj_json_object(spec, "affinity");

@@ -24,6 +24,8 @@ struct tj_render {
 	int num_nodes;
 	int procs;
 	bool torch; /* the torchrun wiring; an MPI launcher starts the processes instead */
+	/* owned; the runtime's envInjection targets ([{jobName, containerNames}]), NULL */
+	cJSON *env_targets;
 	const struct tj_gpu_class *gpu_class; /* borrowed from the input */
 	cJSON *placement; /* owned; the class's (and the exclusions') node selector term */
 };
@@ -64,6 +66,7 @@ struct tj_render *tj_render_free(struct tj_render *r)
 		return NULL;
 	cJSON_Delete(r->pod);
 	cJSON_Delete(r->placement);
+	cJSON_Delete(r->env_targets);
 	free(r->job_name);
 	free(r);
 	return NULL;
@@ -700,6 +703,13 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	r->procs = procs;
 	r->torch = !in->runtime->mpi.enabled;
 	r->gpu_class = in->gpu_class;
+	if (r->torch && in->runtime->env_targets &&
+	    (rc = tj_json_parse(in->runtime->env_targets, &r->env_targets)) < 0) {
+		rc = -ENOMEM;
+		r->pod = NULL; /* freed below with the rest */
+		r->placement = NULL;
+		goto fail;
+	}
 	*ret = r;
 	return 0;
 fail:
@@ -720,7 +730,41 @@ static int add_env(cJSON *env, const char *name, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(value, sizeof(value), fmt, ap);
 	va_end(ap);
-	return tj_json_append(env, env_var(name, value, NULL));
+	return tj_json_upsert_named(env, env_var(name, value, NULL));
+}
+
+/* torchrun's PET_* variables for the pod of index `index` (its node rank for the node
+ * step), upserted into env. -ENOMEM. */
+static int add_pet_env(cJSON *env, const struct tj_render *r, int index)
+{
+	const char *j = r->job_name;
+
+	if (add_env(env, "PET_NNODES", "%d", r->num_nodes) < 0 ||
+	    add_env(env, "PET_NPROC_PER_NODE", "%d", r->procs) < 0 ||
+	    add_env(env, "PET_NODE_RANK", "%d", index) < 0 ||
+	    add_env(env, "PET_MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
+	    add_env(env, "PET_MASTER_PORT", "%d", TJ_TORCH_PORT) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int tj_render_inject_env(const struct tj_render *r, cJSON *pod, const char *step, int index)
+{
+	const cJSON *target = tj_json_find_by(r->env_targets, "jobName", step), *name;
+	cJSON *spec = cJSON_GetObjectItemCaseSensitive(pod, "spec");
+
+	cJSON_ArrayForEach(name, tj_json_path(target, "containerNames"))
+	{
+		const char *n = cJSON_GetStringValue(name);
+		cJSON *c = n ? tj_json_find_by(tj_json_path(spec, "containers"), "name", n) : NULL;
+
+		if (!c && n)
+			c = tj_json_find_by(tj_json_path(spec, "initContainers"), "name", n);
+		/* The runtime's check found each in the template; an override cannot remove one. */
+		if (c && add_pet_env(tj_json_array(c, "env"), r, index) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
@@ -756,16 +800,13 @@ int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret)
 	if (tj_json_set_string(spec, "hostname", name) < 0)
 		goto fail;
 	if (r->torch &&
-	    (add_env(env, "PET_NNODES", "%d", r->num_nodes) < 0 ||
-	     add_env(env, "PET_NPROC_PER_NODE", "%d", r->procs) < 0 ||
-	     add_env(env, "PET_NODE_RANK", "%d", rank) < 0 ||
-	     add_env(env, "PET_MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
-	     add_env(env, "PET_MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
+	    (add_pet_env(env, r, rank) < 0 ||
 	     add_env(env, "MASTER_ADDR", "%s-node-0-0.%s", j, j) < 0 ||
 	     add_env(env, "MASTER_PORT", "%d", TJ_TORCH_PORT) < 0 ||
 	     add_env(env, "WORLD_SIZE", "%lld", (long long)r->num_nodes * r->procs) < 0 ||
 	     add_env(env, "NODE_RANK", "%d", rank) < 0 || add_env(env, "RANK", "%d", rank) < 0 ||
-	     add_env(env, "LOCAL_WORLD_SIZE", "%d", r->procs) < 0))
+	     add_env(env, "LOCAL_WORLD_SIZE", "%d", r->procs) < 0 ||
+	     tj_render_inject_env(r, pod, "node", rank) < 0))
 		goto fail;
 	*ret = pod;
 	return 0;

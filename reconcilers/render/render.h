@@ -60,6 +60,13 @@ int tj_render_procs_per_node(const struct tj_render *r);
 /* A new Pod object for rank (0..num_nodes-1) and attempt. -ENOMEM. */
 int tj_render_pod(const struct tj_render *r, int rank, int attempt, cJSON **ret);
 
+/* mlPolicy.torch.envInjection (Kubeflow v2.3): torchrun's PET_* variables (PET_NNODES,
+ * PET_NPROC_PER_NODE, PET_NODE_RANK = index, PET_MASTER_ADDR, PET_MASTER_PORT) upserted into
+ * the containers and init containers the runtime's targets name in the pods of replicated
+ * job `step`, index being the pod's completion index (tj_render_pod does it for node). A
+ * runtime without targets, or an MPI one, changes nothing. -ENOMEM. */
+int tj_render_inject_env(const struct tj_render *r, cJSON *pod, const char *step, int index);
+
 /* The GPU class the pods are placed in (the input's), or NULL. */
 const struct tj_gpu_class *tj_render_gpu_class(const struct tj_render *r);
 

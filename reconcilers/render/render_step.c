@@ -10,21 +10,6 @@
 #include "reconcilers/render/render.h"
 #include "reconcilers/render/termination.h"
 
-/* Upserts the env entry e (taken) into the list by name. -ENOMEM. */
-static int upsert_env(cJSON *env, cJSON *e)
-{
-	cJSON *old;
-
-	if (!e)
-		return -ENOMEM;
-	old = tj_json_find_by(env, "name", tj_json_string(e, "name"));
-	if (old ? !cJSON_ReplaceItemViaPointer(env, old, e) : !cJSON_AddItemToArray(env, e)) {
-		cJSON_Delete(e);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /* spec.initializer.<kind> into the container of that step (see render_step.h). */
 static int apply_initializer(cJSON *c, const cJSON *src, const char *kind, struct tj_problem *why)
 {
@@ -45,7 +30,7 @@ static int apply_initializer(cJSON *c, const cJSON *src, const char *kind, struc
 			cJSON_Delete(e);
 			return -ENOMEM;
 		}
-		if (upsert_env(env, e) < 0)
+		if (tj_json_upsert_named(env, e) < 0)
 			return -ENOMEM;
 	}
 	cJSON_ArrayForEach(el, list)
@@ -54,7 +39,7 @@ static int apply_initializer(cJSON *c, const cJSON *src, const char *kind, struc
 			return tj_problem_set(why, "InvalidSpec",
 			                      "spec.initializer.%s.env[%d].name: must be a string",
 			                      kind, i);
-		if (upsert_env(env, cJSON_Duplicate(el, true)) < 0)
+		if (tj_json_upsert_named(env, cJSON_Duplicate(el, true)) < 0)
 			return -ENOMEM;
 		i++;
 	}

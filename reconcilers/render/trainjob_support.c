@@ -1,6 +1,7 @@
 #include "reconcilers/render/trainjob_support.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,8 +71,27 @@ static int check_pod_spec(const cJSON *spec, const char *path, const char *extra
 	return 0;
 }
 
+/* A runtime patch's pod spec may also set the pods' grace period (Kubeflow v2.3): a whole
+ * number of seconds, 0 or more. */
+#define GRACE     "terminationGracePeriodSeconds"
+#define GRACE_MAX 2147483647.0
+
+static int check_grace(const cJSON *spec, const char *path, struct tj_problem *why)
+{
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(spec, GRACE);
+
+	if (!g || (cJSON_IsNumber(g) && g->valuedouble >= 0 && g->valuedouble <= GRACE_MAX &&
+	           g->valuedouble == (double)(int64_t)g->valuedouble))
+		return 0;
+	tj_problem_set(why, "InvalidSpec",
+	               "%s." GRACE " must be a whole number of seconds from 0 to %.0f", path,
+	               GRACE_MAX);
+	return -EOPNOTSUPP;
+}
+
 /* runtimePatches[i].trainingRuntimeSpec: only the template, and in it the JobSet's
- * metadata and the replicated jobs' Job metadata and pod templates. */
+ * metadata and the replicated jobs' Job metadata and pod templates (whose spec may set the
+ * grace period too). */
 static int check_patch(const cJSON *rs, const char *path, struct tj_problem *why)
 {
 	static const char *const rs_known[] = { "template", NULL };
@@ -116,8 +136,9 @@ static int check_patch(const cJSON *rs, const char *path, struct tj_problem *why
 		                  why) < 0)
 			return -EOPNOTSUPP;
 		snprintf(sub, sizeof(sub), "%s.template.spec.template.spec", base);
-		if (check_pod_spec(tj_json_path(rj, "template.spec.template.spec"), sub, NULL,
-		                   why) < 0)
+		if (check_pod_spec(tj_json_path(rj, "template.spec.template.spec"), sub, GRACE,
+		                   why) < 0 ||
+		    check_grace(tj_json_path(rj, "template.spec.template.spec"), sub, why) < 0)
 			return -EOPNOTSUPP;
 	}
 	return 0;

@@ -6,10 +6,11 @@
  * nodeSelector, affinity, tolerations, volumes, schedulingGates, imagePullSecrets, and of
  * containers and initContainers env and volumeMounts; the labels and annotations of the
  * pod template, of the JobSet (reconcilers/render/job_metadata.h) and of a replicated job's Job
- * template. Anything else (securityContext, terminationGracePeriodSeconds, a container's
- * securityContext, a patch of the Job spec beyond its pod template, a patch of the runtime
- * beyond its template) fails the job with reason InvalidSpec and a message naming the
- * field, before any pod exists. */
+ * template; in runtimePatches also the pod spec's terminationGracePeriodSeconds (Kubeflow
+ * v2.3), a whole number of seconds. Anything else (securityContext, the grace period in an
+ * override, a container's securityContext, a patch of the Job spec beyond its pod template,
+ * a patch of the runtime beyond its template) fails the job with reason InvalidSpec and a
+ * message naming the field, before any pod exists. */
 #pragma once
 
 #include "reconcilers/trainjob.h"

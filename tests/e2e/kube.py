@@ -106,6 +106,12 @@ def trainjob(name, nodes=1, gpus=4, runtime="torch-gh200", run_time="3s", pod_an
     return body
 
 
+def kubeflow_runtime_file(kubeflow_module, name):
+    """The manifest of one of Kubeflow's shipped runtimes (deepspeed-distributed, ...) in its
+    Go module (the kubeflow_module fixture), applied unchanged."""
+    return os.path.join(kubeflow_module, "manifests", "base", "runtimes", name.replace("-", "_") + ".yaml")
+
+
 def tj(namespace, name):
     return kubectl_json("get", "trainjob", name, "-n", namespace)
 

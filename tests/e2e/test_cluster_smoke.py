@@ -2,6 +2,9 @@
 taints, KWOK runs bare pods to completion or failure, and the node lifecycle controller
 reacts to a NotReady node."""
 
+import time
+from datetime import datetime
+
 import pytest
 
 from kube import apply, condition, kubectl, kubectl_json, wait_for
@@ -52,6 +55,11 @@ def pod(namespace, name):
     return kubectl_json("get", "pod", name, "-n", namespace)
 
 
+def parse_time(text):
+    """Seconds since the epoch of an RFC 3339 time of the API server's."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
 def test_node_shape():
     nodes = kubectl_json("get", "nodes", "-l", "type=kwok")["items"]
     by_class = {}
@@ -83,6 +91,24 @@ def test_gpu_pod_is_placed_on_gh200_then_runs_to_success(namespace):
     done = wait_for("pod fits to succeed", lambda: (p := pod(namespace, "fits"))["status"].get("phase") == "Succeeded" and p)
     term = done["status"]["containerStatuses"][0]["state"]["terminated"]
     assert term["exitCode"] == 0 and term["reason"] == "Completed"
+
+
+def test_a_simulated_run_ends_at_its_start_plus_its_run_time_whatever_updates_the_pod(namespace):
+    """KWOK starts a stage's delay again when the pod changes; the stages give the end as a
+    time, so labels, annotations and deadline warnings written to a running pod do not make
+    it run longer."""
+    apply(gpu_pod("steady", 1, {"sim.trainjob.flame.dev/run-time": "12s"}), "-n", namespace)
+    wait_for("pod steady to run", lambda: pod(namespace, "steady")["status"].get("phase") == "Running")
+    for i in range(5):
+        kubectl("annotate", "--overwrite", "pod", "steady", "-n", namespace, f"touched={i}")
+        time.sleep(2)
+    done = wait_for("pod steady to succeed",
+                    lambda: (p := pod(namespace, "steady"))["status"].get("phase") == "Succeeded" and p,
+                    timeout=60)
+    start = parse_time(done["status"]["startTime"])
+    end = parse_time(done["status"]["containerStatuses"][0]["state"]["terminated"]["finishedAt"])
+    # Started again at the last update, it would end about 20 s after its start.
+    assert 10 <= end - start <= 15, f"ran {end - start} s, not 12"
 
 
 def test_pod_asking_for_more_gpus_than_a_node_has_is_refused(namespace):

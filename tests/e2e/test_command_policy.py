@@ -1,9 +1,10 @@
 """The command policy against the real control plane (DESIGN.md section 4, "Policy"): a
-TrainJob whose command never exits is Failed with reason PolicyViolation and a Warning event
-before any pod of it exists, and `trainjob-controller render` refuses it first with the same
-reason and message; near misses that end by themselves run. Only a cluster operator
-exempts: a ClusterTrainingRuntime's label and the config's commandPolicy.exemptNamespaces
-count, the same label on a namespaced TrainingRuntime or on the TrainJob does not."""
+TrainJob whose command never exits, in any step (the node pods, an MPI launcher), is Failed
+with reason PolicyViolation and a Warning event before any pod of it exists, and
+`trainjob-controller render` refuses it first with the same reason and message; near misses
+that end by themselves run. Only a cluster operator exempts: a ClusterTrainingRuntime's
+label and the config's commandPolicy.exemptNamespaces count, the same label on a namespaced
+TrainingRuntime or on the TrainJob does not."""
 
 import json
 import os
@@ -14,7 +15,8 @@ import uuid
 import pytest
 
 from conftest import Controller
-from kube import REPO, Watch, apply, condition, events, kubectl, kubectl_json, pods, trainjob, wait_for, wait_state
+from kube import (REPO, Watch, apply, condition, events, kubectl, kubectl_json, kubeflow_runtime_file, pods, trainjob,
+                  wait_for, wait_state)
 
 ALLOW = "trainjob.flame.dev/allow-long-running"
 
@@ -52,25 +54,25 @@ def job_with(name, command, **kw):
     return body
 
 
-def render(manifest):
+def render(manifest, *extra):
     """trainjob-controller render of a manifest (a dict), as a person would run it before
-    applying: (exit status, stdout, stderr)."""
+    applying, with extra arguments (--runtime FILE): (exit status, stdout, stderr)."""
     build = os.environ.get("TJC_BUILD_DIR", os.path.join(REPO, "build", "release"))
     path = os.path.join(REPO, "build", f"e2e-render-{uuid.uuid4().hex[:6]}.yaml")
     with open(path, "w") as f:
         json.dump(manifest, f)  # JSON is YAML
     try:
-        p = subprocess.run([os.path.join(build, "trainjob-controller"), "render", "-f", path],
+        p = subprocess.run([os.path.join(build, "trainjob-controller"), "render", "-f", path, *extra],
                            capture_output=True, text=True, timeout=30)
     finally:
         os.unlink(path)
     return p.returncode, p.stdout, p.stderr
 
 
-def assert_refused_without_pods(namespace, name, watch, part):
+def assert_refused_without_pods(namespace, name, watch, part, step="node"):
     done = wait_state(namespace, name, "Failed", timeout=30)
     status = done["status"]
-    want = (f"container node of step node: {part}; a job must exit by itself when its work is "
+    want = (f"container node of step {step}: {part}; a job must exit by itself when its work is "
             "done, so it is refused before any pod starts")
     assert status["reason"] == "PolicyViolation", status
     assert status["message"] == want
@@ -119,6 +121,34 @@ def test_a_near_miss_that_ends_by_itself_runs(controller, namespace, name, comma
     got = pods(namespace, name)
     assert len(got) == 2
     assert got[0]["spec"]["containers"][0]["command"] == command
+
+
+@pytest.mark.parametrize("runtime", ["deepspeed-distributed", "mlx-distributed"])
+def test_sleep_infinity_in_the_mpi_launcher_is_refused_naming_the_launcher(controller, namespace, kubeflow_module,
+                                                                           runtime):
+    """Kubeflow's MPI runtimes, applied unchanged: the TrainJob's command runs in the launcher
+    while the nodes run sshd, which the launcher's end stops. `sleep infinity` in the launcher
+    would hold the gang's nodes for ever: refused before any pod exists, the node pods
+    included, naming the launcher; render refuses it first."""
+    path = kubeflow_runtime_file(kubeflow_module, runtime)
+    kubectl("apply", "-f", path)
+    name = "launcher-sleeps"
+    manifest = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name},
+        "spec": {"runtimeRef": {"name": runtime}, "trainer": {"numNodes": 2, "command": ["sleep", "infinity"]}},
+    }
+    rc, out, err = render(manifest, "--runtime", path)
+    watch = Watch(namespace)
+    try:
+        apply(manifest, "-n", namespace)
+        want = assert_refused_without_pods(namespace, name, watch, "'sleep infinity' never exits", step="launcher")
+    finally:
+        watch.stop()
+    assert rc != 0
+    assert out == ""
+    assert err == f"render: {name}: PolicyViolation: {want}\n"
 
 
 def runtime_copy(kind, name, namespace=None):

@@ -248,6 +248,9 @@ INVALID = [
      ["spec.runtimePatches[1]: Duplicate value"]),
     ("dataset URI without a scheme", _set(["spec", "initializer"], {"dataset": {"storageUri": "tatsu-lab/alpaca"}}),
      ["spec.initializer.dataset.storageUri", "should match"]),
+    ("model URI without a scheme (Kubeflow v2.3 checks both)",
+     _set(["spec", "initializer"], {"model": {"storageUri": "meta-llama/Llama-3.2-1B"}}),
+     ["spec.initializer.model.storageUri", "should match"]),
     ("misspelt field", _set(["spec", "trainer", "gpus"], 4), ['unknown field "spec.trainer.gpus"']),
 ]
 
@@ -273,6 +276,14 @@ def test_invalid_name_is_rejected(name, expected, namespace):
     err = rejected(trainjob(name), namespace)
     for text in expected:
         assert text in err, err
+
+
+def test_empty_storage_uris_are_accepted(namespace):
+    """Kubeflow v2.3 lets storageUri be empty, and so does the schema here."""
+    body = trainjob()
+    body["spec"]["initializer"] = {"dataset": {"storageUri": ""}, "model": {"storageUri": ""}}
+    apply(body, "-n", namespace)
+    assert kubectl_json("get", "tj", "vit", "-n", namespace)["spec"]["initializer"]["model"]["storageUri"] == ""
 
 
 def test_longest_name_is_accepted(namespace):

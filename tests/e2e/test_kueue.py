@@ -10,8 +10,8 @@ timeout and requeued. Topology-aware scheduling places a job's ranks in one doma
 Topology of the nodes' block and rack labels, in Kueue's rank order; a job that fits no
 domain of the level it requires waits in Kueue, without pods, and its status says why.
 
-Needs a cluster that runs Kueue (TJC_KUEUE=1 deploy/local/cluster.sh up); skipped on one
-that does not. Each test makes ClusterQueues of its own (in a cohort of its own), so no
+Needs a cluster that runs Kueue (TJC_KUEUE=1 deploy/local/cluster.sh up; the test command's
+own cluster runs it whenever Kueue's build is in the cache); skipped on one that does not. Each test makes ClusterQueues of its own (in a cohort of its own), so no
 quota is shared between tests; the ResourceFlavors, one per GPU class with the node labels
 of its nodes, and the WorkloadPriorityClasses are the module's."""
 
@@ -65,7 +65,8 @@ def kueue(session_controller_aside):
     """On a cluster with Kueue: a controller of the module's own that watches Kueue's
     Workloads (--kueue), the ResourceFlavors and the WorkloadPriorityClasses."""
     if not kueue_runs():
-        pytest.skip("the cluster does not run Kueue: start it with TJC_KUEUE=1 deploy/local/cluster.sh up")
+        pytest.skip("the cluster does not run Kueue: TJC_KUEUE=1 scripts/test.sh e2e builds Kueue once and runs "
+                    "these, or start a cluster with TJC_KUEUE=1 deploy/local/cluster.sh up")
     c = Controller("--kueue").start()
     for cls, product in PRODUCTS.items():
         create(kueue_obj("ResourceFlavor", FLAVOR[cls], {

@@ -13,14 +13,10 @@ import tempfile
 import pytest
 
 from conftest import Controller
-from kube import SIM, apply, condition, events, kubectl, kubectl_json, pods, tj, trainjob, wait_for, wait_state
+from kube import SIM, apply, condition, events, kubectl, kubectl_json, kubeflow_runtime_file, pods, tj, trainjob, wait_for, wait_state
 
 LABEL = "trainer.kubeflow.org/trainjob-name"
 STEP = "jobset.sigs.k8s.io/replicatedjob-name"
-
-
-def runtime_file(kubeflow_module, name):
-    return os.path.join(kubeflow_module, "manifests", "base", "runtimes", name.replace("-", "_") + ".yaml")
 
 
 def mpi_job(name, runtime, nodes):
@@ -102,7 +98,7 @@ def assert_key_pair(secret):
 
 @pytest.mark.parametrize("runtime", ["deepspeed-distributed", "mlx-distributed"])
 def test_kubeflow_mpi_runtime_runs_to_complete(controller, namespace, kubeflow_module, runtime):
-    kubectl("apply", "-f", runtime_file(kubeflow_module, runtime))
+    kubectl("apply", "-f", kubeflow_runtime_file(kubeflow_module, runtime))
     name = "mpi"
     apply(mpi_job(name, runtime, nodes=3), "-n", namespace)
 
@@ -204,7 +200,7 @@ def hostfile_of(namespace, name):
 def test_num_nodes_cannot_change_so_the_hostfile_stays_true(controller, namespace, kubeflow_module):
     """Kubeflow Trainer makes spec.trainer immutable: an MPI job keeps the nodes its hostfile
     names, suspended or not. The API server refuses the change and names the field."""
-    kubectl("apply", "-f", runtime_file(kubeflow_module, "deepspeed-distributed"))
+    kubectl("apply", "-f", kubeflow_runtime_file(kubeflow_module, "deepspeed-distributed"))
     name = "fixed"
     apply(mpi_job(name, "deepspeed-distributed", nodes=2), "-n", namespace)
     hostfile = wait_for("the hostfile", lambda: hostfile_of(namespace, name))
@@ -252,7 +248,7 @@ def pinned_to(pod):
 def deepspeed_gh200(kubeflow_module):
     """Kubeflow's deepspeed-distributed, unchanged, given the GH200 class by the operator's
     label (as a cluster assigns its runtimes to GPU classes); the label goes afterwards."""
-    kubectl("apply", "-f", runtime_file(kubeflow_module, "deepspeed-distributed"))
+    kubectl("apply", "-f", kubeflow_runtime_file(kubeflow_module, "deepspeed-distributed"))
     kubectl("label", "clustertrainingruntime", "deepspeed-distributed", f"{GPU_CLASS}=gh200", "--overwrite")
     try:
         yield "deepspeed-distributed"

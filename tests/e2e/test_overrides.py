@@ -5,7 +5,9 @@ its mount, a sidecar's env) and in no other; a patch of a replicated job the run
 not have is refused before any pod exists, with a reason that names the field and a
 Warning event, as Kubeflow Trainer's webhook refuses it."""
 
-from kube import SIM, apply, condition, events, kubectl_json, wait_for, wait_state
+import json
+
+from kube import SIM, apply, condition, events, kubectl, kubectl_json, wait_for, wait_state
 
 STEP = "jobset.sigs.k8s.io/replicatedjob-name"
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
@@ -126,3 +128,64 @@ def test_patch_of_a_step_the_runtime_lacks_is_refused(controller, namespace):
     ev = wait_for("the Warning event", lambda: events(namespace, name, "Failed"))
     assert ev[0]["type"] == "Warning" and "model-initializer" in ev[0]["message"], ev
     assert job_pods(namespace, name) == []
+
+
+def test_a_runtime_patch_sets_the_grace_period_of_a_step(controller, namespace):
+    """Kubeflow v2.3's runtimePatches[].….spec.terminationGracePeriodSeconds: the step's pods
+    get it; in podTemplateOverrides it is refused, naming it."""
+    apply(RUNTIME, "-n", namespace)
+    apply(trainjob("patient", runtimePatches=[{
+        "manager": "example.com/me",
+        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [
+            {"name": "node", "template": {"spec": {"template": {"spec": {"terminationGracePeriodSeconds": 7}}}}}]}}},
+    }]), "-n", namespace)
+    nodes = wait_for("the node step's pod", lambda: of_step(job_pods(namespace, "patient"), "node"), timeout=90)
+    assert nodes[0]["spec"]["terminationGracePeriodSeconds"] == 7
+    (init,) = of_step(job_pods(namespace, "patient"), "dataset-initializer")
+    assert init["spec"]["terminationGracePeriodSeconds"] == 30, "the patch names the node step only"
+
+    apply(trainjob("impatient", podTemplateOverrides=[
+        {"targetJobs": [{"name": "node"}], "spec": {"terminationGracePeriodSeconds": 7}}]), "-n", namespace)
+    status = wait_state(namespace, "impatient", "Failed", timeout=60)["status"]
+    assert status["reason"] == "InvalidSpec", status
+    assert "spec.podTemplateOverrides[0].spec.terminationGracePeriodSeconds is not supported" in status["message"]
+    assert job_pods(namespace, "impatient") == []
+
+
+def test_env_injection_gives_torchrun_variables_to_the_containers_it_names(controller, namespace):
+    """Kubeflow v2.3's mlPolicy.torch.envInjection: a sidecar of the node pods and a container
+    of another step get PET_*, with their own pod's index for the rank; a target naming node
+    is refused by the schema."""
+    runtime = json.loads(json.dumps(RUNTIME))
+    runtime["metadata"]["name"] = "injected"
+    runtime["spec"]["mlPolicy"]["torch"]["envInjection"] = {"targets": [
+        {"jobName": "node", "containerNames": ["probe"]},
+        {"jobName": "dataset-initializer", "containerNames": ["fetch"]}]}
+    jobs = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    jobs[1]["template"]["spec"]["template"]["spec"]["containers"].append(
+        {"name": "probe", "image": "busybox", "command": ["sh", "-c", "true"]})
+    apply(runtime, "-n", namespace)
+    job = trainjob("inj", trainer={"numNodes": 2})
+    job["spec"]["runtimeRef"]["name"] = "injected"
+    apply(job, "-n", namespace)
+
+    def env(pod, name):
+        c = next(c for c in pod["spec"]["containers"] if c["name"] == name)
+        return {e["name"]: e.get("value") for e in c.get("env", [])}
+
+    (init,) = wait_for("the initializer's pod", lambda: of_step(job_pods(namespace, "inj"), "dataset-initializer"), timeout=60)
+    fetch = env(init, "fetch")
+    assert fetch["PET_NNODES"] == "2" and fetch["PET_NODE_RANK"] == "0", fetch
+    assert fetch["PET_MASTER_ADDR"] == "inj-node-0-0.inj" and fetch["PET_MASTER_PORT"] == "29500", fetch
+    assert "PET_NNODES" not in env(init, "dataset-initializer")
+    nodes = wait_for("both node pods", lambda: len(n := of_step(job_pods(namespace, "inj"), "node")) == 2 and n, timeout=90)
+    for pod in nodes:
+        rank = pod["metadata"]["labels"]["trainjob.flame.dev/rank"]
+        assert env(pod, "probe")["PET_NODE_RANK"] == rank, env(pod, "probe")
+        assert env(pod, "node")["PET_NODE_RANK"] == rank
+
+    bad = json.loads(json.dumps(runtime))
+    bad["metadata"]["name"] = "injected-node"
+    bad["spec"]["mlPolicy"]["torch"]["envInjection"] = {"targets": [{"jobName": "node", "containerNames": ["node"]}]}
+    refused = kubectl("apply", "-n", namespace, "-f", "-", input=json.dumps(bad), check=False)
+    assert refused.returncode != 0 and "must not name node" in refused.stderr, refused.stderr

@@ -102,6 +102,21 @@ def test_default_walltime_warns_then_ends_the_job(walltime_controller, namespace
         watch.stop()
 
 
+def test_a_job_warned_before_its_deadline_still_ends_on_its_own(walltime_controller, namespace):
+    """The warning writes to the running pods; a simulated run still ends at its start plus
+    its run time (deploy/local/stages.yaml), so a 30 s run under a 40 s walltime, warned at
+    20 s, is Complete."""
+    apply(trainjob("warned", nodes=1, run_time="30s", activeDeadlineSeconds=40), "-n", namespace)
+    running(namespace, "warned", 1)
+    wait_for("the pod to be warned",
+             lambda: any(DEADLINE_ANNOTATION in p["metadata"].get("annotations", {}) for p in pods(namespace, "warned")),
+             timeout=40, interval=0.5)
+    job = wait_for("the job to end",
+                   lambda: (j := tj(namespace, "warned"))["status"].get("state") in ("Complete", "Failed") and j,
+                   timeout=40)
+    assert job["status"]["state"] == "Complete", job["status"]
+
+
 def test_a_job_past_max_walltime_is_refused_at_once(walltime_controller, namespace):
     applied = time.monotonic()
     apply(trainjob("greedy", nodes=1, run_time="10m", activeDeadlineSeconds=600), "-n", namespace)

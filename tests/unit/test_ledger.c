@@ -172,6 +172,59 @@ static void test_a_node_is_counted_again_only_when_touched(void **state)
 	assert_null(tj_ledger_free(NULL));
 }
 
+/* A rank of job j (uid "uid-j") on node, of attempt, in phase. */
+static void put_rank(struct tj_store *pods, const char *name, const char *node, int rank,
+                     int attempt, const char *phase)
+{
+	char more[512];
+
+	snprintf(more, sizeof(more),
+	         ",\"labels\":{\"trainer.kubeflow.org/trainjob-name\":\"j\","
+	         "\"" TJ_LABEL_RANK "\":\"%d\",\"" TJ_LABEL_ATTEMPT "\":\"%d\"},"
+	         "\"ownerReferences\":[{\"controller\":true,\"uid\":\"uid-j\","
+	         "\"kind\":\"TrainJob\",\"name\":\"j\",\"apiVersion\":\"v\"}]",
+	         rank, attempt);
+	put_pod(pods, "a", name, node, NULL, 4, 1000, phase, NULL, 30, more);
+}
+
+/* Whether a gang is ending is worked out from the job's pods once, and again only when one
+ * of them changed (or for another attempt or uid). */
+static void test_a_gang_ending_is_kept_until_a_pod_changes(void **state)
+{
+	struct tj_store *pods;
+	struct tj_ledger *l;
+
+	assert_int_equal(tj_store_new(&tj_pod_store_ops, &pods), 0);
+	assert_int_equal(tj_ledger_new(&l), 0);
+	put_rank(pods, "j-0", "gh-1", 0, 1, "Running");
+	put_rank(pods, "j-1", "gh-2", 1, 1, "Running");
+	assert_false(tj_ledger_gang_ending(l, pods, "a/j", "uid-j", 1));
+
+	/* Rank 1 succeeds; unheard, the answer stays. */
+	put_rank(pods, "j-1", "gh-2", 1, 1, "Succeeded");
+	assert_false(tj_ledger_gang_ending(l, pods, "a/j", "uid-j", 1));
+	/* Another attempt or another uid is worked out anew. */
+	assert_false(tj_ledger_gang_ending(l, pods, "a/j", "uid-j", 2));
+	assert_false(tj_ledger_gang_ending(l, pods, "a/j", "uid-k", 1));
+	assert_true(tj_ledger_gang_ending(l, pods, "a/j", "uid-j", 1));
+	/* Heard: worked out again. */
+	put_rank(pods, "j-1", "gh-2", 1, 2, "Running");
+	assert_true(tj_ledger_gang_ending(l, pods, "a/j", "uid-j", 1));
+	tj_ledger_touch_pod(l, pod_of(pods, "a/j-1"));
+	assert_false(tj_ledger_gang_ending(l, pods, "a/j", "uid-j", 1));
+	/* Invalidated: worked out again. */
+	put_rank(pods, "j-0", "gh-1", 0, 1, "Succeeded");
+	assert_false(tj_ledger_gang_ending(l, pods, "a/j", "uid-j", 1));
+	tj_ledger_invalidate(l);
+	assert_true(tj_ledger_gang_ending(l, pods, "a/j", "uid-j", 1));
+	/* No pod cache or no uid: not ending. */
+	assert_false(tj_ledger_gang_ending(l, NULL, "a/j", "uid-j", 1));
+	assert_false(tj_ledger_gang_ending(l, pods, "a/j", NULL, 1));
+	assert_false(tj_ledger_gang_ending(l, pods, "a/none", "uid-j", 1));
+	tj_ledger_free(l);
+	tj_store_free(pods);
+}
+
 /* A pod that holds an MPI launcher's place is named for the cycle to judge. */
 static void test_a_launcher_hold_is_named(void **state)
 {
@@ -284,6 +337,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_a_node_counts_what_its_pods_hold),
 		cmocka_unit_test(test_a_node_is_counted_again_only_when_touched),
+		cmocka_unit_test(test_a_gang_ending_is_kept_until_a_pod_changes),
 		cmocka_unit_test(test_a_launcher_hold_is_named),
 		cmocka_unit_test(test_nodes_are_judged_again_only_when_changed),
 	};

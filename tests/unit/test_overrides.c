@@ -101,6 +101,11 @@ static const struct apply_case apply_cases[] = {
 	{ "with the pod template's metadata", LAUNCHER_PATCH, "launcher", "metadata.annotations",
 	  "{'note':'a'}", NULL },
 	{ "not on the trainer", LAUNCHER_PATCH, "node", "spec.serviceAccountName", NULL, NULL },
+	{ "a runtime patch's grace period (Kubeflow v2.3)",
+	  "{'runtimeRef':{'name':'multi'},'runtimePatches':[{'manager':'m','trainingRuntimeSpec':"
+	  "{'template':{'spec':{'replicatedJobs':[{'name':'node','template':{'spec':{'template':"
+	  "{'spec':{'terminationGracePeriodSeconds':7}}}}}]}}}}]}",
+	  "node", "spec.terminationGracePeriodSeconds", "7", NULL },
 	{ "env of the dataset initializer's container is spec.initializer's",
 	  "{'runtimeRef':{'name':'multi'},'podTemplateOverrides':[{'targetJobs':[{'name':"
 	  "'dataset-initializer'}],'spec':{'containers':[{'name':'dataset-initializer','env':[{"

@@ -600,6 +600,70 @@ static void test_mpi_node_has_no_torchrun_wiring(void **state)
 	tj_trainjob_free(job);
 }
 
+#define PET(rank)                                                                                  \
+	"[{'name':'PET_NNODES','value':'2'},{'name':'PET_NPROC_PER_NODE','value':'1'},{'name':"    \
+	"'PET_NODE_RANK','value':'" rank "'},{'name':'PET_MASTER_ADDR','value':'vit-node-0-0.vit'" \
+	"},{'name':'PET_MASTER_PORT','value':'29500'}]"
+
+/* mlPolicy.torch.envInjection: the node pods' sidecar and init container get torchrun's
+ * variables, and so does another step's container, with its own index for the rank; the
+ * containers not named get none. */
+static void test_env_injection(void **state)
+{
+	struct tj_trainjob *job = make_job("{'runtimeRef':{'name':'torch'},'trainer':{'numNodes':2,"
+	                                   "'numProcPerNode':1}}");
+	cJSON *j = jlit(
+	        "{'kind':'ClusterTrainingRuntime','metadata':{'name':'torch'},'spec':{'mlPolicy':{"
+	        "'torch':{'envInjection':{'targets':[{'jobName':'node','containerNames':['metrics',"
+	        "'preflight']},{'jobName':'prepare','containerNames':['fetch']}]}}},'template':{"
+	        "'spec':{'replicatedJobs':[{'name':'prepare','template':{'spec':{'template':{"
+	        "'spec':{'containers':[{'name':'fetch','image':'f'},{'name':'log','image':'l'}]}}}"
+	        "}},{'name':'node','template':{'spec':{'template':{'spec':{"
+	        "'initContainers':[{'name':'preflight','image':'p'}],'containers':[{'name':'node',"
+	        "'image':'x'},{'name':'metrics','image':'m','env':[{'name':'PET_NNODES','value':"
+	        "'9'}]},{'name':'other','image':'o'}]}}}}}]}}}}");
+	cJSON *step = jlit("{'spec':{'containers':[{'name':'fetch','image':'f'},{'name':'log',"
+	                   "'image':'l'}]}}");
+	struct tj_runtime *rt = NULL;
+	struct tj_render *r = NULL;
+	struct tj_problem why = { "", "" };
+	cJSON *pod = NULL;
+
+	(void)state;
+	assert_int_equal(tj_runtime_from_json(j, &rt), 0);
+	assert_null(rt->unsupported);
+	assert_int_equal(
+	        tj_render_prepare(&(struct tj_render_input){ .job = job, .runtime = rt }, &r, &why),
+	        0);
+	assert_int_equal(tj_render_pod(r, 1, 0, &pod), 0);
+	assert_json_equal(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(tj_json_path(pod, "spec.initContainers"), 0),
+	                            "env"),
+	        PET("1"));
+	/* The template's own PET_NNODES is replaced, as Kubeflow upserts. */
+	assert_json_equal(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(tj_json_path(pod, "spec.containers"), 1),
+	                            "env"),
+	        PET("1"));
+	assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(tj_json_path(pod, "spec.containers"), 2),
+	                                "env"));
+	cJSON_Delete(pod);
+	assert_int_equal(tj_render_inject_env(r, step, "prepare", 0), 0);
+	assert_json_equal(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(tj_json_path(step, "spec.containers"), 0),
+	                            "env"),
+	        PET("0"));
+	assert_null(cJSON_GetObjectItem(
+	        cJSON_GetArrayItem(tj_json_path(step, "spec.containers"), 1), "env"));
+	/* A step no target names changes nothing. */
+	assert_int_equal(tj_render_inject_env(r, step, "other", 0), 0);
+	cJSON_Delete(step);
+	cJSON_Delete(j);
+	tj_render_free(r);
+	tj_runtime_free(rt);
+	tj_trainjob_free(job);
+}
+
 static void test_service(void **state)
 {
 	struct tj_trainjob *job = make_job("{'runtimeRef':{'name':'torch-gh200'}}");
@@ -683,6 +747,7 @@ int main(void)
 		cmocka_unit_test(test_runtime_patches),
 		cmocka_unit_test(test_runtime_env_and_port_not_duplicated),
 		cmocka_unit_test(test_mpi_node_has_no_torchrun_wiring),
+		cmocka_unit_test(test_env_injection),
 		cmocka_unit_test(test_service),
 		cmocka_unit_test(test_names_and_reserved),
 	};

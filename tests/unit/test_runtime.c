@@ -64,41 +64,26 @@ static void test_settings_and_policy(void **state)
 	tj_runtime_free(rt);
 }
 
-/* The command policy's inputs: the exemption is a ClusterTrainingRuntime's label "true"
- * (not an annotation, not a TrainingRuntime's label), and the node step is ended by a
- * success policy that targets other steps only. */
+/* The command policy's exemption: a ClusterTrainingRuntime's label "true" (not an
+ * annotation, not a TrainingRuntime's label). */
 static void test_command_policy_inputs(void **state)
 {
 	static const struct {
 		const char *json;
-		bool allow_long_running, ended_by_success_policy;
+		bool allow_long_running;
 	} cases[] = {
 		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'svc','labels':{"
 		  "'trainjob.flame.dev/allow-long-running':'true'}}}",
-		  true, false },
+		  true },
 		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'svc','labels':{"
 		  "'trainjob.flame.dev/allow-long-running':'yes'}}}",
-		  false, false },
+		  false },
 		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'svc','annotations':{"
 		  "'trainjob.flame.dev/allow-long-running':'true'}}}",
-		  false, false },
+		  false },
 		{ "{'kind':'TrainingRuntime','metadata':{'name':'svc','namespace':'team-a',"
 		  "'labels':{'trainjob.flame.dev/allow-long-running':'true'}}}",
-		  false, false },
-		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'mpi'},'spec':{'template':{"
-		  "'spec':{'successPolicy':{'operator':'All','targetReplicatedJobs':['launcher']}}}"
-		  "}}",
-		  false, true },
-		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'t'},'spec':{'template':{"
-		  "'spec':{'successPolicy':{'operator':'All','targetReplicatedJobs':['launcher',"
-		  "'node']}}}}}",
-		  false, false },
-		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'t'},'spec':{'template':{"
-		  "'spec':{'successPolicy':{'operator':'All','targetReplicatedJobs':[]}}}}}",
-		  false, false },
-		{ "{'kind':'ClusterTrainingRuntime','metadata':{'name':'t'},'spec':{'template':{"
-		  "'spec':{'successPolicy':{'targetReplicatedJobs':{'launcher':1}}}}}}",
-		  false, false },
+		  false },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -108,8 +93,6 @@ static void test_command_policy_inputs(void **state)
 		assert_int_equal(tj_runtime_from_json(j, &rt), 0);
 		cJSON_Delete(j);
 		assert_int_equal(rt->allow_long_running, cases[i].allow_long_running);
-		assert_int_equal(rt->node_ended_by_success_policy,
-		                 cases[i].ended_by_success_policy);
 		tj_runtime_free(rt);
 	}
 }

@@ -15,6 +15,19 @@
 	"'template':{'spec':{'replicatedJobs':[{'name':'node','template':{'spec':{'template':{"    \
 	"'spec':{'containers':[{'name':'node','image':'x'}]}}}}}]" jobset "}}}}"
 
+/* A torch runtime whose node pods have a sidecar metrics and an init container preflight,
+ * after a dataset-initializer job, with envInjection targets <targets>. */
+#define RT_INJECT(targets)                                                                         \
+	"{'kind':'ClusterTrainingRuntime','metadata':{'name':'r'},'spec':{'mlPolicy':{'torch':{"   \
+	"'envInjection':{'targets':[" targets                                                      \
+	"]}}},'template':{'spec':{'replicatedJobs':[{'name':"                                      \
+	"'dataset-initializer','template':{'spec':{'template':{'spec':{'containers':[{'name':"     \
+	"'dataset-initializer','image':'d'}]}}}}},{'name':'node','template':{'spec':{'template':{" \
+	"'spec':{'initContainers':[{'name':'preflight','image':'p'}],'containers':[{'name':"       \
+	"'node','image':'x'},{'name':'metrics','image':'m'}]}}}}}]}}}}"
+
+#define INJECT(rest) "spec.mlPolicy.torch.envInjection.targets" rest
+
 struct support_case {
 	const char *name;
 	const char *runtime;
@@ -60,8 +73,41 @@ static const struct support_case cases[] = {
 	     "'maxNodes':4}}},",
 	     ""),
 	  BECAUSE("spec.mlPolicy.torch.elasticPolicy",
-	          "of the torch policy only numProcPerNode is implemented (torchrun's static "
-	          "rendezvous, no elastic range of nodes)"),
+	          "of the torch policy only numProcPerNode and envInjection are implemented "
+	          "(torchrun's static rendezvous, no elastic range of nodes)"),
+	  -1 },
+	{ "envInjection of a sidecar, an init container and another job's container",
+	  RT_INJECT("{'jobName':'node','containerNames':['metrics','preflight']},{'jobName':"
+	            "'dataset-initializer','containerNames':['dataset-initializer']}"),
+	  NULL, -1 },
+	{ "envInjection naming node",
+	  RT_INJECT("{'jobName':'node','containerNames':['metrics','node']}"),
+	  INJECT("[0].containerNames[1]: node has the PET_* variables anyway; name other "
+	         "containers"),
+	  -1 },
+	{ "envInjection of a container the job lacks",
+	  RT_INJECT("{'jobName':'dataset-initializer','containerNames':['metrics']}"),
+	  INJECT("[0].containerNames[0]: not a container or init container of that replicated "
+	         "job"),
+	  -1 },
+	{ "envInjection of a job the runtime lacks",
+	  RT_INJECT("{'jobName':'launcher','containerNames':['launcher']}"),
+	  INJECT("[0].containerNames[0]: not a container or init container of that replicated "
+	         "job"),
+	  -1 },
+	{ "envInjection naming a job twice",
+	  RT_INJECT("{'jobName':'node','containerNames':['metrics']},{'jobName':'node',"
+	            "'containerNames':['preflight']}"),
+	  INJECT("[1]: jobName names a replicated job, each in one target only"), -1 },
+	{ "envInjection with no container", RT_INJECT("{'jobName':'node','containerNames':[]}"),
+	  INJECT("[0]: containerNames lists 1 to 8 containers"), -1 },
+	{ "envInjection with a field of its own",
+	  "{'kind':'ClusterTrainingRuntime','metadata':{'name':'r'},'spec':{'mlPolicy':{'torch':{"
+	  "'envInjection':{'targets':[],'all':true}}},'template':{'spec':{'replicatedJobs':[{"
+	  "'name':'node','template':{'spec':{'template':{'spec':{'containers':[{'name':'node',"
+	  "'image':'x'}]}}}}}]}}}}",
+	  BECAUSE("spec.mlPolicy.torch.envInjection.all",
+	          "of envInjection only targets is implemented"),
 	  -1 },
 	{ "a coordinator", RT("", ",'coordinator':{'replicatedJob':'node'}"),
 	  BECAUSE("spec.template.spec.coordinator", "the field is not implemented"), -1 },

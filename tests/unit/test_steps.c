@@ -265,6 +265,100 @@ static void test_success_policy(void **state)
 	}
 }
 
+/* A step whose pods the success policy stops: not a target while another step is, and no
+ * step waits for it to be Complete (the command policy lets sshd -D run there). */
+static void test_ended_by_success_policy(void **state)
+{
+	static const struct {
+		const char *spec;
+		const char *step;
+		bool want;
+	} cases[] = {
+		/* Kubeflow's deepspeed-distributed: the launcher is the target, the nodes serve it.
+		 */
+		{ "{'successPolicy':{'operator':'All','targetReplicatedJobs':['launcher']},"
+		  "'replicatedJobs':[{'name':'node'},{'name':'launcher','dependsOn':[{'name':'node'"
+		  ","
+		  "'status':'Ready'}]}]}",
+		  "node", true },
+		{ "{'successPolicy':{'operator':'All','targetReplicatedJobs':['launcher']},"
+		  "'replicatedJobs':[{'name':'node'},{'name':'launcher'}]}",
+		  "launcher", false },
+		{ "{'successPolicy':{'operator':'All','targetReplicatedJobs':['launcher','node']},"
+		  "'replicatedJobs':[{'name':'node'},{'name':'launcher'}]}",
+		  "node", false },
+		/* No targets: every step is one. */
+		{ "{'successPolicy':{'operator':'All','targetReplicatedJobs':[]},"
+		  "'replicatedJobs':[{'name':'node'},{'name':'launcher'}]}",
+		  "node", false },
+		{ "{'replicatedJobs':[{'name':'node'},{'name':'launcher'}]}", "node", false },
+		/* Targets that name no step: the policy is never met, nothing is stopped by it. */
+		{ "{'successPolicy':{'targetReplicatedJobs':['trainer']},"
+		  "'replicatedJobs':[{'name':'node'}]}",
+		  "node", false },
+		/* A step another waits for to be Complete must end by itself. */
+		{ "{'successPolicy':{'targetReplicatedJobs':['node']},'replicatedJobs':[{'name':"
+		  "'dataset-initializer'},{'name':'node','dependsOn':[{'name':'dataset-initializer'"
+		  ","
+		  "'status':'Complete'}]}]}",
+		  "dataset-initializer", false },
+		{ "{'successPolicy':{'targetReplicatedJobs':['node']},'replicatedJobs':[{'name':"
+		  "'cache'},{'name':'node','dependsOn':[{'name':'cache','status':'Ready'}]}]}",
+		  "cache", true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tj_step_graph g;
+
+		print_message("# case %zu: %s of %s\n", i, cases[i].step, cases[i].spec);
+		project(cases[i].spec, &g);
+		assert_null(g.error);
+		assert_int_equal(
+		        tj_step_ended_by_success_policy(&g, tj_step_graph_find(&g, cases[i].step)),
+		        cases[i].want);
+		tj_step_graph_clear(&g);
+	}
+}
+
+/* A step ends before another starts when that one waits for it to be Complete, directly or
+ * through a chain of such waits; a wait for Ready, or startupPolicy InOrder, leaves it
+ * running. */
+static void test_completes_before(void **state)
+{
+	static const struct {
+		const char *step, *before;
+		bool want;
+	} cases[] = {
+		{ "dataset-initializer", "node", true }, /* through model-initializer */
+		{ "model-initializer", "node", true },
+		{ "dataset-initializer", "model-initializer", true },
+		{ "node", "dataset-initializer", false },
+		{ "node", "node", false },
+		{ "sidecar", "node", false }, /* node waits for it to be Ready only */
+		{ "cache", "node", false },   /* model-initializer waits for it to be Ready */
+		{ "node", "launcher", false },
+	};
+	struct tj_step_graph g;
+
+	(void)state;
+	project("{'replicatedJobs':[{'name':'dataset-initializer'},{'name':'cache'},"
+	        "{'name':'model-initializer','dependsOn':[{'name':'dataset-initializer','status':"
+	        "'Complete'},{'name':'cache','status':'Ready'}]},{'name':'sidecar'},"
+	        "{'name':'node','dependsOn':[{'name':'model-initializer','status':'Complete'},"
+	        "{'name':'sidecar','status':'Ready'}]},{'name':'launcher','dependsOn':[{'name':"
+	        "'node','status':'Ready'}]}]}",
+	        &g);
+	assert_null(g.error);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("# %s before %s\n", cases[i].step, cases[i].before);
+		assert_int_equal(tj_step_completes_before(&g, tj_step_graph_find(&g, cases[i].step),
+		                                          tj_step_graph_find(&g, cases[i].before)),
+		                 cases[i].want);
+	}
+	tj_step_graph_clear(&g);
+}
+
 /* JobSet's counts are of Jobs: a Job of 4 pods is ready once all 4 are. */
 static void test_jobs_status(void **state)
 {
@@ -785,11 +879,18 @@ static void test_all_steps(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_graph_projection), cmocka_unit_test(test_graph_refused),
-		cmocka_unit_test(test_pod_names),        cmocka_unit_test(test_progress_and_order),
-		cmocka_unit_test(test_success_policy),   cmocka_unit_test(test_jobs_status),
-		cmocka_unit_test(test_initializer_env),  cmocka_unit_test(test_claims),
-		cmocka_unit_test(test_step_plans),       cmocka_unit_test(test_all_steps),
+		cmocka_unit_test(test_graph_projection),
+		cmocka_unit_test(test_graph_refused),
+		cmocka_unit_test(test_pod_names),
+		cmocka_unit_test(test_progress_and_order),
+		cmocka_unit_test(test_success_policy),
+		cmocka_unit_test(test_ended_by_success_policy),
+		cmocka_unit_test(test_completes_before),
+		cmocka_unit_test(test_jobs_status),
+		cmocka_unit_test(test_initializer_env),
+		cmocka_unit_test(test_claims),
+		cmocka_unit_test(test_step_plans),
+		cmocka_unit_test(test_all_steps),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,12 +42,41 @@ static const struct support_case cases[] = {
 	{ "hostNetwork in a v2.0 podSpecOverride",
 	  ",'podSpecOverrides':[{'targetJobs':[{'name':'node'}],'hostNetwork':true}]",
 	  REFUSED("spec.podSpecOverrides[0].hostNetwork") },
-	{ "terminationGracePeriodSeconds in a runtime patch",
+	{ "terminationGracePeriodSeconds in a runtime patch (Kubeflow v2.3)",
 	  ",'runtimePatches':[{'manager':'m','trainingRuntimeSpec':{'template':{'spec':{"
 	  "'replicatedJobs':[{'name':'node','template':{'spec':{'template':{'spec':{"
 	  "'terminationGracePeriodSeconds':5}}}}}]}}}}]",
-	  REFUSED("spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]."
-	          "template.spec.template.spec.terminationGracePeriodSeconds") },
+	  NULL },
+	{ "a grace period of 0 in a runtime patch",
+	  ",'runtimePatches':[{'manager':'m','trainingRuntimeSpec':{'template':{'spec':{"
+	  "'replicatedJobs':[{'name':'node','template':{'spec':{'template':{'spec':{"
+	  "'terminationGracePeriodSeconds':0}}}}}]}}}}]",
+	  NULL },
+	{ "a negative grace period in a runtime patch",
+	  ",'runtimePatches':[{'manager':'m','trainingRuntimeSpec':{'template':{'spec':{"
+	  "'replicatedJobs':[{'name':'node','template':{'spec':{'template':{'spec':{"
+	  "'terminationGracePeriodSeconds':-1}}}}}]}}}}]",
+	  "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template."
+	  "spec.template.spec.terminationGracePeriodSeconds must be a whole number of seconds "
+	  "from 0 to 2147483647" },
+	{ "a grace period in seconds and a half",
+	  ",'runtimePatches':[{'manager':'m','trainingRuntimeSpec':{'template':{'spec':{"
+	  "'replicatedJobs':[{'name':'node','template':{'spec':{'template':{'spec':{"
+	  "'terminationGracePeriodSeconds':1.5}}}}}]}}}}]",
+	  "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template."
+	  "spec.template.spec.terminationGracePeriodSeconds must be a whole number of seconds "
+	  "from 0 to 2147483647" },
+	{ "a grace period as a string",
+	  ",'runtimePatches':[{'manager':'m','trainingRuntimeSpec':{'template':{'spec':{"
+	  "'replicatedJobs':[{'name':'node','template':{'spec':{'template':{'spec':{"
+	  "'terminationGracePeriodSeconds':'30'}}}}}]}}}}]",
+	  "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template."
+	  "spec.template.spec.terminationGracePeriodSeconds must be a whole number of seconds "
+	  "from 0 to 2147483647" },
+	{ "terminationGracePeriodSeconds in podTemplateOverrides",
+	  ",'podTemplateOverrides':[{'targetJobs':[{'name':'node'}],'spec':{"
+	  "'terminationGracePeriodSeconds':5}}]",
+	  REFUSED("spec.podTemplateOverrides[0].spec.terminationGracePeriodSeconds") },
 	{ "a container's securityContext in a runtime patch",
 	  ",'runtimePatches':[{'manager':'m','trainingRuntimeSpec':{'template':{'spec':{"
 	  "'replicatedJobs':[{'name':'node','template':{'spec':{'template':{'spec':{"
