@@ -76,10 +76,25 @@ static int64_t elapsed(const struct tj_trainjob *job, int64_t now)
 	return start && end > start ? end - start : 0;
 }
 
+/* What the job's training code last reported: "42%" and the time left; N/A before it has. */
+static void reported(const struct tj_slurm_job *j, char progress[static 16], char eta[static 32])
+{
+	const struct tj_trainjob_status *st = &j->job->status;
+
+	if (st->has_progress)
+		snprintf(progress, 16, "%d%%", st->progress_percent);
+	else
+		snprintf(progress, 16, "N/A");
+	if (st->has_eta)
+		tj_slurm_duration(st->eta_seconds, eta, 32);
+	else
+		snprintf(eta, 32, "N/A");
+}
+
 static int add_row(struct tj_table *t, const struct tj_slurm_job *j,
                    const struct tj_squeue_options *o, int64_t now)
 {
-	char time_buf[32], left[32], nodes[16], list[4096], pos[16];
+	char time_buf[32], left[32], nodes[16], list[4096], pos[16], progress[16], eta[32];
 	/* The deadline the controller fixed at the start (activeDeadlineSeconds or the
 	 * cluster's default walltime), else what activeDeadlineSeconds will allow. */
 	int64_t deadline = j->job->status.deadline, limit = j->job->active_deadline_seconds;
@@ -104,13 +119,16 @@ static int add_row(struct tj_table *t, const struct tj_slurm_job *j,
 			tj_slurm_duration(limit - elapsed(j->job, now), left, sizeof(left));
 		else
 			snprintf(left, sizeof(left), "UNLIMITED");
+		reported(j, progress, eta);
 	}
 	if ((r = tj_table_add(t, j->job->name)) < 0 || (r = tj_table_add(t, j->partition)) < 0 ||
 	    (r = tj_table_add(t, j->job->name)) < 0 || (r = tj_table_add(t, j->user)) < 0 ||
 	    (r = tj_table_add(t, tj_slurm_state_letters(j->state))) < 0 ||
 	    (r = tj_table_add(t, time_buf)) < 0 ||
-	    (r = tj_table_add(t, o->start ? pos : left)) < 0 || (r = tj_table_add(t, nodes)) < 0 ||
-	    (r = tj_table_add(t, list)) < 0)
+	    (r = tj_table_add(t, o->start ? pos : left)) < 0 ||
+	    (!o->start &&
+	     ((r = tj_table_add(t, progress)) < 0 || (r = tj_table_add(t, eta)) < 0)) ||
+	    (r = tj_table_add(t, nodes)) < 0 || (r = tj_table_add(t, list)) < 0)
 		return r;
 	return 0;
 }
@@ -118,20 +136,30 @@ static int add_row(struct tj_table *t, const struct tj_slurm_job *j,
 int tj_squeue_print(FILE *out, const struct tj_slurm_jobs *jobs, const struct tj_squeue_options *o,
                     int64_t now)
 {
-	static const char *const header[] = { "JOBID",     "PARTITION", "NAME",
-		                              "USER",      "ST",        "TIME",
-		                              "TIME_LEFT", "NODES",     "NODELIST(REASON)" };
+	static const char *const header[] = { "JOBID",
+		                              "PARTITION",
+		                              "NAME",
+		                              "USER",
+		                              "ST",
+		                              "TIME",
+		                              "TIME_LEFT",
+		                              "PROGRESS",
+		                              "ETA",
+		                              "NODES",
+		                              "NODELIST(REASON)" };
 	static const char *const start_header[] = { "JOBID",    "PARTITION", "NAME",
 		                                    "USER",     "ST",        "START_TIME",
 		                                    "POSITION", "NODES",     "NODELIST(REASON)" };
-	struct tj_table *t = tj_table_new(9);
+	size_t columns = o->start ? 9 : 11;
+	struct tj_table *t = tj_table_new(columns);
 	int r = 0;
 
 	if (!t)
 		return -ENOMEM;
-	for (size_t c = 0; c < 9 && r == 0; c++)
+	for (size_t c = 0; c < columns && r == 0; c++)
 		r = tj_table_add(t, o->start ? start_header[c] : header[c]);
-	for (size_t c = 5; c <= 7; c++)
+	/* The times and numbers, from TIME to NODES. */
+	for (size_t c = 5; c < columns - 1; c++)
 		tj_table_align_right(t, c);
 	for (size_t i = 0; i < jobs->n && r == 0; i++) {
 		const struct tj_slurm_job *j = &jobs->jobs[i];

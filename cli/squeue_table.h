@@ -1,12 +1,14 @@
 /* What kubectl squeue prints (pure): the TrainJobs as Slurm's squeue lists jobs,
- *   JOBID PARTITION NAME USER ST TIME TIME_LEFT NODES NODELIST(REASON)
+ *   JOBID PARTITION NAME USER ST TIME TIME_LEFT PROGRESS ETA NODES NODELIST(REASON)
  * with the queue's reason in the last column while a job waits and its nodes (a Slurm host
  * list) once it has them; or, with --start, the expected start of the jobs that wait,
  *   JOBID PARTITION NAME USER ST START_TIME POSITION NODES NODELIST(REASON)
  * JOBID and NAME are the TrainJob's name (what kubectl sbatch prints and scancel takes). TIME
  * counts from status.startTime (the admission) to now or status.completionTime; TIME_LEFT is
  * what is left to status.deadline (the walltime the controller fixed at the start), else to
- * what spec.activeDeadlineSeconds allows (UNLIMITED without either). */
+ * what spec.activeDeadlineSeconds allows (UNLIMITED without either). PROGRESS and ETA are
+ * what the job's training code last reported (status.trainerStatus: "42%" and the time
+ * left), N/A before it has; Slurm's squeue has no such columns. */
 #pragma once
 
 #include <stdbool.h>

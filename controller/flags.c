@@ -25,6 +25,12 @@ static int set_metrics_addr(struct tj_flags *flags, const char *value, char *err
 	return tj_bind_addr_parse(value, &flags->metrics_addr, err, errlen);
 }
 
+static int set_trainer_status_addr(struct tj_flags *flags, const char *value, char *err,
+                                   size_t errlen)
+{
+	return tj_bind_addr_parse(value, &flags->trainer_status_addr, err, errlen);
+}
+
 static int set_probe_addr(struct tj_flags *flags, const char *value, char *err, size_t errlen)
 {
 	return tj_bind_addr_parse(value, &flags->probe_addr, err, errlen);
@@ -295,6 +301,10 @@ static const struct option_spec run_options[] = {
 	  set_metrics_secure },
 	{ "--metrics-cert-path", NULL, TJ_FLAGS_RUN,
 	  "directory of tls.crt and tls.key (default: self-signed)", "DIR", set_metrics_cert_path },
+	{ "--trainer-status-bind-address", NULL, TJ_FLAGS_RUN,
+	  "serve Kubeflow's trainer status API here, over HTTPS (default 0: off; Kubeflow's "
+	  ":10443)",
+	  "ADDR", set_trainer_status_addr },
 	{ "--health-probe-bind-address", NULL, TJ_FLAGS_RUN,
 	  "serve /healthz and /readyz here (default :8081; 0 disables)", "ADDR", set_probe_addr },
 	{ "--log-level", NULL, TJ_FLAGS_RUN, "error, warn, info (default) or debug", "LEVEL",
@@ -430,6 +440,7 @@ int tj_flags_parse(int argc, char *const argv[], struct tj_flags *ret, char *err
 		.action = TJ_FLAGS_RUN,
 		.metrics_addr = { .port = "8080" },
 		.probe_addr = { .port = "8081" },
+		.trainer_status_addr = { .disabled = true },
 		.log_level = TJ_LOG_INFO,
 		.run = {
 			.leader_election_id = TJ_LEADER_ELECTION_ID_DEFAULT,

@@ -59,7 +59,9 @@ struct tj_flags {
 	/* Operations flags, named as controller-runtime's manager names them. */
 	struct tj_bind_addr metrics_addr; /* --metrics-bind-address, default ":8080" */
 	struct tj_bind_addr probe_addr;   /* --health-probe-bind-address, default ":8081" */
-	enum tj_log_level log_level;      /* --log-level (alias --zap-log-level), default info */
+	/* --trainer-status-bind-address, default "0" (off): the trainer status server */
+	struct tj_bind_addr trainer_status_addr;
+	enum tj_log_level log_level; /* --log-level (alias --zap-log-level), default info */
 	struct tj_flags_run run;
 	struct tj_render_options render; /* cli/render_command.h */
 };

@@ -20,8 +20,16 @@ int tj_controller_job_series(const struct tj_controller *c, struct tj_job_series
 	while (n < cap && (job = tj_store_iter_next(&it))) {
 		const struct tj_gpu_class *cls = tj_controller_job_gpu_class(c, job);
 
-		out[n++] = (struct tj_job_series){ job->namespace, cls ? cls->name : "",
-			                           job->status.state, job->status.reason };
+		out[n++] = (struct tj_job_series){
+			.namespace = job->namespace,
+			.gpu_class = cls ? cls->name : "",
+			.state = job->status.state,
+			.reason = job->status.reason,
+			.name = job->name,
+			.progress_percent =
+			        job->status.has_progress ? job->status.progress_percent : -1,
+			.eta_seconds = job->status.has_eta ? job->status.eta_seconds : -1,
+		};
 	}
 	*ret = out;
 	*ret_n = n;

@@ -18,6 +18,7 @@
 #include "controller/http/http.h"
 #include "controller/http/metrics_auth.h"
 #include "controller/http/serving_cert.h"
+#include "controller/http/trainer_status_server.h"
 #include "controller/job_series.h"
 #include "controller/leader/leader.h"
 #include "controller/log/log.h"
@@ -43,10 +44,12 @@ struct run {
 	struct tj_http_server *probes_http;   /* owned; NULL if disabled */
 	struct tj_serving_cert *metrics_cert; /* owned; NULL for plain HTTP */
 	struct tj_metrics_auth *metrics_auth; /* owned; NULL for plain HTTP */
-	struct tj_recorder *recorder;         /* owned */
-	struct tj_controller *controller;     /* owned */
-	struct tj_leader *leader;             /* owned; NULL without --leader-elect */
-	struct tj_signals *signals;           /* owned */
+	/* owned; NULL if disabled; presents metrics_cert */
+	struct tj_trainer_status_server *trainer_status;
+	struct tj_recorder *recorder;     /* owned */
+	struct tj_controller *controller; /* owned */
+	struct tj_leader *leader;         /* owned; NULL without --leader-elect */
+	struct tj_signals *signals;       /* owned */
 	/* What the counters fed from the queue's and the gate's totals have been given. */
 	uint64_t adds_seen, retries_seen, deferred_seen, expired_seen;
 	struct tj_reflector_seen reflectors_seen[7];
@@ -220,6 +223,8 @@ static void released(void *userdata)
 
 	tj_http_server_close(r->metrics_http);
 	tj_http_server_close(r->probes_http);
+	tj_trainer_status_server_close(r->trainer_status);
+	r->trainer_status = NULL;
 	close_metrics_security(r);
 	tj_config_watch_stop(r->config);
 	r->metrics_http = r->probes_http = NULL;
@@ -407,6 +412,31 @@ static int serve_metrics(struct run *r, const struct tj_flags *flags, const char
 	                                     &r->metrics_http);
 }
 
+/* A report whose status write the API server refused shows on its TrainJob as a Warning
+ * Event, beside the answer its pod got. */
+static void trainer_status_refused(void *userdata, const char *ns, const char *name,
+                                   const char *message)
+{
+	struct run *r = userdata;
+	const struct tj_store *jobs =
+	        tj_reflector_store(tj_controller_informers(r->controller)->trainjobs);
+	const struct tj_trainjob *job;
+	char key[TJ_KEY_MAX], text[TJ_MESSAGE_MAX];
+	struct timespec ts;
+
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	job = tj_store_get(jobs, key);
+	if (!job)
+		return;
+	snprintf(text, sizeof(text), "the API server refused the trainerStatus a pod reported: %s",
+	         message);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	tj_recorder_record(
+	        r->recorder,
+	        &(struct tj_event_object){ .namespace = ns, .name = name, .uid = job->uid }, true,
+	        "TrainerStatusRefused", text, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+}
+
 static int serve(struct run *r, const struct tj_flags *flags, const char *host)
 {
 	int rc;
@@ -416,6 +446,19 @@ static int serve(struct run *r, const struct tj_flags *flags, const char *host)
 		tj_log_error("http", "cannot serve metrics",
 		             TJ_STR("port", flags->metrics_addr.port), TJ_ERR(rc));
 		return rc;
+	}
+	/* Always HTTPS: the pods send their tokens. It presents the metrics' certificate. */
+	if (!flags->trainer_status_addr.disabled) {
+		rc = r->metrics_cert ? 0 : serving_cert(r, flags, host);
+		if (rc == 0)
+			rc = tj_trainer_status_serve(&r->loop, &flags->trainer_status_addr,
+			                             r->metrics_cert, r->client,
+			                             trainer_status_refused, r, &r->trainer_status);
+		if (rc < 0) {
+			tj_log_error("http", "cannot serve the trainer status API",
+			             TJ_STR("port", flags->trainer_status_addr.port), TJ_ERR(rc));
+			return rc;
+		}
 	}
 	rc = tj_http_serve_probes(&r->loop, &flags->probe_addr, r->health, &r->probes_http);
 	if (rc < 0)
@@ -490,6 +533,8 @@ static void teardown(struct run *r)
 {
 	tj_http_server_close(r->metrics_http);
 	tj_http_server_close(r->probes_http);
+	tj_trainer_status_server_close(r->trainer_status);
+	r->trainer_status = NULL;
 	close_metrics_security(r);
 	tj_config_watch_stop(r->config);
 	tj_controller_free(r->controller);

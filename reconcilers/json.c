@@ -114,17 +114,9 @@ int tj_json_append(cJSON *array, cJSON *item)
 
 int tj_json_upsert_named(cJSON *array, cJSON *item)
 {
-	cJSON *old;
+	const char *name = item ? tj_json_string(item, "name") : NULL;
 
-	if (!item)
-		return -ENOMEM;
-	old = tj_json_find_by(array, "name", tj_json_string(item, "name"));
-	if (old ? !cJSON_ReplaceItemViaPointer(array, old, item)
-	        : !cJSON_AddItemToArray(array, item)) {
-		cJSON_Delete(item);
-		return -ENOMEM;
-	}
-	return 0;
+	return tj_json_put_by(array, "name", name ? name : "", item);
 }
 
 cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value)
@@ -139,6 +131,18 @@ cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value)
 			return el;
 	}
 	return NULL;
+}
+
+int tj_json_put_by(cJSON *array, const char *key, const char *value, cJSON *item)
+{
+	cJSON *old = tj_json_find_by(array, key, value);
+
+	if (item && cJSON_IsArray(array) &&
+	    (old ? cJSON_ReplaceItemViaPointer(array, old, item)
+	         : cJSON_AddItemToArray(array, item)))
+		return 0;
+	cJSON_Delete(item);
+	return -ENOMEM;
 }
 
 int tj_json_merge_map(cJSON *dst, const char *key, const cJSON *src)

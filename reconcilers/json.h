@@ -41,8 +41,12 @@ cJSON *tj_json_array(cJSON *obj, const char *key);
 /* The element of array whose member key is the string value ("name": "node"), or NULL. */
 cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value);
 
-/* Puts item (taken; NULL is -ENOMEM) into array in place of the element with the same
- * "name", or at its end (an env list). -ENOMEM. */
+/* Replaces the element of array that tj_json_find_by finds by item (taken), or appends item
+ * (a mount of ours replaces the template's at its mountPath). -ENOMEM, item freed, when item
+ * is NULL or array is not one. */
+int tj_json_put_by(cJSON *array, const char *key, const char *value, cJSON *item);
+
+/* tj_json_put_by by the item's own "name" (an env list, volumes). */
 int tj_json_upsert_named(cJSON *array, cJSON *item);
 
 /* Upserts every member of src into the object dst[key] (labels, nodeSelector); a src that

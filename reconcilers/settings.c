@@ -219,6 +219,8 @@ struct tj_config *tj_config_free(struct tj_config *config)
 	free_strings(config->command_exempt_namespaces, config->n_command_exempt_namespaces);
 	free(config->retention);
 	tj_suspect_policy_free(config->suspect);
+	free(config->trainer_status_url);
+	free(config->trainer_status_ca_config_map);
 	free(config);
 	return NULL;
 }

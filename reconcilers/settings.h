@@ -199,6 +199,12 @@ struct tj_config {
 	struct tj_retention_policy *retention;
 	/* owned; NULL: the defaults (tj_config_suspect) */
 	struct tj_suspect_policy *suspect;
+	/* trainerStatus.url: "https://HOST:PORT" of the trainer status server the pods report
+	 * their progress to (reconcilers/trainer_status.h); owned, NULL: the pods get no
+	 * wiring. trainerStatus.caConfigMap: the ConfigMap of the job's namespace whose ca.crt
+	 * the pods trust it by; owned, NULL: none is mounted. */
+	char *trainer_status_url;
+	char *trainer_status_ca_config_map;
 };
 
 #define TJ_CONFIG_MAX_EXEMPT_NAMESPACES 256

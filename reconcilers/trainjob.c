@@ -299,6 +299,23 @@ static int64_t json_count(const cJSON *obj, const char *key)
 	                                                                                       : 0;
 }
 
+/* status.trainerStatus's progress and remaining time, within the CRD's bounds. */
+static void trainer_report(const cJSON *ts, struct tj_trainjob_status *s)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(ts, "progressPercentage");
+	int64_t v;
+
+	if (cJSON_IsNumber(p) && tj_double_to_int64(p->valuedouble, 0, 100, &v)) {
+		s->has_progress = true;
+		s->progress_percent = (int)v;
+	}
+	p = cJSON_GetObjectItemCaseSensitive(ts, "estimatedRemainingSeconds");
+	if (cJSON_IsNumber(p) && tj_double_to_int64(p->valuedouble, 0, INT32_MAX, &v)) {
+		s->has_eta = true;
+		s->eta_seconds = v;
+	}
+}
+
 void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status *ret)
 {
 	const cJSON *el, *lf, *conds, *jobs;
@@ -332,6 +349,7 @@ void tj_trainjob_status_from_json(const cJSON *status, struct tj_trainjob_status
 		s.preemptions = 0;
 	s.preempted_gpu_seconds = json_count(status, "preemptedGpuSeconds");
 	s.requeued_at = take_time(status, "lastRequeueTime");
+	trainer_report(tj_json_path(status, "trainerStatus"), &s);
 	{
 		const cJSON *og = tj_json_path(status, "observedGeneration");
 

@@ -160,6 +160,13 @@ struct tj_trainjob_status {
 	/* The request of trainjob.flame.dev/requeue last carried out (unix seconds; 0: none),
 	 * status.lastRequeueTime: each request is carried out once. */
 	int64_t requeued_at;
+	/* What the job's training code last reported (Kubeflow's status.trainerStatus,
+	 * reconcilers/trainer_status.h): percent done and seconds left, each when it has one.
+	 * Read only: the trainer status server writes them, never the planner. */
+	bool has_progress;
+	int progress_percent;
+	bool has_eta;
+	int64_t eta_seconds;
 };
 
 struct tj_env_var {

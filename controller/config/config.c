@@ -595,16 +595,57 @@ static int parse_retention_of(const struct tj_config_parser *p, struct fy_node *
 	                           &config->retention->keep_failed_pods_seconds);
 }
 
+/* trainerStatus: where the pods report their progress (docs/operators.md). */
+static int parse_trainer_status(const struct tj_config_parser *p, struct fy_node *root,
+                                struct tj_config *config)
+{
+	static const char *const fields[] = { "url", "caConfigMap", NULL };
+	struct fy_node *node;
+	const char *host, *end;
+	int line, r;
+
+	if (!(node = tj_config_section(root, "trainerStatus", &line)))
+		return 0;
+	r = tj_config_check_mapping(p, node, line, "trainerStatus", fields, "url, caConfigMap");
+	if (r < 0)
+		return r;
+	line = tj_config_line(node, line);
+	r = tj_config_field_string(p, node, line, "trainerStatus", "url", true, 256,
+	                           &config->trainer_status_url);
+	if (r < 0)
+		return r;
+	/* The pods append Kubeflow's path to it: a scheme, a host, a port, and nothing else. */
+	host = strncmp(config->trainer_status_url, "https://", 8) == 0
+	               ? config->trainer_status_url + 8
+	               : NULL;
+	end = host ? host + strcspn(host, "/?#") : NULL;
+	if (!host || end == host || *end != '\0')
+		return tj_config_fail(
+		        p, tj_config_field_line(node, "url", line), "trainerStatus.url",
+		        "\"%s\" is not https://HOST[:PORT] (no path)", config->trainer_status_url);
+	r = tj_config_field_string(p, node, line, "trainerStatus", "caConfigMap", false,
+	                           TJ_LABEL_NAME_MAX, &config->trainer_status_ca_config_map);
+	if (r < 0 || !config->trainer_status_ca_config_map)
+		return r;
+	if (!tj_config_valid_dns_label(config->trainer_status_ca_config_map))
+		return tj_config_fail(p, tj_config_field_line(node, "caConfigMap", line),
+		                      "trainerStatus.caConfigMap", "\"%s\" is not a ConfigMap name",
+		                      config->trainer_status_ca_config_map);
+	return 0;
+}
+
 static int parse_root(const struct tj_config_parser *p, struct fy_node *root,
                       struct tj_config *config)
 {
-	static const char *const root_fields[] = { "gpuClasses",    "failurePolicy",
-		                                   "admission",     "walltime",
-		                                   "commandPolicy", "retention",
-		                                   "suspectNodes",  NULL };
+	static const char *const root_fields[] = { "gpuClasses",   "failurePolicy", "admission",
+		                                   "walltime",     "commandPolicy", "retention",
+		                                   "suspectNodes", "trainerStatus", NULL };
 	int r = tj_config_check_mapping(p, root, 1, "", root_fields,
 	                                "gpuClasses, failurePolicy, admission, walltime, "
-	                                "commandPolicy, retention, suspectNodes");
+	                                "commandPolicy, retention, suspectNodes, trainerStatus");
+	if (r < 0)
+		return r;
+	r = parse_trainer_status(p, root, config);
 	if (r < 0)
 		return r;
 	r = tj_config_parse_suspect(p, root, config);

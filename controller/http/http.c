@@ -46,6 +46,23 @@ struct pending {
 	bool decided;
 };
 
+/* A request of a handler's server (tj_http_serve_handler), from its first call to its end. */
+struct tj_http_exchange {
+	struct tj_http_exchange *prev, *next; /* in the server's list */
+	struct tj_http_server *server;
+	struct MHD_Connection *conn;
+	char *body; /* owned; grown up to the server's max_body, NUL-terminated */
+	size_t len;
+	bool too_large; /* the body went past max_body: the rest is discarded */
+	bool called;    /* the handler has it */
+	bool suspended; /* the connection waits for the answer */
+	bool answered;
+	struct reply reply; /* once answered; its body owned until queued */
+	unsigned retry_after_s;
+	void (*abort_fn)(void *arg);
+	void *abort_arg;
+};
+
 struct tj_http_server {
 	uv_poll_t poll;   /* watches the daemon's epoll descriptor */
 	uv_timer_t timer; /* fires when the daemon wants MHD_run for a timeout */
@@ -58,6 +75,11 @@ struct tj_http_server {
 	const struct tj_serving_cert *cert; /* borrowed; NULL: plain HTTP */
 	struct tj_metrics_auth *auth;       /* borrowed; NULL: every request is served */
 	struct pending *pending;            /* owned, each freed when its request completes */
+	/* A handler's server: every request goes to handler with its body. */
+	tj_http_handler_fn handler;
+	void *handler_data;
+	size_t max_body;
+	struct tj_http_exchange *exchanges; /* owned, each freed when its request completes */
 };
 
 static const char text_plain[] = "text/plain; charset=utf-8";
@@ -271,11 +293,19 @@ static enum MHD_Result start_auth(struct tj_http_server *s, struct MHD_Connectio
 	return MHD_YES;
 }
 
+static void exchange_completed(struct tj_http_exchange *x);
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+	const struct tj_http_server *s = cls;
 	struct pending *p = *req_cls;
 
+	if (s->handler && *req_cls) {
+		exchange_completed(*req_cls);
+		*req_cls = NULL;
+		return;
+	}
 	if (!p)
 		return;
 	unlink_pending(p);
@@ -309,6 +339,171 @@ static int retrieve_cert(gnutls_session_t session, const gnutls_datum_t *req_ca_
 	return 0;
 }
 
+/* ---- a handler's requests ---- */
+
+static void exchange_unlink(struct tj_http_exchange *x)
+{
+	if (x->prev)
+		x->prev->next = x->next;
+	else
+		x->server->exchanges = x->next;
+	if (x->next)
+		x->next->prev = x->prev;
+	x->prev = x->next = NULL;
+}
+
+/* The request has ended, answered or not. */
+static void exchange_completed(struct tj_http_exchange *x)
+{
+	exchange_unlink(x);
+	if (!x->answered && x->abort_fn)
+		x->abort_fn(x->abort_arg);
+	free(x->reply.body);
+	free(x->body);
+	free(x);
+}
+
+void tj_http_exchange_on_abort(struct tj_http_exchange *x, void (*fn)(void *arg), void *arg)
+{
+	x->abort_fn = fn;
+	x->abort_arg = arg;
+}
+
+void tj_http_exchange_answer(struct tj_http_exchange *x, unsigned status, const char *content_type,
+                             char *body, size_t len, unsigned retry_after_s)
+{
+	x->reply = (struct reply){
+		.status = status, .content_type = content_type, .body = body, .len = body ? len : 0
+	};
+	x->retry_after_s = retry_after_s;
+	x->answered = true;
+	/* An answer from the handler's own call is queued as that call returns. */
+	if (x->suspended) {
+		x->suspended = false;
+		MHD_resume_connection(x->conn);
+		drive(x->server);
+	}
+}
+
+/* Appends a piece of the body, or drops it once the body is too large (the whole body is
+ * still read, so that the answer reaches a client that is still sending). */
+static void exchange_take(struct tj_http_exchange *x, const char *data, size_t size)
+{
+	char *grown;
+
+	if (x->too_large)
+		return;
+	if (size > x->server->max_body - x->len) {
+		x->too_large = true;
+		return;
+	}
+	grown = realloc(x->body, x->len + size + 1);
+	if (!grown) {
+		x->too_large = true; /* refused as well: the body cannot be kept */
+		return;
+	}
+	memcpy(grown + x->len, data, size);
+	x->len += size;
+	grown[x->len] = '\0';
+	x->body = grown;
+}
+
+static enum MHD_Result queue_exchange(struct tj_http_exchange *x)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result queued;
+	char retry[16];
+
+	resp = MHD_create_response_from_buffer(x->reply.len, x->reply.body, MHD_RESPMEM_MUST_FREE);
+	if (!resp)
+		return MHD_NO;
+	x->reply.body = NULL; /* the response's now */
+	if (x->reply.content_type)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, x->reply.content_type);
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (x->retry_after_s) {
+		snprintf(retry, sizeof(retry), "%u", x->retry_after_s);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, retry);
+	}
+	queued = MHD_queue_response(x->conn, x->reply.status, resp);
+	MHD_destroy_response(resp);
+	return queued;
+}
+
+/* Hands the request to the handler, once. */
+static void call_handler(struct tj_http_server *s, struct tj_http_exchange *x,
+                         struct MHD_Connection *conn, const char *url, const char *method)
+{
+	const struct tj_http_exchange_request req = {
+		.method = method,
+		.path = url,
+		.authorization = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+		                                             MHD_HTTP_HEADER_AUTHORIZATION),
+		.body = x->body && !x->too_large ? x->body : "",
+		.body_len = x->too_large ? 0 : x->len,
+		.too_large = x->too_large,
+	};
+
+	x->called = true;
+	s->handler(s->handler_data, x, &req);
+}
+
+/* A Content-Length over the limit is known before any of the body comes. */
+static bool declared_too_large(const struct tj_http_server *s, struct MHD_Connection *conn)
+{
+	const char *text =
+	        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	char *end;
+	unsigned long long n;
+
+	if (!text || !*text)
+		return false;
+	errno = 0;
+	n = strtoull(text, &end, 10);
+	return *end == '\0' && (errno == ERANGE || n > s->max_body);
+}
+
+static enum MHD_Result on_exchange(struct tj_http_server *s, struct MHD_Connection *conn,
+                                   const char *url, const char *method, const char *upload_data,
+                                   size_t *upload_data_size, void **req_cls)
+{
+	struct tj_http_exchange *x = *req_cls;
+
+	if (!x) {
+		x = calloc(1, sizeof(*x));
+		if (!x)
+			return MHD_NO;
+		x->server = s;
+		x->conn = conn;
+		x->next = s->exchanges;
+		if (s->exchanges)
+			s->exchanges->prev = x;
+		s->exchanges = x;
+		*req_cls = x;
+		if (!declared_too_large(s, conn))
+			return MHD_YES;
+		/* Refused before its body is read: libmicrohttpd sends the answer and closes
+		 * the connection instead of reading what the client would send. */
+		x->too_large = true;
+		call_handler(s, x, conn, url, method);
+		goto answer;
+	}
+	if (*upload_data_size > 0) {
+		exchange_take(x, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (!x->called)
+		call_handler(s, x, conn, url, method);
+answer:
+	if (!x->answered) {
+		x->suspended = true;
+		MHD_suspend_connection(conn);
+		return MHD_YES;
+	}
+	return queue_exchange(x);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **req_cls)
@@ -321,6 +516,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	const struct tj_auth_result *denied = NULL;
 	int rc;
 
+	if (s->handler)
+		return on_exchange(s, conn, url, method, upload_data, upload_data_size, req_cls);
 	if (s->auth) {
 		struct pending *p = *req_cls;
 
@@ -406,8 +603,16 @@ static void on_handle_closed(uv_handle_t *handle)
 		free(s);
 }
 
+/* What a handler's server is given besides the route's. */
+struct handler_opts {
+	tj_http_handler_fn fn;
+	void *userdata;
+	size_t max_body;
+};
+
 static int serve(uv_loop_t *loop, const struct tj_bind_addr *addr, const char *name, route_fn route,
-                 void *userdata, const struct tj_metrics_security *sec, struct tj_http_server **ret)
+                 void *userdata, const struct tj_metrics_security *sec,
+                 const struct handler_opts *handler, struct tj_http_server **ret)
 {
 	const union MHD_DaemonInfo *info;
 	struct tj_http_server *s;
@@ -436,11 +641,16 @@ static int serve(uv_loop_t *loop, const struct tj_bind_addr *addr, const char *n
 		s->cert = sec->cert;
 		s->auth = sec->auth;
 	}
+	if (handler) {
+		s->handler = handler->fn;
+		s->handler_data = handler->userdata;
+		s->max_body = handler->max_body;
+	}
 	if (s->cert)
 		flags |= MHD_USE_TLS;
 	else
 		tls[0] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
-	if (s->auth)
+	if (s->auth || s->handler)
 		flags |= MHD_ALLOW_SUSPEND_RESUME;
 	tls[2].ptr_value = s;
 	r = open_listener(addr, &fd, &s->port);
@@ -475,7 +685,7 @@ static int serve(uv_loop_t *loop, const struct tj_bind_addr *addr, const char *n
 	tj_log_info("http", "serving", TJ_STR("server", s->name),
 	            TJ_STR("host", addr->host[0] ? addr->host : "*"), TJ_INT("port", s->port),
 	            TJ_STR("scheme", s->cert ? "https" : "http"),
-	            TJ_STR("authentication", s->auth ? "TokenReview" : "none"));
+	            TJ_STR("authentication", s->auth || s->handler ? "TokenReview" : "none"));
 	*ret = s;
 	return 0;
 
@@ -505,6 +715,15 @@ void tj_http_server_close(struct tj_http_server *server)
 			                             .message = "shutting down" };
 		p->decided = true;
 		MHD_resume_connection(p->conn);
+	}
+	for (struct tj_http_exchange *x = server->exchanges; x; x = x->next) {
+		if (x->answered)
+			continue;
+		if (x->abort_fn)
+			x->abort_fn(x->abort_arg);
+		x->abort_fn = NULL;
+		tj_http_exchange_answer(x, MHD_HTTP_SERVICE_UNAVAILABLE, text_plain,
+		                        strdup("shutting down\n"), strlen("shutting down\n"), 0);
 	}
 	MHD_stop_daemon(server->daemon);
 	server->daemon = NULL;
@@ -543,7 +762,7 @@ int tj_http_serve_metrics_secured(uv_loop_t *loop, const struct tj_bind_addr *ad
                                   struct tj_metrics *reg, const struct tj_metrics_security *sec,
                                   struct tj_http_server **ret)
 {
-	return serve(loop, addr, "metrics", route_metrics, reg, sec, ret);
+	return serve(loop, addr, "metrics", route_metrics, reg, sec, NULL, ret);
 }
 
 /* ---- /healthz, /readyz ---- */
@@ -592,5 +811,17 @@ static int route_probes(void *userdata, struct MHD_Connection *conn, const char 
 int tj_http_serve_probes(uv_loop_t *loop, const struct tj_bind_addr *addr, struct tj_health *health,
                          struct tj_http_server **ret)
 {
-	return serve(loop, addr, "probes", route_probes, health, NULL, ret);
+	return serve(loop, addr, "probes", route_probes, health, NULL, NULL, ret);
+}
+
+/* ---- a handler's server ---- */
+
+int tj_http_serve_handler(uv_loop_t *loop, const struct tj_bind_addr *addr, const char *name,
+                          const struct tj_serving_cert *cert, size_t max_body,
+                          tj_http_handler_fn fn, void *userdata, struct tj_http_server **ret)
+{
+	const struct tj_metrics_security sec = { .cert = cert };
+	const struct handler_opts h = { .fn = fn, .userdata = userdata, .max_body = max_body };
+
+	return serve(loop, addr, name, NULL, NULL, &sec, &h, ret);
 }

@@ -309,7 +309,7 @@ int tj_metrics_auth_check(struct tj_metrics_auth *a, const char *authorization, 
 			*ret_check = c;
 		return r;
 	}
-	body = tj_token_review_new(token, token_len);
+	body = tj_token_review_new(token, token_len, NULL);
 	if (!body) {
 		r = -ENOMEM;
 		goto fail_check;

@@ -83,21 +83,38 @@ static cJSON *review_new(const char *api_version, const char *kind, cJSON **ret_
 	return o;
 }
 
-cJSON *tj_token_review_new(const char *token, size_t token_len)
+cJSON *tj_token_review_new(const char *token, size_t token_len, const char *audience)
 {
 	cJSON *spec, *o = review_new("authentication.k8s.io/v1", "TokenReview", &spec);
+	cJSON *audiences;
 	char *copy;
 
 	if (!o)
 		return NULL;
 	copy = strndup(token, token_len);
-	if (!copy || !cJSON_AddStringToObject(spec, "token", copy)) {
-		free(copy);
-		cJSON_Delete(o);
-		return NULL;
-	}
+	if (!copy || !cJSON_AddStringToObject(spec, "token", copy))
+		goto fail;
+	if (audience && (!(audiences = cJSON_AddArrayToObject(spec, "audiences")) ||
+	                 !cJSON_AddItemToArray(audiences, cJSON_CreateString(audience))))
+		goto fail;
 	free(copy);
 	return o;
+fail:
+	free(copy);
+	cJSON_Delete(o);
+	return NULL;
+}
+
+bool tj_token_review_has_audience(const cJSON *body, const char *audience)
+{
+	const cJSON *status = cJSON_GetObjectItemCaseSensitive(body, "status");
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(status, "audiences"), *a;
+
+	if (!cJSON_IsArray(list))
+		return false;
+	cJSON_ArrayForEach(a, list) if (cJSON_IsString(a) &&
+	                                strcmp(a->valuestring, audience) == 0) return true;
+	return false;
 }
 
 /* A string field that may be absent (def); -EBADMSG when of another type, -E2BIG when longer

@@ -35,9 +35,15 @@ int tj_review_user_copy(const struct tj_review_user *src, struct tj_review_user 
  * scheme or an empty token; the result points into header. *ret_len is its length. */
 const char *tj_bearer_token(const char *header, size_t *ret_len);
 
-/* {"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":...}}.
+/* {"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":...}}, and
+ * "audiences": [audience] when audience is not NULL (the token must have been issued for it).
  * NULL when out of memory. */
-cJSON *tj_token_review_new(const char *token, size_t token_len);
+cJSON *tj_token_review_new(const char *token, size_t token_len, const char *audience);
+
+/* Whether the answer to a TokenReview names audience among the token's audiences
+ * (status.audiences): the API server lists there those of spec.audiences the token is
+ * valid for. */
+bool tj_token_review_has_audience(const cJSON *body, const char *audience);
 
 struct tj_token_review {
 	bool authenticated;

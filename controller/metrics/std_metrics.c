@@ -62,6 +62,15 @@ static const char *const l_namespace[] = { "namespace", NULL };
 static const char *const l_qos_class[] = { "qos", "gpu_class", NULL };
 static const char *const l_namespace_class_qos[] = { "namespace", "gpu_class", "qos", NULL };
 static const char *const l_namespace_class_reason[] = { "namespace", "gpu_class", "reason", NULL };
+static const char *const l_namespace_trainjob[] = { "namespace", "trainjob", NULL };
+
+/* A gauge of a series per TrainJob that reports its progress, for as long as it has not
+ * finished: as many as run at once. */
+#define REPORT_GAUGE(n, h)                                                                         \
+	{                                                                                          \
+		.name = (n), .help = (h), .type = TJ_METRIC_GAUGE, .labels = l_namespace_trainjob, \
+		.max_series = TJ_STD_METRICS_MAX_REPORTING_JOBS                                    \
+	}
 static const char *const l_class_state[] = { "gpu_class", "state", NULL };
 static const char *const l_namespace_class[] = { "namespace", "gpu_class", NULL };
 static const char *const l_namespace_class_state[] = { "namespace", "gpu_class", "state", NULL };
@@ -196,6 +205,16 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		          "they wait (their status.reason)",
 		          l_namespace_class_reason),
 		  &m.trainjob_queue_jobs },
+		{ REPORT_GAUGE(
+		          "trainjob_progress_percent",
+		          "Percent done, as the training code of a TrainJob that has not "
+		          "finished last reported it (status.trainerStatus.progressPercentage)"),
+		  &m.trainjob_progress_percent },
+		{ REPORT_GAUGE("trainjob_eta_seconds",
+		               "Seconds of training left, as the training code of a TrainJob that "
+		               "has not finished last reported it "
+		               "(status.trainerStatus.estimatedRemainingSeconds)"),
+		  &m.trainjob_eta_seconds },
 		{ TJ_HISTOGRAM("trainjob_queue_wait_seconds",
 		               "Seconds from a TrainJob's creation until its gang was admitted, by "
 		               "namespace, GPU class and QOS tier",
@@ -460,6 +479,19 @@ static int feed_queue(const struct tj_std_metrics *m, const struct tj_job_series
 	return r;
 }
 
+static int feed_report(const struct tj_std_metrics *m, const struct tj_job_series *j)
+{
+	int r = 0;
+
+	if (j->progress_percent >= 0)
+		r = tj_metric_set(m->trainjob_progress_percent, TJ_LABELS(j->namespace, j->name),
+		                  j->progress_percent);
+	if (r >= 0 && j->eta_seconds >= 0)
+		r = tj_metric_set(m->trainjob_eta_seconds, TJ_LABELS(j->namespace, j->name),
+		                  (double)j->eta_seconds);
+	return r;
+}
+
 int tj_std_metrics_feed_jobs(const struct tj_std_metrics *m, const struct tj_job_series *jobs,
                              size_t n_jobs)
 {
@@ -467,6 +499,8 @@ int tj_std_metrics_feed_jobs(const struct tj_std_metrics *m, const struct tj_job
 
 	tj_metric_remove_series(m->trainjob_jobs, NULL, NULL);
 	tj_metric_remove_series(m->trainjob_queue_jobs, NULL, NULL);
+	tj_metric_remove_series(m->trainjob_progress_percent, NULL, NULL);
+	tj_metric_remove_series(m->trainjob_eta_seconds, NULL, NULL);
 	for (size_t i = 0; r >= 0 && i < n_jobs; i++) {
 		const struct tj_job_series *j = &jobs[i];
 		enum tj_state state = j->state == TJ_STATE_NONE ? TJ_STATE_PENDING : j->state;
@@ -482,6 +516,8 @@ int tj_std_metrics_feed_jobs(const struct tj_std_metrics *m, const struct tj_job
 			        TJ_LABELS(j->namespace, j->gpu_class, tj_state_name(state)), 1);
 		if (r >= 0)
 			r = feed_queue(m, j);
+		if (r >= 0 && state != TJ_STATE_COMPLETE && state != TJ_STATE_FAILED)
+			r = feed_report(m, j);
 	}
 	return r < 0 ? r : 0;
 }

@@ -13,6 +13,10 @@
 #include "reconcilers/usage/gpu_use.h"
 
 /* The families the controller feeds. The registry owns them. */
+/* Jobs with a trainjob_progress_percent or trainjob_eta_seconds series at once; beyond them
+ * tj_std_metrics_feed_jobs fails with -E2BIG (and the run logs it). */
+#define TJ_STD_METRICS_MAX_REPORTING_JOBS 20000
+
 struct tj_std_metrics {
 	/* controller-runtime, pkg/internal/controller/metrics */
 	struct tj_metric *reconcile_total;                 /* counter {controller, result} */
@@ -51,6 +55,9 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_gpu_seconds_total;
 	/* gang admission (controller/admission/admitter.h) */
 	struct tj_metric *trainjob_queue_jobs; /* gauge {gpu_class, reason} */
+	/* gauges {namespace, trainjob}: what the training code of an unfinished job reported */
+	struct tj_metric *trainjob_progress_percent;
+	struct tj_metric *trainjob_eta_seconds;
 	/* histogram {namespace, gpu_class, qos} */
 	struct tj_metric *trainjob_queue_wait_seconds;
 	struct tj_metric *trainjob_admission_latency_seconds;        /* histogram */
@@ -133,6 +140,10 @@ struct tj_job_series {
 	const char *gpu_class; /* "" when its runtime names no class of the config */
 	enum tj_state state;   /* TJ_STATE_NONE (not written yet) counts as Pending */
 	const char *reason;    /* its status.reason: why it waits when state is Queued */
+	const char *name;
+	/* What its training code last reported (status.trainerStatus); -1: nothing. */
+	int progress_percent;
+	int64_t eta_seconds;
 };
 
 /* Sets trainjob_jobs and trainjob_queue_jobs from every cached job, and nothing else: the

@@ -727,12 +727,17 @@ static int decide(struct planner *p)
 	n_excluded = excluded_nodes(p, excluded);
 	p->excluded = excluded;
 	p->n_excluded = n_excluded;
-	r = tj_render_prepare(&(struct tj_render_input){ .job = job,
-	                                                 .runtime = in->runtime,
-	                                                 .gpu_class = cls,
-	                                                 .excluded_nodes = excluded,
-	                                                 .n_excluded_nodes = n_excluded },
-	                      &render, &why);
+	r = tj_render_prepare(
+	        &(struct tj_render_input){
+	                .job = job,
+	                .runtime = in->runtime,
+	                .gpu_class = cls,
+	                .excluded_nodes = excluded,
+	                .n_excluded_nodes = n_excluded,
+	                .trainer_status_url = in->config ? in->config->trainer_status_url : NULL,
+	                .trainer_status_ca_config_map =
+	                        in->config ? in->config->trainer_status_ca_config_map : NULL },
+	        &render, &why);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {

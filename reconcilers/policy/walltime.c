@@ -203,18 +203,6 @@ void tj_walltime_format(long long seconds, char buf[static 32])
 		snprintf(buf, 32, "0s");
 }
 
-/* Replaces the member of array whose key has the value value by item (taken), or appends it. */
-static int put_by(cJSON *array, const char *key, const char *value, cJSON *item)
-{
-	cJSON *old = tj_json_find_by(array, key, value);
-
-	if (item && (old ? cJSON_ReplaceItemViaPointer(array, old, item)
-	                 : cJSON_AddItemToArray(array, item)))
-		return 0;
-	cJSON_Delete(item);
-	return -ENOMEM;
-}
-
 static int mount_in(cJSON *containers)
 {
 	cJSON *c;
@@ -230,10 +218,10 @@ static int mount_in(cJSON *containers)
 		if (!mounts)
 			return -ENOMEM;
 		/* A mount of another volume at the same path would hide the file: ours wins. */
-		r = put_by(mounts, "mountPath", TJ_DEADLINE_MOUNT_PATH,
-		           cJSON_Parse("{\"name\":\"" TJ_DEADLINE_VOLUME
-		                       "\",\"mountPath\":\"" TJ_DEADLINE_MOUNT_PATH
-		                       "\",\"readOnly\":true}"));
+		r = tj_json_put_by(mounts, "mountPath", TJ_DEADLINE_MOUNT_PATH,
+		                   cJSON_Parse("{\"name\":\"" TJ_DEADLINE_VOLUME
+		                               "\",\"mountPath\":\"" TJ_DEADLINE_MOUNT_PATH
+		                               "\",\"readOnly\":true}"));
 		if (r < 0)
 			return r;
 		/* And a second mount of our volume elsewhere would be a duplicate name. */
@@ -262,7 +250,7 @@ int tj_walltime_add_volume(cJSON *spec)
 
 	if (!volumes)
 		return -ENOMEM;
-	r = put_by(volumes, "name", TJ_DEADLINE_VOLUME, cJSON_Parse(volume));
+	r = tj_json_put_by(volumes, "name", TJ_DEADLINE_VOLUME, cJSON_Parse(volume));
 	if (r < 0)
 		return r;
 	r = mount_in(cJSON_GetObjectItemCaseSensitive(spec, "initContainers"));

@@ -16,6 +16,7 @@
 #include "reconcilers/render/termination.h"
 #include "reconcilers/render/wiring.h"
 #include "reconcilers/steps.h"
+#include "reconcilers/trainer_status.h"
 
 struct tj_render {
 	cJSON *pod;              /* owned; the base pod, without the per-rank fields */
@@ -675,6 +676,11 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	    tj_json_set_string(spec, "subdomain", job->name) < 0 ||
 	    set_labels(tj_json_object(pod, "metadata"), job->name) < 0 ||
 	    tj_trainjob_add_owner(tj_json_object(pod, "metadata"), job) < 0)
+		goto fail;
+	if (in->trainer_status_url &&
+	    tj_trainer_status_add_to_pod(spec, "node", job->namespace, job->name,
+	                                 in->trainer_status_url,
+	                                 in->trainer_status_ca_config_map) < 0)
 		goto fail;
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->job_name = strdup(job->name)))

@@ -37,6 +37,11 @@ struct tj_render_input {
 	/* Nodes the pods must avoid (where a rank failed): matchFields metadata.name NotIn. */
 	const char *const *excluded_nodes;
 	size_t n_excluded_nodes;
+	/* The trainer status server (the config's trainerStatus): NULL, or the base URL the
+	 * node container reports its progress to and the ConfigMap of the CA it trusts (NULL:
+	 * none); reconcilers/trainer_status.h. */
+	const char *trainer_status_url;
+	const char *trainer_status_ca_config_map;
 };
 
 /* The rank-independent part of a job's pods, prepared once per plan. */

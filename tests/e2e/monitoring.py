@@ -223,8 +223,9 @@ class Prometheus:
 
 @contextlib.contextmanager
 def monitored_jobs(prom):
-    """A TrainJob that completes and one whose worker crashes once and is restarted, in a
-    namespace of their own; yields the namespace once Prometheus has scraped the aftermath."""
+    """A TrainJob that completes and one whose worker crashes once and is restarted (and
+    reports its progress), in a namespace of their own; yields the namespace once Prometheus
+    has scraped the aftermath."""
     ns = "e2e-prom-" + os.urandom(3).hex()
     kubectl("create", "namespace", ns)
     wait_for("the default ServiceAccount", lambda: kubectl("get", "serviceaccount", "default", "-n", ns,
@@ -238,6 +239,11 @@ def monitored_jobs(prom):
         kubectl("annotate", "pod", victim, "-n", ns, f"{SIM}fail-message=CUDA error", f"{SIM}fail-exit-code=1")
         wait_for("the restart", lambda: tj(ns, "crash")["status"].get("restartCount") == 1)
         running(ns, "crash", 2, attempt=1)
+        # What its training code would report (docs/users.md, "Progress and ETA"), written as
+        # the trainer status server writes it.
+        kubectl("patch", "tj", "crash", "-n", ns, "--subresource=status", "--type=merge", "-p",
+                '{"status": {"trainerStatus": {"progressPercentage": 30, "estimatedRemainingSeconds": 90,'
+                ' "lastUpdatedTime": "2026-01-01T10:00:00Z"}}}')
         wait_state(ns, "short", "Complete")
         wait_for("Prometheus to scrape the restart",
                  lambda: prom.query(f'sum(trainjob_worker_restarts_total{{job="{JOB}",namespace="{ns}"}}) >= 1'),

@@ -366,15 +366,21 @@ def test_get_tj_shows_the_columns(namespace):
 
     out = kubectl("get", "tj", "-n", namespace).stdout
     assert out.splitlines()[0].split() == ["NAME", "STATE", "REASON", "RUNTIME", "NODES", "GPUS/NODE", "RESTARTS",
-                                           "DEADLINE", "AGE"]
+                                           "PROGRESS", "ETA", "DEADLINE", "AGE"]
     rows = {r["NAME"]: r for r in table(out)}
     assert rows["vit"]["AGE"] and rows["sdk"]["AGE"]
     del rows["vit"]["AGE"], rows["sdk"]["AGE"]
     assert rows["vit"] == {"NAME": "vit", "STATE": "Restarting", "REASON": "NodeNotReady", "RUNTIME": "torch-gh200",
-                           "NODES": "2", "GPUS/NODE": "4", "RESTARTS": "2", "DEADLINE": ""}
+                           "NODES": "2", "GPUS/NODE": "4", "RESTARTS": "2", "PROGRESS": "", "ETA": "",
+                           "DEADLINE": ""}
     # Fields not set yet leave their columns empty.
     assert rows["sdk"] == {"NAME": "sdk", "STATE": "", "REASON": "", "RUNTIME": "torch-distributed", "NODES": "",
-                           "GPUS/NODE": "", "RESTARTS": "", "DEADLINE": ""}
+                           "GPUS/NODE": "", "RESTARTS": "", "PROGRESS": "", "ETA": "", "DEADLINE": ""}
+    # What the training code reported (trainerStatus): percent done and seconds left.
+    patch_status(namespace, "vit", dict(FAILURE_STATUS, trainerStatus={
+        "progressPercentage": 42, "estimatedRemainingSeconds": 5400, "lastUpdatedTime": "2026-01-01T10:00:00Z"}))
+    (row,) = table(kubectl("get", "tj", "vit", "-n", namespace).stdout)
+    assert (row["PROGRESS"], row["ETA"]) == ("42", "5400")
     # A running job's deadline is the time itself (a date column would call it invalid).
     patch_status(namespace, "vit", dict(FAILURE_STATUS, deadline="2026-01-01T11:00:00Z"))
     (row,) = table(kubectl("get", "tj", "vit", "-n", namespace).stdout)
@@ -394,6 +400,18 @@ def test_get_tj_shows_the_columns(namespace):
     assert (wide["STATE"], wide["REASON"], wide["POSITION"]) == ("Queued", "Resources", "3")
     assert wide["EXPECTED START"], "a date column shows how far off the time is"
     assert wide["MESSAGE"].startswith("position 3 of 7 in gh200")
+
+
+@pytest.mark.parametrize("trainer_status, error", [
+    ({"progressPercentage": 5}, "lastUpdatedTime is required when trainerStatus is present"),
+    ({"progressPercentage": 101, "lastUpdatedTime": "2026-01-01T10:00:00Z"}, "less than or equal to 100"),
+    ({"metrics": [{"name": "loss"}], "lastUpdatedTime": "2026-01-01T10:00:00Z"}, "value: Required value"),
+])
+def test_trainer_status_has_kubeflows_schema(namespace, trainer_status, error):
+    apply(trainjob(), "-n", namespace)
+    r = kubectl("patch", "tj", "vit", "-n", namespace, "--subresource=status", "--type", "merge",
+                "-p", json.dumps({"status": {"trainerStatus": trainer_status}}), check=False)
+    assert r.returncode != 0 and error in r.stderr, r.stderr
 
 
 def test_status_round_trips_and_conditions_are_kubeflows(namespace):

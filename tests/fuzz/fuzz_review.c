@@ -1,7 +1,7 @@
 /* libFuzzer target: the answers to a TokenReview and a SubjectAccessReview, and the bearer
  * token of an Authorization header, on arbitrary bytes. Invariants: an authenticated answer
  * has a user within the limits, from whom a SubjectAccessReview can be built; a token is one
- * non-empty word inside the header. */
+ * non-empty word inside the header; an audience is found only in a list of them. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,6 +50,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tj_review_user_clear(&tr.user);
 	}
 	if (body && tj_access_review_parse(body, &ar) == 0 && ar.allowed && ar.denied)
+		abort();
+	/* Only a string of status.audiences names an audience. */
+	if (body && tj_token_review_has_audience(body, "") &&
+	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(
+	            cJSON_GetObjectItemCaseSensitive(body, "status"), "audiences")))
 		abort();
 	cJSON_Delete(body);
 	free(text);

@@ -350,6 +350,26 @@ static void test_retention_policy(void **state)
 	tj_config_free(config);
 }
 
+static void test_trainer_status(void **state)
+{
+	struct tj_config *config = parse_ok("gpuClasses: []\n");
+
+	assert_null(config->trainer_status_url);
+	assert_null(config->trainer_status_ca_config_map);
+	tj_config_free(config);
+	config = parse_ok("gpuClasses: []\ntrainerStatus:\n"
+	                  "  url: https://trainjob-controller.trainjob-system.svc:10443\n"
+	                  "  caConfigMap: trainjob-ca\n");
+	assert_string_equal(config->trainer_status_url,
+	                    "https://trainjob-controller.trainjob-system.svc:10443");
+	assert_string_equal(config->trainer_status_ca_config_map, "trainjob-ca");
+	tj_config_free(config);
+	config = parse_ok("gpuClasses: []\ntrainerStatus:\n  url: https://127.0.0.1:10443\n");
+	assert_string_equal(config->trainer_status_url, "https://127.0.0.1:10443");
+	assert_null(config->trainer_status_ca_config_map);
+	tj_config_free(config);
+}
+
 static void test_suspect_policy(void **state)
 {
 	const struct tj_suspect_policy *d = tj_config_suspect(NULL);
@@ -580,7 +600,22 @@ static const struct broken_case {
 	{ "root is a list", "- gh200\n", "test.yaml:1: must be a mapping" },
 	{ "unknown top-level key", "gpuClasses: []\ngpuclass: []\n",
 	  "test.yaml:2: unknown field \"gpuclass\" (expected gpuClasses, failurePolicy, "
-	  "admission, walltime, commandPolicy, retention, suspectNodes)" },
+	  "admission, walltime, commandPolicy, retention, suspectNodes, trainerStatus)" },
+	{ "trainerStatus without url", "gpuClasses: []\ntrainerStatus:\n  caConfigMap: ca\n",
+	  "test.yaml:3: trainerStatus: missing required field \"url\"" },
+	{ "trainerStatus over plain HTTP",
+	  "gpuClasses: []\ntrainerStatus:\n  url: http://tjc.sys.svc:10443\n",
+	  "test.yaml:3: trainerStatus.url: \"http://tjc.sys.svc:10443\" is not "
+	  "https://HOST[:PORT] (no path)" },
+	{ "trainerStatus url with a path",
+	  "gpuClasses: []\ntrainerStatus:\n  url: https://tjc.sys.svc:10443/apis\n",
+	  "test.yaml:3: trainerStatus.url: \"https://tjc.sys.svc:10443/apis\" is not "
+	  "https://HOST[:PORT] (no path)" },
+	{ "trainerStatus bad ConfigMap name",
+	  "gpuClasses: []\ntrainerStatus:\n  url: https://tjc\n  caConfigMap: CA\n",
+	  "test.yaml:4: trainerStatus.caConfigMap: \"CA\" is not a ConfigMap name" },
+	{ "trainerStatus unknown field", "gpuClasses: []\ntrainerStatus:\n  uri: https://tjc\n",
+	  "test.yaml:3: trainerStatus: unknown field \"uri\" (expected url, caConfigMap)" },
 	{ "suspectNodes unknown field", "gpuClasses: []\nsuspectNodes:\n  jobz: 3\n",
 	  "test.yaml:3: suspectNodes: unknown field \"jobz\" (expected enabled, jobs, window, "
 	  "exitCodes)" },
@@ -963,6 +998,7 @@ int main(void)
 		cmocka_unit_test(test_command_policy),
 		cmocka_unit_test(test_retention_policy),
 		cmocka_unit_test(test_suspect_policy),
+		cmocka_unit_test(test_trainer_status),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

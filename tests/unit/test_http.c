@@ -17,151 +17,7 @@
 #include "controller/http/http_internal.h"
 #include "controller/log/log.h"
 #include "controller/metrics/std_metrics.h"
-#include "time_limit.h"
-
-/* ---- the client ---- */
-
-struct fetch {
-	uv_tcp_t tcp;
-	uv_connect_t connect;
-	uv_write_t write;
-	char request[512];
-	char *response; /* owned */
-	size_t len;
-	bool done;
-	int error;
-};
-
-static void on_fetch_closed(uv_handle_t *handle)
-{
-	struct fetch *f = handle->data;
-
-	f->done = true;
-}
-
-static void on_alloc(uv_handle_t *handle, size_t suggested, uv_buf_t *buf)
-{
-	static char chunk[65536];
-
-	*buf = uv_buf_init(chunk, sizeof(chunk));
-}
-
-static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
-{
-	struct fetch *f = stream->data;
-
-	if (n > 0) {
-		f->response = realloc(f->response, f->len + (size_t)n + 1);
-		assert_non_null(f->response);
-		memcpy(f->response + f->len, buf->base, (size_t)n);
-		f->len += (size_t)n;
-		f->response[f->len] = '\0';
-	} else if (n < 0) {
-		if (n != UV_EOF)
-			f->error = (int)n;
-		uv_close((uv_handle_t *)stream, on_fetch_closed);
-	}
-}
-
-static void on_written(uv_write_t *req, int status)
-{
-	struct fetch *f = req->data;
-
-	if (status < 0)
-		f->error = status;
-}
-
-static void on_connected(uv_connect_t *req, int status)
-{
-	struct fetch *f = req->data;
-	uv_buf_t buf = uv_buf_init(f->request, (unsigned)strlen(f->request));
-
-	if (status < 0) {
-		f->error = status;
-		uv_close((uv_handle_t *)&f->tcp, on_fetch_closed);
-		return;
-	}
-	f->write.data = f;
-	assert_int_equal(uv_write(&f->write, (uv_stream_t *)&f->tcp, &buf, 1, on_written), 0);
-	assert_int_equal(uv_read_start((uv_stream_t *)&f->tcp, on_alloc, on_read), 0);
-}
-
-static void fetch_start(uv_loop_t *loop, struct fetch *f, int port, const char *method,
-                        const char *target)
-{
-	struct sockaddr_in addr;
-
-	memset(f, 0, sizeof(*f));
-	snprintf(f->request, sizeof(f->request),
-	         "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n", method, target);
-	assert_int_equal(uv_ip4_addr("127.0.0.1", port, &addr), 0);
-	assert_int_equal(uv_tcp_init(loop, &f->tcp), 0);
-	f->tcp.data = f;
-	f->connect.data = f;
-	assert_int_equal(
-	        uv_tcp_connect(&f->connect, &f->tcp, (struct sockaddr *)&addr, on_connected), 0);
-}
-
-/* How long a test's fetches may take on a plain build. */
-#define FETCH_LIMIT_MS 5000
-
-static void on_deadline(uv_timer_t *timer)
-{
-	fail_msg("the fetch did not finish within %llu ms",
-	         (unsigned long long)time_limit_ms(FETCH_LIMIT_MS));
-}
-
-/* Runs the loop until every fetch is done; the servers answer on the same loop. */
-static void run_until_done(uv_loop_t *loop, struct fetch *fetches, size_t n)
-{
-	uv_timer_t deadline;
-	bool all;
-
-	/* The loop's clock was last read when it last ran; setup may have taken a while. */
-	uv_update_time(loop);
-	uv_timer_init(loop, &deadline);
-	uv_timer_start(&deadline, on_deadline, time_limit_ms(FETCH_LIMIT_MS), 0);
-	do {
-		uv_run(loop, UV_RUN_ONCE);
-		all = true;
-		for (size_t i = 0; i < n; i++)
-			all = all && fetches[i].done;
-	} while (!all);
-	uv_close((uv_handle_t *)&deadline, NULL);
-	uv_run(loop, UV_RUN_NOWAIT);
-}
-
-struct response {
-	int status;
-	char headers[2048];
-	const char *body;
-	size_t body_len;
-};
-
-static struct response parse(const struct fetch *f)
-{
-	struct response r = { 0 };
-	const char *end;
-
-	assert_int_equal(f->error, 0);
-	assert_non_null(f->response);
-	assert_int_equal(sscanf(f->response, "HTTP/1.1 %d ", &r.status), 1);
-	end = strstr(f->response, "\r\n\r\n");
-	assert_non_null(end);
-	assert_true((size_t)(end - f->response) < sizeof(r.headers));
-	memcpy(r.headers, f->response, (size_t)(end - f->response) + 2);
-	r.body = end + 4;
-	r.body_len = f->len - (size_t)(r.body - f->response);
-	return r;
-}
-
-static struct response get(uv_loop_t *loop, struct fetch *f, int port, const char *method,
-                           const char *target)
-{
-	fetch_start(loop, f, port, method, target);
-	run_until_done(loop, f, 1);
-	return parse(f);
-}
+#include "http_fetch.h"
 
 /* ---- tests ---- */
 
@@ -412,6 +268,133 @@ static void test_large_body_and_concurrent_clients(void **state)
 	assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* A handler's server: the handler sees the method, path, token and body, answers at once or
+ * from a later callback; a body over the limit is refused without a call. */
+struct echo {
+	uv_timer_t timer;
+	struct tj_http_exchange *later; /* answered when the timer fires */
+	int calls;
+	char seen[256];
+};
+
+static void answer_later(uv_timer_t *timer)
+{
+	struct echo *e = timer->data;
+
+	tj_http_exchange_answer(e->later, 202, "text/plain", strdup("later"), 5, 7);
+	e->later = NULL;
+}
+
+static void on_echo(void *userdata, struct tj_http_exchange *x,
+                    const struct tj_http_exchange_request *req)
+{
+	struct echo *e = userdata;
+	char *text = NULL;
+	int n;
+
+	if (req->too_large) {
+		assert_string_equal(req->body, "");
+		tj_http_exchange_answer(x, 413, "text/plain", strdup("too large"), 9, 0);
+		return;
+	}
+	e->calls++;
+	snprintf(e->seen, sizeof(e->seen), "%s %s %s %zu", req->method, req->path,
+	         req->authorization ? req->authorization : "-", req->body_len);
+	if (strcmp(req->path, "/later") == 0) {
+		e->later = x;
+		uv_timer_start(&e->timer, answer_later, 10, 0);
+		return;
+	}
+	n = asprintf(&text, "%s", req->body);
+	tj_http_exchange_answer(x, 200, "text/plain", text, (size_t)n, 0);
+}
+
+static void test_handler(void **state)
+{
+	uv_loop_t loop;
+	struct tj_http_server *s;
+	struct tj_bind_addr a = addr("127.0.0.1:0");
+	struct echo e = { .calls = 0 };
+	struct fetch f;
+	struct response r;
+	char big[101];
+	int port;
+
+	assert_int_equal(uv_loop_init(&loop), 0);
+	uv_timer_init(&loop, &e.timer);
+	e.timer.data = &e;
+	assert_int_equal(tj_http_serve_handler(&loop, &a, "echo", NULL, 100, on_echo, &e, &s), 0);
+	port = tj_http_server_port(s);
+
+	fetch_start_body(&loop, &f, port, "POST", "/now", "{\"a\":1}", 7);
+	run_until_done(&loop, &f, 1);
+	r = parse(&f);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "{\"a\":1}");
+	assert_string_equal(e.seen, "POST /now Bearer t0k 7");
+	assert_non_null(strstr(r.headers, "\r\nContent-Type: text/plain\r\n"));
+	free(f.response);
+
+	fetch_start_body(&loop, &f, port, "POST", "/later", "x", 1);
+	run_until_done(&loop, &f, 1);
+	r = parse(&f);
+	assert_int_equal(r.status, 202);
+	assert_string_equal(r.body, "later");
+	assert_non_null(strstr(r.headers, "\r\nRetry-After: 7\r\n"));
+	free(f.response);
+
+	/* 100 bytes are taken, 101 are not: the handler is told so, without them. */
+	memset(big, 'b', sizeof(big));
+	fetch_start_body(&loop, &f, port, "POST", "/now", big, 100);
+	run_until_done(&loop, &f, 1);
+	assert_int_equal(parse(&f).status, 200);
+	free(f.response);
+	assert_int_equal(e.calls, 3);
+	fetch_start_body(&loop, &f, port, "POST", "/now", big, 101);
+	run_until_done(&loop, &f, 1);
+	r = parse(&f);
+	assert_int_equal(r.status, 413);
+	assert_string_equal(r.body, "too large");
+	free(f.response);
+	assert_int_equal(e.calls, 3);
+
+	/* A Content-Length over the limit is refused before the body comes: this client never
+	 * sends more than its 101 bytes of a declared megabyte, and gets its answer. */
+	fetch_start_raw(&loop, &f, port,
+	                "POST /now HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+	                "Content-Length: 1000000\r\n\r\nbbbb");
+	run_until_done(&loop, &f, 1);
+	r = parse(&f);
+	assert_int_equal(r.status, 413);
+	free(f.response);
+	assert_int_equal(e.calls, 3);
+
+	/* A chunked body, whose size is known only as it comes, is refused once past it. */
+	{
+		char chunked[512];
+
+		snprintf(chunked, sizeof(chunked),
+		         "POST /now HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+		         "Transfer-Encoding: chunked\r\n\r\n65\r\n%.101s\r\n0\r\n\r\n",
+		         big);
+		fetch_start_raw(&loop, &f, port, chunked);
+	}
+	run_until_done(&loop, &f, 1);
+	r = parse(&f);
+	assert_int_equal(r.status, 413);
+	free(f.response);
+	assert_int_equal(e.calls, 3);
+
+	r = get(&loop, &f, port, "GET", "/now");
+	assert_int_equal(r.status, 200);
+	assert_string_equal(e.seen, "GET /now - 0");
+	free(f.response);
+
+	uv_close((uv_handle_t *)&e.timer, NULL);
+	close_and_drain(&loop, s);
+	assert_int_equal(uv_loop_close(&loop), 0);
+}
+
 static void test_disabled_busy_and_reuse(void **state)
 {
 	uv_loop_t loop;
@@ -465,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_probes),
 		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_large_body_and_concurrent_clients),
+		cmocka_unit_test(test_handler),
 		cmocka_unit_test(test_disabled_busy_and_reuse),
 	};
 	return cmocka_run_group_tests_name("http", tests, setup, teardown);

@@ -706,10 +706,10 @@ static void test_series_of_a_namespace_go_with_its_last_job(void **state)
 	struct tj_std_metrics m;
 	char *text;
 	const struct tj_job_series jobs[] = {
-		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning" },
-		{ "team-a", "gh200", TJ_STATE_NONE, "" },
-		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning" },
-		{ "team-b", "", TJ_STATE_FAILED, "ReachedMaxRestarts" },
+		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning", "j", -1, -1 },
+		{ "team-a", "gh200", TJ_STATE_NONE, "", "j", -1, -1 },
+		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning", "j", -1, -1 },
+		{ "team-b", "", TJ_STATE_FAILED, "ReachedMaxRestarts", "j", -1, -1 },
 	};
 
 	assert_int_equal(tj_metrics_new(&reg), 0);
@@ -764,6 +764,41 @@ static void test_series_of_a_namespace_go_with_its_last_job(void **state)
 	tj_metrics_free(reg);
 }
 
+/* trainjob_progress_percent and trainjob_eta_seconds: what the training code of each job that
+ * has not finished reported, and nothing for the others. */
+static void test_progress_of_jobs_that_report(void **state)
+{
+	struct tj_metrics *reg;
+	struct tj_std_metrics m;
+	char *text;
+	const struct tj_job_series jobs[] = {
+		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning", "llama", 42, 5400 },
+		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning", "vit", 7, -1 },
+		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning", "quiet", -1, -1 },
+		{ "team-b", "h100", TJ_STATE_COMPLETE, "AllPodsSucceeded", "done", 100, 0 },
+	};
+
+	assert_int_equal(tj_metrics_new(&reg), 0);
+	assert_int_equal(tj_std_metrics_register(reg, &m), 0);
+	assert_int_equal(tj_std_metrics_feed_jobs(&m, jobs, 4), 0);
+	text = render(reg);
+	assert_non_null(strstr(text, "trainjob_progress_percent{namespace=\"team-a\",trainjob="
+	                             "\"llama\"} 42\n"
+	                             "trainjob_progress_percent{namespace=\"team-a\",trainjob="
+	                             "\"vit\"} 7\n"));
+	assert_non_null(strstr(text, "trainjob_eta_seconds{namespace=\"team-a\",trainjob="
+	                             "\"llama\"} 5400\n"));
+	assert_int_equal(count_lines_starting(text, "trainjob_progress_percent{"), 2);
+	assert_int_equal(count_lines_starting(text, "trainjob_eta_seconds{"), 1);
+	free(text);
+	/* Once llama is gone, its series are too. */
+	assert_int_equal(tj_std_metrics_feed_jobs(&m, jobs + 1, 3), 0);
+	text = render(reg);
+	assert_null(strstr(text, "llama"));
+	free(text);
+	tj_metrics_free(reg);
+}
+
 /* trainjob_queue_jobs counts the Queued jobs of each namespace and class by the reason their
  * status gives; every pair with a job has the nine reasons (the queue's five, and held,
  * dependency, preempted and requeued), and a job that runs counts in none. */
@@ -773,15 +808,15 @@ static void test_queue_counts_queued_jobs_by_namespace_and_reason(void **state)
 	struct tj_std_metrics m;
 	char *text;
 	const struct tj_job_series jobs[] = {
-		{ "team-a", "gh200", TJ_STATE_QUEUED, "Resources" },
-		{ "team-a", "gh200", TJ_STATE_QUEUED, "Resources" },
-		{ "team-a", "gh200", TJ_STATE_QUEUED, "Priority" },
-		{ "team-a", "gh200", TJ_STATE_QUEUED, "Preempted" },
-		{ "team-a", "gh200", TJ_STATE_QUEUED, "JobHeldUser" },
-		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning" },
-		{ "team-b", "h100", TJ_STATE_QUEUED, "QuotaExceeded" },
-		{ "team-b", "h100", TJ_STATE_FAILED, "NeverFits" },
-		{ "team-c", "h100", TJ_STATE_RUNNING, "AllPodsRunning" },
+		{ "team-a", "gh200", TJ_STATE_QUEUED, "Resources", "j", -1, -1 },
+		{ "team-a", "gh200", TJ_STATE_QUEUED, "Resources", "j", -1, -1 },
+		{ "team-a", "gh200", TJ_STATE_QUEUED, "Priority", "j", -1, -1 },
+		{ "team-a", "gh200", TJ_STATE_QUEUED, "Preempted", "j", -1, -1 },
+		{ "team-a", "gh200", TJ_STATE_QUEUED, "JobHeldUser", "j", -1, -1 },
+		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning", "j", -1, -1 },
+		{ "team-b", "h100", TJ_STATE_QUEUED, "QuotaExceeded", "j", -1, -1 },
+		{ "team-b", "h100", TJ_STATE_FAILED, "NeverFits", "j", -1, -1 },
+		{ "team-c", "h100", TJ_STATE_RUNNING, "AllPodsRunning", "j", -1, -1 },
 	};
 
 	assert_int_equal(tj_metrics_new(&reg), 0);
@@ -817,7 +852,7 @@ static void test_queue_counts_queued_jobs_by_namespace_and_reason(void **state)
 
 	/* The queue drained and team-b's jobs gone: team-a's series read 0, team-b has none. */
 	const struct tj_job_series later[] = {
-		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning" },
+		{ "team-a", "gh200", TJ_STATE_RUNNING, "AllPodsRunning", "j", -1, -1 },
 	};
 	assert_int_equal(tj_std_metrics_feed_jobs(&m, later, 1), 0);
 	text = render(reg);
@@ -1097,6 +1132,7 @@ int main(void)
 		cmocka_unit_test(test_std_feeders),
 		cmocka_unit_test(test_series_of_a_namespace_go_with_its_last_job),
 		cmocka_unit_test(test_queue_counts_queued_jobs_by_namespace_and_reason),
+		cmocka_unit_test(test_progress_of_jobs_that_report),
 		cmocka_unit_test(test_time_to_running),
 		cmocka_unit_test(test_process_metrics),
 	};

@@ -34,7 +34,11 @@ static cJSON *render_one(const char *spec, const char *runtime, const struct tj_
 	cJSON *pod = NULL;
 
 	assert_int_equal(
-	        tj_render_prepare(&(struct tj_render_input){ job, rt, cls, excluded, n_excluded },
+	        tj_render_prepare(&(struct tj_render_input){ .job = job,
+	                                                     .runtime = rt,
+	                                                     .gpu_class = cls,
+	                                                     .excluded_nodes = excluded,
+	                                                     .n_excluded_nodes = n_excluded },
 	                          &r, &why),
 	        0);
 	assert_int_equal(tj_render_pod(r, rank, attempt, &pod), 0);
@@ -166,11 +170,12 @@ static void test_procs_table(void **state)
 		snprintf(spec, sizeof(spec), "{'runtimeRef':{'name':'torch-gh200'},'trainer':%s}",
 		         c->trainer);
 		job = make_job(spec);
-		assert_int_equal(
-		        tj_render_prepare(
-		                &(struct tj_render_input){ job, rt, &test_classes[0], NULL, 0 }, &r,
-		                &why),
-		        0);
+		assert_int_equal(tj_render_prepare(
+		                         &(struct tj_render_input){ .job = job,
+		                                                    .runtime = rt,
+		                                                    .gpu_class = &test_classes[0] },
+		                         &r, &why),
+		                 0);
 		assert_int_equal(tj_render_procs_per_node(r), c->want_procs);
 		assert_int_equal(tj_render_num_nodes(r), job->num_nodes ? job->num_nodes : 1);
 		assert_int_equal(tj_render_pod(r, 0, 0, &pod), 0);
@@ -250,11 +255,12 @@ static void test_resources_merge_table(void **state)
 		else
 			snprintf(spec, sizeof(spec), "{'runtimeRef':{'name':'torch-gh200'}}");
 		job = make_job(spec);
-		assert_int_equal(
-		        tj_render_prepare(
-		                &(struct tj_render_input){ job, rt, &test_classes[0], NULL, 0 }, &r,
-		                &why),
-		        0);
+		assert_int_equal(tj_render_prepare(
+		                         &(struct tj_render_input){ .job = job,
+		                                                    .runtime = rt,
+		                                                    .gpu_class = &test_classes[0] },
+		                         &r, &why),
+		                 0);
 		assert_int_equal(tj_render_pod(r, 0, 0, &pod), 0);
 		assert_json_equal(
 		        tj_json_path(cJSON_GetArrayItem(tj_json_path(pod, "spec.containers"), 0),
@@ -377,11 +383,12 @@ static void test_errors_table(void **state)
 		} else {
 			rt = make_runtime("torch-gh200");
 		}
-		assert_int_equal(
-		        tj_render_prepare(
-		                &(struct tj_render_input){ job, rt, &test_classes[0], NULL, 0 }, &r,
-		                &why),
-		        -EINVAL);
+		assert_int_equal(tj_render_prepare(
+		                         &(struct tj_render_input){ .job = job,
+		                                                    .runtime = rt,
+		                                                    .gpu_class = &test_classes[0] },
+		                         &r, &why),
+		                 -EINVAL);
 		assert_ptr_equal(r, (struct tj_render *)0x1); /* untouched on error */
 		assert_string_equal(why.reason, c->want_reason);
 		assert_string_equal(why.message, c->want_message);
@@ -528,7 +535,7 @@ static void test_runtime_env_and_port_not_duplicated(void **state)
 
 	assert_int_equal(tj_runtime_from_json(j, &rt), 0);
 	assert_int_equal(
-	        tj_render_prepare(&(struct tj_render_input){ job, rt, NULL, NULL, 0 }, &r, &why),
+	        tj_render_prepare(&(struct tj_render_input){ .job = job, .runtime = rt }, &r, &why),
 	        0);
 	assert_int_equal(tj_render_pod(r, 0, 3, &pod), 0);
 	node = cJSON_GetArrayItem(tj_json_path(pod, "spec.containers"), 0);
@@ -575,7 +582,7 @@ static void test_mpi_node_has_no_torchrun_wiring(void **state)
 
 	assert_int_equal(tj_runtime_from_json(j, &rt), 0);
 	assert_int_equal(
-	        tj_render_prepare(&(struct tj_render_input){ job, rt, NULL, NULL, 0 }, &r, &why),
+	        tj_render_prepare(&(struct tj_render_input){ .job = job, .runtime = rt }, &r, &why),
 	        0);
 	assert_int_equal(tj_render_pod(r, 0, 0, &pod), 0);
 	node = cJSON_GetArrayItem(tj_json_path(pod, "spec.containers"), 0);
@@ -626,7 +633,7 @@ static void test_env_injection(void **state)
 	assert_int_equal(tj_runtime_from_json(j, &rt), 0);
 	assert_null(rt->unsupported);
 	assert_int_equal(
-	        tj_render_prepare(&(struct tj_render_input){ job, rt, NULL, NULL, 0 }, &r, &why),
+	        tj_render_prepare(&(struct tj_render_input){ .job = job, .runtime = rt }, &r, &why),
 	        0);
 	assert_int_equal(tj_render_pod(r, 1, 0, &pod), 0);
 	assert_json_equal(
@@ -796,10 +803,49 @@ static void test_names(void **state)
 	assert_string_equal(buf, "llama-node-0-15-a2");
 }
 
+/* With the config's trainerStatus, the node container gets Kubeflow's wiring for reporting
+ * progress: its env and the projected token of the job's audience. */
+static void test_trainer_status_wiring(void **state)
+{
+	struct tj_trainjob *job = make_job(VIT_SPEC);
+	struct tj_runtime *rt = make_runtime("torch-gh200");
+	struct tj_render *r = NULL;
+	struct tj_problem why = { "", "" };
+	cJSON *pod = NULL, *node, *vol;
+
+	assert_int_equal(tj_render_prepare(
+	                         &(struct tj_render_input){
+	                                 .job = job,
+	                                 .runtime = rt,
+	                                 .gpu_class = &test_classes[0],
+	                                 .trainer_status_url = "https://tjc.sys.svc:10443",
+	                                 .trainer_status_ca_config_map = "trainjob-ca" },
+	                         &r, &why),
+	                 0);
+	assert_int_equal(tj_render_pod(r, 1, 0, &pod), 0);
+	node = tj_json_find_by(tj_json_path(pod, "spec.containers"), "name", "node");
+	assert_string_equal(tj_json_string(tj_json_find_by(tj_json_path(node, "env"), "name",
+	                                                   "KUBEFLOW_TRAINER_SERVER_URL"),
+	                                   "value"),
+	                    "https://tjc.sys.svc:10443/apis/trainer.kubeflow.org/v1alpha1/"
+	                    "namespaces/team-a/trainjobs/vit/status");
+	vol = tj_json_find_by(tj_json_path(pod, "spec.volumes"), "name", "kubeflow-trainer-token");
+	assert_non_null(vol);
+	assert_string_equal(
+	        tj_json_string(cJSON_GetArrayItem(tj_json_path(vol, "projected.sources"), 0),
+	                       "serviceAccountToken.audience"),
+	        "trainer.kubeflow.org/v1alpha1/namespaces/team-a/trainjobs/vit/status");
+	cJSON_Delete(pod);
+	tj_render_free(r);
+	tj_runtime_free(rt);
+	tj_trainjob_free(job);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_pod),
+		cmocka_unit_test(test_trainer_status_wiring),
 		cmocka_unit_test(test_no_class_no_placement),
 		cmocka_unit_test(test_procs_table),
 		cmocka_unit_test(test_resources_merge_table),

@@ -61,7 +61,7 @@ static char *print(const cJSON *o)
 static void test_token_review_body(void **state)
 {
 	static const char token[] = "tok.en.xyz";
-	cJSON *o = tj_token_review_new(token, 6);
+	cJSON *o = tj_token_review_new(token, 6, NULL);
 	char *s = print(o);
 
 	assert_string_equal(s,

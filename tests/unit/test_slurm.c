@@ -270,7 +270,9 @@ static const char *const trainjobs_json =
                 3600) ",'status':{'state':'Running','reason':'AllPodsRunning',"
                       "'startTime':'2026-11-29T11:30:00Z','deadline':'2026-11-29T12:20:00Z','"
                       "gpuSeconds':28800,"
-                      "'gpuSecondsCountedUntil':'2026-11-29T11:50:00Z'}},"
+                      "'gpuSecondsCountedUntil':'2026-11-29T11:50:00Z',"
+                      "'trainerStatus':{'progressPercentage':42,'estimatedRemainingSeconds':"
+                      "1500,'lastUpdatedTime':'2026-11-29T11:59:00Z'}}},"
                       "{'metadata':{'name':'wait','namespace':'team-a','uid':'u-wait','"
                       "creationTimestamp':"
                       "'2026-11-29T11:10:00Z','annotations':{'trainjob.flame.dev/"
@@ -338,6 +340,12 @@ static void test_jobs_from_lists(void **state)
 	assert_int_equal(jobs.jobs[0].gpu_seconds, 2400);
 	assert_int_equal(jobs.jobs[0].wasted_gpu_seconds, 2400);
 	assert_int_equal(jobs.jobs[2].n_nodes, 0);
+	assert_true(jobs.jobs[1].job->status.has_progress);
+	assert_int_equal(jobs.jobs[1].job->status.progress_percent, 42);
+	assert_true(jobs.jobs[1].job->status.has_eta);
+	assert_int_equal(jobs.jobs[1].job->status.eta_seconds, 1500);
+	assert_false(jobs.jobs[2].job->status.has_progress);
+	assert_false(jobs.jobs[2].job->status.has_eta);
 	tj_slurm_jobs_clear(&jobs);
 	assert_int_equal(jobs.n, 0);
 }
@@ -366,12 +374,13 @@ static void test_squeue(void **state)
 	(void)state;
 	tj_squeue_default_states(&o);
 	text = print_squeue(&o);
-	assert_string_equal(text, "JOBID PARTITION NAME USER   ST  TIME TIME_LEFT NODES "
-	                          "NODELIST(REASON)\n"
-	                          "big   gh200     big  alice  R  30:00     20:00     2 "
-	                          "gh200-[1-2]\n"
-	                          "wait  gpu       wait team-a PD  0:00 UNLIMITED     5 "
-	                          "(Resources)\n");
+	/* PROGRESS and ETA: what big's training code reported, N/A for wait. */
+	assert_string_equal(text, "JOBID PARTITION NAME USER   ST  TIME TIME_LEFT PROGRESS   ETA "
+	                          "NODES NODELIST(REASON)\n"
+	                          "big   gh200     big  alice  R  30:00     20:00      42% 25:00 "
+	                          "    2 gh200-[1-2]\n"
+	                          "wait  gpu       wait team-a PD  0:00 UNLIMITED      N/A   N/A "
+	                          "    5 (Resources)\n");
 	free(text);
 	o.start = true;
 	text = print_squeue(&o);
@@ -383,10 +392,10 @@ static void test_squeue(void **state)
 	o.start = false;
 	assert_int_equal(tj_squeue_parse_states("to,CD", &o, err, sizeof(err)), 0);
 	text = print_squeue(&o);
-	assert_string_equal(text, "JOBID PARTITION NAME USER   ST  TIME TIME_LEFT NODES "
-	                          "NODELIST(REASON)\n"
-	                          "done  gh200     done team-b TO 10:00      0:00     1 "
-	                          "(DeadlineExceeded)\n");
+	assert_string_equal(text, "JOBID PARTITION NAME USER   ST  TIME TIME_LEFT PROGRESS ETA "
+	                          "NODES NODELIST(REASON)\n"
+	                          "done  gh200     done team-b TO 10:00      0:00      N/A N/A "
+	                          "    1 (DeadlineExceeded)\n");
 	free(text);
 	assert_int_equal(tj_squeue_parse_states("all", &o, err, sizeof(err)), 0);
 	for (int s = 0; s < TJ_SLURM_STATE_COUNT; s++)
