@@ -745,17 +745,18 @@ static void test_framework_runtimes_table(void **state)
 		job = make_job(spec);
 		assert_int_equal(tj_runtime_from_json(j, &rt), 0);
 		if (!c->want_env) {
-			assert_int_equal(tj_render_prepare(&(struct tj_render_input){ job, rt, NULL,
-			                                                              NULL, 0 },
-			                                   &r, &why),
-			                 -EINVAL);
+			assert_int_equal(
+			        tj_render_prepare(
+			                &(struct tj_render_input){ .job = job, .runtime = rt }, &r,
+			                &why),
+			        -EINVAL);
 			assert_string_equal(why.reason, "InvalidSpec");
 			assert_string_equal(why.message, c->want_message);
 			goto next;
 		}
 		assert_int_equal(
-		        tj_render_prepare(&(struct tj_render_input){ job, rt, NULL, NULL, 0 }, &r,
-		                          &why),
+		        tj_render_prepare(&(struct tj_render_input){ .job = job, .runtime = rt },
+		                          &r, &why),
 		        0);
 		assert_int_equal(tj_render_pod(r, c->rank, 0, &pod), 0);
 		node = cJSON_GetArrayItem(tj_json_path(pod, "spec.containers"), 0);
