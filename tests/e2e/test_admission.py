@@ -177,7 +177,7 @@ def test_second_of_two_five_node_jobs_waits_with_no_pod_then_runs_whole(admitter
 
         out = kubectl("get", "tj", "-n", namespace).stdout
         assert out.splitlines()[0].split() == ["NAME", "STATE", "REASON", "RUNTIME", "NODES", "GPUS/NODE", "RESTARTS",
-                                               "DEADLINE", "AGE"]
+                                               "PROGRESS", "ETA", "DEADLINE", "AGE"]
         rows = {r["NAME"]: r for r in table(out)}
         assert (rows["second"]["STATE"], rows["second"]["REASON"], rows["second"]["NODES"]) == ("Queued", "Resources", "5")
         assert (rows["first"]["STATE"], rows["first"]["REASON"]) == ("Running", "AllPodsRunning")
