@@ -33,8 +33,8 @@
 #   soak-regressions  (only when named) the soak once for each seed of tests/soak/regressions,
 #             the seeds that once broke it, each on a fresh cluster as the soak's.
 # Each stage builds what it uses, prints its own result line with its time, and the last
-# line counts the tests of all stages, "all: N passed, M failed, K skipped", and names the
-# suites that skipped tests (a line on each above it says how many and why). A stage that
+# line counts the tests of all stages, "all: N passed, M failed, K skipped"; the lines above it
+# name the suites that skipped tests and say how many and why. A stage that
 # ran no test at all has failed. A failure anywhere makes the exit status non-zero, but
 # later stages still run, so one run shows every failure.
 #
@@ -495,10 +495,11 @@ if ((${#skip_notes[@]})); then
 		echo "  $note"
 	done
 fi
-line="all: $passed passed, $failed failed, $skipped skipped"
+# The suites that skipped go on a line of their own, so that the last line keeps the plain
+# form "all: N passed, M failed, K skipped" that CI reads.
 if ((${#skipped_suites[@]})); then
-	line+=" ($(printf '%s, ' "${skipped_suites[@]}"))"
-	line=${line/%, )/)}
+	names=$(printf '%s, ' "${skipped_suites[@]}")
+	echo "skipped suites: ${names%, }"
 fi
-echo "$line"
+echo "all: $passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
