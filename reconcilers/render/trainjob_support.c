@@ -44,14 +44,15 @@ static int check_members(const cJSON *obj, const char *const *list, const char *
 	return 0;
 }
 
-/* A pod spec patch; extra lists the members allowed beside the pod spec's (the v2.0
- * podSpecOverride's targetJobs), or NULL. */
+/* A pod spec patch; extra names the member allowed beside the pod spec's (the v2.0
+ * podSpecOverride's targetJobs, a runtime patch's grace period), or NULL. */
 static int check_pod_spec(const cJSON *spec, const char *path, const char *extra,
                           struct tj_problem *why)
 {
 	static const char *const lists[] = { "containers", "initContainers" };
 	const cJSON *el;
-	char sub[PATH_MAX_LEN];
+	/* Room for path (of at most PATH_MAX_LEN) and ".initContainers[<int>]". */
+	char sub[PATH_MAX_LEN + 32];
 
 	cJSON_ArrayForEach(el, spec) if (!known(el->string, pod_spec_known) &&
 	                                 !(extra && el->string &&
