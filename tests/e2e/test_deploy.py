@@ -22,8 +22,8 @@ AS = f"system:serviceaccount:{NS}:{SA}"
 
 @pytest.fixture(scope="module")
 def deployed(crds):
-    """The base applied for real, and the SDK's ConfigMap (the overlay's too); removed
-    afterwards, except the CRDs and the ConfigMap other suites use."""
+    """The base applied for real, and the SDK's ConfigMap beside it; removed afterwards,
+    except the CRDs and the ConfigMap other suites use."""
     kubectl("apply", "-k", BASE)
     kubectl("apply", "-k", os.path.join(REPO, "deploy", "kubeflow-sdk"))
     yield
