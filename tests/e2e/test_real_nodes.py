@@ -1,7 +1,8 @@
 """The local cluster's real nodes (deploy/local/real-nodes.sh): real-0 and real-1 run each
 pod's container with containerd and runc, give it an address on their shared bridge, and
 CoreDNS answers for the cluster domain, so that the pods of a job find each other by the
-names of its headless Service, as a TrainJob's ranks do.
+names of its headless Service, as a TrainJob's ranks do; and a TrainJob whose runtime
+selects the CPU-only GPU class of these nodes runs its command there.
 
 Without real nodes these tests fail, saying why the cluster has none (the check of
 cluster.sh up that failed), so that CI never passes without them; TJC_REAL_NODES=0, which
@@ -11,7 +12,8 @@ import os
 
 import pytest
 
-from kube import apply, kubectl, kubectl_json, wait_for
+from conftest import Controller
+from kube import REPO, apply, kubectl, kubectl_json, pods, wait_for, wait_state
 
 REAL = "trainjob.flame.dev/real"
 IMAGE = "docker.io/library/debian:bookworm"
@@ -134,3 +136,70 @@ def test_two_pods_on_two_nodes_find_each_other_through_the_headless_service(name
     # Each node gives its pods addresses of its own range of the shared bridge's network.
     a, b = rank0["status"]["podIP"].split("."), rank1["status"]["podIP"].split(".")
     assert a[:2] == b[:2] and a[2] != b[2], (a, b)
+
+
+# The GPU class of the real nodes, for a controller of this module's own: what a runtime names
+# to send its pods there. They have no GPU; a job asks for none.
+REAL_CLASS = """  # The local cluster's real nodes (deploy/local/real-nodes.sh), CPU only.
+  - name: real
+    resource: nvidia.com/gpu
+    arch: amd64
+    nodeLabels:
+      trainjob.flame.dev/real: "true"
+    tolerations:
+      - key: trainjob.flame.dev/real
+        operator: Exists
+        effect: NoSchedule
+"""
+
+
+@pytest.fixture(scope="module")
+def real_controller(real_nodes, session_controller_aside, tmp_path_factory):
+    """A controller whose config has the real nodes' class besides the shipped ones."""
+    with open(os.path.join(REPO, "deploy", "config", "config.yaml")) as f:
+        shipped = f.read()
+    assert "\ngpuClasses:\n" in shipped
+    path = tmp_path_factory.mktemp("real") / "config.yaml"
+    path.write_text(shipped.replace("\ngpuClasses:\n", "\ngpuClasses:\n" + REAL_CLASS, 1))
+    c = Controller("--config", str(path)).start()
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def test_a_trainjob_on_the_real_class_runs_its_ranks_for_real(real_controller, namespace):
+    """A runtime named torch-real selects the class real; the TrainJob's two ranks run its
+    command in containers on the real nodes, resolve the master's address the controller gives
+    them (<job>-node-0-0.<job>, through the job's headless Service), and the job completes."""
+    apply({
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainingRuntime",
+        "metadata": {"name": "torch-real", "labels": {"trainer.kubeflow.org/framework": "torch"}},
+        "spec": {
+            "mlPolicy": {"numNodes": 1, "torch": {"numProcPerNode": 1}},
+            "template": {"spec": {"replicatedJobs": [{"name": "node", "template": {
+                "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+                "spec": {"template": {"spec": {"containers": [
+                    {"name": "node", "image": IMAGE, "imagePullPolicy": "Never"}]}}}}}]}},
+        },
+    }, "-n", namespace)
+    command = ("for i in $(seq 60); do getent hosts $MASTER_ADDR >/dev/null && break; sleep 1; done; "
+               "echo rank $RANK of $WORLD_SIZE on $(hostname -i), master $MASTER_ADDR at $(getent hosts $MASTER_ADDR | cut -d' ' -f1)")
+    apply({
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "rt"},
+        "spec": {
+            "runtimeRef": {"name": "torch-real", "kind": "TrainingRuntime"},
+            "trainer": {"numNodes": 2, "command": ["bash", "-c", command],
+                        "resourcesPerNode": {"requests": {"cpu": "100m", "memory": "64Mi"}}},
+        },
+    }, "-n", namespace)
+    wait_state(namespace, "rt", "Complete", timeout=120)
+    ranks = sorted(pods(namespace, "rt"), key=lambda p: p["metadata"]["name"])
+    assert [p["spec"]["nodeName"].startswith("real-") for p in ranks] == [True, True], [p["spec"].get("nodeName") for p in ranks]
+    master_ip = ranks[0]["status"]["podIP"]
+    for rank, p in enumerate(ranks):
+        log = kubectl("logs", p["metadata"]["name"], "-n", namespace).stdout.strip()
+        assert log == f"rank {rank} of 2 on {p['status']['podIP']}, master rt-node-0-0.rt at {master_ip}", log
