@@ -54,7 +54,7 @@ real_bridge() { echo "tjcbr$(real_net_index)"; }
 real_net_prefix() { echo "10.$((200 + $(real_net_index)))"; }
 real_dns_ip() { echo "$(real_net_prefix).0.1"; }
 
-# The kubelets' ports: the four after the control plane's six in the cluster's block.
+# The kubelets' ports: the two after the control plane's six in the cluster's block.
 real_kubelet_port() {
 	local -a p
 	mapfile -t p < <(cluster_ports)
@@ -72,7 +72,7 @@ real_check() {
 		echo "not root (a kubelet and containerd need root)"
 		return
 	}
-	for c in containerd ctr runc ip; do
+	for c in containerd ctr runc ip podman cc; do
 		command -v "$c" >/dev/null || {
 			echo "$c is not installed (scripts/install-deps.sh installs it)"
 			return
@@ -105,9 +105,10 @@ real_check() {
 }
 
 # The pause image and the pods' image as archives for `ctr images import`, made once: the
-# pause image when deploy/local/real/pause.c changes.
+# pause image again when deploy/local/real/pause.c changes. 1 when one could not be made,
+# with why in real_failure.
 real_images_build() {
-	local dir pause_hash
+	local dir pause_hash image=$here/../image.sh
 	dir=$(real_images_dir)
 	mkdir -p "$dir"
 	pause_hash=$(sha256sum "$here/real/pause.c" | cut -c1-16)
@@ -115,23 +116,27 @@ real_images_build() {
 		real_say "building the pause image from deploy/local/real/pause.c"
 		local root
 		root=$(mktemp -d)
-		cc -O2 -static -o "$root/pause" "$here/real/pause.c"
-		strip "$root/pause"
-		tar -C "$root" -cf "$root.tar" pause
-		"$here/../image.sh" podman import --change 'ENTRYPOINT ["/pause"]' "$root.tar" "$REAL_PAUSE_IMAGE" >/dev/null 2>&1 ||
-			die "podman could not import the pause image"
-		"$here/../image.sh" podman save --format docker-archive -o "$dir/pause.tar.new" "$REAL_PAUSE_IMAGE" >/dev/null 2>&1 ||
-			die "podman could not save the pause image"
+		if ! cc -O2 -s -static -o "$root/pause" "$here/real/pause.c" >"$root.log" 2>&1 ||
+			! tar -C "$root" -cf "$root.tar" pause ||
+			! "$image" podman import --change 'ENTRYPOINT ["/pause"]' "$root.tar" "$REAL_PAUSE_IMAGE" >"$root.log" 2>&1 ||
+			! "$image" podman save --format docker-archive -o "$dir/pause.tar.new" "$REAL_PAUSE_IMAGE" >"$root.log" 2>&1; then
+			real_failure="the pause image could not be built: $(tail -1 "$root.log")"
+			rm -rf "$root" "$root.tar" "$root.log"
+			return 1
+		fi
 		mv "$dir/pause.tar.new" "$dir/pause.tar"
-		rm -rf "$root" "$root.tar"
+		rm -rf "$root" "$root.tar" "$root.log"
 		echo "$pause_hash" >"$dir/pause.stamp"
 	fi
 	if [[ ! -f $dir/debian.tar ]]; then
 		real_say "saving the pods' image $REAL_TEST_IMAGE (made from Debian's packages once, by deploy/image.sh)"
-		"$here/../image.sh" base
-		"$here/../image.sh" podman save --format docker-archive -o "$dir/debian.tar.new" "$REAL_TEST_IMAGE" >/dev/null 2>&1 ||
-			die "podman could not save $REAL_TEST_IMAGE"
+		if ! "$image" base >"$dir/debian.log" 2>&1 ||
+			! "$image" podman save --format docker-archive -o "$dir/debian.tar.new" "$REAL_TEST_IMAGE" >"$dir/debian.log" 2>&1; then
+			real_failure="the pods' image $REAL_TEST_IMAGE could not be made: $(tail -1 "$dir/debian.log")"
+			return 1
+		fi
 		mv "$dir/debian.tar.new" "$dir/debian.tar"
+		rm -f "$dir/debian.log"
 	fi
 }
 
@@ -406,12 +411,14 @@ real_nodes_up() {
 	fi
 	real_nodes_down quiet
 	mkdir -p "$(real_dir)"
-	local why
+	local why real_failure=""
 	why=$(real_check)
 	if [[ -z $why ]]; then
-		real_images_build
-		local real_failure=""
-		real_nodes_start || why="$real_failure (logs: $(real_run_dir))"
+		if ! real_images_build; then
+			why=$real_failure
+		elif ! real_nodes_start; then
+			why="$real_failure (logs: $(real_run_dir))"
+		fi
 	fi
 	if [[ -n $why ]]; then
 		real_say "none, KWOK nodes only: $why"
