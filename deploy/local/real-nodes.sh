@@ -193,6 +193,11 @@ real_cni_config() {
 				ranges: [[{subnet: $subnet, rangeStart: $start, rangeEnd: $last, gateway: $gw}]]}}]}'
 }
 
+# The kubelet's config for node $1 (index $2). Its API takes anonymous requests, as the API
+# server sends them (kwokctl gives it no kubelet client certificate), and listens on the
+# bridge's address only. The eviction and image GC thresholds are at their lowest: a
+# developer's fuller disk must not evict the tests' pods or remove the imported images, which
+# no registry could give back.
 real_kubelet_config() {
 	local n=$1 i=$2 d r
 	d="$(real_dir)/$n"
