@@ -7,6 +7,8 @@
 #                              e.g. linux/arm64), tagged localhost/trainjob-controller:PLATFORM's arch
 #   image.sh save ARCH FILE    write the image of ARCH as a gzipped OCI archive to FILE and
 #                              print its size in bytes
+#   image.sh base              make the Debian base image below if the store lacks it (the
+#                              local cluster's real nodes run their pods on it)
 #   image.sh podman ARGS...    podman with this store and the run settings below
 #
 # The Containerfile starts from debian:bookworm. No container registry is needed: when the
@@ -90,6 +92,7 @@ save() {
 }
 
 case ${1:-} in
+base) base ;;
 build) build "${@:2}" ;;
 save) save "${@:2}" ;;
 podman)
@@ -99,5 +102,5 @@ podman)
 	*) pod "$@" ;;
 	esac
 	;;
-*) die "usage: image.sh build [PLATFORM] | save ARCH FILE | podman ARGS..." ;;
+*) die "usage: image.sh build [PLATFORM] | save ARCH FILE | base | podman ARGS..." ;;
 esac

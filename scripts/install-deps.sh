@@ -2,8 +2,9 @@
 # Installs every system package the project needs on a Debian 12 machine: the C toolchain
 # and libraries of the controller, the static checkers, the fuzzing runtime, Prometheus and
 # promtool (the alert tests and the Prometheus e2e), podman and mmdebstrap for the image
-# (deploy/image.sh), etcdctl (the soak compacts the local cluster's etcd), and Go for the
-# local control plane. Safe to run again: packages already present are left alone.
+# (deploy/image.sh), etcdctl (the soak compacts the local cluster's etcd), containerd, runc
+# and the CNI plugins for the local cluster's real nodes (deploy/local/real-nodes.sh), and Go
+# for the local control plane. Safe to run again: packages already present are left alone.
 set -euo pipefail
 
 packages=(
@@ -15,6 +16,7 @@ packages=(
 	prometheus python3-yaml
 	podman runc mmdebstrap
 	etcd-client
+	containerd containernetworking-plugins
 )
 
 missing=()

@@ -401,10 +401,11 @@ soak_checker_tests() {
 
 # One soak on the cluster $1, started afresh and removed at the end (the faults delete nodes
 # and restart the API server: always a cluster in a known state), with the venv $2, for $3
-# seconds, with the seed $4 (empty: a new one). Its status is the soak's.
+# seconds, with the seed $4 (empty: a new one). Its status is the soak's. The cluster has no
+# real nodes (TJC_REAL_NODES=0): every job of the soak wants GPUs, which they lack.
 soak_run() {
 	local cluster=$1 venv=$2 seconds=$3 rc=0
-	local -a seed=() env=(TJC_CLUSTER="$cluster" TJC_KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster")
+	local -a seed=() env=(TJC_CLUSTER="$cluster" TJC_KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster" TJC_REAL_NODES=0)
 	[[ -n $4 ]] && seed=(--seed "$4")
 	env "${env[@]}" deploy/local/cluster.sh down >/dev/null
 	if ! env "${env[@]}" deploy/local/cluster.sh up; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kwok, kwokctl) from their Go modules into a cache outside the repo, and
+# kube-scheduler, kwok, kwokctl) from their Go modules into a cache outside the repo, the
+# real nodes' kubelet and CoreDNS unless TJC_REAL_NODES=0 (deploy/local/real-nodes.sh), and
 # Kueue (sigs.k8s.io/kueue/cmd/kueue) too when TJC_KUEUE=1, and Kubeflow Trainer's
 # trainer-controller-manager and JobSet's manager when TJC_KUBEFLOW=1 (for the side-by-side
 # benchmark, deploy/local/kubeflow-trainer.sh; nothing of them ships in the product).
@@ -26,8 +27,12 @@ mkdir -p "$TJC_BIN" "$GOMODCACHE" "$GOCACHE"
 
 say() { printf '[build-control-plane %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
+# The hash of a wrapper module: its go.mod, go.sum and its own Go files (CoreDNS's main).
 module_hash() {
-	cat "$here/tools/$1/go.mod" "$here/tools/$1/go.sum" | sha256sum | cut -c1-16
+	{
+		cat "$here/tools/$1/go.mod" "$here/tools/$1/go.sum"
+		find "$here/tools/$1" -maxdepth 1 -name '*.go' -print0 | sort -z | xargs -0 -r cat
+	} | sha256sum | cut -c1-16
 }
 
 k8s_version() {
@@ -109,6 +114,13 @@ build_set() {
 			bash -c 'cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$TJC_BIN/" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl' \
 			_ "$here/tools/kwok"
 		;;
+	coredns)
+		# Our own main (tools/coredns/main.go) with only the plugins the Corefile uses.
+		say "coredns: building (a cold build takes 2-5 min on two cores)"
+		build_with_progress coredns \
+			bash -c 'cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$TJC_BIN/coredns" .' \
+			_ "$here/tools/coredns"
+		;;
 	kueue)
 		say "kueue: building $(kueue_version) (a cold build takes 15-30 min on two cores)"
 		build_with_progress kueue \
@@ -150,7 +162,14 @@ k8s_bins=(kube-apiserver kube-controller-manager kube-scheduler)
 if ! command -v kubectl >/dev/null 2>&1 || [[ -x $TJC_BIN/kubectl ]]; then
 	k8s_bins+=(kubectl)
 fi
+# The real nodes' kubelet comes from the same Kubernetes module as the control plane.
+if [[ ${TJC_REAL_NODES:-1} == 1 ]]; then
+	k8s_bins+=(kubelet)
+fi
 build_set k8s "${k8s_bins[@]}"
+if [[ ${TJC_REAL_NODES:-1} == 1 ]]; then
+	build_set coredns coredns
+fi
 # Kueue is optional (TJC_KUEUE=1): only clusters that run it pay for its build.
 if [[ ${TJC_KUEUE:-0} == 1 ]]; then
 	build_set kueue kueue

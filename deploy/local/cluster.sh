@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The local simulated GPU cluster: a real etcd, kube-apiserver, kube-controller-manager and
-# kube-scheduler, with KWOK standing in for the kubelets of FLAME-shaped nodes.
+# kube-scheduler, with KWOK standing in for the kubelets of FLAME-shaped nodes, and two real
+# kubelet nodes (real-0, real-1) that run containers, with CoreDNS for the cluster domain
+# (deploy/local/real-nodes.sh).
 #
 #   cluster.sh up        build the binaries if needed, start the cluster, create the nodes,
 #                        wait until every node is Ready (harmless on a running cluster)
@@ -15,6 +17,8 @@
 # 8 GPUs), TJC_CPU_NODES (2; amd64, no GPU). Raise them for benchmarks: thousands work.
 # GPU nodes are labelled with their rack and block (topology.flame.dev/rack, /block):
 # racks of 2 nodes, blocks of 4.
+# TJC_REAL_NODES=0 leaves the real nodes out; without root, containerd or cgroups the cluster
+# has KWOK nodes only, and `up` says which check failed.
 # TJC_CLUSTER names the cluster (default "trainjob"), so several can run side by side.
 # TJC_NATIVE_GANG=1 turns on Kubernetes' native gang scheduling when the cluster is created:
 # the feature gates GenericWorkload and GangScheduling (kube-apiserver, kube-scheduler and
@@ -30,6 +34,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/env.sh"
 # shellcheck source=deploy/local/kueue.sh
 . "$here/kueue.sh"
+# shellcheck source=deploy/local/real-nodes.sh
+. "$here/real-nodes.sh"
 
 GH200_NODES=${TJC_GH200_NODES:-8}
 H100_NODES=${TJC_H100_NODES:-4}
@@ -286,6 +292,7 @@ cmd_up() {
 			say "cluster '$TJC_CLUSTER' exists but does not answer; recreating it"
 			kueue_down
 			kubeflow_down
+			real_nodes_down
 			"$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" delete cluster >/dev/null 2>&1 || true
 		fi
 		local stages config
@@ -319,11 +326,12 @@ cmd_up() {
 	fi
 	apply_nodes
 	wait_default_serviceaccount
+	real_nodes_up
 	# A cluster that ran Kueue gets it back if it stopped.
 	if [[ ${TJC_KUEUE:-0} == 1 || -d $(kueue_dir) ]]; then
 		kueue_up
 	fi
-	say "cluster '$TJC_CLUSTER' is ready: $(total_nodes) nodes$(kueue_running && echo ", Kueue $(kueue_version)")"
+	say "cluster '$TJC_CLUSTER' is ready: $(total_nodes) KWOK nodes$(real_nodes_running && echo ", ${#REAL_NODE_NAMES[@]} real")$(kueue_running && echo ", Kueue $(kueue_version)")"
 	cat <<EOF
 
   export KUBECONFIG=$TJC_KUBECONFIG
@@ -336,6 +344,7 @@ cmd_down() {
 	if [[ -d $(cluster_dir) ]]; then
 		kueue_down
 		kubeflow_down
+		real_nodes_down
 		say "stopping cluster '$TJC_CLUSTER'"
 		"$TJC_BIN/kwokctl" --name "$TJC_CLUSTER" delete cluster --kubeconfig "$TJC_KUBECONFIG" >/dev/null
 		rm -f "$TJC_KUBECONFIG" "$(ports_dir)/$TJC_CLUSTER".{ports,kwokctl.yaml}
@@ -348,6 +357,7 @@ cmd_down() {
 cmd_status() {
 	if is_up && { [[ ! -d $(kueue_dir) ]] || kueue_running; }; then
 		say "cluster '$TJC_CLUSTER' is running$(kueue_running && echo " with Kueue $(kueue_version)"); kubeconfig: $TJC_KUBECONFIG"
+		real_nodes_status
 		k get nodes -L nvidia.com/gpu.product,kubernetes.io/arch,nvidia.com/gpu.count
 	else
 		local dead

@@ -49,7 +49,9 @@ def gang_cluster(crds):
     if served():
         yield
         return
-    env = dict(os.environ, TJC_CLUSTER=os.environ.get("TJC_CLUSTER", "trainjob") + "-gang", TJC_NATIVE_GANG="1")
+    # Its gangs want GPUs: the cluster has no real nodes, which would only add to its start.
+    env = dict(os.environ, TJC_CLUSTER=os.environ.get("TJC_CLUSTER", "trainjob") + "-gang", TJC_NATIVE_GANG="1",
+               TJC_REAL_NODES="0")
     env.pop("TJC_KUBECONFIG", None)  # the session cluster's
     session_kubeconfig = os.environ["KUBECONFIG"]
     try:
