@@ -37,9 +37,10 @@ def certs(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def server(crds, certs):
+def server(session_controller_aside, certs):
     """A controller serving the trainer status API on a port of its own, whose config wires
-    the pods to it."""
+    the pods to it; the session's controller steps aside, or it would create the pods
+    without the wiring."""
     port = free_port()
     config = config_with_policy(f"trainerStatus:\n  url: https://127.0.0.1:{port}\n"
                                 "  caConfigMap: trainjob-controller-ca\n")
