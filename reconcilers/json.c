@@ -119,6 +119,16 @@ int tj_json_upsert_named(cJSON *array, cJSON *item)
 	return tj_json_put_by(array, "name", name ? name : "", item);
 }
 
+cJSON *tj_json_find_container(const cJSON *spec, const char *name)
+{
+	cJSON *c;
+
+	if (!name)
+		return NULL;
+	c = tj_json_find_by(tj_json_path(spec, "containers"), "name", name);
+	return c ? c : tj_json_find_by(tj_json_path(spec, "initContainers"), "name", name);
+}
+
 cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value)
 {
 	cJSON *el;

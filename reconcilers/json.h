@@ -46,6 +46,10 @@ cJSON *tj_json_find_by(const cJSON *array, const char *key, const char *value);
  * is NULL or array is not one. */
 int tj_json_put_by(cJSON *array, const char *key, const char *value, cJSON *item);
 
+/* The container of a pod spec named name, else its init container of that name; NULL when
+ * it has neither (or name is NULL). */
+cJSON *tj_json_find_container(const cJSON *spec, const char *name);
+
 /* tj_json_put_by by the item's own "name" (an env list, volumes). */
 int tj_json_upsert_named(cJSON *array, cJSON *item);
 

@@ -127,10 +127,7 @@ static const cJSON *step_container(const cJSON *runtime, const char *job, const 
 {
 	const cJSON *rj = tj_json_find_by(
 	        tj_json_path(runtime, "spec.template.spec.replicatedJobs"), "name", job);
-	const cJSON *spec = tj_json_path(rj, "template.spec.template.spec");
-	const cJSON *c = tj_json_find_by(tj_json_path(spec, "containers"), "name", name);
-
-	return c ? c : tj_json_find_by(tj_json_path(spec, "initContainers"), "name", name);
+	return tj_json_find_container(tj_json_path(rj, "template.spec.template.spec"), name);
 }
 
 /* Whether an earlier target than the n-th of targets names job. */

@@ -683,7 +683,9 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 	                                 in->trainer_status_ca_config_map) < 0)
 		goto fail;
 	r = calloc(1, sizeof(*r));
-	if (!r || !(r->job_name = strdup(job->name)))
+	if (!r || !(r->job_name = strdup(job->name)) ||
+	    (policy == TJ_ML_TORCH && in->runtime->env_targets &&
+	     tj_json_parse(in->runtime->env_targets, &r->env_targets) < 0))
 		goto fail;
 	r->pod = pod;
 	r->placement = placement;
@@ -694,13 +696,6 @@ int tj_render_prepare(const struct tj_render_input *in, struct tj_render **ret,
 		.procs = procs,
 	};
 	r->gpu_class = in->gpu_class;
-	if (policy == TJ_ML_TORCH && in->runtime->env_targets &&
-	    (rc = tj_json_parse(in->runtime->env_targets, &r->env_targets)) < 0) {
-		rc = -ENOMEM;
-		r->pod = NULL; /* freed below with the rest */
-		r->placement = NULL;
-		goto fail;
-	}
 	*ret = r;
 	return 0;
 fail:
@@ -717,11 +712,8 @@ int tj_render_inject_env(const struct tj_render *r, cJSON *pod, const char *step
 
 	cJSON_ArrayForEach(name, tj_json_path(target, "containerNames"))
 	{
-		const char *n = cJSON_GetStringValue(name);
-		cJSON *c = n ? tj_json_find_by(tj_json_path(spec, "containers"), "name", n) : NULL;
+		cJSON *c = tj_json_find_container(spec, cJSON_GetStringValue(name));
 
-		if (!c && n)
-			c = tj_json_find_by(tj_json_path(spec, "initContainers"), "name", n);
 		/* The runtime's check found each in the template; an override cannot remove one. */
 		if (c && tj_wiring_add_torchrun_env(tj_json_array(c, "env"), &r->wiring, index) < 0)
 			return -ENOMEM;
