@@ -179,6 +179,13 @@ static const struct tj_workload kueue_bare = { .namespace = "team-a",
 #define JOBS(a, r, s, f)                                                                           \
 	"'jobsStatus':[{'name':'node','active':" #a ",'ready':" #r ",'succeeded':" #s              \
 	",'failed':" #f ",'suspended':0}]"
+/* A job that failed at its deadline, with a active pods. */
+#define FAILED_STATUS(a)                                                                           \
+	"{'state':'Failed','reason':'DeadlineExceeded','message':'m','restartCount':0,'"           \
+	"observedGeneration':2," STARTED ",'completionTime':'2026-11-29T11:30:00Z'," JOBS(         \
+	        a, 0, 0, 0) ",'conditions':[{'type':'Failed','status':'True','reason':'"           \
+	                    "DeadlineExceeded','message':'m','lastTransitionTime':'2026-"          \
+	                    "11-29T11:30:00Z'}]}"
 #define RUNNING_STATUS                                                                             \
 	"{'state':'Running','reason':'AllPodsRunning','message':'4 of 4 pods "                     \
 	"running','restartCount':0,'observedGeneration':2," STARTED                                \
@@ -703,12 +710,7 @@ static const struct plan_case cases[] = {
 	{ .name = "a failed job is final; pods still running are deleted",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .status =
-	          "{'state':'Failed','reason':'DeadlineExceeded','message':'m','restartCount':0,'"
-	          "observedGeneration':2," STARTED ",'completionTime':'2026-11-29T11:30:00Z'," JOBS(
-	                  1, 0, 0, 0) ",'conditions':[{'type':'Failed','status':'True','reason':'"
-	                              "DeadlineExceeded','message':'m','lastTransitionTime':'2026-"
-	                              "11-29T11:30:00Z'}]}",
+	  .status = FAILED_STATUS(1),
 	  .pods = { RUNNING(0, "gh200-1") },
 	  .n_pods = 1,
 	  .want = { "0 DeletePod vit-node-0-0-a0" },
@@ -718,24 +720,14 @@ static const struct plan_case cases[] = {
 	          "Suspended",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':4}}",
 	  .runtime = "torch-gh200",
-	  .status =
-	          "{'state':'Failed','reason':'DeadlineExceeded','message':'m','restartCount':0,'"
-	          "observedGeneration':2," STARTED ",'completionTime':'2026-11-29T11:30:00Z'," JOBS(
-	                  0, 0, 0, 0) ",'conditions':[{'type':'Failed','status':'True','reason':'"
-	                              "DeadlineExceeded','message':'m','lastTransitionTime':'2026-"
-	                              "11-29T11:30:00Z'}]}",
+	  .status = FAILED_STATUS(0),
 	  .want_status =
 	          "Failed|DeadlineExceeded|m|restarts=0|Failed=DeadlineExceeded|jobs=0/0/0/0/0" },
 	{ .name = "Failed is terminal: a failed job with no pod left creates none, whatever its "
 	          "spec says",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
 	  .runtime = "torch-gh200",
-	  .status =
-	          "{'state':'Failed','reason':'DeadlineExceeded','message':'m','restartCount':0,'"
-	          "observedGeneration':2," STARTED ",'completionTime':'2026-11-29T11:30:00Z'," JOBS(
-	                  0, 0, 0, 0) ",'conditions':[{'type':'Failed','status':'True','reason':'"
-	                              "DeadlineExceeded','message':'m','lastTransitionTime':'2026-"
-	                              "11-29T11:30:00Z'}]}",
+	  .status = FAILED_STATUS(0),
 	  .want_status =
 	          "Failed|DeadlineExceeded|m|restarts=0|Failed=DeadlineExceeded|jobs=0/0/0/0/0" },
 	{ .name = "suspend deletes the live pods and sets Suspended",
