@@ -316,12 +316,19 @@ def gone(pid):
     """Whether process pid has exited, every thread of it: the leader of a multi-threaded
     process shows as a zombie while its other threads still exit and hold its sockets."""
     try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
-                    return False
+        tids = os.listdir(f"/proc/{pid}/task")
     except FileNotFoundError:
-        pass
+        return True
+    for tid in tids:
+        # A thread that exits between the listing and the read is gone: its stat file vanishes
+        # (FileNotFoundError) or was opened and reads as ESRCH (ProcessLookupError).
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if state not in ("Z", "X"):
+            return False
     return True
 
 
