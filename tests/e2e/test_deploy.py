@@ -153,6 +153,9 @@ def can_i(verb, resource, namespace=None, subresource=None):
     # An MPI job's SSH key Secret and hostfile ConfigMap.
     ("create", "secrets", "default", None),
     ("create", "configmaps", "default", None),
+    # The runtime snapshots: created when a job starts, listed and watched by their label.
+    ("list", "configmaps", None, None),
+    ("watch", "configmaps", None, None),
     # The accounting records of deleted TrainJobs: that one ConfigMap of a namespace.
     ("get", "configmaps/trainjob-accounting", "default", None),
     ("patch", "configmaps/trainjob-accounting", "default", None),
