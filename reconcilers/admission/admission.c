@@ -722,9 +722,12 @@ static void hold_gang(struct run *r, const struct tj_admission_job *job, int64_t
 		hold_slot(r, r->launcher_slot, start, until);
 }
 
-/* A hold from start (> 0) widens the range of the holds' starts that backfill reads. */
-static void span_start(struct heads *heads, int64_t start)
+/* A hold from start (> 0), of a job of tier tier, widens the range of the holds' starts and
+ * tiers that backfill reads. */
+static void span_start(struct heads *heads, int64_t start, int tier)
 {
+	if (!heads->first_start || tier > heads->top_tier)
+		heads->top_tier = tier;
 	if (!heads->first_start || start < heads->first_start)
 		heads->first_start = start;
 	if (start > heads->last_start)
@@ -777,7 +780,7 @@ static int backfill_preempting(struct run *r, size_t b, size_t j, struct heads *
 	hold_gang(r, job, stop);
 	/* Its hold counts among the reservations' starts that backfill reads (kept_until): a job
 	 * that ends before the first head's start, but after this stop, stays off it. */
-	span_start(heads, stop);
+	span_start(heads, stop, job->tier);
 	return 0;
 }
 
@@ -799,7 +802,11 @@ static bool place_ending_by(struct run *r, size_t b, const struct tj_admission_j
  * the nodes it takes (place_ending_by). Without a walltime nobody can tell when it ends: it may
  * still keep off the reserved nodes, but only when every job with a reservation has an expected
  * start; behind one whose start is unknown, it waits, so that a stream of such jobs cannot starve
- * it. */
+ * it. A job of a tier below that of a job with a reservation keeps off the reserved nodes, its
+ * walltime whatever: an expected start counts the walltimes of what runs, most jobs end before
+ * theirs, and the job of the higher tier, ready before its expected start, would find the
+ * lower one on its nodes and wait its grace to preempt it; off them, it fills what the
+ * reservations leave. */
 static int backfill(struct run *r, size_t b, size_t j, struct heads *heads, bool fits)
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
@@ -821,7 +828,7 @@ static int backfill(struct run *r, size_t b, size_t j, struct heads *heads, bool
 		if (m)
 			m->fits_elsewhere = 0;
 	}
-	if (job->walltime > 0 && heads->first_start > 0 &&
+	if (job->walltime > 0 && heads->first_start > 0 && job->tier >= heads->top_tier &&
 	    place_ending_by(r, b, job, sat_add(in->now, sat_add(job->walltime, job->grace)), heads))
 		return admit(r, b, j, true);
 	return backfill_preempting(r, b, j, heads);
@@ -838,7 +845,7 @@ static void hold_reservation(struct run *r, size_t j, int64_t start, struct head
 	if (!start)
 		heads->unknown = true;
 	else
-		span_start(heads, start);
+		span_start(heads, start, r->in->jobs[j].tier);
 }
 
 /* A job whose victims are on their way out, on the nodes it chose then (claimed): admitted

@@ -42,7 +42,10 @@
  *   it fits in what is free now and delays no job that has a reservation: each node it
  *   takes is reserved for nobody, or its own walltime, with the grace its pods have to stop
  *   after it, ends no later than the earliest expected start of the reservations holding
- *   that node (each node's own plan, as Slurm's). A job without a walltime
+ *   that node (each node's own plan, as Slurm's). A job of a tier lower than that of a job
+ *   with a reservation takes none of the reserved nodes, whatever its walltime: the job of the
+ *   higher tier is ready as soon as the jobs before it end, most before their walltimes, and
+ *   would then wait the lower one's grace to preempt it. A job without a walltime
  *   starts behind a blocked head only off the reserved nodes, and only when every job with
  *   a reservation has an expected start. With backfill off the queue is strict FIFO per
  *   class: nothing starts behind a blocked head.

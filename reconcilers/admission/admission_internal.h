@@ -86,6 +86,9 @@ struct heads {
 	 * jobs past the depth that preempt (from their victims' stop); 0: none. */
 	int64_t first_start;
 	int64_t last_start;
+	/* The highest tier among the jobs of those holds: the jobs of lower tiers backfill off
+	 * the reserved nodes (admission.c, backfill). */
+	int top_tier;
 };
 
 /* What the free nodes of a class hold of one shape of gang, as long as nothing changes them:

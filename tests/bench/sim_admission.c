@@ -4,7 +4,8 @@
  * wait), apart from what the API server, the scheduler and the machine add to it, for FIFO
  * and backfill on the same trace.
  *
- *   sim_admission NODES [--overhead SECONDS] [--jobs] [--shares A:B:...] [--depth N] < trace
+ *   sim_admission NODES [--overhead SECONDS] [--jobs] [--shares A:B:...] [--depth N]
+ *                 [--scavenge RUN [--grace S] [--scavenge-walltime S] [--trace-grace S]] < trace
  *
  * The trace is one job a line, "nodes walltime run [namespace]" (seconds; the namespace a
  * number from 0, 0 when absent), all submitted at 0 in that order, each pod of 4 GPUs on
@@ -21,6 +22,17 @@
  * of its run, during which it holds its nodes without running: what a cluster adds to each
  * start (the creates, the binding, the kubelet). The walltime counts from the admission, as
  * on the cluster, and cuts a run that the overhead pushes past it.
+ *
+ * --scavenge RUN adds a backlog of one-node jobs of the tier low that run RUN seconds (walltime
+ * --scavenge-walltime, twice RUN unless given), in a namespace of their own, preempted by the
+ * trace's jobs; their pods stop --grace seconds after they are told (30 unless given). The
+ * queue counts a job's grace as the controller does (controller/admission/admitter_queue.c):
+ * each job's nodes come back that long after its walltime ends, and a job backfilled must end,
+ * grace included, before the reservations on its nodes start. The trace's own pods have
+ * --trace-grace seconds (0 unless given; pods that do not set terminationGracePeriodSeconds,
+ * as the benchmark's runtime, have the Kubernetes default, 30). The scavenge line gives, beside
+ * the utilisation, the share of the trace's makespan the nodes were held by no job, neither
+ * running nor in their overhead: what the policy leaves idle.
  *
  * --share-period S computes the fair-share points again only when S seconds have passed
  * since they were last computed, as the controller reads the usage again every
@@ -65,10 +77,11 @@ struct sim_job {
 	size_t n_claimed;
 };
 
-/* A stretch of time a job's pods held their nodes, for the utilisation over a window. */
+/* A stretch of time a job's pods held their nodes, for the utilisation over a window: from
+ * its admission (admitted), running from `from` (after the overhead) until `to`. */
 struct held {
 	int nodes;
-	int64_t from, to;
+	int64_t admitted, from, to;
 };
 
 struct outcome {
@@ -76,8 +89,10 @@ struct outcome {
 	double utilisation, mean_wait;
 	size_t backfilled, cycles;
 	/* --scavenge: the makespan of the jobs of the trace, the utilisation over it (the low
-	 * jobs' runs too, preempted ones included), their mean wait, and the preemptions. */
-	double trace_makespan, trace_utilisation, trace_wait;
+	 * jobs' runs too, preempted ones included), the share of it the nodes were held by no job
+	 * (neither running nor starting: what the policy leaves idle), their mean wait, and the
+	 * preemptions. */
+	double trace_makespan, trace_utilisation, trace_idle, trace_wait;
 	size_t preemptions;
 	/* Each namespace's node-ticks run until the busy period ends (busy_until: the first
 	 * time a namespace has no job left waiting). */
@@ -87,6 +102,9 @@ struct outcome {
 
 static size_t n_namespaces = 1;
 static int64_t grace = 30 * TICKS; /* --grace: a preempted job's pods stop that much later */
+/* --trace-grace: the grace of the trace's own pods, which the queue counts after their
+ * walltime (the cluster's runtime leaves the Kubernetes default, 30 s); 0 unless given */
+static int64_t trace_grace;
 /* --share-period: the fair-share points are computed again at most that often (the
  * controller's TJ_ADMITTER_SHARES_PERIOD_S); 0: at every cycle */
 static int64_t share_period;
@@ -153,18 +171,46 @@ static int read_trace(struct sim_job **ret, size_t *ret_n)
 	return 0;
 }
 
-/* The node-ticks of the stretches within [0, until]. */
-static int64_t held_until(const struct held *h, size_t n, int64_t until)
+/* The node-ticks of the stretches within [0, until], from their runs' start, or from their
+ * admission (since_admitted). */
+static int64_t held_until(const struct held *h, size_t n, int64_t until, bool since_admitted)
 {
 	int64_t sum = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		int64_t to = h[i].to < until ? h[i].to : until;
+		int64_t from = since_admitted ? h[i].admitted : h[i].from;
 
-		if (to > h[i].from)
-			sum += (int64_t)h[i].nodes * (to - h[i].from);
+		if (to > from)
+			sum += (int64_t)h[i].nodes * (to - from);
 	}
 	return sum;
+}
+
+/* Records the stretch of each run that ends after from and no later than to, each once, busy
+ * after its overhead; *trace_end the last end of a job of the trace. 0 or -1 (no memory). */
+static int record_runs(const struct sim_job *jobs, size_t n_jobs, int64_t from, int64_t to,
+                       int64_t overhead, struct held **held, size_t *n_held, size_t *cap,
+                       int64_t *trace_end)
+{
+	for (size_t j = 0; j < n_jobs; j++) {
+		const struct sim_job *job = &jobs[j];
+
+		if (job->start < 0 || job->end > to || job->end <= from)
+			continue;
+		if (*n_held == *cap) {
+			void *p = realloc(*held, (*cap *= 2) * sizeof(**held));
+
+			if (!p)
+				return -1;
+			*held = p;
+		}
+		(*held)[(*n_held)++] =
+		        (struct held){ job->nodes, job->start, job->start + overhead, job->end };
+		if (!job->low && job->end > *trace_end)
+			*trace_end = job->end;
+	}
+	return 0;
 }
 
 /* Runs the trace through tj_admit with backfill on or off; the low jobs (--scavenge) fill
@@ -262,6 +308,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 					.request = pod_request,
 					.creation_time = 1,
 					.walltime = job->walltime,
+					.grace = job->low ? grace : trace_grace,
 					.tier = job->low ? -1000 : 0,
 					.preempts = job->low ? 0 : 1u << 1,
 					.preempting = preempting,
@@ -293,8 +340,10 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 						                            pod_request };
 				releases[n_releases++] = (struct tj_admission_release){
 					.node = job->on[p],
-					.at = job->stop >= 0 ? job->stop
-					                     : job->start + job->walltime,
+					.at = job->stop >= 0
+					              ? job->stop
+					              : job->start + job->walltime +
+					                        (job->low ? grace : trace_grace),
 					.resources = pod_request,
 				};
 			}
@@ -391,29 +440,19 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 			        (double)now / TICKS);
 			goto out;
 		}
-		/* The runs that end by then, each once, busy after its overhead. */
-		for (size_t j = 0; j < n_jobs; j++) {
-			struct sim_job *job = &jobs[j];
-
-			if (job->start < 0 || job->end > next || job->end <= now)
-				continue;
-			if (n_held == held_cap) {
-				void *p = realloc(held, (held_cap *= 2) * sizeof(*held));
-
-				if (!p)
-					goto out;
-				held = p;
-			}
-			held[n_held++] =
-			        (struct held){ job->nodes, job->start + overhead, job->end };
-			if (!job->low && job->end > trace_end)
-				trace_end = job->end;
-		}
+		/* The runs that end by then. */
+		if (record_runs(jobs, n_jobs, now, next, overhead, &held, &n_held, &held_cap,
+		                &trace_end) < 0)
+			goto out;
 		now = next;
 		done = 0;
 		for (size_t j = 0; j < n_jobs; j++)
 			done += !jobs[j].low && jobs[j].start >= 0 && jobs[j].end <= now;
 	}
+	/* The low jobs that still run when the last of the trace ends. */
+	if (record_runs(jobs, n_jobs, now, INT64_MAX, overhead, &held, &n_held, &held_cap,
+	                &trace_end) < 0)
+		goto out;
 	if (!ret->busy_until)
 		ret->busy_until = now;
 	double total = 0;
@@ -426,12 +465,17 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 			ret->ns_part[jobs[j].ns] +=
 			        (double)ran_until(&jobs[j], ret->busy_until) / total;
 	ret->makespan = (double)now / TICKS;
-	ret->utilisation = (double)held_until(held, n_held, now) / ((double)n_nodes * (double)now);
+	ret->utilisation =
+	        (double)held_until(held, n_held, now, false) / ((double)n_nodes * (double)now);
 	ret->mean_wait = (double)waits / TICKS / (double)n_trace;
 	ret->trace_makespan = (double)trace_end / TICKS;
-	ret->trace_utilisation = trace_end ? (double)held_until(held, n_held, trace_end) /
-	                                             ((double)n_nodes * (double)trace_end)
-	                                   : 0;
+	if (trace_end) {
+		double capacity = (double)n_nodes * (double)trace_end;
+
+		ret->trace_utilisation =
+		        (double)held_until(held, n_held, trace_end, false) / capacity;
+		ret->trace_idle = 1 - (double)held_until(held, n_held, trace_end, true) / capacity;
+	}
 	ret->trace_wait = ret->mean_wait;
 	rc = 0;
 out:
@@ -459,7 +503,7 @@ static int usage(void)
 {
 	fprintf(stderr, "usage: sim_admission NODES [--overhead SECONDS] [--jobs] "
 	                "[--shares A:B:...] [--share-period S] [--depth N] [--scavenge RUN "
-	                "[--grace SECONDS] "
+	                "[--grace SECONDS] [--trace-grace SECONDS] "
 	                "[--scavenge-walltime SECONDS]] < "
 	                "trace (lines: nodes walltime run [namespace])\n");
 	return 2;
@@ -538,6 +582,10 @@ int main(int argc, char **argv)
 			share_period = atoll(argv[++i]) * TICKS;
 			if (share_period < 0 || share_period > 86400LL * TICKS)
 				return usage();
+		} else if (strcmp(argv[i], "--trace-grace") == 0 && i + 1 < argc) {
+			trace_grace = atoll(argv[++i]) * TICKS;
+			if (trace_grace < 0 || trace_grace > 3600LL * TICKS)
+				return usage();
 		} else if (strcmp(argv[i], "--grace") == 0 && i + 1 < argc) {
 			grace = atoll(argv[++i]) * TICKS;
 			if (grace < 0 || grace > 3600LL * TICKS)
@@ -610,12 +658,12 @@ int main(int argc, char **argv)
 		for (size_t k = 0; k < n_low; k++)
 			free(jobs[n_jobs + k].on);
 		printf("scavenge: %zu low jobs of %.0f s (grace %.0f s): the trace's makespan "
-		       "%.1f s, utilisation %.1f %% over it, the trace's wait mean %.0f s "
-		       "(%+.0f s against backfill), %zu preemptions\n",
+		       "%.1f s, utilisation %.1f %% over it (nodes held by no job %.1f %%), the "
+		       "trace's wait mean %.0f s (%+.0f s against backfill), %zu preemptions\n",
 		       n_low, (double)scavenge_run / TICKS, (double)grace / TICKS,
 		       scavenge.trace_makespan, 100 * scavenge.trace_utilisation,
-		       scavenge.trace_wait, scavenge.trace_wait - backfill.mean_wait,
-		       scavenge.preemptions);
+		       100 * scavenge.trace_idle, scavenge.trace_wait,
+		       scavenge.trace_wait - backfill.mean_wait, scavenge.preemptions);
 	}
 
 	printf("{\"jobs\": %zu, \"nodes\": %zu, \"overhead_s\": %.1f, \"fifo_makespan_s\": %.1f, "
@@ -623,12 +671,14 @@ int main(int argc, char **argv)
 	       "\"backfill_makespan_s\": %.1f, \"backfill_utilisation\": %.4f, "
 	       "\"backfill_wait_mean_s\": %.1f, \"backfilled\": %zu, \"namespaces\": %zu, "
 	       "\"fifo_share_gap\": %.4f, \"backfill_share_gap\": %.4f, "
-	       "\"scavenge_utilisation\": %.4f, \"scavenge_wait_mean_s\": %.1f, "
+	       "\"scavenge_utilisation\": %.4f, \"scavenge_idle\": %.4f, "
+	       "\"scavenge_wait_mean_s\": %.1f, "
 	       "\"preemptions\": %zu}\n",
 	       n_jobs, n_nodes, (double)overhead / TICKS, fifo.makespan, fifo.utilisation,
 	       fifo.mean_wait, backfill.makespan, backfill.utilisation, backfill.mean_wait,
 	       backfill.backfilled, n_namespaces, fifo_gap, backfill_gap,
-	       scavenge.trace_utilisation, scavenge.trace_wait, scavenge.preemptions);
+	       scavenge.trace_utilisation, scavenge.trace_idle, scavenge.trace_wait,
+	       scavenge.preemptions);
 	rc = 0;
 out:
 	for (size_t j = 0; j < n_jobs; j++) {

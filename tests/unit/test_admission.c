@@ -129,6 +129,21 @@ struct adm_case {
 
 #define POS(p, q) .position = p, .queue = q
 
+/* A head of 2 nodes on two GH200 nodes, one of them busy for 1000 s (busy_for): it waits,
+ * its expected start in 1000 s, its reservation on both. */
+#define HEAD_AT_1000(k, t, p, q)                                                                   \
+	{                                                                                          \
+		.key = k, .nodes = 2, .gpus = 4, .created = 1, .tier = t,                          \
+		.verdict = TJ_ADMISSION_WAITING, .reason = "Resources", POS(p, q),                 \
+		.start = NOW + 1000, .free = 1,                                                    \
+		.message = "position " #p " of " #q " in gh200: needs 2 nodes x 4 GPUs, 1 such "   \
+		           "node free; expected start 10:16Z"                                      \
+	}
+
+/* A job of the tier low, of one node, 30 s of walltime and 10 s of grace. */
+#define LOW_30S                                                                                    \
+	.key = "scavenger/low", .nodes = 1, .gpus = 4, .tier = -1000, .walltime = 30, .grace = 10
+
 static const struct adm_case cases[] = {
 	/* Pod slots: a node takes no more pods than its kubelet's maxPods, GPUs or not */
 	{ .name = "a node with one pod slot left takes one rank, the next rank goes elsewhere",
@@ -276,17 +291,7 @@ static const struct adm_case cases[] = {
 	  .gh200 = 2,
 	  .busy = 1,
 	  .busy_for = 1000,
-	  .jobs = { { .key = "team-a/head",
-	              .nodes = 2,
-	              .gpus = 4,
-	              .created = 1,
-	              .verdict = TJ_ADMISSION_WAITING,
-	              .reason = "Resources",
-	              POS(1, 2),
-	              .start = NOW + 1000,
-	              .free = 1,
-	              .message = "position 1 of 2 in gh200: needs 2 nodes x 4 GPUs, 1 such node "
-	                         "free; expected start 10:16Z" },
+	  .jobs = { HEAD_AT_1000("team-a/head", 0, 1, 2),
 	            { .key = "team-a/graceful",
 	              .nodes = 1,
 	              .gpus = 4,
@@ -304,17 +309,7 @@ static const struct adm_case cases[] = {
 	  .gh200 = 2,
 	  .busy = 1,
 	  .busy_for = 1000,
-	  .jobs = { { .key = "team-a/head",
-	              .nodes = 2,
-	              .gpus = 4,
-	              .created = 1,
-	              .verdict = TJ_ADMISSION_WAITING,
-	              .reason = "Resources",
-	              POS(1, 1),
-	              .start = NOW + 1000,
-	              .free = 1,
-	              .message = "position 1 of 1 in gh200: needs 2 nodes x 4 GPUs, 1 such node "
-	                         "free; expected start 10:16Z" },
+	  .jobs = { HEAD_AT_1000("team-a/head", 0, 1, 1),
 	            { .key = "team-a/graceful",
 	              .nodes = 1,
 	              .gpus = 4,
@@ -324,6 +319,48 @@ static const struct adm_case cases[] = {
 	              .on = { "gh-2" },
 	              .queue = 1,
 	              .free = 1,
+	              .backfilled = true } },
+	  .admitted = 1,
+	  .backfilled = 1 },
+	/* A job of a lower tier backfills off the nodes reserved for a job of a higher tier */
+	{ .name = "a job of a lower tier than the head's stays off the head's nodes, though its "
+	          "walltime and grace end by the head's start",
+	  .gh200 = 2,
+	  .busy = 1,
+	  .busy_for = 1000,
+	  .jobs = { HEAD_AT_1000("team-a/head", 0, 1, 2),
+	            { LOW_30S, .created = 0, .verdict = TJ_ADMISSION_WAITING, .reason = "Priority",
+	              POS(2, 2), .free = 1,
+	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 1 such node "
+	                         "free; expected start unknown" } },
+	  .admitted = 0 },
+	{ .name = "the same job starts on a node no reservation holds",
+	  .gh200 = 4,
+	  .busy = 1,
+	  .busy_for = 1000,
+	  .jobs = { { .key = "team-a/head",
+	              .nodes = 3,
+	              .gpus = 4,
+	              .created = 1,
+	              .only = { "gh-1", "gh-2", "gh-3" },
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Resources",
+	              POS(1, 1),
+	              .start = NOW + 1000,
+	              .free = 2,
+	              .message = "position 1 of 1 in gh200: needs 3 nodes x 4 GPUs, 2 such nodes "
+	                         "free; expected start 10:16Z" },
+	            { LOW_30S, .created = 0, .on = { "gh-4" }, .queue = 1, .free = 3,
+	              .backfilled = true } },
+	  .admitted = 1,
+	  .backfilled = 1 },
+	{ .name = "behind a head of its own tier, a job backfills onto the head's nodes when its "
+	          "walltime and grace end by the head's start",
+	  .gh200 = 2,
+	  .busy = 1,
+	  .busy_for = 1000,
+	  .jobs = { HEAD_AT_1000("scavenger/head", -1000, 1, 1),
+	            { LOW_30S, .created = 2, .on = { "gh-2" }, .queue = 1, .free = 1,
 	              .backfilled = true } },
 	  .admitted = 1,
 	  .backfilled = 1 },
