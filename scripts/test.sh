@@ -363,6 +363,12 @@ stage_e2e() {
 		}
 		started=1
 	fi
+	# The real nodes' training image, built here rather than inside a test so that a build
+	# shows its progress; tests/e2e/test_real_nodes.py fails with the reason when it is missing.
+	if [[ ${TJC_REAL_NODES:-1} != 0 ]]; then
+		deploy/local/cluster.sh real-image ||
+			echo "e2e: the real nodes' training image is not on them (above: why)"
+	fi
 	local junit=build/e2e-junit.xml
 	rm -f "$junit"
 	# Tests that restart the API server run only on a cluster this run started itself, so a
