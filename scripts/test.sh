@@ -25,6 +25,8 @@
 #             TJC_KUEUE=1 builds it first when it is not (Kueue's first build adds 36 min
 #             on a shared two-core machine, 11 min of CPU time, to a fresh machine's first
 #             run, so it is not the default), TJC_KUEUE=0 leaves Kueue out.
+#             Before the suites the real nodes get their training image
+#             (deploy/local/cluster.sh real-image), built first when its inputs changed.
 #   soak      the chaos soak tests/soak/soak.py for TJC_SOAK_SECONDS (default 300; 3600 for
 #             a release check) with the seed TJC_SOAK_SEED (default: a new one, printed), on
 #             a cluster of its own that it always starts afresh and removes at its end:
