@@ -118,7 +118,7 @@ watch_jobs() {
 	shift
 	while true; do
 		# The states first, then the table: once every state is final, so is the table shown.
-		states=$(k get trainjobs "$@" -o jsonpath='{range .items[*]}{.status.state}{"\n"}{end}')
+		states=$(for job in "$@"; do k get trainjob "$job" -o jsonpath='{.status.state}{"\n"}'; done)
 		table=$(k get trainjobs "$@" -o wide)
 		# Printed again when a row changes but for its age, as `kubectl get -w` prints a row
 		# when its object changes.
@@ -214,8 +214,8 @@ if deploy/local/cluster.sh real-image; then
 	k get pods -l trainer.kubeflow.org/trainjob-name=cpu-train -o wide
 	echo
 	# Each rank's lines but those of its first nine steps.
-	echo "\$ kubectl logs -l trainer.kubeflow.org/trainjob-name=cpu-train --prefix | grep '] rank ' | grep -v 'step [1-9]/'"
-	k logs -l trainer.kubeflow.org/trainjob-name=cpu-train --prefix | grep '] rank ' | grep -v 'step [1-9]/'
+	echo "\$ kubectl logs -l trainer.kubeflow.org/trainjob-name=cpu-train --prefix --tail=-1 | grep '] rank ' | grep -v 'step [1-9]/'"
+	k logs -l trainer.kubeflow.org/trainjob-name=cpu-train --prefix --tail=-1 | grep '] rank ' | grep -v 'step [1-9]/'
 else
 	echo "demo: no real training here (the line above says why)"
 fi

@@ -61,7 +61,10 @@ class Run:
         self.deadline = None
 
     def say(self, what):
-        print(f"rank {self.rank}: {what}", flush=True)
+        # One write of the whole line: the ranks of a pod share its stdout, and a pipe keeps
+        # a write of less than PIPE_BUF whole, where print's separate writes of the text and
+        # the newline (unbuffered, as under torchrun) let another rank's line in between.
+        os.write(1, f"rank {self.rank}: {what}\n".encode())
 
     def record(self, name, **fields):
         if not self.args.checkpoint_dir:
