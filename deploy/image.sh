@@ -9,6 +9,9 @@
 #                              print its size in bytes
 #   image.sh base              make the Debian base image below if the store lacks it (the
 #                              local cluster's real nodes run their pods on it)
+#   image.sh torch-cpu         build the training image of the local cluster's real nodes,
+#                              localhost/trainjob-torch-cpu:latest, from deploy/local/real/torch-cpu
+#                              unless the store has it built from the same inputs
 #   image.sh podman ARGS...    podman with this store and the run settings below
 #
 # The Containerfile starts from debian:bookworm. No container registry is needed: when the
@@ -32,6 +35,8 @@ repo=$(cd "$here/.." && pwd)
 store=$TJC_CACHE/containers
 base_image=docker.io/library/debian:bookworm
 image=localhost/trainjob-controller
+torch_image=localhost/trainjob-torch-cpu:latest
+torch_dir=$repo/deploy/local/real/torch-cpu
 
 die() {
 	printf 'image: %s\n' "$*" >&2
@@ -74,11 +79,36 @@ build() {
 	pod build --pull=never --layers --network host "${ulimits[@]}" --platform "$platform" \
 		--build-arg BUILDPLATFORM="$host" \
 		-f "$repo/deploy/Containerfile" -t "$image:$arch" "$repo"
-	# Each rebuild leaves the image it replaced, and the layers only it used, untagged: in a
-	# vfs store every layer is a whole copy of its root, over 2 GiB a build. Remove those that
-	# are older than this build; its own layers stay as the next build's cache.
+	prune_before "$started"
+}
+
+# Removes the untagged images older than the build that started at $1 (in $SECONDS): each
+# rebuild leaves the image it replaced, and the layers only it used, untagged, and in a vfs
+# store every layer is a whole copy of its root. The build's own layers stay as the next
+# build's cache.
+prune_before() {
 	echo "image: removing the untagged images that earlier builds left"
-	pod image prune -f --filter "until=$((SECONDS - started + 1))s" >/dev/null
+	pod image prune -f --filter "until=$((SECONDS - $1 + 1))s" >/dev/null
+}
+
+# The training image, built again only when a file of its folder changed: the hash of their
+# names and contents, and the ID of the image built from them, are kept beside the store.
+torch_cpu() {
+	local hash stamp=$store/torch-cpu.inputs
+	hash=$(cd "$torch_dir" && sha256sum -- * | sha256sum | cut -c1-16)
+	if [[ -f $stamp && $(cat "$stamp") == "$hash $(pod image inspect --format '{{.Id}}' "$torch_image" 2>/dev/null)" ]]; then
+		echo "image: $torch_image is built from these inputs ($hash)"
+		return
+	fi
+	base
+	echo "image: building $torch_image from deploy/local/real/torch-cpu (inputs $hash; Debian's" \
+		"python3-torch, openmpi-bin and openssh-server, about 300 MB of packages the first time)"
+	local started=$SECONDS
+	pod build --pull=never --layers --network host "${ulimits[@]}" \
+		-f "$torch_dir/Containerfile" -t "$torch_image" "$torch_dir"
+	echo "$hash $(pod image inspect --format '{{.Id}}' "$torch_image")" >"$stamp"
+	echo "image: built $torch_image in $((SECONDS - started)) s"
+	prune_before "$started"
 }
 
 save() {
@@ -95,6 +125,7 @@ case ${1:-} in
 base) base ;;
 build) build "${@:2}" ;;
 save) save "${@:2}" ;;
+torch-cpu) torch_cpu ;;
 podman)
 	shift
 	case ${1:-} in
@@ -102,5 +133,5 @@ podman)
 	*) pod "$@" ;;
 	esac
 	;;
-*) die "usage: image.sh build [PLATFORM] | save ARCH FILE | base | podman ARGS..." ;;
+*) die "usage: image.sh build [PLATFORM] | save ARCH FILE | base | torch-cpu | podman ARGS..." ;;
 esac

@@ -2,7 +2,9 @@
 # The main job (README.md, "The two commands"): a local simulated GPU cluster with the
 # controller running against it, and two example TrainJobs going through it, from Created to Running to
 # Complete, with their pods on GH200 nodes; then a job whose worker crashes once, its
-# message in the status and its pod kept for `kubectl logs` while the next attempt runs.
+# message in the status and its pod kept for `kubectl logs` while the next attempt runs; and
+# last a TrainJob that really trains, on the cluster's two real CPU nodes
+# (examples/torch-cpu-2x2.yaml), with what its ranks said.
 #
 #   scripts/demo.sh         bring everything up and run the examples (again)
 #   scripts/demo.sh down    stop the controller and the cluster
@@ -24,6 +26,8 @@ if [[ $TJC_CLUSTER != trainjob ]]; then
 fi
 pidfile=$TJC_CACHE/demo$suffix.pid
 logfile=$TJC_CACHE/demo$suffix.log
+# The shipped config with the GPU class of the real nodes, which the runtime torch-cpu selects.
+config=$TJC_CACHE/demo$suffix-config.yaml
 examples=(examples/vit-single-gpu.yaml examples/gh200-4x4.yaml)
 
 say() { printf '\n[demo %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -74,8 +78,8 @@ if curl -s -o /dev/null http://127.0.0.1:8081/readyz; then
 	echo "demo: 127.0.0.1:8081 is taken, by the demo of another cluster? (TJC_CLUSTER=NAME scripts/demo.sh down stops it)" >&2
 	exit 1
 fi
-build/release/trainjob-controller --kubeconfig "$TJC_KUBECONFIG" \
-	--config deploy/config/config.yaml \
+sed '/^gpuClasses:$/r deploy/local/real/gpu-class.yaml' deploy/config/config.yaml >"$config"
+build/release/trainjob-controller --kubeconfig "$TJC_KUBECONFIG" --config "$config" \
 	--metrics-bind-address 127.0.0.1:8080 --health-probe-bind-address 127.0.0.1:8081 \
 	>>"$logfile" 2>&1 &
 echo $! >"$pidfile"
@@ -107,25 +111,30 @@ without_age() {
 	}
 	{ print substr($0, 1, a - 1) substr($0, r) }'
 }
-start=$SECONDS
-last=""
-while true; do
-	# The states first, then the table: once every state is final, so is the table shown.
-	states=$(k get trainjobs -o jsonpath='{range .items[*]}{.status.state}{"\n"}{end}')
-	table=$(k get trainjobs -o wide)
-	# Printed again when a row changes but for its age, as `kubectl get -w` prints a row
-	# when its object changes.
-	if [[ $(without_age <<<"$table") != "$last" ]]; then
-		printf '\n%s\n' "$table"
-		last=$(without_age <<<"$table")
-	fi
-	if ! grep -qvE '^(Complete|Failed)$' <<<"$states"; then break; fi
-	if ((SECONDS - start > 300)); then
-		echo "demo: the examples did not finish within 300 s" >&2
-		exit 1
-	fi
-	sleep 1
-done
+# Prints the table of the TrainJobs named whenever a row changes, until each is Complete or
+# Failed, for at most $1 seconds.
+watch_jobs() {
+	local limit=$1 start=$SECONDS last="" states table
+	shift
+	while true; do
+		# The states first, then the table: once every state is final, so is the table shown.
+		states=$(for job in "$@"; do k get trainjob "$job" -o jsonpath='{.status.state}{"\n"}'; done)
+		table=$(k get trainjobs "$@" -o wide)
+		# Printed again when a row changes but for its age, as `kubectl get -w` prints a row
+		# when its object changes.
+		if [[ $(without_age <<<"$table") != "$last" ]]; then
+			printf '\n%s\n' "$table"
+			last=$(without_age <<<"$table")
+		fi
+		if ! grep -qvE '^(Complete|Failed)$' <<<"$states"; then break; fi
+		if ((SECONDS - start > limit)); then
+			echo "demo: $* did not finish within $limit s" >&2
+			exit 1
+		fi
+		sleep 1
+	done
+}
+watch_jobs 300 vit-cifar10 vit-l-4x4
 
 say "their pods, each on its own GH200 node"
 k get pods -l trainer.kubeflow.org/trainjob-name -o wide \
@@ -192,6 +201,24 @@ k get pods -l trainer.kubeflow.org/trainjob-name=crash-demo -L trainjob.flame.de
 echo
 echo "\$ kubectl logs -l trainer.kubeflow.org/trainjob-name=crash-demo,trainjob.flame.dev/failed-attempt"
 k logs -l trainer.kubeflow.org/trainjob-name=crash-demo,trainjob.flame.dev/failed-attempt
+
+say "a TrainJob that really trains: examples/torch-cpu-2x2.yaml on the real nodes real-0 and real-1"
+# The training image is built once (a few minutes) and again only when its folder
+# deploy/local/real/torch-cpu changes; each real node's containerd imports it once.
+if deploy/local/cluster.sh real-image; then
+	k apply -f deploy/local/real/torch-cpu.yaml >/dev/null
+	k delete trainjob cpu-train --ignore-not-found --wait=true >/dev/null
+	k apply -f examples/torch-cpu-2x2.yaml
+	watch_jobs 300 cpu-train
+	echo
+	k get pods -l trainer.kubeflow.org/trainjob-name=cpu-train -o wide
+	echo
+	# Each rank's lines but those of its first nine steps.
+	echo "\$ kubectl logs -l trainer.kubeflow.org/trainjob-name=cpu-train --prefix --tail=-1 | grep '] rank ' | grep -v 'step [1-9]/'"
+	k logs -l trainer.kubeflow.org/trainjob-name=cpu-train --prefix --tail=-1 | grep '] rank ' | grep -v 'step [1-9]/'
+else
+	echo "demo: no real training here (the line above says why)"
+fi
 
 cat <<EOF
 

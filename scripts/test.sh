@@ -25,6 +25,8 @@
 #             TJC_KUEUE=1 builds it first when it is not (Kueue's first build adds 36 min
 #             on a shared two-core machine, 11 min of CPU time, to a fresh machine's first
 #             run, so it is not the default), TJC_KUEUE=0 leaves Kueue out.
+#             Before the suites the real nodes get their training image
+#             (deploy/local/cluster.sh real-image), built first when its inputs changed.
 #   soak      the chaos soak tests/soak/soak.py for TJC_SOAK_SECONDS (default 300; 3600 for
 #             a release check) with the seed TJC_SOAK_SEED (default: a new one, printed), on
 #             a cluster of its own that it always starts afresh and removes at its end:
@@ -362,6 +364,12 @@ stage_e2e() {
 			return
 		}
 		started=1
+	fi
+	# The real nodes' training image, built here rather than inside a test so that a build
+	# shows its progress; tests/e2e/test_real_nodes.py fails with the reason when it is missing.
+	if [[ ${TJC_REAL_NODES:-1} != 0 ]]; then
+		deploy/local/cluster.sh real-image ||
+			echo "e2e: the real nodes' training image is not on them (above: why)"
 	fi
 	local junit=build/e2e-junit.xml
 	rm -f "$junit"

@@ -10,6 +10,9 @@
 #   cluster.sh status    say whether it runs, and show the nodes
 #   cluster.sh kubeconfig  print the path of the cluster's kubeconfig
 #   cluster.sh nodes     (re)apply the node set, e.g. after changing the counts
+#   cluster.sh real-image  build the real nodes' training image localhost/trainjob-torch-cpu:latest
+#                        when its inputs changed (deploy/local/real/torch-cpu) and import it
+#                        into each real node's containerd that lacks it
 #   cluster.sh kueue-built  exit 0 when Kueue's build is in the cache (TJC_KUEUE=1 up runs it
 #                        without building first), 1 when it is not
 #
@@ -378,9 +381,10 @@ down) cmd_down ;;
 status) cmd_status ;;
 kubeconfig) echo "$TJC_KUBECONFIG" ;;
 nodes) apply_nodes ;;
+real-image) real_torch_image ;;
 kueue-built) "$here/build-control-plane.sh" --built kueue kueue ;;
 *)
-	sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac

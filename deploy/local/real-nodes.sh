@@ -32,6 +32,9 @@ REAL_LABEL=trainjob.flame.dev/real
 REAL_CNI_BIN=/usr/lib/cni
 REAL_PAUSE_IMAGE=localhost/trainjob-controller-pause:1
 REAL_TEST_IMAGE=docker.io/library/debian:bookworm
+# The training image (deploy/local/real/torch-cpu, built by deploy/image.sh torch-cpu), which
+# only the clusters that run training import: `cluster.sh real-image`, not `up`.
+REAL_TORCH_IMAGE=localhost/trainjob-torch-cpu:latest
 REAL_CLUSTER_DOMAIN=cluster.local
 
 # On disk: each node's containerd root (images, snapshots), kubelet root, pod logs and
@@ -394,6 +397,47 @@ real_nodes_start() {
 		real_failure="CoreDNS stopped: $(tail -1 "$(real_run_dir)/coredns.log")"
 		return 1
 	}
+}
+
+# Imports the podman image $1 into each real node's containerd that lacks this build of it,
+# through the archive $2 of the node image folder (saved again when the build changed); the
+# image's ID is the stamp of both. 1 when it could not, with why on stderr.
+real_image_import() {
+	local image=$1 archive id n i r
+	archive="$(real_images_dir)/$2"
+	real_nodes_running || {
+		echo "the cluster $TJC_CLUSTER has no real nodes running: $(cat "$(real_why_file)" 2>/dev/null || echo "cluster.sh up starts them")" >&2
+		return 1
+	}
+	id=$("$here/../image.sh" podman image inspect --format '{{.Id}}' "$image") || return 1
+	mkdir -p "$(real_images_dir)"
+	if [[ ! -f $archive || $(cat "$archive.stamp" 2>/dev/null) != "$id" ]]; then
+		real_say "saving $image for the nodes' containerd"
+		"$here/../image.sh" podman save --format docker-archive -o "$archive.new" "$image" || return 1
+		mv "$archive.new" "$archive"
+		echo "$id" >"$archive.stamp"
+	fi
+	local -a imports=() names=()
+	for n in "${REAL_NODE_NAMES[@]}"; do
+		r="$(real_dir)/$n/$2.imported"
+		[[ $(cat "$r" 2>/dev/null) == "$id" ]] && continue
+		real_say "$n: importing $image ($(du -m "$archive" | cut -f1) MB)"
+		{ real_ctr "$n" images import --snapshotter "$(real_snapshotter)" "$archive" >/dev/null && echo "$id" >"$r"; } &
+		imports+=($!)
+		names+=("$n")
+	done
+	for i in "${!imports[@]}"; do
+		wait "${imports[$i]}" || {
+			echo "$image could not be imported into the containerd of ${names[$i]}" >&2
+			return 1
+		}
+	done
+	real_say "$image is on ${REAL_NODE_NAMES[*]}"
+}
+
+# `cluster.sh real-image`: the training image, built when its inputs changed, on the nodes.
+real_torch_image() {
+	"$here/../image.sh" torch-cpu && real_image_import "$REAL_TORCH_IMAGE" torch-cpu.tar
 }
 
 real_nodes_running() {
