@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "base/number.h"
+#include "reconcilers/fields.h"
 #include "reconcilers/json.h"
+#include "reconcilers/steps.h"
 
 #define FAILURE_POLICY "spec.template.spec.failurePolicy"
 
@@ -79,12 +81,19 @@ static int check_failure_policy(const cJSON *fp, struct tj_problem *why)
 	static const char *const strategies[] = { "Recreate", "BlockingRecreate", NULL };
 	const cJSON *el = unknown_member(fp, known);
 	const char *strategy = tj_json_string(fp, "restartStrategy");
+	const cJSON *max = tj_json_path(fp, "maxRestarts");
+	int64_t n;
 	char field[128];
 
 	if (el) {
 		snprintf(field, sizeof(field), FAILURE_POLICY ".%s", el->string);
 		return refuse(why, field, "the field is not implemented");
 	}
+	if (max && !cJSON_IsNull(max) &&
+	    !(cJSON_IsNumber(max) && tj_double_to_int64(max->valuedouble, 0, 1000, &n)))
+		return refuse(why, FAILURE_POLICY ".maxRestarts",
+		              "a restart budget is a whole number from 0 to 1000 (the config's "
+		              "failurePolicy.maxRestarts is never put in its place)");
 	if (strategy && !is_one_of(strategy, strategies))
 		return refuse(why, FAILURE_POLICY ".restartStrategy",
 		              "a restart replaces every pod of the job (Recreate, "
@@ -212,19 +221,109 @@ static int check_env_injection(const cJSON *runtime, struct tj_problem *why)
 	return 0;
 }
 
+/* The Job fields of a replicated job whose values the controller implements, for a
+ * runtime's Job template and a TrainJob's runtimePatches alike (the same field has the same
+ * fate in both): a failed pod fails its step at once (backoffLimit 0), whose failure the
+ * JobSet failurePolicy then decides; every pod has its completion index (Indexed); a
+ * replacement pod is created once the pod it replaces is gone (Failed). */
+int tj_runtime_job_field_check(const cJSON *el, const char *field, const char *reason,
+                               struct tj_problem *why)
+{
+	static const struct {
+		const char *name, *value, *because;
+	} rules[] = {
+		{ "completionMode", "Indexed",
+		  "every pod of a step has its completion index, as in JobSet's default Indexed "
+		  "Jobs" },
+		{ "podReplacementPolicy", "Failed",
+		  "a pod is replaced once the pod it replaces is gone (Failed)" },
+	};
+
+	if (strcmp(el->string, "backoffLimit") == 0) {
+		if (cJSON_IsNumber(el) && el->valuedouble == 0)
+			return 0;
+		tj_problem_set(why, reason,
+		               "%s: only 0 is supported by this controller: a step's failed pod "
+		               "is not retried by itself, it fails the step at once and the "
+		               "JobSet failurePolicy decides the restart (maxRestarts, or "
+		               "trainjob.flame.dev/max-restarts); set backoffLimit to 0 or remove "
+		               "it (crds/README.md lists what is supported)",
+		               field);
+		return -EOPNOTSUPP;
+	}
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		if (strcmp(el->string, rules[i].name) != 0)
+			continue;
+		if (cJSON_IsString(el) && strcmp(el->valuestring, rules[i].value) == 0)
+			return 0;
+		tj_problem_set(why, reason,
+		               "%s: only %s is supported by this controller: %s; set it to %s or "
+		               "remove it (crds/README.md lists what is supported)",
+		               field, rules[i].value, rules[i].because, rules[i].value);
+		return -EOPNOTSUPP;
+	}
+	return -ENOENT;
+}
+
+/* The limited fields of each replicated job's Job template: the Job fields above, and
+ * activeDeadlineSeconds only on the node step, where it is the walltime. */
+static int check_steps(const cJSON *spec, struct tj_problem *why)
+{
+	const cJSON *rj, *el;
+	char field[160];
+	int i = 0;
+
+	cJSON_ArrayForEach(rj, tj_json_path(spec, "replicatedJobs"))
+	{
+		const char *name = tj_or(tj_json_string(rj, "name"), "");
+
+		cJSON_ArrayForEach(el, tj_json_path(rj, "template.spec"))
+		{
+			snprintf(field, sizeof(field),
+			         "spec.template.spec.replicatedJobs[%d].template.spec.%s", i,
+			         el->string ? el->string : "");
+			if (!el->string || cJSON_IsNull(el))
+				continue;
+			if (strcmp(el->string, "activeDeadlineSeconds") == 0 &&
+			    strcmp(name, TJ_STEP_NODE) != 0)
+				return refuse(
+				        why, field,
+				        "the walltime is the node step's; a deadline of another "
+				        "step is not enforced");
+			if (tj_runtime_job_field_check(el, field, TJ_REASON_UNSUPPORTED_RUNTIME,
+			                               why) == -EOPNOTSUPP)
+				return -EOPNOTSUPP;
+		}
+		i++;
+	}
+	return 0;
+}
+
+/* volumeClaimPolicies[].retentionPolicy.whenDeleted: Delete (the PVCs go with the
+ * TrainJob, JobSet's default) or Retain (they outlive it). */
+static int check_claim_policies(const cJSON *spec, struct tj_problem *why)
+{
+	static const char *const retention[] = { "Delete", "Retain", NULL };
+	const cJSON *pol;
+	char field[128];
+	int i = 0;
+
+	cJSON_ArrayForEach(pol, tj_json_path(spec, "volumeClaimPolicies"))
+	{
+		const cJSON *when = tj_json_path(pol, "retentionPolicy.whenDeleted");
+
+		snprintf(field, sizeof(field),
+		         "spec.template.spec.volumeClaimPolicies[%d].retentionPolicy.whenDeleted",
+		         i++);
+		if (when && !cJSON_IsNull(when) &&
+		    !(cJSON_IsString(when) && is_one_of(when->valuestring, retention)))
+			return refuse(why, field, "its values are Delete and Retain");
+	}
+	return 0;
+}
+
 int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 {
-	/* The fields of the JobSet template this controller reads; the step graph's among
-	 * them. */
-	static const char *const jobset_known[] = { "replicatedJobs",
-		                                    "successPolicy",
-		                                    "startupPolicy",
-		                                    "failurePolicy",
-		                                    "network",
-		                                    "suspend",
-		                                    "ttlSecondsAfterFinished",
-		                                    "volumeClaimPolicies",
-		                                    NULL };
 	static const char *const ml_known[] = {
 		"numNodes", "torch", "mpi", "jax", "xgboost", NULL
 	};
@@ -285,18 +384,16 @@ int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 	}
 	if (check_env_injection(runtime, why) < 0)
 		return -EOPNOTSUPP;
-	el = unknown_member(spec, jobset_known);
-	if (el) {
-		snprintf(field, sizeof(field), "spec.template.spec.%s",
-		         el->string ? el->string : "");
-		return refuse(why, field, "the field is not implemented");
-	}
 	if (cJSON_IsObject(tj_json_path(spec, "network")) &&
 	    check_network(tj_json_path(spec, "network"), why) < 0)
 		return -EOPNOTSUPP;
-	if (cJSON_IsObject(tj_json_path(spec, "failurePolicy")))
-		return check_failure_policy(tj_json_path(spec, "failurePolicy"), why);
-	return 0;
+	if (cJSON_IsObject(tj_json_path(spec, "failurePolicy")) &&
+	    check_failure_policy(tj_json_path(spec, "failurePolicy"), why) < 0)
+		return -EOPNOTSUPP;
+	if (check_steps(spec, why) < 0 || check_claim_policies(spec, why) < 0)
+		return -EOPNOTSUPP;
+	return tj_field_check(TJ_FIELD_RUNTIME, tj_json_path(runtime, "spec"),
+	                      TJ_REASON_UNSUPPORTED_RUNTIME, why);
 }
 
 int tj_runtime_failure_budget(const cJSON *runtime)

@@ -40,3 +40,11 @@ int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why);
  * policy lacks it); -1 without a failurePolicy, or with a maxRestarts that is not a number
  * in 0..1000. Call tj_runtime_support_check first: the rules it refuses are not read. */
 int tj_runtime_failure_budget(const cJSON *runtime);
+
+/* The value of a limited Job field of a replicated job's Job template (el, a member of its
+ * spec), the same in a runtime and in a TrainJob's runtimePatches: backoffLimit 0,
+ * completionMode Indexed and podReplacementPolicy Failed, what the controller does. 0 for
+ * such a value; -EOPNOTSUPP with reason and a message naming field for another; -ENOENT
+ * when el is not one of those fields. */
+int tj_runtime_job_field_check(const cJSON *el, const char *field, const char *reason,
+                               struct tj_problem *why);

@@ -56,31 +56,60 @@ static int count_of(const cJSON *obj, const char *path, int def)
 	return (int)n;
 }
 
-/* The pod template with the Job template's labels merged under its own. */
-static int pod_template_of(const cJSON *rjob, size_t max, char **ret)
+/* Upserts every string member of src into dst[key] that dst[key] lacks. */
+static int merge_under(cJSON *dst, const char *key, const cJSON *src)
+{
+	cJSON *map;
+	const cJSON *el;
+
+	if (!cJSON_IsObject(src) || !src->child)
+		return 0;
+	if (!(map = tj_json_object(dst, key)))
+		return -ENOMEM;
+	cJSON_ArrayForEach(el, src)
+	{
+		if (cJSON_IsString(el) && !cJSON_GetObjectItemCaseSensitive(map, el->string) &&
+		    tj_json_set_string(map, el->string, el->valuestring) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The pod template with the Job template's labels and annotations merged under its own,
+ * and the replicated job's groupName, if it has one, as the label and annotation JobSet
+ * gives its pods (JobSet writes its default group "default" too; that one is left out). */
+static int pod_template_of(const cJSON *rjob, const char *group, size_t max, char **ret)
 {
 	const cJSON *tmpl = tj_json_path(rjob, "template.spec.template");
-	const cJSON *job_labels = tj_json_path(rjob, "template.metadata.labels");
-	const cJSON *el;
-	cJSON *copy, *labels;
+	cJSON *copy, *meta;
 	int r = -ENOMEM;
 
 	copy = cJSON_IsObject(tmpl) ? cJSON_Duplicate(tmpl, true) : cJSON_CreateObject();
 	if (!copy)
 		return -ENOMEM;
-	labels = tj_json_object(tj_json_object(copy, "metadata"), "labels");
-	if (!labels)
+	meta = tj_json_object(copy, "metadata");
+	if (!meta || !tj_json_object(meta, "labels") ||
+	    merge_under(meta, "labels", tj_json_path(rjob, "template.metadata.labels")) < 0 ||
+	    merge_under(meta, "annotations", tj_json_path(rjob, "template.metadata.annotations")) <
+	            0 ||
+	    (group &&
+	     (tj_json_set_string(tj_json_object(meta, "labels"), TJ_LABEL_GROUP_NAME, group) < 0 ||
+	      tj_json_set_string(tj_json_object(meta, "annotations"), TJ_LABEL_GROUP_NAME, group) <
+	              0)))
 		goto out;
-	cJSON_ArrayForEach(el, job_labels)
-	{
-		if (cJSON_IsString(el) && !cJSON_GetObjectItemCaseSensitive(labels, el->string) &&
-		    tj_json_set_string(labels, el->string, el->valuestring) < 0)
-			goto out;
-	}
 	r = tj_json_print(copy, max, ret);
 out:
 	cJSON_Delete(copy);
 	return r;
+}
+
+/* A groupName that can be a label's value: a DNS label, as JobSet's webhook requires. */
+static bool group_name_valid(const char *g)
+{
+	size_t n = strlen(g);
+
+	return n > 0 && n <= 63 && strspn(g, "abcdefghijklmnopqrstuvwxyz0123456789-") == n &&
+	       g[0] != '-' && g[n - 1] != '-';
 }
 
 static int project_deps(struct tj_step_graph *g, size_t i, const cJSON *deps)
@@ -127,6 +156,7 @@ static int project_step(struct tj_step_graph *g, size_t i, const cJSON *rjob, si
 	const char *name = tj_json_string(rjob, "name");
 	const char *ancestor = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
 	        tj_json_path(rjob, "template.metadata.labels"), TJ_LABEL_ANCESTOR));
+	const cJSON *group;
 	int parallelism, completions;
 	char msg[TJ_MESSAGE_MAX];
 	int r;
@@ -157,7 +187,16 @@ static int project_step(struct tj_step_graph *g, size_t i, const cJSON *rjob, si
 	if (strcmp(s->ancestor, "dataset-initializer") == 0 ||
 	    strcmp(s->ancestor, "model-initializer") == 0 || strcmp(s->ancestor, "trainer") == 0)
 		s->replicas = 1;
-	r = pod_template_of(rjob, max, &s->pod_template);
+	group = cJSON_GetObjectItemCaseSensitive(rjob, "groupName");
+	if (group && !cJSON_IsNull(group) &&
+	    !(cJSON_IsString(group) && group_name_valid(group->valuestring))) {
+		snprintf(msg, sizeof(msg),
+		         "spec.template.spec.replicatedJobs[%zu].groupName: must be a DNS label",
+		         i);
+		return graph_error(g, msg);
+	}
+	r = pod_template_of(rjob, cJSON_IsString(group) ? group->valuestring : NULL, max,
+	                    &s->pod_template);
 	if (r < 0)
 		return r;
 	return project_deps(g, i, cJSON_GetObjectItemCaseSensitive(rjob, "dependsOn"));

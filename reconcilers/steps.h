@@ -33,6 +33,8 @@
 #define TJ_STEP_LAUNCHER   "launcher" /* the MPI launcher, as Kubeflow's constants name it */
 #define TJ_LABEL_ANCESTOR  "trainer.kubeflow.org/trainjob-ancestor-step"
 #define TJ_LABEL_JOB_INDEX "jobset.sigs.k8s.io/job-index"
+/* JobSet's label and annotation of the group of a replicated job (groupName). */
+#define TJ_LABEL_GROUP_NAME "jobset.sigs.k8s.io/group-name"
 
 /* What a dependsOn entry waits for (JobSet's DependsOn.status). */
 enum tj_step_need {
@@ -56,7 +58,8 @@ struct tj_step {
 	size_t n_deps;
 	bool success_target; /* named by successPolicy.targetReplicatedJobs, or there are none */
 	/* The pod template ({metadata, spec}) as compact JSON, with the Job template's labels
-	 * merged under the pod template's own, as the pods carry them. */
+	 * and annotations merged under the pod template's own and the replicated job's groupName
+	 * (TJ_LABEL_GROUP_NAME, when set), as the pods carry them. */
 	char *pod_template; /* owned */
 };
 

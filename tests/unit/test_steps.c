@@ -98,6 +98,30 @@ static const struct {
 	  "spec.template.spec.replicatedJobs[0].name: must be a DNS label" },
 };
 
+/* The Job template's annotations go under the pod template's own, as its labels do, and a
+ * groupName becomes JobSet's group-name label and annotation; a groupName that is no DNS
+ * label is refused. */
+static void test_job_metadata_and_group(void **state)
+{
+	struct tj_step_graph g;
+
+	(void)state;
+	project("{'replicatedJobs':[{'name':'node','groupName':'workers','template':{'metadata':{"
+	        "'annotations':{'a':'job','b':'job'}},'spec':{'template':{'metadata':{"
+	        "'annotations':{'b':'pod'}},'spec':{}}}}}]}",
+	        &g);
+	assert_null(g.error);
+	assert_string_equal(g.steps[0].pod_template,
+	                    "{\"metadata\":{\"annotations\":{\"b\":\"pod\",\"a\":\"job\","
+	                    "\"jobset.sigs.k8s.io/group-name\":\"workers\"},\"labels\":{"
+	                    "\"jobset.sigs.k8s.io/group-name\":\"workers\"}},\"spec\":{}}");
+	tj_step_graph_clear(&g);
+	project("{'replicatedJobs':[{'name':'node','groupName':'Not A Label','template':{}}]}", &g);
+	assert_string_equal(g.error,
+	                    "spec.template.spec.replicatedJobs[0].groupName: must be a DNS label");
+	tj_step_graph_clear(&g);
+}
+
 static void test_graph_refused(void **state)
 {
 	(void)state;
@@ -880,6 +904,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_graph_projection),
+		cmocka_unit_test(test_job_metadata_and_group),
 		cmocka_unit_test(test_graph_refused),
 		cmocka_unit_test(test_pod_names),
 		cmocka_unit_test(test_progress_and_order),
