@@ -202,7 +202,8 @@ static int project_step(struct tj_step_graph *g, size_t i, const cJSON *rjob, si
 	return project_deps(g, i, cJSON_GetObjectItemCaseSensitive(rjob, "dependsOn"));
 }
 
-/* Every PVC template of every volumeClaimPolicy, in order, as one array. */
+/* Every PVC template of every volumeClaimPolicy, in order, as one array; the templates of a
+ * policy whose retentionPolicy.whenDeleted is Retain marked TJ_CLAIM_RETAIN. */
 static int claim_templates_of(const cJSON *policies, size_t max, char **ret)
 {
 	const cJSON *pol, *t;
@@ -217,10 +218,18 @@ static int claim_templates_of(const cJSON *policies, size_t max, char **ret)
 		return -ENOMEM;
 	cJSON_ArrayForEach(pol, policies)
 	{
+		const char *when = tj_json_string(pol, "retentionPolicy.whenDeleted");
+		bool retain = when && strcmp(when, "Retain") == 0;
+
 		cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(pol, "templates"))
 		{
 			cJSON *c = cJSON_Duplicate(t, true);
 
+			if (c && retain &&
+			    tj_json_set(c, TJ_CLAIM_RETAIN, cJSON_CreateTrue()) < 0) {
+				cJSON_Delete(c);
+				c = NULL;
+			}
 			if (!c || !cJSON_AddItemToArray(all, c)) {
 				cJSON_Delete(c);
 				r = -ENOMEM;

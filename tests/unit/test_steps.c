@@ -74,6 +74,16 @@ static void test_graph_projection(void **state)
 	assert_int_equal(tj_step_graph_find(&g, "launcher"), 2);
 	assert_int_equal(tj_step_graph_find(&g, "nope"), 3);
 	tj_step_graph_clear(&g);
+	/* A policy whose PVCs outlive the job marks its templates. */
+	project("{'volumeClaimPolicies':[{'templates':[{'metadata':{'name':'a'},'spec':{}}],"
+	        "'retentionPolicy':{'whenDeleted':'Retain'}},{'templates':[{'metadata':{'name':"
+	        "'b'},'spec':{}}],'retentionPolicy':{'whenDeleted':'Delete'}}],'replicatedJobs':[]"
+	        "}",
+	        &g);
+	assert_string_equal(g.claim_templates,
+	                    "[{\"metadata\":{\"name\":\"a\"},\"spec\":{},\"" TJ_CLAIM_RETAIN
+	                    "\":true},{\"metadata\":{\"name\":\"b\"},\"spec\":{}}]");
+	tj_step_graph_clear(&g);
 	assert_null(g.steps);
 }
 
@@ -494,6 +504,16 @@ static void test_claims(void **state)
 	                  "kubeflow.org/v1alpha1','kind':'TrainJob','name':'vit','uid':'uid-vit',"
 	                  "'controller':true,'blockOwnerDeletion':true}]},'spec':{'accessModes':"
 	                  "['RWO']}}]");
+	cJSON_Delete(list);
+	/* whenDeleted: Retain, as the graph marks it: no owner, the PVC outlives the job. */
+	assert_int_equal(tj_render_claims(job,
+	                                  "[{\"metadata\":{\"name\":\"keep\"},\"spec\":{},"
+	                                  "\"" TJ_CLAIM_RETAIN "\":true}]",
+	                                  &list, &why),
+	                 0);
+	assert_json_equal(list, "[{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{"
+	                        "'name':'keep-vit','namespace':'team-a','labels':{'trainer."
+	                        "kubeflow.org/trainjob-name':'vit'}},'spec':{}}]");
 	cJSON_Delete(list);
 	assert_int_equal(tj_render_claims(job, "[{\"spec\":{}}]", &list, &why), -EINVAL);
 	assert_string_equal(why.reason, "InvalidRuntime");
