@@ -77,18 +77,11 @@ static int check_rules(const cJSON *rules, struct tj_problem *why)
 
 static int check_failure_policy(const cJSON *fp, struct tj_problem *why)
 {
-	static const char *const known[] = { "maxRestarts", "restartStrategy", "rules", NULL };
 	static const char *const strategies[] = { "Recreate", "BlockingRecreate", NULL };
-	const cJSON *el = unknown_member(fp, known);
 	const char *strategy = tj_json_string(fp, "restartStrategy");
 	const cJSON *max = tj_json_path(fp, "maxRestarts");
 	int64_t n;
-	char field[128];
 
-	if (el) {
-		snprintf(field, sizeof(field), FAILURE_POLICY ".%s", el->string);
-		return refuse(why, field, "the field is not implemented");
-	}
 	if (max && !cJSON_IsNull(max) &&
 	    !(cJSON_IsNumber(max) && tj_double_to_int64(max->valuedouble, 0, 1000, &n)))
 		return refuse(why, FAILURE_POLICY ".maxRestarts",
@@ -101,21 +94,13 @@ static int check_failure_policy(const cJSON *fp, struct tj_problem *why)
 	return check_rules(tj_json_path(fp, "rules"), why);
 }
 
+/* Of network, which the table has refused every other field of, enableDNSHostnames and
+ * publishNotReadyAddresses true only. */
 static int check_network(const cJSON *net, struct tj_problem *why)
 {
-	static const char *const known[] = { "enableDNSHostnames", "publishNotReadyAddresses",
-		                             NULL };
-	const cJSON *el = unknown_member(net, known);
+	const cJSON *el;
 	char field[128];
 
-	if (el && el->string && strcmp(el->string, "subdomain") == 0)
-		return refuse(why, "spec.template.spec.network.subdomain",
-		              "the pods' subdomain is the TrainJob's name, as their DNS names "
-		              "(PET_MASTER_ADDR) say");
-	if (el) {
-		snprintf(field, sizeof(field), "spec.template.spec.network.%s", el->string);
-		return refuse(why, field, "the field is not implemented");
-	}
 	cJSON_ArrayForEach(el, net) if (cJSON_IsFalse(el))
 	{
 		snprintf(field, sizeof(field), "spec.template.spec.network.%s: false", el->string);
@@ -168,7 +153,6 @@ static int bad_target(struct tj_problem *why, const char *field, const char *wha
  * has the variables anyway); at most 16 targets of 1 to 8 containers, no job named twice. */
 static int check_env_injection(const cJSON *runtime, struct tj_problem *why)
 {
-	static const char *const known[] = { "targets", NULL };
 	static const char *const target_known[] = { "jobName", "containerNames", NULL };
 	const cJSON *inj = tj_json_path(runtime, ENV_INJECTION);
 	const cJSON *targets = tj_json_path(inj, "targets"), *t, *el;
@@ -177,10 +161,6 @@ static int check_env_injection(const cJSON *runtime, struct tj_problem *why)
 
 	if (!inj || cJSON_IsNull(inj))
 		return 0;
-	if ((el = unknown_member(inj, known))) {
-		snprintf(field, sizeof(field), ENV_INJECTION ".%s", el->string ? el->string : "");
-		return refuse(why, field, "of envInjection only targets is implemented");
-	}
 	if (cJSON_GetArraySize(targets) > ENV_TARGETS_MAX)
 		return bad_target(why, ENV_INJECTION ".targets", "at most 16 targets");
 	cJSON_ArrayForEach(t, targets)
@@ -324,13 +304,6 @@ static int check_claim_policies(const cJSON *spec, struct tj_problem *why)
 
 int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 {
-	static const char *const ml_known[] = {
-		"numNodes", "torch", "mpi", "jax", "xgboost", NULL
-	};
-	/* Kubeflow's JAX and XGBoost policies have no fields (JAXMLPolicySource,
-	 * XGBoostMLPolicySource); the CRD keeps unknown ones so that they are refused here. */
-	static const char *const fieldless[] = { "jax", "xgboost" };
-	static const char *const torch_known[] = { "numProcPerNode", "envInjection", NULL };
 	const cJSON *spec = tj_json_path(runtime, "spec.template.spec");
 	const cJSON *pgp = tj_json_path(runtime, "spec.podGroupPolicy");
 	const cJSON *el;
@@ -355,34 +328,11 @@ int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 		        "instead (crds/README.md lists what is supported)");
 		return -EOPNOTSUPP;
 	}
-	el = unknown_member(tj_json_path(runtime, "spec.mlPolicy"), ml_known);
-	if (el) {
-		snprintf(field, sizeof(field), "spec.mlPolicy.%s", el->string ? el->string : "");
-		return refuse(why, field,
-		              "only the torch, mpi, jax and xgboost policies are implemented; "
-		              "their environment wiring is what this controller reproduces");
-	}
-	for (size_t i = 0; i < sizeof(fieldless) / sizeof(fieldless[0]); i++) {
-		snprintf(field, sizeof(field), "spec.mlPolicy.%s", fieldless[i]);
-		el = tj_json_path(runtime, field);
-		if (el && el->child) {
-			snprintf(field, sizeof(field), "spec.mlPolicy.%s.%s", fieldless[i],
-			         el->child->string ? el->child->string : "");
-			return refuse(why, field,
-			              "Kubeflow's policy has no fields; its wiring is derived from "
-			              "the nodes and their GPUs");
-		}
-	}
-	el = unknown_member(tj_json_path(runtime, "spec.mlPolicy.torch"), torch_known);
-	if (el) {
-		snprintf(field, sizeof(field), "spec.mlPolicy.torch.%s",
-		         el->string ? el->string : "");
-		return refuse(why, field,
-		              "of the torch policy only numProcPerNode and envInjection are "
-		              "implemented (torchrun's static rendezvous, no elastic range of "
-		              "nodes)");
-	}
-	if (check_env_injection(runtime, why) < 0)
+	/* The fields the table refuses (reconcilers/fields.h), then the values of the limited
+	 * ones. */
+	if (tj_field_check(TJ_FIELD_RUNTIME, tj_json_path(runtime, "spec"),
+	                   TJ_REASON_UNSUPPORTED_RUNTIME, why) < 0 ||
+	    check_env_injection(runtime, why) < 0)
 		return -EOPNOTSUPP;
 	if (cJSON_IsObject(tj_json_path(spec, "network")) &&
 	    check_network(tj_json_path(spec, "network"), why) < 0)
@@ -392,8 +342,7 @@ int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 		return -EOPNOTSUPP;
 	if (check_steps(spec, why) < 0 || check_claim_policies(spec, why) < 0)
 		return -EOPNOTSUPP;
-	return tj_field_check(TJ_FIELD_RUNTIME, tj_json_path(runtime, "spec"),
-	                      TJ_REASON_UNSUPPORTED_RUNTIME, why);
+	return 0;
 }
 
 int tj_runtime_failure_budget(const cJSON *runtime)
