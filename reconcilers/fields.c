@@ -252,18 +252,22 @@ static int walk(enum tj_field_kind kind, const cJSON *obj, const char *path, con
 	{
 		char p[FIELD_PATH_MAX], f[FIELD_PATH_MAX];
 		const struct tj_field *fate;
+		int index = i++, n;
 
 		if (cJSON_IsNull(el)) /* a null is an absent field */
 			continue;
 		if (cJSON_IsArray(obj)) {
-			snprintf(p, sizeof(p), "%s[]", path);
-			snprintf(f, sizeof(f), "%s[%d]", field, i++);
+			n = snprintf(p, sizeof(p), "%s[]", path);
+			snprintf(f, sizeof(f), "%s[%d]", field, index);
 		} else {
-			snprintf(p, sizeof(p), "%s%s%s", path, *path ? "." : "",
-			         el->string ? el->string : "");
+			n = snprintf(p, sizeof(p), "%s%s%s", path, *path ? "." : "",
+			             el->string ? el->string : "");
 			snprintf(f, sizeof(f), "%s%s%s", field, *field ? "." : "",
 			         el->string ? el->string : "");
 		}
+		/* No field of the table has so long a path: a cut one must not pass for one. */
+		if (n >= (int)sizeof(p))
+			return refuse(kind, f, "the field is not implemented", reason, why);
 		fate = tj_field_find(kind, p);
 		/* A list or object whose fields have entries of their own: its members decide. */
 		if ((!fate || fate->path[strlen(fate->path) - 1] == '*') &&

@@ -1,8 +1,9 @@
 /* libFuzzer target: the TrainJob and runtime projections (what any user who may create a
  * TrainJob or a TrainingRuntime sends), the spec's validation, the status's round trip, and
- * the rendering of a pinned pod, of a pod of every other step of the runtime's graph, of its
- * PVCs and of the MPI hostfile. The input is one object, tried as both, or an array of a
- * TrainJob and a runtime, rendered together. */
+ * the rendering of a pinned pod, of a pod of every other step of the runtime's graph (with
+ * the check that each initializer has its step), of its PVCs and of the MPI hostfile. The
+ * input is one object, tried as both, or an array of a TrainJob and a runtime, rendered
+ * together. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@ static void render_steps(const struct tj_trainjob *job, const struct tj_runtime 
 		cJSON_Delete(out);
 		out = NULL;
 	}
+	tj_render_check_initializers(job, &rt->graph, &why);
 	if (tj_render_claims(job, rt->graph.claim_templates, &out, &why) == 0)
 		cJSON_Delete(out);
 	if (tj_mpi_hostfile(&rt->mpi, job->name, job->name, steps, n, 1, &hostfile) == 0)

@@ -144,6 +144,73 @@ static void test_find(void **state)
 	}
 }
 
+/* The walk: refused and unknown fields named with their list indexes, nulls skipped as
+ * absent, a limited field's subtree left to its own check, a name too long for any path of
+ * the table refused. */
+static void test_check(void **state)
+{
+	static const struct {
+		const char *spec, *want; /* want: the message, NULL: accepted */
+	} cases[] = {
+		{ "{'mlPolicy':{'numNodes':2,'torch':{'numProcPerNode':'auto'}},'podGroupPolicy':"
+		  "null,"
+		  "'template':{'spec':{'replicatedJobs':[{'name':'a','template':{'spec':{'template'"
+		  ":{"
+		  "'spec':{'anything':1}}}}}],'failurePolicy':{'rules':[{'whatever':1}]}}}}",
+		  NULL },
+		{ "{'template':{'spec':{'replicatedJobs':[null,{'name':'a'},{'name':'b','template':"
+		  "{"
+		  "'spec':{'podFailurePolicy':{}}}}]}}}",
+		  "spec.template.spec.replicatedJobs[2].template.spec.podFailurePolicy is not "
+		  "supported by this controller: a failed pod of any step restarts the job through "
+		  "the JobSet failurePolicy (its rules with FailJobSet, or trainjob.flame.dev/"
+		  "max-restarts: 0, fail the job at its first failure; the config's failurePolicy."
+		  "permanentExitCodes fail it on those exit codes); remove it from the runtime "
+		  "(crds/README.md lists what is supported)" },
+		{ "{'template':{'metadata':{'name':'x'}}}",
+		  "spec.template.metadata.name is not supported by this controller: the field is "
+		  "not "
+		  "implemented; remove it from the runtime (crds/README.md lists what is "
+		  "supported)" },
+	};
+	char spec[400], want[600], name[300];
+	struct tj_problem why;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *j = jlit(cases[i].spec);
+
+		print_message("# case %zu\n", i);
+		if (!cases[i].want) {
+			assert_int_equal(
+			        tj_field_check(TJ_FIELD_RUNTIME, j, "UnsupportedRuntime", &why), 0);
+		} else {
+			assert_int_equal(
+			        tj_field_check(TJ_FIELD_RUNTIME, j, "UnsupportedRuntime", &why),
+			        -EOPNOTSUPP);
+			assert_string_equal(why.reason, "UnsupportedRuntime");
+			assert_string_equal(why.message, cases[i].want);
+		}
+		cJSON_Delete(j);
+	}
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	memcpy(name, "parallelism", 11);
+	snprintf(spec, sizeof(spec),
+	         "{'template':{'spec':{'replicatedJobs':[{'template':{'spec':{'%s':1}}}]}}}", name);
+	{
+		cJSON *j = jlit(spec);
+
+		assert_int_equal(tj_field_check(TJ_FIELD_TRAINJOB, j, "InvalidSpec", &why),
+		                 -EOPNOTSUPP);
+		assert_int_equal(tj_field_check(TJ_FIELD_RUNTIME, j, "UnsupportedRuntime", &why),
+		                 -EOPNOTSUPP);
+		snprintf(want, sizeof(want), "spec.template.spec.replicatedJobs[0].template.spec.");
+		assert_memory_equal(why.message, want, strlen(want));
+		cJSON_Delete(j);
+	}
+}
+
 /* The backticked paths of a README row's first cell, each checked against the table. */
 static void check_row(enum tj_field_kind kind, char *line, bool *seen, size_t n_table,
                       const struct tj_field *table)
@@ -228,6 +295,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_schema_path_has_a_fate),
 		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_readme_matches_the_table),
 	};
 
