@@ -122,11 +122,8 @@ static const struct tj_field table[] = {
 	REFUSED(R, JOB ".maxFailedIndexes",
 	        "a step's failed pod is not retried by itself: it fails the step, and the "
 	        "JobSet failurePolicy decides"),
-	REFUSED_SUBTREE(R, JOB ".podFailurePolicy",
-	                "a failed pod of any step restarts the job through the JobSet "
-	                "failurePolicy (its rules with FailJobSet, or trainjob.flame.dev/"
-	                "max-restarts: 0, fail the job at its first failure; the config's "
-	                "failurePolicy.permanentExitCodes fail it on those exit codes)"),
+	LIMITED_SUBTREE(R, JOB ".podFailurePolicy.rules"),
+	REFUSED(R, JOB ".podFailurePolicy.*", "of podFailurePolicy only rules is implemented"),
 	REFUSED_SUBTREE(R, JOB ".successPolicy",
 	                "a step succeeds when every pod of it succeeded; the JobSet "
 	                "successPolicy decides which steps end the job"),

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/number.h"
+#include "reconcilers/failure_rules.h"
 #include "reconcilers/fields.h"
 #include "reconcilers/json.h"
 #include "reconcilers/steps.h"
@@ -42,9 +43,14 @@ static bool non_empty_list(const cJSON *item)
 	return cJSON_IsArray(item) && cJSON_GetArraySize(item) > 0;
 }
 
-static int check_rules(const cJSON *rules, struct tj_problem *why)
+/* failurePolicy.rules, each decided as JobSet decides it (reconcilers/failure_rules.h):
+ * the reasons a step's Job fails with here (PodFailurePolicy, BackoffLimitExceeded), the
+ * replicated jobs of the runtime, the actions FailJobSet and RestartJobSet. */
+static int check_rules(const cJSON *rules, const cJSON *jobs, struct tj_problem *why)
 {
-	const cJSON *rule;
+	static const char *const reasons[] = { TJ_JOB_REASON_POD_FAILURE_POLICY,
+		                               TJ_JOB_REASON_BACKOFF_LIMIT, NULL };
+	const cJSON *rule, *el;
 	char field[128];
 	int i = 0;
 
@@ -53,29 +59,37 @@ static int check_rules(const cJSON *rules, struct tj_problem *why)
 		const char *action = tj_json_string(rule, "action");
 
 		snprintf(field, sizeof(field), FAILURE_POLICY ".rules[%d]", i++);
-		if (non_empty_list(tj_json_path(rule, "onJobFailureReasons")) ||
-		    non_empty_list(tj_json_path(rule, "onJobFailureMessagePatterns")))
-			return refuse(
-			        why, field,
-			        "its onJobFailureReasons and onJobFailureMessagePatterns match "
-			        "the failures of Jobs, and there are no Jobs here");
-		if (non_empty_list(tj_json_path(rule, "targetReplicatedJobs")))
-			return refuse(
-			        why, field,
-			        "a rule limited to targetReplicatedJobs; a rule here applies to "
-			        "every step");
+		if (non_empty_list(tj_json_path(rule, "onJobFailureMessagePatterns")))
+			return refuse(why, field,
+			              "its onJobFailureMessagePatterns match the messages of Jobs, "
+			              "and there are no Jobs here");
+		cJSON_ArrayForEach(el, tj_json_path(rule, "onJobFailureReasons"))
+		{
+			if (!cJSON_IsString(el) || !is_one_of(el->valuestring, reasons))
+				return refuse(
+				        why, field,
+				        "of onJobFailureReasons only PodFailurePolicy (a "
+				        "podFailurePolicy rule FailJob matched) and "
+				        "BackoffLimitExceeded (any other failed pod) happen here");
+		}
+		cJSON_ArrayForEach(el, tj_json_path(rule, "targetReplicatedJobs"))
+		{
+			if (!cJSON_IsString(el) || !tj_json_find_by(jobs, "name", el->valuestring))
+				return refuse(
+				        why, field,
+				        "its targetReplicatedJobs must name replicated jobs of the "
+				        "runtime");
+		}
 		if (!action ||
 		    (strcmp(action, "FailJobSet") != 0 && strcmp(action, "RestartJobSet") != 0))
 			return refuse(
 			        why, field,
 			        "only the actions FailJobSet and RestartJobSet are implemented");
-		/* A rule that matches every failure: the later ones are never reached. */
-		return 0;
 	}
 	return 0;
 }
 
-static int check_failure_policy(const cJSON *fp, struct tj_problem *why)
+static int check_failure_policy(const cJSON *fp, const cJSON *jobs, struct tj_problem *why)
 {
 	static const char *const strategies[] = { "Recreate", "BlockingRecreate", NULL };
 	const char *strategy = tj_json_string(fp, "restartStrategy");
@@ -91,7 +105,7 @@ static int check_failure_policy(const cJSON *fp, struct tj_problem *why)
 		return refuse(why, FAILURE_POLICY ".restartStrategy",
 		              "a restart replaces every pod of the job (Recreate, "
 		              "BlockingRecreate)");
-	return check_rules(tj_json_path(fp, "rules"), why);
+	return check_rules(tj_json_path(fp, "rules"), jobs, why);
 }
 
 /* Of network, which the table has refused every other field of, enableDNSHostnames and
@@ -245,6 +259,61 @@ int tj_runtime_job_field_check(const cJSON *el, const char *field, const char *r
 	return -ENOENT;
 }
 
+/* A Job template's podFailurePolicy (reconcilers/failure_rules.h): rules FailJob or Count on
+ * onExitCodes In or NotIn, for a step whose pod has one container and no init container, the
+ * exit code the controller reads. */
+static int check_pod_failure_policy(const cJSON *rj, const char *path, struct tj_problem *why)
+{
+	static const char *const actions[] = { "FailJob", "Count", NULL };
+	static const char *const operators[] = { "In", "NotIn", NULL };
+	const cJSON *pod = tj_json_path(rj, "template.spec.template.spec");
+	const cJSON *containers = tj_json_path(pod, "containers");
+	const char *only = tj_json_string(cJSON_GetArrayItem(containers, 0), "name");
+	const cJSON *rule, *el;
+	char field[200];
+	int i = 0;
+
+	if (cJSON_GetArraySize(containers) != 1 ||
+	    non_empty_list(tj_json_path(pod, "initContainers")))
+		return refuse(why, path,
+		              "its exit codes are matched here only for a step whose pod has one "
+		              "container and no init container");
+	cJSON_ArrayForEach(rule, tj_json_path(rj, "template.spec.podFailurePolicy.rules"))
+	{
+		const char *action = tj_json_string(rule, "action");
+		const char *op = tj_json_string(rule, "onExitCodes.operator");
+		const char *container = tj_json_string(rule, "onExitCodes.containerName");
+		const cJSON *values = tj_json_path(rule, "onExitCodes.values");
+
+		snprintf(field, sizeof(field), "%s.rules[%d]", path, i++);
+		if (non_empty_list(tj_json_path(rule, "onPodConditions")))
+			return refuse(
+			        why, field,
+			        "onPodConditions are not read; a rule here matches onExitCodes");
+		if (!action || !is_one_of(action, actions))
+			return refuse(
+			        why, field,
+			        "only the actions FailJob and Count are implemented (a failed pod "
+			        "is not replaced by itself, so Ignore and FailIndex have no "
+			        "meaning here)");
+		if (!op || !is_one_of(op, operators) || !non_empty_list(values) ||
+		    cJSON_GetArraySize(values) > 255 ||
+		    (container && (!only || strcmp(container, only) != 0)))
+			return refuse(
+			        why, field,
+			        "onExitCodes needs the operator In or NotIn, 1 to 255 values, "
+			        "and no containerName but the pod's container");
+		cJSON_ArrayForEach(el, values)
+		{
+			if (!cJSON_IsNumber(el) || el->valuedouble != (int)el->valuedouble ||
+			    (el->valuedouble == 0 && strcmp(op, "In") == 0))
+				return refuse(why, field,
+				              "onExitCodes values are exit codes, 0 not with In");
+		}
+	}
+	return 0;
+}
+
 /* The limited fields of each replicated job's Job template: the Job fields above, and
  * activeDeadlineSeconds only on the node step, where it is the walltime. */
 static int check_steps(const cJSON *spec, struct tj_problem *why)
@@ -270,6 +339,9 @@ static int check_steps(const cJSON *spec, struct tj_problem *why)
 				        why, field,
 				        "the walltime is the node step's; a deadline of another "
 				        "step is not enforced");
+			if (strcmp(el->string, "podFailurePolicy") == 0 &&
+			    check_pod_failure_policy(rj, field, why) < 0)
+				return -EOPNOTSUPP;
 			if (tj_runtime_job_field_check(el, field, TJ_REASON_UNSUPPORTED_RUNTIME,
 			                               why) == -EOPNOTSUPP)
 				return -EOPNOTSUPP;
@@ -338,7 +410,8 @@ int tj_runtime_support_check(const cJSON *runtime, struct tj_problem *why)
 	    check_network(tj_json_path(spec, "network"), why) < 0)
 		return -EOPNOTSUPP;
 	if (cJSON_IsObject(tj_json_path(spec, "failurePolicy")) &&
-	    check_failure_policy(tj_json_path(spec, "failurePolicy"), why) < 0)
+	    check_failure_policy(tj_json_path(spec, "failurePolicy"),
+	                         tj_json_path(spec, "replicatedJobs"), why) < 0)
 		return -EOPNOTSUPP;
 	if (check_steps(spec, why) < 0 || check_claim_policies(spec, why) < 0)
 		return -EOPNOTSUPP;

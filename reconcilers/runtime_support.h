@@ -16,18 +16,21 @@
  * the TrainJob's name), network enableDNSHostnames or publishNotReadyAddresses false, a
  * failurePolicy.restartStrategy other than Recreate or BlockingRecreate, a maxRestarts that
  * is not a whole number from 0 to 1000, failurePolicy rules that match on a Job's failure
- * reason or message (there are no Jobs whose failures they could read), a rule limited to
- * some replicated jobs, action RestartJobSetAndIgnoreMaxRestarts, a Job field of a
+ * message (there are no Jobs whose messages they could read) or on a Job failure reason that
+ * does not happen here (only PodFailurePolicy and BackoffLimitExceeded do), that target a
+ * replicated job the runtime lacks, action RestartJobSetAndIgnoreMaxRestarts, a
+ * podFailurePolicy beyond rules FailJob and Count on the exit code of a one-container pod
+ * (reconcilers/failure_rules.h), a Job field of a
  * replicated job other than the pod template, parallelism and completions, except the
  * values that are this controller's behaviour (tj_runtime_job_field_check) and
  * activeDeadlineSeconds on the node step (the walltime), and a volumeClaimPolicy's
  * retentionPolicy.whenDeleted other than Delete and Retain.
  *
  * Implemented: failurePolicy.maxRestarts is the job's own restart budget (the project's
- * annotation trainjob.flame.dev/max-restarts, on the TrainJob or the runtime, wins over it),
- * and a first rule that matches every failure decides it: FailJobSet fails the job at its
- * first failure (a budget of 0), RestartJobSet is the default. The fields the step graph
- * reads (replicatedJobs with their groupName and Job template metadata, successPolicy,
+ * annotation trainjob.flame.dev/max-restarts, on the TrainJob or the runtime, wins over it);
+ * a first rule that matches every failure decides it (FailJobSet is a budget of 0), and
+ * every rule decides the failures it matches (reconcilers/failure_rules.h). The fields the step
+ * graph reads (replicatedJobs with their groupName and Job template metadata, successPolicy,
  * startupPolicy, volumeClaimPolicies) and suspend (the TrainJob's spec.suspend decides, as in
  * Kubeflow) are accepted here. */
 #pragma once

@@ -10,8 +10,10 @@
 
 void tj_step_graph_clear(struct tj_step_graph *g)
 {
-	for (size_t i = 0; g->steps && i < g->n; i++)
+	for (size_t i = 0; g->steps && i < g->n; i++) {
 		free(g->steps[i].pod_template);
+		free(g->steps[i].pod_failure_rules);
+	}
 	free(g->steps);
 	free(g->claim_templates);
 	free(g->error);
@@ -156,7 +158,7 @@ static int project_step(struct tj_step_graph *g, size_t i, const cJSON *rjob, si
 	const char *name = tj_json_string(rjob, "name");
 	const char *ancestor = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
 	        tj_json_path(rjob, "template.metadata.labels"), TJ_LABEL_ANCESTOR));
-	const cJSON *group;
+	const cJSON *group, *rules;
 	int parallelism, completions;
 	char msg[TJ_MESSAGE_MAX];
 	int r;
@@ -198,6 +200,10 @@ static int project_step(struct tj_step_graph *g, size_t i, const cJSON *rjob, si
 	r = pod_template_of(rjob, cJSON_IsString(group) ? group->valuestring : NULL, max,
 	                    &s->pod_template);
 	if (r < 0)
+		return r;
+	rules = tj_json_path(rjob, "template.spec.podFailurePolicy.rules");
+	if (cJSON_IsArray(rules) && cJSON_GetArraySize(rules) > 0 &&
+	    (r = tj_json_print(rules, max, &s->pod_failure_rules)) < 0)
 		return r;
 	return project_deps(g, i, cJSON_GetObjectItemCaseSensitive(rjob, "dependsOn"));
 }

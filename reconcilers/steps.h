@@ -65,6 +65,9 @@ struct tj_step {
 	 * and annotations merged under the pod template's own and the replicated job's groupName
 	 * (TJ_LABEL_GROUP_NAME, when set), as the pods carry them. */
 	char *pod_template; /* owned */
+	/* The Job template's podFailurePolicy.rules as compact JSON, NULL if none: the reason
+	 * the step's Job fails with (reconcilers/failure_rules.h). */
+	char *pod_failure_rules; /* owned */
 };
 
 struct tj_step_graph {

@@ -2,7 +2,9 @@
 "Field by field"): a Job template's annotations and a replicated job's groupName on the step's
 pods, the Job fields whose values are this controller's behaviour (backoffLimit 0,
 completionMode Indexed), a PVC of volumeClaimPolicies with whenDeleted: Retain that outlives
-its TrainJob; and a Job field that is not applied refused before any pod exists, naming it."""
+its TrainJob, a podFailurePolicy rule FailJob with a JobSet failurePolicy rule on its reason
+failing the job on that exit code; and a Job field or value that is not applied refused
+before any pod exists, naming it."""
 
 import copy
 
@@ -77,18 +79,39 @@ def test_job_annotations_group_and_behaviour_values_are_applied_and_a_retained_c
         kubectl("delete", "pvc", "kept-jobby", "-n", namespace, "--wait=false", check=False)
 
 
+def test_a_pod_failure_policy_rule_and_a_jobset_rule_fail_the_job_on_its_exit_code(controller, namespace):
+    rt = copy.deepcopy(RUNTIME)
+    rt["metadata"]["name"] = "fatal-exit"
+    spec = rt["spec"]["template"]["spec"]
+    del spec["volumeClaimPolicies"]
+    spec["failurePolicy"] = {"maxRestarts": 3, "rules": [
+        {"name": "fatal", "action": "FailJobSet", "onJobFailureReasons": ["PodFailurePolicy"]}]}
+    spec["replicatedJobs"][1]["template"]["spec"]["podFailurePolicy"] = {
+        "rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [3]}}]}
+    apply(rt, "-n", namespace)
+    job = job_of("fatal-exit", "fatal-exit")
+    job["spec"]["podTemplateOverrides"][0]["metadata"]["annotations"][SIM + "fail-exit-code"] = "3"
+    apply(job, "-n", namespace)
+    done = wait_state(namespace, "fatal-exit", "Failed", timeout=120)
+    st = done["status"]
+    assert st["reason"] == "FailJobSetFailurePolicyAction", st
+    assert st.get("restartCount", 0) == 0
+    assert "failurePolicy rule 0 (fatal): FailJobSet on a Job of node failed with reason PodFailurePolicy" in st["message"]
+    assert condition(done, "Failed")["reason"] == "FailJobSetFailurePolicyAction"
+
+
 def test_a_job_field_not_applied_is_refused_naming_it(controller, namespace):
     rt = copy.deepcopy(RUNTIME)
     rt["metadata"]["name"] = "retrying"
     del rt["spec"]["template"]["spec"]["volumeClaimPolicies"]
     rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["podFailurePolicy"] = {
-        "rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]}
+        "rules": [{"action": "Ignore", "onExitCodes": {"operator": "In", "values": [42]}}]}
     apply(rt, "-n", namespace)
     apply(job_of("retrying", "retrying"), "-n", namespace)
     done = wait_state(namespace, "retrying", "Failed", timeout=60)
     st = done["status"]
     assert st["reason"] == "UnsupportedRuntime"
-    field = "spec.template.spec.replicatedJobs[0].template.spec.podFailurePolicy"
+    field = "spec.template.spec.replicatedJobs[0].template.spec.podFailurePolicy.rules[0]"
     assert st["message"].startswith(f"TrainingRuntime retrying: {field} is not supported"), st["message"]
     ev = wait_for("the Failed event", lambda: events(namespace, "retrying", "Failed"), timeout=30)
     assert ev[0]["type"] == "Warning" and field in ev[0]["message"]

@@ -123,8 +123,9 @@ static void test_find(void **state)
 		{ TJ_FIELD_RUNTIME, "podGroupPolicy.volcano.queue", "podGroupPolicy" },
 		{ TJ_FIELD_RUNTIME, "template.spec.replicatedJobs[].template.spec.template.spec.x",
 		  "template.spec.replicatedJobs[].template.spec.template" },
-		{ TJ_FIELD_RUNTIME, "template.spec.replicatedJobs[].template.spec.podFailurePolicy",
-		  "template.spec.replicatedJobs[].template.spec.podFailurePolicy" },
+		{ TJ_FIELD_RUNTIME,
+		  "template.spec.replicatedJobs[].template.spec.podFailurePolicy.rules[].action",
+		  "template.spec.replicatedJobs[].template.spec.podFailurePolicy.rules" },
 		{ TJ_FIELD_RUNTIME, "template.spec.replicatedJobs[].template.spec.suspend",
 		  "template.spec.replicatedJobs[].template.spec.*" },
 		{ TJ_FIELD_RUNTIME, "template.metadata.name", NULL },
@@ -160,13 +161,11 @@ static void test_check(void **state)
 		  NULL },
 		{ "{'template':{'spec':{'replicatedJobs':[null,{'name':'a'},{'name':'b','template':"
 		  "{"
-		  "'spec':{'podFailurePolicy':{}}}}]}}}",
-		  "spec.template.spec.replicatedJobs[2].template.spec.podFailurePolicy is not "
-		  "supported by this controller: a failed pod of any step restarts the job through "
-		  "the JobSet failurePolicy (its rules with FailJobSet, or trainjob.flame.dev/"
-		  "max-restarts: 0, fail the job at its first failure; the config's failurePolicy."
-		  "permanentExitCodes fail it on those exit codes); remove it from the runtime "
-		  "(crds/README.md lists what is supported)" },
+		  "'spec':{'podFailurePolicy':{'rules':[{'any':1}],'extra':1}}}}]}}}",
+		  "spec.template.spec.replicatedJobs[2].template.spec.podFailurePolicy.extra is "
+		  "not "
+		  "supported by this controller: of podFailurePolicy only rules is implemented; "
+		  "remove it from the runtime (crds/README.md lists what is supported)" },
 		{ "{'template':{'metadata':{'name':'x'}}}",
 		  "spec.template.metadata.name is not supported by this controller: the field is "
 		  "not "

@@ -46,6 +46,14 @@
 	   ",'volumeClaimPolicies':[{'templates':[{'metadata':{'name':'c'},'spec':{}}]," policy    \
 	   "}]")
 
+/* RT_INJECT's node step, of two containers and an init container, with a podFailurePolicy. */
+#define RT_INJECT_PFP                                                                              \
+	"{'kind':'ClusterTrainingRuntime','metadata':{'name':'r'},'spec':{'template':{'spec':{"    \
+	"'replicatedJobs':[{'name':'prepare','template':{'spec':{'template':{'spec':{"             \
+	"'containers':[{'name':'p','image':'p'}]}}}}},{'name':'node','template':{'spec':{"         \
+	"'podFailurePolicy':{'rules':[]},'template':{'spec':{'containers':[{'name':'node',"        \
+	"'image':'x'},{'name':'metrics','image':'m'}]}}}}}]}}}}"
+
 #define INJECT(rest) "spec.mlPolicy.torch.envInjection.targets" rest
 
 struct support_case {
@@ -174,18 +182,32 @@ static const struct support_case cases[] = {
 	  RT("", ",'failurePolicy':{'maxRestarts':2,'rules':[{'name':'a','action':'"
 	         "RestartJobSet'}]}"),
 	  NULL, 2 },
-	{ "a rule on a Job's failure reasons",
+	{ "rules on the Job failure reasons of this controller and on replicated jobs",
 	  RT("", ",'failurePolicy':{'maxRestarts':2,'rules':[{'name':'a','action':'FailJobSet',"
-	         "'onJobFailureReasons':['PodFailurePolicy']}]}"),
-	  BECAUSE("spec.template.spec.failurePolicy.rules[0]",
-	          "its onJobFailureReasons and onJobFailureMessagePatterns match the failures "
-	          "of Jobs, and there are no Jobs here"),
+	         "'onJobFailureReasons':['PodFailurePolicy'],'targetReplicatedJobs':['node']},{"
+	         "'name':'b','action':'RestartJobSet','onJobFailureReasons':["
+	         "'BackoffLimitExceeded']}]}"),
+	  NULL, 2 },
+	{ "a rule on a Job failure reason that does not happen here",
+	  RT("", ",'failurePolicy':{'maxRestarts':2,'rules':[{'name':'a','action':'FailJobSet',"
+	         "'onJobFailureReasons':['PodFailurePolicy']},{'name':'b','action':'FailJobSet',"
+	         "'onJobFailureReasons':['DeadlineExceeded']}]}"),
+	  BECAUSE("spec.template.spec.failurePolicy.rules[1]",
+	          "of onJobFailureReasons only PodFailurePolicy (a podFailurePolicy rule FailJob "
+	          "matched) and BackoffLimitExceeded (any other failed pod) happen here"),
 	  2 },
-	{ "a rule for some replicated jobs",
+	{ "a rule on a Job's failure message",
+	  RT("", ",'failurePolicy':{'rules':[{'name':'a','action':'FailJobSet',"
+	         "'onJobFailureMessagePatterns':['.*OOM.*']}]}"),
+	  BECAUSE("spec.template.spec.failurePolicy.rules[0]",
+	          "its onJobFailureMessagePatterns match the messages of Jobs, and there are no "
+	          "Jobs here"),
+	  0 },
+	{ "a rule for a replicated job the runtime lacks",
 	  RT("", ",'failurePolicy':{'rules':[{'name':'a','action':'FailJobSet',"
 	         "'targetReplicatedJobs':['launcher']}]}"),
 	  BECAUSE("spec.template.spec.failurePolicy.rules[0]",
-	          "a rule limited to targetReplicatedJobs; a rule here applies to every step"),
+	          "its targetReplicatedJobs must name replicated jobs of the runtime"),
 	  0 },
 	{ "RestartJobSetAndIgnoreMaxRestarts",
 	  RT("", ",'failurePolicy':{'rules':[{'name':'a','action':'"
@@ -239,16 +261,55 @@ static const struct support_case cases[] = {
 	  BECAUSE(NODE_JOB("backoffLimitPerIndex"), NO_RETRY), -1 },
 	{ "maxFailedIndexes", RT_JOBS("", "", "'maxFailedIndexes':1,"),
 	  BECAUSE(PREP_JOB("maxFailedIndexes"), NO_RETRY), -1 },
-	{ "podFailurePolicy",
+	{ "podFailurePolicy rules FailJob and Count on exit codes",
 	  RT_JOBS("",
 	          "'podFailurePolicy':{'rules':[{'action':'FailJob','onExitCodes':{"
-	          "'operator':'In','values':[42]}}]},",
+	          "'containerName':'node','operator':'In','values':[42]}},{'action':'Count',"
+	          "'onExitCodes':{'operator':'NotIn','values':[0,1]}}]},",
 	          ""),
-	  BECAUSE(NODE_JOB("podFailurePolicy"),
-	          "a failed pod of any step restarts the job through the JobSet failurePolicy "
-	          "(its rules with FailJobSet, or trainjob.flame.dev/max-restarts: 0, fail the "
-	          "job at its first failure; the config's failurePolicy.permanentExitCodes fail "
-	          "it on those exit codes)"),
+	  NULL, -1 },
+	{ "a podFailurePolicy rule Ignore",
+	  RT_JOBS("", "",
+	          "'podFailurePolicy':{'rules':[{'action':'Ignore','onExitCodes':{"
+	          "'operator':'In','values':[3]}}]},"),
+	  BECAUSE(PREP_JOB("podFailurePolicy.rules[0]"),
+	          "only the actions FailJob and Count are implemented (a failed pod is not "
+	          "replaced by itself, so Ignore and FailIndex have no meaning here)"),
+	  -1 },
+	{ "a podFailurePolicy rule on pod conditions",
+	  RT_JOBS("",
+	          "'podFailurePolicy':{'rules':[{'action':'FailJob','onPodConditions':[{"
+	          "'type':'DisruptionTarget'}]}]},",
+	          ""),
+	  BECAUSE(NODE_JOB("podFailurePolicy.rules[0]"),
+	          "onPodConditions are not read; a rule here matches onExitCodes"),
+	  -1 },
+	{ "a podFailurePolicy rule on another container",
+	  RT_JOBS("",
+	          "'podFailurePolicy':{'rules':[{'action':'FailJob','onExitCodes':{"
+	          "'containerName':'sidecar','operator':'In','values':[3]}}]},",
+	          ""),
+	  BECAUSE(NODE_JOB("podFailurePolicy.rules[0]"),
+	          "onExitCodes needs the operator In or NotIn, 1 to 255 values, and no "
+	          "containerName but the pod's container"),
+	  -1 },
+	{ "a podFailurePolicy rule In 0",
+	  RT_JOBS("",
+	          "'podFailurePolicy':{'rules':[{'action':'FailJob','onExitCodes':{"
+	          "'operator':'In','values':[0]}}]},",
+	          ""),
+	  BECAUSE(NODE_JOB("podFailurePolicy.rules[0]"),
+	          "onExitCodes values are exit codes, 0 not with In"),
+	  -1 },
+	{ "a podFailurePolicy of a pod of two containers", RT_INJECT_PFP,
+	  BECAUSE("spec.template.spec.replicatedJobs[1].template.spec.podFailurePolicy",
+	          "its exit codes are matched here only for a step whose pod has one container "
+	          "and no init container"),
+	  -1 },
+	{ "a podFailurePolicy field beside rules",
+	  RT_JOBS("", "'podFailurePolicy':{'rules':[],'extra':1},", ""),
+	  BECAUSE(NODE_JOB("podFailurePolicy.extra"),
+	          "of podFailurePolicy only rules is implemented"),
 	  -1 },
 	{ "a Job successPolicy", RT_JOBS("", "", "'successPolicy':{'rules':[]},"),
 	  BECAUSE(PREP_JOB("successPolicy"),
