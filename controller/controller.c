@@ -21,6 +21,7 @@
 #include "informers/workload.h"
 #include "reconcilers/plan/plan.h"
 #include "reconcilers/runtime.h"
+#include "reconcilers/runtime_snapshot.h"
 #include "reconcilers/trainjob.h"
 #include "reconcilers/usage/gpu_seconds.h"
 
@@ -105,6 +106,31 @@ static const struct tj_runtime *lookup_runtime(void *ctx, enum tj_runtime_kind k
 	return tj_store_get(s, key);
 }
 
+/* The runtime job runs on (reconcilers/runtime_snapshot.h): the copy its snapshot keeps once
+ * it has one, else the live runtime its runtimeRef names. *snapshot says which; 0, or a
+ * negative errno with why. */
+static int resolve_runtime(const struct tj_controller *c, const struct tj_trainjob *job,
+                           const struct tj_runtime **ret, struct tj_problem *why,
+                           enum tj_snapshot_state *snapshot)
+{
+	const struct tj_store *s = store_of(c->informers->config_maps);
+	const struct tj_runtime_snapshot *snap = NULL;
+	char name[TJ_NAME_MAX], key[TJ_STORE_KEY_MAX];
+	int r;
+
+	*ret = NULL;
+	*snapshot = s ? TJ_SNAPSHOT_MISSING : TJ_SNAPSHOT_OFF;
+	if (s && tj_runtime_snapshot_name(job, name, sizeof(name)) == 0 &&
+	    tj_store_key_of(key, sizeof(key), job->namespace, name) == 0)
+		snap = tj_store_get(s, key);
+	r = tj_runtime_snapshot_pick(job, snap, ret, why);
+	if (r > 0)
+		*snapshot = TJ_SNAPSHOT_USED;
+	if (r != 0)
+		return r < 0 ? r : 0;
+	return tj_runtime_resolve(job, lookup_runtime, (void *)c, ret, why);
+}
+
 static const struct tj_node *lookup_node(void *ctx, const char *name)
 {
 	struct tj_controller *c = ctx;
@@ -145,8 +171,9 @@ const struct tj_gpu_class *tj_controller_job_gpu_class(const struct tj_controlle
 	const struct tj_runtime *rt = NULL;
 	const struct tj_gpu_class *cls = NULL;
 	struct tj_problem why = { "", "" };
+	enum tj_snapshot_state snapshot;
 
-	if (tj_runtime_resolve(job, lookup_runtime, (void *)c, &rt, &why) < 0 ||
+	if (resolve_runtime(c, job, &rt, &why, &snapshot) < 0 ||
 	    tj_runtime_gpu_class(rt, c->config, &cls, &why) < 0)
 		return NULL;
 	return cls;
@@ -350,6 +377,28 @@ static void on_runtime(const void *obj, void *userdata)
 static void on_runtime_update(const void *old, const void *new_obj, void *userdata)
 {
 	on_runtime(new_obj, userdata);
+}
+
+/* A runtime snapshot came, changed or went: its job reads another runtime now (and makes its
+ * snapshot again when it was deleted under it). */
+static void on_snapshot(const void *obj, void *userdata)
+{
+	struct tj_controller *c = userdata;
+	const struct tj_runtime_snapshot *s = obj;
+	size_t n = strlen(s->name), suffix = strlen(TJ_RUNTIME_SNAPSHOT_SUFFIX);
+	char key[TJ_STORE_KEY_MAX];
+
+	if (!c->synced || n <= suffix ||
+	    strcmp(s->name + n - suffix, TJ_RUNTIME_SNAPSHOT_SUFFIX) != 0 ||
+	    snprintf(key, sizeof(key), "%s/%.*s", s->namespace, (int)(n - suffix), s->name) >=
+	            (int)sizeof(key))
+		return;
+	enqueue(c, key);
+}
+
+static void on_snapshot_update(const void *old, const void *new_obj, void *userdata)
+{
+	on_snapshot(new_obj, userdata);
 }
 
 /* A node changed (old NULL when added, node NULL when deleted): the admitter hears of it
@@ -723,12 +772,13 @@ static int gather(struct tj_controller *c, const struct reconcile *r, const stru
                   uint64_t now, struct gathered *g)
 {
 	const struct tj_runtime *runtime = NULL;
+	enum tj_snapshot_state snapshot;
 	size_t n_pods = 0;
 	int rc;
 
 	g->why = (struct tj_problem){ "", "" };
 	tj_job_lookup_init(&g->jobs, tj_reflector_store(c->informers->trainjobs), job);
-	if (tj_runtime_resolve(job, lookup_runtime, c, &runtime, &g->why) < 0)
+	if (resolve_runtime(c, job, &runtime, &g->why, &snapshot) < 0)
 		runtime = NULL;
 	rc = tj_pod_collect_owned(tj_reflector_store(c->informers->pods), r->key, job->uid,
 	                          MAX_PODS_PER_JOB, &g->pods, &n_pods);
@@ -741,6 +791,7 @@ static int gather(struct tj_controller *c, const struct reconcile *r, const stru
 		.job = job,
 		.runtime = runtime,
 		.runtime_problem = runtime ? NULL : &g->why,
+		.snapshot = snapshot,
 		.config = c->config,
 		.pods = g->pods,
 		.n_pods = n_pods,
@@ -931,6 +982,8 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	struct tj_reflector_handlers quotas = { on_resource_quota, on_resource_quota_update,
 		                                on_resource_quota, on_synced,
 		                                on_informer_error, NULL };
+	struct tj_reflector_handlers snapshots = { on_snapshot, on_snapshot_update, on_snapshot,
+		                                   on_synced,   on_informer_error,  NULL };
 	int rc;
 
 	if (!c)
@@ -942,7 +995,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	c->clock = config->clock;
 	c->native_gang = config->native_gang;
 	trainjobs.userdata = runtimes.userdata = pods.userdata = nodes.userdata = c;
-	priority_classes.userdata = workloads.userdata = quotas.userdata = c;
+	priority_classes.userdata = workloads.userdata = quotas.userdata = snapshots.userdata = c;
 
 	struct tj_informers_config ic = {
 		.client = config->client,
@@ -960,6 +1013,9 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 		               workloads },
 		.resource_quotas = { tj_resource_quota_project, &tj_resource_quota_store_ops,
 		                     quotas },
+		.config_maps = { tj_runtime_snapshot_store_project, &tj_runtime_snapshot_store_ops,
+		                 snapshots },
+		.config_map_selector = TJ_RUNTIME_SNAPSHOT_SELECTOR,
 	};
 	rc = tj_informers_new(loop, &ic, &c->informers);
 	if (rc < 0)

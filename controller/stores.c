@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "reconcilers/runtime.h"
+#include "reconcilers/runtime_snapshot.h"
 #include "reconcilers/trainjob.h"
 
 static void trainjob_free(void *obj)
@@ -71,4 +72,32 @@ int tj_runtime_store_project(const cJSON *obj, void **ret)
 const struct tj_store_ops tj_runtime_store_ops = {
 	.free = runtime_free,
 	.key = runtime_key,
+};
+
+static void snapshot_free(void *obj)
+{
+	tj_runtime_snapshot_free(obj);
+}
+
+static int snapshot_key(const void *obj, char *buf, size_t size)
+{
+	const struct tj_runtime_snapshot *s = obj;
+
+	return tj_store_key_of(buf, size, s->namespace, s->name);
+}
+
+static const char *snapshot_version(const void *obj)
+{
+	return ((const struct tj_runtime_snapshot *)obj)->resource_version;
+}
+
+int tj_runtime_snapshot_store_project(const cJSON *obj, void **ret)
+{
+	return tj_runtime_snapshot_from_json(obj, (struct tj_runtime_snapshot **)ret);
+}
+
+const struct tj_store_ops tj_runtime_snapshot_store_ops = {
+	.free = snapshot_free,
+	.key = snapshot_key,
+	.version = snapshot_version,
 };

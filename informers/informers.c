@@ -127,7 +127,9 @@ int tj_informers_new(uv_loop_t *loop, const struct tj_informers_config *config,
 	    (r = add_informer(loop, inf, 6, config, &tj_resource_kueue_workloads,
 	                      &config->workloads, NULL, &inf->workloads)) < 0 ||
 	    (r = add_informer(loop, inf, 7, config, &tj_resource_resourcequotas,
-	                      &config->resource_quotas, NULL, &inf->resource_quotas)) < 0)
+	                      &config->resource_quotas, NULL, &inf->resource_quotas)) < 0 ||
+	    (r = add_informer(loop, inf, 8, config, &tj_resource_configmaps, &config->config_maps,
+	                      config->config_map_selector, &inf->config_maps)) < 0)
 		goto fail;
 	*ret = inf;
 	return 0;
@@ -137,7 +139,7 @@ fail:
 	return r;
 }
 
-#define N_INFORMERS 8
+#define N_INFORMERS 9
 
 /* The reflectors of the set, NULL where one is left out, in the order they start: their
  * streaming lists take turns in it, and the pods, by far the most, come last, so that the
@@ -151,7 +153,8 @@ static void list_all(const struct tj_informers *inf, struct tj_reflector **all)
 	all[4] = inf->priority_classes;
 	all[5] = inf->workloads;
 	all[6] = inf->resource_quotas;
-	all[7] = inf->pods;
+	all[7] = inf->config_maps;
+	all[8] = inf->pods;
 }
 
 int tj_informers_start(struct tj_informers *inf)

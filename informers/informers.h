@@ -51,7 +51,11 @@ struct tj_informers_config {
 	struct tj_informer_config workloads;
 	/* ResourceQuotas; left out unless its project is set (tj_resource_quota_project). */
 	struct tj_informer_config resource_quotas;
-	uint32_t seed; /* of the reflectors' jitter; 0 = from the clock */
+	/* ConfigMaps, only those config_map_selector selects (the runtime snapshots); left out
+	 * unless its project is set. */
+	struct tj_informer_config config_maps;
+	const char *config_map_selector; /* a label selector; must outlive the set */
+	uint32_t seed;                   /* of the reflectors' jitter; 0 = from the clock */
 	/* Fill the caches from paginated lists only; by default each list is first tried as a
 	 * streaming list (tj_reflector_config.streaming_list). */
 	bool paginated_lists;
@@ -66,8 +70,9 @@ struct tj_informers {
 	struct tj_reflector *priority_classes;          /* owned; NULL if left out */
 	struct tj_reflector *workloads;                 /* owned; NULL if left out */
 	struct tj_reflector *resource_quotas;           /* owned; NULL if left out */
+	struct tj_reflector *config_maps;               /* owned; NULL if left out */
 	char *namespace;                                /* owned; NULL = all */
-	struct tj_kube_listwatch lw[8];
+	struct tj_kube_listwatch lw[9];
 	struct tj_list_turns turns; /* of the reflectors' streaming lists */
 };
 

@@ -7,6 +7,7 @@
 
 #include "base/number.h"
 #include "reconcilers/json.h"
+#include "reconcilers/runtime_snapshot.h"
 #include "reconcilers/runtime_support.h"
 
 #define MAX_TEMPLATE (256 * 1024)
@@ -33,6 +34,7 @@ struct tj_runtime *tj_runtime_free(struct tj_runtime *rt)
 	tj_step_graph_clear(&rt->graph);
 	free(rt->template_metadata);
 	free(rt->unsupported);
+	free(rt->snapshot);
 	free(rt);
 	return NULL;
 }
@@ -206,6 +208,9 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 	                                    "name", "node"),
 	                    rt);
 	if (r < 0)
+		goto fail;
+	r = tj_runtime_snapshot_copy(obj, &rt->snapshot);
+	if (r == -ENOMEM)
 		goto fail;
 	*ret = rt;
 	return 0;

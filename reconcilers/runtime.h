@@ -76,6 +76,9 @@ struct tj_runtime {
 	/* owned; compact JSON {labels, annotations} of spec.template.metadata, the JobSet's
 	 * (reconcilers/render/job_metadata.h); NULL if it has none */
 	char *template_metadata;
+	/* owned; the copy of the runtime object a job's snapshot keeps
+	 * (reconcilers/runtime_snapshot.h), NULL when the runtime is too large to copy */
+	char *snapshot;
 	/* owned; why a field of it is refused (reconcilers/runtime_support.h: reason
 	 * UnsupportedRuntime), NULL when every field is supported */
 	char *unsupported;

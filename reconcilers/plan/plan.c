@@ -684,6 +684,37 @@ static int status_patch(struct planner *p)
 	return 0;
 }
 
+/* A plan that creates pods of a job without a snapshot of its runtime makes one
+ * (reconcilers/runtime_snapshot.h), in the stage of the pods: the job's first start, or the
+ * first restart of a job that started before snapshots were kept. An AlreadyExists answer is
+ * success, so a plan made before the informer saw it makes it again harmlessly. */
+static void snapshot(struct planner *p)
+{
+	struct tj_action *a;
+	bool creates = false;
+	cJSON *cm;
+	int r;
+
+	if (p->in->snapshot != TJ_SNAPSHOT_MISSING || p->oom || !p->in->runtime->snapshot)
+		return;
+	for (size_t i = 0; i < p->n && !creates; i++)
+		creates = p->actions[i].kind == TJ_ACTION_CREATE_POD;
+	if (!creates)
+		return;
+	r = tj_runtime_snapshot_config_map(p->job, p->in->runtime, &cm);
+	if (r < 0) {
+		p->oom = r == -ENOMEM;
+		return;
+	}
+	a = tj_planner_push(p, TJ_ACTION_CREATE_OBJECT, SLOT_MUTATION);
+	if (!a) {
+		cJSON_Delete(cm);
+		return;
+	}
+	a->object = cm;
+	copy(a->name, sizeof(a->name), tj_json_string(cm, "metadata.name"));
+}
+
 /* Runs the rules of plan.h in order; each returns after the first that decides. */
 static int decide(struct planner *p)
 {
@@ -827,6 +858,7 @@ static int decide(struct planner *p)
 		tj_planner_create_pods(p, render);
 	tj_planner_steps_claims(p);
 	tj_planner_mpi_pods(p, render);
+	snapshot(p);
 	if (!had_start && p->st.start_time)
 		tj_planner_deadline(p);
 	if (!p->queued && node_may_start && !tj_planner_steps_succeeded(p))

@@ -122,6 +122,7 @@
 #include "informers/workload.h"
 #include "reconcilers/admission/admission.h"
 #include "reconcilers/runtime.h"
+#include "reconcilers/runtime_snapshot.h"
 #include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
 
@@ -308,6 +309,9 @@ struct tj_plan_input {
 	/* The resolved runtime (tj_runtime_resolve), or NULL with runtime_problem saying why. */
 	const struct tj_runtime *runtime;
 	const struct tj_problem *runtime_problem;
+	/* Whether runtime is the job's snapshot (reconcilers/runtime_snapshot.h); when it is
+	 * MISSING, a plan that creates pods also creates the snapshot. */
+	enum tj_snapshot_state snapshot;
 	const struct tj_config *config; /* GPU classes and failure policy; NULL = none, defaults */
 	/* The job's pods: the controller passes those labelled
 	 * trainer.kubeflow.org/trainjob-name=<job> whose controller owner is this job; any

@@ -38,6 +38,9 @@ def test_kustomization_passes_server_side_dry_run(deployed, kustomization):
     # it does on the second apply of an operator; the first apply creates it in order.
     r = kubectl("apply", "-k", os.path.join(REPO, "deploy", kustomization), "--dry-run=server")
     assert "(server dry run)" in r.stdout
+    if kustomization == "overlays/flame":
+        # The site's overlay ships what Kubeflow's SDK reads, in its own namespace.
+        assert "configmap/kubeflow-trainer-public" in r.stdout, r.stdout
     # The namespace warns of a pod template the restricted standard would reject.
     assert "Warning" not in r.stderr, r.stderr
 
@@ -153,6 +156,9 @@ def can_i(verb, resource, namespace=None, subresource=None):
     # An MPI job's SSH key Secret and hostfile ConfigMap.
     ("create", "secrets", "default", None),
     ("create", "configmaps", "default", None),
+    # The runtime snapshots: created when a job starts, listed and watched by their label.
+    ("list", "configmaps", None, None),
+    ("watch", "configmaps", None, None),
     # The accounting records of deleted TrainJobs: that one ConfigMap of a namespace.
     ("get", "configmaps/trainjob-accounting", "default", None),
     ("patch", "configmaps/trainjob-accounting", "default", None),

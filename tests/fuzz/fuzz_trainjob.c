@@ -2,8 +2,9 @@
  * TrainJob or a TrainingRuntime sends), the spec's validation, the status's round trip, and
  * the rendering of a pinned pod, of a pod of every other step of the runtime's graph (with
  * the check that each initializer has its step, and its failure rules at an exit code), of
- * its PVCs and of the MPI hostfile. The input is one object, tried as both, or an array of
- * a TrainJob and a runtime, rendered together. */
+ * its PVCs and of the MPI hostfile; the runtime's snapshot ConfigMap and its reading back.
+ * The input is one object, tried as both (and as a snapshot ConfigMap), or an array of a
+ * TrainJob and a runtime (or a snapshot ConfigMap), rendered together. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "reconcilers/render/render.h"
 #include "reconcilers/render/render_step.h"
 #include "reconcilers/runtime.h"
+#include "reconcilers/runtime_snapshot.h"
 #include "reconcilers/settings.h"
 #include "reconcilers/trainjob.h"
 
@@ -75,6 +77,27 @@ static void render(const struct tj_trainjob *job, const struct tj_runtime *rt)
 	tj_render_free(r);
 }
 
+/* The snapshot ConfigMap of job's runtime, read back as the informer reads it; and obj read
+ * as a snapshot ConfigMap of job. */
+static void snapshots(const struct tj_trainjob *job, const struct tj_runtime *rt, const cJSON *obj)
+{
+	struct tj_runtime_snapshot *s = NULL;
+	const struct tj_runtime *picked;
+	struct tj_problem why;
+	cJSON *cm = NULL;
+
+	if (rt && tj_runtime_snapshot_config_map(job, rt, &cm) == 0 &&
+	    tj_runtime_snapshot_from_json(cm, &s) == 0) {
+		tj_runtime_snapshot_pick(job, s, &picked, &why);
+		s = tj_runtime_snapshot_free(s);
+	}
+	cJSON_Delete(cm);
+	if (tj_runtime_snapshot_from_json(obj, &s) == 0) {
+		tj_runtime_snapshot_pick(job, s, &picked, &why);
+		tj_runtime_snapshot_free(s);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	cJSON *obj = cJSON_ParseWithLength((const char *)data, size);
@@ -101,6 +124,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		render(job, rt);
 		render_steps(job, rt);
 	}
+	if (job)
+		snapshots(job, rt, second);
 	tj_runtime_free(rt);
 	tj_trainjob_free(job);
 	cJSON_Delete(obj);

@@ -31,8 +31,10 @@
 #define NODES           "/api/v1/nodes"
 #define PRIORITYCLASSES "/apis/scheduling.k8s.io/v1/priorityclasses"
 #define RESOURCEQUOTAS  "/api/v1/resourcequotas"
+#define CONFIGMAPS      "/api/v1/configmaps"
 #define PODS            "/api/v1/namespaces/team-a/pods"
 #define SERVICES        "/api/v1/namespaces/team-a/services"
+#define SNAPSHOTS       "/api/v1/namespaces/team-a/configmaps"
 #define EVENTS          "/api/v1/namespaces/team-a/events"
 #define STATUS          "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team-a/trainjobs/vit/status"
 
@@ -184,6 +186,12 @@ static void script_informers(struct fixture *fx, const char *trainjobs, const ch
 		  .query = "limit=",
 		  .status = 200,
 		  .body = list_of(fx, "") },
+		/* The runtime snapshots: none yet. */
+		{ .method = "GET",
+		  .path = CONFIGMAPS,
+		  .query = "limit=",
+		  .status = 200,
+		  .body = list_of(fx, "") },
 		/* The accounting records of the jobs' namespaces, read once the controller leads:
 		 * none yet. */
 		{ .method = "GET",
@@ -234,6 +242,12 @@ static void script_informers(struct fixture *fx, const char *trainjobs, const ch
 		  .keep_open = true },
 		{ .method = "GET",
 		  .path = RESOURCEQUOTAS,
+		  .query = "watch=1",
+		  .status = 200,
+		  .chunked = true,
+		  .keep_open = true },
+		{ .method = "GET",
+		  .path = CONFIGMAPS,
 		  .query = "watch=1",
 		  .status = 200,
 		  .chunked = true,
@@ -409,6 +423,12 @@ static void script_new_job(struct fixture *fx, bool pod_hold)
 		  .hold = pod_hold,
 		  .status = 409,
 		  .body = API_ERROR(409, "AlreadyExists", "pods vit-node-0-1-a0 already exists") },
+		{ .method = "POST",
+		  .path = SNAPSHOTS,
+		  .request_has = "\"name\":\"vit-runtime-snapshot\"",
+		  .hold = pod_hold,
+		  .status = 201,
+		  .body = "{}" },
 		{ .method = "POST", .path = SERVICES, .status = 201, .body = "{}" },
 		{ .method = "PATCH",
 		  .path = STATUS,
@@ -416,18 +436,21 @@ static void script_new_job(struct fixture *fx, bool pod_hold)
 		  .body = trainjob(fx, "43", "{" NEW_JOB_STATUS "}") },
 		{ .method = "POST", .path = EVENTS, .status = 201, .body = "{}" },
 	};
-	server_script(&fx->server, replies, 5);
+	server_script(&fx->server, replies, 6);
 }
 
 /* The writes of a new job's plan, in order: its pods (in either order: they go out at
- * once), then the Service and the status (deferrable), then the Created event. */
+ * once) and its runtime snapshot, then the Service and the status (deferrable), then the
+ * Created event. */
 static void assert_new_job_writes(const struct fixture *fx)
 {
 	const struct server *s = &fx->server;
 	int p0 = write_index(s, 0), p1 = write_index(s, 1);
+	const char *b;
 
-	assert_string_equal(server_trace(s, "GET"), "POST " PODS "|POST " PODS "|POST " SERVICES
-	                                            "|PATCH " STATUS "|POST " EVENTS "|");
+	assert_string_equal(server_trace(s, "GET"),
+	                    "POST " PODS "|POST " PODS "|POST " SNAPSHOTS "|POST " SERVICES
+	                    "|PATCH " STATUS "|POST " EVENTS "|");
 	if (s->seen[p0].reply > s->seen[p1].reply) {
 		int t = p0;
 
@@ -437,15 +460,21 @@ static void assert_new_job_writes(const struct fixture *fx)
 	assert_non_null(strstr(s->seen[p0].body, "\"name\":\"vit-node-0-0-a0\""));
 	assert_non_null(strstr(s->seen[p1].body, "\"name\":\"vit-node-0-1-a0\""));
 	for (int i = 0; i < 2; i++) {
-		const char *b = s->seen[i == 0 ? p0 : p1].body;
-
+		b = s->seen[i == 0 ? p0 : p1].body;
 		assert_non_null(strstr(b, OWNER));
 		assert_non_null(strstr(b, i == 0 ? "\"trainjob.flame.dev/rank\":\"0\""
 		                                 : "\"trainjob.flame.dev/rank\":\"1\""));
 		assert_non_null(strstr(b, "\"trainjob.flame.dev/attempt\":\"0\""));
 	}
+	/* The snapshot: the runtime as the informer listed it, owned by the job. */
+	b = s->seen[write_index(s, 2)].body;
+	assert_non_null(strstr(b, "\"labels\":{\"trainer.kubeflow.org/trainjob-name\":\"vit\","
+	                          "\"trainjob.flame.dev/runtime-snapshot\":\"true\"}"));
+	assert_non_null(strstr(b, OWNER));
+	assert_non_null(strstr(b, "\"data\":{\"runtime\":\"{\\\"apiVersion\\\":"));
+	assert_non_null(strstr(b, "\\\"name\\\":\\\"torch-gh200\\\""));
 	assert_request_body(
-	        s, write_index(s, 2),
+	        s, write_index(s, 3),
 	        "{'apiVersion':'v1','kind':'Service','metadata':{'name':'vit','namespace':'team-a',"
 	        "'labels':{'trainer.kubeflow.org/trainjob-name':'vit'},'ownerReferences':[{"
 	        "'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob','name':'vit',"
@@ -453,10 +482,10 @@ static void assert_new_job_writes(const struct fixture *fx)
 	        "'clusterIP':'None','publishNotReadyAddresses':true,'selector':{"
 	        "'jobset.sigs.k8s.io/jobset-name':'vit'},'ports':[{'name':'torch','port':29500,"
 	        "'targetPort':29500,'protocol':'TCP'}]}}");
-	assert_request_body(s, write_index(s, 3),
+	assert_request_body(s, write_index(s, 4),
 	                    "{'status':{" NEW_JOB_STATUS "},'metadata':{'resourceVersion':'42'}}");
 	assert_request_body(
-	        s, write_index(s, 4),
+	        s, write_index(s, 5),
 	        "{'apiVersion':'v1','kind':'Event','metadata':{'name':'" EVENT_NAME "',"
 	        "'namespace':'team-a'},'involvedObject':{'apiVersion':"
 	        "'trainer.kubeflow.org/v1alpha1','kind':'TrainJob','namespace':'team-a',"
@@ -475,7 +504,7 @@ static void test_a_new_trainjob_gets_its_pods(void **state)
 
 	script_new_job(fx, false);
 	start(fx, true);
-	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 5 && quiet(fx));
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 6 && quiet(fx));
 	server_spin(&fx->server);
 	assert_new_job_writes(fx);
 	/* The pod that existed is adopted, not an error. */
@@ -486,7 +515,7 @@ static void test_a_new_trainjob_gets_its_pods(void **state)
 	assert_null(strstr(fx->server.log, "\"level\":\"warn\""));
 	assert_int_equal(queue_stats(fx).adds, 1);
 	assert_int_equal(queue_stats(fx).retries, 0);
-	assert_int_equal(n_writes(&fx->server), 5);
+	assert_int_equal(n_writes(&fx->server), 6);
 }
 
 /* ---- a status patch that meets 409 -------------------------------------------------------- */
@@ -551,24 +580,26 @@ static void test_status_conflict_is_retried_from_the_watched_object(void **state
 static void test_stop_in_the_middle_of_a_plan(void **state)
 {
 	struct fixture *fx = *state;
-	int p0, p1;
+	int p0, p1, snapshot;
 
 	script_new_job(fx, true);
 	start(fx, true);
-	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 2);
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 3);
 	p0 = write_index(&fx->server, 0);
 	p1 = write_index(&fx->server, 1);
+	snapshot = write_index(&fx->server, 2);
 	/* Stopped while the pod creates are in flight: the reconcile runs to its end first. */
 	tj_controller_stop(fx->controller, on_stopped, fx);
 	server_spin(&fx->server);
 	assert_int_equal(fx->stopped_calls, 0);
 	server_release(&fx->server, p0);
 	server_release(&fx->server, p1);
+	server_release(&fx->server, snapshot);
 	SERVER_RUN_UNTIL(&fx->server, fx->stopped_calls == 1);
 	/* The rest of the plan went out before: the gate lets the bookkeeping go at once, and
 	 * the Created event is sent as the reconcile ends. */
-	assert_int_equal(fx->writes_at_stopped, 4);
-	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 5);
+	assert_int_equal(fx->writes_at_stopped, 5);
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 6);
 	assert_new_job_writes(fx);
 	/* No new reconcile once stopping, whatever the watches bring. */
 	server_push(&fx->server, server_find(&fx->server, 0, "GET", TRAINJOBS "?watch=1"),
@@ -590,12 +621,13 @@ static void test_stop_while_the_bookkeeping_waits_for_the_gate(void **state)
 	/* The pods are answered; the Service waits for the gate, and the reconcile has given
 	 * its key back to the queue. */
 	SERVER_RUN_UNTIL(&fx->server, gate_waiting(fx) == 1 && queue_stats(fx).in_flight == 0);
-	assert_string_equal(server_trace(&fx->server, "GET"), "POST " PODS "|POST " PODS "|");
+	assert_string_equal(server_trace(&fx->server, "GET"),
+	                    "POST " PODS "|POST " PODS "|POST " SNAPSHOTS "|");
 	tj_controller_stop(fx->controller, on_stopped, fx);
 	/* The queue has drained, but stopped waits for the reconcile that gave its key back. */
 	SERVER_RUN_UNTIL(&fx->server, fx->stopped_calls == 1);
-	assert_int_equal(fx->writes_at_stopped, 4);
-	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 5);
+	assert_int_equal(fx->writes_at_stopped, 5);
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 6);
 	assert_new_job_writes(fx);
 	server_spin(&fx->server);
 	assert_int_equal(fx->stopped_calls, 1);
@@ -616,7 +648,7 @@ static void test_only_the_leader_writes(void **state)
 	/* Leading: every TrainJob is queued at once. */
 	tj_controller_set_leading(fx->controller, true);
 	assert_int_equal(queue_stats(fx).adds, 1);
-	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 5 && quiet(fx));
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 6 && quiet(fx));
 	assert_new_job_writes(fx);
 }
 
@@ -640,8 +672,8 @@ static void assert_admitted_writes(const struct fixture *fx, int first)
 		                                 "\"operator\":\"In\",\"values\":[\"gh200-0\"]}]"));
 	}
 	assert_non_null(
-	        strstr(s->seen[write_index(s, first + 3)].body, "\"startTime\":\"" NOW_S "\""));
-	assert_non_null(strstr(s->seen[write_index(s, first + 4)].body,
+	        strstr(s->seen[write_index(s, first + 4)].body, "\"startTime\":\"" NOW_S "\""));
+	assert_non_null(strstr(s->seen[write_index(s, first + 5)].body,
 	                       "\"reason\":\"Admitted\",\"message\":\"2 pods pinned to gh200-0, "
 	                       "gh200-1\""));
 }
@@ -658,13 +690,13 @@ static void test_a_new_trainjob_is_admitted_whole(void **state)
 	script_new_job(fx, false);
 	server_script(&fx->server, &admitted_event, 1);
 	start(fx, true);
-	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 6 && quiet(fx));
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 7 && quiet(fx));
 	server_spin(&fx->server);
 	/* The first plan waited for the cycle, which admitted the gang and queued the job
 	 * again; nothing was written before the pods. */
 	assert_string_equal(server_trace(&fx->server, "GET"),
-	                    "POST " PODS "|POST " PODS "|POST " SERVICES "|PATCH " STATUS
-	                    "|POST " EVENTS "|POST " EVENTS "|");
+	                    "POST " PODS "|POST " PODS "|POST " SNAPSHOTS "|POST " SERVICES
+	                    "|PATCH " STATUS "|POST " EVENTS "|POST " EVENTS "|");
 	assert_admitted_writes(fx, 0);
 	assert_int_equal(queue_stats(fx).adds, 2);
 	/* The status the patch returned is the cached one: the job counts as Pending, under
@@ -718,6 +750,7 @@ static void wait_until_the_blocker_goes(struct fixture *fx, const struct blocker
 		  .request_has = "\"name\":\"vit-node-0-1-a0\"",
 		  .status = 201,
 		  .body = "{}" },
+		{ .method = "POST", .path = SNAPSHOTS, .status = 201, .body = "{}" },
 		{ .method = "POST", .path = SERVICES, .status = 201, .body = "{}" },
 		{ .method = "PATCH",
 		  .path = STATUS,
@@ -745,11 +778,12 @@ static void wait_until_the_blocker_goes(struct fixture *fx, const struct blocker
 	/* The blocker goes: the next cycle admits the whole gang. */
 	server_push(&fx->server, server_find(&fx->server, 0, "GET", b->path),
 	            body(fx, "%s\n", b->event));
-	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 8 && quiet(fx));
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 9 && quiet(fx));
 	server_spin(&fx->server);
 	assert_string_equal(server_trace(&fx->server, "GET"),
 	                    "PATCH " STATUS "|POST " EVENTS "|POST " PODS "|POST " PODS
-	                    "|POST " SERVICES "|PATCH " STATUS "|POST " EVENTS "|POST " EVENTS "|");
+	                    "|POST " SNAPSHOTS "|POST " SERVICES "|PATCH " STATUS "|POST " EVENTS
+	                    "|POST " EVENTS "|");
 	assert_admitted_writes(fx, 2);
 }
 
