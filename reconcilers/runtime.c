@@ -28,6 +28,7 @@ struct tj_runtime *tj_runtime_free(struct tj_runtime *rt)
 	free(rt->max_restarts);
 	free(rt->num_proc_per_node);
 	free(rt->env_targets);
+	free(rt->failure_rules);
 	free(rt->node_template);
 	tj_mpi_policy_clear(&rt->mpi);
 	tj_step_graph_clear(&rt->graph);
@@ -104,6 +105,7 @@ static int project_support(const cJSON *obj, const cJSON *node_job, struct tj_ru
 {
 	const cJSON *meta = tj_json_path(obj, "spec.template.metadata");
 	const cJSON *targets = tj_json_path(obj, "spec.mlPolicy.torch.envInjection.targets");
+	const cJSON *rules = tj_json_path(obj, "spec.template.spec.failurePolicy.rules");
 	struct tj_problem why;
 	int r;
 
@@ -116,6 +118,9 @@ static int project_support(const cJSON *obj, const cJSON *node_job, struct tj_ru
 	}
 	if (cJSON_GetArraySize(targets) > 0 &&
 	    (r = tj_json_print(targets, MAX_TEMPLATE, &rt->env_targets)) < 0)
+		return r;
+	if (cJSON_IsArray(rules) && cJSON_GetArraySize(rules) > 0 &&
+	    (r = tj_json_print(rules, MAX_TEMPLATE, &rt->failure_rules)) < 0)
 		return r;
 	if (tj_runtime_support_check(obj, &why) < 0 &&
 	    asprintf(&rt->unsupported, "%s %s: %s", tj_runtime_kind_name(rt->kind), rt->name,

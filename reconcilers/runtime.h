@@ -67,6 +67,9 @@ struct tj_runtime {
 	 * (reconcilers/runtime_support.h), -1 if it sets none; the max-restarts annotation
 	 * wins. */
 	int failure_budget;
+	/* owned; compact JSON of spec.template.spec.failurePolicy.rules, which decide each of
+	 * the job's own failures (reconcilers/failure_rules.h); NULL if none */
+	char *failure_rules;
 	/* spec.activeDeadlineSeconds, else the node job's template.spec.activeDeadlineSeconds:
 	 * the walltime of its jobs that set none; 0 if neither is a number >= 1. */
 	int64_t active_deadline_seconds;

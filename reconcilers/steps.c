@@ -10,8 +10,10 @@
 
 void tj_step_graph_clear(struct tj_step_graph *g)
 {
-	for (size_t i = 0; g->steps && i < g->n; i++)
+	for (size_t i = 0; g->steps && i < g->n; i++) {
 		free(g->steps[i].pod_template);
+		free(g->steps[i].pod_failure_rules);
+	}
 	free(g->steps);
 	free(g->claim_templates);
 	free(g->error);
@@ -56,31 +58,60 @@ static int count_of(const cJSON *obj, const char *path, int def)
 	return (int)n;
 }
 
-/* The pod template with the Job template's labels merged under its own. */
-static int pod_template_of(const cJSON *rjob, size_t max, char **ret)
+/* Upserts every string member of src into dst[key] that dst[key] lacks. */
+static int merge_under(cJSON *dst, const char *key, const cJSON *src)
+{
+	cJSON *map;
+	const cJSON *el;
+
+	if (!cJSON_IsObject(src) || !src->child)
+		return 0;
+	if (!(map = tj_json_object(dst, key)))
+		return -ENOMEM;
+	cJSON_ArrayForEach(el, src)
+	{
+		if (cJSON_IsString(el) && !cJSON_GetObjectItemCaseSensitive(map, el->string) &&
+		    tj_json_set_string(map, el->string, el->valuestring) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The pod template with the Job template's labels and annotations merged under its own,
+ * and the replicated job's groupName, if it has one, as the label and annotation JobSet
+ * gives its pods (JobSet writes its default group "default" too; that one is left out). */
+static int pod_template_of(const cJSON *rjob, const char *group, size_t max, char **ret)
 {
 	const cJSON *tmpl = tj_json_path(rjob, "template.spec.template");
-	const cJSON *job_labels = tj_json_path(rjob, "template.metadata.labels");
-	const cJSON *el;
-	cJSON *copy, *labels;
+	cJSON *copy, *meta;
 	int r = -ENOMEM;
 
 	copy = cJSON_IsObject(tmpl) ? cJSON_Duplicate(tmpl, true) : cJSON_CreateObject();
 	if (!copy)
 		return -ENOMEM;
-	labels = tj_json_object(tj_json_object(copy, "metadata"), "labels");
-	if (!labels)
+	meta = tj_json_object(copy, "metadata");
+	if (!meta || !tj_json_object(meta, "labels") ||
+	    merge_under(meta, "labels", tj_json_path(rjob, "template.metadata.labels")) < 0 ||
+	    merge_under(meta, "annotations", tj_json_path(rjob, "template.metadata.annotations")) <
+	            0 ||
+	    (group &&
+	     (tj_json_set_string(tj_json_object(meta, "labels"), TJ_LABEL_GROUP_NAME, group) < 0 ||
+	      tj_json_set_string(tj_json_object(meta, "annotations"), TJ_LABEL_GROUP_NAME, group) <
+	              0)))
 		goto out;
-	cJSON_ArrayForEach(el, job_labels)
-	{
-		if (cJSON_IsString(el) && !cJSON_GetObjectItemCaseSensitive(labels, el->string) &&
-		    tj_json_set_string(labels, el->string, el->valuestring) < 0)
-			goto out;
-	}
 	r = tj_json_print(copy, max, ret);
 out:
 	cJSON_Delete(copy);
 	return r;
+}
+
+/* A groupName that can be a label's value: a DNS label, as JobSet's webhook requires. */
+static bool group_name_valid(const char *g)
+{
+	size_t n = strlen(g);
+
+	return n > 0 && n <= 63 && strspn(g, "abcdefghijklmnopqrstuvwxyz0123456789-") == n &&
+	       g[0] != '-' && g[n - 1] != '-';
 }
 
 static int project_deps(struct tj_step_graph *g, size_t i, const cJSON *deps)
@@ -127,6 +158,7 @@ static int project_step(struct tj_step_graph *g, size_t i, const cJSON *rjob, si
 	const char *name = tj_json_string(rjob, "name");
 	const char *ancestor = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
 	        tj_json_path(rjob, "template.metadata.labels"), TJ_LABEL_ANCESTOR));
+	const cJSON *group, *rules;
 	int parallelism, completions;
 	char msg[TJ_MESSAGE_MAX];
 	int r;
@@ -157,13 +189,27 @@ static int project_step(struct tj_step_graph *g, size_t i, const cJSON *rjob, si
 	if (strcmp(s->ancestor, "dataset-initializer") == 0 ||
 	    strcmp(s->ancestor, "model-initializer") == 0 || strcmp(s->ancestor, "trainer") == 0)
 		s->replicas = 1;
-	r = pod_template_of(rjob, max, &s->pod_template);
+	group = cJSON_GetObjectItemCaseSensitive(rjob, "groupName");
+	if (group && !cJSON_IsNull(group) &&
+	    !(cJSON_IsString(group) && group_name_valid(group->valuestring))) {
+		snprintf(msg, sizeof(msg),
+		         "spec.template.spec.replicatedJobs[%zu].groupName: must be a DNS label",
+		         i);
+		return graph_error(g, msg);
+	}
+	r = pod_template_of(rjob, cJSON_IsString(group) ? group->valuestring : NULL, max,
+	                    &s->pod_template);
 	if (r < 0)
+		return r;
+	rules = tj_json_path(rjob, "template.spec.podFailurePolicy.rules");
+	if (cJSON_IsArray(rules) && cJSON_GetArraySize(rules) > 0 &&
+	    (r = tj_json_print(rules, max, &s->pod_failure_rules)) < 0)
 		return r;
 	return project_deps(g, i, cJSON_GetObjectItemCaseSensitive(rjob, "dependsOn"));
 }
 
-/* Every PVC template of every volumeClaimPolicy, in order, as one array. */
+/* Every PVC template of every volumeClaimPolicy, in order, as one array; the templates of a
+ * policy whose retentionPolicy.whenDeleted is Retain marked TJ_CLAIM_RETAIN. */
 static int claim_templates_of(const cJSON *policies, size_t max, char **ret)
 {
 	const cJSON *pol, *t;
@@ -178,10 +224,18 @@ static int claim_templates_of(const cJSON *policies, size_t max, char **ret)
 		return -ENOMEM;
 	cJSON_ArrayForEach(pol, policies)
 	{
+		const char *when = tj_json_string(pol, "retentionPolicy.whenDeleted");
+		bool retain = when && strcmp(when, "Retain") == 0;
+
 		cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(pol, "templates"))
 		{
 			cJSON *c = cJSON_Duplicate(t, true);
 
+			if (c && retain &&
+			    tj_json_set(c, TJ_CLAIM_RETAIN, cJSON_CreateTrue()) < 0) {
+				cJSON_Delete(c);
+				c = NULL;
+			}
 			if (!c || !cJSON_AddItemToArray(all, c)) {
 				cJSON_Delete(c);
 				r = -ENOMEM;

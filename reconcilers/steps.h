@@ -33,6 +33,12 @@
 #define TJ_STEP_LAUNCHER   "launcher" /* the MPI launcher, as Kubeflow's constants name it */
 #define TJ_LABEL_ANCESTOR  "trainer.kubeflow.org/trainjob-ancestor-step"
 #define TJ_LABEL_JOB_INDEX "jobset.sigs.k8s.io/job-index"
+/* JobSet's label and annotation of the group of a replicated job (groupName). */
+/* The mark of a claim template whose PVC outlives the TrainJob (no ownerReference), as
+ * JobSet's retentionPolicy whenDeleted: Retain. Not a field of a PVC: only the template's
+ * metadata and spec reach the PVC. */
+#define TJ_CLAIM_RETAIN     "retain"
+#define TJ_LABEL_GROUP_NAME "jobset.sigs.k8s.io/group-name"
 
 /* What a dependsOn entry waits for (JobSet's DependsOn.status). */
 enum tj_step_need {
@@ -56,8 +62,12 @@ struct tj_step {
 	size_t n_deps;
 	bool success_target; /* named by successPolicy.targetReplicatedJobs, or there are none */
 	/* The pod template ({metadata, spec}) as compact JSON, with the Job template's labels
-	 * merged under the pod template's own, as the pods carry them. */
+	 * and annotations merged under the pod template's own and the replicated job's groupName
+	 * (TJ_LABEL_GROUP_NAME, when set), as the pods carry them. */
 	char *pod_template; /* owned */
+	/* The Job template's podFailurePolicy.rules as compact JSON, NULL if none: the reason
+	 * the step's Job fails with (reconcilers/failure_rules.h). */
+	char *pod_failure_rules; /* owned */
 };
 
 struct tj_step_graph {
@@ -66,7 +76,9 @@ struct tj_step_graph {
 	bool in_order;    /* startupPolicy.startupPolicyOrder InOrder */
 	bool success_any; /* successPolicy.operator Any; All otherwise */
 	/* volumeClaimPolicies[].templates[], every PVC template of every policy, as one
-	 * compact JSON array; NULL if there are none. */
+	 * compact JSON array, the templates of a policy whose retentionPolicy.whenDeleted is
+	 * Retain with the member TJ_CLAIM_RETAIN true beside metadata and spec; NULL if there
+	 * are none. */
 	char *claim_templates; /* owned */
 	/* Why the graph cannot be run (a dependsOn naming no earlier step, too many steps, a
 	 * Job template of the wrong shape), naming the field; NULL when it can. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reconcilers/failure_rules.h"
 #include "reconcilers/json.h"
 #include "reconcilers/policy/budget.h"
 #include "reconcilers/policy/node_health.h"
@@ -412,12 +413,37 @@ static bool is_permanent(const struct tj_failure_policy *policy, int exit_code)
 	return false;
 }
 
+/* Whether the runtime's failure rules fail the job at this failure of its own
+ * (reconcilers/failure_rules.h): the reason the pod's step's Job fails with, by its
+ * podFailurePolicy, and the JobSet failurePolicy rule that matches it. */
+static bool rules_fail(const struct planner *p, const struct tj_pod *pod, int exit_code,
+                       char why[static 256])
+{
+	const struct tj_runtime *rt = p->in->runtime;
+	const struct tj_step *step;
+	size_t i;
+	int slot;
+
+	if (!rt->failure_rules)
+		return false;
+	if (pod->rank >= 0)
+		i = tj_step_graph_find(&rt->graph, TJ_STEP_NODE);
+	else if (tj_step_of_pod(&rt->graph, p->job->name, pod->name, &i, &slot) < 0)
+		return false;
+	if (i >= rt->graph.n)
+		return false;
+	step = &rt->graph.steps[i];
+	return tj_failure_rules_fail(rt->failure_rules, step->name,
+	                             tj_failure_job_reason(step->pod_failure_rules, exit_code), why,
+	                             256);
+}
+
 void tj_planner_restart(struct planner *p, const struct failure *fl, bool gang, int max_restarts)
 {
 	struct tj_failure f;
 	/* Room for the longest node name and signal; the messages around it fit in
 	 * TJ_MESSAGE_MAX. */
-	char what[640], msg[TJ_MESSAGE_MAX], after[32] = "", budget[128];
+	char what[640], msg[TJ_MESSAGE_MAX], after[32] = "", budget[128], rule[256];
 	struct tj_budget_charge charge;
 	bool charged;
 	int64_t backoff;
@@ -427,6 +453,11 @@ void tj_planner_restart(struct planner *p, const struct failure *fl, bool gang, 
 	p->st.last_failure = f;
 	p->log_tail = fl->pod->termination_message;
 	p->status_first = true;
+	if (strcmp(fl->cls, "WorkerFailed") == 0 && rules_fail(p, fl->pod, f.exit_code, rule)) {
+		snprintf(msg, sizeof(msg), "%s; %s, so the job is not restarted", what, rule);
+		tj_planner_fail(p, TJ_REASON_FAIL_JOBSET_ACTION, msg);
+		return;
+	}
 	if (strcmp(fl->cls, "WorkerFailed") == 0 && f.exit_code > 0 &&
 	    is_permanent(p->policy, f.exit_code)) {
 		snprintf(msg, sizeof(msg),

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "reconcilers/json.h"
+#include "reconcilers/render/render_step.h"
 #include "reconcilers/steps.h"
 
 /* Upserts every element of src into the list dst[key], matching elements by the string
@@ -349,6 +350,8 @@ int tj_overrides_check(const struct tj_trainjob *job, const struct tj_runtime *r
 		                  why);
 	if (r == 0)
 		r = check_targets(job->runtime_patches, "runtimePatches", true, rt, why);
+	if (r == 0)
+		r = tj_render_check_initializers(job, g, why);
 	/* Each step's template takes its overrides now, so that a step whose pods come later
 	 * (a launcher, a trainer after its initializers) cannot fail the job halfway. */
 	for (size_t i = 0; r == 0 && i < g->n; i++) {

@@ -57,11 +57,15 @@ static int apply_initializer(cJSON *c, const cJSON *src, const char *kind, struc
 	return 0;
 }
 
-static int initializers(cJSON *spec, const struct tj_trainjob *job, const struct tj_step *step,
-                        struct tj_problem *why)
+/* Each source of spec.initializer that is set (dataset, model) with the step that takes it,
+ * to fn, until fn returns non-zero. */
+static int each_initializer(const struct tj_trainjob *job,
+                            int (*fn)(const cJSON *src, const char *kind, const char *step,
+                                      void *ctx),
+                            void *ctx)
 {
-	static const char *const kinds[][2] = { { "dataset-initializer", "dataset" },
-		                                { "model-initializer", "model" } };
+	static const char *const kinds[][2] = { { "dataset", "dataset-initializer" },
+		                                { "model", "model-initializer" } };
 	cJSON *init;
 	int r = 0;
 
@@ -70,18 +74,78 @@ static int initializers(cJSON *spec, const struct tj_trainjob *job, const struct
 	if (tj_json_parse(job->initializer, &init) < 0)
 		return -ENOMEM;
 	for (size_t k = 0; k < 2 && r == 0; k++) {
-		const cJSON *src = cJSON_GetObjectItemCaseSensitive(init, kinds[k][1]);
-		cJSON *c;
+		const cJSON *src = cJSON_GetObjectItemCaseSensitive(init, kinds[k][0]);
 
-		if (strcmp(step->ancestor, kinds[k][0]) != 0 || !cJSON_IsObject(src))
-			continue;
-		c = tj_json_find_by(cJSON_GetObjectItemCaseSensitive(spec, "containers"), "name",
-		                    kinds[k][0]);
-		if (c)
-			r = apply_initializer(c, src, kinds[k][1], why);
+		if (cJSON_IsObject(src))
+			r = fn(src, kinds[k][0], kinds[k][1], ctx);
 	}
 	cJSON_Delete(init);
 	return r;
+}
+
+struct initializer_pod {
+	cJSON *spec;
+	const struct tj_step *step;
+	struct tj_problem *why;
+};
+
+static int initialize_pod(const cJSON *src, const char *kind, const char *step, void *ctx)
+{
+	struct initializer_pod *ip = ctx;
+	cJSON *c;
+
+	if (strcmp(ip->step->ancestor, step) != 0)
+		return 0;
+	c = tj_json_find_by(cJSON_GetObjectItemCaseSensitive(ip->spec, "containers"), "name", step);
+	return c ? apply_initializer(c, src, kind, ip->why) : 0;
+}
+
+static int initializers(cJSON *spec, const struct tj_trainjob *job, const struct tj_step *step,
+                        struct tj_problem *why)
+{
+	struct initializer_pod ip = { spec, step, why };
+
+	return each_initializer(job, initialize_pod, &ip);
+}
+
+struct initializer_check {
+	const struct tj_step_graph *g;
+	struct tj_problem *why;
+};
+
+/* A source whose step the runtime lacks, or whose step lacks the container of its name, is
+ * refused: it would reach no pod. */
+static int check_initializer(const cJSON *src, const char *kind, const char *step, void *ctx)
+{
+	struct initializer_check *ic = ctx;
+	bool found = false;
+
+	(void)src;
+	for (size_t i = 0; i < ic->g->n && !found; i++) {
+		cJSON *tmpl;
+
+		if (strcmp(ic->g->steps[i].ancestor, step) != 0)
+			continue;
+		if (tj_json_parse(ic->g->steps[i].pod_template, &tmpl) < 0)
+			return -ENOMEM;
+		found = tj_json_find_by(tj_json_path(tmpl, "spec.containers"), "name", step);
+		cJSON_Delete(tmpl);
+	}
+	if (found)
+		return 0;
+	return tj_problem_set(ic->why, "InvalidSpec",
+	                      "spec.initializer.%s: the runtime has no %s step (a replicated job "
+	                      "labelled " TJ_LABEL_ANCESTOR ": %s with a container %s) to give it "
+	                      "to; remove it or choose a runtime that has one",
+	                      kind, step, step, step);
+}
+
+int tj_render_check_initializers(const struct tj_trainjob *job, const struct tj_step_graph *g,
+                                 struct tj_problem *why)
+{
+	struct initializer_check ic = { g, why };
+
+	return each_initializer(job, check_initializer, &ic);
 }
 
 static int set_labels(cJSON *meta, const struct tj_trainjob *job, const struct tj_step *step,
@@ -253,8 +317,11 @@ static int claim_of(const struct tj_trainjob *job, const cJSON *t, cJSON **ret)
 		                                             el->string, el->valuestring) < 0)
 			goto fail;
 	}
+	/* Without an owner a retained PVC outlives the TrainJob, as JobSet's whenDeleted: Retain
+	 * leaves it when the JobSet goes. */
 	if (tj_json_set_string(tj_json_object(meta, "labels"), TJ_LABEL_TRAINJOB, job->name) < 0 ||
-	    tj_trainjob_add_owner(meta, job) < 0 ||
+	    (!cJSON_IsTrue(tj_json_path(t, TJ_CLAIM_RETAIN)) &&
+	     tj_trainjob_add_owner(meta, job) < 0) ||
 	    tj_json_set(pvc, "spec",
 	                cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "spec"), true)) < 0)
 		goto fail;

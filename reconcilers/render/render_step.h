@@ -35,6 +35,12 @@
 int tj_render_step_pod(const struct tj_trainjob *job, const struct tj_step *step, int slot,
                        int attempt, cJSON **ret, struct tj_problem *why);
 
+/* Whether every source of spec.initializer that is set has its step in g, with the
+ * container of the step's name: 0, or -EINVAL with reason InvalidSpec naming the field
+ * (spec.initializer.dataset) when it has none, as it would reach no pod; -ENOMEM. */
+int tj_render_check_initializers(const struct tj_trainjob *job, const struct tj_step_graph *g,
+                                 struct tj_problem *why);
+
 /* Adds the claims' volumes to a pod, as above. claims is the graph's claim_templates (NULL:
  * nothing to do). -ENOMEM. */
 int tj_render_mount_claims(cJSON *pod, const char *claims, const char *job);

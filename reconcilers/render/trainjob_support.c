@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "reconcilers/json.h"
+#include "reconcilers/runtime_support.h"
 
 #define PATH_MAX_LEN 256
 
@@ -90,6 +91,29 @@ static int check_grace(const cJSON *spec, const char *path, struct tj_problem *w
 	return -EOPNOTSUPP;
 }
 
+/* A patch's Job spec: its pod template, and the Job fields whose values are this
+ * controller's behaviour, with the same fate as in a runtime
+ * (tj_runtime_job_field_check). */
+static int check_job_spec(const cJSON *spec, const char *path, struct tj_problem *why)
+{
+	const cJSON *el;
+	char field[PATH_MAX_LEN + 64];
+	int r;
+
+	cJSON_ArrayForEach(el, spec)
+	{
+		if (!el->string || strcmp(el->string, "template") == 0 || cJSON_IsNull(el))
+			continue;
+		snprintf(field, sizeof(field), "%s.%s", path, el->string);
+		r = tj_runtime_job_field_check(el, field, "InvalidSpec", why);
+		if (r == -ENOENT)
+			return refuse(why, path, el->string);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* runtimePatches[i].trainingRuntimeSpec: only the template, and in it the JobSet's
  * metadata and the replicated jobs' Job metadata and pod templates (whose spec may set the
  * grace period too). */
@@ -99,7 +123,6 @@ static int check_patch(const cJSON *rs, const char *path, struct tj_problem *why
 	static const char *const tmpl_known[] = { "metadata", "spec", NULL };
 	static const char *const js_known[] = { "replicatedJobs", NULL };
 	static const char *const rj_known[] = { "name", "template", NULL };
-	static const char *const job_spec_known[] = { "template", NULL };
 	const cJSON *rj;
 	char sub[PATH_MAX_LEN];
 	int i = 0;
@@ -130,7 +153,7 @@ static int check_patch(const cJSON *rs, const char *path, struct tj_problem *why
 		    0)
 			return -EOPNOTSUPP;
 		snprintf(sub, sizeof(sub), "%s.template.spec", base);
-		if (check_members(tj_json_path(rj, "template.spec"), job_spec_known, sub, why) < 0)
+		if (check_job_spec(tj_json_path(rj, "template.spec"), sub, why) < 0)
 			return -EOPNOTSUPP;
 		snprintf(sub, sizeof(sub), "%s.template.spec.template", base);
 		if (check_members(tj_json_path(rj, "template.spec.template"), tmpl_known, sub,

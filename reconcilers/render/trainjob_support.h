@@ -7,10 +7,12 @@
  * containers and initContainers env and volumeMounts; the labels and annotations of the
  * pod template, of the JobSet (reconcilers/render/job_metadata.h) and of a replicated job's Job
  * template; in runtimePatches also the pod spec's terminationGracePeriodSeconds (Kubeflow
- * v2.3), a whole number of seconds. Anything else (securityContext, the grace period in an
- * override, a container's securityContext, a patch of the Job spec beyond its pod template,
- * a patch of the runtime beyond its template) fails the job with reason InvalidSpec and a
- * message naming the field, before any pod exists. */
+ * v2.3), a whole number of seconds, and of the Job spec beside its pod template the values
+ * a runtime may give it too, as this controller's behaviour (tj_runtime_job_field_check:
+ * backoffLimit 0, completionMode Indexed, podReplacementPolicy Failed). Anything else
+ * (securityContext, the grace period in an override, a container's securityContext, another
+ * Job spec field or value, a patch of the runtime beyond its template) fails the job with
+ * reason InvalidSpec and a message naming the field, before any pod exists. */
 #pragma once
 
 #include "reconcilers/trainjob.h"

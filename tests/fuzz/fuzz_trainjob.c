@@ -1,9 +1,10 @@
 /* libFuzzer target: the TrainJob and runtime projections (what any user who may create a
  * TrainJob or a TrainingRuntime sends), the spec's validation, the status's round trip, and
- * the rendering of a pinned pod, of a pod of every other step of the runtime's graph, of its
- * PVCs and of the MPI hostfile; the runtime's snapshot ConfigMap and its reading back. The
- * input is one object, tried as both (and as a snapshot ConfigMap), or an array of a TrainJob
- * and a runtime (or a snapshot ConfigMap), rendered together. */
+ * the rendering of a pinned pod, of a pod of every other step of the runtime's graph (with
+ * the check that each initializer has its step, and its failure rules at an exit code), of
+ * its PVCs and of the MPI hostfile; the runtime's snapshot ConfigMap and its reading back.
+ * The input is one object, tried as both (and as a snapshot ConfigMap), or an array of a
+ * TrainJob and a runtime (or a snapshot ConfigMap), rendered together. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "reconcilers/failure_rules.h"
 #include "reconcilers/mpi.h"
 #include "reconcilers/render/render.h"
 #include "reconcilers/render/render_step.h"
@@ -21,19 +23,22 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Every step but node, slot 0, with the claims mounted; the PVCs; the hostfile of an MPI
- * runtime over the graph's steps. */
+/* The failure rules of every step; every step but node, slot 0, with the claims mounted;
+ * the PVCs; the hostfile of an MPI runtime over the graph's steps. */
 static void render_steps(const struct tj_trainjob *job, const struct tj_runtime *rt)
 {
 	struct tj_mpi_step steps[16];
 	size_t n = 0;
 	struct tj_problem why;
-	char *hostfile = NULL;
+	char *hostfile = NULL, rule[256];
 	cJSON *out = NULL;
 
 	for (size_t i = 0; i < rt->graph.n; i++) {
 		const struct tj_step *step = &rt->graph.steps[i];
 
+		tj_failure_rules_fail(rt->failure_rules, step->name,
+		                      tj_failure_job_reason(step->pod_failure_rules, 1), rule,
+		                      sizeof(rule));
 		if (n < sizeof(steps) / sizeof(steps[0]))
 			steps[n++] = (struct tj_mpi_step){ step->name, step->replicas,
 				                           tj_step_pods(&rt->graph, i, 1) };
@@ -45,6 +50,7 @@ static void render_steps(const struct tj_trainjob *job, const struct tj_runtime 
 		cJSON_Delete(out);
 		out = NULL;
 	}
+	tj_render_check_initializers(job, &rt->graph, &why);
 	if (tj_render_claims(job, rt->graph.claim_templates, &out, &why) == 0)
 		cJSON_Delete(out);
 	if (tj_mpi_hostfile(&rt->mpi, job->name, job->name, steps, n, 1, &hostfile) == 0)

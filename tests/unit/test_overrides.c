@@ -229,6 +229,46 @@ static void test_check_table(void **state)
 	tj_runtime_free(rt);
 }
 
+/* spec.initializer.dataset and .model need the step that takes them: without it they are
+ * refused, never dropped. */
+static void test_initializer_needs_its_step(void **state)
+{
+	struct tj_runtime *multi = multi_runtime(), *plain = NULL;
+	cJSON *j = jlit("{'kind':'ClusterTrainingRuntime','metadata':{'name':'plain'},'spec':{"
+	                "'template':{'spec':{'replicatedJobs':[{'name':'node','template':{"
+	                "'spec':{'template':{'spec':{'containers':[{'name':'node','image':'t'}]"
+	                "}}}}}]}}}}");
+	struct tj_trainjob *job = make_job("{'runtimeRef':{'name':'multi'},'initializer':{"
+	                                   "'dataset':{'storageUri':'hf://a/b'},'model':{"
+	                                   "'storageUri':'hf://c/d'}}}");
+	struct tj_problem why = { "", "" };
+
+	(void)state;
+	assert_int_equal(tj_runtime_from_json(j, &plain), 0);
+	assert_int_equal(tj_overrides_check(job, multi, &why), 0);
+	assert_int_equal(tj_overrides_check(job, plain, &why), -EINVAL);
+	assert_string_equal(why.reason, "InvalidSpec");
+	assert_string_equal(
+	        why.message,
+	        "spec.initializer.dataset: the runtime has no dataset-initializer step "
+	        "(a replicated job labelled trainer.kubeflow.org/trainjob-ancestor-step"
+	        ": dataset-initializer with a container dataset-initializer) to give it "
+	        "to; remove it or choose a runtime that has one");
+	tj_trainjob_free(job);
+	job = make_job("{'runtimeRef':{'name':'plain'},'initializer':{'model':{'storageUri':"
+	               "'hf://c/d'}}}");
+	assert_int_equal(tj_overrides_check(job, plain, &why), -EINVAL);
+	assert_string_equal(why.message,
+	                    "spec.initializer.model: the runtime has no model-initializer step "
+	                    "(a replicated job labelled trainer.kubeflow.org/trainjob-ancestor-step"
+	                    ": model-initializer with a container model-initializer) to give it "
+	                    "to; remove it or choose a runtime that has one");
+	tj_trainjob_free(job);
+	tj_runtime_free(plain);
+	tj_runtime_free(multi);
+	cJSON_Delete(j);
+}
+
 /* The dataset initializer's pod carries the override, and the fields the controller owns
  * win over it: the JobSet's labels, as JobSet sets them on its pods. */
 static void test_step_pod_takes_override(void **state)
@@ -260,6 +300,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_apply_table),
 		cmocka_unit_test(test_check_table),
+		cmocka_unit_test(test_initializer_needs_its_step),
 		cmocka_unit_test(test_step_pod_takes_override),
 	};
 

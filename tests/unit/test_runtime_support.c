@@ -26,6 +26,34 @@
 	"'spec':{'initContainers':[{'name':'preflight','image':'p'}],'containers':[{'name':"       \
 	"'node','image':'x'},{'name':'metrics','image':'m'}]}}}}}]}}}}"
 
+/* A runtime whose node step's replicated job has <rjob> beside its name and template, and
+ * whose Job spec has <job> beside its pod template; a step prepare before it has <prep> in
+ * its Job spec. */
+#define RT_JOBS(rjob, job, prep)                                                                   \
+	"{'kind':'ClusterTrainingRuntime','metadata':{'name':'r'},'spec':{'template':{'spec':{"    \
+	"'replicatedJobs':[{'name':'prepare','template':{'spec':{" prep "'template':{'spec':{"     \
+	"'containers':[{'name':'p','image':'p'}]}}}}},{'name':'node'," rjob "'template':{"         \
+	"'metadata':{'annotations':{'a':'b'}},'spec':{" job "'template':{'spec':{'containers':[{"  \
+	"'name':'node','image':'x'}]}}}}}]}}}}"
+
+#define NODE_JOB(field) "spec.template.spec.replicatedJobs[1].template.spec." field
+#define PREP_JOB(field) "spec.template.spec.replicatedJobs[0].template.spec." field
+#define NO_RETRY                                                                                   \
+	"a step's failed pod is not retried by itself: it fails the step, and the JobSet "         \
+	"failurePolicy decides"
+#define CLAIMS(policy)                                                                             \
+	RT("",                                                                                     \
+	   ",'volumeClaimPolicies':[{'templates':[{'metadata':{'name':'c'},'spec':{}}]," policy    \
+	   "}]")
+
+/* RT_INJECT's node step, of two containers and an init container, with a podFailurePolicy. */
+#define RT_INJECT_PFP                                                                              \
+	"{'kind':'ClusterTrainingRuntime','metadata':{'name':'r'},'spec':{'template':{'spec':{"    \
+	"'replicatedJobs':[{'name':'prepare','template':{'spec':{'template':{'spec':{"             \
+	"'containers':[{'name':'p','image':'p'}]}}}}},{'name':'node','template':{'spec':{"         \
+	"'podFailurePolicy':{'rules':[]},'template':{'spec':{'containers':[{'name':'node',"        \
+	"'image':'x'},{'name':'metrics','image':'m'}]}}}}}]}}}}"
+
 #define INJECT(rest) "spec.mlPolicy.torch.envInjection.targets" rest
 
 struct support_case {
@@ -154,18 +182,32 @@ static const struct support_case cases[] = {
 	  RT("", ",'failurePolicy':{'maxRestarts':2,'rules':[{'name':'a','action':'"
 	         "RestartJobSet'}]}"),
 	  NULL, 2 },
-	{ "a rule on a Job's failure reasons",
+	{ "rules on the Job failure reasons of this controller and on replicated jobs",
 	  RT("", ",'failurePolicy':{'maxRestarts':2,'rules':[{'name':'a','action':'FailJobSet',"
-	         "'onJobFailureReasons':['PodFailurePolicy']}]}"),
-	  BECAUSE("spec.template.spec.failurePolicy.rules[0]",
-	          "its onJobFailureReasons and onJobFailureMessagePatterns match the failures "
-	          "of Jobs, and there are no Jobs here"),
+	         "'onJobFailureReasons':['PodFailurePolicy'],'targetReplicatedJobs':['node']},{"
+	         "'name':'b','action':'RestartJobSet','onJobFailureReasons':["
+	         "'BackoffLimitExceeded']}]}"),
+	  NULL, 2 },
+	{ "a rule on a Job failure reason that does not happen here",
+	  RT("", ",'failurePolicy':{'maxRestarts':2,'rules':[{'name':'a','action':'FailJobSet',"
+	         "'onJobFailureReasons':['PodFailurePolicy']},{'name':'b','action':'FailJobSet',"
+	         "'onJobFailureReasons':['DeadlineExceeded']}]}"),
+	  BECAUSE("spec.template.spec.failurePolicy.rules[1]",
+	          "of onJobFailureReasons only PodFailurePolicy (a podFailurePolicy rule FailJob "
+	          "matched) and BackoffLimitExceeded (any other failed pod) happen here"),
 	  2 },
-	{ "a rule for some replicated jobs",
+	{ "a rule on a Job's failure message",
+	  RT("", ",'failurePolicy':{'rules':[{'name':'a','action':'FailJobSet',"
+	         "'onJobFailureMessagePatterns':['.*OOM.*']}]}"),
+	  BECAUSE("spec.template.spec.failurePolicy.rules[0]",
+	          "its onJobFailureMessagePatterns match the messages of Jobs, and there are no "
+	          "Jobs here"),
+	  0 },
+	{ "a rule for a replicated job the runtime lacks",
 	  RT("", ",'failurePolicy':{'rules':[{'name':'a','action':'FailJobSet',"
 	         "'targetReplicatedJobs':['launcher']}]}"),
 	  BECAUSE("spec.template.spec.failurePolicy.rules[0]",
-	          "a rule limited to targetReplicatedJobs; a rule here applies to every step"),
+	          "its targetReplicatedJobs must name replicated jobs of the runtime"),
 	  0 },
 	{ "RestartJobSetAndIgnoreMaxRestarts",
 	  RT("", ",'failurePolicy':{'rules':[{'name':'a','action':'"
@@ -179,7 +221,130 @@ static const struct support_case cases[] = {
 	  0 },
 	{ "a failurePolicy field unknown", RT("", ",'failurePolicy':{'x':1}"),
 	  BECAUSE("spec.template.spec.failurePolicy.x", "the field is not implemented"), 0 },
-	{ "a maxRestarts out of range", RT("", ",'failurePolicy':{'maxRestarts':5000}"), NULL, -1 },
+	{ "a maxRestarts out of range", RT("", ",'failurePolicy':{'maxRestarts':5000}"),
+	  BECAUSE("spec.template.spec.failurePolicy.maxRestarts",
+	          "a restart budget is a whole number from 0 to 1000 (the config's "
+	          "failurePolicy.maxRestarts is never put in its place)"),
+	  -1 },
+	{ "the Job fields whose values are the controller's behaviour, groupName, annotations",
+	  RT_JOBS("'groupName':'workers',",
+	          "'parallelism':1,'completions':1,'backoffLimit':0,'completionMode':'Indexed',"
+	          "'podReplacementPolicy':'Failed','activeDeadlineSeconds':600,",
+	          "'backoffLimit':0,"),
+	  NULL, -1 },
+	{ "a backoffLimit other than 0", RT_JOBS("", "", "'backoffLimit':6,"),
+	  PREP_JOB("backoffLimit") ": only 0 is supported by this controller: a step's failed "
+	                           "pod is not retried by itself, it fails the step at once and "
+	                           "the JobSet failurePolicy decides the restart (maxRestarts, or "
+	                           "trainjob.flame.dev/max-restarts); set backoffLimit to 0 or "
+	                           "remove it (crds/README.md lists what is supported)",
+	  -1 },
+	{ "completionMode NonIndexed", RT_JOBS("", "'completionMode':'NonIndexed',", ""),
+	  NODE_JOB("completionMode") ": only Indexed is supported by this controller: every pod "
+	                             "of a step has its completion index, as in JobSet's default "
+	                             "Indexed Jobs; set it to Indexed or remove it (crds/README.md "
+	                             "lists what is supported)",
+	  -1 },
+	{ "podReplacementPolicy TerminatingOrFailed",
+	  RT_JOBS("", "", "'podReplacementPolicy':'TerminatingOrFailed',"),
+	  PREP_JOB("podReplacementPolicy") ": only Failed is supported by this controller: a pod "
+	                                   "is replaced once the pod it replaces is gone (Failed); "
+	                                   "set it to Failed or remove it (crds/README.md lists "
+	                                   "what is supported)",
+	  -1 },
+	{ "activeDeadlineSeconds of a step other than node",
+	  RT_JOBS("", "", "'activeDeadlineSeconds':60,"),
+	  BECAUSE(PREP_JOB("activeDeadlineSeconds"),
+	          "the walltime is the node step's; a deadline of another step is not enforced"),
+	  -1 },
+	{ "backoffLimitPerIndex", RT_JOBS("", "'backoffLimitPerIndex':1,", ""),
+	  BECAUSE(NODE_JOB("backoffLimitPerIndex"), NO_RETRY), -1 },
+	{ "maxFailedIndexes", RT_JOBS("", "", "'maxFailedIndexes':1,"),
+	  BECAUSE(PREP_JOB("maxFailedIndexes"), NO_RETRY), -1 },
+	{ "podFailurePolicy rules FailJob and Count on exit codes",
+	  RT_JOBS("",
+	          "'podFailurePolicy':{'rules':[{'action':'FailJob','onExitCodes':{"
+	          "'containerName':'node','operator':'In','values':[42]}},{'action':'Count',"
+	          "'onExitCodes':{'operator':'NotIn','values':[0,1]}}]},",
+	          ""),
+	  NULL, -1 },
+	{ "a podFailurePolicy rule Ignore",
+	  RT_JOBS("", "",
+	          "'podFailurePolicy':{'rules':[{'action':'Ignore','onExitCodes':{"
+	          "'operator':'In','values':[3]}}]},"),
+	  BECAUSE(PREP_JOB("podFailurePolicy.rules[0]"),
+	          "only the actions FailJob and Count are implemented (a failed pod is not "
+	          "replaced by itself, so Ignore and FailIndex have no meaning here)"),
+	  -1 },
+	{ "a podFailurePolicy rule on pod conditions",
+	  RT_JOBS("",
+	          "'podFailurePolicy':{'rules':[{'action':'FailJob','onPodConditions':[{"
+	          "'type':'DisruptionTarget'}]}]},",
+	          ""),
+	  BECAUSE(NODE_JOB("podFailurePolicy.rules[0]"),
+	          "onPodConditions are not read; a rule here matches onExitCodes"),
+	  -1 },
+	{ "a podFailurePolicy rule on another container",
+	  RT_JOBS("",
+	          "'podFailurePolicy':{'rules':[{'action':'FailJob','onExitCodes':{"
+	          "'containerName':'sidecar','operator':'In','values':[3]}}]},",
+	          ""),
+	  BECAUSE(NODE_JOB("podFailurePolicy.rules[0]"),
+	          "onExitCodes needs the operator In or NotIn, 1 to 255 values, and no "
+	          "containerName but the pod's container"),
+	  -1 },
+	{ "a podFailurePolicy rule In 0",
+	  RT_JOBS("",
+	          "'podFailurePolicy':{'rules':[{'action':'FailJob','onExitCodes':{"
+	          "'operator':'In','values':[0]}}]},",
+	          ""),
+	  BECAUSE(NODE_JOB("podFailurePolicy.rules[0]"),
+	          "onExitCodes values are exit codes, 0 not with In"),
+	  -1 },
+	{ "a podFailurePolicy of a pod of two containers", RT_INJECT_PFP,
+	  BECAUSE("spec.template.spec.replicatedJobs[1].template.spec.podFailurePolicy",
+	          "its exit codes are matched here only for a step whose pod has one container "
+	          "and no init container"),
+	  -1 },
+	{ "a podFailurePolicy field beside rules",
+	  RT_JOBS("", "'podFailurePolicy':{'rules':[],'extra':1},", ""),
+	  BECAUSE(NODE_JOB("podFailurePolicy.extra"),
+	          "of podFailurePolicy only rules is implemented"),
+	  -1 },
+	{ "a Job successPolicy", RT_JOBS("", "", "'successPolicy':{'rules':[]},"),
+	  BECAUSE(PREP_JOB("successPolicy"),
+	          "a step succeeds when every pod of it succeeded; the JobSet successPolicy "
+	          "decides which steps end the job"),
+	  -1 },
+	{ "a Job ttlSecondsAfterFinished", RT_JOBS("", "'ttlSecondsAfterFinished':5,", ""),
+	  BECAUSE(NODE_JOB("ttlSecondsAfterFinished"),
+	          "the pods of every step are kept until the runtime's ttlSecondsAfterFinished"),
+	  -1 },
+	{ "any other Job field", RT_JOBS("", "'manualSelector':true,", ""),
+	  BECAUSE(NODE_JOB("manualSelector"),
+	          "a step's pods are created without a Job, and this Job field's behaviour is "
+	          "not reproduced"),
+	  -1 },
+	{ "a replicated job field unknown", RT_JOBS("'priority':1,", "", ""),
+	  BECAUSE("spec.template.spec.replicatedJobs[1].priority", "the field is not implemented"),
+	  -1 },
+	{ "an MPI field unknown",
+	  RT("'mlPolicy':{'mpi':{'mpiImplementation':'OpenMPI','slotsPerWorker':2}},", ""),
+	  BECAUSE("spec.mlPolicy.mpi.slotsPerWorker",
+	          "of the MPI policy only numProcPerNode, mpiImplementation, sshAuthMountPath and "
+	          "runLauncherAsNode are implemented"),
+	  -1 },
+	{ "retentionPolicy whenDeleted Retain",
+	  CLAIMS("'retentionPolicy':{'whenDeleted':'Retain'}"), NULL, -1 },
+	{ "retentionPolicy whenDeleted of another value",
+	  CLAIMS("'retentionPolicy':{'whenDeleted':'Keep'}"),
+	  BECAUSE("spec.template.spec.volumeClaimPolicies[0].retentionPolicy.whenDeleted",
+	          "its values are Delete and Retain"),
+	  -1 },
+	{ "retentionPolicy whenScaled", CLAIMS("'retentionPolicy':{'whenScaled':'Retain'}"),
+	  BECAUSE("spec.template.spec.volumeClaimPolicies[0].retentionPolicy.whenScaled",
+	          "of the retention policy only whenDeleted is implemented, as in JobSet v0.11"),
+	  -1 },
 };
 
 static void test_support_table(void **state)

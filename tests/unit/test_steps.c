@@ -74,6 +74,16 @@ static void test_graph_projection(void **state)
 	assert_int_equal(tj_step_graph_find(&g, "launcher"), 2);
 	assert_int_equal(tj_step_graph_find(&g, "nope"), 3);
 	tj_step_graph_clear(&g);
+	/* A policy whose PVCs outlive the job marks its templates. */
+	project("{'volumeClaimPolicies':[{'templates':[{'metadata':{'name':'a'},'spec':{}}],"
+	        "'retentionPolicy':{'whenDeleted':'Retain'}},{'templates':[{'metadata':{'name':"
+	        "'b'},'spec':{}}],'retentionPolicy':{'whenDeleted':'Delete'}}],'replicatedJobs':[]"
+	        "}",
+	        &g);
+	assert_string_equal(g.claim_templates,
+	                    "[{\"metadata\":{\"name\":\"a\"},\"spec\":{},\"" TJ_CLAIM_RETAIN
+	                    "\":true},{\"metadata\":{\"name\":\"b\"},\"spec\":{}}]");
+	tj_step_graph_clear(&g);
 	assert_null(g.steps);
 }
 
@@ -97,6 +107,30 @@ static const struct {
 	{ "{'replicatedJobs':[{'replicas':1}]}",
 	  "spec.template.spec.replicatedJobs[0].name: must be a DNS label" },
 };
+
+/* The Job template's annotations go under the pod template's own, as its labels do, and a
+ * groupName becomes JobSet's group-name label and annotation; a groupName that is no DNS
+ * label is refused. */
+static void test_job_metadata_and_group(void **state)
+{
+	struct tj_step_graph g;
+
+	(void)state;
+	project("{'replicatedJobs':[{'name':'node','groupName':'workers','template':{'metadata':{"
+	        "'annotations':{'a':'job','b':'job'}},'spec':{'template':{'metadata':{"
+	        "'annotations':{'b':'pod'}},'spec':{}}}}}]}",
+	        &g);
+	assert_null(g.error);
+	assert_string_equal(g.steps[0].pod_template,
+	                    "{\"metadata\":{\"annotations\":{\"b\":\"pod\",\"a\":\"job\","
+	                    "\"jobset.sigs.k8s.io/group-name\":\"workers\"},\"labels\":{"
+	                    "\"jobset.sigs.k8s.io/group-name\":\"workers\"}},\"spec\":{}}");
+	tj_step_graph_clear(&g);
+	project("{'replicatedJobs':[{'name':'node','groupName':'Not A Label','template':{}}]}", &g);
+	assert_string_equal(g.error,
+	                    "spec.template.spec.replicatedJobs[0].groupName: must be a DNS label");
+	tj_step_graph_clear(&g);
+}
 
 static void test_graph_refused(void **state)
 {
@@ -471,6 +505,16 @@ static void test_claims(void **state)
 	                  "'controller':true,'blockOwnerDeletion':true}]},'spec':{'accessModes':"
 	                  "['RWO']}}]");
 	cJSON_Delete(list);
+	/* whenDeleted: Retain, as the graph marks it: no owner, the PVC outlives the job. */
+	assert_int_equal(tj_render_claims(job,
+	                                  "[{\"metadata\":{\"name\":\"keep\"},\"spec\":{},"
+	                                  "\"" TJ_CLAIM_RETAIN "\":true}]",
+	                                  &list, &why),
+	                 0);
+	assert_json_equal(list, "[{'apiVersion':'v1','kind':'PersistentVolumeClaim','metadata':{"
+	                        "'name':'keep-vit','namespace':'team-a','labels':{'trainer."
+	                        "kubeflow.org/trainjob-name':'vit'}},'spec':{}}]");
+	cJSON_Delete(list);
 	assert_int_equal(tj_render_claims(job, "[{\"spec\":{}}]", &list, &why), -EINVAL);
 	assert_string_equal(why.reason, "InvalidRuntime");
 	tj_trainjob_free(job);
@@ -513,6 +557,19 @@ struct step_case {
 	"'template':{'spec':{'containers':[{'name':'node','image':'t','command':['true'],"         \
 	"'volumeMounts':[{'name':'initializer','mountPath':'/workspace'}]}]}}}}}]}"
 
+/* INIT_THEN_NODE whose initializer's Job fails with reason PodFailurePolicy on the exit codes
+ * codes, and a JobSet rule that fails the job on that reason. */
+#define INIT_THEN_NODE_FAILING_ON(codes)                                                           \
+	"{'failurePolicy':{'maxRestarts':3,'rules':[{'name':'fatal','action':'FailJobSet',"        \
+	"'onJobFailureReasons':['PodFailurePolicy']}]},"                                           \
+	"'replicatedJobs':[{'name':'dataset-initializer','template':{'metadata':{'labels':{"       \
+	"'trainer.kubeflow.org/trainjob-ancestor-step':'dataset-initializer'}},'spec':{"           \
+	"'podFailurePolicy':{'rules':[{'action':'FailJob','onExitCodes':{'operator':'In',"         \
+	"'values':[" codes "]}}]},'template':{'spec':{'containers':[{'name':"                      \
+	"'dataset-initializer','image':'i'}]}}}}},{'name':'node','dependsOn':[{'name':"            \
+	"'dataset-initializer','status':'Complete'}],'template':{'spec':{'template':{'spec':{"     \
+	"'containers':[{'name':'node','image':'t','command':['true']}]}}}}}]}"
+
 /* A launcher that dependsOn the nodes being Ready, and ends the job (MPI's shape). */
 #define NODE_THEN_LAUNCHER                                                                         \
 	"{'successPolicy':{'operator':'All','targetReplicatedJobs':['launcher']},"                 \
@@ -551,6 +608,19 @@ struct step_case {
 	{                                                                                          \
 		"vit-launcher-0-0-a0", -1, 0, phase, ready                                         \
 	}
+
+/* The initializer's pod failed (exit code 1) while the node step waited for it. */
+#define INIT_FAILED_WHILE_WAITING                                                                  \
+	.status = "{'state':'Pending','reason':'WaitingForSteps','message':'m',"                   \
+	          "'observedGeneration':2}",                                                       \
+	.pods = { INIT(TJ_POD_FAILED, false) }, .n_pods = 1
+
+/* What that failure does under the failure policy's budget: a restart of the job. */
+#define RESTARTED_BY_THE_INITIALIZER                                                               \
+	.want = { "0 PatchStatus vit", "1 PatchPod vit-dataset-initializer-0-0-a0",                \
+		  "1 Event Warning Restarting: pod vit-dataset-initializer-0-0-a0 on node kw-1 "   \
+		  "failed (exit code 1, Error); replacing all workers in 10 s (restart 1 of 3)" }, \
+	.want_status = "Restarting|WorkerFailed|restarts=1"
 
 static const struct step_case step_cases[] = {
 	{ .name = "a new job creates its initializer, and no node pod before it completes",
@@ -591,14 +661,24 @@ static const struct step_case step_cases[] = {
 	  .want_jobs = "dataset-initializer=0/0/1/0/0 node=0/0/0/0/0" },
 	{ .name = "a failed initializer restarts the job through the failure policy",
 	  .runtime = INIT_THEN_NODE,
-	  .status = "{'state':'Pending','reason':'WaitingForSteps','message':'m',"
-	            "'observedGeneration':2}",
-	  .pods = { INIT(TJ_POD_FAILED, false) },
-	  .n_pods = 1,
-	  .want = { "0 PatchStatus vit", "1 PatchPod vit-dataset-initializer-0-0-a0",
-	            "1 Event Warning Restarting: pod vit-dataset-initializer-0-0-a0 on node kw-1 "
-	            "failed (exit code 1, Error); replacing all workers in 10 s (restart 1 of 3)" },
-	  .want_status = "Restarting|WorkerFailed|restarts=1",
+	  INIT_FAILED_WHILE_WAITING,
+	  RESTARTED_BY_THE_INITIALIZER,
+	  .want_jobs = "dataset-initializer=0/0/0/1/0 node=0/0/0/0/0" },
+	{ .name = "an initializer failing with an exit code its podFailurePolicy names: a "
+	          "failurePolicy rule on PodFailurePolicy fails the job",
+	  .runtime = INIT_THEN_NODE_FAILING_ON("1"),
+	  INIT_FAILED_WHILE_WAITING,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: FailJobSetFailurePolicyAction: pod "
+	            "vit-dataset-initializer-0-0-a0 on node kw-1 failed (exit code 1, Error); "
+	            "failurePolicy rule 0 (fatal): FailJobSet on a Job of dataset-initializer "
+	            "failed with reason PodFailurePolicy, so the job is not restarted" },
+	  .want_status = "Failed|FailJobSetFailurePolicyAction|restarts=0",
+	  .want_jobs = "dataset-initializer=0/0/0/1/0 node=0/0/0/0/0" },
+	{ .name = "with another exit code the rule does not match: the job restarts",
+	  .runtime = INIT_THEN_NODE_FAILING_ON("42"),
+	  INIT_FAILED_WHILE_WAITING,
+	  RESTARTED_BY_THE_INITIALIZER,
 	  .want_jobs = "dataset-initializer=0/0/0/1/0 node=0/0/0/0/0" },
 	{ .name = "after a restart the failed initializer is kept for its logs first",
 	  .runtime = INIT_THEN_NODE,
@@ -880,6 +960,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_graph_projection),
+		cmocka_unit_test(test_job_metadata_and_group),
 		cmocka_unit_test(test_graph_refused),
 		cmocka_unit_test(test_pod_names),
 		cmocka_unit_test(test_progress_and_order),

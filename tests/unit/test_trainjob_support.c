@@ -83,11 +83,26 @@ static const struct support_case cases[] = {
 	  "'initContainers':[{'name':'i','securityContext':{}}]}}}}}]}}}}]",
 	  REFUSED("spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]."
 	          "template.spec.template.spec.initContainers[0].securityContext") },
-	{ "a Job spec field in a runtime patch",
+	/* A Job field has the same fate in a patch as in a runtime: the values that are this
+	 * controller's behaviour pass, the others are refused naming the field. */
+	{ "the Job fields whose values are the controller's behaviour in a runtime patch",
+	  ",'runtimePatches':[{'manager':'m','trainingRuntimeSpec':{'template':{'spec':{"
+	  "'replicatedJobs':[{'name':'node','template':{'spec':{'backoffLimit':0,"
+	  "'completionMode':'Indexed','podReplacementPolicy':'Failed'}}}]}}}}]",
+	  NULL },
+	{ "a backoffLimit other than 0 in a runtime patch",
 	  ",'runtimePatches':[{'manager':'m','trainingRuntimeSpec':{'template':{'spec':{"
 	  "'replicatedJobs':[{'name':'node','template':{'spec':{'backoffLimit':3}}}]}}}}]",
+	  "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template."
+	  "spec.backoffLimit: only 0 is supported by this controller: a step's failed pod is not "
+	  "retried by itself, it fails the step at once and the JobSet failurePolicy decides the "
+	  "restart (maxRestarts, or trainjob.flame.dev/max-restarts); set backoffLimit to 0 or "
+	  "remove it (crds/README.md lists what is supported)" },
+	{ "another Job spec field in a runtime patch",
+	  ",'runtimePatches':[{'manager':'m','trainingRuntimeSpec':{'template':{'spec':{"
+	  "'replicatedJobs':[{'name':'node','template':{'spec':{'podFailurePolicy':{}}}}]}}}}]",
 	  REFUSED("spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]."
-	          "template.spec.backoffLimit") },
+	          "template.spec.podFailurePolicy") },
 	{ "a JobSet spec field in a runtime patch",
 	  ",'runtimePatches':[{'manager':'m','trainingRuntimeSpec':{'template':{'spec':{"
 	  "'failurePolicy':{}}}}}]",
