@@ -13,6 +13,9 @@
 #   cluster.sh real-image  build the real nodes' training image localhost/trainjob-torch-cpu:latest
 #                        when its inputs changed (deploy/local/real/torch-cpu) and import it
 #                        into each real node's containerd that lacks it
+#   cluster.sh controller-image  build the controller's image localhost/trainjob-controller:ARCH
+#                        (deploy/image.sh, cached) and import it into each real node's
+#                        containerd that lacks that build, for deploy/local/in-cluster
 #   cluster.sh kueue-built  exit 0 when Kueue's build is in the cache (TJC_KUEUE=1 up runs it
 #                        without building first), 1 when it is not
 #
@@ -306,6 +309,11 @@ cmd_up() {
 		mkdir -p "$(ports_dir)"
 		kwokctl_config >"$config.new"
 		mv "$config.new" "$config"
+		# The real nodes' bridge before the API server: kwokctl makes its serving certificate
+		# for the addresses of this machine's interfaces, so it then names the bridge's
+		# address too, where the pods on the real nodes reach the API server (no kube-proxy
+		# serves the kubernetes Service). Without real nodes this fails, harmlessly.
+		[[ $REAL_NODES != 1 ]] || real_bridge_up >/dev/null 2>&1 || true
 		local -a features
 		mapfile -t features < <(feature_flags)
 		say "starting cluster '$TJC_CLUSTER' (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)${features[*]:+ with ${features[*]}}${KCM_FLAGS:+; kube-controller-manager $KCM_FLAGS}"
@@ -382,6 +390,7 @@ status) cmd_status ;;
 kubeconfig) echo "$TJC_KUBECONFIG" ;;
 nodes) apply_nodes ;;
 real-image) real_torch_image ;;
+controller-image) real_controller_image ;;
 kueue-built) "$here/build-control-plane.sh" --built kueue kueue ;;
 *)
 	sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'

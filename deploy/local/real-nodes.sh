@@ -36,6 +36,9 @@ REAL_TEST_IMAGE=docker.io/library/debian:bookworm
 # only the clusters that run training import: `cluster.sh real-image`, not `up`.
 REAL_TORCH_IMAGE=localhost/trainjob-torch-cpu:latest
 REAL_CLUSTER_DOMAIN=cluster.local
+# The controller's own image (deploy/image.sh build, this machine's architecture) under the
+# name deploy/local/in-cluster runs: `cluster.sh controller-image`.
+REAL_CONTROLLER_IMAGE=localhost/trainjob-controller:local
 
 # On disk: each node's containerd root (images, snapshots), kubelet root, pod logs and
 # configs; the sockets, containerd's state and the pid files live under /run.
@@ -440,6 +443,17 @@ real_torch_image() {
 	"$here/../image.sh" torch-cpu && real_image_import "$REAL_TORCH_IMAGE" torch-cpu.tar
 }
 
+# `cluster.sh controller-image`: the controller's image of this machine's architecture, built
+# when its sources changed, on the nodes as REAL_CONTROLLER_IMAGE (deploy/local/in-cluster
+# runs it there).
+real_controller_image() {
+	local arch
+	arch=$(dpkg --print-architecture)
+	"$here/../image.sh" build "linux/$arch" &&
+		"$here/../image.sh" podman tag "localhost/trainjob-controller:$arch" "$REAL_CONTROLLER_IMAGE" &&
+		real_image_import "$REAL_CONTROLLER_IMAGE" controller.tar
+}
+
 real_nodes_running() {
 	local n
 	pid_running "$(real_run_dir)/coredns.pid" || return 1
@@ -472,6 +486,8 @@ real_nodes_up() {
 	if [[ -n $why ]]; then
 		real_say "none, KWOK nodes only: $why"
 		[[ -d $(real_run_dir) ]] && real_nodes_down quiet keep-logs
+		# The bridge `up` made before the API server, which `down` would not find.
+		ip link del "$(real_bridge)" 2>/dev/null || true
 		mkdir -p "$(dirname "$(real_why_file)")"
 		echo "$why" >"$(real_why_file)"
 	fi

@@ -426,3 +426,11 @@ def drop_namespaces(*names):
     for name in names:
         kubectl("delete", "trainjobs", "--all", "-n", name, "--timeout=60s", check=False)
         kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+def undeploy():
+    """Removes what deploy/base applied, except the CRDs other suites use: its cluster-wide
+    RBAC and its namespace (with the Deployment's pods and the Lease)."""
+    kubectl("delete", "clusterrolebinding,clusterrole", "trainjob-controller", "--ignore-not-found")
+    kubectl("delete", "clusterrole", "trainjob-controller-metrics-reader", "--ignore-not-found")
+    kubectl("delete", "namespace", "trainjob-system", "--ignore-not-found", "--timeout=90s")

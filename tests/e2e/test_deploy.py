@@ -12,7 +12,7 @@ import os
 import pytest
 
 from conftest import Controller
-from kube import REPO, apply, kubectl, kubectl_json, pods, tj, trainjob, wait_for, wait_state
+from kube import REPO, apply, kubectl, kubectl_json, pods, tj, trainjob, undeploy, wait_for, wait_state
 
 BASE = os.path.join(REPO, "deploy", "base")
 NS = "trainjob-system"
@@ -27,9 +27,7 @@ def deployed(crds):
     kubectl("apply", "-k", BASE)
     kubectl("apply", "-k", os.path.join(REPO, "deploy", "kubeflow-sdk"))
     yield
-    kubectl("delete", "clusterrolebinding,clusterrole", SA, "--ignore-not-found")
-    kubectl("delete", "clusterrole", "trainjob-controller-metrics-reader", "--ignore-not-found")
-    kubectl("delete", "namespace", NS, "--ignore-not-found", "--timeout=90s")
+    undeploy()
 
 
 @pytest.mark.parametrize("kustomization", ["base", "overlays/flame"])

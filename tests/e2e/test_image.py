@@ -5,7 +5,7 @@ KUBERNETES_SERVICE_HOST/PORT, no kubeconfig), the config file where the ConfigMa
 a read-only root file system and the image's own user, 65532.
 
 The container shares the host's network, where the local API server listens on 127.0.0.1
-(KWOK's nodes run no containers, so the Deployment's own pods cannot run the image). The
+(tests/e2e/test_in_cluster.py runs the Deployment's own pods, on the real nodes). The
 first build makes a debian:bookworm image from Debian's packages and the build stage's
 packages (several minutes); later builds reuse the cached layers under
 ~/.cache/trainjob-controller/containers and redo only what the changed sources invalidate."""
@@ -23,7 +23,7 @@ import uuid
 import pytest
 
 from conftest import free_port
-from kube import REPO, apply, kubectl, kubectl_json, pods, trainjob, wait_for, wait_state
+from kube import REPO, apply, kubectl, kubectl_json, pods, trainjob, undeploy, wait_for, wait_state
 
 IMAGE_SH = os.path.join(REPO, "deploy", "image.sh")
 NS = "trainjob-system"
@@ -118,8 +118,7 @@ def deployed(crds):
     except the CRDs other suites use."""
     kubectl("apply", "-k", os.path.join(REPO, "deploy", "base"))
     yield
-    kubectl("delete", "clusterrolebinding,clusterrole", SA, "--ignore-not-found")
-    kubectl("delete", "namespace", NS, "--ignore-not-found", "--timeout=90s")
+    undeploy()
 
 
 def service_account_dir(path):
