@@ -1,5 +1,6 @@
 /* libFuzzer target: the TrainJob and runtime projections (what any user who may create a
- * TrainJob or a TrainingRuntime sends), the spec's validation, the status's round trip, and
+ * TrainJob or a TrainingRuntime sends), the spec's validation and the stall timeout of both
+ * (reconcilers/policy/stall.h), the status's round trip, and
  * the rendering of a pinned pod, of a pod of every other step of the runtime's graph, of its
  * PVCs and of the MPI hostfile. The input is one object, tried as both, or an array of a
  * TrainJob and a runtime, rendered together. */
@@ -11,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "reconcilers/mpi.h"
+#include "reconcilers/policy/stall.h"
 #include "reconcilers/render/render.h"
 #include "reconcilers/render/render_step.h"
 #include "reconcilers/runtime.h"
@@ -92,6 +94,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	if (tj_runtime_from_json(second, &rt) == 0 && job) {
+		struct tj_problem why;
+		int64_t timeout;
+
+		tj_stall_timeout(job, rt, &timeout, &why);
 		render(job, rt);
 		render_steps(job, rt);
 	}
