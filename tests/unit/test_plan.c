@@ -1778,6 +1778,8 @@ static const struct plan_case retention_cases[] = {
 /* Stalled jobs (reconcilers/policy/stall.h): a timeout of 10 minutes, a report of 42% and a
  * loss, pods that run since STARTED (created a little before). */
 #define STALL_10M "{'trainjob.flame.dev/stall-timeout':'10m'}"
+/* The job of most rows: 4 nodes of torch-gh200 with that timeout. */
+#define STALLING .annotations = STALL_10M, .spec = SPEC4, .runtime = "torch-gh200"
 #define REPORT_42                                                                                  \
 	"'trainerStatus':{'progressPercentage':42,'metrics':[{'name':'loss','value':'0.7'}],"      \
 	"'lastUpdatedTime':'2026-11-29T11:59:00Z'}"
@@ -1798,9 +1800,9 @@ static const struct plan_case retention_cases[] = {
 	"the progress it reports (42%) has not changed since 2026-11-29T11:45:00Z, longer than "   \
 	"its stall timeout of 10m"
 #define STALL_RESTART STALL_WHAT "; replacing all workers in 10 s (infrastructure restart 1 of 10)"
-#define STALL_PATCHES(a)                                                                           \
-	"1 PatchPod vit-node-0-0-a" #a, "1 PatchPod vit-node-0-1-a" #a,                            \
-	        "1 PatchPod vit-node-0-2-a" #a, "1 PatchPod vit-node-0-3-a" #a
+#define STALL_PATCHES(stage, a)                                                                    \
+	stage " PatchPod vit-node-0-0-a" #a, stage " PatchPod vit-node-0-1-a" #a,                  \
+	        stage " PatchPod vit-node-0-2-a" #a, stage " PatchPod vit-node-0-3-a" #a
 /* The status a stall left `ago` (a time) before NOW, and a stalled pod of rank r, kept or
  * not yet, still running. */
 #define STALL_RESTARTED(ago)                                                                       \
@@ -1821,13 +1823,12 @@ static const struct plan_case retention_cases[] = {
 static const struct plan_case stall_cases[] = {
 	{ .name = "progress unchanged for the stall timeout: restarted as Stalled, its pods "
 	          "stopped and kept",
-	  .annotations = STALL_10M,
-	  .spec = SPEC4,
-	  .runtime = "torch-gh200",
+	  STALLING,
 	  .status = RUNNING_REPORTING(0, 0),
 	  RUNNING4_HOUR(0),
 	  .progress_seen = 900,
-	  .want = { "0 PatchStatus vit", STALL_PATCHES(0), "1 Event Warning Stalled: " STALL_WHAT,
+	  .want = { "0 PatchStatus vit", STALL_PATCHES("1", 0),
+	            "1 Event Warning Stalled: " STALL_WHAT,
 	            "1 Event Warning Restarting: " STALL_RESTART },
 	  .want_status = "Restarting|Stalled|" STALL_RESTART "|restarts=1||jobs=1/1/0/0/0",
 	  .want_requeue = 10,
@@ -1836,9 +1837,7 @@ static const struct plan_case stall_cases[] = {
 	  .want_stalled = true },
 	{ .name = "progress changed 5 minutes ago: the job runs on, planned again when it would "
 	          "be stalled",
-	  .annotations = STALL_10M,
-	  .spec = SPEC4,
-	  .runtime = "torch-gh200",
+	  STALLING,
 	  .status = RUNNING_REPORTING(0, 0),
 	  RUNNING4_HOUR(0),
 	  .progress_seen = 300,
@@ -1846,9 +1845,7 @@ static const struct plan_case stall_cases[] = {
 	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=1/1/0/0/0",
 	  .want_requeue = 300 },
 	{ .name = "a job that never reported progress is never stalled",
-	  .annotations = STALL_10M,
-	  .spec = SPEC4,
-	  .runtime = "torch-gh200",
+	  STALLING,
 	  .status = RUNNING_STATUS,
 	  RUNNING4_HOUR(0),
 	  .want = { NULL },
@@ -1874,9 +1871,7 @@ static const struct plan_case stall_cases[] = {
 	  .want = { NULL },
 	  .want_status = "Running|AllPodsRunning|1 of 1 pods running|restarts=0||jobs=1/1/0/0/0" },
 	{ .name = "a new attempt gets a full timeout from its pods' start",
-	  .annotations = STALL_10M,
-	  .spec = SPEC4,
-	  .runtime = "torch-gh200",
+	  STALLING,
 	  .status = RUNNING_REPORTING(1, 1),
 	  .pods = { RUNNING_SINCE(0, "gh200-5", 120), RUNNING_SINCE(1, "gh200-2", 120),
 	            RUNNING_SINCE(2, "gh200-3", 100), RUNNING_SINCE(3, "gh200-4", 120) },
@@ -1887,9 +1882,7 @@ static const struct plan_case stall_cases[] = {
 	  .want_requeue = 500,
 	  .want_infra = 1 },
 	{ .name = "a rank that succeeded: the job is finishing, not stalled",
-	  .annotations = STALL_10M,
-	  .spec = SPEC4,
-	  .runtime = "torch-gh200",
+	  STALLING,
 	  .status = RUNNING_REPORTING(0, 0),
 	  .pods = { RUNNING_HOUR(0, 0, "gh200-1"), RUNNING_HOUR(1, 0, "gh200-2"),
 	            RUNNING_HOUR(2, 0, "gh200-3"), SUCCEEDED(3, "gh200-4") },
@@ -1900,13 +1893,12 @@ static const struct plan_case stall_cases[] = {
 	                 "succeeded|restarts=0||jobs=1/1/0/0/0" },
 	{ .name = "a stall with the infrastructure's budget spent: Failed, its pods stopped in "
 	          "place",
-	  .annotations = STALL_10M,
-	  .spec = SPEC4,
-	  .runtime = "torch-gh200",
+	  STALLING,
 	  .status = RUNNING_REPORTING(10, 10),
 	  RUNNING4_HOUR(10),
 	  .progress_seen = 900,
-	  .want = { "0 PatchStatus vit", STALL_PATCHES(10), "1 Event Warning Stalled: " STALL_WHAT,
+	  .want = { "0 PatchStatus vit", STALL_PATCHES("1", 10),
+	            "1 Event Warning Stalled: " STALL_WHAT,
 	            "1 Event Warning Failed: ReachedMaxInfrastructureRestarts: " STALL_WHAT
 	            "; the infrastructure restart budget of 10 "
 	            "(failurePolicy.maxInfrastructureRestarts) is spent" },
@@ -1918,9 +1910,7 @@ static const struct plan_case stall_cases[] = {
 	  .want_infra = 10,
 	  .want_stalled = true },
 	{ .name = "the failed job's stopping pods are left to stop until their time is up",
-	  .annotations = STALL_10M,
-	  .spec = SPEC4,
-	  .runtime = "torch-gh200",
+	  STALLING,
 	  .status = "{'state':'Failed','reason':'ReachedMaxInfrastructureRestarts','message':'m',"
 	            "'restartCount':10,'infrastructureRestarts':10,'observedGeneration':2," STARTED
 	            ",'completionTime':'2026-11-29T11:59:40Z','lastFailure':{'rank':0,'node':"
@@ -1939,9 +1929,7 @@ static const struct plan_case stall_cases[] = {
 	  .want_infra = 10 },
 	{ .name = "after the stall: its kept pods stop while the new attempt waits for its "
 	          "backoff",
-	  .annotations = STALL_10M,
-	  .spec = SPEC4,
-	  .runtime = "torch-gh200",
+	  STALLING,
 	  .status = STALL_RESTARTED("2026-11-29T11:59:55Z"),
 	  STOPPING4(true),
 	  .progress_seen = 900,
@@ -1950,14 +1938,11 @@ static const struct plan_case stall_cases[] = {
 	  .want_requeue = 5,
 	  .want_infra = 1 },
 	{ .name = "a stalled pod the cache shows unkept yet is stopped again, not deleted",
-	  .annotations = STALL_10M,
-	  .spec = SPEC4,
-	  .runtime = "torch-gh200",
+	  STALLING,
 	  .status = STALL_RESTARTED("2026-11-29T11:59:55Z"),
 	  STOPPING4(false),
 	  .progress_seen = 900,
-	  .want = { "0 PatchPod vit-node-0-0-a0", "0 PatchPod vit-node-0-1-a0",
-	            "0 PatchPod vit-node-0-2-a0", "0 PatchPod vit-node-0-3-a0" },
+	  .want = { STALL_PATCHES("0", 0) },
 	  .want_status = "Restarting|Stalled|m|restarts=1||jobs=0/0/0/0/0",
 	  .want_requeue = 5,
 	  .want_infra = 1 },
@@ -1969,15 +1954,12 @@ static const struct plan_case stall_cases[] = {
 	  .status = STALL_RESTARTED("2026-11-29T11:59:55Z"),
 	  STOPPING4(false),
 	  .progress_seen = 900,
-	  .want = { "0 PatchPod vit-node-0-0-a0", "0 PatchPod vit-node-0-1-a0",
-	            "0 PatchPod vit-node-0-2-a0", "0 PatchPod vit-node-0-3-a0" },
+	  .want = { STALL_PATCHES("0", 0) },
 	  .want_status = "Restarting|Stalled|m|restarts=1||jobs=0/0/0/0/0",
 	  .want_requeue = 5,
 	  .want_infra = 1 },
 	{ .name = "a kept pod that still runs past its time is deleted; the new attempt starts",
-	  .annotations = STALL_10M,
-	  .spec = SPEC4,
-	  .runtime = "torch-gh200",
+	  STALLING,
 	  .status = STALL_RESTARTED("2026-11-29T11:58:00Z"),
 	  STOPPING4(true),
 	  .progress_seen = 900,
