@@ -12,6 +12,7 @@
 #include "controller/expectations.h"
 #include "controller/job_lookup.h"
 #include "controller/log/log.h"
+#include "controller/stall_clock.h"
 #include "controller/stores.h"
 #include "controller/suspect_nodes.h"
 #include "controller/workqueue.h"
@@ -37,6 +38,7 @@ struct reconcile {
 	char key[TJ_STORE_KEY_MAX];         /* the TrainJob's "namespace/name" */
 	struct tj_execution *execution;     /* borrowed; freed by the executor */
 	char restart_reason[TJ_REASON_MAX]; /* the plan's, counted once its status is written */
+	bool stalled;                       /* likewise */
 	uint64_t start_ns;
 	/* The plan creates an admitted gang: counted once its creates succeeded, or its nodes
 	 * go back to the queue. */
@@ -66,6 +68,7 @@ struct tj_controller {
 	struct tj_expectations *expectations; /* owned */
 	struct tj_admitter *admitter;         /* owned */
 	struct tj_suspect_nodes *suspects;    /* owned */
+	struct tj_stall_clock *stall_clock;   /* owned */
 	struct reconcile *in_flight;          /* owned list */
 	/* How many parked reconciles each key has (struct parked_key), so that a new reconcile
 	 * looks for the ones it supersedes only when there are some: thousands park at once,
@@ -282,8 +285,19 @@ static void on_trainjob(const void *obj, void *userdata)
 		enqueue(userdata, key);
 }
 
+/* The job's stall clock (controller/stall_clock.h) hears of every version of it the cache
+ * takes, whether the controller leads or not. */
+static void see_progress(struct tj_controller *c, const struct tj_trainjob *job)
+{
+	char key[TJ_STORE_KEY_MAX];
+
+	if (tj_trainjob_store_ops.key(job, key, sizeof(key)) == 0)
+		tj_stall_clock_see(c->stall_clock, key, job, (int64_t)(now_ns(c) / 1000000000ull));
+}
+
 static void on_trainjob_add(const void *obj, void *userdata)
 {
+	see_progress(userdata, obj);
 	on_trainjob(obj, userdata);
 	enqueue_dependents(userdata, obj);
 }
@@ -292,6 +306,7 @@ static void on_trainjob_update(const void *old, const void *new_obj, void *userd
 {
 	const struct tj_trainjob *was = old, *is = new_obj;
 
+	see_progress(userdata, is);
 	on_trainjob(new_obj, userdata);
 	if (was->status.state != is->status.state ||
 	    was->status.start_time != is->status.start_time)
@@ -343,6 +358,7 @@ static void on_trainjob_delete(const void *obj, void *userdata)
 
 	if (tj_trainjob_store_ops.key(obj, key, sizeof(key)) == 0) {
 		tj_admitter_forget(c->admitter, key);
+		tj_stall_clock_forget(c->stall_clock, key);
 		count_cancelled(c, obj, key);
 		if (c->leading && c->synced && tj_trainjob_is_ours(obj))
 			tj_admitter_job_deleted(c->admitter, obj);
@@ -626,7 +642,7 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	 * decide it again. */
 	if (c->metrics && res->trainjob)
 		tj_std_metrics_count_status(c->metrics, r->key, r->gpu_class, r->restart_reason,
-		                            &r->gpu_seconds, r->running_after);
+		                            r->stalled, &r->gpu_seconds, r->running_after);
 	/* The gang is created once its pods are (a status patch of a later stage may still
 	 * meet a conflict). A gang whose creates the API server refused gives its nodes back:
 	 * the pods created before the refusal wait behind their gate, and its next plan deletes
@@ -806,6 +822,8 @@ static int gather(struct tj_controller *c, const struct reconcile *r, const stru
 		                                     r->key, job->uid)
 		                    : NULL,
 		.now = (int64_t)(now / 1000000000ull),
+		.progress_seen = tj_stall_clock_see(c->stall_clock, r->key, job,
+		                                    (int64_t)(now / 1000000000ull)),
 		.native_gang = c->native_gang,
 	};
 	return 0;
@@ -870,6 +888,7 @@ static int commit(struct tj_controller *c, struct reconcile *r, const struct gat
 	};
 
 	memcpy(r->restart_reason, plan->restart_reason, sizeof(r->restart_reason));
+	r->stalled = plan->stalled;
 	/* A restart the node's condition caused counts in the node's history (a plan that is
 	 * made again after a failed write records it again, once). */
 	if (plan->restart_reason[0]) {
@@ -1050,6 +1069,9 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	                          &c->suspects);
 	if (rc < 0)
 		goto fail;
+	rc = tj_stall_clock_new(&c->stall_clock);
+	if (rc < 0)
+		goto fail;
 	rc = tj_write_gate_new(loop,
 	                       &(struct tj_write_gate_config){ .busy = queue_busy, .userdata = c },
 	                       &c->gate);
@@ -1071,6 +1093,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	return 0;
 
 fail:
+	tj_stall_clock_free(c->stall_clock);
 	tj_suspect_nodes_free(c->suspects);
 	tj_admitter_free(c->admitter);
 	tj_store_free(c->parked);
@@ -1171,6 +1194,7 @@ struct tj_controller *tj_controller_free(struct tj_controller *c)
 		free(r);
 	}
 	tj_write_gate_free(c->gate);
+	tj_stall_clock_free(c->stall_clock);
 	tj_suspect_nodes_free(c->suspects);
 	tj_admitter_free(c->admitter);
 	tj_store_free(c->parked);

@@ -133,9 +133,8 @@ static void collect_gpu_use(struct run *r)
 static void collect_jobs(struct run *r)
 {
 	struct tj_metric *const per_namespace[] = {
-		r->std.trainjob_worker_restarts_total,
-		r->std.trainjob_gpu_seconds_total,
-		r->std.trainjob_time_to_running_seconds,
+		r->std.trainjob_worker_restarts_total, r->std.trainjob_stalled_total,
+		r->std.trainjob_gpu_seconds_total,     r->std.trainjob_time_to_running_seconds,
 		r->std.trainjob_queue_wait_seconds,
 	};
 	struct tj_job_series *jobs;

@@ -26,6 +26,7 @@ struct tj_runtime *tj_runtime_free(struct tj_runtime *rt)
 	free(rt->gpu_class);
 	free(rt->restart_policy);
 	free(rt->max_restarts);
+	free(rt->stall_timeout);
 	free(rt->num_proc_per_node);
 	free(rt->env_targets);
 	free(rt->failure_rules);
@@ -179,7 +180,8 @@ int tj_runtime_from_json(const cJSON *obj, struct tj_runtime **ret)
 	    dup_opt(buf, &rt->num_proc_per_node) < 0 ||
 	    dup_opt(setting(obj, TJ_LABEL_GPU_CLASS), &rt->gpu_class) < 0 ||
 	    dup_opt(setting(obj, TJ_ANNOTATION_RESTART_POLICY), &rt->restart_policy) < 0 ||
-	    dup_opt(setting(obj, TJ_ANNOTATION_MAX_RESTARTS), &rt->max_restarts) < 0)
+	    dup_opt(setting(obj, TJ_ANNOTATION_MAX_RESTARTS), &rt->max_restarts) < 0 ||
+	    dup_opt(setting(obj, TJ_ANNOTATION_STALL_TIMEOUT), &rt->stall_timeout) < 0)
 		goto fail;
 	/* A label, not an annotation, and on the cluster's runtimes only: what an operator
 	 * allows, selectable (kubectl get ctr -l ...). */

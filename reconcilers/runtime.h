@@ -42,6 +42,7 @@ struct tj_runtime {
 	char *gpu_class;      /* owned; label trainjob.flame.dev/gpu-class, NULL if absent */
 	char *restart_policy; /* owned; label or annotation trainjob.flame.dev/restart-policy */
 	char *max_restarts;   /* owned; label or annotation trainjob.flame.dev/max-restarts */
+	char *stall_timeout;  /* owned; label or annotation trainjob.flame.dev/stall-timeout */
 	int num_nodes;        /* spec.mlPolicy.numNodes, 1 if unset */
 	/* spec.ttlSecondsAfterFinished (Kubeflow's runtime field), else the JobSet template's
 	 * spec.template.spec.ttlSecondsAfterFinished; -1 if neither is a number >= 0. */

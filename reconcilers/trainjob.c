@@ -299,12 +299,51 @@ static int64_t json_count(const cJSON *obj, const char *key)
 	                                                                                       : 0;
 }
 
-/* status.trainerStatus's progress and remaining time, within the CRD's bounds. */
+/* FNV-1a, 64 bits, over len bytes more. */
+static uint64_t digest_add(uint64_t h, const char *bytes, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)bytes[i];
+		h *= 1099511628211u;
+	}
+	return h;
+}
+
+/* The digest of a report's progress: its percentage and its metrics, each metric's name and
+ * value in the order given (the NUL after each string keeps "ab"+"c" and "a"+"bc" apart);
+ * 0 when it has neither. */
+static uint64_t progress_digest(const cJSON *ts)
+{
+	const cJSON *p = cJSON_GetObjectItemCaseSensitive(ts, "progressPercentage");
+	const cJSON *m;
+	uint64_t h = 14695981039346656037u;
+	bool any = false;
+	char buf[32];
+
+	if (cJSON_IsNumber(p)) {
+		snprintf(buf, sizeof(buf), "%%%.17g", p->valuedouble);
+		h = digest_add(h, buf, strlen(buf) + 1);
+		any = true;
+	}
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(ts, "metrics"))
+	{
+		const char *name = tj_json_string(m, "name"), *value = tj_json_string(m, "value");
+
+		h = digest_add(h, name ? name : "", name ? strlen(name) + 1 : 1);
+		h = digest_add(h, value ? value : "", value ? strlen(value) + 1 : 1);
+		any = true;
+	}
+	return !any ? 0 : h ? h : 1;
+}
+
+/* status.trainerStatus's progress and remaining time, within the CRD's bounds, and the
+ * digest of its progress. */
 static void trainer_report(const cJSON *ts, struct tj_trainjob_status *s)
 {
 	const cJSON *p = cJSON_GetObjectItemCaseSensitive(ts, "progressPercentage");
 	int64_t v;
 
+	s->progress_digest = progress_digest(ts);
 	if (cJSON_IsNumber(p) && tj_double_to_int64(p->valuedouble, 0, 100, &v)) {
 		s->has_progress = true;
 		s->progress_percent = (int)v;
@@ -445,6 +484,7 @@ struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job)
 	free(job->submitted_by);
 	free(job->partition);
 	free(job->deadline_warning);
+	free(job->stall_timeout);
 	free(job->runtime_api_group);
 	free(job->runtime_kind);
 	free(job->runtime_name);
@@ -512,6 +552,8 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret)
 	job->partition = dup_or_oom(&pr, member_string(annotations, TJ_LABEL_PREFIX "partition"));
 	job->deadline_warning =
 	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_DEADLINE_WARNING));
+	job->stall_timeout =
+	        dup_or_oom(&pr, member_string(annotations, TJ_ANNOTATION_STALL_TIMEOUT));
 	job->kueue =
 	        member_string(tj_json_path(obj, "metadata.labels"), TJ_LABEL_KUEUE_QUEUE) != NULL;
 

@@ -25,6 +25,9 @@
 #define TJ_ANNOTATION_PRIORITY TJ_LABEL_PREFIX "priority"
 /* Seconds before its deadline a job's pods are warned (reconcilers/policy/walltime.h). */
 #define TJ_ANNOTATION_DEADLINE_WARNING TJ_LABEL_PREFIX "deadline-warning-seconds"
+/* How long the progress a running job reports may stay unchanged before it is restarted as
+ * Stalled (reconcilers/policy/stall.h); on the TrainJob, else on its runtime. */
+#define TJ_ANNOTATION_STALL_TIMEOUT TJ_LABEL_PREFIX "stall-timeout"
 /* Kueue's queue label: a job that carries it is admitted by Kueue, not by us. */
 #define TJ_LABEL_KUEUE_QUEUE "kueue.x-k8s.io/queue-name"
 
@@ -161,12 +164,16 @@ struct tj_trainjob_status {
 	 * status.lastRequeueTime: each request is carried out once. */
 	int64_t requeued_at;
 	/* What the job's training code last reported (Kubeflow's status.trainerStatus,
-	 * reconcilers/trainer_status.h): percent done and seconds left, each when it has one.
-	 * Read only: the trainer status server writes them, never the planner. */
+	 * reconcilers/trainer_status.h): percent done and seconds left, each when it has one,
+	 * and a digest of its progress (progressPercentage and the metrics, names and values
+	 * in order; not the remaining seconds nor lastUpdatedTime), 0 when the report has
+	 * neither: what reconcilers/policy/stall.h watches change. Read only: the trainer
+	 * status server writes them, never the planner. */
 	bool has_progress;
 	int progress_percent;
 	bool has_eta;
 	int64_t eta_seconds;
+	uint64_t progress_digest;
 };
 
 struct tj_env_var {
@@ -210,6 +217,8 @@ struct tj_trainjob {
 	bool kueue; /* labelled kueue.x-k8s.io/queue-name */
 	/* owned; annotation trainjob.flame.dev/deadline-warning-seconds, NULL if absent */
 	char *deadline_warning;
+	/* owned; annotation trainjob.flame.dev/stall-timeout, NULL if absent */
+	char *stall_timeout;
 
 	/* spec.runtimeRef; kind and apiGroup are NULL when unset (their defaults apply). */
 	char *runtime_api_group; /* owned */

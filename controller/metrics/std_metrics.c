@@ -183,6 +183,14 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		             "failure and the job's GPU class",
 		             l_namespace_reason_class),
 		  &m.trainjob_worker_restarts_total },
+		{ TJ_COUNTER(
+		          "trainjob_stalled_total",
+		          "TrainJobs found stalled (running, with no change of the progress they "
+		          "report for their stall timeout) and restarted or, with the "
+		          "infrastructure's restart budget spent, failed, by namespace and GPU "
+		          "class",
+		          l_namespace_class),
+		  &m.trainjob_stalled_total },
 		{ TJ_HISTOGRAM("trainjob_time_to_running_seconds",
 		               "Seconds from a TrainJob's creation until all its workers run, by "
 		               "namespace and GPU class",
@@ -431,13 +439,15 @@ int64_t tj_std_metrics_time_to_running(const struct tj_trainjob_status *old,
 }
 
 void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key,
-                                 const char *gpu_class, const char *restart_reason,
+                                 const char *gpu_class, const char *restart_reason, bool stalled,
                                  const struct tj_gpu_seconds_outcomes *gpu_seconds,
                                  int64_t running_after)
 {
 	if (restart_reason[0])
 		tj_std_metrics_add_for_key(m->trainjob_worker_restarts_total, key, restart_reason,
 		                           gpu_class, 1);
+	if (stalled)
+		tj_std_metrics_add_for_key(m->trainjob_stalled_total, key, gpu_class, NULL, 1);
 	if (gpu_seconds->succeeded > 0)
 		tj_std_metrics_add_for_key(m->trainjob_gpu_seconds_total, key, gpu_class,
 		                           TJ_GPU_OUTCOME_SUCCEEDED,

@@ -2,6 +2,7 @@
  * them so that existing dashboards work unchanged, and the controller's own trainjob_*. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +50,8 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_pods_created_total; /* counter */
 	/* counter {namespace, reason, gpu_class} */
 	struct tj_metric *trainjob_worker_restarts_total;
+	/* counter {namespace, gpu_class}: jobs found stalled (reconcilers/policy/stall.h) */
+	struct tj_metric *trainjob_stalled_total;
 	struct tj_metric *trainjob_time_to_running_seconds; /* histogram {namespace, gpu_class} */
 	struct tj_metric *trainjob_jobs; /* gauge {namespace, gpu_class, state} */
 	/* counter {namespace, gpu_class, outcome}: reconcilers/usage/gpu_seconds.h */
@@ -126,11 +129,11 @@ int tj_std_metrics_observe_queue_wait(const struct tj_std_metrics *m, const char
                                       const char *gpu_class, const char *qos, double value);
 
 /* What a TrainJob's written status patch counts, once: a restart by restart_reason ("" for
- * none), the GPU-seconds that ended succeeded or wasted, and running_after, the
- * trainjob_time_to_running_seconds observation (-1 for none); each under the job's namespace
- * and gpu_class. key is "namespace/name". */
+ * none), a stall the plan found (stalled), the GPU-seconds that ended succeeded or wasted,
+ * and running_after, the trainjob_time_to_running_seconds observation (-1 for none); each
+ * under the job's namespace and gpu_class. key is "namespace/name". */
 void tj_std_metrics_count_status(const struct tj_std_metrics *m, const char *key,
-                                 const char *gpu_class, const char *restart_reason,
+                                 const char *gpu_class, const char *restart_reason, bool stalled,
                                  const struct tj_gpu_seconds_outcomes *gpu_seconds,
                                  int64_t running_after);
 

@@ -139,11 +139,11 @@ static void delete_stuck_pods(struct planner *p)
 }
 
 /* Deletes the pods that still run or wait: a failed or suspended job releases its GPUs.
- * Finished pods stay for their logs. */
+ * Finished pods stay for their logs, and so do a stall's, which are stopped instead. */
 void tj_planner_delete_live_pods(struct planner *p)
 {
 	for (size_t i = 0; i < p->n_owned; i++)
-		if (!is_finished(p->owned[i]))
+		if (!is_finished(p->owned[i]) && !tj_planner_stopping(p, p->owned[i]))
 			delete_pod(p, p->owned[i]);
 }
 
@@ -438,15 +438,54 @@ static bool rules_fail(const struct planner *p, const struct tj_pod *pod, int ex
 	                             256);
 }
 
+bool tj_planner_charge(struct planner *p, const char *cls, const char *what, int max_restarts,
+                       char *budget, size_t size)
+{
+	char msg[TJ_MESSAGE_MAX];
+	struct tj_budget_charge charge;
+	bool charged = tj_budget_charge(&p->st, cls, max_restarts,
+	                                p->policy->max_infrastructure_restarts, &charge);
+
+	tj_budget_describe(&charge, budget, size);
+	if (!charged) {
+		snprintf(msg, sizeof(msg), "%s; %s", what, budget);
+		tj_planner_fail(p, charge.reason, msg);
+		return false;
+	}
+	copy(p->restart_reason, sizeof(p->restart_reason), cls);
+	return true;
+}
+
+void tj_planner_retire_attempt(struct planner *p)
+{
+	for (int r = 0; r < p->num_nodes; r++)
+		if (p->current[r])
+			tj_planner_retire_pod(p, p->current[r]);
+}
+
+void tj_planner_restarting(struct planner *p, const char *cls, const char *what, const char *whom,
+                           const char *budget)
+{
+	char msg[TJ_MESSAGE_MAX], after[32] = "";
+	int64_t backoff = backoff_of(p->policy, p->st.restart_count);
+
+	if (backoff > 0) {
+		snprintf(after, sizeof(after), " in %lld s", (long long)backoff);
+		requeue(p, backoff);
+	}
+	tj_planner_set_state(p, TJ_STATE_RESTARTING, cls, "%s; replacing %s%s (%s)", what, whom,
+	                     after, budget);
+	snprintf(msg, sizeof(msg), "%s", p->st.message);
+	tj_termination_append(msg, sizeof(msg), LOG_TAIL_SEP, p->log_tail);
+	tj_planner_event(p, true, "Restarting", "%s", msg);
+}
+
 void tj_planner_restart(struct planner *p, const struct failure *fl, bool gang, int max_restarts)
 {
 	struct tj_failure f;
 	/* Room for the longest node name and signal; the messages around it fit in
 	 * TJ_MESSAGE_MAX. */
-	char what[640], msg[TJ_MESSAGE_MAX], after[32] = "", budget[128], rule[256];
-	struct tj_budget_charge charge;
-	bool charged;
-	int64_t backoff;
+	char what[640], msg[TJ_MESSAGE_MAX], budget[128], rule[256];
 
 	describe_failure(fl, &f, p->in->now);
 	failure_text(&f, fl, what, sizeof(what));
@@ -467,32 +506,13 @@ void tj_planner_restart(struct planner *p, const struct failure *fl, bool gang, 
 		tj_planner_fail(p, "PermanentFailure", msg);
 		return;
 	}
-	charged = tj_budget_charge(&p->st, fl->cls, max_restarts,
-	                           p->policy->max_infrastructure_restarts, &charge);
-	tj_budget_describe(&charge, budget, sizeof(budget));
-	if (!charged) {
-		snprintf(msg, sizeof(msg), "%s; %s", what, budget);
-		tj_planner_fail(p, charge.reason, msg);
+	if (!tj_planner_charge(p, fl->cls, what, max_restarts, budget, sizeof(budget)))
 		return;
-	}
-	copy(p->restart_reason, sizeof(p->restart_reason), fl->cls);
-	if (gang) {
-		for (int r = 0; r < p->num_nodes; r++)
-			if (p->current[r])
-				tj_planner_retire_pod(p, p->current[r]);
-	} else {
+	if (gang)
+		tj_planner_retire_attempt(p);
+	else
 		tj_planner_retire_pod(p, fl->pod);
-	}
-	backoff = backoff_of(p->policy, p->st.restart_count);
-	if (backoff > 0) {
-		snprintf(after, sizeof(after), " in %lld s", (long long)backoff);
-		requeue(p, backoff);
-	}
-	tj_planner_set_state(p, TJ_STATE_RESTARTING, fl->cls, "%s; replacing %s%s (%s)", what,
-	                     gang ? "all workers" : "that worker", after, budget);
-	snprintf(msg, sizeof(msg), "%s", p->st.message);
-	tj_termination_append(msg, sizeof(msg), LOG_TAIL_SEP, p->log_tail);
-	tj_planner_event(p, true, "Restarting", "%s", msg);
+	tj_planner_restarting(p, fl->cls, what, gang ? "all workers" : "that worker", budget);
 }
 
 /* After a restart, the new pods wait for the backoff, counted from the failure's time in
@@ -639,7 +659,8 @@ static size_t excluded_nodes(const struct planner *p, const char **names)
 {
 	size_t n = 0;
 
-	if (*p->job->status.last_failure.node)
+	/* A stall names rank 0's node only to say where the job ran: it is no node's fault. */
+	if (*p->job->status.last_failure.node && !stall_restarted(p))
 		names[n++] = p->job->status.last_failure.node;
 	for (size_t i = 0; i < p->n_owned && n < MAX_EXCLUDED_NODES; i++) {
 		const char *node = p->owned[i]->node_name;
@@ -742,7 +763,9 @@ static int decide(struct planner *p)
 	p->st.queue_position = 0;
 	gang = in->runtime ? gang_policy_of(job, in->runtime, &why) : 1;
 	p->gang = gang != 0;
-	r = collect_pods(p, gang != 0);
+	/* After a stall the attempt is whole, whatever the policy: every pod of an earlier
+	 * one was stopped. */
+	r = collect_pods(p, gang != 0 || stall_restarted(p));
 	if (r == -EAGAIN) {
 		p->stale = true;
 		return 0;
@@ -778,7 +801,8 @@ static int decide(struct planner *p)
 	if (tj_planner_unsupported(p))
 		return p->oom ? -ENOMEM : 0;
 	max_restarts = max_restarts_of(job, in->runtime, p->policy, &why);
-	if (max_restarts < 0 || tj_runtime_gpu_class(in->runtime, in->config, &cls, &why) < 0) {
+	if (max_restarts < 0 || tj_stall_timeout(job, in->runtime, &p->stall_timeout, &why) < 0 ||
+	    tj_runtime_gpu_class(in->runtime, in->config, &cls, &why) < 0) {
 		tj_planner_fail(p, why.reason, why.message);
 		return 0;
 	}
@@ -851,6 +875,8 @@ static int decide(struct planner *p)
 	}
 	if (!gang)
 		delete_recorded_failure(p);
+	if (tj_planner_stalled(p, max_restarts))
+		goto out;
 	if (tj_planner_give_back(p) || tj_planner_steps(p, render, max_restarts, &node_may_start))
 		goto out;
 	had_start = p->st.start_time != 0;
@@ -930,6 +956,7 @@ static int finish(struct planner *p, struct tj_plan *plan)
 	plan->n_actions = k;
 	plan->requeue_after = p->requeue_after;
 	memcpy(plan->restart_reason, p->restart_reason, sizeof(plan->restart_reason));
+	plan->stalled = p->stalled;
 	plan->status = p->st;
 	plan->gang = p->request;
 	p->request.want = (struct tj_plan_want){ 0 };

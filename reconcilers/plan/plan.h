@@ -65,6 +65,15 @@
  *   infrastructure caused (a node's, NodeSuspect, Evicted, Preempted) are charged instead to
  *   failurePolicy.maxInfrastructureRestarts (ReachedMaxInfrastructureRestarts) and counted
  *   in status.infrastructureRestarts too (reconcilers/policy/budget.h).
+ * - Stalled (reconcilers/policy/stall.h): a job whose every rank runs, whose progress has not
+ *   changed for its stall timeout (in.progress_seen, and the attempt's start), is restarted
+ *   as an infrastructure failure of class Stalled, whatever its restart policy: lastFailure
+ *   names rank 0 (the rank that reports) with reason Stalled and what was found in its
+ *   message, a Warning event Stalled says the same, and every live pod of the job is stopped
+ *   and kept for its logs (retention.h), not deleted. A stall names no node: the next
+ *   attempt avoids none for it. Until the next failure the new attempt is whole under
+ *   either policy (every pod of an earlier attempt was stopped). The plan asks to be run
+ *   again when the job would be stalled.
  * - The pods of restart n are created restartBackoff.initialSeconds * 2^(n-1) (at most
  *   maxSeconds) after lastFailure.time; the state stays Restarting meanwhile, and the plan
  *   asks to be run again then (requeue_after), so a restarted controller keeps the backoff.
@@ -288,9 +297,12 @@ struct tj_plan {
 	struct tj_trainjob_status status;
 	/* The class of the failure when this plan restarts workers, "" otherwise: WorkerFailed,
 	 * Evicted, Preempted, NodeDeleted, NodeUnreachable, NodeNotReady, GPUUnhealthy,
-	 * NodeCordonedForFault or NodeSuspect. The label of trainjob_worker_restarts_total{reason},
-	 * counted once the plan has been executed. */
+	 * NodeCordonedForFault, NodeSuspect or Stalled. The label of
+	 * trainjob_worker_restarts_total{reason}, counted once the plan has been executed. */
 	char restart_reason[TJ_REASON_MAX];
+	/* The plan found the job stalled (restarted, or failed with its budget spent): counted
+	 * in trainjob_stalled_total once the plan has been executed. */
+	bool stalled;
 	/* What the plan asks of the admission, which the controller hands to the queue. */
 	struct tj_gang_request gang;
 	/* The GPU class of the job's runtime, "" for none (the metrics' label). */
@@ -335,6 +347,11 @@ struct tj_plan_input {
 	 * controller does not watch them. */
 	const struct tj_workload *workload;
 	int64_t now; /* unix seconds */
+	/* When the controller last saw the progress the job reports (status.trainerStatus)
+	 * change, or first saw the job with it, by its own clock (unix seconds,
+	 * controller/stall_clock.h); 0: never, and the job is not judged stalled
+	 * (reconcilers/policy/stall.h). */
+	int64_t progress_seen;
 	/* The offline view (render): every step's pods at once, as if each step's dependsOn
 	 * were met, so a person sees the whole graph. The controller leaves it false. */
 	bool all_steps;

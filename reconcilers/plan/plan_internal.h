@@ -2,18 +2,21 @@
  * reconcilers/plan/: plan.c (the rules in order, failures and restarts, the status) and the
  * rules in a file each (plan_gang.c: creating the gang, and waiting for its admission;
  * plan_steps.c: the steps other than node; plan_commands.c, plan_deadline.c,
- * plan_dependency.c, plan_mpi.c, plan_preempt.c, plan_retention.c, plan_support.c,
- * refusal.c). Nothing outside reconcilers/plan/ includes it; the interface is plan.h. */
+ * plan_dependency.c, plan_mpi.c, plan_preempt.c, plan_retention.c, plan_stall.c,
+ * plan_support.c, refusal.c). Nothing outside reconcilers/plan/ includes it; the interface is
+ * plan.h. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "reconcilers/plan/plan.h"
 #include "reconcilers/policy/node_health.h"
 #include "reconcilers/policy/qos.h"
+#include "reconcilers/policy/stall.h"
 #include "reconcilers/policy/walltime.h"
 #include "reconcilers/render/render.h"
 
@@ -56,8 +59,10 @@ struct planner {
 	enum slot *slots;             /* owned; parallel to actions */
 	size_t n, cap;
 	bool oom;
-	bool status_first; /* the plan decided a restart or a failure */
-	bool stale;        /* the cached TrainJob is older than its pods: no actions */
+	bool status_first;     /* the plan decided a restart or a failure */
+	bool stalled;          /* plan.stalled */
+	int64_t stall_timeout; /* the job's (reconcilers/policy/stall.h); 0: none */
+	bool stale;            /* the cached TrainJob is older than its pods: no actions */
 	bool queued; /* the gang waits for admission, or never fits: no progress from the pods */
 	struct tj_gang_request request; /* plan.gang */
 	const char *const *excluded;    /* borrowed; the nodes replacements avoid */
@@ -116,6 +121,14 @@ static inline void copy(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%s", src ? src : "");
 }
 
+/* The job's last restart was a stall (plan_stall.c): every pod of the attempts before
+ * restartCount was stopped, whatever the restart policy. */
+static inline bool stall_restarted(const struct planner *p)
+{
+	return p->st.last_failure.rank >= 0 &&
+	       strcmp(p->st.last_failure.reason, TJ_REASON_STALLED) == 0;
+}
+
 /* Asks to plan again after seconds; the earliest of all such wishes wins. */
 static inline void requeue(struct planner *p, int64_t seconds)
 {
@@ -140,7 +153,8 @@ void tj_planner_fail(struct planner *p, const char *reason, const char *message)
 /* Deletes a pod of the job (with grace 0 on a failed node), once per plan. */
 void tj_planner_delete_pod(struct planner *p, const struct tj_pod *pod);
 
-/* Deletes the pods that still run or wait; finished pods stay for their logs. */
+/* Deletes the pods that still run or wait; finished pods stay for their logs, and a stall's
+ * are stopped and kept instead (tj_planner_stopping). */
 void tj_planner_delete_live_pods(struct planner *p);
 
 /* After a restart, whether the new pods still wait for the backoff (the plan then asks to
@@ -205,6 +219,39 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render);
 /* plan.c: the restart (or the failure, with the budget spent or a permanent exit code)
  * that the failure fl causes; gang retires every node pod of the attempt. */
 void tj_planner_restart(struct planner *p, const struct failure *fl, bool gang, int max_restarts);
+
+/* plan.c: charges a restart of class cls (a failure described by what) to its budget
+ * (reconcilers/policy/budget.h), and writes into budget which one paid ("infrastructure
+ * restart 1 of 10"). With the budget spent, fails the job ("<what>; <budget>") and returns
+ * false; else cls is the plan's restart_reason. */
+bool tj_planner_charge(struct planner *p, const char *cls, const char *what, int max_restarts,
+                       char *budget, size_t size);
+
+/* plan.c: retires the node pods of the current attempt (kept for their logs, stopped, or
+ * deleted: plan_retention.c). */
+void tj_planner_retire_attempt(struct planner *p);
+
+/* plan.c: the state Restarting with reason cls and its Warning event Restarting, "<what>;
+ * replacing <whom> in N s (<budget>)" (with the failed container's log), after the restart
+ * backoff, when the plan asks to be run again. */
+void tj_planner_restarting(struct planner *p, const char *cls, const char *what, const char *whom,
+                           const char *budget);
+
+/* plan_stall.c: a job found stalled (reconcilers/policy/stall.h) is restarted as class
+ * Stalled, or failed with the infrastructure's budget spent: then true. Otherwise the plan
+ * asks to be run again when it would be stalled. */
+bool tj_planner_stalled(struct planner *p, int max_restarts);
+
+/* plan_retention.c: whether a live pod is a stalled attempt's, kept while its kubelet stops
+ * it (reconcilers/policy/retention.h): the plan that found the stall stops it (its pod keeps
+ * its labels), and the plan asks to look again when the time it may take is over; false
+ * when it is no such pod, or that time is over. */
+bool tj_planner_stopping(struct planner *p, const struct tj_pod *pod);
+
+/* plan_retention.c: when every rank's pod of the current attempt had started (the latest
+ * status.startTime, else creation) and runs, or has succeeded unless only_running; 0 if not
+ * every rank does. */
+int64_t tj_planner_running_since(const struct planner *p, bool only_running);
 
 /* plan.c: sets a condition True with reason and message. */
 void tj_planner_set_condition(struct planner *p, enum tj_condition_type type, const char *reason,

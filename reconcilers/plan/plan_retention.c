@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "base/number.h"
 #include "reconcilers/json.h"
 #include "reconcilers/policy/retention.h"
 
@@ -13,8 +14,7 @@ static bool job_finished(const struct tj_trainjob_status *st)
 	       tj_trainjob_status_is_true(st, TJ_CONDITION_FAILED);
 }
 
-/* When every rank's current pod had started and runs (or has succeeded); 0 if not all do. */
-static int64_t running_since(const struct planner *p)
+int64_t tj_planner_running_since(const struct planner *p, bool only_running)
 {
 	int64_t since = 0;
 
@@ -23,7 +23,8 @@ static int64_t running_since(const struct planner *p)
 		int64_t t;
 
 		if (!pod || is_deleting(pod) ||
-		    (pod->phase != TJ_POD_RUNNING && pod->phase != TJ_POD_SUCCEEDED))
+		    (pod->phase != TJ_POD_RUNNING &&
+		     (only_running || pod->phase != TJ_POD_SUCCEEDED)))
 			return 0;
 		t = pod->start_time ? pod->start_time : pod->creation_time;
 		if (t > since)
@@ -43,6 +44,12 @@ static void keep_input(const struct planner *p, const struct tj_pod *pod, int64_
 		.deleting = is_deleting(pod),
 		.node_failed = i < p->n_owned && p->nodes[i].failed,
 		.kept = pod->kept,
+		/* Created before the stall: live then, and stopped by it. */
+		.stopping = !is_finished(pod) && stall_restarted(p) &&
+		            pod->creation_time < p->st.last_failure.time,
+		.stop_until =
+		        tj_add_capped(p->st.last_failure.time,
+		                      (int64_t)pod->termination_grace + TJ_STOP_SLACK_SECONDS),
 		.attempt = pod->attempt,
 		.newest_attempt = p->newest_kept,
 		.job_finished = job_finished(&p->st),
@@ -52,11 +59,14 @@ static void keep_input(const struct planner *p, const struct tj_pod *pod, int64_
 	};
 }
 
-/* Takes the labels by which Kubeflow's SDK (jobset-name, replicatedjob-name, the
- * completion index) and the Service (jobset-name) find a rank, and labels the pod with its
- * attempt instead. The uid in the body makes the patch fail with a Conflict rather than
- * touch a newer pod of that name. */
-static void label_kept(struct planner *p, const struct tj_pod *pod)
+/* The patch that keeps a pod for its logs. With relabel (a replaced attempt's pod), it takes
+ * the labels by which Kubeflow's SDK (jobset-name, replicatedjob-name, the completion index)
+ * and the Service (jobset-name) find a rank, and labels the pod with its attempt instead. A
+ * pod that still runs (a stalled attempt's) is stopped in the same patch, by an
+ * activeDeadlineSeconds already past (retention.h), so that no kept pod runs unstopped. The
+ * uid in the body makes the patch fail with a Conflict rather than touch a newer pod of that
+ * name. */
+static void keep_pod(struct planner *p, const struct tj_pod *pod, bool relabel)
 {
 	struct tj_action *a = tj_planner_push(p, TJ_ACTION_PATCH_POD, SLOT_MUTATION);
 	cJSON *meta, *labels, *annotations;
@@ -68,15 +78,37 @@ static void label_kept(struct planner *p, const struct tj_pod *pod)
 	snprintf(attempt, sizeof(attempt), "%d", pod->attempt);
 	a->object = cJSON_CreateObject();
 	meta = tj_json_object(a->object, "metadata");
+	if (!meta || tj_json_set_string(meta, "uid", pod->uid) < 0 ||
+	    (!is_finished(pod) &&
+	     tj_json_set(tj_json_object(a->object, "spec"), "activeDeadlineSeconds",
+	                 cJSON_CreateNumber(1)) < 0)) {
+		p->oom = true;
+		return;
+	}
+	if (!relabel)
+		return;
 	labels = tj_json_object(meta, "labels");
 	annotations = tj_json_object(meta, "annotations");
-	if (!labels || !annotations || tj_json_set_string(meta, "uid", pod->uid) < 0 ||
+	if (!labels || !annotations ||
 	    tj_json_set(labels, TJ_LABEL_JOBSET_NAME, cJSON_CreateNull()) < 0 ||
 	    tj_json_set(labels, TJ_LABEL_REPLICATED_JOB, cJSON_CreateNull()) < 0 ||
 	    tj_json_set(labels, TJ_LABEL_COMPLETION_INDEX, cJSON_CreateNull()) < 0 ||
 	    tj_json_set_string(labels, TJ_LABEL_FAILED_ATTEMPT, attempt) < 0 ||
 	    tj_json_set(annotations, TJ_LABEL_COMPLETION_INDEX, cJSON_CreateNull()) < 0)
 		p->oom = true;
+}
+
+bool tj_planner_stopping(struct planner *p, const struct tj_pod *pod)
+{
+	struct tj_keep_input in;
+
+	keep_input(p, pod, 0, &in);
+	if (!tj_retention_stopping(&in))
+		return false;
+	if (p->stalled)
+		keep_pod(p, pod, false);
+	requeue(p, in.stop_until - in.now);
+	return true;
 }
 
 void tj_planner_retire_pod(struct planner *p, const struct tj_pod *pod)
@@ -93,7 +125,7 @@ void tj_planner_retire_pod(struct planner *p, const struct tj_pod *pod)
 		if (!pod->uid || !*pod->uid)
 			tj_planner_delete_pod(p, pod);
 		else
-			label_kept(p, pod);
+			keep_pod(p, pod, true);
 		break;
 	case TJ_KEEP:
 		break;
@@ -158,7 +190,7 @@ void tj_planner_retain(struct planner *p)
 
 	if (clean_up(p))
 		return;
-	since = running_since(p);
+	since = tj_planner_running_since(p, false);
 	for (size_t i = 0; i < p->n_owned; i++) {
 		const struct tj_pod *pod = p->owned[i];
 		struct tj_keep_input in;

@@ -71,10 +71,12 @@ int tj_planner_collect_steps(struct planner *p)
 		if (pod->kept)
 			continue;
 		/* A failed pod of an older attempt was counted by the restart that followed;
-		 * under Gang a restart replaces what still runs too (the steps start again, as
-		 * JobSet recreates its Jobs), but a step that succeeded keeps its result. */
+		 * under Gang, or after a stall, a restart replaces what still runs too (the
+		 * steps start again, as JobSet recreates its Jobs), but a step that succeeded
+		 * keeps its result. */
 		if (pod->attempt < attempt &&
-		    (pod->phase == TJ_POD_FAILED || (p->gang && pod->phase != TJ_POD_SUCCEEDED))) {
+		    (pod->phase == TJ_POD_FAILED ||
+		     ((p->gang || stall_restarted(p)) && pod->phase != TJ_POD_SUCCEEDED))) {
 			retire(p, s, slot, pod);
 			continue;
 		}

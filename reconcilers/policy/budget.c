@@ -4,17 +4,19 @@
 #include <string.h>
 
 #include "reconcilers/policy/node_health.h"
+#include "reconcilers/policy/stall.h"
 #include "reconcilers/policy/suspect.h"
 
 /* The failure classes of plan.h that the infrastructure causes: every node fault of
- * node_health.h, a crash on a suspect node (suspect.h), and the pod's disruptions (an
- * eviction, the scheduler's preemption). */
+ * node_health.h, a crash on a suspect node (suspect.h), the pod's disruptions (an eviction,
+ * the scheduler's preemption), and a stall (stall.h). */
 enum tj_budget tj_budget_of(const char *failure_class)
 {
 	if (!failure_class)
 		return TJ_BUDGET_JOB;
 	if (strcmp(failure_class, "Evicted") == 0 || strcmp(failure_class, "Preempted") == 0 ||
-	    strcmp(failure_class, TJ_REASON_NODE_SUSPECT) == 0)
+	    strcmp(failure_class, TJ_REASON_NODE_SUSPECT) == 0 ||
+	    strcmp(failure_class, TJ_REASON_STALLED) == 0)
 		return TJ_BUDGET_INFRASTRUCTURE;
 	for (enum tj_node_fault f = TJ_NODE_DELETED; f <= TJ_NODE_CORDONED_FOR_FAULT; f++)
 		if (strcmp(failure_class, tj_node_fault_reason(f)) == 0)

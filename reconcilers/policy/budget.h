@@ -8,6 +8,10 @@
  *   config's failurePolicy.maxInfrastructureRestarts, which a TrainJob cannot raise. Slurm requeues
  *   a job whose node failed without charging it; a flaky node must not fail a job that did
  *   nothing wrong, and a job's own bug must not be retried as often as a node may fail.
+ *   So does a stall (Stalled, stall.h): a job that stops making progress without failing
+ *   most often waits on the infrastructure (a collective on a broken link, a GPU that no
+ *   longer answers, a file system that hangs); a job that loops by itself is retried up
+ *   to that budget all the same, never for ever.
  * A class this module does not name is the job's own: the smaller budget is the safe one.
  *
  * The status counts every restart in restartCount (it is also the attempt of the next

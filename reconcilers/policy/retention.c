@@ -26,11 +26,22 @@ bool tj_retention_keepable(const struct tj_keep_input *in)
 	return in->finished && !in->deleting && !in->node_failed;
 }
 
+bool tj_retention_stopping(const struct tj_keep_input *in)
+{
+	return in->stopping && !in->deleting && !in->node_failed && in->now < in->stop_until;
+}
+
 enum tj_keep_verdict tj_retention_keep(const struct tj_keep_input *in, int64_t *ret_wait)
 {
 	int64_t end;
 
 	*ret_wait = 0;
+	if (tj_retention_stopping(in)) {
+		if (!in->kept)
+			return TJ_KEEP_LABEL;
+		*ret_wait = in->stop_until - in->now;
+		return TJ_KEEP;
+	}
 	/* A pod that still runs holds its GPUs; a failed node's kubelet will never serve its
 	 * logs (and the pod is force-deleted); one being deleted is going anyway. */
 	if (!tj_retention_keepable(in) || in->attempt < in->newest_attempt)

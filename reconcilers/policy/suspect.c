@@ -30,6 +30,7 @@ bool tj_suspect_failure_of_pod(const struct tj_suspect_policy *policy, const str
 
 	if (!pod->trainjob || !pod->node_name || !*pod->node_name || pod->attempt < 0 ||
 	    pod->phase != TJ_POD_FAILED || pod->deletion_time || !pod->terminated ||
+	    (pod->reason && strcmp(pod->reason, "DeadlineExceeded") == 0) ||
 	    !tj_suspect_ending(policy, pod->exit_code, pod->exit_reason))
 		return false;
 	if (!copy_str(f.node, sizeof(f.node), pod->node_name) ||

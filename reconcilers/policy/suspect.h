@@ -5,9 +5,11 @@
  * which sees every job on every node, can notice that the jobs that run there keep dying.
  *
  * The rules, in order:
- * - A failure is a rank's pod that ended Failed (not one being deleted: that end is ours)
- *   with an exit code of the policy's list (suspectNodes.exitCodes), unless the container
- *   was OOMKilled, which is the job's own memory (tj_suspect_failure_of_pod); or a restart
+ * - A failure is a rank's pod that ended Failed (not one being deleted, nor one its kubelet
+ *   stopped at its activeDeadlineSeconds, reason DeadlineExceeded: those ends are ours, a
+ *   stalled attempt's pods are stopped so, retention.h) with an exit code of the policy's
+ *   list (suspectNodes.exitCodes), unless the container was OOMKilled, which is the job's
+ *   own memory (tj_suspect_failure_of_pod); or a restart
  *   the node's own condition caused during the run (NotReady, unreachable, a GPU health
  *   signal, a cordon for a fault: tj_suspect_failure_of_restart), recorded with exit code 0.
  * - It counts while it is younger than the window (suspectNodes.window).
@@ -64,7 +66,8 @@ bool tj_suspect_ending(const struct tj_suspect_policy *policy, int exit_code,
                        const char *exit_reason);
 
 /* The failure a pod stands for: a pod of a TrainJob (its label), bound to a node, with a
- * rank's attempt, Failed and not being deleted, whose ending is tj_suspect_ending. Its time
+ * rank's attempt, Failed (not DeadlineExceeded) and not being deleted, whose ending is
+ * tj_suspect_ending. Its time
  * is when the container finished (start_time + held_seconds), else now. Returns true and
  * writes *ret if the pod is such a failure. */
 bool tj_suspect_failure_of_pod(const struct tj_suspect_policy *policy, const struct tj_pod *pod,

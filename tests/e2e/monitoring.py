@@ -224,8 +224,8 @@ class Prometheus:
 @contextlib.contextmanager
 def monitored_jobs(prom):
     """A TrainJob that completes and one whose worker crashes once and is restarted (and
-    reports its progress), in a namespace of their own; yields the namespace once Prometheus
-    has scraped the aftermath."""
+    reports its progress), in a namespace of their own, and one whose progress stalls, which
+    is gone by then; yields the namespace once Prometheus has scraped the aftermath."""
     ns = "e2e-prom-" + os.urandom(3).hex()
     kubectl("create", "namespace", ns)
     wait_for("the default ServiceAccount", lambda: kubectl("get", "serviceaccount", "default", "-n", ns,
@@ -233,6 +233,8 @@ def monitored_jobs(prom):
     try:
         apply(trainjob("short", nodes=1, run_time="3s"), "-n", ns)
         apply(trainjob("crash", nodes=2, run_time="120s"), "-n", ns)
+        apply(trainjob("stuck", nodes=1, run_time="120s", annotations={"trainjob.flame.dev/stall-timeout": "5s"}),
+              "-n", ns)
         victim = by_rank(running(ns, "crash", 2), 1)["metadata"]["name"]
         # The attempt holds its GPUs for some seconds before it fails: wasted GPU-seconds.
         time.sleep(3)
@@ -241,13 +243,21 @@ def monitored_jobs(prom):
         running(ns, "crash", 2, attempt=1)
         # What its training code would report (docs/users.md, "Progress and ETA"), written as
         # the trainer status server writes it.
-        kubectl("patch", "tj", "crash", "-n", ns, "--subresource=status", "--type=merge", "-p",
-                '{"status": {"trainerStatus": {"progressPercentage": 30, "estimatedRemainingSeconds": 90,'
-                ' "lastUpdatedTime": "2026-01-01T10:00:00Z"}}}')
+        for name in ("crash", "stuck"):
+            kubectl("patch", "tj", name, "-n", ns, "--subresource=status", "--type=merge", "-p",
+                    '{"status": {"trainerStatus": {"progressPercentage": 30, "estimatedRemainingSeconds": 90,'
+                    ' "lastUpdatedTime": "2026-01-01T10:00:00Z"}}}')
+        # The stuck job reports nothing more: restarted as Stalled 5 s after (users.md); then
+        # its timeout is switched off, so that it stalls once.
+        wait_for("the stall", lambda: tj(ns, "stuck")["status"].get("lastFailure", {}).get("reason") == "Stalled",
+                 timeout=60)
+        kubectl("annotate", "--overwrite", "tj", "stuck", "-n", ns, "trainjob.flame.dev/stall-timeout=0")
         wait_state(ns, "short", "Complete")
         wait_for("Prometheus to scrape the restart",
-                 lambda: prom.query(f'sum(trainjob_worker_restarts_total{{job="{JOB}",namespace="{ns}"}}) >= 1'),
+                 lambda: prom.query(f'sum(trainjob_worker_restarts_total{{job="{JOB}",namespace="{ns}"}}) >= 1')
+                 and prom.query(f'sum(trainjob_stalled_total{{job="{JOB}",namespace="{ns}"}}) >= 1'),
                  timeout=30)
+        kubectl("delete", "tj", "stuck", "-n", ns)
         yield ns
     finally:
         kubectl("delete", "namespace", ns, "--wait=false", check=False)

@@ -1,10 +1,11 @@
 /* libFuzzer target: the TrainJob and runtime projections (what any user who may create a
- * TrainJob or a TrainingRuntime sends), the spec's validation, the status's round trip, and
- * the rendering of a pinned pod, of a pod of every other step of the runtime's graph (with
- * the check that each initializer has its step, and its failure rules at an exit code), of
- * its PVCs and of the MPI hostfile; the runtime's snapshot ConfigMap and its reading back.
- * The input is one object, tried as both (and as a snapshot ConfigMap), or an array of a
- * TrainJob and a runtime (or a snapshot ConfigMap), rendered together. */
+ * TrainJob or a TrainingRuntime sends), the spec's validation and the stall timeout of both
+ * (reconcilers/policy/stall.h), the status's round trip, and the rendering of a pinned pod,
+ * of a pod of every other step of the runtime's graph (with the check that each initializer
+ * has its step, and its failure rules at an exit code), of its PVCs and of the MPI hostfile;
+ * the runtime's snapshot ConfigMap and its reading back. The input is one object, tried as
+ * both (and as a snapshot ConfigMap), or an array of a TrainJob and a runtime (or a snapshot
+ * ConfigMap), rendered together. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "reconcilers/failure_rules.h"
 #include "reconcilers/mpi.h"
+#include "reconcilers/policy/stall.h"
 #include "reconcilers/render/render.h"
 #include "reconcilers/render/render_step.h"
 #include "reconcilers/runtime.h"
@@ -121,6 +123,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	if (tj_runtime_from_json(second, &rt) == 0 && job) {
+		struct tj_problem why;
+		int64_t timeout;
+
+		tj_stall_timeout(job, rt, &timeout, &why);
 		render(job, rt);
 		render_steps(job, rt);
 	}

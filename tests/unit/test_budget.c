@@ -50,6 +50,8 @@ static const struct budget_case cases[] = {
 	  1, MAX_INFRA, NULL, "infrastructure restart 1 of 10" },
 	{ "a preemption", "Preempted", 0, 0, MAX_JOB, MAX_INFRA, TJ_BUDGET_INFRASTRUCTURE, true, 1,
 	  1, 1, MAX_INFRA, NULL, "infrastructure restart 1 of 10" },
+	{ "a stall", "Stalled", 1, 0, 0, MAX_INFRA, TJ_BUDGET_INFRASTRUCTURE, true, 2, 1, 1,
+	  MAX_INFRA, NULL, "infrastructure restart 1 of 10" },
 	{ "a class nobody named is the job's own", "SomethingNew", 0, 0, MAX_JOB, MAX_INFRA,
 	  TJ_BUDGET_JOB, true, 1, 0, 1, MAX_JOB, NULL, "restart 1 of 3" },
 	{ "no class at all is the job's own", NULL, 0, 0, MAX_JOB, MAX_INFRA, TJ_BUDGET_JOB, true,

@@ -911,10 +911,15 @@ static void test_std_feeders(void **state)
 	                                            "gh200", NULL, 1),
 	                 -EINVAL);
 
-	/* A written status: a restart, the GPU-seconds that ended, the first Running. */
-	tj_std_metrics_count_status(&m, "team-c/j", "h100", "NodeNotReady",
+	/* A written status: a restart, the GPU-seconds that ended, the first Running; then a
+	 * stall that restarted the job, and one that failed it. */
+	tj_std_metrics_count_status(&m, "team-c/j", "h100", "NodeNotReady", false,
 	                            &(struct tj_gpu_seconds_outcomes){ 30, 16 }, 12);
-	tj_std_metrics_count_status(&m, "team-c/j", "h100", "",
+	tj_std_metrics_count_status(&m, "team-c/j", "h100", "", false,
+	                            &(struct tj_gpu_seconds_outcomes){ 0, 0 }, -1);
+	tj_std_metrics_count_status(&m, "team-c/k", "h100", "Stalled", true,
+	                            &(struct tj_gpu_seconds_outcomes){ 0, 0 }, -1);
+	tj_std_metrics_count_status(&m, "team-c/k", "h100", "", true,
 	                            &(struct tj_gpu_seconds_outcomes){ 0, 0 }, -1);
 
 	/* GPUs of TrainJobs' pods, per namespace and class of the config. */
@@ -959,6 +964,10 @@ static void test_std_feeders(void **state)
 	                             "result=\"error\"} 1\n"));
 	assert_non_null(strstr(text, "trainjob_worker_restarts_total{gpu_class=\"h100\","
 	                             "namespace=\"team-c\",reason=\"NodeNotReady\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_worker_restarts_total{gpu_class=\"h100\","
+	                             "namespace=\"team-c\",reason=\"Stalled\"} 1\n"));
+	assert_non_null(strstr(text, "trainjob_stalled_total{gpu_class=\"h100\","
+	                             "namespace=\"team-c\"} 2\n"));
 	assert_non_null(strstr(text, "trainjob_gpu_seconds_total{gpu_class=\"h100\",namespace="
 	                             "\"team-c\",outcome=\"succeeded\"} 30\n"));
 	assert_non_null(strstr(text, "trainjob_gpu_seconds_total{gpu_class=\"h100\",namespace="

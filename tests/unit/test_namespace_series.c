@@ -72,7 +72,7 @@ static void sweep(struct fixture *fx, const char *const *live, size_t n, uint64_
 
 static void count(struct fixture *fx, const char *key)
 {
-	tj_std_metrics_count_status(&fx->m, key, "gh200", "PodFailed",
+	tj_std_metrics_count_status(&fx->m, key, "gh200", "PodFailed", false,
 	                            &(struct tj_gpu_seconds_outcomes){ 0, 0 }, 12);
 }
 

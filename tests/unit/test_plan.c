@@ -100,6 +100,10 @@ struct plan_case {
 	/* The status's preemption the plan arrives at: its stop time, and the count. */
 	int64_t want_preempt_at;
 	int want_preemptions;
+	/* Seconds before NOW the controller last saw the job's progress change (plan input
+	 * progress_seen); 0: never. And whether the plan found the job stalled. */
+	int64_t progress_seen;
+	bool want_stalled;
 };
 
 /* A TrainJob of the namespace, as a dependency reads it. */
@@ -1771,6 +1775,246 @@ static const struct plan_case retention_cases[] = {
 	                 "succeeded|restarts=0|Complete=AllPodsSucceeded|jobs=0/0/1/0/0" },
 };
 
+/* Stalled jobs (reconcilers/policy/stall.h): a timeout of 10 minutes, a report of 42% and a
+ * loss, pods that run since STARTED (created a little before). */
+#define STALL_10M "{'trainjob.flame.dev/stall-timeout':'10m'}"
+/* The job of most rows: 4 nodes of torch-gh200 with that timeout. */
+#define STALLING .annotations = STALL_10M, .spec = SPEC4, .runtime = "torch-gh200"
+#define REPORT_42                                                                                  \
+	"'trainerStatus':{'progressPercentage':42,'metrics':[{'name':'loss','value':'0.7'}],"      \
+	"'lastUpdatedTime':'2026-11-29T11:59:00Z'}"
+#define RUNNING_REPORTING(restarts, infra)                                                         \
+	"{'state':'Running','reason':'AllPodsRunning','message':'4 of 4 pods running',"            \
+	"'restartCount':" #restarts ",'infrastructureRestarts':" #infra                            \
+	",'observedGeneration':2," STARTED "," JOBS(1, 1, 0, 0) ",'conditions':[]," REPORT_42 "}"
+#define RUNNING_HOUR(r, a, on)                                                                     \
+	{                                                                                          \
+		.rank = r, .attempt = a, .phase = TJ_POD_RUNNING, .ready = true, .node = on,       \
+		.age = 3700, .started = 3600                                                       \
+	}
+#define RUNNING4_HOUR(a)                                                                           \
+	.pods = { RUNNING_HOUR(0, a, "gh200-1"), RUNNING_HOUR(1, a, "gh200-2"),                    \
+		  RUNNING_HOUR(2, a, "gh200-3"), RUNNING_HOUR(3, a, "gh200-4") },                  \
+	.n_pods = 4
+#define STALL_WHAT                                                                                 \
+	"the progress it reports (42%) has not changed since 2026-11-29T11:45:00Z, longer than "   \
+	"its stall timeout of 10m"
+#define STALL_RESTART STALL_WHAT "; replacing all workers in 10 s (infrastructure restart 1 of 10)"
+#define STALL_PATCHES(stage, a)                                                                    \
+	stage " PatchPod vit-node-0-0-a" #a, stage " PatchPod vit-node-0-1-a" #a,                  \
+	        stage " PatchPod vit-node-0-2-a" #a, stage " PatchPod vit-node-0-3-a" #a
+/* The status a stall left `ago` (a time) before NOW, and a stalled pod of rank r, kept or
+ * not yet, still running. */
+#define STALL_RESTARTED(ago)                                                                       \
+	"{'state':'Restarting','reason':'Stalled','message':'m','restartCount':1,"                 \
+	"'infrastructureRestarts':1,'observedGeneration':2," STARTED ",'lastFailure':{'rank':0,"   \
+	"'node':'gh200-1','pod':'vit-node-0-0-a0','reason':'Stalled','time':'" ago "',"            \
+	"'message':'m'}," JOBS(0, 0, 0, 0) ",'conditions':[]," REPORT_42 "}"
+#define STOPPING(r, on, is_kept)                                                                   \
+	{                                                                                          \
+		.rank = r, .phase = TJ_POD_RUNNING, .ready = true, .node = on, .age = 3700,        \
+		.started = 3600, .kept = is_kept                                                   \
+	}
+#define STOPPING4(is_kept)                                                                         \
+	.pods = { STOPPING(0, "gh200-1", is_kept), STOPPING(1, "gh200-2", is_kept),                \
+		  STOPPING(2, "gh200-3", is_kept), STOPPING(3, "gh200-4", is_kept) },              \
+	.n_pods = 4
+
+static const struct plan_case stall_cases[] = {
+	{ .name = "progress unchanged for the stall timeout: restarted as Stalled, its pods "
+	          "stopped and kept",
+	  STALLING,
+	  .status = RUNNING_REPORTING(0, 0),
+	  RUNNING4_HOUR(0),
+	  .progress_seen = 900,
+	  .want = { "0 PatchStatus vit", STALL_PATCHES("1", 0),
+	            "1 Event Warning Stalled: " STALL_WHAT,
+	            "1 Event Warning Restarting: " STALL_RESTART },
+	  .want_status = "Restarting|Stalled|" STALL_RESTART "|restarts=1||jobs=1/1/0/0/0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "Stalled",
+	  .want_infra = 1,
+	  .want_stalled = true },
+	{ .name = "progress changed 5 minutes ago: the job runs on, planned again when it would "
+	          "be stalled",
+	  STALLING,
+	  .status = RUNNING_REPORTING(0, 0),
+	  RUNNING4_HOUR(0),
+	  .progress_seen = 300,
+	  .want = { NULL },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=1/1/0/0/0",
+	  .want_requeue = 300 },
+	{ .name = "a job that never reported progress is never stalled",
+	  STALLING,
+	  .status = RUNNING_STATUS,
+	  RUNNING4_HOUR(0),
+	  .want = { NULL },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=1/1/0/0/0" },
+	{ .name = "without a stall timeout a job is never stalled",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_REPORTING(0, 0),
+	  RUNNING4_HOUR(0),
+	  .progress_seen = 7200,
+	  .want = { NULL },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=0||jobs=1/1/0/0/0" },
+	{ .name = "the runtime's stall timeout, and a job that switches it off",
+	  .annotations = "{'trainjob.flame.dev/stall-timeout':'0'}",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{'trainjob.flame.dev/stall-timeout':'5m'}"),
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'1 of 1 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(1, 1, 0, 0) ",'conditions':[]," REPORT_42 "}",
+	  .pods = { RUNNING_HOUR(0, 0, "gh200-1") },
+	  .n_pods = 1,
+	  .progress_seen = 7200,
+	  .want = { NULL },
+	  .want_status = "Running|AllPodsRunning|1 of 1 pods running|restarts=0||jobs=1/1/0/0/0" },
+	{ .name = "a new attempt gets a full timeout from its pods' start",
+	  STALLING,
+	  .status = RUNNING_REPORTING(1, 1),
+	  .pods = { RUNNING_SINCE(0, "gh200-5", 120), RUNNING_SINCE(1, "gh200-2", 120),
+	            RUNNING_SINCE(2, "gh200-3", 100), RUNNING_SINCE(3, "gh200-4", 120) },
+	  .n_pods = 4,
+	  .progress_seen = 1800,
+	  .want = { NULL },
+	  .want_status = "Running|AllPodsRunning|4 of 4 pods running|restarts=1||jobs=1/1/0/0/0",
+	  .want_requeue = 500,
+	  .want_infra = 1 },
+	{ .name = "a rank that succeeded: the job is finishing, not stalled",
+	  STALLING,
+	  .status = RUNNING_REPORTING(0, 0),
+	  .pods = { RUNNING_HOUR(0, 0, "gh200-1"), RUNNING_HOUR(1, 0, "gh200-2"),
+	            RUNNING_HOUR(2, 0, "gh200-3"), SUCCEEDED(3, "gh200-4") },
+	  .n_pods = 4,
+	  .progress_seen = 7200,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Running|PodsCompleting|3 of 4 pods running, 1 "
+	                 "succeeded|restarts=0||jobs=1/1/0/0/0" },
+	{ .name = "a stall with the infrastructure's budget spent: Failed, its pods stopped in "
+	          "place",
+	  STALLING,
+	  .status = RUNNING_REPORTING(10, 10),
+	  RUNNING4_HOUR(10),
+	  .progress_seen = 900,
+	  .want = { "0 PatchStatus vit", STALL_PATCHES("1", 10),
+	            "1 Event Warning Stalled: " STALL_WHAT,
+	            "1 Event Warning Failed: ReachedMaxInfrastructureRestarts: " STALL_WHAT
+	            "; the infrastructure restart budget of 10 "
+	            "(failurePolicy.maxInfrastructureRestarts) is spent" },
+	  .want_status = "Failed|ReachedMaxInfrastructureRestarts|" STALL_WHAT
+	                 "; the infrastructure restart budget of 10 "
+	                 "(failurePolicy.maxInfrastructureRestarts) is "
+	                 "spent|restarts=10|Failed=ReachedMaxInfrastructureRestarts|jobs=1/1/0/0/0",
+	  .want_requeue = 60,
+	  .want_infra = 10,
+	  .want_stalled = true },
+	{ .name = "the failed job's stopping pods are left to stop until their time is up",
+	  STALLING,
+	  .status = "{'state':'Failed','reason':'ReachedMaxInfrastructureRestarts','message':'m',"
+	            "'restartCount':10,'infrastructureRestarts':10,'observedGeneration':2," STARTED
+	            ",'completionTime':'2026-11-29T11:59:40Z','lastFailure':{'rank':0,'node':"
+	            "'gh200-1','pod':'vit-node-0-0-a10','reason':'Stalled','time':"
+	            "'2026-11-29T11:59:40Z','message':'m'}," JOBS(
+	                    1, 1, 0, 0) ",'conditions':[{'type':'Failed','status':'True','reason':"
+	                                "'ReachedMaxInfrastructureRestarts','message':'m','"
+	                                "lastTransitionTime':"
+	                                "'2026-11-29T11:59:40Z'}]," REPORT_42 "}",
+	  RUNNING4_HOUR(10),
+	  .progress_seen = 900,
+	  .want = { NULL },
+	  .want_status = "Failed|ReachedMaxInfrastructureRestarts|m|restarts=10|"
+	                 "Failed=ReachedMaxInfrastructureRestarts|jobs=1/1/0/0/0",
+	  .want_requeue = 40,
+	  .want_infra = 10 },
+	{ .name = "after the stall: its kept pods stop while the new attempt waits for its "
+	          "backoff",
+	  STALLING,
+	  .status = STALL_RESTARTED("2026-11-29T11:59:55Z"),
+	  STOPPING4(true),
+	  .progress_seen = 900,
+	  .want = { NULL },
+	  .want_status = "Restarting|Stalled|m|restarts=1||jobs=0/0/0/0/0",
+	  .want_requeue = 5,
+	  .want_infra = 1 },
+	{ .name = "a stalled pod the cache shows unkept yet is stopped again, not deleted",
+	  STALLING,
+	  .status = STALL_RESTARTED("2026-11-29T11:59:55Z"),
+	  STOPPING4(false),
+	  .progress_seen = 900,
+	  .want = { STALL_PATCHES("0", 0) },
+	  .want_status = "Restarting|Stalled|m|restarts=1||jobs=0/0/0/0/0",
+	  .want_requeue = 5,
+	  .want_infra = 1 },
+	{ .name = "so under restart policy Worker: the attempt after a stall is whole",
+	  .annotations = "{'trainjob.flame.dev/stall-timeout':'10m',"
+	                 "'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = STALL_RESTARTED("2026-11-29T11:59:55Z"),
+	  STOPPING4(false),
+	  .progress_seen = 900,
+	  .want = { STALL_PATCHES("0", 0) },
+	  .want_status = "Restarting|Stalled|m|restarts=1||jobs=0/0/0/0/0",
+	  .want_requeue = 5,
+	  .want_infra = 1 },
+	{ .name = "a kept pod that still runs past its time is deleted; the new attempt starts",
+	  STALLING,
+	  .status = STALL_RESTARTED("2026-11-29T11:58:00Z"),
+	  STOPPING4(true),
+	  .progress_seen = 900,
+	  .want = { "0 CreatePod vit-node-0-0-a1", "0 CreatePod vit-node-0-1-a1",
+	            "0 CreatePod vit-node-0-2-a1", "0 CreatePod vit-node-0-3-a1",
+	            "0 CreateService vit", "0 DeletePod vit-node-0-0-a0",
+	            "0 DeletePod vit-node-0-1-a0", "0 DeletePod vit-node-0-2-a0",
+	            "0 DeletePod vit-node-0-3-a0" },
+	  .want_status = "Restarting|Stalled|m|restarts=1||jobs=0/0/0/0/0",
+	  .want_infra = 1 },
+	{ .name = "a job suspended after a stall: its new pods go, its stopping ones stop",
+	  .annotations = STALL_10M,
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':1}}",
+	  .runtime = "torch-gh200",
+	  .status = STALL_RESTARTED("2026-11-29T11:59:30Z"),
+	  .pods = { STOPPING(0, "gh200-1", true),
+	            { .rank = 0,
+	              .attempt = 1,
+	              .phase = TJ_POD_RUNNING,
+	              .node = "gh200-2",
+	              .age = 30,
+	              .started = 20 } },
+	  .n_pods = 2,
+	  .progress_seen = 900,
+	  .want = { "0 DeletePod vit-node-0-0-a1", "1 PatchStatus vit",
+	            "1 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
+	  .want_status = "Suspended|Suspended|TrainJob is "
+	                 "suspended|restarts=1|Suspended=Suspended|jobs=0/0/0/0/1",
+	  .want_requeue = 30,
+	  .want_infra = 1 },
+	{ .name = "a stall timeout that is no duration fails the job",
+	  .annotations = "{'trainjob.flame.dev/stall-timeout':'soon'}",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{}"),
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: InvalidSpec: "
+	            "metadata.annotations[trainjob.flame.dev/stall-timeout]: 'soon' is not a "
+	            "duration such as 30m, 1h30m or 600s (1 s to 366 d), or 0 for none" },
+	  .want_status =
+	          "Failed|InvalidSpec|metadata.annotations[trainjob.flame.dev/"
+	          "stall-timeout]: 'soon' is not a duration such as 30m, 1h30m or 600s (1 "
+	          "s to 366 d), or 0 for none|restarts=0|Failed=InvalidSpec|jobs=0/0/0/0/0" },
+	{ .name = "so does a runtime's",
+	  .spec = "{'runtimeRef':{'name':'torch-x'}}",
+	  .runtime_json = RUNTIME_WITH("{'trainjob.flame.dev/stall-timeout':'1x'}"),
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Failed: InvalidRuntime: ClusterTrainingRuntime torch-x: "
+	            "trainjob.flame.dev/stall-timeout '1x' is not a duration such as 30m, 1h30m or "
+	            "600s (1 s to 366 d), or 0 for none" },
+	  .want_status = "Failed|InvalidRuntime|ClusterTrainingRuntime torch-x: "
+	                 "trainjob.flame.dev/stall-timeout '1x' is not a duration such as 30m, "
+	                 "1h30m or 600s (1 s to 366 d), or 0 for "
+	                 "none|restarts=0|Failed=InvalidRuntime|jobs=0/0/0/0/0" },
+};
+
 struct fixture {
 	struct tj_node nodes[MAX_NODES];
 	struct tj_node_condition conditions[MAX_NODES][2];
@@ -1969,20 +2213,22 @@ static struct tj_plan *plan_case(const struct plan_case *c, struct fixture *f)
 	}
 	assert_int_equal(
 	        tj_plan_trainjob(
-	                &(struct tj_plan_input){ .job = f->job,
-	                                         .runtime = f->runtime,
-	                                         .runtime_problem = &why,
-	                                         .config = &config,
-	                                         .pods = f->pod_ptrs,
-	                                         .n_pods = c->n_pods,
-	                                         .node_lookup = c->n_nodes ? lookup_node : NULL,
-	                                         .node_ctx = f,
-	                                         .node_suspect = node_suspect,
-	                                         .ticket = c->ticket,
-	                                         .jobs = c->jobs,
-	                                         .workload = c->workload,
-	                                         .now = NOW,
-	                                         .native_gang = c->native_gang },
+	                &(struct tj_plan_input){
+	                        .job = f->job,
+	                        .runtime = f->runtime,
+	                        .runtime_problem = &why,
+	                        .config = &config,
+	                        .pods = f->pod_ptrs,
+	                        .n_pods = c->n_pods,
+	                        .node_lookup = c->n_nodes ? lookup_node : NULL,
+	                        .node_ctx = f,
+	                        .node_suspect = node_suspect,
+	                        .ticket = c->ticket,
+	                        .jobs = c->jobs,
+	                        .workload = c->workload,
+	                        .now = NOW,
+	                        .progress_seen = c->progress_seen ? NOW - c->progress_seen : 0,
+	                        .native_gang = c->native_gang },
 	                &plan),
 	        0);
 	return plan;
@@ -2036,11 +2282,17 @@ static void run_table(const struct plan_case *table, size_t n)
 		assert_int_equal(plan->status.infrastructure_restarts, c->want_infra);
 		assert_int_equal(plan->status.preempt_at, c->want_preempt_at);
 		assert_int_equal(plan->status.preemptions, c->want_preemptions);
+		assert_int_equal(plan->stalled, c->want_stalled);
 		summarize_queue(plan, got, sizeof(got));
 		assert_string_equal(got, c->want_queue ? c->want_queue : "-|pos=0|start=0");
 		tj_plan_free(plan);
 		fixture_clear(&f);
 	}
+}
+
+static void test_stall_table(void **state)
+{
+	run_table(stall_cases, sizeof(stall_cases) / sizeof(stall_cases[0]));
 }
 
 static void test_retention_table(void **state)
@@ -2125,6 +2377,77 @@ static const struct tj_action *action_of(const struct tj_plan *plan, enum tj_act
 			return &plan->actions[i];
 	fail_msg("no action %s", tj_action_kind_name(kind));
 	return NULL;
+}
+
+/* The case of table whose name starts with prefix. */
+static const struct plan_case *case_in(const struct plan_case *table, size_t n, const char *prefix)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(table[i].name, prefix, strlen(prefix)) == 0)
+			return &table[i];
+	fail_msg("no case %s", prefix);
+	return NULL;
+}
+
+#define STALL_CASE(prefix)                                                                         \
+	case_in(stall_cases, sizeof(stall_cases) / sizeof(stall_cases[0]), prefix)
+
+/* A stall's writes: lastFailure names rank 0 and what was found; a replaced attempt's pods
+ * lose their rank's labels and are stopped in one patch; a failed job's are only stopped;
+ * a crashed (finished) pod kept for its logs is only relabelled. */
+static void test_stall_patches(void **state)
+{
+	struct fixture f;
+	struct tj_plan *plan = plan_case(STALL_CASE("progress unchanged"), &f);
+
+	assert_json_equal(tj_json_path(action_of(plan, TJ_ACTION_PATCH_STATUS, 0)->object,
+	                               "status.lastFailure"),
+	                  "{'rank':0,'node':'gh200-1','pod':'vit-node-0-0-a0','reason':'Stalled','"
+	                  "time':'" NOW_S "','message':'" STALL_WHAT "'}");
+	assert_json_equal(action_of(plan, TJ_ACTION_PATCH_POD, 2)->object,
+	                  "{'metadata':{'uid':'vit-node-0-2-a0','labels':{"
+	                  "'jobset.sigs.k8s.io/jobset-name':null,"
+	                  "'jobset.sigs.k8s.io/replicatedjob-name':null,"
+	                  "'batch.kubernetes.io/job-completion-index':null,"
+	                  "'trainjob.flame.dev/failed-attempt':'0'},'annotations':{"
+	                  "'batch.kubernetes.io/job-completion-index':null}},"
+	                  "'spec':{'activeDeadlineSeconds':1}}");
+	assert_string_equal(plan->status.last_failure.message, STALL_WHAT);
+	tj_plan_free(plan);
+	fixture_clear(&f);
+
+	plan = plan_case(STALL_CASE("a stall with the infrastructure's budget spent"), &f);
+	assert_json_equal(action_of(plan, TJ_ACTION_PATCH_POD, 0)->object,
+	                  "{'metadata':{'uid':'vit-node-0-0-a10'},"
+	                  "'spec':{'activeDeadlineSeconds':1}}");
+	tj_plan_free(plan);
+	fixture_clear(&f);
+
+	plan = plan_case(case_named("a failed worker restarts the gang"), &f);
+	assert_null(tj_json_path(action_of(plan, TJ_ACTION_PATCH_POD, 0)->object, "spec"));
+	tj_plan_free(plan);
+	fixture_clear(&f);
+}
+
+/* After a stall the next attempt avoids no node: the stall named rank 0's only to say where
+ * the job ran. */
+static void test_stall_avoids_no_node(void **state)
+{
+	struct fixture f;
+	struct tj_plan *plan =
+	        plan_case(STALL_CASE("a kept pod that still runs past its time"), &f);
+	const cJSON *terms =
+	        tj_json_path(action_of(plan, TJ_ACTION_CREATE_POD, 0)->object,
+	                     "spec.affinity.nodeAffinity."
+	                     "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
+
+	assert_json_equal(terms,
+	                  "[{'matchExpressions':["
+	                  "{'key':'nvidia.com/gpu.product','operator':'In','values':["
+	                  "'NVIDIA-GH200-480GB']},"
+	                  "{'key':'kubernetes.io/arch','operator':'In','values':['arm64']}]}]");
+	tj_plan_free(plan);
+	fixture_clear(&f);
 }
 
 /* ---- admission ---- */
@@ -3310,6 +3633,9 @@ int main(void)
 		cmocka_unit_test(test_fault_table),
 		cmocka_unit_test(test_budget_table),
 		cmocka_unit_test(test_retention_table),
+		cmocka_unit_test(test_stall_table),
+		cmocka_unit_test(test_stall_patches),
+		cmocka_unit_test(test_stall_avoids_no_node),
 		cmocka_unit_test(test_patch_bodies),
 		cmocka_unit_test(test_replacement_pod),
 		cmocka_unit_test(test_delete_preconditions),

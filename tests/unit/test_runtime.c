@@ -19,6 +19,7 @@ static void test_projection(void **state)
 	assert_null(rt->gpu_class);
 	assert_null(rt->restart_policy);
 	assert_null(rt->max_restarts);
+	assert_null(rt->stall_timeout);
 	assert_int_equal(rt->num_nodes, 1);
 	assert_string_equal(rt->num_proc_per_node, "auto");
 	assert_int_equal(rt->ttl_seconds_after_finished, -1);
@@ -46,7 +47,8 @@ static void test_settings_and_policy(void **state)
 	                "'labels':{'trainjob.flame.dev/gpu-class':'h100',"
 	                "'trainjob.flame.dev/max-restarts':'5'},"
 	                "'annotations':{'trainjob.flame.dev/max-restarts':'9',"
-	                "'trainjob.flame.dev/restart-policy':'Worker'}},"
+	                "'trainjob.flame.dev/restart-policy':'Worker',"
+	                "'trainjob.flame.dev/stall-timeout':'45m'}},"
 	                "'spec':{'mlPolicy':{'numNodes':8,'torch':{'numProcPerNode':4}},"
 	                "'template':{'spec':{'replicatedJobs':[{'name':'launcher'}]}}}}");
 	struct tj_runtime *rt = NULL;
@@ -58,6 +60,7 @@ static void test_settings_and_policy(void **state)
 	assert_string_equal(rt->gpu_class, "h100");
 	assert_string_equal(rt->max_restarts, "5");
 	assert_string_equal(rt->restart_policy, "Worker");
+	assert_string_equal(rt->stall_timeout, "45m");
 	assert_int_equal(rt->num_nodes, 8);
 	assert_string_equal(rt->num_proc_per_node, "4");
 	assert_null(rt->node_template);

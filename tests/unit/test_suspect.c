@@ -66,19 +66,24 @@ struct pod_case {
 	int32_t held;
 	bool counts;
 	int64_t time;
+	const char *pod_reason; /* status.reason */
 };
 
 static const struct pod_case pods[] = {
 	{ "a failed rank with SIGBUS", TJ_POD_FAILED, 0, "gh200-1", 2, 135, NOW - 100, 40, true,
-	  NOW - 60 },
-	{ "no finish time: now", TJ_POD_FAILED, 0, "gh200-1", 0, 135, 0, -1, true, NOW },
+	  NOW - 60, NULL },
+	{ "no finish time: now", TJ_POD_FAILED, 0, "gh200-1", 0, 135, 0, -1, true, NOW, NULL },
 	{ "a pod being deleted ended at our word", TJ_POD_FAILED, NOW - 5, "gh200-1", 0, 135,
-	  NOW - 100, 40, false, 0 },
-	{ "still running", TJ_POD_RUNNING, 0, "gh200-1", 0, 135, NOW - 100, -1, false, 0 },
-	{ "never bound", TJ_POD_FAILED, 0, NULL, 0, 135, 0, -1, false, 0 },
+	  NOW - 100, 40, false, 0, NULL },
+	{ "still running", TJ_POD_RUNNING, 0, "gh200-1", 0, 135, NOW - 100, -1, false, 0, NULL },
+	{ "never bound", TJ_POD_FAILED, 0, NULL, 0, 135, 0, -1, false, 0, NULL },
 	{ "no attempt label: not a rank of ours", TJ_POD_FAILED, 0, "gh200-1", -1, 135, 0, -1,
-	  false, 0 },
-	{ "exit code 1", TJ_POD_FAILED, 0, "gh200-1", 0, 1, NOW - 100, 40, false, 0 },
+	  false, 0, NULL },
+	{ "exit code 1", TJ_POD_FAILED, 0, "gh200-1", 0, 1, NOW - 100, 40, false, 0, NULL },
+	{ "stopped by its kubelet at its activeDeadlineSeconds (a stall's): ours", TJ_POD_FAILED, 0,
+	  "gh200-1", 0, 134, NOW - 100, 40, false, 0, "DeadlineExceeded" },
+	{ "another reason of the pod does not matter", TJ_POD_FAILED, 0, "gh200-1", 2, 134,
+	  NOW - 100, 40, true, NOW - 60, "Error" },
 };
 
 static void test_failure_of_pod(void **state)
@@ -100,6 +105,7 @@ static void test_failure_of_pod(void **state)
 			.terminated = c->phase == TJ_POD_FAILED,
 			.start_time = c->start,
 			.held_seconds = c->held,
+			.reason = (char *)c->pod_reason,
 		};
 		struct tj_node_failure f = { .time = -7 };
 

@@ -22,7 +22,7 @@ static void test_projection(void **state)
 	        "'annotations':{'trainjob.flame.dev/max-restarts':'5',"
 	        "'trainjob.flame.dev/restart-policy':'Worker',"
 	        "'trainjob.flame.dev/node-grace-period-seconds':'15','other':'x',"
-	        "'trainjob.flame.dev/priority':'-7'},"
+	        "'trainjob.flame.dev/priority':'-7','trainjob.flame.dev/stall-timeout':'30m'},"
 	        "'labels':{'kueue.x-k8s.io/queue-name':'team-a'}},"
 	        "'spec':{'runtimeRef':{'name':'torch-gh200','kind':'ClusterTrainingRuntime',"
 	        "'apiGroup':'trainer.kubeflow.org'},'trainer':{'image':'img:1','command':['"
@@ -55,6 +55,7 @@ static void test_projection(void **state)
 	assert_string_equal(job->name, "vit");
 	assert_string_equal(job->namespace, "team-a");
 	assert_string_equal(job->uid, "u1");
+	assert_string_equal(job->stall_timeout, "30m");
 	assert_string_equal(job->resource_version, "77");
 	assert_int_equal(job->generation, 3);
 	assert_int_equal(job->creation_time, 1795946400);
@@ -409,6 +410,60 @@ static void test_infrastructure_restarts_round_trip(void **state)
 	cJSON_Delete(j);
 }
 
+/* The digest of a report's progress (what the stall clock watches): its percentage and its
+ * metrics count, in order; its remaining time and lastUpdatedTime do not. */
+static uint64_t digest_of(const char *trainer_status)
+{
+	char buf[512];
+	struct tj_trainjob_status st;
+	cJSON *j;
+
+	snprintf(buf, sizeof(buf), "{'trainerStatus':%s}", trainer_status);
+	j = jlit(buf);
+	tj_trainjob_status_from_json(j, &st);
+	cJSON_Delete(j);
+	return st.progress_digest;
+}
+
+static void test_progress_digest(void **state)
+{
+	uint64_t base = digest_of("{'progressPercentage':42,'estimatedRemainingSeconds':600,"
+	                          "'metrics':[{'name':'loss','value':'0.7'},{'name':'step','value':"
+	                          "'420'}],'lastUpdatedTime':'2026-11-29T10:00:00Z'}");
+
+	assert_int_not_equal(base, 0);
+	/* No report, or one without progress: 0. */
+	assert_int_equal(digest_of("null"), 0);
+	assert_int_equal(digest_of("{'estimatedRemainingSeconds':600,'metrics':[],"
+	                           "'lastUpdatedTime':'2026-11-29T10:00:00Z'}"),
+	                 0);
+	/* The same progress reported again, later, with another remaining time. */
+	assert_int_equal(digest_of("{'progressPercentage':42,'estimatedRemainingSeconds':540,"
+	                           "'metrics':[{'name':'loss','value':'0.7'},{'name':'step',"
+	                           "'value':'420'}],'lastUpdatedTime':'2026-11-29T10:05:00Z'}"),
+	                 base);
+	/* Any change of the percentage or the metrics is progress. */
+	assert_int_not_equal(digest_of("{'progressPercentage':43,'metrics':[{'name':'loss','value':"
+	                               "'0.7'},{'name':'step','value':'420'}]}"),
+	                     base);
+	assert_int_not_equal(digest_of("{'progressPercentage':42,'metrics':[{'name':'loss','value':"
+	                               "'0.7'},{'name':'step','value':'421'}]}"),
+	                     base);
+	assert_int_not_equal(digest_of("{'progressPercentage':42,'metrics':[{'name':'step','value':"
+	                               "'420'},{'name':'loss','value':'0.7'}]}"),
+	                     base);
+	assert_int_not_equal(digest_of("{'progressPercentage':42,'metrics':[{'name':'loss','value':"
+	                               "'0.7'}]}"),
+	                     base);
+	assert_int_not_equal(digest_of("{'metrics':[{'name':'loss','value':'0.7'},{'name':'step',"
+	                               "'value':'420'}]}"),
+	                     base);
+	/* Metrics alone are progress too; the strings' bounds count. */
+	assert_int_not_equal(digest_of("{'metrics':[{'name':'ab','value':'c'}]}"), 0);
+	assert_int_not_equal(digest_of("{'metrics':[{'name':'ab','value':'c'}]}"),
+	                     digest_of("{'metrics':[{'name':'a','value':'bc'}]}"));
+}
+
 /* Parsing is tj_rfc3339_parse's, tested in test_rfc3339.c. */
 static void test_time_format(void **state)
 {
@@ -429,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_validate_table),
 		cmocka_unit_test(test_status_round_trip),
 		cmocka_unit_test(test_infrastructure_restarts_round_trip),
+		cmocka_unit_test(test_progress_digest),
 		cmocka_unit_test(test_time_format),
 		cmocka_unit_test(test_queue_fields_round_trip),
 	};
