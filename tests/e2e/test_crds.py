@@ -149,8 +149,10 @@ def test_example_applies(path, namespace):
     jobs = kubectl_json("get", "trainjobs", "-n", namespace)["items"]
     assert len(jobs) == 1
     spec = jobs[0]["spec"]
+    # The real nodes' example trains on their CPU runtime; the others are GH200 jobs.
+    runtime = "torch-cpu" if os.path.basename(path) == "torch-cpu-2x2.yaml" else "torch-gh200"
     assert spec["runtimeRef"] == {
-        "name": "torch-gh200", "apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"}
+        "name": runtime, "apiGroup": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"}
     assert spec["managedBy"] == "trainer.kubeflow.org/trainjob-controller"
 
 
@@ -158,7 +160,7 @@ def test_examples_cover_the_issue():
     names = {os.path.basename(p) for p in EXAMPLES}
     assert names == {
         "vit-single-gpu.yaml", "gh200-4x4.yaml", "cephfs-results.yaml", "suspended.yaml",
-        "pod-template-overrides.yaml"}
+        "pod-template-overrides.yaml", "torch-cpu-2x2.yaml"}
 
 
 def test_example_details(namespace):
