@@ -221,14 +221,19 @@ fail:
 	return r;
 }
 
+enum tj_runtime_kind tj_runtime_ref_kind(const struct tj_trainjob *job)
+{
+	return job->runtime_kind && strcmp(job->runtime_kind, "TrainingRuntime") == 0
+	               ? TJ_RUNTIME_NAMESPACED
+	               : TJ_RUNTIME_CLUSTER;
+}
+
 int tj_runtime_resolve(const struct tj_trainjob *job, tj_runtime_lookup_fn lookup, void *ctx,
                        const struct tj_runtime **ret, struct tj_problem *why)
 {
-	enum tj_runtime_kind kind = TJ_RUNTIME_CLUSTER;
+	enum tj_runtime_kind kind = tj_runtime_ref_kind(job);
 	const struct tj_runtime *rt;
 
-	if (job->runtime_kind && strcmp(job->runtime_kind, "TrainingRuntime") == 0)
-		kind = TJ_RUNTIME_NAMESPACED;
 	rt = lookup(ctx, kind, kind == TJ_RUNTIME_CLUSTER ? "" : job->namespace, job->runtime_name);
 	if (!rt) {
 		if (kind == TJ_RUNTIME_CLUSTER)

@@ -96,6 +96,10 @@ struct tj_runtime *tj_runtime_free(struct tj_runtime *runtime);
 /* "ClusterTrainingRuntime" or "TrainingRuntime". */
 const char *tj_runtime_kind_name(enum tj_runtime_kind kind);
 
+/* The kind of runtime job's runtimeRef names: ClusterTrainingRuntime unless its kind says
+ * TrainingRuntime. */
+enum tj_runtime_kind tj_runtime_ref_kind(const struct tj_trainjob *job);
+
 /* Finds a runtime in a cache. namespace is "" for cluster runtimes. */
 typedef const struct tj_runtime *(*tj_runtime_lookup_fn)(void *ctx, enum tj_runtime_kind kind,
                                                          const char *namespace, const char *name);

@@ -167,7 +167,7 @@ struct tj_runtime_snapshot *tj_runtime_snapshot_free(struct tj_runtime_snapshot 
 int tj_runtime_snapshot_pick(const struct tj_trainjob *job, const struct tj_runtime_snapshot *s,
                              const struct tj_runtime **ret, struct tj_problem *why)
 {
-	enum tj_runtime_kind kind = TJ_RUNTIME_CLUSTER;
+	enum tj_runtime_kind kind = tj_runtime_ref_kind(job);
 	const struct tj_runtime *rt;
 
 	if (!s || !s->owner_uid || !job->uid || strcmp(s->owner_uid, job->uid) != 0)
@@ -179,8 +179,6 @@ int tj_runtime_snapshot_pick(const struct tj_trainjob *job, const struct tj_runt
 		        "and the job's next pods are made from the live runtime",
 		        s->name, s->problem ? s->problem : "it holds no runtime");
 	rt = s->runtime;
-	if (job->runtime_kind && strcmp(job->runtime_kind, "TrainingRuntime") == 0)
-		kind = TJ_RUNTIME_NAMESPACED;
 	if (rt->kind != kind || !job->runtime_name || strcmp(rt->name, job->runtime_name) != 0)
 		return tj_problem_set(
 		        why, "InvalidRuntimeSnapshot",
