@@ -11,17 +11,19 @@
 #             ASan+UBSan; and the benchmarks' self-tests (tests/bench/*.py --self-test)
 #   valgrind  the unit tests of the plain build under valgrind's memcheck
 #   fuzz      every libFuzzer target for a short while (TJC_FUZZ_SECONDS, default 15), with
-#             its final coverage; TJC_FUZZ_KEEP=1 merges what reached new coverage into
-#             tests/fuzz/corpus (the long mode: TJC_FUZZ_SECONDS=3600 TJC_FUZZ_KEEP=1);
-#             TJC_FUZZ_TARGETS="fuzz_watch fuzz_config" runs only those, so that the long
-#             mode can be split between runs side by side (each target on a core of its own)
-#   e2e       the pytest suites in tests/e2e against a local cluster of the test command's
-#             own, "trainjob-test" (TJC_TEST_CLUSTER renames it), started for the stage and
-#             stopped at its end; so a demo's cluster and controller (scripts/demo.sh) are
-#             never part of the tests. TJC_CLUSTER=NAME runs the suites on that cluster
-#             instead, started if it is not running and then stopped at the end.
-#             tests/e2e/test_kueue.py runs on a second cluster of the stage's, with Kueue
-#             ("<cluster>-kueue", the other suites' cluster runs none), whenever Kueue's
+#             its final coverage, as many at a time as the machine has cores (TJC_FUZZ_JOBS);
+#             TJC_FUZZ_KEEP=1 merges what reached new coverage into tests/fuzz/corpus (the
+#             long mode: TJC_FUZZ_SECONDS=3600 TJC_FUZZ_KEEP=1); TJC_FUZZ_TARGETS="fuzz_watch
+#             fuzz_config" runs only those, so that the long mode can be split between runs
+#   e2e       the pytest suites in tests/e2e, in two halves side by side, each against a local
+#             cluster of the test command's own, started for the stage and stopped at its
+#             end, so a demo's cluster and controller (scripts/demo.sh) are never part of the
+#             tests: the first half on "trainjob-test" (TJC_TEST_CLUSTER renames it), with the
+#             real nodes, the second (e2e_second_half below) on "<cluster>-b", without them.
+#             TJC_CLUSTER=NAME runs the first half on that cluster instead, started if it is
+#             not running and then stopped at the end, and the second on NAME-b.
+#             tests/e2e/test_kueue.py runs after the second half on a third cluster, with
+#             Kueue ("<cluster>-kueue", the other suites' clusters run none), whenever Kueue's
 #             build is in the cache (deploy/local/cluster.sh kueue-built); TJC_KUEUE=1
 #             builds it first when it is not (Kueue's first build adds 36 min
 #             on a shared two-core machine, 11 min of CPU time, to a fresh machine's first
@@ -263,13 +265,52 @@ stage_valgrind() {
 	meson_build valgrind build/release && meson_unit valgrind build/release --setup valgrind
 }
 
+# One libFuzzer target, $1, for TJC_FUZZ_SECONDS from its corpus: prints its result line (and
+# on a failure the end of its log, keeping the failing input); its status says whether it passed.
+fuzz_one() {
+	local t=$1 dir=$2 name corpus work rc=0
+	name=$(basename "$t")
+	corpus=tests/fuzz/corpus/$name
+	work=$(mktemp -d)
+	[[ -d $corpus ]] && cp -r "$corpus"/. "$work"/
+	if "$t" -max_total_time="${TJC_FUZZ_SECONDS:-15}" -print_final_stats=1 \
+		-artifact_prefix="$work/" "$work" >"$work/log" 2>&1; then
+		echo "$name: $(grep -Eo "Done [0-9]+ runs.*" "$work/log" | tail -1);" \
+			"$(grep -Eo "DONE +cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[^ ]+" "$work/log" | tail -1 | sed 's/DONE */final /')"
+		# Inputs that reached new coverage join the repo's corpus (libFuzzer's merge
+		# keeps only those), so that a long run's finds are kept for the short ones.
+		if [[ ${TJC_FUZZ_KEEP:-0} == 1 ]]; then
+			mkdir -p "$corpus"
+			"$t" -merge=1 "$corpus" "$work" >"$work/merge.log" 2>&1 &&
+				echo "$name: corpus now $(find "$corpus" -type f | wc -l) inputs"
+		fi
+	else
+		rc=1
+		# One block, so that a target running beside it cannot cut into it.
+		{
+			echo "$name: FAILED"
+			tail -40 "$work/log"
+			# The input that failed, kept for replaying it: $t <file>.
+			mkdir -p "$dir/artifacts"
+			cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* "$dir/artifacts/" 2>/dev/null &&
+				echo "$name: the failing input is kept in $dir/artifacts"
+		} >"$work/report" 2>&1
+		cat "$work/report"
+	fi
+	rm -rf "$work"
+	return "$rc"
+}
+
 stage_fuzz() {
-	say fuzz "libFuzzer targets, ${TJC_FUZZ_SECONDS:-15} s each"
+	# As many targets at a time as the machine has cores (TJC_FUZZ_JOBS): each is one
+	# process on one core, and each still runs for its whole time.
+	local jobs=${TJC_FUZZ_JOBS:-$(nproc)}
+	say fuzz "libFuzzer targets, ${TJC_FUZZ_SECONDS:-15} s each, $jobs at a time"
 	if [[ ! -f tests/fuzz/meson.build ]]; then
 		echo "no fuzz targets yet"
 		return
 	fi
-	local dir=build/fuzz ok=0 bad=0 t
+	local dir=build/fuzz ok=0 bad=0 t results name
 	# A leak inside libfyaml itself is not ours to fix (tests/fuzz/lsan.supp says which).
 	local -x LSAN_OPTIONS=suppressions=$repo/tests/fuzz/lsan.supp
 	if [[ ! -f $dir/build.ninja ]]; then
@@ -283,40 +324,21 @@ stage_fuzz() {
 		record fuzz 0 1
 		return
 	}
+	results=$(mktemp -d)
 	for t in "$dir"/tests/fuzz/fuzz_*; do
 		[[ -f $t && -x $t ]] || continue
-		local name corpus work
 		name=$(basename "$t")
 		if [[ -n ${TJC_FUZZ_TARGETS:-} && " $TJC_FUZZ_TARGETS " != *" $name "* ]]; then
 			note_skipped fuzz "$name" 1 "not in TJC_FUZZ_TARGETS"
 			continue
 		fi
-		corpus=tests/fuzz/corpus/$name
-		work=$(mktemp -d)
-		[[ -d $corpus ]] && cp -r "$corpus"/. "$work"/
-		if "$t" -max_total_time="${TJC_FUZZ_SECONDS:-15}" -print_final_stats=1 \
-			-artifact_prefix="$work/" "$work" >"$work/log" 2>&1; then
-			echo "$name: $(grep -Eo "Done [0-9]+ runs.*" "$work/log" | tail -1);" \
-				"$(grep -Eo "DONE +cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[^ ]+" "$work/log" | tail -1 | sed 's/DONE */final /')"
-			# Inputs that reached new coverage join the repo's corpus (libFuzzer's merge
-			# keeps only those), so that a long run's finds are kept for the short ones.
-			if [[ ${TJC_FUZZ_KEEP:-0} == 1 ]]; then
-				mkdir -p "$corpus"
-				"$t" -merge=1 "$corpus" "$work" >"$work/merge.log" 2>&1 &&
-					echo "$name: corpus now $(find "$corpus" -type f | wc -l) inputs"
-			fi
-			ok=$((ok + 1))
-		else
-			echo "$name: FAILED"
-			tail -40 "$work/log"
-			# The input that failed, kept for replaying it: $t <file>.
-			mkdir -p "$dir/artifacts"
-			cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* "$dir/artifacts/" 2>/dev/null &&
-				echo "$name: the failing input is kept in $dir/artifacts"
-			bad=$((bad + 1))
-		fi
-		rm -rf "$work"
+		while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+		{ fuzz_one "$t" "$dir" && touch "$results/$name.ok" || touch "$results/$name.bad"; } &
 	done
+	wait
+	ok=$(find "$results" -name '*.ok' | wc -l)
+	bad=$(find "$results" -name '*.bad' | wc -l)
+	rm -rf "$results"
 	record fuzz "$ok" "$bad"
 }
 
@@ -333,29 +355,108 @@ e2e_venv() {
 	echo "$venv"
 }
 
-# tests/e2e/test_kueue.py on a cluster of its own that runs Kueue, "$TJC_CLUSTER-kueue",
-# started for it and removed after; the other suites' cluster runs no Kueue, as Kueue's
-# webhooks change every TrainJob labelled with a queue, and some of those suites look at what
-# the controller does with that label when Kueue is absent. Writes the report $2 with the
-# venv $1.
-kueue_suite() {
-	local venv=$1 junit=$2 rc=0
-	(
-		export TJC_CLUSTER=$TJC_CLUSTER-kueue
-		export TJC_KUBECONFIG=$TJC_CACHE/kubeconfig-$TJC_CLUSTER
-		deploy/local/cluster.sh status >/dev/null 2>&1 && deploy/local/cluster.sh down
-		# No real nodes: the suite runs on the simulated GPU nodes alone.
-		TJC_KUEUE=1 TJC_REAL_NODES=0 deploy/local/cluster.sh up || exit 1
-		KUBECONFIG=$TJC_KUBECONFIG TJC_BUILD_DIR=$repo/build/release TJC_E2E_DISRUPTIVE=1 \
-			"$venv/bin/pytest" tests/e2e/test_kueue.py -v --junitxml="$junit" ${TJC_PYTEST_ARGS:-}
+# The e2e suites run in two halves side by side, each against a cluster of its own: their tests
+# mostly wait for simulated pods and for the controller, so two halves on two cores take about
+# half the time of one run. The second half is these files; the first half is every other one
+# (a new file joins it), among them the suites that need the real nodes or build images, which
+# only the first half's cluster has. The halves are balanced by their times in a full run
+# (docs/testing.md says how to re-balance them).
+e2e_second_half=(
+	test_command_policy.py test_dependency.py test_fault_tolerance.py test_informers.py
+	test_kubeflow_examples.py test_leader_election.py test_metrics_auth.py test_mpi.py
+	test_native_gang.py test_overrides.py test_refusals.py test_sbatch.py test_squeue.py
+	test_trainjob.py test_walltime.py
+)
+
+# Prints every line of standard input with the prefix $1, as it comes: the two halves'
+# outputs interleave, each line saying whose it is.
+prefixed() { sed -u "s/^/[$1] /"; }
+
+# pytest on the cluster $1 with the venv $2 and the report $3, for the arguments that follow;
+# the cluster is the environment's unless $1 names another. Its status is pytest's.
+e2e_pytest() {
+	local cluster=$1 venv=$2 junit=$3
+	shift 3
+	# shellcheck disable=SC2086
+	TJC_CLUSTER=$cluster TJC_KUBECONFIG=$TJC_CACHE/kubeconfig-$cluster \
+		KUBECONFIG=$TJC_CACHE/kubeconfig-$cluster TJC_BUILD_DIR=$repo/build/release \
+		"$venv/bin/pytest" "$@" -v -p no:cacheprovider --junitxml="$junit" ${TJC_PYTEST_ARGS:-}
+}
+
+# Starts the cluster $1 afresh, without real nodes, with Kueue if $2 is 1; its status says
+# whether it came up.
+e2e_fresh_cluster() {
+	local -a env=(TJC_CLUSTER="$1" TJC_KUBECONFIG="$TJC_CACHE/kubeconfig-$1")
+	env "${env[@]}" deploy/local/cluster.sh status >/dev/null 2>&1 && env "${env[@]}" deploy/local/cluster.sh down
+	env "${env[@]}" TJC_KUEUE="$2" TJC_REAL_NODES=0 deploy/local/cluster.sh up
+}
+
+e2e_cluster_down() { TJC_CLUSTER=$1 TJC_KUBECONFIG=$TJC_CACHE/kubeconfig-$1 deploy/local/cluster.sh down; }
+
+# The second half, with the venv $1: the files of e2e_second_half on "$TJC_CLUSTER-b", a
+# cluster without real nodes or Kueue; then, when $2 is 1, tests/e2e/test_kueue.py on
+# "$TJC_CLUSTER-kueue", a cluster with Kueue. The other suites' clusters run no Kueue, as
+# Kueue's webhooks change every TrainJob labelled with a queue, and some of those suites look
+# at what the controller does with that label when Kueue is absent. Each cluster is started
+# for its suites and removed after. Writes the reports $3 and $4; the tests that restart an API
+# server run (their clusters are always this run's own).
+e2e_second() {
+	local venv=$1 kueue=$2 junit=$3 kueue_junit=$4 b=$TJC_CLUSTER-b k=$TJC_CLUSTER-kueue f
+	local -a files=()
+	for f in "${e2e_second_half[@]}"; do files+=("tests/e2e/$f"); done
+	# Without Kueue the Kueue suite runs here, where its tests skip, each saying why.
+	[[ $kueue == 1 ]] || files+=(tests/e2e/test_kueue.py)
+	if e2e_fresh_cluster "$b" 0; then
+		TJC_E2E_DISRUPTIVE=1 e2e_pytest "$b" "$venv" "$junit" "${files[@]}"
+	else
+		echo "e2e: the cluster '$b' did not come up (above: why)"
+	fi
+	e2e_cluster_down "$b"
+	[[ $kueue == 1 ]] || return 0
+	echo "e2e: tests/e2e/test_kueue.py against the local cluster '$k', with Kueue"
+	if e2e_fresh_cluster "$k" 1; then
+		TJC_E2E_DISRUPTIVE=1 e2e_pytest "$k" "$venv" "$kueue_junit" tests/e2e/test_kueue.py
+	else
+		echo "e2e: the Kueue suite's cluster '$k' did not come up (above: why)"
+	fi
+	e2e_cluster_down "$k"
+}
+
+# The first half, with the venv $1: every file of tests/e2e but the second half's and the
+# Kueue suite, on the stage's cluster (with real nodes), which it starts unless it is running
+# (a cluster the caller named), and then stops if it started it. Writes the report $2.
+e2e_first() {
+	local venv=$1 junit=$2 started=0 f
+	local -a args=(tests/e2e --ignore=tests/e2e/test_kueue.py)
+	for f in "${e2e_second_half[@]}"; do args+=("--ignore=tests/e2e/$f"); done
+	if [[ -z $given_cluster ]] && deploy/local/cluster.sh status >/dev/null 2>&1; then
+		# Left by a test run that was interrupted: start afresh, as a run that finds none.
+		echo "e2e: the test cluster '$TJC_CLUSTER' is still running from an earlier run; recreating it"
 		deploy/local/cluster.sh down
-	) || rc=$?
-	return "$rc"
+	fi
+	if ! deploy/local/cluster.sh status >/dev/null 2>&1; then
+		TJC_KUEUE=0 deploy/local/cluster.sh up || {
+			echo "e2e: the cluster '$TJC_CLUSTER' did not come up (above: why)"
+			return 1
+		}
+		started=1
+	fi
+	# The real nodes' training image, built here rather than inside a test so that a build
+	# shows its progress; tests/e2e/test_real_nodes.py fails with the reason when it is missing.
+	if [[ ${TJC_REAL_NODES:-1} != 0 ]]; then
+		deploy/local/cluster.sh real-image ||
+			echo "e2e: the real nodes' training image is not on them (above: why)"
+	fi
+	# Tests that restart the API server run only on a cluster this run started itself, so a
+	# developer's long-lived cluster is never disturbed (or TJC_E2E_DISRUPTIVE=1 asks for them).
+	TJC_E2E_DISRUPTIVE=${TJC_E2E_DISRUPTIVE:-$started} e2e_pytest "$TJC_CLUSTER" "$venv" "$junit" "${args[@]}"
+	((started)) && deploy/local/cluster.sh down
+	return 0
 }
 
 stage_e2e() {
-	say e2e "pytest against the local cluster '$TJC_CLUSTER' (and Kueue's suite against '$TJC_CLUSTER-kueue')"
-	local venv started=0 ok=0 bad=0
+	say e2e "pytest against the local clusters '$TJC_CLUSTER' and '$TJC_CLUSTER-b', side by side (and Kueue's suite against '$TJC_CLUSTER-kueue')"
+	local venv ok=0 bad=0 report second
 	# The suites run the controller and the tools of tests/tools from this build.
 	meson_build e2e build/release || return
 	venv=$(e2e_venv) || {
@@ -375,47 +476,30 @@ stage_e2e() {
 				"skips; TJC_KUEUE=1 scripts/test.sh e2e builds it once (15-30 min)"
 		fi
 	fi
-	if [[ -z $given_cluster ]] && deploy/local/cluster.sh status >/dev/null 2>&1; then
-		# Left by a test run that was interrupted: start afresh, as a run that finds none.
-		echo "e2e: the test cluster '$TJC_CLUSTER' is still running from an earlier run; recreating it"
-		deploy/local/cluster.sh down
+	# Kueue is built (once) before the halves start, so that its build never runs beside them.
+	if [[ $kueue == 1 ]] && ! deploy/local/cluster.sh kueue-built >/dev/null; then
+		TJC_KUEUE=1 deploy/local/build-control-plane.sh || echo "e2e: Kueue did not build (above: why)"
 	fi
-	if ! deploy/local/cluster.sh status >/dev/null 2>&1; then
-		TJC_KUEUE=0 deploy/local/cluster.sh up || {
-			record e2e 0 1
-			return
-		}
-		started=1
-	fi
-	# The real nodes' training image, built here rather than inside a test so that a build
-	# shows its progress; tests/e2e/test_real_nodes.py fails with the reason when it is missing.
-	if [[ ${TJC_REAL_NODES:-1} != 0 ]]; then
-		deploy/local/cluster.sh real-image ||
-			echo "e2e: the real nodes' training image is not on them (above: why)"
-	fi
-	local junit=build/e2e-junit.xml kueue_junit=build/e2e-kueue-junit.xml
-	rm -f "$junit" "$kueue_junit"
-	# Tests that restart the API server run only on a cluster this run started itself, so a
-	# developer's long-lived cluster is never disturbed (or TJC_E2E_DISRUPTIVE=1 asks for them).
-	local disruptive=${TJC_E2E_DISRUPTIVE:-$started}
-	local suites=(tests/e2e)
-	[[ $kueue == 1 ]] && suites+=(--ignore=tests/e2e/test_kueue.py)
-	# shellcheck disable=SC2086
-	KUBECONFIG=$TJC_KUBECONFIG TJC_BUILD_DIR=$repo/build/release TJC_E2E_DISRUPTIVE=$disruptive \
-		"$venv/bin/pytest" "${suites[@]}" -v --junitxml="$junit" ${TJC_PYTEST_ARGS:-}
-	junit_counts e2e "$junit" tests/e2e
-	ok=$junit_passed bad=$junit_failed
-	((started)) && deploy/local/cluster.sh down
-	if [[ $kueue == 1 ]]; then
-		echo "e2e: tests/e2e/test_kueue.py against the local cluster '$TJC_CLUSTER-kueue', with Kueue"
-		kueue_suite "$venv" "$kueue_junit" || echo "e2e: the Kueue suite's cluster did not run it to its end (above: why)"
-		if [[ -f $kueue_junit ]]; then
-			junit_counts e2e "$kueue_junit" tests/e2e
+	local junit=build/e2e-junit.xml junit_b=build/e2e-b-junit.xml kueue_junit=build/e2e-kueue-junit.xml
+	mkdir -p build
+	rm -f "$junit" "$junit_b" "$kueue_junit"
+	e2e_second "$venv" "$kueue" "$junit_b" "$kueue_junit" > >(prefixed "$TJC_CLUSTER-b") 2>&1 &
+	second=$!
+	e2e_first "$venv" "$junit" > >(prefixed "$TJC_CLUSTER") 2>&1
+	wait "$second"
+	# The prefixing processes end with their input; a moment lets their last lines out first.
+	sleep 1
+	local -a reports=("$junit" "$junit_b")
+	[[ $kueue == 1 ]] && reports+=("$kueue_junit")
+	for report in "${reports[@]}"; do
+		if [[ -f $report ]]; then
+			junit_counts e2e "$report" tests/e2e
 			ok=$((ok + junit_passed)) bad=$((bad + junit_failed))
 		else
+			echo "e2e: no report $report: its suites did not run to their end (above: why)"
 			bad=$((bad + 1))
 		fi
-	fi
+	done
 	record e2e "$ok" "$bad"
 }
 
