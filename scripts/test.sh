@@ -365,7 +365,7 @@ e2e_second_half=(
 	test_command_policy.py test_dependency.py test_fault_tolerance.py test_informers.py
 	test_kubeflow_examples.py test_leader_election.py test_metrics_auth.py test_mpi.py
 	test_native_gang.py test_overrides.py test_refusals.py test_sbatch.py test_squeue.py
-	test_trainjob.py test_walltime.py
+	test_stalled.py test_trainjob.py test_walltime.py
 )
 
 # Prints every line of standard input with the prefix $1, as it comes: the two halves'
