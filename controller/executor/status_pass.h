@@ -14,11 +14,11 @@
  *   - a job has one waiting write at most: a newer plan of the job supersedes the waiting
  *     one before it is made (controller.c), so a cycle that moves a job again only changes
  *     what its one write will say;
- *   - urgent writes first: at most TJ_STATUS_PASS_MAX_IN_FLIGHT of the pass's writes are in
- *     flight, as many as a plain client's connections, and TJ_STATUS_PASS_URGENT_IN_FLIGHT
- *     while urgent writes (pod creates and deletes, a failure's status, an admitted gang's
- *     writes) are in flight, so that these take most of the API server's time while the
- *     pass still moves.
+ *   - urgent writes first: the pass's writes and the urgent ones (pod creates and deletes, a
+ *     failure's status, an admitted gang's writes) in flight together are at most
+ *     TJ_STATUS_PASS_MAX_IN_FLIGHT, as many as a plain client's connections: the pass takes
+ *     the places the urgent writes leave, and never fewer than TJ_STATUS_PASS_MIN_IN_FLIGHT,
+ *     so that it still moves under a burst of creates.
  *
  * Waiters go in the order they came. This file is the pass's bookkeeping, with no clock and
  * no I/O; the write gate (write_gate.h) runs it on the loop and calls the waiters back. */
@@ -27,8 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TJ_STATUS_PASS_MAX_IN_FLIGHT    32
-#define TJ_STATUS_PASS_URGENT_IN_FLIGHT 8
+#define TJ_STATUS_PASS_MAX_IN_FLIGHT 32
+#define TJ_STATUS_PASS_MIN_IN_FLIGHT 8
 
 enum tj_status_pass_state {
 	TJ_STATUS_PASS_IDLE,    /* in no list */
@@ -72,8 +72,8 @@ struct tj_status_pass {
 	size_t n_blocked;
 };
 
-/* How many of the pass's writes may be in flight, with or without urgent writes in flight. */
-size_t tj_status_pass_budget(bool urgent);
+/* How many of the pass's writes may be in flight while urgent writes are. */
+size_t tj_status_pass_budget(size_t urgent_in_flight);
 
 /* Queues w, whose key is set: behind the others, or blocked when its job has a write in
  * flight. A waiter that was blocked there already (its owner failed to supersede it) goes

@@ -70,7 +70,7 @@ static void unlink_waiter(struct tj_write_gate *g, struct tj_write_gate_waiter *
  * neither the busy queue nor a burst holds it, only urgent writes in flight narrow it. */
 static void release_pass(struct tj_write_gate *g)
 {
-	size_t budget = tj_status_pass_budget(!g->flushed && urgent(g));
+	size_t budget = tj_status_pass_budget(g->flushed ? 0 : g->stats.urgent_in_flight);
 	struct tj_status_pass_waiter *w;
 
 	while ((w = tj_status_pass_take_stale(&g->pass)))
