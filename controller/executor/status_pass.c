@@ -2,13 +2,6 @@
 
 #include <string.h>
 
-size_t tj_status_pass_budget(size_t urgent_in_flight)
-{
-	if (urgent_in_flight + TJ_STATUS_PASS_MIN_IN_FLIGHT >= TJ_STATUS_PASS_MAX_IN_FLIGHT)
-		return TJ_STATUS_PASS_MIN_IN_FLIGHT;
-	return TJ_STATUS_PASS_MAX_IN_FLIGHT - urgent_in_flight;
-}
-
 static void list_append(struct tj_status_pass_list *l, struct tj_status_pass_waiter *w)
 {
 	w->next = NULL;

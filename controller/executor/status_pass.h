@@ -14,11 +14,13 @@
  *   - a job has one waiting write at most: a newer plan of the job supersedes the waiting
  *     one before it is made (controller.c), so a cycle that moves a job again only changes
  *     what its one write will say;
- *   - urgent writes first: the pass's writes and the urgent ones (pod creates and deletes, a
- *     failure's status, an admitted gang's writes) in flight together are at most
- *     TJ_STATUS_PASS_MAX_IN_FLIGHT, as many as a plain client's connections: the pass takes
- *     the places the urgent writes leave, and never fewer than TJ_STATUS_PASS_MIN_IN_FLIGHT,
- *     so that it still moves under a burst of creates.
+ *   - at most TJ_STATUS_PASS_MAX_IN_FLIGHT writes in flight, as many as a plain client's
+ *     connections, whatever else goes out: urgent writes (pod creates and deletes, a
+ *     failure's status, an admitted gang's writes) never wait for the pass, and an admitted
+ *     gang's plan runs ahead of the queued jobs' (controller/workqueue.h,
+ *     tj_workqueue_add_first), but a pass that shrank while they go out fell far behind a
+ *     plain client under a burst of admissions (docs/benchmarks.md, "Admission at
+ *     scale").
  *
  * Waiters go in the order they came. This file is the pass's bookkeeping, with no clock and
  * no I/O; the write gate (write_gate.h) runs it on the loop and calls the waiters back. */
@@ -28,7 +30,6 @@
 #include <stddef.h>
 
 #define TJ_STATUS_PASS_MAX_IN_FLIGHT 32
-#define TJ_STATUS_PASS_MIN_IN_FLIGHT 8
 
 enum tj_status_pass_state {
 	TJ_STATUS_PASS_IDLE,    /* in no list */
@@ -71,9 +72,6 @@ struct tj_status_pass {
 	size_t n_in_flight;
 	size_t n_blocked;
 };
-
-/* How many of the pass's writes may be in flight while urgent writes are. */
-size_t tj_status_pass_budget(size_t urgent_in_flight);
 
 /* Queues w, whose key is set: behind the others, or blocked when its job has a write in
  * flight. A waiter that was blocked there already (its owner failed to supersede it) goes

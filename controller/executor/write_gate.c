@@ -66,16 +66,15 @@ static void unlink_waiter(struct tj_write_gate *g, struct tj_write_gate_waiter *
 	g->stats.waiting--;
 }
 
-/* The pass's stale waiters told, and as many of its waiters released as its budget allows:
- * neither the busy queue nor a burst holds it, only urgent writes in flight narrow it. */
+/* The pass's stale waiters told, and as many of its waiters released as may be in flight:
+ * neither the busy queue nor a burst holds it. */
 static void release_pass(struct tj_write_gate *g)
 {
-	size_t budget = tj_status_pass_budget(g->flushed ? 0 : g->stats.urgent_in_flight);
 	struct tj_status_pass_waiter *w;
 
 	while ((w = tj_status_pass_take_stale(&g->pass)))
 		w->stale(w, w->userdata);
-	while ((w = tj_status_pass_next(&g->pass, budget)))
+	while ((w = tj_status_pass_next(&g->pass, TJ_STATUS_PASS_MAX_IN_FLIGHT)))
 		w->release(w, w->userdata);
 }
 

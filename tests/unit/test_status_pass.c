@@ -1,6 +1,6 @@
 /* The pass of queued jobs' status writes, its bookkeeping alone: the order of the waiters,
  * one write of a job in flight, the waiter behind it going stale when it is answered, the
- * budget with and without urgent writes, and removal from every list. */
+ * most in flight, and removal from every list. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -173,25 +173,6 @@ static void test_table(void **state)
 	}
 }
 
-/* Urgent writes in flight take the pass's places, down to its least; it never stops. */
-static void test_budget(void **state)
-{
-	static const struct {
-		size_t urgent, want;
-	} rows[] = {
-		{ 0, 32 }, { 1, 31 }, { 20, 12 }, { 23, 9 }, { 24, 8 }, { 25, 8 }, { 2000, 8 },
-	};
-
-	(void)state;
-	assert_int_equal(TJ_STATUS_PASS_MAX_IN_FLIGHT, 32);
-	assert_int_equal(TJ_STATUS_PASS_MIN_IN_FLIGHT, 8);
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		if (tj_status_pass_budget(rows[i].urgent) != rows[i].want)
-			fail_msg("%zu urgent writes in flight: a budget of %zu, not %zu",
-			         rows[i].urgent, tj_status_pass_budget(rows[i].urgent),
-			         rows[i].want);
-}
-
 /* The most jobs in flight at once, each with its own slot, and a slot freed in the middle
  * taken by the next. */
 static void test_every_slot(void **state)
@@ -225,7 +206,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
-		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_every_slot),
 	};
 
