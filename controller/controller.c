@@ -656,6 +656,10 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	if (r->admits && res->refusal == TJ_REFUSAL_NONE &&
 	    res->pods_created + res->pods_adopted > 0)
 		count_admission(c, r);
+	/* Planned while the job's previous status write was in flight: planned again from its
+	 * answer, with the queue's newest verdict. */
+	if (res->replan)
+		enqueue(c, r->key);
 	if (res->rc == 0) {
 		tj_workqueue_forget(c->queue, r->key);
 		observe(c, r, "success");
@@ -882,8 +886,9 @@ static int commit(struct tj_controller *c, struct reconcile *r, const struct gat
 		.gate = c->gate,
 		.done = executed,
 		.parked = parked,
-		/* A queued job's verdict must not hold up the plan that creates its gang. */
-		.park_in_flight = plan->gang.want.wanted && !plan->gang.admits,
+		/* A queued job's verdict must not hold up the plan that creates its gang, and
+		 * goes by the pass of queued jobs' status writes. */
+		.queued = plan->gang.want.wanted && !plan->gang.admits,
 		.userdata = r,
 	};
 

@@ -184,6 +184,8 @@ static void collect_queue(void *userdata)
 
 	tj_controller_gate_stats(r->controller, &gs);
 	tj_metric_set(r->std.trainjob_write_gate_waiting, NULL, (double)gs.waiting);
+	tj_metric_set(r->std.trainjob_status_pass_waiting, NULL, (double)gs.pass_waiting);
+	tj_metric_set(r->std.trainjob_status_pass_in_flight, NULL, (double)gs.pass_in_flight);
 	feed_counter(r->std.trainjob_write_gate_deferred_total, NULL, gs.deferred_total,
 	             &r->deferred_seen);
 	feed_counter(r->std.trainjob_write_gate_expired_total, NULL, gs.expired_total,

@@ -18,14 +18,15 @@ struct op {
 	struct tj_action *action;       /* borrowed from the plan */
 	struct tj_request *request;     /* borrowed; NULL once answered */
 	bool urgent; /* counted in the gate while in flight, as urgent or as deferrable */
+	bool pass;   /* sent by the gate's pass of queued jobs' status writes */
 	bool sent;
 };
 
 struct tj_execution {
 	struct tj_execute_config config;
-	/* The TrainJob: namespace, name, uid. */
-	char *namespace, *name, *uid; /* owned */
-	struct tj_plan *plan;         /* owned */
+	/* The TrainJob: namespace, name, uid, and its key "namespace/name". */
+	char *namespace, *name, *uid, *key; /* owned */
+	struct tj_plan *plan;               /* owned */
 	int64_t now_ns;
 	/* Every stage starts from this timer, so that done never runs inside tj_execute. */
 	uv_timer_t timer;
@@ -35,6 +36,10 @@ struct tj_execution {
 	size_t pending; /* writes of the current stage not yet answered (sent or not) */
 	size_t urgent;  /* urgent writes in flight */
 	struct tj_write_gate_waiter waiter;
+	/* A queued job's deferrable writes wait in the gate's pass instead; in_pass while
+	 * the pass counts the job's writes in flight. */
+	struct tj_status_pass_waiter pass_waiter;
+	bool in_pass;
 	bool parked;
 	bool cancelled;
 	bool finished;
@@ -55,12 +60,29 @@ static void execution_closed(uv_handle_t *h)
 	free(e->namespace);
 	free(e->name);
 	free(e->uid);
+	free(e->key);
 	free(e);
+}
+
+/* The writes the pass released are all answered, or will not be sent. */
+static void leave_pass(struct tj_execution *e)
+{
+	if (!e->in_pass)
+		return;
+	e->in_pass = false;
+	tj_write_gate_pass_done(e->config.gate, e->key);
+}
+
+/* Whether the deferrable writes of the stage wait, at the gate or in the pass. */
+static bool waiting(const struct tj_execution *e)
+{
+	return e->waiter.waiting || e->pass_waiter.state != TJ_STATUS_PASS_IDLE;
 }
 
 static void finish(struct tj_execution *e)
 {
 	e->finished = true;
+	leave_pass(e);
 	if (!e->cancelled)
 		e->config.done(&e->result, e->config.userdata);
 	uv_close((uv_handle_t *)&e->timer, execution_closed);
@@ -75,8 +97,7 @@ static void maybe_park(struct tj_execution *e)
 {
 	bool last_stage = e->stage + 1 >= e->plan->n_stages;
 
-	if (e->urgent == 0 && (e->waiter.waiting || (last_stage && e->config.park_in_flight)) &&
-	    !e->parked) {
+	if (e->urgent == 0 && (waiting(e) || (last_stage && e->config.queued)) && !e->parked) {
 		e->parked = true;
 		if (e->config.parked)
 			e->config.parked(e->config.userdata);
@@ -182,7 +203,7 @@ static void count_sent(struct tj_execution *e, const struct op *op)
 	if (op->urgent) {
 		e->urgent++;
 		tj_write_gate_urgent_begin(e->config.gate);
-	} else {
+	} else if (!op->pass) {
 		tj_write_gate_deferred_begin(e->config.gate);
 	}
 }
@@ -193,7 +214,7 @@ static void count_done(struct tj_execution *e, const struct op *op)
 	if (op->urgent) {
 		e->urgent--;
 		tj_write_gate_urgent_end(e->config.gate);
-	} else {
+	} else if (!op->pass) {
 		tj_write_gate_deferred_end(e->config.gate);
 	}
 }
@@ -374,11 +395,9 @@ static void send_write(struct tj_execution *e, struct op *op)
 	}
 }
 
-/* The gate opened for the stage's deferrable writes. */
-static void gate_released(struct tj_write_gate_waiter *w, void *userdata)
+/* Sends the stage's deferrable writes that wait, the gate or the pass having let them go. */
+static void send_deferred(struct tj_execution *e, bool pass)
 {
-	struct tj_execution *e = userdata;
-
 	/* Hold one count while sending, as start_stage does. After a failed urgent write the
 	 * stage is over: the deferred writes are dropped, not sent. */
 	e->pending++;
@@ -386,6 +405,7 @@ static void gate_released(struct tj_write_gate_waiter *w, void *userdata)
 		if (e->ops[i].sent)
 			continue;
 		if (e->result.rc == 0) {
+			e->ops[i].pass = pass;
 			send_write(e, &e->ops[i]);
 		} else {
 			e->ops[i].sent = true;
@@ -394,6 +414,36 @@ static void gate_released(struct tj_write_gate_waiter *w, void *userdata)
 	}
 	if (--e->pending == 0)
 		stage_done(e);
+}
+
+/* The gate opened for the stage's deferrable writes. */
+static void gate_released(struct tj_write_gate_waiter *w, void *userdata)
+{
+	send_deferred(userdata, false);
+}
+
+/* The pass gave the queued job's writes their turn: the job counts there as in flight
+ * until they are answered. */
+static void pass_released(struct tj_status_pass_waiter *w, void *userdata)
+{
+	struct tj_execution *e = userdata;
+
+	e->in_pass = true;
+	send_deferred(e, true);
+}
+
+static bool supersede(struct tj_execution *e, bool replan);
+
+/* The job's previous write was answered while these writes waited behind it: they were
+ * planned from the object before that answer, and the job is planned again. Writes of the
+ * stage still in flight (none, for a queued job's status) finish it as it is: its writes
+ * take their turn again. */
+static void pass_stale(struct tj_status_pass_waiter *w, void *userdata)
+{
+	struct tj_execution *e = userdata;
+
+	if (!supersede(e, true))
+		tj_write_gate_pass_wait(e->config.gate, w, pass_released, pass_stale, e);
 }
 
 /* Records the events of the stage just finished. They come after its writes, so that a
@@ -419,6 +469,7 @@ static void record_events(struct tj_execution *e)
 /* The writes of the current stage are all answered. */
 static void stage_done(struct tj_execution *e)
 {
+	leave_pass(e);
 	if (e->result.rc != 0) {
 		if (!report_refusal(e))
 			finish(e);
@@ -457,13 +508,16 @@ static void start_stage(struct tj_execution *e)
 	for (size_t i = 0; i < e->n_ops; i++) {
 		if (e->ops[i].urgent)
 			continue;
-		if (!tj_write_gate_open(e->config.gate)) {
+		if ((e->config.queued && e->config.gate) || !tj_write_gate_open(e->config.gate)) {
 			wait = true;
 			break;
 		}
 		send_write(e, &e->ops[i]);
 	}
-	if (wait)
+	if (wait && e->config.queued)
+		tj_write_gate_pass_wait(e->config.gate, &e->pass_waiter, pass_released, pass_stale,
+		                        e);
+	else if (wait)
 		tj_write_gate_wait(e->config.gate, &e->waiter, gate_released, e);
 	if (--e->pending == 0)
 		stage_done(e);
@@ -488,8 +542,11 @@ int tj_execute(const struct tj_execute_config *config, const struct tj_event_obj
 	e->namespace = strdup(job->namespace);
 	e->name = strdup(job->name);
 	e->uid = strdup(job->uid ? job->uid : "");
-	if (!e->ops || !e->namespace || !e->name || !e->uid)
+	if (asprintf(&e->key, "%s/%s", job->namespace, job->name) < 0)
+		e->key = NULL;
+	if (!e->ops || !e->namespace || !e->name || !e->uid || !e->key)
 		goto free_execution;
+	e->pass_waiter.key = e->key;
 	e->config = *config;
 	e->plan = plan;
 	e->now_ns = now_ns;
@@ -507,6 +564,7 @@ free_execution:
 	free(e->namespace);
 	free(e->name);
 	free(e->uid);
+	free(e->key);
 	free(e);
 free_plan:
 	tj_plan_free(plan);
@@ -525,11 +583,13 @@ static void superseded(uv_timer_t *t)
 	finish(e);
 }
 
-bool tj_execution_supersede(struct tj_execution *e)
+/* Ends an execution whose writes all wait, unsent, and none in flight: done runs from the
+ * loop, superseded. False, changing nothing, otherwise. */
+static bool supersede(struct tj_execution *e, bool replan)
 {
 	size_t unsent = 0;
 
-	if (!e || e->cancelled || e->finished || !e->waiter.waiting)
+	if (!e || e->cancelled || e->finished)
 		return false;
 	for (size_t i = 0; i < e->n_ops; i++)
 		if (!e->ops[i].sent)
@@ -537,9 +597,16 @@ bool tj_execution_supersede(struct tj_execution *e)
 	if (e->pending != unsent)
 		return false;
 	tj_write_gate_cancel(e->config.gate, &e->waiter);
+	tj_write_gate_pass_cancel(e->config.gate, &e->pass_waiter);
 	e->result.superseded = true;
+	e->result.replan = replan;
 	uv_timer_start(&e->timer, superseded, 0, 0);
 	return true;
+}
+
+bool tj_execution_supersede(struct tj_execution *e)
+{
+	return e && waiting(e) && supersede(e, false);
 }
 
 void tj_execution_cancel(struct tj_execution *e)
@@ -548,6 +615,8 @@ void tj_execution_cancel(struct tj_execution *e)
 		return;
 	e->cancelled = true;
 	tj_write_gate_cancel(e->config.gate, &e->waiter);
+	tj_write_gate_pass_cancel(e->config.gate, &e->pass_waiter);
+	leave_pass(e);
 	for (size_t i = 0; i < e->n_ops; i++)
 		if (e->ops[i].request) {
 			count_done(e, &e->ops[i]);

@@ -35,6 +35,9 @@ struct tj_execution_result {
 	 * unsent, and with them the events of their stage; a refusal of a write already
 	 * answered is still recorded (refusal). */
 	bool superseded;
+	/* Superseded because the plan was made before its job's previous write, in flight
+	 * then, was answered (queued, above): the job is to be planned again. */
+	bool replan;
 	/* The TrainJob as the status patch returned it (owned by the result; the callback may
 	 * take it by setting the pointer to NULL), or NULL. */
 	cJSON *trainjob;
@@ -65,12 +68,16 @@ struct tj_execute_config {
 	 * write in flight and only waits for the gate, since nothing of it loads the API server
 	 * until the gate opens: the controller's callback gives the key back to the workqueue
 	 * (tj_workqueue_done), so that its slot goes to the next key, and a newer reconcile of
-	 * the same job may supersede the execution (tj_execution_supersede). With
-	 * park_in_flight, also once the last stage has only deferrable writes left, sent or
-	 * not: the plan of a job that waits in the queue, whose late status patch must not
-	 * hold up the plan that creates its gang once admitted. */
+	 * the same job may supersede the execution (tj_execution_supersede). With queued,
+	 * also once the last stage has only deferrable writes left, sent or not. */
 	void (*parked)(void *userdata);
-	bool park_in_flight;
+	/* The plan of a job that waits in the admission queue: its late status patch must not
+	 * hold up the plan that creates its gang once admitted (parked above), and its
+	 * deferrable writes go by the write gate's pass of queued jobs' status writes
+	 * (status_pass.h), one write of the job in flight at most. A plan made while the job's
+	 * previous write was in flight ends superseded with replan set once that write is
+	 * answered, unsent. */
+	bool queued;
 	void *userdata;
 };
 

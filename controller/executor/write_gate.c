@@ -19,6 +19,7 @@ struct tj_write_gate {
 	struct tj_write_gate_config config;
 	uv_timer_t timer;
 	struct tj_write_gate_waiter *head, *tail; /* borrowed FIFO */
+	struct tj_status_pass pass;               /* its waiters borrowed */
 	struct tj_write_gate_stats stats;
 	uint64_t last_urgent_ms; /* loop time of the last urgent write sent or answered; 0 */
 	bool flushed;            /* open for good */
@@ -65,6 +66,24 @@ static void unlink_waiter(struct tj_write_gate *g, struct tj_write_gate_waiter *
 	g->stats.waiting--;
 }
 
+/* The pass's stale waiters told, and as many of its waiters released as may be in flight:
+ * neither the busy queue nor a burst holds it. */
+static void release_pass(struct tj_write_gate *g)
+{
+	struct tj_status_pass_waiter *w;
+
+	while ((w = tj_status_pass_take_stale(&g->pass)))
+		w->stale(w, w->userdata);
+	while ((w = tj_status_pass_next(&g->pass, TJ_STATUS_PASS_MAX_IN_FLIGHT)))
+		w->release(w, w->userdata);
+}
+
+/* Whether the timer has waiters to look at. */
+static bool has_waiters(const struct tj_write_gate *g)
+{
+	return g->head || tj_status_pass_pending(&g->pass);
+}
+
 static void on_check(uv_timer_t *t)
 {
 	struct tj_write_gate *g = t->data;
@@ -89,14 +108,15 @@ static void on_check(uv_timer_t *t)
 		if (w == last)
 			break;
 	}
-	if (!g->head)
+	release_pass(g);
+	if (!has_waiters(g))
 		uv_timer_stop(&g->timer);
 }
 
 /* Looks at the gate from the loop soon, then every CHECK_INTERVAL_MS while waiters wait. */
 static void poke(struct tj_write_gate *g)
 {
-	if (g->head)
+	if (has_waiters(g))
 		uv_timer_start(&g->timer, on_check, 0, CHECK_INTERVAL_MS);
 }
 
@@ -162,13 +182,39 @@ void tj_write_gate_cancel(struct tj_write_gate *g, struct tj_write_gate_waiter *
 	if (!g || !w->waiting)
 		return;
 	unlink_waiter(g, w);
-	if (!g->head)
+	if (!has_waiters(g))
 		uv_timer_stop(&g->timer);
+}
+
+void tj_write_gate_pass_wait(struct tj_write_gate *g, struct tj_status_pass_waiter *w,
+                             tj_status_pass_fn release, tj_status_pass_fn stale, void *userdata)
+{
+	w->release = release;
+	w->stale = stale;
+	w->userdata = userdata;
+	tj_status_pass_add(&g->pass, w);
+	poke(g);
+}
+
+void tj_write_gate_pass_done(struct tj_write_gate *g, const char *key)
+{
+	if (!g)
+		return;
+	tj_status_pass_done(&g->pass, key);
+	poke(g);
+}
+
+void tj_write_gate_pass_cancel(struct tj_write_gate *g, struct tj_status_pass_waiter *w)
+{
+	if (g)
+		tj_status_pass_remove(&g->pass, w);
 }
 
 void tj_write_gate_stats(const struct tj_write_gate *g, struct tj_write_gate_stats *ret)
 {
 	*ret = g->stats;
+	ret->pass_in_flight = g->pass.n_in_flight;
+	ret->pass_waiting = g->pass.queued.n + g->pass.n_blocked;
 }
 
 int tj_write_gate_new(uv_loop_t *loop, const struct tj_write_gate_config *config,
@@ -208,6 +254,10 @@ struct tj_write_gate *tj_write_gate_free(struct tj_write_gate *g)
 		return NULL;
 	while (g->head)
 		unlink_waiter(g, g->head);
+	while (g->pass.queued.head)
+		tj_status_pass_remove(&g->pass, g->pass.queued.head);
+	while (g->pass.stale.head)
+		tj_status_pass_remove(&g->pass, g->pass.stale.head);
 	uv_close((uv_handle_t *)&g->timer, on_closed);
 	return NULL;
 }

@@ -21,13 +21,20 @@
  * wait: thousands of status patches sent together (a queue of
  * thousands of jobs whose positions moved) would sit in the API server's queue for this
  * client ahead of the next pod creates, and past its request timeout on a busy server.
- * Waiters are released in the order they came. Everything runs on one libuv loop. */
+ * Waiters are released in the order they came.
+ *
+ * The status writes of jobs that wait in the admission queue go by a pass of their own
+ * (status_pass.h), which neither the busy queue nor the hold of a burst stops: at most one
+ * write of a job in flight, a bounded number in all, fewer while urgent writes go out.
+ * Everything runs on one libuv loop. */
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <uv.h>
+
+#include "controller/executor/status_pass.h"
 
 /* Default bounds on a deferred write's wait: while only queued work shuts the gate, and
  * while urgent writes are in flight (or were a moment ago). */
@@ -89,11 +96,28 @@ void tj_write_gate_flush(struct tj_write_gate *g);
 /* Takes w out of the queue if it still waits; its release will not run. */
 void tj_write_gate_cancel(struct tj_write_gate *g, struct tj_write_gate_waiter *w);
 
+/* The pass of queued jobs' status writes (status_pass.h): w, whose key is set, waits for its
+ * turn apart from the other waiters. release(w, userdata) runs from the loop when it comes,
+ * after which its job counts as having a write in flight until tj_write_gate_pass_done;
+ * stale(w, userdata) runs from the loop instead when w waited behind its job's write in
+ * flight and that write was answered: w was planned before the answer. Never from inside
+ * this call. */
+void tj_write_gate_pass_wait(struct tj_write_gate *g, struct tj_status_pass_waiter *w,
+                             tj_status_pass_fn release, tj_status_pass_fn stale, void *userdata);
+
+/* The writes of the job of key that the pass released are answered (or were not sent). */
+void tj_write_gate_pass_done(struct tj_write_gate *g, const char *key);
+
+/* Takes w out of the pass if it still waits; none of its callbacks will run. */
+void tj_write_gate_pass_cancel(struct tj_write_gate *g, struct tj_status_pass_waiter *w);
+
 /* Writes in flight, and waiters. */
 struct tj_write_gate_stats {
 	uint64_t urgent_in_flight;
 	uint64_t deferred_in_flight;
 	uint64_t waiting;
+	uint64_t pass_in_flight; /* jobs with a write of the pass in flight */
+	uint64_t pass_waiting;   /* waiters of the pass, queued or blocked */
 	uint64_t deferred_total; /* waits so far */
 	uint64_t expired_total;  /* waits that ended by max_wait_ms rather than by the gate */
 };

@@ -81,6 +81,8 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_suspect_marks_total; /* counter */
 	/* the write gate (controller/executor/write_gate.h) */
 	struct tj_metric *trainjob_write_gate_waiting;        /* gauge */
+	struct tj_metric *trainjob_status_pass_waiting;       /* gauge */
+	struct tj_metric *trainjob_status_pass_in_flight;     /* gauge */
 	struct tj_metric *trainjob_write_gate_deferred_total; /* counter */
 	struct tj_metric *trainjob_write_gate_expired_total;  /* counter */
 };

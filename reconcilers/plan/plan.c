@@ -706,10 +706,15 @@ static int status_patch(struct planner *p)
 }
 
 /* A plan that creates pods of a job without a snapshot of its runtime makes one
- * (reconcilers/runtime_snapshot.h), in the stage of the pods: the job's first start, or the
- * first restart of a job that started before snapshots were kept. An AlreadyExists answer is
- * success, so a plan made before the informer saw it makes it again harmlessly. */
-static void snapshot(struct planner *p)
+ * (reconcilers/runtime_snapshot.h): the job's first start, or the first restart of a job that
+ * started before snapshots were kept. A restart's goes in the stage of its pods. A first
+ * start's is bookkeeping no pod waits for: it goes with the status patch that records the
+ * start (records_start), after the pods and behind the write gate with the rest of the
+ * bookkeeping, so that a burst of new jobs gets its pods first; and every plan that records
+ * the start makes it, as it makes the Service, so that a plan superseded before its
+ * bookkeeping went out loses nothing. An AlreadyExists answer is success, so a plan made
+ * before the informer saw it makes it again harmlessly. */
+static void snapshot(struct planner *p, bool records_start)
 {
 	struct tj_action *a;
 	bool creates = false;
@@ -720,14 +725,15 @@ static void snapshot(struct planner *p)
 		return;
 	for (size_t i = 0; i < p->n && !creates; i++)
 		creates = p->actions[i].kind == TJ_ACTION_CREATE_POD;
-	if (!creates)
+	if (!creates && !records_start)
 		return;
 	r = tj_runtime_snapshot_config_map(p->job, p->in->runtime, &cm);
 	if (r < 0) {
 		p->oom = r == -ENOMEM;
 		return;
 	}
-	a = tj_planner_push(p, TJ_ACTION_CREATE_OBJECT, SLOT_MUTATION);
+	a = tj_planner_push(p, TJ_ACTION_CREATE_OBJECT,
+	                    records_start ? SLOT_STATUS : SLOT_MUTATION);
 	if (!a) {
 		cJSON_Delete(cm);
 		return;
@@ -884,7 +890,7 @@ static int decide(struct planner *p)
 		tj_planner_create_pods(p, render);
 	tj_planner_steps_claims(p);
 	tj_planner_mpi_pods(p, render);
-	snapshot(p);
+	snapshot(p, !had_start && p->st.start_time);
 	if (!had_start && p->st.start_time)
 		tj_planner_deadline(p);
 	if (!p->queued && node_may_start && !tj_planner_steps_succeeded(p))
@@ -894,7 +900,7 @@ out:
 	return p->oom ? -ENOMEM : 0;
 }
 
-static bool deferrable(const struct planner *p, const struct tj_action *a)
+static bool deferrable(const struct planner *p, const struct tj_action *a, enum slot slot)
 {
 	switch (a->kind) {
 	case TJ_ACTION_CREATE_SERVICE:
@@ -905,8 +911,11 @@ static bool deferrable(const struct planner *p, const struct tj_action *a)
 		return true;
 	case TJ_ACTION_PATCH_STATUS:
 		return !p->status_first;
+	case TJ_ACTION_CREATE_OBJECT:
+		/* The pods that mount a claim wait for it; a first start's runtime snapshot goes
+		 * with the status. */
+		return slot == SLOT_STATUS && !p->status_first;
 	case TJ_ACTION_CREATE_POD:
-	case TJ_ACTION_CREATE_OBJECT: /* the pods that mount a claim wait for it */
 	case TJ_ACTION_DELETE_POD:
 	case TJ_ACTION_CREATE_WORKLOAD:  /* the scheduler holds the pods until their */
 	case TJ_ACTION_CREATE_POD_GROUP: /* PodGroup exists */
@@ -949,7 +958,8 @@ static int finish(struct planner *p, struct tj_plan *plan)
 			if (p->slots[i] == order[o]) {
 				plan->actions[k] = p->actions[i];
 				plan->actions[k].stage = stage_of[order[o]];
-				plan->actions[k].deferrable = deferrable(p, &p->actions[i]);
+				plan->actions[k].deferrable =
+				        deferrable(p, &p->actions[i], p->slots[i]);
 				p->actions[i].object = NULL;
 				k++;
 			}

@@ -426,7 +426,6 @@ static void script_new_job(struct fixture *fx, bool pod_hold)
 		{ .method = "POST",
 		  .path = SNAPSHOTS,
 		  .request_has = "\"name\":\"vit-runtime-snapshot\"",
-		  .hold = pod_hold,
 		  .status = 201,
 		  .body = "{}" },
 		{ .method = "POST", .path = SERVICES, .status = 201, .body = "{}" },
@@ -440,8 +439,8 @@ static void script_new_job(struct fixture *fx, bool pod_hold)
 }
 
 /* The writes of a new job's plan, in order: its pods (in either order: they go out at
- * once) and its runtime snapshot, then the Service and the status (deferrable), then the
- * Created event. */
+ * once), then the Service, then its runtime snapshot and the status (deferrable, the
+ * bookkeeping of the start), then the Created event. */
 static void assert_new_job_writes(const struct fixture *fx)
 {
 	const struct server *s = &fx->server;
@@ -449,7 +448,7 @@ static void assert_new_job_writes(const struct fixture *fx)
 	const char *b;
 
 	assert_string_equal(server_trace(s, "GET"),
-	                    "POST " PODS "|POST " PODS "|POST " SNAPSHOTS "|POST " SERVICES
+	                    "POST " PODS "|POST " PODS "|POST " SERVICES "|POST " SNAPSHOTS
 	                    "|PATCH " STATUS "|POST " EVENTS "|");
 	if (s->seen[p0].reply > s->seen[p1].reply) {
 		int t = p0;
@@ -467,14 +466,14 @@ static void assert_new_job_writes(const struct fixture *fx)
 		assert_non_null(strstr(b, "\"trainjob.flame.dev/attempt\":\"0\""));
 	}
 	/* The snapshot: the runtime as the informer listed it, owned by the job. */
-	b = s->seen[write_index(s, 2)].body;
+	b = s->seen[write_index(s, 3)].body;
 	assert_non_null(strstr(b, "\"labels\":{\"trainer.kubeflow.org/trainjob-name\":\"vit\","
 	                          "\"trainjob.flame.dev/runtime-snapshot\":\"true\"}"));
 	assert_non_null(strstr(b, OWNER));
 	assert_non_null(strstr(b, "\"data\":{\"runtime\":\"{\\\"apiVersion\\\":"));
 	assert_non_null(strstr(b, "\\\"name\\\":\\\"torch-gh200\\\""));
 	assert_request_body(
-	        s, write_index(s, 3),
+	        s, write_index(s, 2),
 	        "{'apiVersion':'v1','kind':'Service','metadata':{'name':'vit','namespace':'team-a',"
 	        "'labels':{'trainer.kubeflow.org/trainjob-name':'vit'},'ownerReferences':[{"
 	        "'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob','name':'vit',"
@@ -580,21 +579,19 @@ static void test_status_conflict_is_retried_from_the_watched_object(void **state
 static void test_stop_in_the_middle_of_a_plan(void **state)
 {
 	struct fixture *fx = *state;
-	int p0, p1, snapshot;
+	int p0, p1;
 
 	script_new_job(fx, true);
 	start(fx, true);
-	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 3);
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 2);
 	p0 = write_index(&fx->server, 0);
 	p1 = write_index(&fx->server, 1);
-	snapshot = write_index(&fx->server, 2);
 	/* Stopped while the pod creates are in flight: the reconcile runs to its end first. */
 	tj_controller_stop(fx->controller, on_stopped, fx);
 	server_spin(&fx->server);
 	assert_int_equal(fx->stopped_calls, 0);
 	server_release(&fx->server, p0);
 	server_release(&fx->server, p1);
-	server_release(&fx->server, snapshot);
 	SERVER_RUN_UNTIL(&fx->server, fx->stopped_calls == 1);
 	/* The rest of the plan went out before: the gate lets the bookkeeping go at once, and
 	 * the Created event is sent as the reconcile ends. */
@@ -621,8 +618,7 @@ static void test_stop_while_the_bookkeeping_waits_for_the_gate(void **state)
 	/* The pods are answered; the Service waits for the gate, and the reconcile has given
 	 * its key back to the queue. */
 	SERVER_RUN_UNTIL(&fx->server, gate_waiting(fx) == 1 && queue_stats(fx).in_flight == 0);
-	assert_string_equal(server_trace(&fx->server, "GET"),
-	                    "POST " PODS "|POST " PODS "|POST " SNAPSHOTS "|");
+	assert_string_equal(server_trace(&fx->server, "GET"), "POST " PODS "|POST " PODS "|");
 	tj_controller_stop(fx->controller, on_stopped, fx);
 	/* The queue has drained, but stopped waits for the reconcile that gave its key back. */
 	SERVER_RUN_UNTIL(&fx->server, fx->stopped_calls == 1);
@@ -695,7 +691,7 @@ static void test_a_new_trainjob_is_admitted_whole(void **state)
 	/* The first plan waited for the cycle, which admitted the gang and queued the job
 	 * again; nothing was written before the pods. */
 	assert_string_equal(server_trace(&fx->server, "GET"),
-	                    "POST " PODS "|POST " PODS "|POST " SNAPSHOTS "|POST " SERVICES
+	                    "POST " PODS "|POST " PODS "|POST " SERVICES "|POST " SNAPSHOTS
 	                    "|PATCH " STATUS "|POST " EVENTS "|POST " EVENTS "|");
 	assert_admitted_writes(fx, 0);
 	assert_int_equal(queue_stats(fx).adds, 2);
@@ -782,7 +778,7 @@ static void wait_until_the_blocker_goes(struct fixture *fx, const struct blocker
 	server_spin(&fx->server);
 	assert_string_equal(server_trace(&fx->server, "GET"),
 	                    "PATCH " STATUS "|POST " EVENTS "|POST " PODS "|POST " PODS
-	                    "|POST " SNAPSHOTS "|POST " SERVICES "|PATCH " STATUS "|POST " EVENTS
+	                    "|POST " SERVICES "|POST " SNAPSHOTS "|PATCH " STATUS "|POST " EVENTS
 	                    "|POST " EVENTS "|");
 	assert_admitted_writes(fx, 2);
 }

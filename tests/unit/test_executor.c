@@ -45,7 +45,7 @@ struct fixture {
 	struct tj_write_gate *gate;   /* NULL unless the test makes one */
 	struct tj_recorder *recorder; /* NULL unless the test makes one */
 	bool busy;                    /* what the gate's busy() says */
-	bool park_in_flight;          /* of the executions the test starts */
+	bool queued;                  /* of the executions the test starts */
 };
 
 /* One execution, and what its callbacks saw. */
@@ -189,7 +189,7 @@ static void start(struct fixture *fx, struct run *r, const struct act *acts, siz
 		.gate = fx->gate,
 		.done = on_done,
 		.parked = on_parked,
-		.park_in_flight = fx->park_in_flight,
+		.queued = fx->queued,
 		.userdata = r,
 	};
 	const struct tj_event_object job = { "team-a", "vit", "uid-vit", NULL };
@@ -853,7 +853,7 @@ static void test_a_burst_gets_its_pods_before_its_bookkeeping(void **state)
 }
 
 /* A queued job's late status patch must not hold its next plan (the admitted gang's
- * creates): with park_in_flight the owner is told once the urgent writes are answered, as it
+ * creates): with queued the owner is told once the urgent writes are answered, as it
  * is for writes that wait for the gate, but a patch in flight cannot be superseded. Without
  * it the owner hears nothing until the end. */
 static void test_a_last_status_patch_in_flight_frees_the_job(void **state)
@@ -882,7 +882,7 @@ static void test_a_last_status_patch_in_flight_frees_the_job(void **state)
 	run_clear(&r);
 
 	r = (struct run){ 0 };
-	fx->park_in_flight = true;
+	fx->queued = true;
 	start(fx, &r, acts, 2);
 	SERVER_RUN_UNTIL(&fx->server, r.parked_calls == 1 && fx->server.n_seen == 4);
 	assert_int_equal(r.done_calls, 0);
@@ -923,6 +923,68 @@ static void test_an_urgent_status_patch_holds_the_job(void **state)
 	assert_int_equal(r.parked_calls, 0);
 	assert_int_equal(r.res.rc, 0);
 	run_clear(&r);
+}
+
+/* A queued job's status patch goes by the pass of queued jobs' status writes, which a busy
+ * queue does not hold. A newer plan of the job, made while that patch is in flight, waits
+ * behind it, and once it is answered ends unsent, superseded, for the job to be planned
+ * again from the answer. */
+static void test_a_queued_status_goes_by_the_pass(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "PATCH",
+		  .path = STATUS,
+		  .status = 200,
+		  .body = "{\"kind\":\"TrainJob\"}",
+		  .hold = true },
+		{ .method = "POST", .path = EVENTS, .status = 201, .body = "{}" },
+	};
+	const struct act acts[] = {
+		PATCH_STATUS(0, true, "{'status':{'state':'Queued','queuePosition':2}}"),
+		EVENT(0, "Queued"),
+	};
+	const struct act newer[] = {
+		PATCH_STATUS(0, true, "{'status':{'state':'Queued','queuePosition':1}}"),
+	};
+	struct run r = { 0 }, next = { 0 };
+	struct tj_write_gate_stats st;
+
+	make_gate(fx);
+	assert_int_equal(tj_recorder_new(fx->client, "trainjob-controller", "host", &fx->recorder),
+	                 0);
+	fx->busy = true;
+	fx->queued = true;
+	server_script(&fx->server, replies, 2);
+	start(fx, &r, acts, 2);
+	SERVER_RUN_UNTIL(&fx->server, fx->server.n_seen == 1);
+	assert_int_equal(r.parked_calls, 1);
+	start(fx, &next, newer, 1);
+	SERVER_RUN_UNTIL(&fx->server, next.parked_calls == 1);
+	server_spin(&fx->server);
+	/* One write of the job in flight. */
+	assert_string_equal(server_trace(&fx->server, NULL), "PATCH " STATUS "|");
+	tj_write_gate_stats(fx->gate, &st);
+	assert_int_equal(st.pass_in_flight, 1);
+	assert_int_equal(st.pass_waiting, 1);
+	assert_int_equal(st.deferred_in_flight, 0);
+	server_release(&fx->server, 0);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1 && next.done_calls == 1 &&
+	                                      server_count(&fx->server, "POST", EVENTS) == 1);
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, NULL), "PATCH " STATUS "|POST " EVENTS "|");
+	assert_request_body(&fx->server, 0, "{'status':{'state':'Queued','queuePosition':2}}");
+	assert_int_equal(r.res.rc, 0);
+	assert_false(r.res.superseded);
+	assert_int_equal(r.res.events, 1);
+	assert_int_equal(next.res.rc, 0);
+	assert_true(next.res.superseded);
+	assert_true(next.res.replan);
+	tj_write_gate_stats(fx->gate, &st);
+	assert_int_equal(st.pass_in_flight, 0);
+	assert_int_equal(st.pass_waiting, 0);
+	run_clear(&r);
+	run_clear(&next);
 }
 
 /* ---- supersede and cancel ----------------------------------------------------------------- */
@@ -1115,6 +1177,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_last_status_patch_in_flight_frees_the_job,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_an_urgent_status_patch_holds_the_job, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_a_queued_status_goes_by_the_pass, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_supersede_drops_the_waiting_writes, setup,
 		                                teardown),

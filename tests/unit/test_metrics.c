@@ -511,6 +511,8 @@ static void test_std_families(void **state)
 	                           "trainjob_backfills_total counter\n"
 	                           "trainjob_caches_synced gauge\n"
 	                           "trainjob_pods_created_total counter\n"
+	                           "trainjob_status_pass_in_flight gauge\n"
+	                           "trainjob_status_pass_waiting gauge\n"
 	                           "trainjob_suspect_marks_total counter\n"
 	                           "trainjob_suspect_nodes gauge\n"
 	                           "trainjob_write_gate_deferred_total counter\n"

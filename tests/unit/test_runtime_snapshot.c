@@ -257,14 +257,27 @@ static void test_a_runtime_too_large_to_copy_keeps_none(void **state)
 
 /* ---- the plans that make a snapshot ---- */
 
-static size_t snapshots_in(const struct tj_plan *plan)
+/* The snapshots the plan makes; the last one's action in *ret. */
+static size_t snapshots_in(const struct tj_plan *plan, const struct tj_action **ret)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < plan->n_actions; i++)
-		n += plan->actions[i].kind == TJ_ACTION_CREATE_OBJECT &&
-		     strcmp(plan->actions[i].name, "vit-runtime-snapshot") == 0;
+		if (plan->actions[i].kind == TJ_ACTION_CREATE_OBJECT &&
+		    strcmp(plan->actions[i].name, "vit-runtime-snapshot") == 0) {
+			*ret = &plan->actions[i];
+			n++;
+		}
 	return n;
+}
+
+/* The stage of the plan's status patch, -1 without one. */
+static int status_stage(const struct tj_plan *plan)
+{
+	for (size_t i = 0; i < plan->n_actions; i++)
+		if (plan->actions[i].kind == TJ_ACTION_PATCH_STATUS)
+			return plan->actions[i].stage;
+	return -1;
 }
 
 static size_t pod_creates_in(const struct tj_plan *plan)
@@ -276,18 +289,23 @@ static size_t pod_creates_in(const struct tj_plan *plan)
 	return n;
 }
 
+/* The plan that creates the pods makes the snapshot, and so does the plan that records the
+ * first start (the one that created the pods was superseded before its bookkeeping went):
+ * a first start's goes with the status patch, deferrable, after the pods. */
 static void test_the_plan_that_creates_pods_makes_the_snapshot(void **state)
 {
 	static const struct {
 		const char *what;
 		enum tj_snapshot_state snapshot;
-		bool running; /* the job's two pods exist */
+		bool running;  /* the job's two pods exist */
+		bool recorded; /* and its status records their start */
 		size_t want;
 	} rows[] = {
-		{ "the first pods, no snapshot yet", TJ_SNAPSHOT_MISSING, false, 1 },
-		{ "the first pods, the snapshot used", TJ_SNAPSHOT_USED, false, 0 },
-		{ "the first pods of an offline plan", TJ_SNAPSHOT_OFF, false, 0 },
-		{ "running, no pod created", TJ_SNAPSHOT_MISSING, true, 0 },
+		{ "the first pods, no snapshot yet", TJ_SNAPSHOT_MISSING, false, false, 1 },
+		{ "the first pods, the snapshot used", TJ_SNAPSHOT_USED, false, false, 0 },
+		{ "the first pods of an offline plan", TJ_SNAPSHOT_OFF, false, false, 0 },
+		{ "running, the start not recorded yet", TJ_SNAPSHOT_MISSING, true, false, 1 },
+		{ "running, the start recorded", TJ_SNAPSHOT_MISSING, true, true, 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -296,8 +314,11 @@ static void test_the_plan_that_creates_pods_makes_the_snapshot(void **state)
 		struct tj_pod pods[2];
 		const struct tj_pod *ptrs[2] = { &pods[0], &pods[1] };
 		struct tj_plan *plan = NULL;
+		const struct tj_action *a = NULL;
 
 		print_message("# case: %s\n", rows[i].what);
+		if (rows[i].recorded)
+			job->status.start_time = NOW - 60;
 		/* Without its GPU class, the plan needs no config to place the pods. */
 		free(rt->gpu_class);
 		rt->gpu_class = NULL;
@@ -323,7 +344,12 @@ static void test_the_plan_that_creates_pods_makes_the_snapshot(void **state)
 		                         &plan),
 		        0);
 		assert_int_equal(pod_creates_in(plan), rows[i].running ? 0 : 2);
-		assert_int_equal(snapshots_in(plan), rows[i].want);
+		assert_int_equal(snapshots_in(plan, &a), rows[i].want);
+		if (a) {
+			assert_true(a->deferrable);
+			assert_int_equal(a->stage, status_stage(plan));
+			assert_true(a->stage > 0 || rows[i].running);
+		}
 		tj_plan_free(plan);
 		tj_trainjob_free(job);
 		tj_runtime_free(rt);

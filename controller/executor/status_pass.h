@@ -1,0 +1,96 @@
+/* The pass of queued jobs' status writes: the order in which the writes of jobs that wait in
+ * the admission queue (their position, expected start and message) go to the API server.
+ *
+ * A queue of thousands of jobs whose positions moved is thousands of status patches, which
+ * nobody waits for the way a gang waits for its pods, but which users read: they must keep
+ * up with the API server's pace, not wait for every burst of pod creates to end. The pass
+ * sends them apart from the write gate's other bookkeeping, under rules of its own:
+ *
+ *   - at most one write of a job in flight: a job's next write waits until the one before
+ *     is answered, and then goes stale, since it was planned from the object before that
+ *     answer (its resourceVersion could only meet a conflict): its owner plans the job
+ *     again from the answer, with the queue's newest verdict, so the newest content wins
+ *     and the positions a job went through in the meantime are never written;
+ *   - a job has one waiting write at most: a newer plan of the job supersedes the waiting
+ *     one before it is made (controller.c), so a cycle that moves a job again only changes
+ *     what its one write will say;
+ *   - at most TJ_STATUS_PASS_MAX_IN_FLIGHT writes in flight, as many as a plain client's
+ *     connections, whatever else goes out: urgent writes (pod creates and deletes, a
+ *     failure's status, an admitted gang's writes) never wait for the pass, and an admitted
+ *     gang's plan runs ahead of the queued jobs' (controller/workqueue.h,
+ *     tj_workqueue_add_first), but a pass that shrank while they go out fell far behind a
+ *     plain client under a burst of admissions (docs/benchmarks.md, "Admission at
+ *     scale").
+ *
+ * Waiters go in the order they came. This file is the pass's bookkeeping, with no clock and
+ * no I/O; the write gate (write_gate.h) runs it on the loop and calls the waiters back. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TJ_STATUS_PASS_MAX_IN_FLIGHT 32
+
+enum tj_status_pass_state {
+	TJ_STATUS_PASS_IDLE,    /* in no list */
+	TJ_STATUS_PASS_QUEUED,  /* waits for its turn */
+	TJ_STATUS_PASS_BLOCKED, /* waits for its job's write in flight to be answered */
+	TJ_STATUS_PASS_STALE,   /* that write was answered: to be planned again */
+};
+
+struct tj_status_pass_waiter;
+
+/* What the write gate calls back: release when the waiter's turn has come (its job counts as
+ * in flight until tj_status_pass_done), stale when it went stale. */
+typedef void (*tj_status_pass_fn)(struct tj_status_pass_waiter *w, void *userdata);
+
+/* One job's waiting writes; embedded in its owner, which must not free it while it is in a
+ * list (tj_status_pass_remove first). */
+struct tj_status_pass_waiter {
+	struct tj_status_pass_waiter *prev, *next; /* the list it is in */
+	const char *key; /* borrowed: the job's "namespace/name", valid until done */
+	enum tj_status_pass_state state;
+	tj_status_pass_fn release, stale;
+	void *userdata;
+};
+
+/* A job with a write in flight, and its next waiter, blocked until that write is answered. */
+struct tj_status_pass_slot {
+	const char *key;                       /* borrowed from the waiter released */
+	struct tj_status_pass_waiter *blocked; /* borrowed; NULL */
+};
+
+struct tj_status_pass_list {
+	struct tj_status_pass_waiter *head, *tail; /* borrowed */
+	size_t n;
+};
+
+struct tj_status_pass {
+	struct tj_status_pass_list queued; /* in the order they came */
+	struct tj_status_pass_list stale;  /* to be called back as stale */
+	struct tj_status_pass_slot slots[TJ_STATUS_PASS_MAX_IN_FLIGHT];
+	size_t n_in_flight;
+	size_t n_blocked;
+};
+
+/* Queues w, whose key is set: behind the others, or blocked when its job has a write in
+ * flight. A waiter that was blocked there already (its owner failed to supersede it) goes
+ * stale. */
+void tj_status_pass_add(struct tj_status_pass *p, struct tj_status_pass_waiter *w);
+
+/* Takes w out of whatever list holds it; no callback of it will run. */
+void tj_status_pass_remove(struct tj_status_pass *p, struct tj_status_pass_waiter *w);
+
+/* The next waiter whose turn has come, taken out of the queue with its job counted in
+ * flight, or NULL when none may go: the queue is empty, or budget writes are in flight. */
+struct tj_status_pass_waiter *tj_status_pass_next(struct tj_status_pass *p, size_t budget);
+
+/* The job of key has no more write in flight (answered, or never sent): the waiter blocked
+ * behind it goes stale. A key not in flight changes nothing. */
+void tj_status_pass_done(struct tj_status_pass *p, const char *key);
+
+/* A waiter gone stale, taken out of the pass, or NULL. */
+struct tj_status_pass_waiter *tj_status_pass_take_stale(struct tj_status_pass *p);
+
+/* Whether the pass holds waiters the gate must look at again (queued or stale). */
+bool tj_status_pass_pending(const struct tj_status_pass *p);
