@@ -785,15 +785,23 @@ static int backfill_preempting(struct run *r, size_t b, size_t j, struct heads *
 }
 
 /* Places a gang that gives its nodes back by end on the nodes no reservation holds and on
- * those whose reservations all start at end or later: it delays none of them. */
+ * those whose reservations all start at end or later: it delays none of them. m, the memo of
+ * its shape (NULL: none), says when an end that late is known not to fit already. */
 static bool place_ending_by(struct run *r, size_t b, const struct tj_admission_job *job,
-                            int64_t end, const struct heads *heads)
+                            int64_t end, const struct heads *heads, struct shape_memo *m)
 {
-	const bool *kept = kept_until(r, b, end, heads);
+	const bool *kept;
 
-	if (kept == r->reserved) /* every reserved node: placed off them already */
+	if (m && end >= m->no_fit_from)
 		return false;
-	return tj_admission_place_gang(r, b, r->free, kept, job);
+	kept = kept_until(r, b, end, heads);
+	/* Every reserved node: placed off them already. */
+	if (kept != r->reserved && tj_admission_place_gang(r, b, r->free, kept, job))
+		return true;
+	/* A launcher may fit beside fewer ranks' nodes and not beside more: no memo for it. */
+	if (m && !has_launcher(job))
+		m->no_fit_from = end;
+	return false;
 }
 
 /* A job behind a blocked head: it starts now only if that cannot delay any job with a
@@ -829,7 +837,8 @@ static int backfill(struct run *r, size_t b, size_t j, struct heads *heads, bool
 			m->fits_elsewhere = 0;
 	}
 	if (job->walltime > 0 && heads->first_start > 0 && job->tier >= heads->top_tier &&
-	    place_ending_by(r, b, job, sat_add(in->now, sat_add(job->walltime, job->grace)), heads))
+	    place_ending_by(r, b, job, sat_add(in->now, sat_add(job->walltime, job->grace)), heads,
+	                    m))
 		return admit(r, b, j, true);
 	return backfill_preempting(r, b, j, heads);
 }
@@ -1040,9 +1049,10 @@ void tj_admission_say_deferred(const struct tj_admission_input *in, size_t j,
 		tj_admission_say_preempting(d, NULL);
 }
 
-int tj_admit(const struct tj_admission_input *in, struct tj_admission_result **ret)
+static int decide_queue(const struct tj_admission_input *in, bool afresh,
+                        struct tj_admission_result **ret)
 {
-	struct run r = { .in = in, .era = 1 };
+	struct run r = { .in = in, .era = 1, .afresh = afresh };
 	struct tj_admission_result *res;
 	int err;
 
@@ -1080,6 +1090,17 @@ int tj_admit(const struct tj_admission_input *in, struct tj_admission_result **r
 	}
 	*ret = res;
 	return 0;
+}
+
+int tj_admit(const struct tj_admission_input *in, struct tj_admission_result **ret)
+{
+	return decide_queue(in, false, ret);
+}
+
+int tj_admission_decide_afresh(const struct tj_admission_input *in,
+                               struct tj_admission_result **ret)
+{
+	return decide_queue(in, true, ret);
 }
 
 struct tj_admission_result *tj_admission_result_free(struct tj_admission_result *res)

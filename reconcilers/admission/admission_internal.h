@@ -103,6 +103,13 @@ struct shape_memo {
 	bool fits;          /* survey: the gang fits in what is free now */
 	int free_nodes;     /* survey: nodes that hold one of its pods */
 	int fits_elsewhere; /* fits off the reserved nodes: 1, 0, or -1 not looked at yet */
+	/* Backfill of a gang that gives its nodes back by a time (place_ending_by, admission.c):
+	 * the earliest such time at which it was found not to fit; INT64_MAX: none yet. A later
+	 * end keeps it off more reserved nodes, never fewer, so a gang without a launcher that
+	 * did not fit by then fits by no later time either, and the jobs of a shape behind a
+	 * blocked head are settled by one placement each time the free or reserved nodes change,
+	 * not by one per job. */
+	int64_t no_fit_from;
 };
 
 /* A queue of many shapes (1 to 8 nodes of 1, 2 or 4 GPUs are 24) keeps one each: with 8,
@@ -166,6 +173,8 @@ struct run {
 	int64_t *tier_used;
 	/* Moves on whenever free or reserved changes, which makes every memo stale. */
 	uint64_t era;
+	/* Every memo is ignored: each job is decided from scratch (tj_admission_decide_afresh). */
+	bool afresh;
 	struct shape_memo memos[SHAPE_MEMOS];
 	size_t next_memo; /* the one replaced next */
 	/* Preemption (admission_preempt.c), allocated with the run when there are running
@@ -295,6 +304,11 @@ static inline int64_t gang_gpus(const struct tj_admission_job *job)
 		gpus = sat_add(gpus, job->launcher.gpus);
 	return gpus;
 }
+
+/* Decides as tj_admit does, without any memo: each job's fit and placement looked at anew.
+ * What the memos and every other shortcut of tj_admit must equal, for the unit tests. */
+int tj_admission_decide_afresh(const struct tj_admission_input *in,
+                               struct tj_admission_result **ret);
 
 /* Node choice and reservation (admission_place.c) */
 

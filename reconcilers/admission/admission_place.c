@@ -8,6 +8,8 @@
 
 struct shape_memo *tj_admission_memo_of(struct run *r, size_t b, const struct tj_admission_job *job)
 {
+	if (r->afresh)
+		return NULL;
 	for (size_t i = 0; i < SHAPE_MEMOS; i++) {
 		struct shape_memo *m = &r->memos[i];
 
@@ -44,9 +46,8 @@ bool tj_admission_survey(struct run *r, size_t b, const struct tj_admission_job 
 
 	m = &r->memos[r->next_memo];
 	r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
-	*m =
-	        (struct shape_memo){ r->era, b, job->request, job->launcher, job->num_pods, fits,
-		                     n,      -1 };
+	*m = (struct shape_memo){ r->era, b, job->request, job->launcher, job->num_pods,
+		                  fits,   n, -1,           INT64_MAX };
 	*ret_nodes = n;
 	return m->fits;
 }
