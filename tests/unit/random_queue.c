@@ -269,9 +269,8 @@ void tj_random_queue_build(struct tj_random_queue *q, uint64_t seed)
 		build_job(q, j);
 }
 
-/* Every field of two decisions is the same. */
-static void assert_same_decision(const struct tj_admission_decision *x,
-                                 const struct tj_admission_decision *y, size_t n_pods)
+void tj_test_assert_same_decision(const struct tj_admission_decision *x,
+                                  const struct tj_admission_decision *y, size_t n_pods)
 {
 	assert_int_equal(x->verdict, y->verdict);
 	assert_int_equal(x->backfilled, y->backfilled);
@@ -305,6 +304,6 @@ void tj_test_assert_same_result(const struct tj_admission_input *in,
 	assert_int_equal(x->preempting, y->preempting);
 	assert_memory_equal(x->classes, y->classes, (in->n_classes + 1) * sizeof(*x->classes));
 	for (size_t j = 0; j < x->n_decisions; j++)
-		assert_same_decision(&x->decisions[j], &y->decisions[j],
-		                     (size_t)in->jobs[j].num_pods);
+		tj_test_assert_same_decision(&x->decisions[j], &y->decisions[j],
+		                             (size_t)in->jobs[j].num_pods);
 }

@@ -47,6 +47,10 @@ void tj_random_queue_build(struct tj_random_queue *q, uint64_t seed);
 /* A number of [lo, hi] from q's sequence. */
 int64_t tj_random_pick(struct tj_random_queue *q, int64_t lo, int64_t hi);
 
+/* Every field of two decisions of a job of n_pods is the same (cmocka assertions). */
+void tj_test_assert_same_decision(const struct tj_admission_decision *x,
+                                  const struct tj_admission_decision *y, size_t n_pods);
+
 /* Every field of two results of the same input is the same (cmocka assertions). */
 void tj_test_assert_same_result(const struct tj_admission_input *in,
                                 const struct tj_admission_result *x,
