@@ -560,6 +560,7 @@ static int admit(struct run *r, size_t b, size_t j, bool backfilled)
 	d->verdict = TJ_ADMISSION_ADMITTED;
 	d->backfilled = backfilled;
 	d->reason[0] = '\0';
+	tj_admission_memos_count(r, b, job, -1);
 	for (int rank = 0; rank < job->num_pods; rank++) {
 		d->nodes[rank] = r->slot_node[r->ranks[rank]];
 		take(&r->free[r->ranks[rank]], &job->request);
@@ -569,6 +570,7 @@ static int admit(struct run *r, size_t b, size_t j, bool backfilled)
 		d->launcher_node = r->slot_node[r->launcher_slot];
 		take(&r->free[r->launcher_slot], &job->launcher);
 	}
+	tj_admission_memos_count(r, b, job, 1);
 	r->era++;
 	if (r->job_account[j] != SIZE_MAX)
 		r->accounts[r->job_account[j]].held =
@@ -935,6 +937,7 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 			/* Its reservation is where it goes once they are gone. */
 			memcpy(&r->reserved[first], &r->reserved_ahead[first],
 			       (last - first) * sizeof(*r->reserved));
+			r->epoch++;
 			tj_admission_reserve_places(r, job);
 			if (!start)
 				r->res->classes[b].reserved_gpus += gang_gpus(job);
@@ -997,6 +1000,7 @@ static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *head
 	size_t changed = r->n_kept;
 
 	r->era += changed > 0;
+	r->epoch += changed > 0;
 	err = decide(r, b, j, heads);
 	for (size_t i = 0; i < changed; i++) {
 		size_t s = r->kept_slots[i];
@@ -1006,6 +1010,7 @@ static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *head
 	}
 	r->n_kept = 0;
 	r->era += changed > 0;
+	r->epoch += changed > 0;
 	return err;
 }
 
@@ -1052,7 +1057,7 @@ void tj_admission_say_deferred(const struct tj_admission_input *in, size_t j,
 static int decide_queue(const struct tj_admission_input *in, bool afresh,
                         struct tj_admission_result **ret)
 {
-	struct run r = { .in = in, .era = 1, .afresh = afresh };
+	struct run r = { .in = in, .era = 1, .epoch = 1, .afresh = afresh };
 	struct tj_admission_result *res;
 	int err;
 

@@ -91,24 +91,35 @@ struct heads {
 	int top_tier;
 };
 
-/* What the free nodes of a class hold of one shape of gang, as long as nothing changes them:
- * the jobs behind a blocked head all look at the same free nodes, and most of them share a
- * few shapes, so a queue of thousands is not a scan of every node per job. */
+/* What the free nodes of a class hold of one shape of gang: the jobs behind a blocked head
+ * all look at the same free nodes, and most of them share a few shapes, so a queue of
+ * thousands is not a scan of every node per job.
+ *
+ * Inside a run, what is free only shrinks (each admission takes) and the reservations only
+ * grow and start earlier, but for the nodes a job avoids, which it sees full while it is
+ * decided and gives back afterwards (run.epoch). So a memo lives through the epoch: its counts
+ * follow each admission on the few nodes it took (tj_admission_memos_count), and what it found
+ * not to fit fits no better later in the epoch; only whether a gang with a launcher fits, which
+ * less room may change either way (its ranks may then leave room for it elsewhere), is judged
+ * again when the era moved. */
 struct shape_memo {
-	uint64_t era; /* run's era when computed; 0: empty */
+	uint64_t epoch; /* run's epoch when computed; 0: empty */
+	uint64_t era;   /* run's era when fits was judged */
 	size_t bucket;
 	struct tj_admission_resources request;
 	struct tj_admission_resources launcher;
 	int num_pods;
-	bool fits;          /* survey: the gang fits in what is free now */
-	int free_nodes;     /* survey: nodes that hold one of its pods */
-	int fits_elsewhere; /* fits off the reserved nodes: 1, 0, or -1 not looked at yet */
+	/* The pods of the shape the free nodes of the class hold, each node counted to num_pods
+	 * at most, and how many nodes hold one. */
+	int64_t total;
+	int free_nodes;
+	bool fits;          /* the gang fits in what is free now */
+	int fits_elsewhere; /* fits off the reserved nodes: 0 not, or -1 not looked at yet */
 	/* Backfill of a gang that gives its nodes back by a time (place_ending_by, admission.c):
 	 * the earliest such time at which it was found not to fit; INT64_MAX: none yet. A later
 	 * end keeps it off more reserved nodes, never fewer, so a gang without a launcher that
 	 * did not fit by then fits by no later time either, and the jobs of a shape behind a
-	 * blocked head are settled by one placement each time the free or reserved nodes change,
-	 * not by one per job. */
+	 * blocked head are settled by one placement, not by one per job. */
 	int64_t no_fit_from;
 };
 
@@ -171,8 +182,10 @@ struct run {
 	int64_t *quota_used;
 	/* owned; per QOS tier limit of the input: its used, plus what this round admitted */
 	int64_t *tier_used;
-	/* Moves on whenever free or reserved changes, which makes every memo stale. */
+	/* Moves on whenever free or reserved changes. */
 	uint64_t era;
+	/* Moves on whenever free grows or reserved shrinks, which makes every memo stale. */
+	uint64_t epoch;
 	/* Every memo is ignored: each job is decided from scratch (tj_admission_decide_afresh). */
 	bool afresh;
 	struct shape_memo memos[SHAPE_MEMOS];
@@ -315,6 +328,12 @@ int tj_admission_decide_afresh(const struct tj_admission_input *in,
 /* The memo of the job's shape in bucket b, if it is still fresh. */
 struct shape_memo *tj_admission_memo_of(struct run *r, size_t b,
                                         const struct tj_admission_job *job);
+
+/* The fresh memos of bucket b take out (sign -1) or count in (+1) what the slots of the gang
+ * placed in r->ranks (and r->launcher_slot) hold of their shapes: out before the gang takes
+ * its place, in after. */
+void tj_admission_memos_count(struct run *r, size_t b, const struct tj_admission_job *job,
+                              int sign);
 
 /* Whether the gang fits in what is free now, and how many nodes hold one of its pods. */
 bool tj_admission_survey(struct run *r, size_t b, const struct tj_admission_job *job,

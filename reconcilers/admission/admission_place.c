@@ -13,7 +13,7 @@ struct shape_memo *tj_admission_memo_of(struct run *r, size_t b, const struct tj
 	for (size_t i = 0; i < SHAPE_MEMOS; i++) {
 		struct shape_memo *m = &r->memos[i];
 
-		if (m->era == r->era && m->bucket == b && m->num_pods == job->num_pods &&
+		if (m->epoch == r->epoch && m->bucket == b && m->num_pods == job->num_pods &&
 		    memcmp(&m->request, &job->request, sizeof(m->request)) == 0 &&
 		    memcmp(&m->launcher, &job->launcher, sizeof(m->launcher)) == 0)
 			return m;
@@ -21,34 +21,64 @@ struct shape_memo *tj_admission_memo_of(struct run *r, size_t b, const struct tj
 	return NULL;
 }
 
+/* What free, a slot's, holds of m's shape, counted into m (sign 1) or out of it (-1). */
+static void count_slot(struct shape_memo *m, const struct tj_admission_resources *free, int sign)
+{
+	if (!holds_one(free, &m->request))
+		return;
+	m->free_nodes += sign;
+	m->total += sign * pods_on(free, &m->request, m->num_pods);
+}
+
+void tj_admission_memos_count(struct run *r, size_t b, const struct tj_admission_job *job, int sign)
+{
+	for (size_t i = 0; i < SHAPE_MEMOS; i++) {
+		struct shape_memo *m = &r->memos[i];
+		bool launcher_counted = !has_launcher(job);
+
+		if (m->epoch != r->epoch || m->bucket != b)
+			continue;
+		/* A node takes consecutive ranks: each node once. */
+		for (int rank = 0; rank < job->num_pods; rank++) {
+			if (rank > 0 && r->ranks[rank] == r->ranks[rank - 1])
+				continue;
+			count_slot(m, &r->free[r->ranks[rank]], sign);
+			launcher_counted = launcher_counted || r->ranks[rank] == r->launcher_slot;
+		}
+		if (!launcher_counted)
+			count_slot(m, &r->free[r->launcher_slot], sign);
+	}
+}
+
 /* Whether the gang fits in what is free now, and how many nodes hold one of its pods. */
 bool tj_admission_survey(struct run *r, size_t b, const struct tj_admission_job *job,
                          int *ret_nodes)
 {
 	struct shape_memo *m = tj_admission_memo_of(r, b, job);
-	int64_t total = 0;
-	int n = 0;
 
-	if (m) {
-		*ret_nodes = m->free_nodes;
-		return m->fits;
+	if (!m) {
+		m = &r->memos[r->next_memo];
+		r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
+		*m = (struct shape_memo){ .epoch = r->epoch,
+			                  .era = r->era - 1,
+			                  .bucket = b,
+			                  .request = job->request,
+			                  .launcher = job->launcher,
+			                  .num_pods = job->num_pods,
+			                  .fits_elsewhere = -1,
+			                  .no_fit_from = INT64_MAX };
+		for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++)
+			count_slot(m, &r->free[s], 1);
 	}
-	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
-		if (!holds_one(&r->free[s], &job->request))
-			continue;
-		n++;
-		if (total < job->num_pods)
-			total += pods_on(&r->free[s], &job->request, job->num_pods - total);
+	if (m->era != r->era) {
+		/* A launcher needs a node in what the ranks leave: only a placement tells. */
+		m->fits = m->total >= job->num_pods &&
+		          (!has_launcher(job) || tj_admission_place_gang(r, b, r->free, NULL, job));
+		if (has_launcher(job))
+			m->fits_elsewhere = -1;
+		m->era = r->era;
 	}
-	/* A launcher needs a node in what the ranks leave: only a placement tells. */
-	bool fits = total >= job->num_pods &&
-	            (!has_launcher(job) || tj_admission_place_gang(r, b, r->free, NULL, job));
-
-	m = &r->memos[r->next_memo];
-	r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
-	*m = (struct shape_memo){ r->era, b, job->request, job->launcher, job->num_pods,
-		                  fits,   n, -1,           INT64_MAX };
-	*ret_nodes = n;
+	*ret_nodes = m->free_nodes;
 	return m->fits;
 }
 
