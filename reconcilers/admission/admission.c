@@ -150,6 +150,9 @@ static void run_clear(struct run *r)
 	free(r->class_nodes);
 	free(r->bucket_nodes);
 	free(r->free);
+	free(r->open);
+	free(r->open_bucket);
+	free(r->every);
 	free(r->later);
 	free(r->pods);
 	free(r->reserved);
@@ -196,6 +199,9 @@ static int run_alloc(struct run *r)
 	r->class_nodes = calloc(nn, sizeof(*r->class_nodes));
 	r->bucket_nodes = calloc(nb, sizeof(*r->bucket_nodes));
 	r->free = calloc(nn, sizeof(*r->free));
+	r->open = calloc(nn, sizeof(*r->open));
+	r->open_bucket = calloc(nb, sizeof(*r->open_bucket));
+	r->every = calloc(nn, sizeof(*r->every));
 	r->later = calloc(nn, sizeof(*r->later));
 	r->pods = calloc(nn, sizeof(*r->pods));
 	r->reserved = calloc(nn, sizeof(*r->reserved));
@@ -234,7 +240,7 @@ static int run_alloc(struct run *r)
 	    !r->reserved_ranks || !r->trial || !r->avoiding || !r->kept || !r->kept_slots ||
 	    !r->releases || !r->admitted || !r->order || !r->bucket_jobs || !r->accounts ||
 	    !r->job_account || !r->reserved_until || !r->reserved_from || !r->too_soon ||
-	    !r->locked || !r->unlocks)
+	    !r->locked || !r->unlocks || !r->open || !r->open_bucket || !r->every)
 		return -ENOMEM;
 	if (!in->n_running)
 		return 0;
@@ -341,6 +347,15 @@ static int index_nodes(struct run *r)
 		r->bucket_slots[b] = s;
 	}
 	free(keys);
+	for (size_t b = 0, n_open = 0; b < r->n_buckets; b++) {
+		r->open_bucket[b] = n_open;
+		for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
+			r->every[s] = s;
+			if (r->free[s].gpus > 0)
+				r->open[n_open++] = s;
+		}
+		r->open_bucket[b + 1] = n_open;
+	}
 	/* Every node of a class, taking pods or not, by a counting sort on the class: the counts
 	 * become the ends of the ranges, and filling from the back turns them into the starts. */
 	for (size_t i = 0; i < in->n_nodes; i++)

@@ -139,7 +139,14 @@ struct run {
 	size_t *n_domains;    /* owned; per bucket */
 	size_t *class_nodes;  /* owned; every node by bucket, for NeverFits */
 	size_t *bucket_nodes; /* owned; n_buckets + 1, into class_nodes */
-	struct tj_admission_resources *free;  /* owned; per slot: free now */
+	struct tj_admission_resources *free; /* owned; per slot: free now */
+	/* owned; the slots of each bucket with GPUs free when the run began, in slot order, the
+	 * bucket's from open_bucket[b] to open_bucket[b + 1] (n_buckets + 1): what is free only
+	 * shrinks (but for what a job avoids, given back as it was), so no other slot holds a
+	 * pod that asks for GPUs in what is free now. every: each slot at its own index. */
+	size_t *open;
+	size_t *open_bucket;
+	size_t *every;
 	struct tj_admission_resources *later; /* owned; per slot: free at a release time */
 	int64_t *pods;                        /* owned; per slot: pods of one request it holds */
 	bool *reserved; /* owned; per slot: held for a reservation of its class */
@@ -186,7 +193,8 @@ struct run {
 	uint64_t era;
 	/* Moves on whenever free grows or reserved shrinks, which makes every memo stale. */
 	uint64_t epoch;
-	/* Every memo is ignored: each job is decided from scratch (tj_admission_decide_afresh). */
+	/* Every memo is ignored, and every slot looked at: each job is decided from scratch
+	 * (tj_admission_decide_afresh). */
 	bool afresh;
 	struct shape_memo memos[SHAPE_MEMOS];
 	size_t next_memo; /* the one replaced next */
@@ -318,8 +326,9 @@ static inline int64_t gang_gpus(const struct tj_admission_job *job)
 	return gpus;
 }
 
-/* Decides as tj_admit does, without any memo: each job's fit and placement looked at anew.
- * What the memos and every other shortcut of tj_admit must equal, for the unit tests. */
+/* Decides as tj_admit does, without any memo or shortcut: each job's fit and placement
+ * looked at anew on every node of its class. What the memos and every other shortcut of
+ * tj_admit must equal, for the unit tests. */
 int tj_admission_decide_afresh(const struct tj_admission_input *in,
                                struct tj_admission_result **ret);
 

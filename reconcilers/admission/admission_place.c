@@ -6,6 +6,21 @@
 
 /* Node choice */
 
+/* The slots of bucket b that may hold a pod of req in free, from the first to *ret_end: with
+ * GPUs asked of what is free now, those that had GPUs free when the run began (run.open);
+ * else every slot of the bucket. In slot order either way. */
+static const size_t *slots_for(const struct run *r, size_t b,
+                               const struct tj_admission_resources *free,
+                               const struct tj_admission_resources *req, const size_t **ret_end)
+{
+	if (!r->afresh && free == r->free && req->gpus > 0) {
+		*ret_end = &r->open[r->open_bucket[b + 1]];
+		return &r->open[r->open_bucket[b]];
+	}
+	*ret_end = &r->every[r->bucket_slots[b + 1]];
+	return &r->every[r->bucket_slots[b]];
+}
+
 struct shape_memo *tj_admission_memo_of(struct run *r, size_t b, const struct tj_admission_job *job)
 {
 	if (r->afresh)
@@ -67,8 +82,10 @@ bool tj_admission_survey(struct run *r, size_t b, const struct tj_admission_job 
 			                  .num_pods = job->num_pods,
 			                  .fits_elsewhere = -1,
 			                  .no_fit_from = INT64_MAX };
-		for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++)
-			count_slot(m, &r->free[s], 1);
+		const size_t *end, *p = slots_for(r, b, r->free, &job->request, &end);
+
+		for (; p < end; p++)
+			count_slot(m, &r->free[*p], 1);
 	}
 	if (m->era != r->era) {
 		/* A launcher needs a node in what the ranks leave: only a placement tells. */
@@ -174,11 +191,13 @@ static void sift_up(struct candidate *heap, size_t i)
  * one pod, so no gang needs more than k of them; a heap of k keeps this linear in the nodes
  * of the class, where sorting them all would not be. */
 static size_t select_best(struct run *r, size_t b, const struct tj_admission_resources *free,
-                          int64_t k)
+                          const struct tj_admission_job *job, int64_t k)
 {
+	const size_t *end, *p = slots_for(r, b, free, &job->request, &end);
 	size_t n = 0;
 
-	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
+	for (; p < end; p++) {
+		size_t s = *p;
 		struct candidate c = candidate(r, free, s);
 
 		if (r->pods[s] == 0 || !r->chosen[r->domain[s]])
@@ -201,12 +220,12 @@ static size_t select_best(struct run *r, size_t b, const struct tj_admission_res
 static bool fits_in(const struct run *r, size_t b, const struct tj_admission_resources *free,
                     const bool *avoid, const struct tj_admission_job *job)
 {
+	const size_t *end, *p = slots_for(r, b, free, &job->request, &end);
 	int64_t total = 0;
 
-	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1] && total < job->num_pods;
-	     s++)
-		if ((!avoid || !avoid[s]) && holds_one(&free[s], &job->request))
-			total += pods_on(&free[s], &job->request, job->num_pods - total);
+	for (; p < end && total < job->num_pods; p++)
+		if ((!avoid || !avoid[*p]) && holds_one(&free[*p], &job->request))
+			total += pods_on(&free[*p], &job->request, job->num_pods - total);
 	return total >= job->num_pods;
 }
 
@@ -224,17 +243,21 @@ static bool place_ranks(struct run *r, size_t b, const struct tj_admission_resou
 
 	if (!fits_in(r, b, free, avoid, job))
 		return false;
+	const size_t *end, *p = slots_for(r, b, free, &job->request, &end);
+
 	memset(r->domain_pods, 0, nd * sizeof(*r->domain_pods));
-	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
+	for (; p < end; p++) {
+		size_t s = *p;
+
 		r->pods[s] = avoid && avoid[s] ? 0 : pods_on(&free[s], &job->request, limit);
 		r->domain_pods[r->domain[s]] = sat_add(r->domain_pods[r->domain[s]], r->pods[s]);
 	}
 	choose_domains(r, nd, k);
-	n = select_best(r, b, free, k);
+	n = select_best(r, b, free, job, k);
 	for (size_t i = 0; i < n && rank < k; i++) {
 		size_t s = r->cands[i].slot;
 
-		for (int64_t p = 0; p < r->pods[s] && rank < k; p++)
+		for (int64_t pod = 0; pod < r->pods[s] && rank < k; pod++)
 			r->ranks[rank++] = s;
 	}
 	return true;
