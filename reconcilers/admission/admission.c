@@ -1000,7 +1000,8 @@ static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
 
 /* A job kept off some nodes (those it must avoid, those it may not use) sees them full while
  * it is decided, and no release on them counts for its reservation (give_back); they are
- * given back as they were afterwards. */
+ * given back as they were afterwards. It reads and keeps no memo, which count what is free
+ * for the others (run.viewing). */
 static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *heads)
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
@@ -1015,7 +1016,7 @@ static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *head
 	size_t changed = r->n_kept;
 
 	r->era += changed > 0;
-	r->epoch += changed > 0;
+	r->viewing = changed > 0;
 	err = decide(r, b, j, heads);
 	for (size_t i = 0; i < changed; i++) {
 		size_t s = r->kept_slots[i];
@@ -1025,7 +1026,7 @@ static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *head
 	}
 	r->n_kept = 0;
 	r->era += changed > 0;
-	r->epoch += changed > 0;
+	r->viewing = false;
 	return err;
 }
 

@@ -96,8 +96,9 @@ struct heads {
  * thousands is not a scan of every node per job.
  *
  * Inside a run, what is free only shrinks (each admission takes) and the reservations only
- * grow and start earlier, but for the nodes a job avoids, which it sees full while it is
- * decided and gives back afterwards (run.epoch). So a memo lives through the epoch: its counts
+ * grow and start earlier, but when a preemption's reservation replaces the one placed before
+ * it (run.epoch); a job that avoids nodes sees them full without the memos (run.viewing).
+ * So a memo lives through the epoch: its counts
  * follow each admission on the few nodes it took (tj_admission_memos_count), and what it found
  * not to fit fits no better later in the epoch; only whether a gang with a launcher fits, which
  * less room may change either way (its ranks may then leave room for it elsewhere), is judged
@@ -191,11 +192,14 @@ struct run {
 	int64_t *tier_used;
 	/* Moves on whenever free or reserved changes. */
 	uint64_t era;
-	/* Moves on whenever free grows or reserved shrinks, which makes every memo stale. */
+	/* Moves on whenever reserved shrinks, which makes every memo stale. */
 	uint64_t epoch;
 	/* Every memo is ignored, and every slot looked at: each job is decided from scratch
 	 * (tj_admission_decide_afresh). */
 	bool afresh;
+	/* The job decided now sees some slots full that are not (decide_avoiding): it reads no
+	 * memo and keeps none, and the memos keep counting what is free for the others. */
+	bool viewing;
 	struct shape_memo memos[SHAPE_MEMOS];
 	size_t next_memo; /* the one replaced next */
 	/* Preemption (admission_preempt.c), allocated with the run when there are running

@@ -23,7 +23,7 @@ static const size_t *slots_for(const struct run *r, size_t b,
 
 struct shape_memo *tj_admission_memo_of(struct run *r, size_t b, const struct tj_admission_job *job)
 {
-	if (r->afresh)
+	if (r->afresh || r->viewing)
 		return NULL;
 	for (size_t i = 0; i < SHAPE_MEMOS; i++) {
 		struct shape_memo *m = &r->memos[i];
@@ -69,11 +69,14 @@ void tj_admission_memos_count(struct run *r, size_t b, const struct tj_admission
 bool tj_admission_survey(struct run *r, size_t b, const struct tj_admission_job *job,
                          int *ret_nodes)
 {
-	struct shape_memo *m = tj_admission_memo_of(r, b, job);
+	struct shape_memo *m = tj_admission_memo_of(r, b, job), own;
 
 	if (!m) {
-		m = &r->memos[r->next_memo];
-		r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
+		m = &own;
+		if (!r->afresh && !r->viewing) {
+			m = &r->memos[r->next_memo];
+			r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
+		}
 		*m = (struct shape_memo){ .epoch = r->epoch,
 			                  .era = r->era - 1,
 			                  .bucket = b,
