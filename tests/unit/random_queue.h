@@ -15,7 +15,7 @@
 #define TJ_RANDOM_JOBS     80
 #define TJ_RANDOM_RUNNING  6
 #define TJ_RANDOM_ELIGIBLE 3
-#define TJ_RANDOM_LABEL    24
+#define TJ_RANDOM_LABEL    48
 #define TJ_RANDOM_NOW      1795946400
 
 struct tj_random_queue {
