@@ -150,6 +150,9 @@ static void run_clear(struct run *r)
 	free(r->class_nodes);
 	free(r->bucket_nodes);
 	free(r->free);
+	free(r->open);
+	free(r->open_bucket);
+	free(r->every);
 	free(r->later);
 	free(r->pods);
 	free(r->reserved);
@@ -196,6 +199,9 @@ static int run_alloc(struct run *r)
 	r->class_nodes = calloc(nn, sizeof(*r->class_nodes));
 	r->bucket_nodes = calloc(nb, sizeof(*r->bucket_nodes));
 	r->free = calloc(nn, sizeof(*r->free));
+	r->open = calloc(nn, sizeof(*r->open));
+	r->open_bucket = calloc(nb, sizeof(*r->open_bucket));
+	r->every = calloc(nn, sizeof(*r->every));
 	r->later = calloc(nn, sizeof(*r->later));
 	r->pods = calloc(nn, sizeof(*r->pods));
 	r->reserved = calloc(nn, sizeof(*r->reserved));
@@ -234,7 +240,7 @@ static int run_alloc(struct run *r)
 	    !r->reserved_ranks || !r->trial || !r->avoiding || !r->kept || !r->kept_slots ||
 	    !r->releases || !r->admitted || !r->order || !r->bucket_jobs || !r->accounts ||
 	    !r->job_account || !r->reserved_until || !r->reserved_from || !r->too_soon ||
-	    !r->locked || !r->unlocks)
+	    !r->locked || !r->unlocks || !r->open || !r->open_bucket || !r->every)
 		return -ENOMEM;
 	if (!in->n_running)
 		return 0;
@@ -341,6 +347,15 @@ static int index_nodes(struct run *r)
 		r->bucket_slots[b] = s;
 	}
 	free(keys);
+	for (size_t b = 0, n_open = 0; b < r->n_buckets; b++) {
+		r->open_bucket[b] = n_open;
+		for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
+			r->every[s] = s;
+			if (r->free[s].gpus > 0)
+				r->open[n_open++] = s;
+		}
+		r->open_bucket[b + 1] = n_open;
+	}
 	/* Every node of a class, taking pods or not, by a counting sort on the class: the counts
 	 * become the ends of the ranges, and filling from the back turns them into the starts. */
 	for (size_t i = 0; i < in->n_nodes; i++)
@@ -560,6 +575,7 @@ static int admit(struct run *r, size_t b, size_t j, bool backfilled)
 	d->verdict = TJ_ADMISSION_ADMITTED;
 	d->backfilled = backfilled;
 	d->reason[0] = '\0';
+	tj_admission_memos_count(r, b, job, -1);
 	for (int rank = 0; rank < job->num_pods; rank++) {
 		d->nodes[rank] = r->slot_node[r->ranks[rank]];
 		take(&r->free[r->ranks[rank]], &job->request);
@@ -569,6 +585,7 @@ static int admit(struct run *r, size_t b, size_t j, bool backfilled)
 		d->launcher_node = r->slot_node[r->launcher_slot];
 		take(&r->free[r->launcher_slot], &job->launcher);
 	}
+	tj_admission_memos_count(r, b, job, 1);
 	r->era++;
 	if (r->job_account[j] != SIZE_MAX)
 		r->accounts[r->job_account[j]].held =
@@ -785,15 +802,23 @@ static int backfill_preempting(struct run *r, size_t b, size_t j, struct heads *
 }
 
 /* Places a gang that gives its nodes back by end on the nodes no reservation holds and on
- * those whose reservations all start at end or later: it delays none of them. */
+ * those whose reservations all start at end or later: it delays none of them. m, the memo of
+ * its shape (NULL: none), says when an end that late is known not to fit already. */
 static bool place_ending_by(struct run *r, size_t b, const struct tj_admission_job *job,
-                            int64_t end, const struct heads *heads)
+                            int64_t end, const struct heads *heads, struct shape_memo *m)
 {
-	const bool *kept = kept_until(r, b, end, heads);
+	const bool *kept;
 
-	if (kept == r->reserved) /* every reserved node: placed off them already */
+	if (m && end >= m->no_fit_from)
 		return false;
-	return tj_admission_place_gang(r, b, r->free, kept, job);
+	kept = kept_until(r, b, end, heads);
+	/* Every reserved node: placed off them already. */
+	if (kept != r->reserved && tj_admission_place_gang(r, b, r->free, kept, job))
+		return true;
+	/* A launcher may fit beside fewer ranks' nodes and not beside more: no memo for it. */
+	if (m && !has_launcher(job))
+		m->no_fit_from = end;
+	return false;
 }
 
 /* A job behind a blocked head: it starts now only if that cannot delay any job with a
@@ -829,7 +854,8 @@ static int backfill(struct run *r, size_t b, size_t j, struct heads *heads, bool
 			m->fits_elsewhere = 0;
 	}
 	if (job->walltime > 0 && heads->first_start > 0 && job->tier >= heads->top_tier &&
-	    place_ending_by(r, b, job, sat_add(in->now, sat_add(job->walltime, job->grace)), heads))
+	    place_ending_by(r, b, job, sat_add(in->now, sat_add(job->walltime, job->grace)), heads,
+	                    m))
 		return admit(r, b, j, true);
 	return backfill_preempting(r, b, j, heads);
 }
@@ -926,6 +952,7 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 			/* Its reservation is where it goes once they are gone. */
 			memcpy(&r->reserved[first], &r->reserved_ahead[first],
 			       (last - first) * sizeof(*r->reserved));
+			r->epoch++;
 			tj_admission_reserve_places(r, job);
 			if (!start)
 				r->res->classes[b].reserved_gpus += gang_gpus(job);
@@ -973,7 +1000,8 @@ static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
 
 /* A job kept off some nodes (those it must avoid, those it may not use) sees them full while
  * it is decided, and no release on them counts for its reservation (give_back); they are
- * given back as they were afterwards. */
+ * given back as they were afterwards. It reads and keeps no memo, which count what is free
+ * for the others (run.viewing). */
 static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *heads)
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
@@ -988,6 +1016,7 @@ static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *head
 	size_t changed = r->n_kept;
 
 	r->era += changed > 0;
+	r->viewing = changed > 0;
 	err = decide(r, b, j, heads);
 	for (size_t i = 0; i < changed; i++) {
 		size_t s = r->kept_slots[i];
@@ -997,6 +1026,7 @@ static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *head
 	}
 	r->n_kept = 0;
 	r->era += changed > 0;
+	r->viewing = false;
 	return err;
 }
 
@@ -1040,9 +1070,10 @@ void tj_admission_say_deferred(const struct tj_admission_input *in, size_t j,
 		tj_admission_say_preempting(d, NULL);
 }
 
-int tj_admit(const struct tj_admission_input *in, struct tj_admission_result **ret)
+static int decide_queue(const struct tj_admission_input *in, bool afresh,
+                        struct tj_admission_result **ret)
 {
-	struct run r = { .in = in, .era = 1 };
+	struct run r = { .in = in, .era = 1, .epoch = 1, .afresh = afresh };
 	struct tj_admission_result *res;
 	int err;
 
@@ -1080,6 +1111,17 @@ int tj_admit(const struct tj_admission_input *in, struct tj_admission_result **r
 	}
 	*ret = res;
 	return 0;
+}
+
+int tj_admit(const struct tj_admission_input *in, struct tj_admission_result **ret)
+{
+	return decide_queue(in, false, ret);
+}
+
+int tj_admission_decide_afresh(const struct tj_admission_input *in,
+                               struct tj_admission_result **ret)
+{
+	return decide_queue(in, true, ret);
 }
 
 struct tj_admission_result *tj_admission_result_free(struct tj_admission_result *res)

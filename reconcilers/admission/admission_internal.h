@@ -91,18 +91,37 @@ struct heads {
 	int top_tier;
 };
 
-/* What the free nodes of a class hold of one shape of gang, as long as nothing changes them:
- * the jobs behind a blocked head all look at the same free nodes, and most of them share a
- * few shapes, so a queue of thousands is not a scan of every node per job. */
+/* What the free nodes of a class hold of one shape of gang: the jobs behind a blocked head
+ * all look at the same free nodes, and most of them share a few shapes, so a queue of
+ * thousands is not a scan of every node per job.
+ *
+ * Inside a run, what is free only shrinks (each admission takes) and the reservations only
+ * grow and start earlier, but when a preemption's reservation replaces the one placed before
+ * it (run.epoch); a job that avoids nodes sees them full without the memos (run.viewing).
+ * So a memo lives through the epoch: its counts
+ * follow each admission on the few nodes it took (tj_admission_memos_count), and what it found
+ * not to fit fits no better later in the epoch; only whether a gang with a launcher fits, which
+ * less room may change either way (its ranks may then leave room for it elsewhere), is judged
+ * again when the era moved. */
 struct shape_memo {
-	uint64_t era; /* run's era when computed; 0: empty */
+	uint64_t epoch; /* run's epoch when computed; 0: empty */
+	uint64_t era;   /* run's era when fits was judged */
 	size_t bucket;
 	struct tj_admission_resources request;
 	struct tj_admission_resources launcher;
 	int num_pods;
-	bool fits;          /* survey: the gang fits in what is free now */
-	int free_nodes;     /* survey: nodes that hold one of its pods */
-	int fits_elsewhere; /* fits off the reserved nodes: 1, 0, or -1 not looked at yet */
+	/* The pods of the shape the free nodes of the class hold, each node counted to num_pods
+	 * at most, and how many nodes hold one. */
+	int64_t total;
+	int free_nodes;
+	bool fits;          /* the gang fits in what is free now */
+	int fits_elsewhere; /* fits off the reserved nodes: 0 not, or -1 not looked at yet */
+	/* Backfill of a gang that gives its nodes back by a time (place_ending_by, admission.c):
+	 * the earliest such time at which it was found not to fit; INT64_MAX: none yet. A later
+	 * end keeps it off more reserved nodes, never fewer, so a gang without a launcher that
+	 * did not fit by then fits by no later time either, and the jobs of a shape behind a
+	 * blocked head are settled by one placement, not by one per job. */
+	int64_t no_fit_from;
 };
 
 /* A queue of many shapes (1 to 8 nodes of 1, 2 or 4 GPUs are 24) keeps one each: with 8,
@@ -121,7 +140,14 @@ struct run {
 	size_t *n_domains;    /* owned; per bucket */
 	size_t *class_nodes;  /* owned; every node by bucket, for NeverFits */
 	size_t *bucket_nodes; /* owned; n_buckets + 1, into class_nodes */
-	struct tj_admission_resources *free;  /* owned; per slot: free now */
+	struct tj_admission_resources *free; /* owned; per slot: free now */
+	/* owned; the slots of each bucket with GPUs free when the run began, in slot order, the
+	 * bucket's from open_bucket[b] to open_bucket[b + 1] (n_buckets + 1): what is free only
+	 * shrinks (but for what a job avoids, given back as it was), so no other slot holds a
+	 * pod that asks for GPUs in what is free now. every: each slot at its own index. */
+	size_t *open;
+	size_t *open_bucket;
+	size_t *every;
 	struct tj_admission_resources *later; /* owned; per slot: free at a release time */
 	int64_t *pods;                        /* owned; per slot: pods of one request it holds */
 	bool *reserved; /* owned; per slot: held for a reservation of its class */
@@ -164,8 +190,16 @@ struct run {
 	int64_t *quota_used;
 	/* owned; per QOS tier limit of the input: its used, plus what this round admitted */
 	int64_t *tier_used;
-	/* Moves on whenever free or reserved changes, which makes every memo stale. */
+	/* Moves on whenever free or reserved changes. */
 	uint64_t era;
+	/* Moves on whenever reserved shrinks, which makes every memo stale. */
+	uint64_t epoch;
+	/* Every memo is ignored, and every slot looked at: each job is decided from scratch
+	 * (tj_admission_decide_afresh). */
+	bool afresh;
+	/* The job decided now sees some slots full that are not (decide_avoiding): it reads no
+	 * memo and keeps none, and the memos keep counting what is free for the others. */
+	bool viewing;
 	struct shape_memo memos[SHAPE_MEMOS];
 	size_t next_memo; /* the one replaced next */
 	/* Preemption (admission_preempt.c), allocated with the run when there are running
@@ -296,11 +330,23 @@ static inline int64_t gang_gpus(const struct tj_admission_job *job)
 	return gpus;
 }
 
+/* Decides as tj_admit does, without any memo or shortcut: each job's fit and placement
+ * looked at anew on every node of its class. What the memos and every other shortcut of
+ * tj_admit must equal, for the unit tests. */
+int tj_admission_decide_afresh(const struct tj_admission_input *in,
+                               struct tj_admission_result **ret);
+
 /* Node choice and reservation (admission_place.c) */
 
 /* The memo of the job's shape in bucket b, if it is still fresh. */
 struct shape_memo *tj_admission_memo_of(struct run *r, size_t b,
                                         const struct tj_admission_job *job);
+
+/* The fresh memos of bucket b take out (sign -1) or count in (+1) what the slots of the gang
+ * placed in r->ranks (and r->launcher_slot) hold of their shapes: out before the gang takes
+ * its place, in after. */
+void tj_admission_memos_count(struct run *r, size_t b, const struct tj_admission_job *job,
+                              int sign);
 
 /* Whether the gang fits in what is free now, and how many nodes hold one of its pods. */
 bool tj_admission_survey(struct run *r, size_t b, const struct tj_admission_job *job,

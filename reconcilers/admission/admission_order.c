@@ -11,6 +11,7 @@
  * only). So a namespace puts its own urgent job first among its jobs, and no priority it
  * sets on itself takes it past a job of another namespace that came before. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,7 +112,7 @@ static int cmp_queue(const void *a, const void *b)
 }
 
 /* Whether any two jobs of one namespace and tier have different priorities: only then do
- * places move. Most queues have none, and are sorted once. */
+ * places move. Most queues have none. */
 static bool priorities_differ(const struct job_key *keys, size_t n)
 {
 	for (size_t i = 1; i < n; i++)
@@ -120,36 +121,115 @@ static bool priorities_differ(const struct job_key *keys, size_t n)
 	return false;
 }
 
+static uint64_t group_hash(const struct job_key *k)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (const unsigned char *c = (const unsigned char *)or_empty(k->job->namespace); *c; c++)
+		h = (h ^ *c) * 1099511628211ULL;
+	h ^= (uint64_t)k->bucket * 0x9e3779b97f4a7c15ULL;
+	h ^= (uint64_t)(uint32_t)k->tier * 0xc2b2ae3d27d4eb4fULL;
+	return h ^ ((uint64_t)k->restart << 1) ^ (uint64_t)k->preempting;
+}
+
+/* The jobs of each namespace and tier together (group), in the order they came in: the
+ * group of each key numbered in the order of its first key, by a hash of the groups, then
+ * a counting sort by group. A queue given in the last cycle's order (as the admitter gives
+ * it) has each namespace's jobs of a tier in their own order already (cmp_own): inside a
+ * namespace and tier the fair-share points are the same, so the queue's order is the order
+ * of the places, which their own order gave them. Then no group needs a sort. ret (n) gets
+ * the keys; start (n + 2) the first of each group, *ret_groups their count. */
+static int group_keys(const struct job_key *keys, size_t n, const struct job_key **ret,
+                      size_t *start, size_t *ret_groups)
+{
+	size_t cap = 2, mask, n_groups = 0, *slots, *group;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	mask = cap - 1;
+	slots = malloc(cap * sizeof(*slots));
+	group = malloc((n + 1) * sizeof(*group));
+	if (!slots || !group) {
+		free(slots);
+		free(group);
+		return -ENOMEM;
+	}
+	/* A slot holds the key that opened its group. */
+	memset(slots, 0xff, cap * sizeof(*slots));
+	memset(start, 0, (n + 2) * sizeof(*start));
+	for (size_t i = 0; i < n; i++) {
+		size_t s = (size_t)group_hash(&keys[i]) & mask;
+
+		while (slots[s] != SIZE_MAX && !same_group(&keys[slots[s]], &keys[i]))
+			s = (s + 1) & mask;
+		if (slots[s] == SIZE_MAX) {
+			slots[s] = i;
+			group[i] = n_groups++;
+		} else {
+			group[i] = group[slots[s]];
+		}
+		start[group[i] + 1]++;
+	}
+	for (size_t g = 1; g <= n_groups; g++)
+		start[g] += start[g - 1];
+	for (size_t i = 0; i < n; i++)
+		ret[start[group[i]]++] = &keys[i];
+	/* Each start moved on to the next group's: one back. */
+	memmove(&start[1], &start[0], n_groups * sizeof(*start));
+	start[0] = 0;
+	*ret_groups = n_groups;
+	free(slots);
+	free(group);
+	return 0;
+}
+
+static int cmp_own_at(const void *a, const void *b)
+{
+	return cmp_own(*(const struct job_key *const *)a, *(const struct job_key *const *)b);
+}
+
+/* The places of the jobs of each namespace and tier: the k-th of the group in their own
+ * order takes the k-th earliest of their creation times. The keys stay where they are. */
+static int share_places(struct job_key *keys, size_t n)
+{
+	const struct job_key **own = malloc((n + 1) * sizeof(*own));
+	size_t *start = malloc((n + 2) * sizeof(*start)), n_groups = 0;
+	int64_t *times = malloc((n + 1) * sizeof(*times));
+	int err = own && start && times ? group_keys(keys, n, own, start, &n_groups) : -ENOMEM;
+
+	for (size_t g = 0; err == 0 && g < n_groups; g++) {
+		const struct job_key **first = &own[start[g]];
+		size_t len = start[g + 1] - start[g];
+
+		tj_admission_sort_keys(first, len, sizeof(*first), cmp_own_at);
+		for (size_t i = 0; i < len; i++)
+			times[i] = first[i]->creation_time;
+		tj_admission_sort_keys(times, len, sizeof(*times), cmp_time);
+		for (size_t i = 0; i < len; i++) {
+			struct job_key *k = &keys[first[i] - keys];
+
+			k->place = times[i];
+			k->own_rank = i;
+		}
+	}
+	free(own);
+	free(start);
+	free(times);
+	return err;
+}
+
 int tj_admission_order_jobs(struct job_key *keys, size_t n, int64_t now)
 {
-	int64_t *times;
-
 	for (size_t i = 0; i < n; i++) {
 		keys[i].place = keys[i].creation_time;
 		keys[i].own_rank = 0;
 	}
-	if (priorities_differ(keys, n)) {
-		times = calloc(n + 1, sizeof(*times));
-		if (!times)
-			return -ENOMEM;
-		tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_own);
-		for (size_t start = 0, end; start < n; start = end) {
-			for (end = start + 1; end < n && same_group(&keys[start], &keys[end]);
-			     end++)
-				;
-			for (size_t i = start; i < end; i++)
-				times[i - start] = keys[i].creation_time;
-			qsort(times, end - start, sizeof(*times), cmp_time);
-			for (size_t i = start; i < end; i++) {
-				keys[i].place = times[i - start];
-				keys[i].own_rank = i - start;
-			}
-		}
-		free(times);
-	}
+	if (priorities_differ(keys, n) && share_places(keys, n) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		keys[i].score = (int64_t)keys[i].job->fair_share +
 		                tj_fair_share_age_points(keys[i].place, now);
+	/* Given in the last order, and with no job whose place or score moved, one pass. */
 	tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_queue);
 	return 0;
 }

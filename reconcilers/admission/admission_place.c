@@ -6,12 +6,29 @@
 
 /* Node choice */
 
+/* The slots of bucket b that may hold a pod of req in free, from the first to *ret_end: with
+ * GPUs asked of what is free now, those that had GPUs free when the run began (run.open);
+ * else every slot of the bucket. In slot order either way. */
+static const size_t *slots_for(const struct run *r, size_t b,
+                               const struct tj_admission_resources *free,
+                               const struct tj_admission_resources *req, const size_t **ret_end)
+{
+	if (!r->afresh && free == r->free && req->gpus > 0) {
+		*ret_end = &r->open[r->open_bucket[b + 1]];
+		return &r->open[r->open_bucket[b]];
+	}
+	*ret_end = &r->every[r->bucket_slots[b + 1]];
+	return &r->every[r->bucket_slots[b]];
+}
+
 struct shape_memo *tj_admission_memo_of(struct run *r, size_t b, const struct tj_admission_job *job)
 {
+	if (r->afresh || r->viewing)
+		return NULL;
 	for (size_t i = 0; i < SHAPE_MEMOS; i++) {
 		struct shape_memo *m = &r->memos[i];
 
-		if (m->era == r->era && m->bucket == b && m->num_pods == job->num_pods &&
+		if (m->epoch == r->epoch && m->bucket == b && m->num_pods == job->num_pods &&
 		    memcmp(&m->request, &job->request, sizeof(m->request)) == 0 &&
 		    memcmp(&m->launcher, &job->launcher, sizeof(m->launcher)) == 0)
 			return m;
@@ -19,35 +36,69 @@ struct shape_memo *tj_admission_memo_of(struct run *r, size_t b, const struct tj
 	return NULL;
 }
 
+/* What free, a slot's, holds of m's shape, counted into m (sign 1) or out of it (-1). */
+static void count_slot(struct shape_memo *m, const struct tj_admission_resources *free, int sign)
+{
+	if (!holds_one(free, &m->request))
+		return;
+	m->free_nodes += sign;
+	m->total += sign * pods_on(free, &m->request, m->num_pods);
+}
+
+void tj_admission_memos_count(struct run *r, size_t b, const struct tj_admission_job *job, int sign)
+{
+	for (size_t i = 0; i < SHAPE_MEMOS; i++) {
+		struct shape_memo *m = &r->memos[i];
+		bool launcher_counted = !has_launcher(job);
+
+		if (m->epoch != r->epoch || m->bucket != b)
+			continue;
+		/* A node takes consecutive ranks: each node once. */
+		for (int rank = 0; rank < job->num_pods; rank++) {
+			if (rank > 0 && r->ranks[rank] == r->ranks[rank - 1])
+				continue;
+			count_slot(m, &r->free[r->ranks[rank]], sign);
+			launcher_counted = launcher_counted || r->ranks[rank] == r->launcher_slot;
+		}
+		if (!launcher_counted)
+			count_slot(m, &r->free[r->launcher_slot], sign);
+	}
+}
+
 /* Whether the gang fits in what is free now, and how many nodes hold one of its pods. */
 bool tj_admission_survey(struct run *r, size_t b, const struct tj_admission_job *job,
                          int *ret_nodes)
 {
-	struct shape_memo *m = tj_admission_memo_of(r, b, job);
-	int64_t total = 0;
-	int n = 0;
+	struct shape_memo *m = tj_admission_memo_of(r, b, job), own;
 
-	if (m) {
-		*ret_nodes = m->free_nodes;
-		return m->fits;
-	}
-	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
-		if (!holds_one(&r->free[s], &job->request))
-			continue;
-		n++;
-		if (total < job->num_pods)
-			total += pods_on(&r->free[s], &job->request, job->num_pods - total);
-	}
-	/* A launcher needs a node in what the ranks leave: only a placement tells. */
-	bool fits = total >= job->num_pods &&
-	            (!has_launcher(job) || tj_admission_place_gang(r, b, r->free, NULL, job));
+	if (!m) {
+		m = &own;
+		if (!r->afresh && !r->viewing) {
+			m = &r->memos[r->next_memo];
+			r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
+		}
+		*m = (struct shape_memo){ .epoch = r->epoch,
+			                  .era = r->era - 1,
+			                  .bucket = b,
+			                  .request = job->request,
+			                  .launcher = job->launcher,
+			                  .num_pods = job->num_pods,
+			                  .fits_elsewhere = -1,
+			                  .no_fit_from = INT64_MAX };
+		const size_t *end, *p = slots_for(r, b, r->free, &job->request, &end);
 
-	m = &r->memos[r->next_memo];
-	r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
-	*m =
-	        (struct shape_memo){ r->era, b, job->request, job->launcher, job->num_pods, fits,
-		                     n,      -1 };
-	*ret_nodes = n;
+		for (; p < end; p++)
+			count_slot(m, &r->free[*p], 1);
+	}
+	if (m->era != r->era) {
+		/* A launcher needs a node in what the ranks leave: only a placement tells. */
+		m->fits = m->total >= job->num_pods &&
+		          (!has_launcher(job) || tj_admission_place_gang(r, b, r->free, NULL, job));
+		if (has_launcher(job))
+			m->fits_elsewhere = -1;
+		m->era = r->era;
+	}
+	*ret_nodes = m->free_nodes;
 	return m->fits;
 }
 
@@ -143,11 +194,13 @@ static void sift_up(struct candidate *heap, size_t i)
  * one pod, so no gang needs more than k of them; a heap of k keeps this linear in the nodes
  * of the class, where sorting them all would not be. */
 static size_t select_best(struct run *r, size_t b, const struct tj_admission_resources *free,
-                          int64_t k)
+                          const struct tj_admission_job *job, int64_t k)
 {
+	const size_t *end, *p = slots_for(r, b, free, &job->request, &end);
 	size_t n = 0;
 
-	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
+	for (; p < end; p++) {
+		size_t s = *p;
 		struct candidate c = candidate(r, free, s);
 
 		if (r->pods[s] == 0 || !r->chosen[r->domain[s]])
@@ -170,12 +223,12 @@ static size_t select_best(struct run *r, size_t b, const struct tj_admission_res
 static bool fits_in(const struct run *r, size_t b, const struct tj_admission_resources *free,
                     const bool *avoid, const struct tj_admission_job *job)
 {
+	const size_t *end, *p = slots_for(r, b, free, &job->request, &end);
 	int64_t total = 0;
 
-	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1] && total < job->num_pods;
-	     s++)
-		if ((!avoid || !avoid[s]) && holds_one(&free[s], &job->request))
-			total += pods_on(&free[s], &job->request, job->num_pods - total);
+	for (; p < end && total < job->num_pods; p++)
+		if ((!avoid || !avoid[*p]) && holds_one(&free[*p], &job->request))
+			total += pods_on(&free[*p], &job->request, job->num_pods - total);
 	return total >= job->num_pods;
 }
 
@@ -193,17 +246,21 @@ static bool place_ranks(struct run *r, size_t b, const struct tj_admission_resou
 
 	if (!fits_in(r, b, free, avoid, job))
 		return false;
+	const size_t *end, *p = slots_for(r, b, free, &job->request, &end);
+
 	memset(r->domain_pods, 0, nd * sizeof(*r->domain_pods));
-	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {
+	for (; p < end; p++) {
+		size_t s = *p;
+
 		r->pods[s] = avoid && avoid[s] ? 0 : pods_on(&free[s], &job->request, limit);
 		r->domain_pods[r->domain[s]] = sat_add(r->domain_pods[r->domain[s]], r->pods[s]);
 	}
 	choose_domains(r, nd, k);
-	n = select_best(r, b, free, k);
+	n = select_best(r, b, free, job, k);
 	for (size_t i = 0; i < n && rank < k; i++) {
 		size_t s = r->cands[i].slot;
 
-		for (int64_t p = 0; p < r->pods[s] && rank < k; p++)
+		for (int64_t pod = 0; pod < r->pods[s] && rank < k; pod++)
 			r->ranks[rank++] = s;
 	}
 	return true;

@@ -67,6 +67,16 @@ int64_t tj_admission_preempt(struct run *r, size_t b, size_t j, const bool *ahea
 	}
 	if (!n)
 		return 0;
+	/* Most blocked jobs would not fit even with every candidate gone: one placement tells
+	 * that, where choosing them one by one would place the gang once per candidate. (A gang
+	 * with a launcher may fit in less room and not in more: it is placed one by one.) */
+	if (!r->afresh && !has_launcher(job)) {
+		memcpy(&r->preempt_free[first], &r->free[first], (last - first) * sizeof(*r->free));
+		for (size_t i = 0; i < n; i++)
+			count(r, b, &in->running[r->victims[i].index], true);
+		if (!fits(r, b, job, ahead))
+			return 0;
+	}
 	qsort(r->victims, n, sizeof(*r->victims), victim_cmp);
 	memcpy(&r->preempt_free[first], &r->free[first], (last - first) * sizeof(*r->free));
 	while (k < n && !found) {

@@ -1,7 +1,8 @@
 /* The admission decision at scale, at the unit level: a synthetic queue of 5,000 TrainJobs
  * on 2,000 GH200 nodes of 4 GPUs in racks of 32 (the topology label), decided again and
- * again as the controller does after every capacity change. Reports the time per run and
- * the decisions per second (jobs decided per run / time per run).
+ * again as the controller does after every capacity change. Reports the time per run (the
+ * mean, the median and the 99th percentile) and the decisions per second (jobs decided per
+ * run / time per run).
  *
  *   build/tests/bench/bench_admission_core [runs] [jobs] [nodes] [busy|empty|steady|all] [depth]
  *
@@ -183,12 +184,26 @@ static int reorder(struct synthetic *s, const struct tj_admission_result *res)
 	return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The q-quantile of the n times of t, sorted in place: the nearest rank. */
+static double quantile(double *t, int n, double q)
+{
+	qsort(t, (size_t)n, sizeof(*t), cmp_double);
+	return t[(int)(q * (n - 1) + 0.5)];
+}
+
 static int bench(const char *shape, int busy_percent, int runs, size_t n_jobs, size_t n_nodes)
 {
 	struct synthetic s;
 	struct tj_admission_result *res = NULL;
-	double start, worst = 0, total = 0;
-	int err = synthetic_build(&s, n_jobs, n_nodes, busy_percent);
+	double start, worst = 0, total = 0, *times = calloc((size_t)runs, sizeof(*times));
+	int err = times ? synthetic_build(&s, n_jobs, n_nodes, busy_percent) : -ENOMEM;
 
 	for (int i = 0; i < runs && err == 0; i++) {
 		double t;
@@ -202,19 +217,24 @@ static int bench(const char *shape, int busy_percent, int runs, size_t n_jobs, s
 		start = seconds();
 		err = tj_admit(&s.in, &res);
 		t = seconds() - start;
+		times[i] = t;
 		total += t;
 		worst = t > worst ? t : worst;
 	}
 	if (err == 0)
-		printf("%-6s %zu jobs on %zu nodes: %.2f ms per run (worst %.2f ms), %.0f "
-		       "decisions/s; "
+		printf("%-6s %zu jobs on %zu nodes: %.2f ms per run (p50 %.2f ms, p99 %.2f ms, "
+		       "worst "
+		       "%.2f ms), %.0f decisions/s; "
 		       "%zu admitted (%zu backfilled), %zu waiting for resources, %zu for "
 		       "priority\n",
-		       shape, n_jobs, n_nodes, total / runs * 1e3, worst * 1e3,
+		       shape, n_jobs, n_nodes, total / runs * 1e3, quantile(times, runs, 0.5) * 1e3,
+		       quantile(times, runs, 0.99) * 1e3, worst * 1e3,
 		       (double)n_jobs * runs / total, res->admitted, res->backfilled,
 		       res->classes[0].waiting[0], res->classes[0].waiting[1]);
 	tj_admission_result_free(res);
-	synthetic_free(&s);
+	if (times)
+		synthetic_free(&s);
+	free(times);
 	return err;
 }
 

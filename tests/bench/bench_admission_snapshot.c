@@ -1,10 +1,10 @@
 /* The admission cycle at scale, at the unit level: the snapshot of the caches
  * (controller/admission/admitter_queue.h, tj_admitter_snapshot_build and _clear) and the decision
  * on it (reconcilers/admission/admission.h, tj_admit), cycle after cycle, on real caches filled
- * without an API server. Reports, over the cycles, the median and p90 of the wall time and of the
- * thread's CPU time of the snapshot, of the decision, and of the whole cycle.
+ * without an API server. Reports, over the cycles, the median, p90 and p99 of the wall time and of
+ * the thread's CPU time of the snapshot, of the decision, and of the whole cycle.
  *
- *   build/release/tests/bench/bench_admission_snapshot [cycles]
+ *   build/release/tests/bench/bench_admission_snapshot [cycles] [mixed]
  *
  * The shape (the issue's): 5,000 GH200 nodes of 4 GPUs (tests/unit/data/node-ready.json,
  * labelled as deploy/config/config.yaml's gh200 class asks, the config read from that file)
@@ -62,6 +62,7 @@
 #define WALLTIME      3600
 
 #define PRODUCT_LABEL "nvidia.com/gpu.product"
+#define GIB           (1024LL * 1024 * 1024)
 
 /* A fixed sequence, so that every run builds the same cluster and changes the same pods. */
 static uint64_t next_random(uint64_t *state)
@@ -166,6 +167,18 @@ struct cluster {
 };
 
 /* ---- the shape ---- */
+
+/* The mixed queue (argv[2] "mixed"): the queued jobs ask 1 to 8 nodes of 1, 2 or 4 GPUs
+ * (14 cores and 100 GiB a GPU), and on one node in 10 the running rank holds 1 to 3 GPUs
+ * of the 4 (as much CPU and memory a GPU), so that the cycle admits and backfills gangs of
+ * many shapes on what is left, as the decision benchmark's busy cluster (bench_admission_core).
+ * The same gangs are admitted in every cycle: the benchmark takes no admission. */
+static bool mixed;
+
+static int64_t rank_gpus(size_t node)
+{
+	return node % 10 == 3 ? 1 + (int64_t)(node / 10) % 3 : 4;
+}
 
 static const char *const small_apps[][2] = {
 	{ "kube-system", "kube-proxy" },    { "kube-system", "cilium" },
@@ -284,6 +297,24 @@ static int make_pod(struct cluster *c, size_t node, size_t slot, unsigned gen, s
 	set_string(spec, "nodeName", host);
 	if (slot == 0) {
 		char job[32], rank[8], attempt[16];
+
+		if (mixed) {
+			cJSON *res = cJSON_GetObjectItem(
+			        cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "containers"), 0),
+			        "resources");
+			cJSON *req = cJSON_GetObjectItem(res, "requests");
+			int64_t gpus = rank_gpus(node);
+			char amount[16], cpu[16], memory[16];
+
+			snprintf(amount, sizeof(amount), "%lld", (long long)gpus);
+			snprintf(cpu, sizeof(cpu), "%lld", (long long)gpus * 14);
+			snprintf(memory, sizeof(memory), "%lldGi", (long long)gpus * 100);
+			set_string(req, "nvidia.com/gpu", amount);
+			set_string(req, "cpu", cpu);
+			set_string(req, "memory", memory);
+			set_string(cJSON_GetObjectItem(res, "limits"), "nvidia.com/gpu", amount);
+			set_string(cJSON_GetObjectItem(res, "limits"), "memory", memory);
+		}
 
 		job_name(false, node / JOB_NODES, job, sizeof(job));
 		job_uid(false, node / JOB_NODES, owner_uid, sizeof(owner_uid));
@@ -433,8 +464,8 @@ static int add_trainjob(struct cluster *c, bool queued, size_t job, int64_t crea
 
 /* The queue's entry of a queued job, with what the admitter reads from its rendered pods
  * (controller/admission/admitter.c, read_want) and what a cycle reads of it. */
-static int add_entry(struct cluster *c, const cJSON *spec, size_t job, int32_t priority,
-                     int64_t created, int64_t walltime)
+static int add_entry(struct cluster *c, const cJSON *spec, size_t job, int nodes, int64_t gpus,
+                     int32_t priority, int64_t created, int64_t walltime)
 {
 	const struct tj_gpu_class *cls = tj_config_find_class(c->config, CLASS);
 	struct tj_admitter_entry *e = calloc(1, sizeof(*e));
@@ -450,10 +481,13 @@ static int add_entry(struct cluster *c, const cJSON *spec, size_t job, int32_t p
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", CLASS);
 	e->state = TJ_ADMITTER_WAITING;
 	e->rank = SIZE_MAX;
-	e->num_nodes = e->num_pods = JOB_NODES;
+	e->num_nodes = e->num_pods = nodes;
 	rc = tj_pod_spec_requests(spec, &r);
 	e->request = (struct tj_admission_resources){ tj_pod_resources_extended(&r, cls->resource),
 		                                      r.cpu_milli, r.memory, 1 };
+	if (mixed)
+		e->request =
+		        (struct tj_admission_resources){ gpus, gpus * 14000, gpus * 100 * GIB, 1 };
 	e->priority = priority;
 	/* Of its namespace's default tier, normal, which may preempt low (the shipped config):
 	 * each cycle reads the running gangs for the tiers it may preempt. */
@@ -525,9 +559,13 @@ static int cluster_build(struct cluster *c)
 	for (size_t j = 0; rc == 0 && j < N_QUEUED; j++) {
 		int64_t created = NOW - 2 * N_QUEUED + 2 * (int64_t)j;
 
+		static const int64_t gpus[] = { 1, 2, 4, 4 };
+		int nodes = mixed ? (int)pick(&seed, 1, 8) : JOB_NODES;
+		int64_t g = mixed ? gpus[pick(&seed, 0, 3)] : 4;
+
 		rc = add_trainjob(c, true, j, created, 0);
 		if (rc == 0)
-			rc = add_entry(c, spec, j, priorities[pick(&seed, 0, 3)], created,
+			rc = add_entry(c, spec, j, nodes, g, priorities[pick(&seed, 0, 3)], created,
 			               60 * pick(&seed, 10, 240));
 	}
 	cJSON_Delete(spec);
@@ -831,13 +869,14 @@ int main(int argc, char **argv)
 	struct cycle_times first, last, *times;
 	struct check before, after;
 	struct outcome out;
-	double *v, q[N_PARTS][N_CLOCKS][2];
+	double *v, q[N_PARTS][N_CLOCKS][3];
 	uint64_t seed = 0x2545f4914f6cdd1dULL;
 	struct clocks t0, t1;
 	int rc, status = 1;
 
-	if (argc > 2 || cycles < 1) {
-		fprintf(stderr, "usage: %s [cycles]\n", argv[0]);
+	mixed = argc > 2 && strcmp(argv[2], "mixed") == 0;
+	if (argc > 3 || cycles < 1 || (argc > 2 && !mixed)) {
+		fprintf(stderr, "usage: %s [cycles] [mixed]\n", argv[0]);
 		return 2;
 	}
 	times = calloc((size_t)cycles, sizeof(*times));
@@ -853,9 +892,10 @@ int main(int argc, char **argv)
 	}
 	printf("shape     %d GH200 nodes of 4 GPUs; %d pods: %d ranks of %d running TrainJobs of "
 	       "%d nodes with a walltime, %d small pods of no TrainJob; %d TrainJobs queued for "
-	       "%d nodes x 4 GPUs\n",
+	       "%s\n",
 	       N_NODES, N_PODS, N_NODES, N_RUNNING, JOB_NODES, N_PODS - N_NODES, N_QUEUED,
-	       JOB_NODES);
+	       mixed ? "1 to 8 nodes x 1, 2 or 4 GPUs (one node in 10 has 1 to 3 free)"
+	             : "4 nodes x 4 GPUs");
 	printf("caches    %zu nodes, %zu pods, %zu TrainJobs, %zu queued; built in %.1f s\n",
 	       tj_store_len(tj_reflector_store(c.informers.nodes)),
 	       tj_store_len(tj_reflector_store(c.informers.pods)),
@@ -899,19 +939,23 @@ int main(int argc, char **argv)
 				v[i] = times[i].ms[p][k];
 			q[p][k][0] = quantile(v, (size_t)cycles, 0.5);
 			q[p][k][1] = quantile(v, (size_t)cycles, 0.9);
+			q[p][k][2] = quantile(v, (size_t)cycles, 0.99);
 		}
-		printf("%-9s wall p50 %7.2f ms  p90 %7.2f ms   CPU p50 %7.2f ms  p90 %7.2f ms\n",
-		       part_names[p], q[p][WALL][0], q[p][WALL][1], q[p][CPU][0], q[p][CPU][1]);
+		printf("%-9s wall p50 %7.2f ms  p90 %7.2f ms  p99 %7.2f ms   CPU p50 %7.2f ms  "
+		       "p90 %7.2f ms  p99 %7.2f ms\n",
+		       part_names[p], q[p][WALL][0], q[p][WALL][1], q[p][WALL][2], q[p][CPU][0],
+		       q[p][CPU][1], q[p][CPU][2]);
 	}
-	printf("{\"nodes\":%d,\"pods\":%d,\"running_jobs\":%d,\"queued\":%d,\"cycles\":%d,"
-	       "\"changes_per_cycle\":%d,\"admitted\":%zu,\"snapshot_right\":%s",
-	       N_NODES, N_PODS, N_RUNNING, N_QUEUED, cycles, CHANGES, out.admitted,
-	       check_passed(&before) && check_passed(&after) ? "true" : "false");
+	printf("{\"nodes\":%d,\"pods\":%d,\"running_jobs\":%d,\"queued\":%d,\"queue\":\"%s\","
+	       "\"cycles\":%d,\"changes_per_cycle\":%d,\"admitted\":%zu,\"snapshot_right\":%s",
+	       N_NODES, N_PODS, N_RUNNING, N_QUEUED, mixed ? "mixed" : "uniform", cycles, CHANGES,
+	       out.admitted, check_passed(&before) && check_passed(&after) ? "true" : "false");
 	for (int p = 0; p < N_PARTS; p++)
-		printf(",\"%s_ms_p50\":%.3f,\"%s_ms_p90\":%.3f,\"%s_cpu_ms_p50\":%.3f,"
-		       "\"%s_cpu_ms_p90\":%.3f",
+		printf(",\"%s_ms_p50\":%.3f,\"%s_ms_p90\":%.3f,\"%s_ms_p99\":%.3f,"
+		       "\"%s_cpu_ms_p50\":%.3f,\"%s_cpu_ms_p90\":%.3f,\"%s_cpu_ms_p99\":%.3f",
 		       part_names[p], q[p][WALL][0], part_names[p], q[p][WALL][1], part_names[p],
-		       q[p][CPU][0], part_names[p], q[p][CPU][1]);
+		       q[p][WALL][2], part_names[p], q[p][CPU][0], part_names[p], q[p][CPU][1],
+		       part_names[p], q[p][CPU][2]);
 	printf("}\n");
 	status = check_passed(&before) && check_passed(&after) ? 0 : 1;
 free_cluster:

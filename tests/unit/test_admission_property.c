@@ -1,0 +1,128 @@
+/* Properties of tj_admit over random clusters and queues, one per seed, with every rule of
+ * the admission in play (classes and topology domains, releases, backfill depths, launchers,
+ * nodes to avoid, eligibility, quotas, QOS limits, preemption and claims): its shortcuts
+ * decide as the full decision does. Its memos of what a shape of gang holds decide every job
+ * as deciding each afresh does (tj_admission_decide_afresh); a queue given in the last
+ * result's order (as the admitter gives it, which the order then takes in one pass) or in any
+ * other is decided alike. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "random_queue.h"
+#include "reconcilers/admission/admission_internal.h"
+
+#define SEEDS 600
+
+static void test_memos_decide_as_afresh(void **state)
+{
+	size_t admitted = 0, backfilled = 0, preempting = 0, waiting = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+		struct tj_random_queue q;
+		struct tj_admission_result *memo = NULL, *afresh = NULL;
+
+		tj_random_queue_build(&q, seed);
+		print_message("#   seed %llu\n", (unsigned long long)seed);
+		assert_int_equal(tj_admit(&q.in, &memo), 0);
+		assert_int_equal(tj_admission_decide_afresh(&q.in, &afresh), 0);
+		tj_test_assert_same_result(&q.in, memo, afresh);
+		admitted += memo->admitted;
+		backfilled += memo->backfilled;
+		preempting += memo->preempting;
+		for (size_t j = 0; j < memo->n_decisions; j++)
+			waiting += memo->decisions[j].verdict == TJ_ADMISSION_WAITING;
+		tj_admission_result_free(memo);
+		tj_admission_result_free(afresh);
+	}
+	/* The seeds reach every outcome the memos shorten. */
+	assert_true(admitted > 100);
+	assert_true(backfilled > 50);
+	assert_true(waiting > 1000);
+	print_message("#   %zu admitted (%zu backfilled), %zu waiting, %zu preempting\n", admitted,
+	              backfilled, waiting, preempting);
+}
+
+/* q's jobs in the order of perm (the k-th at perm[k]); ret_at gets each job's new index. */
+static void permute(struct tj_random_queue *q, const size_t *perm, size_t *ret_at)
+{
+	struct tj_admission_job jobs[TJ_RANDOM_JOBS] = { 0 };
+
+	for (size_t j = 0; j < q->in.n_jobs; j++) {
+		jobs[perm[j]] = q->jobs[j];
+		ret_at[j] = perm[j];
+	}
+	memcpy(q->jobs, jobs, q->in.n_jobs * sizeof(*jobs));
+}
+
+/* The decisions of q's jobs in res are those of the same jobs in moved, where job j went to
+ * index at[j]. */
+static void assert_moved_alike(const struct tj_random_queue *q,
+                               const struct tj_admission_result *res,
+                               const struct tj_admission_result *moved, const size_t *at)
+{
+	assert_int_equal(res->admitted, moved->admitted);
+	assert_int_equal(res->backfilled, moved->backfilled);
+	assert_memory_equal(res->classes, moved->classes,
+	                    (q->in.n_classes + 1) * sizeof(*res->classes));
+	for (size_t j = 0; j < res->n_decisions; j++)
+		tj_test_assert_same_decision(&res->decisions[j], &moved->decisions[at[j]],
+		                             (size_t)q->jobs[at[j]].num_pods);
+}
+
+static void test_any_order_decides_alike(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+		struct tj_random_queue q;
+		struct tj_admission_result *res = NULL, *ranked = NULL, *shuffled = NULL;
+		size_t perm[TJ_RANDOM_JOBS], at[TJ_RANDOM_JOBS], back[TJ_RANDOM_JOBS] = { 0 };
+
+		tj_random_queue_build(&q, seed);
+		print_message("#   seed %llu\n", (unsigned long long)seed);
+		assert_int_equal(tj_admit(&q.in, &res), 0);
+		/* In the order of the ranks: each job where its rank says. */
+		for (size_t j = 0; j < q.in.n_jobs; j++)
+			perm[j] = res->decisions[j].rank;
+		permute(&q, perm, at);
+		assert_int_equal(tj_admit(&q.in, &ranked), 0);
+		assert_moved_alike(&q, res, ranked, at);
+		for (size_t k = 0; k < q.in.n_jobs; k++)
+			assert_int_equal(ranked->decisions[k].rank, k);
+		/* Then shuffled, each job's new index followed from the first input. */
+		for (size_t j = 0; j < q.in.n_jobs; j++)
+			perm[j] = j;
+		for (size_t j = q.in.n_jobs; j-- > 1;) {
+			size_t k = (size_t)tj_random_pick(&q, 0, (int64_t)j), t = perm[j];
+
+			perm[j] = perm[k];
+			perm[k] = t;
+		}
+		for (size_t j = 0; j < q.in.n_jobs; j++)
+			back[j] = at[j];
+		permute(&q, perm, at);
+		for (size_t j = 0; j < q.in.n_jobs; j++)
+			at[j] = perm[back[j]];
+		assert_int_equal(tj_admit(&q.in, &shuffled), 0);
+		assert_moved_alike(&q, res, shuffled, at);
+		tj_admission_result_free(res);
+		tj_admission_result_free(ranked);
+		tj_admission_result_free(shuffled);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_memos_decide_as_afresh),
+		cmocka_unit_test(test_any_order_decides_alike),
+	};
+	return cmocka_run_group_tests_name("admission_property", tests, NULL, NULL);
+}
