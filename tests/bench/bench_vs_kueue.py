@@ -54,12 +54,15 @@ The scale part (--nodes H100 nodes of 8 GPUs, added to the way's cluster after t
 
   Its figures: admissions per second, the slots / the time from the clock's start until the
   slots-th job's first pod exists (the same event for every way: an admitted job whose pods
-  are being created), and beside it Kueue's own (the slots-th Workload with QuotaReserved);
+  are being created), and beside it the queue's own count (queue_admissions_per_s: ours, its
+  counter trainjob_admissions_total reaching the slots, polled every 0.1 s; Kueue, the
+  slots-th Workload with QuotaReserved, from a watch of the Workloads);
   the time until every job is admitted or shows its place (ours: Queued with a queuePosition
   in its status; Kueue: its Workload admitted, or marked Pending by Kueue's scheduler after
   the clock's start; a StrictFIFO queue never marks those behind its head, and the figure is
-  then the count by --decide-timeout); the controller's and Kueue's CPU time and peak RSS
-  over the part (Kueue's peak reset, clear_refs, before the backlog's creates).
+  then the count by the end: --decide-timeout, or --idle seconds without a new decision once
+  the slots are full); the controller's CPU time and peak RSS from its start, Kueue's over
+  the part (its peak reset, clear_refs, before the backlog's creates).
 
 The final line on stdout is one JSON object with every figure, the headline figures
 (utilisation_ours, utilisation_kueue: StrictFIFO, utilisation_kueue_besteffort,
@@ -68,9 +71,9 @@ the ratios, and the goals: on the trace, utilisation above StrictFIFO's and no m
 point below BestEffortFIFO's, the widest jobs' p95 wait below BestEffortFIFO's, the mean wait
 below both, no split gang; at scale, admissions per second at least 10x Kueue's.
 
---quick: a trace of 12 jobs, 250 jobs on 100 H100 nodes, one cluster (bench-vs-kueue by
-default), decide timeout 60 s: the pieces work together, in under 10 minutes; its figures are
-too small to judge the goals by. The controller is build/release/trainjob-controller
+--quick: a trace of 8 jobs, 200 jobs on 80 H100 nodes, one cluster (bench-vs-kueue by
+default), decide timeout 45 s, idle 10 s: the pieces work together, in under 10 minutes; its
+figures are too small to judge the goals by. The controller is build/release/trainjob-controller
 (TJC_BUILD_DIR overrides the folder), its log build/<cluster>-controller.log; Kueue's log is
 ~/.cache/trainjob-controller/kueue/<cluster>/kueue.log."""
 
@@ -86,8 +89,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_admission import (  # noqa: E402
-    GPUS_PER_NODE, WAYS as ADMISSION_WAYS, Recorder, Watch, add_cluster_arguments, add_run_arguments, cluster, cluster_env,
-    gpu_capacity, make_trace, observe_trace, pct, trace_figures, trainjob, wait_for_quiet, wait_schedulable, write_config)
+    GPUS_PER_NODE, WAYS as ADMISSION_WAYS, Recorder, Watch, add_cluster_arguments, add_run_arguments, cluster,
+    cluster_env, gpu_capacity, make_trace, observe_trace, pct, trace_figures, trainjob, wait_for_quiet,
+    wait_schedulable, write_config)
 from bench_expansion import (  # noqa: E402
     CLUSTER_SH, REPO, TJ_API, Controller, cpu_seconds, delete_everything, kubectl, log, peak_rss_mib, setup)
 from bench_vs_kubeflow import as_runtime_patch, reset_peak, shell_env  # noqa: E402
@@ -102,7 +106,7 @@ KUEUE_API = "kueue.x-k8s.io/v1beta2"
 WIDE_NODES = 7  # the widest jobs: 7 or 8 nodes, a quarter of the trace's sizes
 TRACE_NAMESPACE = "bench-vs-kueue"
 SCALE_NAMESPACE = "bench-vs-kueue-scale"
-QUICK = {"jobs": 12, "scale_jobs": 250, "nodes": 100, "decide_timeout": 60, "one_cluster": True}
+QUICK = {"jobs": 8, "scale_jobs": 200, "nodes": 80, "decide_timeout": 45, "idle": 10, "one_cluster": True}
 
 
 # ---- the jobs and Kueue's objects ----
@@ -162,7 +166,8 @@ def wait_active(cls, timeout=60):
     deadline = time.monotonic() + timeout
     while True:
         cq = json.loads(kubectl("get", "clusterqueue", f"bench-{cls}", "-o", "json").stdout)
-        if any(c["type"] == "Active" and c["status"] == "True" for c in (cq.get("status") or {}).get("conditions") or []):
+        conds = (cq.get("status") or {}).get("conditions") or []
+        if any(c["type"] == "Active" and c["status"] == "True" for c in conds):
             return
         if time.monotonic() > deadline:
             sys.exit(f"the ClusterQueue bench-{cls} was not Active within {timeout} s: {cq.get('status')}")
@@ -174,12 +179,15 @@ def wait_active(cls, timeout=60):
 
 def workload_state(wl):
     """(TrainJob name, QuotaReserved status, its reason, the Evicted condition's transition
-    time if it is True) of a Workload."""
+    time if it is True) of a Workload. Kueue's scheduler marks a Workload of a held
+    ClusterQueue Pending too, with the message that the queue is inactive: that reason is
+    given as Inactive, as it says nothing of the job's place."""
     job = next((o["name"] for o in wl["metadata"].get("ownerReferences") or [] if o.get("kind") == "TrainJob"), None)
     conds = {c["type"]: c for c in (wl.get("status") or {}).get("conditions") or []}
     qr = conds.get("QuotaReserved") or {}
     ev = conds.get("Evicted") or {}
-    return job, qr.get("status"), qr.get("reason"), ev.get("lastTransitionTime") if ev.get("status") == "True" else None
+    reason = "Inactive" if " is inactive" in (qr.get("message") or "") else qr.get("reason")
+    return job, qr.get("status"), reason, ev.get("lastTransitionTime") if ev.get("status") == "True" else None
 
 
 class Workloads:
@@ -254,6 +262,7 @@ def summary(trace, scale):
             out[f"wide_wait_p95_s_{key}"] = trace[way].get("wide_wait_p95_s")
         if way in scale:
             out[f"admissions_per_s_{key}"] = scale[way]["admissions_per_s"]
+            out[f"queue_admissions_per_s_{key}"] = scale[way].get("queue_admissions_per_s")
     ours, strict, best = (trace.get(w) for w in ("ours", "kueue-strict", "kueue-besteffort"))
 
     def less(a, b):
@@ -271,8 +280,12 @@ def summary(trace, scale):
             goals["wait_mean_below_besteffort"] = less(ours["wait_mean_s"], best["wait_mean_s"])
             out["utilisation_ours_vs_kueue_besteffort"] = round(ours["utilisation"] / best["utilisation"], 3)
     mine = (scale.get("ours") or {}).get("admissions_per_s")
+    own = (scale.get("ours") or {}).get("queue_admissions_per_s")
     for way, key in (("kueue-strict", "kueue"), ("kueue-besteffort", "kueue_besteffort")):
         theirs = (scale.get(way) or {}).get("admissions_per_s")
+        theirs_own = (scale.get(way) or {}).get("queue_admissions_per_s")
+        if own and theirs_own:
+            out[f"queue_admissions_ours_vs_{key}"] = round(own / theirs_own, 2)
         if mine and theirs:
             out[f"admissions_ours_vs_{key}"] = round(mine / theirs, 2)
             goals[f"admissions_10x_{key}"] = mine >= 10 * theirs
@@ -426,9 +439,13 @@ def scale_way(api, args, way, kueue):
             t_start = time.monotonic()
             c = start_controller(args, way)
         last = changed = time.monotonic()
-        seen = -1
+        seen, own_filled = -1, None
         while True:
             now = time.monotonic()
+            # Our queue's own admissions, as its counter says, for the figure beside Kueue's
+            # own (its Workloads' quota reservations, from their watch).
+            if not strategy and own_filled is None and c.metrics().get("trainjob_admissions_total", 0) >= slots:
+                own_filled = now
             snap, _ = rec.snapshot()
             if strategy:
                 decided = [d["decided"] for d in kueue_decisions(wls.snapshot(), t_start).values() if d["decided"]]
@@ -446,7 +463,7 @@ def scale_way(api, args, way, kueue):
             if now - last >= 10:
                 last = now
                 log(f"  {now - t_start:5.0f} s: {len(decided)}/{len(names)} decided, {admitted} admitted")
-            time.sleep(0.5)
+            time.sleep(0.5 if strategy or own_filled else 0.1)
         out = {"jobs": len(jobs), "nodes": n_nodes, "gang_nodes": args.gang, "slots": slots,
                "controller_cpu_s": round(c.cpu_seconds(), 2),
                "controller_peak_mib": round(c.peak_rss_mib(), 1)}
@@ -461,9 +478,12 @@ def scale_way(api, args, way, kueue):
     out["admissions_per_s"], out["fill_s"] = fill_rate(firsts, t_start, slots)
     out["decided"] = len(decided)
     out["decided_s"] = round(max(decided) - t_start, 2) if len(decided) == len(names) else None
-    if strategy:
+    if not strategy:
+        out["queue_admissions_per_s"], out["queue_fill_s"] = fill_rate([own_filled] * slots if own_filled else [],
+                                                                       t_start, slots)
+    else:
         d = kueue_decisions(wls.snapshot(), t_start)
-        out["kueue_admissions_per_s"], out["kueue_fill_s"] = fill_rate(
+        out["queue_admissions_per_s"], out["queue_fill_s"] = fill_rate(
             [x["admitted"] for x in d.values() if x["admitted"]], t_start, slots)
         out["kueue_evictions"] = sum(x["evictions"] for x in d.values())
         out["kueue_cpu_s"] = round(cpu_seconds(kueue) - kueue_cpu0, 2)
@@ -471,8 +491,9 @@ def scale_way(api, args, way, kueue):
     log(f"  {way}: {out['admissions_per_s']} admissions/s ({slots} slots filled in {out['fill_s']} s), "
         f"{out['decided']}/{len(names)} decided" + (f" in {out['decided_s']} s" if out["decided_s"] else
                                                     f" by {args.decide_timeout:.0f} s")
-        + (f"; Kueue's own: {out['kueue_admissions_per_s']} admissions/s, {out['kueue_evictions']} evictions, "
-           f"CPU {out['kueue_cpu_s']} s, peak {out['kueue_peak_mib']} MiB" if strategy else "")
+        + f"; the queue's own count: {out['queue_admissions_per_s']} admissions/s"
+        + (f"; {out['kueue_evictions']} evictions, Kueue CPU {out['kueue_cpu_s']} s, peak {out['kueue_peak_mib']} MiB"
+           if strategy else "")
         + f"; controller CPU {out['controller_cpu_s']} s, peak {out['controller_peak_mib']} MiB")
     if args.one_cluster:
         kubectl("delete", "trainjobs", "--all", "-n", ns, "--wait=false", check=False)
@@ -556,15 +577,17 @@ def self_test():
     assert queue_objects("ns", "h100", "BestEffortFIFO", 800, hold=False)[1]["spec"]["stopPolicy"] == "None"
 
     # Workloads: the owner, QuotaReserved and Evicted.
-    def wl(job, qr=None, reason=None, evicted=None):
+    def wl(job, qr=None, reason=None, evicted=None, message=""):
         conds = []
         if qr:
-            conds.append({"type": "QuotaReserved", "status": qr, "reason": reason})
+            conds.append({"type": "QuotaReserved", "status": qr, "reason": reason, "message": message})
         if evicted:
             conds.append({"type": "Evicted", "status": "True", "lastTransitionTime": evicted})
         return {"metadata": {"ownerReferences": [{"kind": "TrainJob", "name": job}]}, "status": {"conditions": conds}}
 
     assert workload_state(wl("a", "False", "Inadmissible")) == ("a", "False", "Inadmissible", None)
+    held = wl("a", "False", "Pending", message="ClusterQueue bench-h100 is inactive")
+    assert workload_state(held) == ("a", "False", "Inactive", None)
     assert workload_state(wl("a", "True", "QuotaReserved", "T1")) == ("a", "True", "QuotaReserved", "T1")
     assert workload_state({"metadata": {}}) == (None, None, None, None)
     # Decisions after since=10: a was held (inactive) before, then admitted at 12, evicted
@@ -597,13 +620,18 @@ def self_test():
     def way(util, mean, wide, split=0):
         return {"utilisation": util, "wait_mean_s": mean, "wide_wait_p95_s": wide, "partial_split_gpu_s": split}
 
-    trace = {"ours": way(0.91, 300, 900), "kueue-strict": way(0.85, 500, 1000), "kueue-besteffort": way(0.915, 350, 1500)}
-    scale = {"ours": {"admissions_per_s": 120.0}, "kueue-strict": {"admissions_per_s": 10.0},
+    trace = {"ours": way(0.91, 300, 900), "kueue-strict": way(0.85, 500, 1000),
+             "kueue-besteffort": way(0.915, 350, 1500)}
+    scale = {"ours": {"admissions_per_s": 120.0, "queue_admissions_per_s": 5000.0},
+             "kueue-strict": {"admissions_per_s": 10.0, "queue_admissions_per_s": 20.0},
              "kueue-besteffort": {"admissions_per_s": 15.0}}
     s = summary(trace, scale)
-    assert s["utilisation_ours"] == 0.91 and s["utilisation_kueue"] == 0.85 and s["utilisation_kueue_besteffort"] == 0.915
+    assert s["utilisation_ours"] == 0.91 and s["utilisation_kueue"] == 0.85, s
+    assert s["utilisation_kueue_besteffort"] == 0.915, s
     assert s["admissions_per_s_ours"] == 120 and s["admissions_per_s_kueue"] == 10, s
     assert s["admissions_ours_vs_kueue"] == 12 and s["admissions_ours_vs_kueue_besteffort"] == 8, s
+    assert s["queue_admissions_per_s_ours"] == 5000 and s["queue_admissions_ours_vs_kueue"] == 250, s
+    assert s["queue_admissions_per_s_kueue_besteffort"] is None and "queue_admissions_ours_vs_kueue_besteffort" not in s
     assert s["utilisation_ours_vs_kueue"] == round(0.91 / 0.85, 3), s
     assert s["goals"] == {"zero_split_gangs": True, "utilisation_above_strict": True, "wait_mean_below_strict": True,
                           "utilisation_within_a_point_of_besteffort": True, "wide_wait_p95_below_besteffort": True,
