@@ -54,9 +54,11 @@ The scale part (--nodes H100 nodes of 8 GPUs, added to the way's cluster after t
 
   Its figures: admissions per second, the slots / the time from the clock's start until the
   slots-th job's first pod exists (the same event for every way: an admitted job whose pods
-  are being created), and beside it the queue's own count (queue_admissions_per_s: ours, its
-  counter trainjob_admissions_total reaching the slots, polled every 0.1 s; Kueue, the
-  slots-th Workload with QuotaReserved, from a watch of the Workloads);
+  are being created), and beside it the queue's own decisions (queue_admissions_per_s: ours,
+  the slots-th "admitted a gang" line of its log; Kueue, the slots-th Workload with
+  QuotaReserved, from a watch of the Workloads); under Kueue, where an admitted job's time
+  goes: from its quota reservation to Kueue's update that resumes the TrainJob
+  (spec.suspend false, from a watch of the TrainJobs), and from that to its first pod;
   the time until every job is admitted or shows its place (ours: Queued with a queuePosition
   in its status; Kueue: its Workload admitted, or marked Pending by Kueue's scheduler after
   the clock's start; a StrictFIFO queue never marks those behind its head, and the figure is
@@ -78,6 +80,7 @@ figures are too small to judge the goals by. The controller is build/release/tra
 ~/.cache/trainjob-controller/kueue/<cluster>/kueue.log."""
 
 import argparse
+import calendar
 import json
 import os
 import random
@@ -191,12 +194,20 @@ def workload_state(wl):
 
 
 class Workloads:
-    """The states of the Workloads of a namespace as a watch saw them: job -> [(t, state)]."""
+    """The states of the Workloads of a namespace as a watch saw them (events: job -> [(t,
+    state)]), and when a watch of its TrainJobs first saw each of them not suspended
+    (resumed: job -> t): the moment Kueue's update let the job start."""
 
     def __init__(self, api, namespace):
         self.lock = threading.Lock()
-        self.events = {}
-        self.watch = Watch(api, f"/apis/{KUEUE_API}/namespaces/{namespace}/workloads", self._event)
+        self.events, self.resumed = {}, {}
+        self.watches = [Watch(api, f"/apis/{KUEUE_API}/namespaces/{namespace}/workloads", self._event),
+                        Watch(api, f"{TJ_API}/namespaces/{namespace}/trainjobs", self._job_event)]
+
+    def _job_event(self, typ, tj, t):
+        if typ != "DELETED" and not tj["spec"].get("suspend"):
+            with self.lock:
+                self.resumed.setdefault(tj["metadata"]["name"], t)
 
     def _event(self, typ, wl, t):
         job, *state = workload_state(wl)
@@ -210,7 +221,51 @@ class Workloads:
             return {k: list(v) for k, v in self.events.items()}
 
     def stop(self):
-        self.watch.stop()
+        for w in self.watches:
+            w.stop()
+
+
+def chain_figures(admitted, resumed, first_pods):
+    """Where an admitted job's time goes under Kueue, p50 and max over the jobs seen in all
+    three: from its Workload's quota reservation to Kueue's update that resumes the TrainJob
+    (Kueue's part), and from that to its first pod (the controller's). Each argument: job ->
+    time."""
+    jobs = [j for j in admitted if j in resumed and j in first_pods]
+    kueue = [resumed[j] - admitted[j] for j in jobs]
+    ours = [first_pods[j] - resumed[j] for j in jobs]
+    out = {"chain_jobs": len(jobs)}
+    for name, v in (("reserved_to_resumed", kueue), ("resumed_to_first_pod", ours)):
+        out[f"{name}_p50_s"] = round(pct(v, 50), 3) if v else None
+        out[f"{name}_max_s"] = round(max(v), 3) if v else None
+    return out
+
+
+def gang_admissions(log_path, offset, wall_minus_monotonic):
+    """The times (monotonic clock) of the controller's decisions to admit a gang, from its log
+    after offset ("admitted a gang", with the wall time to the millisecond)."""
+    out = []
+    with open(log_path, errors="replace") as f:
+        f.seek(offset)
+        for line in f:
+            if '"admitted a gang"' not in line:
+                continue
+            try:
+                ts = json.loads(line)["ts"]
+            except (ValueError, KeyError):
+                continue
+            wall = calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")) + float("0" + ts[19:-1])
+            out.append(wall - wall_minus_monotonic)
+    return out
+
+
+def wait_no_workloads(api, namespace, timeout=300):
+    """Waits until the garbage collector has removed the Workloads of deleted TrainJobs, so
+    that the next way on a shared cluster counts only its own."""
+    deadline = time.monotonic() + timeout
+    while api.json("GET", f"/apis/{KUEUE_API}/namespaces/{namespace}/workloads")["items"]:
+        if time.monotonic() > deadline:
+            sys.exit(f"Workloads of {namespace} were left {timeout} s after their TrainJobs were deleted")
+        time.sleep(1)
 
 
 def kueue_decisions(events, since):
@@ -362,7 +417,10 @@ def trace_way(api, args, way, trace, capacity, kueue):
     res.update(wide_figures(jobs, pods, capacity, t0, t_end))
     res.update(res_procs)
     if wls:
-        res["kueue_evictions"] = sum(d["evictions"] for d in kueue_decisions(wls.snapshot(), t0).values())
+        d = kueue_decisions(wls.snapshot(), t0)
+        res["kueue_evictions"] = sum(x["evictions"] for x in d.values())
+        res.update(chain_figures({j: x["admitted"] for j, x in d.items() if x["admitted"]}, wls.resumed,
+                                 first_pods(rec)))
     if not res["finished"]:
         log(f"  timed out after {timeout:.0f} s with {res['jobs'] - res['complete'] - res['failed']} jobs unfinished")
     log(f"  {way}: makespan {res['makespan_s']:.0f} s, utilisation {res['utilisation']:.1%}, wait mean "
@@ -371,7 +429,15 @@ def trace_way(api, args, way, trace, capacity, kueue):
         f"{res['partial_gang_gpu_s']:.0f} GPU-s (split {res['partial_split_gpu_s']:.0f}), {res['complete']} Complete, "
         f"{res['deadline_exceeded']} DeadlineExceeded" + (f", {res['kueue_evictions']} evictions" if wls else ""))
     delete_everything(api, TRACE_NAMESPACE)
+    if wls:
+        wait_no_workloads(api, TRACE_NAMESPACE)
     return res
+
+
+def first_pods(rec):
+    """job -> the time its first pod was seen (the Recorder's admissions)."""
+    with rec.lock:
+        return {j: t for t, j in rec.admissions}
 
 
 # ---- the scale part ----
@@ -436,16 +502,13 @@ def scale_way(api, args, way, kueue):
             t_start = time.monotonic()
             release_queue("h100")
         else:
+            log_offset = os.path.getsize(args.log_path) if os.path.exists(args.log_path) else 0
             t_start = time.monotonic()
             c = start_controller(args, way)
         last = changed = time.monotonic()
-        seen, own_filled = -1, None
+        seen = -1
         while True:
             now = time.monotonic()
-            # Our queue's own admissions, as its counter says, for the figure beside Kueue's
-            # own (its Workloads' quota reservations, from their watch).
-            if not strategy and own_filled is None and c.metrics().get("trainjob_admissions_total", 0) >= slots:
-                own_filled = now
             snap, _ = rec.snapshot()
             if strategy:
                 decided = [d["decided"] for d in kueue_decisions(wls.snapshot(), t_start).values() if d["decided"]]
@@ -463,7 +526,7 @@ def scale_way(api, args, way, kueue):
             if now - last >= 10:
                 last = now
                 log(f"  {now - t_start:5.0f} s: {len(decided)}/{len(names)} decided, {admitted} admitted")
-            time.sleep(0.5 if strategy or own_filled else 0.1)
+            time.sleep(0.5)
         out = {"jobs": len(jobs), "nodes": n_nodes, "gang_nodes": args.gang, "slots": slots,
                "controller_cpu_s": round(c.cpu_seconds(), 2),
                "controller_peak_mib": round(c.peak_rss_mib(), 1)}
@@ -479,12 +542,14 @@ def scale_way(api, args, way, kueue):
     out["decided"] = len(decided)
     out["decided_s"] = round(max(decided) - t_start, 2) if len(decided) == len(names) else None
     if not strategy:
-        out["queue_admissions_per_s"], out["queue_fill_s"] = fill_rate([own_filled] * slots if own_filled else [],
-                                                                       t_start, slots)
+        own = gang_admissions(args.log_path, log_offset, time.time() - time.monotonic())
+        out["queue_admissions_per_s"], out["queue_fill_s"] = fill_rate(own, t_start, slots)
     else:
         d = kueue_decisions(wls.snapshot(), t_start)
         out["queue_admissions_per_s"], out["queue_fill_s"] = fill_rate(
             [x["admitted"] for x in d.values() if x["admitted"]], t_start, slots)
+        out.update(chain_figures({j: x["admitted"] for j, x in d.items() if x["admitted"]}, wls.resumed,
+                                 first_pods(rec)))
         out["kueue_evictions"] = sum(x["evictions"] for x in d.values())
         out["kueue_cpu_s"] = round(cpu_seconds(kueue) - kueue_cpu0, 2)
         out["kueue_peak_mib"] = round(peak_rss_mib(kueue), 1)
@@ -492,12 +557,16 @@ def scale_way(api, args, way, kueue):
         f"{out['decided']}/{len(names)} decided" + (f" in {out['decided_s']} s" if out["decided_s"] else
                                                     f" by {args.decide_timeout:.0f} s")
         + f"; the queue's own count: {out['queue_admissions_per_s']} admissions/s"
-        + (f"; {out['kueue_evictions']} evictions, Kueue CPU {out['kueue_cpu_s']} s, peak {out['kueue_peak_mib']} MiB"
-           if strategy else "")
+        + (f"; {out['kueue_evictions']} evictions, Kueue CPU {out['kueue_cpu_s']} s, peak {out['kueue_peak_mib']} MiB; "
+           f"from quota reserved to the job resumed p50 {out['reserved_to_resumed_p50_s']} s (max "
+           f"{out['reserved_to_resumed_max_s']} s), from resumed to its first pod p50 "
+           f"{out['resumed_to_first_pod_p50_s']} s (max {out['resumed_to_first_pod_max_s']} s)" if strategy else "")
         + f"; controller CPU {out['controller_cpu_s']} s, peak {out['controller_peak_mib']} MiB")
     if args.one_cluster:
         kubectl("delete", "trainjobs", "--all", "-n", ns, "--wait=false", check=False)
         delete_everything(api, ns)
+        if strategy:
+            wait_no_workloads(api, ns)
     return out
 
 
@@ -520,6 +589,8 @@ def run(args):
         kueue_here = any(WAYS[w] for w in ways)
         env = cluster_env(name, gh200=32 if args.part != "scale" else 0)
         env["TJC_H100_NODES"] = "0" if args.part != "scale" else str(args.nodes)
+        # No real nodes: every job wants GPUs, which they lack, and they would only load the machine.
+        env.setdefault("TJC_REAL_NODES", "0")
         if kueue_here:
             env["TJC_KUEUE"] = "1"
         args.log_path = os.path.join(REPO, "build", f"{name}-controller.log")
@@ -600,6 +671,25 @@ def self_test():
     assert d["a"] == {"admitted": 12, "decided": 12, "evictions": 1}, d
     assert d["b"] == {"admitted": 20, "decided": 11, "evictions": 0}, d
     assert d["c"] == {"admitted": None, "decided": None, "evictions": 0}, d
+
+    # The chain under Kueue: a reserved at 1, resumed at 3, first pod at 3.5; b 2, 6, 6.1; c
+    # never resumed.
+    f = chain_figures({"a": 1, "b": 2, "c": 3}, {"a": 3, "b": 6}, {"a": 3.5, "b": 6.1})
+    assert f == {"chain_jobs": 2, "reserved_to_resumed_p50_s": 2, "reserved_to_resumed_max_s": 4,
+                 "resumed_to_first_pod_p50_s": 0.1, "resumed_to_first_pod_max_s": 0.5}, f
+    assert chain_figures({}, {}, {})["reserved_to_resumed_p50_s"] is None
+    # Our decisions from the log: only the lines after the offset, on the monotonic clock.
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "c.log")
+        with open(path, "w") as f:
+            f.write('{"ts":"2026-12-05T06:36:14.000Z","msg":"admitted a gang"}\n')
+            offset = f.tell()
+            f.write('{"ts":"2026-12-05T06:36:14.505Z","level":"info","msg":"admitted a gang"}\n'
+                    '{"ts":"2026-12-05T06:36:14.508Z","msg":"creating an admitted gang"}\nnot JSON "admitted a gang"\n')
+        wall = calendar.timegm((2026, 12, 5, 6, 36, 14, 0, 0, 0))
+        [t] = gang_admissions(path, offset, wall - 100)
+        assert abs(t - 100.505) < 1e-6, t
 
     # The fill: 4 slots, admissions at 1, 3, 2, 5, 9 after a start at 0.5: the 4th at 5.
     assert fill_rate([3, 1, 2, 5, 9, 0.1], 0.5, 4) == (round(4 / 4.5, 1), 4.5)
