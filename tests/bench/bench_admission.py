@@ -1071,6 +1071,19 @@ def observe_freeings(rec, ys, args, n_nodes):
     return res
 
 
+def log_records(log_path, offset, msg):
+    """The JSON lines of the controller's log after offset whose message is msg."""
+    with open(log_path, errors="replace") as f:
+        f.seek(offset)
+        for line in f:
+            if f'"{msg}"' not in line:
+                continue
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
 def own_latency(log_path, offset):
     """The controller's own account of each admission after offset in its log (one line per
     admitted gang, as its creates go out): from the event that let the gang in to the
@@ -1087,20 +1100,12 @@ def own_latency(log_path, offset):
              "cycleCpuUs": "own_cycle_cpu", "busyUs": "own_busy", "runQueueUs": "own_run_queue",
              "controllerUs": "own_controller"}
     parts = {k: [] for k in names}
-    with open(log_path, errors="replace") as f:
-        f.seek(offset)
-        for line in f:
-            if '"creating an admitted gang"' not in line:
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if "latencyUs" in rec and "runQueueUs" in rec:
-                rec["controllerUs"] = rec["latencyUs"] - rec["runQueueUs"]
-            for k, v in parts.items():
-                if k in rec:
-                    v.append(rec[k] / 1000)
+    for rec in log_records(log_path, offset, "creating an admitted gang"):
+        if "latencyUs" in rec and "runQueueUs" in rec:
+            rec["controllerUs"] = rec["latencyUs"] - rec["runQueueUs"]
+        for k, v in parts.items():
+            if k in rec:
+                v.append(rec[k] / 1000)
     out = {"own_latency_samples": len(parts["latencyUs"])}
     for k, v in parts.items():
         name = names[k]

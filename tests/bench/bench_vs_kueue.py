@@ -93,7 +93,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_admission import (  # noqa: E402
     GPUS_PER_NODE, WAYS as ADMISSION_WAYS, Recorder, Watch, add_cluster_arguments, add_run_arguments, cluster,
-    cluster_env, gpu_capacity, make_trace, observe_trace, pct, trace_figures, trainjob, wait_for_quiet,
+    cluster_env, gpu_capacity, log_records, make_trace, observe_trace, pct, trace_figures, trainjob, wait_for_quiet,
     wait_schedulable, write_config)
 from bench_expansion import (  # noqa: E402
     CLUSTER_SH, REPO, TJ_API, Controller, cpu_seconds, delete_everything, kubectl, log, peak_rss_mib, setup)
@@ -244,17 +244,10 @@ def gang_admissions(log_path, offset, wall_minus_monotonic):
     """The times (monotonic clock) of the controller's decisions to admit a gang, from its log
     after offset ("admitted a gang", with the wall time to the millisecond)."""
     out = []
-    with open(log_path, errors="replace") as f:
-        f.seek(offset)
-        for line in f:
-            if '"admitted a gang"' not in line:
-                continue
-            try:
-                ts = json.loads(line)["ts"]
-            except (ValueError, KeyError):
-                continue
-            wall = calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")) + float("0" + ts[19:-1])
-            out.append(wall - wall_minus_monotonic)
+    for rec in log_records(log_path, offset, "admitted a gang"):
+        ts = rec.get("ts", "")
+        wall = calendar.timegm(time.strptime(ts[:19], "%Y-%m-%dT%H:%M:%S")) + float("0" + ts[19:-1])
+        out.append(wall - wall_minus_monotonic)
     return out
 
 
