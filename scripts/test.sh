@@ -245,7 +245,8 @@ stage_unit() {
 # wrong figures and still exit 0.
 bench_self_tests() {
 	local ok=0 bad=0 b out
-	for b in tests/bench/bench_admission.py tests/bench/bench_scale.py tests/bench/bench_vs_kubeflow.py; do
+	for b in tests/bench/bench_admission.py tests/bench/bench_scale.py tests/bench/bench_vs_kubeflow.py \
+		tests/bench/bench_vs_kueue.py; do
 		if out=$(python3 "$b" --self-test 2>&1); then
 			ok=$((ok + 1))
 		else

@@ -648,6 +648,28 @@ def scavenger_runtime(api, grace):
                               "spec": rt["spec"]}))
 
 
+def observe_trace(rec, names, t0, timeout, capacity):
+    """Waits until every job of names has ended, or timeout seconds after t0, logging the
+    jobs' states every 30 s; returns the time it stopped."""
+    last = time.monotonic()
+    while True:
+        jobs, pods = rec.snapshot()
+        done = sum(1 for n in names if n in jobs and jobs[n]["ended"] is not None)
+        now = time.monotonic()
+        if done == len(names) or now - t0 > timeout:
+            return now
+        if now - last >= 30:
+            last = now
+            running = [p for p in pods if p["running"] is not None and p["ended"] is None]
+            states = {}
+            for j in jobs.values():
+                states[j["state"] or "-"] = states.get(j["state"] or "-", 0) + 1
+            log(f"  {now - t0:6.0f} s: {done}/{len(names)} ended; states "
+                + " ".join(f"{k} {v}" for k, v in sorted(states.items()))
+                + f"; {sum(p['gpus'] for p in running)} of {capacity} GPUs in Running pods")
+        time.sleep(1)
+
+
 def trace_way(api, args, way, trace, namespace, capacity):
     jobs_sent, names = way_jobs(args, way, trace, namespace)
     spaces = sorted({j["metadata"]["namespace"] for j in jobs_sent})
@@ -668,24 +690,7 @@ def trace_way(api, args, way, trace, namespace, capacity):
         cpu0 = c.cpu_seconds()
         applied, t0 = api.create_all(reqs, args.connections)
         log(f"  {len(reqs)} TrainJobs created in {applied:.2f} s; observing (timeout {timeout:.0f} s)")
-        last = time.monotonic()
-        while True:
-            jobs, pods = rec.snapshot()
-            done = sum(1 for n in names if n in jobs and jobs[n]["ended"] is not None)
-            now = time.monotonic()
-            if done == len(names) or now - t0 > timeout:
-                break
-            if now - last >= 30:
-                last = now
-                running = [p for p in pods if p["running"] is not None and p["ended"] is None]
-                states = {}
-                for j in jobs.values():
-                    states[j["state"] or "-"] = states.get(j["state"] or "-", 0) + 1
-                log(f"  {now - t0:6.0f} s: {done}/{len(names)} ended; states "
-                    + " ".join(f"{k} {v}" for k, v in sorted(states.items()))
-                    + f"; {sum(p['gpus'] for p in running)} of {capacity} GPUs in Running pods")
-            time.sleep(1)
-        t_end = time.monotonic()
+        t_end = observe_trace(rec, names, t0, timeout, capacity)
         cpu = c.cpu_seconds() - cpu0
         peak = c.peak_rss_mib()
     finally:
@@ -1066,6 +1071,19 @@ def observe_freeings(rec, ys, args, n_nodes):
     return res
 
 
+def log_records(log_path, offset, msg):
+    """The JSON lines of the controller's log after offset whose message is msg."""
+    with open(log_path, errors="replace") as f:
+        f.seek(offset)
+        for line in f:
+            if f'"{msg}"' not in line:
+                continue
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
 def own_latency(log_path, offset):
     """The controller's own account of each admission after offset in its log (one line per
     admitted gang, as its creates go out): from the event that let the gang in to the
@@ -1082,20 +1100,12 @@ def own_latency(log_path, offset):
              "cycleCpuUs": "own_cycle_cpu", "busyUs": "own_busy", "runQueueUs": "own_run_queue",
              "controllerUs": "own_controller"}
     parts = {k: [] for k in names}
-    with open(log_path, errors="replace") as f:
-        f.seek(offset)
-        for line in f:
-            if '"creating an admitted gang"' not in line:
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if "latencyUs" in rec and "runQueueUs" in rec:
-                rec["controllerUs"] = rec["latencyUs"] - rec["runQueueUs"]
-            for k, v in parts.items():
-                if k in rec:
-                    v.append(rec[k] / 1000)
+    for rec in log_records(log_path, offset, "creating an admitted gang"):
+        if "latencyUs" in rec and "runQueueUs" in rec:
+            rec["controllerUs"] = rec["latencyUs"] - rec["runQueueUs"]
+        for k, v in parts.items():
+            if k in rec:
+                v.append(rec[k] / 1000)
     out = {"own_latency_samples": len(parts["latencyUs"])}
     for k, v in parts.items():
         name = names[k]
@@ -1360,6 +1370,27 @@ def self_test():
     print("self-test passed")
 
 
+def add_run_arguments(ap, nodes_help):
+    """The options of the trace's timeout and of the scale run's jobs, which
+    bench_vs_kueue.py shares."""
+    ap.add_argument("--timeout", type=float, default=0,
+                    help="seconds per trace way (default: 1.8 x the trace's work / capacity + 300)")
+    ap.add_argument("--scale-jobs", type=int, default=5000)
+    ap.add_argument("--nodes", type=int, default=2000, help=nodes_help)
+    ap.add_argument("--gang", type=int, default=4, help="nodes per job of the scale run")
+    ap.add_argument("--run-min", type=int, default=90, help="shortest run of a scale job, s")
+    ap.add_argument("--run-max", type=int, default=300, help="longest run of a scale job, s")
+
+
+def add_cluster_arguments(ap):
+    """The options of the client, the clusters and the machine's load, which
+    bench_vs_kueue.py shares."""
+    ap.add_argument("--connections", type=int, default=32, help="connections of the plain client")
+    ap.add_argument("--keep-cluster", action="store_true", help="leave a cluster it started running")
+    ap.add_argument("--max-load", type=float, default=6.0, help="wait before each run while the load is above")
+    ap.add_argument("--quiet-wait", type=float, default=120, help="most seconds to wait for that")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("part", nargs="?", default="all", choices=("all", "trace", "scale"))
@@ -1372,24 +1403,15 @@ def main():
                     help="low jobs of the scavenger way (default: twice --jobs)")
     ap.add_argument("--grace", type=int, default=10,
                     help="terminationGracePeriodSeconds of the low jobs' pods, s")
-    ap.add_argument("--timeout", type=float, default=0,
-                    help="seconds per trace way (default: 1.8 x the trace's work / capacity + 300)")
-    ap.add_argument("--scale-jobs", type=int, default=5000)
-    ap.add_argument("--nodes", type=int, default=2000, help="GH200 nodes of the scale cluster")
-    ap.add_argument("--gang", type=int, default=4, help="nodes per job of the scale run")
-    ap.add_argument("--run-min", type=int, default=90, help="shortest run of a scale job, s")
-    ap.add_argument("--run-max", type=int, default=300, help="longest run of a scale job, s")
+    add_run_arguments(ap, "GH200 nodes of the scale cluster")
     ap.add_argument("--freeings", type=int, default=300, help="freeing-to-admission pairs to time")
     ap.add_argument("--window", type=float, default=420, help="most seconds to wait for them")
     ap.add_argument("--decide-timeout", type=float, default=600)
-    ap.add_argument("--connections", type=int, default=32, help="connections of the plain client")
     ap.add_argument("--trace-cluster", default="bench-admission")
     ap.add_argument("--scale-cluster", default="bench-admission-scale")
     ap.add_argument("--timelines", metavar="PREFIX",
                     help="write each trace way's timelines to PREFIX-<way>.json")
-    ap.add_argument("--keep-cluster", action="store_true", help="leave a cluster it started running")
-    ap.add_argument("--max-load", type=float, default=6.0, help="wait before each run while the load is above")
-    ap.add_argument("--quiet-wait", type=float, default=120, help="most seconds to wait for that")
+    add_cluster_arguments(ap)
     args = ap.parse_args()
     if args.self_test:
         self_test()
