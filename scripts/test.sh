@@ -74,6 +74,8 @@ skip_notes=()
 # What a failed stage said of its failure, repeated at the end (a log cut to its last lines
 # still shows it): one line each.
 failure_notes=()
+# The tests that failed and then passed when run again (e2e_pytest): one line each.
+flaky_notes=()
 
 stage_start=$SECONDS
 stage_skipped=0
@@ -93,18 +95,25 @@ note_skipped() {
 	skip_notes+=("$1: $2: $3 skipped ($4)")
 }
 # Reads a JUnit report (tests/tools/junit-counts.py): sets junit_passed and junit_failed,
-# and notes the report's skips for the stage, its suites named by their files under dir.
-# A report that cannot be read counts as one failure. Arguments: stage, report, dir.
+# notes the tests that failed (repeated at the end) and the report's skips for the stage, its
+# tests and suites named by their files under dir. With a fourth argument, the report of the
+# failed tests run once more: a test that passed there counts as passed and is named at the
+# end as flaky. A report that cannot be read counts as one failure. Arguments: stage, report,
+# dir[, rerun report].
 junit_counts() {
-	local out suite n why
+	local out kind a b c
 	junit_passed=0 junit_failed=1
-	out=$(tests/tools/junit-counts.py "$2" "$3" 2>&1) || {
+	out=$(tests/tools/junit-counts.py "$2" "$3" ${4:+"$4"} 2>&1) || {
 		printf '%s\n' "$out"
 		return 1
 	}
 	read -r junit_passed junit_failed _ <<<"${out%%$'\n'*}"
-	while IFS=$'\t' read -r suite n why; do
-		note_skipped "$1" "$suite" "$n" "$why"
+	while IFS=$'\t' read -r kind a b c; do
+		case $kind in
+		failed) failure_notes+=("$1: $a: $b") ;;
+		flaky) flaky_notes+=("$1: $a: failed ($b), then passed when run again") ;;
+		skipped) note_skipped "$1" "$a" "$b" "$c" ;;
+		esac
 	done < <(printf '%s\n' "$out" | tail -n +2)
 }
 record() { # stage, passed, failed
@@ -374,14 +383,31 @@ e2e_second_half=(
 prefixed() { sed -u "s/^/[$1] /"; }
 
 # pytest on the cluster $1 with the venv $2 and the report $3, for the arguments that follow;
-# the cluster is the environment's unless $1 names another. Its status is pytest's.
+# the cluster is the environment's unless $1 names another. When a few tests fail (at most
+# e2e_max_reruns), they run once more, alone, with the report $3.rerun: on a shared machine a
+# test can lose a race with the load, and the rerun tells such a flake (named at the end of
+# the run) from a fault (failed twice). Its status is the first pytest's.
+e2e_max_reruns=5
 e2e_pytest() {
-	local cluster=$1 venv=$2 junit=$3
+	local cluster=$1 venv=$2 junit=$3 rc
 	shift 3
+	local -a env=(TJC_CLUSTER="$cluster" TJC_KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster"
+		KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster" TJC_BUILD_DIR="$repo/build/release")
+	rm -f "$junit.rerun"
 	# shellcheck disable=SC2086
-	TJC_CLUSTER=$cluster TJC_KUBECONFIG=$TJC_CACHE/kubeconfig-$cluster \
-		KUBECONFIG=$TJC_CACHE/kubeconfig-$cluster TJC_BUILD_DIR=$repo/build/release \
-		"$venv/bin/pytest" "$@" -v -p no:cacheprovider --junitxml="$junit" ${TJC_PYTEST_ARGS:-}
+	env "${env[@]}" "$venv/bin/pytest" "$@" -v -p no:cacheprovider --junitxml="$junit" ${TJC_PYTEST_ARGS:-}
+	rc=$?
+	local -a again=()
+	if ((rc != 0)) && [[ -f $junit ]]; then
+		mapfile -t again < <(tests/tools/junit-counts.py --failed "$junit" tests/e2e)
+	fi
+	if ((${#again[@]} > 0 && ${#again[@]} <= e2e_max_reruns)); then
+		echo "e2e: ${#again[@]} test(s) failed on '$cluster'; running them once more, alone: ${again[*]}"
+		# shellcheck disable=SC2086
+		env "${env[@]}" "$venv/bin/pytest" "${again[@]}" -v -p no:cacheprovider \
+			--junitxml="$junit.rerun" ${TJC_PYTEST_ARGS:-}
+	fi
+	return "$rc"
 }
 
 # Starts the cluster $1 afresh, without real nodes, with Kueue if $2 is 1; its status says
@@ -457,7 +483,7 @@ e2e_first() {
 
 stage_e2e() {
 	say e2e "pytest against the local clusters '$TJC_CLUSTER' and '$TJC_CLUSTER-b', side by side (and Kueue's suite against '$TJC_CLUSTER-kueue')"
-	local venv ok=0 bad=0 report second
+	local venv ok=0 bad=0 report rerun second
 	# The suites run the controller and the tools of tests/tools from this build.
 	meson_build e2e build/release || return
 	venv=$(e2e_venv) || {
@@ -483,7 +509,7 @@ stage_e2e() {
 	fi
 	local junit=build/e2e-junit.xml junit_b=build/e2e-b-junit.xml kueue_junit=build/e2e-kueue-junit.xml
 	mkdir -p build
-	rm -f "$junit" "$junit_b" "$kueue_junit"
+	rm -f "$junit" "$junit_b" "$kueue_junit" "$junit.rerun" "$junit_b.rerun" "$kueue_junit.rerun"
 	e2e_second "$venv" "$kueue" "$junit_b" "$kueue_junit" > >(prefixed "$TJC_CLUSTER-b") 2>&1 &
 	second=$!
 	e2e_first "$venv" "$junit" > >(prefixed "$TJC_CLUSTER") 2>&1
@@ -494,7 +520,9 @@ stage_e2e() {
 	[[ $kueue == 1 ]] && reports+=("$kueue_junit")
 	for report in "${reports[@]}"; do
 		if [[ -f $report ]]; then
-			junit_counts e2e "$report" tests/e2e
+			rerun=""
+			[[ -f $report.rerun ]] && rerun=$report.rerun
+			junit_counts e2e "$report" tests/e2e ${rerun:+"$rerun"}
 			ok=$((ok + junit_passed)) bad=$((bad + junit_failed))
 		else
 			echo "e2e: no report $report: its suites did not run to their end (above: why)"
@@ -615,6 +643,12 @@ echo
 if ((${#failed_stages[@]})); then
 	echo "FAILED stages: ${failed_stages[*]}"
 	for note in "${failure_notes[@]}"; do
+		echo "  $note"
+	done
+fi
+if ((${#flaky_notes[@]})); then
+	echo "FLAKY (counted as passed):"
+	for note in "${flaky_notes[@]}"; do
 		echo "  $note"
 	done
 fi
