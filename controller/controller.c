@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/list.h"
 #include "controller/admission/admitter.h"
 #include "controller/executor/executor.h"
 #include "controller/executor/write_gate.h"
@@ -33,7 +34,7 @@
 
 /* A key being reconciled. */
 struct reconcile {
-	struct reconcile *prev, *next;
+	struct tj_link link;                /* in the controller's in_flight */
 	struct tj_controller *c;            /* borrowed */
 	char key[TJ_STORE_KEY_MAX];         /* the TrainJob's "namespace/name" */
 	struct tj_execution *execution;     /* borrowed; freed by the executor */
@@ -69,7 +70,7 @@ struct tj_controller {
 	struct tj_admitter *admitter;         /* owned */
 	struct tj_suspect_nodes *suspects;    /* owned */
 	struct tj_stall_clock *stall_clock;   /* owned */
-	struct reconcile *in_flight;          /* owned list */
+	struct tj_list in_flight;             /* owned, of struct reconcile */
 	/* How many parked reconciles each key has (struct parked_key), so that a new reconcile
 	 * looks for the ones it supersedes only when there are some: thousands park at once,
 	 * and a scan of them all per reconcile was most of the controller's CPU. */
@@ -573,23 +574,11 @@ static void count_parked(struct tj_controller *c, const char *key, bool parks)
 	p->n = 1;
 }
 
-static void unlink_reconcile(struct reconcile *r)
-{
-	struct tj_controller *c = r->c;
-
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		c->in_flight = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-}
-
 static void reconcile_end(struct reconcile *r)
 {
 	struct tj_controller *c = r->c;
 
-	unlink_reconcile(r);
+	tj_list_unlink(&c->in_flight, &r->link);
 	if (!r->parked)
 		tj_workqueue_done(c->queue, r->key);
 	else
@@ -710,9 +699,12 @@ static void supersede_parked(struct tj_controller *c, const char *key)
 {
 	if (!c->parked_untracked && !tj_store_get(c->parked, key))
 		return;
-	for (struct reconcile *r = c->in_flight; r; r = r->next)
+	for (struct tj_link *l = c->in_flight.head; l; l = l->next) {
+		struct reconcile *r = TJ_CONTAINER_OF(l, struct reconcile, link);
+
 		if (r->parked && r->execution && strcmp(r->key, key) == 0)
 			tj_execution_supersede(r->execution);
+	}
 }
 
 /* The gate stays shut while keys wait for a slot: their plans may bring pods. */
@@ -967,10 +959,7 @@ static void process(struct tj_workqueue *q, const char *key, void *userdata)
 	r->c = c;
 	r->start_ns = now_ns(c);
 	strcpy(r->key, key);
-	r->next = c->in_flight;
-	if (c->in_flight)
-		c->in_flight->prev = r;
-	c->in_flight = r;
+	tj_list_prepend(&c->in_flight, &r->link);
 	rc = reconcile(c, r);
 	if (rc < 0) {
 		tj_log_error("reconciler", "could not reconcile", TJ_STR("trainjob", key),
@@ -1159,7 +1148,7 @@ static void check_stopped(struct tj_controller *c)
 {
 	void (*stopped)(void *userdata) = c->stopped;
 
-	if (!c->queue_drained || c->in_flight || !stopped)
+	if (!c->queue_drained || c->in_flight.head || !stopped)
 		return;
 	c->stopped = NULL;
 	stopped(c->stopped_userdata);
@@ -1191,10 +1180,10 @@ struct tj_controller *tj_controller_free(struct tj_controller *c)
 {
 	if (!c)
 		return NULL;
-	while (c->in_flight) {
-		struct reconcile *r = c->in_flight;
+	while (c->in_flight.head) {
+		struct reconcile *r = TJ_CONTAINER_OF(c->in_flight.head, struct reconcile, link);
 
-		c->in_flight = r->next;
+		tj_list_unlink(&c->in_flight, &r->link);
 		tj_execution_cancel(r->execution);
 		free(r);
 	}

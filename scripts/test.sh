@@ -410,15 +410,18 @@ e2e_pytest() {
 	return "$rc"
 }
 
-# Starts the cluster $1 afresh, without real nodes, with Kueue if $2 is 1; its status says
-# whether it came up.
-e2e_fresh_cluster() {
+# Starts the cluster $1 afresh (one left by an earlier run is removed first), without real
+# nodes, with Kueue if $2 is 1, for the e2e stage's second half and the soak; its status says
+# whether it came up, and one that did not is removed.
+fresh_cluster() {
 	local -a env=(TJC_CLUSTER="$1" TJC_KUBECONFIG="$TJC_CACHE/kubeconfig-$1")
-	env "${env[@]}" deploy/local/cluster.sh status >/dev/null 2>&1 && env "${env[@]}" deploy/local/cluster.sh down
-	env "${env[@]}" TJC_KUEUE="$2" TJC_REAL_NODES=0 deploy/local/cluster.sh up
+	env "${env[@]}" deploy/local/cluster.sh down >/dev/null
+	env "${env[@]}" TJC_KUEUE="$2" TJC_REAL_NODES=0 deploy/local/cluster.sh up && return 0
+	cluster_down "$1"
+	return 1
 }
 
-e2e_cluster_down() { TJC_CLUSTER=$1 TJC_KUBECONFIG=$TJC_CACHE/kubeconfig-$1 deploy/local/cluster.sh down; }
+cluster_down() { TJC_CLUSTER=$1 TJC_KUBECONFIG=$TJC_CACHE/kubeconfig-$1 deploy/local/cluster.sh down; }
 
 # The second half, with the venv $1: the files of e2e_second_half on "$TJC_CLUSTER-b", a
 # cluster without real nodes or Kueue; then, when $2 is 1, tests/e2e/test_kueue.py on
@@ -433,20 +436,20 @@ e2e_second() {
 	for f in "${e2e_second_half[@]}"; do files+=("tests/e2e/$f"); done
 	# Without Kueue the Kueue suite runs here, where its tests skip, each saying why.
 	[[ $kueue == 1 ]] || files+=(tests/e2e/test_kueue.py)
-	if e2e_fresh_cluster "$b" 0; then
+	if fresh_cluster "$b" 0; then
 		TJC_E2E_DISRUPTIVE=1 e2e_pytest "$b" "$venv" "$junit" "${files[@]}"
 	else
 		echo "e2e: the cluster '$b' did not come up (above: why)"
 	fi
-	e2e_cluster_down "$b"
+	cluster_down "$b"
 	[[ $kueue == 1 ]] || return 0
 	echo "e2e: tests/e2e/test_kueue.py against the local cluster '$k', with Kueue"
-	if e2e_fresh_cluster "$k" 1; then
+	if fresh_cluster "$k" 1; then
 		TJC_E2E_DISRUPTIVE=1 e2e_pytest "$k" "$venv" "$kueue_junit" tests/e2e/test_kueue.py
 	else
 		echo "e2e: the Kueue suite's cluster '$k' did not come up (above: why)"
 	fi
-	e2e_cluster_down "$k"
+	cluster_down "$k"
 }
 
 # The first half, with the venv $1: every file of tests/e2e but the second half's and the
@@ -563,11 +566,7 @@ soak_run() {
 	local cluster=$1 venv=$2 seconds=$3 rc=0
 	local -a seed=() env=(TJC_CLUSTER="$cluster" TJC_KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster" TJC_REAL_NODES=0)
 	[[ -n $4 ]] && seed=(--seed "$4")
-	env "${env[@]}" deploy/local/cluster.sh down >/dev/null
-	if ! env "${env[@]}" deploy/local/cluster.sh up; then
-		env "${env[@]}" deploy/local/cluster.sh down
-		return 1
-	fi
+	fresh_cluster "$cluster" 0 || return 1
 	env "${env[@]}" KUBECONFIG="$TJC_CACHE/kubeconfig-$cluster" TJC_BUILD_DIR="$repo/build/release" \
 		"$venv/bin/python" tests/soak/soak.py --duration "$seconds" "${seed[@]}" 2>&1 |
 		tee "$TJC_CACHE/soak-last.log"
@@ -577,7 +576,7 @@ soak_run() {
 		note=$(grep -E -A1 '^soak: (FAILED|ERROR)' "$TJC_CACHE/soak-last.log" | cut -c1-600 | tr '\n' ' ')
 		failure_notes+=("${note:-soak: exit status $rc with no verdict line (its output is above)}")
 	fi
-	env "${env[@]}" deploy/local/cluster.sh down
+	cluster_down "$cluster"
 	return "$rc"
 }
 

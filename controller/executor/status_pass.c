@@ -2,30 +2,10 @@
 
 #include <string.h>
 
-static void list_append(struct tj_status_pass_list *l, struct tj_status_pass_waiter *w)
+/* The first waiter of l, or NULL. */
+static struct tj_status_pass_waiter *first_of(const struct tj_list *l)
 {
-	w->next = NULL;
-	w->prev = l->tail;
-	if (l->tail)
-		l->tail->next = w;
-	else
-		l->head = w;
-	l->tail = w;
-	l->n++;
-}
-
-static void list_unlink(struct tj_status_pass_list *l, struct tj_status_pass_waiter *w)
-{
-	if (w->prev)
-		w->prev->next = w->next;
-	else
-		l->head = w->next;
-	if (w->next)
-		w->next->prev = w->prev;
-	else
-		l->tail = w->prev;
-	w->prev = w->next = NULL;
-	l->n--;
+	return TJ_LIST_ENTRY(l->head, struct tj_status_pass_waiter, link);
 }
 
 static struct tj_status_pass_slot *slot_of(struct tj_status_pass *p, const char *key)
@@ -39,7 +19,7 @@ static struct tj_status_pass_slot *slot_of(struct tj_status_pass *p, const char 
 static void go_stale(struct tj_status_pass *p, struct tj_status_pass_waiter *w)
 {
 	w->state = TJ_STATUS_PASS_STALE;
-	list_append(&p->stale, w);
+	tj_list_append(&p->stale, &w->link);
 }
 
 /* Blocks w behind its job's write in flight; the one blocked there before goes stale. */
@@ -59,13 +39,13 @@ void tj_status_pass_add(struct tj_status_pass *p, struct tj_status_pass_waiter *
 {
 	struct tj_status_pass_slot *s = slot_of(p, w->key);
 
-	w->prev = w->next = NULL;
+	w->link.prev = w->link.next = NULL;
 	if (s) {
 		block(p, s, w);
 		return;
 	}
 	w->state = TJ_STATUS_PASS_QUEUED;
-	list_append(&p->queued, w);
+	tj_list_append(&p->queued, &w->link);
 }
 
 void tj_status_pass_remove(struct tj_status_pass *p, struct tj_status_pass_waiter *w)
@@ -74,10 +54,10 @@ void tj_status_pass_remove(struct tj_status_pass *p, struct tj_status_pass_waite
 	case TJ_STATUS_PASS_IDLE:
 		return;
 	case TJ_STATUS_PASS_QUEUED:
-		list_unlink(&p->queued, w);
+		tj_list_unlink(&p->queued, &w->link);
 		break;
 	case TJ_STATUS_PASS_STALE:
-		list_unlink(&p->stale, w);
+		tj_list_unlink(&p->stale, &w->link);
 		break;
 	case TJ_STATUS_PASS_BLOCKED:
 		for (size_t i = 0; i < p->n_in_flight; i++)
@@ -95,10 +75,10 @@ struct tj_status_pass_waiter *tj_status_pass_next(struct tj_status_pass *p, size
 	if (budget > TJ_STATUS_PASS_MAX_IN_FLIGHT)
 		budget = TJ_STATUS_PASS_MAX_IN_FLIGHT;
 	while (p->queued.head && p->n_in_flight < budget) {
-		struct tj_status_pass_waiter *w = p->queued.head;
+		struct tj_status_pass_waiter *w = first_of(&p->queued);
 		struct tj_status_pass_slot *s = slot_of(p, w->key);
 
-		list_unlink(&p->queued, w);
+		tj_list_unlink(&p->queued, &w->link);
 		/* Two waiters of one job queued (the first was not superseded): the second waits
 		 * for the first's write. */
 		if (s) {
@@ -127,10 +107,10 @@ void tj_status_pass_done(struct tj_status_pass *p, const char *key)
 
 struct tj_status_pass_waiter *tj_status_pass_take_stale(struct tj_status_pass *p)
 {
-	struct tj_status_pass_waiter *w = p->stale.head;
+	struct tj_status_pass_waiter *w = first_of(&p->stale);
 
 	if (w) {
-		list_unlink(&p->stale, w);
+		tj_list_unlink(&p->stale, &w->link);
 		w->state = TJ_STATUS_PASS_IDLE;
 	}
 	return w;

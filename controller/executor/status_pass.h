@@ -29,6 +29,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/list.h"
+
 #define TJ_STATUS_PASS_MAX_IN_FLIGHT 32
 
 enum tj_status_pass_state {
@@ -47,8 +49,8 @@ typedef void (*tj_status_pass_fn)(struct tj_status_pass_waiter *w, void *userdat
 /* One job's waiting writes; embedded in its owner, which must not free it while it is in a
  * list (tj_status_pass_remove first). */
 struct tj_status_pass_waiter {
-	struct tj_status_pass_waiter *prev, *next; /* the list it is in */
-	const char *key; /* borrowed: the job's "namespace/name", valid until done */
+	struct tj_link link; /* in the list it is in */
+	const char *key;     /* borrowed: the job's "namespace/name", valid until done */
 	enum tj_status_pass_state state;
 	tj_status_pass_fn release, stale;
 	void *userdata;
@@ -60,14 +62,9 @@ struct tj_status_pass_slot {
 	struct tj_status_pass_waiter *blocked; /* borrowed; NULL */
 };
 
-struct tj_status_pass_list {
-	struct tj_status_pass_waiter *head, *tail; /* borrowed */
-	size_t n;
-};
-
 struct tj_status_pass {
-	struct tj_status_pass_list queued; /* in the order they came */
-	struct tj_status_pass_list stale;  /* to be called back as stale */
+	struct tj_list queued; /* of waiters, in the order they came */
+	struct tj_list stale;  /* of waiters to be called back as stale */
 	struct tj_status_pass_slot slots[TJ_STATUS_PASS_MAX_IN_FLIGHT];
 	size_t n_in_flight;
 	size_t n_blocked;

@@ -18,8 +18,8 @@ struct tj_write_gate {
 	uv_loop_t *loop; /* borrowed */
 	struct tj_write_gate_config config;
 	uv_timer_t timer;
-	struct tj_write_gate_waiter *head, *tail; /* borrowed FIFO */
-	struct tj_status_pass pass;               /* its waiters borrowed */
+	struct tj_list waiters;     /* borrowed FIFO of struct tj_write_gate_waiter */
+	struct tj_status_pass pass; /* its waiters borrowed */
 	struct tj_write_gate_stats stats;
 	uint64_t last_urgent_ms; /* loop time of the last urgent write sent or answered; 0 */
 	bool flushed;            /* open for good */
@@ -48,20 +48,18 @@ static bool full(const struct tj_write_gate *g)
 
 bool tj_write_gate_open(const struct tj_write_gate *g)
 {
-	return !g || (!g->head && !shut(g) && !full(g));
+	return !g || (!g->waiters.head && !shut(g) && !full(g));
+}
+
+/* The waiter whose link is at link, or NULL. */
+static struct tj_write_gate_waiter *waiter_of(struct tj_link *link)
+{
+	return TJ_LIST_ENTRY(link, struct tj_write_gate_waiter, link);
 }
 
 static void unlink_waiter(struct tj_write_gate *g, struct tj_write_gate_waiter *w)
 {
-	if (w->prev)
-		w->prev->next = w->next;
-	else
-		g->head = w->next;
-	if (w->next)
-		w->next->prev = w->prev;
-	else
-		g->tail = w->prev;
-	w->prev = w->next = NULL;
+	tj_list_unlink(&g->waiters, &w->link);
 	w->waiting = false;
 	g->stats.waiting--;
 }
@@ -81,7 +79,7 @@ static void release_pass(struct tj_write_gate *g)
 /* Whether the timer has waiters to look at. */
 static bool has_waiters(const struct tj_write_gate *g)
 {
-	return g->head || tj_status_pass_pending(&g->pass);
+	return g->waiters.head || tj_status_pass_pending(&g->pass);
 }
 
 static void on_check(uv_timer_t *t)
@@ -92,10 +90,10 @@ static void on_check(uv_timer_t *t)
 	uint64_t bound = urgent(g) ? g->config.max_hold_ms : g->config.max_wait_ms;
 	/* Only the waiters queued now: a release may queue new ones, which wait for the next
 	 * look. */
-	struct tj_write_gate_waiter *last = g->tail;
+	struct tj_write_gate_waiter *last = waiter_of(g->waiters.tail);
 
-	for (int n = 0; g->head && n < RELEASE_BATCH; n++) {
-		struct tj_write_gate_waiter *w = g->head;
+	for (int n = 0; g->waiters.head && n < RELEASE_BATCH; n++) {
+		struct tj_write_gate_waiter *w = waiter_of(g->waiters.head);
 		bool expired = now - w->since_ms >= bound;
 
 		/* The writes a release sends count at once: the next waiter looks again. */
@@ -155,13 +153,7 @@ void tj_write_gate_wait(struct tj_write_gate *g, struct tj_write_gate_waiter *w,
 	w->release = release;
 	w->userdata = userdata;
 	w->since_ms = uv_now(g->loop);
-	w->next = NULL;
-	w->prev = g->tail;
-	if (g->tail)
-		g->tail->next = w;
-	else
-		g->head = w;
-	g->tail = w;
+	tj_list_append(&g->waiters, &w->link);
 	w->waiting = true;
 	g->stats.waiting++;
 	g->stats.deferred_total++;
@@ -252,12 +244,16 @@ struct tj_write_gate *tj_write_gate_free(struct tj_write_gate *g)
 {
 	if (!g)
 		return NULL;
-	while (g->head)
-		unlink_waiter(g, g->head);
+	while (g->waiters.head)
+		unlink_waiter(g, waiter_of(g->waiters.head));
 	while (g->pass.queued.head)
-		tj_status_pass_remove(&g->pass, g->pass.queued.head);
+		tj_status_pass_remove(
+		        &g->pass,
+		        TJ_CONTAINER_OF(g->pass.queued.head, struct tj_status_pass_waiter, link));
 	while (g->pass.stale.head)
-		tj_status_pass_remove(&g->pass, g->pass.stale.head);
+		tj_status_pass_remove(
+		        &g->pass,
+		        TJ_CONTAINER_OF(g->pass.stale.head, struct tj_status_pass_waiter, link));
 	uv_close((uv_handle_t *)&g->timer, on_closed);
 	return NULL;
 }

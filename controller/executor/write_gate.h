@@ -49,8 +49,8 @@ struct tj_write_gate;
 /* What one deferred piece of work waits with; embedded in its owner, which must not free it
  * while it waits (tj_write_gate_cancel first). */
 struct tj_write_gate_waiter {
-	struct tj_write_gate_waiter *prev, *next; /* the gate's FIFO */
-	uint64_t since_ms;                        /* loop time it started waiting */
+	struct tj_link link; /* in the gate's FIFO */
+	uint64_t since_ms;   /* loop time it started waiting */
 	void (*release)(struct tj_write_gate_waiter *w, void *userdata);
 	void *userdata;
 	bool waiting;
