@@ -69,7 +69,12 @@ objects' own timestamps have whole seconds) it reports:
     pods were Running within it, the utilisation of both together over it, the preemptions
     (from the timeline: a low job's pod deleted while its job goes on; beside them the low
     jobs' status.preemptions), and the normal jobs' mean wait against that of the backfill
-    way of the same run.
+    way of the same run;
+  - where the idle GPU-seconds went (every way but shares), node by node from the pods'
+    nodes: before its first pod ran (ramp), in gaps of at most 3 s between two pods
+    (turnover: the controller, the scheduler and the node in turn), in longer gaps (held: kept
+    for a reservation, or too few GPUs for any job), after its last pod (tail), and on nodes
+    nothing ran on (unused).
 
 Goals: zero split GPU-seconds with admission (and little "other" in the partial-gang figure);
 backfill utilisation >= 90 % and above FIFO's; shares: every namespace's part within 10 % of
@@ -374,6 +379,46 @@ def share_figures(jobs, pods, shares, t0, t_end):
             "share_error_max": round(max(gaps.values()), 4)}
 
 
+TURNOVER_S = 3.0
+
+
+def idle_figures(pods, capacity_gpus, t0, end):
+    """Where the idle GPU-seconds of [t0, end) go, node by node (pods with node, gpus, running,
+    ended; every node of GPUS_PER_NODE GPUs): idle_ramp_gpu_s before a node's first pod runs,
+    idle_turnover_gpu_s in gaps of at most TURNOVER_S between two pods (a pod's end to the next
+    one's Running: the controller, the scheduler and the node in turn), idle_held_gpu_s in longer
+    gaps (GPUs nothing used: kept for a reservation or too few for any job), idle_tail_gpu_s
+    after a node's last pod ended, and idle_unused_gpu_s on nodes no pod ran on. Within a gap
+    a node's free GPUs count, so a part-used node idles in part."""
+    by_node = {}
+    for p in pods:
+        if p.get("node") and p["running"] is not None and p["running"] < end and (p["ended"] is None or p["ended"] > t0):
+            by_node.setdefault(p["node"], []).append((max(p["running"], t0), min(p["ended"] or end, end), p["gpus"]))
+    out = {"ramp": 0.0, "turnover": 0.0, "held": 0.0, "tail": 0.0}
+    for spans in by_node.values():
+        edges = sorted({t for a, b, _ in spans for t in (a, b)} | {t0, end})
+        first, last = min(a for a, _, _ in spans), max(b for _, b, _ in spans)
+        # Pieces of time with the same use; in between first and last, a gap is a run of
+        # pieces with a GPU free, its kind by its length.
+        gap = []
+        for a, b in zip(edges, edges[1:]):
+            f = max(GPUS_PER_NODE - sum(g for s0, s1, g in spans if s0 <= a and b <= s1), 0)
+            if b <= first:
+                out["ramp"] += (b - a) * f
+            elif a >= last:
+                out["tail"] += (b - a) * f
+            elif f:
+                gap.append((a, b, f))
+            if gap and (not f or b >= last):
+                kind = "turnover" if gap[-1][1] - gap[0][0] <= TURNOVER_S else "held"
+                out[kind] += sum((y - x) * n for x, y, n in gap)
+                gap = []
+    unused = max(capacity_gpus - GPUS_PER_NODE * len(by_node), 0) * max(end - t0, 0)
+    figures = {f"idle_{k}_gpu_s": round(v, 1) for k, v in out.items()}
+    figures["idle_unused_gpu_s"] = round(unused, 1)
+    return figures
+
+
 def scavenger_figures(jobs, pods, capacity_gpus, t0, t_end):
     """trace_figures of the jobs of a tier other than low, over their makespan (the window),
     with: the low jobs' busy GPU-seconds within it, the utilisation of both together, the
@@ -396,6 +441,7 @@ def scavenger_figures(jobs, pods, capacity_gpus, t0, t_end):
     out["status_preemptions"] = sum(j.get("preemptions") or 0 for j in low.values())
     out["normal_preemptions"] = sum(j.get("preemptions") or 0 for j in normal.values())
     out["scavengers_left_at_end"] = sum(1 for j in low.values() if j.get("ended") is None or j["ended"] > end)
+    out.update(idle_figures(pods, capacity_gpus, t0, end))
     return out
 
 
@@ -575,13 +621,13 @@ class Recorder:
                            for c in spec.get("containers", []))
                 p = self.pods[uid] = {"job": job, "rank": int(m.group(2)), "attempt": int(m.group(3)),
                                       "gpus": gpus, "created": t, "bound": None, "running": None,
-                                      "unschedulable": None, "ended": None, "phase": None}
+                                      "unschedulable": None, "ended": None, "phase": None, "node": None}
                 if job not in self.by_job:
                     self.admissions.append((t, job))
                 self.by_job.setdefault(job, []).append(p)
             phase = st.get("phase")
             if spec.get("nodeName") and p["bound"] is None:
-                p["bound"] = t
+                p["bound"], p["node"] = t, spec["nodeName"]
             if phase == "Running" and p["running"] is None:
                 p["running"] = t
             if p["unschedulable"] is None and p["bound"] is None and any(
@@ -707,6 +753,7 @@ def trace_way(api, args, way, trace, namespace, capacity):
         res["grace_s"] = args.grace
     else:
         res = trace_figures(jobs, pods, capacity, t0, t_end)
+        res.update(idle_figures(pods, capacity, t0, trace_end(jobs, t_end)))
     if way == "shares":
         res.update(share_figures(jobs, pods, SHARES, t0, t_end))
     if args.timelines:
@@ -788,6 +835,10 @@ def run_trace(args):
                     f"({r['scavenger_busy_gpu_s']:.0f} GPU-s of low jobs), {r['preemptions']} preemptions "
                     f"({r['status_preemptions']} in the low jobs' status.preemptions) "
                     f"(grace {r['grace_s']} s), {r['scavengers_left_at_end']} low jobs not ended at the end")
+            if "idle_held_gpu_s" in r:
+                log(f"  idle GPU-s: ramp {r['idle_ramp_gpu_s']:.0f}, turnover {r['idle_turnover_gpu_s']:.0f}, "
+                    f"held {r['idle_held_gpu_s']:.0f}, tail {r['idle_tail_gpu_s']:.0f}, "
+                    f"unused {r['idle_unused_gpu_s']:.0f}")
         out.update(summary(out["ways"]))
         return out
 
@@ -1133,6 +1184,8 @@ def cluster_env(name, gh200):
     env.setdefault("TJC_GH200_NODES", str(gh200))
     env.setdefault("TJC_H100_NODES", "0")
     env.setdefault("TJC_CPU_NODES", "1")
+    # No real nodes: every job wants GPUs, which they lack, and they would only load the machine.
+    env.setdefault("TJC_REAL_NODES", "0")
     return env
 
 
@@ -1282,6 +1335,15 @@ def self_test():
     pods.append(dict(pod("l1", 0, 69, 69, 70), phase="Deleted"))
     r = scavenger_figures(jobs, pods, 12, 0, 80)
     assert r["preemptions"] == 1 and r["status_preemptions"] == 0, r
+
+    # The idle GPU-seconds of two nodes over 0..30: n0 idles 0..2 (ramp), 10..11 (a turnover),
+    # 15..25 (held) and 28..30 (tail); n1 half-used 5..30 (ramp 0..5, then 2 GPUs held); a
+    # third node (12 GPUs in all) never used.
+    pods = [dict(pod("a", 0, 2, 2, 10), node="n0"), dict(pod("b", 0, 11, 11, 15), node="n0"),
+            dict(pod("c", 0, 25, 25, 28), node="n0"), dict(pod("d", 0, 5, 5, None), node="n1", gpus=2)]
+    r = idle_figures(pods, 12, 0, 30)
+    assert r == {"idle_ramp_gpu_s": 8 + 20, "idle_turnover_gpu_s": 4, "idle_held_gpu_s": 40 + 50,
+                 "idle_tail_gpu_s": 8, "idle_unused_gpu_s": 120}, r
 
     # The comparison of the ways and their goals.
     base = {"partial_split_gpu_s": 0, "utilisation": 0.9, "wait_mean_s": 100.0}

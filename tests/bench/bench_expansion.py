@@ -630,6 +630,8 @@ def backlog_run(api, args, namespace, log_path):
 
 def cluster_env(args):
     env = dict(os.environ, TJC_CLUSTER=args.cluster)
+    # No real nodes: the pods never run, and real ones would only load the machine.
+    env.setdefault("TJC_REAL_NODES", "0")
     need = math.ceil(args.jobs * args.nodes / PODS_PER_NODE) + 2
     env.setdefault("TJC_CPU_NODES", str(need))
     if int(env["TJC_CPU_NODES"]) * PODS_PER_NODE < args.jobs * args.nodes:

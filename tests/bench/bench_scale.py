@@ -861,6 +861,8 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
     env = dict(os.environ, TJC_CLUSTER=args.cluster, TJC_GH200_NODES=str(gh200),
                TJC_H100_NODES=str(h100), TJC_CPU_NODES=str(cpu))
+    # No real nodes: they would only load the machine the figures are measured on.
+    env.setdefault("TJC_REAL_NODES", "0")
     # kube-controller-manager's node lifecycle controller takes each new node's not-ready
     # taint off with its client's default limits (20 QPS): about 4.5 nodes a second, 19
     # minutes for 5,000. Raised, the nodes are schedulable in about as long as KWOK takes

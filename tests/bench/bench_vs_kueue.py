@@ -582,8 +582,6 @@ def run(args):
         kueue_here = any(WAYS[w] for w in ways)
         env = cluster_env(name, gh200=32 if args.part != "scale" else 0)
         env["TJC_H100_NODES"] = "0" if args.part != "scale" else str(args.nodes)
-        # No real nodes: every job wants GPUs, which they lack, and they would only load the machine.
-        env.setdefault("TJC_REAL_NODES", "0")
         if kueue_here:
             env["TJC_KUEUE"] = "1"
         args.log_path = os.path.join(REPO, "build", f"{name}-controller.log")
