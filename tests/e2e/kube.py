@@ -47,13 +47,20 @@ def apply(manifest, *extra, check=True):
 def wait_for(what, predicate, timeout=60.0, interval=0.5):
     """Polls predicate() until it returns a truthy value, which is returned.
 
-    On timeout raises AssertionError naming what was awaited and the last value seen."""
+    A KeyError counts as not yet: an object the controller has not written a status to yet
+    has no "status" (a TrainJob just applied), and a field comes when it is written. On
+    timeout raises AssertionError naming what was awaited and the last value seen (or the
+    last KeyError, so that a misspelt key still fails, and says which)."""
     deadline = time.monotonic() + timeout
     last = None
     while True:
-        last = predicate()
-        if last:
-            return last
+        try:
+            last = predicate()
+        except KeyError as e:
+            last = f"KeyError: {e}"
+        else:
+            if last:
+                return last
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last: {last!r}")
         time.sleep(interval)
