@@ -162,16 +162,20 @@ static uint32_t wanted_tiers(const struct tj_admitter_source *src, struct tj_adm
                              const struct tj_store *stopping)
 {
 	uint32_t mask = 0;
+	/* Most cycles preempt nobody: no job's key is hashed to look in empty records. */
+	const struct tj_store *records =
+	        src->preemptions && tj_store_len(src->preemptions) ? src->preemptions : NULL;
 
+	if (stopping && !tj_store_len(stopping))
+		stopping = NULL;
 	for (size_t k = 0; k < s->n_jobs; k++) {
 		struct tj_admission_job *job = &s->jobs[k];
 
 		if (!job->preempts)
 			continue;
 		job->preempting =
-		        (src->preemptions &&
-		         tj_store_index_count(src->preemptions, TJ_ADMITTER_PREEMPTION_INDEX_BY,
-		                              job->key) > 0) ||
+		        (records && tj_store_index_count(records, TJ_ADMITTER_PREEMPTION_INDEX_BY,
+		                                         job->key) > 0) ||
 		        (stopping && tj_store_index_count(stopping, TJ_ADMITTER_PREEMPTION_INDEX_BY,
 		                                          job->key) > 0);
 		if (!job->preempting)
