@@ -72,7 +72,7 @@ static void names_of(const struct tj_list *l, char *out, size_t size)
 		out[n++] = TJ_CONTAINER_OF(e, const struct item, link)->name;
 	out[n] = '\0';
 	for (const struct tj_link *e = l->tail; e && back + 1 < sizeof(rev); e = e->prev)
-		rev[back++] = TJ_LIST_ENTRY(e, const struct item, link)->name;
+		rev[back++] = TJ_CONTAINER_OF(e, const struct item, link)->name;
 	assert_int_equal(back, n);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(rev[n - 1 - i], out[i]);
