@@ -61,7 +61,6 @@ static void unlink_waiter(struct tj_write_gate *g, struct tj_write_gate_waiter *
 {
 	tj_list_unlink(&g->waiters, &w->link);
 	w->waiting = false;
-	g->stats.waiting--;
 }
 
 /* The pass's stale waiters told, and as many of its waiters released as may be in flight:
@@ -155,7 +154,6 @@ void tj_write_gate_wait(struct tj_write_gate *g, struct tj_write_gate_waiter *w,
 	w->since_ms = uv_now(g->loop);
 	tj_list_append(&g->waiters, &w->link);
 	w->waiting = true;
-	g->stats.waiting++;
 	g->stats.deferred_total++;
 	if (!uv_is_active((uv_handle_t *)&g->timer))
 		poke(g);
@@ -205,6 +203,7 @@ void tj_write_gate_pass_cancel(struct tj_write_gate *g, struct tj_status_pass_wa
 void tj_write_gate_stats(const struct tj_write_gate *g, struct tj_write_gate_stats *ret)
 {
 	*ret = g->stats;
+	ret->waiting = g->waiters.n;
 	ret->pass_in_flight = g->pass.n_in_flight;
 	ret->pass_waiting = g->pass.queued.n + g->pass.n_blocked;
 }
