@@ -5,11 +5,14 @@
  * preempts it), so that the stop holds across restarts of the controller; the pods get the
  * stop time in their deadline file, as for a walltime warning, so that a training script
  * can checkpoint; at the stop time the pods are deleted and the job goes back to the queue,
- * Queued with reason Preempted. Nothing of it is a failure: the restart count and the
- * budgets stay as they were, the walltime clock starts again at the next admission, and
- * the GPU-seconds of the stopped attempt are counted as preempted. kubectl scontrol requeue
- * (the annotation trainjob.flame.dev/requeue, the time of the request) stops a running job
- * the same way, at once, with reason Requeued; each request once (status.lastRequeueTime). */
+ * Queued with reason Preempted. A script that saved its state on the notice and exits with a
+ * failure (143, as a process stopped by SIGTERM) stops the job then, not at the stop time:
+ * its nodes go to the job that preempts it at once. A job whose ranks all succeed before the
+ * stop time is Complete, as without the notice. Nothing of it is a failure: the restart count and
+ * the budgets stay as they were, the walltime clock starts again at the next admission, and the
+ * GPU-seconds of the stopped attempt are counted as preempted. kubectl scontrol requeue (the
+ * annotation trainjob.flame.dev/requeue, the time of the request) stops a running job the same way,
+ * at once, with reason Requeued; each request once (status.lastRequeueTime). */
 #include "reconcilers/plan/plan_internal.h"
 
 #include <string.h>
@@ -74,10 +77,22 @@ static bool requeue_asked(struct planner *p)
 	return true;
 }
 
+/* A rank of the current attempt whose pod failed (its script, told of the stop time, saved
+ * its state and exited): -1 for none. */
+static int stopped_rank(const struct planner *p)
+{
+	for (int r = 0; r < p->num_nodes; r++)
+		if (p->current[r] && p->current[r]->phase == TJ_POD_FAILED &&
+		    !is_deleting(p->current[r]))
+			return r;
+	return -1;
+}
+
 bool tj_planner_preempt(struct planner *p)
 {
 	const struct tj_admission_ticket *t = p->in->ticket;
-	char when[21];
+	char when[21], now[21];
+	int rank;
 
 	if (!p->st.start_time)
 		return false;
@@ -96,7 +111,8 @@ bool tj_planner_preempt(struct planner *p)
 	}
 	if (!p->st.preempt_at)
 		return false;
-	if (p->in->now < p->st.preempt_at) {
+	rank = p->in->now < p->st.preempt_at ? stopped_rank(p) : -1;
+	if (p->in->now < p->st.preempt_at && rank < 0) {
 		tj_planner_warn_pods(p, p->st.preempt_at);
 		requeue(p, p->st.preempt_at - p->in->now);
 		return false;
@@ -104,10 +120,25 @@ bool tj_planner_preempt(struct planner *p)
 	tj_time_format(p->st.preempt_at, when);
 	p->st.preempted_gpu_seconds += attempt_gpu_seconds(p);
 	p->st.preemptions++;
-	tj_planner_set_state(p, TJ_STATE_QUEUED, TJ_REASON_PREEMPTED,
-	                     "preempted by %s at %s: back in the queue, to start again from the "
-	                     "beginning or its last checkpoint",
-	                     p->st.preempted_by, when);
+	if (rank >= 0) {
+		tj_time_format(p->in->now, now);
+		tj_planner_set_state(p, TJ_STATE_QUEUED, TJ_REASON_PREEMPTED,
+		                     "preempted by %s at %s, when rank %d exited (code %d) before "
+		                     "the stop time %s: back in the queue, to start again from "
+		                     "the beginning or its last checkpoint",
+		                     p->st.preempted_by, now, rank, p->current[rank]->exit_code,
+		                     when);
+	} else {
+		tj_planner_set_state(p, TJ_STATE_QUEUED, TJ_REASON_PREEMPTED,
+		                     "preempted by %s at %s: back in the queue, to start again "
+		                     "from the beginning or its last checkpoint",
+		                     p->st.preempted_by, when);
+	}
 	stop(p, TJ_REASON_PREEMPTED);
+	/* The next attempt has the same names (a preemption is not a restart): the pods that
+	 * stopped go too. */
+	for (int r = 0; rank >= 0 && r < p->num_nodes; r++)
+		if (p->current[r] && p->current[r]->phase == TJ_POD_FAILED)
+			tj_planner_delete_pod(p, p->current[r]);
 	return true;
 }

@@ -3191,6 +3191,11 @@ static const struct tj_admission_ticket adm_preempt = { .pin_timeout = 60,
 	"preempted by team-a/urgent at 2026-11-29T12:00:00Z: back in the queue, to start again "   \
 	"from the beginning or its last checkpoint"
 
+#define STOPPED_EARLY_MESSAGE                                                                      \
+	"preempted by team-a/urgent at 2026-11-29T12:00:00Z, when rank 1 exited (code 143) "       \
+	"before the stop time 2026-11-29T12:00:20Z: back in the queue, to start again from the "   \
+	"beginning or its last checkpoint"
+
 static const struct plan_case preempt_cases[] = {
 	{ .name = "the queue preempts a running job: recorded, its pods told the stop time in "
 	          "their deadline file, and the job looked at again then",
@@ -3254,6 +3259,39 @@ static const struct plan_case preempt_cases[] = {
 	  .want = { "0 PatchStatus vit" },
 	  .want_status = "Queued|Preempted|" PREEMPTED_MESSAGE "|restarts=0||jobs=0/0/0/0/0",
 	  .want_preemptions = 1 },
+	{ .name = "a rank that fails before the stop time (its script saved its state on the "
+	          "notice and exited) stops the job then: Queued, Preempted, not a restart",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(1, 1, 0,
+	                     0) ",'conditions':[]," PREEMPTION_AT("2026-11-29T12:00:20Z") "}",
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 143, "Error" } },
+	  .n_pods = 2,
+	  .ticket = &adm_none,
+	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
+	            "1 PatchStatus vit",
+	            "1 Event Normal Preempted: " STOPPED_EARLY_MESSAGE "; its pods are deleted" },
+	  .want_status = "Queued|Preempted|" STOPPED_EARLY_MESSAGE "|restarts=0||jobs=0/0/0/1/0",
+	  .want_preemptions = 1 },
+	{ .name = "a rank that succeeds before the stop time, the other still running, stops "
+	          "nothing: the stop time holds",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "
+	            "running','restartCount':0,'observedGeneration':2," STARTED
+	            "," JOBS(1, 1, 0,
+	                     0) ",'conditions':[]," PREEMPTION_AT("2026-11-29T12:00:20Z") "}",
+	  .pods = { RUNNING(0, "gh200-1"), SUCCEEDED_AFTER(1, "gh200-2", 100) },
+	  .n_pods = 2,
+	  .ticket = &adm_none,
+	  .want = { "0 PatchPod vit-node-0-0-a0", "1 PatchStatus vit" },
+	  .want_status = "Running|PodsCompleting|1 of 2 pods running, 1 succeeded|restarts=0||"
+	                 "jobs=1/1/0/0/0",
+	  .want_requeue = 20,
+	  .want_preempt_at = NOW + 20 },
 	{ .name = "a job that runs to its end before the stop time is no longer being preempted",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1}}",
 	  .runtime = "torch-gh200",
