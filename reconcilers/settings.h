@@ -97,6 +97,11 @@ struct tj_qos_tier {
 	/* The most GPUs (of every class together) one namespace's jobs may hold in the tier
 	 * (maxGPUsPerNamespace, Slurm's QOS MaxTRESPerAccount=gres/gpu); 0: no limit. */
 	long long max_gpus_per_namespace;
+	/* Its jobs backfill onto the nodes reserved for a job of a higher tier, as onto those of
+	 * their own tier: when their walltime and grace end by the reservation's expected start
+	 * (backfillReservedNodes; reconcilers/admission/admission.h). Off: they take only the
+	 * nodes no reservation holds. */
+	bool backfill_reserved_nodes;
 };
 
 /* Which tiers a namespace's jobs may ask for, and the one they get without asking. */

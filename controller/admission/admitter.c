@@ -816,6 +816,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	e->tier = want->tier;
 	e->preempts = want->preempts;
 	e->preempt_after = want->preempt_after;
+	e->backfill_reserved_nodes = want->backfill_reserved_nodes;
 	e->qos = want->qos;
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", want->gpu_class);
 	snprintf(e->namespace, sizeof(e->namespace), "%s", job->namespace);
@@ -959,7 +960,8 @@ static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const
 	    (before.num_pods != e->num_pods || before.priority != e->priority ||
 	     before.tier != e->tier || before.restart != e->restart ||
 	     before.preempts != e->preempts || before.preempt_after != e->preempt_after ||
-	     before.qos != e->qos || before.walltime != e->walltime ||
+	     before.backfill_reserved_nodes != e->backfill_reserved_nodes || before.qos != e->qos ||
+	     before.walltime != e->walltime ||
 	     memcmp(&before.request, &e->request, sizeof(e->request)) != 0 ||
 	     memcmp(&before.launcher, &e->launcher, sizeof(e->launcher)) != 0 ||
 	     strcmp(before.gpu_class, e->gpu_class) != 0 || !e->decided ||

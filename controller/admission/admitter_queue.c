@@ -767,6 +767,7 @@ static int build_jobs(const struct tj_admitter_source *a, struct tj_admitter_sna
 			.launcher = e->launcher,
 			.preempts = e->preempts,
 			.preempt_after = e->preempt_after,
+			.backfill_reserved_nodes = e->backfill_reserved_nodes,
 		};
 		tj_eligibility_intern(a->eligibility, &e->placement);
 		if (e->class_requests)

@@ -43,7 +43,8 @@ struct tj_admitter_entry {
 	/* Its tier's preemption: the tiers it may preempt (settings.h), after how long. */
 	uint32_t preempts;
 	int64_t preempt_after;
-	unsigned qos; /* its tier's index (qos.h); 32 or more: none */
+	bool backfill_reserved_nodes; /* its tier's (settings.h) */
+	unsigned qos;                 /* its tier's index (qos.h); 32 or more: none */
 	int64_t creation_time;
 	int64_t walltime;
 	int64_t grace; /* its pods' terminationGracePeriodSeconds */

@@ -9,10 +9,14 @@
 #include "reconcilers/admission/fair_share.h"
 #include "reconcilers/policy/qos.h"
 
-static const char *const tier_fields[] = {
-	"name", "priority", "maxWalltime", "preempts", "preemptAfterSeconds", "maxGPUsPerNamespace",
-	NULL
-};
+static const char *const tier_fields[] = { "name",
+	                                   "priority",
+	                                   "maxWalltime",
+	                                   "preempts",
+	                                   "preemptAfterSeconds",
+	                                   "maxGPUsPerNamespace",
+	                                   "backfillReservedNodes",
+	                                   NULL };
 static const char *const namespace_fields[] = { "namespace", "allowed", "default", "share", NULL };
 
 static int parse_tier(const struct tj_config_parser *p, struct fy_node *node, int line,
@@ -21,7 +25,7 @@ static int parse_tier(const struct tj_config_parser *p, struct fy_node *node, in
 	int r = tj_config_check_mapping(
 	        p, node, line, path, tier_fields,
 	        "name, priority, maxWalltime, preempts, preemptAfterSeconds, "
-	        "maxGPUsPerNamespace");
+	        "maxGPUsPerNamespace, backfillReservedNodes");
 	int after = 0, max_gpus = 0;
 
 	if (r < 0)
@@ -45,6 +49,10 @@ static int parse_tier(const struct tj_config_parser *p, struct fy_node *node, in
 		return r;
 	r = tj_config_field_int(p, node, line, path, "maxGPUsPerNamespace", 0, 1000000, &max_gpus);
 	t->max_gpus_per_namespace = max_gpus;
+	if (r < 0)
+		return r;
+	r = tj_config_field_bool(p, node, line, path, "backfillReservedNodes",
+	                         &t->backfill_reserved_nodes);
 	if (r < 0)
 		return r;
 	return tj_config_field_walltime(p, node, line, path, "maxWalltime",

@@ -831,7 +831,9 @@ static bool place_ending_by(struct run *r, size_t b, const struct tj_admission_j
  * walltime whatever: an expected start counts the walltimes of what runs, most jobs end before
  * theirs, and the job of the higher tier, ready before its expected start, would find the
  * lower one on its nodes and wait its grace to preempt it; off them, it fills what the
- * reservations leave. */
+ * reservations leave. A tier with backfillReservedNodes takes that wait: its jobs backfill
+ * behind any reservation as behind one of their own tier (for scavengers that stop within
+ * moments of the notice). */
 static int backfill(struct run *r, size_t b, size_t j, struct heads *heads, bool fits)
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
@@ -853,7 +855,8 @@ static int backfill(struct run *r, size_t b, size_t j, struct heads *heads, bool
 		if (m)
 			m->fits_elsewhere = 0;
 	}
-	if (job->walltime > 0 && heads->first_start > 0 && job->tier >= heads->top_tier &&
+	if (job->walltime > 0 && heads->first_start > 0 &&
+	    (job->tier >= heads->top_tier || job->backfill_reserved_nodes) &&
 	    place_ending_by(r, b, job, sat_add(in->now, sat_add(job->walltime, job->grace)), heads,
 	                    m))
 		return admit(r, b, j, true);

@@ -225,6 +225,10 @@ struct tj_admission_job {
 	 * i; 0: none), and how far away its expected start must be before it does. */
 	uint32_t preempts;
 	int64_t preempt_after;
+	/* Its tier's backfillReservedNodes: behind a reservation of a higher tier it backfills as
+	 * behind one of its own (when its walltime and grace end by the reservation's start),
+	 * not only off the reserved nodes. */
+	bool backfill_reserved_nodes;
 	/* Gangs it preempted are still on their way out: it waits for them, preempting no
 	 * others. */
 	bool preempting;

@@ -255,6 +255,7 @@ struct tj_plan_want {
 	/* Its tier's preemption (settings.h): the tiers it may preempt, and after how long. */
 	uint32_t preempts;
 	int64_t preempt_after;
+	bool backfill_reserved_nodes; /* its tier's backfillReservedNodes (settings.h) */
 	unsigned qos; /* the index of its tier in the policy's list (qos.h); 32 or more: none */
 	/* The nodes its pods must avoid (owned array of owned names): where its last worker
 	 * failed, and unhealthy nodes of its pods. */

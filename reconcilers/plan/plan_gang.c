@@ -190,6 +190,7 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		.tier = p->qos ? p->qos->priority : 0,
 		.preempts = p->qos ? p->qos->preempts : 0,
 		.preempt_after = p->qos ? p->qos->preempt_after_seconds : 0,
+		.backfill_reserved_nodes = p->qos && p->qos->backfill_reserved_nodes,
 		.qos = tj_qos_index(tj_config_admission(p->in->config), p->qos),
 		.launcher = launcher,
 	};

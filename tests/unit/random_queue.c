@@ -192,6 +192,7 @@ static void build_job(struct tj_random_queue *q, size_t j)
 		.preempts = high && chance(q, 60) ? 1u : 0,
 		.preempt_after = tj_random_pick(q, 0, 1800),
 	};
+	job->backfill_reserved_nodes = !high && chance(q, 30);
 	job->num_pods = job->restart ? (int)tj_random_pick(q, 1, job->num_nodes) : job->num_nodes;
 	if (chance(q, 8))
 		job->launcher = pod_of(q, chance(q, 50) ? 1 : 0);

@@ -88,6 +88,7 @@ struct job_row {
 	uint32_t preempts;
 	int64_t preempt_after;
 	bool preempting;
+	bool backfill_reserved_nodes; /* its tier's backfillReservedNodes */
 	const char *claims[MAX_PODS]; /* the nodes it chose when it preempted */
 	size_t tier_limit;            /* 1 + index into the case's tier_limits; 0: none */
 	/* expected */
@@ -331,6 +332,36 @@ static const struct adm_case cases[] = {
 	  .jobs = { HEAD_AT_1000("team-a/head", 0, 1, 2),
 	            { LOW_30S, .created = 0, .verdict = TJ_ADMISSION_WAITING, .reason = "Priority",
 	              POS(2, 2), .free = 1,
+	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 1 such node "
+	                         "free; expected start unknown" } },
+	  .admitted = 0 },
+	{ .name = "a job of a tier with backfillReservedNodes backfills onto the head's nodes "
+	          "when its walltime and grace end by the head's start, as behind its own tier",
+	  .gh200 = 2,
+	  .busy = 1,
+	  .busy_for = 1000,
+	  .jobs = { HEAD_AT_1000("team-a/head", 0, 1, 1),
+	            { LOW_30S, .backfill_reserved_nodes = true, .created = 0, .on = { "gh-2" },
+	              .queue = 1, .free = 1, .backfilled = true } },
+	  .admitted = 1,
+	  .backfilled = 1 },
+	{ .name = "but not when its walltime and grace end after the head's start",
+	  .gh200 = 2,
+	  .busy = 1,
+	  .busy_for = 1000,
+	  .jobs = { HEAD_AT_1000("team-a/head", 0, 1, 2),
+	            { .key = "scavenger/low",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .tier = -1000,
+	              .walltime = 995,
+	              .grace = 10,
+	              .backfill_reserved_nodes = true,
+	              .created = 0,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Priority",
+	              POS(2, 2),
+	              .free = 1,
 	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 1 such node "
 	                         "free; expected start unknown" } },
 	  .admitted = 0 },
@@ -2291,6 +2322,7 @@ static void build(const struct adm_case *c, struct built *b)
 			.n_charges = r->n_charges,
 			.preempts = r->preempts,
 			.preempt_after = r->preempt_after,
+			.backfill_reserved_nodes = r->backfill_reserved_nodes,
 			.preempting = r->preempting,
 			.tier_limit = r->tier_limit,
 		};

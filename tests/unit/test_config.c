@@ -459,7 +459,7 @@ static void test_admission_policy(void **state)
 	                  "    - {name: urgent, priority: 5000, maxWalltime: 4h,\n"
 	                  "       preempts: [scavenger, normal], preemptAfterSeconds: 600,\n"
 	                  "       maxGPUsPerNamespace: 16}\n"
-	                  "    - {name: scavenger, priority: -10}\n"
+	                  "    - {name: scavenger, priority: -10, backfillReservedNodes: true}\n"
 	                  "  namespaces:\n"
 	                  "    - {namespace: '*', allowed: [normal], default: normal}\n"
 	                  "    - {namespace: team-a, allowed: [normal, urgent], default: urgent,"
@@ -475,6 +475,8 @@ static void test_admission_policy(void **state)
 	assert_int_equal(a->tiers[1].max_gpus_per_namespace, 16);
 	assert_int_equal(a->tiers[0].max_gpus_per_namespace, 0);
 	assert_int_equal(a->tiers[2].preempts, 0);
+	assert_true(a->tiers[2].backfill_reserved_nodes);
+	assert_false(a->tiers[0].backfill_reserved_nodes);
 	assert_string_equal(a->tiers[1].name, "urgent");
 	assert_int_equal(a->tiers[1].priority, 5000);
 	assert_int_equal(a->tiers[1].max_walltime_seconds, 4 * 3600);
@@ -668,7 +670,12 @@ static const struct broken_case {
 	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1, preempt: [b]}\n"
 	  "  namespaces: []\n",
 	  "test.yaml:4: admission.qos[0]: unknown field \"preempt\" (expected name, priority, "
-	  "maxWalltime, preempts, preemptAfterSeconds, maxGPUsPerNamespace)" },
+	  "maxWalltime, preempts, preemptAfterSeconds, maxGPUsPerNamespace, "
+	  "backfillReservedNodes)" },
+	{ "qos tier backfillReservedNodes not a boolean",
+	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1, "
+	  "backfillReservedNodes: maybe}\n  namespaces: []\n",
+	  "test.yaml:4: admission.qos[0].backfillReservedNodes: \"maybe\" is not true or false" },
 	{ "qos tier preempts an unknown tier",
 	  "gpuClasses: []\nadmission:\n  qos:\n    - {name: a, priority: 1, preempts: [b]}\n"
 	  "  namespaces: []\n",
