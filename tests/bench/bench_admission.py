@@ -30,7 +30,11 @@ with a fresh controller process and its own --config:
              can use, and a blocked normal job preempts them (the shipped tiers: normal
              preempts low). Their runtime is the namespace's own copy of torch-gh200 whose
              pods have terminationGracePeriodSeconds --grace: the time a preempting job waits
-             for its victims to stop. The way ends when every normal job has ended.
+             for its victims to stop. With --checkpoint S their pods instead save their state
+             and exit (143) S seconds after the notice (deploy/local/stages.yaml,
+             checkpoint-time), which stops them then, and the tier low gets
+             backfillReservedNodes: they may run on nodes reserved for normal jobs. The way
+             ends when every normal job has ended.
 
 Each way creates every TrainJob at once (the plain client of bench_expansion.py, 32
 connections) and watches pods and TrainJobs until each job is Complete or Failed, or a
@@ -151,6 +155,7 @@ RUNTIME = "torch-gh200"
 GPU = "nvidia.com/gpu"
 GPUS_PER_NODE = 4
 RUN_TIME = "sim.trainjob.flame.dev/run-time"
+CHECKPOINT_TIME = "sim.trainjob.flame.dev/checkpoint-time"
 BENCH_LABEL = "bench.trainjob.flame.dev/admission"
 QOS = "trainjob.flame.dev/qos"
 YARDSTICK_LABEL = "bench.trainjob.flame.dev/yardstick"
@@ -191,9 +196,15 @@ def make_scavengers(n, seed):
     return [(1, w, w - 5) for w in (rng.randint(20, 60) for _ in range(n))]
 
 
-def trainjob(namespace, name, nodes, walltime, run, qos=None, runtime_kind=None):
+def trainjob(namespace, name, nodes, walltime, run, qos=None, runtime_kind=None, checkpoint=0):
     """A TrainJob of the runtime torch-gh200: the ClusterTrainingRuntime, or with
-    runtime_kind "TrainingRuntime" the namespace's own; qos: its tier's annotation."""
+    runtime_kind "TrainingRuntime" the namespace's own; qos: its tier's annotation;
+    checkpoint: seconds its pods take to save their state and exit once told of a
+    preemption (deploy/local/stages.yaml, checkpoint-time), 0 for pods that run on until
+    they are deleted."""
+    pod_annotations = {RUN_TIME: f"{run}s"}
+    if checkpoint:
+        pod_annotations[CHECKPOINT_TIME] = f"{checkpoint:g}s"
     meta = {"name": name, "namespace": namespace, "labels": {BENCH_LABEL: "true"}}
     if qos:
         meta["annotations"] = {QOS: qos}
@@ -209,7 +220,7 @@ def trainjob(namespace, name, nodes, walltime, run, qos=None, runtime_kind=None)
             "activeDeadlineSeconds": walltime,
             "trainer": {"numNodes": nodes, "resourcesPerNode": {"limits": {GPU: str(GPUS_PER_NODE)}}},
             "podTemplateOverrides": [{"targetJobs": [{"name": "node"}],
-                                      "metadata": {"annotations": {RUN_TIME: f"{run}s"}}}],
+                                      "metadata": {"annotations": pod_annotations}}],
         },
     }
 
@@ -435,7 +446,7 @@ def scavenger_figures(jobs, pods, capacity_gpus, t0, t_end):
     out["scavenger_busy_gpu_s"] = round(busy.get(True, 0.0), 1)
     window = capacity_gpus * (end - t0)
     out["utilisation_with_scavengers"] = round(sum(busy.values()) / window, 4) if window > 0 else 0.0
-    stops = sum(1 / low[p["job"]]["nodes"] for p in pods if p["job"] in low and p.get("phase") == "Deleted"
+    stops = sum(1 / low[p["job"]]["nodes"] for p in pods if p["job"] in low and p.get("phase") in ("Deleted", "Failed")
                 and p["ended"] <= end and (low[p["job"]]["ended"] is None or p["ended"] < low[p["job"]]["ended"]))
     out["preemptions"] = round(stops)
     out["status_preemptions"] = sum(j.get("preemptions") or 0 for j in low.values())
@@ -673,11 +684,23 @@ def way_jobs(args, way, trace, namespace):
         jobs = [trainjob(spaces[i % len(spaces)], name, *job) for i, (name, job) in enumerate(zip(names, trace))]
     elif way == "scavenger":
         jobs = [trainjob(namespace, name, *job, qos="normal") for name, job in zip(names, trace)]
-        jobs += [trainjob(SCAVENGER_NAMESPACE, f"low-{i:04d}", *job, qos="low", runtime_kind="TrainingRuntime")
+        jobs += [trainjob(SCAVENGER_NAMESPACE, f"low-{i:04d}", *job, qos="low", runtime_kind="TrainingRuntime",
+                          checkpoint=args.checkpoint)
                  for i, job in enumerate(make_scavengers(args.scavengers, args.seed))]
     else:
         jobs = [trainjob(namespace, name, *job) for name, job in zip(names, trace)]
     return jobs, names
+
+
+def way_admission(args, way):
+    """The admission section of a way's config: WAYS's; for the scavenger way with
+    --checkpoint, the shipped tiers with backfillReservedNodes on the tier low."""
+    admission = dict(WAYS[way])
+    if way == "scavenger" and args.checkpoint:
+        with open(os.path.join(REPO, "deploy", "config", "config.yaml")) as f:
+            tiers = yaml.safe_load(f)["admission"]["qos"]
+        admission["qos"] = [dict(t, backfillReservedNodes=True) if t["name"] == "low" else t for t in tiers]
+    return admission
 
 
 def scavenger_runtime(api, grace):
@@ -725,7 +748,7 @@ def trace_way(api, args, way, trace, namespace, capacity):
             delete_everything(api, ns)
     if way == "scavenger":
         scavenger_runtime(api, args.grace)
-    cfg = write_config(os.path.join(REPO, "build", f"bench-admission-{way}.yaml"), WAYS[way])
+    cfg = write_config(os.path.join(REPO, "build", f"bench-admission-{way}.yaml"), way_admission(args, way))
     rec = Recorder(api, *spaces)
     c = Controller(args.binary, args.kubeconfig, args.log_path, cfg)
     work = sum(n * GPUS_PER_NODE * r for n, _, r in trace)
@@ -751,6 +774,7 @@ def trace_way(api, args, way, trace, namespace, capacity):
     if way == "scavenger":
         res = scavenger_figures(jobs, pods, capacity, t0, t_end)
         res["grace_s"] = args.grace
+        res["checkpoint_s"] = args.checkpoint
     else:
         res = trace_figures(jobs, pods, capacity, t0, t_end)
         res.update(idle_figures(pods, capacity, t0, trace_end(jobs, t_end)))
@@ -870,6 +894,7 @@ def summary(ways):
         out["normal_wait_mean_scavenger"] = scavenger["wait_mean_s"]
         out["preemptions"] = scavenger["preemptions"]
         out["grace_s"] = scavenger["grace_s"]
+        out["checkpoint_s"] = scavenger.get("checkpoint_s", 0)
         goals["scavenger_utilisation_ge_97"] = scavenger["utilisation_with_scavengers"] >= 0.97
         if backfill and backfill["wait_mean_s"] is not None and scavenger["wait_mean_s"] is not None:
             out["normal_wait_growth_s"] = round(scavenger["wait_mean_s"] - backfill["wait_mean_s"], 2)
@@ -1373,7 +1398,7 @@ def self_test():
     assert "annotations" not in tj["metadata"] and tj["spec"]["runtimeRef"] == {"name": RUNTIME}
     # The ways' TrainJobs: dealt in turn to the namespaces of the shares; the trace at the
     # tier normal and the scavengers at low, of their namespace's runtime.
-    a = argparse.Namespace(scavengers=5, seed=7)
+    a = argparse.Namespace(scavengers=5, seed=7, checkpoint=0)
     sent, names = way_jobs(a, "shares", t[:7], "ns")
     assert names == [f"adm-{i:04d}" for i in range(7)] and [j["metadata"]["name"] for j in sent] == names
     assert [j["metadata"]["namespace"] for j in sent] == [*SHARES, *SHARES, "bench-share-a"]
@@ -1382,6 +1407,19 @@ def self_test():
     assert [(j["metadata"]["namespace"], j["metadata"]["annotations"][QOS]) for j in sent] == \
         [("ns", "normal")] * 7 + [(SCAVENGER_NAMESPACE, "low")] * 5
     assert all(j["spec"]["runtimeRef"]["kind"] == "TrainingRuntime" for j in sent[7:])
+    assert all(CHECKPOINT_TIME not in j["spec"]["podTemplateOverrides"][0]["metadata"]["annotations"]
+               for j in sent)
+    assert "qos" not in way_admission(a, "scavenger")
+    # With --checkpoint, the low jobs' pods save their state and exit on the notice, and the
+    # tier low backfills onto reserved nodes; the normal jobs and the other tiers as shipped.
+    c = argparse.Namespace(scavengers=5, seed=7, checkpoint=2)
+    sent, _ = way_jobs(c, "scavenger", t[:7], "ns")
+    ann = [j["spec"]["podTemplateOverrides"][0]["metadata"]["annotations"] for j in sent]
+    assert [x.get(CHECKPOINT_TIME) for x in ann] == [None] * 7 + ["2s"] * 5, ann
+    tiers = {q["name"]: q for q in way_admission(c, "scavenger")["qos"]}
+    assert tiers["low"]["backfillReservedNodes"] is True and tiers["low"]["priority"] == -1000, tiers
+    assert not any("backfillReservedNodes" in q for n, q in tiers.items() if n != "low"), tiers
+    assert way_admission(c, "backfill") == WAYS["backfill"]
     sent, _ = way_jobs(a, "backfill", t[:7], "ns")
     assert [j["metadata"]["namespace"] for j in sent] == ["ns"] * 7 and sent[0] == trainjob("ns", "adm-0000", *t[0])
     # The scavengers: their own draws, 1 node, runs of 5 s less than 20 to 60 s walltimes.
@@ -1465,6 +1503,10 @@ def main():
                     help="low jobs of the scavenger way (default: twice --jobs)")
     ap.add_argument("--grace", type=int, default=10,
                     help="terminationGracePeriodSeconds of the low jobs' pods, s")
+    ap.add_argument("--checkpoint", type=float, default=0,
+                    help="seconds the low jobs' pods take to save their state and exit once told of a "
+                         "preemption, with backfillReservedNodes on the tier low (default 0: they run "
+                         "until their grace ends)")
     add_run_arguments(ap, "GH200 nodes of the scale cluster")
     ap.add_argument("--freeings", type=int, default=300, help="freeing-to-admission pairs to time")
     ap.add_argument("--window", type=float, default=420, help="most seconds to wait for them")

@@ -560,6 +560,37 @@ def test_a_low_job_on_idle_gpus_is_preempted_by_a_normal_job_and_later_completes
     assert metric(admitter.metrics(), series, 0.0) - before == 1
 
 
+def test_a_low_job_that_saves_its_state_on_the_notice_gives_its_nodes_at_once(admitter, namespace, gh200):
+    """A victim whose script reads the stop time, saves its state and exits with a failure
+    (143) before its grace ends stops then: its nodes go to the job that preempts it within
+    seconds, not at the grace's end (30 s here), and it goes back to the queue as Preempted,
+    uncharged, to run to Complete later. The simulated pods do so with the annotation
+    checkpoint-time (deploy/local/stages.yaml)."""
+    apply(trainjob("scavenger", nodes=8, run_time=f"{GRACE + 30}s", annotations={QOS: "low"},
+                   pod_annotations={SIM + "checkpoint-time": "2s"}), "-n", namespace)
+    running(namespace, "scavenger", 8, timeout=60)
+    asked = time.time()
+    apply(trainjob("urgent", nodes=4, run_time="5s"), "-n", namespace)
+
+    told = wait_for("the scavenger's preemption in its status",
+                    lambda: status(namespace, "scavenger").get("preemption"), timeout=30)
+    assert told["by"] == f"{namespace}/urgent", told
+    running(namespace, "urgent", 4, timeout=GRACE)
+    assert time.time() - asked <= GRACE - 10, "the normal job waited for the grace's end"
+    # Back in the queue (its reason there soon says why it waits, Resources or Priority).
+    back = wait_for("the scavenger back in the queue",
+                    lambda: (lambda st: st if st.get("state") == "Queued" else None)(status(namespace, "scavenger")),
+                    timeout=30)
+    assert back.get("preemptions") == 1 and back.get("restartCount", 0) == 0 and "preemption" not in back, back
+    stopped = [e["message"] for e in events(namespace, "scavenger", "Preempted")
+               if "exited (code 143) before the stop time" in e["message"]]
+    assert stopped, events(namespace, "scavenger", "Preempted")
+
+    done = wait_state(namespace, "scavenger", "Complete", timeout=GRACE + 120)["status"]
+    assert done.get("restartCount", 0) == 0 and done.get("preemptions") == 1, done
+    wait_state(namespace, "urgent", "Complete", timeout=30)
+
+
 def test_a_namespace_at_its_tiers_gpu_limit_waits_without_blocking_others(admitter, namespace, gh200):
     """A QOS tier's maxGPUsPerNamespace (Slurm's QOS MaxTRESPerAccount): a job that would
     take its namespace past the GPUs its tier allows it waits, QOSMaxGRESPerNamespace, and
