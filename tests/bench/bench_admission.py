@@ -842,7 +842,7 @@ def run_trace(args):
                "work_gpu_s": work, "lower_bound_makespan_s": round(work / capacity, 1), "ways": {}}
         for way in args.ways.split(","):
             wait_for_quiet(args)
-            log(f"trace, way {way}: admission {WAYS[way]}")
+            log(f"trace, way {way}: admission {way_admission(args, way)}")
             r = out["ways"][way] = trace_way(api, args, way, trace, namespace, capacity)
             log(f"  {way}: makespan {r['makespan_s']:.0f} s, utilisation {r['utilisation']:.1%} "
                 f"(useful {r['useful_utilisation']:.1%}), partial-gang {r['partial_gang_gpu_s']:.0f} GPU-s "

@@ -5,7 +5,8 @@
  * and backfill on the same trace.
  *
  *   sim_admission NODES [--overhead SECONDS] [--jobs] [--shares A:B:...] [--depth N]
- *                 [--scavenge RUN [--grace S] [--scavenge-walltime S] [--trace-grace S]] < trace
+ *                 [--scavenge RUN [--grace S] [--scavenge-walltime S] [--trace-grace S]
+ *                  [--checkpoint S]] < trace
  *
  * The trace is one job a line, "nodes walltime run [namespace]" (seconds; the namespace a
  * number from 0, 0 when absent), all submitted at 0 in that order, each pod of 4 GPUs on
@@ -32,7 +33,10 @@
  * --trace-grace seconds (0 unless given; pods that do not set terminationGracePeriodSeconds,
  * as the benchmark's runtime, have the Kubernetes default, 30). The scavenge line gives, beside
  * the utilisation, the share of the trace's makespan the nodes were held by no job, neither
- * running nor in their overhead: what the policy leaves idle.
+ * running nor in their overhead: what the policy leaves idle. --checkpoint S (to a tenth):
+ * the low jobs' pods save their state and exit S seconds after they are told, which stops
+ * them then (the queue counts their nodes back at the grace's end until then), and their
+ * tier has backfillReservedNodes: bench_admission.py's --checkpoint.
  *
  * --share-period S computes the fair-share points again only when S seconds have passed
  * since they were last computed, as the controller reads the usage again every
@@ -69,6 +73,7 @@ struct sim_job {
 	 * its stop once preempted (-1: not), the job that preempts it, and how often it was. */
 	bool low;
 	int64_t stop;
+	int64_t stop_told; /* the stop its pods were told: the queue counts its nodes back then */
 	size_t by;
 	int preemptions;
 	/* A job that preempts: the nodes it chose then (owned; NULL: none), as the admitter
@@ -105,6 +110,8 @@ static int64_t grace = 30 * TICKS; /* --grace: a preempted job's pods stop that 
 /* --trace-grace: the grace of the trace's own pods, which the queue counts after their
  * walltime (the cluster's runtime leaves the Kubernetes default, 30 s); 0 unless given */
 static int64_t trace_grace;
+/* --checkpoint: a preempted job's pods exit that long after they are told; -1: at the stop */
+static int64_t checkpoint = -1;
 /* --share-period: the fair-share points are computed again at most that often (the
  * controller's TJ_ADMITTER_SHARES_PERIOD_S); 0: at every cycle */
 static int64_t share_period;
@@ -312,6 +319,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 					.tier = job->low ? -1000 : 0,
 					.preempts = job->low ? 0 : 1u << 1,
 					.preempting = preempting,
+					.backfill_reserved_nodes = job->low && checkpoint >= 0,
 					.claimed = preempting ? job->claimed : NULL,
 					.n_claimed = preempting ? job->n_claimed : 0,
 				};
@@ -341,7 +349,7 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 				releases[n_releases++] = (struct tj_admission_release){
 					.node = job->on[p],
 					.at = job->stop >= 0
-					              ? job->stop
+					              ? job->stop_told
 					              : job->start + job->walltime +
 					                        (job->low ? grace : trace_grace),
 					.resources = pod_request,
@@ -398,7 +406,9 @@ static int simulate(struct sim_job *jobs, size_t n_jobs, size_t n_nodes, bool ba
 				for (size_t v = 0; v < d->n_victims; v++) {
 					struct sim_job *victim = &jobs[running_job[d->victims[v]]];
 
-					victim->stop = now + grace;
+					victim->stop = victim->stop_told = now + grace;
+					if (checkpoint >= 0 && checkpoint < grace)
+						victim->stop = now + checkpoint;
 					victim->by = queued[q];
 					victim->preemptions++;
 					ret->preemptions++;
@@ -504,7 +514,7 @@ static int usage(void)
 	fprintf(stderr, "usage: sim_admission NODES [--overhead SECONDS] [--jobs] "
 	                "[--shares A:B:...] [--share-period S] [--depth N] [--scavenge RUN "
 	                "[--grace SECONDS] [--trace-grace SECONDS] "
-	                "[--scavenge-walltime SECONDS]] < "
+	                "[--scavenge-walltime SECONDS] [--checkpoint SECONDS]] < "
 	                "trace (lines: nodes walltime run [namespace])\n");
 	return 2;
 }
@@ -590,6 +600,13 @@ int main(int argc, char **argv)
 			grace = atoll(argv[++i]) * TICKS;
 			if (grace < 0 || grace > 3600LL * TICKS)
 				return usage();
+		} else if (strcmp(argv[i], "--checkpoint") == 0 && i + 1 < argc) {
+			char *end;
+			double seconds = strtod(argv[++i], &end);
+
+			if (*end || !(seconds >= 0 && seconds <= 3600))
+				return usage();
+			checkpoint = (int64_t)(seconds * TICKS + 0.5);
 		} else if (strcmp(argv[i], "--overhead") == 0 && i + 1 < argc) {
 			char *end;
 			double seconds = strtod(argv[++i], &end);
