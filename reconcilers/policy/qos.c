@@ -100,7 +100,6 @@ const struct tj_qos_tier *tj_qos_resolve(const struct tj_admission_policy *polic
 	const char *name = asked ? asked : rule ? rule->default_tier : NULL;
 	char allowed[256];
 
-	list_allowed(rule, allowed, sizeof(allowed));
 	if (!name) {
 		tj_problem_set(
 		        why, "PolicyViolation",
@@ -111,6 +110,7 @@ const struct tj_qos_tier *tj_qos_resolve(const struct tj_admission_policy *polic
 	}
 	tier = tj_qos_find(policy, name);
 	if (!tier || !allows(rule, name)) {
+		list_allowed(rule, allowed, sizeof(allowed));
 		tj_problem_set(why, "PolicyViolation",
 		               "%s%s%sQOS \"%s\" is %s; namespace %s may use: %s",
 		               asked ? "metadata.annotations[" : "", asked ? TJ_ANNOTATION_QOS : "",
