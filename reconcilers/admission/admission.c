@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1073,6 +1074,34 @@ void tj_admission_say_deferred(const struct tj_admission_input *in, size_t j,
 		tj_admission_say_preempting(d, NULL);
 }
 
+/* The texts of a decision lie together, between its other fields. */
+_Static_assert(offsetof(struct tj_admission_decision, message) ==
+                       offsetof(struct tj_admission_decision, reason) + TJ_REASON_MAX,
+               "reason and message are adjacent");
+_Static_assert(offsetof(struct tj_admission_decision, position) ==
+                       offsetof(struct tj_admission_decision, message) + TJ_MESSAGE_MAX,
+               "position follows message");
+
+/* n decisions not made yet: every field zero, and the texts empty. Only the first byte of
+ * each text is written: a text is read only up to its end, and clearing the whole of both
+ * for every job of a queue of thousands writes megabytes a cycle. NULL without memory. */
+static struct tj_admission_decision *blank_decisions(size_t n)
+{
+	struct tj_admission_decision *ds = malloc((n + 1) * sizeof(*ds));
+	const size_t texts = offsetof(struct tj_admission_decision, reason);
+	const size_t rest = offsetof(struct tj_admission_decision, position);
+
+	for (size_t i = 0; ds && i < n; i++) {
+		char *d = (char *)&ds[i];
+
+		memset(d, 0, texts);
+		ds[i].reason[0] = '\0';
+		ds[i].message[0] = '\0';
+		memset(d + rest, 0, sizeof(*ds) - rest);
+	}
+	return ds;
+}
+
 static int decide_queue(const struct tj_admission_input *in, bool afresh,
                         struct tj_admission_result **ret)
 {
@@ -1091,7 +1120,7 @@ static int decide_queue(const struct tj_admission_input *in, bool afresh,
 	r.res = res;
 	r.n_buckets = in->n_classes + 1;
 	res->n_decisions = in->n_jobs;
-	res->decisions = calloc(in->n_jobs + 1, sizeof(*res->decisions));
+	res->decisions = blank_decisions(in->n_jobs);
 	res->classes = calloc(r.n_buckets, sizeof(*res->classes));
 	err = !res->decisions || !res->classes ? -ENOMEM : run_alloc(&r);
 	if (err == 0)
