@@ -256,7 +256,8 @@ static int run_alloc(struct run *r)
 }
 
 /* Numbers the topology domains of each class in name order, so that comparing two domain
- * numbers compares their names. */
+ * numbers compares their names. The slots of a class whose nodes share one domain, or whose
+ * domains' names sort as the nodes' names do, are in that order already, and need no sort. */
 static int number_domains(struct run *r)
 {
 	struct domain_key *keys = calloc(r->n_slots + 1, sizeof(*keys));
@@ -269,7 +270,7 @@ static int number_domains(struct run *r)
 		for (size_t i = 0; i < n; i++)
 			keys[i] = (struct domain_key){ r->in->nodes[r->slot_node[first + i]].domain,
 				                       first + i };
-		qsort(keys, n, sizeof(*keys), cmp_domain);
+		tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_domain);
 		for (size_t i = 0; i < n; i++) {
 			if (i > 0 && cmp_domain_name(keys[i - 1].domain, keys[i].domain))
 				id++;
