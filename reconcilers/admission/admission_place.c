@@ -190,30 +190,33 @@ static void sift_up(struct candidate *heap, size_t i)
 	}
 }
 
-/* The k best-fitting nodes of the chosen domains, in order. Every candidate holds at least
- * one pod, so no gang needs more than k of them; a heap of k keeps this linear in the nodes
- * of the class, where sorting them all would not be. */
+/* Keeps slot s among the k best fits found so far, the *n of r->cands. Every candidate holds
+ * at least one pod, so no gang needs more than k of them; a heap of k keeps the choice linear
+ * in the nodes of the class, where sorting them all would not be. */
+static void keep_best(struct run *r, const struct tj_admission_resources *free, size_t s, int64_t k,
+                      size_t *n)
+{
+	struct candidate c = candidate(r, free, s);
+
+	if (*n < (size_t)k) {
+		r->cands[*n] = c;
+		sift_up(r->cands, (*n)++);
+	} else if (fits_better(&c, &r->cands[0])) {
+		r->cands[0] = c;
+		sift_down(r->cands, *n, 0);
+	}
+}
+
+/* The k best-fitting nodes of the chosen domains, in r->cands; their count. */
 static size_t select_best(struct run *r, size_t b, const struct tj_admission_resources *free,
                           const struct tj_admission_job *job, int64_t k)
 {
 	const size_t *end, *p = slots_for(r, b, free, &job->request, &end);
 	size_t n = 0;
 
-	for (; p < end; p++) {
-		size_t s = *p;
-		struct candidate c = candidate(r, free, s);
-
-		if (r->pods[s] == 0 || !r->chosen[r->domain[s]])
-			continue;
-		if (n < (size_t)k) {
-			r->cands[n] = c;
-			sift_up(r->cands, n++);
-		} else if (fits_better(&c, &r->cands[0])) {
-			r->cands[0] = c;
-			sift_down(r->cands, n, 0);
-		}
-	}
-	qsort(r->cands, n, sizeof(*r->cands), cmp_candidate);
+	for (; p < end; p++)
+		if (r->pods[*p] > 0 && r->chosen[r->domain[*p]])
+			keep_best(r, free, *p, k, &n);
 	return n;
 }
 
@@ -238,25 +241,38 @@ static bool fits_in(const struct run *r, size_t b, const struct tj_admission_res
 static bool place_ranks(struct run *r, size_t b, const struct tj_admission_resources *free,
                         const bool *avoid, const struct tj_admission_job *job)
 {
-	size_t nd = r->n_domains[b], n;
+	size_t nd = r->n_domains[b], n = 0;
 	int64_t k = job->num_pods, rank = 0;
-	/* With domains, what a domain holds is counted in full, so that the tightest one wins;
-	 * without, no node needs counting past the gang. */
-	int64_t limit = nd > 1 ? INT64_MAX : k;
 
 	if (!fits_in(r, b, free, avoid, job))
 		return false;
 	const size_t *end, *p = slots_for(r, b, free, &job->request, &end);
 
-	memset(r->domain_pods, 0, nd * sizeof(*r->domain_pods));
-	for (; p < end; p++) {
-		size_t s = *p;
+	if (nd > 1) {
+		/* What a domain holds is counted in full, so that the tightest one wins. */
+		memset(r->domain_pods, 0, nd * sizeof(*r->domain_pods));
+		for (; p < end; p++) {
+			size_t s = *p;
 
-		r->pods[s] = avoid && avoid[s] ? 0 : pods_on(&free[s], &job->request, limit);
-		r->domain_pods[r->domain[s]] = sat_add(r->domain_pods[r->domain[s]], r->pods[s]);
+			r->pods[s] =
+			        avoid && avoid[s] ? 0 : pods_on(&free[s], &job->request, INT64_MAX);
+			r->domain_pods[r->domain[s]] =
+			        sat_add(r->domain_pods[r->domain[s]], r->pods[s]);
+		}
+		choose_domains(r, nd, k);
+		n = select_best(r, b, free, job, k);
+	} else {
+		/* One domain, which holds the gang (it fits): every node that holds a pod is a
+		 * candidate, kept as it is counted, and none is counted past the gang. */
+		for (; p < end; p++) {
+			size_t s = *p;
+
+			r->pods[s] = avoid && avoid[s] ? 0 : pods_on(&free[s], &job->request, k);
+			if (r->pods[s] > 0)
+				keep_best(r, free, s, k, &n);
+		}
 	}
-	choose_domains(r, nd, k);
-	n = select_best(r, b, free, job, k);
+	qsort(r->cands, n, sizeof(*r->cands), cmp_candidate);
 	for (size_t i = 0; i < n && rank < k; i++) {
 		size_t s = r->cands[i].slot;
 
