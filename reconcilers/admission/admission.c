@@ -68,23 +68,79 @@ static int cmp_release(const void *a, const void *b)
 	return release_before(a, b) ? -1 : release_before(b, a);
 }
 
-/* Whether n keys of size bytes are in cmp's order already. */
-static bool in_order(const void *keys, size_t n, size_t size,
-                     int (*cmp)(const void *, const void *))
+/* The end of the run of keys in cmp's order that starts at from (n keys of size bytes). */
+static size_t run_end(const char *k, size_t from, size_t n, size_t size,
+                      int (*cmp)(const void *, const void *))
 {
-	const char *k = keys;
+	size_t i = from + 1;
 
-	for (size_t i = 1; i < n; i++)
-		if (cmp(k + (i - 1) * size, k + i * size) > 0)
-			return false;
-	return true;
+	while (i < n && cmp(k + (i - 1) * size, k + i * size) <= 0)
+		i++;
+	return i;
 }
 
+/* The keys of from between lo and hi, whose runs start at lo and mid, merged into to. */
+static void merge_keys(const char *from, char *to, size_t lo, size_t mid, size_t hi, size_t size,
+                       int (*cmp)(const void *, const void *))
+{
+	size_t i = lo, j = mid, k = lo;
+
+	while (i < mid && j < hi) {
+		const char *next = cmp(from + j * size, from + i * size) < 0 ? from + j++ * size
+		                                                             : from + i++ * size;
+
+		memcpy(to + k++ * size, next, size);
+	}
+	memcpy(to + k * size, from + i * size, (mid - i) * size);
+	k += mid - i;
+	memcpy(to + k * size, from + j * size, (hi - j) * size);
+}
+
+/* The keys are sorted by merging the runs they come in: one pass when they are in order
+ * already (as the admitter gives the queue), and few when they come in few runs (a queue in
+ * which a few jobs moved; the creation times of a namespace's jobs in their own order, a run
+ * per priority). Every order sorted with it is total but for equal values, so any sort
+ * orders the keys alike; qsort sorts them when there is no memory for the merge. */
 void tj_admission_sort_keys(void *keys, size_t n, size_t size,
                             int (*cmp)(const void *, const void *))
 {
-	if (!in_order(keys, n, size, cmp))
+	size_t *starts, n_runs = 1, first = n ? run_end(keys, 0, n, size, cmp) : 0;
+	char *from = keys, *to;
+
+	if (first >= n)
+		return;
+	starts = malloc((n + 1) * sizeof(*starts));
+	to = malloc(n * size);
+	if (!starts || !to) {
+		free(starts);
+		free(to);
 		qsort(keys, n, size, cmp);
+		return;
+	}
+	starts[0] = 0;
+	for (size_t i = first; i < n; i = run_end(keys, i, n, size, cmp))
+		starts[n_runs++] = i;
+	starts[n_runs] = n;
+	/* Each pass merges the runs two by two; the runs' starts move down as they merge. */
+	while (n_runs > 1) {
+		size_t kept = 0;
+		char *t = from;
+
+		for (size_t r = 0; r < n_runs; r += 2) {
+			size_t hi = starts[r + 1 < n_runs ? r + 2 : r + 1];
+
+			merge_keys(from, to, starts[r], starts[r + 1], hi, size, cmp);
+			starts[kept++] = starts[r];
+		}
+		starts[kept] = n;
+		n_runs = kept;
+		from = to;
+		to = t;
+	}
+	if (from != keys)
+		memcpy(keys, from, n * size);
+	free(from == keys ? to : from);
+	free(starts);
 }
 
 /* The runs of width keys of from (n of them), merged two by two into to. */
