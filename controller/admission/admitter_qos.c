@@ -206,7 +206,8 @@ static const struct tj_trainjob *candidate(const struct tj_admitter_source *src,
 }
 
 /* The candidate of the group looked at last, for the next: a gang's pods lie on nodes next to
- * each other in name order, so the next node most often holds the same job. */
+ * each other in name order, so the next node most often holds the same job, which has the
+ * same pointers (the ledger's strings are interned). */
 struct last_candidate {
 	const char *key, *owner_uid; /* borrowed from the ledger; key NULL: none yet */
 	const struct tj_trainjob *job;
@@ -218,8 +219,7 @@ static const struct tj_trainjob *candidate_cached(const struct tj_admitter_sourc
                                                   struct last_candidate *last,
                                                   const struct tj_qos_tier **ret_tier)
 {
-	if (!last->key || strcmp(last->key, g->job_key) != 0 || !g->owner_uid || !last->owner_uid ||
-	    strcmp(last->owner_uid, g->owner_uid) != 0) {
+	if (!last->key || last->key != g->job_key || last->owner_uid != g->owner_uid) {
 		last->key = g->job_key;
 		last->owner_uid = g->owner_uid;
 		last->tier = NULL;

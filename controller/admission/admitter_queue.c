@@ -425,7 +425,9 @@ static size_t gone_kept(const struct tj_admitter_source *a, const struct tj_stor
 
 /* The walltime end of the TrainJob last looked up for a node's pods (job_end), kept for the
  * next node: the ranks of a gang mostly lie on nodes next to each other in name order, as the
- * admission picks them, so the next node most often asks for the same job. */
+ * admission picks them, so the next node most often asks for the same job. The ledger's
+ * strings are interned: the same job has the same pointers, which are compared without
+ * reading the strings. */
 struct last_job {
 	const char *key, *owner_uid; /* borrowed from the ledger; key NULL: none yet */
 	int64_t end;
@@ -435,9 +437,7 @@ struct last_job {
 static int64_t group_end(const struct tj_admitter_source *a, struct last_job *last,
                          const struct tj_ledger_group *g, int64_t now)
 {
-	if (!last->key || strcmp(last->key, g->job_key) != 0 ||
-	    (last->owner_uid && g->owner_uid ? strcmp(last->owner_uid, g->owner_uid) != 0
-	                                     : last->owner_uid != g->owner_uid)) {
+	if (!last->key || last->key != g->job_key || last->owner_uid != g->owner_uid) {
 		bool exact;
 		int64_t end = job_end(a, g->job_key, g->owner_uid, now, &exact);
 

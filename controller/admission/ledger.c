@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/number.h"
+#include "informers/intern.h"
 #include "reconcilers/admission/capacity.h"
 #include "reconcilers/policy/node_health.h"
 #include "reconcilers/usage/gpu_use.h"
@@ -54,8 +55,8 @@ static const struct tj_store_ops gang_ops = {
 static void node_clear(struct tj_ledger_node *n)
 {
 	for (size_t i = 0; i < n->n_groups; i++) {
-		free(n->groups[i].job_key);
-		free(n->groups[i].owner_uid);
+		tj_intern_unref(n->groups[i].job_key);
+		tj_intern_unref(n->groups[i].owner_uid);
 	}
 	for (size_t i = 0; i < n->n_usage; i++)
 		free(n->usage[i].namespace);
@@ -254,8 +255,8 @@ static int add_group(struct tj_ledger_node *n, const struct tj_pod *pod,
 		return -ENOMEM;
 	g->grace = grace;
 	g->held = *r;
-	if (!(g->job_key = strdup(key)) ||
-	    (pod->owner_uid && !(g->owner_uid = strdup(pod->owner_uid))))
+	if (!(g->job_key = tj_intern(key)) ||
+	    (pod->owner_uid && !(g->owner_uid = tj_intern(pod->owner_uid))))
 		return -ENOMEM;
 	return 0;
 }

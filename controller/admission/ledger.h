@@ -29,8 +29,10 @@
 
 /* Pods of one TrainJob on the node whose end is its walltime's (none is being deleted). */
 struct tj_ledger_group {
-	char *job_key;   /* owned; "namespace/name" */
-	char *owner_uid; /* owned; the pods' controller owner, NULL if none */
+	/* Interned (informers/intern.h), one reference each: two groups name the same job and
+	 * owner exactly when their pointers are equal. */
+	char *job_key;   /* "namespace/name" */
+	char *owner_uid; /* the pods' controller owner, NULL if none */
 	int64_t grace;   /* their termination grace, seconds */
 	struct tj_admission_resources held;
 };
