@@ -143,8 +143,8 @@ static void test_fifo_is_refused_without_blocking(void **state)
 
 static void test_character_device_is_refused(void **state)
 {
-	char *buf;
-	size_t len;
+	char *buf = NULL;
+	size_t len = 0;
 
 	assert_int_equal(read_checked("/dev/null", 16, 0, &buf, &len), -EINVAL);
 	assert_int_equal(read_checked("/dev/null", 16, TJ_READ_FILE_STREAMS, &buf, &len), 0);
@@ -190,8 +190,8 @@ static void test_streams(void **state)
 /* procfs reports a size of 0: the reader reads what is there, still within the limit. */
 static void test_procfs(void **state)
 {
-	char *buf;
-	size_t len;
+	char *buf = NULL;
+	size_t len = 0;
 
 	assert_int_equal(read_checked("/proc/self/stat", 1 << 16, 0, &buf, &len), 0);
 	assert_true(len > 0);
