@@ -123,7 +123,9 @@ the controller's work and not the user's creates:
     (trainjob_admission_cycle_duration_seconds, trainjob_admission_decisions_total), so
     the decisions per second of cycle time, which the goal of 500/s is about (every
     decision that changes what a job's status says is also a write, and those go at the API
-    server's pace: the first figure above).
+    server's pace: the first figure above);
+  - the requests the controller sent by the end of the run, by method
+    (rest_client_requests_total), to set beside the yardstick's writes.
 
 Every figure goes into one JSON line at the end; progress lines go to stderr. The controller
 is build/release/trainjob-controller (TJC_BUILD_DIR overrides the folder); its log is
@@ -1025,6 +1027,9 @@ def run_scale(args):
             out["reconciles"] = (m.get("controller_runtime_reconcile_total/success", 0)
                                  + m.get("controller_runtime_reconcile_total/error", 0))
             out["reconcile_errors"] = m.get("controller_runtime_reconcile_total/error", 0)
+            # What the controller sent by the end, by method, beside the yardstick's writes.
+            out["controller_requests"] = {k.split("/", 1)[1]: int(v) for k, v in m.items()
+                                          if k.startswith("rest_client_requests_total/")}
             # The decisions themselves, as the controller's cycles count and time them: every
             # cycle decides the whole queue from the caches.
             cycles = m.get("trainjob_admission_cycle_duration_seconds_count", 0)

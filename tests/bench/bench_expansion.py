@@ -54,6 +54,7 @@ import json
 import math
 import os
 import queue
+import re
 import signal
 import socket
 import ssl
@@ -485,6 +486,9 @@ class Controller:
             key = base
             if base == "controller_runtime_reconcile_total":
                 key = base + "/" + ("success" if 'result="success"' in name else "error")
+            elif base == "rest_client_requests_total":
+                method = re.search(r'method="([A-Z]+)"', name)
+                key = base + "/" + (method.group(1) if method else "-")
             try:
                 out[key] = out.get(key, 0) + float(value)
             except ValueError:
