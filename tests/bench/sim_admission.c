@@ -502,6 +502,18 @@ out:
 	return rc;
 }
 
+/* Seconds to a tenth, 0 to 3600, as ticks: whether arg is such a number. */
+static bool parse_tenths(const char *arg, int64_t *ret)
+{
+	char *end;
+	double seconds = strtod(arg, &end);
+
+	if (end == arg || *end || !(seconds >= 0 && seconds <= 3600))
+		return false;
+	*ret = (int64_t)(seconds * TICKS + 0.5);
+	return true;
+}
+
 static void print_jobs(const char *way, const struct sim_job *jobs, size_t n_jobs)
 {
 	for (size_t j = 0; j < n_jobs; j++)
@@ -601,19 +613,11 @@ int main(int argc, char **argv)
 			if (grace < 0 || grace > 3600LL * TICKS)
 				return usage();
 		} else if (strcmp(argv[i], "--checkpoint") == 0 && i + 1 < argc) {
-			char *end;
-			double seconds = strtod(argv[++i], &end);
-
-			if (*end || !(seconds >= 0 && seconds <= 3600))
+			if (!parse_tenths(argv[++i], &checkpoint))
 				return usage();
-			checkpoint = (int64_t)(seconds * TICKS + 0.5);
 		} else if (strcmp(argv[i], "--overhead") == 0 && i + 1 < argc) {
-			char *end;
-			double seconds = strtod(argv[++i], &end);
-
-			if (*end || !(seconds >= 0 && seconds <= 3600))
+			if (!parse_tenths(argv[++i], &overhead))
 				return usage();
-			overhead = (int64_t)(seconds * TICKS + 0.5);
 		} else {
 			return usage();
 		}
