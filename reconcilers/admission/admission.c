@@ -57,15 +57,13 @@ static int cmp_domain(const void *a, const void *b)
 	return x->slot < y->slot ? -1 : x->slot > y->slot;
 }
 
-/* Release keys by time, then index. */
-static bool release_before(const struct release_key *x, const struct release_key *y)
-{
-	return x->at != y->at ? x->at < y->at : x->index < y->index;
-}
-
 static int cmp_release(const void *a, const void *b)
 {
-	return release_before(a, b) ? -1 : release_before(b, a);
+	const struct release_key *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
 }
 
 /* The end of the run of keys in cmp's order that starts at from (n keys of size bytes). */
@@ -143,51 +141,11 @@ void tj_admission_sort_keys(void *keys, size_t n, size_t size,
 	free(starts);
 }
 
-/* The runs of width keys of from (n of them), merged two by two into to. */
-static void merge_releases(const struct release_key *from, struct release_key *to, size_t n,
-                           size_t width)
-{
-	for (size_t lo = 0; lo < n; lo += 2 * width) {
-		size_t mid = lo + width < n ? lo + width : n;
-		size_t hi = mid + width < n ? mid + width : n, i = lo, j = mid, k = lo;
-
-		while (i < mid && j < hi)
-			to[k++] = release_before(&from[j], &from[i]) ? from[j++] : from[i++];
-		while (i < mid)
-			to[k++] = from[i++];
-		while (j < hi)
-			to[k++] = from[j++];
-	}
-}
-
 /* A run sorts the input's releases, which come in node order, and those of each
- * reservation: a merge sort that compares the keys in place spares qsort's call per
- * comparison. The keys are distinct (index), so any sort orders them alike; qsort sorts
- * them when there is no memory for the merge. */
+ * reservation. The keys are distinct (index), so any sort orders them alike. */
 void tj_admission_sort_releases(struct release_key *keys, size_t n)
 {
-	struct release_key *tmp, *from = keys, *to;
-	size_t i = 1;
-
-	while (i < n && !release_before(&keys[i], &keys[i - 1]))
-		i++;
-	if (i >= n)
-		return;
-	if (!(tmp = malloc(n * sizeof(*tmp)))) {
-		qsort(keys, n, sizeof(*keys), cmp_release);
-		return;
-	}
-	to = tmp;
-	for (size_t width = 1; width < n; width *= 2) {
-		struct release_key *t = from;
-
-		merge_releases(from, to, n, width);
-		from = to;
-		to = t;
-	}
-	if (from != keys)
-		memcpy(keys, from, n * sizeof(*keys));
-	free(tmp);
+	tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_release);
 }
 
 static int validate(const struct tj_admission_input *in)
