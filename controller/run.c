@@ -278,6 +278,16 @@ static void shutdown_requested(void *userdata, int signum)
 	tj_controller_stop(r->controller, controller_stopped, r);
 }
 
+/* Every answered request counts in the metrics and, at the debug level, has a line of its own
+ * (client-go's request log at -v=6): which writes went out, and how long each took. */
+static void observe_request(const struct tj_http_observation *o, void *userdata)
+{
+	tj_std_metrics_observe_request(o, userdata);
+	if (tj_log_enabled(TJ_LOG_DEBUG))
+		tj_log_debug("kube", "request", TJ_STR("verb", o->method), TJ_STR("url", o->url),
+		             TJ_INT("status", o->status), TJ_DOUBLE("seconds", o->seconds));
+}
+
 static int load_kube(struct run *r, const struct tj_flags *flags)
 {
 	struct tj_kube_env env;
@@ -297,8 +307,7 @@ static int load_kube(struct run *r, const struct tj_flags *flags)
 		.qps = flags->run.qps,
 		.burst = flags->run.burst ? flags->run.burst : (int)(flags->run.qps * 2 + 1),
 		/* The families are registered before the loop runs the first request. */
-		.transport = { .observe = tj_std_metrics_observe_request,
-		               .observe_userdata = &r->std },
+		.transport = { .observe = observe_request, .observe_userdata = &r->std },
 	};
 
 	return tj_client_new(&r->loop, r->kube, &opts, &r->client);

@@ -594,6 +594,7 @@ static void observe(const struct tj_http_call *call)
 	const struct tj_transport *t = call->t;
 	struct tj_http_observation o = {
 		.method = call->method,
+		.url = call->url,
 		.host = t->host,
 		.status = call->result == 0 ? call->status : 0,
 		.rc = call->result,

@@ -62,6 +62,7 @@ struct tj_http_request {
  * field is borrowed and valid only during the callback. */
 struct tj_http_observation {
 	const char *method; /* "GET", ... */
+	const char *url;    /* the whole URL, query included */
 	const char *host;   /* of the server URL, with its port if it names one */
 	long status;        /* HTTP status, 0 when no response arrived */
 	int rc;             /* as tj_http_response.rc */

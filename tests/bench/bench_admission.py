@@ -801,12 +801,14 @@ def trace_way(api, args, way, trace, namespace, capacity):
 
 
 def wait_schedulable(api, timeout=1200, product="NVIDIA-GH200-480GB"):
-    """Waits until no GH200 node (no node at all, with product None) carries a taint other
-    than the GPU one. A new node is Ready before kube-controller-manager lifts its
-    node.kubernetes.io/not-ready taint, and with thousands of nodes on two cores that takes
-    minutes (about 4 nodes a second); until then neither the scheduler nor the admission
-    counts those nodes, and the capacity would grow under the run."""
+    """Waits until no node of the product (GH200 by default; no node at all, with product
+    None) carries a taint other than the GPU one. A new node is Ready before
+    kube-controller-manager lifts its node.kubernetes.io/not-ready taint, and with thousands
+    of nodes on two cores that takes minutes (about 4 nodes a second); until then neither the
+    scheduler nor the admission counts those nodes, and the capacity would grow under the
+    run."""
     sel = urllib.parse.quote(f"nvidia.com/gpu.product={product}" if product else "type=kwok")
+    which = f"{product} " if product else ""
     deadline = last = time.monotonic()
     deadline += timeout
     while True:
@@ -816,10 +818,10 @@ def wait_schedulable(api, timeout=1200, product="NVIDIA-GH200-480GB"):
         if not tainted:
             return
         if time.monotonic() > deadline:
-            sys.exit(f"{tainted} of {len(nodes)} {'GH200 ' if product else ''}nodes are still tainted after {timeout} s")
+            sys.exit(f"{tainted} of {len(nodes)} {which}nodes are still tainted after {timeout} s")
         if time.monotonic() - last >= 30:
             last = time.monotonic()
-            log(f"  {tainted} of {len(nodes)} {'GH200 ' if product else ''}nodes still tainted (not-ready): waiting")
+            log(f"  {tainted} of {len(nodes)} {which}nodes still tainted (not-ready): waiting")
         time.sleep(5)
 
 
@@ -1030,6 +1032,11 @@ def run_scale(args):
             # What the controller sent by the end, by method, beside the yardstick's writes.
             out["controller_requests"] = {k.split("/", 1)[1]: int(v) for k, v in m.items()
                                           if k.startswith("rest_client_requests_total/")}
+            # And how long each took on average, from its send to its answer.
+            out["controller_request_mean_ms"] = {
+                verb: round(m[f"rest_client_request_duration_seconds_sum/{verb}"] / n * 1000, 1)
+                for verb, n in ((k.split("/", 1)[1], v) for k, v in m.items()
+                                if k.startswith("rest_client_request_duration_seconds_count/")) if n}
             # The decisions themselves, as the controller's cycles count and time them: every
             # cycle decides the whole queue from the caches.
             cycles = m.get("trainjob_admission_cycle_duration_seconds_count", 0)

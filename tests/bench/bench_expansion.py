@@ -486,8 +486,9 @@ class Controller:
             key = base
             if base == "controller_runtime_reconcile_total":
                 key = base + "/" + ("success" if 'result="success"' in name else "error")
-            elif base == "rest_client_requests_total":
-                method = re.search(r'method="([A-Z]+)"', name)
+            elif base in ("rest_client_requests_total", "rest_client_request_duration_seconds_sum",
+                          "rest_client_request_duration_seconds_count"):
+                method = re.search(r'(?:method|verb)="([A-Z]+)"', name)
                 key = base + "/" + (method.group(1) if method else "-")
             try:
                 out[key] = out.get(key, 0) + float(value)

@@ -24,7 +24,10 @@ The ways:
 Every way has a cluster of its own (TJC_CLUSTER=<--cluster-prefix>-<way>), started here and
 stopped at the end; with --one-cluster (which --quick implies) the ways run one after the
 other on one cluster with Kueue, where the jobs of the way ours carry no queue name and
-Kueue's webhooks and queues never see them. The jobs are the same in every way: TrainJobs of
+Kueue's webhooks and queues never see them. With --parallel (the trace part only) every
+way's cluster runs at once, a child process each, and the parent merges their figures: the
+same load on each way and a third of the time, for figures (seconds of waiting on runs of 20
+to 120 s) that two busy cores move far less than the ways differ. The jobs are the same in every way: TrainJobs of
 bench_admission.py (trainjob), with their pods' run time in a runtimePatches entry rather
 than podTemplateOverrides (Kueue updates a TrainJob with Kubeflow's Go types of v2.2, which
 have no podTemplateOverrides, and the update would drop them), and for Kueue the label
@@ -574,7 +577,49 @@ def groups(args):
     return [(f"{args.cluster_prefix}-{w}", [w]) for w in ways]
 
 
+def child_argv(argv, ways):
+    """The command line of the child that runs one cluster's ways of a --parallel trace: the
+    parent's, less --parallel, with its ways and no wait for a quiet machine (the other
+    clusters are the load)."""
+    return [a for a in argv if a != "--parallel"] + ["--ways", ",".join(ways), "--quiet-wait", "0"]
+
+
+def merge_traces(results):
+    """One trace part of the children's: the trace's own figures (the same in each) and every
+    way's."""
+    trace = {}
+    for r in results:
+        ways = dict(trace.get("ways", {}), **r["trace"].get("ways", {}))
+        trace.update(r["trace"], ways=ways)
+    return trace
+
+
+def run_parallel(args):
+    """The trace part, every way's cluster at once, a child process each: the same load on
+    every way, and a third of the time. Its figures are seconds of waiting for pods of 20 to
+    120 s, which the clusters' shared CPU moves by far less than they differ; the scale
+    part's rates are not, and it refuses --parallel."""
+    wait_for_quiet(args)
+    children = []
+    for name, ways in groups(args):
+        log(f"trace on {name}: {','.join(ways)}, beside the others")
+        children.append(subprocess.Popen([sys.executable, os.path.abspath(__file__),
+                                          *child_argv(sys.argv[1:], ways)], stdout=subprocess.PIPE, text=True))
+    results = []
+    for c in children:
+        stdout, _ = c.communicate()
+        if c.returncode != 0:
+            sys.exit(f"a way's run failed ({c.args[-3]}): exit {c.returncode}")
+        results.append(json.loads(stdout.strip().splitlines()[-1]))
+    out = {"date": results[0]["date"], "quick": args.quick, "parallel": True,
+           "trace": merge_traces(results), "scale": {}}
+    out.update(summary(out["trace"].get("ways", {}), {}))
+    return out
+
+
 def run(args):
+    if args.parallel:
+        return run_parallel(args)
     out = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "quick": args.quick,
            "trace": {}, "scale": {}}
     trace = make_trace(args.jobs, args.seed)
@@ -732,6 +777,13 @@ def self_test():
     a.one_cluster = True
     assert groups(a) == [("p", ["ours", "kueue-strict"])]
     assert pct([1, 2, 3], 95) == 3
+    # --parallel: the children's command lines and the merge of their trace parts.
+    assert child_argv(["trace", "--parallel", "--jobs", "300"], ["ours"]) == \
+        ["trace", "--jobs", "300", "--ways", "ours", "--quiet-wait", "0"]
+    t = {"jobs": 300, "capacity_gpus": 128}
+    merged = merge_traces([{"trace": dict(t, ways={"ours": {"utilisation": 0.9}})},
+                           {"trace": dict(t, ways={"kueue-strict": {"utilisation": 0.8}})}])
+    assert merged == dict(t, ways={"ours": {"utilisation": 0.9}, "kueue-strict": {"utilisation": 0.8}}), merged
     print("self-test passed")
 
 
@@ -751,6 +803,8 @@ def main():
                     help="seconds without a new decision, once the slots are filled, that end the wait")
     ap.add_argument("--cluster-prefix", default="bench-vs-kueue")
     ap.add_argument("--one-cluster", action="store_true", help="every way on one cluster, one after the other")
+    ap.add_argument("--parallel", action="store_true",
+                    help="the trace part only: every way's cluster at once, a child process each")
     add_cluster_arguments(ap)
     args = ap.parse_args()
     if args.self_test:
@@ -759,6 +813,8 @@ def main():
     if args.quick:
         for k, v in QUICK.items():
             setattr(args, k, v)
+    if args.parallel and (args.part != "trace" or args.one_cluster):
+        ap.error("--parallel runs the trace part, a cluster a way: trace, without --one-cluster or --quick")
     unknown = set(args.ways.split(",")) - set(WAYS)
     if unknown:
         ap.error(f"unknown ways {','.join(sorted(unknown))}: the ways are {','.join(WAYS)}")

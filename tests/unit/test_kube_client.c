@@ -396,7 +396,7 @@ static void test_connection_refused(void **state)
 	result_clear(&r);
 }
 
-/* What the observer was given, as "METHOD status host;" per exchange. */
+/* What the observer was given, as "METHOD path status host;" per exchange. */
 struct observed {
 	char log[256];
 	double seconds;
@@ -406,9 +406,10 @@ static void observe(const struct tj_http_observation *o, void *userdata)
 {
 	struct observed *obs = userdata;
 	size_t len = strlen(obs->log);
+	const char *path = strstr(o->url, "/api");
 
-	snprintf(obs->log + len, sizeof(obs->log) - len, "%s %ld %s;", o->method, o->status,
-	         o->host[0] ? "host" : "none");
+	snprintf(obs->log + len, sizeof(obs->log) - len, "%s %s %ld %s;", o->method,
+	         path ? path : o->url, o->status, o->host[0] ? "host" : "none");
 	obs->seconds += o->seconds;
 }
 
@@ -436,7 +437,8 @@ static void test_exchanges_are_observed(void **state)
 	cJSON_Delete(pod);
 	RUN_UNTIL(fx, r.calls == 1);
 	assert_int_equal(r.rc, 0);
-	assert_string_equal(obs.log, "POST 429 host;POST 201 host;");
+	assert_string_equal(obs.log, "POST /api/v1/namespaces/team/pods 429 host;"
+	                             "POST /api/v1/namespaces/team/pods 201 host;");
 	assert_true(obs.seconds >= 0 && obs.seconds < 10);
 	result_clear(&r);
 	fx->client = tj_client_free(fx->client);
@@ -451,7 +453,7 @@ static void test_exchanges_are_observed(void **state)
 	tj_kube_get(fx->client, &ref, on_response, &r, NULL);
 	RUN_UNTIL(fx, r.calls == 1);
 	assert_int_equal(r.rc, -ECONNREFUSED);
-	assert_string_equal(obs.log, "GET 0 host;");
+	assert_string_equal(obs.log, "GET /api/v1/namespaces/team/pods/p 0 host;");
 	result_clear(&r);
 }
 
