@@ -128,7 +128,8 @@ the controller's work and not the user's creates:
     (rest_client_requests_total), to set beside the yardstick's writes.
 
 Every figure goes into one JSON line at the end; progress lines go to stderr. The controller
-is build/release/trainjob-controller (TJC_BUILD_DIR overrides the folder); its log is
+is build/release/trainjob-controller (TJC_BUILD_DIR overrides the folder, TJC_CONTROLLER_ARGS
+adds flags to it); its log is
 build/<cluster>-controller.log (the trace's or the scale run's cluster)."""
 
 import argparse

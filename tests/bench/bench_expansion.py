@@ -29,8 +29,9 @@ quarters and all of its pods existed.
 The benchmark uses its own local cluster (TJC_CLUSTER, "bench" by default): it starts one
 with enough CPU-only nodes for the pods if none runs, and stops it at the end if it started
 it (--keep-cluster leaves it up). The controller is build/release/trainjob-controller
-(TJC_BUILD_DIR overrides the folder), started afresh for each run so that its CPU time and
-peak memory belong to that run. The TrainJobs use the torch-distributed runtime with tiny CPU
+(TJC_BUILD_DIR overrides the folder; TJC_CONTROLLER_ARGS adds flags, such as
+"--log-level debug" for a line a request), started afresh for each run so that its CPU time
+and peak memory belong to that run. The TrainJobs use the torch-distributed runtime with tiny CPU
 requests; their pods land on the CPU nodes and KWOK marks them Running (they run for an hour,
 so nothing finishes during a run). After each run everything is deleted, and the next starts
 once it is gone.
@@ -55,6 +56,7 @@ import math
 import os
 import queue
 import re
+import shlex
 import signal
 import socket
 import ssl
@@ -449,7 +451,8 @@ class Controller:
             [binary, "--kubeconfig", kubeconfig,
              "--config", config or os.path.join(REPO, "deploy", "config", "config.yaml"),
              "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}",
-             "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}", *extra_args],
+             "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}", *extra_args,
+             *shlex.split(os.environ.get("TJC_CONTROLLER_ARGS", ""))],
             stdout=self.log, stderr=self.log)
         deadline = time.monotonic() + ready_timeout
         while self._get(self.probe_port, "/readyz") is None or self._status != 200:
