@@ -881,11 +881,16 @@ static void test_std_feeders(void **state)
 
 	/* Requests: by status code, "<error>" when no response came. */
 	tj_std_metrics_observe_request(
-	        &(struct tj_http_observation){ "POST", "10.0.0.1:6443", 201, 0, 0.02 }, &m);
+	        &(struct tj_http_observation){ "POST", "https://10.0.0.1:6443/api/v1/pods",
+	                                       "10.0.0.1:6443", 201, 0, 0.02 },
+	        &m);
 	tj_std_metrics_observe_request(
-	        &(struct tj_http_observation){ "POST", "10.0.0.1:6443", 201, 0, 0.5 }, &m);
+	        &(struct tj_http_observation){ "POST", "https://10.0.0.1:6443/api/v1/pods",
+	                                       "10.0.0.1:6443", 201, 0, 0.5 },
+	        &m);
 	tj_std_metrics_observe_request(
-	        &(struct tj_http_observation){ "GET", "10.0.0.1:6443", 0, -ECONNREFUSED, 0.001 },
+	        &(struct tj_http_observation){ "GET", "https://10.0.0.1:6443/api/v1/pods",
+	                                       "10.0.0.1:6443", 0, -ECONNREFUSED, 0.001 },
 	        &m);
 
 	/* Per namespace, never per job. */
