@@ -85,6 +85,7 @@ int tj_workload_from_json(const cJSON *obj, struct tj_workload **ret)
 	w->owner = memcpy(p += lname, owner_name, lowner);
 	w->owner_uid = memcpy(p + lowner, owner_uid, luid);
 	w->waiting = status && strcmp(status, "False") == 0;
+	w->reserved = status && strcmp(status, "True") == 0;
 	if (w->waiting) {
 		copy_text(w->reason, sizeof(w->reason), tj_field_string(cond, "reason"));
 		copy_text(w->message, sizeof(w->message), tj_field_string(cond, "message"));

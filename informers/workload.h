@@ -28,6 +28,8 @@ struct tj_workload {
 	/* QuotaReserved is False: the job waits in Kueue, for the reason and message below.
 	 * False before Kueue has written the condition, and once it is True. */
 	bool waiting;
+	/* QuotaReserved is True: Kueue has admitted the job, and resumes it next. */
+	bool reserved;
 	char reason[TJ_WORKLOAD_REASON_MAX];
 	char message[TJ_WORKLOAD_MESSAGE_MAX];
 };

@@ -848,6 +848,15 @@ static int decide(struct planner *p)
 	if (job->suspend) {
 		const struct tj_workload *w = in->workload;
 
+		/* Kueue has admitted the job it held and is resuming it: the status keeps
+		 * Kueue's last words until the resume. A status written now would change the
+		 * object under Kueue's update of spec.suspend, made from the version before,
+		 * which then meets a conflict and waits for Kueue's retry; with thousands of
+		 * admissions at once those retries never caught up (docs/benchmarks.md, "Side
+		 * by side with Kueue"). */
+		bool resuming = job->kueue && w && w->reserved &&
+		                job->status.state == TJ_STATE_QUEUED && !p->n_owned;
+
 		tj_planner_delete_live_pods(p);
 		/* Kueue holds it until it has quota: the state says so in Kueue's words, the
 		 * condition keeps Kubeflow's meaning (spec.suspend is true). */
@@ -855,7 +864,7 @@ static int decide(struct planner *p)
 			tj_planner_set_state(p, TJ_STATE_QUEUED, *w->reason ? w->reason : "Pending",
 			                     "Kueue: %s",
 			                     *w->message ? w->message : "waiting for quota");
-		else
+		else if (!resuming)
 			tj_planner_set_state(p, TJ_STATE_SUSPENDED, "Suspended",
 			                     "TrainJob is suspended");
 		tj_planner_set_condition(p, TJ_CONDITION_SUSPENDED, "Suspended",

@@ -151,9 +151,11 @@ static const struct tj_workload kueue_pending = {
 	.message = "couldn't assign flavors to pod set node: insufficient unused quota for "
 	           "nvidia.com/gpu in flavor gh200, 8 more needed",
 };
-static const struct tj_workload kueue_reserved = {
-	.namespace = "team-a", .name = "trainjob-vit-1a2b3", .owner = "vit", .owner_uid = "uid-vit"
-};
+static const struct tj_workload kueue_reserved = { .namespace = "team-a",
+	                                           .name = "trainjob-vit-1a2b3",
+	                                           .owner = "vit",
+	                                           .owner_uid = "uid-vit",
+	                                           .reserved = true };
 static const struct tj_workload kueue_bare = { .namespace = "team-a",
 	                                       .name = "trainjob-vit-1a2b3",
 	                                       .owner = "vit",
@@ -768,6 +770,31 @@ static const struct plan_case cases[] = {
 	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-1-a0",
 	            "1 PatchStatus vit",
 	            "1 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
+	  .want_status = "Suspended|Suspended|TrainJob is "
+	                 "suspended|restarts=0|Suspended=Suspended|jobs=0/0/0/0/1" },
+	{ .name = "a job Kueue admitted keeps Kueue's last words until Kueue resumes it: no "
+	          "write under Kueue's update of spec.suspend",
+	  .labels = KUEUE_QUEUE,
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status =
+	          "{'state':'Queued','reason':'Pending','message':'Kueue: waiting for quota',"
+	          "'restartCount':0,'observedGeneration':2,'startTime':null,'jobsStatus':[{'name':"
+	          "'node','active':0,'ready':0,'succeeded':0,'failed':0,'suspended':1}],"
+	          "'conditions':[{'type':'Suspended','status':'True','reason':'Suspended',"
+	          "'message':'TrainJob is "
+	          "suspended','lastTransitionTime':'2026-11-29T11:00:00Z'}]}",
+	  .workload = &kueue_reserved,
+	  .want = { NULL },
+	  .want_status = "Queued|Pending|Kueue: waiting for "
+	                 "quota|restarts=0|Suspended=Suspended|jobs=0/0/0/0/1" },
+	{ .name = "a job Kueue admitted before its status said anything is Suspended",
+	  .labels = KUEUE_QUEUE,
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .workload = &kueue_reserved,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Normal Suspended: TrainJob is suspended; its pods are deleted" },
 	  .want_status = "Suspended|Suspended|TrainJob is "
 	                 "suspended|restarts=0|Suspended=Suspended|jobs=0/0/0/0/1" },
 	{ .name = "Kueue's wait without a reason or message yet",

@@ -80,6 +80,8 @@ static void test_projection(void **state)
 			assert_string_equal(w->owner, projections[i].owner);
 			assert_string_equal(w->owner_uid, projections[i].owner_uid);
 			assert_int_equal(w->waiting, projections[i].waiting);
+			/* Of these, only the admitted one's quota is reserved. */
+			assert_int_equal(w->reserved, strcmp(projections[i].what, "admitted") == 0);
 			assert_string_equal(w->reason, projections[i].reason);
 			assert_string_equal(w->message, projections[i].message);
 			tj_workload_free(w);
