@@ -849,9 +849,11 @@ static int decide(struct planner *p)
 		const struct tj_workload *w = in->workload;
 
 		/* Kueue has admitted the job it held and is resuming it: the status keeps
-		 * Kueue's last words until the resume. A status written now would change the
-		 * object under Kueue's update of spec.suspend, made from the version before,
-		 * which then meets a conflict and waits for Kueue's retry; with thousands of
+		 * Kueue's last words, and the generation it observed, until the resume. Kueue
+		 * resumes in two updates (the pod sets' placement into runtimePatches, then
+		 * spec.suspend); a status written between them, for the new generation the first
+		 * made, changes the object under the second, made from the version before, which
+		 * then meets a conflict and waits for Kueue's retry; with thousands of
 		 * admissions at once those retries never caught up (docs/benchmarks.md, "Side
 		 * by side with Kueue"). */
 		bool resuming = job->kueue && w && w->reserved &&
@@ -867,6 +869,8 @@ static int decide(struct planner *p)
 		else if (!resuming)
 			tj_planner_set_state(p, TJ_STATE_SUSPENDED, "Suspended",
 			                     "TrainJob is suspended");
+		if (resuming)
+			p->st.observed_generation = job->status.observed_generation;
 		tj_planner_set_condition(p, TJ_CONDITION_SUSPENDED, "Suspended",
 		                         "TrainJob is suspended");
 		if (!was_suspended)

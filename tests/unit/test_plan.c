@@ -788,6 +788,22 @@ static const struct plan_case cases[] = {
 	  .want = { NULL },
 	  .want_status = "Queued|Pending|Kueue: waiting for "
 	                 "quota|restarts=0|Suspended=Suspended|jobs=0/0/0/0/1" },
+	{ .name = "a job Kueue admitted and changed (its pod sets' placement, a new generation) "
+	          "keeps the generation its status observed until Kueue resumes it",
+	  .labels = KUEUE_QUEUE,
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2}}",
+	  .runtime = "torch-gh200",
+	  .status =
+	          "{'state':'Queued','reason':'Pending','message':'Kueue: waiting for quota',"
+	          "'restartCount':0,'observedGeneration':1,'startTime':null,'jobsStatus':[{'name':"
+	          "'node','active':0,'ready':0,'succeeded':0,'failed':0,'suspended':1}],"
+	          "'conditions':[{'type':'Suspended','status':'True','reason':'Suspended',"
+	          "'message':'TrainJob is "
+	          "suspended','lastTransitionTime':'2026-11-29T11:00:00Z'}]}",
+	  .workload = &kueue_reserved,
+	  .want = { NULL },
+	  .want_status = "Queued|Pending|Kueue: waiting for "
+	                 "quota|restarts=0|Suspended=Suspended|jobs=0/0/0/0/1" },
 	{ .name = "a job Kueue admitted before its status said anything is Suspended",
 	  .labels = KUEUE_QUEUE,
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2}}",
