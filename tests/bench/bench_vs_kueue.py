@@ -314,6 +314,9 @@ def summary(trace, scale):
         if way in scale:
             out[f"admissions_per_s_{key}"] = scale[way]["admissions_per_s"]
             out[f"queue_admissions_per_s_{key}"] = scale[way].get("queue_admissions_per_s")
+            if scale[way].get("admissions_per_s") is None and "slots_filled" in scale[way]:
+                out[f"slots_filled_{key}"] = f"{scale[way]['slots_filled']} of {scale[way]['slots']} " \
+                                             f"in {scale[way]['waited_s']} s"
     ours, strict, best = (trace.get(w) for w in ("ours", "kueue-strict", "kueue-besteffort"))
 
     def less(a, b):
@@ -523,6 +526,7 @@ def scale_way(api, args, way, kueue):
                 last = now
                 log(f"  {now - t_start:5.0f} s: {len(decided)}/{len(names)} decided, {admitted} admitted")
             time.sleep(0.5)
+        t_end = time.monotonic()
         out = {"jobs": len(jobs), "nodes": n_nodes, "gang_nodes": args.gang, "slots": slots,
                "controller_cpu_s": round(c.cpu_seconds(), 2),
                "controller_peak_mib": round(c.peak_rss_mib(), 1)}
@@ -535,6 +539,9 @@ def scale_way(api, args, way, kueue):
     with rec.lock:
         firsts = [t for t, _ in rec.admissions]
     out["admissions_per_s"], out["fill_s"] = fill_rate(firsts, t_start, slots)
+    # A queue that did not fill the slots: how many it filled, over how long.
+    out["slots_filled"] = min(slots, sum(1 for t in firsts if t >= t_start))
+    out["waited_s"] = round(t_end - t_start, 2)
     out["decided"] = len(decided)
     out["decided_s"] = round(max(decided) - t_start, 2) if len(decided) == len(names) else None
     if not strategy:
@@ -549,9 +556,10 @@ def scale_way(api, args, way, kueue):
         out["kueue_evictions"] = sum(x["evictions"] for x in d.values())
         out["kueue_cpu_s"] = round(cpu_seconds(kueue) - kueue_cpu0, 2)
         out["kueue_peak_mib"] = round(peak_rss_mib(kueue), 1)
-    log(f"  {way}: {out['admissions_per_s']} admissions/s ({slots} slots filled in {out['fill_s']} s), "
-        f"{out['decided']}/{len(names)} decided" + (f" in {out['decided_s']} s" if out["decided_s"] else
-                                                    f" by {args.decide_timeout:.0f} s")
+    log(f"  {way}: {out['admissions_per_s']} admissions/s ({out['slots_filled']} of {slots} slots filled"
+        + (f" in {out['fill_s']} s), " if out["fill_s"] else f" by {out['waited_s']} s), ")
+        + f"{out['decided']}/{len(names)} decided"
+        + (f" in {out['decided_s']} s" if out["decided_s"] else f" by {args.decide_timeout:.0f} s")
         + f"; the queue's own count: {out['queue_admissions_per_s']} admissions/s"
         + (f"; {out['kueue_evictions']} evictions, Kueue CPU {out['kueue_cpu_s']} s, peak {out['kueue_peak_mib']} MiB; "
            f"from quota reserved to the job resumed p50 {out['reserved_to_resumed_p50_s']} s (max "
@@ -765,10 +773,12 @@ def self_test():
                           "admissions_10x_kueue_besteffort": False}, s["goals"]
     # More than a point below BestEffortFIFO, a split gang, and a Kueue way that never filled.
     trace["ours"] = way(0.90, 300, 900, split=4)
-    scale["kueue-strict"] = {"admissions_per_s": None}
-    g = summary(trace, scale)["goals"]
+    scale["kueue-strict"] = {"admissions_per_s": None, "slots": 500, "slots_filled": 3, "waited_s": 600.2}
+    s = summary(trace, scale)
+    g = s["goals"]
     assert not g["utilisation_within_a_point_of_besteffort"] and not g["zero_split_gangs"], g
     assert g["admissions_10x_kueue"], g
+    assert s["slots_filled_kueue"] == "3 of 500 in 600.2 s", s
     assert summary({}, {}) == {"goals": {}}
 
     # The clusters: one a way, or one for all.
