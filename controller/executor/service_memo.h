@@ -5,9 +5,7 @@
  * the Service again, to be told AlreadyExists (220 such answers for 100 gangs admitted at
  * once). The executor sends no create of a Service it knows; it learns one from a create
  * answered with success or AlreadyExists. The last TJ_SERVICE_MEMO_SIZE are kept: the window
- * that matters is the seconds before a job's start is written. A Service deleted by hand
- * while its job lives comes back with the job's next batch of pods only once the memo has
- * forgotten the job (as before it, it never came back once the start was written). */
+ * that matters is the seconds before a job's start is written. */
 #pragma once
 
 #include <stdbool.h>
