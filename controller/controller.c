@@ -66,7 +66,6 @@ struct tj_controller {
 	struct tj_informers *informers;       /* owned */
 	struct tj_workqueue *queue;           /* owned */
 	struct tj_write_gate *gate;           /* owned */
-	struct tj_service_memo *services;     /* owned */
 	struct tj_expectations *expectations; /* owned */
 	struct tj_admitter *admitter;         /* owned */
 	struct tj_suspect_nodes *suspects;    /* owned */
@@ -885,7 +884,6 @@ static int commit(struct tj_controller *c, struct reconcile *r, const struct gat
 		.client = c->client,
 		.recorder = c->recorder,
 		.gate = c->gate,
-		.services = c->services,
 		.done = executed,
 		.parked = parked,
 		/* A queued job's verdict must not hold up the plan that creates its gang, and
@@ -1076,11 +1074,6 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	rc = tj_stall_clock_new(&c->stall_clock);
 	if (rc < 0)
 		goto fail;
-	c->services = calloc(1, sizeof(*c->services));
-	if (!c->services) {
-		rc = -ENOMEM;
-		goto fail;
-	}
 	rc = tj_write_gate_new(loop,
 	                       &(struct tj_write_gate_config){ .busy = queue_busy, .userdata = c },
 	                       &c->gate);
@@ -1108,7 +1101,6 @@ fail:
 	tj_store_free(c->parked);
 	tj_expectations_free(c->expectations);
 	tj_write_gate_free(c->gate);
-	free(c->services);
 	tj_informers_free(c->informers);
 	free(c);
 	return rc;
@@ -1204,7 +1196,6 @@ struct tj_controller *tj_controller_free(struct tj_controller *c)
 		free(r);
 	}
 	tj_write_gate_free(c->gate);
-	free(c->services);
 	tj_stall_clock_free(c->stall_clock);
 	tj_suspect_nodes_free(c->suspects);
 	tj_admitter_free(c->admitter);
