@@ -726,7 +726,7 @@ struct pod_lookup {
 	const char *namespace;
 };
 
-static bool pod_seen(const char *name, enum tj_expected what, void *ctx)
+static bool pod_seen(const char *name, bool gone, void *ctx)
 {
 	struct pod_lookup *l = ctx;
 	char key[TJ_STORE_KEY_MAX];
@@ -735,15 +735,7 @@ static bool pod_seen(const char *name, enum tj_expected what, void *ctx)
 	if (tj_store_key_of(key, sizeof(key), l->namespace, name) < 0)
 		return false;
 	pod = tj_store_get(tj_reflector_store(l->c->informers->pods), key);
-	switch (what) {
-	case TJ_EXPECT_CREATED:
-		return pod != NULL;
-	case TJ_EXPECT_UNGATED:
-		return !pod || pod->deletion_time != 0 || !pod->gated;
-	case TJ_EXPECT_GONE:
-		break;
-	}
-	return !pod || pod->deletion_time != 0;
+	return gone ? !pod || pod->deletion_time != 0 : pod != NULL;
 }
 
 /* How tj_expectations_start_plan() reaches the executor. */
