@@ -27,8 +27,8 @@ other on one cluster with Kueue, where the jobs of the way ours carry no queue n
 Kueue's webhooks and queues never see them. With --parallel (the trace part only) every
 way's cluster runs at once, a child process each, and the parent merges their figures: the
 same load on each way and a third of the time, for figures (seconds of waiting on runs of 20
-to 120 s) that two busy cores move far less than the ways differ. The jobs are the same in every way: TrainJobs of
-bench_admission.py (trainjob), with their pods' run time in a runtimePatches entry rather
+to 120 s) that two busy cores move far less than the ways differ. The jobs are the same in
+every way: TrainJobs of bench_admission.py (trainjob), with their pods' run time in a runtimePatches entry rather
 than podTemplateOverrides (Kueue updates a TrainJob with Kubeflow's Go types of v2.2, which
 have no podTemplateOverrides, and the update would drop them), and for Kueue the label
 kueue.x-k8s.io/queue-name.

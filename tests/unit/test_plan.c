@@ -162,6 +162,14 @@ static const struct tj_workload kueue_bare = { .namespace = "team-a",
 	                                       .owner_uid = "uid-vit",
 	                                       .waiting = true };
 
+/* A job Kueue holds, its status in Kueue's words, observed at generation gen. */
+#define KUEUE_QUEUED_STATUS(gen)                                                                   \
+	"{'state':'Queued','reason':'Pending','message':'Kueue: waiting for quota',"               \
+	"'restartCount':0,'observedGeneration':" gen ",'startTime':null,'jobsStatus':[{'name':"    \
+	"'node','active':0,'ready':0,'succeeded':0,'failed':0,'suspended':1}],"                    \
+	"'conditions':[{'type':'Suspended','status':'True','reason':'Suspended',"                  \
+	"'message':'TrainJob is suspended','lastTransitionTime':'2026-11-29T11:00:00Z'}]}"
+
 #define SPEC4                                                                                      \
 	"{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':4,'resourcesPerNode':{'"       \
 	"limits':{'nvidia.com/gpu':4}}}}"
@@ -777,13 +785,7 @@ static const struct plan_case cases[] = {
 	  .labels = KUEUE_QUEUE,
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2}}",
 	  .runtime = "torch-gh200",
-	  .status =
-	          "{'state':'Queued','reason':'Pending','message':'Kueue: waiting for quota',"
-	          "'restartCount':0,'observedGeneration':2,'startTime':null,'jobsStatus':[{'name':"
-	          "'node','active':0,'ready':0,'succeeded':0,'failed':0,'suspended':1}],"
-	          "'conditions':[{'type':'Suspended','status':'True','reason':'Suspended',"
-	          "'message':'TrainJob is "
-	          "suspended','lastTransitionTime':'2026-11-29T11:00:00Z'}]}",
+	  .status = KUEUE_QUEUED_STATUS("2"),
 	  .workload = &kueue_reserved,
 	  .want = { NULL },
 	  .want_status = "Queued|Pending|Kueue: waiting for "
@@ -793,13 +795,7 @@ static const struct plan_case cases[] = {
 	  .labels = KUEUE_QUEUE,
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'suspend':true,'trainer':{'numNodes':2}}",
 	  .runtime = "torch-gh200",
-	  .status =
-	          "{'state':'Queued','reason':'Pending','message':'Kueue: waiting for quota',"
-	          "'restartCount':0,'observedGeneration':1,'startTime':null,'jobsStatus':[{'name':"
-	          "'node','active':0,'ready':0,'succeeded':0,'failed':0,'suspended':1}],"
-	          "'conditions':[{'type':'Suspended','status':'True','reason':'Suspended',"
-	          "'message':'TrainJob is "
-	          "suspended','lastTransitionTime':'2026-11-29T11:00:00Z'}]}",
+	  .status = KUEUE_QUEUED_STATUS("1"),
 	  .workload = &kueue_reserved,
 	  .want = { NULL },
 	  .want_status = "Queued|Pending|Kueue: waiting for "
