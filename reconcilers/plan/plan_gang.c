@@ -152,39 +152,23 @@ static bool give_back_live_ranks(struct planner *p)
 	return true;
 }
 
-/* The gang waits for admission: say what it needs, and what the queue said of it. The
- * launcher that needs a place with it (owned) goes into the want. */
-static void queue_gang(struct planner *p, const struct tj_render *render, int missing,
-                       cJSON *launcher)
+/* What the gang asks the queue for: num_pods pods of its shape, from the first rank that has
+ * none (rank 0 when every rank has one), and the launcher that needs a place with them
+ * (owned). False without memory. */
+static bool want_gang(struct planner *p, const struct tj_render *render, int num_pods, bool restart,
+                      cJSON *launcher)
 {
-	const struct tj_admission_decision *d = p->in->ticket->decision;
 	const struct tj_gpu_class *cls = tj_render_gpu_class(render);
-	bool restart = p->st.start_time != 0 || has_live_pods(p);
-
-	/* The admission of a gang this plan does not create (an earlier one's, the queue's entry
-	 * not decided again yet) says nothing of this one: it is waiting to be decided. */
-	if (d && d->verdict == TJ_ADMISSION_ADMITTED)
-		d = NULL;
 	int first = 0;
 
 	while (first < p->num_nodes && (p->current[first] || p->blocked[first]))
 		first++;
-	p->queued = true;
-	if (d)
-		say_kueue_label_ignored(p);
-	if (d && d->verdict == TJ_ADMISSION_NEVER_FITS) {
-		cJSON_Delete(launcher);
-		tj_planner_fail(p, d->reason, d->message);
-		return;
-	}
-	if (d && d->verdict == TJ_ADMISSION_WAITING && give_back_live_ranks(p)) {
-		cJSON_Delete(launcher);
-		return;
-	}
+	if (first == p->num_nodes)
+		first = 0;
 	p->request.want = (struct tj_plan_want){
 		.wanted = true,
 		.num_nodes = p->num_nodes,
-		.num_pods = missing,
+		.num_pods = num_pods,
 		.restart = restart,
 		.walltime = p->walltime.seconds,
 		.tier = p->qos ? p->qos->priority : 0,
@@ -199,15 +183,44 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 	    (p->n_excluded && !(p->request.want.excluded = calloc(
 	                                p->n_excluded, sizeof(*p->request.want.excluded))))) {
 		p->oom = true;
-		return;
+		return false;
 	}
 	for (size_t i = 0; i < p->n_excluded; i++) {
 		if (!(p->request.want.excluded[i] = strdup(p->excluded[i]))) {
 			p->oom = true;
-			return;
+			return false;
 		}
 		p->request.want.n_excluded = i + 1;
 	}
+	return true;
+}
+
+/* The gang waits for admission: say what it needs, and what the queue said of it. The
+ * launcher that needs a place with it (owned) goes into the want. */
+static void queue_gang(struct planner *p, const struct tj_render *render, int missing,
+                       cJSON *launcher)
+{
+	const struct tj_admission_decision *d = p->in->ticket->decision;
+	bool restart = p->st.start_time != 0 || has_live_pods(p);
+
+	/* The admission of a gang this plan does not create (an earlier one's, the queue's entry
+	 * not decided again yet) says nothing of this one: it is waiting to be decided. */
+	if (d && d->verdict == TJ_ADMISSION_ADMITTED)
+		d = NULL;
+	p->queued = true;
+	if (d)
+		say_kueue_label_ignored(p);
+	if (d && d->verdict == TJ_ADMISSION_NEVER_FITS) {
+		cJSON_Delete(launcher);
+		tj_planner_fail(p, d->reason, d->message);
+		return;
+	}
+	if (d && d->verdict == TJ_ADMISSION_WAITING && give_back_live_ranks(p)) {
+		cJSON_Delete(launcher);
+		return;
+	}
+	if (!want_gang(p, render, missing, restart, launcher))
+		return;
 	tj_planner_set_state(p, restart ? TJ_STATE_RESTARTING : TJ_STATE_QUEUED,
 	                     d ? d->reason : TJ_ADMISSION_REASON_RESOURCES, "%s",
 	                     d ? d->message : "waiting for admission");
@@ -327,11 +340,13 @@ static void ungate(struct planner *p, const struct tj_render *render)
  * API server refused a create (the status says FailedCreate, once the executor has written
  * it), or a controller stopped in the middle of the creates. The pods that were created wait
  * behind their gate, holding no node; they are deleted, so that the gang is created again
- * whole, once it can be. True if so. */
-static bool drop_partial_gang(struct planner *p)
+ * whole, once it can be. The gang keeps its place in the queue meanwhile: it asks for all
+ * its pods, which its next plan creates once the deleted ones have gone. True if so. */
+static bool drop_partial_gang(struct planner *p, const struct tj_render *render)
 {
 	const struct tj_admission_ticket *adm = p->in->ticket;
 	bool refused = strcmp(p->job->status.reason, TJ_REASON_FAILED_CREATE) == 0;
+	cJSON *launcher = NULL;
 	int gated = 0;
 
 	if (adm->admitted || adm->creating)
@@ -361,6 +376,12 @@ static bool drop_partial_gang(struct planner *p)
 	 * write gate. */
 	p->status_first = true;
 	p->queued = true;
+	/* Without a want, the queue would drop the gang until its pods have gone, and could
+	 * admit the job behind it in between (after a restart, the first cycle can). */
+	if (tj_planner_mpi_launcher(p, &launcher) < 0)
+		p->oom = true;
+	else
+		want_gang(p, render, p->num_nodes, p->st.start_time != 0, launcher);
 	return true;
 }
 
@@ -400,7 +421,7 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 			ungate(p, render);
 		return;
 	}
-	if (adm && drop_partial_gang(p))
+	if (adm && drop_partial_gang(p, render))
 		return;
 	if (tj_planner_backing_off(p))
 		return;

@@ -2740,7 +2740,7 @@ static const struct plan_case admission_cases[] = {
 	            "0 PatchPod vit-node-0-3-a0", "1 PatchStatus vit" },
 	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=1/0/0/0/0" },
 	{ .name = "a gang refused in part: the pods created before the refusal, gated, are "
-	          "deleted, and the gang queues again whole",
+	          "deleted, and the gang keeps its place in the queue, for all its pods",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
 	  .status =
@@ -2761,9 +2761,10 @@ static const struct plan_case admission_cases[] = {
 	                 "requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4; the 1 pod "
 	                 "of the gang, created before the rest, held no node and is deleted; the "
 	                 "gang is created again whole once it can be|restarts=0||jobs=1/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=0|start=0",
 	  .want_requeue = 30 },
 	{ .name = "a gang whose creates stopped part way (a controller killed): its gated pods "
-	          "are deleted, and it queues again whole",
+	          "are deleted, and it keeps its place in the queue, for all its pods",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
 	  .ticket = &adm_none,
@@ -2772,7 +2773,8 @@ static const struct plan_case admission_cases[] = {
 	  .n_pods = 2,
 	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
 	            "1 DeletePod vit-node-0-2-a0", "1 Event Warning GangIncomplete: " INCOMPLETE },
-	  .want_status = "Queued|Resources|" INCOMPLETE "|restarts=0||jobs=1/0/0/0/0" },
+	  .want_status = "Queued|Resources|" INCOMPLETE "|restarts=0||jobs=1/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=0|start=0" },
 	{ .name = "a gang being created whose pods the cache shows in part: nothing is deleted",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
