@@ -66,6 +66,7 @@ struct tj_controller {
 	struct tj_informers *informers;       /* owned */
 	struct tj_workqueue *queue;           /* owned */
 	struct tj_write_gate *gate;           /* owned */
+	struct tj_service_memo *services;     /* owned */
 	struct tj_expectations *expectations; /* owned */
 	struct tj_admitter *admitter;         /* owned */
 	struct tj_suspect_nodes *suspects;    /* owned */
@@ -726,7 +727,7 @@ struct pod_lookup {
 	const char *namespace;
 };
 
-static bool pod_seen(const char *name, bool gone, void *ctx)
+static bool pod_seen(const char *name, enum tj_expected what, void *ctx)
 {
 	struct pod_lookup *l = ctx;
 	char key[TJ_STORE_KEY_MAX];
@@ -735,7 +736,15 @@ static bool pod_seen(const char *name, bool gone, void *ctx)
 	if (tj_store_key_of(key, sizeof(key), l->namespace, name) < 0)
 		return false;
 	pod = tj_store_get(tj_reflector_store(l->c->informers->pods), key);
-	return gone ? !pod || pod->deletion_time != 0 : pod != NULL;
+	switch (what) {
+	case TJ_EXPECT_CREATED:
+		return pod != NULL;
+	case TJ_EXPECT_UNGATED:
+		return !pod || pod->deletion_time != 0 || !pod->gated;
+	case TJ_EXPECT_GONE:
+		break;
+	}
+	return !pod || pod->deletion_time != 0;
 }
 
 /* How tj_expectations_start_plan() reaches the executor. */
@@ -876,6 +885,7 @@ static int commit(struct tj_controller *c, struct reconcile *r, const struct gat
 		.client = c->client,
 		.recorder = c->recorder,
 		.gate = c->gate,
+		.services = c->services,
 		.done = executed,
 		.parked = parked,
 		/* A queued job's verdict must not hold up the plan that creates its gang, and
@@ -1066,6 +1076,11 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	rc = tj_stall_clock_new(&c->stall_clock);
 	if (rc < 0)
 		goto fail;
+	c->services = calloc(1, sizeof(*c->services));
+	if (!c->services) {
+		rc = -ENOMEM;
+		goto fail;
+	}
 	rc = tj_write_gate_new(loop,
 	                       &(struct tj_write_gate_config){ .busy = queue_busy, .userdata = c },
 	                       &c->gate);
@@ -1093,6 +1108,7 @@ fail:
 	tj_store_free(c->parked);
 	tj_expectations_free(c->expectations);
 	tj_write_gate_free(c->gate);
+	free(c->services);
 	tj_informers_free(c->informers);
 	free(c);
 	return rc;
@@ -1188,6 +1204,7 @@ struct tj_controller *tj_controller_free(struct tj_controller *c)
 		free(r);
 	}
 	tj_write_gate_free(c->gate);
+	free(c->services);
 	tj_stall_clock_free(c->stall_clock);
 	tj_suspect_nodes_free(c->suspects);
 	tj_admitter_free(c->admitter);

@@ -9,9 +9,9 @@
  * events of those pods, so the list is short: a linear search is enough. */
 struct entry {
 	struct entry *next;
-	char *key;    /* owned */
-	char **names; /* owned array of n owned names; NULL once seen */
-	bool *gone;   /* owned; per name: its delete, not its create, is expected */
+	char *key;              /* owned */
+	char **names;           /* owned array of n owned names; NULL once seen */
+	enum tj_expected *what; /* owned; per name */
 	size_t n;
 	uint64_t deadline_ms;
 };
@@ -31,7 +31,7 @@ static void entry_free(struct entry *e)
 	for (size_t i = 0; i < e->n; i++)
 		free(e->names[i]);
 	free(e->names);
-	free(e->gone);
+	free(e->what);
 	free(e->key);
 	free(e);
 }
@@ -56,9 +56,9 @@ void tj_expectations_forget(struct tj_expectations *x, const char *key)
 	x->len--;
 }
 
-/* key expects the n pods named: deleted where gone[i] (NULL: none), else created. */
+/* key expects of the n pods named what[i] (NULL: each created). */
 static int expect(struct tj_expectations *x, const char *key, const char *const *names,
-                  const bool *gone, size_t n, uint64_t deadline_ms)
+                  const enum tj_expected *what, size_t n, uint64_t deadline_ms)
 {
 	struct entry *e;
 
@@ -70,14 +70,14 @@ static int expect(struct tj_expectations *x, const char *key, const char *const 
 		return -ENOMEM;
 	e->key = strdup(key);
 	e->names = calloc(n, sizeof(*e->names));
-	e->gone = calloc(n, sizeof(*e->gone));
-	if (!e->key || !e->names || !e->gone)
+	e->what = calloc(n, sizeof(*e->what));
+	if (!e->key || !e->names || !e->what)
 		goto fail;
 	for (e->n = 0; e->n < n; e->n++) {
 		e->names[e->n] = strdup(names[e->n]);
 		if (!e->names[e->n])
 			goto fail;
-		e->gone[e->n] = gone && gone[e->n];
+		e->what[e->n] = what ? what[e->n] : TJ_EXPECT_CREATED;
 	}
 	e->deadline_ms = deadline_ms;
 	e->next = x->head;
@@ -96,36 +96,46 @@ int tj_expectations_expect(struct tj_expectations *x, const char *key, const cha
 	return expect(x, key, names, NULL, n, deadline_ms);
 }
 
-/* Records the pods plan creates and deletes as key's expectations. */
+/* What a plan's action expects of its pod; false for an action that expects nothing. */
+static bool expected_of(const struct tj_action *a, enum tj_expected *ret)
+{
+	if (a->kind == TJ_ACTION_CREATE_POD)
+		*ret = TJ_EXPECT_CREATED;
+	else if (a->kind == TJ_ACTION_DELETE_POD)
+		*ret = TJ_EXPECT_GONE;
+	else if (a->kind == TJ_ACTION_PATCH_POD && a->ungate)
+		*ret = TJ_EXPECT_UNGATED;
+	else
+		return false;
+	return true;
+}
+
+/* Records the pods plan creates, deletes and ungates as key's expectations. */
 static void expect_plan_pods(struct tj_expectations *x, const char *key, const struct tj_plan *plan,
                              uint64_t deadline_ms)
 {
 	const char **names;
-	bool *gone;
+	enum tj_expected *what, w;
 	size_t n = 0;
 
-	/* Most plans create and delete nothing: no allocation for them. */
+	/* Most plans touch no pod: no allocation for them. */
 	for (size_t i = 0; i < plan->n_actions; i++)
-		n += plan->actions[i].kind == TJ_ACTION_CREATE_POD ||
-		     plan->actions[i].kind == TJ_ACTION_DELETE_POD;
+		n += expected_of(&plan->actions[i], &w);
 	if (n == 0)
 		return;
 	names = calloc(n, sizeof(*names));
-	gone = calloc(n, sizeof(*gone));
-	if (names && gone) {
+	what = calloc(n, sizeof(*what));
+	if (names && what) {
 		n = 0;
 		for (size_t i = 0; i < plan->n_actions; i++) {
-			enum tj_action_kind kind = plan->actions[i].kind;
-
-			if (kind != TJ_ACTION_CREATE_POD && kind != TJ_ACTION_DELETE_POD)
+			if (!expected_of(&plan->actions[i], &what[n]))
 				continue;
-			gone[n] = kind == TJ_ACTION_DELETE_POD;
 			names[n++] = plan->actions[i].name;
 		}
-		expect(x, key, names, gone, n, deadline_ms);
+		expect(x, key, names, what, n, deadline_ms);
 	}
 	free(names);
-	free(gone);
+	free(what);
 }
 
 int tj_expectations_start_plan(struct tj_expectations *x, const char *key, struct tj_plan *plan,
@@ -143,8 +153,8 @@ int tj_expectations_start_plan(struct tj_expectations *x, const char *key, struc
 }
 
 bool tj_expectations_met(struct tj_expectations *x, const char *key, uint64_t now_ms,
-                         bool (*seen)(const char *name, bool gone, void *ctx), void *ctx,
-                         uint64_t *wait_ms)
+                         bool (*seen)(const char *name, enum tj_expected what, void *ctx),
+                         void *ctx, uint64_t *wait_ms)
 {
 	struct entry *e = *find(x, key);
 	bool met = true;
@@ -154,7 +164,7 @@ bool tj_expectations_met(struct tj_expectations *x, const char *key, uint64_t no
 	for (size_t i = 0; i < e->n; i++) {
 		if (!e->names[i])
 			continue;
-		if (seen(e->names[i], e->gone[i], ctx)) {
+		if (seen(e->names[i], e->what[i], ctx)) {
 			free(e->names[i]);
 			e->names[i] = NULL;
 		} else {

@@ -242,7 +242,10 @@ static void op_done(struct tj_response *resp, void *userdata)
 	case TJ_ACTION_CREATE_SERVICE:
 		if (resp->rc == 0) {
 			e->result.services_created++;
-		} else if (!tj_status_is_already_exists(st)) {
+			tj_service_memo_add(e->config.services, e->uid);
+		} else if (tj_status_is_already_exists(st)) {
+			tj_service_memo_add(e->config.services, e->uid);
+		} else {
 			fail(e, a, resp->rc, resp->error);
 			note_refusal(e, resp);
 		}
@@ -382,6 +385,14 @@ static void send_write(struct tj_execution *e, struct op *op)
 	int rc;
 
 	op->sent = true;
+	/* The job's Service, created or found by an earlier plan: nothing to send. */
+	if (op->action->kind == TJ_ACTION_CREATE_SERVICE &&
+	    tj_service_memo_has(e->config.services, e->uid)) {
+		cJSON_Delete(op->action->object);
+		op->action->object = NULL;
+		e->pending--;
+		return;
+	}
 	count_sent(e, op);
 	rc = send_request(e, op);
 	/* The request holds the serialised body: the tree is of no more use (800 rendered pods

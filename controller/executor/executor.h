@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "controller/executor/recorder.h"
+#include "controller/executor/service_memo.h"
 #include "controller/executor/write_gate.h"
 #include "kube/client.h"
 #include "reconcilers/plan/plan.h"
@@ -78,6 +79,9 @@ struct tj_execute_config {
 	 * previous write was in flight ends superseded with replan set once that write is
 	 * answered, unsent. */
 	bool queued;
+	/* Borrowed; may be NULL. A Service it knows is not created again; a create answered
+	 * with success or AlreadyExists teaches it the job's. */
+	struct tj_service_memo *services;
 	void *userdata;
 };
 

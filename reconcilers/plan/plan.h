@@ -193,6 +193,9 @@ struct tj_action {
 	/* CREATE_OBJECT of an MPI job's Secret (reconcilers/mpi.h): the executor generates its
 	 * key pair and sets its data just before the create, as a plan cannot make keys. */
 	bool ssh_key;
+	/* PATCH_POD that takes the gang's scheduling gate off the pod: expected in the pod cache
+	 * before the job is planned again (controller/expectations.h). */
+	bool ungate;
 };
 
 /* The admission's ticket: what the built-in admission (reconcilers/admission/admission.h) says of a

@@ -322,6 +322,7 @@ static void ungate(struct planner *p, const struct tj_render *render)
 		if (!(a = tj_planner_push(p, TJ_ACTION_PATCH_POD, SLOT_MUTATION)))
 			break;
 		copy(a->name, sizeof(a->name), cur->name);
+		a->ungate = true;
 		a->object = cJSON_CreateObject();
 		spec = tj_json_object(a->object, "spec");
 		if (!spec ||

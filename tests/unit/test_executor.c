@@ -42,10 +42,11 @@ struct fixture {
 	uv_loop_t loop;
 	struct server server;
 	struct tj_client *client;
-	struct tj_write_gate *gate;   /* NULL unless the test makes one */
-	struct tj_recorder *recorder; /* NULL unless the test makes one */
-	bool busy;                    /* what the gate's busy() says */
-	bool queued;                  /* of the executions the test starts */
+	struct tj_write_gate *gate;       /* NULL unless the test makes one */
+	struct tj_recorder *recorder;     /* NULL unless the test makes one */
+	bool busy;                        /* what the gate's busy() says */
+	bool queued;                      /* of the executions the test starts */
+	struct tj_service_memo *services; /* NULL unless the test sets one */
 };
 
 /* One execution, and what its callbacks saw. */
@@ -190,6 +191,7 @@ static void start(struct fixture *fx, struct run *r, const struct act *acts, siz
 		.done = on_done,
 		.parked = on_parked,
 		.queued = fx->queued,
+		.services = fx->services,
 		.userdata = r,
 	};
 	const struct tj_event_object job = { "team-a", "vit", "uid-vit", NULL };
@@ -802,6 +804,70 @@ static void test_deferrable_writes_wait_for_the_gate(void **state)
 	run_clear(&r);
 }
 
+/* A Service created, or found to exist, is known: the job's next plans send no create of
+ * it. Another job's Service is not known. */
+static void test_a_known_service_is_not_created_again(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST", .path = SERVICES, .status = 201, .body = "{}" },
+		{ .method = "POST", .path = PODS, .status = 201, .body = "{}" },
+		{ .method = "POST", .path = PODS, .status = 201, .body = "{}" },
+	};
+	const struct act acts[] = {
+		CREATE_POD(0, "vit-node-0-0"),
+		CREATE_SERVICE(0, false),
+	};
+	struct tj_service_memo memo = { 0 };
+	struct run r = { 0 }, again = { 0 };
+
+	fx->services = &memo;
+	server_script(&fx->server, replies, 3);
+	start(fx, &r, acts, 2);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_equal(r.res.services_created, 1);
+	assert_true(tj_service_memo_has(&memo, "uid-vit"));
+	assert_false(tj_service_memo_has(&memo, "uid-other"));
+	/* The next plan: its pod goes, its Service does not. */
+	start(fx, &again, acts, 2);
+	SERVER_RUN_UNTIL(&fx->server, again.done_calls == 1);
+	assert_int_equal(again.res.rc, 0);
+	assert_int_equal(again.res.services_created, 0);
+	assert_int_equal(fx->server.n_seen, 3);
+	assert_int_equal(server_find(&fx->server, server_find(&fx->server, 0, "POST", SERVICES) + 1,
+	                             "POST", SERVICES),
+	                 -1);
+	run_clear(&r);
+	run_clear(&again);
+}
+
+/* AlreadyExists teaches the memo as a create does; the oldest uids make room for new ones. */
+static void test_service_memo(void **state)
+{
+	static struct tj_service_memo memo;
+	char uid[32];
+
+	tj_service_memo_add(&memo, "uid-0");
+	assert_true(tj_service_memo_has(&memo, "uid-0"));
+	tj_service_memo_add(&memo, "uid-0"); /* once */
+	for (int i = 1; i < TJ_SERVICE_MEMO_SIZE; i++) {
+		snprintf(uid, sizeof(uid), "uid-%d", i);
+		tj_service_memo_add(&memo, uid);
+	}
+	assert_true(tj_service_memo_has(&memo, "uid-0"));
+	tj_service_memo_add(&memo, "uid-new");
+	assert_false(tj_service_memo_has(&memo, "uid-0"));
+	assert_true(tj_service_memo_has(&memo, "uid-1"));
+	assert_true(tj_service_memo_has(&memo, "uid-new"));
+	assert_false(tj_service_memo_has(NULL, "uid-1"));
+	assert_false(tj_service_memo_has(&memo, ""));
+	tj_service_memo_add(NULL, "x");
+	tj_service_memo_add(&memo,
+	                    "a-uid-longer-than-a-slot-of-the-memo-can-hold-0123456789abcdef-0123");
+	assert_false(tj_service_memo_has(
+	        &memo, "a-uid-longer-than-a-slot-of-the-memo-can-hold-0123456789abcdef-0123"));
+}
+
 #define BURST 8
 
 static void test_a_burst_gets_its_pods_before_its_bookkeeping(void **state)
@@ -1170,6 +1236,9 @@ int main(void)
 		cmocka_unit_test(test_failed_create_ends_the_plan),
 		cmocka_unit_test_setup_teardown(test_create_object_by_kind, setup, teardown),
 		cmocka_unit_test(test_object_resources),
+		cmocka_unit_test_setup_teardown(test_a_known_service_is_not_created_again, setup,
+		                                teardown),
+		cmocka_unit_test(test_service_memo),
 		cmocka_unit_test_setup_teardown(test_deferrable_writes_wait_for_the_gate, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_a_burst_gets_its_pods_before_its_bookkeeping,

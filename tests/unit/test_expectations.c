@@ -1,5 +1,6 @@
 /* Expectations: met when nothing is expected, once every expected pod is seen (created
- * ones there, deleted ones gone or being deleted), or after the deadline; replaced by a newer
+ * ones there, deleted ones gone or being deleted, ungated ones without their gate), or after
+ * the deadline; replaced by a newer
  * expect; forgotten on request; set around the start of a plan and forgotten when it cannot start.
  */
 #include <errno.h>
@@ -29,10 +30,22 @@ static bool has(const char *cache, const char *name)
 }
 
 /* The pod cache as the controller looks at it: a create is seen once the pod is there, a
- * delete once it is not there live (gone, or "~name": being deleted). */
-static bool seen(const char *name, bool gone, void *ctx)
+ * delete once it is not there live (gone, or "~name": being deleted), an ungate once it is
+ * not there gated ("!name": a pod with the gang's gate). */
+static bool seen(const char *name, enum tj_expected what, void *ctx)
 {
-	return gone ? !has(ctx, name) : has(ctx, name);
+	char gated[64];
+
+	snprintf(gated, sizeof(gated), "!%s", name);
+	switch (what) {
+	case TJ_EXPECT_CREATED:
+		return has(ctx, name);
+	case TJ_EXPECT_UNGATED:
+		return !has(ctx, gated);
+	case TJ_EXPECT_GONE:
+		break;
+	}
+	return !has(ctx, name);
 }
 
 /* case: nothing expected is met; expected pods are met only once all are seen, and then
@@ -184,6 +197,37 @@ static void test_deletes_expected(void **state)
 	tj_expectations_free(f.x);
 }
 
+/* case: a plan's ungates are expected until the cache shows each pod without its gate (or
+ * gone): a plan made before that would take the gate off again. Its other pod patches are
+ * not expected. */
+static void test_ungates_expected(void **state)
+{
+	struct tj_action actions[3] = {
+		{ .kind = TJ_ACTION_PATCH_POD, .name = "j-node-0-0-a0", .ungate = true },
+		{ .kind = TJ_ACTION_PATCH_POD, .name = "j-node-0-1-a0", .ungate = true },
+		{ .kind = TJ_ACTION_PATCH_POD, .name = "j-node-0-2-a0" },
+	};
+	struct tj_plan plan = { .actions = actions, .n_actions = 3 };
+	struct fake_start f = { 0 };
+	uint64_t wait = 0;
+
+	f.x = tj_expectations_new();
+	assert_non_null(f.x);
+	assert_int_equal(tj_expectations_start_plan(f.x, "ns/j", &plan, 30000, fake_start, &f), 0);
+	assert_int_equal(f.len_during, 1);
+	/* Both still gated, then one ungated. */
+	assert_false(tj_expectations_met(f.x, "ns/j", 100, seen,
+	                                 "!j-node-0-0-a0 !j-node-0-1-a0 !j-node-0-2-a0", &wait));
+	assert_int_equal(wait, 29900);
+	assert_false(tj_expectations_met(f.x, "ns/j", 200, seen,
+	                                 "j-node-0-0-a0 !j-node-0-1-a0 !j-node-0-2-a0", &wait));
+	/* The other gone: both seen, whatever the third pod shows. */
+	assert_true(
+	        tj_expectations_met(f.x, "ns/j", 300, seen, "j-node-0-0-a0 !j-node-0-2-a0", &wait));
+	assert_int_equal(tj_expectations_len(f.x), 0);
+	tj_expectations_free(f.x);
+}
+
 /* case: a plan's pod creates are expected while and after its start, unless it could not
  * start: then nothing is expected, and the next plan does not wait out the deadline. */
 static void test_start_plan(void **state)
@@ -232,6 +276,7 @@ int main(void)
 		cmocka_unit_test(test_deadline_replace_forget),
 		cmocka_unit_test(test_start_plan),
 		cmocka_unit_test(test_deletes_expected),
+		cmocka_unit_test(test_ungates_expected),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3468,7 +3468,8 @@ static void test_pinned_pod(void **state)
 	fixture_clear(&f);
 }
 
-/* The gates lifted: the template's own gates stay (none here), the uid guards the pod. */
+/* The gates lifted: the template's own gates stay (none here), the uid guards the pod, and
+ * the patch is an ungate. */
 static void test_ungate_patch(void **state)
 {
 	struct fixture f;
@@ -3477,6 +3478,8 @@ static void test_ungate_patch(void **state)
 
 	assert_json_equal(action_of(plan, TJ_ACTION_PATCH_POD, 0)->object,
 	                  "{'metadata':{'uid':'vit-node-0-0-a0'},'spec':{'schedulingGates':null}}");
+	/* Marked, so that the job waits for the cache to show it before its next plan. */
+	assert_true(action_of(plan, TJ_ACTION_PATCH_POD, 0)->ungate);
 	tj_plan_free(plan);
 	fixture_clear(&f);
 }
