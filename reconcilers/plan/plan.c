@@ -676,12 +676,29 @@ static size_t excluded_nodes(const struct planner *p, const char **names)
 	return n;
 }
 
-/* The body of the status patch: the whole status we own, conditional on the version the
- * plan was made from. */
+/* Takes out of status the fields whose value was's are already: what is left is what the
+ * merge patch changes. */
+static void keep_changed(cJSON *status, const cJSON *was)
+{
+	cJSON *next;
+
+	for (cJSON *f = status->child; f; f = next) {
+		const cJSON *old = cJSON_GetObjectItemCaseSensitive(was, f->string);
+
+		next = f->next;
+		if (old && cJSON_Compare(f, old, true))
+			cJSON_Delete(cJSON_DetachItemViaPointer(status, f));
+	}
+}
+
+/* The body of the status patch, conditional on the version the plan was made from: the
+ * whole status we own for its first write, then only the fields the plan changes (the
+ * version's status is the one the job was read with, and holds every field of a first write,
+ * so the merge gives the whole status the plan made). */
 static int status_patch(struct planner *p)
 {
 	struct tj_action *a;
-	cJSON *body, *status;
+	cJSON *body, *status, *was;
 
 	if (tj_trainjob_status_equal(&p->st, &p->job->status))
 		return 0;
@@ -692,6 +709,15 @@ static int status_patch(struct planner *p)
 	body = cJSON_CreateObject();
 	status = tj_trainjob_status_to_json(&p->st);
 	a->object = body;
+	if (!status || p->job->status.state == TJ_STATE_NONE) {
+		/* No state: the status was never written (the fields it lacks read as unset). */
+	} else if (!(was = tj_trainjob_status_to_json(&p->job->status))) {
+		cJSON_Delete(status);
+		status = NULL;
+	} else {
+		keep_changed(status, was);
+		cJSON_Delete(was);
+	}
 	/* A preemption that ended (the job stopped, or ran to its end first) goes. */
 	if (status && !p->st.preempt_at && p->job->status.preempt_at &&
 	    tj_json_set(status, "preemption", cJSON_CreateNull()) < 0) {

@@ -372,6 +372,12 @@ static int n_writes(const struct server *s)
 	":2,'jobsStatus':[{'name':'node','active':1,"                                              \
 	"'ready':1,'succeeded':0,'failed':0,'suspended':0}],'conditions':[]"
 
+/* The patch that takes STARTED_STATUS to RUNNING_STATUS: the fields that change. */
+#define RUNNING_CHANGES                                                                            \
+	"'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods running',"             \
+	"'jobsStatus':[{'name':'node','active':1,'ready':1,'succeeded':0,'failed':0,'suspended':"  \
+	"0}]"
+
 #define OWNER                                                                                      \
 	"\"ownerReferences\":[{\"apiVersion\":\"trainer.kubeflow.org/v1alpha1\",\"kind\":"         \
 	"\"TrainJob\",\"name\":\"vit\",\"uid\":\"uid-vit\",\"controller\":true,"                   \
@@ -561,9 +567,9 @@ static void test_status_conflict_is_retried_from_the_watched_object(void **state
 	assert_string_equal(server_trace(&fx->server, "GET"),
 	                    "PATCH " STATUS "|PATCH " STATUS "|POST " EVENTS "|");
 	assert_request_body(&fx->server, first,
-	                    "{'status':{" RUNNING_STATUS "},'metadata':{'resourceVersion':'42'}}");
+	                    "{'status':{" RUNNING_CHANGES "},'metadata':{'resourceVersion':'42'}}");
 	assert_request_body(&fx->server, write_index(&fx->server, 1),
-	                    "{'status':{" RUNNING_STATUS "},'metadata':{'resourceVersion':'43'}}");
+	                    "{'status':{" RUNNING_CHANGES "},'metadata':{'resourceVersion':'43'}}");
 	/* One Running event, from the plan that was written; the conflict announced nothing. */
 	assert_non_null(strstr(fx->server.seen[write_index(&fx->server, 2)].body,
 	                       "\"reason\":\"Running\""));
