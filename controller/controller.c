@@ -1021,7 +1021,7 @@ int tj_controller_new(uv_loop_t *loop, const struct tj_controller_config *config
 	priority_classes.userdata = workloads.userdata = quotas.userdata = snapshots.userdata = c;
 
 	struct tj_informers_config ic = {
-		.client = config->client,
+		.client = config->watch_client ? config->watch_client : config->client,
 		.namespace = config->namespace,
 		.paginated_lists = config->paginated_lists,
 		.trainjobs = { tj_trainjob_store_project, &tj_trainjob_store_ops, trainjobs },

@@ -36,6 +36,7 @@ struct run {
 	uv_loop_t loop;
 	struct tj_kube_config *kube;          /* owned */
 	struct tj_client *client;             /* owned */
+	struct tj_client *watch_client;       /* owned: the caches' (load_kube) */
 	struct tj_config_watch *config;       /* owned; NULL without --config */
 	struct tj_metrics *metrics;           /* owned */
 	struct tj_std_metrics std;            /* families owned by metrics */
@@ -235,6 +236,7 @@ static void released(void *userdata)
 	tj_leader_close(r->leader);
 	r->leader = NULL;
 	r->client = tj_client_free(r->client);
+	r->watch_client = tj_client_free(r->watch_client);
 	tj_signals_close(r->signals);
 }
 
@@ -310,7 +312,11 @@ static int load_kube(struct run *r, const struct tj_flags *flags)
 		.transport = { .observe = observe_request, .observe_userdata = &r->std },
 	};
 
-	return tj_client_new(&r->loop, r->kube, &opts, &r->client);
+	/* Two clients, each with its own connections. On one HTTP/2 connection shared with a
+	 * burst's writes, the watches' events (thousands a second) were read late, and the API
+	 * server ended the watches, which were listed again (5,000 TrainJobs, seconds each). */
+	rc = tj_client_new(&r->loop, r->kube, &opts, &r->watch_client);
+	return rc < 0 ? rc : tj_client_new(&r->loop, r->kube, &opts, &r->client);
 }
 
 /* The in-cluster namespace, as controller-runtime finds it; outside a cluster "default"
@@ -513,6 +519,7 @@ static int setup(struct run *r, const struct tj_flags *flags)
 
 	struct tj_controller_config cc = {
 		.client = r->client,
+		.watch_client = r->watch_client,
 		.recorder = r->recorder,
 		.metrics = &r->std,
 		.namespace = flags->run.namespace[0] ? flags->run.namespace : NULL,
@@ -551,6 +558,7 @@ static void teardown(struct run *r)
 	tj_recorder_free(r->recorder);
 	tj_leader_close(r->leader);
 	tj_client_free(r->client);
+	tj_client_free(r->watch_client);
 	if (r->signals)
 		tj_signals_close(r->signals);
 	/* Let the close callbacks of every handle run before the memory goes. */
