@@ -448,7 +448,13 @@ static void call_handler(struct tj_http_server *s, struct tj_http_exchange *x,
 	s->handler(s->handler_data, x, &req);
 }
 
-/* A Content-Length over the limit is known before any of the body comes. */
+/* A body declared this many times over the limit is refused before it comes; a smaller one
+ * over the limit is read and dropped, then refused: a client that sends its body before it
+ * reads would otherwise lose the answer to the closed connection. */
+#define READ_PAST_LIMIT 4
+
+/* A Content-Length over READ_PAST_LIMIT times the limit is known before any of the body
+ * comes. */
 static bool declared_too_large(const struct tj_http_server *s, struct MHD_Connection *conn)
 {
 	const char *text =
@@ -460,7 +466,7 @@ static bool declared_too_large(const struct tj_http_server *s, struct MHD_Connec
 		return false;
 	errno = 0;
 	n = strtoull(text, &end, 10);
-	return *end == '\0' && (errno == ERANGE || n > s->max_body);
+	return *end == '\0' && (errno == ERANGE || n / READ_PAST_LIMIT > s->max_body);
 }
 
 static enum MHD_Result on_exchange(struct tj_http_server *s, struct MHD_Connection *conn,
