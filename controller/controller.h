@@ -28,10 +28,8 @@
 #define TJ_CONTROLLER_MAX_CONCURRENT 20
 
 struct tj_controller_config {
-	struct tj_client *client; /* borrowed */
-	/* Borrowed; NULL is client. The caches list and watch by it, the writes go by client:
-	 * two clients keep the watches' events and the writes on connections of their own. */
-	struct tj_client *watch_client;
+	struct tj_client *client;             /* borrowed: the writes */
+	struct tj_client *watch_client;       /* borrowed: the caches'; NULL is client */
 	struct tj_recorder *recorder;         /* borrowed; NULL records no events */
 	const struct tj_std_metrics *metrics; /* borrowed; NULL keeps no metrics */
 	const char *namespace;                /* watch one namespace; NULL watches all; copied */

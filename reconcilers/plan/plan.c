@@ -709,13 +709,15 @@ static int status_patch(struct planner *p)
 	body = cJSON_CreateObject();
 	status = tj_trainjob_status_to_json(&p->st);
 	a->object = body;
-	if (!status || p->job->status.state == TJ_STATE_NONE) {
-		/* No state: the status was never written (the fields it lacks read as unset). */
-	} else if (!(was = tj_trainjob_status_to_json(&p->job->status))) {
-		cJSON_Delete(status);
-		status = NULL;
-	} else {
-		keep_changed(status, was);
+	/* A status never written (no state) gets every field: the ones it lacks read as unset. */
+	if (status && p->job->status.state != TJ_STATE_NONE) {
+		was = tj_trainjob_status_to_json(&p->job->status);
+		if (was)
+			keep_changed(status, was);
+		else {
+			cJSON_Delete(status);
+			status = NULL;
+		}
 		cJSON_Delete(was);
 	}
 	/* A preemption that ended (the job stopped, or ran to its end first) goes. */
