@@ -101,9 +101,14 @@ the controller's work and not the user's creates:
 
   - decisions per second: jobs / seconds from the controller's start until every job is
     decided: Queued with a queuePosition in its status, or admitted (its first pod exists).
-    The yardstick, measured afterwards in the same run on the same cluster: the plain client
-    sends the writes those decisions take (a status patch and an Event per job, and the
-    admitted jobs' pods, gated so that nothing schedules them), all at once;
+    Two yardsticks, measured afterwards in the same run on the same cluster, the controller
+    stopped: the plain client sends the writes those decisions take (a status patch and an
+    Event per job, and the admitted jobs' pods, gated so that nothing schedules them), all at
+    once; then, the controller's pods, Services and ConfigMaps deleted and the namespace
+    quiet, it sends the same status patches and Events with copies of those pods (ungated),
+    Services and ConfigMaps, pods first, so that the scheduler places the pods and KWOK runs
+    them as they did the controller's (the cluster's part of the decisions, which loads the
+    same two cores);
   - capacity freeing to the next gang: every job takes whole nodes (one pod a node), and each
     pod that ends frees its node; the head's gang fits when the gang-th free node appears.
     From a moment when fewer than a gang's nodes are free (every freed slot refilled, no
@@ -959,19 +964,20 @@ def gated_pod(name):
                      "containers": [{"name": "c", "image": "x"}]}}
 
 
-def decision_writes(namespace, names, admitted_pods):
+def decision_writes(namespace, names, admitted_pods, tag="yardstick"):
     """The writes of every job's decision, by the plain client: a status patch and an Event
-    per job (the Queued state with its position), and the admitted jobs' pods (gated)."""
+    per job (the Queued state with its position), and admitted_pods pods (gated). tag names
+    the Events and ends the messages, so that two yardsticks in one run write anew."""
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     reqs = []
     for i, name in enumerate(names):
         status = {"status": {"state": "Queued", "reason": "Resources", "queuePosition": i + 1,
                              "message": f"position {i + 1} of {len(names)} in gh200: needs 4 nodes x 4 GPUs, "
-                                        "0 such nodes free; expected start 10:40Z (yardstick)"}}
+                                        f"0 such nodes free; expected start 10:40Z ({tag})"}}
         reqs.append(("PATCH", f"{TJ_API}/namespaces/{namespace}/trainjobs/{name}/status",
                      json.dumps(status).encode(), "application/merge-patch+json"))
         event = {"apiVersion": "v1", "kind": "Event",
-                 "metadata": {"name": f"{name}.yardstick", "namespace": namespace},
+                 "metadata": {"name": f"{name}.{tag}", "namespace": namespace},
                  "involvedObject": {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
                                     "namespace": namespace, "name": name},
                  "type": "Normal", "reason": "Queued", "message": status["status"]["message"],
@@ -984,6 +990,92 @@ def decision_writes(namespace, names, admitted_pods):
     return reqs
 
 
+OWNED_KINDS = (("pods", "/api/v1"), ("services", "/api/v1"), ("configmaps", "/api/v1"))
+
+
+def owned_by_trainjobs(api, namespace):
+    """The pods, Services and ConfigMaps of the namespace that a TrainJob owns: kind -> items."""
+    out = {}
+    for kind, prefix in OWNED_KINDS:
+        items = api.json("GET", f"{prefix}/namespaces/{namespace}/{kind}")["items"]
+        out[kind] = [o for o in items if any(r.get("kind") == "TrainJob"
+                                             for r in o["metadata"].get("ownerReferences") or [])]
+    return out
+
+
+def as_new(obj):
+    """obj as a plain client would create it: no server-set fields, no owner, no node and no
+    scheduling gate (the scheduler places a pod at once), labelled as the yardstick's."""
+    meta = obj["metadata"]
+    new = {"apiVersion": "v1", "kind": obj["kind"],
+           "metadata": {"name": meta["name"], "namespace": meta["namespace"],
+                        "labels": {**(meta.get("labels") or {}), YARDSTICK_LABEL: "true"},
+                        "annotations": meta.get("annotations") or {}}}
+    for k in ("spec", "data"):
+        if k in obj:
+            new[k] = json.loads(json.dumps(obj[k]))
+    spec = new.get("spec") or {}
+    # Set by the API server's admission (the priority from the PriorityClass) or allocated.
+    for k in ("nodeName", "schedulingGates", "priority", "preemptionPolicy"):
+        spec.pop(k, None)
+    if spec.get("clusterIP") != "None":
+        spec.pop("clusterIP", None)
+        spec.pop("clusterIPs", None)
+    # The service account token volume is added again by the API server.
+    if "volumes" in spec:
+        spec["volumes"] = [v for v in spec["volumes"] if not v["name"].startswith("kube-api-access-")]
+        for c in spec.get("containers", []):
+            c["volumeMounts"] = [m for m in c.get("volumeMounts", [])
+                                 if not m["name"].startswith("kube-api-access-")]
+    return new
+
+
+def wait_namespace_quiet(api, namespace, quiet=3.0, timeout=180):
+    """Waits until the namespace's pods and EndpointSlices have not changed for quiet seconds
+    (the cluster is through with the writes before), or timeout. Returns the seconds waited."""
+    last = [time.monotonic()]
+
+    def seen(*_):
+        last[0] = time.monotonic()
+
+    t0 = time.monotonic()
+    watches = [Watch(api, f"/api/v1/namespaces/{namespace}/pods", seen),
+               Watch(api, f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices", seen)]
+    try:
+        while time.monotonic() - last[0] < quiet and time.monotonic() - t0 < timeout:
+            time.sleep(0.5)
+    finally:
+        for w in watches:
+            w.stop()
+    return time.monotonic() - t0
+
+
+def live_yardstick(api, args, namespace, names):
+    """The yardstick of the decisions with the cluster's part in them: the plain client sends
+    the decisions' status patches and Events, and creates the pods, Services and ConfigMaps
+    the controller created (copies, once the controller's are gone), all at once, pods first.
+    The scheduler places those pods and KWOK runs them, as it did the controller's, on the
+    same machine. Returns (seconds from the first send until the last answer, writes)."""
+    owned = owned_by_trainjobs(api, namespace)
+    api.create_all([("DELETE", f"{prefix}/namespaces/{namespace}/{kind}/{o['metadata']['name']}"
+                               "?gracePeriodSeconds=0", None, None)
+                    for kind, prefix in OWNED_KINDS for o in owned[kind]], args.connections)
+    deadline = time.monotonic() + 180
+    while any(owned_by_trainjobs(api, namespace).values()) and time.monotonic() < deadline:
+        time.sleep(1)
+    waited = wait_namespace_quiet(api, namespace)
+    log(f"  the controller's {sum(len(v) for v in owned.values())} pods, Services and ConfigMaps deleted; "
+        f"the namespace quiet after {waited:.0f} s")
+    reqs = []
+    for kind, prefix in OWNED_KINDS:
+        for o in owned[kind]:
+            obj = as_new({**o, "kind": {"pods": "Pod", "services": "Service", "configmaps": "ConfigMap"}[kind]})
+            reqs.append((f"{prefix}/namespaces/{namespace}/{kind}", json.dumps(obj).encode()))
+    reqs += decision_writes(namespace, names, 0, tag="yardstick-live")
+    elapsed, _ = api.create_all(reqs, args.connections)
+    return elapsed, len(reqs)
+
+
 def run_scale(args):
     env = cluster_env(args.scale_cluster, gh200=args.nodes)
     with cluster(args, env) as api:
@@ -992,9 +1084,18 @@ def run_scale(args):
         # collection delete of them outlasts the client's timeout.
         kubectl("delete", "trainjobs", "--all", "-n", namespace, "--wait=false", check=False)
         setup(api, namespace)
-        # The yardstick's pods of an earlier run on a kept cluster (they have no TrainJob).
+        # The yardstick's objects of an earlier run on a kept cluster (they have no TrainJob).
         sel = urllib.parse.quote(YARDSTICK_LABEL)
-        api.call("DELETE", f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}&gracePeriodSeconds=0")
+        for kind in ("pods", "services", "configmaps"):
+            api.call("DELETE", f"/api/v1/namespaces/{namespace}/{kind}?labelSelector={sel}&gracePeriodSeconds=0")
+        # Gone, and the cluster through with them, before the run: the live yardstick's pods
+        # hold nodes, and their deletes load the two cores.
+        deadline = time.monotonic() + 300
+        while api.json("GET", f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}&limit=1")["items"]:
+            if time.monotonic() > deadline:
+                sys.exit("the yardstick's pods of an earlier run are still there after 300 s")
+            time.sleep(1)
+        wait_namespace_quiet(api, namespace)
         wait_schedulable(api)
         n_nodes, capacity = gpu_capacity(api)
         slots = n_nodes // args.gang
@@ -1064,6 +1165,13 @@ def run_scale(args):
         out["decisions_vs_yardstick"] = round(out["decisions_per_s"] / out["yardstick_decisions_per_s"], 3)
         log(f"  plain client: the {len(reqs)} writes of {len(names)} decisions in {elapsed:.1f} s "
             f"({out['yardstick_decisions_per_s']} decisions/s)")
+        elapsed, n = live_yardstick(api, args, namespace, names)
+        out["yardstick_live_writes"] = n
+        out["yardstick_live_s"] = round(elapsed, 2)
+        out["decisions_vs_yardstick_live"] = round(elapsed / out["decided_s"], 3)
+        log(f"  plain client, with the cluster's part: the {n} writes of {len(names)} decisions, their "
+            f"pods scheduled and run, in {elapsed:.1f} s: {out['decisions_vs_yardstick_live']}x the "
+            f"controller's {out['decided_s']} s")
         out["goals"] = {"decisions_per_s_ge_500": (out.get("controller_decisions_per_s") or 0) >= 500,
                         "freeing_p99_lt_100ms": (out.get("own_latency_p99_ms") or 1e9) < 100,
                         "freeing_controller_time_p99_lt_100ms": (out.get("own_controller_p99_ms") or 1e9) < 100,
@@ -1407,6 +1515,30 @@ def self_test():
     assert "normal_wait_growth_s" not in s_ and not s_["goals"]["scavenger_utilisation_ge_97"], s_
 
     # The trace: deterministic, in bounds, every run shorter than its walltime by 5 s.
+    # The live yardstick's copies: what the API server set, the owner, the node and the gate
+    # go; a headless Service stays headless; the decisions' second round writes anew.
+    owned = {"kind": "Pod", "metadata": {"name": "j-node-0-0-a0", "namespace": "ns", "uid": "u",
+                                         "resourceVersion": "7", "labels": {TRAINJOB_LABEL: "j"},
+                                         "ownerReferences": [{"kind": "TrainJob", "name": "j"}]},
+             "spec": {"nodeName": "gh200-1", "schedulingGates": [{"name": "g"}], "priority": 0,
+                      "preemptionPolicy": "PreemptLowerPriority", "containers": [
+                          {"name": "node", "volumeMounts": [{"name": "kube-api-access-x"}, {"name": "d"}]}],
+                      "volumes": [{"name": "kube-api-access-x"}, {"name": "d"}]},
+             "status": {"phase": "Running"}}
+    p = as_new(owned)
+    assert p["metadata"] == {"name": "j-node-0-0-a0", "namespace": "ns", "annotations": {},
+                             "labels": {TRAINJOB_LABEL: "j", YARDSTICK_LABEL: "true"}}
+    assert "status" not in p and set(p["spec"]) == {"containers", "volumes"}
+    assert p["spec"]["volumes"] == [{"name": "d"}] and p["spec"]["containers"][0]["volumeMounts"] == [{"name": "d"}]
+    assert owned["spec"]["nodeName"] == "gh200-1"  # a copy, not the original
+    svc = {"kind": "Service", "metadata": {"name": "j", "namespace": "ns"},
+           "spec": {"clusterIP": "None", "clusterIPs": ["None"]}}
+    assert as_new(svc)["spec"] == svc["spec"]
+    svc["spec"] = {"clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1"], "ports": []}
+    assert as_new(svc)["spec"] == {"ports": []}
+    first, second = decision_writes("ns", ["j"], 0), decision_writes("ns", ["j"], 0, tag="yardstick-live")
+    assert len(first) == len(second) == 2 and first[0][2] != second[0][2] and first[1][2] != second[1][2]
+    assert len(decision_writes("ns", ["j"], 3)) == 5
     t = make_trace(300, 7)
     assert t == make_trace(300, 7) and t != make_trace(300, 8)
     assert all(1 <= n <= 8 and 20 <= w <= 120 and 5 <= r <= w - 5 for n, w, r in t)
