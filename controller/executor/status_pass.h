@@ -14,13 +14,17 @@
  *   - a job has one waiting write at most: a newer plan of the job supersedes the waiting
  *     one before it is made (controller.c), so a cycle that moves a job again only changes
  *     what its one write will say;
- *   - at most TJ_STATUS_PASS_MAX_IN_FLIGHT writes in flight, as many as a plain client's
- *     connections, whatever else goes out: urgent writes (pod creates and deletes, a
- *     failure's status, an admitted gang's writes) never wait for the pass, and an admitted
- *     gang's plan runs ahead of the queued jobs' (controller/workqueue.h,
- *     tj_workqueue_add_first), but a pass that shrank while they go out fell far behind a
- *     plain client under a burst of admissions (docs/benchmarks.md, "Admission at
- *     scale").
+ *   - at most TJ_STATUS_PASS_MAX_IN_FLIGHT writes in flight, whatever else goes out:
+ *     urgent writes (pod creates and deletes, a failure's status, an admitted gang's
+ *     writes) never wait for the pass, and an admitted gang's plan runs ahead of the queued
+ *     jobs' (controller/workqueue.h, tj_workqueue_add_first), but a pass that shrank while
+ *     they go out fell far behind a plain client under a burst of admissions. The pace of
+ *     the pass is its width over the time a write takes, and among a burst's other writes
+ *     a status patch takes 0.3 s with 32 in flight (as many as a plain client's
+ *     connections) and 0.6 s with 96: about 130 writes a second with 32, 180 with 96
+ *     (docs/benchmarks.md, "Queued jobs' status writes"). The API server runs a
+ *     connection's streams at once, up to 100 of them (kube-apiserver's limit; libcurl
+ *     opens another connection past it), so the pass alone never needs a second one.
  *
  * Waiters go in the order they came. This file is the pass's bookkeeping, with no clock and
  * no I/O; the write gate (write_gate.h) runs it on the loop and calls the waiters back. */
@@ -31,7 +35,7 @@
 
 #include "base/list.h"
 
-#define TJ_STATUS_PASS_MAX_IN_FLIGHT 32
+#define TJ_STATUS_PASS_MAX_IN_FLIGHT 96
 
 enum tj_status_pass_state {
 	TJ_STATUS_PASS_IDLE,    /* in no list */
