@@ -1061,7 +1061,9 @@ def live_yardstick(api, args, namespace, names):
                                "?gracePeriodSeconds=0", None, None)
                     for kind, prefix in OWNED_KINDS for o in owned[kind]], args.connections)
     deadline = time.monotonic() + 180
-    while any(owned_by_trainjobs(api, namespace).values()) and time.monotonic() < deadline:
+    while any(owned_by_trainjobs(api, namespace).values()):
+        if time.monotonic() > deadline:
+            sys.exit("the controller's pods, Services and ConfigMaps were not gone within 180 s")
         time.sleep(1)
     waited = wait_namespace_quiet(api, namespace)
     log(f"  the controller's {sum(len(v) for v in owned.values())} pods, Services and ConfigMaps deleted; "
