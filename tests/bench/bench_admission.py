@@ -990,14 +990,14 @@ def decision_writes(namespace, names, admitted_pods, tag="yardstick"):
     return reqs
 
 
-OWNED_KINDS = (("pods", "/api/v1"), ("services", "/api/v1"), ("configmaps", "/api/v1"))
+OWNED_KINDS = (("pods", "Pod"), ("services", "Service"), ("configmaps", "ConfigMap"))  # core/v1
 
 
 def owned_by_trainjobs(api, namespace):
     """The pods, Services and ConfigMaps of the namespace that a TrainJob owns: kind -> items."""
     out = {}
-    for kind, prefix in OWNED_KINDS:
-        items = api.json("GET", f"{prefix}/namespaces/{namespace}/{kind}")["items"]
+    for kind, _ in OWNED_KINDS:
+        items = api.json("GET", f"/api/v1/namespaces/{namespace}/{kind}")["items"]
         out[kind] = [o for o in items if any(r.get("kind") == "TrainJob"
                                              for r in o["metadata"].get("ownerReferences") or [])]
     return out
@@ -1057,9 +1057,9 @@ def live_yardstick(api, args, namespace, names):
     The scheduler places those pods and KWOK runs them, as it did the controller's, on the
     same machine. Returns (seconds from the first send until the last answer, writes)."""
     owned = owned_by_trainjobs(api, namespace)
-    api.create_all([("DELETE", f"{prefix}/namespaces/{namespace}/{kind}/{o['metadata']['name']}"
+    api.create_all([("DELETE", f"/api/v1/namespaces/{namespace}/{kind}/{o['metadata']['name']}"
                                "?gracePeriodSeconds=0", None, None)
-                    for kind, prefix in OWNED_KINDS for o in owned[kind]], args.connections)
+                    for kind, _ in OWNED_KINDS for o in owned[kind]], args.connections)
     deadline = time.monotonic() + 180
     while any(owned_by_trainjobs(api, namespace).values()):
         if time.monotonic() > deadline:
@@ -1069,10 +1069,10 @@ def live_yardstick(api, args, namespace, names):
     log(f"  the controller's {sum(len(v) for v in owned.values())} pods, Services and ConfigMaps deleted; "
         f"the namespace quiet after {waited:.0f} s")
     reqs = []
-    for kind, prefix in OWNED_KINDS:
+    for kind, object_kind in OWNED_KINDS:
         for o in owned[kind]:
-            obj = as_new({**o, "kind": {"pods": "Pod", "services": "Service", "configmaps": "ConfigMap"}[kind]})
-            reqs.append((f"{prefix}/namespaces/{namespace}/{kind}", json.dumps(obj).encode()))
+            reqs.append((f"/api/v1/namespaces/{namespace}/{kind}",
+                         json.dumps(as_new({**o, "kind": object_kind})).encode()))
     reqs += decision_writes(namespace, names, 0, tag="yardstick-live")
     elapsed, _ = api.create_all(reqs, args.connections)
     return elapsed, len(reqs)
@@ -1088,7 +1088,7 @@ def run_scale(args):
         setup(api, namespace)
         # The yardstick's objects of an earlier run on a kept cluster (they have no TrainJob).
         sel = urllib.parse.quote(YARDSTICK_LABEL)
-        for kind in ("pods", "services", "configmaps"):
+        for kind, _ in OWNED_KINDS:
             api.call("DELETE", f"/api/v1/namespaces/{namespace}/{kind}?labelSelector={sel}&gracePeriodSeconds=0")
         # Gone, and the cluster through with them, before the run: the live yardstick's pods
         # hold nodes, and their deletes load the two cores.
@@ -1516,7 +1516,6 @@ def self_test():
     s_ = summary({"scavenger": dict(base, utilisation_with_scavengers=0.9, preemptions=0, grace_s=10)})
     assert "normal_wait_growth_s" not in s_ and not s_["goals"]["scavenger_utilisation_ge_97"], s_
 
-    # The trace: deterministic, in bounds, every run shorter than its walltime by 5 s.
     # The live yardstick's copies: what the API server set, the owner, the node and the gate
     # go; a headless Service stays headless; the decisions' second round writes anew.
     owned = {"kind": "Pod", "metadata": {"name": "j-node-0-0-a0", "namespace": "ns", "uid": "u",
@@ -1541,6 +1540,7 @@ def self_test():
     first, second = decision_writes("ns", ["j"], 0), decision_writes("ns", ["j"], 0, tag="yardstick-live")
     assert len(first) == len(second) == 2 and first[0][2] != second[0][2] and first[1][2] != second[1][2]
     assert len(decision_writes("ns", ["j"], 3)) == 5
+    # The trace: deterministic, in bounds, every run shorter than its walltime by 5 s.
     t = make_trace(300, 7)
     assert t == make_trace(300, 7) and t != make_trace(300, 8)
     assert all(1 <= n <= 8 and 20 <= w <= 120 and 5 <= r <= w - 5 for n, w, r in t)
