@@ -393,6 +393,7 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 	cJSON *launcher = NULL;
 	int created = 0, missing = 0;
 	size_t pinned = 0;
+	bool hold;
 
 	for (int r = 0; r < p->num_nodes; r++)
 		if (!p->current[r] && !p->blocked[r])
@@ -443,6 +444,10 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 		p->oom = true;
 		goto out;
 	}
+	/* A gang of one pod is whole with its one create: a refusal leaves nothing behind to
+	 * undo, so it goes without the gate, and the scheduler may bind it at once (no patch
+	 * to lift a gate, and no round trip before it). */
+	hold = adm && missing > 1;
 	for (int r = 0; r < p->num_nodes; r++) {
 		struct tj_action *a;
 
@@ -454,8 +459,8 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 		tj_render_pod_name(p->job->name, r, p->st.restart_count, a->name);
 		if (tj_render_pod(render, r, p->st.restart_count, &a->object) < 0 ||
 		    (p->in->native_gang && tj_native_gang_attach(a->object, p->job) < 0) ||
-		    (adm &&
-		     (tj_render_pin(a->object, adm->nodes[pinned]) < 0 || gate(a->object) < 0)) ||
+		    (adm && tj_render_pin(a->object, adm->nodes[pinned]) < 0) ||
+		    (hold && gate(a->object) < 0) ||
 		    (launcher && created == 0 && hold_launcher(a->object, launcher, adm) < 0)) {
 			p->oom = true;
 			goto out;

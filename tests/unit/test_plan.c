@@ -2540,6 +2540,9 @@ static const struct tj_admission_ticket adm_four = { .admitted = true,
 	                                             .n_nodes = 4,
 	                                             .decision = &admitted_backfill,
 	                                             .pin_timeout = 60 };
+static const struct tj_admission_ticket adm_one = {
+	.admitted = true, .nodes = four_nodes, .n_nodes = 1, .pin_timeout = 60
+};
 static const struct tj_admission_ticket adm_two = {
 	.admitted = true, .nodes = four_nodes, .n_nodes = 2, .pin_timeout = 60
 };
@@ -2657,6 +2660,17 @@ static const struct plan_case admission_cases[] = {
 	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
 	            "torch-gh200" },
 	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=1/0/0/0/0" },
+	{ .name = "an admitted gang of one pod is created without the gang's gate",
+	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1,"
+	          "'resourcesPerNode':{'limits':{'nvidia.com/gpu':4}}}}",
+	  .runtime = "torch-gh200",
+	  .status = QUEUED_STATUS,
+	  .ticket = &adm_one,
+	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Admitted: 1 pod pinned to gh200-1",
+	            "1 Event Normal Created: creating 1 pod from ClusterTrainingRuntime "
+	            "torch-gh200" },
+	  .want_status = "Pending|PodsStarting|0 of 1 pods running|restarts=0||jobs=0/0/0/0/0" },
 	{ .name = "an admission for fewer pods than are missing is no admission",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -3468,6 +3482,26 @@ static void test_pinned_pod(void **state)
 	fixture_clear(&f);
 }
 
+/* One pod is a whole gang with its create: pinned, with no gate to lift. */
+static void test_gang_of_one_is_not_held_back(void **state)
+{
+	const struct plan_case *c = admission_case("an admitted gang of one pod");
+	struct fixture f;
+	struct tj_plan *plan = plan_case(c, &f);
+	const struct tj_action *a = action_of(plan, TJ_ACTION_CREATE_POD, 0);
+
+	(void)state;
+	assert_true(plan->gang.admits);
+	assert_null(tj_json_path(a->object, "spec.schedulingGates"));
+	assert_string_equal(
+	        cJSON_GetObjectItemCaseSensitive(tj_json_path(a->object, "metadata.annotations"),
+	                                         "trainjob.flame.dev/node")
+	                ->valuestring,
+	        "gh200-1");
+	tj_plan_free(plan);
+	fixture_clear(&f);
+}
+
 /* The gates lifted: the template's own gates stay (none here), the uid guards the pod, and
  * the patch is an ungate. */
 static void test_ungate_patch(void **state)
@@ -3705,6 +3739,7 @@ int main(void)
 		cmocka_unit_test(test_pinned_pod),
 		cmocka_unit_test(test_given_back_gang_names_the_refusing_nodes),
 		cmocka_unit_test(test_ungate_patch),
+		cmocka_unit_test(test_gang_of_one_is_not_held_back),
 		cmocka_unit_test(test_native_gang_objects),
 		cmocka_unit_test(test_deadline_table),
 		cmocka_unit_test(test_preempt_table),
