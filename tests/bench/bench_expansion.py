@@ -591,8 +591,8 @@ def baseline_run(api, namespace, pods, connections):
 def writes_run(api, args, namespace, pods, services):
     """The writes the controller makes for a burst, sent by the plain client at once from one
     queue: the TrainJobs; then, job by job, its pods behind the gang's scheduling gate and
-    the patches that lift the gate, each sent once its pod's create has been answered (the
-    controller lifts a gang's gates once every pod of it exists); then the Services, then
+    the patches that lift the gate, sent once every create of the gang has been answered
+    (the controller lifts a gang's gates once every pod of it exists); then the Services, then
     each job's status patch (Pending, the start time) and Created event: the controller's
     own order under a burst (its write gate holds the bookkeeping until the pods are out),
     without its waits."""
