@@ -51,6 +51,9 @@ struct reconcile {
 	int64_t creation_time;
 	unsigned creates;      /* the pod creates of its plan */
 	int64_t running_after; /* trainjob_time_to_running_seconds once its status is written */
+	/* The cache showed every pod write of the job's previous plan (its expectations were
+	 * seen, not given up at their deadline): a pod it created and the cache lacks is gone. */
+	bool writes_shown;
 	/* Only its deferrable writes are left (waiting for the write gate, or in flight in the
 	 * last stage): the key went back to the workqueue, and a newer reconcile may run. */
 	bool parked;
@@ -315,13 +318,44 @@ static void on_trainjob_update(const void *old, const void *new_obj, void *userd
 		enqueue_dependents(userdata, is);
 }
 
+struct pod_lookup {
+	struct tj_controller *c;
+	const char *namespace;
+};
+
+static bool pod_seen(const char *name, enum tj_expected what, void *ctx)
+{
+	struct pod_lookup *l = ctx;
+	char key[TJ_STORE_KEY_MAX];
+	const struct tj_pod *pod;
+
+	if (tj_store_key_of(key, sizeof(key), l->namespace, name) < 0)
+		return false;
+	pod = tj_store_get(tj_reflector_store(l->c->informers->pods), key);
+	switch (what) {
+	case TJ_EXPECT_CREATED:
+		return pod != NULL;
+	case TJ_EXPECT_UNGATED:
+		return !pod || pod->deletion_time != 0 || !pod->gated;
+	case TJ_EXPECT_GONE:
+		break;
+	}
+	return !pod || pod->deletion_time != 0;
+}
+
 static void on_pod(const void *obj, void *userdata)
 {
+	struct tj_controller *c = userdata;
 	const struct tj_pod *pod = obj;
 	char key[TJ_STORE_KEY_MAX];
 
-	if (pod->trainjob && tj_store_key_of(key, sizeof(key), pod->namespace, pod->trainjob) == 0)
-		enqueue(userdata, key);
+	if (!pod->trainjob || tj_store_key_of(key, sizeof(key), pod->namespace, pod->trainjob) < 0)
+		return;
+	/* Seen now, seen for good: a pod deleted again before its job's check still showed the
+	 * cache caught up with its create. */
+	tj_expectations_observe(c->expectations, key, pod->name, pod_seen,
+	                        &(struct pod_lookup){ c, pod->namespace });
+	enqueue(c, key);
 }
 
 /* A pod changed (old NULL when added, pod NULL when deleted): the admitter hears of it
@@ -722,31 +756,6 @@ static bool queue_busy(void *userdata)
  * without them. */
 #define EXPECTATION_TIMEOUT_MS 30000
 
-struct pod_lookup {
-	struct tj_controller *c;
-	const char *namespace;
-};
-
-static bool pod_seen(const char *name, enum tj_expected what, void *ctx)
-{
-	struct pod_lookup *l = ctx;
-	char key[TJ_STORE_KEY_MAX];
-	const struct tj_pod *pod;
-
-	if (tj_store_key_of(key, sizeof(key), l->namespace, name) < 0)
-		return false;
-	pod = tj_store_get(tj_reflector_store(l->c->informers->pods), key);
-	switch (what) {
-	case TJ_EXPECT_CREATED:
-		return pod != NULL;
-	case TJ_EXPECT_UNGATED:
-		return !pod || pod->deletion_time != 0 || !pod->gated;
-	case TJ_EXPECT_GONE:
-		break;
-	}
-	return !pod || pod->deletion_time != 0;
-}
-
 /* How tj_expectations_start_plan() reaches the executor. */
 struct execute_call {
 	const struct tj_execute_config *config;
@@ -844,7 +853,7 @@ static int commit(struct tj_controller *c, struct reconcile *r, const struct gat
 	const struct tj_trainjob *job = g->in.job;
 	int rc;
 
-	rc = tj_admitter_commit(c->admitter, job, r->key, &plan->gang);
+	rc = tj_admitter_commit(c->admitter, job, r->key, &plan->gang, r->writes_shown);
 	/* The rendered pod told the admitter the gang's requests and priority; a plan parked
 	 * behind the write gate must not hold it (thousands of queued jobs park at once). */
 	cJSON_Delete(plan->gang.want.pod);
@@ -935,14 +944,21 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		reconcile_end(r);
 		return 0;
 	}
-	if (!tj_expectations_met(c->expectations, r->key, uv_now(c->loop), pod_seen,
-	                         &(struct pod_lookup){ c, job->namespace }, &wait_ms)) {
+	switch (tj_expectations_check(c->expectations, r->key, uv_now(c->loop), pod_seen,
+	                              &(struct pod_lookup){ c, job->namespace }, &wait_ms)) {
+	case TJ_EXPECTATIONS_WAITING:
 		/* The pods of its last plan are not all in the cache yet: their events queue the
 		 * job again (and the deadline, should one never come). */
 		tj_workqueue_add_after(c->queue, r->key, wait_ms);
 		observe(c, r, "success");
 		reconcile_end(r);
 		return 0;
+	case TJ_EXPECTATIONS_SEEN:
+		r->writes_shown = true;
+		break;
+	case TJ_EXPECTATIONS_NONE:
+	case TJ_EXPECTATIONS_EXPIRED:
+		break;
 	}
 	rc = gather(c, r, job, now, &g);
 	if (rc == 0)

@@ -152,15 +152,16 @@ int tj_expectations_start_plan(struct tj_expectations *x, const char *key, struc
 	return rc;
 }
 
-bool tj_expectations_met(struct tj_expectations *x, const char *key, uint64_t now_ms,
-                         bool (*seen)(const char *name, enum tj_expected what, void *ctx),
-                         void *ctx, uint64_t *wait_ms)
+enum tj_expectations_verdict
+tj_expectations_check(struct tj_expectations *x, const char *key, uint64_t now_ms,
+                      bool (*seen)(const char *name, enum tj_expected what, void *ctx), void *ctx,
+                      uint64_t *wait_ms)
 {
 	struct entry *e = *find(x, key);
 	bool met = true;
 
 	if (!e)
-		return true;
+		return TJ_EXPECTATIONS_NONE;
 	for (size_t i = 0; i < e->n; i++) {
 		if (!e->names[i])
 			continue;
@@ -173,11 +174,24 @@ bool tj_expectations_met(struct tj_expectations *x, const char *key, uint64_t no
 	}
 	if (met || now_ms >= e->deadline_ms) {
 		tj_expectations_forget(x, key);
-		return true;
+		return met ? TJ_EXPECTATIONS_SEEN : TJ_EXPECTATIONS_EXPIRED;
 	}
 	if (wait_ms)
 		*wait_ms = e->deadline_ms - now_ms;
-	return false;
+	return TJ_EXPECTATIONS_WAITING;
+}
+
+void tj_expectations_observe(struct tj_expectations *x, const char *key, const char *name,
+                             bool (*seen)(const char *name, enum tj_expected what, void *ctx),
+                             void *ctx)
+{
+	struct entry *e = *find(x, key);
+
+	for (size_t i = 0; e && i < e->n; i++)
+		if (e->names[i] && strcmp(e->names[i], name) == 0 && seen(name, e->what[i], ctx)) {
+			free(e->names[i]);
+			e->names[i] = NULL;
+		}
 }
 
 size_t tj_expectations_len(const struct tj_expectations *x)

@@ -6,9 +6,11 @@
  * would then want only the ranks whose pods are already gone: a part of its gang); made
  * before the watch has brought an ungate, it would take the gate off again (each gang's
  * other pods' events bring such plans). So a job whose expectations are outstanding is not
- * planned until the cache has every pod it created, shows every pod it deleted gone or being
- * deleted and every pod it ungated without the gate, or their deadline has passed. The pod
- * events that fill the cache queue the job again. */
+ * planned until the cache has shown every pod it created, every pod it deleted gone or
+ * being deleted and every pod it ungated without the gate (each at the job's check or at the
+ * pod's own event), or their deadline has passed. The pod events that fill the cache queue
+ * the job again. Which of the two ended the wait tells whether the cache has caught up with
+ * the job's last pod writes: a created pod missing after it was seen is gone. */
 #pragma once
 
 #include <stdbool.h>
@@ -44,10 +46,27 @@ int tj_expectations_start_plan(struct tj_expectations *x, const char *key, struc
 /* key expects nothing any more (a failed write, a deleted job). */
 void tj_expectations_forget(struct tj_expectations *x, const char *key);
 
-/* Whether key may be planned at now_ms: it expects nothing, or every pod it expects is
- * seen (seen(name, what, ctx) is true: the cache shows what is expected of the pod), or the
- * deadline has passed; key's expectations are then forgotten. Otherwise *wait_ms (if not
- * NULL) receives the time left until the deadline. */
-bool tj_expectations_met(struct tj_expectations *x, const char *key, uint64_t now_ms,
-                         bool (*seen)(const char *name, enum tj_expected what, void *ctx),
-                         void *ctx, uint64_t *wait_ms);
+/* What tj_expectations_check finds of a key. */
+enum tj_expectations_verdict {
+	TJ_EXPECTATIONS_NONE,    /* it expects nothing (none set, or forgotten) */
+	TJ_EXPECTATIONS_SEEN,    /* the cache showed every pod it expected, before the deadline */
+	TJ_EXPECTATIONS_EXPIRED, /* the deadline passed first */
+	TJ_EXPECTATIONS_WAITING, /* not yet: it is not to be planned */
+};
+
+/* Whether key may be planned at now_ms: anything but TJ_EXPECTATIONS_WAITING, after which
+ * key's expectations are forgotten. A pod is seen once seen(name, what, ctx) is true (the
+ * cache shows what is expected of it), here or at one of its events
+ * (tj_expectations_observe). While waiting, *wait_ms (if not NULL) receives the time left
+ * until the deadline. */
+enum tj_expectations_verdict
+tj_expectations_check(struct tj_expectations *x, const char *key, uint64_t now_ms,
+                      bool (*seen)(const char *name, enum tj_expected what, void *ctx), void *ctx,
+                      uint64_t *wait_ms);
+
+/* An event of key's pod name: if key expects something of the pod and seen(name, what, ctx)
+ * says the cache shows it now, it is seen for good. A pod created and deleted again before
+ * the job's next check counts as seen: its add event showed it. */
+void tj_expectations_observe(struct tj_expectations *x, const char *key, const char *name,
+                             bool (*seen)(const char *name, enum tj_expected what, void *ctx),
+                             void *ctx);

@@ -891,6 +891,7 @@ static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const
 			e->state = TJ_ADMITTER_CREATED;
 			e->created_ms = uv_now(a->loop);
 			e->lagging = false;
+			e->creates_judged = e->creates_shown = false;
 			observe_latency(a, e);
 		}
 		return 0;
@@ -1023,8 +1024,16 @@ static void release(struct tj_admitter *a, const char *key, int64_t hold_seconds
 }
 
 int tj_admitter_commit(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
-                       const struct tj_gang_request *gang)
+                       const struct tj_gang_request *gang, bool writes_shown)
 {
+	struct tj_admitter_entry *e = entry_get(a, key);
+
+	/* The first plan after the one that created the gang: its creates are what the cache
+	 * showed, or gave up waiting for. */
+	if (e && e->state == TJ_ADMITTER_CREATED && !e->creates_judged) {
+		e->creates_judged = true;
+		e->creates_shown = writes_shown;
+	}
 	keep_off(a, key, (const char(*)[TJ_NAME_MAX])gang->refused, gang->n_refused);
 	return want_gang(a, job, key, &gang->want, gang->admits);
 }

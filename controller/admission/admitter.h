@@ -95,9 +95,11 @@ bool tj_admitter_ticket(struct tj_admitter *a, const struct tj_trainjob *job, co
  * its pinned pods are kept off for TJ_PLAN_REFUSAL_MINUTES; the gang it wants is queued
  * or updated (one that changed nothing the queue reads starts no cycle), or taken off the
  * queue when it wants none; the gang it creates (gang->admits) keeps its nodes until the
- * cache shows its pods. 0 or -ENOMEM. */
+ * cache shows its pods. writes_shown: the cache showed every pod write of the job's
+ * previous plan (controller/expectations.h); after the plan that created the gang, the
+ * gang's pods it lacks are gone, not late (tj_admitter_created_again). 0 or -ENOMEM. */
 int tj_admitter_commit(struct tj_admitter *a, const struct tj_trainjob *job, const char *key,
-                       const struct tj_gang_request *gang);
+                       const struct tj_gang_request *gang, bool writes_shown);
 
 /* What became of the creates of a plan that created its admitted gang (gang->admits). */
 enum tj_gang_outcome {

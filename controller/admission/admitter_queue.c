@@ -119,7 +119,7 @@ enum tj_admitter_again tj_admitter_created_again(const struct tj_admitter_entry 
 {
 	if (e->state != TJ_ADMITTER_CREATED || avoids_admitted(e, want))
 		return TJ_ADMITTER_DECIDE_AGAIN;
-	if (now_ms - e->created_ms < TJ_ADMITTER_CREATED_PATIENCE_MS)
+	if (!e->creates_shown && now_ms - e->created_ms < TJ_ADMITTER_CREATED_PATIENCE_MS)
 		return TJ_ADMITTER_WAIT_FOR_CACHE;
 	if (!want->restart && tj_admitter_same_gang(e, want))
 		return TJ_ADMITTER_CREATE_AGAIN;

@@ -85,6 +85,10 @@ struct tj_admitter_entry {
 	 * wanted its pods again before the cache showed them (tj_admitter_created_again). */
 	uint64_t created_ms;
 	bool lagging;
+	/* CREATED: the job's first plan after the creates was made once the cache had shown
+	 * every pod they made (creates_shown), or once the wait for them had ended without it
+	 * (a deadline, a failed write): judged. */
+	bool creates_judged, creates_shown;
 	/* ADMITTED: when the event that started its cycle came, when the cycle started, and
 	 * when it was admitted (uv_hrtime), for the latency of the admission. */
 	uint64_t trigger_ns, cycle_ns, admitted_ns;
@@ -146,11 +150,12 @@ enum tj_admitter_again {
 
 /* What a plan at now_ms that wants want of the job of e, whose gang was created (its
  * creates all answered; TJ_ADMITTER_CREATED), leads to. Within the patience after the
- * creates, unless want's pods must avoid one of the gang's nodes (a failure there), the
- * cache is behind: wait for it. Deciding again could place a second gang where the first
- * one's pods, not in the cache yet, already are. Past it, the whole gang missing is
- * created again on its nodes, which are still held for it; anything else (a restart's
- * replacements, part of the gang) is decided again. */
+ * creates, unless want's pods must avoid one of the gang's nodes (a failure there) or the
+ * cache has shown every pod the creates made (e->creates_shown: those it lacks now were
+ * deleted since), the cache is behind: wait for it. Deciding again could place a second
+ * gang where the first one's pods, not in the cache yet, already are. Otherwise the whole
+ * gang missing is created again on its nodes, which are still held for it; anything else
+ * (a restart's replacements, part of the gang) is decided again. */
 /* Whether want asks for the gang e was admitted with: as many pods, and a launcher's place
  * if and only if one was admitted. */
 bool tj_admitter_same_gang(const struct tj_admitter_entry *e, const struct tj_plan_want *want);

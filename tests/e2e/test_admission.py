@@ -752,6 +752,44 @@ def test_controller_killed_mid_admission_creates_the_gang_once_whole_in_order(ad
     released_only_whole(evs, "next", 8)
 
 
+def test_a_gang_pod_deleted_right_after_its_create_is_created_again_at_once(admitter, namespace, gh200):
+    """A pod of an admitted gang deleted while the rest of the gang is still being created
+    (a user's delete, an eviction): the controller's cache showed it, so its absence means
+    it is gone, not that the cache is behind. The gang is completed at once and runs whole,
+    instead of waiting out the 30 s the plans give the cache and the two minutes the
+    admission keeps the nodes of a gang whose pods it has not seen. This module's controller
+    steps aside for a slow one, as in the test above."""
+    watch = Watch(namespace)
+    admitter.stop()
+    try:
+        # 4 requests a second: creating the 8 pods takes about two seconds.
+        slow = Controller("--kube-api-qps", "4", "--kube-api-burst", "1").start()
+        try:
+            apply(trainjob("gang", nodes=8, run_time="20s"), "-n", namespace)
+            first = wait_for("the gang's first pod", lambda: pods(namespace, "gang"), timeout=60, interval=0.05)[0]
+            kubectl("delete", "pod", "-n", namespace, first["metadata"]["name"], "--wait=false")
+            deleted = time.monotonic()
+            got = running(namespace, "gang", 8, timeout=25)
+            took = time.monotonic() - deleted
+        finally:
+            slow.stop()
+    finally:
+        watch.stop()
+        admitter.start()
+    evs = watch.events()
+    uid = first["metadata"]["uid"]
+    gone = next(i for i, e in enumerate(evs) if e["type"] == "DELETED" and e["object"]["metadata"]["uid"] == uid)
+    created = [i for i, e in enumerate(evs) if e["type"] == "ADDED" and job_of(e["object"]) == "gang"]
+    assert len(created) >= 9, f"the deleted pod was not created again: {len(created)} creates"
+    assert gone < created[7], "the delete landed after the gang's 8 creates: slow the controller further"
+    assert uid not in {p["metadata"]["uid"] for p in got}
+    assert sorted(int(p["metadata"]["labels"][RANK]) for p in got) == list(range(8))
+    pinned_whole(got)
+    one_pod_per_rank_at_any_time(evs, "gang")
+    released_only_whole(evs, "gang", 8)
+    print(f"the gang ran whole {took:.1f} s after the delete")
+
+
 def test_after_a_restart_the_first_jobs_admitted_are_the_top_of_a_queue_of_200(admitter, namespace, gh200):
     """After a restart the queue is decided only once every cached job has been planned: the
     first jobs admitted are the top of the order, not the first ones the restart planned."""

@@ -32,35 +32,45 @@ struct again_case {
 	bool has_launcher; /* the admission has one */
 	const char *excluded;
 	enum tj_admitter_again again;
+	bool shown; /* the cache showed every pod the creates made */
 };
 
 static const struct again_case cases[] = {
 	{ "the cache shows none of its pods yet", TJ_ADMITTER_CREATED, 5000, 2, false, false, false,
-	  NULL, TJ_ADMITTER_WAIT_FOR_CACHE },
+	  NULL, TJ_ADMITTER_WAIT_FOR_CACHE, false },
 	{ "the cache shows part of the gang", TJ_ADMITTER_CREATED, 5000, 1, true, false, false,
-	  NULL, TJ_ADMITTER_WAIT_FOR_CACHE },
+	  NULL, TJ_ADMITTER_WAIT_FOR_CACHE, false },
 	{ "pods to avoid another node", TJ_ADMITTER_CREATED, 5000, 2, false, false, false, "gh-9",
-	  TJ_ADMITTER_WAIT_FOR_CACHE },
+	  TJ_ADMITTER_WAIT_FOR_CACHE, false },
 	{ "pods to avoid one of its nodes: a failure there", TJ_ADMITTER_CREATED, 5000, 1, true,
-	  false, false, "gh-1", TJ_ADMITTER_DECIDE_AGAIN },
+	  false, false, "gh-1", TJ_ADMITTER_DECIDE_AGAIN, false },
 	{ "past the patience, the whole gang missing", TJ_ADMITTER_CREATED, PATIENCE, 2, false,
-	  false, false, NULL, TJ_ADMITTER_CREATE_AGAIN },
+	  false, false, NULL, TJ_ADMITTER_CREATE_AGAIN, false },
 	{ "past the patience, with its launcher", TJ_ADMITTER_CREATED, PATIENCE + 1, 2, false, true,
-	  true, NULL, TJ_ADMITTER_CREATE_AGAIN },
+	  true, NULL, TJ_ADMITTER_CREATE_AGAIN, false },
 	{ "past the patience, part of the gang", TJ_ADMITTER_CREATED, PATIENCE, 1, true, false,
-	  false, NULL, TJ_ADMITTER_DECIDE_AGAIN },
+	  false, NULL, TJ_ADMITTER_DECIDE_AGAIN, false },
 	{ "past the patience, a restart of the whole gang", TJ_ADMITTER_CREATED, PATIENCE, 2, true,
-	  false, false, NULL, TJ_ADMITTER_DECIDE_AGAIN },
+	  false, false, NULL, TJ_ADMITTER_DECIDE_AGAIN, false },
 	{ "past the patience, a launcher wanted that was not admitted", TJ_ADMITTER_CREATED,
-	  PATIENCE, 2, false, true, false, NULL, TJ_ADMITTER_DECIDE_AGAIN },
+	  PATIENCE, 2, false, true, false, NULL, TJ_ADMITTER_DECIDE_AGAIN, false },
 	{ "past the patience, a launcher admitted that is not wanted", TJ_ADMITTER_CREATED,
-	  PATIENCE, 2, false, false, true, NULL, TJ_ADMITTER_DECIDE_AGAIN },
+	  PATIENCE, 2, false, false, true, NULL, TJ_ADMITTER_DECIDE_AGAIN, false },
+	/* Shown, then missing: deleted since, whatever the patience says. */
+	{ "shown, the whole gang missing", TJ_ADMITTER_CREATED, 5000, 2, false, false, false, NULL,
+	  TJ_ADMITTER_CREATE_AGAIN, true },
+	{ "shown, the whole gang and its launcher missing", TJ_ADMITTER_CREATED, 0, 2, false, true,
+	  true, NULL, TJ_ADMITTER_CREATE_AGAIN, true },
+	{ "shown, part of the gang missing", TJ_ADMITTER_CREATED, 5000, 1, true, false, false, NULL,
+	  TJ_ADMITTER_DECIDE_AGAIN, true },
+	{ "shown, a restart of the whole gang", TJ_ADMITTER_CREATED, 5000, 2, true, false, false,
+	  NULL, TJ_ADMITTER_DECIDE_AGAIN, true },
 	{ "admitted, not created yet", TJ_ADMITTER_ADMITTED, 5000, 2, false, false, false, NULL,
-	  TJ_ADMITTER_DECIDE_AGAIN },
+	  TJ_ADMITTER_DECIDE_AGAIN, false },
 	{ "waiting", TJ_ADMITTER_WAITING, 5000, 2, false, false, false, NULL,
-	  TJ_ADMITTER_DECIDE_AGAIN },
+	  TJ_ADMITTER_DECIDE_AGAIN, false },
 	{ "started", TJ_ADMITTER_STARTING, 5000, 2, false, false, false, NULL,
-	  TJ_ADMITTER_DECIDE_AGAIN },
+	  TJ_ADMITTER_DECIDE_AGAIN, false },
 };
 
 static void test_created_again_table(void **state)
@@ -80,6 +90,7 @@ static void test_created_again_table(void **state)
 			.n_nodes = 2,
 			.launcher_node = c->has_launcher ? launcher_node : NULL,
 			.created_ms = CREATED_MS,
+			.creates_shown = c->shown,
 		};
 		struct tj_plan_want want = {
 			.wanted = true,

@@ -1,8 +1,8 @@
 /* Expectations: met when nothing is expected, once every expected pod is seen (created
- * ones there, deleted ones gone or being deleted, ungated ones without their gate), or after
- * the deadline; replaced by a newer
- * expect; forgotten on request; set around the start of a plan and forgotten when it cannot start.
- */
+ * ones there, deleted ones gone or being deleted, ungated ones without their gate; at the
+ * check or at the pod's own event), or after the deadline, and the check says which;
+ * replaced by a newer expect; forgotten on request; set around the start of a plan and
+ * forgotten when it cannot start. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -48,6 +48,15 @@ static bool seen(const char *name, enum tj_expected what, void *ctx)
 	return !has(ctx, name);
 }
 
+/* Whether the job may be planned: anything but waiting. */
+static bool met(struct tj_expectations *x, const char *key, uint64_t now_ms,
+                bool (*seen_fn)(const char *, enum tj_expected, void *), void *ctx,
+                uint64_t *wait_ms)
+{
+	return tj_expectations_check(x, key, now_ms, seen_fn, ctx, wait_ms) !=
+	       TJ_EXPECTATIONS_WAITING;
+}
+
 /* case: nothing expected is met; expected pods are met only once all are seen, and then
  * forgotten; another job's expectations stay apart. */
 static void test_met_when_all_seen(void **state)
@@ -56,19 +65,19 @@ static void test_met_when_all_seen(void **state)
 	const char *names[] = { "j-node-0-0-a0", "j-node-0-1-a0" };
 	uint64_t wait = 0;
 
-	assert_true(tj_expectations_met(x, "ns/j", 0, seen, "", &wait));
+	assert_true(met(x, "ns/j", 0, seen, "", &wait));
 	assert_int_equal(tj_expectations_expect(x, "ns/j", names, 2, 1000), 0);
 	assert_int_equal(tj_expectations_expect(x, "ns/k", names, 1, 1000), 0);
 	assert_int_equal(tj_expectations_len(x), 2);
-	assert_false(tj_expectations_met(x, "ns/j", 100, seen, "", &wait));
+	assert_false(met(x, "ns/j", 100, seen, "", &wait));
 	assert_int_equal(wait, 900);
-	assert_false(tj_expectations_met(x, "ns/j", 200, seen, "j-node-0-0-a0", &wait));
+	assert_false(met(x, "ns/j", 200, seen, "j-node-0-0-a0", &wait));
 	assert_int_equal(wait, 800);
 	/* Seen once is enough: the cache may move on afterwards. */
-	assert_true(tj_expectations_met(x, "ns/j", 300, seen, "j-node-0-1-a0 other", &wait));
+	assert_true(met(x, "ns/j", 300, seen, "j-node-0-1-a0 other", &wait));
 	assert_int_equal(tj_expectations_len(x), 1);
-	assert_true(tj_expectations_met(x, "ns/j", 300, seen, "", &wait));
-	assert_false(tj_expectations_met(x, "ns/k", 300, seen, "j-node-0-0-a00", &wait));
+	assert_true(met(x, "ns/j", 300, seen, "", &wait));
+	assert_false(met(x, "ns/k", 300, seen, "j-node-0-0-a00", &wait));
 	tj_expectations_free(x);
 }
 
@@ -80,24 +89,79 @@ static void test_deadline_replace_forget(void **state)
 	const char *a[] = { "j-a" }, *b[] = { "j-b" };
 
 	assert_int_equal(tj_expectations_expect(x, "ns/j", a, 1, 1000), 0);
-	assert_true(tj_expectations_met(x, "ns/j", 1000, seen, "", NULL));
+	assert_true(met(x, "ns/j", 1000, seen, "", NULL));
 	assert_int_equal(tj_expectations_len(x), 0);
 
 	assert_int_equal(tj_expectations_expect(x, "ns/j", a, 1, 1000), 0);
 	assert_int_equal(tj_expectations_expect(x, "ns/j", b, 1, 1000), 0);
 	assert_int_equal(tj_expectations_len(x), 1);
-	assert_true(tj_expectations_met(x, "ns/j", 0, seen, "j-b", NULL));
+	assert_true(met(x, "ns/j", 0, seen, "j-b", NULL));
 
 	assert_int_equal(tj_expectations_expect(x, "ns/j", a, 1, 1000), 0);
 	tj_expectations_forget(x, "ns/j");
 	tj_expectations_forget(x, "ns/none");
-	assert_true(tj_expectations_met(x, "ns/j", 0, seen, "", NULL));
+	assert_true(met(x, "ns/j", 0, seen, "", NULL));
 
 	assert_int_equal(tj_expectations_expect(x, "ns/j", a, 1, 1000), 0);
 	assert_int_equal(tj_expectations_expect(x, "ns/j", NULL, 0, 1000), 0);
 	assert_int_equal(tj_expectations_len(x), 0);
 	assert_null(tj_expectations_free(x));
 	assert_null(tj_expectations_free(NULL));
+}
+
+struct verdict_case {
+	const char *name;
+	bool expect;        /* "ns/j" expects its two pods */
+	const char *events; /* the pods whose events came, each as the cache showed it then */
+	const char *cache;  /* the cache at the check */
+	uint64_t now_ms;    /* the deadline is at 1000 */
+	enum tj_expectations_verdict want;
+};
+
+static const struct verdict_case verdict_cases[] = {
+	{ "nothing expected", false, "", "", 0, TJ_EXPECTATIONS_NONE },
+	{ "both in the cache at the check", true, "", "j-0 j-1", 10, TJ_EXPECTATIONS_SEEN },
+	{ "one not shown yet", true, "", "j-0", 10, TJ_EXPECTATIONS_WAITING },
+	{ "one not shown by the deadline", true, "", "j-0", 1000, TJ_EXPECTATIONS_EXPIRED },
+	/* Created and deleted before the check: its add event showed it. */
+	{ "one shown at its event, gone at the check", true, "j-0", "j-1", 10,
+	  TJ_EXPECTATIONS_SEEN },
+	{ "both shown at their events, both gone", true, "j-0 j-1", "", 10, TJ_EXPECTATIONS_SEEN },
+	{ "seen at its event past the deadline", true, "j-0", "j-1", 1000, TJ_EXPECTATIONS_SEEN },
+	/* An event that did not show the pod (its delete, after an add that never came). */
+	{ "an event that does not show it", true, "~j-0", "j-1", 10, TJ_EXPECTATIONS_WAITING },
+	{ "an event of a pod not expected", true, "j-9", "j-1", 10, TJ_EXPECTATIONS_WAITING },
+};
+
+/* case: the check says why the wait ended: nothing expected, every pod seen (at the check
+ * or at its own event), or the deadline. */
+static void test_verdict_table(void **state)
+{
+	const char *names[] = { "j-0", "j-1" };
+
+	for (size_t i = 0; i < sizeof(verdict_cases) / sizeof(verdict_cases[0]); i++) {
+		const struct verdict_case *c = &verdict_cases[i];
+		struct tj_expectations *x = tj_expectations_new();
+		char events[64], *save = NULL;
+
+		print_message("case: %s\n", c->name);
+		assert_non_null(x);
+		if (c->expect)
+			assert_int_equal(tj_expectations_expect(x, "ns/j", names, 2, 1000), 0);
+		snprintf(events, sizeof(events), "%s", c->events);
+		/* Each event as the cache showed it then: the pod there ("name") or not ("~name").
+		 */
+		for (char *ev = strtok_r(events, " ", &save); ev; ev = strtok_r(NULL, " ", &save))
+			tj_expectations_observe(x, "ns/j", ev[0] == '~' ? ev + 1 : ev, seen,
+			                        ev[0] == '~' ? "" : ev);
+		/* Another job's events touch nothing of this one. */
+		tj_expectations_observe(x, "ns/k", "j-1", seen, "j-1");
+		assert_int_equal(
+		        tj_expectations_check(x, "ns/j", c->now_ms, seen, (void *)c->cache, NULL),
+		        c->want);
+		assert_int_equal(tj_expectations_len(x), c->want == TJ_EXPECTATIONS_WAITING);
+		tj_expectations_free(x);
+	}
 }
 
 /* The executor as tj_expectations_start_plan() calls it: records the call and what the
@@ -178,22 +242,19 @@ static void test_deletes_expected(void **state)
 	assert_int_equal(tj_expectations_start_plan(f.x, "ns/j", &plan, 30000, fake_start, &f), 0);
 	assert_int_equal(f.len_during, 1);
 	/* Both still live in the cache, then one of them being deleted. */
-	assert_false(
-	        tj_expectations_met(f.x, "ns/j", 100, seen, "j-node-0-0-a0 j-node-0-1-a0", &wait));
+	assert_false(met(f.x, "ns/j", 100, seen, "j-node-0-0-a0 j-node-0-1-a0", &wait));
 	assert_int_equal(wait, 29900);
-	assert_false(
-	        tj_expectations_met(f.x, "ns/j", 200, seen, "~j-node-0-0-a0 j-node-0-1-a0", &wait));
+	assert_false(met(f.x, "ns/j", 200, seen, "~j-node-0-0-a0 j-node-0-1-a0", &wait));
 	/* The other gone: both seen. */
-	assert_true(tj_expectations_met(f.x, "ns/j", 300, seen, "~j-node-0-0-a0", &wait));
+	assert_true(met(f.x, "ns/j", 300, seen, "~j-node-0-0-a0", &wait));
 	assert_int_equal(tj_expectations_len(f.x), 0);
 
 	/* Creates and deletes of one plan: each seen its own way. */
 	actions[1].kind = TJ_ACTION_CREATE_POD;
 	assert_int_equal(tj_expectations_start_plan(f.x, "ns/j", &plan, 30000, fake_start, &f), 0);
-	assert_false(tj_expectations_met(f.x, "ns/j", 100, seen, "j-node-0-1-a0", &wait));
-	assert_false(
-	        tj_expectations_met(f.x, "ns/j", 100, seen, "j-node-0-0-a0 j-node-0-1-a0", &wait));
-	assert_true(tj_expectations_met(f.x, "ns/j", 100, seen, "j-node-0-0-a0", &wait));
+	assert_false(met(f.x, "ns/j", 100, seen, "j-node-0-1-a0", &wait));
+	assert_false(met(f.x, "ns/j", 100, seen, "j-node-0-0-a0 j-node-0-1-a0", &wait));
+	assert_true(met(f.x, "ns/j", 100, seen, "j-node-0-0-a0", &wait));
 	tj_expectations_free(f.x);
 }
 
@@ -216,14 +277,13 @@ static void test_ungates_expected(void **state)
 	assert_int_equal(tj_expectations_start_plan(f.x, "ns/j", &plan, 30000, fake_start, &f), 0);
 	assert_int_equal(f.len_during, 1);
 	/* Both still gated, then one ungated. */
-	assert_false(tj_expectations_met(f.x, "ns/j", 100, seen,
-	                                 "!j-node-0-0-a0 !j-node-0-1-a0 !j-node-0-2-a0", &wait));
+	assert_false(
+	        met(f.x, "ns/j", 100, seen, "!j-node-0-0-a0 !j-node-0-1-a0 !j-node-0-2-a0", &wait));
 	assert_int_equal(wait, 29900);
-	assert_false(tj_expectations_met(f.x, "ns/j", 200, seen,
-	                                 "j-node-0-0-a0 !j-node-0-1-a0 !j-node-0-2-a0", &wait));
+	assert_false(
+	        met(f.x, "ns/j", 200, seen, "j-node-0-0-a0 !j-node-0-1-a0 !j-node-0-2-a0", &wait));
 	/* The other gone: both seen, whatever the third pod shows. */
-	assert_true(
-	        tj_expectations_met(f.x, "ns/j", 300, seen, "j-node-0-0-a0 !j-node-0-2-a0", &wait));
+	assert_true(met(f.x, "ns/j", 300, seen, "j-node-0-0-a0 !j-node-0-2-a0", &wait));
 	assert_int_equal(tj_expectations_len(f.x), 0);
 	tj_expectations_free(f.x);
 }
@@ -253,16 +313,13 @@ static void test_start_plan(void **state)
 		assert_ptr_equal(f.plan, &plan);
 		assert_int_equal(f.len_during, c->len_during);
 		assert_int_equal(tj_expectations_len(f.x), c->len_after);
-		assert_int_equal(tj_expectations_met(f.x, "ns/j", 100, seen, "", &wait),
-		                 c->met_empty);
+		assert_int_equal(met(f.x, "ns/j", 100, seen, "", &wait), c->met_empty);
 		if (!c->met_empty) {
 			assert_int_equal(wait, 29900);
 			/* Exactly the created pods: the Service and the others are not waited for.
 			 */
-			assert_false(tj_expectations_met(f.x, "ns/j", 100, seen, "j-node-0-0-a0 j",
-			                                 &wait));
-			assert_true(tj_expectations_met(f.x, "ns/j", 100, seen, "j-node-0-1-a0",
-			                                &wait));
+			assert_false(met(f.x, "ns/j", 100, seen, "j-node-0-0-a0 j", &wait));
+			assert_true(met(f.x, "ns/j", 100, seen, "j-node-0-1-a0", &wait));
 		}
 		assert_int_equal(tj_expectations_len(f.x), 0);
 		tj_expectations_free(f.x);
@@ -273,6 +330,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_met_when_all_seen),
+		cmocka_unit_test(test_verdict_table),
 		cmocka_unit_test(test_deadline_replace_forget),
 		cmocka_unit_test(test_start_plan),
 		cmocka_unit_test(test_deletes_expected),
