@@ -924,7 +924,8 @@ static int decide(struct planner *p)
 		delete_recorded_failure(p);
 	if (tj_planner_stalled(p, max_restarts))
 		goto out;
-	if (tj_planner_give_back(p) || tj_planner_steps(p, render, max_restarts, &node_may_start))
+	if (tj_planner_give_back(p, render) ||
+	    tj_planner_steps(p, render, max_restarts, &node_may_start))
 		goto out;
 	had_start = p->st.start_time != 0;
 	if (node_may_start)

@@ -85,6 +85,15 @@ static bool has_live_pods(const struct planner *p)
 	return live_pods(p) > 0;
 }
 
+/* Whether a pod of the current attempt is being deleted. */
+static bool has_going_pods(const struct planner *p)
+{
+	for (int r = 0; r < p->num_nodes; r++)
+		if (p->current[r] && is_deleting(p->current[r]))
+			return true;
+	return false;
+}
+
 /* The admission is for this gang: its missing ranks, and the launcher's place when it
  * needs one. */
 static bool is_admitted(const struct planner *p, int missing, const cJSON *launcher)
@@ -195,6 +204,38 @@ static bool want_gang(struct planner *p, const struct tj_render *render, int num
 	return true;
 }
 
+/* Pods of the gang are going (a stopped attempt's, a replaced attempt's, the live ranks
+ * given back) and the gang is created again only once they are gone. Meanwhile it asks the
+ * queue for every rank they leave with the ranks that have no pod, as it will once they are
+ * gone: without a want, the queue would drop the job while they go (for their grace period)
+ * and could admit the jobs behind it on the GPUs that come free in between. An admission
+ * that comes meanwhile keeps its nodes until the pods are gone, and the plan after their
+ * deletion creates the gang. */
+static void wait_for_going_pods(struct planner *p, const struct tj_render *render)
+{
+	cJSON *launcher = NULL;
+	int ranks = 0;
+
+	for (int r = 0; r < p->num_nodes; r++)
+		ranks += !p->current[r] || is_deleting(p->current[r]);
+	if (tj_planner_mpi_launcher(p, &launcher) < 0)
+		p->oom = true;
+	else
+		want_gang(p, render, ranks, p->st.start_time != 0 || has_live_pods(p), launcher);
+}
+
+/* A plan that sends the gang's pods away asks for the whole gang at once, as the plans
+ * while they go do (wait_for_going_pods): the job keeps its place throughout. */
+static void want_whole_gang(struct planner *p, const struct tj_render *render)
+{
+	cJSON *launcher = NULL;
+
+	if (tj_planner_mpi_launcher(p, &launcher) < 0)
+		p->oom = true;
+	else
+		want_gang(p, render, p->num_nodes, p->st.start_time != 0, launcher);
+}
+
 /* The gang waits for admission: say what it needs, and what the queue said of it. The
  * launcher that needs a place with it (owned) goes into the want. */
 static void queue_gang(struct planner *p, const struct tj_render *render, int missing,
@@ -216,7 +257,8 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
 		return;
 	}
 	if (d && d->verdict == TJ_ADMISSION_WAITING && give_back_live_ranks(p)) {
-		cJSON_Delete(launcher);
+		/* Already now the whole gang, as while its pods go (wait_for_going_pods). */
+		want_gang(p, render, p->num_nodes, true, launcher);
 		return;
 	}
 	if (!want_gang(p, render, missing, restart, launcher))
@@ -347,7 +389,6 @@ static bool drop_partial_gang(struct planner *p, const struct tj_render *render)
 {
 	const struct tj_admission_ticket *adm = p->in->ticket;
 	bool refused = strcmp(p->job->status.reason, TJ_REASON_FAILED_CREATE) == 0;
-	cJSON *launcher = NULL;
 	int gated = 0;
 
 	if (adm->admitted || adm->creating)
@@ -379,10 +420,7 @@ static bool drop_partial_gang(struct planner *p, const struct tj_render *render)
 	p->queued = true;
 	/* Without a want, the queue would drop the gang until its pods have gone, and could
 	 * admit the job behind it in between (after a restart, the first cycle can). */
-	if (tj_planner_mpi_launcher(p, &launcher) < 0)
-		p->oom = true;
-	else
-		want_gang(p, render, p->num_nodes, p->st.start_time != 0, launcher);
+	want_whole_gang(p, render);
 	return true;
 }
 
@@ -399,14 +437,16 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 		if (!p->current[r] && !p->blocked[r])
 			missing++;
 	/* With the queue, the pods of a stopped attempt (preempted, requeued, suspended, a gang
-	 * given back) go before the gang is admitted again, whole: the ranks whose pod is gone
-	 * already would otherwise be wanted alone (and a new pod of the same name is refused
-	 * while the old one is being deleted). Their deletions plan the job again. */
-	for (int r = 0; adm && !p->st.start_time && r < p->num_nodes; r++) {
-		if (p->current[r] && is_deleting(p->current[r])) {
-			p->queued = true; /* its status stays as the stop left it */
-			return;
-		}
+	 * given back) go before the gang is admitted again, whole, and so do those of a started
+	 * job none of whose ranks lives any more (its live ranks given back when a replacement
+	 * found no room): the ranks whose pod is gone already would otherwise be created alone,
+	 * and run while the others go (and a new pod of the same name is refused while the old
+	 * one is being deleted). Their deletions plan the job again; its status stays as the
+	 * stop left it. */
+	if (adm && (!p->st.start_time || !has_live_pods(p)) && has_going_pods(p)) {
+		p->queued = true;
+		wait_for_going_pods(p, render);
+		return;
 	}
 	if (missing == 0) {
 		/* Every pod exists, but no status has recorded this start (a first start, or a
@@ -429,9 +469,12 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 		return;
 	/* A replaced attempt's pods go before the new gang is admitted, whole: the ranks whose
 	 * old pod is gone would otherwise hold their GPUs while the others wait. */
-	for (int r = 0; adm && r < p->num_nodes; r++)
-		if (p->blocked[r])
+	for (int r = 0; adm && r < p->num_nodes; r++) {
+		if (p->blocked[r]) {
+			wait_for_going_pods(p, render);
 			return;
+		}
+	}
 	if (adm && tj_planner_mpi_launcher(p, &launcher) < 0) {
 		p->oom = true;
 		return;
@@ -498,7 +541,7 @@ static void note_refused(struct planner *p, const struct tj_pod *pod)
  * gang holds GPUs that nobody can use; the walltime clock of a first start stops with it;
  * and the nodes that refused its pods are named (plan.refused), so that the admission keeps
  * the job off them for a while. */
-bool tj_planner_give_back(struct planner *p)
+bool tj_planner_give_back(struct planner *p, const struct tj_render *render)
 {
 	const struct tj_admission_ticket *adm = p->in->ticket;
 	const struct tj_pod *stuck = NULL;
@@ -536,5 +579,6 @@ bool tj_planner_give_back(struct planner *p)
 	        tj_or(stuck->unschedulable_message, "unschedulable"), TJ_PLAN_REFUSAL_MINUTES);
 	tj_planner_event(p, true, "GangReleased", "%s", p->st.message);
 	p->queued = true;
+	want_whole_gang(p, render);
 	return true;
 }

@@ -283,7 +283,7 @@ void tj_planner_count_steps(struct planner *p, bool suspended);
 
 /* plan_gang.c: gives the whole gang back when a pinned pod stayed unschedulable for the
  * admission's pin timeout; true if it did. */
-bool tj_planner_give_back(struct planner *p);
+bool tj_planner_give_back(struct planner *p, const struct tj_render *render);
 
 /* plan_mpi.c: fails a job whose runtime's MPI policy cannot run (another implementation than
  * OpenMPI, a TrainJob setting the MPI env, ...: tj_mpi_validate); true if it did. */

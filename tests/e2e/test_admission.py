@@ -18,7 +18,7 @@ import pytest
 from kubeflow.trainer import CustomTrainer
 
 from conftest import Controller, config_with_policy
-from kube import (GH200_SELECTOR, GRACE, NOT_READY_LABEL, RANK, SIM, TERMINAL, Watch, apply, condition, delete_node,
+from kube import (GH200_SELECTOR, GRACE, NOT_READY_LABEL, RANK, SIM, TERMINAL, Watch, apply, by_rank, condition, delete_node,
                   drop_namespaces, events, gh200_busy, kubectl, kubectl_json, metric, metric_sum, node_ready, other_namespace, pods,
                   restore_node, running, table, tj, trainjob, ts, wait_for, wait_state)
 from sdk import RUN_TIME, pod_annotations, train
@@ -409,6 +409,60 @@ admission:
             c.stop()
     finally:
         admitter.start()
+
+
+def test_ranks_given_back_are_not_created_again_in_part_while_the_others_go(admitter, namespace, gh200):
+    """The live ranks given back stop slowly (their pods ignore SIGTERM for a 40 s grace)
+    while GPUs come free elsewhere: the job keeps asking for its whole gang, and no rank is
+    created again until every given-back pod is gone, so no part of the gang runs alone."""
+    policy = """failurePolicy:
+  maxRestarts: 3
+  restartBackoff:
+    initialSeconds: 1
+    maxSeconds: 2
+admission:
+  restartWaitSeconds: 10
+"""
+    slow_to_stop = gh200_runtime_in(namespace, terminationGracePeriodSeconds=40)
+    watch = Watch(namespace)
+    admitter.stop()
+    try:
+        c = Controller("--config", config_with_policy(policy)).start()
+        try:
+            apply(trainjob("worker", nodes=4, run_time="300s", runtimeRef=slow_to_stop, pod_annotations={IGNORE_SIGTERM: "true"},
+                           annotations={"trainjob.flame.dev/restart-policy": "Worker"}), "-n", namespace)
+            first = running(namespace, "worker", 4, timeout=60)
+            apply(trainjob("other", nodes=4, run_time="300s"), "-n", namespace)
+            running(namespace, "other", 4, timeout=60)
+            victim = by_rank(first, 1)
+            kubectl("annotate", "pod", victim["metadata"]["name"], "-n", namespace, f"{SIM}fail-exit-code=1")
+            wait_for("the live ranks given back", lambda: events(namespace, "worker", "GangReleased"), timeout=90)
+            # Four nodes come free while the three given-back pods still stop.
+            kubectl("delete", "trainjob", "other", "-n", namespace)
+            going = {p["metadata"]["uid"] for p in first if p["metadata"]["uid"] != victim["metadata"]["uid"]}
+            assert going <= {p["metadata"]["uid"] for p in pods(namespace, "worker")}, "the given-back pods went early"
+            again = pinned_whole(running(namespace, "worker", 4, timeout=120))
+            assert not going & {p["metadata"]["uid"] for p in pods(namespace, "worker")}
+        finally:
+            c.stop()
+    finally:
+        watch.stop()
+        admitter.start()
+    evs = watch.events()
+    gone = {}
+    for i, e in enumerate(evs):
+        o = e["object"]
+        if e["type"] == "DELETED" and o["metadata"]["uid"] in going:
+            gone[o["metadata"]["uid"]] = i
+    assert set(gone) == going, f"the watch did not see every given-back pod go: {set(gone)} of {going}"
+    old = {p["metadata"]["uid"] for p in first}
+    for i, e in enumerate(evs):
+        o = e["object"]
+        if e["type"] == "ADDED" and job_of(o) == "worker" and o["metadata"]["uid"] not in old:
+            assert i > max(gone.values()), (f"{o['metadata']['name']} (rank {o['metadata']['labels'][RANK]}) was created "
+                                            "while given-back ranks of its gang were still stopping")
+    released_only_whole(evs, "worker", 4)
+    assert victim["spec"]["nodeName"] not in [p["spec"]["nodeName"] for p in again], "the failed rank's node again"
 
 
 def test_walltime_of_a_queued_job_counts_from_its_admission(admitter, namespace, gh200):

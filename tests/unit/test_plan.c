@@ -2518,6 +2518,12 @@ static const struct tj_admission_decision admitted_backfill = {
 };
 static const char *const four_nodes[] = { "gh200-1", "gh200-2", "gh200-3", "gh200-4" };
 
+/* A pod of the current attempt running on a node, being deleted. */
+#define GOING(r, on)                                                                               \
+	{                                                                                          \
+		.rank = r, .phase = TJ_POD_RUNNING, .ready = true, .node = on, .deleting = true    \
+	}
+
 static const struct tj_admission_ticket adm_none = { .pin_timeout = 60 };
 static const struct tj_admission_ticket adm_creating = { .pin_timeout = 60, .creating = true };
 /* The queue's entry still holds the admission of a gang that is gone (not admitted now). */
@@ -2738,7 +2744,8 @@ static const struct plan_case admission_cases[] = {
 	  .want_status = "Queued|Resources|rank 3 could not be scheduled on its node gh200-4 "
 	                 "within 60 s (node(s) didn't match Pod's node affinity); the gang was "
 	                 "given back and waits for admission again, kept off that node for 10 "
-	                 "minutes|restarts=0||jobs=1/0/0/0/0" },
+	                 "minutes|restarts=0||jobs=1/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=0|pos=0|start=0" },
 	{ .name = "every pod of the gang exists: the gates of those still held back are lifted",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
@@ -2811,7 +2818,8 @@ static const struct plan_case admission_cases[] = {
 	  .want_status = "Restarting|Resources|" WAITING_MSG "|restarts=1||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=1 class=gh200 walltime=0 avoid=gh200-2|pos=2|start="
 	                "1795957200" },
-	{ .name = "a restart's gang waits for every old pod to go before it is admitted whole",
+	{ .name = "a restart's gang waits for every old pod to go before it is created whole, and "
+	          "asks the queue for it whole meanwhile, keeping its place",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,"
@@ -2824,7 +2832,8 @@ static const struct plan_case admission_cases[] = {
 	              NULL } },
 	  .n_pods = 1,
 	  .want = { NULL },
-	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/0/0" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=1 class=gh200 walltime=0 avoid=gh200-2|pos=0|start=0" },
 	{ .name = "a worker's replacement that waits within restartWaitSeconds keeps the live "
 	          "ranks, and looks again when it ends",
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
@@ -2859,7 +2868,41 @@ static const struct plan_case admission_cases[] = {
 	  .want = { "0 DeletePod vit-node-0-0-a0", "0 DeletePod vit-node-0-2-a0",
 	            "0 DeletePod vit-node-0-3-a0", "1 PatchStatus vit",
 	            "1 Event Warning GangReleased: " RESTART_GIVEN_BACK },
-	  .want_status = "Restarting|Resources|" RESTART_GIVEN_BACK "|restarts=1||jobs=1/0/0/0/0" },
+	  .want_status = "Restarting|Resources|" RESTART_GIVEN_BACK "|restarts=1||jobs=1/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=1 class=gh200 walltime=0 avoid=gh200-2|pos=0|start=0" },
+	{ .name = "while the live ranks given back go, the ranks whose pods are gone are not asked "
+	          "for alone (they would be created and run while the others go): the whole gang "
+	          "is, ahead of the queue",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Restarting','reason':'Resources','message':'" RESTART_GIVEN_BACK
+	            "','restartCount':1,'observedGeneration':2," STARTED
+	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
+	            "Error','exitCode':1,'time':'2026-11-29T11:50:00Z'}," JOBS(
+	                    0, 0, 0, 0) ",'conditions':[]}",
+	  .ticket = &adm_waiting_patient,
+	  .pods = { GOING(0, "gh200-1"), GOING(2, "gh200-3") },
+	  .n_pods = 2,
+	  .want = { NULL },
+	  .want_status = "Restarting|Resources|" RESTART_GIVEN_BACK "|restarts=1||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=1 class=gh200 walltime=0 avoid=gh200-2|pos=0|start=0" },
+	{ .name = "an admission that comes while the given-back ranks go creates nothing until "
+	          "they are gone",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Restarting','reason':'Resources','message':'" RESTART_GIVEN_BACK
+	            "','restartCount':1,'observedGeneration':2," STARTED
+	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
+	            "Error','exitCode':1,'time':'2026-11-29T11:50:00Z'}," JOBS(
+	                    0, 0, 0, 0) ",'conditions':[]}",
+	  .ticket = &adm_four,
+	  .pods = { GOING(0, "gh200-1") },
+	  .n_pods = 1,
+	  .want = { NULL },
+	  .want_status = "Restarting|Resources|" RESTART_GIVEN_BACK "|restarts=1||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=1 class=gh200 walltime=0 avoid=gh200-2|pos=0|start=0" },
 };
 
 static void test_admission_table(void **state)
@@ -3209,7 +3252,8 @@ static const struct plan_case deadline_cases[] = {
 	            "0 DeletePod vit-node-0-2-a0", "0 DeletePod vit-node-0-3-a0",
 	            "1 PatchStatus vit", "1 Event Warning GangReleased: " GIVEN_BACK },
 	  .want_status = "Queued|Resources|" GIVEN_BACK "|restarts=0||jobs=1/0/0/0/0",
-	  .want_requeue = 2700 },
+	  .want_requeue = 2700,
+	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=3600|pos=0|start=0" },
 	{ .name = "defaultWalltime: a sleep as long as the default walltime is refused",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'command':['sh','-c','python "
 	          "prep.py && sleep 60m']}}",
@@ -3301,7 +3345,8 @@ static const struct plan_case preempt_cases[] = {
 	  .want_status = "Queued|Preempted|" PREEMPTED_MESSAGE "|restarts=1||jobs=1/1/0/0/0",
 	  .want_preemptions = 2 },
 	{ .name = "after the stop, a rank whose pod is gone is not wanted alone while the other's "
-	          "is still being deleted: the gang is admitted again whole, once both are gone",
+	          "is still being deleted: the gang asks for both ranks, keeping its place, and is "
+	          "created again whole once both pods are gone",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
 	  .runtime = "torch-gh200",
 	  .status = "{'state':'Queued','reason':'Preempted','message':'" PREEMPTED_MESSAGE "',"
@@ -3313,7 +3358,8 @@ static const struct plan_case preempt_cases[] = {
 	  .ticket = &adm_none,
 	  .want = { "0 PatchStatus vit" },
 	  .want_status = "Queued|Preempted|" PREEMPTED_MESSAGE "|restarts=0||jobs=0/0/0/0/0",
-	  .want_preemptions = 1 },
+	  .want_preemptions = 1,
+	  .want_queue = "pods=2/2 restart=0 class=gh200 walltime=0|pos=0|start=0" },
 	{ .name = "a rank that fails before the stop time (its script saved its state on the "
 	          "notice and exited) stops the job then: Queued, Preempted, not a restart",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':2}}",
