@@ -30,6 +30,15 @@ GANG_GATE = "trainjob.flame.dev/gang"
 # deploy/local/stages.yaml: a deleted pod with it stays Terminating until its deletionTimestamp.
 IGNORE_SIGTERM = SIM + "ignore-sigterm"
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+# A replacement that finds no room within 10 s has the live ranks give their nodes back.
+RESTART_WAIT_10S = """failurePolicy:
+  maxRestarts: 3
+  restartBackoff:
+    initialSeconds: 1
+    maxSeconds: 2
+admission:
+  restartWaitSeconds: 10
+"""
 
 
 @pytest.fixture(scope="module")
@@ -380,17 +389,9 @@ def test_a_replacement_that_finds_no_room_gives_the_live_ranks_back_and_the_gang
     # Two 4-node jobs fill the class; a worker of the first fails, and its replacement must
     # avoid the failed node: no room. After restartWaitSeconds its 3 live ranks give their
     # nodes back too, and the job waits whole until the second job is done.
-    policy = """failurePolicy:
-  maxRestarts: 3
-  restartBackoff:
-    initialSeconds: 1
-    maxSeconds: 2
-admission:
-  restartWaitSeconds: 10
-"""
     admitter.stop()
     try:
-        c = Controller("--config", config_with_policy(policy)).start()
+        c = Controller("--config", config_with_policy(RESTART_WAIT_10S)).start()
         try:
             apply(trainjob("worker", nodes=4, run_time="300s", annotations={"trainjob.flame.dev/restart-policy": "Worker"}), "-n", namespace)
             running(namespace, "worker", 4, timeout=60)
@@ -415,19 +416,11 @@ def test_ranks_given_back_are_not_created_again_in_part_while_the_others_go(admi
     """The live ranks given back stop slowly (their pods ignore SIGTERM for a 40 s grace)
     while GPUs come free elsewhere: the job keeps asking for its whole gang, and no rank is
     created again until every given-back pod is gone, so no part of the gang runs alone."""
-    policy = """failurePolicy:
-  maxRestarts: 3
-  restartBackoff:
-    initialSeconds: 1
-    maxSeconds: 2
-admission:
-  restartWaitSeconds: 10
-"""
     slow_to_stop = gh200_runtime_in(namespace, terminationGracePeriodSeconds=40)
     watch = Watch(namespace)
     admitter.stop()
     try:
-        c = Controller("--config", config_with_policy(policy)).start()
+        c = Controller("--config", config_with_policy(RESTART_WAIT_10S)).start()
         try:
             apply(trainjob("worker", nodes=4, run_time="300s", runtimeRef=slow_to_stop, pod_annotations={IGNORE_SIGTERM: "true"},
                            annotations={"trainjob.flame.dev/restart-policy": "Worker"}), "-n", namespace)

@@ -2518,6 +2518,12 @@ static const struct tj_admission_decision admitted_backfill = {
 };
 static const char *const four_nodes[] = { "gh200-1", "gh200-2", "gh200-3", "gh200-4" };
 
+/* The status after the live ranks were given back (RESTART_GIVEN_BACK), none active. */
+#define GIVEN_BACK_STATUS                                                                          \
+	"{'state':'Restarting','reason':'Resources','message':'" RESTART_GIVEN_BACK                \
+	"','restartCount':1,'observedGeneration':2," STARTED                                       \
+	",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'Error',"      \
+	"'exitCode':1,'time':'2026-11-29T11:50:00Z'}," JOBS(0, 0, 0, 0) ",'conditions':[]}"
 /* A pod of the current attempt running on a node, being deleted. */
 #define GOING(r, on)                                                                               \
 	{                                                                                          \
@@ -2876,11 +2882,7 @@ static const struct plan_case admission_cases[] = {
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .status = "{'state':'Restarting','reason':'Resources','message':'" RESTART_GIVEN_BACK
-	            "','restartCount':1,'observedGeneration':2," STARTED
-	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
-	            "Error','exitCode':1,'time':'2026-11-29T11:50:00Z'}," JOBS(
-	                    0, 0, 0, 0) ",'conditions':[]}",
+	  .status = GIVEN_BACK_STATUS,
 	  .ticket = &adm_waiting_patient,
 	  .pods = { GOING(0, "gh200-1"), GOING(2, "gh200-3") },
 	  .n_pods = 2,
@@ -2892,11 +2894,7 @@ static const struct plan_case admission_cases[] = {
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .status = "{'state':'Restarting','reason':'Resources','message':'" RESTART_GIVEN_BACK
-	            "','restartCount':1,'observedGeneration':2," STARTED
-	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
-	            "Error','exitCode':1,'time':'2026-11-29T11:50:00Z'}," JOBS(
-	                    0, 0, 0, 0) ",'conditions':[]}",
+	  .status = GIVEN_BACK_STATUS,
 	  .ticket = &adm_four,
 	  .pods = { GOING(0, "gh200-1") },
 	  .n_pods = 1,
