@@ -205,27 +205,33 @@ static bool want_gang(struct planner *p, const struct tj_render *render, int num
 }
 
 /* Pods of the gang are going (a stopped attempt's, a replaced attempt's, the live ranks
- * given back) and the gang is created again only once they are gone. Meanwhile it asks the
- * queue for every rank they leave with the ranks that have no pod, as it will once they are
- * gone: without a want, the queue would drop the job while they go (for their grace period)
- * and could admit the jobs behind it on the GPUs that come free in between. An admission
- * that comes meanwhile keeps its nodes until the pods are gone, and the plan after their
- * deletion creates the gang. */
+ * given back) and the gang is created again only once they are gone. A restart (a job that
+ * started, or has live ranks) asks the queue meanwhile for every rank they leave with the
+ * ranks that have no pod, as it will once they are gone: it is ahead of every queued job of
+ * its class, and without a want the queue would drop it while they go (for their grace
+ * period) and could admit the jobs behind it on the GPUs that come free in between. An
+ * admission that comes meanwhile keeps its nodes until the pods are gone, and the plan after
+ * their deletion creates the gang. A job that never started (preempted, requeued, given
+ * back before its start) rejoins the queue once they are gone, in its order: admitted
+ * while they go, it would hold its new nodes idle until then. */
 static void wait_for_going_pods(struct planner *p, const struct tj_render *render)
 {
+	bool restart = p->st.start_time != 0 || has_live_pods(p);
 	cJSON *launcher = NULL;
 	int ranks = 0;
 
+	if (!restart)
+		return;
 	for (int r = 0; r < p->num_nodes; r++)
 		ranks += !p->current[r] || is_deleting(p->current[r]);
 	if (tj_planner_mpi_launcher(p, &launcher) < 0)
 		p->oom = true;
 	else
-		want_gang(p, render, ranks, p->st.start_time != 0 || has_live_pods(p), launcher);
+		want_gang(p, render, ranks, true, launcher);
 }
 
 /* A plan that sends the gang's pods away asks for the whole gang at once, as the plans
- * while they go do (wait_for_going_pods): the job keeps its place throughout. */
+ * while they go do (wait_for_going_pods), so that the job keeps its place throughout. */
 static void want_whole_gang(struct planner *p, const struct tj_render *render)
 {
 	cJSON *launcher = NULL;
@@ -579,6 +585,7 @@ bool tj_planner_give_back(struct planner *p, const struct tj_render *render)
 	        tj_or(stuck->unschedulable_message, "unschedulable"), TJ_PLAN_REFUSAL_MINUTES);
 	tj_planner_event(p, true, "GangReleased", "%s", p->st.message);
 	p->queued = true;
-	want_whole_gang(p, render);
+	if (p->st.start_time)
+		want_whole_gang(p, render); /* a restart's gang (wait_for_going_pods) */
 	return true;
 }
