@@ -152,6 +152,13 @@ int tj_expectations_start_plan(struct tj_expectations *x, const char *key, struc
 	return rc;
 }
 
+/* The pod of e's name i is seen: expected no more. */
+static void see(struct entry *e, size_t i)
+{
+	free(e->names[i]);
+	e->names[i] = NULL;
+}
+
 enum tj_expectations_verdict
 tj_expectations_check(struct tj_expectations *x, const char *key, uint64_t now_ms,
                       bool (*seen)(const char *name, enum tj_expected what, void *ctx), void *ctx,
@@ -165,12 +172,10 @@ tj_expectations_check(struct tj_expectations *x, const char *key, uint64_t now_m
 	for (size_t i = 0; i < e->n; i++) {
 		if (!e->names[i])
 			continue;
-		if (seen(e->names[i], e->what[i], ctx)) {
-			free(e->names[i]);
-			e->names[i] = NULL;
-		} else {
+		if (seen(e->names[i], e->what[i], ctx))
+			see(e, i);
+		else
 			met = false;
-		}
 	}
 	if (met || now_ms >= e->deadline_ms) {
 		tj_expectations_forget(x, key);
@@ -188,10 +193,8 @@ void tj_expectations_observe(struct tj_expectations *x, const char *key, const c
 	struct entry *e = *find(x, key);
 
 	for (size_t i = 0; e && i < e->n; i++)
-		if (e->names[i] && strcmp(e->names[i], name) == 0 && seen(name, e->what[i], ctx)) {
-			free(e->names[i]);
-			e->names[i] = NULL;
-		}
+		if (e->names[i] && strcmp(e->names[i], name) == 0 && seen(name, e->what[i], ctx))
+			see(e, i);
 }
 
 size_t tj_expectations_len(const struct tj_expectations *x)

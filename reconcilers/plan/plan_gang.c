@@ -204,6 +204,18 @@ static bool want_gang(struct planner *p, const struct tj_render *render, int num
 	return true;
 }
 
+/* want_gang for num_pods ranks, with the launcher that needs a place with them. */
+static void want_ranks(struct planner *p, const struct tj_render *render, int num_pods,
+                       bool restart)
+{
+	cJSON *launcher = NULL;
+
+	if (tj_planner_mpi_launcher(p, &launcher) < 0)
+		p->oom = true;
+	else
+		want_gang(p, render, num_pods, restart, launcher);
+}
+
 /* Pods of the gang are going (a stopped attempt's, a replaced attempt's, the live ranks
  * given back) and the gang is created again only once they are gone. A restart (a job that
  * started, or has live ranks) asks the queue meanwhile for every rank they leave with the
@@ -217,29 +229,13 @@ static bool want_gang(struct planner *p, const struct tj_render *render, int num
 static void wait_for_going_pods(struct planner *p, const struct tj_render *render)
 {
 	bool restart = p->st.start_time != 0 || has_live_pods(p);
-	cJSON *launcher = NULL;
 	int ranks = 0;
 
 	if (!restart)
 		return;
 	for (int r = 0; r < p->num_nodes; r++)
 		ranks += !p->current[r] || is_deleting(p->current[r]);
-	if (tj_planner_mpi_launcher(p, &launcher) < 0)
-		p->oom = true;
-	else
-		want_gang(p, render, ranks, true, launcher);
-}
-
-/* A plan that sends the gang's pods away asks for the whole gang at once, as the plans
- * while they go do (wait_for_going_pods), so that the job keeps its place throughout. */
-static void want_whole_gang(struct planner *p, const struct tj_render *render)
-{
-	cJSON *launcher = NULL;
-
-	if (tj_planner_mpi_launcher(p, &launcher) < 0)
-		p->oom = true;
-	else
-		want_gang(p, render, p->num_nodes, p->st.start_time != 0, launcher);
+	want_ranks(p, render, ranks, true);
 }
 
 /* The gang waits for admission: say what it needs, and what the queue said of it. The
@@ -426,7 +422,7 @@ static bool drop_partial_gang(struct planner *p, const struct tj_render *render)
 	p->queued = true;
 	/* Without a want, the queue would drop the gang until its pods have gone, and could
 	 * admit the job behind it in between (after a restart, the first cycle can). */
-	want_whole_gang(p, render);
+	want_ranks(p, render, p->num_nodes, p->st.start_time != 0);
 	return true;
 }
 
@@ -585,7 +581,9 @@ bool tj_planner_give_back(struct planner *p, const struct tj_render *render)
 	        tj_or(stuck->unschedulable_message, "unschedulable"), TJ_PLAN_REFUSAL_MINUTES);
 	tj_planner_event(p, true, "GangReleased", "%s", p->st.message);
 	p->queued = true;
+	/* A restart's gang asks for all of it at once, as while its pods go
+	 * (wait_for_going_pods). */
 	if (p->st.start_time)
-		want_whole_gang(p, render); /* a restart's gang (wait_for_going_pods) */
+		want_ranks(p, render, p->num_nodes, true);
 	return true;
 }
