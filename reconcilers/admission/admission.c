@@ -990,7 +990,8 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
 	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1], n_unlocks = 0;
-	bool may_preempt = tj_admission_wants_victims(r, job, 0);
+	bool later = job->not_before > r->in->now;
+	bool may_preempt = !later && tj_admission_wants_victims(r, job, 0);
 	int64_t start, stop;
 
 	for (size_t s = first; heads->n && s < last; s++) {
@@ -1005,6 +1006,8 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 		       (last - first) * sizeof(*r->reserved));
 	tj_admission_sort_releases(r->unlocks, n_unlocks);
 	start = tj_admission_reserve(r, b, job, r->unlocks, n_unlocks);
+	if (later && start && start < job->not_before)
+		start = job->not_before;
 	if (may_preempt && tj_admission_wants_victims(r, job, start)) {
 		size_t launcher_slot = r->launcher_slot;
 
@@ -1033,6 +1036,31 @@ static int reserve(struct run *r, size_t b, size_t j, struct heads *heads)
 	return 0;
 }
 
+/* How many blocked jobs of a class get a reservation (the backfill depth, at least 1). */
+static size_t depth(const struct run *r)
+{
+	return r->in->config->reservations > 1 ? (size_t)r->in->config->reservations : 1;
+}
+
+/* A job that may not start yet (job->not_before: a restart in its backoff) waits with reason
+ * BeginTime in its place. Within the backfill depth it is reserved from its begin time: where
+ * its gang fits now, off the nodes reserved for the jobs ahead, else as any blocked job, from the
+ * later of the releases that let it fit and its begin time. */
+static int wait_for_begin(struct run *r, size_t b, size_t j, struct heads *heads)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+
+	wait_for(&r->res->decisions[j], TJ_ADMISSION_REASON_BEGIN);
+	if (heads->n >= depth(r))
+		return 0;
+	if (!tj_admission_place_gang(r, b, r->free, r->reserved, job))
+		return reserve(r, b, j, heads);
+	tj_admission_reserve_places(r, job);
+	r->res->classes[b].reserved_gpus += gang_gpus(job);
+	hold_reservation(r, j, job->not_before, heads);
+	return 0;
+}
+
 static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
@@ -1051,14 +1079,14 @@ static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
 	}
 	if (over_resource_quota(r, j) || over_quota(r, b, j) || over_tier_limit(r, j))
 		return 0;
+	if (job->not_before > r->in->now)
+		return wait_for_begin(r, b, j, heads);
 	if (job->preempting && (err = decide_claimed(r, b, j, heads)) != 1)
 		return err;
 	if (heads->n) {
 		err = backfill(r, b, j, heads, fits);
 		if (err == 0 && d->verdict == TJ_ADMISSION_WAITING && !d->n_victims &&
-		    heads->n < (size_t)(r->in->config->reservations > 1
-		                                ? r->in->config->reservations
-		                                : 1))
+		    heads->n < depth(r))
 			err = reserve(r, b, j, heads);
 		return err;
 	}
@@ -1130,7 +1158,8 @@ void tj_admission_say_deferred(const struct tj_admission_input *in, size_t j,
 
 	if (d->verdict != TJ_ADMISSION_WAITING ||
 	    (strcmp(d->reason, TJ_ADMISSION_REASON_RESOURCES) != 0 &&
-	     strcmp(d->reason, TJ_ADMISSION_REASON_PRIORITY) != 0))
+	     strcmp(d->reason, TJ_ADMISSION_REASON_PRIORITY) != 0 &&
+	     strcmp(d->reason, TJ_ADMISSION_REASON_BEGIN) != 0))
 		return;
 	tj_admission_say_waiting(d, class_name(in, bucket_of_class(in, job->class_index)), job,
 	                         in->now);
@@ -1242,10 +1271,10 @@ int tj_admission_reason_index(const char *reason)
 	static const char *const reasons[] = {
 		TJ_ADMISSION_REASON_RESOURCES, TJ_ADMISSION_REASON_PRIORITY,
 		TJ_ADMISSION_REASON_QUOTA,     TJ_ADMISSION_REASON_NEVER,
-		TJ_ADMISSION_REASON_QOS_GPUS,
+		TJ_ADMISSION_REASON_QOS_GPUS,  TJ_ADMISSION_REASON_BEGIN,
 	};
 
-	for (int i = 0; reason && i < 5; i++)
+	for (int i = 0; reason && i < (int)(sizeof(reasons) / sizeof(reasons[0])); i++)
 		if (strcmp(reason, reasons[i]) == 0)
 			return i;
 	return -1;

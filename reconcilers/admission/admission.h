@@ -94,9 +94,16 @@
  * free, and until then they are its reservation, whatever else comes free first; unless one of them
  * is reserved for a job ahead (of a higher tier), or they cannot hold it by any known time, when it
  * is decided as any other job.
+ * - Begin time (Slurm's BeginTime). A job that may not start before a time (not_before: a
+ *   restart in its backoff) keeps its place in the order but starts nothing before then: it
+ *   waits with reason BeginTime and is reserved as a blocked job is (within the backfill
+ *   depth), on what is free now off the nodes reserved for the jobs ahead if its gang fits
+ *   there, else where the releases let it fit; its expected start is the later of that time
+ *   and its begin time. So the jobs behind it take its nodes only when they give them back
+ *   by then, and it is placed as soon as its time comes. It preempts nobody before then.
  * - Reasons of a waiting job: Resources (it does not fit in what is free now, or it is the
  *   head), Priority (it would fit now, but starting it would delay the head), QuotaExceeded,
- *   NeverFits. */
+ *   NeverFits, QOSMaxGRESPerNamespace, BeginTime. */
 #pragma once
 
 #include <stdbool.h>
@@ -201,6 +208,10 @@ struct tj_admission_job {
 	/* Replacements for a job that was running (a restart) or whose gang is partly created:
 	 * ahead of every queued job of its class, and never NeverFits for want of patience. */
 	bool restart;
+	/* Unix seconds before which it may not start (a restart in its backoff; Slurm's
+	 * BeginTime); 0: none. Until then it waits with reason BeginTime, in its place, with a
+	 * reservation from then on (rule "Begin time"). */
+	int64_t not_before;
 	/* Nodes the job's pods must avoid (indexes into nodes: where its last worker failed,
 	 * which its pods' affinity excludes); at most TJ_ADMISSION_MAX_EXCLUDED are heeded. */
 	const size_t *excluded;
@@ -312,6 +323,7 @@ enum tj_admission_verdict {
 #define TJ_ADMISSION_REASON_QUOTA     "QuotaExceeded"
 #define TJ_ADMISSION_REASON_NEVER     "NeverFits"
 #define TJ_ADMISSION_REASON_QOS_GPUS  "QOSMaxGRESPerNamespace"
+#define TJ_ADMISSION_REASON_BEGIN     "BeginTime"
 
 struct tj_admission_decision {
 	enum tj_admission_verdict verdict;
@@ -352,8 +364,9 @@ struct tj_admission_class_stats {
 	int64_t capacity_gpus;  /* allocatable of the nodes that take new pods */
 	int64_t allocated_gpus; /* used on them */
 	int64_t reserved_gpus;  /* held for the expected starts of the reservations */
-	/* by reason: Resources, Priority, QuotaExceeded, NeverFits, QOSMaxGRESPerNamespace */
-	size_t waiting[5];
+	/* by reason: Resources, Priority, QuotaExceeded, NeverFits, QOSMaxGRESPerNamespace,
+	 * BeginTime */
+	size_t waiting[6];
 };
 
 struct tj_admission_result {

@@ -194,6 +194,9 @@ static void build_job(struct tj_random_queue *q, size_t j)
 	};
 	job->backfill_reserved_nodes = !high && chance(q, 30);
 	job->num_pods = job->restart ? (int)tj_random_pick(q, 1, job->num_nodes) : job->num_nodes;
+	/* A restart in its backoff, or one whose backoff has just ended. */
+	if (job->restart && chance(q, 50))
+		job->not_before = TJ_RANDOM_NOW + tj_random_pick(q, -5, 300);
 	if (chance(q, 8))
 		job->launcher = pod_of(q, chance(q, 50) ? 1 : 0);
 	if (chance(q, 10)) {
