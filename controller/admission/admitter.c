@@ -59,6 +59,10 @@ struct tj_admitter {
 	struct tj_store *awaiting; /* owned; struct awaited */
 	uint64_t awaiting_since_ms;
 	size_t awaited;
+	/* The jobs one of whose pods failed and gave its node back, not planned since
+	 * (await_failed), and since when the first of them is awaited. */
+	struct tj_store *failed; /* owned; struct awaited */
+	uint64_t failed_since_ms;
 	uv_timer_t timer;  /* the next cycle */
 	uv_timer_t period; /* the cycle without events */
 	int open_handles;
@@ -87,6 +91,9 @@ struct tj_admitter {
 
 /* ---- the rebuild of the queue ---- */
 
+static void on_timer(uv_timer_t *t);
+static void kick(struct tj_admitter *a, bool freed);
+
 struct awaited {
 	char key[TJ_STORE_KEY_MAX];
 };
@@ -103,15 +110,21 @@ static const struct tj_store_ops awaited_ops = {
 	.key = awaited_key,
 };
 
-static void clear_awaiting(struct tj_admitter *a)
+/* Empties a store of awaited jobs. Without memory for an empty store the keys stay. */
+static void drop_awaited(struct tj_store *s)
 {
 	struct tj_store *empty;
 
-	/* Without memory for an empty store the keys stay, but nothing waits for them. */
-	if (tj_store_len(a->awaiting) && tj_store_new(&awaited_ops, &empty) == 0) {
-		tj_store_swap(a->awaiting, empty);
+	if (tj_store_len(s) && tj_store_new(&awaited_ops, &empty) == 0) {
+		tj_store_swap(s, empty);
 		tj_store_free(empty);
 	}
+}
+
+static void clear_awaiting(struct tj_admitter *a)
+{
+	/* Keys left without memory stay, but nothing waits for them. */
+	drop_awaited(a->awaiting);
 	a->awaited = 0;
 }
 
@@ -132,9 +145,13 @@ static void stop_awaiting(struct tj_admitter *a, bool done)
 	clear_awaiting(a);
 }
 
-/* A job awaited for the rebuild has been planned (or is gone). */
+/* A job awaited for the rebuild, or after a pod's failure, has been planned (or is gone). */
 static void planned(struct tj_admitter *a, const char *key)
 {
+	/* The cycle held back for it (awaiting_failed) runs now. */
+	if (tj_store_len(a->failed) && tj_store_delete(a->failed, key, NULL) == 0 &&
+	    tj_store_len(a->failed) == 0 && a->scheduled)
+		kick(a, true);
 	if (a->awaited && tj_store_delete(a->awaiting, key, NULL) == 0 &&
 	    tj_store_len(a->awaiting) == 0) {
 		stop_awaiting(a, true);
@@ -155,6 +172,48 @@ static bool rebuilding(struct tj_admitter *a)
 		return true;
 	stop_awaiting(a, false);
 	return false;
+}
+
+/* A pod of a TrainJob failed (a crash, an eviction) and gave its node back: the job's next
+ * plan may want its replacement, which goes ahead of every queued job of its class. Until that
+ * plan has told the queue, cycles wait (awaiting_failed): one before it would find the room
+ * the failure freed with the job wanting nothing, and could give it, with the nodes the
+ * replacement needs, to the jobs behind. */
+static void await_failed(struct tj_admitter *a, const struct tj_pod *pod)
+{
+	struct awaited *w = calloc(1, sizeof(*w));
+
+	if (!w || tj_store_key_of(w->key, sizeof(w->key), pod->namespace, pod->trainjob) < 0 ||
+	    tj_store_upsert(a->failed, w, NULL) < 0) {
+		free(w);
+		return;
+	}
+	if (tj_store_len(a->failed) == 1)
+		a->failed_since_ms = uv_now(a->loop);
+}
+
+/* Whether the cycle waits for the plans of jobs whose pods failed; if so it runs when the last
+ * of them is planned, or TJ_ADMITTER_FAILED_WAIT_MS after the first failed, when it waits no
+ * more (a plan held back by its expectations, a job no longer cached). */
+static bool awaiting_failed(struct tj_admitter *a)
+{
+	uint64_t waited;
+
+	if (!tj_store_len(a->failed))
+		return false;
+	waited = uv_now(a->loop) - a->failed_since_ms;
+	if (waited >= TJ_ADMITTER_FAILED_WAIT_MS) {
+		tj_log_info("admitter",
+		            "the queue is decided before the plans of the jobs whose pods failed",
+		            TJ_INT("jobs", (long long)tj_store_len(a->failed)),
+		            TJ_INT("ms", (long long)waited));
+		drop_awaited(a->failed);
+		return false;
+	}
+	a->scheduled = true;
+	a->due_ms = a->failed_since_ms + TJ_ADMITTER_FAILED_WAIT_MS;
+	uv_timer_start(&a->timer, on_timer, TJ_ADMITTER_FAILED_WAIT_MS - waited, 0);
+	return true;
 }
 
 /* The accounting records of every namespace that has TrainJobs are read (a namespace
@@ -459,6 +518,8 @@ static void on_timer(uv_timer_t *t)
 		/* The last awaited plan kicks the cycle; the bound, the period's kick. */
 		return;
 	}
+	if (awaiting_failed(a))
+		return;
 	start = uv_hrtime();
 	a->cycle_trigger_ns = a->trigger_ns;
 	a->cycle_trigger_cpu_ns = a->trigger_cpu_ns;
@@ -538,6 +599,8 @@ void tj_admitter_pod_changed(struct tj_admitter *a, const struct tj_pod *old,
 	tj_ledger_touch_pod(a->ledger, pod);
 	if (!was)
 		return;
+	if (a->active && pod && pod->trainjob && pod->phase == TJ_POD_FAILED)
+		await_failed(a, pod);
 	/* Only what frees room can let a gang in: a pod that comes to hold a node takes room,
 	 * which the next cycle reads anyway (an admitted gang's pods were counted on their
 	 * nodes from the admission). A pod told to stop frees nothing yet, but its end is now
@@ -581,6 +644,8 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 	if (rc == 0)
 		rc = tj_store_new(&awaited_ops, &a->awaiting);
 	if (rc == 0)
+		rc = tj_store_new(&awaited_ops, &a->failed);
+	if (rc == 0)
 		rc = tj_store_new(&tj_admitter_preemption_ops, &a->preemptions);
 	if (rc == 0)
 		rc = tj_accounting_new(loop, config->client, &a->accounting);
@@ -592,6 +657,7 @@ int tj_admitter_new(uv_loop_t *loop, const struct tj_admitter_config *config,
 		tj_store_free(a->entries);
 		tj_store_free(a->refusals);
 		tj_store_free(a->awaiting);
+		tj_store_free(a->failed);
 		tj_store_free(a->preemptions);
 		tj_ledger_free(a->ledger);
 		tj_accounting_free(a->accounting);
@@ -623,6 +689,7 @@ static void on_closed(uv_handle_t *h)
 		tj_store_free(a->entries);
 		tj_store_free(a->refusals);
 		tj_store_free(a->awaiting);
+		tj_store_free(a->failed);
 		tj_store_free(a->preemptions);
 		tj_ledger_free(a->ledger);
 		tj_accounting_free(a->accounting);
@@ -677,6 +744,7 @@ void tj_admitter_set_active(struct tj_admitter *a, bool active)
 		uv_timer_stop(&a->timer);
 		a->scheduled = false;
 		clear_awaiting(a);
+		drop_awaited(a->failed);
 	}
 }
 
@@ -842,6 +910,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	e->walltime = want->walltime;
 	e->grace = tj_pod_spec_termination_grace(spec);
 	e->restart = want->restart;
+	e->not_before = want->not_before;
 	e->creation_time = job->creation_time;
 }
 
@@ -960,7 +1029,8 @@ static int want_gang(struct tj_admitter *a, const struct tj_trainjob *job, const
 	if (e->state == TJ_ADMITTER_WAITING &&
 	    (before.num_pods != e->num_pods || before.priority != e->priority ||
 	     before.tier != e->tier || before.restart != e->restart ||
-	     before.preempts != e->preempts || before.preempt_after != e->preempt_after ||
+	     before.not_before != e->not_before || before.preempts != e->preempts ||
+	     before.preempt_after != e->preempt_after ||
 	     before.backfill_reserved_nodes != e->backfill_reserved_nodes || before.qos != e->qos ||
 	     before.walltime != e->walltime ||
 	     memcmp(&before.request, &e->request, sizeof(e->request)) != 0 ||

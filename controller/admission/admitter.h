@@ -77,6 +77,11 @@ void tj_admitter_set_active(struct tj_admitter *a, bool active);
  * (tj_admitter_await): a plan that keeps failing must not hold the queue for good. */
 #define TJ_ADMITTER_REBUILD_MAX_MS 30000
 
+/* The longest a cycle waits for the plan of a job one of whose pods has failed, so that its
+ * replacement, wanted by that plan, goes ahead of the jobs behind it (admitter.c,
+ * await_failed). */
+#define TJ_ADMITTER_FAILED_WAIT_MS 2000
+
 /* The queue is being rebuilt: key, a job cached when the admitter became active, has not been
  * planned yet. No cycle runs until every awaited job has been planned once (its want told,
  * or it is forgotten) or TJ_ADMITTER_REBUILD_MAX_MS have passed since the first awaited, so

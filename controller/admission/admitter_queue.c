@@ -763,6 +763,7 @@ static int build_jobs(const struct tj_admitter_source *a, struct tj_admitter_sna
 			.walltime = e->walltime,
 			.grace = e->grace,
 			.restart = e->restart,
+			.not_before = e->not_before,
 			.excluded = &s->excluded[x],
 			.launcher = e->launcher,
 			.preempts = e->preempts,

@@ -49,8 +49,9 @@ struct tj_admitter_entry {
 	int64_t walltime;
 	int64_t grace; /* its pods' terminationGracePeriodSeconds */
 	bool restart;
-	bool decided; /* decision holds the last cycle's verdict */
-	size_t rank;  /* its place in the last cycle's order (SIZE_MAX: none): the next cycle's */
+	int64_t not_before; /* unix seconds: no start before (a restart's backoff); 0: none */
+	bool decided;       /* decision holds the last cycle's verdict */
+	size_t rank; /* its place in the last cycle's order (SIZE_MAX: none): the next cycle's */
 	struct tj_admission_resources
 	        launcher; /* of the launcher admitted with the gang; pods 0: none */
 	char **excluded;  /* owned array of owned names: nodes its pods must avoid */

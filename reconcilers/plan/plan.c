@@ -516,16 +516,23 @@ void tj_planner_restart(struct planner *p, const struct failure *fl, bool gang, 
 }
 
 /* After a restart, the new pods wait for the backoff, counted from the failure's time in
- * the status (so that a restarted controller keeps it). */
-bool tj_planner_backing_off(struct planner *p)
+ * the status (so that a restarted controller keeps it): its end, or 0 once it is over. */
+int64_t tj_planner_backoff_end(const struct planner *p)
 {
 	const struct tj_failure *f = &p->st.last_failure;
 	int64_t ready_at;
 
 	if (p->st.restart_count == 0 || f->rank < 0 || f->time == 0)
-		return false;
+		return 0;
 	ready_at = f->time + backoff_of(p->policy, p->st.restart_count);
-	if (p->in->now >= ready_at)
+	return p->in->now < ready_at ? ready_at : 0;
+}
+
+bool tj_planner_backing_off(struct planner *p)
+{
+	int64_t ready_at = tj_planner_backoff_end(p);
+
+	if (!ready_at)
 		return false;
 	requeue(p, ready_at - p->in->now);
 	return true;
@@ -674,6 +681,21 @@ static size_t excluded_nodes(const struct planner *p, const char **names)
 			names[n++] = node;
 	}
 	return n;
+}
+
+/* The node of the failure the plan restarts the job for is avoided from now on (as the later
+ * plans read it from the status, excluded_nodes): names, the plan's list, gains it. */
+static void avoid_failed_node(struct planner *p, const char **names)
+{
+	const char *node = p->st.last_failure.node;
+	size_t k;
+
+	if (!*node || p->n_excluded >= MAX_EXCLUDED_NODES)
+		return;
+	for (k = 0; k < p->n_excluded && strcmp(names[k], node) != 0; k++)
+		;
+	if (k == p->n_excluded)
+		names[p->n_excluded++] = node;
 }
 
 /* Takes out of status the fields whose value was's are already: what is left is what the
@@ -918,6 +940,10 @@ static int decide(struct planner *p)
 		goto out;
 	if (find_failure(p, gang, &failed)) {
 		tj_planner_restart(p, &failed, gang, max_restarts);
+		if (p->st.state == TJ_STATE_RESTARTING && in->ticket) {
+			avoid_failed_node(p, excluded);
+			tj_planner_want_replacements(p, render, gang, failed.pod);
+		}
 		goto out;
 	}
 	if (!gang)

@@ -252,6 +252,9 @@ struct tj_plan_want {
 	/* The job held its gang before: a restart's replacements, or a gang created in part
 	 * (a controller stopped in the middle of its creates). Ahead of every queued job. */
 	bool restart;
+	/* Unix seconds before which no pod of it may be created (the end of a restart's backoff):
+	 * the queue keeps its place and holds its nodes from then; 0: none. */
+	int64_t not_before;
 	int64_t walltime;            /* the effective walltime (walltime.h); 0 for none */
 	char gpu_class[TJ_NAME_MAX]; /* the runtime's class, "" for none */
 	int tier;                    /* the priority of its QOS tier (qos.h) */

@@ -85,6 +85,13 @@ static bool has_live_pods(const struct planner *p)
 	return live_pods(p) > 0;
 }
 
+/* Whether the job held its gang before (it started, or part of its gang lives): what it
+ * asks the queue for is a restart, ahead of every queued job of its class. */
+static bool held_gang(const struct planner *p)
+{
+	return p->st.start_time != 0 || has_live_pods(p);
+}
+
 /* Whether a pod of the current attempt is being deleted. */
 static bool has_going_pods(const struct planner *p)
 {
@@ -179,6 +186,7 @@ static bool want_gang(struct planner *p, const struct tj_render *render, int num
 		.num_nodes = p->num_nodes,
 		.num_pods = num_pods,
 		.restart = restart,
+		.not_before = tj_planner_backoff_end(p),
 		.walltime = p->walltime.seconds,
 		.tier = p->qos ? p->qos->priority : 0,
 		.preempts = p->qos ? p->qos->preempts : 0,
@@ -228,13 +236,31 @@ static void want_ranks(struct planner *p, const struct tj_render *render, int nu
  * while they go, it would hold its new nodes idle until then. */
 static void wait_for_going_pods(struct planner *p, const struct tj_render *render)
 {
-	bool restart = p->st.start_time != 0 || has_live_pods(p);
 	int ranks = 0;
 
-	if (!restart)
+	if (!held_gang(p))
 		return;
 	for (int r = 0; r < p->num_nodes; r++)
 		ranks += !p->current[r] || is_deleting(p->current[r]);
+	want_ranks(p, render, ranks, true);
+}
+
+/* The failed pod's node came free as it failed: a cycle of the queue before the job's next
+ * plan would find the job wanting nothing, and could give that room, with the nodes the
+ * replacements need, to the jobs behind it. So the plan that restarts the job already asks for
+ * them, ahead of the queue, from the end of the backoff (the queue holds their nodes until
+ * then). */
+void tj_planner_want_replacements(struct planner *p, const struct tj_render *render, bool gang,
+                                  const struct tj_pod *failed)
+{
+	int ranks = 0;
+
+	for (int r = 0; r < p->num_nodes; r++) {
+		const struct tj_pod *pod = p->current[r];
+
+		ranks += gang || !pod || pod == failed || is_deleting(pod) ||
+		         pod->phase == TJ_POD_FAILED;
+	}
 	want_ranks(p, render, ranks, true);
 }
 
@@ -244,11 +270,13 @@ static void queue_gang(struct planner *p, const struct tj_render *render, int mi
                        cJSON *launcher)
 {
 	const struct tj_admission_decision *d = p->in->ticket->decision;
-	bool restart = p->st.start_time != 0 || has_live_pods(p);
+	bool restart = held_gang(p);
 
 	/* The admission of a gang this plan does not create (an earlier one's, the queue's entry
-	 * not decided again yet) says nothing of this one: it is waiting to be decided. */
-	if (d && d->verdict == TJ_ADMISSION_ADMITTED)
+	 * not decided again yet) says nothing of this one: it is waiting to be decided. Nor does
+	 * a wait for the end of the backoff, once it is over. */
+	if (d && (d->verdict == TJ_ADMISSION_ADMITTED ||
+	          strcmp(d->reason, TJ_ADMISSION_REASON_BEGIN) == 0))
 		d = NULL;
 	p->queued = true;
 	if (d)
@@ -467,8 +495,14 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 	}
 	if (adm && drop_partial_gang(p, render))
 		return;
-	if (tj_planner_backing_off(p))
+	if (tj_planner_backing_off(p)) {
+		/* The queue keeps the restart's place and holds nodes for it from the backoff's end
+		 * (its not_before): without a want it would drop the job, and the jobs behind could
+		 * take the nodes its replacements need. */
+		if (adm)
+			want_ranks(p, render, missing, held_gang(p));
 		return;
+	}
 	/* A replaced attempt's pods go before the new gang is admitted, whole: the ranks whose
 	 * old pod is gone would otherwise hold their GPUs while the others wait. */
 	for (int r = 0; adm && r < p->num_nodes; r++) {

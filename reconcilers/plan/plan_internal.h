@@ -157,9 +157,16 @@ void tj_planner_delete_pod(struct planner *p, const struct tj_pod *pod);
  * are stopped and kept instead (tj_planner_stopping). */
 void tj_planner_delete_live_pods(struct planner *p);
 
+/* plan_gang.c: the plan that restarts the job (with the queue) asks it at once for the
+ * replacements: every rank (gang), or the failed pod's and those of the others that failed
+ * or have no pod. */
+void tj_planner_want_replacements(struct planner *p, const struct tj_render *render, bool gang,
+                                  const struct tj_pod *failed);
+
 /* After a restart, whether the new pods still wait for the backoff (the plan then asks to
- * be run again when it ends). */
+ * be run again when it ends); and its end (unix seconds), 0 when they do not. */
 bool tj_planner_backing_off(struct planner *p);
+int64_t tj_planner_backoff_end(const struct planner *p);
 
 /* plan_deadline.c: resolves the job's walltime (p->walltime) for its GPU class and its QOS
  * tier (p->qos); a job that asks for more than the maximum or for a tier its namespace may

@@ -40,6 +40,14 @@ admission:
   restartWaitSeconds: 10
 """
 
+# A replacement is created 20 s after its worker's failure (the restart backoff).
+BACKOFF_20S = """failurePolicy:
+  maxRestarts: 3
+  restartBackoff:
+    initialSeconds: 20
+    maxSeconds: 20
+"""
+
 
 @pytest.fixture(scope="module")
 def admitter(session_controller_aside):
@@ -406,6 +414,44 @@ def test_a_replacement_that_finds_no_room_gives_the_live_ranks_back_and_the_gang
             assert status(namespace, "worker").get("state") == "Restarting"
             assert running(namespace, "other", 4, timeout=5)
             pinned_whole(running(namespace, "worker", 4, timeout=120))
+        finally:
+            c.stop()
+    finally:
+        admitter.start()
+
+
+def test_a_replacement_in_its_backoff_keeps_its_place_and_the_node_it_needs(admitter, namespace, gh200):
+    """A worker fails while a 2-node job waits for one more free node: the failed pod's node
+    comes free, but the replacement (which must avoid that node) waits out its 20 s backoff.
+    Meanwhile the queue keeps the restart's place and holds the other free node for it from
+    the backoff's end, so the waiting job, which would hold that node far longer, is not
+    admitted onto the two, and the replacement starts when its backoff ends."""
+    admitter.stop()
+    try:
+        c = Controller("--config", config_with_policy(BACKOFF_20S)).start()
+        try:
+            apply(trainjob("worker", nodes=4, run_time="300s", annotations={"trainjob.flame.dev/restart-policy": "Worker"}), "-n", namespace)
+            first = running(namespace, "worker", 4, timeout=60)
+            apply(trainjob("filler", nodes=3, run_time="300s"), "-n", namespace)
+            running(namespace, "filler", 3, timeout=60)
+            apply(trainjob("waiting", nodes=2, run_time="60s"), "-n", namespace)
+            queued(namespace, "waiting", reason="Resources", timeout=30)
+            victim = by_rank(first, 1)
+            kubectl("annotate", "pod", victim["metadata"]["name"], "-n", namespace, f"{SIM}fail-exit-code=1")
+            failed = wait_for("the worker's failure", lambda: status(namespace, "worker")["lastFailure"]["time"], timeout=60)
+            # Half the backoff: two nodes are free, one of them held for the replacement.
+            time.sleep(max(0.0, ts(failed) + 10 - time.time()))
+            assert pods(namespace, "waiting") == [], "the waiting job took the nodes the replacement needs"
+            s = status(namespace, "waiting")
+            assert (s["state"], s["reason"]) == ("Queued", "Priority"), s
+            assert status(namespace, "worker")["state"] == "Restarting"
+            again = running(namespace, "worker", 4, timeout=60)
+            replacement = by_rank(again, 1)
+            assert replacement["metadata"]["uid"] != victim["metadata"]["uid"]
+            assert replacement["spec"]["nodeName"] != victim["spec"]["nodeName"], "the failed rank's node again"
+            created = ts(replacement["metadata"]["creationTimestamp"])
+            assert created >= ts(failed) + 19, f"the replacement came {created - ts(failed):.0f} s after the failure, within its backoff"
+            assert pods(namespace, "waiting") == []
         finally:
             c.stop()
     finally:

@@ -1140,11 +1140,13 @@ static const struct plan_case cases[] = {
 };
 
 /* A job restarted restart times, the last failure (rank 1 on node) at time. */
-#define RESTARTED(restarts, node, time)                                                            \
+#define RESTARTED(restarts, node, time) RESTARTED_ACTIVE(restarts, node, time, 0)
+/* The same, active Jobs in the status's jobsStatus. */
+#define RESTARTED_ACTIVE(restarts, node, time, active)                                             \
 	"{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':" #restarts    \
 	",'observedGeneration':2," STARTED ",'lastFailure':{'rank':1,'node':'" node                \
 	"','pod':'vit-node-0-1-a0','reason':'Error','exitCode':1,'time':'" time                    \
-	"'}," JOBS(0, 0, 0, 0) ",'conditions':[]}"
+	"'}," JOBS(active, 0, 0, 0) ",'conditions':[]}"
 /* Four nodes of the Node cache (node_row initializers). */
 #define FOUR_NODES(...) .nodes = { __VA_ARGS__ }, .n_nodes = 4
 #define RUNNING4                                                                                   \
@@ -2212,6 +2214,9 @@ static void summarize_queue(const struct tj_plan *plan, char *buf, size_t size)
 		for (size_t i = 0; i < w->n_excluded && len < (int)sizeof(want); i++)
 			len += snprintf(want + len, sizeof(want) - (size_t)len, "%s%s",
 			                i ? "," : " avoid=", w->excluded[i]);
+		if (w->not_before && len < (int)sizeof(want))
+			snprintf(want + len, sizeof(want) - (size_t)len, " from=%lld",
+			         (long long)w->not_before);
 		assert_non_null(w->pod);
 	} else {
 		assert_null(w->pod);
@@ -2544,6 +2549,20 @@ static const struct tj_admission_ticket adm_waiting_patient = { .decision = &wai
 	                                                        .restart_wait = 600 };
 static const struct tj_admission_ticket adm_waiting = { .decision = &waiting_second,
 	                                                .pin_timeout = 60 };
+/* A restart in its backoff, held in its place until its end (TJ_ADMISSION_REASON_BEGIN). */
+static const struct tj_admission_decision waiting_begin = {
+	.verdict = TJ_ADMISSION_WAITING,
+	.reason = TJ_ADMISSION_REASON_BEGIN,
+	.message = "position 1 of 3 in gh200: needs 1 of 4 nodes x 4 GPUs, 2 such nodes free; "
+	           "expected start 12:00Z",
+	.position = 1,
+	.queue_length = 3,
+	.expected_start = NOW + 5,
+	.free_nodes = 2,
+};
+static const struct tj_admission_ticket adm_waiting_begin = { .decision = &waiting_begin,
+	                                                      .pin_timeout = 60,
+	                                                      .restart_wait = 600 };
 static const struct tj_admission_ticket adm_never = { .decision = &never_fits, .pin_timeout = 60 };
 static const struct tj_admission_ticket adm_quota_never = { .decision = &quota_never_fits,
 	                                                    .pin_timeout = 60 };
@@ -2840,11 +2859,7 @@ static const struct plan_case admission_cases[] = {
 	{ .name = "a restart's replacements wait in the queue as Restarting, ahead of the rest",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,"
-	            "'observedGeneration':2," STARTED
-	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
-	            "Error','exitCode':1,'time':'2026-11-29T11:00:00Z'}," JOBS(
-	                    0, 0, 0, 0) ",'conditions':[]}",
+	  .status = RESTARTED_ACTIVE(1, "gh200-2", "2026-11-29T11:00:00Z", 0),
 	  .ticket = &adm_waiting,
 	  .want = { "0 PatchStatus vit" },
 	  .want_status = "Restarting|Resources|" WAITING_MSG "|restarts=1||jobs=0/0/0/0/0",
@@ -2854,11 +2869,7 @@ static const struct plan_case admission_cases[] = {
 	          "asks the queue for it whole meanwhile, keeping its place",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,"
-	            "'observedGeneration':2," STARTED
-	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
-	            "Error','exitCode':1,'time':'2026-11-29T11:00:00Z'}," JOBS(
-	                    0, 0, 0, 0) ",'conditions':[]}",
+	  .status = RESTARTED_ACTIVE(1, "gh200-2", "2026-11-29T11:00:00Z", 0),
 	  .ticket = &adm_waiting,
 	  .pods = { { 2, 0, TJ_POD_RUNNING, true, "gh200-3", true, 0, NULL, NULL, NULL, NULL,
 	              NULL } },
@@ -2871,11 +2882,7 @@ static const struct plan_case admission_cases[] = {
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,"
-	            "'observedGeneration':2," STARTED
-	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
-	            "Error','exitCode':1,'time':'2026-11-29T11:58:00Z'}," JOBS(
-	                    3, 0, 0, 0) ",'conditions':[]}",
+	  .status = RESTARTED_ACTIVE(1, "gh200-2", "2026-11-29T11:58:00Z", 3),
 	  .ticket = &adm_waiting_patient,
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(2, "gh200-3"), RUNNING(3, "gh200-4") },
 	  .n_pods = 3,
@@ -2884,16 +2891,108 @@ static const struct plan_case admission_cases[] = {
 	  .want_queue = "pods=1/4 restart=1 class=gh200 walltime=0 avoid=gh200-2|pos=2|start="
 	                "1795957200",
 	  .want_requeue = 480 },
+	{ .name = "a worker's replacement in its backoff asks the queue for its rank from the "
+	          "backoff's end, so that nobody behind takes the nodes it needs meanwhile; its "
+	          "status stays",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED_ACTIVE(1, "gh200-2", "2026-11-29T11:59:55Z", 1),
+	  .ticket = &adm_waiting_begin,
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(2, "gh200-3"), RUNNING(3, "gh200-4") },
+	  .n_pods = 3,
+	  .want = { NULL },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=1/0/0/0/0",
+	  .want_queue = "pods=1/4 restart=1 class=gh200 walltime=0 avoid=gh200-2 from=1795953605"
+	                "|pos=0|start=0",
+	  .want_requeue = 5 },
+	{ .name = "the plan that restarts a worker asks the queue at once for its replacement, "
+	          "from the backoff's end and off the failed node: the node came free as the pod "
+	          "failed, and a cycle before the next plan would give the room to the jobs behind",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .ticket = &adm_none,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            RUNNING(1, "gh200-2"),
+	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", false, 1, "Error", NULL, NULL, NULL,
+	              NULL },
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "1 PatchPod vit-node-0-2-a0",
+	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed (exit code 1, "
+	            "Error); replacing that worker in 10 s (restart 1 of 3)" },
+	  .want_status =
+	          "Restarting|WorkerFailed|rank 2 on node gh200-3 failed (exit code 1, Error); "
+	          "replacing that worker in 10 s (restart 1 of 3)|restarts=1||jobs=0/0/0/1/0",
+	  .want_queue = "pods=1/4 restart=1 class=gh200 walltime=0 avoid=gh200-3 from=1795953610"
+	                "|pos=0|start=0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "WorkerFailed" },
+	{ .name = "a worker on an unreachable node is replaced the same way: its running pod is "
+	          "what the plan asks a replacement for",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .ticket = &adm_none,
+	  RUNNING4,
+	  FOUR_NODES(NODE_OK("gh200-1"), NODE_OK("gh200-2"), { "gh200-3", TJ_COND_UNKNOWN, 60 },
+	             NODE_OK("gh200-4")),
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-2-a0 (force)",
+	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed (NodeUnreachable: "
+	            "condition Ready is Unknown); replacing that worker in 10 s (infrastructure "
+	            "restart 1 of 10)" },
+	  .want_status = "Restarting|NodeUnreachable|rank 2 on node gh200-3 failed "
+	                 "(NodeUnreachable: condition Ready is Unknown); replacing that worker in "
+	                 "10 s (infrastructure restart 1 of 10)|restarts=1||jobs=1/1/0/0/0",
+	  .want_queue = "pods=1/4 restart=1 class=gh200 walltime=0 avoid=gh200-3 from=1795953610"
+	                "|pos=0|start=0",
+	  .want_requeue = 10,
+	  .want_restart_reason = "NodeUnreachable",
+	  .want_infra = 1 },
+	{ .name = "under the restart policy Gang, the plan that restarts asks for the whole gang",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RUNNING_STATUS,
+	  .ticket = &adm_none,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            RUNNING(1, "gh200-2"),
+	            { 2, 0, TJ_POD_FAILED, false, "gh200-3", false, 1, "Error", NULL, NULL, NULL,
+	              NULL },
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit", "1 DeletePod vit-node-0-0-a0",
+	            "1 DeletePod vit-node-0-1-a0", "1 PatchPod vit-node-0-2-a0",
+	            "1 DeletePod vit-node-0-3-a0",
+	            "1 Event Warning Restarting: rank 2 on node gh200-3 failed (exit code 1, "
+	            "Error); replacing all workers in 10 s (restart 1 of 3)" },
+	  .want_status =
+	          "Restarting|WorkerFailed|rank 2 on node gh200-3 failed (exit code 1, Error); "
+	          "replacing all workers in 10 s (restart 1 of 3)|restarts=1||jobs=0/0/0/1/0",
+	  .want_restart_reason = "WorkerFailed",
+	  .want_queue = "pods=4/4 restart=1 class=gh200 walltime=0 avoid=gh200-3 from=1795953610"
+	                "|pos=0|start=0",
+	  .want_requeue = 10 },
+	{ .name = "once the backoff is over, the queue's wait for its end says nothing: the "
+	          "replacement waits to be decided",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RESTARTED_ACTIVE(1, "gh200-2", "2026-11-29T11:59:50Z", 1),
+	  .ticket = &adm_waiting_begin,
+	  .pods = { RUNNING(0, "gh200-1"), RUNNING(2, "gh200-3"), RUNNING(3, "gh200-4") },
+	  .n_pods = 3,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Restarting|Resources|waiting for admission|restarts=1||jobs=1/0/0/0/0",
+	  .want_queue = "pods=1/4 restart=1 class=gh200 walltime=0 avoid=gh200-2|pos=0|start=0" },
 	{ .name = "a worker's replacement that waited past restartWaitSeconds gives the live "
 	          "ranks back, and the gang waits whole",
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,"
-	            "'observedGeneration':2," STARTED
-	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
-	            "Error','exitCode':1,'time':'2026-11-29T11:50:00Z'}," JOBS(
-	                    3, 0, 0, 0) ",'conditions':[]}",
+	  .status = RESTARTED_ACTIVE(1, "gh200-2", "2026-11-29T11:50:00Z", 3),
 	  .ticket = &adm_waiting_patient,
 	  .pods = { RUNNING(0, "gh200-1"), RUNNING(2, "gh200-3"), RUNNING(3, "gh200-4") },
 	  .n_pods = 3,
