@@ -178,18 +178,21 @@ static bool rebuilding(struct tj_admitter *a)
  * plan may want its replacement, which goes ahead of every queued job of its class. Until that
  * plan has told the queue, cycles wait (awaiting_failed): one before it would find the room
  * the failure freed with the job wanting nothing, and could give it, with the nodes the
- * replacement needs, to the jobs behind. */
+ * replacement needs, to the jobs behind. The plan goes ahead of the other keys, as capacity
+ * waits on it. A job being preempted is not awaited: a failure before its stop ends its run
+ * (its script saved its state on the notice), and it goes back to the queue in its order. */
 static void await_failed(struct tj_admitter *a, const struct tj_pod *pod)
 {
 	struct awaited *w = calloc(1, sizeof(*w));
 
 	if (!w || tj_store_key_of(w->key, sizeof(w->key), pod->namespace, pod->trainjob) < 0 ||
-	    tj_store_upsert(a->failed, w, NULL) < 0) {
+	    tj_store_get(a->preemptions, w->key) || tj_store_upsert(a->failed, w, NULL) < 0) {
 		free(w);
 		return;
 	}
 	if (tj_store_len(a->failed) == 1)
 		a->failed_since_ms = uv_now(a->loop);
+	a->enqueue_first(a->userdata, w->key);
 }
 
 /* Whether the cycle waits for the plans of jobs whose pods failed; if so it runs when the last
