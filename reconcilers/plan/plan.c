@@ -659,6 +659,19 @@ static int64_t grace_of(const struct tj_trainjob *job, const struct tj_failure_p
 	return v;
 }
 
+/* Appends node to the n names unless they hold it already, or hold MAX_EXCLUDED_NODES. */
+static void add_excluded(const char **names, size_t *n, const char *node)
+{
+	size_t k;
+
+	if (*n >= MAX_EXCLUDED_NODES)
+		return;
+	for (k = 0; k < *n && strcmp(names[k], node) != 0; k++)
+		;
+	if (k == *n)
+		names[(*n)++] = node;
+}
+
 /* The nodes replacements avoid: the node of the last failure, and the unhealthy nodes the
  * job's pods are on (the scheduler avoids nodes tainted NoSchedule by itself, but not a
  * node whose GPU health is only a condition). At most MAX_EXCLUDED_NODES. */
@@ -669,17 +682,9 @@ static size_t excluded_nodes(const struct planner *p, const char **names)
 	/* A stall names rank 0's node only to say where the job ran: it is no node's fault. */
 	if (*p->job->status.last_failure.node && !stall_restarted(p))
 		names[n++] = p->job->status.last_failure.node;
-	for (size_t i = 0; i < p->n_owned && n < MAX_EXCLUDED_NODES; i++) {
-		const char *node = p->owned[i]->node_name;
-		size_t k;
-
-		if (p->nodes[i].fault == TJ_NODE_HEALTHY || !node)
-			continue;
-		for (k = 0; k < n && strcmp(names[k], node) != 0; k++)
-			;
-		if (k == n)
-			names[n++] = node;
-	}
+	for (size_t i = 0; i < p->n_owned && n < MAX_EXCLUDED_NODES; i++)
+		if (p->nodes[i].fault != TJ_NODE_HEALTHY && p->owned[i]->node_name)
+			add_excluded(names, &n, p->owned[i]->node_name);
 	return n;
 }
 
@@ -687,15 +692,8 @@ static size_t excluded_nodes(const struct planner *p, const char **names)
  * plans read it from the status, excluded_nodes): names, the plan's list, gains it. */
 static void avoid_failed_node(struct planner *p, const char **names)
 {
-	const char *node = p->st.last_failure.node;
-	size_t k;
-
-	if (!*node || p->n_excluded >= MAX_EXCLUDED_NODES)
-		return;
-	for (k = 0; k < p->n_excluded && strcmp(names[k], node) != 0; k++)
-		;
-	if (k == p->n_excluded)
-		names[p->n_excluded++] = node;
+	if (*p->st.last_failure.node)
+		add_excluded(names, &p->n_excluded, p->st.last_failure.node);
 }
 
 /* Takes out of status the fields whose value was's are already: what is left is what the
