@@ -959,6 +959,7 @@ static int decide(struct planner *p)
 	snapshot(p, !had_start && p->st.start_time);
 	if (!had_start && p->st.start_time)
 		tj_planner_deadline(p);
+	tj_planner_warn_created(p);
 	if (!p->queued && node_may_start && !tj_planner_steps_succeeded(p))
 		progress(p);
 out:

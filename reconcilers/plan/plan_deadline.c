@@ -94,18 +94,62 @@ int tj_planner_warn_pods(struct planner *p, int64_t end)
 	return warned;
 }
 
-/* Writes the deadline on the live pods of the current attempt that do not show it yet. */
-static void warn_pods(struct planner *p)
+/* The words of the walltime's warning: the same at every plan that warns (a pod seen before
+ * its patch is in the cache is warned twice), so that the events aggregate into one. */
+static void warning_event(struct planner *p)
 {
 	char when[21];
 
 	tj_time_format(p->st.deadline, when);
-	/* The same words at every plan that warns (a pod seen before its patch is in the cache
-	 * is warned twice), so that the events aggregate into one. */
+	tj_planner_event(p, false, "DeadlineWarning",
+	                 "the job ends at %s: its pods have the deadline in %s/%s", when,
+	                 TJ_DEADLINE_MOUNT_PATH, TJ_DEADLINE_FILE);
+}
+
+/* Writes the deadline on the live pods of the current attempt that do not show it yet. */
+static void warn_pods(struct planner *p)
+{
 	if (tj_planner_warn_pods(p, p->st.deadline))
-		tj_planner_event(p, false, "DeadlineWarning",
-		                 "the job ends at %s: its pods have the deadline in %s/%s", when,
-		                 TJ_DEADLINE_MOUNT_PATH, TJ_DEADLINE_FILE);
+		warning_event(p);
+}
+
+static int64_t warning_at(const struct planner *p)
+{
+	return tj_walltime_warning_at(
+	        p->st.start_time, p->st.deadline,
+	        tj_walltime_warning_seconds(p->job->deadline_warning, p->in->config));
+}
+
+void tj_planner_warn_created(struct planner *p)
+{
+	char when[21], name[TJ_NAME_MAX];
+	int64_t stop = tj_planner_stop_time(p);
+	bool warned = false;
+
+	if (!p->st.deadline || p->in->now < warning_at(p) || (stop && stop <= p->st.deadline))
+		return;
+	tj_time_format(p->st.deadline, when);
+	for (int r = 0; r < p->num_nodes; r++) {
+		tj_render_pod_name(p->job->name, r, p->st.restart_count, name);
+		for (size_t i = 0; i < p->n; i++) {
+			struct tj_action *a = &p->actions[i];
+			cJSON *annotations;
+
+			if (a->kind != TJ_ACTION_CREATE_POD || !a->object ||
+			    strcmp(a->name, name) != 0)
+				continue;
+			annotations = tj_json_object(tj_json_object(a->object, "metadata"),
+			                             "annotations");
+			if (!annotations ||
+			    tj_json_set_string(annotations, TJ_ANNOTATION_DEADLINE, when) < 0) {
+				p->oom = true;
+				return;
+			}
+			warned = true;
+		}
+	}
+	if (warned)
+		warning_event(p);
 }
 
 /* Whether every rank of the current attempt succeeded, each by the deadline (its container's
@@ -132,7 +176,7 @@ bool tj_planner_deadline(struct planner *p)
 {
 	const struct tj_plan_input *in = p->in;
 	char msg[TJ_MESSAGE_MAX];
-	int64_t warn_at;
+	int64_t warn_at, stop;
 
 	if (!p->st.start_time) {
 		p->st.deadline = 0;
@@ -150,12 +194,11 @@ bool tj_planner_deadline(struct planner *p)
 		return true;
 	}
 	requeue(p, p->st.deadline - in->now);
-	warn_at = tj_walltime_warning_at(
-	        p->st.start_time, p->st.deadline,
-	        tj_walltime_warning_seconds(p->job->deadline_warning, in->config));
+	warn_at = warning_at(p);
+	stop = tj_planner_stop_time(p);
 	if (in->now < warn_at)
 		requeue(p, warn_at - in->now);
-	else if (!p->st.preempt_at || p->st.preempt_at > p->st.deadline)
+	else if (!stop || stop > p->st.deadline)
 		warn_pods(p); /* unless a preemption stops it first, and its warning is the one */
 	return false;
 }

@@ -188,10 +188,20 @@ bool tj_planner_deadline(struct planner *p);
  * attempt that do not show it yet (their file /etc/trainjob/deadline); how many. */
 int tj_planner_warn_pods(struct planner *p, int64_t end);
 
+/* plan_deadline.c: the node pods this plan creates carry the deadline from their create when
+ * its warning is due already (a walltime shorter than the warning, a replacement late in the
+ * run), as the plans after would write it at once: no patch of each pod as it starts. */
+void tj_planner_warn_created(struct planner *p);
+
 /* plan_preempt.c: the preemption of a running job (plan.h): recorded when the ticket first
- * asks for it, its pods told the stop time, and at that time stopped, the job back in the
- * queue. True when the plan is decided (the job was stopped). */
+ * asks for it, its pods told the stop time (unless the walltime's deadline comes first: their
+ * deadline file holds the first end), and at that time stopped, the job back in the queue.
+ * True when the plan is decided (the job was stopped). */
 bool tj_planner_preempt(struct planner *p);
+
+/* plan_preempt.c: the stop time of the running job's preemption, recorded in its status or
+ * asked for by its ticket (which this plan records); 0 for none. */
+int64_t tj_planner_stop_time(const struct planner *p);
 
 /* plan_preempt.c: a job that no longer runs (it ended, or went back to the queue) is not
  * being preempted. */

@@ -88,6 +88,23 @@ static int stopped_rank(const struct planner *p)
 	return -1;
 }
 
+int64_t tj_planner_stop_time(const struct planner *p)
+{
+	const struct tj_admission_ticket *t = p->in->ticket;
+
+	if (p->st.preempt_at || !p->st.start_time)
+		return p->st.preempt_at;
+	return t ? t->preempt_at : 0;
+}
+
+/* Whether the walltime's deadline ends the run before the preemption's stop time: the pods'
+ * deadline file then holds the deadline (plan_deadline.c), so that it never swings between
+ * the two. */
+static bool deadline_first(const struct planner *p)
+{
+	return p->st.deadline && p->st.deadline < p->st.preempt_at;
+}
+
 bool tj_planner_preempt(struct planner *p)
 {
 	const struct tj_admission_ticket *t = p->in->ticket;
@@ -102,18 +119,30 @@ bool tj_planner_preempt(struct planner *p)
 		p->st.preempt_at = t->preempt_at;
 		copy(p->st.preempted_by, sizeof(p->st.preempted_by), t->preempted_by);
 		tj_time_format(p->st.preempt_at, when);
-		tj_planner_event(p, true, TJ_REASON_PREEMPTED,
-		                 "preempted by %s, of a higher QOS tier: its pods have the stop "
-		                 "time %s in %s/%s and are stopped then; the job goes back to the "
-		                 "queue, its restart count unchanged",
-		                 p->st.preempted_by, when, TJ_DEADLINE_MOUNT_PATH,
-		                 TJ_DEADLINE_FILE);
+		if (deadline_first(p)) {
+			tj_time_format(p->st.deadline, now);
+			tj_planner_event(
+			        p, true, TJ_REASON_PREEMPTED,
+			        "preempted by %s, of a higher QOS tier: stopped at %s unless "
+			        "it ends first; its walltime's deadline %s comes before, "
+			        "and its pods have that in %s/%s",
+			        p->st.preempted_by, when, now, TJ_DEADLINE_MOUNT_PATH,
+			        TJ_DEADLINE_FILE);
+		} else {
+			tj_planner_event(p, true, TJ_REASON_PREEMPTED,
+			                 "preempted by %s, of a higher QOS tier: its pods have the "
+			                 "stop time %s in %s/%s and are stopped then; the job goes "
+			                 "back to the queue, its restart count unchanged",
+			                 p->st.preempted_by, when, TJ_DEADLINE_MOUNT_PATH,
+			                 TJ_DEADLINE_FILE);
+		}
 	}
 	if (!p->st.preempt_at)
 		return false;
 	rank = p->in->now < p->st.preempt_at ? stopped_rank(p) : -1;
 	if (p->in->now < p->st.preempt_at && rank < 0) {
-		tj_planner_warn_pods(p, p->st.preempt_at);
+		if (!deadline_first(p))
+			tj_planner_warn_pods(p, p->st.preempt_at);
 		requeue(p, p->st.preempt_at - p->in->now);
 		return false;
 	}

@@ -2661,7 +2661,8 @@ static const struct plan_case admission_cases[] = {
 	  .want = { NULL },
 	  .want_status = "Queued|Resources|" WAITING_MSG "|restarts=0||jobs=0/0/0/0/0",
 	  .want_queue = "pods=4/4 restart=0 class=gh200 walltime=30|pos=2|start=1795957200" },
-	{ .name = "an admitted gang is created whole, and its clock starts",
+	{ .name = "an admitted gang is created whole, and its clock starts (a walltime shorter "
+	          "than the warning: the pods are created with the deadline)",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'activeDeadlineSeconds':30,'trainer':{"
 	          "'numNodes':4,'resourcesPerNode':{'limits':{'nvidia.com/gpu':4}}}}",
 	  .runtime = "torch-gh200",
@@ -2673,7 +2674,9 @@ static const struct plan_case admission_cases[] = {
 	            "1 Event Normal Admitted: 4 pods pinned to gh200-1, gh200-2, gh200-3, gh200-4 "
 	            "(backfilled ahead of the queue's head)",
 	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
-	            "torch-gh200" },
+	            "torch-gh200",
+	            "1 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:00:30Z: its "
+	            "pods have the deadline in /etc/trainjob/deadline" },
 	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=0/0/0/0/0",
 	  .want_requeue = 30,
 	  .want_deadline = NOW + 30 },
@@ -3417,6 +3420,13 @@ static const struct tj_admission_ticket adm_preempt = { .pin_timeout = 60,
 	"before the stop time 2026-11-29T12:00:20Z: back in the queue, to start again from the "   \
 	"beginning or its last checkpoint"
 
+/* Running until its deadline at 12:00:20, preempted with a stop time after it. */
+#define RUNNING2_DEADLINE_FIRST                                                                    \
+	"{'state':'Running','reason':'AllPodsRunning','message':'2 of 2 pods "                     \
+	"running','restartCount':0,'observedGeneration':2," STARTED                                \
+	",'deadline':'2026-11-29T12:00:20Z'," JOBS(1, 1, 0, 0) ",'conditions':[]," PREEMPTION_AT(  \
+	        "2026-11-29T12:00:30Z") "}"
+
 static const struct plan_case preempt_cases[] = {
 	{ .name = "the queue preempts a running job: recorded, its pods told the stop time in "
 	          "their deadline file, and the job looked at again then",
@@ -3513,6 +3523,69 @@ static const struct plan_case preempt_cases[] = {
 	                 "jobs=1/1/0/0/0",
 	  .want_requeue = 20,
 	  .want_preempt_at = NOW + 20 },
+	{ .name = "the queue preempts a job whose walltime's warning is due, its deadline later: "
+	          "the pods are told the stop time alone, once",
+	  .spec = SPEC2,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = RUNNING2_UNTIL("2026-11-29T12:01:40Z"),
+	  .pods = { RUNNING(0, "gh200-1"), WARNED(1, "gh200-2", NOW + 100) },
+	  .n_pods = 2,
+	  .ticket = &adm_preempt,
+	  .want = { "0 PatchPod vit-node-0-0-a0", "0 PatchPod vit-node-0-1-a0", "1 PatchStatus vit",
+	            "1 Event Warning " PREEMPTED_WARNING },
+	  .want_status = RUNNING2,
+	  .want_requeue = 30,
+	  .want_deadline = NOW + 100,
+	  .want_preempt_at = NOW + 30 },
+	{ .name = "the queue preempts a job whose walltime's deadline comes before the stop time: "
+	          "recorded, its pods keep the deadline, and the event says so",
+	  .spec = SPEC2,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = RUNNING2_UNTIL("2026-11-29T12:00:20Z"),
+	  .pods = { WARNED(0, "gh200-1", NOW + 20), WARNED(1, "gh200-2", NOW + 20) },
+	  .n_pods = 2,
+	  .ticket = &adm_preempt,
+	  .want = { "0 PatchStatus vit",
+	            "0 Event Warning Preempted: preempted by team-a/urgent, of a higher QOS tier: "
+	            "stopped at 2026-11-29T12:00:30Z unless it ends first; its walltime's deadline "
+	            "2026-11-29T12:00:20Z comes before, and its pods have that in "
+	            "/etc/trainjob/deadline" },
+	  .want_status = RUNNING2,
+	  .want_requeue = 20,
+	  .want_deadline = NOW + 20,
+	  .want_preempt_at = NOW + 30 },
+	{ .name = "a stop time after the walltime's deadline: the pods keep the deadline, which "
+	          "comes first, and nothing is patched again",
+	  .spec = SPEC2,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = RUNNING2_DEADLINE_FIRST,
+	  .pods = { WARNED(0, "gh200-1", NOW + 20), WARNED(1, "gh200-2", NOW + 20) },
+	  .n_pods = 2,
+	  .ticket = &adm_none,
+	  .want = { NULL },
+	  .want_status = RUNNING2,
+	  .want_requeue = 20,
+	  .want_deadline = NOW + 20,
+	  .want_preempt_at = NOW + 30 },
+	{ .name = "a stop time after the walltime's deadline, pods that show the stop time: they "
+	          "are given the deadline",
+	  .spec = SPEC2,
+	  .runtime = "torch-gh200",
+	  .walltime = &walltime_1h,
+	  .status = RUNNING2_DEADLINE_FIRST,
+	  .pods = { WARNED(0, "gh200-1", NOW + 30), WARNED(1, "gh200-2", NOW + 30) },
+	  .n_pods = 2,
+	  .ticket = &adm_none,
+	  .want = { "0 PatchPod vit-node-0-0-a0", "0 PatchPod vit-node-0-1-a0",
+	            "0 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:00:20Z: its "
+	            "pods have the deadline in /etc/trainjob/deadline" },
+	  .want_status = RUNNING2,
+	  .want_requeue = 20,
+	  .want_deadline = NOW + 20,
+	  .want_preempt_at = NOW + 30 },
 	{ .name = "a job that runs to its end before the stop time is no longer being preempted",
 	  .spec = "{'runtimeRef':{'name':'torch-gh200'},'trainer':{'numNodes':1}}",
 	  .runtime = "torch-gh200",
@@ -3644,6 +3717,28 @@ static void test_pinned_pod(void **state)
 	/* Held back until every pod of the gang exists. */
 	assert_json_equal(tj_json_path(a->object, "spec.schedulingGates"),
 	                  "[{'name':'trainjob.flame.dev/gang'}]");
+	tj_plan_free(plan);
+	fixture_clear(&f);
+}
+
+/* A walltime shorter than the warning: every pod of the gang is created with the deadline,
+ * which its file shows from its start, so that no pod is patched as it starts. */
+static void test_pods_created_with_a_due_deadline(void **state)
+{
+	struct fixture f;
+	struct tj_plan *plan = plan_case(admission_case("an admitted gang is created whole, and "
+	                                                "its clock starts"),
+	                                 &f);
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(
+		        cJSON_GetObjectItemCaseSensitive(
+		                tj_json_path(action_of(plan, TJ_ACTION_CREATE_POD, i)->object,
+		                             "metadata.annotations"),
+		                "trainjob.flame.dev/deadline")
+		                ->valuestring,
+		        "2026-11-29T12:00:30Z");
 	tj_plan_free(plan);
 	fixture_clear(&f);
 }
@@ -3903,6 +3998,7 @@ int main(void)
 		cmocka_unit_test(test_excluded_nodes),
 		cmocka_unit_test(test_admission_table),
 		cmocka_unit_test(test_pinned_pod),
+		cmocka_unit_test(test_pods_created_with_a_due_deadline),
 		cmocka_unit_test(test_given_back_gang_names_the_refusing_nodes),
 		cmocka_unit_test(test_ungate_patch),
 		cmocka_unit_test(test_gang_of_one_is_not_held_back),
