@@ -72,9 +72,11 @@ struct tj_admitter {
 	uint64_t last_cycle_ms;
 	struct tj_time_share share; /* of the loop's wall clock the cycles may take */
 	unsigned long cycles;
-	/* uv_hrtime of the first kick since the last cycle started (the event the next cycle
-	 * answers), and of the running cycle's own first kick and start. */
+	/* uv_hrtime of the event the next cycle answers: the first kick since the last cycle
+	 * started that freed room (trigger_freed), else the kick that scheduled it; and of the
+	 * running cycle's own trigger and start. */
 	uint64_t trigger_ns, cycle_trigger_ns, cycle_start_ns;
+	bool trigger_freed;
 	uint64_t trigger_cpu_ns, cycle_trigger_cpu_ns; /* the loop thread's CPU clock then */
 	/* and its run-queue wait then (thread_wait_ns) */
 	uint64_t trigger_wait_ns, cycle_trigger_wait_ns;
@@ -524,6 +526,7 @@ static void on_timer(uv_timer_t *t)
 	if (awaiting_failed(a))
 		return;
 	start = uv_hrtime();
+	a->trigger_freed = false;
 	a->cycle_trigger_ns = a->trigger_ns;
 	a->cycle_trigger_cpu_ns = a->trigger_cpu_ns;
 	a->cycle_trigger_wait_ns = a->trigger_wait_ns;
@@ -569,15 +572,19 @@ static void kick(struct tj_admitter *a, bool freed)
 	owed_ms = (tj_time_share_wait_credit(&a->share, uv_hrtime(), credit) + 999999) / 1000000;
 	if (owed_ms > delay)
 		delay = owed_ms;
-	/* One due no later answers freed GPUs too; one due later is brought forward, and the
-	 * event it answers is this one. */
+	/* One due no later answers freed GPUs too; one due later is brought forward. The event
+	 * it answers is this one, unless an earlier one since the last cycle freed room too (a
+	 * cycle held back for the plan of a job whose pod failed answers that failure). */
 	if (a->scheduled && a->due_ms <= now + delay)
 		return;
 	a->scheduled = true;
 	a->due_ms = now + delay;
-	a->trigger_ns = uv_hrtime();
-	a->trigger_cpu_ns = thread_cpu_ns();
-	a->trigger_wait_ns = thread_wait_ns();
+	if (!a->trigger_freed) {
+		a->trigger_ns = uv_hrtime();
+		a->trigger_cpu_ns = thread_cpu_ns();
+		a->trigger_wait_ns = thread_wait_ns();
+		a->trigger_freed = freed;
+	}
 	a->held_ns = delay * 1000000;
 	uv_timer_start(&a->timer, on_timer, delay, 0);
 }
@@ -746,6 +753,7 @@ void tj_admitter_set_active(struct tj_admitter *a, bool active)
 		uv_timer_stop(&a->period);
 		uv_timer_stop(&a->timer);
 		a->scheduled = false;
+		a->trigger_freed = false;
 		clear_awaiting(a);
 		drop_awaited(a->failed);
 	}
