@@ -4,7 +4,7 @@ queue at scale (5,000 jobs on 2,000 nodes). Each part uses its own local cluster
 nodes, started if none runs and stopped at the end if it was started here.
 
   tests/bench/bench_admission.py trace [--jobs 150] [--seed 1] [--ways scheduler,fifo,backfill]
-  tests/bench/bench_admission.py trace --jobs 40 --ways backfill,shares,scavenger [--grace 10]
+  tests/bench/bench_admission.py trace --jobs 40 --ways backfill,shares,scavenger [--grace 10] [--backlog]
   tests/bench/bench_admission.py scale [--jobs 5000] [--nodes 2000]
   tests/bench/bench_admission.py all          # both, one after the other (the default)
   tests/bench/bench_admission.py --self-test  # the metrics on synthetic timelines; no cluster
@@ -38,7 +38,13 @@ with a fresh controller process and its own --config:
 
 Each way creates every TrainJob at once (the plain client of bench_expansion.py, 32
 connections) and watches pods and TrainJobs until each job is Complete or Failed, or a
-timeout. From the watch's timelines (the time each event was read, so sub-second; the
+timeout. The controller runs meanwhile, so its first cycles decide the jobs that have arrived,
+and which those are differs from run to run (and from way to way): so does the schedule. With
+--backlog the TrainJobs are created first, one by one in the trace's order, and the
+controller starts after them: its first cycle decides the whole queue, in the same order in
+every way and every run (the order is creation, whole seconds, then the name), as
+tests/bench/sim_admission.c does; the makespan and each job's wait then count from the
+controller's start. From the watch's timelines (the time each event was read, so sub-second; the
 objects' own timestamps have whole seconds) it reports:
 
   - partial-gang GPU-seconds: a pod holds its GPUs from the first event that shows it bound
@@ -725,6 +731,14 @@ def scavenger_runtime(api, grace):
                               "spec": rt["spec"]}))
 
 
+def queued_from(jobs, t0):
+    """With --backlog, the jobs were created before the controller started at t0: each one's
+    wait counts from then."""
+    for j in jobs.values():
+        if j["created"] is not None and j["created"] < t0:
+            j["created"] = t0
+
+
 def observe_trace(rec, names, t0, timeout, capacity):
     """Waits until every job of names has ended, or timeout seconds after t0, logging the
     jobs' states every 30 s; returns the time it stopped."""
@@ -758,22 +772,37 @@ def trace_way(api, args, way, trace, namespace, capacity):
         scavenger_runtime(api, args.grace)
     cfg = write_config(os.path.join(REPO, "build", f"bench-admission-{way}.yaml"), way_admission(args, way))
     rec = Recorder(api, *spaces)
-    c = Controller(args.binary, args.kubeconfig, args.log_path, cfg)
+    c = None
     work = sum(n * GPUS_PER_NODE * r for n, _, r in trace)
     timeout = args.timeout or 1.8 * work / capacity + 300
     try:
         reqs = [(f"{TJ_API}/namespaces/{j['metadata']['namespace']}/trainjobs", json.dumps(j).encode())
                 for j in jobs_sent]
-        cpu0 = c.cpu_seconds()
-        applied, t0 = api.create_all(reqs, args.connections)
-        log(f"  {len(reqs)} TrainJobs created in {applied:.2f} s; observing (timeout {timeout:.0f} s)")
+        if args.backlog:
+            # One by one over one connection, in the trace's order: a job created in a later
+            # second also has a later name, so the queue's order (creation, then name) is the
+            # trace's in every run.
+            applied, _ = api.create_all(reqs, 1)
+            t0 = time.monotonic()
+            c = Controller(args.binary, args.kubeconfig, args.log_path, cfg)
+            cpu0 = 0.0
+            log(f"  {len(reqs)} TrainJobs created in {applied:.2f} s before the controller started; "
+                f"observing (timeout {timeout:.0f} s)")
+        else:
+            c = Controller(args.binary, args.kubeconfig, args.log_path, cfg)
+            cpu0 = c.cpu_seconds()
+            applied, t0 = api.create_all(reqs, args.connections)
+            log(f"  {len(reqs)} TrainJobs created in {applied:.2f} s; observing (timeout {timeout:.0f} s)")
         t_end = observe_trace(rec, names, t0, timeout, capacity)
         cpu = c.cpu_seconds() - cpu0
         peak = c.peak_rss_mib()
     finally:
-        c.stop()
+        if c:
+            c.stop()
         rec.stop()
     jobs, pods = rec.snapshot()
+    if args.backlog:
+        queued_from(jobs, t0)
     sent = [j["metadata"]["name"] for j in jobs_sent]
     missing = set(sent) - set(jobs)
     if missing:
@@ -848,7 +877,7 @@ def run_trace(args):
         work = sum(n * GPUS_PER_NODE * r for n, _, r in trace)
         log(f"trace: {len(trace)} jobs (seed {args.seed}), {work} GPU-seconds of work on {n_nodes} "
             f"GH200 nodes ({capacity} GPUs): at least {work / capacity:.0f} s")
-        out = {"jobs": len(trace), "seed": args.seed, "capacity_gpus": capacity,
+        out = {"jobs": len(trace), "seed": args.seed, "backlog": args.backlog, "capacity_gpus": capacity,
                "work_gpu_s": work, "lower_bound_makespan_s": round(work / capacity, 1), "ways": {}}
         for way in args.ways.split(","):
             wait_for_quiet(args)
@@ -1385,6 +1414,11 @@ def self_test():
         return {"job": job, "rank": rank, "gpus": gpus, "bound": bound, "running": running,
                 "unschedulable": unsched, "ended": ended}
 
+    # --backlog: a job created before the controller started waits from its start.
+    backlog = {"a": {"created": 3.0}, "b": {"created": 10.5}}
+    queued_from(backlog, 10.0)
+    assert backlog == {"a": {"created": 10.0}, "b": {"created": 10.5}}, backlog
+
     def close(a, b):
         assert abs(a - b) < 1e-9, (a, b)
 
@@ -1666,6 +1700,10 @@ def main():
     ap.add_argument("--decide-timeout", type=float, default=600)
     ap.add_argument("--trace-cluster", default="bench-admission")
     ap.add_argument("--scale-cluster", default="bench-admission-scale")
+    ap.add_argument("--backlog", action="store_true",
+                    help="create each way's TrainJobs (one by one, in the trace's order) before its controller "
+                         "starts, so that its first cycle decides the whole queue; the clock and the waits "
+                         "start with the controller")
     ap.add_argument("--timelines", metavar="PREFIX",
                     help="write each trace way's timelines to PREFIX-<way>.json")
     add_cluster_arguments(ap)

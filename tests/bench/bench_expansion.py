@@ -778,9 +778,29 @@ def wait_established(timeout=90):
         time.sleep(1)
 
 
+def wait_watch_caches(api, timeout=60):
+    """A new CRD's watch cache answers a streaming list (the controller's informers') with
+    "storage is (re)initializing" for a moment after the CRD is Established, and an informer
+    then lists again about a second later: that second would be the first run's alone. Ask
+    as the informers do until every trainer.kubeflow.org resource answers."""
+    query = ("?watch=1&sendInitialEvents=true&allowWatchBookmarks=true"
+             "&resourceVersionMatch=NotOlderThan&timeoutSeconds=1")
+    deadline = time.monotonic() + timeout
+    for resource in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
+        while True:
+            status, data = api.call("GET", f"{TJ_API}/{resource}{query}")
+            first = data.split(b"\n", 1)[0]
+            if status == 200 and (not first or json.loads(first).get("type") != "ERROR"):
+                break
+            if time.monotonic() > deadline:
+                sys.exit(f"the watch cache of {resource} is not ready after {timeout} s: {status} {data[:200]!r}")
+            time.sleep(0.2)
+
+
 def setup(api, namespace):
     kubectl("apply", "-k", os.path.join(REPO, "crds"))
     wait_established()
+    wait_watch_caches(api)
     deadline = time.monotonic() + 30
     while kubectl("apply", "-k", os.path.join(REPO, "crds", "runtimes"), check=False).returncode != 0:
         if time.monotonic() > deadline:
