@@ -321,6 +321,7 @@ static void on_trainjob_update(const void *old, const void *new_obj, void *userd
 struct pod_lookup {
 	struct tj_controller *c;
 	const char *namespace;
+	bool deleted; /* at the pod's delete event */
 };
 
 static bool pod_seen(const char *name, enum tj_expected what, void *ctx)
@@ -337,13 +338,15 @@ static bool pod_seen(const char *name, enum tj_expected what, void *ctx)
 		return pod != NULL;
 	case TJ_EXPECT_UNGATED:
 		return !pod || pod->deletion_time != 0 || !pod->gated;
+	case TJ_EXPECT_RELEASED:
+		return l->deleted || (pod && (pod->deletion_time != 0 || !pod->gated));
 	case TJ_EXPECT_GONE:
 		break;
 	}
 	return !pod || pod->deletion_time != 0;
 }
 
-static void on_pod(const void *obj, void *userdata)
+static void on_pod(const void *obj, void *userdata, bool deleted)
 {
 	struct tj_controller *c = userdata;
 	const struct tj_pod *pod = obj;
@@ -354,7 +357,7 @@ static void on_pod(const void *obj, void *userdata)
 	/* Seen now, seen for good: a pod deleted again before its job's check still showed the
 	 * cache caught up with its create. */
 	tj_expectations_observe(c->expectations, key, pod->name, pod_seen,
-	                        &(struct pod_lookup){ c, pod->namespace });
+	                        &(struct pod_lookup){ c, pod->namespace, deleted });
 	enqueue(c, key);
 }
 
@@ -367,7 +370,7 @@ static void on_pod_add(const void *obj, void *userdata)
 
 	tj_admitter_pod_changed(c->admitter, NULL, obj);
 	tj_suspect_nodes_pod_changed(c->suspects, NULL, obj);
-	on_pod(obj, userdata);
+	on_pod(obj, userdata, false);
 }
 
 static void on_pod_delete(const void *obj, void *userdata)
@@ -375,7 +378,7 @@ static void on_pod_delete(const void *obj, void *userdata)
 	struct tj_controller *c = userdata;
 
 	tj_admitter_pod_changed(c->admitter, obj, NULL);
-	on_pod(obj, userdata);
+	on_pod(obj, userdata, true);
 }
 
 static void on_pod_update(const void *old, const void *new_obj, void *userdata)
@@ -384,7 +387,7 @@ static void on_pod_update(const void *old, const void *new_obj, void *userdata)
 
 	tj_admitter_pod_changed(c->admitter, old, new_obj);
 	tj_suspect_nodes_pod_changed(c->suspects, old, new_obj);
-	on_pod(new_obj, userdata);
+	on_pod(new_obj, userdata, false);
 }
 
 static void on_trainjob_delete(const void *obj, void *userdata)
@@ -471,7 +474,7 @@ static void node_changed(struct tj_controller *c, const struct tj_node *old,
 	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_NODE, node->name,
 	                    &it);
 	while ((pod = tj_store_iter_next(&it)))
-		on_pod(pod, c);
+		on_pod(pod, c, false);
 }
 
 static void on_node(const void *obj, void *userdata)
@@ -945,7 +948,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		return 0;
 	}
 	switch (tj_expectations_check(c->expectations, r->key, uv_now(c->loop), pod_seen,
-	                              &(struct pod_lookup){ c, job->namespace }, &wait_ms)) {
+	                              &(struct pod_lookup){ c, job->namespace, false }, &wait_ms)) {
 	case TJ_EXPECTATIONS_WAITING:
 		/* The pods of its last plan are not all in the cache yet: their events queue the
 		 * job again (and the deadline, should one never come). */
