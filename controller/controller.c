@@ -321,7 +321,6 @@ static void on_trainjob_update(const void *old, const void *new_obj, void *userd
 struct pod_lookup {
 	struct tj_controller *c;
 	const char *namespace;
-	bool deleted; /* at the pod's delete event */
 };
 
 static bool pod_seen(const char *name, enum tj_expected what, void *ctx)
@@ -338,15 +337,13 @@ static bool pod_seen(const char *name, enum tj_expected what, void *ctx)
 		return pod != NULL;
 	case TJ_EXPECT_UNGATED:
 		return !pod || pod->deletion_time != 0 || !pod->gated;
-	case TJ_EXPECT_RELEASED:
-		return l->deleted || (pod && (pod->deletion_time != 0 || !pod->gated));
 	case TJ_EXPECT_GONE:
 		break;
 	}
 	return !pod || pod->deletion_time != 0;
 }
 
-static void on_pod(const void *obj, void *userdata, bool deleted)
+static void on_pod(const void *obj, void *userdata)
 {
 	struct tj_controller *c = userdata;
 	const struct tj_pod *pod = obj;
@@ -357,7 +354,7 @@ static void on_pod(const void *obj, void *userdata, bool deleted)
 	/* Seen now, seen for good: a pod deleted again before its job's check still showed the
 	 * cache caught up with its create. */
 	tj_expectations_observe(c->expectations, key, pod->name, pod_seen,
-	                        &(struct pod_lookup){ c, pod->namespace, deleted });
+	                        &(struct pod_lookup){ c, pod->namespace });
 	enqueue(c, key);
 }
 
@@ -370,7 +367,7 @@ static void on_pod_add(const void *obj, void *userdata)
 
 	tj_admitter_pod_changed(c->admitter, NULL, obj);
 	tj_suspect_nodes_pod_changed(c->suspects, NULL, obj);
-	on_pod(obj, userdata, false);
+	on_pod(obj, userdata);
 }
 
 static void on_pod_delete(const void *obj, void *userdata)
@@ -378,7 +375,7 @@ static void on_pod_delete(const void *obj, void *userdata)
 	struct tj_controller *c = userdata;
 
 	tj_admitter_pod_changed(c->admitter, obj, NULL);
-	on_pod(obj, userdata, true);
+	on_pod(obj, userdata);
 }
 
 static void on_pod_update(const void *old, const void *new_obj, void *userdata)
@@ -387,7 +384,7 @@ static void on_pod_update(const void *old, const void *new_obj, void *userdata)
 
 	tj_admitter_pod_changed(c->admitter, old, new_obj);
 	tj_suspect_nodes_pod_changed(c->suspects, old, new_obj);
-	on_pod(new_obj, userdata, false);
+	on_pod(new_obj, userdata);
 }
 
 static void on_trainjob_delete(const void *obj, void *userdata)
@@ -474,7 +471,7 @@ static void node_changed(struct tj_controller *c, const struct tj_node *old,
 	tj_store_iter_index(tj_reflector_store(c->informers->pods), TJ_POD_INDEX_NODE, node->name,
 	                    &it);
 	while ((pod = tj_store_iter_next(&it)))
-		on_pod(pod, c, false);
+		on_pod(pod, c);
 }
 
 static void on_node(const void *obj, void *userdata)
@@ -948,7 +945,7 @@ static int reconcile(struct tj_controller *c, struct reconcile *r)
 		return 0;
 	}
 	switch (tj_expectations_check(c->expectations, r->key, uv_now(c->loop), pod_seen,
-	                              &(struct pod_lookup){ c, job->namespace, false }, &wait_ms)) {
+	                              &(struct pod_lookup){ c, job->namespace }, &wait_ms)) {
 	case TJ_EXPECTATIONS_WAITING:
 		/* The pods of its last plan are not all in the cache yet: their events queue the
 		 * job again (and the deadline, should one never come). */

@@ -104,7 +104,7 @@ static bool expected_of(const struct tj_action *a, enum tj_expected *ret)
 	else if (a->kind == TJ_ACTION_DELETE_POD)
 		*ret = TJ_EXPECT_GONE;
 	else if (a->kind == TJ_ACTION_PATCH_POD && a->ungate)
-		*ret = a->chained ? TJ_EXPECT_RELEASED : TJ_EXPECT_UNGATED;
+		*ret = TJ_EXPECT_UNGATED;
 	else
 		return false;
 	return true;

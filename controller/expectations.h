@@ -26,10 +26,6 @@ enum tj_expected {
 	TJ_EXPECT_CREATED, /* the cache has it */
 	TJ_EXPECT_GONE,    /* the cache has no such pod, or shows it being deleted */
 	TJ_EXPECT_UNGATED, /* as GONE, or the cache shows it without the gang's gate */
-	/* The ungate chained to the pod's create (plan.h, chained): the cache shows the pod
-	 * without the gang's gate or being deleted, or its delete event came; its absence
-	 * before the cache shows it is not enough. */
-	TJ_EXPECT_RELEASED,
 };
 
 struct tj_expectations *tj_expectations_new(void);

@@ -10,7 +10,6 @@
 
 #include "controller/executor/mpi_key.h"
 #include "kube/request.h"
-#include "reconcilers/json.h"
 #include "reconcilers/mpi.h"
 
 /* One write of the current stage in flight. */
@@ -209,26 +208,6 @@ static void count_sent(struct tj_execution *e, const struct op *op)
 	}
 }
 
-/* The uid the create's answer gave goes into the body of the ungate chained to it (plan.h,
- * chained): that patch then lifts the gate of this pod and of no newer one of its name. A
- * pod that was there already (AlreadyExists) is ungated by its name alone. */
-static void chain_uid(struct tj_execution *e, const struct tj_action *create, const cJSON *pod)
-{
-	const char *uid = tj_json_string(pod, "metadata.uid");
-
-	if (!uid)
-		return;
-	for (size_t i = 0; i < e->plan->n_actions; i++) {
-		struct tj_action *a = &e->plan->actions[i];
-		cJSON *metadata;
-
-		/* Without memory for it the patch goes by the name alone, as for an adopted pod. */
-		if (a->chained && a->object && strcmp(a->name, create->name) == 0 &&
-		    (metadata = tj_json_object(a->object, "metadata")))
-			tj_json_set_string(metadata, "uid", uid);
-	}
-}
-
 /* The write of op is no longer in flight: answered, not sent after all, or cancelled. */
 static void count_done(struct tj_execution *e, const struct op *op)
 {
@@ -253,7 +232,6 @@ static void op_done(struct tj_response *resp, void *userdata)
 	case TJ_ACTION_CREATE_POD:
 		if (resp->rc == 0) {
 			e->result.pods_created++;
-			chain_uid(e, a, resp->body);
 		} else if (tj_status_is_already_exists(st)) {
 			e->result.pods_adopted++;
 		} else {

@@ -995,10 +995,9 @@ static bool deferrable(const struct planner *p, const struct tj_action *a, enum 
 /* Moves the actions into the plan in stage order. */
 static int finish(struct planner *p, struct tj_plan *plan)
 {
-	enum slot order[5] = { SLOT_PREREQUISITE, SLOT_MUTATION, SLOT_AFTER_CREATES, SLOT_STATUS,
-		               SLOT_EVENT };
-	int stage_of[5];
-	bool present[5] = { false, false, false, false, false };
+	enum slot order[4] = { SLOT_PREREQUISITE, SLOT_MUTATION, SLOT_STATUS, SLOT_EVENT };
+	int stage_of[4];
+	bool present[4] = { false, false, false, false };
 	size_t k = 0;
 	int stage = 0;
 
@@ -1006,13 +1005,12 @@ static int finish(struct planner *p, struct tj_plan *plan)
 		order[0] = SLOT_STATUS;
 		order[1] = SLOT_PREREQUISITE;
 		order[2] = SLOT_MUTATION;
-		order[3] = SLOT_AFTER_CREATES;
 	}
 	for (size_t i = 0; i < p->n; i++)
 		present[p->slots[i]] = true;
-	/* Events go with the last stage; a stage holds prerequisites, mutations, what follows
-	 * the creates, or the status patch. */
-	for (int o = 0; o < 4; o++) {
+	/* Events go with the last stage; a stage holds prerequisites, mutations or the status
+	 * patch. */
+	for (int o = 0; o < 3; o++) {
 		stage_of[order[o]] = stage;
 		if (present[order[o]])
 			stage++;
@@ -1022,7 +1020,7 @@ static int finish(struct planner *p, struct tj_plan *plan)
 	plan->actions = calloc(p->n + 1, sizeof(*plan->actions));
 	if (!plan->actions)
 		return -ENOMEM;
-	for (int o = 0; o < 5; o++)
+	for (int o = 0; o < 4; o++)
 		for (size_t i = 0; i < p->n; i++)
 			if (p->slots[i] == order[o]) {
 				plan->actions[k] = p->actions[i];

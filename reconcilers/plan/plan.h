@@ -196,10 +196,6 @@ struct tj_action {
 	/* PATCH_POD that takes the gang's scheduling gate off the pod: expected in the pod cache
 	 * before the job is planned again (controller/expectations.h). */
 	bool ungate;
-	/* An ungate of a pod this plan creates, in the stage after the creates: it goes once
-	 * every create of the gang is answered, and the executor puts the uid the create's answer
-	 * gave in its body (none when the pod was there already). */
-	bool chained;
 };
 
 /* The admission's ticket: what the built-in admission (reconcilers/admission/admission.h) says of a

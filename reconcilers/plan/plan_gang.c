@@ -365,51 +365,6 @@ static int gate(cJSON *pod)
 	return tj_json_append(tj_json_array(tj_json_object(pod, "spec"), "schedulingGates"), gate);
 }
 
-/* The patch that lifts the gang's gate off the pod that the plan's action `create` creates,
- * leaving the gates of the runtime's own template: in the stage after the creates, so that
- * it goes as soon as the whole gang exists, with no round trip through the cache and another
- * plan. (An index: the push may move the actions.) */
-static int chain_ungate(struct planner *p, size_t create)
-{
-	const cJSON *gates = tj_json_path(p->actions[create].object, "spec.schedulingGates");
-	cJSON *own = cJSON_CreateArray(), *spec;
-	char name[TJ_NAME_MAX];
-	const cJSON *g;
-	struct tj_action *a;
-
-	if (!own)
-		return -ENOMEM;
-	cJSON_ArrayForEach(g, gates)
-	{
-		const char *gate = tj_json_string(g, "name");
-
-		if ((!gate || strcmp(gate, TJ_SCHEDULING_GATE) != 0) &&
-		    !cJSON_AddItemToArray(own, cJSON_Duplicate(g, true))) {
-			cJSON_Delete(own);
-			return -ENOMEM;
-		}
-	}
-	if (cJSON_GetArraySize(own) == 0) {
-		cJSON_Delete(own);
-		own = cJSON_CreateNull();
-	}
-	copy(name, sizeof(name), p->actions[create].name);
-	if (!own || !(a = tj_planner_push(p, TJ_ACTION_PATCH_POD, SLOT_AFTER_CREATES))) {
-		cJSON_Delete(own);
-		return -ENOMEM;
-	}
-	copy(a->name, sizeof(a->name), name);
-	a->ungate = true;
-	a->chained = true;
-	a->object = cJSON_CreateObject();
-	spec = a->object ? tj_json_object(a->object, "spec") : NULL;
-	if (!spec) {
-		cJSON_Delete(own);
-		return -ENOMEM;
-	}
-	return tj_json_set(spec, "schedulingGates", own) < 0 ? -ENOMEM : 0;
-}
-
 /* Every pod of the gang exists: the gates of those that still have it are lifted, leaving
  * the gates of the runtime's own template (a pod's gates can only be removed). The uid in
  * the body makes the patch fail rather than touch a newer pod of that name. */
@@ -586,10 +541,6 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 		    (adm && tj_render_pin(a->object, adm->nodes[pinned]) < 0) ||
 		    (hold && gate(a->object) < 0) ||
 		    (launcher && created == 0 && hold_launcher(a->object, launcher, adm) < 0)) {
-			p->oom = true;
-			goto out;
-		}
-		if (hold && chain_ungate(p, (size_t)(a - p->actions)) < 0) {
 			p->oom = true;
 			goto out;
 		}

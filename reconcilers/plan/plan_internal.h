@@ -33,9 +33,6 @@ enum slot {
 	/* What a mutation needs to exist first, in a stage before the mutations: the Workload
 	 * that the API server wants to see before it admits the PodGroup naming it. */
 	SLOT_PREREQUISITE,
-	/* What follows the mutations once they all succeeded, in a stage of its own: the patches
-	 * that lift the gate of a gang's pods as soon as every create of the gang is answered. */
-	SLOT_AFTER_CREATES,
 };
 
 /* The health of an owned pod's node, as far as the planner needs it. */

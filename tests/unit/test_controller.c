@@ -440,11 +440,8 @@ static void script_new_job(struct fixture *fx, bool pod_hold)
 		  .status = 200,
 		  .body = trainjob(fx, "43", "{" NEW_JOB_STATUS "}") },
 		{ .method = "POST", .path = EVENTS, .status = 201, .body = "{}" },
-		/* With the admission: the gates lifted once both creates are answered. */
-		{ .method = "PATCH", .path = PODS "/vit-node-0-0-a0", .status = 200, .body = "{}" },
-		{ .method = "PATCH", .path = PODS "/vit-node-0-1-a0", .status = 200, .body = "{}" },
 	};
-	server_script(&fx->server, replies, 8);
+	server_script(&fx->server, replies, 6);
 }
 
 /* The writes of a new job's plan, in order: its pods (in either order: they go out at
@@ -661,35 +658,6 @@ static void test_only_the_leader_writes(void **state)
 
 /* The writes of an admitted job's plan, after its first plan wrote nothing and the cycle
  * admitted it: its pods pinned to the nodes admission chose, then as a new job's. */
-/* The writes of an admitted gang of two, after want (the writes before them): the creates, the
- * Service, the patches that lift the gang's gate (the stage after the creates, in either
- * order), then the runtime snapshot, the status and the events. */
-static void assert_admitted_trace(const struct fixture *fx, const char *want)
-{
-	char trace[4096];
-	const char *patches[2] = { "PATCH " PODS "/vit-node-0-0-a0|",
-		                   "PATCH " PODS "/vit-node-0-1-a0|" };
-	const char *service, *snapshot;
-
-	snprintf(trace, sizeof(trace), "%s", server_trace(&fx->server, "GET"));
-	service = strstr(trace, "POST " SERVICES "|");
-	snapshot = strstr(trace, "POST " SNAPSHOTS "|");
-	assert_non_null(service);
-	assert_non_null(snapshot);
-	for (int i = 0; i < 2; i++) {
-		char *p = strstr(trace, patches[i]);
-
-		assert_non_null(p);
-		assert_true(p > service && p < snapshot);
-	}
-	for (int i = 0; i < 2; i++) {
-		char *p = strstr(trace, patches[i]);
-
-		memmove(p, p + strlen(patches[i]), strlen(p + strlen(patches[i])) + 1);
-	}
-	assert_string_equal(trace, want);
-}
-
 static void assert_admitted_writes(const struct fixture *fx, int first)
 {
 	const struct server *s = &fx->server;
@@ -706,8 +674,8 @@ static void assert_admitted_writes(const struct fixture *fx, int first)
 		                                 "\"operator\":\"In\",\"values\":[\"gh200-0\"]}]"));
 	}
 	assert_non_null(
-	        strstr(s->seen[write_index(s, first + 6)].body, "\"startTime\":\"" NOW_S "\""));
-	assert_non_null(strstr(s->seen[write_index(s, first + 7)].body,
+	        strstr(s->seen[write_index(s, first + 4)].body, "\"startTime\":\"" NOW_S "\""));
+	assert_non_null(strstr(s->seen[write_index(s, first + 5)].body,
 	                       "\"reason\":\"Admitted\",\"message\":\"2 pods pinned to gh200-0, "
 	                       "gh200-1\""));
 }
@@ -724,12 +692,13 @@ static void test_a_new_trainjob_is_admitted_whole(void **state)
 	script_new_job(fx, false);
 	server_script(&fx->server, &admitted_event, 1);
 	start(fx, true);
-	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 9 && quiet(fx));
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 7 && quiet(fx));
 	server_spin(&fx->server);
 	/* The first plan waited for the cycle, which admitted the gang and queued the job
 	 * again; nothing was written before the pods. */
-	assert_admitted_trace(fx, "POST " PODS "|POST " PODS "|POST " SERVICES "|POST " SNAPSHOTS
-	                          "|PATCH " STATUS "|POST " EVENTS "|POST " EVENTS "|");
+	assert_string_equal(server_trace(&fx->server, "GET"),
+	                    "POST " PODS "|POST " PODS "|POST " SERVICES "|POST " SNAPSHOTS
+	                    "|PATCH " STATUS "|POST " EVENTS "|POST " EVENTS "|");
 	assert_admitted_writes(fx, 0);
 	assert_int_equal(queue_stats(fx).adds, 2);
 	/* The status the patch returned is the cached one: the job counts as Pending, under
@@ -791,8 +760,6 @@ static void wait_until_the_blocker_goes(struct fixture *fx, const struct blocker
 		  .status = 200,
 		  .body = trainjob(fx, "44", "{" NEW_JOB_STATUS "}") },
 		{ .method = "POST", .path = EVENTS, .status = 201, .body = "{}", .repeat = true },
-		{ .method = "PATCH", .path = PODS "/vit-node-0-0-a0", .status = 200, .body = "{}" },
-		{ .method = "PATCH", .path = PODS "/vit-node-0-1-a0", .status = 200, .body = "{}" },
 	};
 	server_script(&fx->server, replies, sizeof(replies) / sizeof(replies[0]));
 	start(fx, true);
@@ -813,11 +780,12 @@ static void wait_until_the_blocker_goes(struct fixture *fx, const struct blocker
 	/* The blocker goes: the next cycle admits the whole gang. */
 	server_push(&fx->server, server_find(&fx->server, 0, "GET", b->path),
 	            body(fx, "%s\n", b->event));
-	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 11 && quiet(fx));
+	SERVER_RUN_UNTIL(&fx->server, n_writes(&fx->server) == 9 && quiet(fx));
 	server_spin(&fx->server);
-	assert_admitted_trace(fx, "PATCH " STATUS "|POST " EVENTS "|POST " PODS "|POST " PODS
-	                          "|POST " SERVICES "|POST " SNAPSHOTS "|PATCH " STATUS
-	                          "|POST " EVENTS "|POST " EVENTS "|");
+	assert_string_equal(server_trace(&fx->server, "GET"),
+	                    "PATCH " STATUS "|POST " EVENTS "|POST " PODS "|POST " PODS
+	                    "|POST " SERVICES "|POST " SNAPSHOTS "|PATCH " STATUS "|POST " EVENTS
+	                    "|POST " EVENTS "|");
 	assert_admitted_writes(fx, 2);
 }
 

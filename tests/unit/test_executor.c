@@ -107,7 +107,6 @@ struct act {
 	const char *uid;    /* DELETE_POD */
 	bool force;         /* DELETE_POD: grace 0, else the pod's own */
 	const char *reason; /* EVENT */
-	bool chained;       /* PATCH_POD: an ungate chained to the pod's create */
 };
 
 #define CREATE_POD(st, nm)                                                                         \
@@ -134,12 +133,6 @@ struct act {
 	{                                                                                          \
 		.kind = TJ_ACTION_PATCH_POD, .stage = (st), .name = nm, .object = (patch)          \
 	}
-/* The ungate chained to the create of pod nm (plan.h, chained). */
-#define CHAINED_UNGATE(st, nm)                                                                     \
-	{                                                                                          \
-		.kind = TJ_ACTION_PATCH_POD, .stage = (st), .name = nm,                            \
-		.object = "{'spec':{'schedulingGates':null}}", .chained = true                     \
-	}
 #define EVENT(st, why)                                                                             \
 	{                                                                                          \
 		.kind = TJ_ACTION_EVENT, .stage = (st), .deferrable = true, .reason = (why)        \
@@ -162,7 +155,6 @@ static struct tj_plan *plan_of(const struct act *acts, size_t n)
 		snprintf(a->name, sizeof(a->name), "%s", acts[i].name ? acts[i].name : "");
 		snprintf(a->uid, sizeof(a->uid), "%s", acts[i].uid ? acts[i].uid : "");
 		a->grace_seconds = acts[i].force ? 0 : -1;
-		a->ungate = a->chained = acts[i].chained;
 		a->object = acts[i].object ? jlit(acts[i].object) : NULL;
 		snprintf(a->reason, sizeof(a->reason), "%s", acts[i].reason ? acts[i].reason : "");
 		snprintf(a->message, sizeof(a->message), "%s", acts[i].reason ? "it happened" : "");
@@ -495,82 +487,6 @@ static void test_pod_patch_is_a_merge_patch_and_not_found_is_success(void **stat
 		assert_request_body(&fx->server, i, WARN);
 	}
 #undef WARN
-	run_clear(&r);
-}
-
-/* A gang of two pods: its creates, and the ungates chained to them. */
-static const struct act chained_gang[] = {
-	CREATE_POD(0, "vit-node-0-0"),
-	CREATE_POD(0, "vit-node-0-1"),
-	CHAINED_UNGATE(1, "vit-node-0-0"),
-	CHAINED_UNGATE(1, "vit-node-0-1"),
-};
-
-/* The ungates chained to a gang's creates go once every create is answered: each with the
- * uid its create's answer gave, and by the name alone for a pod that was there already. */
-static void test_chained_ungates_carry_the_created_uid(void **state)
-{
-	struct fixture *fx = *state;
-	const struct reply replies[] = {
-		{ .method = "POST",
-		  .path = PODS,
-		  .request_has = "vit-node-0-0",
-		  .status = 201,
-		  .body = "{\"metadata\":{\"name\":\"vit-node-0-0\",\"uid\":\"u-0\"}}" },
-		{ .method = "POST",
-		  .path = PODS,
-		  .request_has = "vit-node-0-1",
-		  .status = 409,
-		  .body = API_ERROR(409, "AlreadyExists", "pod exists") },
-		{ .method = "PATCH", .path = PODS "/vit-node-0-0", .status = 200, .body = "{}" },
-		{ .method = "PATCH", .path = PODS "/vit-node-0-1", .status = 200, .body = "{}" },
-	};
-	struct run r = { 0 };
-
-	server_script(&fx->server, replies, 4);
-	start(fx, &r, chained_gang, 4);
-	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
-	assert_int_equal(r.res.rc, 0);
-	assert_int_equal(r.res.pods_created, 1);
-	assert_int_equal(r.res.pods_adopted, 1);
-	assert_int_equal(fx->server.n_seen, 4);
-	assert_true(server_find(&fx->server, 0, "PATCH", PODS "/vit-node-0-0") >= 2);
-	assert_request_body(&fx->server, server_find(&fx->server, 0, "PATCH", PODS "/vit-node-0-0"),
-	                    "{'spec':{'schedulingGates':null},'metadata':{'uid':'u-0'}}");
-	assert_request_body(&fx->server, server_find(&fx->server, 0, "PATCH", PODS "/vit-node-0-1"),
-	                    "{'spec':{'schedulingGates':null}}");
-	run_clear(&r);
-}
-
-/* A create the API server refuses: the gang's chained ungates are not sent, so the pods that
- * were created stay behind their gate. */
-static void test_a_refused_create_sends_no_chained_ungate(void **state)
-{
-	struct fixture *fx = *state;
-	const struct reply replies[] = {
-		{ .method = "POST",
-		  .path = PODS,
-		  .request_has = "vit-node-0-0",
-		  .status = 201,
-		  .body = "{\"metadata\":{\"uid\":\"u-0\"}}" },
-		{ .method = "POST",
-		  .path = PODS,
-		  .request_has = "vit-node-0-1",
-		  .status = 403,
-		  .body = API_ERROR(403, "Forbidden", "exceeded quota") },
-		/* The refusal goes into the job's status. */
-		{ .method = "PATCH", .path = STATUS, .status = 200, .body = "{}" },
-	};
-	struct run r = { 0 };
-
-	server_script(&fx->server, replies, 3);
-	start(fx, &r, chained_gang, 4);
-	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
-	server_spin(&fx->server);
-	assert_int_not_equal(r.res.rc, 0);
-	assert_int_equal(server_count(&fx->server, "POST", PODS), 2);
-	assert_int_equal(server_count(&fx->server, "PATCH", PODS "/vit-node-0-0"), 0);
-	assert_int_equal(server_count(&fx->server, "PATCH", PODS "/vit-node-0-1"), 0);
 	run_clear(&r);
 }
 
@@ -1312,10 +1228,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_already_exists_and_not_found_are_success,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pod_patch_and_service_delete, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_chained_ungates_carry_the_created_uid, setup,
-		                                teardown),
-		cmocka_unit_test_setup_teardown(test_a_refused_create_sends_no_chained_ungate,
-		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workload_and_pod_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_workload_and_pod_group_deletes, setup,
 		                                teardown),

@@ -2670,14 +2670,12 @@ static const struct plan_case admission_cases[] = {
 	  .ticket = &adm_four,
 	  .want = { "0 CreatePod vit-node-0-0-a0", "0 CreatePod vit-node-0-1-a0",
 	            "0 CreatePod vit-node-0-2-a0", "0 CreatePod vit-node-0-3-a0",
-	            "0 CreateService vit", "1 PatchPod vit-node-0-0-a0",
-	            "1 PatchPod vit-node-0-1-a0", "1 PatchPod vit-node-0-2-a0",
-	            "1 PatchPod vit-node-0-3-a0", "2 PatchStatus vit",
-	            "2 Event Normal Admitted: 4 pods pinned to gh200-1, gh200-2, gh200-3, gh200-4 "
+	            "0 CreateService vit", "1 PatchStatus vit",
+	            "1 Event Normal Admitted: 4 pods pinned to gh200-1, gh200-2, gh200-3, gh200-4 "
 	            "(backfilled ahead of the queue's head)",
-	            "2 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
+	            "1 Event Normal Created: creating 4 pods from ClusterTrainingRuntime "
 	            "torch-gh200",
-	            "2 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:00:30Z: its "
+	            "1 Event Normal DeadlineWarning: the job ends at 2026-11-29T12:00:30Z: its "
 	            "pods have the deadline in /etc/trainjob/deadline" },
 	  .want_status = "Pending|PodsStarting|0 of 4 pods running|restarts=0||jobs=0/0/0/0/0",
 	  .want_requeue = 30,
@@ -3745,31 +3743,6 @@ static void test_pods_created_with_a_due_deadline(void **state)
 	fixture_clear(&f);
 }
 
-/* The gate of each pod the plan creates is lifted in the stage after the creates, once every
- * create is answered: the template's own gates stay (none here), and the executor adds the uid
- * its create's answer gives. */
-static void test_chained_ungate(void **state)
-{
-	struct fixture f;
-	struct tj_plan *plan = plan_case(admission_case("an admitted gang is created whole, and "
-	                                                "its clock starts"),
-	                                 &f);
-
-	(void)state;
-	for (int i = 0; i < 4; i++) {
-		const struct tj_action *a = action_of(plan, TJ_ACTION_PATCH_POD, (size_t)i);
-
-		assert_true(a->ungate && a->chained);
-		assert_int_equal(a->stage,
-		                 action_of(plan, TJ_ACTION_CREATE_POD, (size_t)i)->stage + 1);
-		assert_string_equal(a->name,
-		                    action_of(plan, TJ_ACTION_CREATE_POD, (size_t)i)->name);
-		assert_json_equal(a->object, "{'spec':{'schedulingGates':null}}");
-	}
-	tj_plan_free(plan);
-	fixture_clear(&f);
-}
-
 /* One pod is a whole gang with its create: pinned, with no gate to lift. */
 static void test_gang_of_one_is_not_held_back(void **state)
 {
@@ -4026,7 +3999,6 @@ int main(void)
 		cmocka_unit_test(test_admission_table),
 		cmocka_unit_test(test_pinned_pod),
 		cmocka_unit_test(test_pods_created_with_a_due_deadline),
-		cmocka_unit_test(test_chained_ungate),
 		cmocka_unit_test(test_given_back_gang_names_the_refusing_nodes),
 		cmocka_unit_test(test_ungate_patch),
 		cmocka_unit_test(test_gang_of_one_is_not_held_back),
