@@ -123,10 +123,9 @@ static int64_t warning_at(const struct planner *p)
 void tj_planner_warn_created(struct planner *p)
 {
 	char when[21], name[TJ_NAME_MAX];
-	int64_t stop = tj_planner_stop_time(p);
 	bool warned = false;
 
-	if (!p->st.deadline || p->in->now < warning_at(p) || (stop && stop <= p->st.deadline))
+	if (!tj_planner_deadline_first(p) || p->in->now < warning_at(p))
 		return;
 	tj_time_format(p->st.deadline, when);
 	for (int r = 0; r < p->num_nodes; r++) {
@@ -176,7 +175,7 @@ bool tj_planner_deadline(struct planner *p)
 {
 	const struct tj_plan_input *in = p->in;
 	char msg[TJ_MESSAGE_MAX];
-	int64_t warn_at, stop;
+	int64_t warn_at;
 
 	if (!p->st.start_time) {
 		p->st.deadline = 0;
@@ -195,10 +194,9 @@ bool tj_planner_deadline(struct planner *p)
 	}
 	requeue(p, p->st.deadline - in->now);
 	warn_at = warning_at(p);
-	stop = tj_planner_stop_time(p);
 	if (in->now < warn_at)
 		requeue(p, warn_at - in->now);
-	else if (!stop || stop > p->st.deadline)
+	else if (tj_planner_deadline_first(p))
 		warn_pods(p); /* unless a preemption stops it first, and its warning is the one */
 	return false;
 }

@@ -203,6 +203,11 @@ bool tj_planner_preempt(struct planner *p);
  * asked for by its ticket (which this plan records); 0 for none. */
 int64_t tj_planner_stop_time(const struct planner *p);
 
+/* plan_preempt.c: whether the run ends at its walltime's deadline before any preemption's
+ * stop: the pods' deadline file then holds the deadline, else the stop time, so that it
+ * never swings between the two. */
+bool tj_planner_deadline_first(const struct planner *p);
+
 /* plan_preempt.c: a job that no longer runs (it ended, or went back to the queue) is not
  * being preempted. */
 void tj_planner_preempt_settle(struct planner *p);

@@ -97,12 +97,11 @@ int64_t tj_planner_stop_time(const struct planner *p)
 	return t ? t->preempt_at : 0;
 }
 
-/* Whether the walltime's deadline ends the run before the preemption's stop time: the pods'
- * deadline file then holds the deadline (plan_deadline.c), so that it never swings between
- * the two. */
-static bool deadline_first(const struct planner *p)
+bool tj_planner_deadline_first(const struct planner *p)
 {
-	return p->st.deadline && p->st.deadline < p->st.preempt_at;
+	int64_t stop = tj_planner_stop_time(p);
+
+	return p->st.deadline && (!stop || p->st.deadline < stop);
 }
 
 bool tj_planner_preempt(struct planner *p)
@@ -119,7 +118,7 @@ bool tj_planner_preempt(struct planner *p)
 		p->st.preempt_at = t->preempt_at;
 		copy(p->st.preempted_by, sizeof(p->st.preempted_by), t->preempted_by);
 		tj_time_format(p->st.preempt_at, when);
-		if (deadline_first(p)) {
+		if (tj_planner_deadline_first(p)) {
 			tj_time_format(p->st.deadline, now);
 			tj_planner_event(
 			        p, true, TJ_REASON_PREEMPTED,
@@ -141,7 +140,7 @@ bool tj_planner_preempt(struct planner *p)
 		return false;
 	rank = p->in->now < p->st.preempt_at ? stopped_rank(p) : -1;
 	if (p->in->now < p->st.preempt_at && rank < 0) {
-		if (!deadline_first(p))
+		if (!tj_planner_deadline_first(p))
 			tj_planner_warn_pods(p, p->st.preempt_at);
 		requeue(p, p->st.preempt_at - p->in->now);
 		return false;
