@@ -174,6 +174,16 @@ def released_only_whole(watch_events, job, size):
     return bound
 
 
+def released_with_its_creates(gang):
+    """The gang's pods were bound within seconds of the last one's create: its gates came off
+    as soon as the gang existed, with no wait for a lost write's expectation to lapse (30 s).
+    Times are the API server's, to the second."""
+    created = max(ts(p["metadata"]["creationTimestamp"]) for p in gang)
+    scheduled = max(ts(condition(p, "PodScheduled")["lastTransitionTime"]) for p in gang)
+    assert scheduled - created <= 10, [(p["metadata"]["name"], p["metadata"]["creationTimestamp"],
+                                        condition(p, "PodScheduled")) for p in gang]
+
+
 def test_second_of_two_five_node_jobs_waits_with_no_pod_then_runs_whole(admitter, namespace, gh200):
     watch = Watch(namespace)
     try:
@@ -182,6 +192,7 @@ def test_second_of_two_five_node_jobs_waits_with_no_pod_then_runs_whole(admitter
               "-n", namespace)
         first = running(namespace, "first", 5, timeout=60)
         pinned_whole(first)
+        released_with_its_creates(first)
         wait_state(namespace, "first", "Running", timeout=10)
         s = queued(namespace, "second", queuePosition=1)
         assert "position 1 of 1 in gh200: needs 5 nodes x 4 GPUs, 3 such nodes free" in s["message"], s["message"]
@@ -207,6 +218,7 @@ def test_second_of_two_five_node_jobs_waits_with_no_pod_then_runs_whole(admitter
         second = running(namespace, "second", 5, timeout=60)
         assert len(pods(namespace, "second")) == 5
         pinned_whole(second)
+        released_with_its_creates(second)
         admitted = wait_for("the Admitted event", lambda: events(namespace, "second", "Admitted"), timeout=15)
         assert "5 pods pinned to" in admitted[0]["message"], admitted
         assert "backfilled" not in admitted[0]["message"]
