@@ -84,7 +84,10 @@ objects' own timestamps have whole seconds) it reports:
     nodes: before its first pod ran (ramp), in gaps of at most 3 s between two pods
     (turnover: the controller, the scheduler and the node in turn), in longer gaps (held: kept
     for a reservation, or too few GPUs for any job), after its last pod (tail), and on nodes
-    nothing ran on (unused).
+    nothing ran on (unused);
+  - a gang's release: from the create of its last pod to its last pod bound (its gate lifted
+    and the scheduler's binding), median and p90 over the gangs of more than one pod (a job's
+    pods of one attempt), and the same for pods started alone, which have no gate.
 
 Goals: zero split GPU-seconds with admission (and little "other" in the partial-gang figure);
 backfill utilisation >= 90 % and above FIFO's; shares: every namespace's part within 10 % of
@@ -442,6 +445,27 @@ def idle_figures(pods, capacity_gpus, t0, end):
     figures = {f"idle_{k}_gpu_s": round(v, 1) for k, v in out.items()}
     figures["idle_unused_gpu_s"] = round(unused, 1)
     return figures
+
+
+def release_figures(pods):
+    """How long a started gang took from its last pod's create to its last pod bound (the
+    gang's gate lifted and the scheduler's binding), over the gangs of more than one pod whose
+    every pod was bound, and the same for pods started alone (no gate): medians and p90, in
+    seconds. A gang is the pods of one job and attempt."""
+    gangs = {}
+    for p in pods:
+        gangs.setdefault((p["job"], p.get("attempt")), []).append(p)
+    spans = {"gang": [], "single": []}
+    for ps in gangs.values():
+        if any(p.get("created") is None or p.get("bound") is None for p in ps):
+            continue
+        spans["gang" if len(ps) > 1 else "single"].append(max(p["bound"] for p in ps) - max(p["created"] for p in ps))
+    out = {}
+    for kind, v in spans.items():
+        out[f"release_{kind}s"] = len(v)
+        out[f"release_{kind}_median_s"] = round(statistics.median(v), 3) if v else None
+        out[f"release_{kind}_p90_s"] = round(pct(v, 90), 3) if v else None
+    return out
 
 
 def scavenger_figures(jobs, pods, capacity_gpus, t0, t_end):
@@ -817,6 +841,7 @@ def trace_way(api, args, way, trace, namespace, capacity):
         res.update(idle_figures(pods, capacity, t0, trace_end(jobs, t_end)))
     if way == "shares":
         res.update(share_figures(jobs, pods, SHARES, t0, t_end))
+    res.update(release_figures(pods))
     if args.timelines:
         with open(f"{args.timelines}-{way}.json", "w") as f:
             json.dump({"t0": t0, "t_end": t_end, "capacity": capacity, "jobs": jobs, "pods": pods,
@@ -902,6 +927,9 @@ def run_trace(args):
                 log(f"  idle GPU-s: ramp {r['idle_ramp_gpu_s']:.0f}, turnover {r['idle_turnover_gpu_s']:.0f}, "
                     f"held {r['idle_held_gpu_s']:.0f}, tail {r['idle_tail_gpu_s']:.0f}, "
                     f"unused {r['idle_unused_gpu_s']:.0f}")
+            log(f"  last create to last bound: gangs median {r['release_gang_median_s']} s "
+                f"(p90 {r['release_gang_p90_s']} s, {r['release_gangs']} gangs), single pods median "
+                f"{r['release_single_median_s']} s ({r['release_singles']})")
         out.update(summary(out["ways"]))
         return out
 
@@ -1413,6 +1441,16 @@ def self_test():
     def pod(job, rank, bound, running, ended, unsched=None, gpus=4):
         return {"job": job, "rank": rank, "gpus": gpus, "bound": bound, "running": running,
                 "unschedulable": unsched, "ended": ended}
+
+    # A gang's release: its last create to its last pod bound; a gang with a pod never bound
+    # does not count.
+    r = release_figures([{"job": "a", "attempt": 0, "created": 1.0, "bound": 1.5},
+                         {"job": "a", "attempt": 0, "created": 1.25, "bound": 1.5},
+                         {"job": "a", "attempt": 1, "created": 5.0, "bound": None},
+                         {"job": "a", "attempt": 1, "created": 5.0, "bound": 5.1},
+                         {"job": "b", "attempt": 0, "created": 2.0, "bound": 2.125}])
+    assert (r["release_gangs"], r["release_gang_median_s"], r["release_singles"],
+            r["release_single_median_s"]) == (1, 0.25, 1, 0.125), r
 
     # --backlog: a job created before the controller started waits from its start.
     backlog = {"a": {"created": 3.0}, "b": {"created": 10.5}}

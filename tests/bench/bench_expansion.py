@@ -26,6 +26,7 @@ quarters and all of its pods existed.
 
   tests/bench/bench_expansion.py [--jobs 200] [--nodes 4] [--runs 3] [--connections 32]
   tests/bench/bench_expansion.py --versus OTHER_BUILD_DIR --runs 12   # two builds, run by run
+  tests/bench/bench_expansion.py --versus OTHER_BUILD_DIR --settle    # ... and each until every TrainJob is Running
 
 The benchmark uses its own local cluster (TJC_CLUSTER, "bench" by default): it starts one
 with enough CPU-only nodes for the pods if none runs, and stops it at the end if it started
@@ -832,6 +833,7 @@ def versus(api, args, namespace, pods, log_path, env):
     to that run's plain client, and the ratio of the two."""
     builds = [("this", args.binary), ("versus", os.path.join(args.versus, "trainjob-controller"))]
     base, ratio = [], {name: [] for name, _ in builds}
+    running, cpu = {name: [] for name, _ in builds}, {name: [] for name, _ in builds}
     for i in range(args.runs):
         log(f"run {i + 1}/{args.runs}: baseline, {len(pods)} pod creates over {args.connections} connections")
         base.append(baseline_run(api, namespace, pods, args.connections)["visible"])
@@ -839,7 +841,10 @@ def versus(api, args, namespace, pods, log_path, env):
             log(f"run {i + 1}/{args.runs}: controller of {binary}")
             res = controller_run(api, argparse.Namespace(**{**vars(args), "binary": binary}), namespace, log_path)
             ratio[name].append(res["exist"] / base[-1])
-            log(f"  pods exist {res['exist']:.2f} s, {ratio[name][-1]:.2f} x the plain client's")
+            running[name].append(res["running"])
+            cpu[name].append(res["cpu_exist"])
+            log(f"  pods exist {res['exist']:.2f} s, {ratio[name][-1]:.2f} x the plain client's"
+                + (f"; every TrainJob Running {res['running']:.2f} s" if args.settle else ""))
         check_control_plane(env)
     print(f"\n{args.jobs} TrainJobs x {args.nodes} nodes; all pods exist / the plain client's "
           f"{len(pods)} pod creates, run by run (this build: {args.binary}; versus: {builds[1][1]})")
@@ -850,10 +855,18 @@ def versus(api, args, namespace, pods, log_path, env):
     print(f"med  {'':6s}  {statistics.median(base):7.2f}  {statistics.median(ratio['this']):5.2f}  "
           f"{statistics.median(ratio['versus']):7.2f}  "
           f"{statistics.median(t / v for t, v in zip(ratio['this'], ratio['versus'])):14.2f}")
+    print(f"controller CPU until every pod exists (median): this {statistics.median(cpu['this']):.2f} s, "
+          f"versus {statistics.median(cpu['versus']):.2f} s")
+    if args.settle:
+        print(f"every TrainJob Running (median): this {statistics.median(running['this']):.2f} s, "
+              f"versus {statistics.median(running['versus']):.2f} s; run by run "
+              f"{statistics.median(t / v for t, v in zip(running['this'], running['versus'])):.2f}")
     print(json.dumps({"runs": args.runs, "this": args.binary, "versus": builds[1][1], "plain_s": base,
                       "ratio_this": ratio["this"], "ratio_versus": ratio["versus"],
                       "median_this": statistics.median(ratio["this"]),
-                      "median_versus": statistics.median(ratio["versus"])}))
+                      "median_versus": statistics.median(ratio["versus"]),
+                      "cpu_this": cpu["this"], "cpu_versus": cpu["versus"],
+                      **({"running_this": running["this"], "running_versus": running["versus"]} if args.settle else {})}))
 
 
 def report(args, namespace, log_path, env):
