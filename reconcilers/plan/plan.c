@@ -347,13 +347,9 @@ static bool find_failure(const struct planner *p, bool gang, struct failure *ret
  * an older attempt, which collect_pods retires. */
 static void delete_recorded_failure(struct planner *p)
 {
-	for (int r = 0; r < p->num_nodes; r++) {
-		const struct tj_pod *pod = p->current[r];
-
-		if (pod && pod->phase != TJ_POD_SUCCEEDED &&
-		    strcmp(pod->name, p->job->status.last_failure.pod) == 0)
-			tj_planner_retire_pod(p, pod);
-	}
+	for (int r = 0; r < p->num_nodes; r++)
+		if (is_recorded_failure(p, p->current[r]))
+			tj_planner_retire_pod(p, p->current[r]);
 }
 
 /* status.lastFailure: a node failure gives the node's reason; a pod's own failure the most

@@ -459,13 +459,15 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 	const struct tj_admission_ticket *adm = p->in->ticket;
 	const char **assigned = NULL;
 	cJSON *launcher = NULL;
-	int created = 0, missing = 0;
+	int created = 0, missing = 0, failed = 0;
 	size_t pinned = 0;
 	bool hold;
 
-	for (int r = 0; r < p->num_nodes; r++)
+	for (int r = 0; r < p->num_nodes; r++) {
 		if (!p->current[r] && !p->blocked[r])
 			missing++;
+		failed += is_recorded_failure(p, p->current[r]);
+	}
 	/* With the queue, the pods of a stopped attempt (preempted, requeued, suspended, a gang
 	 * given back) go before the gang is admitted again, whole, and so do those of a started
 	 * job none of whose ranks lives any more (its live ranks given back when a replacement
@@ -476,6 +478,16 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 	if (adm && (!p->st.start_time || !has_live_pods(p)) && has_going_pods(p)) {
 		p->queued = true;
 		wait_for_going_pods(p, render);
+		return;
+	}
+	/* A failed rank whose pod is still there (the plans after the restart's, until it is kept
+	 * for its logs or gone) needs a pod as much as one that has none, and gets it once that
+	 * pod is out of the way. The queue is asked for it meanwhile, as by the plan that
+	 * restarted the job (tj_planner_want_replacements): a plan that wanted nothing would have
+	 * the queue drop the job, and a cycle before the next plan could give the room the
+	 * failure freed, with the nodes the replacement needs, to the jobs behind. */
+	if (adm && failed > 0) {
+		want_ranks(p, render, missing + failed, held_gang(p));
 		return;
 	}
 	if (missing == 0) {

@@ -106,6 +106,15 @@ static inline bool is_finished(const struct tj_pod *pod)
 	return pod->phase == TJ_POD_SUCCEEDED || pod->phase == TJ_POD_FAILED;
 }
 
+/* Whether pod is the one whose failure the status records (lastFailure), not a success: under
+ * the restart policy Worker it is still its rank's pod after the restart was recorded, until
+ * it is kept for its logs or gone (delete_recorded_failure retires it). */
+static inline bool is_recorded_failure(const struct planner *p, const struct tj_pod *pod)
+{
+	return pod && pod->phase != TJ_POD_SUCCEEDED &&
+	       strcmp(pod->name, p->job->status.last_failure.pod) == 0;
+}
+
 /* The index of pod in p->owned; p->n_owned if it is not there. */
 static inline size_t owned_index(const struct planner *p, const struct tj_pod *pod)
 {

@@ -2909,6 +2909,29 @@ static const struct plan_case admission_cases[] = {
 	  .want_queue = "pods=1/4 restart=1 class=gh200 walltime=0 avoid=gh200-2 from=1795953605"
 	                "|pos=0|start=0",
 	  .want_requeue = 5 },
+	{ .name = "the plan after the restart, while the failed pod is still its rank's (not yet "
+	          "kept for its logs), keeps asking the queue for the replacement: a plan that "
+	          "wanted nothing would have the queue drop the job and give its room away",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,'"
+	            "observedGeneration':2," STARTED
+	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
+	            "Error','exitCode':1,'time':'2026-11-29T11:59:55Z'}," JOBS(
+	                    0, 0, 0, 1) ",'conditions':[]}",
+	  .ticket = &adm_none,
+	  .pods = { RUNNING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 1, "Error", NULL, NULL, NULL,
+	              NULL },
+	            RUNNING(2, "gh200-3"),
+	            RUNNING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchPod vit-node-0-1-a0" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/1/0",
+	  .want_queue = "pods=1/4 restart=1 class=gh200 walltime=0 avoid=gh200-2 from=1795953605"
+	                "|pos=0|start=0",
+	  .want_requeue = 5 },
 	{ .name = "the plan that restarts a worker asks the queue at once for its replacement, "
 	          "from the backoff's end and off the failed node: the node came free as the pod "
 	          "failed, and a cycle before the next plan would give the room to the jobs behind",
