@@ -459,14 +459,18 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 	const struct tj_admission_ticket *adm = p->in->ticket;
 	const char **assigned = NULL;
 	cJSON *launcher = NULL;
-	int created = 0, missing = 0, failed = 0;
+	int created = 0, missing = 0, need = 0;
 	size_t pinned = 0;
-	bool hold;
+	bool hold, failed = false;
 
+	/* missing: the ranks whose pod this plan may create; need: every rank that needs a pod,
+	 * also those whose old pod has yet to go and the failed one still there. */
 	for (int r = 0; r < p->num_nodes; r++) {
-		if (!p->current[r] && !p->blocked[r])
-			missing++;
-		failed += is_recorded_failure(p, p->current[r]);
+		const struct tj_pod *pod = p->current[r];
+
+		missing += !pod && !p->blocked[r];
+		need += !pod || is_recorded_failure(p, pod);
+		failed = failed || is_recorded_failure(p, pod);
 	}
 	/* With the queue, the pods of a stopped attempt (preempted, requeued, suspended, a gang
 	 * given back) go before the gang is admitted again, whole, and so do those of a started
@@ -486,11 +490,11 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 	 * restarted the job (tj_planner_want_replacements): a plan that wanted nothing would have
 	 * the queue drop the job, and a cycle before the next plan could give the room the
 	 * failure freed, with the nodes the replacement needs, to the jobs behind. */
-	if (adm && failed > 0) {
-		want_ranks(p, render, missing + failed, held_gang(p));
+	if (adm && failed) {
+		want_ranks(p, render, need, held_gang(p));
 		return;
 	}
-	if (missing == 0) {
+	if (need == 0) {
 		/* Every pod exists, but no status has recorded this start (a first start, or a
 		 * resume): the plan that created them stopped before its status patch, and the
 		 * Service may be missing as well. */
@@ -510,9 +514,10 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 	if (tj_planner_backing_off(p)) {
 		/* The queue keeps the restart's place and holds nodes for it from the backoff's end
 		 * (its not_before): without a want it would drop the job, and the jobs behind could
-		 * take the nodes its replacements need. */
+		 * take the nodes its replacements need: all of them, the ranks whose old pod is
+		 * still going too. */
 		if (adm)
-			want_ranks(p, render, missing, held_gang(p));
+			want_ranks(p, render, need, held_gang(p));
 		return;
 	}
 	/* A replaced attempt's pods go before the new gang is admitted, whole: the ranks whose

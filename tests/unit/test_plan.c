@@ -1142,6 +1142,13 @@ static const struct plan_case cases[] = {
 /* A job restarted restart times, the last failure (rank 1 on node) at time. */
 #define RESTARTED(restarts, node, time) RESTARTED_ACTIVE(restarts, node, time, 0)
 /* The same, active Jobs in the status's jobsStatus. */
+/* The status the plan that restarted the job for rank 1's failure (on gh200-2 at 11:59:55)
+ * wrote. */
+#define RANK1_RESTART_RECORDED                                                                     \
+	"{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,'"           \
+	"observedGeneration':2," STARTED ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-"   \
+	"node-0-1-a0','reason':'Error','exitCode':1,'time':'2026-11-29T11:59:55Z'}," JOBS(         \
+	        0, 0, 0, 1) ",'conditions':[]}"
 #define RESTARTED_ACTIVE(restarts, node, time, active)                                             \
 	"{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':" #restarts    \
 	",'observedGeneration':2," STARTED ",'lastFailure':{'rank':1,'node':'" node                \
@@ -2915,11 +2922,7 @@ static const struct plan_case admission_cases[] = {
 	  .annotations = "{'trainjob.flame.dev/restart-policy':'Worker'}",
 	  .spec = SPEC4,
 	  .runtime = "torch-gh200",
-	  .status = "{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,'"
-	            "observedGeneration':2," STARTED
-	            ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-node-0-1-a0','reason':'"
-	            "Error','exitCode':1,'time':'2026-11-29T11:59:55Z'}," JOBS(
-	                    0, 0, 0, 1) ",'conditions':[]}",
+	  .status = RANK1_RESTART_RECORDED,
 	  .ticket = &adm_none,
 	  .pods = { RUNNING(0, "gh200-1"),
 	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", false, 1, "Error", NULL, NULL, NULL,
@@ -2930,6 +2933,45 @@ static const struct plan_case admission_cases[] = {
 	  .want = { "0 PatchPod vit-node-0-1-a0" },
 	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/1/0",
 	  .want_queue = "pods=1/4 restart=1 class=gh200 walltime=0 avoid=gh200-2 from=1795953605"
+	                "|pos=0|start=0",
+	  .want_requeue = 5 },
+	{ .name = "under the policy Gang, a restart in its backoff asks the queue for every rank "
+	          "while the old attempt's pods still go, not only for the ranks whose pod is gone",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Gang'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RANK1_RESTART_RECORDED,
+	  .ticket = &adm_none,
+	  .pods = { GOING(0, "gh200-1"),
+	            { .rank = 1,
+	              .phase = TJ_POD_FAILED,
+	              .node = "gh200-2",
+	              .exit_code = 1,
+	              .exit_reason = "Error",
+	              .kept = true },
+	            GOING(2, "gh200-3"),
+	            GOING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=1 class=gh200 walltime=0 avoid=gh200-2 from=1795953605"
+	                "|pos=0|start=0",
+	  .want_requeue = 5 },
+	{ .name = "under the policy Gang, a restart whose old pods all still go, the failed one "
+	          "too, asks the queue for every rank",
+	  .annotations = "{'trainjob.flame.dev/restart-policy':'Gang'}",
+	  .spec = SPEC4,
+	  .runtime = "torch-gh200",
+	  .status = RANK1_RESTART_RECORDED,
+	  .ticket = &adm_none,
+	  .pods = { GOING(0, "gh200-1"),
+	            { 1, 0, TJ_POD_FAILED, false, "gh200-2", true, 1, "Error" },
+	            GOING(2, "gh200-3"),
+	            GOING(3, "gh200-4") },
+	  .n_pods = 4,
+	  .want = { "0 PatchStatus vit" },
+	  .want_status = "Restarting|WorkerFailed|m|restarts=1||jobs=0/0/0/0/0",
+	  .want_queue = "pods=4/4 restart=1 class=gh200 walltime=0 avoid=gh200-2 from=1795953605"
 	                "|pos=0|start=0",
 	  .want_requeue = 5 },
 	{ .name = "the plan that restarts a worker asks the queue at once for its replacement, "
@@ -3507,7 +3549,7 @@ static const struct plan_case preempt_cases[] = {
 	            "'restartCount':0,'observedGeneration':2,'preemptions':1," JOBS(
 	                    1, 1, 0, 0) ","
 	                                "'conditions':[]}",
-	  .pods = { { 0, 0, TJ_POD_RUNNING, true, "gh200-1", true } },
+	  .pods = { GOING(0, "gh200-1") },
 	  .n_pods = 1,
 	  .ticket = &adm_none,
 	  .want = { "0 PatchStatus vit" },
