@@ -467,10 +467,11 @@ void tj_planner_create_pods(struct planner *p, const struct tj_render *render)
 	 * also those whose old pod has yet to go and the failed one still there. */
 	for (int r = 0; r < p->num_nodes; r++) {
 		const struct tj_pod *pod = p->current[r];
+		bool recorded = is_recorded_failure(p, pod);
 
 		missing += !pod && !p->blocked[r];
-		need += !pod || is_recorded_failure(p, pod);
-		failed = failed || is_recorded_failure(p, pod);
+		need += !pod || recorded;
+		failed = failed || recorded;
 	}
 	/* With the queue, the pods of a stopped attempt (preempted, requeued, suspended, a gang
 	 * given back) go before the gang is admitted again, whole, and so do those of a started

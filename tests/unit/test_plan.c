@@ -1142,18 +1142,18 @@ static const struct plan_case cases[] = {
 /* A job restarted restart times, the last failure (rank 1 on node) at time. */
 #define RESTARTED(restarts, node, time) RESTARTED_ACTIVE(restarts, node, time, 0)
 /* The same, active Jobs in the status's jobsStatus. */
-/* The status the plan that restarted the job for rank 1's failure (on gh200-2 at 11:59:55)
- * wrote. */
-#define RANK1_RESTART_RECORDED                                                                     \
-	"{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':1,'"           \
-	"observedGeneration':2," STARTED ",'lastFailure':{'rank':1,'node':'gh200-2','pod':'vit-"   \
-	"node-0-1-a0','reason':'Error','exitCode':1,'time':'2026-11-29T11:59:55Z'}," JOBS(         \
-	        0, 0, 0, 1) ",'conditions':[]}"
 #define RESTARTED_ACTIVE(restarts, node, time, active)                                             \
+	RESTARTED_JOBS(restarts, node, time, JOBS(active, 0, 0, 0))
+/* The same, with the status's jobsStatus (JOBS). */
+#define RESTARTED_JOBS(restarts, node, time, jobs)                                                 \
 	"{'state':'Restarting','reason':'WorkerFailed','message':'m','restartCount':" #restarts    \
 	",'observedGeneration':2," STARTED ",'lastFailure':{'rank':1,'node':'" node                \
-	"','pod':'vit-node-0-1-a0','reason':'Error','exitCode':1,'time':'" time                    \
-	"'}," JOBS(active, 0, 0, 0) ",'conditions':[]}"
+	"','pod':'vit-node-0-1-a0','reason':'Error','exitCode':1,'time':'" time "'}," jobs         \
+	",'conditions':[]}"
+/* The status the plan that restarted the job for rank 1's failure (on gh200-2 at 11:59:55)
+ * wrote, the failed pod counted. */
+#define RANK1_RESTART_RECORDED                                                                     \
+	RESTARTED_JOBS(1, "gh200-2", "2026-11-29T11:59:55Z", JOBS(0, 0, 0, 1))
 /* Four nodes of the Node cache (node_row initializers). */
 #define FOUR_NODES(...) .nodes = { __VA_ARGS__ }, .n_nodes = 4
 #define RUNNING4                                                                                   \
