@@ -404,7 +404,9 @@ def takes_pods(node):
 
 def gh200_busy():
     """What keeps the GH200 nodes from being free: their non-terminal pods (of any namespace,
-    Terminating ones too), pods that wait for a GPU, and TrainJobs waiting in a queue."""
+    Terminating ones too), pods that wait for a GPU, TrainJobs waiting in a queue, and the
+    unfinished TrainJobs of a namespace being deleted (a restarted one has no pod and is not
+    Queued, and a controller still admits it until it is gone: its creates are refused)."""
     nodes = {n["metadata"]["name"]: n for n in kubectl_json("get", "nodes", "-l", GH200_SELECTOR)["items"]}
     busy = [f"node {name} does not take pods" for name, n in nodes.items() if not takes_pods(n)]
     for p in kubectl_json("get", "pods", "-A")["items"]:
@@ -414,9 +416,13 @@ def gh200_busy():
         wants_gpu = any("nvidia.com/gpu" in (c.get("resources", {}).get("requests") or {}) for c in p["spec"]["containers"])
         if node in nodes or (not node and wants_gpu):
             busy.append(f"pod {p['metadata']['namespace']}/{p['metadata']['name']} on {node or '(unbound)'}")
+    going = {n["metadata"]["name"] for n in kubectl_json("get", "namespaces")["items"] if n.get("status", {}).get("phase") == "Terminating"}
     for j in kubectl_json("get", "trainjobs", "-A")["items"]:
-        if j.get("status", {}).get("state") == "Queued":
-            busy.append(f"TrainJob {j['metadata']['namespace']}/{j['metadata']['name']} is queued")
+        state, namespace = j.get("status", {}).get("state"), j["metadata"]["namespace"]
+        if state == "Queued":
+            busy.append(f"TrainJob {namespace}/{j['metadata']['name']} is queued")
+        elif namespace in going and state not in ("Complete", "Failed"):
+            busy.append(f"TrainJob {namespace}/{j['metadata']['name']} is {state or 'new'} in a namespace being deleted")
     return sorted(nodes), busy
 
 
