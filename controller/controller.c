@@ -742,6 +742,20 @@ static void supersede_parked(struct tj_controller *c, const char *key)
 	}
 }
 
+/* Whether the cache holds a newer version of the reconcile's job than the one its status
+ * patch was planned from: the answer of the job's previous status write, written back, or a
+ * newer one from the watch (a job gone from the cache counts as newer: its plan is made
+ * again). */
+static bool outdated(const char *resource_version, void *userdata)
+{
+	const struct reconcile *r = userdata;
+	const struct tj_trainjob *job =
+	        tj_store_get(tj_reflector_store(r->c->informers->trainjobs), r->key);
+
+	return !job || !job->resource_version ||
+	       strcmp(job->resource_version, resource_version) != 0;
+}
+
 /* The gate stays shut while keys wait for a slot: their plans may bring pods. */
 static bool queue_busy(void *userdata)
 {
@@ -897,6 +911,7 @@ static int commit(struct tj_controller *c, struct reconcile *r, const struct gat
 		.services = c->services,
 		.done = executed,
 		.parked = parked,
+		.outdated = outdated,
 		/* A queued job's verdict must not hold up the plan that creates its gang, and
 		 * goes by the pass of queued jobs' status writes. */
 		.queued = plan->gang.want.wanted && !plan->gang.admits,

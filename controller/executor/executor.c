@@ -10,6 +10,7 @@
 
 #include "controller/executor/mpi_key.h"
 #include "kube/request.h"
+#include "reconcilers/json.h"
 #include "reconcilers/mpi.h"
 
 /* One write of the current stage in flight. */
@@ -427,10 +428,33 @@ static void send_deferred(struct tj_execution *e, bool pass)
 		stage_done(e);
 }
 
+/* Whether the stage's unsent status patch was planned from a version of the job older than
+ * the cache's (tj_execute_config.outdated). */
+static bool planned_from_outdated(const struct tj_execution *e)
+{
+	if (!e->config.outdated)
+		return false;
+	for (size_t i = 0; i < e->n_ops; i++) {
+		const struct tj_action *a = e->ops[i].action;
+		const char *rv;
+
+		if (!e->ops[i].sent && a->kind == TJ_ACTION_PATCH_STATUS &&
+		    (rv = tj_json_string(a->object, "metadata.resourceVersion")))
+			return e->config.outdated(rv, e->config.userdata);
+	}
+	return false;
+}
+
+static bool supersede(struct tj_execution *e, bool replan);
+
 /* The gate opened for the stage's deferrable writes. */
 static void gate_released(struct tj_write_gate_waiter *w, void *userdata)
 {
-	send_deferred(userdata, false);
+	struct tj_execution *e = userdata;
+
+	if (planned_from_outdated(e) && supersede(e, true))
+		return;
+	send_deferred(e, false);
 }
 
 /* The pass gave the queued job's writes their turn: the job counts there as in flight
@@ -442,8 +466,6 @@ static void pass_released(struct tj_status_pass_waiter *w, void *userdata)
 	e->in_pass = true;
 	send_deferred(e, true);
 }
-
-static bool supersede(struct tj_execution *e, bool replan);
 
 /* The job's previous write was answered while these writes waited behind it: they were
  * planned from the object before that answer, and the job is planned again. Writes of the

@@ -79,6 +79,13 @@ struct tj_execute_config {
 	 * previous write was in flight ends superseded with replan set once that write is
 	 * answered, unsent. */
 	bool queued;
+	/* May be NULL. Whether the job's cache holds a newer version than resource_version,
+	 * the one its status patch was planned from. A deferrable status patch that the gate
+	 * lets go after the job's previous status write was answered and written back
+	 * (controller.c) could only meet a conflict: the execution then ends superseded with
+	 * replan set, unsent, as a queued job's does in the pass (nothing of its stage being in
+	 * flight; otherwise its writes go). */
+	bool (*outdated)(const char *resource_version, void *userdata);
 	/* Borrowed; may be NULL. A Service it knows is not created again; a create answered
 	 * with success or AlreadyExists teaches it the job's. */
 	struct tj_service_memo *services;

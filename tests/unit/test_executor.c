@@ -47,6 +47,8 @@ struct fixture {
 	bool busy;                        /* what the gate's busy() says */
 	bool queued;                      /* of the executions the test starts */
 	struct tj_service_memo *services; /* NULL unless the test sets one */
+	const char *cached_version;       /* the job's version in the cache; NULL: not asked */
+	int outdated_calls;
 };
 
 /* One execution, and what its callbacks saw. */
@@ -182,6 +184,14 @@ static void on_parked(void *userdata)
 	r->seen_at_parked = r->fx->server.n_seen;
 }
 
+static bool on_outdated(const char *resource_version, void *userdata)
+{
+	struct run *r = userdata;
+
+	r->fx->outdated_calls++;
+	return strcmp(resource_version, r->fx->cached_version) != 0;
+}
+
 static void start(struct fixture *fx, struct run *r, const struct act *acts, size_t n)
 {
 	struct tj_execute_config ec = {
@@ -192,6 +202,7 @@ static void start(struct fixture *fx, struct run *r, const struct act *acts, siz
 		.parked = on_parked,
 		.queued = fx->queued,
 		.services = fx->services,
+		.outdated = fx->cached_version ? on_outdated : NULL,
 		.userdata = r,
 	};
 	const struct tj_event_object job = { "team-a", "vit", "uid-vit", NULL };
@@ -804,6 +815,68 @@ static void test_deferrable_writes_wait_for_the_gate(void **state)
 	run_clear(&r);
 }
 
+/* A status patch that waited for the gate while the job's previous status write was
+ * answered (the cache now holds the version that answer gave) is not sent: it could only
+ * meet a conflict. The execution ends superseded, to be planned again, with nothing of its
+ * stage sent; one planned from the cache's version goes. */
+static void test_a_status_patch_planned_before_the_last_answer_is_planned_again(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST", .path = PODS, .status = 201, .body = "{}" },
+		{ .method = "PATCH", .path = STATUS, .status = 200, .body = "{}" },
+	};
+	const struct act acts[] = {
+		CREATE_POD(0, "vit-node-0-0"),
+		CREATE_SERVICE(1, true),
+		PATCH_STATUS(1, true,
+		             "{'metadata':{'resourceVersion':'41'},'status':{'state':'Running'}}"),
+		EVENT(1, "Running"),
+	};
+	const struct act again[] = {
+		PATCH_STATUS(0, true,
+		             "{'metadata':{'resourceVersion':'42'},'status':{'state':'Running'}}"),
+	};
+	struct run r = { 0 }, next = { 0 };
+
+	make_gate(fx);
+	assert_int_equal(tj_recorder_new(fx->client, "trainjob-controller", "host", &fx->recorder),
+	                 0);
+	fx->busy = true;
+	fx->cached_version = "41";
+	server_script(&fx->server, replies, 2);
+	start(fx, &r, acts, 4);
+	SERVER_RUN_UNTIL(&fx->server, r.parked_calls == 1);
+	/* Meanwhile the job's previous status write was answered with version 42. */
+	fx->cached_version = "42";
+	fx->busy = false;
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|");
+	assert_int_equal(fx->outdated_calls, 1);
+	assert_int_equal(r.res.rc, 0);
+	assert_true(r.res.superseded);
+	assert_true(r.res.replan);
+	assert_int_equal(r.res.pods_created, 1);
+	assert_int_equal(r.res.services_created, 0);
+	assert_int_equal(r.res.events, 0);
+	assert_int_equal(gate_waiting(fx), 0);
+	run_clear(&r);
+
+	/* The plan made again, from version 42, goes. */
+	fx->busy = true;
+	start(fx, &next, again, 1);
+	SERVER_RUN_UNTIL(&fx->server, next.parked_calls == 1);
+	fx->busy = false;
+	SERVER_RUN_UNTIL(&fx->server, next.done_calls == 1);
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|PATCH " STATUS "|");
+	assert_int_equal(fx->outdated_calls, 2);
+	assert_int_equal(next.res.rc, 0);
+	assert_false(next.res.superseded);
+	run_clear(&next);
+}
+
 /* A Service created, or found to exist, is known: the job's next plans send no create of
  * it. Another job's Service is not known. */
 static void test_a_known_service_is_not_created_again(void **state)
@@ -1236,6 +1309,9 @@ int main(void)
 		cmocka_unit_test(test_failed_create_ends_the_plan),
 		cmocka_unit_test_setup_teardown(test_create_object_by_kind, setup, teardown),
 		cmocka_unit_test(test_object_resources),
+		cmocka_unit_test_setup_teardown(
+		        test_a_status_patch_planned_before_the_last_answer_is_planned_again, setup,
+		        teardown),
 		cmocka_unit_test_setup_teardown(test_a_known_service_is_not_created_again, setup,
 		                                teardown),
 		cmocka_unit_test(test_service_memo),
