@@ -705,7 +705,9 @@ static void executed(struct tj_execution_result *res, void *userdata)
 		 * given back with every create answered, a newer plan's expectations stand. */
 		if (!r->parked || res->pods_created + res->pods_adopted < r->creates)
 			tj_expectations_forget(c->expectations, r->key);
-		observe(c, r, "error");
+		/* A conflict is no failure: the job is planned again, as a requeue, so that the
+		 * errors counted are the ones the log names (TrainJobReconcileErrorsRising). */
+		observe(c, r, res->conflict ? "requeue" : "error");
 		/* A namespace being deleted refuses every create: no retry. */
 		if (res->refusal != TJ_REFUSAL_NAMESPACE_TERMINATING)
 			tj_workqueue_add_rate_limited(c->queue, r->key);

@@ -1187,9 +1187,10 @@ def run_scale(args):
             out["controller_cpu_s"] = round(c.cpu_seconds(), 2)
             out["controller_peak_mib"] = round(c.peak_rss_mib(), 1)
             out["admissions_total"] = m.get("trainjob_admissions_total")
-            out["reconciles"] = (m.get("controller_runtime_reconcile_total/success", 0)
-                                 + m.get("controller_runtime_reconcile_total/error", 0))
+            out["reconciles"] = sum(v for k, v in m.items() if k.startswith("controller_runtime_reconcile_total/"))
             out["reconcile_errors"] = m.get("controller_runtime_reconcile_total/error", 0)
+            # A status patch that met a conflict: the job planned again from the newer object.
+            out["reconcile_conflicts"] = m.get("controller_runtime_reconcile_total/requeue", 0)
             # What the controller sent by the end, by method, beside the yardstick's writes.
             out["controller_requests"] = {k.split("/", 1)[1]: int(v) for k, v in m.items()
                                           if k.startswith("rest_client_requests_total/")}

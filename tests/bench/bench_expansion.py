@@ -546,7 +546,8 @@ class Controller:
             base = name.split("{", 1)[0]
             key = base
             if base == "controller_runtime_reconcile_total":
-                key = base + "/" + ("success" if 'result="success"' in name else "error")
+                result = re.search(r'result="([a-z_]+)"', name)
+                key = base + "/" + (result.group(1) if result else "-")
             elif base in ("rest_client_requests_total", "rest_client_request_duration_seconds_sum",
                           "rest_client_request_duration_seconds_count"):
                 method = re.search(r'(?:method|verb)="([A-Z]+)"', name)
@@ -664,7 +665,8 @@ def controller_run(api, args, namespace, log_path):
         reconcile_s = (m.get("controller_runtime_reconcile_time_seconds_sum", 0)
                        / max(m.get("controller_runtime_reconcile_time_seconds_count", 0), 1))
         errors = m.get("controller_runtime_reconcile_total/error", 0)
-        reconciles = m.get("controller_runtime_reconcile_total/success", 0) + errors
+        # A conflict counts as a requeue: the job planned again from the newer object.
+        reconciles = sum(v for k, v in m.items() if k.startswith("controller_runtime_reconcile_total/"))
         running = cpu_running = float("nan")
         if args.settle:
             # Scheduling 800 pods is the scheduler's work, not ours, and slow on a busy

@@ -637,7 +637,8 @@ def writes(s):
             "deletes": metric_sum(s, "rest_client_requests_total", method="DELETE"),
             "patches": metric_sum(s, "rest_client_requests_total", method="PATCH"),
             "reconciles": metric_sum(s, "controller_runtime_reconcile_total"),
-            "reconcile_errors": metric_sum(s, "controller_runtime_reconcile_total", result="error")}
+            "reconcile_errors": metric_sum(s, "controller_runtime_reconcile_total", result="error"),
+            "reconcile_conflicts": metric_sum(s, "controller_runtime_reconcile_total", result="requeue")}
 
 
 def wait_quiet_reconciles(c, quiet=3.0, timeout=300):

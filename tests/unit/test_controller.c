@@ -525,6 +525,16 @@ static void test_a_new_trainjob_gets_its_pods(void **state)
 
 /* ---- a status patch that meets 409 -------------------------------------------------------- */
 
+#define RECONCILES "controller_runtime_reconcile_total{controller=\"trainjob\","
+
+/* The value of a series of the rendered metrics; 0 for one not there (none counted). */
+static long counted(const char *text, const char *series)
+{
+	const char *at = strstr(text, series);
+
+	return at ? strtol(at + strlen(series), NULL, 10) : 0;
+}
+
 static void test_status_conflict_is_retried_from_the_watched_object(void **state)
 {
 	struct fixture *fx = *state;
@@ -576,8 +586,18 @@ static void test_status_conflict_is_retried_from_the_watched_object(void **state
 	/* A conflict is not a failure worth a log line. */
 	assert_null(strstr(fx->server.log, "\"level\":\"error\""));
 	assert_null(strstr(fx->server.log, "reconcile failed"));
-	/* One backoff for the one conflict. */
+	/* One backoff for the one conflict, counted as a requeue, not as an error. */
 	assert_int_equal(queue_stats(fx).retries, 1);
+	char *text;
+	size_t len;
+
+	assert_int_equal(tj_metrics_render(fx->registry, &text, &len), 0);
+	assert_int_equal(counted(text, RECONCILES "result=\"requeue\"}"), 1);
+	assert_int_equal(counted(text, RECONCILES "result=\"error\"}"), 0);
+	assert_int_equal(counted(text, "controller_runtime_reconcile_errors_total{"
+	                               "controller=\"trainjob\"}"),
+	                 0);
+	free(text);
 }
 
 /* ---- stopping ----------------------------------------------------------------------------- */
