@@ -419,10 +419,11 @@ def gh200_busy():
     going = {n["metadata"]["name"] for n in kubectl_json("get", "namespaces")["items"] if n.get("status", {}).get("phase") == "Terminating"}
     for j in kubectl_json("get", "trainjobs", "-A")["items"]:
         state, namespace = j.get("status", {}).get("state"), j["metadata"]["namespace"]
+        name = f"TrainJob {namespace}/{j['metadata']['name']}"
         if state == "Queued":
-            busy.append(f"TrainJob {namespace}/{j['metadata']['name']} is queued")
+            busy.append(f"{name} is queued")
         elif namespace in going and state not in ("Complete", "Failed"):
-            busy.append(f"TrainJob {namespace}/{j['metadata']['name']} is {state or 'new'} in a namespace being deleted")
+            busy.append(f"{name} is {state or 'new'} in a namespace being deleted")
     return sorted(nodes), busy
 
 
