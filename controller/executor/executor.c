@@ -20,6 +20,9 @@ struct op {
 	struct tj_request *request;     /* borrowed; NULL once answered */
 	bool urgent; /* counted in the gate while in flight, as urgent or as deferrable */
 	bool pass;   /* sent by the gate's pass of queued jobs' status writes */
+	/* A status patch sent outside the pass, counted there as its job's write in flight
+	 * (tj_write_gate_status_begin) until answered. */
+	bool tracked;
 	bool sent;
 };
 
@@ -89,6 +92,12 @@ static void finish(struct tj_execution *e)
 	uv_close((uv_handle_t *)&e->timer, execution_closed);
 }
 
+/* Whether e is in its plan's last stage. */
+static bool last_stage(const struct tj_execution *e)
+{
+	return e->stage + 1 >= e->plan->n_stages;
+}
+
 /* Nothing left of the execution needs to hold up its job: tell the owner. That is so while
  * its deferrable writes wait for the gate (nothing of it loads the API server until the gate
  * opens), and, when the owner asks, once its last stage has only deferrable writes left,
@@ -96,9 +105,7 @@ static void finish(struct tj_execution *e)
  * from, so the two cannot both be written. */
 static void maybe_park(struct tj_execution *e)
 {
-	bool last_stage = e->stage + 1 >= e->plan->n_stages;
-
-	if (e->urgent == 0 && (waiting(e) || (last_stage && e->config.queued)) && !e->parked) {
+	if (e->urgent == 0 && (waiting(e) || (last_stage(e) && e->config.queued)) && !e->parked) {
 		e->parked = true;
 		if (e->config.parked)
 			e->config.parked(e->config.userdata);
@@ -199,8 +206,10 @@ static bool report_refusal(struct tj_execution *e)
 
 /* A write of op went out: counted in flight, as urgent (by the execution and the gate) or
  * as deferrable (by the gate). */
-static void count_sent(struct tj_execution *e, const struct op *op)
+static void count_sent(struct tj_execution *e, struct op *op)
 {
+	if (op->action->kind == TJ_ACTION_PATCH_STATUS && !op->pass)
+		op->tracked = tj_write_gate_status_begin(e->config.gate, e->key);
 	if (op->urgent) {
 		e->urgent++;
 		tj_write_gate_urgent_begin(e->config.gate);
@@ -210,8 +219,12 @@ static void count_sent(struct tj_execution *e, const struct op *op)
 }
 
 /* The write of op is no longer in flight: answered, not sent after all, or cancelled. */
-static void count_done(struct tj_execution *e, const struct op *op)
+static void count_done(struct tj_execution *e, struct op *op)
 {
+	if (op->tracked) {
+		op->tracked = false;
+		tj_write_gate_status_end(e->config.gate, e->key);
+	}
 	if (op->urgent) {
 		e->urgent--;
 		tj_write_gate_urgent_end(e->config.gate);
@@ -445,7 +458,30 @@ static bool planned_from_outdated(const struct tj_execution *e)
 	return false;
 }
 
+/* Whether the last stage's status patch, not yet sent, must wait for a status write of its
+ * job in flight (status_pass.h): planned before that write's answer, it could only meet a
+ * conflict. An earlier stage's is sent as it is: a parked execution may be superseded, and
+ * the pod writes of its later stages, which the controller expects, would then never go. */
+static bool status_behind(const struct tj_execution *e)
+{
+	if (!last_stage(e))
+		return false;
+	for (size_t i = 0; i < e->n_ops; i++)
+		if (!e->ops[i].sent && e->ops[i].action->kind == TJ_ACTION_PATCH_STATUS)
+			return tj_write_gate_status_in_flight(e->config.gate, e->key);
+	return false;
+}
+
 static bool supersede(struct tj_execution *e, bool replan);
+static void pass_released(struct tj_status_pass_waiter *w, void *userdata);
+static void pass_stale(struct tj_status_pass_waiter *w, void *userdata);
+
+/* The stage waits in the pass, blocked behind its job's status write in flight; once that is
+ * answered it goes stale, and the job is planned again from the answer. */
+static void wait_behind(struct tj_execution *e)
+{
+	tj_write_gate_pass_wait(e->config.gate, &e->pass_waiter, pass_released, pass_stale, e);
+}
 
 /* The gate opened for the stage's deferrable writes. */
 static void gate_released(struct tj_write_gate_waiter *w, void *userdata)
@@ -454,16 +490,23 @@ static void gate_released(struct tj_write_gate_waiter *w, void *userdata)
 
 	if (planned_from_outdated(e) && supersede(e, true))
 		return;
+	if (status_behind(e)) {
+		wait_behind(e);
+		return;
+	}
 	send_deferred(e, false);
 }
 
 /* The pass gave the queued job's writes their turn: the job counts there as in flight
- * until they are answered. */
+ * until they are answered, or dropped unsent when the cache holds a newer version of the job
+ * than the one they were planned from (a write of someone else's, seen by the watch). */
 static void pass_released(struct tj_status_pass_waiter *w, void *userdata)
 {
 	struct tj_execution *e = userdata;
 
 	e->in_pass = true;
+	if (planned_from_outdated(e) && supersede(e, true))
+		return;
 	send_deferred(e, true);
 }
 
@@ -476,7 +519,7 @@ static void pass_stale(struct tj_status_pass_waiter *w, void *userdata)
 	struct tj_execution *e = userdata;
 
 	if (!supersede(e, true))
-		tj_write_gate_pass_wait(e->config.gate, w, pass_released, pass_stale, e);
+		wait_behind(e);
 }
 
 /* Records the events of the stage just finished. They come after its writes, so that a
@@ -531,6 +574,19 @@ static void start_stage(struct tj_execution *e)
 			e->ops[e->n_ops++] = (struct op){ .execution = e,
 				                          .action = a,
 				                          .urgent = !a->deferrable };
+	}
+	/* Nothing of the last stage goes when its status patch was planned from an older
+	 * version of the job than the cache's (the answer of a status write that was in flight
+	 * while earlier stages went), nor while it waits behind its job's status write in
+	 * flight: a status stage holds only that patch and what goes with it (the runtime
+	 * snapshot). */
+	e->pending = e->n_ops;
+	if (last_stage(e) && planned_from_outdated(e) && supersede(e, true))
+		return;
+	if (status_behind(e)) {
+		wait_behind(e);
+		maybe_park(e);
+		return;
 	}
 	/* Count every write before sending any, and hold one count until the loop below is
 	 * over, so that a send that fails at once cannot end the stage early. */

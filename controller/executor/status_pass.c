@@ -8,11 +8,11 @@ static struct tj_status_pass_waiter *first_of(const struct tj_list *l)
 	return TJ_LIST_ENTRY(l->head, struct tj_status_pass_waiter, link);
 }
 
-static struct tj_status_pass_slot *slot_of(struct tj_status_pass *p, const char *key)
+static struct tj_status_pass_slot *slot_of(const struct tj_status_pass *p, const char *key)
 {
-	for (size_t i = 0; i < p->n_in_flight; i++)
+	for (size_t i = 0; i < p->n_slots; i++)
 		if (strcmp(p->slots[i].key, key) == 0)
-			return &p->slots[i];
+			return (struct tj_status_pass_slot *)&p->slots[i];
 	return NULL;
 }
 
@@ -60,7 +60,7 @@ void tj_status_pass_remove(struct tj_status_pass *p, struct tj_status_pass_waite
 		tj_list_unlink(&p->stale, &w->link);
 		break;
 	case TJ_STATUS_PASS_BLOCKED:
-		for (size_t i = 0; i < p->n_in_flight; i++)
+		for (size_t i = 0; i < p->n_slots; i++)
 			if (p->slots[i].blocked == w) {
 				p->slots[i].blocked = NULL;
 				p->n_blocked--;
@@ -85,11 +85,26 @@ struct tj_status_pass_waiter *tj_status_pass_next(struct tj_status_pass *p, size
 			block(p, s, w);
 			continue;
 		}
-		p->slots[p->n_in_flight++] = (struct tj_status_pass_slot){ .key = w->key };
+		p->slots[p->n_slots++] = (struct tj_status_pass_slot){ .key = w->key };
+		p->n_in_flight++;
 		w->state = TJ_STATUS_PASS_IDLE;
 		return w;
 	}
 	return NULL;
+}
+
+bool tj_status_pass_begin(struct tj_status_pass *p, const char *key)
+{
+	if (p->n_others >= TJ_STATUS_PASS_MAX_OTHERS || slot_of(p, key))
+		return false;
+	p->slots[p->n_slots++] = (struct tj_status_pass_slot){ .key = key, .other = true };
+	p->n_others++;
+	return true;
+}
+
+bool tj_status_pass_in_flight(const struct tj_status_pass *p, const char *key)
+{
+	return slot_of(p, key) != NULL;
 }
 
 void tj_status_pass_done(struct tj_status_pass *p, const char *key)
@@ -102,7 +117,11 @@ void tj_status_pass_done(struct tj_status_pass *p, const char *key)
 		p->n_blocked--;
 		go_stale(p, s->blocked);
 	}
-	*s = p->slots[--p->n_in_flight];
+	if (s->other)
+		p->n_others--;
+	else
+		p->n_in_flight--;
+	*s = p->slots[--p->n_slots];
 }
 
 struct tj_status_pass_waiter *tj_status_pass_take_stale(struct tj_status_pass *p)

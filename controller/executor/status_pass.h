@@ -26,6 +26,13 @@
  *     connection's streams at once, up to 100 of them (kube-apiserver's limit; libcurl
  *     opens another connection past it), so the pass alone never needs a second one.
  *
+ * The first rule holds for every status write of a job, not only the pass's: a status patch
+ * sent outside it (an admitted job's progress, a restart recorded) counts its job in flight
+ * too (tj_status_pass_begin), without taking a place of the pass's width, and the job's
+ * next status write, of the pass or not, waits behind it and goes stale as above. Two plans
+ * of one job, the second made before the first's answer, otherwise both sent their patch,
+ * and the second met a conflict (docs/benchmarks.md, "Admission at scale").
+ *
  * Waiters go in the order they came. This file is the pass's bookkeeping, with no clock and
  * no I/O; the write gate (write_gate.h) runs it on the loop and calls the waiters back. */
 #pragma once
@@ -36,6 +43,10 @@
 #include "base/list.h"
 
 #define TJ_STATUS_PASS_MAX_IN_FLIGHT 96
+/* Status writes sent outside the pass that count their job in flight, at most: the write
+ * gate's deferrable writes in flight (TJ_WRITE_GATE_MAX_DEFERRED) and a status patch of each
+ * reconcile in flight fit. A write past them goes untracked, as before the rule. */
+#define TJ_STATUS_PASS_MAX_OTHERS 64
 
 enum tj_status_pass_state {
 	TJ_STATUS_PASS_IDLE,    /* in no list */
@@ -62,15 +73,18 @@ struct tj_status_pass_waiter {
 
 /* A job with a write in flight, and its next waiter, blocked until that write is answered. */
 struct tj_status_pass_slot {
-	const char *key;                       /* borrowed from the waiter released */
+	const char *key; /* borrowed from the waiter released, or the sender */
 	struct tj_status_pass_waiter *blocked; /* borrowed; NULL */
+	bool other;                            /* sent outside the pass: not in its width */
 };
 
 struct tj_status_pass {
 	struct tj_list queued; /* of waiters, in the order they came */
 	struct tj_list stale;  /* of waiters to be called back as stale */
-	struct tj_status_pass_slot slots[TJ_STATUS_PASS_MAX_IN_FLIGHT];
-	size_t n_in_flight;
+	struct tj_status_pass_slot slots[TJ_STATUS_PASS_MAX_IN_FLIGHT + TJ_STATUS_PASS_MAX_OTHERS];
+	size_t n_slots;     /* jobs with a status write in flight */
+	size_t n_in_flight; /* of them, the ones the pass released: its width */
+	size_t n_others;    /* the others */
 	size_t n_blocked;
 };
 
@@ -85,6 +99,15 @@ void tj_status_pass_remove(struct tj_status_pass *p, struct tj_status_pass_waite
 /* The next waiter whose turn has come, taken out of the queue with its job counted in
  * flight, or NULL when none may go: the queue is empty, or budget writes are in flight. */
 struct tj_status_pass_waiter *tj_status_pass_next(struct tj_status_pass *p, size_t budget);
+
+/* A status write of the job of key is sent outside the pass: the job counts in flight until
+ * tj_status_pass_done. False, changing nothing, when the job has a write in flight already
+ * or TJ_STATUS_PASS_MAX_OTHERS others are: the write goes untracked, and its sender must not
+ * call tj_status_pass_done for it. */
+bool tj_status_pass_begin(struct tj_status_pass *p, const char *key);
+
+/* Whether the job of key has a status write in flight, of the pass or not. */
+bool tj_status_pass_in_flight(const struct tj_status_pass *p, const char *key);
 
 /* The job of key has no more write in flight (answered, or never sent): the waiter blocked
  * behind it goes stale. A key not in flight changes nothing. */

@@ -200,6 +200,21 @@ void tj_write_gate_pass_cancel(struct tj_write_gate *g, struct tj_status_pass_wa
 		tj_status_pass_remove(&g->pass, w);
 }
 
+bool tj_write_gate_status_begin(struct tj_write_gate *g, const char *key)
+{
+	return g && tj_status_pass_begin(&g->pass, key);
+}
+
+void tj_write_gate_status_end(struct tj_write_gate *g, const char *key)
+{
+	tj_write_gate_pass_done(g, key);
+}
+
+bool tj_write_gate_status_in_flight(const struct tj_write_gate *g, const char *key)
+{
+	return g && tj_status_pass_in_flight(&g->pass, key);
+}
+
 void tj_write_gate_stats(const struct tj_write_gate *g, struct tj_write_gate_stats *ret)
 {
 	*ret = g->stats;

@@ -111,6 +111,16 @@ void tj_write_gate_pass_done(struct tj_write_gate *g, const char *key);
 /* Takes w out of the pass if it still waits; none of its callbacks will run. */
 void tj_write_gate_pass_cancel(struct tj_write_gate *g, struct tj_status_pass_waiter *w);
 
+/* A status patch of the job of key is sent outside the pass (tj_status_pass_begin): until
+ * tj_write_gate_status_end, the job's next status write waits in the pass behind it, blocked,
+ * and goes stale once it is answered. False when the write goes untracked (then no end). */
+bool tj_write_gate_status_begin(struct tj_write_gate *g, const char *key);
+void tj_write_gate_status_end(struct tj_write_gate *g, const char *key);
+
+/* Whether the job of key has a status write in flight, of the pass or not; false for a NULL
+ * gate. */
+bool tj_write_gate_status_in_flight(const struct tj_write_gate *g, const char *key);
+
 /* Writes in flight, and waiters. */
 struct tj_write_gate_stats {
 	uint64_t urgent_in_flight;

@@ -293,8 +293,9 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		           NULL),
 		  &m.trainjob_write_gate_waiting },
 		{ TJ_GAUGE("trainjob_status_pass_waiting",
-		           "Queued TrainJobs whose status write (position, expected start) waits "
-		           "for its turn",
+		           "TrainJobs whose status write waits: a queued job's (position, "
+		           "expected start) for its turn, any job's for the answer of its write "
+		           "in flight",
 		           NULL),
 		  &m.trainjob_status_pass_waiting },
 		{ TJ_GAUGE("trainjob_status_pass_in_flight",

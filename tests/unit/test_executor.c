@@ -38,6 +38,13 @@ static const struct reply held = {
 	.method = "POST", .path = PODS, .status = 201, .body = "{}", .hold = true
 };
 
+/* A status patch answered with the TrainJob, when the test releases it, or at once. */
+#define STATUS_ANSWER(held_)                                                                       \
+	{                                                                                          \
+		.method = "PATCH", .path = STATUS, .status = 200,                                  \
+		.body = "{\"kind\":\"TrainJob\"}", .hold = (held_)                                 \
+	}
+
 struct fixture {
 	uv_loop_t loop;
 	struct server server;
@@ -48,6 +55,7 @@ struct fixture {
 	bool queued;                      /* of the executions the test starts */
 	struct tj_service_memo *services; /* NULL unless the test sets one */
 	const char *cached_version;       /* the job's version in the cache; NULL: not asked */
+	const char *version_at_parked;    /* when set, the cache's version once parked runs */
 	int outdated_calls;
 };
 
@@ -182,6 +190,8 @@ static void on_parked(void *userdata)
 
 	r->parked_calls++;
 	r->seen_at_parked = r->fx->server.n_seen;
+	if (r->fx->version_at_parked)
+		r->fx->cached_version = r->fx->version_at_parked;
 }
 
 static bool on_outdated(const char *resource_version, void *userdata)
@@ -246,6 +256,16 @@ static uint64_t gate_waiting(const struct fixture *fx)
 
 	tj_write_gate_stats(fx->gate, &st);
 	return st.waiting;
+}
+
+/* The gate's pass: jobs with a write of it in flight, and its waiters. */
+static void assert_pass(const struct fixture *fx, uint64_t in_flight, uint64_t waiting)
+{
+	struct tj_write_gate_stats st;
+
+	tj_write_gate_stats(fx->gate, &st);
+	assert_int_equal(st.pass_in_flight, in_flight);
+	assert_int_equal(st.pass_waiting, waiting);
 }
 
 /* ---- stages and answers ------------------------------------------------------------------- */
@@ -853,7 +873,8 @@ static void test_a_status_patch_planned_before_the_last_answer_is_planned_again(
 	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
 	server_spin(&fx->server);
 	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|");
-	assert_int_equal(fx->outdated_calls, 1);
+	/* Asked when the stage started (not yet outdated) and when the gate let it go. */
+	assert_int_equal(fx->outdated_calls, 2);
 	assert_int_equal(r.res.rc, 0);
 	assert_true(r.res.superseded);
 	assert_true(r.res.replan);
@@ -871,7 +892,7 @@ static void test_a_status_patch_planned_before_the_last_answer_is_planned_again(
 	SERVER_RUN_UNTIL(&fx->server, next.done_calls == 1);
 	server_spin(&fx->server);
 	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|PATCH " STATUS "|");
-	assert_int_equal(fx->outdated_calls, 2);
+	assert_int_equal(fx->outdated_calls, 4);
 	assert_int_equal(next.res.rc, 0);
 	assert_false(next.res.superseded);
 	run_clear(&next);
@@ -1072,11 +1093,7 @@ static void test_a_queued_status_goes_by_the_pass(void **state)
 {
 	struct fixture *fx = *state;
 	const struct reply replies[] = {
-		{ .method = "PATCH",
-		  .path = STATUS,
-		  .status = 200,
-		  .body = "{\"kind\":\"TrainJob\"}",
-		  .hold = true },
+		STATUS_ANSWER(true),
 		{ .method = "POST", .path = EVENTS, .status = 201, .body = "{}" },
 	};
 	const struct act acts[] = {
@@ -1103,9 +1120,8 @@ static void test_a_queued_status_goes_by_the_pass(void **state)
 	server_spin(&fx->server);
 	/* One write of the job in flight. */
 	assert_string_equal(server_trace(&fx->server, NULL), "PATCH " STATUS "|");
+	assert_pass(fx, 1, 1);
 	tj_write_gate_stats(fx->gate, &st);
-	assert_int_equal(st.pass_in_flight, 1);
-	assert_int_equal(st.pass_waiting, 1);
 	assert_int_equal(st.deferred_in_flight, 0);
 	server_release(&fx->server, 0);
 	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1 && next.done_calls == 1 &&
@@ -1119,9 +1135,155 @@ static void test_a_queued_status_goes_by_the_pass(void **state)
 	assert_int_equal(next.res.rc, 0);
 	assert_true(next.res.superseded);
 	assert_true(next.res.replan);
-	tj_write_gate_stats(fx->gate, &st);
-	assert_int_equal(st.pass_in_flight, 0);
-	assert_int_equal(st.pass_waiting, 0);
+	assert_pass(fx, 0, 0);
+	run_clear(&r);
+	run_clear(&next);
+}
+
+/* A last stage whose status patch was planned before the answer of the job's previous status
+ * write, which came while the earlier stages went, is dropped unsent though nothing holds it,
+ * and the job is planned again from the answer. */
+static void test_a_last_stage_planned_from_an_older_version_is_planned_again(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST", .path = PODS, .status = 201, .body = "{}", .hold = true },
+	};
+	const struct act acts[] = {
+		CREATE_POD(0, "vit-node-0-0"),
+		PATCH_STATUS(1, true,
+		             "{'metadata':{'resourceVersion':'41'},'status':{'state':'Running'}}"),
+	};
+	struct run r = { 0 };
+
+	/* No gate: the stage's writes would go as soon as it starts. */
+	fx->cached_version = "41";
+	server_script(&fx->server, replies, 1);
+	start(fx, &r, acts, 2);
+	SERVER_RUN_UNTIL(&fx->server, fx->server.n_seen == 1);
+	/* The job's previous status write was answered meanwhile, with version 42. */
+	fx->cached_version = "42";
+	server_release(&fx->server, 0);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, NULL), "POST " PODS "|");
+	assert_int_equal(r.res.rc, 0);
+	assert_int_equal(r.res.pods_created, 1);
+	assert_true(r.res.superseded);
+	assert_true(r.res.replan);
+	run_clear(&r);
+}
+
+/* A queued job's status patch whose turn comes after the cache has brought a newer version of
+ * the job (someone else's write, seen by the watch, while it waited in the pass) is dropped
+ * unsent and the job planned again, as a held patch is at the gate; the pass no longer counts
+ * it in flight. */
+static void test_a_queued_status_planned_from_an_older_version_is_planned_again(void **state)
+{
+	struct fixture *fx = *state;
+	const struct act acts[] = {
+		PATCH_STATUS(0, true,
+		             "{'metadata':{'resourceVersion':'41'},'status':{'state':'Queued'}}"),
+		EVENT(0, "Queued"),
+	};
+	struct run r = { 0 };
+
+	make_gate(fx);
+	fx->queued = true;
+	fx->cached_version = "41";
+	fx->version_at_parked = "42";
+	start(fx, &r, acts, 2);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	server_spin(&fx->server);
+	assert_int_equal(r.parked_calls, 1);
+	assert_string_equal(server_trace(&fx->server, NULL), "");
+	assert_int_equal(fx->outdated_calls, 2);
+	assert_true(r.res.superseded);
+	assert_true(r.res.replan);
+	assert_int_equal(r.res.events, 0);
+	assert_pass(fx, 0, 0);
+	run_clear(&r);
+}
+
+/* An admitted job's status patch waits for the job's status write in flight, as a queued
+ * job's does in the pass: planned before that write's answer, it could only meet a conflict.
+ * Once the answer is in, it ends unsent, superseded, for the job to be planned again; a plan
+ * made after the answer sends its patch at once. */
+static void test_a_status_patch_waits_for_the_one_in_flight(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		STATUS_ANSWER(true),
+		STATUS_ANSWER(false),
+	};
+	const struct act acts[] = {
+		PATCH_STATUS(0, true, "{'status':{'state':'Running'}}"),
+	};
+	const struct act newer[] = {
+		PATCH_STATUS(0, true, "{'status':{'state':'Running','message':'newer'}}"),
+	};
+	struct run r = { 0 }, next = { 0 }, after = { 0 };
+
+	make_gate(fx);
+	server_script(&fx->server, replies, 2);
+	start(fx, &r, acts, 1);
+	SERVER_RUN_UNTIL(&fx->server, fx->server.n_seen == 1);
+	start(fx, &next, newer, 1);
+	SERVER_RUN_UNTIL(&fx->server, next.parked_calls == 1);
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, NULL), "PATCH " STATUS "|");
+	/* Blocked behind the write in flight, which takes no place of the pass's width. */
+	assert_pass(fx, 0, 1);
+	server_release(&fx->server, 0);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1 && next.done_calls == 1);
+	server_spin(&fx->server);
+	assert_string_equal(server_trace(&fx->server, NULL), "PATCH " STATUS "|");
+	assert_int_equal(r.res.rc, 0);
+	assert_false(r.res.superseded);
+	assert_int_equal(next.res.rc, 0);
+	assert_true(next.res.superseded);
+	assert_true(next.res.replan);
+	assert_pass(fx, 0, 0);
+	start(fx, &after, newer, 1);
+	SERVER_RUN_UNTIL(&fx->server, after.done_calls == 1);
+	assert_string_equal(server_trace(&fx->server, NULL), "PATCH " STATUS "|PATCH " STATUS "|");
+	assert_request_body(&fx->server, 1, "{'status':{'state':'Running','message':'newer'}}");
+	assert_false(after.res.superseded);
+	run_clear(&r);
+	run_clear(&next);
+	run_clear(&after);
+}
+
+/* A status patch that goes before its plan's pod writes (a restart decision) is sent though
+ * another of its job is in flight: held, its execution could be superseded, and the pod
+ * writes the controller expects from it would never go. */
+static void test_a_status_patch_before_pod_writes_does_not_wait(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "PATCH", .path = STATUS, .status = 200, .body = "{}", .hold = true },
+		{ .method = "PATCH", .path = STATUS, .status = 200, .body = "{}" },
+		{ .method = "POST", .path = PODS, .status = 201, .body = "{}" },
+	};
+	const struct act acts[] = {
+		PATCH_STATUS(0, true, "{'status':{'state':'Running'}}"),
+	};
+	const struct act restart[] = {
+		PATCH_STATUS(0, false, "{'status':{'state':'Restarting'}}"),
+		CREATE_POD(1, "vit-node-0-0"),
+	};
+	struct run r = { 0 }, next = { 0 };
+
+	make_gate(fx);
+	server_script(&fx->server, replies, 3);
+	start(fx, &r, acts, 1);
+	SERVER_RUN_UNTIL(&fx->server, fx->server.n_seen == 1);
+	start(fx, &next, restart, 2);
+	SERVER_RUN_UNTIL(&fx->server, next.done_calls == 1);
+	assert_int_equal(next.parked_calls, 0);
+	assert_int_equal(next.res.pods_created, 1);
+	server_release(&fx->server, 0);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
 	run_clear(&r);
 	run_clear(&next);
 }
@@ -1176,10 +1338,7 @@ static void test_supersede_still_records_a_refusal(void **state)
 		  .path = PODS,
 		  .status = 403,
 		  .body = API_ERROR(403, "Forbidden", "pods is forbidden: exceeded quota: gpu") },
-		{ .method = "PATCH",
-		  .path = STATUS,
-		  .status = 200,
-		  .body = "{\"kind\":\"TrainJob\"}" },
+		STATUS_ANSWER(false),
 	};
 	const struct act acts[] = {
 		CREATE_POD(0, "vit-node-0-0"),
@@ -1325,6 +1484,16 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_a_queued_status_goes_by_the_pass, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_a_last_stage_planned_from_an_older_version_is_planned_again, setup,
+		        teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_a_queued_status_planned_from_an_older_version_is_planned_again, setup,
+		        teardown),
+		cmocka_unit_test_setup_teardown(test_a_status_patch_waits_for_the_one_in_flight,
+		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_status_patch_before_pod_writes_does_not_wait,
+		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_supersede_drops_the_waiting_writes, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_supersede_still_records_a_refusal, setup,

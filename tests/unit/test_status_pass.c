@@ -1,6 +1,6 @@
 /* The pass of queued jobs' status writes, its bookkeeping alone: the order of the waiters,
- * one write of a job in flight, the waiter behind it going stale when it is answered, the
- * most in flight, and removal from every list. */
+ * one write of a job in flight, of the pass or sent outside it, the waiter behind it going
+ * stale when it is answered, the most in flight, and removal from every list. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -14,10 +14,11 @@
 #include "controller/executor/status_pass.h"
 
 /* One step: a waiter added or removed, the next ones taken with a budget, a job's write
- * answered, or the stale ones taken. expect is what NEXT or STALE took, one letter a waiter
- * in order ("" for none). */
+ * sent outside the pass or answered, or the stale ones taken. expect is what NEXT or STALE
+ * took, one letter a waiter in order ("" for none). */
 enum op {
 	ADD,
+	BEGIN,
 	REMOVE,
 	NEXT,
 	DONE,
@@ -27,7 +28,8 @@ enum op {
 struct step {
 	enum op op;
 	char waiter;        /* ADD, REMOVE: the waiter 'a' to 'h' */
-	const char *key;    /* DONE: the job */
+	const char *key;    /* BEGIN, DONE: the job */
+	bool begun;         /* BEGIN: what tj_status_pass_begin says */
 	size_t budget;      /* NEXT */
 	const char *expect; /* NEXT, STALE */
 };
@@ -43,6 +45,10 @@ struct step {
 #define NEXT_(b, e)                                                                                \
 	{                                                                                          \
 		.op = NEXT, .budget = (b), .expect = (e)                                           \
+	}
+#define BEGIN_(k, b)                                                                               \
+	{                                                                                          \
+		.op = BEGIN, .key = (k), .begun = (b)                                              \
 	}
 #define DONE_(k)                                                                                   \
 	{                                                                                          \
@@ -104,6 +110,24 @@ static const struct table_case cases[] = {
 	  1,
 	  1,
 	  0 },
+	{ "a write sent outside the pass blocks its job's next waiter, not the width",
+	  { BEGIN_("team/x", true), ADD_('a'), ADD_('c'), NEXT_(1, "c"), DONE_("team/x"),
+	    STALE_("a"), NEXT_(1, "") },
+	  1,
+	  0,
+	  0 },
+	{ "a write outside the pass waits like one of it: queued behind the one outside",
+	  { BEGIN_("team/x", true), ADD_('c'), ADD_('a'), ADD_('b'), NEXT_(8, "c"), STALE_("a"),
+	    DONE_("team/x"), STALE_("b") },
+	  1,
+	  0,
+	  0 },
+	{ "a job with a write in flight is not counted twice",
+	  { ADD_('a'), NEXT_(8, "a"), BEGIN_("team/x", false), BEGIN_("team/y", true),
+	    BEGIN_("team/y", false), DONE_("team/x"), DONE_("team/y"), ADD_('b'), NEXT_(8, "b") },
+	  1,
+	  0,
+	  0 },
 	{ "a budget above the most in flight is the most",
 	  { ADD_('c'), NEXT_(1000, "c") },
 	  1,
@@ -152,8 +176,15 @@ static void test_table(void **state)
 				tj_status_pass_remove(&p, &w[s->waiter - 'a']);
 				assert_int_equal(w[s->waiter - 'a'].state, TJ_STATUS_PASS_IDLE);
 				break;
+			case BEGIN:
+				if (tj_status_pass_begin(&p, s->key) != s->begun)
+					fail_msg("%s, step %zu: begin of %s not %d", tc->name, i,
+					         s->key, s->begun);
+				assert_true(tj_status_pass_in_flight(&p, s->key));
+				break;
 			case DONE:
 				tj_status_pass_done(&p, s->key);
+				assert_false(tj_status_pass_in_flight(&p, s->key));
 				break;
 			case NEXT:
 			case STALE:
@@ -202,11 +233,46 @@ static void test_every_slot(void **state)
 		            strcmp(p.slots[i].key, "team/j31") != 0);
 }
 
+/* The writes outside the pass fill their own places, past which one goes untracked, and
+ * leave the pass its whole width. */
+static void test_every_other_slot(void **state)
+{
+	struct tj_status_pass p = { 0 };
+	struct tj_status_pass_waiter w[TJ_STATUS_PASS_MAX_IN_FLIGHT] = { 0 };
+	char others[TJ_STATUS_PASS_MAX_OTHERS + 1][16], names[TJ_STATUS_PASS_MAX_IN_FLIGHT][16];
+
+	(void)state;
+	for (size_t i = 0; i <= TJ_STATUS_PASS_MAX_OTHERS; i++) {
+		snprintf(others[i], sizeof(others[i]), "team/o%zu", i);
+		assert_int_equal(tj_status_pass_begin(&p, others[i]),
+		                 i < TJ_STATUS_PASS_MAX_OTHERS);
+	}
+	assert_false(tj_status_pass_in_flight(&p, others[TJ_STATUS_PASS_MAX_OTHERS]));
+	for (size_t i = 0; i < TJ_STATUS_PASS_MAX_IN_FLIGHT; i++) {
+		snprintf(names[i], sizeof(names[i]), "team/j%zu", i);
+		w[i].key = names[i];
+		tj_status_pass_add(&p, &w[i]);
+	}
+	for (size_t i = 0; i < TJ_STATUS_PASS_MAX_IN_FLIGHT; i++)
+		assert_ptr_equal(tj_status_pass_next(&p, TJ_STATUS_PASS_MAX_IN_FLIGHT), &w[i]);
+	assert_int_equal(p.n_in_flight, TJ_STATUS_PASS_MAX_IN_FLIGHT);
+	assert_int_equal(p.n_others, TJ_STATUS_PASS_MAX_OTHERS);
+	tj_status_pass_done(&p, others[3]);
+	assert_true(tj_status_pass_begin(&p, others[TJ_STATUS_PASS_MAX_OTHERS]));
+	for (size_t i = 0; i < TJ_STATUS_PASS_MAX_IN_FLIGHT; i++)
+		tj_status_pass_done(&p, names[i]);
+	assert_int_equal(p.n_in_flight, 0);
+	assert_int_equal(p.n_others, TJ_STATUS_PASS_MAX_OTHERS);
+	assert_true(tj_status_pass_in_flight(&p, others[0]));
+	assert_false(tj_status_pass_in_flight(&p, others[3]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_every_slot),
+		cmocka_unit_test(test_every_other_slot),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
