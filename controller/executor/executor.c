@@ -458,14 +458,11 @@ static bool planned_from_outdated(const struct tj_execution *e)
 	return false;
 }
 
-/* Whether the last stage's status patch, not yet sent, must wait for a status write of its
- * job in flight (status_pass.h): planned before that write's answer, it could only meet a
- * conflict. An earlier stage's is sent as it is: a parked execution may be superseded, and
- * the pod writes of its later stages, which the controller expects, would then never go. */
+/* Whether the stage's status patch, not yet sent, must wait for a status write of its job in
+ * flight (status_pass.h): planned before that write's answer, it could only meet a
+ * conflict. */
 static bool status_behind(const struct tj_execution *e)
 {
-	if (!last_stage(e))
-		return false;
 	for (size_t i = 0; i < e->n_ops; i++)
 		if (!e->ops[i].sent && e->ops[i].action->kind == TJ_ACTION_PATCH_STATUS)
 			return tj_write_gate_status_in_flight(e->config.gate, e->key);
@@ -483,18 +480,32 @@ static void wait_behind(struct tj_execution *e)
 	tj_write_gate_pass_wait(e->config.gate, &e->pass_waiter, pass_released, pass_stale, e);
 }
 
+/* Whether the last stage's status patch keeps the stage's writes back: planned from an older
+ * version of the job than the cache's (the answer of a status write that was in flight while
+ * earlier stages went, or a newer version from the watch), the stage is dropped unsent and
+ * the job planned again; behind its job's status write in flight, it waits in the pass. A
+ * status stage holds only that patch and what goes with it (the runtime snapshot). An
+ * earlier stage's patch goes as it is: a parked execution may be superseded, and the pod
+ * writes of its later stages, which the controller expects, would then never go. */
+static bool status_holds_back(struct tj_execution *e)
+{
+	if (!last_stage(e))
+		return false;
+	if (planned_from_outdated(e) && supersede(e, true))
+		return true;
+	if (!status_behind(e))
+		return false;
+	wait_behind(e);
+	return true;
+}
+
 /* The gate opened for the stage's deferrable writes. */
 static void gate_released(struct tj_write_gate_waiter *w, void *userdata)
 {
 	struct tj_execution *e = userdata;
 
-	if (planned_from_outdated(e) && supersede(e, true))
-		return;
-	if (status_behind(e)) {
-		wait_behind(e);
-		return;
-	}
-	send_deferred(e, false);
+	if (!status_holds_back(e))
+		send_deferred(e, false);
 }
 
 /* The pass gave the queued job's writes their turn: the job counts there as in flight
@@ -575,17 +586,11 @@ static void start_stage(struct tj_execution *e)
 				                          .action = a,
 				                          .urgent = !a->deferrable };
 	}
-	/* Nothing of the last stage goes when its status patch was planned from an older
-	 * version of the job than the cache's (the answer of a status write that was in flight
-	 * while earlier stages went), nor while it waits behind its job's status write in
-	 * flight: a status stage holds only that patch and what goes with it (the runtime
-	 * snapshot). */
+	/* Nothing of the stage is sent yet: a stage held back is all unsent. */
 	e->pending = e->n_ops;
-	if (last_stage(e) && planned_from_outdated(e) && supersede(e, true))
-		return;
-	if (status_behind(e)) {
-		wait_behind(e);
-		maybe_park(e);
+	if (status_holds_back(e)) {
+		if (waiting(e))
+			maybe_park(e);
 		return;
 	}
 	/* Count every write before sending any, and hold one count until the loop below is

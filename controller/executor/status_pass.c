@@ -8,9 +8,15 @@ static struct tj_status_pass_waiter *first_of(const struct tj_list *l)
 	return TJ_LIST_ENTRY(l->head, struct tj_status_pass_waiter, link);
 }
 
+/* Jobs with a status write in flight, of the pass or not: the slots in use. */
+static size_t n_slots(const struct tj_status_pass *p)
+{
+	return p->n_in_flight + p->n_others;
+}
+
 static struct tj_status_pass_slot *slot_of(const struct tj_status_pass *p, const char *key)
 {
-	for (size_t i = 0; i < p->n_slots; i++)
+	for (size_t i = 0; i < n_slots(p); i++)
 		if (strcmp(p->slots[i].key, key) == 0)
 			return (struct tj_status_pass_slot *)&p->slots[i];
 	return NULL;
@@ -60,7 +66,7 @@ void tj_status_pass_remove(struct tj_status_pass *p, struct tj_status_pass_waite
 		tj_list_unlink(&p->stale, &w->link);
 		break;
 	case TJ_STATUS_PASS_BLOCKED:
-		for (size_t i = 0; i < p->n_slots; i++)
+		for (size_t i = 0; i < n_slots(p); i++)
 			if (p->slots[i].blocked == w) {
 				p->slots[i].blocked = NULL;
 				p->n_blocked--;
@@ -85,7 +91,7 @@ struct tj_status_pass_waiter *tj_status_pass_next(struct tj_status_pass *p, size
 			block(p, s, w);
 			continue;
 		}
-		p->slots[p->n_slots++] = (struct tj_status_pass_slot){ .key = w->key };
+		p->slots[n_slots(p)] = (struct tj_status_pass_slot){ .key = w->key };
 		p->n_in_flight++;
 		w->state = TJ_STATUS_PASS_IDLE;
 		return w;
@@ -97,7 +103,7 @@ bool tj_status_pass_begin(struct tj_status_pass *p, const char *key)
 {
 	if (p->n_others >= TJ_STATUS_PASS_MAX_OTHERS || slot_of(p, key))
 		return false;
-	p->slots[p->n_slots++] = (struct tj_status_pass_slot){ .key = key, .other = true };
+	p->slots[n_slots(p)] = (struct tj_status_pass_slot){ .key = key, .other = true };
 	p->n_others++;
 	return true;
 }
@@ -121,7 +127,8 @@ void tj_status_pass_done(struct tj_status_pass *p, const char *key)
 		p->n_others--;
 	else
 		p->n_in_flight--;
-	*s = p->slots[--p->n_slots];
+	/* The last slot in use moves into the freed one. */
+	*s = p->slots[n_slots(p)];
 }
 
 struct tj_status_pass_waiter *tj_status_pass_take_stale(struct tj_status_pass *p)

@@ -82,9 +82,10 @@ struct tj_status_pass {
 	struct tj_list queued; /* of waiters, in the order they came */
 	struct tj_list stale;  /* of waiters to be called back as stale */
 	struct tj_status_pass_slot slots[TJ_STATUS_PASS_MAX_IN_FLIGHT + TJ_STATUS_PASS_MAX_OTHERS];
-	size_t n_slots;     /* jobs with a status write in flight */
-	size_t n_in_flight; /* of them, the ones the pass released: its width */
-	size_t n_others;    /* the others */
+	/* Jobs with a status write in flight, in slots[0 .. n_in_flight + n_others): the ones
+	 * the pass released (its width), and the others. */
+	size_t n_in_flight;
+	size_t n_others;
 	size_t n_blocked;
 };
 
