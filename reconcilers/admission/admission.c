@@ -1197,10 +1197,51 @@ static struct tj_admission_decision *blank_decisions(size_t n)
 	return ds;
 }
 
-static int decide_queue(const struct tj_admission_input *in, bool afresh,
+/* The tries of one class in a run (admission.h, "Tries"): from where in its queue, how many
+ * made, and the place of the first job left untried from there on (SIZE_MAX: none). */
+struct tries {
+	size_t from, made, stopped;
+};
+
+/* Whether the job needs a look at the nodes of its class: no job before it in the run had
+ * its shape (or what that look counted is stale), or it sees some nodes full
+ * (decide_avoiding). */
+static bool needs_look(struct run *r, size_t b, const struct tj_admission_job *job)
+{
+	return job->n_excluded > 0 || job->eligible || !tj_admission_memo_of(r, b, job);
+}
+
+/* Whether job j, at place k of class b's queue, is decided in this run; if not, it waits
+ * untried. */
+static bool tried(struct run *r, size_t b, size_t j, size_t k, struct tries *t,
+                  const struct heads *heads)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
+	int max = r->in->config->max_tries;
+
+	if (r->skip) {
+		if (!r->skip[j])
+			return true;
+	} else if (r->afresh || max <= 0 || heads->n < depth(r) || job->restart ||
+	           job->preempting || !needs_look(r, b, job)) {
+		return true;
+	} else if (k >= t->from && t->made < (size_t)max) {
+		t->made++;
+		return true;
+	} else if (k >= t->from && t->stopped == SIZE_MAX) {
+		t->stopped = k;
+	}
+	wait_for(d, TJ_ADMISSION_REASON_PRIORITY);
+	d->untried = true;
+	r->res->untried++;
+	return false;
+}
+
+static int decide_queue(const struct tj_admission_input *in, bool afresh, const bool *skip,
                         struct tj_admission_result **ret)
 {
-	struct run r = { .in = in, .era = 1, .epoch = 1, .afresh = afresh };
+	struct run r = { .in = in, .era = 1, .epoch = 1, .afresh = afresh, .skip = skip };
 	struct tj_admission_result *res;
 	int err;
 
@@ -1217,7 +1258,8 @@ static int decide_queue(const struct tj_admission_input *in, bool afresh,
 	res->n_decisions = in->n_jobs;
 	res->decisions = blank_decisions(in->n_jobs);
 	res->classes = calloc(r.n_buckets, sizeof(*res->classes));
-	err = !res->decisions || !res->classes ? -ENOMEM : run_alloc(&r);
+	res->cursors = calloc(r.n_buckets, sizeof(*res->cursors));
+	err = !res->decisions || !res->classes || !res->cursors ? -ENOMEM : run_alloc(&r);
 	if (err == 0)
 		err = index_nodes(&r);
 	if (err == 0)
@@ -1225,10 +1267,15 @@ static int decide_queue(const struct tj_admission_input *in, bool afresh,
 	if (err == 0)
 		err = open_accounts(&r);
 	for (size_t b = 0; b < r.n_buckets && err == 0; b++) {
+		size_t first = r.bucket_jobs[b], n = r.bucket_jobs[b + 1] - first;
+		struct tries t = { .from = in->cursors && in->cursors[b] < n ? in->cursors[b] : 0,
+			           .stopped = SIZE_MAX };
 		struct heads heads = { 0 };
 
-		for (size_t i = r.bucket_jobs[b]; i < r.bucket_jobs[b + 1] && err == 0; i++)
-			err = decide_avoiding(&r, b, r.order[i], &heads);
+		for (size_t i = first; i < first + n && err == 0; i++)
+			if (tried(&r, b, r.order[i], i - first, &t, &heads))
+				err = decide_avoiding(&r, b, r.order[i], &heads);
+		res->cursors[b] = t.stopped == SIZE_MAX ? 0 : t.stopped;
 		number_waiting(&r, b);
 	}
 	run_clear(&r);
@@ -1242,13 +1289,19 @@ static int decide_queue(const struct tj_admission_input *in, bool afresh,
 
 int tj_admit(const struct tj_admission_input *in, struct tj_admission_result **ret)
 {
-	return decide_queue(in, false, ret);
+	return decide_queue(in, false, NULL, ret);
 }
 
 int tj_admission_decide_afresh(const struct tj_admission_input *in,
                                struct tj_admission_result **ret)
 {
-	return decide_queue(in, true, ret);
+	return decide_queue(in, true, NULL, ret);
+}
+
+int tj_admission_decide_afresh_without(const struct tj_admission_input *in, const bool *untried,
+                                       struct tj_admission_result **ret)
+{
+	return decide_queue(in, true, untried, ret);
 }
 
 struct tj_admission_result *tj_admission_result_free(struct tj_admission_result *res)
@@ -1262,6 +1315,7 @@ struct tj_admission_result *tj_admission_result_free(struct tj_admission_result 
 	}
 	free(res->decisions);
 	free(res->classes);
+	free(res->cursors);
 	free(res);
 	return NULL;
 }

@@ -101,6 +101,17 @@
  *   there, else where the releases let it fit; its expected start is the later of that time
  *   and its begin time. So the jobs behind it take its nodes only when they give them back
  *   by then, and it is placed as soon as its time comes. It preempts nobody before then.
+ * - Tries (Slurm's bf_max_job_test and bf_continue). Behind the reservations of its class, a
+ *   job that needs a look at the class's nodes (a shape of gang no job before it in the run
+ *   had, or nodes it must avoid or may not use) is a try; the jobs of a shape already looked
+ *   at are decided from what that look counted. With config max_tries, a run makes at most
+ *   that many tries per class: the jobs that would be tries past them are not tried
+ *   (untried), as if they were not in the queue, but for their places. The tries begin at
+ *   the class's cursor, the place in its queue where the last run's tries stopped: the jobs
+ *   between the reservations and it that would be tries are not tried either, so that every
+ *   job is tried once in a few runs however long the queue. Restarts, the jobs whose victims
+ *   are on their way out, and the jobs before the backfill depth is reached are always
+ *   decided.
  * - Reasons of a waiting job: Resources (it does not fit in what is free now, or it is the
  *   head), Priority (it would fit now, but starting it would delay the head), QuotaExceeded,
  *   NeverFits, QOSMaxGRESPerNamespace, BeginTime. */
@@ -285,6 +296,10 @@ struct tj_admission_config {
 	/* How many blocked jobs of a class get a reservation and an expected start, in the
 	 * queue's order (Slurm's backfill depth); 0 counts as 1, the head alone. */
 	int reservations;
+	/* How many jobs of a class behind its reservations a run tries at most, of those that
+	 * need a look at the class's nodes (Slurm's bf_max_job_test); 0: no bound. See "Tries"
+	 * above. */
+	int max_tries;
 };
 
 struct tj_admission_input {
@@ -310,6 +325,10 @@ struct tj_admission_input {
 	const struct tj_admission_job *jobs;
 	size_t n_jobs;
 	int64_t now; /* unix seconds */
+	/* With max_tries: per class (n_classes + 1, the last for class -1), where in the class's
+	 * queue the tries resume, the last result's cursors (Slurm's bf_continue). NULL: at the
+	 * start. */
+	const size_t *cursors;
 };
 
 enum tj_admission_verdict {
@@ -328,6 +347,9 @@ enum tj_admission_verdict {
 struct tj_admission_decision {
 	enum tj_admission_verdict verdict;
 	bool backfilled; /* admitted ahead of a blocked head */
+	/* WAITING, reason Priority: past the bound of tries (rule "Tries"), not looked at in this
+	 * run; its free_nodes and expected_start are unknown (0). */
+	bool untried;
 	/* ADMITTED: num_pods indexes into nodes, the node of each pod that needs one, in rank
 	 * order. Owned by the result. */
 	size_t *nodes;
@@ -373,7 +395,11 @@ struct tj_admission_result {
 	struct tj_admission_decision *decisions; /* owned; parallel to the input's jobs */
 	size_t n_decisions;
 	struct tj_admission_class_stats *classes; /* owned; n_classes + 1: the last is class -1 */
+	/* owned; n_classes + 1: where the next run's tries resume (tj_admission_input.cursors);
+	 * 0 once a run's tries reached the end of its class's queue. */
+	size_t *cursors;
 	size_t admitted, backfilled;
+	size_t untried;    /* jobs past the bound of tries */
 	size_t preempting; /* jobs that preempt in this result */
 };
 
@@ -419,6 +445,14 @@ void tj_admission_say_deferred(const struct tj_admission_input *in, size_t j,
  * changed). */
 bool tj_admission_worth_telling(const struct tj_admission_decision *old,
                                 const struct tj_admission_decision *d);
+
+/* A job left untried (d->untried) keeps what the last look at it found, as its status tells
+ * it (told, the decision last told: a waiting one that was tried), in its new place: d gets
+ * told's reason, message, expected start and free nodes, and is no longer untried (the
+ * message of a reason tj_admission_say_deferred writes is written again, with the new place).
+ * Any other d is left as it is. */
+void tj_admission_keep_last_look(struct tj_admission_decision *d,
+                                 const struct tj_admission_decision *told);
 
 /* "Resources" -> 0, "Priority" -> 1, "QuotaExceeded" -> 2, "NeverFits" -> 3,
  * "QOSMaxGRESPerNamespace" -> 4; -1 otherwise. */

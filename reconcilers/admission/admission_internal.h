@@ -197,6 +197,9 @@ struct run {
 	/* Every memo is ignored, and every slot looked at: each job is decided from scratch
 	 * (tj_admission_decide_afresh). */
 	bool afresh;
+	/* Per job: left untried, whatever the bound of tries (tj_admission_decide_afresh_without);
+	 * NULL: as the bound says. */
+	const bool *skip;
 	/* The job decided now sees some slots full that are not (decide_avoiding): it reads no
 	 * memo and keeps none, and the memos keep counting what is free for the others. */
 	bool viewing;
@@ -335,6 +338,11 @@ static inline int64_t gang_gpus(const struct tj_admission_job *job)
  * tj_admit must equal, for the unit tests. */
 int tj_admission_decide_afresh(const struct tj_admission_input *in,
                                struct tj_admission_result **ret);
+
+/* The same, with the jobs marked in untried left untried (rule "Tries") and every other job
+ * decided: what tj_admit, bounded, must equal for the jobs it tried. */
+int tj_admission_decide_afresh_without(const struct tj_admission_input *in, const bool *untried,
+                                       struct tj_admission_result **ret);
 
 /* Node choice and reservation (admission_place.c) */
 

@@ -75,6 +75,13 @@ void tj_admission_say_waiting(struct tj_admission_decision *d, const char *class
 	char gang[128], start[32];
 
 	describe_gang(gang, sizeof(gang), job, job->num_pods);
+	if (d->untried) {
+		snprintf(d->message, sizeof(d->message),
+		         "position %d of %d in %s: needs %s; not looked at yet: the queue is tried "
+		         "a part at a time (admission.backfillMaxJobTest)",
+		         d->position, d->queue_length, class_name, gang);
+		return;
+	}
 	tj_admission_describe_time(start, sizeof(start), d->expected_start, now);
 	snprintf(d->message, sizeof(d->message),
 	         "position %d of %d in %s: needs %s, %d such node%s free; expected start %s",
@@ -137,6 +144,18 @@ bool tj_admission_worth_telling(const struct tj_admission_decision *old,
 	return d->position <= TJ_ADMISSION_POSITION_NEAR ||
 	       old->position <= TJ_ADMISSION_POSITION_NEAR ||
 	       abs(dp) * TJ_ADMISSION_POSITION_SHARE >= d->position;
+}
+
+void tj_admission_keep_last_look(struct tj_admission_decision *d,
+                                 const struct tj_admission_decision *told)
+{
+	if (!d->untried || told->verdict != TJ_ADMISSION_WAITING || told->untried)
+		return;
+	memcpy(d->reason, told->reason, sizeof(d->reason));
+	memcpy(d->message, told->message, sizeof(d->message));
+	d->expected_start = told->expected_start;
+	d->free_nodes = told->free_nodes;
+	d->untried = false;
 }
 
 void tj_admission_say_preempting(struct tj_admission_decision *d,

@@ -4,17 +4,23 @@
  * mean, the median and the 99th percentile) and the decisions per second (jobs decided per
  * run / time per run).
  *
- *   build/tests/bench/bench_admission_core [runs] [jobs] [nodes] [busy|empty|steady|all] [depth]
+ *   build/tests/bench/bench_admission_core [runs] [jobs] [nodes] [busy|empty|steady|distinct|all]
+ * [depth] [tries]
  *
  * depth is the backfill depth (admission.backfillDepth: how many blocked jobs get a
- * reservation), 8 as shipped.
+ * reservation), 8 as shipped; tries the bound of tries per class (admission.backfillMaxJobTest),
+ * 500 as shipped, 0 for none. Each run resumes its tries where the last one's stopped, as the
+ * admitter's cycles do.
  * Two shapes of the cluster: "busy", 90 % of the nodes in use by running jobs whose
  * walltimes end over the next hour (the steady state: a few gangs start, the head gets a
  * reservation, the rest backfill or wait), and "empty", every node free (a restarted
  * controller facing a full queue: thousands of gangs start in one run). Jobs: 1 to 8 nodes
  * of 1, 2 or 4 GPUs, three priorities, walltimes of 20 s to 1 h or none, ten namespaces.
  * A third, "steady", is bench_admission.py's scale run: every node runs a whole-node rank
- * of a 30-minute walltime but one gang's worth, and the queue holds gangs of 4 whole nodes. */
+ * of a 30-minute walltime but one gang's worth, and the queue holds gangs of 4 whole nodes.
+ * A fourth, "distinct", is "busy" with every job's pods asking a memory of their own (a MiB
+ * more than the job before): a queue of as many shapes as jobs, where no job is decided from
+ * what the look at another's shape counted. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +34,9 @@
 #define GIB       (1024LL * 1024 * 1024)
 #define LABEL_MAX 32
 
-/* The backfill depth of every run (argv[5]). */
+/* The backfill depth of every run (argv[5]), and the bound of tries (argv[6]). */
 static int depth = 8;
+static int tries = 500;
 
 /* A fixed sequence, so that every run of the benchmark decides the same queue. */
 static uint64_t next_random(uint64_t *state)
@@ -70,7 +77,8 @@ static void synthetic_free(struct synthetic *s)
 	free(s->racks);
 }
 
-static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, int busy_percent)
+static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, int busy_percent,
+                           bool distinct)
 {
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
 
@@ -86,7 +94,8 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 	/* steady as the admitter decides: the waiting jobs' messages left to the few it tells */
 	s->config = (struct tj_admission_config){ .backfill = true,
 		                                  .defer_waiting_messages = busy_percent < 0,
-		                                  .reservations = depth };
+		                                  .reservations = depth,
+		                                  .max_tries = tries };
 	for (size_t i = 0; i < n_nodes; i++) {
 		struct tj_admission_node *node = &s->nodes[i];
 
@@ -130,7 +139,8 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 			.key = s->keys[i],
 			.namespace = ns,
 			.num_nodes = (int)pick(&seed, 1, 8),
-			.request = { g, g * 16000, g * 100 * GIB },
+			.request = { g, g * 16000,
+			             g * 100 * GIB + (distinct ? (int64_t)i * 1024 * 1024 : 0) },
 			.priority = priorities[pick(&seed, 0, 4)],
 			.creation_time = NOW - pick(&seed, 0, 86400),
 			.walltime = walltime,
@@ -198,27 +208,34 @@ static double quantile(double *t, int n, double q)
 	return t[(int)(q * (n - 1) + 0.5)];
 }
 
-static int bench(const char *shape, int busy_percent, int runs, size_t n_jobs, size_t n_nodes)
+static int bench(const char *shape, int busy_percent, bool distinct, int runs, size_t n_jobs,
+                 size_t n_nodes)
 {
 	struct synthetic s;
 	struct tj_admission_result *res = NULL;
 	double start, worst = 0, total = 0, *times = calloc((size_t)runs, sizeof(*times));
-	int err = times ? synthetic_build(&s, n_jobs, n_nodes, busy_percent) : -ENOMEM;
+	int err = times ? synthetic_build(&s, n_jobs, n_nodes, busy_percent, distinct) : -ENOMEM;
+	size_t cursor = 0, untried = 0;
 
 	for (int i = 0; i < runs && err == 0; i++) {
 		double t;
 
-		/* As the admitter does: the jobs in the order of the last run's ranks. */
+		/* As the admitter does: the jobs in the order of the last run's ranks, the tries
+		 * from where the last run's stopped. */
 		if (res && reorder(&s, res) < 0) {
 			err = -ENOMEM;
 			break;
 		}
+		if (res)
+			cursor = res->cursors[0];
+		s.in.cursors = &cursor;
 		res = tj_admission_result_free(res);
 		start = seconds();
 		err = tj_admit(&s.in, &res);
 		t = seconds() - start;
 		times[i] = t;
 		total += t;
+		untried += res ? res->untried : 0;
 		worst = t > worst ? t : worst;
 	}
 	if (err == 0)
@@ -226,11 +243,12 @@ static int bench(const char *shape, int busy_percent, int runs, size_t n_jobs, s
 		       "worst "
 		       "%.2f ms), %.0f decisions/s; "
 		       "%zu admitted (%zu backfilled), %zu waiting for resources, %zu for "
-		       "priority\n",
+		       "priority; %.0f untried a run\n",
 		       shape, n_jobs, n_nodes, total / runs * 1e3, quantile(times, runs, 0.5) * 1e3,
 		       quantile(times, runs, 0.99) * 1e3, worst * 1e3,
 		       (double)n_jobs * runs / total, res->admitted, res->backfilled,
-		       res->classes[0].waiting[0], res->classes[0].waiting[1]);
+		       res->classes[0].waiting[0], res->classes[0].waiting[1],
+		       (double)untried / runs);
 	tj_admission_result_free(res);
 	if (times)
 		synthetic_free(&s);
@@ -243,7 +261,11 @@ int main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int busy_percent;
-	} shapes[] = { { "busy", 90 }, { "empty", 0 }, { "steady", -1 } };
+		bool distinct;
+	} shapes[] = { { "busy", 90, false },
+		       { "empty", 0, false },
+		       { "steady", -1, false },
+		       { "distinct", 90, true } };
 	int runs = argc > 1 ? atoi(argv[1]) : 20;
 	size_t n_jobs = argc > 2 ? strtoul(argv[2], NULL, 10) : 5000;
 	size_t n_nodes = argc > 3 ? strtoul(argv[3], NULL, 10) : 2000;
@@ -251,16 +273,20 @@ int main(int argc, char **argv)
 	int err = 0, ran = 0;
 
 	depth = argc > 5 ? atoi(argv[5]) : depth;
+	tries = argc > 6 ? atoi(argv[6]) : tries;
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
 		ran += !only || strcmp(only, shapes[i].name) == 0;
-	if (runs < 1 || n_jobs < 1 || n_nodes < 1 || !ran || depth < 1) {
-		fprintf(stderr, "usage: %s [runs] [jobs] [nodes] [busy|empty|steady|all] [depth]\n",
+	if (runs < 1 || n_jobs < 1 || n_nodes < 1 || !ran || depth < 1 || tries < 0) {
+		fprintf(stderr,
+		        "usage: %s [runs] [jobs] [nodes] [busy|empty|steady|distinct|all] [depth] "
+		        "[tries]\n",
 		        argv[0]);
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]) && err == 0; i++)
 		if (!only || strcmp(only, shapes[i].name) == 0)
-			err = bench(shapes[i].name, shapes[i].busy_percent, runs, n_jobs, n_nodes);
+			err = bench(shapes[i].name, shapes[i].busy_percent, shapes[i].distinct,
+			            runs, n_jobs, n_nodes);
 	if (err < 0)
 		fprintf(stderr, "tj_admit: %s\n", strerror(-err));
 	return err < 0;

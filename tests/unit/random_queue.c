@@ -278,6 +278,7 @@ void tj_test_assert_same_decision(const struct tj_admission_decision *x,
 {
 	assert_int_equal(x->verdict, y->verdict);
 	assert_int_equal(x->backfilled, y->backfilled);
+	assert_int_equal(x->untried, y->untried);
 	assert_int_equal(x->nodes != NULL, y->nodes != NULL);
 	if (x->nodes)
 		assert_memory_equal(x->nodes, y->nodes, n_pods * sizeof(*x->nodes));
@@ -306,6 +307,7 @@ void tj_test_assert_same_result(const struct tj_admission_input *in,
 	assert_int_equal(x->admitted, y->admitted);
 	assert_int_equal(x->backfilled, y->backfilled);
 	assert_int_equal(x->preempting, y->preempting);
+	assert_int_equal(x->untried, y->untried);
 	assert_memory_equal(x->classes, y->classes, (in->n_classes + 1) * sizeof(*x->classes));
 	for (size_t j = 0; j < x->n_decisions; j++)
 		tj_test_assert_same_decision(&x->decisions[j], &y->decisions[j],

@@ -105,6 +105,7 @@ struct job_row {
 	int64_t start;
 	int free;
 	bool backfilled;
+	bool untried;        /* past the bound of tries */
 	const char *message; /* NULL: "" */
 };
 
@@ -127,6 +128,10 @@ struct adm_case {
 	struct running_row running[MAX_RUNNING];
 	struct tj_admission_tier_limit tier_limits[2]; /* up to the first unnamed */
 	size_t admitted, backfilled;
+	/* The bound of tries per class (0: none), where gh200's tries resume, and where the next
+	 * run's would. */
+	int max_tries;
+	size_t cursor, next_cursor;
 	bool check_stats; /* of gh200 */
 	struct tj_admission_class_stats stats;
 };
@@ -979,6 +984,197 @@ static const struct adm_case cases[] = {
 	             .reserved_gpus = 12,
 	             .waiting = { 1, 0, 0, 0 } } },
 
+	/* Tries: a bound on the jobs behind the reservations that need a look at the nodes */
+	{ .name = "past 2 tries, a job of a shape not looked at waits untried, though it would "
+	          "backfill; one of a shape looked at is decided; the next tries resume at it",
+	  .gh200 = 2,
+	  .busy = 1,
+	  .busy_for = 1000,
+	  .max_tries = 2,
+	  .next_cursor = 3,
+	  .jobs = { { .key = "team-a/head",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Resources",
+	              POS(1, 5),
+	              .start = NOW + 1000,
+	              .free = 1,
+	              .message = "position 1 of 5 in gh200: needs 2 nodes x 4 GPUs, 1 such node "
+	                         "free; expected start 10:16Z" },
+	            { .key = "team-a/four",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 2,
+	              .walltime = 2000,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Priority",
+	              POS(2, 5),
+	              .free = 1,
+	              .message = "position 2 of 5 in gh200: needs 1 node x 4 GPUs, 1 such node "
+	                         "free; expected start unknown" },
+	            { .key = "team-a/two",
+	              .nodes = 1,
+	              .gpus = 2,
+	              .created = 3,
+	              .walltime = 2000,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Priority",
+	              POS(3, 5),
+	              .free = 1,
+	              .message = "position 3 of 5 in gh200: needs 1 node x 2 GPUs, 1 such node "
+	                         "free; expected start unknown" },
+	            { .key = "team-a/short",
+	              .nodes = 1,
+	              .gpus = 1,
+	              .created = 4,
+	              .walltime = 100,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Priority",
+	              POS(4, 5),
+	              .untried = true,
+	              .message = "position 4 of 5 in gh200: needs 1 node x 1 GPU; not looked at "
+	                         "yet: the queue is tried a part at a time "
+	                         "(admission.backfillMaxJobTest)" },
+	            { .key = "team-a/four-again",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 5,
+	              .walltime = 2000,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Priority",
+	              POS(5, 5),
+	              .free = 1,
+	              .message = "position 5 of 5 in gh200: needs 1 node x 4 GPUs, 1 such node "
+	                         "free; expected start unknown" } },
+	  .admitted = 0 },
+	{ .name = "the tries resume at the cursor: the jobs between the head and it that need a "
+	          "look wait untried, the one there is backfilled, and the tries reach the end "
+	          "(the next resume at the start)",
+	  .gh200 = 2,
+	  .busy = 1,
+	  .busy_for = 1000,
+	  .max_tries = 2,
+	  .cursor = 3,
+	  .jobs = { { .key = "team-a/head",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Resources",
+	              POS(1, 4),
+	              .start = NOW + 1000,
+	              .free = 1,
+	              .message = "position 1 of 4 in gh200: needs 2 nodes x 4 GPUs, 1 such node "
+	                         "free; expected start 10:16Z" },
+	            { .key = "team-a/four",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 2,
+	              .walltime = 2000,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Priority",
+	              POS(2, 4),
+	              .untried = true,
+	              .message = "position 2 of 4 in gh200: needs 1 node x 4 GPUs; not looked at "
+	                         "yet: the queue is tried a part at a time "
+	                         "(admission.backfillMaxJobTest)" },
+	            { .key = "team-a/two",
+	              .nodes = 1,
+	              .gpus = 2,
+	              .created = 3,
+	              .walltime = 2000,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Priority",
+	              POS(3, 4),
+	              .untried = true,
+	              .message = "position 3 of 4 in gh200: needs 1 node x 2 GPUs; not looked at "
+	                         "yet: the queue is tried a part at a time "
+	                         "(admission.backfillMaxJobTest)" },
+	            { .key = "team-a/short",
+	              .nodes = 1,
+	              .gpus = 1,
+	              .created = 4,
+	              .walltime = 100,
+	              .on = { "gh-2" },
+	              .queue = 4,
+	              .free = 1,
+	              .backfilled = true },
+	            { .key = "team-a/four-again",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 5,
+	              .walltime = 2000,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Resources",
+	              POS(4, 4),
+	              .message = "position 4 of 4 in gh200: needs 1 node x 4 GPUs, 0 such nodes "
+	                         "free; expected start unknown" } },
+	  .admitted = 1,
+	  .backfilled = 1 },
+	{ .name = "restarts and the jobs before the backfill depth is reached are tried past the "
+	          "bound, and a cursor past the end of the queue starts at the front",
+	  .gh200 = 2,
+	  .busy = 1,
+	  .busy_for = 1000,
+	  .max_tries = 1,
+	  .cursor = 9,
+	  .reservations = 2,
+	  .next_cursor = 4,
+	  .jobs = { { .key = "team-a/again",
+	              .nodes = 1,
+	              .gpus = 1,
+	              .created = 9,
+	              .walltime = 500,
+	              .restart = true,
+	              .on = { "gh-2" },
+	              .queue = 4,
+	              .free = 1 },
+	            { .key = "team-a/head",
+	              .nodes = 2,
+	              .gpus = 4,
+	              .created = 1,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Resources",
+	              POS(1, 4),
+	              .start = NOW + 1000,
+	              .message = "position 1 of 4 in gh200: needs 2 nodes x 4 GPUs, 0 such nodes "
+	                         "free; expected start 10:16Z" },
+	            { .key = "team-a/second",
+	              .nodes = 1,
+	              .gpus = 2,
+	              .created = 2,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Priority",
+	              POS(2, 4),
+	              .free = 1,
+	              .message = "position 2 of 4 in gh200: needs 1 node x 2 GPUs, 1 such node "
+	                         "free; expected start unknown" },
+	            { .key = "team-a/third",
+	              .nodes = 1,
+	              .gpus = 3,
+	              .created = 3,
+	              .walltime = 2000,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Priority",
+	              POS(3, 4),
+	              .free = 1,
+	              .message = "position 3 of 4 in gh200: needs 1 node x 3 GPUs, 1 such node "
+	                         "free; expected start unknown" },
+	            { .key = "team-a/fourth",
+	              .nodes = 1,
+	              .gpus = 4,
+	              .created = 4,
+	              .walltime = 2000,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Priority",
+	              POS(4, 4),
+	              .untried = true,
+	              .message = "position 4 of 4 in gh200: needs 1 node x 4 GPUs; not looked at "
+	                         "yet: the queue is tried a part at a time "
+	                         "(admission.backfillMaxJobTest)" } },
+	  .admitted = 1 },
 	/* Backfill */
 	{ .name = "backfill: B waits at the head for A; C (20 s) starts; D without a walltime "
 	          "or with 300 s waits",
@@ -2387,6 +2583,7 @@ struct built {
 	char namespaces[MAX_JOBS][32];
 	struct tj_admission_running running[MAX_RUNNING];
 	struct tj_admission_hold holds[MAX_RUNNING][3];
+	size_t cursors[3]; /* per class, class -1 last */
 	struct tj_admission_input in;
 };
 
@@ -2517,6 +2714,7 @@ static void build(const struct adm_case *c, struct built *b)
 		.wait_if_never_fits = c->wait_if_never_fits,
 		.reservations = c->reservations,
 		.quotas = c->quotas,
+		.max_tries = c->max_tries,
 	};
 	while (b->config.n_quotas < MAX_QUOTAS && c->quotas[b->config.n_quotas].namespace)
 		b->config.n_quotas++;
@@ -2543,6 +2741,8 @@ static void build(const struct adm_case *c, struct built *b)
 	b->in.tier_limits = c->tier_limits;
 	while (b->in.n_tier_limits < 2 && c->tier_limits[b->in.n_tier_limits].namespace)
 		b->in.n_tier_limits++;
+	b->cursors[0] = c->cursor;
+	b->in.cursors = b->cursors;
 }
 
 static void check_decision(const struct built *b, const struct job_row *r,
@@ -2555,6 +2755,7 @@ static void check_decision(const struct built *b, const struct job_row *r,
 	assert_string_equal(d->reason, r->reason ? r->reason : "");
 	assert_string_equal(d->message, r->message ? r->message : "");
 	assert_int_equal(d->backfilled, r->backfilled);
+	assert_int_equal(d->untried, r->untried);
 	assert_int_equal(d->position, r->position);
 	assert_int_equal(d->queue_length, r->queue);
 	assert_int_equal(d->expected_start, r->start);
@@ -2637,6 +2838,7 @@ static void test_admission_table(void **state)
 			check_decision(&b, &c->jobs[j], &res->decisions[j]);
 		assert_int_equal(res->admitted, c->admitted);
 		assert_int_equal(res->backfilled, c->backfilled);
+		assert_int_equal(res->cursors[0], c->next_cursor);
 		check_in_rank_order(c, &b, res);
 		/* With the waiting messages deferred, the same decisions, whose messages the
 		 * caller writes afterwards. */
@@ -2899,6 +3101,58 @@ static void test_worth_telling(void **state)
 	}
 }
 
+/* An untried job keeps what the last look at it found, in its new place; one tried, or one whose
+ * status tells no look (admitted, or untried itself), is left as it is. */
+static void test_keep_last_look(void **state)
+{
+	static const struct {
+		const char *name;
+		bool untried, told_untried;
+		enum tj_admission_verdict told_verdict;
+		const char *reason; /* after */
+		int64_t start;
+		int free;
+		bool still_untried;
+	} looks[] = {
+		{ "untried, the last look told", true, false, TJ_ADMISSION_WAITING, "Resources",
+		  NOW + 600, 2, false },
+		{ "tried", false, false, TJ_ADMISSION_WAITING, "Priority", 0, 0, false },
+		{ "untried, told untried", true, true, TJ_ADMISSION_WAITING, "Priority", 0, 0,
+		  true },
+		{ "untried, told admitted", true, false, TJ_ADMISSION_ADMITTED, "Priority", 0, 0,
+		  true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(looks) / sizeof(looks[0]); i++) {
+		struct tj_admission_decision told = { .verdict = looks[i].told_verdict,
+			                              .untried = looks[i].told_untried,
+			                              .position = 3,
+			                              .queue_length = 9,
+			                              .expected_start = NOW + 600,
+			                              .free_nodes = 2 };
+		struct tj_admission_decision d = { .verdict = TJ_ADMISSION_WAITING,
+			                           .untried = looks[i].untried,
+			                           .position = 7,
+			                           .queue_length = 12 };
+
+		print_message("# case: %s\n", looks[i].name);
+		snprintf(told.reason, sizeof(told.reason), "Resources");
+		snprintf(told.message, sizeof(told.message), "told");
+		snprintf(d.reason, sizeof(d.reason), "Priority");
+		snprintf(d.message, sizeof(d.message), "not told");
+		tj_admission_keep_last_look(&d, &told);
+		assert_string_equal(d.reason, looks[i].reason);
+		assert_string_equal(d.message,
+		                    d.untried || !looks[i].untried ? "not told" : "told");
+		assert_int_equal(d.expected_start, looks[i].start);
+		assert_int_equal(d.free_nodes, looks[i].free);
+		assert_int_equal(d.untried, looks[i].still_untried);
+		assert_int_equal(d.position, 7);
+		assert_int_equal(d.queue_length, 12);
+	}
+}
+
 /* tj_admission_order: the order tj_admit decides in, with what placed each job. */
 static void test_order(void **state)
 {
@@ -2973,7 +3227,7 @@ int main(void)
 		cmocka_unit_test(test_admission_table), cmocka_unit_test(test_stats_per_class),
 		cmocka_unit_test(test_empty_input),     cmocka_unit_test(test_invalid_input),
 		cmocka_unit_test(test_reason_index),    cmocka_unit_test(test_worth_telling),
-		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_order),           cmocka_unit_test(test_keep_last_look),
 	};
 	return cmocka_run_group_tests_name("admission", tests, NULL, NULL);
 }

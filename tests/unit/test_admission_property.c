@@ -50,6 +50,85 @@ static void test_memos_decide_as_afresh(void **state)
 	              backfilled, waiting, preempting);
 }
 
+/* The class of q's job j, class -1 last. */
+static size_t bucket_of(const struct tj_random_queue *q, size_t j)
+{
+	return q->jobs[j].class_index < 0 ? q->in.n_classes : (size_t)q->jobs[j].class_index;
+}
+
+/* Bounded by a few tries a class, from cursors anywhere in the queues (rule "Tries"), tj_admit
+ * decides the jobs it tries as deciding every job afresh does with the others left untried,
+ * as if they were not in the queue but for their places; restarts and jobs whose victims are
+ * on their way out are always tried, no class makes more tries than the bound, and a cursor
+ * left for the next run is the place of a job left untried. */
+static void test_bounded_tries_decide_as_afresh_without_the_untried(void **state)
+{
+	size_t untried = 0, cursors_left = 0, admitted = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+		struct tj_random_queue q;
+		struct tj_admission_result *bounded = NULL, *afresh = NULL;
+		size_t from[3] = { 0 };
+		bool skip[TJ_RANDOM_JOBS] = { false };
+
+		tj_random_queue_build(&q, seed);
+		print_message("#   seed %llu\n", (unsigned long long)seed);
+		assert_true(q.in.n_classes + 1 <= sizeof(from) / sizeof(from[0]));
+		q.config.max_tries = (int)tj_random_pick(&q, 1, 4);
+		for (size_t b = 0; b <= q.in.n_classes; b++)
+			from[b] = (size_t)tj_random_pick(&q, 0, 3) *
+			          (size_t)tj_random_pick(&q, 0, 10);
+		q.in.cursors = from;
+		assert_int_equal(tj_admit(&q.in, &bounded), 0);
+		for (size_t j = 0; j < q.in.n_jobs; j++) {
+			skip[j] = bounded->decisions[j].untried;
+			assert_false(skip[j] && (q.jobs[j].restart || q.jobs[j].preempting));
+			if (skip[j]) {
+				assert_int_equal(bounded->decisions[j].verdict,
+				                 TJ_ADMISSION_WAITING);
+				assert_string_equal(bounded->decisions[j].reason,
+				                    TJ_ADMISSION_REASON_PRIORITY);
+			}
+		}
+		for (size_t b = 0; b <= q.in.n_classes; b++) {
+			size_t cursor = bounded->cursors[b], at = SIZE_MAX;
+
+			if (!cursor)
+				continue;
+			cursors_left++;
+			/* The job at that place of the class's queue: as many of the class before
+			 * it by rank. */
+			for (size_t j = 0; j < q.in.n_jobs; j++) {
+				size_t before = 0;
+
+				if (bucket_of(&q, j) != b)
+					continue;
+				for (size_t k = 0; k < q.in.n_jobs; k++)
+					before += bucket_of(&q, k) == b &&
+					          bounded->decisions[k].rank <
+					                  bounded->decisions[j].rank;
+				if (before == cursor)
+					at = j;
+			}
+			assert_true(at != SIZE_MAX);
+			assert_true(bounded->decisions[at].untried);
+		}
+		assert_int_equal(tj_admission_decide_afresh_without(&q.in, skip, &afresh), 0);
+		tj_test_assert_same_result(&q.in, bounded, afresh);
+		untried += bounded->untried;
+		admitted += bounded->admitted;
+		tj_admission_result_free(bounded);
+		tj_admission_result_free(afresh);
+	}
+	/* The seeds leave jobs untried and cursors for the next run, and admit others. */
+	assert_true(untried > 200);
+	assert_true(cursors_left > 50);
+	assert_true(admitted > 100);
+	print_message("#   %zu untried, %zu cursors left, %zu admitted\n", untried, cursors_left,
+	              admitted);
+}
+
 /* q's jobs in the order of perm (the k-th at perm[k]); ret_at gets each job's new index. */
 static void permute(struct tj_random_queue *q, const size_t *perm, size_t *ret_at)
 {
@@ -123,6 +202,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memos_decide_as_afresh),
 		cmocka_unit_test(test_any_order_decides_alike),
+		cmocka_unit_test(test_bounded_tries_decide_as_afresh_without_the_untried),
 	};
 	return cmocka_run_group_tests_name("admission_property", tests, NULL, NULL);
 }
