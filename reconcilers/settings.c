@@ -99,6 +99,7 @@ static const struct tj_admission_policy default_admission = {
 	.enabled = true,
 	.backfill = true,
 	.backfill_depth = 8,
+	.backfill_max_job_test = 500,
 	.fair_share_half_life = 7 * 86400,
 	.accounting_retention = 30 * 86400,
 	.pin_timeout_seconds = 60,

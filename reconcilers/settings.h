@@ -123,6 +123,10 @@ struct tj_admission_policy {
 	/* How many blocked jobs of a class get a reservation that backfill may not delay, and
 	 * an expected start (Slurm's backfill depth); at least 1. */
 	int backfill_depth;
+	/* How many jobs of a class behind those reservations one cycle tries at most, of those
+	 * that need a look at the class's nodes (Slurm's bf_max_job_test; the next cycle goes on
+	 * from where it stopped, as bf_continue); 0: no bound. */
+	int backfill_max_job_test;
 	bool wait_if_never_fits; /* neverFits: Wait; else a job that never fits fails */
 	/* Seconds a pinned pod may stay unschedulable before its gang is given back. */
 	int pin_timeout_seconds;

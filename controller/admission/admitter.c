@@ -89,6 +89,10 @@ struct tj_admitter {
 	        gone[TJ_ADMITTER_MAX_GONE]; /* nodes deleted a short while ago */
 	size_t n_gone;
 	struct tj_admitter_shares shares; /* the namespaces' usage, read now and then */
+	/* Where the next cycle's tries resume in each class's queue (tj_admission_input.cursors):
+	 * the last result's, n_cursors of them (the classes then, and class -1). */
+	size_t *cursors;
+	size_t n_cursors;
 };
 
 /* ---- the rebuild of the queue ---- */
@@ -378,7 +382,25 @@ static void publish_stats(struct tj_admitter *a, const struct tj_admission_resul
 	}
 }
 
-/* Returns the jobs it decided. */
+/* The cursors of the result, for the next cycle's tries; without memory, the next cycle's tries
+ * begin at the start of each queue. */
+static void keep_cursors(struct tj_admitter *a, const struct tj_admission_result *res, size_t n)
+{
+	if (n != a->n_cursors) {
+		size_t *c = realloc(a->cursors, n * sizeof(*c));
+
+		if (!c) {
+			free(a->cursors);
+			a->cursors = NULL;
+			a->n_cursors = 0;
+			return;
+		}
+		a->cursors = c;
+		a->n_cursors = n;
+	}
+	memcpy(a->cursors, res->cursors, n * sizeof(*a->cursors));
+}
+
 static bool has_account(const char *const *values, void *ctx)
 {
 	return tj_admitter_shares_find(ctx, values[0]) != NULL;
@@ -462,6 +484,8 @@ static size_t cycle(struct tj_admitter *a)
 	if (rc < 0)
 		goto out;
 	a->cycle_snapshot_ns = uv_hrtime();
+	if (a->n_cursors == s.input.n_classes + 1)
+		s.input.cursors = a->cursors;
 	rc = tj_admit(&s.input, &res);
 	if (rc < 0)
 		goto out;
@@ -487,6 +511,8 @@ static size_t cycle(struct tj_admitter *a)
 		struct tj_admitter_entry *e = s.job_entries[i];
 		struct tj_admission_decision *d = &res->decisions[i];
 
+		if (e->decided)
+			tj_admission_keep_last_look(d, &e->decision);
 		/* The entry keeps the decision last told, which its status shows, so that a job
 		 * drifting back one place a cycle is told once the drift is worth it. */
 		if (d->verdict == TJ_ADMISSION_ADMITTED ||
@@ -499,7 +525,11 @@ static size_t cycle(struct tj_admitter *a)
 		a->enqueue(a->userdata, e->key);
 	}
 	publish_stats(a, res);
-	decided = s.n_jobs;
+	keep_cursors(a, res, s.input.n_classes + 1);
+	if (a->metrics)
+		tj_metric_add(a->metrics->trainjob_admission_untried_total, NULL,
+		              (double)res->untried);
+	decided = s.n_jobs - res->untried;
 out:
 	if (rc < 0)
 		tj_log_error("admitter", "could not decide the queue", TJ_ERR(rc));
@@ -705,6 +735,7 @@ static void on_closed(uv_handle_t *h)
 		tj_accounting_free(a->accounting);
 		tj_admitter_shares_clear(&a->shares);
 		tj_eligibility_free(a->eligibility);
+		free(a->cursors);
 		free(a);
 	}
 }

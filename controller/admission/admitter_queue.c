@@ -815,6 +815,7 @@ static int build_input(const struct tj_config *config, struct tj_admitter_snapsh
 	s->adm_config = (struct tj_admission_config){
 		.backfill = policy->backfill,
 		.reservations = policy->backfill_depth,
+		.max_tries = policy->backfill_max_job_test,
 		.wait_if_never_fits = policy->wait_if_never_fits,
 		.quotas = s->quotas,
 		.n_quotas = n_quotas,

@@ -381,6 +381,7 @@ static const char *const admission_fields[] = {
 	"qos",
 	"namespaces",
 	"backfillDepth",
+	"backfillMaxJobTest",
 	"fairShareHalfLife",
 	"accountingRetention",
 	NULL,
@@ -434,7 +435,7 @@ static int parse_admission(const struct tj_config_parser *p, struct fy_node *nod
 	        p, node, line, path, admission_fields,
 	        "enabled, backfill, neverFits, pinTimeoutSeconds, topologyLabel, "
 	        "namespaceLimits, restartWaitSeconds, qos, namespaces, backfillDepth, "
-	        "fairShareHalfLife, accountingRetention");
+	        "backfillMaxJobTest, fairShareHalfLife, accountingRetention");
 
 	if (r < 0)
 		return r;
@@ -453,6 +454,8 @@ static int parse_admission(const struct tj_config_parser *p, struct fy_node *nod
 	    (r = tj_config_field_bool(p, node, line, path, "backfill", &a->backfill)) < 0 ||
 	    (r = tj_config_field_int(p, node, line, path, "backfillDepth", 1, 1000,
 	                             &a->backfill_depth)) < 0 ||
+	    (r = tj_config_field_int(p, node, line, path, "backfillMaxJobTest", 0, 1000000,
+	                             &a->backfill_max_job_test)) < 0 ||
 	    (r = tj_config_field_int(p, node, line, path, "pinTimeoutSeconds", 0, 86400,
 	                             &a->pin_timeout_seconds)) < 0 ||
 	    (r = tj_config_field_int(p, node, line, path, "restartWaitSeconds", 0, 604800,

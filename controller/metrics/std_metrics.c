@@ -240,11 +240,17 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		               "caches",
 		               NULL, admission_latency_buckets),
 		  &m.trainjob_admission_cycle_duration_seconds },
-		{ TJ_COUNTER(
-		          "trainjob_admission_decisions_total",
-		          "Jobs decided by admission cycles (each cycle decides every waiting job)",
-		          NULL),
+		{ TJ_COUNTER("trainjob_admission_decisions_total",
+		             "Jobs decided by admission cycles (each cycle decides every waiting "
+		             "job but those it leaves untried)",
+		             NULL),
 		  &m.trainjob_admission_decisions_total },
+		{ TJ_COUNTER(
+		          "trainjob_admission_untried_total",
+		          "Jobs an admission cycle left untried, past admission.backfillMaxJobTest "
+		          "tries of their class (a later cycle goes on from there)",
+		          NULL),
+		  &m.trainjob_admission_untried_total },
 		{ TJ_GAUGE("trainjob_gpus",
 		           "GPUs of the nodes that take new pods, by class: their capacity, what "
 		           "pods hold (allocated), and what the head of the queue has reserved",

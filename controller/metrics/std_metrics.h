@@ -66,6 +66,7 @@ struct tj_std_metrics {
 	struct tj_metric *trainjob_admission_latency_seconds;        /* histogram */
 	struct tj_metric *trainjob_admission_cycle_duration_seconds; /* histogram */
 	struct tj_metric *trainjob_admission_decisions_total;        /* counter */
+	struct tj_metric *trainjob_admission_untried_total;          /* counter */
 	struct tj_metric *trainjob_gpus;                             /* gauge {gpu_class, state} */
 	/* gauge {namespace, gpu_class, state}: reconcilers/usage/gpu_use.h */
 	struct tj_metric *trainjob_job_gpus;

@@ -736,6 +736,51 @@ admission:
         admitter.start()
 
 
+def test_a_queue_past_the_bound_of_tries_is_looked_at_a_part_at_a_time(admitter, namespace, gh200):
+    """admission.backfillMaxJobTest (Slurm's bf_max_job_test with bf_continue): behind the
+    reservations, a cycle looks at that many jobs of shapes it has not looked at; the others say
+    they were not looked at yet, and the next cycles go on from there until every job tells
+    what it waits for."""
+    policy = """failurePolicy:
+  maxRestarts: 3
+admission:
+  backfillDepth: 1
+  backfillMaxJobTest: 1
+"""
+    admitter.stop()
+    watch = Watch(namespace, "trainjobs")
+    try:
+        c = Controller("--config", config_with_policy(policy)).start()
+        try:
+            apply(trainjob("a", nodes=8, run_time="120s", activeDeadlineSeconds=180), "-n", namespace)
+            running(namespace, "a", 8, timeout=60)
+            # The queue arrives while no controller runs, so that the first cycle decides it whole.
+            c.stop()
+            apply(trainjob("head", nodes=8, run_time="3s"), "-n", namespace)
+            for gpus in (1, 2, 3):
+                time.sleep(1.1)  # creation times are in seconds: the order is g1, g2, g3
+                apply(trainjob(f"g{gpus}", nodes=1, gpus=gpus, run_time="3s", activeDeadlineSeconds=600), "-n", namespace)
+            c.start()
+            queued(namespace, "head", queuePosition=1)
+            for gpus in (1, 2, 3):
+                s = queued(namespace, f"g{gpus}", timeout=60)
+                assert f"needs 1 node x {gpus} GPU" in s["message"] and "0 such nodes free" in s["message"], s
+        finally:
+            c.stop()
+    finally:
+        watch.stop()
+        admitter.start()
+    untried = {}
+    for e in watch.events():
+        o = e["object"]
+        if "not looked at yet" in (o.get("status") or {}).get("message", ""):
+            untried.setdefault(o["metadata"]["name"], o["status"])
+    # One try a cycle behind the head: g1 is looked at by the first cycle, g2 and g3 by later ones.
+    assert sorted(untried) == ["g2", "g3"], untried
+    for name, st in untried.items():
+        assert st["reason"] == "Priority" and "admission.backfillMaxJobTest" in st["message"], st
+
+
 def forget_deleted_nodes(admitter):
     """A node of a class deleted in the last 10 minutes still counts for NeverFits (a node
     being replaced comes back): the nodes a test added for itself and deleted must not make

@@ -415,6 +415,7 @@ static void test_admission_policy(void **state)
 	assert_int_equal(d->pin_timeout_seconds, 60);
 	assert_int_equal(d->restart_wait_seconds, 600);
 	assert_int_equal(d->backfill_depth, 8);
+	assert_int_equal(d->backfill_max_job_test, 500);
 	assert_null(d->topology_label);
 	assert_int_equal(d->n_limits, 0);
 
@@ -431,6 +432,7 @@ static void test_admission_policy(void **state)
 	                  "  pinTimeoutSeconds: 0\n"
 	                  "  restartWaitSeconds: 0\n"
 	                  "  backfillDepth: 3\n"
+	                  "  backfillMaxJobTest: 0\n"
 	                  "  topologyLabel: topology.flame.dev/rack\n"
 	                  "  namespaceLimits:\n"
 	                  "    - {namespace: team-a, gpuClass: gh200, maxGPUs: 16}\n"
@@ -442,6 +444,7 @@ static void test_admission_policy(void **state)
 	assert_int_equal(a->pin_timeout_seconds, 0);
 	assert_int_equal(a->restart_wait_seconds, 0);
 	assert_int_equal(a->backfill_depth, 3);
+	assert_int_equal(a->backfill_max_job_test, 0);
 	assert_string_equal(a->topology_label, "topology.flame.dev/rack");
 	assert_int_equal(a->n_limits, 2);
 	assert_string_equal(a->limits[0].namespace, "team-a");
@@ -642,7 +645,8 @@ static const struct broken_case {
 	{ "unknown admission field", "gpuClasses: []\nadmission:\n  backfil: true\n",
 	  "test.yaml:3: admission: unknown field \"backfil\" (expected enabled, backfill, "
 	  "neverFits, pinTimeoutSeconds, topologyLabel, namespaceLimits, restartWaitSeconds, qos, "
-	  "namespaces, backfillDepth, fairShareHalfLife, accountingRetention)" },
+	  "namespaces, backfillDepth, backfillMaxJobTest, fairShareHalfLife, "
+	  "accountingRetention)" },
 	{ "admission not a mapping", "gpuClasses: []\nadmission: [on]\n",
 	  "test.yaml:2: admission: must be a mapping" },
 	{ "enabled not a boolean", "gpuClasses: []\nadmission:\n  enabled: yes\n",

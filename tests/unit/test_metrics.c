@@ -508,6 +508,7 @@ static void test_std_families(void **state)
 	                           "trainjob_admission_cycle_duration_seconds histogram\n"
 	                           "trainjob_admission_decisions_total counter\n"
 	                           "trainjob_admission_latency_seconds histogram\n"
+	                           "trainjob_admission_untried_total counter\n"
 	                           "trainjob_backfills_total counter\n"
 	                           "trainjob_caches_synced gauge\n"
 	                           "trainjob_pods_created_total counter\n"
