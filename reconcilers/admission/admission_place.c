@@ -355,6 +355,12 @@ static size_t admitted_releases(struct run *r, size_t b, const struct tj_admissi
 	return n;
 }
 
+/* Whether slot s (-1: a node that takes no new pods) is one of [first, last). */
+static bool in_slots(ptrdiff_t s, size_t first, size_t last)
+{
+	return s >= (ptrdiff_t)first && s < (ptrdiff_t)last;
+}
+
 /* What comes back to slot s (if it is of the bucket [first, last)) at a release, with the
  * count of the head's pods the bucket could hold kept up to date. */
 static void give_back(struct run *r, size_t first, size_t last, ptrdiff_t s,
@@ -362,7 +368,7 @@ static void give_back(struct run *r, size_t first, size_t last, ptrdiff_t s,
                       const struct tj_admission_job *head, int64_t *total)
 {
 	/* A node the head must avoid or may not use gives it nothing back. */
-	if (s < (ptrdiff_t)first || s >= (ptrdiff_t)last || r->avoiding[s])
+	if (!in_slots(s, first, last) || r->avoiding[s])
 		return;
 	/* One a job ahead holds counts once it gives it back (unlock). */
 	if (r->locked[s]) {
@@ -405,12 +411,22 @@ int64_t tj_admission_reserve(struct run *r, size_t b, const struct tj_admission_
 		total += r->pods[s];
 	}
 	while (i < r->in->n_releases || a < n_admitted || u < n_unlocks) {
-		int64_t at = i < r->in->n_releases ? r->releases[i].at : INT64_MAX;
+		int64_t at;
+
+		/* Only what comes back to the class's nodes moves its start: the times of the
+		 * other classes' releases are no times to look at it again. */
+		while (i < r->in->n_releases &&
+		       !in_slots(r->node_slot[r->in->releases[r->releases[i].index].node], first,
+		                 last))
+			i++;
+		at = i < r->in->n_releases ? r->releases[i].at : INT64_MAX;
 
 		if (a < n_admitted && r->admitted[a].at < at)
 			at = r->admitted[a].at;
 		if (u < n_unlocks && unlocks[u].at < at)
 			at = unlocks[u].at;
+		if (at == INT64_MAX)
+			break; /* only other classes' releases were left */
 		for (; i < r->in->n_releases && r->releases[i].at == at; i++) {
 			const struct tj_admission_release *rel =
 			        &r->in->releases[r->releases[i].index];

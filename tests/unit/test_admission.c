@@ -984,6 +984,42 @@ static const struct adm_case cases[] = {
 	             .reserved_gpus = 12,
 	             .waiting = { 1, 0, 0, 0 } } },
 
+	/* Reservation: what moves a start */
+	{ .name = "a release on another class's node is no time to start a job: behind a head "
+	          "whose start is unknown, a job without a walltime that fits now has no known "
+	          "start, not the GH200 node's release",
+	  .gh200 = 1,
+	  .busy = 1,
+	  .busy_for = 100,
+	  .reservations = 2,
+	  .nodes = { { .name = "cpu-1",
+	               .cls = -1,
+	               .cpu = 72000,
+	               .mem = 256 * GIB,
+	               .used_cpu = 72000 },
+	             { .name = "cpu-2", .cls = -1, .cpu = 72000, .mem = 256 * GIB } },
+	  .jobs = { { .key = "team-a/wide",
+	              .cls = -1,
+	              .nodes = 2,
+	              .cpu = 72000,
+	              .created = 1,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Resources",
+	              POS(1, 2),
+	              .free = 1,
+	              .message = "position 1 of 2 in nodes without a GPU class: needs 2 nodes x "
+	                         "72 CPUs, 1 such node free; expected start unknown" },
+	            { .key = "team-a/small",
+	              .cls = -1,
+	              .nodes = 1,
+	              .cpu = 16000,
+	              .created = 2,
+	              .verdict = TJ_ADMISSION_WAITING,
+	              .reason = "Priority",
+	              POS(2, 2),
+	              .free = 1,
+	              .message = "position 2 of 2 in nodes without a GPU class: needs 1 node x "
+	                         "16 CPUs, 1 such node free; expected start unknown" } } },
 	/* Tries: a bound on the jobs behind the reservations that need a look at the nodes */
 	{ .name = "past 2 tries, a job of a shape not looked at waits untried, though it would "
 	          "backfill; one of a shape looked at is decided; the next tries resume at it",
