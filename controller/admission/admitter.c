@@ -89,10 +89,12 @@ struct tj_admitter {
 	        gone[TJ_ADMITTER_MAX_GONE]; /* nodes deleted a short while ago */
 	size_t n_gone;
 	struct tj_admitter_shares shares; /* the namespaces' usage, read now and then */
-	/* Where the next cycle's tries resume in each class's queue (tj_admission_input.cursors):
-	 * the last result's, n_cursors of them (the classes then, and class -1). */
+	/* Of the last result, per class (n_last: the classes then, and class -1): where the next
+	 * cycle's tries resume in its queue (tj_admission_input.cursors), and what its decision
+	 * read (tj_admission_input.digests: a class whose input is the same is settled). */
 	size_t *cursors;
-	size_t n_cursors;
+	uint64_t *digests;
+	size_t n_last;
 };
 
 /* ---- the rebuild of the queue ---- */
@@ -373,6 +375,8 @@ static void publish_stats(struct tj_admitter *a, const struct tj_admission_resul
 		const struct tj_admission_class_stats *st = &res->classes[c];
 		const char *name = a->config->classes[c].name;
 
+		if (res->settled_classes[c])
+			continue; /* its figures are those of the last cycle */
 		tj_metric_set(m->trainjob_gpus, TJ_LABELS(name, "capacity"),
 		              (double)st->capacity_gpus);
 		tj_metric_set(m->trainjob_gpus, TJ_LABELS(name, "allocated"),
@@ -382,23 +386,51 @@ static void publish_stats(struct tj_admitter *a, const struct tj_admission_resul
 	}
 }
 
-/* The cursors of the result, for the next cycle's tries; without memory, the next cycle's tries
- * begin at the start of each queue. */
-static void keep_cursors(struct tj_admitter *a, const struct tj_admission_result *res, size_t n)
+/* Forgets the last result's cursors and digests: the next cycle decides every class, its
+ * tries from the start of each queue. */
+static void forget_last(struct tj_admitter *a)
 {
-	if (n != a->n_cursors) {
-		size_t *c = realloc(a->cursors, n * sizeof(*c));
+	free(a->cursors);
+	free(a->digests);
+	a->cursors = NULL;
+	a->digests = NULL;
+	a->n_last = 0;
+}
 
-		if (!c) {
-			free(a->cursors);
-			a->cursors = NULL;
-			a->n_cursors = 0;
+/* The cursors and digests of the result (n classes), for the next cycle; without memory, the
+ * next cycle decides every class from the start of its queue. */
+static void keep_last(struct tj_admitter *a, const struct tj_admission_result *res, size_t n)
+{
+	if (n != a->n_last) {
+		forget_last(a);
+		a->cursors = calloc(n, sizeof(*a->cursors));
+		a->digests = calloc(n, sizeof(*a->digests));
+		if (!a->cursors || !a->digests) {
+			forget_last(a);
 			return;
 		}
-		a->cursors = c;
-		a->n_cursors = n;
+		a->n_last = n;
 	}
 	memcpy(a->cursors, res->cursors, n * sizeof(*a->cursors));
+	memcpy(a->digests, res->digests, n * sizeof(*a->digests));
+}
+
+/* The last result's digests, but none for a class that has a job its status does not show
+ * decided yet (new, or put back into the queue): that class is decided, to tell it. */
+static uint64_t *digests_to_give(const struct tj_admitter *a, const struct tj_admitter_snapshot *s)
+{
+	uint64_t *d;
+
+	if (a->n_last != s->input.n_classes + 1 || !(d = malloc(a->n_last * sizeof(*d))))
+		return NULL;
+	memcpy(d, a->digests, a->n_last * sizeof(*d));
+	for (size_t i = 0; i < s->n_jobs; i++) {
+		int cls = s->input.jobs[i].class_index;
+
+		if (!s->job_entries[i]->decided)
+			d[cls < 0 ? s->input.n_classes : (size_t)cls] = 0;
+	}
+	return d;
 }
 
 static bool has_account(const char *const *values, void *ctx)
@@ -470,6 +502,7 @@ static size_t cycle(struct tj_admitter *a)
 	uint64_t now_ms = uv_now(a->loop);
 	int64_t now = now_seconds();
 	size_t decided = 0;
+	uint64_t *given = NULL;
 	int rc;
 
 	a->cycles++;
@@ -484,8 +517,9 @@ static size_t cycle(struct tj_admitter *a)
 	if (rc < 0)
 		goto out;
 	a->cycle_snapshot_ns = uv_hrtime();
-	if (a->n_cursors == s.input.n_classes + 1)
+	if (a->n_last == s.input.n_classes + 1)
 		s.input.cursors = a->cursors;
+	s.input.digests = given = digests_to_give(a, &s);
 	rc = tj_admit(&s.input, &res);
 	if (rc < 0)
 		goto out;
@@ -511,6 +545,9 @@ static size_t cycle(struct tj_admitter *a)
 		struct tj_admitter_entry *e = s.job_entries[i];
 		struct tj_admission_decision *d = &res->decisions[i];
 
+		/* A settled class is decided as in the last cycle, which told what was worth it. */
+		if (d->settled)
+			continue;
 		if (e->decided)
 			tj_admission_keep_last_look(d, &e->decision);
 		/* The entry keeps the decision last told, which its status shows, so that a job
@@ -525,16 +562,17 @@ static size_t cycle(struct tj_admitter *a)
 		a->enqueue(a->userdata, e->key);
 	}
 	publish_stats(a, res);
-	keep_cursors(a, res, s.input.n_classes + 1);
+	keep_last(a, res, s.input.n_classes + 1);
 	if (a->metrics)
 		tj_metric_add(a->metrics->trainjob_admission_untried_total, NULL,
 		              (double)res->untried);
-	decided = s.n_jobs - res->untried;
+	decided = s.n_jobs - res->untried - res->settled;
 out:
 	if (rc < 0)
 		tj_log_error("admitter", "could not decide the queue", TJ_ERR(rc));
 	tj_admission_result_free(res);
 	tj_admitter_snapshot_clear(&s);
+	free(given);
 	return decided;
 }
 
@@ -735,7 +773,7 @@ static void on_closed(uv_handle_t *h)
 		tj_accounting_free(a->accounting);
 		tj_admitter_shares_clear(&a->shares);
 		tj_eligibility_free(a->eligibility);
-		free(a->cursors);
+		forget_last(a);
 		free(a);
 	}
 }
@@ -760,6 +798,7 @@ struct tj_admitter *tj_admitter_free(struct tj_admitter *a)
 void tj_admitter_set_config(struct tj_admitter *a, const struct tj_config *config)
 {
 	a->config = config;
+	forget_last(a);
 	tj_accounting_set_retention(a->accounting,
 	                            tj_config_admission(config)->accounting_retention);
 	/* Every node is judged again by the new classes and policies. */
@@ -773,6 +812,7 @@ void tj_admitter_set_active(struct tj_admitter *a, bool active)
 		return;
 	a->active = active;
 	tj_accounting_set_active(a->accounting, active);
+	forget_last(a);
 	if (active) {
 		a->active_since_ms = uv_now(a->loop);
 		want_records(a);

@@ -242,7 +242,8 @@ int tj_std_metrics_register(struct tj_metrics *reg, struct tj_std_metrics *ret)
 		  &m.trainjob_admission_cycle_duration_seconds },
 		{ TJ_COUNTER("trainjob_admission_decisions_total",
 		             "Jobs decided by admission cycles (each cycle decides every waiting "
-		             "job but those it leaves untried)",
+		             "job but those it leaves untried and those of classes whose input did "
+		             "not change)",
 		             NULL),
 		  &m.trainjob_admission_decisions_total },
 		{ TJ_COUNTER(

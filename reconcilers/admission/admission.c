@@ -1238,10 +1238,26 @@ static bool tried(struct run *r, size_t b, size_t j, size_t k, struct tries *t,
 	return false;
 }
 
+/* Bucket b is settled (rule "Settled classes"): its jobs wait, settled, and its tries will
+ * resume where they would have. */
+static void settle(struct run *r, size_t b, size_t from)
+{
+	r->res->settled_classes[b] = true;
+	r->res->cursors[b] = from;
+	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1]; i++) {
+		struct tj_admission_decision *d = &r->res->decisions[r->order[i]];
+
+		d->verdict = TJ_ADMISSION_WAITING;
+		d->settled = true;
+		r->res->settled++;
+	}
+}
+
 static int decide_queue(const struct tj_admission_input *in, bool afresh, const bool *skip,
                         struct tj_admission_result **ret)
 {
 	struct run r = { .in = in, .era = 1, .epoch = 1, .afresh = afresh, .skip = skip };
+	size_t classes = 0; /* with jobs */
 	struct tj_admission_result *res;
 	int err;
 
@@ -1259,23 +1275,43 @@ static int decide_queue(const struct tj_admission_input *in, bool afresh, const 
 	res->decisions = blank_decisions(in->n_jobs);
 	res->classes = calloc(r.n_buckets, sizeof(*res->classes));
 	res->cursors = calloc(r.n_buckets, sizeof(*res->cursors));
-	err = !res->decisions || !res->classes || !res->cursors ? -ENOMEM : run_alloc(&r);
+	res->digests = calloc(r.n_buckets, sizeof(*res->digests));
+	res->settled_classes = calloc(r.n_buckets, sizeof(*res->settled_classes));
+	err = !res->decisions || !res->classes || !res->cursors || !res->digests ||
+	                      !res->settled_classes
+	              ? -ENOMEM
+	              : run_alloc(&r);
 	if (err == 0)
 		err = index_nodes(&r);
 	if (err == 0)
 		err = order_jobs(&r);
 	if (err == 0)
 		err = open_accounts(&r);
+	/* With the jobs of one class, a cycle comes of a change to it: the digests would cost
+	 * and settle nothing. */
+	for (size_t b = 0; b < r.n_buckets && err == 0; b++)
+		classes += r.bucket_jobs[b + 1] > r.bucket_jobs[b];
 	for (size_t b = 0; b < r.n_buckets && err == 0; b++) {
 		size_t first = r.bucket_jobs[b], n = r.bucket_jobs[b + 1] - first;
 		struct tries t = { .from = in->cursors && in->cursors[b] < n ? in->cursors[b] : 0,
 			           .stopped = SIZE_MAX };
 		struct heads heads = { 0 };
+		size_t acted = res->admitted + res->preempting;
 
+		res->digests[b] =
+		        classes > 1 && !afresh ? tj_admission_class_digest(&r, b, t.from) : 0;
+		if (res->digests[b] && in->digests && in->digests[b] == res->digests[b]) {
+			settle(&r, b, t.from);
+			continue;
+		}
 		for (size_t i = first; i < first + n && err == 0; i++)
 			if (tried(&r, b, r.order[i], i - first, &t, &heads))
 				err = decide_avoiding(&r, b, r.order[i], &heads);
 		res->cursors[b] = t.stopped == SIZE_MAX ? 0 : t.stopped;
+		/* A class that admitted or preempted is not settled next time: the caller acts on
+		 * it, and what it admitted counts against the limits of the classes after it. */
+		if (res->admitted + res->preempting != acted)
+			res->digests[b] = 0;
 		number_waiting(&r, b);
 	}
 	run_clear(&r);
@@ -1316,6 +1352,8 @@ struct tj_admission_result *tj_admission_result_free(struct tj_admission_result 
 	free(res->decisions);
 	free(res->classes);
 	free(res->cursors);
+	free(res->digests);
+	free(res->settled_classes);
 	free(res);
 	return NULL;
 }

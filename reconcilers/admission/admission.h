@@ -112,6 +112,18 @@
  *   job is tried once in a few runs however long the queue. Restarts, the jobs whose victims
  *   are on their way out, and the jobs before the backfill depth is reached are always
  *   decided.
+ * - Settled classes. A run numbers what each class's decision reads (its nodes, what they
+ *   hold and give back when, its queue, the running gangs its jobs may preempt, the limits
+ *   its jobs count against as the classes before it leave them, the config, the cursor and the
+ *   time to the second) into a digest (tj_admission_result.digests). Given the digests of the
+ *   last run (tj_admission_input.digests), a class whose digest is the same is settled: it
+ *   would be decided exactly as then, so it is not decided again. Its jobs' decisions are
+ *   WAITING and settled, with their ranks and nothing else; the caller keeps what it made of
+ *   the last ones. A class whose decision admitted or preempted has the digest 0, which
+ *   settles nothing: the caller acts on what it decided, and what it admitted counts against
+ *   the limits of the classes decided after it. One that left a cursor reads another the
+ *   next time. With the jobs of one class alone, no digest is made (0): a cycle then comes
+ *   of a change to that class.
  * - Reasons of a waiting job: Resources (it does not fit in what is free now, or it is the
  *   head), Priority (it would fit now, but starting it would delay the head), QuotaExceeded,
  *   NeverFits, QOSMaxGRESPerNamespace, BeginTime. */
@@ -329,6 +341,9 @@ struct tj_admission_input {
 	 * queue the tries resume, the last result's cursors (Slurm's bf_continue). NULL: at the
 	 * start. */
 	const size_t *cursors;
+	/* Per class (n_classes + 1), the last result's digests: a class whose digest is the same
+	 * is settled, not decided again (rule "Settled classes"). NULL: every class is decided. */
+	const uint64_t *digests;
 };
 
 enum tj_admission_verdict {
@@ -350,6 +365,9 @@ struct tj_admission_decision {
 	/* WAITING, reason Priority: past the bound of tries (rule "Tries"), not looked at in this
 	 * run; its free_nodes and expected_start are unknown (0). */
 	bool untried;
+	/* WAITING: its class is settled (rule "Settled classes"): not decided in this run, it is
+	 * decided as in the last; nothing else is set but its rank. */
+	bool settled;
 	/* ADMITTED: num_pods indexes into nodes, the node of each pod that needs one, in rank
 	 * order. Owned by the result. */
 	size_t *nodes;
@@ -398,8 +416,14 @@ struct tj_admission_result {
 	/* owned; n_classes + 1: where the next run's tries resume (tj_admission_input.cursors);
 	 * 0 once a run's tries reached the end of its class's queue. */
 	size_t *cursors;
+	/* owned; n_classes + 1: what each class's decision read, for the next run's digests (0
+	 * for one that admitted or preempted); and whether the class was settled (not decided: its
+	 * class_stats are zero). */
+	uint64_t *digests;
+	bool *settled_classes;
 	size_t admitted, backfilled;
 	size_t untried;    /* jobs past the bound of tries */
+	size_t settled;    /* jobs of the settled classes */
 	size_t preempting; /* jobs that preempt in this result */
 };
 

@@ -344,6 +344,10 @@ int tj_admission_decide_afresh(const struct tj_admission_input *in,
 int tj_admission_decide_afresh_without(const struct tj_admission_input *in, const bool *untried,
                                        struct tj_admission_result **ret);
 
+/* admission_digest.c: what the decision of bucket b reads, as it stands when the bucket's turn
+ * comes in the run, its tries resuming at place from (rule "Settled classes"); never 0. */
+uint64_t tj_admission_class_digest(const struct run *r, size_t b, size_t from);
+
 /* Node choice and reservation (admission_place.c) */
 
 /* The memo of the job's shape in bucket b, if it is still fresh. */

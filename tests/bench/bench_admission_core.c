@@ -20,7 +20,11 @@
  * of a 30-minute walltime but one gang's worth, and the queue holds gangs of 4 whole nodes.
  * A fourth, "distinct", is "busy" with every job's pods asking a memory of their own (a MiB
  * more than the job before): a queue of as many shapes as jobs, where no job is decided from
- * what the look at another's shape counted. */
+ * what the look at another's shape counted. "classes" deals the nodes and the jobs between
+ * two classes: every node with 1 to 3 of its 4 GPUs in use, jobs of whole-node pods of
+ * shapes of their own, none of which fits now; each run, a release of the first class moves
+ * by a second, so that only the first class's input changes. "classes-settled" is the same,
+ * each run given the last one's digests, so that the second class is settled. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +69,16 @@ struct synthetic {
 
 static const char *const namespaces[] = { "team-0", "team-1", "team-2", "team-3", "team-4",
 	                                  "team-5", "team-6", "team-7", "team-8", "team-9" };
-static const char *const class_names[] = { "gh200" };
+static const char *const class_names[] = { "gh200", "h100" };
+
+/* A shape of cluster and queue (main's table). */
+struct shape {
+	const char *name;
+	int busy_percent; /* -1: steady */
+	bool distinct;    /* every job a shape of its own */
+	bool classes;     /* two classes, the nodes and jobs dealt between them */
+	bool settle;      /* each run given the last one's digests (settled classes) */
+};
 
 static void synthetic_free(struct synthetic *s)
 {
@@ -77,10 +90,12 @@ static void synthetic_free(struct synthetic *s)
 	free(s->racks);
 }
 
-static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, int busy_percent,
-                           bool distinct)
+static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes,
+                           const struct shape *sh)
 {
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	int busy_percent = sh->busy_percent;
+	bool distinct = sh->distinct;
 
 	memset(s, 0, sizeof(*s));
 	s->nodes = calloc(n_nodes, sizeof(*s->nodes));
@@ -103,13 +118,15 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 		snprintf(s->racks[i / RACK], LABEL_MAX, "rack-%03zu", i / RACK);
 		*node = (struct tj_admission_node){
 			.name = s->names[i],
+			.class_index = sh->classes ? (int)(i % 2) : 0,
 			.domain = s->racks[i / RACK],
 			.schedulable = i % 200 != 7, /* a few cordoned */
 			.allocatable = { 4, 72000, 480 * GIB },
 		};
 		if (busy_percent < 0) {
-			/* steady: every node but a gang's worth runs a whole-node rank */
-			if (i < 4 || i % 200 == 7)
+			/* steady: every node but a gang's worth runs a whole-node rank (with two
+			 * classes, every node) */
+			if ((i < 4 && !sh->classes) || i % 200 == 7)
 				continue;
 			node->used = node->allocatable;
 			s->releases[s->in.n_releases++] =
@@ -117,7 +134,8 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 				                               .at = NOW + pick(&seed, 60, 1800),
 				                               .resources = node->used };
 		} else if (pick(&seed, 1, 100) <= busy_percent) {
-			int64_t gpus = pick(&seed, 1, 4);
+			/* with two classes, no node is whole: 1 to 3 GPUs in use on each */
+			int64_t gpus = pick(&seed, 1, sh->classes ? 3 : 4);
 
 			node->used = (struct tj_admission_resources){ gpus, gpus * 16000,
 				                                      gpus * 100 * GIB, 0 };
@@ -130,7 +148,8 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 	for (size_t i = 0; i < n_jobs; i++) {
 		static const int64_t gpus[] = { 1, 2, 4, 4 };
 		static const int32_t priorities[] = { 0, 0, 0, 100, 1000 };
-		int64_t g = gpus[pick(&seed, 0, 3)],
+		/* with two classes, whole-node pods, which no node holds now */
+		int64_t g = sh->classes ? 4 : gpus[pick(&seed, 0, 3)],
 		        walltime = pick(&seed, 0, 4) ? pick(&seed, 20, 3600) : 0;
 		const char *ns = namespaces[pick(&seed, 0, 9)];
 
@@ -155,11 +174,12 @@ static int synthetic_build(struct synthetic *s, size_t n_jobs, size_t n_nodes, i
 				                                        NOW - 86400 + (int64_t)i,
 				                                .walltime = 1800 };
 		s->jobs[i].num_pods = s->jobs[i].num_nodes;
+		s->jobs[i].class_index = sh->classes ? (int)(i % 2) : 0;
 	}
 	s->in = (struct tj_admission_input){
 		.config = &s->config,
 		.class_names = class_names,
-		.n_classes = 1,
+		.n_classes = sh->classes ? 2 : 1,
 		.nodes = s->nodes,
 		.n_nodes = n_nodes,
 		.releases = s->releases,
@@ -208,14 +228,14 @@ static double quantile(double *t, int n, double q)
 	return t[(int)(q * (n - 1) + 0.5)];
 }
 
-static int bench(const char *shape, int busy_percent, bool distinct, int runs, size_t n_jobs,
-                 size_t n_nodes)
+static int bench(const struct shape *sh, int runs, size_t n_jobs, size_t n_nodes)
 {
 	struct synthetic s;
 	struct tj_admission_result *res = NULL;
 	double start, worst = 0, total = 0, *times = calloc((size_t)runs, sizeof(*times));
-	int err = times ? synthetic_build(&s, n_jobs, n_nodes, busy_percent, distinct) : -ENOMEM;
-	size_t cursor = 0, untried = 0;
+	int err = times ? synthetic_build(&s, n_jobs, n_nodes, sh) : -ENOMEM;
+	size_t cursor[3] = { 0 }, untried = 0, settled = 0;
+	uint64_t digests[3] = { 0 };
 
 	for (int i = 0; i < runs && err == 0; i++) {
 		double t;
@@ -226,9 +246,16 @@ static int bench(const char *shape, int busy_percent, bool distinct, int runs, s
 			err = -ENOMEM;
 			break;
 		}
-		if (res)
-			cursor = res->cursors[0];
-		s.in.cursors = &cursor;
+		if (res) {
+			memcpy(cursor, res->cursors, (s.in.n_classes + 1) * sizeof(*cursor));
+			memcpy(digests, res->digests, (s.in.n_classes + 1) * sizeof(*digests));
+		}
+		s.in.cursors = cursor;
+		s.in.digests = sh->settle && res ? digests : NULL;
+		/* With two classes, a release of the first moves by a second each run: the first
+		 * class is decided again, the second's input stays the same. */
+		if (sh->classes && s.in.n_releases)
+			s.releases[0].at += i % 2 ? 1 : -1;
 		res = tj_admission_result_free(res);
 		start = seconds();
 		err = tj_admit(&s.in, &res);
@@ -236,6 +263,7 @@ static int bench(const char *shape, int busy_percent, bool distinct, int runs, s
 		times[i] = t;
 		total += t;
 		untried += res ? res->untried : 0;
+		settled += res ? res->settled : 0;
 		worst = t > worst ? t : worst;
 	}
 	if (err == 0)
@@ -243,12 +271,12 @@ static int bench(const char *shape, int busy_percent, bool distinct, int runs, s
 		       "worst "
 		       "%.2f ms), %.0f decisions/s; "
 		       "%zu admitted (%zu backfilled), %zu waiting for resources, %zu for "
-		       "priority; %.0f untried a run\n",
-		       shape, n_jobs, n_nodes, total / runs * 1e3, quantile(times, runs, 0.5) * 1e3,
-		       quantile(times, runs, 0.99) * 1e3, worst * 1e3,
-		       (double)n_jobs * runs / total, res->admitted, res->backfilled,
+		       "priority; %.0f untried, %.0f settled a run\n",
+		       sh->name, n_jobs, n_nodes, total / runs * 1e3,
+		       quantile(times, runs, 0.5) * 1e3, quantile(times, runs, 0.99) * 1e3,
+		       worst * 1e3, (double)n_jobs * runs / total, res->admitted, res->backfilled,
 		       res->classes[0].waiting[0], res->classes[0].waiting[1],
-		       (double)untried / runs);
+		       (double)untried / runs, (double)settled / runs);
 	tj_admission_result_free(res);
 	if (times)
 		synthetic_free(&s);
@@ -258,14 +286,18 @@ static int bench(const char *shape, int busy_percent, bool distinct, int runs, s
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int busy_percent;
-		bool distinct;
-	} shapes[] = { { "busy", 90, false },
-		       { "empty", 0, false },
-		       { "steady", -1, false },
-		       { "distinct", 90, true } };
+	static const struct shape shapes[] = {
+		{ .name = "busy", .busy_percent = 90 },
+		{ .name = "empty", .busy_percent = 0 },
+		{ .name = "steady", .busy_percent = -1 },
+		{ .name = "distinct", .busy_percent = 90, .distinct = true },
+		{ .name = "classes", .busy_percent = 100, .distinct = true, .classes = true },
+		{ .name = "classes-settled",
+		  .busy_percent = 100,
+		  .distinct = true,
+		  .classes = true,
+		  .settle = true },
+	};
 	int runs = argc > 1 ? atoi(argv[1]) : 20;
 	size_t n_jobs = argc > 2 ? strtoul(argv[2], NULL, 10) : 5000;
 	size_t n_nodes = argc > 3 ? strtoul(argv[3], NULL, 10) : 2000;
@@ -278,15 +310,15 @@ int main(int argc, char **argv)
 		ran += !only || strcmp(only, shapes[i].name) == 0;
 	if (runs < 1 || n_jobs < 1 || n_nodes < 1 || !ran || depth < 1 || tries < 0) {
 		fprintf(stderr,
-		        "usage: %s [runs] [jobs] [nodes] [busy|empty|steady|distinct|all] [depth] "
+		        "usage: %s [runs] [jobs] [nodes] "
+		        "[busy|empty|steady|distinct|classes|classes-settled|all] [depth] "
 		        "[tries]\n",
 		        argv[0]);
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]) && err == 0; i++)
 		if (!only || strcmp(only, shapes[i].name) == 0)
-			err = bench(shapes[i].name, shapes[i].busy_percent, shapes[i].distinct,
-			            runs, n_jobs, n_nodes);
+			err = bench(&shapes[i], runs, n_jobs, n_nodes);
 	if (err < 0)
 		fprintf(stderr, "tj_admit: %s\n", strerror(-err));
 	return err < 0;

@@ -129,6 +129,194 @@ static void test_bounded_tries_decide_as_afresh_without_the_untried(void **state
 	              admitted);
 }
 
+/* One change to q of the kind given, at a place drawn from q's sequence: nothing, the time, a
+ * node, a release, a queued job, a running gang, a limit's use, an eligibility, the config.
+ * No job comes or goes, so that each keeps its index. */
+static void change(struct tj_random_queue *q, int kind)
+{
+	size_t n = q->in.n_nodes, nj = q->in.n_jobs;
+	struct tj_admission_job *job = nj ? &q->jobs[tj_random_pick(q, 0, (int64_t)nj - 1)] : NULL;
+	struct tj_admission_node *node = &q->nodes[tj_random_pick(q, 0, (int64_t)n - 1)];
+
+	switch (kind) {
+	case 0:
+		break;
+	case 1:
+		q->in.now += 1;
+		break;
+	case 2:
+		node->used.gpus = node->used.gpus > 0 ? node->used.gpus - 1 : 1;
+		break;
+	case 3:
+		node->schedulable = !node->schedulable;
+		break;
+	case 4:
+		node->allocatable.memory += 1024;
+		break;
+	case 5:
+		if (q->in.n_releases)
+			q->releases[tj_random_pick(q, 0, (int64_t)q->in.n_releases - 1)].at += 7;
+		break;
+	case 6:
+		if (job)
+			job->walltime = job->walltime ? job->walltime + 30 : 60;
+		break;
+	case 7:
+		if (job)
+			job->priority += 3;
+		break;
+	case 8:
+		if (job)
+			job->not_before = job->not_before ? 0 : q->in.now + 20;
+		break;
+	case 9:
+		if (job)
+			job->fair_share = 10000 - job->fair_share;
+		break;
+	case 10:
+		if (q->in.n_running)
+			q->running[tj_random_pick(q, 0, (int64_t)q->in.n_running - 1)].start -= 5;
+		break;
+	case 11:
+		if (q->in.n_quota_limits)
+			q->quota_limits[tj_random_pick(q, 0, (int64_t)q->in.n_quota_limits - 1)]
+			        .used += 4000;
+		break;
+	case 12:
+		if (q->in.n_tier_limits)
+			q->tier_limits[tj_random_pick(q, 0, (int64_t)q->in.n_tier_limits - 1)]
+			        .used += 4;
+		break;
+	case 13: {
+		bool *e = q->eligible[tj_random_pick(q, 0, TJ_RANDOM_ELIGIBLE - 1)];
+		size_t i = (size_t)tj_random_pick(q, 0, (int64_t)n - 1);
+
+		e[i] = !e[i];
+		break;
+	}
+	case 14:
+		if (job && job->n_excluded)
+			job->n_excluded--;
+		break;
+	case 15:
+		q->config.reservations = (q->config.reservations + 1) % 5;
+		break;
+	case 16:
+		if (job)
+			job->request.cpu_milli += 1000;
+		break;
+	case 17:
+		if (q->in.n_usage)
+			q->usage[tj_random_pick(q, 0, (int64_t)q->in.n_usage - 1)].gpus += 4;
+		break;
+	}
+}
+
+#define CHANGES 18
+
+/* A pod of req on a node that holds used. */
+static void hold(struct tj_admission_resources *used, const struct tj_admission_resources *req)
+{
+	used->gpus += req->gpus;
+	used->cpu_milli += req->cpu_milli;
+	used->memory += req->memory;
+	used->pods += req->pods;
+}
+
+/* What the admitter makes of res: each admitted gang's pods hold their nodes, and the gang
+ * leaves the queue. */
+static void take_admissions(struct tj_random_queue *q, const struct tj_admission_result *res)
+{
+	size_t kept = 0;
+
+	for (size_t j = 0; j < q->in.n_jobs; j++) {
+		const struct tj_admission_decision *d = &res->decisions[j];
+		const struct tj_admission_job *job = &q->jobs[j];
+
+		if (d->verdict != TJ_ADMISSION_ADMITTED) {
+			q->jobs[kept++] = *job;
+			continue;
+		}
+		for (int p = 0; p < job->num_pods; p++)
+			hold(&q->nodes[d->nodes[p]].used, &job->request);
+		if (d->launcher_node != SIZE_MAX)
+			hold(&q->nodes[d->launcher_node].used, &job->launcher);
+	}
+	q->in.n_jobs = kept;
+}
+
+/* Settled classes. The queue of a seed once its first decision's admissions are taken is
+ * decided (the baseline); given its digests, a run of the same input settles every class that
+ * neither admitted nor preempted. Then, for each kind of change in turn (on the same
+ * baseline), a class whose input the change touched is never settled, and each class is
+ * either settled, the full decision of the changed input deciding its jobs as the baseline
+ * did, or decided as the full decision decides it. */
+static void test_settled_classes_decide_as_the_full_decision(void **state)
+{
+	size_t settled = 0, decided = 0, quiet = 0;
+
+	(void)state;
+	/* Half the seeds: each makes CHANGES cases. */
+	for (uint64_t seed = 1; seed <= SEEDS / 2; seed++) {
+		for (int kind = 0; kind < CHANGES; kind++) {
+			struct tj_random_queue q;
+			struct tj_admission_result *first = NULL, *base = NULL, *again = NULL,
+			                           *after = NULL, *full = NULL;
+
+			tj_random_queue_build(&q, seed);
+			print_message("#   seed %llu, change %d\n", (unsigned long long)seed, kind);
+			assert_int_equal(tj_admit(&q.in, &first), 0);
+			take_admissions(&q, first);
+			assert_int_equal(tj_admit(&q.in, &base), 0);
+			q.in.digests = base->digests;
+			assert_int_equal(tj_admit(&q.in, &again), 0);
+			for (size_t b = 0; b <= q.in.n_classes; b++) {
+				assert_int_equal(again->settled_classes[b], base->digests[b] != 0);
+				quiet += kind == 0 && base->digests[b] != 0;
+			}
+			q.in.digests = NULL;
+			change(&q, kind);
+			assert_int_equal(tj_admit(&q.in, &full), 0);
+			q.in.digests = base->digests;
+			assert_int_equal(tj_admit(&q.in, &after), 0);
+			for (size_t j = 0; j < q.in.n_jobs; j++) {
+				size_t b = bucket_of(&q, j);
+
+				if (after->settled_classes[b]) {
+					assert_true(after->decisions[j].settled);
+					tj_test_assert_same_decision(&base->decisions[j],
+					                             &full->decisions[j],
+					                             (size_t)q.jobs[j].num_pods);
+					settled++;
+				} else {
+					assert_false(after->decisions[j].settled);
+					tj_test_assert_same_decision(&after->decisions[j],
+					                             &full->decisions[j],
+					                             (size_t)q.jobs[j].num_pods);
+					decided++;
+				}
+			}
+			for (size_t b = 0; b <= q.in.n_classes; b++)
+				if (!after->settled_classes[b])
+					assert_memory_equal(&after->classes[b], &full->classes[b],
+					                    sizeof(after->classes[b]));
+			tj_admission_result_free(first);
+			tj_admission_result_free(base);
+			tj_admission_result_free(again);
+			tj_admission_result_free(after);
+			tj_admission_result_free(full);
+		}
+	}
+	/* Classes go quiet once their admissions are taken, and a change leaves some of them
+	 * settled and has others decided again. */
+	assert_true(quiet > 200);
+	assert_true(settled > 10000);
+	assert_true(decided > 10000);
+	print_message("#   %zu quiet classes; after a change: %zu jobs of settled classes, %zu "
+	              "decided\n",
+	              quiet, settled, decided);
+}
+
 /* q's jobs in the order of perm (the k-th at perm[k]); ret_at gets each job's new index. */
 static void permute(struct tj_random_queue *q, const size_t *perm, size_t *ret_at)
 {
@@ -203,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_memos_decide_as_afresh),
 		cmocka_unit_test(test_any_order_decides_alike),
 		cmocka_unit_test(test_bounded_tries_decide_as_afresh_without_the_untried),
+		cmocka_unit_test(test_settled_classes_decide_as_the_full_decision),
 	};
 	return cmocka_run_group_tests_name("admission_property", tests, NULL, NULL);
 }
