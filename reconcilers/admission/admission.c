@@ -1298,8 +1298,11 @@ static int decide_queue(const struct tj_admission_input *in, bool afresh, const 
 		struct heads heads = { 0 };
 		size_t acted = res->admitted + res->preempting;
 
-		res->digests[b] =
-		        classes > 1 && !afresh ? tj_admission_class_digest(&r, b, t.from) : 0;
+		/* A class whose tries resume past its start left jobs untried last time, where its
+		 * tries began elsewhere: it cannot be settled. */
+		res->digests[b] = classes > 1 && !afresh && !t.from
+		                          ? tj_admission_class_digest(&r, b, t.from)
+		                          : 0;
 		if (res->digests[b] && in->digests && in->digests[b] == res->digests[b]) {
 			settle(&r, b, t.from);
 			continue;

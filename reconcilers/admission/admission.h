@@ -121,9 +121,9 @@
  *   WAITING and settled, with their ranks and nothing else; the caller keeps what it made of
  *   the last ones. A class whose decision admitted or preempted has the digest 0, which
  *   settles nothing: the caller acts on what it decided, and what it admitted counts against
- *   the limits of the classes decided after it. One that left a cursor reads another the
- *   next time. With the jobs of one class alone, no digest is made (0): a cycle then comes
- *   of a change to that class.
+ *   the limits of the classes decided after it. One whose tries resume past the start of its
+ *   queue (a cursor) gets none either: the last run's began elsewhere. With the jobs of one
+ *   class alone, no digest is made (0): a cycle then comes of a change to that class.
  * - Reasons of a waiting job: Resources (it does not fit in what is free now, or it is the
  *   head), Priority (it would fit now, but starting it would delay the head), QuotaExceeded,
  *   NeverFits, QOSMaxGRESPerNamespace, BeginTime. */

@@ -1,6 +1,8 @@
 /* What a class's decision reads, as one number (admission.h, rule "Settled classes"): equal
  * numbers in two runs mean, but for a collision of the hash (one in 2^64), that the class is
- * decided alike in both, so a run given the number of the last one decides it no more. */
+ * decided alike in both, so a run given the number of the last one decides it no more. The
+ * time is in the number to the second: a collision would keep a class's decision at most until
+ * the next second's cycle. */
 #include "reconcilers/admission/admission_internal.h"
 
 #include <string.h>

@@ -4,14 +4,14 @@
  * mean, the median and the 99th percentile) and the decisions per second (jobs decided per
  * run / time per run).
  *
- *   build/tests/bench/bench_admission_core [runs] [jobs] [nodes] [busy|empty|steady|distinct|all]
- * [depth] [tries]
+ *   build/tests/bench/bench_admission_core [runs] [jobs] [nodes] [SHAPE|all] [depth] [tries]
  *
+ * SHAPE is busy, empty, steady, distinct, classes or classes-settled (below).
  * depth is the backfill depth (admission.backfillDepth: how many blocked jobs get a
  * reservation), 8 as shipped; tries the bound of tries per class (admission.backfillMaxJobTest),
  * 500 as shipped, 0 for none. Each run resumes its tries where the last one's stopped, as the
  * admitter's cycles do.
- * Two shapes of the cluster: "busy", 90 % of the nodes in use by running jobs whose
+ * The shapes of the cluster: "busy", 90 % of the nodes in use by running jobs whose
  * walltimes end over the next hour (the steady state: a few gangs start, the head gets a
  * reservation, the rest backfill or wait), and "empty", every node free (a restarted
  * controller facing a full queue: thousands of gangs start in one run). Jobs: 1 to 8 nodes
