@@ -1238,12 +1238,11 @@ static bool tried(struct run *r, size_t b, size_t j, size_t k, struct tries *t,
 	return false;
 }
 
-/* Bucket b is settled (rule "Settled classes"): its jobs wait, settled, and its tries will
- * resume where they would have. */
-static void settle(struct run *r, size_t b, size_t from)
+/* Bucket b is settled (rule "Settled classes"): its jobs wait, settled; its tries, which began
+ * at the start of its queue, begin there again. */
+static void settle(struct run *r, size_t b)
 {
 	r->res->settled_classes[b] = true;
-	r->res->cursors[b] = from;
 	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1]; i++) {
 		struct tj_admission_decision *d = &r->res->decisions[r->order[i]];
 
@@ -1300,11 +1299,10 @@ static int decide_queue(const struct tj_admission_input *in, bool afresh, const 
 
 		/* A class whose tries resume past its start left jobs untried last time, where its
 		 * tries began elsewhere: it cannot be settled. */
-		res->digests[b] = classes > 1 && !afresh && !t.from
-		                          ? tj_admission_class_digest(&r, b, t.from)
-		                          : 0;
+		res->digests[b] =
+		        classes > 1 && !afresh && !t.from ? tj_admission_class_digest(&r, b) : 0;
 		if (res->digests[b] && in->digests && in->digests[b] == res->digests[b]) {
-			settle(&r, b, t.from);
+			settle(&r, b);
 			continue;
 		}
 		for (size_t i = first; i < first + n && err == 0; i++)

@@ -114,8 +114,8 @@
  *   decided.
  * - Settled classes. A run numbers what each class's decision reads (its nodes, what they
  *   hold and give back when, its queue, the running gangs its jobs may preempt, the limits
- *   its jobs count against as the classes before it leave them, the config, the cursor and the
- *   time to the second) into a digest (tj_admission_result.digests). Given the digests of the
+ *   its jobs count against as the classes before it leave them, the config and the time to
+ *   the second) into a digest (tj_admission_result.digests). Given the digests of the
  *   last run (tj_admission_input.digests), a class whose digest is the same is settled: it
  *   would be decided exactly as then, so it is not decided again. Its jobs' decisions are
  *   WAITING and settled, with their ranks and nothing else; the caller keeps what it made of

@@ -47,10 +47,11 @@ static void mix_string(uint64_t *h, const char *s)
 
 static void mix_resources(uint64_t *h, const struct tj_admission_resources *res)
 {
-	mix_int(h, res->gpus);
-	mix_int(h, res->cpu_milli);
-	mix_int(h, res->memory);
-	mix_int(h, res->pods);
+	int64_t c[N_COMPONENTS];
+
+	components(res, c);
+	for (int i = 0; i < N_COMPONENTS; i++)
+		mix_int(h, c[i]);
 }
 
 /* Which nodes of bucket b the job may use: its eligibility over them. Jobs share an array, so
@@ -135,7 +136,7 @@ static void mix_job(const struct run *r, size_t b, size_t j, uint64_t *h, const 
 	}
 }
 
-uint64_t tj_admission_class_digest(const struct run *r, size_t b, size_t from)
+uint64_t tj_admission_class_digest(const struct run *r, size_t b)
 {
 	const struct tj_admission_input *in = r->in;
 	const struct tj_admission_config *cfg = in->config;
@@ -151,7 +152,6 @@ uint64_t tj_admission_class_digest(const struct run *r, size_t b, size_t from)
 	mix_bool(&h, cfg->defer_waiting_messages);
 	mix_int(&h, cfg->reservations);
 	mix_int(&h, cfg->max_tries);
-	mix(&h, from);
 	mix_int(&h, r->longest_grace);
 	/* The nodes that take new pods, what is free on each and its domain... */
 	for (size_t s = r->bucket_slots[b]; s < r->bucket_slots[b + 1]; s++) {

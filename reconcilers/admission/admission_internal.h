@@ -345,8 +345,9 @@ int tj_admission_decide_afresh_without(const struct tj_admission_input *in, cons
                                        struct tj_admission_result **ret);
 
 /* admission_digest.c: what the decision of bucket b reads, as it stands when the bucket's turn
- * comes in the run, its tries resuming at place from (rule "Settled classes"); never 0. */
-uint64_t tj_admission_class_digest(const struct run *r, size_t b, size_t from);
+ * comes in the run, its tries beginning at the start of its queue (rule "Settled classes");
+ * never 0. */
+uint64_t tj_admission_class_digest(const struct run *r, size_t b);
 
 /* Node choice and reservation (admission_place.c) */
 

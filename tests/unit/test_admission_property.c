@@ -53,7 +53,7 @@ static void test_memos_decide_as_afresh(void **state)
 /* The class of q's job j, class -1 last. */
 static size_t bucket_of(const struct tj_random_queue *q, size_t j)
 {
-	return q->jobs[j].class_index < 0 ? q->in.n_classes : (size_t)q->jobs[j].class_index;
+	return bucket_of_class(&q->in, q->jobs[j].class_index);
 }
 
 /* Bounded by a few tries a class, from cursors anywhere in the queues (rule "Tries"), tj_admit
