@@ -464,9 +464,13 @@ void tj_admission_say_deferred(const struct tj_admission_input *in, size_t j,
 #define TJ_ADMISSION_EXPECTED_START_SLOP 60
 
 /* Whether decision d of a job is worth writing to its status, old being the one its status
- * shows: its verdict or reason changed, its expected start moved, or it moved in the queue
- * where that is worth telling (the head also when the queue behind it or its free nodes
- * changed). */
+ * shows: its verdict or reason changed, it was looked at for the first time (untried no
+ * more), its expected start moved, or it moved in the queue where that is worth telling (the
+ * head also when the queue behind it or its free nodes changed). Past the first
+ * TJ_ADMISSION_POSITION_NEAR places, a reason that goes from Resources to Priority or back is
+ * told with the next change worth telling, not on its own: there it follows the nodes that
+ * come free for a moment before the jobs ahead take them, and every job of a long queue
+ * would be written twice at each (docs/users.md, "How fresh the position is"). */
 bool tj_admission_worth_telling(const struct tj_admission_decision *old,
                                 const struct tj_admission_decision *d);
 

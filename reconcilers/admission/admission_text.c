@@ -127,13 +127,30 @@ void tj_admission_say_never_fits(struct tj_admission_decision *d, const char *cl
 	         others, gang, most);
 }
 
+/* Resources or Priority: whether the gang waits for nodes, or for the jobs ahead of it to
+ * take the nodes free now. */
+static bool waits_its_turn(const struct tj_admission_decision *d)
+{
+	return strcmp(d->reason, TJ_ADMISSION_REASON_RESOURCES) == 0 ||
+	       strcmp(d->reason, TJ_ADMISSION_REASON_PRIORITY) == 0;
+}
+
+/* Both places past the first TJ_ADMISSION_POSITION_NEAR of the queue. */
+static bool far_back(const struct tj_admission_decision *old, const struct tj_admission_decision *d)
+{
+	return old->position > TJ_ADMISSION_POSITION_NEAR &&
+	       d->position > TJ_ADMISSION_POSITION_NEAR;
+}
+
 bool tj_admission_worth_telling(const struct tj_admission_decision *old,
                                 const struct tj_admission_decision *d)
 {
 	int64_t ds = old->expected_start - d->expected_start;
 	int dp = old->position - d->position;
 
-	if (old->verdict != d->verdict || strcmp(old->reason, d->reason) != 0)
+	if (old->verdict != d->verdict || old->untried != d->untried ||
+	    (strcmp(old->reason, d->reason) != 0 &&
+	     !(far_back(old, d) && waits_its_turn(old) && waits_its_turn(d))))
 		return true;
 	if ((old->expected_start == 0) != (d->expected_start == 0) ||
 	    ds > TJ_ADMISSION_EXPECTED_START_SLOP || ds < -TJ_ADMISSION_EXPECTED_START_SLOP)

@@ -3030,8 +3030,20 @@ static void test_worth_telling(void **state)
 		bool tell;
 	} tells[] = {
 		{ "nothing moved", 7, 7, 20, 20, 1, 1, 1000, 1000, "Priority", "Priority", false },
-		{ "the reason changed", 7, 7, 20, 20, 1, 1, 1000, 1000, "Priority", "Resources",
+		{ "the reason changed", 7, 7, 20, 20, 1, 1, 1000, 1000, "Priority", "QuotaExceeded",
 		  true },
+		{ "Priority to Resources near the head", 5, 5, 20, 20, 1, 0, 0, 0, "Priority",
+		  "Resources", true },
+		{ "Resources to Priority into the first places", 6, 5, 20, 20, 0, 1, 0, 0,
+		  "Resources", "Priority", true },
+		{ "Priority to Resources far back", 7, 7, 20, 20, 1, 0, 1000, 1000, "Priority",
+		  "Resources", false },
+		{ "Resources to Priority far back, one step", 8, 7, 20, 20, 0, 1, 0, 0, "Resources",
+		  "Priority", false },
+		{ "Resources to Priority far back, a quarter of its place", 40, 30, 60, 60, 0, 1, 0,
+		  0, "Resources", "Priority", true },
+		{ "Priority far back to Preempted", 7, 7, 20, 20, 1, 1, 0, 0, "Priority",
+		  "Preempted", true },
 		{ "the start moved within the slop", 7, 7, 20, 20, 1, 1, 1000, 1060, "Priority",
 		  "Priority", false },
 		{ "the start moved past it", 7, 7, 20, 20, 1, 1, 1000, 1061, "Priority", "Priority",
@@ -3067,6 +3079,20 @@ static void test_worth_telling(void **state)
 		snprintf(d.reason, sizeof(d.reason), "%s", tells[i].reason);
 		if (tj_admission_worth_telling(&old, &d) != tells[i].tell)
 			fail_msg("case %s: want %d", tells[i].name, tells[i].tell);
+	}
+	/* A job left untried, looked at for the first time far back: told, whatever its reason. */
+	{
+		struct tj_admission_decision old = { .verdict = TJ_ADMISSION_WAITING,
+			                             .position = 30,
+			                             .queue_length = 60,
+			                             .untried = true,
+			                             .reason = TJ_ADMISSION_REASON_PRIORITY };
+		struct tj_admission_decision d = old;
+
+		d.untried = false;
+		assert_true(tj_admission_worth_telling(&old, &d));
+		d.untried = true;
+		assert_false(tj_admission_worth_telling(&old, &d));
 	}
 }
 
