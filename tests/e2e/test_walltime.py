@@ -49,10 +49,21 @@ def ts(rfc3339):
     return calendar.timegm(time.strptime(rfc3339, "%Y-%m-%dT%H:%M:%SZ"))
 
 
+def started_status(namespace, name):
+    """The job's status once it records the start (startTime and deadline): the pods can
+    run before that patch lands, since it waits behind the pods' writes."""
+
+    def recorded():
+        s = tj(namespace, name).get("status", {})
+        return s.get("startTime") and s.get("deadline") and s
+
+    return wait_for(f"{name}'s recorded start", recorded, timeout=30)
+
+
 def test_default_walltime_warns_then_ends_the_job(walltime_controller, namespace):
     apply(trainjob("lasts", nodes=2, run_time="10m"), "-n", namespace)
     first = running(namespace, "lasts", 2)
-    status = tj(namespace, "lasts")["status"]
+    status = started_status(namespace, "lasts")
     start, deadline = ts(status["startTime"]), ts(status["deadline"])
     assert deadline - start == DEFAULT, status
     (row,) = table(kubectl("get", "tj", "lasts", "-n", namespace).stdout)
@@ -135,7 +146,7 @@ def test_a_job_past_max_walltime_is_refused_at_once(walltime_controller, namespa
 def test_a_job_within_max_walltime_keeps_its_own(walltime_controller, namespace):
     apply(trainjob("own", nodes=1, run_time="10m", activeDeadlineSeconds=MAX), "-n", namespace)
     running(namespace, "own", 1)
-    status = tj(namespace, "own")["status"]
+    status = started_status(namespace, "own")
     assert ts(status["deadline"]) - ts(status["startTime"]) == MAX
     kubectl("delete", "tj", "own", "-n", namespace, "--wait=false")
 
@@ -146,7 +157,7 @@ def test_the_queue_reserves_with_the_default_walltime(walltime_controller, names
     wait_for("the GH200 nodes to be free", lambda: not gh200_busy()[1], timeout=240, interval=1)
     apply(trainjob("holder", nodes=6, run_time="10m"), "-n", namespace)
     running(namespace, "holder", 6)
-    deadline = tj(namespace, "holder")["status"]["deadline"]
+    deadline = started_status(namespace, "holder")["deadline"]
     apply(trainjob("head", nodes=8, run_time="10m"), "-n", namespace)
 
     def reserved():
