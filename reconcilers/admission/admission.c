@@ -242,6 +242,7 @@ static void run_clear(struct run *r)
 	free(r->reserved_ahead);
 	free(r->taken);
 	free(r->victims);
+	free(r->claimants);
 }
 
 /* An array of n elements of size bytes that the run writes before it reads any of them:
@@ -294,7 +295,8 @@ static int run_alloc(struct run *r)
 	r->job_account = calloc(nj, sizeof(*r->job_account));
 	r->quota_used = calloc(in->n_quota_limits + 1, sizeof(*r->quota_used));
 	r->tier_used = calloc(in->n_tier_limits + 1, sizeof(*r->tier_used));
-	if (!r->quota_used || !r->tier_used)
+	r->claimants = scratch(nj, sizeof(*r->claimants));
+	if (!r->quota_used || !r->tier_used || !r->claimants)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->n_tier_limits; i++)
 		r->tier_used[i] = in->tier_limits[i].used;
@@ -945,10 +947,12 @@ static void hold_reservation(struct run *r, size_t j, int64_t start, struct head
 }
 
 /* A job whose victims are on their way out, on the nodes it chose then (claimed): admitted
- * there if they are free now, else wherever it fits now off the reserved nodes, else
- * reserved on them from the time they are free. 1 when the claim
- * cannot be kept (a node of it gone, off its class, one it must avoid, or reserved for a
- * job ahead; or the nodes never free by a known time): it is then decided as any job. */
+ * there if they are free now, else reserved on them from the time they are free, and a
+ * claimant (start_claimants: it may start elsewhere once the rest of its tier is decided). 1
+ * when the claim cannot be kept (a node of it gone, off its class, one it must avoid, or
+ * reserved for a job ahead; or the nodes never free by a known time): it is then decided as
+ * any job. It comes first in its tier for its claim alone: taking other free nodes then would
+ * take them from the jobs of its tier ahead of it that did not preempt. */
 static int decide_claimed(struct run *r, size_t b, size_t j, struct heads *heads)
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
@@ -967,8 +971,7 @@ static int decide_claimed(struct run *r, size_t b, size_t j, struct heads *heads
 			return 1;
 		r->too_soon[s] = false;
 	}
-	if (tj_admission_place_gang(r, b, r->free, r->too_soon, job) ||
-	    tj_admission_place_gang(r, b, r->free, r->reserved, job))
+	if (tj_admission_place_gang(r, b, r->free, r->too_soon, job))
 		return admit(r, b, j, heads->n > 0);
 	/* Every other node locked: the reservation counts the releases of these alone. */
 	for (size_t s = first; s < last; s++)
@@ -978,7 +981,33 @@ static int decide_claimed(struct run *r, size_t b, size_t j, struct heads *heads
 		return 1;
 	wait_for(&r->res->decisions[j], TJ_ADMISSION_REASON_RESOURCES);
 	hold_reservation(r, j, start, heads);
+	r->claimants[r->n_claimants++] = j;
 	return 0;
+}
+
+/* A claimant, once the rest of its tier is decided: it starts now wherever it fits off the
+ * reserved nodes (its own claim among them), as a job backfilled there would, if its
+ * namespace's limits still let it (what its tier admitted meanwhile counts); else it keeps
+ * waiting for its claim, its decision as it was. */
+static int start_elsewhere(struct run *r, size_t b, size_t j, struct heads *heads)
+{
+	const struct tj_admission_job *job = &r->in->jobs[j];
+	struct tj_admission_decision *d = &r->res->decisions[j];
+	struct tj_admission_decision was = *d;
+	int err;
+
+	if (over_resource_quota(r, j) || over_quota(r, b, j) || over_tier_limit(r, j)) {
+		*d = was;
+		return 0;
+	}
+	if (!tj_admission_place_gang(r, b, r->free, r->reserved, job))
+		return 0;
+	err = admit(r, b, j, true);
+	if (err == 0) {
+		d->expected_start = 0;
+		r->res->classes[b].reserved_gpus -= gang_gpus(job);
+	}
+	return err;
 }
 
 /* The reservation of a blocked job (reason Resources or Priority already said), on what the
@@ -1100,7 +1129,10 @@ static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
  * it is decided, and no release on them counts for its reservation (give_back); they are
  * given back as they were afterwards. It reads and keeps no memo, which count what is free
  * for the others (run.viewing). */
-static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *heads)
+typedef int decide_fn(struct run *r, size_t b, size_t j, struct heads *heads);
+
+static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *heads,
+                           decide_fn *decide_job)
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
 	int err;
@@ -1115,7 +1147,7 @@ static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *head
 
 	r->era += changed > 0;
 	r->viewing = changed > 0;
-	err = decide(r, b, j, heads);
+	err = decide_job(r, b, j, heads);
 	for (size_t i = 0; i < changed; i++) {
 		size_t s = r->kept_slots[i];
 
@@ -1125,6 +1157,28 @@ static int decide_avoiding(struct run *r, size_t b, size_t j, struct heads *head
 	r->n_kept = 0;
 	r->era += changed > 0;
 	r->viewing = false;
+	return err;
+}
+
+/* Whether the jobs at i and k of the order are of one group of a class's queue: the restarts,
+ * or the jobs of one tier. */
+static bool same_tier(const struct run *r, size_t i, size_t k)
+{
+	const struct tj_admission_job *x = &r->in->jobs[r->order[i]],
+	                              *y = &r->in->jobs[r->order[k]];
+
+	return x->restart == y->restart && (x->restart || x->tier == y->tier);
+}
+
+/* The claimants of the tier just decided, in their order, may start elsewhere now. */
+static int start_claimants(struct run *r, size_t b, struct heads *heads)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < r->n_claimants && err == 0; i++)
+		if (r->res->decisions[r->claimants[i]].verdict == TJ_ADMISSION_WAITING)
+			err = decide_avoiding(r, b, r->claimants[i], heads, start_elsewhere);
+	r->n_claimants = 0;
 	return err;
 }
 
@@ -1305,9 +1359,14 @@ static int decide_queue(const struct tj_admission_input *in, bool afresh, const 
 			settle(&r, b);
 			continue;
 		}
-		for (size_t i = first; i < first + n && err == 0; i++)
+		for (size_t i = first; i < first + n && err == 0; i++) {
 			if (tried(&r, b, r.order[i], i - first, &t, &heads))
-				err = decide_avoiding(&r, b, r.order[i], &heads);
+				err = decide_avoiding(&r, b, r.order[i], &heads, decide);
+			if (err == 0 && r.n_claimants &&
+			    (i + 1 == first + n || !same_tier(&r, i, i + 1)))
+				err = start_claimants(&r, b, &heads);
+		}
+		r.n_claimants = 0;
 		res->cursors[b] = t.stopped == SIZE_MAX ? 0 : t.stopped;
 		/* A class that admitted or preempted is not settled next time: the caller acts on
 		 * it, and what it admitted counts against the limits of the classes after it. */

@@ -93,7 +93,9 @@
  * job to preempt again). Given the nodes it chose (claimed), it starts there as soon as they are
  * free, and until then they are its reservation, whatever else comes free first; unless one of them
  * is reserved for a job ahead (of a higher tier), or they cannot hold it by any known time, when it
- * is decided as any other job.
+ * is decided as any other job. It comes first for its claim alone: elsewhere it starts only once
+ * every other job of its tier has been decided, wherever it then fits off the reserved nodes (as a
+ * job backfilled there), so that it takes no free node from a job of its tier ahead of it.
  * - Begin time (Slurm's BeginTime). A job that may not start before a time (not_before: a
  *   restart in its backoff) keeps its place in the order but starts nothing before then: it
  *   waits with reason BeginTime and is reserved as a blocked job is (within the backfill

@@ -213,6 +213,10 @@ struct run {
 	bool *reserved_ahead;
 	bool *taken;
 	struct victim *victims;
+	/* owned; n_jobs: the jobs of the tier being decided that wait for the nodes they claimed
+	 * (decide_claimed), which may start elsewhere once the rest of their tier is decided */
+	size_t *claimants;
+	size_t n_claimants;
 	/* The longest grace of the running gangs: the latest any victim stops, from now. */
 	int64_t longest_grace;
 	/* While the head's reservation is placed: between nodes that fit alike then, those

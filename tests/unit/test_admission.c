@@ -159,6 +159,14 @@ struct adm_case {
 #define TRY_FOUR  .key = "team-a/four", .nodes = 1, .gpus = 4, .created = 2, .walltime = 2000
 #define TRY_TWO   .key = "team-a/two", .nodes = 1, .gpus = 2, .created = 3, .walltime = 2000
 #define TRY_SHORT .key = "team-a/short", .nodes = 1, .gpus = 1, .created = 4, .walltime = 100
+/* The job of its tier ahead of a claimant (a job whose victims are on their way out), and the
+ * claimant's own fields. */
+#define CLAIM_HEAD                                                                                 \
+	.key = "team-a/head", .nodes = 2, .gpus = 4, .created = 1, .walltime = 3600,               \
+	.verdict = TJ_ADMISSION_ADMITTED, .backfilled = true, .on = { "n-1", "n-2" }
+#define CLAIMANT                                                                                   \
+	.key = "team-b/claimant", .gpus = 4, .created = 2, .walltime = 3600, .preempts = 1u << 1,  \
+	.preempting = true
 #define TRY_FOUR_AGAIN                                                                             \
 	.key = "team-a/four-again", .nodes = 1, .gpus = 4, .created = 5, .walltime = 2000
 
@@ -2264,6 +2272,29 @@ static const struct adm_case cases[] = {
 	              .message = "position 2 of 2 in gh200: needs 1 node x 4 GPUs, 1 such node "
 	                         "free; expected start unknown",
 	              .free = 1 } } },
+	{ .name = "a job whose victims are on their way out takes no free node from a job of its "
+	          "tier ahead of it: the head starts on the free nodes, the claimant waits for its "
+	          "claim",
+	  .nodes = { GH("n-1"), GH("n-2"), GH("n-3", .used_gpus = 4), GH("n-4", .used_gpus = 4) },
+	  .releases = { { "n-3", 10, 4 }, { "n-4", 10, 4 } },
+	  .jobs = { { CLAIM_HEAD, .queue = 1, .free = 2 },
+	            { CLAIMANT, .nodes = 2, .claims = { "n-3", "n-4" },
+	              .verdict = TJ_ADMISSION_WAITING, .reason = "Resources", POS(1, 1),
+	              .start = NOW + 10, .free = 2,
+	              .message = "position 1 of 1 in gh200: needs 2 nodes x 4 GPUs, 2 such nodes "
+	                         "free; expected start 10:00Z; waiting for the jobs it preempted "
+	                         "to stop" } },
+	  .admitted = 1,
+	  .backfilled = 1 },
+	{ .name = "a job whose victims are on their way out starts elsewhere on what the jobs of "
+	          "its tier leave free, after them",
+	  .nodes = { GH("n-1"), GH("n-2"), GH("n-3"), GH("n-4", .used_gpus = 4) },
+	  .releases = { { "n-4", 10, 4 } },
+	  .jobs = { { CLAIM_HEAD, .free = 3 },
+	            { CLAIMANT, .nodes = 1, .claims = { "n-4" }, .verdict = TJ_ADMISSION_ADMITTED,
+	              .backfilled = true, .free = 3, .on = { "n-3" } } },
+	  .admitted = 2,
+	  .backfilled = 2 },
 	{ .name = "a job that starts before its victims would be gone preempts nobody: it waits "
 	          "for the node a walltime frees",
 	  .nodes = { GH("n-1", .used_gpus = 4), GH("n-2") },
