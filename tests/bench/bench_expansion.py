@@ -35,8 +35,8 @@ it (--keep-cluster leaves it up). The controller is build/release/trainjob-contr
 "--log-level debug" for a line a request), started afresh for each run so that its CPU time
 and peak memory belong to that run. The TrainJobs use the torch-distributed runtime with tiny CPU
 requests; their pods land on the CPU nodes and KWOK marks them Running (they run for an hour,
-so nothing finishes during a run). After each run everything is deleted, and the next starts
-once it is gone.
+so nothing finishes during a run). After each run everything is deleted (the TrainJobs, their
+pods, Services and runtime snapshots, and the Events), and the next starts once it is gone.
 
 Why this plain client: Python's http.client over many HTTP/1.1 keep-alive connections, one
 thread per connection, with the kubeconfig's client certificate. Python's standard library
@@ -334,11 +334,13 @@ def count(api, path):
 
 
 def remaining(api, namespace):
-    """How many of the runs' pods, TrainJobs and Services are left in namespace."""
+    """How many of the runs' pods, TrainJobs, Services and runtime snapshots (ConfigMaps) are
+    left in namespace."""
     sel = urllib.parse.quote(TRAINJOB_LABEL)
     paths = [f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}",
              f"{TJ_API}/namespaces/{namespace}/trainjobs",
-             f"/api/v1/namespaces/{namespace}/services?labelSelector={sel}"]
+             f"/api/v1/namespaces/{namespace}/services?labelSelector={sel}",
+             f"/api/v1/namespaces/{namespace}/configmaps?labelSelector={sel}"]
     return sum(count(api, p) for p in paths)
 
 
@@ -379,11 +381,14 @@ def delete_pods(api, namespace, connections=32):
 
 
 def delete_everything(api, namespace, timeout=900):
-    """TrainJobs, their pods, Services, Events; again until nothing is left (a collection
-    delete on a loaded API server can end at its timeout before it is through)."""
+    """TrainJobs, their pods, Services, runtime snapshots and Events; again until nothing is
+    left (a collection delete on a loaded API server can end at its timeout before it is
+    through). The snapshots go too, not left to the garbage collector: the next run's
+    controller watches them, and would list and decode those still there."""
     sel = urllib.parse.quote(TRAINJOB_LABEL)
     paths = [f"{TJ_API}/namespaces/{namespace}/trainjobs",
              f"/api/v1/namespaces/{namespace}/services?labelSelector={sel}",
+             f"/api/v1/namespaces/{namespace}/configmaps?labelSelector={sel}",
              f"/api/v1/namespaces/{namespace}/events"]
     deadline = time.monotonic() + timeout
     for attempt in range(1, 1000):
