@@ -256,10 +256,8 @@ static void op_done(struct tj_response *resp, void *userdata)
 	case TJ_ACTION_CREATE_SERVICE:
 		if (resp->rc == 0) {
 			e->result.services_created++;
-			tj_service_memo_add(e->config.services, e->uid);
-		} else if (tj_status_is_already_exists(st)) {
-			tj_service_memo_add(e->config.services, e->uid);
-		} else {
+		} else if (!tj_status_is_already_exists(st)) {
+			tj_service_memo_forget(e->config.services, e->uid);
 			fail(e, a, resp->rc, resp->error);
 			note_refusal(e, resp);
 		}
@@ -399,13 +397,15 @@ static void send_write(struct tj_execution *e, struct op *op)
 	int rc;
 
 	op->sent = true;
-	/* The job's Service, created or found by an earlier plan: nothing to send. */
-	if (op->action->kind == TJ_ACTION_CREATE_SERVICE &&
-	    tj_service_memo_has(e->config.services, e->uid)) {
-		cJSON_Delete(op->action->object);
-		op->action->object = NULL;
-		e->pending--;
-		return;
+	/* The job's Service, created, found or on its way by an earlier plan: nothing to send. */
+	if (op->action->kind == TJ_ACTION_CREATE_SERVICE) {
+		if (tj_service_memo_has(e->config.services, e->uid)) {
+			cJSON_Delete(op->action->object);
+			op->action->object = NULL;
+			e->pending--;
+			return;
+		}
+		tj_service_memo_add(e->config.services, e->uid);
 	}
 	count_sent(e, op);
 	rc = send_request(e, op);
@@ -414,6 +414,8 @@ static void send_write(struct tj_execution *e, struct op *op)
 	cJSON_Delete(op->action->object);
 	op->action->object = NULL;
 	if (rc < 0) {
+		if (op->action->kind == TJ_ACTION_CREATE_SERVICE)
+			tj_service_memo_forget(e->config.services, e->uid);
 		count_done(e, op);
 		fail(e, op->action, rc, "could not send the request");
 		e->pending--;

@@ -3,8 +3,11 @@
  * records the start is written, and that status is bookkeeping which waits behind a burst's
  * pod writes (write_gate.h): every plan that a gang's pod events brought in between posted
  * the Service again, to be told AlreadyExists (220 such answers for 100 gangs admitted at
- * once). The executor sends no create of a Service it knows; it learns one from a create
- * answered with success or AlreadyExists. The last TJ_SERVICE_MEMO_SIZE are kept: the window
+ * once). The executor sends no create of a Service it knows; it learns one as it sends its
+ * create, so that two plans in flight at once (a queued job admitted again while its last
+ * plan's create waits at the write gate) post it once, and forgets it when that create is
+ * refused (anything but success or AlreadyExists), so that the next plan posts it again.
+ * The last TJ_SERVICE_MEMO_SIZE are kept: the window
  * that matters is the seconds before a job's start is written. A Service deleted by hand
  * while its job lives comes back with the job's next batch of pods only once the memo has
  * forgotten the job (as before it, it never came back once the start was written). */
@@ -26,3 +29,6 @@ bool tj_service_memo_has(const struct tj_service_memo *m, const char *uid);
 /* The Service of the job with this uid exists. NULL memo or uid, or a uid longer than a
  * slot: nothing is kept. */
 void tj_service_memo_add(struct tj_service_memo *m, const char *uid);
+
+/* The Service of the job with this uid is not known to exist (its create was refused). */
+void tj_service_memo_forget(struct tj_service_memo *m, const char *uid);

@@ -898,6 +898,12 @@ static void test_a_status_patch_planned_before_the_last_answer_is_planned_again(
 	run_clear(&next);
 }
 
+/* A plan of one pod and the job's Service. */
+static const struct act pod_and_service[] = {
+	CREATE_POD(0, "vit-node-0-0"),
+	CREATE_SERVICE(0, false),
+};
+
 /* A Service created, or found to exist, is known: the job's next plans send no create of
  * it. Another job's Service is not known. */
 static void test_a_known_service_is_not_created_again(void **state)
@@ -908,22 +914,18 @@ static void test_a_known_service_is_not_created_again(void **state)
 		{ .method = "POST", .path = PODS, .status = 201, .body = "{}" },
 		{ .method = "POST", .path = PODS, .status = 201, .body = "{}" },
 	};
-	const struct act acts[] = {
-		CREATE_POD(0, "vit-node-0-0"),
-		CREATE_SERVICE(0, false),
-	};
 	struct tj_service_memo memo = { 0 };
 	struct run r = { 0 }, again = { 0 };
 
 	fx->services = &memo;
 	server_script(&fx->server, replies, 3);
-	start(fx, &r, acts, 2);
+	start(fx, &r, pod_and_service, 2);
 	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
 	assert_int_equal(r.res.services_created, 1);
 	assert_true(tj_service_memo_has(&memo, "uid-vit"));
 	assert_false(tj_service_memo_has(&memo, "uid-other"));
 	/* The next plan: its pod goes, its Service does not. */
-	start(fx, &again, acts, 2);
+	start(fx, &again, pod_and_service, 2);
 	SERVER_RUN_UNTIL(&fx->server, again.done_calls == 1);
 	assert_int_equal(again.res.rc, 0);
 	assert_int_equal(again.res.services_created, 0);
@@ -931,6 +933,68 @@ static void test_a_known_service_is_not_created_again(void **state)
 	assert_int_equal(server_find(&fx->server, server_find(&fx->server, 0, "POST", SERVICES) + 1,
 	                             "POST", SERVICES),
 	                 -1);
+	run_clear(&r);
+	run_clear(&again);
+}
+
+/* Two plans of one job in flight at once post its Service once: the second finds the first's
+ * create on its way. */
+static void test_two_plans_at_once_post_the_service_once(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST", .path = PODS, .repeat = true, .status = 201, .body = "{}" },
+		{ .method = "POST", .path = SERVICES, .status = 201, .body = "{}", .hold = true },
+	};
+	struct tj_service_memo memo = { 0 };
+	struct run first = { 0 }, second = { 0 };
+
+	fx->services = &memo;
+	server_script(&fx->server, replies, 2);
+	start(fx, &first, pod_and_service, 2);
+	SERVER_RUN_UNTIL(&fx->server, server_count(&fx->server, "POST", SERVICES) == 1);
+	start(fx, &second, pod_and_service, 2);
+	SERVER_RUN_UNTIL(&fx->server, second.done_calls == 1);
+	assert_int_equal(second.res.rc, 0);
+	assert_int_equal(second.res.services_created, 0);
+	server_release(&fx->server, server_find(&fx->server, 0, "POST", SERVICES));
+	SERVER_RUN_UNTIL(&fx->server, first.done_calls == 1);
+	assert_int_equal(first.res.rc, 0);
+	assert_int_equal(first.res.services_created, 1);
+	assert_int_equal(server_count(&fx->server, "POST", SERVICES), 1);
+	assert_true(tj_service_memo_has(&memo, "uid-vit"));
+	run_clear(&first);
+	run_clear(&second);
+}
+
+/* A Service whose create is refused is not known: the job's next plan posts it again. */
+static void test_a_refused_service_is_posted_again(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST", .path = PODS, .repeat = true, .status = 201, .body = "{}" },
+		{ .method = "POST",
+		  .path = SERVICES,
+		  .status = 403,
+		  .body = "{\"kind\":\"Status\",\"reason\":\"Forbidden\",\"code\":403}" },
+		STATUS_ANSWER(false), /* the refusal, in the job's status */
+		{ .method = "POST", .path = SERVICES, .status = 201, .body = "{}" },
+	};
+	struct tj_service_memo memo = { 0 };
+	struct run r = { 0 }, again = { 0 };
+
+	fx->services = &memo;
+	server_script(&fx->server, replies, 4);
+	start(fx, &r, pod_and_service, 2);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_not_equal(r.res.rc, 0);
+	assert_false(tj_service_memo_has(&memo, "uid-vit"));
+	start(fx, &again, pod_and_service, 2);
+	SERVER_RUN_UNTIL(&fx->server, again.done_calls == 1);
+	assert_int_equal(again.res.rc, 0);
+	assert_int_equal(again.res.services_created, 1);
+	assert_int_equal(server_count(&fx->server, "POST", SERVICES), 2);
+	assert_true(tj_service_memo_has(&memo, "uid-vit"));
 	run_clear(&r);
 	run_clear(&again);
 }
@@ -953,6 +1017,11 @@ static void test_service_memo(void **state)
 	assert_false(tj_service_memo_has(&memo, "uid-0"));
 	assert_true(tj_service_memo_has(&memo, "uid-1"));
 	assert_true(tj_service_memo_has(&memo, "uid-new"));
+	tj_service_memo_forget(&memo, "uid-1");
+	assert_false(tj_service_memo_has(&memo, "uid-1"));
+	assert_true(tj_service_memo_has(&memo, "uid-2"));
+	tj_service_memo_forget(NULL, "uid-2");
+	tj_service_memo_forget(&memo, "");
 	assert_false(tj_service_memo_has(NULL, "uid-1"));
 	assert_false(tj_service_memo_has(&memo, ""));
 	tj_service_memo_add(NULL, "x");
@@ -1472,6 +1541,10 @@ int main(void)
 		        test_a_status_patch_planned_before_the_last_answer_is_planned_again, setup,
 		        teardown),
 		cmocka_unit_test_setup_teardown(test_a_known_service_is_not_created_again, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_two_plans_at_once_post_the_service_once, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_a_refused_service_is_posted_again, setup,
 		                                teardown),
 		cmocka_unit_test(test_service_memo),
 		cmocka_unit_test_setup_teardown(test_deferrable_writes_wait_for_the_gate, setup,
