@@ -1366,7 +1366,6 @@ static int decide_queue(const struct tj_admission_input *in, bool afresh, const 
 			    (i + 1 == first + n || !same_tier(&r, i, i + 1)))
 				err = start_claimants(&r, b, &heads);
 		}
-		r.n_claimants = 0;
 		res->cursors[b] = t.stopped == SIZE_MAX ? 0 : t.stopped;
 		/* A class that admitted or preempted is not settled next time: the caller acts on
 		 * it, and what it admitted counts against the limits of the classes after it. */

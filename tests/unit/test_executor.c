@@ -999,7 +999,8 @@ static void test_a_refused_service_is_posted_again(void **state)
 	run_clear(&again);
 }
 
-/* AlreadyExists teaches the memo as a create does; the oldest uids make room for new ones. */
+/* The memo keeps a uid once; the oldest uids make room for new ones; a forgotten one is not
+ * known. */
 static void test_service_memo(void **state)
 {
 	static struct tj_service_memo memo;
