@@ -333,14 +333,22 @@ def count(api, path):
     return len(api.json("GET", path)["items"])
 
 
+# The objects the controller makes for a TrainJob besides its pods, by the label that names
+# the job: its Services and its runtime snapshots (ConfigMaps).
+JOB_CHILDREN = ("services", "configmaps")
+
+
+def children_paths(namespace):
+    sel = urllib.parse.quote(TRAINJOB_LABEL)
+    return [f"/api/v1/namespaces/{namespace}/{kind}?labelSelector={sel}" for kind in JOB_CHILDREN]
+
+
 def remaining(api, namespace):
     """How many of the runs' pods, TrainJobs, Services and runtime snapshots (ConfigMaps) are
     left in namespace."""
     sel = urllib.parse.quote(TRAINJOB_LABEL)
     paths = [f"/api/v1/namespaces/{namespace}/pods?labelSelector={sel}",
-             f"{TJ_API}/namespaces/{namespace}/trainjobs",
-             f"/api/v1/namespaces/{namespace}/services?labelSelector={sel}",
-             f"/api/v1/namespaces/{namespace}/configmaps?labelSelector={sel}"]
+             f"{TJ_API}/namespaces/{namespace}/trainjobs"] + children_paths(namespace)
     return sum(count(api, p) for p in paths)
 
 
@@ -385,11 +393,8 @@ def delete_everything(api, namespace, timeout=900):
     left (a collection delete on a loaded API server can end at its timeout before it is
     through). The snapshots go too, not left to the garbage collector: the next run's
     controller watches them, and would list and decode those still there."""
-    sel = urllib.parse.quote(TRAINJOB_LABEL)
-    paths = [f"{TJ_API}/namespaces/{namespace}/trainjobs",
-             f"/api/v1/namespaces/{namespace}/services?labelSelector={sel}",
-             f"/api/v1/namespaces/{namespace}/configmaps?labelSelector={sel}",
-             f"/api/v1/namespaces/{namespace}/events"]
+    paths = ([f"{TJ_API}/namespaces/{namespace}/trainjobs"] + children_paths(namespace) +
+             [f"/api/v1/namespaces/{namespace}/events"])
     deadline = time.monotonic() + timeout
     for attempt in range(1, 1000):
         for path in paths:
