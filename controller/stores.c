@@ -43,12 +43,23 @@ static int dependent_by_namespace(const void *obj, char *buf, size_t size)
 	return job->dependency ? trainjob_by_namespace(obj, buf, size) : 0;
 }
 
+static int stopping(const void *obj, char *buf, size_t size)
+{
+	const struct tj_trainjob *job = obj;
+
+	if (!job->status.preempt_at || !job->status.start_time ||
+	    job->status.state == TJ_STATE_COMPLETE || job->status.state == TJ_STATE_FAILED)
+		return 0;
+	return snprintf(buf, size, "%s", TJ_TRAINJOB_STOPPING) < (int)size ? 1 : -ENAMETOOLONG;
+}
+
 const struct tj_store_ops tj_trainjob_store_ops = {
 	.free = trainjob_free,
 	.key = trainjob_key,
 	.index = { [TJ_TRAINJOB_INDEX_NAMESPACE] = trainjob_by_namespace,
-	           [TJ_TRAINJOB_INDEX_DEPENDENT] = dependent_by_namespace },
-	.n_indexes = 2,
+	           [TJ_TRAINJOB_INDEX_DEPENDENT] = dependent_by_namespace,
+	           [TJ_TRAINJOB_INDEX_STOPPING] = stopping },
+	.n_indexes = 3,
 	.version = trainjob_version,
 };
 

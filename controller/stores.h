@@ -7,14 +7,10 @@
 #include <cjson/cJSON.h>
 
 #include "informers/store.h"
+#include "reconcilers/trainjob.h"
 
 extern const struct tj_store_ops tj_trainjob_store_ops;
-/* The TrainJob cache's indexes: every job by namespace, and by namespace the jobs that name
- * a dependency (those a change of another job of the namespace may let start). */
-enum {
-	TJ_TRAINJOB_INDEX_NAMESPACE,
-	TJ_TRAINJOB_INDEX_DEPENDENT,
-};
+/* Its indexes: TJ_TRAINJOB_INDEX_* (reconcilers/trainjob.h). */
 extern const struct tj_store_ops tj_runtime_store_ops;
 /* The runtime snapshots (reconcilers/runtime_snapshot.h), keyed by their ConfigMap's
  * namespace and name. */

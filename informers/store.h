@@ -84,7 +84,10 @@ int tj_store_collect_index(const struct tj_store *store, size_t index, const cha
                            const void ***ret, size_t *ret_n);
 
 /* Starts an iteration over every object, or over the objects whose value in index `index`
- * is value; tj_store_iter_next() then returns each object, and NULL at the end. */
+ * is value; tj_store_iter_next() then returns each object, and NULL at the end. An iteration
+ * over every object fetches the first 192 bytes of the objects a few places ahead while it
+ * returns the earlier ones: a type whose objects are walked often puts what the walks read
+ * there. */
 void tj_store_iter_init(const struct tj_store *store, struct tj_store_iter *it);
 void tj_store_iter_index(const struct tj_store *store, size_t index, const char *value,
                          struct tj_store_iter *it);

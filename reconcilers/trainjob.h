@@ -271,6 +271,18 @@ int tj_trainjob_from_json(const cJSON *obj, struct tj_trainjob **ret);
 /* Accepts NULL; returns NULL. */
 struct tj_trainjob *tj_trainjob_free(struct tj_trainjob *job);
 
+/* The TrainJob cache's indexes (its store's ops: controller/stores.h): every job by namespace;
+ * by namespace the jobs that name a dependency (those a change of another job of the namespace
+ * may let start); and under the value TJ_TRAINJOB_STOPPING the running jobs a preemption is
+ * stopping (status.preemptAt set, started, neither Complete nor Failed), which each admission
+ * cycle reads. */
+enum {
+	TJ_TRAINJOB_INDEX_NAMESPACE,
+	TJ_TRAINJOB_INDEX_DEPENDENT,
+	TJ_TRAINJOB_INDEX_STOPPING,
+};
+#define TJ_TRAINJOB_STOPPING "stopping"
+
 /* True unless spec.managedBy names another controller (for example MultiKueue). */
 bool tj_trainjob_is_ours(const struct tj_trainjob *job);
 

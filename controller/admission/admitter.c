@@ -72,6 +72,9 @@ struct tj_admitter {
 	uint64_t last_cycle_ms;
 	struct tj_time_share share; /* of the loop's wall clock the cycles may take */
 	unsigned long cycles;
+	/* Counts the configs it was given: the entries' classes are looked up once per config
+	 * (tj_admitter_source.config_epoch). */
+	uint64_t config_epoch;
 	/* uv_hrtime of the event the next cycle answers: the first kick since the last cycle
 	 * started that freed room (trigger_freed), else the kick that scheduled it; and of the
 	 * running cycle's own trigger and start. */
@@ -494,6 +497,7 @@ static size_t cycle(struct tj_admitter *a)
 		.ledger = a->ledger,
 		.eligibility = a->eligibility,
 		.stamp = a->cycles + 1,
+		.config_epoch = a->config_epoch,
 		.preemptions = a->preemptions,
 		.accounting = a->accounting,
 	};
@@ -798,6 +802,7 @@ struct tj_admitter *tj_admitter_free(struct tj_admitter *a)
 void tj_admitter_set_config(struct tj_admitter *a, const struct tj_config *config)
 {
 	a->config = config;
+	a->config_epoch++;
 	forget_last(a);
 	tj_accounting_set_retention(a->accounting,
 	                            tj_config_admission(config)->accounting_retention);
@@ -969,6 +974,7 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	e->backfill_reserved_nodes = want->backfill_reserved_nodes;
 	e->qos = want->qos;
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", want->gpu_class);
+	e->class_epoch = 0;
 	snprintf(e->namespace, sizeof(e->namespace), "%s", job->namespace);
 	read_class_requests(cls ? NULL : a->config, &r, &lr, e);
 	e->placement = tj_placement_unref(e->placement);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "reconcilers/policy/qos.h"
+#include "reconcilers/trainjob.h"
 
 static int preemption_key(const void *obj, char *buf, size_t size)
 {
@@ -297,14 +298,10 @@ int tj_admitter_running_build(const struct tj_admitter_source *src, struct tj_ad
 		struct tj_store_iter it;
 		const struct tj_trainjob *job;
 
-		tj_store_iter_init(jobs, &it);
+		tj_store_iter_index(jobs, TJ_TRAINJOB_INDEX_STOPPING, TJ_TRAINJOB_STOPPING, &it);
 		while (rc == 0 && (job = tj_store_iter_next(&it))) {
 			struct tj_admitter_preemption *p;
 
-			if (!job->status.preempt_at || !job->status.start_time ||
-			    job->status.state == TJ_STATE_COMPLETE ||
-			    job->status.state == TJ_STATE_FAILED)
-				continue;
 			if (!(p = calloc(1, sizeof(*p)))) {
 				rc = -ENOMEM;
 				break;

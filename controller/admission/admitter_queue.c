@@ -482,6 +482,22 @@ static void read_ledger(const struct tj_admitter_source *a, struct tj_admitter_s
 	}
 }
 
+/* How many places ahead a walk over items that lie apart in memory (the ledger's nodes, the
+ * queue's entries) fetches the ones it comes to. */
+#define FETCH_AHEAD 8
+
+/* A cycle reads every node of the ledger in order: the nodes a few places ahead of i are
+ * fetched meanwhile, and the groups of nearer ones, whose node is in by then. */
+static void fetch_ahead(struct tj_ledger_node *const *order, size_t n, size_t i)
+{
+	if (i + FETCH_AHEAD < n) {
+		__builtin_prefetch(order[i + FETCH_AHEAD]);
+		__builtin_prefetch((const char *)order[i + FETCH_AHEAD] + 64);
+	}
+	if (i + FETCH_AHEAD / 2 < n && order[i + FETCH_AHEAD / 2]->n_groups)
+		__builtin_prefetch(order[i + FETCH_AHEAD / 2]->groups);
+}
+
 /* The snapshot's nodes, in name order (tj_admission_input.nodes): the cached ones, as the ledger
  * judged them, and those gone a short while ago; what each holds. */
 static int build_nodes(const struct tj_admitter_source *a, struct tj_admitter_snapshot *s,
@@ -515,6 +531,7 @@ static int build_nodes(const struct tj_admitter_source *a, struct tj_admitter_sn
 		if (j == n_gone || (i < n_order && strcmp(order[i]->name, gone[j]->name) < 0)) {
 			const struct tj_ledger_node *ln = order[i];
 
+			fetch_ahead(order, n_order, i);
 			s->nodes[k] = (struct tj_admission_node){
 				.name = ln->name,
 				.class_index = ln->class_index,
@@ -540,9 +557,12 @@ static int build_nodes(const struct tj_admitter_source *a, struct tj_admitter_sn
 	/* Every pod that is bound, pinned or nominated to a node holds its requests there until
 	 * it ends, ours or not (reconcilers/admission/capacity.h says until when), as the ledger
 	 * keeps them per node. */
-	for (size_t k = 0; k < n && !s->oom; k++)
-		if (s->read_at[k] != SIZE_MAX)
-			read_ledger(a, s, k, order[s->read_at[k]], pods, quotas, &last, now);
+	for (size_t k = 0; k < n && !s->oom; k++) {
+		if (s->read_at[k] == SIZE_MAX)
+			continue;
+		fetch_ahead(order, n_order, s->read_at[k]);
+		read_ledger(a, s, k, order[s->read_at[k]], pods, quotas, &last, now);
+	}
 	return s->oom ? -ENOMEM : 0;
 }
 
@@ -727,9 +747,6 @@ static int build_jobs(const struct tj_admitter_source *a, struct tj_admitter_sna
 {
 	size_t n = tj_store_len(a->entries), k = 0, n_excluded = 0, x = 0;
 	struct tj_admitter_entry *e;
-	/* Most of a queue is of one class: its index is looked up once per run of it. */
-	const char *class_name = NULL;
-	int class_index = -1;
 
 	/* Each job's fields are all written below. */
 	s->jobs = malloc((n + 1) * sizeof(*s->jobs));
@@ -746,14 +763,19 @@ static int build_jobs(const struct tj_admitter_source *a, struct tj_admitter_sna
 		return -ENOMEM;
 	for (k = 0; k < s->n_jobs; k++) {
 		e = s->job_entries[k];
-		if (!class_name || strcmp(class_name, e->gpu_class) != 0) {
-			class_name = e->gpu_class;
-			class_index = gpu_class_index(a->config, class_name);
+		/* The entries lie apart in memory: the ones ahead are fetched meanwhile. */
+		if (k + FETCH_AHEAD < s->n_jobs)
+			for (int line = 0; line < 3; line++)
+				__builtin_prefetch((const char *)s->job_entries[k + FETCH_AHEAD] +
+				                   64 * line);
+		if (!a->config_epoch || e->class_epoch != a->config_epoch) {
+			e->class_epoch = a->config_epoch;
+			e->class_index = gpu_class_index(a->config, e->gpu_class);
 		}
 		s->jobs[k] = (struct tj_admission_job){
 			.key = e->key,
 			.namespace = e->namespace,
-			.class_index = class_index,
+			.class_index = e->class_index,
 			.num_nodes = e->num_nodes,
 			.num_pods = e->num_pods,
 			.request = e->request,

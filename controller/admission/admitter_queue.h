@@ -32,9 +32,8 @@ enum tj_admitter_state {
 
 /* One job of the queue, keyed "namespace/name". */
 struct tj_admitter_entry {
-	char key[TJ_STORE_KEY_MAX];
-	char namespace[TJ_NAME_MAX];
-	/* From here to gpu_class, what each cycle reads of every entry, together in memory. */
+	/* From here to gpu_class, what each cycle reads of every entry, together in memory at
+	 * the start of it, which an iteration of the store fetches ahead (informers/store.h). */
 	enum tj_admitter_state state;
 	int num_nodes, num_pods;
 	struct tj_admission_resources request; /* of one pod; gpus of the class's resource */
@@ -70,7 +69,15 @@ struct tj_admitter_entry {
 	 * selector, affinity, tolerations and extended requests); owned; NULL: every node of
 	 * its class (a spec the placement could not read, which the API server refuses). */
 	struct tj_placement *placement;
-	char gpu_class[TJ_NAME_MAX];           /* "" for none */
+	/* gpu_class's index in the config (-1: none there) of the epoch class_epoch
+	 * (tj_admitter_source.config_epoch); 0: not looked up since gpu_class was written. */
+	uint64_t class_epoch;
+	int class_index;
+	/* Its namespace (a DNS label: its first 64 bytes hold it), which the order of the queue
+	 * compares, next to what is read with it. */
+	char namespace[TJ_NAME_MAX];
+	char gpu_class[TJ_NAME_MAX]; /* "" for none */
+	char key[TJ_STORE_KEY_MAX];
 	struct tj_admission_decision decision; /* nodes always NULL: the names are below */
 	/* ADMITTED and CREATED: per pod, its node. */
 	char **nodes; /* owned array of owned strings */
@@ -272,6 +279,9 @@ struct tj_admitter_source {
 	struct tj_ledger *ledger;
 	struct tj_eligibility *eligibility;
 	uint64_t stamp;
+	/* The number of the config among those the queue was given, counted from 1: the
+	 * entries' classes looked up under it hold until the next; 0: looked up every cycle. */
+	uint64_t config_epoch;
 	/* The victims chosen by earlier cycles (admitter_qos.h); NULL: none. */
 	struct tj_store *preemptions;
 	/* The deleted jobs' accounting records (controller/admission/accounting.h); NULL: none. */

@@ -817,6 +817,7 @@ static int cycle(struct cluster *c, struct cycle_times *t, struct outcome *out, 
 		.ledger = c->ledger,
 		.eligibility = c->eligibility,
 		.stamp = ++c->cycles,
+		.config_epoch = 1, /* one config throughout */
 	};
 	struct tj_admitter_snapshot s = { 0 };
 	struct clocks start, built, decided, checked, cleared;

@@ -396,6 +396,46 @@ static const struct tj_admission_job *job_of(const struct tj_admitter_snapshot *
 	return NULL;
 }
 
+/* A job's class is looked up once per config: under the next one (a reload, which may move
+ * the classes), its index is that config's. */
+static void test_snapshot_looks_up_classes_again_under_a_new_config(void **state)
+{
+	struct cycles c;
+	struct tj_admitter_snapshot s = { 0 };
+	struct tj_admitter_source src;
+	/* block_config's class after another: under it gh200 is the class of index 1. */
+	struct tj_gpu_class two_classes[] = {
+		{ .name = "h100", .resource = "nvidia.com/gpu", .arch = "amd64" },
+		block_classes[0],
+	};
+	const struct tj_config two_config = { .classes = two_classes,
+		                              .n_classes = 2,
+		                              .admission = &block_policy };
+
+	(void)state;
+	cycles_setup(&c);
+	put_node(&c, "gh-2", "GH200", "arm64", NULL, NULL, false);
+	src = (struct tj_admitter_source){ .config = &block_config,
+		                           .informers = &c.informers,
+		                           .entries = c.entries,
+		                           .ledger = c.ledger,
+		                           .eligibility = c.eligibility,
+		                           .stamp = ++c.stamp,
+		                           .config_epoch = 1 };
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, 1795953600, 1000), 0);
+	assert_int_equal(job_of(&s, "team-a/a")->class_index, 0);
+	tj_admitter_snapshot_clear(&s);
+
+	src.config = &two_config;
+	src.config_epoch = 2;
+	src.stamp = ++c.stamp;
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, 1795953600, 1000), 0);
+	assert_int_equal(job_of(&s, "team-a/a")->class_index, 1);
+	assert_int_equal(s.nodes[node_at(&s, "gh-2")].class_index, 1);
+	tj_admitter_snapshot_clear(&s);
+	cycles_teardown(&c);
+}
+
 /* A node added, deleted, relabelled, tainted, cordoned, or of another class between two
  * cycles shows in the next snapshot as in one built afresh; a node whose status report
  * changed nothing leaves it as it was. */
@@ -588,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_refusals_renew_and_make_room),
 		cmocka_unit_test(test_gone_nodes_kept_renewed_and_make_room),
 		cmocka_unit_test(test_snapshot_shows_node_changes_as_a_fresh_one),
+		cmocka_unit_test(test_snapshot_looks_up_classes_again_under_a_new_config),
 		cmocka_unit_test(test_snapshot_drops_a_node_deleted_unheard),
 		cmocka_unit_test(test_snapshot_orders_by_rank_and_holds_admitted_gangs),
 	};
