@@ -626,10 +626,15 @@ static int64_t most_pods(const struct run *r, size_t b, const struct tj_admissio
 	return most < job->num_nodes ? most : job->num_nodes;
 }
 
+/* Every waiting job of a queue of thousands gets its reason each cycle: copied, not
+ * formatted. */
 static void wait_for(struct tj_admission_decision *d, const char *reason)
 {
+	size_t n = strnlen(reason, sizeof(d->reason) - 1);
+
 	d->verdict = TJ_ADMISSION_WAITING;
-	snprintf(d->reason, sizeof(d->reason), "%s", reason);
+	memcpy(d->reason, reason, n);
+	d->reason[n] = '\0';
 }
 
 /* Admits the job on the nodes of r->ranks and takes what it needs from them. */
@@ -1223,13 +1228,13 @@ void tj_admission_say_deferred(const struct tj_admission_input *in, size_t j,
 		tj_admission_say_preempting(d, NULL);
 }
 
-/* The texts of a decision lie together, between its other fields. */
+/* The texts of a decision lie together, after its other fields. */
 _Static_assert(offsetof(struct tj_admission_decision, message) ==
                        offsetof(struct tj_admission_decision, reason) + TJ_REASON_MAX,
                "reason and message are adjacent");
-_Static_assert(offsetof(struct tj_admission_decision, position) ==
+_Static_assert(sizeof(struct tj_admission_decision) ==
                        offsetof(struct tj_admission_decision, message) + TJ_MESSAGE_MAX,
-               "position follows message");
+               "the texts come last");
 
 /* n decisions not made yet: every field zero, and the texts empty. Only the first byte of
  * each text is written: a text is read only up to its end, and clearing the whole of both
@@ -1238,15 +1243,11 @@ static struct tj_admission_decision *blank_decisions(size_t n)
 {
 	struct tj_admission_decision *ds = malloc((n + 1) * sizeof(*ds));
 	const size_t texts = offsetof(struct tj_admission_decision, reason);
-	const size_t rest = offsetof(struct tj_admission_decision, position);
 
 	for (size_t i = 0; ds && i < n; i++) {
-		char *d = (char *)&ds[i];
-
-		memset(d, 0, texts);
+		memset(&ds[i], 0, texts);
 		ds[i].reason[0] = '\0';
 		ds[i].message[0] = '\0';
-		memset(d + rest, 0, sizeof(*ds) - rest);
 	}
 	return ds;
 }

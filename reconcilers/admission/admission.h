@@ -375,15 +375,6 @@ struct tj_admission_decision {
 	size_t *nodes;
 	/* ADMITTED with a launcher: the index into nodes of its node; SIZE_MAX without. */
 	size_t launcher_node;
-	/* WAITING and NEVER_FITS: one of TJ_ADMISSION_REASON_*, and a message a person can act on:
-	 * "position 3 of 7 in gh200: needs 5 nodes x 4 GPUs, 3 such nodes free; expected start
-	 * 10:40Z" (or "expected start unknown"), "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes
-	 * x 4 GPUs never fits; at most 8", "namespace team-a holds 16 of its 16 gh200 GPUs; the
-	 * job needs 8 more", "ResourceQuota gpus of namespace team-a: requests.nvidia.com/gpu has 4
-	 * of 8 used; the job needs 8" (or "...allows 4 in all; the job's gang needs 8: it never
-	 * fits"). */
-	char reason[TJ_REASON_MAX];
-	char message[TJ_MESSAGE_MAX];
 	int position;           /* 1-based among the waiting jobs of its class; 0 if admitted */
 	int queue_length;       /* waiting jobs of its class */
 	int64_t expected_start; /* unix seconds; 0 if unknown or admitted */
@@ -400,6 +391,16 @@ struct tj_admission_decision {
 	 * by the result; NULL and 0 for none. */
 	size_t *claimed;
 	size_t n_claimed;
+	/* Last, after the fields a cycle reads of every decision. WAITING and NEVER_FITS: one of
+	 * TJ_ADMISSION_REASON_*, and a message a person can act on:
+	 * "position 3 of 7 in gh200: needs 5 nodes x 4 GPUs, 3 such nodes free; expected start
+	 * 10:40Z" (or "expected start unknown"), "gh200 has 8 nodes of 4 GPUs: a job of 9 nodes
+	 * x 4 GPUs never fits; at most 8", "namespace team-a holds 16 of its 16 gh200 GPUs; the
+	 * job needs 8 more", "ResourceQuota gpus of namespace team-a: requests.nvidia.com/gpu has 4
+	 * of 8 used; the job needs 8" (or "...allows 4 in all; the job's gang needs 8: it never
+	 * fits"). */
+	char reason[TJ_REASON_MAX];
+	char message[TJ_MESSAGE_MAX];
 };
 
 struct tj_admission_class_stats {
