@@ -630,8 +630,10 @@ static int64_t most_pods(const struct run *r, size_t b, const struct tj_admissio
  * formatted. */
 static void wait_for(struct tj_admission_decision *d, const char *reason)
 {
-	size_t n = strnlen(reason, sizeof(d->reason) - 1);
+	size_t n = strlen(reason);
 
+	if (n >= sizeof(d->reason))
+		n = sizeof(d->reason) - 1;
 	d->verdict = TJ_ADMISSION_WAITING;
 	memcpy(d->reason, reason, n);
 	d->reason[n] = '\0';
