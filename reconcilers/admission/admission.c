@@ -212,6 +212,8 @@ static void run_clear(struct run *r)
 	free(r->open);
 	free(r->open_bucket);
 	free(r->every);
+	free(r->by_fit);
+	free(r->moved);
 	free(r->later);
 	free(r->pods);
 	free(r->reserved);
@@ -434,6 +436,8 @@ static int index_nodes(struct run *r)
 	for (size_t i = in->n_nodes; i-- > 0;)
 		r->class_nodes[--r->bucket_nodes[bucket_of_class(in, in->nodes[i].class_index)]] =
 		        i;
+	if (tj_admission_fit_order(r) < 0)
+		return -ENOMEM;
 	return number_domains(r);
 }
 
@@ -655,11 +659,17 @@ static int admit(struct run *r, size_t b, size_t j, bool backfilled)
 	for (int rank = 0; rank < job->num_pods; rank++) {
 		d->nodes[rank] = r->slot_node[r->ranks[rank]];
 		take(&r->free[r->ranks[rank]], &job->request);
+		/* A node takes consecutive ranks: each node moves once. */
+		if (job->request.gpus > 0 &&
+		    (rank + 1 == job->num_pods || r->ranks[rank + 1] != r->ranks[rank]))
+			tj_admission_fit_moved(r, r->ranks[rank]);
 	}
 	d->launcher_node = SIZE_MAX;
 	if (has_launcher(job)) {
 		d->launcher_node = r->slot_node[r->launcher_slot];
 		take(&r->free[r->launcher_slot], &job->launcher);
+		if (job->launcher.gpus > 0)
+			tj_admission_fit_moved(r, r->launcher_slot);
 	}
 	tj_admission_memos_count(r, b, job, 1);
 	r->era++;

@@ -57,6 +57,12 @@ struct victim {
 };
 
 /* A node a placement may use, ranked by best fit. */
+/* A slot where a best fit looks for it (run.by_fit, run.moved): its free GPUs then. */
+struct fit_key {
+	int64_t gpus;
+	size_t slot;
+};
+
 struct candidate {
 	int64_t gpus;     /* free */
 	int64_t now_gpus; /* free now, when the placement is a reservation's; else 0 */
@@ -148,6 +154,15 @@ struct run {
 	size_t *open;
 	size_t *open_bucket;
 	size_t *every;
+	/* owned; the same slots of each bucket (the same ranges) by best fit when the run began:
+	 * fewer free GPUs first, then slot order. A slot whose GPUs an admission took since is
+	 * in moved (owned, n_moved of at most n_slots), kept in the same order, under what it
+	 * has free now; an entry of either whose GPUs are not those free now is stale. A
+	 * placement in what is free now walks the two together, best fit first, and stops at
+	 * the gang's last pod (tj_admission_place_gang). */
+	struct fit_key *by_fit;
+	struct fit_key *moved;
+	size_t n_moved;
 	struct tj_admission_resources *later; /* owned; per slot: free at a release time */
 	int64_t *pods;                        /* owned; per slot: pods of one request it holds */
 	bool *reserved; /* owned; per slot: held for a reservation of its class */
@@ -375,6 +390,14 @@ bool tj_admission_survey(struct run *r, size_t b, const struct tj_admission_job 
  * leaves. False if the gang does not fit. */
 bool tj_admission_place_gang(struct run *r, size_t b, const struct tj_admission_resources *free,
                              const bool *avoid, const struct tj_admission_job *job);
+
+/* The best-fit order of the slots of every bucket with GPUs free now (run.by_fit), when the
+ * run begins; 0 or -ENOMEM. */
+int tj_admission_fit_order(struct run *r);
+
+/* The GPUs free on slot s changed (an admission took some): it takes its place in run.moved
+ * under what it has free now. */
+void tj_admission_fit_moved(struct run *r, size_t s);
 
 /* admission_preempt.c: whether job, blocked with expected start start (0: unknown), preempts
  * now (it may, its victims of earlier cycles are gone, and its start is far enough). */

@@ -1,6 +1,7 @@
 /* The choice of nodes for a gang and the reservation of the blocked head (admission.h). */
 #include "reconcilers/admission/admission_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,6 +236,105 @@ static bool fits_in(const struct run *r, size_t b, const struct tj_admission_res
 	return total >= job->num_pods;
 }
 
+/* Best fit in order */
+
+static int cmp_fit(const void *a, const void *b)
+{
+	const struct fit_key *x = a, *y = b;
+
+	if (x->gpus != y->gpus)
+		return x->gpus < y->gpus ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+int tj_admission_fit_order(struct run *r)
+{
+	size_t n = r->open_bucket[r->n_buckets];
+
+	r->by_fit = calloc(n + 1, sizeof(*r->by_fit));
+	r->moved = calloc(r->n_slots + 1, sizeof(*r->moved));
+	if (!r->by_fit || !r->moved)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		r->by_fit[i] = (struct fit_key){ r->free[r->open[i]].gpus, r->open[i] };
+	for (size_t b = 0; b < r->n_buckets; b++)
+		tj_admission_sort_keys(&r->by_fit[r->open_bucket[b]],
+		                       r->open_bucket[b + 1] - r->open_bucket[b],
+		                       sizeof(*r->by_fit), cmp_fit);
+	return 0;
+}
+
+/* Whether an entry of by_fit or moved is the slot's place now. */
+static bool fit_current(const struct run *r, const struct fit_key *k)
+{
+	return r->free[k->slot].gpus == k->gpus;
+}
+
+void tj_admission_fit_moved(struct run *r, size_t s)
+{
+	struct fit_key k = { r->free[s].gpus, s };
+	size_t lo = 0, hi;
+
+	if (k.gpus <= 0)
+		return; /* no pod that asks for GPUs goes there any more */
+	if (r->n_moved == r->n_slots) {
+		/* Full: only stale entries are left out, and each slot has one place now. */
+		size_t kept = 0;
+
+		for (size_t i = 0; i < r->n_moved; i++)
+			if (fit_current(r, &r->moved[i]))
+				r->moved[kept++] = r->moved[i];
+		r->n_moved = kept;
+	}
+	hi = r->n_moved;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_fit(&r->moved[mid], &k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(&r->moved[lo + 1], &r->moved[lo], (r->n_moved - lo) * sizeof(*r->moved));
+	r->moved[lo] = k;
+	r->n_moved++;
+}
+
+/* place_ranks in what is free now, with one domain: the slots of bucket b best fit first
+ * (fewer free GPUs, then slot order), each taking as many ranks as it holds, until the gang
+ * is whole, as the heap of place_ranks would choose them; the walk stops there. */
+static bool place_in_order(struct run *r, size_t b, const bool *avoid,
+                           const struct tj_admission_job *job)
+{
+	const struct fit_key *x = &r->by_fit[r->open_bucket[b]],
+	                     *x_end = &r->by_fit[r->open_bucket[b + 1]], *y = r->moved,
+	                     *y_end = &r->moved[r->n_moved];
+	size_t first = r->bucket_slots[b], last = r->bucket_slots[b + 1];
+	int64_t k = job->num_pods, rank = 0;
+
+	while (rank < k) {
+		const struct fit_key *next;
+
+		/* Stale entries, and moved slots of other buckets, are passed over. */
+		while (x < x_end && !fit_current(r, x))
+			x++;
+		while (y < y_end && (y->slot < first || y->slot >= last || !fit_current(r, y)))
+			y++;
+		if (x == x_end && y == y_end)
+			return false;
+		if (y == y_end || (x < x_end && cmp_fit(x, y) < 0))
+			next = x++;
+		else
+			next = y++;
+		if (avoid && avoid[next->slot])
+			continue;
+		for (int64_t pods = pods_on(&r->free[next->slot], &job->request, k - rank);
+		     pods > 0; pods--)
+			r->ranks[rank++] = next->slot;
+	}
+	return true;
+}
+
 /* Chooses the nodes of a gang in `free`, leaving out the slots of `avoid` when given, and
  * writes the slot of each rank to r->ranks; false if the gang does not fit. A node takes as
  * many consecutive ranks as it holds. */
@@ -244,6 +344,8 @@ static bool place_ranks(struct run *r, size_t b, const struct tj_admission_resou
 	size_t nd = r->n_domains[b], n = 0;
 	int64_t k = job->num_pods, rank = 0;
 
+	if (nd <= 1 && !r->afresh && free == r->free && job->request.gpus > 0)
+		return place_in_order(r, b, avoid, job);
 	if (!fits_in(r, b, free, avoid, job))
 		return false;
 	const size_t *end, *p = slots_for(r, b, free, &job->request, &end);
