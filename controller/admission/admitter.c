@@ -549,6 +549,8 @@ static size_t cycle(struct tj_admitter *a)
 		struct tj_admitter_entry *e = s.job_entries[i];
 		struct tj_admission_decision *d = &res->decisions[i];
 
+		if (i + TJ_ADMITTER_FETCH_AHEAD < s.n_jobs)
+			tj_admitter_entry_fetch_told(s.job_entries[i + TJ_ADMITTER_FETCH_AHEAD]);
 		/* A settled class is decided as in the last cycle, which told what was worth it. */
 		if (d->settled)
 			continue;

@@ -482,20 +482,16 @@ static void read_ledger(const struct tj_admitter_source *a, struct tj_admitter_s
 	}
 }
 
-/* How many places ahead a walk over items that lie apart in memory (the ledger's nodes, the
- * queue's entries) fetches the ones it comes to. */
-#define FETCH_AHEAD 8
-
 /* A cycle reads every node of the ledger in order: the nodes a few places ahead of i are
  * fetched meanwhile, and the groups of nearer ones, whose node is in by then. */
 static void fetch_ahead(struct tj_ledger_node *const *order, size_t n, size_t i)
 {
-	if (i + FETCH_AHEAD < n) {
-		__builtin_prefetch(order[i + FETCH_AHEAD]);
-		__builtin_prefetch((const char *)order[i + FETCH_AHEAD] + 64);
+	if (i + TJ_ADMITTER_FETCH_AHEAD < n) {
+		__builtin_prefetch(order[i + TJ_ADMITTER_FETCH_AHEAD]);
+		__builtin_prefetch((const char *)order[i + TJ_ADMITTER_FETCH_AHEAD] + 64);
 	}
-	if (i + FETCH_AHEAD / 2 < n && order[i + FETCH_AHEAD / 2]->n_groups)
-		__builtin_prefetch(order[i + FETCH_AHEAD / 2]->groups);
+	if (i + TJ_ADMITTER_FETCH_AHEAD / 2 < n && order[i + TJ_ADMITTER_FETCH_AHEAD / 2]->n_groups)
+		__builtin_prefetch(order[i + TJ_ADMITTER_FETCH_AHEAD / 2]->groups);
 }
 
 /* The snapshot's nodes, in name order (tj_admission_input.nodes): the cached ones, as the ledger
@@ -764,10 +760,11 @@ static int build_jobs(const struct tj_admitter_source *a, struct tj_admitter_sna
 	for (k = 0; k < s->n_jobs; k++) {
 		e = s->job_entries[k];
 		/* The entries lie apart in memory: the ones ahead are fetched meanwhile. */
-		if (k + FETCH_AHEAD < s->n_jobs)
+		if (k + TJ_ADMITTER_FETCH_AHEAD < s->n_jobs)
 			for (int line = 0; line < 3; line++)
-				__builtin_prefetch((const char *)s->job_entries[k + FETCH_AHEAD] +
-				                   64 * line);
+				__builtin_prefetch(
+				        (const char *)s->job_entries[k + TJ_ADMITTER_FETCH_AHEAD] +
+				        64 * line);
 		if (!a->config_epoch || e->class_epoch != a->config_epoch) {
 			e->class_epoch = a->config_epoch;
 			e->class_index = gpu_class_index(a->config, e->gpu_class);

@@ -709,6 +709,8 @@ static int decide(struct tj_admitter_snapshot *s, struct outcome *out)
 		struct tj_admitter_entry *e = s->job_entries[i];
 		struct tj_admission_decision *d = &res->decisions[i];
 
+		if (i + TJ_ADMITTER_FETCH_AHEAD < s->n_jobs)
+			tj_admitter_entry_fetch_told(s->job_entries[i + TJ_ADMITTER_FETCH_AHEAD]);
 		if (d->position == 1)
 			out->head_start = d->expected_start;
 		if (d->verdict == TJ_ADMISSION_ADMITTED ||
