@@ -148,6 +148,58 @@ void tj_admission_sort_releases(struct release_key *keys, size_t n)
 	tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_release);
 }
 
+/* Radix digits of the release times, and at most how many a sort by digits takes before a
+ * merge is cheaper. */
+#define TIME_DIGIT_BITS 11
+#define TIME_DIGITS_MAX 3
+
+void tj_admission_sort_releases_by_time(struct release_key *keys, size_t n)
+{
+	struct release_key *from = keys, *to, *t;
+	size_t count[(1 << TIME_DIGIT_BITS) + 1];
+	uint64_t span;
+	int64_t lo = n ? keys[0].at : 0, hi = lo;
+	int digits = 0;
+
+	for (size_t i = 1; i < n; i++) {
+		lo = keys[i].at < lo ? keys[i].at : lo;
+		hi = keys[i].at > hi ? keys[i].at : hi;
+	}
+	for (span = (uint64_t)hi - (uint64_t)lo; span; span >>= TIME_DIGIT_BITS)
+		digits++;
+	if (n < 2 || digits == 0)
+		return;
+	if (digits > TIME_DIGITS_MAX || !(to = malloc(n * sizeof(*keys)))) {
+		tj_admission_sort_releases(keys, n);
+		return;
+	}
+	/* Least significant digit first; each pass keeps the order of equal digits, so equal
+	 * times stay in index order. */
+	for (int d = 0; d < digits; d++) {
+		int shift = d * TIME_DIGIT_BITS;
+		size_t mask = ((size_t)1 << TIME_DIGIT_BITS) - 1, sum = 0;
+
+		memset(count, 0, sizeof(count));
+		for (size_t i = 0; i < n; i++)
+			count[(((uint64_t)from[i].at - (uint64_t)lo) >> shift) & mask]++;
+		for (size_t v = 0; v <= mask; v++) {
+			size_t c = count[v];
+
+			count[v] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[count[(((uint64_t)from[i].at - (uint64_t)lo) >> shift) & mask]++] =
+			        from[i];
+		t = from;
+		from = to;
+		to = t;
+	}
+	if (from != keys)
+		memcpy(keys, from, n * sizeof(*keys));
+	free(from == keys ? to : from);
+}
+
 static int validate(const struct tj_admission_input *in)
 {
 	if (!in->config || (in->n_classes && !in->class_names) || (in->n_nodes && !in->nodes) ||
@@ -472,7 +524,7 @@ static int order_jobs(struct run *r)
 	free(keys);
 	for (size_t i = 0; i < in->n_releases; i++)
 		r->releases[i] = (struct release_key){ in->releases[i].at, i };
-	tj_admission_sort_releases(r->releases, in->n_releases);
+	tj_admission_sort_releases_by_time(r->releases, in->n_releases);
 	return 0;
 }
 

@@ -414,6 +414,11 @@ int64_t tj_admission_preempt(struct run *r, size_t b, size_t j, const bool *ahea
 /* Sorts release keys by time, then index (in one pass when they are in order already). */
 void tj_admission_sort_releases(struct release_key *keys, size_t n);
 
+/* The same for keys given in index order (the input's releases, each cycle thousands in
+ * the order of their nodes): by the digits of their times, in a pass per 11 bits of the
+ * times' spread, when that takes 3 passes or fewer. */
+void tj_admission_sort_releases_by_time(struct release_key *keys, size_t n);
+
 /* Sorts n keys of size bytes by cmp, in one pass when they are in order already. */
 void tj_admission_sort_keys(void *keys, size_t n, size_t size,
                             int (*cmp)(const void *, const void *));

@@ -385,6 +385,42 @@ static void test_any_order_decides_alike(void **state)
 	}
 }
 
+/* The sort of the input's releases by the digits of their times orders them as the merge
+ * does (by time, then index), over spreads of one to four digits and with the extreme
+ * times, where it leaves the sort to the merge. */
+static void test_releases_by_time_as_merged(void **state)
+{
+	static const int64_t spreads[] = { 1, 7, 2048, 4000000, (int64_t)1 << 40, INT64_MAX };
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+
+	(void)state;
+	for (size_t sp = 0; sp < sizeof(spreads) / sizeof(spreads[0]); sp++)
+		for (size_t n = 0; n < 3000; n = n * 3 + 1) {
+			struct release_key *radix = calloc(n + 1, sizeof(*radix)),
+			                   *merged = calloc(n + 1, sizeof(*merged));
+
+			assert_non_null(radix);
+			assert_non_null(merged);
+			for (size_t i = 0; i < n; i++) {
+				seed ^= seed << 13;
+				seed ^= seed >> 7;
+				seed ^= seed << 17;
+				int64_t at =
+				        spreads[sp] == INT64_MAX && seed % 5 == 0
+				                ? (seed % 2 ? INT64_MAX : INT64_MIN)
+				                : 1795953600 +
+				                          (int64_t)(seed % (uint64_t)spreads[sp]);
+
+				radix[i] = merged[i] = (struct release_key){ at, i };
+			}
+			tj_admission_sort_releases_by_time(radix, n);
+			tj_admission_sort_releases(merged, n);
+			assert_memory_equal(radix, merged, (n + 1) * sizeof(*radix));
+			free(radix);
+			free(merged);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_any_order_decides_alike),
 		cmocka_unit_test(test_bounded_tries_decide_as_afresh_without_the_untried),
 		cmocka_unit_test(test_settled_classes_decide_as_the_full_decision),
+		cmocka_unit_test(test_releases_by_time_as_merged),
 	};
 	return cmocka_run_group_tests_name("admission_property", tests, NULL, NULL);
 }
