@@ -188,11 +188,10 @@ static uint32_t wanted_tiers(const struct tj_admitter_source *src, struct tj_adm
 /* The job of a group, if it is a running gang: ours, started, not ended; with ret_tier, of
  * a tier it resolves to (*ret_tier). */
 static const struct tj_trainjob *candidate(const struct tj_admitter_source *src,
-                                           const struct tj_ledger_group *g,
+                                           const struct tj_admitter_group *g,
                                            const struct tj_qos_tier **ret_tier)
 {
-	const struct tj_store *jobs = tj_admitter_store_of(src->informers->trainjobs);
-	const struct tj_trainjob *job = jobs ? tj_store_get(jobs, g->job_key) : NULL;
+	const struct tj_trainjob *job = g->job;
 	struct tj_problem why = { 0 };
 
 	if (!job || !g->owner_uid || strcmp(g->owner_uid, job->uid) != 0 ||
@@ -216,7 +215,7 @@ struct last_candidate {
 };
 
 static const struct tj_trainjob *candidate_cached(const struct tj_admitter_source *src,
-                                                  const struct tj_ledger_group *g,
+                                                  const struct tj_admitter_group *g,
                                                   struct last_candidate *last,
                                                   const struct tj_qos_tier **ret_tier)
 {
@@ -319,37 +318,30 @@ int tj_admitter_running_build(const struct tj_admitter_source *src, struct tj_ad
 		rc = set_claims(src, s);
 	struct last_candidate last = { 0 };
 
-	for (size_t k = 0; rc == 0 && mask && k < s->n_nodes; k++) {
-		const struct tj_ledger_node *ln =
-		        s->read_at[k] != SIZE_MAX ? s->read.order[s->read_at[k]] : NULL;
+	for (size_t i = 0; rc == 0 && mask && i < s->n_groups; i++) {
+		const struct tj_admitter_group *g = &s->groups[i];
+		const struct tj_qos_tier *tier;
+		const struct tj_trainjob *job = candidate_cached(src, g, &last, &tier);
+		int64_t at;
+		const char *by;
+		size_t q;
 
-		for (size_t i = 0; ln && i < ln->n_groups; i++) {
-			const struct tj_ledger_group *g = &ln->groups[i];
-			const struct tj_qos_tier *tier;
-			const struct tj_trainjob *job = candidate_cached(src, g, &last, &tier);
-			int64_t at;
-			const char *by;
-			size_t q;
+		if (!job || tj_admitter_preemption_of(src->preemptions, job, g->job_key, &at, &by))
+			continue;
+		q = (size_t)(tier - tiers);
+		if (q >= 32 || !(mask >> q & 1u))
+			continue;
+		if (n == cap) {
+			struct part *grown = realloc(parts, (cap * 2 + 16) * sizeof(*parts));
 
-			if (!job ||
-			    tj_admitter_preemption_of(src->preemptions, job, g->job_key, &at, &by))
-				continue;
-			q = (size_t)(tier - tiers);
-			if (q >= 32 || !(mask >> q & 1u))
-				continue;
-			if (n == cap) {
-				struct part *grown =
-				        realloc(parts, (cap * 2 + 16) * sizeof(*parts));
-
-				if (!grown) {
-					rc = -ENOMEM;
-					break;
-				}
-				parts = grown;
-				cap = cap * 2 + 16;
+			if (!grown) {
+				rc = -ENOMEM;
+				break;
 			}
-			parts[n++] = (struct part){ g->job_key, k, g->held, g->grace };
+			parts = grown;
+			cap = cap * 2 + 16;
 		}
+		parts[n++] = (struct part){ g->job_key, g->node, g->held, g->grace };
 	}
 	if (rc == 0 && n)
 		rc = gather(src, s, parts, n);

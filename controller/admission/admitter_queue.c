@@ -165,6 +165,7 @@ void tj_admitter_snapshot_clear(struct tj_admitter_snapshot *s)
 	free(s->refs);
 	free(s->read_at);
 	free(s->releases);
+	free(s->groups);
 	free(s->usage);
 	free(s->claims);
 	free(s->jobs);
@@ -274,7 +275,7 @@ static int64_t admitted_gang_end(const struct tj_admitter_entry *e)
  * walltime ends, not for ever, or the head's reservation would look past it. *exact: the
  * end is the moment the pods go (a preemption's stop, a gang ending), with no grace after. */
 static int64_t job_end(const struct tj_admitter_source *a, const char *key, const char *owner_uid,
-                       int64_t now, bool *exact)
+                       int64_t now, bool *exact, const struct tj_trainjob **ret_job)
 {
 	const struct tj_store *jobs = tj_admitter_store_of(a->informers->trainjobs);
 	const struct tj_trainjob *job = jobs ? tj_store_get(jobs, key) : NULL;
@@ -284,6 +285,7 @@ static int64_t job_end(const struct tj_admitter_source *a, const char *key, cons
 	int64_t at;
 
 	*exact = false;
+	*ret_job = job;
 	if (!job || !owner_uid || strcmp(owner_uid, job->uid) != 0)
 		return 0;
 	/* A job being preempted gives its nodes back at its stop, when its pods are deleted
@@ -319,11 +321,12 @@ static int64_t walltime_end(const struct tj_admitter_source *a, const struct tj_
                             int64_t now)
 {
 	char key[TJ_STORE_KEY_MAX];
+	const struct tj_trainjob *job;
 	bool exact;
 
 	if (!pod->trainjob || tj_pod_trainjob_key(pod, key, sizeof(key)) != 1)
 		return 0;
-	return job_end(a, key, pod->owner_uid, now, &exact);
+	return job_end(a, key, pod->owner_uid, now, &exact, &job);
 }
 
 /* What a pod of namespace ns holds on node k until it ends (or end, its walltime's end). */
@@ -429,7 +432,8 @@ static size_t gone_kept(const struct tj_admitter_source *a, const struct tj_stor
  * strings are interned: the same job has the same pointers, which are compared without
  * reading the strings. */
 struct last_job {
-	const char *key, *owner_uid; /* borrowed from the ledger; key NULL: none yet */
+	const char *key, *owner_uid;   /* borrowed from the ledger; key NULL: none yet */
+	const struct tj_trainjob *job; /* the cache's; NULL: none */
 	int64_t end;
 	bool exact; /* the end is the moment the pods go (job_end) */
 };
@@ -438,10 +442,11 @@ static int64_t group_end(const struct tj_admitter_source *a, struct last_job *la
                          const struct tj_ledger_group *g, int64_t now)
 {
 	if (!last->key || last->key != g->job_key || last->owner_uid != g->owner_uid) {
+		const struct tj_trainjob *job;
 		bool exact;
-		int64_t end = job_end(a, g->job_key, g->owner_uid, now, &exact);
+		int64_t end = job_end(a, g->job_key, g->owner_uid, now, &exact, &job);
 
-		*last = (struct last_job){ g->job_key, g->owner_uid, end, exact };
+		*last = (struct last_job){ g->job_key, g->owner_uid, job, end, exact };
 	}
 	return last->end;
 }
@@ -463,6 +468,14 @@ static void read_ledger(const struct tj_admitter_source *a, struct tj_admitter_s
 	for (size_t k = 0; k < ln->n_groups; k++) {
 		const struct tj_ledger_group *g = &ln->groups[k];
 		int64_t end = group_end(a, last, g, now);
+
+		if (!grow((void **)&s->groups, &s->cap_groups, s->n_groups, sizeof(*s->groups))) {
+			s->oom = true;
+			return;
+		}
+		s->groups[s->n_groups++] =
+		        (struct tj_admitter_group){ g->job_key, g->owner_uid, i,
+			                            g->held,    g->grace,     last->job };
 
 		if (end > 0)
 			add_release(s, i, last->exact ? end : tj_add_capped(end, g->grace),
@@ -514,14 +527,15 @@ static int build_nodes(const struct tj_admitter_source *a, struct tj_admitter_sn
 	n_gone = gone_kept(a, nodes, now_ms, gone);
 	n = n_order + n_gone;
 	/* Each node's fields are all written below; most nodes of a cluster of TrainJobs run
-	 * one whose walltime releases what it holds. */
+	 * one gang, whose walltime releases what it holds. */
 	s->nodes = malloc((n + 1) * sizeof(*s->nodes));
 	s->refs = malloc((n + 1) * sizeof(*s->refs));
 	s->read_at = malloc((n + 1) * sizeof(*s->read_at));
 	s->releases = malloc((n + 1) * sizeof(*s->releases));
-	if (!s->nodes || !s->refs || !s->read_at || !s->releases)
+	s->groups = malloc((n + 1) * sizeof(*s->groups));
+	if (!s->nodes || !s->refs || !s->read_at || !s->releases || !s->groups)
 		return -ENOMEM;
-	s->cap_releases = n + 1;
+	s->cap_releases = s->cap_groups = n + 1;
 	/* The two lists are each in name order, and no name is in both. */
 	for (size_t k = 0; k < n; k++) {
 		if (j == n_gone || (i < n_order && strcmp(order[i]->name, gone[j]->name) < 0)) {

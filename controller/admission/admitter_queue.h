@@ -201,6 +201,15 @@ struct tj_admitter_node_ref {
 ssize_t tj_admitter_find_node(const struct tj_admitter_node_ref *refs, size_t n, const char *name);
 
 /* What a cycle builds from the caches; freed at its end. */
+/* A TrainJob's pods on a node of the snapshot, as the ledger groups them. */
+struct tj_admitter_group {
+	const char *job_key, *owner_uid; /* the ledger's (interned) */
+	size_t node;                     /* into the snapshot's nodes */
+	struct tj_admission_resources held;
+	int64_t grace;
+	const struct tj_trainjob *job; /* the cache's of job_key; NULL: none */
+};
+
 struct tj_admitter_snapshot {
 	struct tj_admission_node *nodes; /* their names and domains borrowed from the ledger */
 	struct tj_admitter_node_ref *refs;
@@ -211,6 +220,11 @@ struct tj_admitter_snapshot {
 	size_t *read_at;
 	struct tj_admission_release *releases;
 	size_t n_releases, cap_releases;
+	/* The groups of the ledger's nodes read (tj_ledger_group), node by node, each with its
+	 * node and its TrainJob as the walltime ends looked them up: the running gangs
+	 * (admitter_qos.h) are read from them, without the ledger's nodes or the cache. */
+	struct tj_admitter_group *groups;
+	size_t n_groups, cap_groups;
 	struct tj_admission_usage *usage;
 	size_t n_usage, cap_usage;
 	struct tj_admission_job *jobs;

@@ -238,8 +238,8 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 	(void)state;
 	setup(&f);
 	src = source(&f, &config);
-	put_running(&f, "team-b", "scav", "low", "gh-1", NULL);
-	put_running(&f, "team-c", "run", NULL, "gh-2", NULL);
+	put_running(&f, "team-b", "scav", "low", "gh-2", NULL);
+	put_running(&f, "team-c", "run", NULL, "gh-1", NULL);
 	put_waiting(&f, "urgent", 0, 1u << 1);
 	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW, 1000), 0);
 	assert_int_equal(s.n_running, 1);
@@ -249,12 +249,12 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 	assert_int_equal(s.running[0].grace, 30);
 	assert_int_equal(s.running[0].start, NOW - 3600);
 	assert_int_equal(s.running[0].n_holds, 1);
-	assert_string_equal(s.nodes[s.running[0].holds[0].node].name, "gh-1");
+	assert_string_equal(s.nodes[s.running[0].holds[0].node].name, "gh-2");
 	assert_int_equal(s.running[0].holds[0].resources.gpus, 4);
 	assert_false(s.jobs[0].preempting);
 	assert_ptr_equal(s.input.running, s.running);
 
-	/* The cycle chooses it: recorded, stopping 30 s on; the job will take gh-1. */
+	/* The cycle chooses it: recorded, stopping 30 s on; the job will take gh-2. */
 	d.victims = &victim;
 	d.n_victims = 1;
 	d.claimed = &claimed;
@@ -268,23 +268,23 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW + 1, 2000), 0);
 	assert_int_equal(s.n_running, 0);
 	assert_true(s.jobs[0].preempting);
-	assert_non_null(release_on(&s, "gh-1"));
-	assert_int_equal(release_on(&s, "gh-1")->at, NOW + 30);
+	assert_non_null(release_on(&s, "gh-2"));
+	assert_int_equal(release_on(&s, "gh-2")->at, NOW + 30);
 	assert_int_equal(s.jobs[0].n_claimed, 1);
-	assert_string_equal(s.nodes[s.jobs[0].claimed[0]].name, "gh-1");
+	assert_string_equal(s.nodes[s.jobs[0].claimed[0]].name, "gh-2");
 	tj_admitter_snapshot_clear(&s);
 
 	/* Stopped and queued again before the cache shows its pod gone: the pod still gives
-	 * gh-1 back at the stop. */
+	 * gh-2 back at the stop. */
 	put_queued(&f, "team-b", "scav");
 	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW + 31, 2500), 0);
-	assert_non_null(release_on(&s, "gh-1"));
-	assert_int_equal(release_on(&s, "gh-1")->at, NOW + 30);
+	assert_non_null(release_on(&s, "gh-2"));
+	assert_int_equal(release_on(&s, "gh-2")->at, NOW + 30);
 	assert_true(s.jobs[0].preempting);
 	tj_admitter_snapshot_clear(&s);
 
 	/* Past the record's time it is forgotten; the victim's status still says it stops. */
-	put_running(&f, "team-b", "scav", "low", "gh-1",
+	put_running(&f, "team-b", "scav", "low", "gh-2",
 	            ",'preemption':{'stopAt':'2026-11-29T12:00:30Z','by':'team-a/urgent'}");
 	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW + 120, 3000), 0);
 	assert_int_equal(tj_store_len(f.preemptions), 0);
