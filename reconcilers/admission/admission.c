@@ -297,6 +297,8 @@ static void run_clear(struct run *r)
 	free(r->taken);
 	free(r->victims);
 	free(r->claimants);
+	free(r->shapes);
+	free(r->job_shape);
 }
 
 /* An array of n elements of size bytes that the run writes before it reads any of them:
@@ -350,7 +352,9 @@ static int run_alloc(struct run *r)
 	r->quota_used = calloc(in->n_quota_limits + 1, sizeof(*r->quota_used));
 	r->tier_used = calloc(in->n_tier_limits + 1, sizeof(*r->tier_used));
 	r->claimants = scratch(nj, sizeof(*r->claimants));
-	if (!r->quota_used || !r->tier_used || !r->claimants)
+	r->shapes = calloc(SHAPES_SEEN, sizeof(*r->shapes));
+	r->job_shape = calloc(nj, sizeof(*r->job_shape));
+	if (!r->quota_used || !r->tier_used || !r->claimants || !r->shapes || !r->job_shape)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->n_tier_limits; i++)
 		r->tier_used[i] = in->tier_limits[i].used;

@@ -128,7 +128,21 @@ struct shape_memo {
 	 * did not fit by then fits by no later time either, and the jobs of a shape behind a
 	 * blocked head are settled by one placement, not by one per job. */
 	int64_t no_fit_from;
+	/* Its shape's place in run.shapes plus 1; 0: none there (tj_admission_memo_of). */
+	size_t shape;
 };
+
+/* A shape of gang the run met (run.shapes): the input's job that first had it, of bucket
+ * bucket; the memo of it plus 1 (0: none yet), which the memo must still be of. */
+struct shape_seen {
+	size_t job; /* plus 1; 0: an empty place */
+	size_t bucket;
+	size_t memo;
+};
+
+/* The places of run.shapes: past three quarters full, a new shape's memo is found among
+ * the memos by a walk of them. */
+#define SHAPES_SEEN 1024
 
 /* A queue of many shapes (1 to 8 nodes of 1, 2 or 4 GPUs are 24) keeps one each: with 8,
  * bench_admission_core's mixed queue thrashed them and took 1.5 to 1.8 times as long. */
@@ -220,6 +234,12 @@ struct run {
 	bool viewing;
 	struct shape_memo memos[SHAPE_MEMOS];
 	size_t next_memo; /* the one replaced next */
+	/* owned; the shapes met, by a hash of the shape (SHAPES_SEEN places, n_shapes used), and
+	 * per job of the input its shape's place plus 1 (0: not met yet), so that a job's memo
+	 * is found without a walk of the memos */
+	struct shape_seen *shapes;
+	size_t n_shapes;
+	size_t *job_shape;
 	/* Preemption (admission_preempt.c), allocated with the run when there are running
 	 * gangs: per slot, what is free once the victims chosen so far are gone, and the
 	 * reserved flags of the jobs ahead; per running gang, whether a job of this run chose

@@ -22,10 +22,66 @@ static const size_t *slots_for(const struct run *r, size_t b,
 	return &r->every[r->bucket_slots[b]];
 }
 
+static bool same_shape(const struct tj_admission_job *x, const struct tj_admission_job *y)
+{
+	return x->num_pods == y->num_pods &&
+	       memcmp(&x->request, &y->request, sizeof(x->request)) == 0 &&
+	       memcmp(&x->launcher, &y->launcher, sizeof(x->launcher)) == 0;
+}
+
+static uint64_t shape_hash(size_t b, const struct tj_admission_job *job)
+{
+	int64_t w[10] = { (int64_t)b, job->num_pods };
+	uint64_t h = 14695981039346656037ULL;
+
+	components(&job->request, &w[2]);
+	components(&job->launcher, &w[6]);
+	for (size_t i = 0; i < 10; i++)
+		h = (h ^ (uint64_t)w[i]) * 1099511628211ULL;
+	return h ^ h >> 29;
+}
+
+/* The place in r->shapes of the shape of job (of bucket b), added if new; SIZE_MAX for a job
+ * that is not the input's, or when the places are three quarters full. */
+static size_t shape_of(struct run *r, size_t b, const struct tj_admission_job *job)
+{
+	const struct tj_admission_job *jobs = r->in->jobs;
+	size_t j = (size_t)(job - jobs), at;
+
+	if (!r->shapes || job < jobs || j >= r->in->n_jobs)
+		return SIZE_MAX;
+	if (r->job_shape[j])
+		return r->job_shape[j] - 1;
+	for (at = shape_hash(b, job) & (SHAPES_SEEN - 1); r->shapes[at].job;
+	     at = (at + 1) & (SHAPES_SEEN - 1)) {
+		const struct shape_seen *seen = &r->shapes[at];
+
+		if (seen->bucket == b && same_shape(&jobs[seen->job - 1], job)) {
+			r->job_shape[j] = at + 1;
+			return at;
+		}
+	}
+	if (4 * (r->n_shapes + 1) > 3 * SHAPES_SEEN)
+		return SIZE_MAX;
+	r->shapes[at] = (struct shape_seen){ j + 1, b, 0 };
+	r->n_shapes++;
+	r->job_shape[j] = at + 1;
+	return at;
+}
+
 struct shape_memo *tj_admission_memo_of(struct run *r, size_t b, const struct tj_admission_job *job)
 {
+	size_t at;
+
 	if (r->afresh || r->viewing)
 		return NULL;
+	if ((at = shape_of(r, b, job)) != SIZE_MAX) {
+		size_t m = r->shapes[at].memo;
+
+		return m && r->memos[m - 1].shape == at + 1 && r->memos[m - 1].epoch == r->epoch
+		               ? &r->memos[m - 1]
+		               : NULL;
+	}
 	for (size_t i = 0; i < SHAPE_MEMOS; i++) {
 		struct shape_memo *m = &r->memos[i];
 
@@ -74,11 +130,17 @@ bool tj_admission_survey(struct run *r, size_t b, const struct tj_admission_job 
 
 	if (!m) {
 		m = &own;
+		size_t at = SIZE_MAX;
+
 		if (!r->afresh && !r->viewing) {
+			at = shape_of(r, b, job);
+			if (at != SIZE_MAX)
+				r->shapes[at].memo = r->next_memo + 1;
 			m = &r->memos[r->next_memo];
 			r->next_memo = (r->next_memo + 1) % SHAPE_MEMOS;
 		}
-		*m = (struct shape_memo){ .epoch = r->epoch,
+		*m = (struct shape_memo){ .shape = at == SIZE_MAX ? 0 : at + 1,
+			                  .epoch = r->epoch,
 			                  .era = r->era - 1,
 			                  .bucket = b,
 			                  .request = job->request,

@@ -50,6 +50,59 @@ static void test_memos_decide_as_afresh(void **state)
 	              backfilled, waiting, preempting);
 }
 
+/* With more shapes than memos (SHAPE_MEMOS), a job finds its shape's memo, not the one that
+ * replaced it: 64 jobs of shapes that never fit fill the memos, a 65th that fits takes the
+ * first one's memo, five more go by, and a last job of the first's shape must count no node
+ * that holds one of its pods, as deciding it afresh does, where the replacing memo counts
+ * the node the 65th left room on. */
+static void test_a_shape_finds_its_own_memo_after_it_was_replaced(void **state)
+{
+	enum {
+		N = SHAPE_MEMOS + 7
+	};
+	static const char *const classes[] = { "gh200" };
+	struct tj_admission_config config = { .backfill = true };
+	struct tj_admission_node node = {
+		.name = "n1",
+		.schedulable = true,
+		.allocatable = { 4, 72000, (int64_t)1000 << 30, 110 },
+	};
+	struct tj_admission_job jobs[N];
+	char keys[N][16];
+	struct tj_admission_input in = { .config = &config,
+		                         .class_names = classes,
+		                         .n_classes = 1,
+		                         .nodes = &node,
+		                         .n_nodes = 1,
+		                         .jobs = jobs,
+		                         .n_jobs = N,
+		                         .now = TJ_RANDOM_NOW };
+	struct tj_admission_result *memo = NULL, *afresh = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < N; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "a/job-%zu", i);
+		jobs[i] = (struct tj_admission_job){
+			.key = keys[i],
+			.namespace = "a",
+			.num_nodes = 1,
+			.num_pods = 1,
+			/* 8 GPUs of the node's 4: never fits; each its own memory, its own shape */
+			.request = { 8, 1000, (int64_t)(i + 1) << 20, 1 },
+			.creation_time = TJ_RANDOM_NOW - 1000 + (int64_t)i,
+		};
+	}
+	jobs[SHAPE_MEMOS].request.gpus = 1;
+	jobs[N - 1].request = jobs[0].request;
+	assert_int_equal(tj_admit(&in, &memo), 0);
+	assert_int_equal(tj_admission_decide_afresh(&in, &afresh), 0);
+	assert_int_equal(memo->admitted, 1);
+	assert_int_equal(memo->decisions[N - 1].free_nodes, 0);
+	tj_test_assert_same_result(&in, memo, afresh);
+	tj_admission_result_free(memo);
+	tj_admission_result_free(afresh);
+}
+
 /* The class of q's job j, class -1 last. */
 static size_t bucket_of(const struct tj_random_queue *q, size_t j)
 {
@@ -429,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_bounded_tries_decide_as_afresh_without_the_untried),
 		cmocka_unit_test(test_settled_classes_decide_as_the_full_decision),
 		cmocka_unit_test(test_releases_by_time_as_merged),
+		cmocka_unit_test(test_a_shape_finds_its_own_memo_after_it_was_replaced),
 	};
 	return cmocka_run_group_tests_name("admission_property", tests, NULL, NULL);
 }
