@@ -46,9 +46,11 @@ static uint64_t shape_hash(size_t b, const struct tj_admission_job *job)
 static size_t shape_of(struct run *r, size_t b, const struct tj_admission_job *job)
 {
 	const struct tj_admission_job *jobs = r->in->jobs;
-	size_t j = (size_t)(job - jobs), at;
+	/* Compared as addresses: a pointer into another array has no place in this one. */
+	uintptr_t from = (uintptr_t)jobs, to = (uintptr_t)job;
+	size_t j = to >= from ? (to - from) / sizeof(*jobs) : SIZE_MAX, at;
 
-	if (!r->shapes || job < jobs || j >= r->in->n_jobs)
+	if (!r->shapes || j >= r->in->n_jobs || &jobs[j] != job)
 		return SIZE_MAX;
 	if (r->job_shape[j])
 		return r->job_shape[j] - 1;
