@@ -200,7 +200,6 @@ struct tj_admitter_node_ref {
 /* The index of the node named name in refs (n, sorted by name), -1 if none. */
 ssize_t tj_admitter_find_node(const struct tj_admitter_node_ref *refs, size_t n, const char *name);
 
-/* What a cycle builds from the caches; freed at its end. */
 /* A TrainJob's pods on a node of the snapshot, as the ledger groups them. */
 struct tj_admitter_group {
 	const char *job_key, *owner_uid; /* the ledger's (interned) */
@@ -210,6 +209,7 @@ struct tj_admitter_group {
 	const struct tj_trainjob *job; /* the cache's of job_key; NULL: none */
 };
 
+/* What a cycle builds from the caches; freed at its end. */
 struct tj_admitter_snapshot {
 	struct tj_admission_node *nodes; /* their names and domains borrowed from the ledger */
 	struct tj_admitter_node_ref *refs;

@@ -153,6 +153,13 @@ void tj_admission_sort_releases(struct release_key *keys, size_t n)
 #define TIME_DIGIT_BITS 11
 #define TIME_DIGITS_MAX 3
 
+/* The digit of a release time at shift, counted from the earliest time lo. */
+static size_t time_digit(int64_t at, int64_t lo, int shift)
+{
+	return (size_t)((((uint64_t)at - (uint64_t)lo) >> shift) &
+	                (((uint64_t)1 << TIME_DIGIT_BITS) - 1));
+}
+
 void tj_admission_sort_releases_by_time(struct release_key *keys, size_t n)
 {
 	struct release_key *from = keys, *to, *t;
@@ -177,20 +184,19 @@ void tj_admission_sort_releases_by_time(struct release_key *keys, size_t n)
 	 * times stay in index order. */
 	for (int d = 0; d < digits; d++) {
 		int shift = d * TIME_DIGIT_BITS;
-		size_t mask = ((size_t)1 << TIME_DIGIT_BITS) - 1, sum = 0;
+		size_t sum = 0;
 
 		memset(count, 0, sizeof(count));
 		for (size_t i = 0; i < n; i++)
-			count[(((uint64_t)from[i].at - (uint64_t)lo) >> shift) & mask]++;
-		for (size_t v = 0; v <= mask; v++) {
+			count[time_digit(from[i].at, lo, shift)]++;
+		for (size_t v = 0; v < (size_t)1 << TIME_DIGIT_BITS; v++) {
 			size_t c = count[v];
 
 			count[v] = sum;
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			to[count[(((uint64_t)from[i].at - (uint64_t)lo) >> shift) & mask]++] =
-			        from[i];
+			to[count[time_digit(from[i].at, lo, shift)]++] = from[i];
 		t = from;
 		from = to;
 		to = t;

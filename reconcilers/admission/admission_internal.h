@@ -56,13 +56,13 @@ struct victim {
 	bool spared;  /* the gang fits without it */
 };
 
-/* A node a placement may use, ranked by best fit. */
 /* A slot where a best fit looks for it (run.by_fit, run.moved): its free GPUs then. */
 struct fit_key {
 	int64_t gpus;
 	size_t slot;
 };
 
+/* A node a placement may use, ranked by best fit. */
 struct candidate {
 	int64_t gpus;     /* free */
 	int64_t now_gpus; /* free now, when the placement is a reservation's; else 0 */
