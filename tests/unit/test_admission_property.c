@@ -444,7 +444,7 @@ static void test_any_order_decides_alike(void **state)
 static void test_releases_by_time_as_merged(void **state)
 {
 	static const int64_t spreads[] = { 1, 7, 2048, 4000000, (int64_t)1 << 40, INT64_MAX };
-	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	static struct tj_random_queue rnd = { .state = 0x9e3779b97f4a7c15ULL };
 
 	(void)state;
 	for (size_t sp = 0; sp < sizeof(spreads) / sizeof(spreads[0]); sp++)
@@ -455,14 +455,12 @@ static void test_releases_by_time_as_merged(void **state)
 			assert_non_null(radix);
 			assert_non_null(merged);
 			for (size_t i = 0; i < n; i++) {
-				seed ^= seed << 13;
-				seed ^= seed >> 7;
-				seed ^= seed << 17;
-				int64_t at =
-				        spreads[sp] == INT64_MAX && seed % 5 == 0
-				                ? (seed % 2 ? INT64_MAX : INT64_MIN)
-				                : 1795953600 +
-				                          (int64_t)(seed % (uint64_t)spreads[sp]);
+				bool extreme =
+				        spreads[sp] == INT64_MAX && tj_random_pick(&rnd, 0, 4) == 0;
+				int64_t at = extreme ? (tj_random_pick(&rnd, 0, 1) ? INT64_MAX
+				                                                   : INT64_MIN)
+				                     : 1795953600 + tj_random_pick(&rnd, 0,
+				                                                   spreads[sp] - 1);
 
 				radix[i] = merged[i] = (struct release_key){ at, i };
 			}
