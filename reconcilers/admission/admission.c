@@ -692,15 +692,38 @@ static int64_t most_pods(const struct run *r, size_t b, const struct tj_admissio
 	return most < job->num_nodes ? most : job->num_nodes;
 }
 
+/* The reasons, in the order of their numbers (tj_admission_reason_index). */
+static const char *const reasons[] = {
+	TJ_ADMISSION_REASON_RESOURCES, TJ_ADMISSION_REASON_PRIORITY, TJ_ADMISSION_REASON_QUOTA,
+	TJ_ADMISSION_REASON_NEVER,     TJ_ADMISSION_REASON_QOS_GPUS, TJ_ADMISSION_REASON_BEGIN,
+};
+
+_Static_assert(sizeof(reasons) / sizeof(reasons[0]) ==
+                       sizeof(((struct tj_admission_class_stats *)0)->waiting) /
+                               sizeof(((struct tj_admission_class_stats *)0)->waiting[0]),
+               "a count of waiting jobs per reason");
+
+/* A decision's reason_number for each of them. */
+enum reason_number {
+	RESOURCES = 1,
+	PRIORITY,
+	QUOTA,
+	NEVER,
+	QOS_GPUS,
+	BEGIN,
+};
+
 /* Every waiting job of a queue of thousands gets its reason each cycle: copied, not
- * formatted. */
-static void wait_for(struct tj_admission_decision *d, const char *reason)
+ * formatted, and numbered for the walks over every decision. */
+static void wait_for(struct tj_admission_decision *d, enum reason_number why)
 {
+	const char *reason = reasons[why - 1];
 	size_t n = strlen(reason);
 
 	if (n >= sizeof(d->reason))
 		n = sizeof(d->reason) - 1;
 	d->verdict = TJ_ADMISSION_WAITING;
+	d->reason_number = (uint8_t)why;
 	memcpy(d->reason, reason, n);
 	d->reason[n] = '\0';
 }
@@ -716,6 +739,7 @@ static int admit(struct run *r, size_t b, size_t j, bool backfilled)
 		return -ENOMEM;
 	d->verdict = TJ_ADMISSION_ADMITTED;
 	d->backfilled = backfilled;
+	d->reason_number = 0;
 	d->reason[0] = '\0';
 	tj_admission_memos_count(r, b, job, -1);
 	for (int rank = 0; rank < job->num_pods; rank++) {
@@ -764,7 +788,7 @@ static bool over_quota(struct run *r, size_t b, size_t j)
 	a = &r->accounts[r->job_account[j]];
 	if (sat_add(a->held, need) <= a->limit)
 		return false;
-	wait_for(d, TJ_ADMISSION_REASON_QUOTA);
+	wait_for(d, QUOTA);
 	snprintf(d->message, sizeof(d->message),
 	         "namespace %s holds %" PRId64 " of its %" PRId64 " %s GPUs; the job needs %" PRId64
 	         " more",
@@ -788,7 +812,7 @@ static bool over_resource_quota(struct run *r, size_t j)
 
 		tj_quota_format(hard, sizeof(hard), l->hard);
 		if (!job->restart && c->whole > l->hard) {
-			wait_for(d, TJ_ADMISSION_REASON_QUOTA);
+			wait_for(d, QUOTA);
 			if (!r->in->config->wait_if_never_fits)
 				d->verdict = TJ_ADMISSION_NEVER_FITS;
 			tj_quota_format(need, sizeof(need), c->whole);
@@ -802,7 +826,7 @@ static bool over_resource_quota(struct run *r, size_t j)
 		}
 		if (sat_add(r->quota_used[c->limit], c->now) <= l->hard)
 			continue;
-		wait_for(d, TJ_ADMISSION_REASON_QUOTA);
+		wait_for(d, QUOTA);
 		tj_quota_format(used, sizeof(used), r->quota_used[c->limit]);
 		tj_quota_format(need, sizeof(need), c->now);
 		snprintf(d->message, sizeof(d->message),
@@ -832,7 +856,7 @@ static bool over_tier_limit(struct run *r, size_t j)
 	                : sat_add(need, (job->num_nodes - job->num_pods) *
 	                                        (job->request.gpus > 0 ? job->request.gpus : 0));
 	if (!job->restart && whole > l->max_gpus) {
-		wait_for(d, TJ_ADMISSION_REASON_QOS_GPUS);
+		wait_for(d, QOS_GPUS);
 		if (!r->in->config->wait_if_never_fits)
 			d->verdict = TJ_ADMISSION_NEVER_FITS;
 		snprintf(d->message, sizeof(d->message),
@@ -843,7 +867,7 @@ static bool over_tier_limit(struct run *r, size_t j)
 	}
 	if (sat_add(r->tier_used[job->tier_limit - 1], need) <= l->max_gpus)
 		return false;
-	wait_for(d, TJ_ADMISSION_REASON_QOS_GPUS);
+	wait_for(d, QOS_GPUS);
 	snprintf(d->message, sizeof(d->message),
 	         "namespace %s holds %" PRId64 " of the %" PRId64 " GPUs QOS %s allows it; the job "
 	         "needs %" PRId64 " more",
@@ -987,8 +1011,7 @@ static int backfill(struct run *r, size_t b, size_t j, struct heads *heads, bool
 	const struct tj_admission_job *job = &r->in->jobs[j];
 	const struct tj_admission_input *in = r->in;
 
-	wait_for(&r->res->decisions[j],
-	         fits ? TJ_ADMISSION_REASON_PRIORITY : TJ_ADMISSION_REASON_RESOURCES);
+	wait_for(&r->res->decisions[j], fits ? PRIORITY : RESOURCES);
 	if (!in->config->backfill)
 		return 0;
 	if (!fits)
@@ -1058,7 +1081,7 @@ static int decide_claimed(struct run *r, size_t b, size_t j, struct heads *heads
 	start = tj_admission_reserve(r, b, job, NULL, 0);
 	if (!start)
 		return 1;
-	wait_for(&r->res->decisions[j], TJ_ADMISSION_REASON_RESOURCES);
+	wait_for(&r->res->decisions[j], RESOURCES);
 	hold_reservation(r, j, start, heads);
 	r->claimants[r->n_claimants++] = j;
 	return 0;
@@ -1158,7 +1181,7 @@ static int wait_for_begin(struct run *r, size_t b, size_t j, struct heads *heads
 {
 	const struct tj_admission_job *job = &r->in->jobs[j];
 
-	wait_for(&r->res->decisions[j], TJ_ADMISSION_REASON_BEGIN);
+	wait_for(&r->res->decisions[j], BEGIN);
 	if (heads->n >= depth(r))
 		return 0;
 	if (!tj_admission_place_gang(r, b, r->free, r->reserved, job))
@@ -1179,7 +1202,7 @@ static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
 
 	/* A restart has held its nodes before: it waits for them rather than fail. */
 	if (!job->restart && (most = most_pods(r, b, job)) < job->num_nodes) {
-		wait_for(d, TJ_ADMISSION_REASON_NEVER);
+		wait_for(d, NEVER);
 		if (!r->in->config->wait_if_never_fits)
 			d->verdict = TJ_ADMISSION_NEVER_FITS;
 		say_never_fits(r, b, job, most, d);
@@ -1200,7 +1223,7 @@ static int decide(struct run *r, size_t b, size_t j, struct heads *heads)
 	}
 	if (fits && tj_admission_place_gang(r, b, r->free, NULL, job))
 		return admit(r, b, j, false);
-	wait_for(d, TJ_ADMISSION_REASON_RESOURCES);
+	wait_for(d, RESOURCES);
 	return reserve(r, b, j, heads);
 }
 
@@ -1271,14 +1294,13 @@ static void number_waiting(struct run *r, size_t b)
 		waiting += r->res->decisions[r->order[i]].verdict == TJ_ADMISSION_WAITING;
 	for (size_t i = r->bucket_jobs[b]; i < r->bucket_jobs[b + 1]; i++) {
 		struct tj_admission_decision *d = &r->res->decisions[r->order[i]];
-		int reason = tj_admission_reason_index(d->reason);
 
 		d->queue_length = waiting;
 		if (d->verdict != TJ_ADMISSION_WAITING)
 			continue;
 		d->position = ++position;
-		if (reason >= 0)
-			st->waiting[reason]++;
+		if (d->reason_number)
+			st->waiting[d->reason_number - 1]++;
 		if (!r->in->config->defer_waiting_messages)
 			tj_admission_say_deferred(r->in, r->order[i], d);
 	}
@@ -1290,9 +1312,8 @@ void tj_admission_say_deferred(const struct tj_admission_input *in, size_t j,
 	const struct tj_admission_job *job = &in->jobs[j];
 
 	if (d->verdict != TJ_ADMISSION_WAITING ||
-	    (strcmp(d->reason, TJ_ADMISSION_REASON_RESOURCES) != 0 &&
-	     strcmp(d->reason, TJ_ADMISSION_REASON_PRIORITY) != 0 &&
-	     strcmp(d->reason, TJ_ADMISSION_REASON_BEGIN) != 0))
+	    (d->reason_number != RESOURCES && d->reason_number != PRIORITY &&
+	     d->reason_number != BEGIN))
 		return;
 	tj_admission_say_waiting(d, class_name(in, bucket_of_class(in, job->class_index)), job,
 	                         in->now);
@@ -1361,7 +1382,7 @@ static bool tried(struct run *r, size_t b, size_t j, size_t k, struct tries *t,
 	} else if (k >= t->from && t->stopped == SIZE_MAX) {
 		t->stopped = k;
 	}
-	wait_for(d, TJ_ADMISSION_REASON_PRIORITY);
+	wait_for(d, PRIORITY);
 	d->untried = true;
 	r->res->untried++;
 	return false;
@@ -1494,12 +1515,6 @@ struct tj_admission_result *tj_admission_result_free(struct tj_admission_result 
 
 int tj_admission_reason_index(const char *reason)
 {
-	static const char *const reasons[] = {
-		TJ_ADMISSION_REASON_RESOURCES, TJ_ADMISSION_REASON_PRIORITY,
-		TJ_ADMISSION_REASON_QUOTA,     TJ_ADMISSION_REASON_NEVER,
-		TJ_ADMISSION_REASON_QOS_GPUS,  TJ_ADMISSION_REASON_BEGIN,
-	};
-
 	for (int i = 0; reason && i < (int)(sizeof(reasons) / sizeof(reasons[0])); i++)
 		if (strcmp(reason, reasons[i]) == 0)
 			return i;

@@ -370,6 +370,9 @@ struct tj_admission_decision {
 	/* WAITING: its class is settled (rule "Settled classes"): not decided in this run, it is
 	 * decided as in the last; nothing else is set but its rank. */
 	bool settled;
+	/* WAITING and NEVER_FITS: the reason's number, tj_admission_reason_index(reason) + 1,
+	 * which a cycle reads of every decision instead of the text; 0: none. */
+	uint8_t reason_number;
 	/* ADMITTED: num_pods indexes into nodes, the node of each pod that needs one, in rank
 	 * order. Owned by the result. */
 	size_t *nodes;

@@ -168,6 +168,7 @@ void tj_admission_keep_last_look(struct tj_admission_decision *d,
 {
 	if (!d->untried || told->verdict != TJ_ADMISSION_WAITING || told->untried)
 		return;
+	d->reason_number = told->reason_number;
 	memcpy(d->reason, told->reason, sizeof(d->reason));
 	memcpy(d->message, told->message, sizeof(d->message));
 	d->expected_start = told->expected_start;

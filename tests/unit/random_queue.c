@@ -285,6 +285,7 @@ void tj_test_assert_same_decision(const struct tj_admission_decision *x,
 	if (x->verdict == TJ_ADMISSION_ADMITTED)
 		assert_int_equal(x->launcher_node, y->launcher_node);
 	assert_string_equal(x->reason, y->reason);
+	assert_int_equal(x->reason_number, y->reason_number);
 	assert_string_equal(x->message, y->message);
 	assert_int_equal(x->position, y->position);
 	assert_int_equal(x->queue_length, y->queue_length);

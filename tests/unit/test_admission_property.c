@@ -20,6 +20,8 @@
 
 #define SEEDS 600
 
+/* The memos decide as deciding afresh does, and each decision's reason_number is its
+ * reason's. */
 static void test_memos_decide_as_afresh(void **state)
 {
 	size_t admitted = 0, backfilled = 0, preempting = 0, waiting = 0;
@@ -37,8 +39,14 @@ static void test_memos_decide_as_afresh(void **state)
 		admitted += memo->admitted;
 		backfilled += memo->backfilled;
 		preempting += memo->preempting;
-		for (size_t j = 0; j < memo->n_decisions; j++)
-			waiting += memo->decisions[j].verdict == TJ_ADMISSION_WAITING;
+		for (size_t j = 0; j < memo->n_decisions; j++) {
+			const struct tj_admission_decision *d = &memo->decisions[j];
+
+			waiting += d->verdict == TJ_ADMISSION_WAITING;
+			assert_int_equal(d->reason_number,
+			                 d->reason[0] ? tj_admission_reason_index(d->reason) + 1
+			                              : 0);
+		}
 		tj_admission_result_free(memo);
 		tj_admission_result_free(afresh);
 	}
