@@ -89,16 +89,17 @@ static int forget_over(const struct tj_admitter_source *src, int64_t now)
 
 /* What one job's pods hold on one node, before the gangs are put together. */
 struct part {
-	const char *key; /* borrowed from the ledger */
+	const char *key; /* borrowed from the ledger (interned: one pointer per key) */
 	size_t node;
 	struct tj_admission_resources held;
 	int64_t grace;
+	const struct tj_trainjob *job; /* the cache's */
 };
 
 static int part_cmp(const void *a, const void *b)
 {
 	const struct part *x = a, *y = b;
-	int c = strcmp(x->key, y->key);
+	int c = x->key == y->key ? 0 : strcmp(x->key, y->key);
 
 	if (c)
 		return c;
@@ -194,8 +195,7 @@ static const struct tj_trainjob *candidate(const struct tj_admitter_source *src,
 	const struct tj_trainjob *job = g->job;
 	struct tj_problem why = { 0 };
 
-	if (!job || !g->owner_uid || strcmp(g->owner_uid, job->uid) != 0 ||
-	    !job->status.start_time || job->deletion_time || !tj_trainjob_is_ours(job) ||
+	if (!job || !job->status.start_time || job->deletion_time || !tj_trainjob_is_ours(job) ||
 	    job->status.state == TJ_STATE_COMPLETE || job->status.state == TJ_STATE_FAILED)
 		return NULL;
 	if (!ret_tier)
@@ -246,12 +246,11 @@ static int gather(const struct tj_admitter_source *src, struct tj_admitter_snaps
 		struct tj_admission_running *r = &s->running[g];
 
 		s->holds[i] = (struct tj_admission_hold){ parts[i].node, parts[i].held };
-		if (i > 0 && strcmp(parts[i - 1].key, parts[i].key) == 0) {
+		if (i > 0 && parts[i - 1].key == parts[i].key) {
 			s->running[g - 1].n_holds++;
 			continue;
 		}
-		const struct tj_store *jobs = tj_admitter_store_of(src->informers->trainjobs);
-		const struct tj_trainjob *job = tj_store_get(jobs, parts[i].key);
+		const struct tj_trainjob *job = parts[i].job;
 		const struct tj_qos_tier *tier;
 		struct tj_problem why = { 0 };
 
@@ -341,7 +340,7 @@ int tj_admitter_running_build(const struct tj_admitter_source *src, struct tj_ad
 			parts = grown;
 			cap = cap * 2 + 16;
 		}
-		parts[n++] = (struct part){ g->job_key, g->node, g->held, g->grace };
+		parts[n++] = (struct part){ g->job_key, g->node, g->held, g->grace, job };
 	}
 	if (rc == 0 && n)
 		rc = gather(src, s, parts, n);

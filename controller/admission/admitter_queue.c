@@ -273,7 +273,8 @@ static int64_t admitted_gang_end(const struct tj_admitter_entry *e)
  * (reconcilers/policy/walltime.h); now once its gang is ending. Until that status is in the cache,
  * the admission the queue remembers tells it: a gang just admitted is held until its
  * walltime ends, not for ever, or the head's reservation would look past it. *exact: the
- * end is the moment the pods go (a preemption's stop, a gang ending), with no grace after. */
+ * end is the moment the pods go (a preemption's stop, a gang ending), with no grace after.
+ * *ret_job: the TrainJob, if the pods are its (NULL otherwise). */
 static int64_t job_end(const struct tj_admitter_source *a, const char *key, const char *owner_uid,
                        int64_t now, bool *exact, const struct tj_trainjob **ret_job)
 {
@@ -285,9 +286,10 @@ static int64_t job_end(const struct tj_admitter_source *a, const char *key, cons
 	int64_t at;
 
 	*exact = false;
-	*ret_job = job;
+	*ret_job = NULL;
 	if (!job || !owner_uid || strcmp(owner_uid, job->uid) != 0)
 		return 0;
+	*ret_job = job;
 	/* A job being preempted gives its nodes back at its stop, when its pods are deleted
 	 * (reconcilers/admission/admission.h): the victims' grace is the time they were told
 	 * before. */

@@ -206,7 +206,9 @@ struct tj_admitter_group {
 	size_t node;                     /* into the snapshot's nodes */
 	struct tj_admission_resources held;
 	int64_t grace;
-	const struct tj_trainjob *job; /* the cache's of job_key; NULL: none */
+	/* The cache's of job_key, if these pods are its (their owner's uid is its uid); NULL:
+	 * none, or another of the same name. */
+	const struct tj_trainjob *job;
 };
 
 /* What a cycle builds from the caches; freed at its end. */

@@ -295,6 +295,41 @@ static void test_running_gangs_and_the_victims_on_their_way_out(void **state)
 	teardown(&f);
 }
 
+/* The pods of a TrainJob deleted and created again under its name (their owner is the uid
+ * of the first) are no running gang of the second, which a preemption could stop: the
+ * snapshot offers no victim. */
+static void test_pods_of_an_earlier_job_of_the_name_are_no_victims(void **state)
+{
+	struct fixture f;
+	struct tj_admitter_snapshot s = { 0 };
+	struct tj_admitter_source src;
+	void *obj_out;
+	cJSON *obj;
+
+	(void)state;
+	setup(&f);
+	src = source(&f, &config);
+	put_running(&f, "team-b", "scav", "low", "gh-2", NULL);
+	put_waiting(&f, "urgent", 0, 1u << 1);
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW, 1000), 0);
+	assert_int_equal(s.n_running, 1);
+	tj_admitter_snapshot_clear(&s);
+
+	obj = jlit("{'metadata':{'namespace':'team-b','name':'scav','uid':'uid-scav-again',"
+	           "'annotations':{'trainjob.flame.dev/qos':'low'}},"
+	           "'spec':{'runtimeRef':{'name':'torch-gh200'}},"
+	           "'status':{'state':'Running','startTime':'2026-11-29T11:30:00Z'}}");
+	assert_int_equal(tj_trainjob_store_project(obj, &obj_out), 0);
+	cJSON_Delete(obj);
+	assert_int_equal(
+	        tj_store_upsert(idle_reflector_store(f.informers.trainjobs), obj_out, NULL), 0);
+	assert_int_equal(tj_admitter_snapshot_build(&src, &s, NOW, 2000), 0);
+	assert_int_equal(s.n_running, 0);
+	assert_int_equal(s.nodes[1].used.gpus, 4); /* the pod still holds gh-2 */
+	tj_admitter_snapshot_clear(&s);
+	teardown(&f);
+}
+
 /* A running gang holds its nodes until its walltime ends and the grace after it; once one of
  * its ranks succeeded it is ending, and the nodes its other ranks hold count as free from now
  * (no job that would run past now backfills there); a rank that failed says nothing. */
@@ -422,6 +457,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_running_gangs_and_the_victims_on_their_way_out),
+		cmocka_unit_test(test_pods_of_an_earlier_job_of_the_name_are_no_victims),
 		cmocka_unit_test(test_a_gang_with_a_rank_done_releases_now),
 		cmocka_unit_test(test_tier_limits_count_the_namespace_in_the_tier),
 		cmocka_unit_test(test_fair_share_counts_running_jobs),
