@@ -14,6 +14,7 @@
 #include "controller/admission/admitter_queue.h"
 #include "controller/admission/admitter_share.h"
 #include "controller/log/log.h"
+#include "informers/intern.h"
 #include "informers/priority_class.h"
 #include "informers/resources.h"
 #include "reconcilers/admission/admission.h"
@@ -978,6 +979,8 @@ static void read_want(struct tj_admitter *a, const struct tj_trainjob *job,
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "%s", want->gpu_class);
 	e->class_epoch = 0;
 	snprintf(e->namespace, sizeof(e->namespace), "%s", job->namespace);
+	if (e->shared_namespace && strcmp(e->shared_namespace, e->namespace) != 0)
+		e->shared_namespace = tj_intern_unref(e->shared_namespace);
 	read_class_requests(cls ? NULL : a->config, &r, &lr, e);
 	e->placement = tj_placement_unref(e->placement);
 	char problem[TJ_PLACEMENT_PROBLEM_MAX] = "";

@@ -7,6 +7,7 @@
 #include "base/number.h"
 #include "controller/admission/admitter.h"
 #include "controller/admission/admitter_qos.h"
+#include "informers/intern.h"
 #include "informers/resources.h"
 #include "reconcilers/admission/capacity.h"
 #include "reconcilers/admission/launcher_hold.h"
@@ -42,6 +43,7 @@ void tj_admitter_entry_free(void *obj)
 	tj_admitter_entry_drop_nodes(e);
 	tj_admitter_entry_drop_excluded(e);
 	tj_placement_unref(e->placement);
+	tj_intern_unref(e->shared_namespace);
 	tj_quota_pod_free(e->quota_pod);
 	tj_quota_pod_free(e->quota_launcher);
 	free(e->class_requests);
@@ -785,9 +787,11 @@ static int build_jobs(const struct tj_admitter_source *a, struct tj_admitter_sna
 			e->class_epoch = a->config_epoch;
 			e->class_index = gpu_class_index(a->config, e->gpu_class);
 		}
+		if (!e->shared_namespace)
+			e->shared_namespace = tj_intern(e->namespace);
 		s->jobs[k] = (struct tj_admission_job){
 			.key = e->key,
-			.namespace = e->namespace,
+			.namespace = e->shared_namespace ? e->shared_namespace : e->namespace,
 			.class_index = e->class_index,
 			.num_nodes = e->num_nodes,
 			.num_pods = e->num_pods,
@@ -862,6 +866,7 @@ static int build_input(const struct tj_config *config, struct tj_admitter_snapsh
 		.n_classes = n_classes,
 		.nodes = s->nodes,
 		.n_nodes = s->n_nodes,
+		.nodes_by_name = true, /* build_nodes merges two lists in name order */
 		.releases = s->releases,
 		.n_releases = s->n_releases,
 		.usage = s->usage,

@@ -70,6 +70,10 @@ struct tj_admitter_entry {
 	 * selector, affinity, tolerations and extended requests); owned; NULL: every node of
 	 * its class (a spec the placement could not read, which the API server refuses). */
 	struct tj_placement *placement;
+	/* namespace, interned (informers/intern.h) by the first cycle that reads the entry: the
+	 * jobs of a namespace share one copy, which the order of the queue finds in cache and
+	 * compares by pointer. NULL: not yet, or no memory (the cycle reads namespace). */
+	char *shared_namespace;
 	/* gpu_class's index in the config (-1: none there) of the epoch class_epoch
 	 * (tj_admitter_source.config_epoch); 0: not looked up since gpu_class was written. */
 	uint64_t class_epoch;

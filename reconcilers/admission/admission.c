@@ -452,12 +452,14 @@ static int index_nodes(struct run *r)
 			        (struct slot_key){ bucket_of_class(in, in->nodes[i].class_index),
 				                   or_empty(in->nodes[i].name), i };
 	}
-	/* Nodes given in name order need only a stable partition by class. */
+	/* Nodes given in name order need only a stable partition by class: the sort finds each
+	 * class in order, or skips the names' compares when the caller says they are. */
 	if (partition_slots(keys, n, r->n_buckets) < 0) {
 		free(keys);
 		return -ENOMEM;
 	}
-	tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_slot);
+	if (!in->nodes_by_name)
+		tj_admission_sort_keys(keys, n, sizeof(*keys), cmp_slot);
 	r->n_slots = n;
 	for (size_t s = 0; s < n; s++) {
 		const struct tj_admission_node *node = &in->nodes[keys[s].node];

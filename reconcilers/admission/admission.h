@@ -322,6 +322,9 @@ struct tj_admission_input {
 	size_t n_classes;
 	const struct tj_admission_node *nodes;
 	size_t n_nodes;
+	/* The nodes are given in name order (as the admitter gives them): the run keeps that
+	 * order without comparing their names. false: in any order. */
+	bool nodes_by_name;
 	const struct tj_admission_release *releases;
 	size_t n_releases;
 	const struct tj_admission_usage *usage;

@@ -57,29 +57,18 @@ static int cmp_key_index(const struct job_key *x, const struct job_key *y)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* The jobs of one namespace and tier together, in the order of their own priorities (higher
- * first), then creation (older first), then the key. */
-static int cmp_own(const void *a, const void *b)
+/* The namespaces of two jobs in name order. The admitter gives the jobs of a namespace one
+ * shared copy of it, whose pointer tells them equal without reading it. */
+static int cmp_namespace(const struct job_key *x, const struct job_key *y)
 {
-	const struct job_key *x = a, *y = b;
-	int c = cmp_class_tier(x, y);
+	const char *a = or_empty(x->job->namespace), *b = or_empty(y->job->namespace);
 
-	if (c)
-		return c;
-	c = strcmp(or_empty(x->job->namespace), or_empty(y->job->namespace));
-	if (c)
-		return c;
-	if (x->priority != y->priority)
-		return x->priority > y->priority ? -1 : 1;
-	if (x->creation_time != y->creation_time)
-		return x->creation_time < y->creation_time ? -1 : 1;
-	return cmp_key_index(x, y);
+	return a == b ? 0 : strcmp(a, b);
 }
 
 static bool same_group(const struct job_key *x, const struct job_key *y)
 {
-	return cmp_class_tier(x, y) == 0 &&
-	       strcmp(or_empty(x->job->namespace), or_empty(y->job->namespace)) == 0;
+	return cmp_class_tier(x, y) == 0 && cmp_namespace(x, y) == 0;
 }
 
 static int cmp_time(const void *a, const void *b)
@@ -103,7 +92,7 @@ static int cmp_queue(const void *a, const void *b)
 		return x->score > y->score ? -1 : 1;
 	if (x->place != y->place)
 		return x->place < y->place ? -1 : 1;
-	c = strcmp(or_empty(x->job->namespace), or_empty(y->job->namespace));
+	c = cmp_namespace(x, y);
 	if (c)
 		return c;
 	if (x->own_rank != y->own_rank)
@@ -183,9 +172,18 @@ static int group_keys(const struct job_key *keys, size_t n, const struct job_key
 	return 0;
 }
 
-static int cmp_own_at(const void *a, const void *b)
+/* The jobs of one group (one class, namespace and tier) in the order of their own priorities
+ * (higher first), then creation (older first), then the key. */
+static int cmp_own(const void *a, const void *b)
 {
-	return cmp_own(*(const struct job_key *const *)a, *(const struct job_key *const *)b);
+	const struct job_key *x = *(const struct job_key *const *)a;
+	const struct job_key *y = *(const struct job_key *const *)b;
+
+	if (x->priority != y->priority)
+		return x->priority > y->priority ? -1 : 1;
+	if (x->creation_time != y->creation_time)
+		return x->creation_time < y->creation_time ? -1 : 1;
+	return cmp_key_index(x, y);
 }
 
 /* The places of the jobs of each namespace and tier: the k-th of the group in their own
@@ -201,7 +199,7 @@ static int share_places(struct job_key *keys, size_t n)
 		const struct job_key **first = &own[start[g]];
 		size_t len = start[g + 1] - start[g];
 
-		tj_admission_sort_keys(first, len, sizeof(*first), cmp_own_at);
+		tj_admission_sort_keys(first, len, sizeof(*first), cmp_own);
 		for (size_t i = 0; i < len; i++)
 			times[i] = first[i]->creation_time;
 		tj_admission_sort_keys(times, len, sizeof(*times), cmp_time);

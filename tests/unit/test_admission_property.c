@@ -20,8 +20,9 @@
 
 #define SEEDS 600
 
-/* The memos decide as deciding afresh does, and each decision's reason_number is its
- * reason's. */
+/* The memos decide as deciding afresh does; nodes said to be in name order (the random
+ * queue's are) are placed as when the run compares their names; and each decision's
+ * reason_number is its reason's. */
 static void test_memos_decide_as_afresh(void **state)
 {
 	size_t admitted = 0, backfilled = 0, preempting = 0, waiting = 0;
@@ -29,13 +30,16 @@ static void test_memos_decide_as_afresh(void **state)
 	(void)state;
 	for (uint64_t seed = 1; seed <= SEEDS; seed++) {
 		struct tj_random_queue q;
-		struct tj_admission_result *memo = NULL, *afresh = NULL;
+		struct tj_admission_result *memo = NULL, *afresh = NULL, *by_name = NULL;
 
 		tj_random_queue_build(&q, seed);
 		print_message("#   seed %llu\n", (unsigned long long)seed);
 		assert_int_equal(tj_admit(&q.in, &memo), 0);
 		assert_int_equal(tj_admission_decide_afresh(&q.in, &afresh), 0);
 		tj_test_assert_same_result(&q.in, memo, afresh);
+		q.in.nodes_by_name = true;
+		assert_int_equal(tj_admit(&q.in, &by_name), 0);
+		tj_test_assert_same_result(&q.in, memo, by_name);
 		admitted += memo->admitted;
 		backfilled += memo->backfilled;
 		preempting += memo->preempting;
@@ -49,6 +53,7 @@ static void test_memos_decide_as_afresh(void **state)
 		}
 		tj_admission_result_free(memo);
 		tj_admission_result_free(afresh);
+		tj_admission_result_free(by_name);
 	}
 	/* The seeds reach every outcome the memos shorten. */
 	assert_true(admitted > 100);

@@ -265,15 +265,16 @@ static void delete_node(struct cycles *c, const char *name)
 	tj_node_store_ops.free(old);
 }
 
-/* A waiting job of class gh200 whose pods' spec is spec_sq. */
-static void put_entry(struct cycles *c, const char *name, int64_t created, const char *spec_sq)
+/* A waiting job ns/name of class gh200 whose pods' spec is spec_sq. */
+static void put_entry_in(struct cycles *c, const char *ns, const char *name, int64_t created,
+                         const char *spec_sq)
 {
 	struct tj_admitter_entry *e = calloc(1, sizeof(*e));
 	cJSON *spec = jlit(spec_sq);
 
 	assert_non_null(e);
-	snprintf(e->key, sizeof(e->key), "team-a/%s", name);
-	snprintf(e->namespace, sizeof(e->namespace), "team-a");
+	snprintf(e->key, sizeof(e->key), "%s/%s", ns, name);
+	snprintf(e->namespace, sizeof(e->namespace), "%s", ns);
 	snprintf(e->gpu_class, sizeof(e->gpu_class), "gh200");
 	e->state = TJ_ADMITTER_WAITING;
 	e->rank = SIZE_MAX;
@@ -283,6 +284,12 @@ static void put_entry(struct cycles *c, const char *name, int64_t created, const
 	assert_int_equal(tj_placement_compile(spec, &e->placement, NULL, 0), 0);
 	cJSON_Delete(spec);
 	assert_int_equal(tj_store_upsert(c->entries, e, NULL), 0);
+}
+
+/* The same in team-a. */
+static void put_entry(struct cycles *c, const char *name, int64_t created, const char *spec_sq)
+{
+	put_entry_in(c, "team-a", name, created, spec_sq);
 }
 
 /* The class's affinity and tolerations, as its rendered pods carry them; a spec goes on. */
@@ -621,6 +628,57 @@ static void test_snapshot_orders_by_rank_and_holds_admitted_gangs(void **state)
 	cycles_teardown(&c);
 }
 
+/* The snapshot gives the nodes in name order, whatever order they came in, and tells the
+ * decision so; the jobs of a namespace share one copy of its name, from cycle to cycle. */
+static void test_snapshot_gives_nodes_by_name_and_one_copy_of_a_namespace(void **state)
+{
+	struct cycles c;
+	struct tj_admitter_snapshot s = { 0 };
+	struct tj_admitter_source src;
+	const char *team_a = NULL, *first = NULL;
+
+	(void)state;
+	cycles_setup(&c);
+	put_node(&c, "gh-3", "GH200", "arm64", "b1", NULL, false);
+	put_node(&c, "gh-1", "GH200", "arm64", "b1", NULL, false);
+	put_node(&c, "gh-2", "GH200", "arm64", "b1", NULL, false);
+	put_entry_in(&c, "team-b", "other", 104, "{}");
+	src = (struct tj_admitter_source){
+		.config = &block_config,
+		.informers = &c.informers,
+		.entries = c.entries,
+		.ledger = c.ledger,
+		.eligibility = c.eligibility,
+		.stamp = 1,
+	};
+	for (int cycle = 0; cycle < 2; cycle++) {
+		assert_int_equal(tj_admitter_snapshot_build(&src, &s, 1795953600, 1000), 0);
+		assert_true(s.input.nodes_by_name);
+		assert_int_equal(s.n_nodes, 3);
+		for (size_t k = 1; k < s.n_nodes; k++)
+			assert_true(strcmp(s.nodes[k - 1].name, s.nodes[k].name) < 0);
+		assert_int_equal(s.n_jobs, 5);
+		for (size_t k = 0; k < s.n_jobs; k++) {
+			const char *ns = s.jobs[k].namespace;
+
+			assert_ptr_not_equal(ns, entry_of(&c, s.jobs[k].key)->namespace);
+			if (strcmp(s.jobs[k].key, "team-b/other") == 0) {
+				assert_string_equal(ns, "team-b");
+				continue;
+			}
+			assert_string_equal(ns, "team-a");
+			if (!team_a)
+				team_a = ns;
+			assert_ptr_equal(ns, team_a);
+		}
+		if (!first)
+			first = team_a;
+		assert_ptr_equal(team_a, first);
+		tj_admitter_snapshot_clear(&s);
+	}
+	cycles_teardown(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -631,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_looks_up_classes_again_under_a_new_config),
 		cmocka_unit_test(test_snapshot_drops_a_node_deleted_unheard),
 		cmocka_unit_test(test_snapshot_orders_by_rank_and_holds_admitted_gangs),
+		cmocka_unit_test(test_snapshot_gives_nodes_by_name_and_one_copy_of_a_namespace),
 	};
 	return cmocka_run_group_tests_name("admitter_queue", tests, NULL, NULL);
 }
