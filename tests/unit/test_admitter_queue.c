@@ -570,6 +570,19 @@ static struct tj_admitter_entry *entry_of(struct cycles *c, const char *key)
 	return e;
 }
 
+/* A source of c's caches and entries under block_config. */
+static struct tj_admitter_source block_source(struct cycles *c)
+{
+	return (struct tj_admitter_source){
+		.config = &block_config,
+		.informers = &c->informers,
+		.entries = c->entries,
+		.ledger = c->ledger,
+		.eligibility = c->eligibility,
+		.stamp = 1,
+	};
+}
+
 /* e admitted (at admitted_ms) or created on node. */
 static void admit_on(struct tj_admitter_entry *e, enum tj_admitter_state state, const char *node,
                      uint64_t admitted_ms)
@@ -601,14 +614,7 @@ static void test_snapshot_orders_by_rank_and_holds_admitted_gangs(void **state)
 	admit_on(entry_of(&c, "team-a/in-b1"), TJ_ADMITTER_CREATED, "gh-2", 90000);
 	admit_on(entry_of(&c, "team-a/no-toleration"), TJ_ADMITTER_ADMITTED, "gh-1", 1000);
 	put_entry(&c, "c", 104, "{}");
-	src = (struct tj_admitter_source){
-		.config = &block_config,
-		.informers = &c.informers,
-		.entries = c.entries,
-		.ledger = c.ledger,
-		.eligibility = c.eligibility,
-		.stamp = 1,
-	};
+	src = block_source(&c);
 	assert_int_equal(tj_admitter_snapshot_build(&src, &s, 1795953600,
 	                                            1000 + TJ_ADMITTER_ADMITTED_TIMEOUT_MS + 1),
 	                 0);
@@ -643,14 +649,7 @@ static void test_snapshot_gives_nodes_by_name_and_one_copy_of_a_namespace(void *
 	put_node(&c, "gh-1", "GH200", "arm64", "b1", NULL, false);
 	put_node(&c, "gh-2", "GH200", "arm64", "b1", NULL, false);
 	put_entry_in(&c, "team-b", "other", 104, "{}");
-	src = (struct tj_admitter_source){
-		.config = &block_config,
-		.informers = &c.informers,
-		.entries = c.entries,
-		.ledger = c.ledger,
-		.eligibility = c.eligibility,
-		.stamp = 1,
-	};
+	src = block_source(&c);
 	for (int cycle = 0; cycle < 2; cycle++) {
 		assert_int_equal(tj_admitter_snapshot_build(&src, &s, 1795953600, 1000), 0);
 		assert_true(s.input.nodes_by_name);
