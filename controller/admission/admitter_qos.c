@@ -93,7 +93,8 @@ struct part {
 	size_t node;
 	struct tj_admission_resources held;
 	int64_t grace;
-	const struct tj_trainjob *job; /* the cache's */
+	const struct tj_trainjob *job;  /* the cache's */
+	const struct tj_qos_tier *tier; /* job's, as candidate resolved it */
 };
 
 static int part_cmp(const void *a, const void *b)
@@ -251,10 +252,8 @@ static int gather(const struct tj_admitter_source *src, struct tj_admitter_snaps
 			continue;
 		}
 		const struct tj_trainjob *job = parts[i].job;
-		const struct tj_qos_tier *tier;
-		struct tj_problem why = { 0 };
+		const struct tj_qos_tier *tier = parts[i].tier;
 
-		tier = tj_qos_resolve(policy, job->namespace, job->qos, &why);
 		*r = (struct tj_admission_running){
 			.key = parts[i].key,
 			.class_index = s->nodes[parts[i].node].class_index,
@@ -340,7 +339,7 @@ int tj_admitter_running_build(const struct tj_admitter_source *src, struct tj_ad
 			parts = grown;
 			cap = cap * 2 + 16;
 		}
-		parts[n++] = (struct part){ g->job_key, g->node, g->held, g->grace, job };
+		parts[n++] = (struct part){ g->job_key, g->node, g->held, g->grace, job, tier };
 	}
 	if (rc == 0 && n)
 		rc = gather(src, s, parts, n);
