@@ -300,10 +300,17 @@ static void see_progress(struct tj_controller *c, const struct tj_trainjob *job)
 		tj_stall_clock_see(c->stall_clock, key, job, (int64_t)(now_ns(c) / 1000000000ull));
 }
 
+/* A TrainJob the cache did not have is planned ahead of the queued keys: its first plan is
+ * what puts its gang in the admission's queue, which must not wait for the reconciles that
+ * the pod events of the gangs before it queue (in a burst of new TrainJobs their admissions
+ * came in bunches, and the API server sat idle between them). */
 static void on_trainjob_add(const void *obj, void *userdata)
 {
+	char key[TJ_STORE_KEY_MAX];
+
 	see_progress(userdata, obj);
-	on_trainjob(obj, userdata);
+	if (tj_trainjob_store_ops.key(obj, key, sizeof(key)) == 0)
+		add_key(userdata, key, true);
 	enqueue_dependents(userdata, obj);
 }
 

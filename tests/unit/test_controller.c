@@ -86,6 +86,7 @@ struct fixture {
 	struct tj_controller *controller;
 	struct tj_metrics *registry;
 	struct tj_std_metrics metrics;
+	unsigned max_concurrent; /* the controller's reconciles at once; 0: its default */
 	int stopped_calls;
 	int writes_at_stopped; /* the writes the server had seen when stopped ran */
 	bool admission;        /* run with the built-in admission (off for the loop's mechanics) */
@@ -313,6 +314,7 @@ static void start(struct fixture *fx, bool leading)
 		.clock = fixed_clock,
 		/* The script answers lists (the reflector's own tests cover streaming lists). */
 		.paginated_lists = true,
+		.max_concurrent = fx->max_concurrent,
 	};
 
 	static const struct tj_admission_policy off = { .enabled = false };
@@ -521,6 +523,107 @@ static void test_a_new_trainjob_gets_its_pods(void **state)
 	assert_int_equal(queue_stats(fx).adds, 1);
 	assert_int_equal(queue_stats(fx).retries, 0);
 	assert_int_equal(n_writes(&fx->server), 6);
+}
+
+/* ---- a new TrainJob ahead of the queued ones ---------------------------------------------- */
+
+/* A TrainJob of two nodes named %s (its uid uid-%s), of resourceVersion %s, with no status. */
+#define NAMED_TRAINJOB_FMT                                                                         \
+	"{'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob','metadata':{'name':'%s'," \
+	"'namespace':'team-a','uid':'uid-%s','resourceVersion':'%s','generation':2,"               \
+	"'creationTimestamp':'2026-11-29T10:00:00Z'},'spec':{'runtimeRef':{'name':'torch-gh200'}," \
+	"'trainer':{'numNodes':2,'resourcesPerNode':{'limits':{'nvidia.com/gpu':4}}}},"            \
+	"'status':{}}"
+
+static const char *named_trainjob(struct fixture *fx, const char *name, const char *rv)
+{
+	return body(fx, NAMED_TRAINJOB_FMT, name, name, rv);
+}
+
+/* The answer to a status patch of the TrainJob name: the job at resourceVersion rv. */
+static struct reply status_reply(struct fixture *fx, const char *name, const char *rv)
+{
+	return (struct reply){
+		.method = "PATCH",
+		.path = body(
+		        fx,
+		        "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team-a/trainjobs/%s/status",
+		        name),
+		.status = 200,
+		.body = named_trainjob(fx, name, rv),
+	};
+}
+
+/* The TrainJob whose pod the nth pod create (0-based) makes: its name's start. */
+static const char *nth_pod_job(const struct server *s, int nth)
+{
+	for (int i = 0; i < s->n_seen; i++)
+		if (strcmp(s->seen[i].method, "POST") == 0 &&
+		    strncmp(s->seen[i].path, PODS, strlen(PODS)) == 0 && nth-- == 0)
+			return strstr(s->seen[i].body, "\"name\":\"gpt-") ? "gpt" : "other";
+	return "none";
+}
+
+/* A TrainJob created while others wait in the queue is planned before them: its plan is what
+ * puts its gang in the admission's queue, which must not wait for the reconciles that the
+ * pod events of the gangs before it queue (in a burst of new TrainJobs, their creates then
+ * keep the API server busy instead of coming in bunches). One reconcile at a time: vit's and
+ * bert's plans are queued when the caches sync, the first one's pod creates are held, gpt is
+ * created, and the pod creates after the first job's are gpt's. */
+static void test_a_new_trainjob_is_planned_ahead_of_the_queued_ones(void **state)
+{
+	struct fixture *fx = *state;
+	char jobs[2048];
+	int watch, released = 0;
+
+	fx->max_concurrent = 1;
+	snprintf(jobs, sizeof(jobs), "%s,%s", named_trainjob(fx, "vit", "40"),
+	         named_trainjob(fx, "bert", "41"));
+	script_informers(fx, jobs, "", NULL);
+	const struct reply replies[] = {
+		{ .method = "POST",
+		  .path = PODS,
+		  .repeat = true,
+		  .hold = true,
+		  .status = 201,
+		  .body = "{}" },
+		{ .method = "POST", .path = SERVICES, .repeat = true, .status = 201, .body = "{}" },
+		{ .method = "POST",
+		  .path = SNAPSHOTS,
+		  .repeat = true,
+		  .status = 201,
+		  .body = "{}" },
+		{ .method = "POST", .path = EVENTS, .repeat = true, .status = 201, .body = "{}" },
+		status_reply(fx, "vit", "50"),
+		status_reply(fx, "bert", "51"),
+		status_reply(fx, "gpt", "52"),
+	};
+	server_script(&fx->server, replies, sizeof(replies) / sizeof(replies[0]));
+	start(fx, true);
+	/* The first job's two creates are out and held; the other job waits for the slot. */
+	SERVER_RUN_UNTIL(&fx->server, server_count(&fx->server, "POST", PODS) == 2);
+	assert_int_equal(queue_stats(fx).depth, 1);
+	watch = server_find(&fx->server, 0, "GET", TRAINJOBS "?watch=1");
+	server_push(&fx->server, watch,
+	            body(fx, "{'type':'ADDED','object':%s}\n", named_trainjob(fx, "gpt", "45")));
+	SERVER_RUN_UNTIL(&fx->server, queue_stats(fx).depth == 2);
+	/* Every pod create is answered as it comes, in its turn. */
+	while (released < 6) {
+		int i = -1;
+
+		SERVER_RUN_UNTIL(&fx->server, server_count(&fx->server, "POST", PODS) > released);
+		for (int k = 0; k <= released; k++)
+			i = server_find(&fx->server, i + 1, "POST", PODS);
+		server_release(&fx->server, i);
+		released++;
+	}
+	SERVER_RUN_UNTIL(&fx->server, quiet(fx));
+	assert_string_equal(nth_pod_job(&fx->server, 0), "other");
+	assert_string_equal(nth_pod_job(&fx->server, 1), "other");
+	assert_string_equal(nth_pod_job(&fx->server, 2), "gpt");
+	assert_string_equal(nth_pod_job(&fx->server, 3), "gpt");
+	assert_string_equal(nth_pod_job(&fx->server, 4), "other");
+	assert_string_equal(nth_pod_job(&fx->server, 5), "other");
 }
 
 /* ---- a status patch that meets 409 -------------------------------------------------------- */
@@ -895,6 +998,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_a_new_trainjob_gets_its_pods, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_a_new_trainjob_is_planned_ahead_of_the_queued_ones, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_status_conflict_is_retried_from_the_watched_object, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_in_the_middle_of_a_plan, setup, teardown),
