@@ -2,9 +2,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "controller/admission/ledger.h"
 #include "reconcilers/trainjob.h"
 
 const struct tj_fair_share_account *tj_admitter_shares_find(const struct tj_admitter_shares *fs,
@@ -20,32 +18,21 @@ void tj_admitter_shares_clear(struct tj_admitter_shares *fs)
 }
 
 /* What the running jobs' pods on the snapshot's nodes held since their statuses counted
- * last (tj_fair_share_charge_running), read from the ledger: a long run counts as it runs. */
+ * last (tj_fair_share_charge_running), read from the ledger's groups as the snapshot kept
+ * them, each with its TrainJob if the pods are its: a long run counts as it runs. */
 static void charge_running(struct tj_fair_share_account *accounts, size_t *n,
-                           const struct tj_admitter_source *src,
                            const struct tj_admitter_snapshot *s, int64_t half_life, int64_t now)
 {
-	const struct tj_store *jobs = tj_admitter_store_of(src->informers->trainjobs);
+	for (size_t i = 0; i < s->n_groups; i++) {
+		const struct tj_admitter_group *g = &s->groups[i];
+		const struct tj_trainjob *job = g->held.gpus > 0 ? g->job : NULL;
 
-	for (size_t k = 0; jobs && k < s->n_nodes; k++) {
-		const struct tj_ledger_node *ln =
-		        s->read_at[k] != SIZE_MAX ? s->read.order[s->read_at[k]] : NULL;
-
-		for (size_t i = 0; ln && i < ln->n_groups; i++) {
-			const struct tj_ledger_group *g = &ln->groups[i];
-			const struct tj_trainjob *job =
-			        g->held.gpus > 0 ? tj_store_get(jobs, g->job_key) : NULL;
-
-			if (!job || !g->owner_uid || !job->uid ||
-			    strcmp(g->owner_uid, job->uid) != 0 ||
-			    job->status.state == TJ_STATE_COMPLETE ||
-			    job->status.state == TJ_STATE_FAILED)
-				continue;
-			tj_fair_share_charge_running(accounts, n, TJ_ADMITTER_SHARES_MAX,
-			                             job->namespace, g->held.gpus,
-			                             job->status.start_time,
-			                             job->status.gpu_seconds_until, half_life, now);
-		}
+		if (!job || job->status.state == TJ_STATE_COMPLETE ||
+		    job->status.state == TJ_STATE_FAILED)
+			continue;
+		tj_fair_share_charge_running(accounts, n, TJ_ADMITTER_SHARES_MAX, job->namespace,
+		                             g->held.gpus, job->status.start_time,
+		                             job->status.gpu_seconds_until, half_life, now);
 	}
 }
 
@@ -82,7 +69,7 @@ static int read_usage(struct tj_admitter_shares *fs, const struct tj_admitter_so
 		tj_fair_share_charge(accounts, &n, TJ_ADMITTER_SHARES_MAX, job->namespace,
 		                     job->status.gpu_seconds, job->status.start_time,
 		                     job->status.gpu_seconds_until, half_life, now);
-	charge_running(accounts, &n, src, s, half_life, now);
+	charge_running(accounts, &n, s, half_life, now);
 	tj_fair_share_settle(accounts, n, policy);
 	tj_admitter_shares_clear(fs);
 	fs->accounts = accounts;
