@@ -651,6 +651,16 @@ static void count_admission(struct tj_controller *c, const struct reconcile *r)
 		        (double)((int64_t)(now_ns(c) / 1000000000ull) - r->creation_time));
 }
 
+/* What became of the creates of a plan that created its admitted gang. */
+static enum tj_gang_outcome gang_outcome(const struct tj_execution_result *res)
+{
+	if (res->refusal != TJ_REFUSAL_NONE)
+		return TJ_GANG_REFUSED;
+	if (res->pods_failed > 0 && res->pods_maybe_created == 0)
+		return TJ_GANG_NOT_SENT;
+	return TJ_GANG_SENT;
+}
+
 static void executed(struct tj_execution_result *res, void *userdata)
 {
 	struct reconcile *r = userdata;
@@ -677,13 +687,13 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	/* The gang is created once its pods are (a status patch of a later stage may still
 	 * meet a conflict). A gang whose creates the API server refused gives its nodes back:
 	 * the pods created before the refusal wait behind their gate, and its next plan deletes
-	 * them. An answer that says nothing of the creates (a timeout, a 5xx, a lost
-	 * connection: the pods may exist) keeps the nodes until the cache shows the pods or the
-	 * patience runs out (admitter_queue.h), so that no other gang is placed on them. */
+	 * them. So does a gang whose failed creates were each answered that their pod was not
+	 * made (a 429 past its retries, a connection refused). Only creates that got no answer
+	 * even when sent again (a timeout, a 5xx, a lost connection: the pods may exist) keep
+	 * the nodes until the cache shows the pods or the patience runs out (admitter_queue.h),
+	 * so that no other gang is placed on them. */
 	if (r->admits)
-		tj_admitter_outcome(c->admitter, r->key,
-		                    res->refusal != TJ_REFUSAL_NONE ? TJ_GANG_REFUSED
-		                                                    : TJ_GANG_SENT);
+		tj_admitter_outcome(c->admitter, r->key, gang_outcome(res));
 	if (r->admits && res->refusal == TJ_REFUSAL_NONE &&
 	    res->pods_created + res->pods_adopted > 0)
 		count_admission(c, r);

@@ -38,6 +38,8 @@ int tj_client_new(uv_loop_t *loop, const struct tj_kube_config *cfg,
 		c->opts.max_retry_delay_ms = DEFAULT_MAX_RETRY_WAIT;
 	if (c->opts.timeout_ms <= 0)
 		c->opts.timeout_ms = DEFAULT_TIMEOUT_MS;
+	if (c->opts.resend_first_ms <= 0)
+		c->opts.resend_first_ms = TJ_KUBE_RESEND_FIRST_MS;
 	if (c->opts.max_body == 0)
 		c->opts.max_body = TJ_HTTP_MAX_BODY;
 	tj_token_bucket_init(&c->bucket, c->opts.qps, c->opts.burst, uv_now(loop));

@@ -12,6 +12,8 @@
 
 struct tj_client;
 
+#define TJ_KUBE_RESEND_FIRST_MS 500
+
 struct tj_client_options {
 	/* Client-side token bucket over all requests (watches count when opened). qps <= 0
 	 * (the default) turns it off; the server's priority and fairness then decide. */
@@ -21,8 +23,11 @@ struct tj_client_options {
 	 * 0 = default. */
 	int max_retries;
 	long max_retry_delay_ms; /* cap of one Retry-After wait; 0 = 30 s */
-	long timeout_ms;         /* per request (not watches); 0 = 60 s */
-	size_t max_body;         /* response body limit; 0 = TJ_HTTP_MAX_BODY */
+	/* The first wait before a create is sent again (tj_write_options.resend_unanswered);
+	 * 0 = TJ_KUBE_RESEND_FIRST_MS. */
+	long resend_first_ms;
+	long timeout_ms; /* per request (not watches); 0 = 60 s */
+	size_t max_body; /* response body limit; 0 = TJ_HTTP_MAX_BODY */
 	struct tj_transport_options transport;
 };
 

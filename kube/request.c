@@ -272,6 +272,9 @@ struct tj_request {
 	char *path;               /* owned */
 	char *body;               /* owned; NULL without a body */
 	int attempts;
+	bool resend;     /* tj_write_options.resend_unanswered */
+	int resends;     /* sent again so far for that */
+	bool maybe_done; /* an attempt of a write may have been done (tj_response) */
 	tj_response_fn fn;
 	void *userdata;
 	bool in_callback;
@@ -324,6 +327,7 @@ static void complete(struct tj_request *r, const struct tj_http_response *http)
 			resp.error = "out of memory";
 		}
 	}
+	resp.maybe_done = r->maybe_done && resp.rc != 0;
 	r->in_callback = true;
 	r->fn(&resp, r->userdata);
 	r->in_callback = false;
@@ -345,6 +349,26 @@ static void on_retry_due(uv_timer_t *h)
 	start(h->data);
 }
 
+/* Whether an attempt of a write leaves open whether the server did it: the request went out,
+ * or may have, and no answer came (a lost connection, a timeout, a body cut short), or the
+ * answer is a 5xx. A connection that could not be made, a name that did not resolve, a TLS
+ * handshake that failed and a request the client never sent say that it was not done. */
+static bool outcome_unknown(const struct tj_http_response *http)
+{
+	if (http->rc < 0)
+		return http->rc != -ECONNREFUSED && http->rc != -EHOSTUNREACH &&
+		       http->rc != -EPROTO && http->rc != -EINVAL && http->rc != -ESHUTDOWN;
+	return http->status >= 500;
+}
+
+/* Whether a write that may have been done is worth sending again after this answer, which
+ * says nothing of an earlier attempt: a transport error, a 5xx or a 429. */
+static bool resend_due(const struct tj_request *r, const struct tj_http_response *http)
+{
+	return r->resend && r->maybe_done && r->resends < TJ_KUBE_RESENDS &&
+	       (http->rc < 0 || http->status >= 500 || http->status == 429);
+}
+
 static void on_http_done(const struct tj_http_response *http, void *userdata)
 {
 	struct tj_request *r = userdata;
@@ -352,9 +376,13 @@ static void on_http_done(const struct tj_http_response *http, void *userdata)
 	long delay;
 
 	r->call = NULL;
+	if (strcmp(r->method, "GET") != 0 && outcome_unknown(http))
+		r->maybe_done = true;
 	delay = http->rc < 0 ? -1
 	                     : tj_retry_delay_ms(http->status, http->retry_after, r->attempts,
 	                                         o->max_retries, o->max_retry_delay_ms);
+	if (delay < 0 && resend_due(r, http))
+		delay = o->resend_first_ms << r->resends++;
 	if (delay >= 0) {
 		r->attempts++;
 		uv_timer_start(&r->timer, on_retry_due, (uint64_t)delay, 0);
@@ -419,7 +447,7 @@ static void abort_request(struct tj_client_user *u)
 
 /* Takes ownership of path and body (both freed on failure). */
 static int submit(struct tj_client *c, const char *method, char *path, char *body,
-                  const char *content_type, tj_response_fn fn, void *userdata,
+                  const char *content_type, bool resend, tj_response_fn fn, void *userdata,
                   struct tj_request **ret)
 {
 	struct tj_request *r;
@@ -440,6 +468,7 @@ static int submit(struct tj_client *c, const char *method, char *path, char *bod
 	r->path = path;
 	r->body = body;
 	r->content_type = body ? content_type : NULL;
+	r->resend = resend;
 	r->fn = fn;
 	r->userdata = userdata;
 	r->link.abort = abort_request;
@@ -471,7 +500,7 @@ int tj_kube_get(struct tj_client *c, const struct tj_ref *ref, tj_response_fn fn
 	r = tj_kube_url(ref, NULL, 0, &path);
 	if (r < 0)
 		return r;
-	return submit(c, "GET", path, NULL, NULL, fn, userdata, ret);
+	return submit(c, "GET", path, NULL, NULL, false, fn, userdata, ret);
 }
 
 /* "/api", "/apis", "/apis/GROUP" or "/apis/GROUP/VERSION": the documents that list what the
@@ -512,7 +541,7 @@ int tj_kube_get_discovery(struct tj_client *c, const char *path, tj_response_fn 
 	copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
-	return submit(c, "GET", copy, NULL, NULL, fn, userdata, ret);
+	return submit(c, "GET", copy, NULL, NULL, false, fn, userdata, ret);
 }
 
 int tj_kube_list(struct tj_client *c, const struct tj_ref *ref, const struct tj_list_options *opts,
@@ -524,7 +553,7 @@ int tj_kube_list(struct tj_client *c, const struct tj_ref *ref, const struct tj_
 	r = tj_kube_list_url(ref, opts, &path);
 	if (r < 0)
 		return r;
-	return submit(c, "GET", path, NULL, NULL, fn, userdata, ret);
+	return submit(c, "GET", path, NULL, NULL, false, fn, userdata, ret);
 }
 
 static int write_url(const struct tj_ref *ref, const struct tj_write_options *opts, char **ret)
@@ -554,7 +583,8 @@ static int send_object(struct tj_client *c, const char *method, const struct tj_
 		free(path);
 		return r;
 	}
-	return submit(c, method, path, body, "application/json", fn, userdata, ret);
+	return submit(c, method, path, body, "application/json", opts && opts->resend_unanswered,
+	              fn, userdata, ret);
 }
 
 int tj_kube_create(struct tj_client *c, const struct tj_ref *ref, const cJSON *obj,
@@ -570,7 +600,8 @@ int tj_kube_update(struct tj_client *c, const struct tj_ref *ref, const cJSON *o
                    const struct tj_write_options *opts, tj_response_fn fn, void *userdata,
                    struct tj_request **ret)
 {
-	if (!ref->name)
+	/* A PUT sent again after it was done would meet its own resourceVersion's conflict. */
+	if (!ref->name || (opts && opts->resend_unanswered))
 		return -EINVAL;
 	return send_object(c, "PUT", ref, obj, opts, fn, userdata, ret);
 }
@@ -593,7 +624,7 @@ int tj_kube_delete(struct tj_client *c, const struct tj_ref *ref,
 		free(path);
 		return r;
 	}
-	return submit(c, "DELETE", path, body, "application/json", fn, userdata, ret);
+	return submit(c, "DELETE", path, body, "application/json", false, fn, userdata, ret);
 }
 
 static const char *patch_content_type(enum tj_patch_type type)
@@ -638,7 +669,7 @@ int tj_kube_patch(struct tj_client *c, const struct tj_ref *ref, enum tj_patch_t
 		free(path);
 		return r;
 	}
-	return submit(c, "PATCH", path, body, content_type, fn, userdata, ret);
+	return submit(c, "PATCH", path, body, content_type, false, fn, userdata, ret);
 }
 
 void tj_request_cancel(struct tj_request *r)

@@ -73,6 +73,11 @@ struct tj_response {
 	                            freed after the callback */
 	const char *error;       /* one line for a person when rc < 0 (the Status message or the
 	                            transport's reason), "" on success */
+	/* rc < 0, and the write may have been done all the same: an attempt of it went out and
+	 * got no answer (a lost connection, a timeout) or a 5xx. False for a GET, and for a
+	 * write whose every attempt was answered 4xx or never reached the server (a refused
+	 * connection): that write was not done. */
+	bool maybe_done;
 };
 
 /* Takes ownership of the body; the caller frees it with cJSON_Delete. */
@@ -95,7 +100,18 @@ struct tj_list_options {
 struct tj_write_options {
 	const char *field_manager; /* fieldManager, NULL = server default */
 	bool dry_run;              /* dryRun=All */
+	/* A create of an object that has a name of its own (not generateName): sent again
+	 * when an attempt may have reached the server and no answer says whether it made the
+	 * object (tj_response.maybe_done), so that the caller learns which: a 2xx, or 409
+	 * AlreadyExists, which it must take for the object being there (made by the attempt
+	 * that got no answer, or by another writer). The resends go on through a refused
+	 * connection, a 429 and a 5xx (an API server starting again), up to TJ_KUBE_RESENDS,
+	 * the first after the client's resend_first_ms (TJ_KUBE_RESEND_FIRST_MS) and each wait
+	 * twice the one before. */
+	bool resend_unanswered;
 };
+
+#define TJ_KUBE_RESENDS 5 /* with the default first wait: 0.5, 1, 2, 4 and 8 s, 15.5 s in all */
 
 struct tj_delete_options {
 	const char *precondition_uid;              /* preconditions.uid, NULL = none */
@@ -131,7 +147,8 @@ int tj_kube_list(struct tj_client *c, const struct tj_ref *ref, const struct tj_
 int tj_kube_create(struct tj_client *c, const struct tj_ref *ref, const cJSON *obj,
                    const struct tj_write_options *opts, tj_response_fn fn, void *userdata,
                    struct tj_request **ret);
-/* PUT: obj should carry metadata.resourceVersion (409 Conflict when stale). */
+/* PUT: obj should carry metadata.resourceVersion (409 Conflict when stale); -EINVAL with
+ * resend_unanswered, which is for creates. */
 int tj_kube_update(struct tj_client *c, const struct tj_ref *ref, const cJSON *obj,
                    const struct tj_write_options *opts, tj_response_fn fn, void *userdata,
                    struct tj_request **ret);

@@ -108,15 +108,19 @@ int tj_admitter_commit(struct tj_admitter *a, const struct tj_trainjob *job, con
 
 /* What became of the creates of a plan that created its admitted gang (gang->admits). */
 enum tj_gang_outcome {
-	/* They went out, and were not refused; an answer that says nothing of them (a timeout,
-	 * a 5xx, a lost connection: the pods may exist) is one too. The nodes stay the gang's
-	 * until the cache shows its pods or the patience runs out (admitter_queue.h). */
+	/* They went out, and were not refused: made, or some of them answered with nothing
+	 * that says whether they were (a timeout, a 5xx, a lost connection, even when sent
+	 * again: the pods may exist). The nodes stay the gang's until the cache shows its pods
+	 * or the patience runs out (admitter_queue.h). */
 	TJ_GANG_SENT,
 	/* The API server refused one: the nodes go back to the queue, and the job is decided
 	 * again no sooner than TJ_ADMITTER_REFUSED_HOLD_S (the refusal, a quota, a webhook, most
 	 * often still holds). */
 	TJ_GANG_REFUSED,
-	/* The plan's execution could not start: the nodes go back to the queue at once. */
+	/* The plan's execution could not start, or the creates that failed were each answered
+	 * that their pod was not made (a 429 past its retries, a connection refused), none
+	 * refused: the nodes go back to the queue at once, and the pods that were made wait
+	 * behind their gate until the next plan deletes them. */
 	TJ_GANG_NOT_SENT,
 };
 

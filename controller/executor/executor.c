@@ -249,6 +249,8 @@ static void op_done(struct tj_response *resp, void *userdata)
 		} else if (tj_status_is_already_exists(st)) {
 			e->result.pods_adopted++;
 		} else {
+			e->result.pods_failed++;
+			e->result.pods_maybe_created += resp->maybe_done;
 			fail(e, a, resp->rc, resp->error);
 			note_refusal(e, resp);
 		}
@@ -330,20 +332,24 @@ static int send_request(struct tj_execution *e, struct op *op)
 	const struct tj_action *a = op->action;
 	struct tj_client *client = e->config.client;
 	struct tj_ref ref = { .namespace = e->namespace };
+	/* Every object the plan creates has a name of its own: a create that got no answer is
+	 * sent again, and an AlreadyExists then means that it was made (op_done). */
+	const struct tj_write_options *named =
+	        &(const struct tj_write_options){ .resend_unanswered = true };
 
 	switch (a->kind) {
 	case TJ_ACTION_CREATE_POD:
 		ref.resource = &tj_resource_pods;
-		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
+		return tj_kube_create(client, &ref, a->object, named, op_done, op, &op->request);
 	case TJ_ACTION_CREATE_SERVICE:
 		ref.resource = &tj_resource_services;
-		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
+		return tj_kube_create(client, &ref, a->object, named, op_done, op, &op->request);
 	case TJ_ACTION_CREATE_WORKLOAD:
 		ref.resource = &tj_resource_workloads;
-		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
+		return tj_kube_create(client, &ref, a->object, named, op_done, op, &op->request);
 	case TJ_ACTION_CREATE_POD_GROUP:
 		ref.resource = &tj_resource_podgroups;
-		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
+		return tj_kube_create(client, &ref, a->object, named, op_done, op, &op->request);
 	case TJ_ACTION_DELETE_POD: {
 		struct tj_delete_options opts = {
 			.precondition_uid = a->uid[0] ? a->uid : NULL,
@@ -383,7 +389,7 @@ static int send_request(struct tj_execution *e, struct op *op)
 		r = a->ssh_key ? set_ssh_key(a->object) : 0;
 		if (r < 0)
 			return r;
-		return tj_kube_create(client, &ref, a->object, NULL, op_done, op, &op->request);
+		return tj_kube_create(client, &ref, a->object, named, op_done, op, &op->request);
 	}
 	case TJ_ACTION_EVENT:
 		break;

@@ -44,6 +44,9 @@ struct tj_execution_result {
 	cJSON *trainjob;
 	unsigned pods_created, pods_adopted, pods_deleted, services_created, events;
 	unsigned objects_created; /* CREATE_OBJECT answered 201 */
+	/* Pod creates that failed, and of those the ones that may have made their pod all the
+	 * same (tj_response.maybe_done: no answer came, even to the resends). */
+	unsigned pods_failed, pods_maybe_created;
 	/* The first create (pod, Service, PVC, ...) the API server refused for a reason of the
 	 * job's (reconcilers/plan/refusal.h), TJ_REFUSAL_NONE if none. A RETRY or PERMANENT refusal
 	 * is written into the TrainJob's status, with a Warning event FailedCreate, before done

@@ -174,7 +174,9 @@ static void maybe_answer(struct conn *c)
 		fail_msg("no scripted reply for %s %s", seen->method, seen->path);
 	s->used[i] = true;
 	seen->reply = i;
-	if (!s->replies[i].hang)
+	if (s->replies[i].drop)
+		close_conn(c);
+	else if (!s->replies[i].hang)
 		answer(c, &s->replies[i]);
 }
 
@@ -245,10 +247,11 @@ struct tj_client *server_client_new(struct server *s)
 {
 	char url[64];
 	struct tj_kube_config cfg = { .server = url, .token = "t" };
+	struct tj_client_options opts = { .resend_first_ms = 1 };
 	struct tj_client *c;
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
-	assert_int_equal(tj_client_new(s->loop, &cfg, NULL, &c), 0);
+	assert_int_equal(tj_client_new(s->loop, &cfg, &opts, &c), 0);
 	return c;
 }
 

@@ -5,10 +5,10 @@
  * method, path, query and body match it (a reply that names none of them matches any request, so a
  * list of such replies answers requests in the order they come). A repeated reply is never
  * used up. Every request is recorded, in order of arrival, with the reply that answered it.
- * A reply may hang (never answer), hold its body back until the test releases it (the write
- * stays in flight as long as the test wants), or keep a chunked response open (the test sends
- * more of it with server_push), which is how a watch stays open and brings events when the
- * test wants them.
+ * A reply may hang (never answer), drop the connection, hold its body back until the test
+ * releases it (the write stays in flight as long as the test wants), or keep a chunked
+ * response open (the test sends more of it with server_push), which is how a watch stays
+ * open and brings events when the test wants them.
  *
  * Every response says "Connection: close": one request per connection, so the order of the
  * recorded requests is the order in which the client sent them. Included after <cmocka.h>. */
@@ -48,6 +48,9 @@ struct reply {
 	 * request that has no answer at all makes libcurl hold the next ones back: with
 	 * CURLOPT_PIPEWAIT it waits to learn whether the connection can multiplex.) */
 	bool hold;
+	/* Close the connection without a word once the request is in: what the client sees of
+	 * an API server killed while the request was in flight. */
+	bool drop;
 };
 
 struct request_seen {
@@ -78,7 +81,8 @@ struct server {
 /* Listens on an ephemeral port of 127.0.0.1 (s->port). */
 void server_start(struct server *s, uv_loop_t *loop);
 
-/* A client of the server, with a bearer token "t" and default options. */
+/* A client of the server, with a bearer token "t" and default options, but for a first
+ * resend of an unanswered create after 1 ms (tj_client_options.resend_first_ms). */
 struct tj_client *server_client_new(struct server *s);
 
 /* Closes every connection and the listener; run the loop afterwards to finish closing. */

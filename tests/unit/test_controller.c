@@ -412,6 +412,13 @@ static bool quiet(const struct fixture *fx)
 	return st.depth == 0 && st.in_flight == 0 && st.waiting == 0;
 }
 
+/* The answer to the create of the pod named name_. */
+#define POD_CREATED(name_, status_, body_)                                                         \
+	{                                                                                          \
+		.method = "POST", .path = PODS, .request_has = "\"name\":\"" name_ "\"",           \
+		.status = (status_), .body = (body_)                                               \
+	}
+
 /* The informers' view of a new job "vit", and the answers to its writes: rank 0's pod is
  * created, rank 1's exists already (a create repeated after a crash); pod_hold holds both
  * answers back. */
@@ -838,6 +845,55 @@ static void test_a_new_trainjob_is_admitted_whole(void **state)
 	assert_null(strstr(fx->server.log, "\"level\":\"error\""));
 }
 
+/* The gang's creates were answered in part 429 Too Many Requests (past the client's
+ * retries): that pod was not made, so the nodes go back to the queue at once, and the gang is
+ * admitted and created again whole (the pod made the first time is adopted). Were its
+ * nodes kept for the cache to show the missing pod, rank 0 would wait alone for the
+ * patience (TJ_ADMITTER_CREATED_PATIENCE_MS). */
+static void test_a_gang_whose_create_was_throttled_is_created_again(void **state)
+{
+	struct fixture *fx = *state;
+
+	fx->admission = true;
+	script_informers(fx, trainjob(fx, "42", "{}"), "", NULL);
+	const struct reply replies[] = {
+		POD_CREATED("vit-node-0-0-a0", 201, "{}"),
+		POD_CREATED("vit-node-0-1-a0", 429,
+		            API_ERROR(429, "TooManyRequests", "too many requests")),
+		POD_CREATED("vit-node-0-0-a0", 409,
+		            API_ERROR(409, "AlreadyExists", "pods vit-node-0-0-a0 already exists")),
+		POD_CREATED("vit-node-0-1-a0", 201, "{}"),
+		{ .method = "POST",
+		  .path = SNAPSHOTS,
+		  .status = 201,
+		  .body = "{}",
+		  .repeat = true },
+		{ .method = "POST", .path = SERVICES, .status = 201, .body = "{}", .repeat = true },
+		{ .method = "PATCH",
+		  .path = STATUS,
+		  .status = 200,
+		  .body = trainjob(fx, "43", "{" NEW_JOB_STATUS "}"),
+		  .repeat = true },
+		{ .method = "POST", .path = EVENTS, .status = 201, .body = "{}", .repeat = true },
+	};
+	server_script(&fx->server, replies, sizeof(replies) / sizeof(replies[0]));
+	start(fx, true);
+	SERVER_RUN_UNTIL(&fx->server,
+	                 strstr(fx->server.log, "\"podsCreated\":1,\"podsAdopted\":1"));
+	server_spin(&fx->server);
+	assert_int_equal(server_count(&fx->server, "POST", PODS), 4);
+	assert_int_equal(server_count(&fx->server, "DELETE", PODS), 0);
+	/* The second round: both pods again, answered AlreadyExists and 201. */
+	int answered = 0;
+
+	for (int i = 0, n = 0; i < fx->server.n_seen; i++)
+		if (strcmp(fx->server.seen[i].method, "POST") == 0 &&
+		    strcmp(fx->server.seen[i].path, PODS) == 0 && n++ >= 2)
+			answered += fx->server.replies[fx->server.seen[i].reply].status;
+	assert_int_equal(answered, 409 + 201);
+	assert_non_null(strstr(fx->server.log, "too many requests"));
+}
+
 #define QUEUED_MSG                                                                                 \
 	"position 1 of 1 in gh200: needs 2 nodes x 4 GPUs, 1 such node free; expected start "      \
 	"unknown"
@@ -865,16 +921,8 @@ static void wait_until_the_blocker_goes(struct fixture *fx, const struct blocker
 		  .body = trainjob(fx, "43",
 		                   "{'state':'Queued','reason':'Resources','message':'" QUEUED_MSG
 		                   "','queuePosition':1}") },
-		{ .method = "POST",
-		  .path = PODS,
-		  .request_has = "\"name\":\"vit-node-0-0-a0\"",
-		  .status = 201,
-		  .body = "{}" },
-		{ .method = "POST",
-		  .path = PODS,
-		  .request_has = "\"name\":\"vit-node-0-1-a0\"",
-		  .status = 201,
-		  .body = "{}" },
+		POD_CREATED("vit-node-0-0-a0", 201, "{}"),
+		POD_CREATED("vit-node-0-1-a0", 201, "{}"),
 		{ .method = "POST", .path = SNAPSHOTS, .status = 201, .body = "{}" },
 		{ .method = "POST", .path = SERVICES, .status = 201, .body = "{}" },
 		{ .method = "PATCH",
@@ -1006,6 +1054,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stop_while_the_bookkeeping_waits_for_the_gate,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_the_leader_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_a_gang_whose_create_was_throttled_is_created_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_new_trainjob_is_admitted_whole, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(

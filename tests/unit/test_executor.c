@@ -384,6 +384,45 @@ static void test_already_exists_and_not_found_are_success(void **state)
 	assert_request_body(&fx->server, i, "{'kind':'DeleteOptions','apiVersion':'v1'}");
 	run_clear(&r);
 }
+/* The API server went away with two creates in flight (their connections dropped): each is
+ * sent again once it answers. The one whose first try had made its pod meets it
+ * (AlreadyExists: adopted); the other is made now. Nothing failed. */
+static void test_creates_that_got_no_answer_are_sent_again(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .method = "POST", .path = PODS, .request_has = "vit-node-0-0", .drop = true },
+		{ .method = "POST", .path = PODS, .request_has = "vit-node-0-1", .drop = true },
+		{ .method = "POST",
+		  .path = PODS,
+		  .request_has = "vit-node-0-0",
+		  .status = 409,
+		  .body = API_ERROR(409, "AlreadyExists", "pod exists") },
+		{ .method = "POST",
+		  .path = PODS,
+		  .request_has = "vit-node-0-1",
+		  .status = 201,
+		  .body = "{}" },
+		{ .method = "PATCH", .path = STATUS, .status = 200, .body = "{}" },
+	};
+	const struct act acts[] = {
+		CREATE_POD(0, "vit-node-0-0"),
+		CREATE_POD(0, "vit-node-0-1"),
+		PATCH_STATUS(1, false, "{'status':{'state':'Pending'}}"),
+	};
+	struct run r = { 0 };
+
+	server_script(&fx->server, replies, 5);
+	start(fx, &r, acts, 3);
+	SERVER_RUN_UNTIL(&fx->server, r.done_calls == 1);
+	assert_int_equal(r.res.rc, 0);
+	assert_int_equal(r.res.pods_created, 1);
+	assert_int_equal(r.res.pods_adopted, 1);
+	assert_int_equal(r.res.pods_failed, 0);
+	assert_int_equal(server_count(&fx->server, "POST", PODS), 4);
+	assert_int_equal(server_count(&fx->server, "PATCH", STATUS), 1);
+	run_clear(&r);
+}
 
 #define SCHEDULING "/apis/scheduling.k8s.io/v1alpha2/namespaces/team-a"
 
@@ -699,29 +738,34 @@ struct failed_create_case {
 	enum tj_refusal refusal;
 	const char *want_patch; /* the status patch sent, NULL: none */
 	const char *want_event; /* the FailedCreate event's message, NULL: none */
+	/* A 5xx says nothing of whether the pod was made: the create is sent again, and the pod
+	 * may exist (tj_execution_result.pods_maybe_created). */
+	bool maybe_created;
 };
 
 static const struct failed_create_case failed_create_cases[] = {
 	{ 500, API_ERROR(500, "InternalError", "etcd is down"),
-	  "CreatePod vit-node-0-1: etcd is down", TJ_REFUSAL_NONE, NULL, NULL },
+	  "CreatePod vit-node-0-1: etcd is down", TJ_REFUSAL_NONE, NULL, NULL, true },
+	{ 429, API_ERROR(429, "TooManyRequests", "too many requests"),
+	  "CreatePod vit-node-0-1: too many requests", TJ_REFUSAL_NONE, NULL, NULL, false },
 	{ 403, API_ERROR(403, "Forbidden", "pods is forbidden: exceeded quota: gpu"),
 	  "CreatePod vit-node-0-1: pods is forbidden: exceeded quota: gpu", TJ_REFUSAL_RETRY,
 	  "{'status':{'state':'Pending','reason':'FailedCreate','message':'pods is forbidden: "
 	  "exceeded quota: gpu'}}",
-	  "Error creating: pods is forbidden: exceeded quota: gpu" },
+	  "Error creating: pods is forbidden: exceeded quota: gpu", false },
 	{ 422, API_ERROR(422, "Invalid", "Pod is invalid: spec.containers[0].image: Required"),
 	  "CreatePod vit-node-0-1: Pod is invalid: spec.containers[0].image: Required",
 	  TJ_REFUSAL_PERMANENT,
 	  "{'status':{'state':'Failed','reason':'FailedCreate','message':'Pod is invalid: "
 	  "spec.containers[0].image: Required'}}",
-	  "Error creating: Pod is invalid: spec.containers[0].image: Required" },
+	  "Error creating: Pod is invalid: spec.containers[0].image: Required", false },
 	{ 403,
 	  API_ERROR(403, "Forbidden",
 	            "unable to create new content in namespace team-a because it is being "
 	            "terminated"),
 	  "CreatePod vit-node-0-1: unable to create new content in namespace team-a because it "
 	  "is being terminated",
-	  TJ_REFUSAL_NAMESPACE_TERMINATING, NULL, NULL },
+	  TJ_REFUSAL_NAMESPACE_TERMINATING, NULL, NULL, false },
 };
 
 static void test_failed_create_ends_the_plan(void **state)
@@ -739,7 +783,8 @@ static void test_failed_create_ends_the_plan(void **state)
 			  .path = PODS,
 			  .request_has = "vit-node-0-1",
 			  .status = fc->http,
-			  .body = fc->body },
+			  .body = fc->body,
+			  .repeat = fc->maybe_created },
 			{ .method = "PATCH", .path = STATUS, .status = 200, .body = "{}" },
 			{ .method = "POST", .path = EVENTS, .status = 201, .body = "{}" },
 		};
@@ -765,7 +810,8 @@ static void test_failed_create_ends_the_plan(void **state)
 			                 server_count(&fx->server, "POST", EVENTS) == 1);
 		server_spin(&fx->server);
 		/* No patch of stage 1, no event of stage 0. */
-		assert_int_equal(server_count(&fx->server, "POST", PODS), 2);
+		assert_int_equal(server_count(&fx->server, "POST", PODS),
+		                 2 + (fc->maybe_created ? TJ_KUBE_RESENDS : 0));
 		patch = server_find(&fx->server, 0, "PATCH", STATUS);
 		event = server_find(&fx->server, 0, "POST", EVENTS);
 		if (fc->want_patch) {
@@ -788,6 +834,8 @@ static void test_failed_create_ends_the_plan(void **state)
 		assert_false(r.res.conflict);
 		assert_string_equal(r.res.error, fc->error);
 		assert_int_equal(r.res.pods_created, 1);
+		assert_int_equal(r.res.pods_failed, 1);
+		assert_int_equal(r.res.pods_maybe_created, fc->maybe_created);
 		assert_int_equal(r.res.events, 0);
 		run_clear(&r);
 		teardown((void **)&fx);
@@ -1525,6 +1573,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_stages_run_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_creates_that_got_no_answer_are_sent_again,
+		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		        test_pod_patch_is_a_merge_patch_and_not_found_is_success, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_already_exists_and_not_found_are_success,

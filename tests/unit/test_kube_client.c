@@ -81,6 +81,7 @@ struct result {
 	char body[1024];
 	struct tj_status status;
 	char error[256];
+	bool maybe_done;
 	struct fixture *fx;
 };
 
@@ -97,6 +98,7 @@ static void on_response(struct tj_response *resp, void *userdata)
 	tj_status_clear(&r->status);
 	tj_status_copy(&resp->status, &r->status);
 	snprintf(r->error, sizeof(r->error), "%s", resp->error);
+	r->maybe_done = resp->maybe_done;
 }
 
 static void result_clear(struct result *r)
@@ -230,6 +232,132 @@ static void test_writes(void **state)
 	assert_int_equal(fx->server.n_seen, 4);
 	cJSON_Delete(obj);
 	for (int i = 0; i < 4; i++)
+		result_clear(&r[i]);
+}
+
+/* A create that got no answer (the connection dropped with the request in it), the caller
+ * asking for resends: sent again until an answer says what became of it. */
+static void create_with_resends(struct fixture *fx, const struct reply *replies, int n, bool resend,
+                                struct result *r)
+{
+	struct tj_client_options opts = { .resend_first_ms = 1, .max_retry_delay_ms = 1 };
+	struct tj_ref coll = { &tj_resource_pods, "team", NULL, NULL };
+	struct tj_write_options wo = { .resend_unanswered = resend };
+	cJSON *obj = cJSON_Parse("{\"metadata\":{\"name\":\"p\"}}");
+
+	script(fx, replies, n);
+	make_client(fx, &opts, NULL);
+	assert_int_equal(tj_kube_create(fx->client, &coll, obj, &wo, on_response, r, NULL), 0);
+	RUN_UNTIL(fx, r->calls == 1);
+	cJSON_Delete(obj);
+}
+
+static void test_an_unanswered_create_is_sent_again(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .drop = true },
+		{ .status = 201, .body = "{\"metadata\":{\"name\":\"p\"}}" },
+	};
+	struct result r = { 0 };
+
+	create_with_resends(fx, replies, 2, true, &r);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(r.http_status, 201);
+	assert_false(r.maybe_done);
+	assert_int_equal(fx->server.n_seen, 2);
+	assert_string_equal(fx->server.seen[1].body, fx->server.seen[0].body);
+	result_clear(&r);
+}
+
+/* The first attempt made the pod after all: the resend's AlreadyExists says so, and the
+ * answer tells that the write may have been done. */
+static void test_a_resent_create_meets_its_own_pod(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .drop = true },
+		{ .drop = true },
+		{ .status = 503, .body = "{}" },
+		{ .status = 429, .body = "{}" },
+		{ .status = 409, .body = API_ERROR(409, "AlreadyExists", "pods p already exists") },
+	};
+	struct result r = { 0 };
+
+	create_with_resends(fx, replies, 5, true, &r);
+	assert_int_equal(r.rc, -EREMOTEIO);
+	assert_true(tj_status_is_already_exists(&r.status));
+	assert_true(r.maybe_done);
+	assert_int_equal(fx->server.n_seen, 5);
+	result_clear(&r);
+}
+
+/* Without the option, or once the resends are used up, the caller hears that the write may
+ * have been done. */
+static void test_resends_are_asked_for_and_bounded(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply unanswered[] = { { .drop = true, .repeat = true } };
+	struct result r = { 0 }, again = { 0 };
+
+	create_with_resends(fx, unanswered, 1, false, &r);
+	assert_int_equal(r.rc, -ECONNRESET);
+	assert_true(r.maybe_done);
+	assert_int_equal(fx->server.n_seen, 1);
+
+	struct tj_ref coll = { &tj_resource_pods, "team", NULL, NULL };
+	struct tj_write_options wo = { .resend_unanswered = true };
+	cJSON *obj = cJSON_Parse("{\"metadata\":{\"name\":\"p\"}}");
+
+	assert_int_equal(tj_kube_create(fx->client, &coll, obj, &wo, on_response, &again, NULL), 0);
+	RUN_UNTIL(fx, again.calls == 1);
+	assert_int_equal(again.rc, -ECONNRESET);
+	assert_true(again.maybe_done);
+	assert_int_equal(fx->server.n_seen, 1 + 1 + TJ_KUBE_RESENDS);
+	/* A PUT is never sent again: done once, it would conflict with itself. */
+	struct tj_ref pod = { &tj_resource_pods, "team", "p", NULL };
+
+	assert_int_equal(tj_kube_update(fx->client, &pod, obj, &wo, on_response, &again, NULL),
+	                 -EINVAL);
+	cJSON_Delete(obj);
+	result_clear(&r);
+	result_clear(&again);
+}
+
+/* An answer that says the create was not made ends it, resends asked for or not: a 429 past
+ * its retries, a refusal. A GET that got no answer changed nothing. */
+static void test_a_create_answered_is_not_sent_again(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .status = 429, .body = "{}" },
+		{ .status = 403, .body = API_ERROR(403, "Forbidden", "exceeded quota") },
+		{ .drop = true },
+	};
+	struct tj_ref coll = { &tj_resource_pods, "team", NULL, NULL };
+	struct tj_ref pod = { &tj_resource_pods, "team", "p", NULL };
+	struct tj_write_options wo = { .resend_unanswered = true };
+	cJSON *obj = cJSON_Parse("{\"metadata\":{\"name\":\"p\"}}");
+	struct result r[3] = { 0 };
+
+	script(fx, replies, 3);
+	make_client(fx, &(struct tj_client_options){ .resend_first_ms = 1 }, NULL);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(
+		        tj_kube_create(fx->client, &coll, obj, &wo, on_response, &r[i], NULL), 0);
+		RUN_UNTIL(fx, r[i].calls == 1);
+		assert_int_equal(r[i].rc, -EREMOTEIO);
+		assert_false(r[i].maybe_done);
+	}
+	assert_int_equal(r[0].http_status, 429);
+	assert_int_equal(r[1].http_status, 403);
+	assert_int_equal(tj_kube_get(fx->client, &pod, on_response, &r[2], NULL), 0);
+	RUN_UNTIL(fx, r[2].calls == 1);
+	assert_int_equal(r[2].rc, -ECONNRESET);
+	assert_false(r[2].maybe_done);
+	assert_int_equal(fx->server.n_seen, 3);
+	cJSON_Delete(obj);
+	for (int i = 0; i < 3; i++)
 		result_clear(&r[i]);
 }
 
@@ -771,6 +899,14 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_api_error_is_decoded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_an_unanswered_create_is_sent_again, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_a_resent_create_meets_its_own_pod, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_resends_are_asked_for_and_bounded, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_a_create_answered_is_not_sent_again, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_retry_after, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retries_are_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_401_rereads_the_token_file_once, setup,
