@@ -384,6 +384,7 @@ static void test_already_exists_and_not_found_are_success(void **state)
 	assert_request_body(&fx->server, i, "{'kind':'DeleteOptions','apiVersion':'v1'}");
 	run_clear(&r);
 }
+
 /* The API server went away with two creates in flight (their connections dropped): each is
  * sent again once it answers. The one whose first try had made its pod meets it
  * (AlreadyExists: adopted); the other is made now. Nothing failed. */
