@@ -274,6 +274,7 @@ struct tj_request {
 	int attempts;
 	bool resend;     /* tj_write_options.resend_unanswered */
 	int resends;     /* sent again so far for that */
+	uint64_t since;  /* the loop's time when it was submitted */
 	bool maybe_done; /* an attempt of a write may have been done (tj_response) */
 	tj_response_fn fn;
 	void *userdata;
@@ -362,10 +363,14 @@ static bool outcome_unknown(const struct tj_http_response *http)
 }
 
 /* Whether a write that may have been done is worth sending again after this answer, which
- * says nothing of an earlier attempt: a transport error, a 5xx or a 429. */
-static bool resend_due(const struct tj_request *r, const struct tj_http_response *http)
+ * says nothing of an earlier attempt: a transport error, a 5xx or a 429. Not once its
+ * attempts have taken as long as one request may (the client's timeout): an API server that
+ * slow holds the caller minutes a resend, and the caller hears that it may have been done. */
+static bool resend_due(const struct tj_request *r, const struct tj_client_options *o,
+                       const struct tj_http_response *http)
 {
 	return r->resend && r->maybe_done && r->resends < TJ_KUBE_RESENDS &&
+	       uv_now(r->timer.loop) - r->since < (uint64_t)o->timeout_ms &&
 	       (http->rc < 0 || http->status >= 500 || http->status == 429);
 }
 
@@ -381,7 +386,7 @@ static void on_http_done(const struct tj_http_response *http, void *userdata)
 	delay = http->rc < 0 ? -1
 	                     : tj_retry_delay_ms(http->status, http->retry_after, r->attempts,
 	                                         o->max_retries, o->max_retry_delay_ms);
-	if (delay < 0 && resend_due(r, http))
+	if (delay < 0 && resend_due(r, o, http))
 		delay = o->resend_first_ms << r->resends++;
 	if (delay >= 0) {
 		r->attempts++;
@@ -474,6 +479,7 @@ static int submit(struct tj_client *c, const char *method, char *path, char *bod
 	r->link.abort = abort_request;
 	uv_timer_init(tj_client_loop(c), &r->timer);
 	r->timer.data = r;
+	r->since = uv_now(tj_client_loop(c));
 	tj_client_attach(c, &r->link);
 	start(r);
 	if (ret)

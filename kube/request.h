@@ -107,7 +107,8 @@ struct tj_write_options {
 	 * that got no answer, or by another writer). The resends go on through a refused
 	 * connection, a 429 and a 5xx (an API server starting again), up to TJ_KUBE_RESENDS,
 	 * the first after the client's resend_first_ms (TJ_KUBE_RESEND_FIRST_MS) and each wait
-	 * twice the one before. */
+	 * twice the one before, and stop once the attempts have taken the client's timeout of
+	 * one request (an attempt that timed out is not sent again). */
 	bool resend_unanswered;
 };
 

@@ -324,6 +324,32 @@ static void test_resends_are_asked_for_and_bounded(void **state)
 	result_clear(&again);
 }
 
+/* An attempt that timed out has taken as long as a request may: the create is not sent
+ * again, and the caller hears that it may have been done. */
+static void test_a_create_that_timed_out_is_not_sent_again(void **state)
+{
+	struct fixture *fx = *state;
+	const struct reply replies[] = {
+		{ .hang = true },
+		{ .status = 201, .body = "{\"metadata\":{\"name\":\"p\"}}" },
+	};
+	struct tj_client_options opts = { .timeout_ms = 100, .resend_first_ms = 1 };
+	struct tj_ref coll = { &tj_resource_pods, "team", NULL, NULL };
+	struct tj_write_options wo = { .resend_unanswered = true };
+	cJSON *obj = cJSON_Parse("{\"metadata\":{\"name\":\"p\"}}");
+	struct result r = { 0 };
+
+	script(fx, replies, 2);
+	make_client(fx, &opts, NULL);
+	assert_int_equal(tj_kube_create(fx->client, &coll, obj, &wo, on_response, &r, NULL), 0);
+	RUN_UNTIL(fx, r.calls == 1);
+	assert_int_equal(r.rc, -ETIMEDOUT);
+	assert_true(r.maybe_done);
+	assert_int_equal(fx->server.n_seen, 1);
+	cJSON_Delete(obj);
+	result_clear(&r);
+}
+
 /* An answer that says the create was not made ends it, resends asked for or not: a 429 past
  * its retries, a refusal. A GET that got no answer changed nothing. */
 static void test_a_create_answered_is_not_sent_again(void **state)
@@ -903,6 +929,8 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_a_resent_create_meets_its_own_pod, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(test_a_create_that_timed_out_is_not_sent_again,
+		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resends_are_asked_for_and_bounded, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_a_create_answered_is_not_sent_again, setup,
