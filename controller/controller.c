@@ -657,7 +657,8 @@ static enum tj_gang_outcome gang_outcome(const struct tj_execution_result *res)
 	if (res->refusal != TJ_REFUSAL_NONE)
 		return TJ_GANG_REFUSED;
 	if (res->pods_failed > 0 && res->pods_maybe_created == 0)
-		return TJ_GANG_NOT_SENT;
+		return res->pods_created + res->pods_adopted > 0 ? TJ_GANG_MADE_IN_PART
+		                                                 : TJ_GANG_NOT_SENT;
 	return TJ_GANG_SENT;
 }
 
@@ -688,7 +689,9 @@ static void executed(struct tj_execution_result *res, void *userdata)
 	 * meet a conflict). A gang whose creates the API server refused gives its nodes back:
 	 * the pods created before the refusal wait behind their gate, and its next plan deletes
 	 * them. So does a gang whose failed creates were each answered that their pod was not
-	 * made (a 429 past its retries, a connection refused). Only creates that got no answer
+	 * made (a 429 past its retries, a connection refused); it is decided again at once,
+	 * unless some of its pods were made: then not before the refusal's hold, by when the
+	 * cache shows them (TJ_GANG_MADE_IN_PART). Only creates that got no answer
 	 * even when sent again (a timeout, a 5xx, a lost connection: the pods may exist) keep
 	 * the nodes until the cache shows the pods or the patience runs out (admitter_queue.h),
 	 * so that no other gang is placed on them. */

@@ -1207,6 +1207,7 @@ void tj_admitter_outcome(struct tj_admitter *a, const char *key, enum tj_gang_ou
 	case TJ_GANG_SENT:
 		break;
 	case TJ_GANG_REFUSED:
+	case TJ_GANG_MADE_IN_PART:
 		release(a, key, TJ_ADMITTER_REFUSED_HOLD_S);
 		break;
 	case TJ_GANG_NOT_SENT:

@@ -37,9 +37,9 @@
  * starts move with the clock. */
 #define TJ_ADMITTER_PERIOD_MS 15000
 /* How long a gang whose creates the API server refused waits before it is admitted again
- * (TJ_GANG_REFUSED): long enough that a refusal that holds (a full quota, a missing
- * ServiceAccount) costs a few writes a minute, short enough that its fix is seen within the
- * next cycles (the period's cycle retries it, so 10 to 25 s after the refusal). */
+ * (TJ_GANG_REFUSED, and TJ_GANG_MADE_IN_PART): long enough that a refusal that holds (a full quota,
+ * a missing ServiceAccount) costs a few writes a minute, short enough that its fix is seen within
+ * the next cycles (the period's cycle retries it, so 10 to 25 s after the refusal). */
 #define TJ_ADMITTER_REFUSED_HOLD_S 10
 
 struct tj_admitter;
@@ -117,11 +117,18 @@ enum tj_gang_outcome {
 	 * again no sooner than TJ_ADMITTER_REFUSED_HOLD_S (the refusal, a quota, a webhook, most
 	 * often still holds). */
 	TJ_GANG_REFUSED,
-	/* The plan's execution could not start, or the creates that failed were each answered
-	 * that their pod was not made (a 429 past its retries, a connection refused), none
-	 * refused: the nodes go back to the queue at once, and the pods that were made wait
-	 * behind their gate until the next plan deletes them. */
+	/* The plan's execution could not start, or every pod create failed, each answered that
+	 * its pod was not made (a 429 past its retries, a connection refused), none refused:
+	 * the nodes go back to the queue, and the job is decided again at once. */
 	TJ_GANG_NOT_SENT,
+	/* As TJ_GANG_NOT_SENT, but some of the gang's pods were made: they wait behind their
+	 * gate, pinned to the nodes this admission gave them, until the next plan that sees
+	 * them deletes them. The nodes go back to the queue at once (a gated pod holds no node
+	 * for the scheduler), and the job is decided again no sooner than
+	 * TJ_ADMITTER_REFUSED_HOLD_S, as after a refusal: admitted again before the cache
+	 * shows those pods, its plan would take a pod pinned to the old nodes for one of the
+	 * new gang's (AlreadyExists) and lift its gate there. */
+	TJ_GANG_MADE_IN_PART,
 };
 
 void tj_admitter_outcome(struct tj_admitter *a, const char *key, enum tj_gang_outcome outcome);

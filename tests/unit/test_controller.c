@@ -419,6 +419,9 @@ static bool quiet(const struct fixture *fx)
 		.status = (status_), .body = (body_)                                               \
 	}
 
+/* The API server's answer to a write it throttled. */
+#define THROTTLED API_ERROR(429, "TooManyRequests", "too many requests")
+
 /* The informers' view of a new job "vit", and the answers to its writes: rank 0's pod is
  * created, rank 1's exists already (a create repeated after a crash); pod_hold holds both
  * answers back. */
@@ -845,24 +848,12 @@ static void test_a_new_trainjob_is_admitted_whole(void **state)
 	assert_null(strstr(fx->server.log, "\"level\":\"error\""));
 }
 
-/* The gang's creates were answered in part 429 Too Many Requests (past the client's
- * retries): that pod was not made, so the nodes go back to the queue at once, and the gang is
- * admitted and created again whole (the pod made the first time is adopted). Were its
- * nodes kept for the cache to show the missing pod, rank 0 would wait alone for the
- * patience (TJ_ADMITTER_CREATED_PATIENCE_MS). */
-static void test_a_gang_whose_create_was_throttled_is_created_again(void **state)
+/* Appends to replies (n of them so far) the answers to the writes of a gang's plans besides
+ * its pods: the runtime snapshot, the Service, the status patches and the Events, however
+ * many. The count of replies. */
+static int with_the_gangs_other_writes(struct fixture *fx, struct reply *replies, int n)
 {
-	struct fixture *fx = *state;
-
-	fx->admission = true;
-	script_informers(fx, trainjob(fx, "42", "{}"), "", NULL);
-	const struct reply replies[] = {
-		POD_CREATED("vit-node-0-0-a0", 201, "{}"),
-		POD_CREATED("vit-node-0-1-a0", 429,
-		            API_ERROR(429, "TooManyRequests", "too many requests")),
-		POD_CREATED("vit-node-0-0-a0", 409,
-		            API_ERROR(409, "AlreadyExists", "pods vit-node-0-0-a0 already exists")),
-		POD_CREATED("vit-node-0-1-a0", 201, "{}"),
+	const struct reply others[] = {
 		{ .method = "POST",
 		  .path = SNAPSHOTS,
 		  .status = 201,
@@ -876,22 +867,87 @@ static void test_a_gang_whose_create_was_throttled_is_created_again(void **state
 		  .repeat = true },
 		{ .method = "POST", .path = EVENTS, .status = 201, .body = "{}", .repeat = true },
 	};
-	server_script(&fx->server, replies, sizeof(replies) / sizeof(replies[0]));
+
+	memcpy(replies + n, others, sizeof(others));
+	return n + (int)(sizeof(others) / sizeof(others[0]));
+}
+
+/* The gang's creates were all answered 429 Too Many Requests (past the client's retries):
+ * no pod was made, so the nodes go back to the queue at once, and the gang is admitted and
+ * created again whole. Were its nodes kept for the cache to show its pods, it would wait for
+ * the patience (TJ_ADMITTER_CREATED_PATIENCE_MS). */
+static void test_a_gang_whose_creates_were_throttled_is_created_again(void **state)
+{
+	struct fixture *fx = *state;
+
+	fx->admission = true;
+	script_informers(fx, trainjob(fx, "42", "{}"), "", NULL);
+	struct reply replies[8] = {
+		POD_CREATED("vit-node-0-0-a0", 429, THROTTLED),
+		POD_CREATED("vit-node-0-1-a0", 429, THROTTLED),
+		POD_CREATED("vit-node-0-0-a0", 201, "{}"),
+		POD_CREATED("vit-node-0-1-a0", 201, "{}"),
+	};
+	server_script(&fx->server, replies, with_the_gangs_other_writes(fx, replies, 4));
 	start(fx, true);
 	SERVER_RUN_UNTIL(&fx->server,
-	                 strstr(fx->server.log, "\"podsCreated\":1,\"podsAdopted\":1"));
+	                 strstr(fx->server.log, "\"podsCreated\":2,\"podsAdopted\":0"));
 	server_spin(&fx->server);
 	assert_int_equal(server_count(&fx->server, "POST", PODS), 4);
 	assert_int_equal(server_count(&fx->server, "DELETE", PODS), 0);
-	/* The second round: both pods again, answered AlreadyExists and 201. */
-	int answered = 0;
-
-	for (int i = 0, n = 0; i < fx->server.n_seen; i++)
-		if (strcmp(fx->server.seen[i].method, "POST") == 0 &&
-		    strcmp(fx->server.seen[i].path, PODS) == 0 && n++ >= 2)
-			answered += fx->server.replies[fx->server.seen[i].reply].status;
-	assert_int_equal(answered, 409 + 201);
 	assert_non_null(strstr(fx->server.log, "too many requests"));
+}
+
+/* Rank 0's pod of vit, made by a create whose gang's other create failed: behind the gang's
+ * gate, pinned to gh200-0, not bound. */
+#define GATED_POD                                                                                  \
+	"{'kind':'Pod','metadata':{'name':'vit-node-0-0-a0','namespace':'team-a',"                 \
+	"'uid':'uid-pod-0','resourceVersion':'50',"                                                \
+	"'labels':{'trainer.kubeflow.org/trainjob-name':'vit','trainjob.flame.dev/rank':'0',"      \
+	"'trainjob.flame.dev/attempt':'0'},'annotations':{'trainjob.flame.dev/node':'gh200-0'},"   \
+	"'ownerReferences':[{'apiVersion':'trainer.kubeflow.org/v1alpha1','kind':'TrainJob',"      \
+	"'name':'vit','uid':'uid-vit','controller':true}]},"                                       \
+	"'spec':{'schedulingGates':[{'name':'trainjob.flame.dev/gang'}]},"                         \
+	"'status':{'phase':'Pending'}}"
+
+/* Rank 0's create made its pod, rank 1's was answered 429 past its retries: the gang is made
+ * in part. Its nodes go back, but the job is not admitted again before the hold
+ * (TJ_ADMITTER_REFUSED_HOLD_S): until the cache shows rank 0's pod, the plan of a new
+ * admission would take that pod, pinned to the old node, for one of the new gang's
+ * (AlreadyExists). The pod's event plans the job, which deletes it and waits whole. */
+static void test_a_gang_made_in_part_is_not_admitted_before_its_pods_show(void **state)
+{
+	struct fixture *fx = *state;
+
+	fx->admission = true;
+	script_informers(fx, trainjob(fx, "42", "{}"), "", NULL);
+	struct reply replies[7] = {
+		POD_CREATED("vit-node-0-0-a0", 201, "{}"),
+		POD_CREATED("vit-node-0-1-a0", 429, THROTTLED),
+		{ .method = "DELETE",
+		  .path = PODS "/vit-node-0-0-a0",
+		  .status = 200,
+		  .body = "{}",
+		  .repeat = true },
+	};
+	server_script(&fx->server, replies, with_the_gangs_other_writes(fx, replies, 3));
+	start(fx, true);
+	SERVER_RUN_UNTIL(&fx->server, strstr(fx->server.log, "too many requests"));
+	server_spin(&fx->server);
+	/* Held: no second admission, so no create of either rank again. */
+	assert_int_equal(server_count(&fx->server, "POST", PODS), 2);
+	server_push(&fx->server, server_find(&fx->server, 0, "GET", ALL_PODS "?watch=1"),
+	            body(fx, "{'type':'ADDED','object':%s}\n", GATED_POD));
+	SERVER_RUN_UNTIL(&fx->server, server_count(&fx->server, "DELETE", PODS) == 1);
+	server_spin(&fx->server);
+	assert_int_equal(server_count(&fx->server, "POST", PODS), 2);
+	assert_int_equal(server_count(&fx->server, "DELETE", PODS), 1);
+	int said = 0;
+
+	for (int i = 0; i < fx->server.n_seen; i++)
+		said += strcmp(fx->server.seen[i].path, EVENTS) == 0 &&
+		        strstr(fx->server.seen[i].body, "\"reason\":\"GangIncomplete\"");
+	assert_int_equal(said, 1);
 }
 
 #define QUEUED_MSG                                                                                 \
@@ -1055,7 +1111,10 @@ int main(void)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_the_leader_writes, setup, teardown),
 		cmocka_unit_test_setup_teardown(
-		        test_a_gang_whose_create_was_throttled_is_created_again, setup, teardown),
+		        test_a_gang_whose_creates_were_throttled_is_created_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		        test_a_gang_made_in_part_is_not_admitted_before_its_pods_show, setup,
+		        teardown),
 		cmocka_unit_test_setup_teardown(test_a_new_trainjob_is_admitted_whole, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(
