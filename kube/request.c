@@ -364,8 +364,9 @@ static bool outcome_unknown(const struct tj_http_response *http)
 
 /* Whether a write that may have been done is worth sending again after this answer, which
  * says nothing of an earlier attempt: a transport error, a 5xx or a 429. Not once its
- * attempts have taken as long as one request may (the client's timeout): an API server that
- * slow holds the caller minutes a resend, and the caller hears that it may have been done. */
+ * attempts have taken as long as one request may (the client's timeout): against an API
+ * server that slow, each resend would hold the caller up to another timeout, so the caller
+ * hears at once that the write may have been done. */
 static bool resend_due(const struct tj_request *r, const struct tj_client_options *o,
                        const struct tj_http_response *http)
 {
