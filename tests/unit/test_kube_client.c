@@ -236,11 +236,14 @@ static void test_writes(void **state)
 }
 
 /* A create that got no answer (the connection dropped with the request in it), the caller
- * asking for resends: sent again until an answer says what became of it. */
+ * asking for resends: sent again until an answer says what became of it. timeout_ms: the
+ * client's per request, 0 for its default. */
 static void create_with_resends(struct fixture *fx, const struct reply *replies, int n, bool resend,
-                                struct result *r)
+                                long timeout_ms, struct result *r)
 {
-	struct tj_client_options opts = { .resend_first_ms = 1, .max_retry_delay_ms = 1 };
+	struct tj_client_options opts = { .resend_first_ms = 1,
+		                          .max_retry_delay_ms = 1,
+		                          .timeout_ms = timeout_ms };
 	struct tj_ref coll = { &tj_resource_pods, "team", NULL, NULL };
 	struct tj_write_options wo = { .resend_unanswered = resend };
 	cJSON *obj = cJSON_Parse("{\"metadata\":{\"name\":\"p\"}}");
@@ -261,7 +264,7 @@ static void test_an_unanswered_create_is_sent_again(void **state)
 	};
 	struct result r = { 0 };
 
-	create_with_resends(fx, replies, 2, true, &r);
+	create_with_resends(fx, replies, 2, true, 0, &r);
 	assert_int_equal(r.rc, 0);
 	assert_int_equal(r.http_status, 201);
 	assert_false(r.maybe_done);
@@ -284,7 +287,7 @@ static void test_a_resent_create_meets_its_own_pod(void **state)
 	};
 	struct result r = { 0 };
 
-	create_with_resends(fx, replies, 5, true, &r);
+	create_with_resends(fx, replies, 5, true, 0, &r);
 	assert_int_equal(r.rc, -EREMOTEIO);
 	assert_true(tj_status_is_already_exists(&r.status));
 	assert_true(r.maybe_done);
@@ -300,7 +303,7 @@ static void test_resends_are_asked_for_and_bounded(void **state)
 	const struct reply unanswered[] = { { .drop = true, .repeat = true } };
 	struct result r = { 0 }, again = { 0 };
 
-	create_with_resends(fx, unanswered, 1, false, &r);
+	create_with_resends(fx, unanswered, 1, false, 0, &r);
 	assert_int_equal(r.rc, -ECONNRESET);
 	assert_true(r.maybe_done);
 	assert_int_equal(fx->server.n_seen, 1);
@@ -333,20 +336,12 @@ static void test_a_create_that_timed_out_is_not_sent_again(void **state)
 		{ .hang = true },
 		{ .status = 201, .body = "{\"metadata\":{\"name\":\"p\"}}" },
 	};
-	struct tj_client_options opts = { .timeout_ms = 100, .resend_first_ms = 1 };
-	struct tj_ref coll = { &tj_resource_pods, "team", NULL, NULL };
-	struct tj_write_options wo = { .resend_unanswered = true };
-	cJSON *obj = cJSON_Parse("{\"metadata\":{\"name\":\"p\"}}");
 	struct result r = { 0 };
 
-	script(fx, replies, 2);
-	make_client(fx, &opts, NULL);
-	assert_int_equal(tj_kube_create(fx->client, &coll, obj, &wo, on_response, &r, NULL), 0);
-	RUN_UNTIL(fx, r.calls == 1);
+	create_with_resends(fx, replies, 2, true, 100, &r);
 	assert_int_equal(r.rc, -ETIMEDOUT);
 	assert_true(r.maybe_done);
 	assert_int_equal(fx->server.n_seen, 1);
-	cJSON_Delete(obj);
 	result_clear(&r);
 }
 
